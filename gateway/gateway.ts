@@ -1,0 +1,103 @@
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer, type GraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import type { Logger } from '../kernel/logger';
+import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
+import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
+import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits';
+
+export interface GatewayOptions {
+  supergraphSdl: string;
+  /** Subgraphs served in this process. */
+  local: Record<string, SubgraphExecutor>;
+  /** Subgraphs served elsewhere, by URL; their requests carry the signed context. */
+  remote: Record<string, string>;
+  internalSecret: string;
+  logger: Logger;
+  limits?: QueryLimits;
+}
+
+export interface OperationResult {
+  data?: Record<string, any> | null;
+  errors?: readonly GraphQLFormattedError[];
+}
+
+/**
+ * The federated gateway: plans each operation (plans and validated documents are cached by
+ * Apollo) and fetches from in-process or remote subgraphs. REST routes and subscriptions run
+ * their operations through `execute`, so every surface shares one execution path.
+ */
+export class PlatformGateway {
+  readonly apollo: ApolloServer<RequestContext>;
+  readonly limits: QueryLimits;
+  private apiSchema?: GraphQLSchema;
+  private readonly gateway: ApolloGateway;
+
+  constructor(private readonly opts: GatewayOptions) {
+    this.limits = opts.limits ?? DEFAULT_LIMITS;
+    this.gateway = new ApolloGateway({
+      supergraphSdl: opts.supergraphSdl,
+      logger: quiet(opts.logger),
+      buildService: ({ name }) => {
+        const executor = opts.local[name];
+        if (executor) return new LocalDataSource(executor);
+        const url = opts.remote[name];
+        if (!url) throw new Error(`Subgraph ${name} is neither in this process nor given in SUBGRAPH_URLS`);
+        return new SignedRemoteDataSource(url, opts.internalSecret);
+      },
+    });
+    this.gateway.onSchemaLoadOrUpdate(({ apiSchema }) => {
+      this.apiSchema = apiSchema;
+    });
+    this.apollo = new ApolloServer<RequestContext>({
+      gateway: this.gateway as any,
+      validationRules: limitRules(this.limits),
+      parseOptions: { maxTokens: this.limits.maxTokens },
+      introspection: true,
+      includeStacktraceInErrorResponses: false,
+      plugins: [ApolloServerPluginLandingPageDisabled()],
+      logger: quiet(opts.logger),
+      formatError: (formatted, error) => {
+        // serviceName is an internal detail of the plan; clients see code, http and details.
+        const { serviceName: _s, stacktrace: _t, ...extensions } = (formatted.extensions ?? {}) as Record<string, unknown>;
+        // Apollo files our limit errors under GRAPHQL_VALIDATION_FAILED: give them their own code back.
+        const original = (error as { originalError?: { extensions?: Record<string, unknown> } })?.originalError;
+        if (original?.extensions?.code === 'query_too_complex') extensions.code = 'query_too_complex';
+        return { ...formatted, extensions };
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.apollo.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.apollo.stop();
+  }
+
+  /** The composed API schema (after start). */
+  get schema(): GraphQLSchema {
+    if (!this.apiSchema) throw new Error('The gateway has not loaded its schema yet');
+    return this.apiSchema;
+  }
+
+  async execute(
+    request: Pick<GraphQLRequest, 'query' | 'variables' | 'operationName'>,
+    context: RequestContext,
+  ): Promise<OperationResult> {
+    const response = await this.apollo.executeOperation(request, { contextValue: context });
+    if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
+    return response.body.singleResult;
+  }
+}
+
+function quiet(logger: Logger) {
+  return {
+    debug: (m: unknown) => logger.debug(String(m)),
+    info: (m: unknown) => logger.debug(String(m)),
+    warn: (m: unknown) => logger.warn(String(m)),
+    error: (m: unknown) => logger.error(String(m)),
+  };
+}

@@ -1,0 +1,143 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { HeaderMap } from '@apollo/server';
+import { AppError } from '../kernel/errors';
+import type { Logger } from '../kernel/logger';
+import { presentedCredentials, registerSurface, type Surface } from '../rest-adapter/surface';
+import { EdgeRejection, newRequestId, type Edge } from './edge';
+import { registerExplorer } from './explorer';
+import type { PlatformGateway } from './gateway';
+
+/** GraphQL requests may carry workflow payloads of up to 5 MB. */
+const GRAPHQL_BODY_LIMIT = 6 * 1024 * 1024;
+
+/**
+ * The one HTTP server of a gateway process. It listens before the platform is ready so that
+ * /health can answer 503 while migrations run and the supergraph is composed; once `attach`
+ * is called every request goes to the Fastify app.
+ */
+export class HttpFront {
+  readonly server: Server;
+  private handler?: (req: IncomingMessage, res: ServerResponse) => void;
+
+  constructor() {
+    this.server = createServer((req, res) => {
+      if (this.handler) return this.handler(req, res);
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify(req.url === '/health' ? { status: 'starting' } : { error: 'service_unavailable', message: 'The platform is starting' }));
+    });
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        const address = this.server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
+    });
+  }
+
+  async attach(app: FastifyInstance): Promise<void> {
+    await app.ready();
+    this.handler = (req, res) => app.routing(req, res);
+  }
+
+  /** Stop accepting connections; in-flight requests finish. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+}
+
+export interface AppDeps {
+  front: HttpFront;
+  gateway: PlatformGateway;
+  edge: Edge;
+  surfaces: Surface[];
+  logger: Logger;
+  trustProxy: boolean;
+  isDraining: () => boolean;
+}
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    serverFactory: (handler) => {
+      void handler;
+      return deps.front.server;
+    },
+    trustProxy: deps.trustProxy,
+    logger: false,
+    bodyLimit: GRAPHQL_BODY_LIMIT,
+    return503OnClosing: false,
+  });
+
+  app.get('/health', async (_req, reply) =>
+    deps.isDraining() ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'ok' }),
+  );
+
+  const graphql = async (req: FastifyRequest, reply: FastifyReply) => {
+    const requestId = newRequestId();
+    let admission;
+    try {
+      admission = await deps.edge.admit(presentedCredentials(req), requestId);
+    } catch (err) {
+      if (!(err instanceof EdgeRejection)) throw err;
+      return sendGraphQLError(reply.headers(err.headers), err.error);
+    }
+    reply.headers(admission.headers);
+    const headers = new HeaderMap();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const response = await deps.gateway.apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: {
+        method: req.method,
+        headers,
+        search: req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '',
+        body: req.body,
+      },
+      context: async () => admission.context,
+    });
+    for (const [name, value] of response.headers) reply.header(name, value);
+    reply.code(response.status ?? 200);
+    if (response.body.kind === 'complete') return reply.send(response.body.string);
+    // Incremental delivery: stream the chunks as Apollo produces them.
+    reply.hijack();
+    reply.raw.writeHead(response.status ?? 200, Object.fromEntries(response.headers));
+    for await (const chunk of response.body.asyncIterator) reply.raw.write(chunk);
+    reply.raw.end();
+  };
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+    try {
+      done(null, (raw as string).trim() === '' ? undefined : JSON.parse(raw as string));
+    } catch (err) {
+      done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
+    }
+  });
+  app.post('/graphql', graphql);
+  registerExplorer(app, { path: '/graphql', fallback: graphql });
+
+  app.setErrorHandler((err: any, _req, reply) => {
+    if (err instanceof AppError) return sendGraphQLError(reply, err);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendGraphQLError(reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: GRAPHQL_BODY_LIMIT }));
+    }
+    deps.logger.error('unhandled error on /graphql', { err });
+    return sendGraphQLError(reply, new AppError('internal_server_error', 'An internal error occurred'));
+  });
+
+  for (const surface of deps.surfaces) registerSurface(app, surface, deps);
+  return app;
+}
+
+function sendGraphQLError(reply: FastifyReply, err: AppError) {
+  return reply.code(err.status).send({
+    errors: [{ message: err.message, extensions: { code: err.code, http: { status: err.status }, details: err.details } }],
+  });
+}

@@ -1,0 +1,309 @@
+import {
+  GraphQLError,
+  Kind,
+  Lexer,
+  SchemaMetaFieldDef,
+  Source,
+  TokenKind,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  isCompositeType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
+  parse,
+  typeFromAST,
+  type ASTNode,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLSchema,
+  type NamedTypeNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationRule,
+} from 'graphql';
+import { ERROR_STATUS } from '../kernel/errors';
+
+/**
+ * Request limits for the GraphQL endpoint.
+ *
+ * - tokens:  lexical tokens in the document (parseWithLimits), so a huge document is rejected
+ *            before an AST is built.
+ * - depth:   deepest field nesting of any operation, through fragment spreads and inline fragments.
+ *            `__Type.ofType` does not add depth: its chains are bounded by type wrapping and are the
+ *            only reason the standard introspection query nests deeper than 6.
+ * - aliases: aliased fields written in the document (a fragment's aliases count once).
+ * - cost:    per operation; each field costs 1, and a list field multiplies the cost of its
+ *            selection by its `first`/`last`/`limit` argument (the largest given) or by 20.
+ *            Introspection (`__schema`, `__type`, `__typename`) costs nothing.
+ *
+ * Validation sees no variable values (Apollo caches validated documents across requests), so the
+ * cost rule takes a variable size argument at its default value in the operation, else at 20.
+ * `checkCost` repeats the estimate with the request's variables once they are known.
+ */
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxCost: number;
+}
+
+export const DEFAULT_LIMITS: QueryLimits = { maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxCost: 5000 };
+
+/** The size assumed for a list field with no usable `first`/`last`/`limit` argument. */
+export const DEFAULT_LIST_SIZE = 20;
+const SIZE_ARGUMENTS = new Set(['first', 'last', 'limit']);
+
+export type LimitName = 'depth' | 'aliases' | 'cost' | 'tokens';
+
+function tooComplex(limit: LimitName, max: number, actual: number, message: string, nodes?: ASTNode | ASTNode[]): GraphQLError {
+  return new GraphQLError(`${message}; the maximum is ${max} (${actual - max} over)`, {
+    nodes,
+    extensions: {
+      code: 'query_too_complex',
+      http: { status: ERROR_STATUS.query_too_complex },
+      details: { limit, max, actual },
+    },
+  });
+}
+
+function operationLabel(op: OperationDefinitionNode): string {
+  return op.name ? `Operation "${op.name.value}"` : 'The operation';
+}
+
+/** graphql-js validation rules enforcing depth, aliases and cost. */
+export function limitRules(limits: QueryLimits): ValidationRule[] {
+  const depthRule: ValidationRule = (context) => ({
+    OperationDefinition(op) {
+      const depth = operationDepth(context.getSchema(), op, (name) => context.getFragment(name));
+      if (depth > limits.maxDepth) {
+        context.reportError(tooComplex('depth', limits.maxDepth, depth, `${operationLabel(op)} nests fields ${depth} levels deep`, op));
+      }
+      return false;
+    },
+  });
+
+  const aliasRule: ValidationRule = (context) => {
+    let count = 0;
+    let firstOver: FieldNode | undefined;
+    return {
+      Field(node) {
+        if (!node.alias) return;
+        count += 1;
+        if (count === limits.maxAliases + 1) firstOver = node;
+      },
+      Document: {
+        leave() {
+          if (count > limits.maxAliases) {
+            context.reportError(tooComplex('aliases', limits.maxAliases, count, `The document uses ${count} aliases`, firstOver));
+          }
+        },
+      },
+    };
+  };
+
+  const costRule: ValidationRule = (context) => ({
+    OperationDefinition(op) {
+      const cost = operationCost(context.getSchema(), op, (name) => context.getFragment(name), variableDefaults(op));
+      if (cost > limits.maxCost) context.reportError(costError(op, cost, limits.maxCost));
+      return false;
+    },
+  });
+
+  return [depthRule, aliasRule, costRule];
+}
+
+function costError(op: OperationDefinitionNode, cost: number, max: number): GraphQLError {
+  return tooComplex(
+    'cost',
+    max,
+    cost,
+    `${operationLabel(op)} has an estimated cost of ${cost} (lists without first/last/limit count as ${DEFAULT_LIST_SIZE} items)`,
+    op,
+  );
+}
+
+/**
+ * The cost check again with the request's variable values, for a hook that runs after the
+ * operation is resolved (Apollo's didResolveOperation): validation could only use defaults.
+ */
+export function checkCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  limits: QueryLimits,
+  operationName?: string | null,
+  variables?: Readonly<Record<string, unknown>> | null,
+): GraphQLError | undefined {
+  const op = getOperationAST(document, operationName);
+  if (!op) return undefined;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  }
+  const defaults = variableDefaults(op);
+  const value = (name: string) => (variables && name in variables ? variables[name] : defaults(name));
+  const cost = operationCost(schema, op, (name) => fragments.get(name), value);
+  return cost > limits.maxCost ? costError(op, cost, limits.maxCost) : undefined;
+}
+
+/** Parse with graphql's maxTokens option; a too-long document becomes a query_too_complex error. */
+export function parseWithLimits(source: string, limits: QueryLimits): DocumentNode {
+  try {
+    return parse(source, { maxTokens: limits.maxTokens });
+  } catch (err) {
+    if (!(err instanceof GraphQLError)) throw err;
+    // Tell the token limit from a plain syntax error by where the parser stopped, not by its message.
+    const stoppedAt = err.positions?.[0] ?? source.length;
+    const { before, total } = countTokens(source, stoppedAt);
+    if (before <= limits.maxTokens) throw err;
+    throw tooComplex('tokens', limits.maxTokens, total, `The document has ${total} tokens`);
+  }
+}
+
+/** Tokens as graphql's parser counts them (no comments, no EOF); a lexing error ends the count. */
+function countTokens(source: string, position: number): { before: number; total: number } {
+  const lexer = new Lexer(new Source(source));
+  let before = 0;
+  let total = 0;
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      total += 1;
+      if (token.start <= position) before += 1;
+    }
+  } catch {
+    // the parser reported this already, or the limit was hit before it
+  }
+  return { before, total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring an operation: one pass over its selections, each fragment measured once.
+
+type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
+type FieldValue = (
+  node: FieldNode,
+  parent: GraphQLCompositeType | undefined,
+  def: GraphQLField<unknown, unknown> | undefined,
+  selection: number,
+) => number;
+
+function measure(
+  schema: GraphQLSchema,
+  op: OperationDefinitionNode,
+  getFragment: FragmentLookup,
+  combine: (a: number, b: number) => number,
+  fieldValue: FieldValue,
+): number {
+  // A fragment's value depends only on its own type condition, so it is measured once per operation.
+  const measured = new Map<string, number>();
+  const inProgress = new Set<string>();
+
+  const spread = (name: string): number => {
+    const known = measured.get(name);
+    if (known !== undefined) return known;
+    const fragment = getFragment(name);
+    // Unknown and cyclic fragments are reported by graphql's own rules.
+    if (!fragment || inProgress.has(name)) return 0;
+    inProgress.add(name);
+    const value = selectionSet(fragment.selectionSet, compositeType(schema, fragment.typeCondition));
+    inProgress.delete(name);
+    measured.set(name, value);
+    return value;
+  };
+
+  const selectionSet = (set: SelectionSetNode, parent: GraphQLCompositeType | undefined): number => {
+    let total = 0;
+    for (const selection of set.selections) {
+      let value: number;
+      switch (selection.kind) {
+        case Kind.FIELD: {
+          const def = parent && fieldDef(schema, parent, selection.name.value);
+          const type = def && getNamedType(def.type);
+          const inner = selection.selectionSet
+            ? selectionSet(selection.selectionSet, isCompositeType(type) ? type : undefined)
+            : 0;
+          value = fieldValue(selection, parent, def, inner);
+          break;
+        }
+        case Kind.INLINE_FRAGMENT:
+          value = selectionSet(
+            selection.selectionSet,
+            selection.typeCondition ? compositeType(schema, selection.typeCondition) : parent,
+          );
+          break;
+        case Kind.FRAGMENT_SPREAD:
+          value = spread(selection.name.value);
+          break;
+      }
+      total = combine(total, value);
+    }
+    return total;
+  };
+
+  return selectionSet(op.selectionSet, schema.getRootType(op.operation) ?? undefined);
+}
+
+function operationDepth(schema: GraphQLSchema, op: OperationDefinitionNode, getFragment: FragmentLookup): number {
+  return measure(schema, op, getFragment, Math.max, (node, parent, _def, inner) =>
+    (parent?.name === '__Type' && node.name.value === 'ofType' ? 0 : 1) + inner,
+  );
+}
+
+function operationCost(
+  schema: GraphQLSchema,
+  op: OperationDefinitionNode,
+  getFragment: FragmentLookup,
+  variable: (name: string) => unknown,
+): number {
+  // Capped so absurd size arguments stay finite (and JSON-serialisable) numbers.
+  const cap = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER);
+  return measure(schema, op, getFragment, (a, b) => cap(a + b), (node, _parent, def, inner) => {
+    if (node.name.value.startsWith('__')) return 0;
+    const isList = def !== undefined && isListType(getNullableType(def.type));
+    return cap(1 + (isList ? listSize(node, variable) : 1) * inner);
+  });
+}
+
+function listSize(node: FieldNode, variable: (name: string) => unknown): number {
+  let size: number | undefined;
+  for (const arg of node.arguments ?? []) {
+    if (!SIZE_ARGUMENTS.has(arg.name.value)) continue;
+    const raw =
+      arg.value.kind === Kind.INT ? Number(arg.value.value)
+      : arg.value.kind === Kind.VARIABLE ? variable(arg.value.name.value)
+      : undefined;
+    if (typeof raw === 'number' && !Number.isNaN(raw)) size = Math.max(size ?? 0, raw, 0);
+  }
+  return Math.min(size ?? DEFAULT_LIST_SIZE, Number.MAX_SAFE_INTEGER);
+}
+
+/** Integer literal defaults of the operation's variables: all a validation rule can know of them. */
+function variableDefaults(op: OperationDefinitionNode): (name: string) => unknown {
+  const defaults = new Map<string, number>();
+  for (const def of op.variableDefinitions ?? []) {
+    if (def.defaultValue?.kind === Kind.INT) defaults.set(def.variable.name.value, Number(def.defaultValue.value));
+  }
+  return (name) => defaults.get(name);
+}
+
+function compositeType(schema: GraphQLSchema, node: NamedTypeNode): GraphQLCompositeType | undefined {
+  const type = typeFromAST(schema, node);
+  return isCompositeType(type) ? type : undefined;
+}
+
+function fieldDef(
+  schema: GraphQLSchema,
+  parent: GraphQLCompositeType,
+  name: string,
+): GraphQLField<unknown, unknown> | undefined {
+  if (name === SchemaMetaFieldDef.name && parent === schema.getQueryType()) return SchemaMetaFieldDef;
+  if (name === TypeMetaFieldDef.name && parent === schema.getQueryType()) return TypeMetaFieldDef;
+  if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
+  return isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
+}

@@ -1,0 +1,298 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { IsNull, type DataSource, type Repository } from 'typeorm';
+import { errors, type FieldError } from '../errors';
+import type { EventBus } from '../events';
+import type { Logger } from '../logger';
+import { ApiKeyEntity } from './api-key.entity';
+import {
+  KEY_SERVICES,
+  TIERS,
+  hasPermission,
+  isPlatformAdmin,
+  type Environment,
+  type KeyService,
+  type Principal,
+  type Tier,
+} from './principal';
+import { UsageRecorder } from './usage-recorder';
+
+/** Key prefixes per service and environment (CONTRACT.md section 4). */
+export const KEY_PREFIXES: Record<KeyService, Record<Environment, string>> = {
+  'control-plane': { live: 'cp_live_sk_', test: 'cp_test_sk_' },
+  promptlib: { live: 'ver_live_', test: 'ver_test_' },
+  engine: { live: 'eng_live_', test: 'eng_test_' },
+  links: { live: 'lnk_live_', test: 'lnk_test_' },
+  infra: { live: 'inf_live_', test: 'inf_test_' },
+};
+
+const PERMISSION = /^(\*|[a-z][a-z-]*:(\*|[a-z][a-z-]*))$/;
+const CACHE_TTL_MS = 10_000;
+export const KEY_CHANGED = 'apiKey.changed';
+
+export function parseKeyPrefix(plain: string): { service: KeyService; environment: Environment } | null {
+  for (const service of KEY_SERVICES) {
+    for (const environment of ['live', 'test'] as const) {
+      if (plain.startsWith(KEY_PREFIXES[service][environment])) return { service, environment };
+    }
+  }
+  return null;
+}
+
+export function hashKey(plain: string): Buffer {
+  return createHash('sha256').update(plain).digest();
+}
+
+function generateKey(service: KeyService, environment: Environment): string {
+  return KEY_PREFIXES[service][environment] + randomBytes(24).toString('base64url');
+}
+
+export interface CreateKeyInput {
+  name?: string;
+  permissions?: string[];
+  expiresAt?: Date | null;
+  service?: KeyService;
+  environment?: Environment;
+  tier?: Tier;
+}
+export interface UpdateKeyInput {
+  name?: string;
+  expiresAt?: Date | null;
+}
+export interface KeyUsage {
+  keyId: string;
+  requestsToday: number;
+  requestsThisMonth: number;
+  totalRequests: number;
+  lastUsedAt: Date | null;
+  lastUsedIp: string | null;
+}
+
+type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
+interface CachedKey {
+  row: ApiKeyEntity;
+  hash: Buffer;
+  at: number;
+}
+
+/**
+ * The platform's one key store: creation, listing, update, revocation, usage, and the
+ * authentication every API-key request goes through. Keys are stored as SHA-256 digests (a key
+ * carries 192 random bits, so a fast digest is safe, unlike passwords); lookups are by digest and
+ * confirmed with a constant-time compare.
+ */
+export class ApiKeyService {
+  private readonly repo: Repository<ApiKeyEntity>;
+  private readonly cache = new Map<string, CachedKey>();
+  readonly usage: UsageRecorder;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly events: EventBus,
+    private readonly logger: Logger,
+  ) {
+    this.repo = db.getRepository(ApiKeyEntity);
+    this.usage = new UsageRecorder(db, logger);
+    // A revoked or changed key must stop working at once in every process.
+    events.subscribe(KEY_CHANGED, ({ id }: { id: string }) => {
+      for (const [hash, entry] of this.cache) if (entry.row.id === id) this.cache.delete(hash);
+    });
+  }
+
+  /** Resolves a presented key into a principal, or throws invalid_api_key / expired_api_key. */
+  async authenticate(plain: string, ip?: string): Promise<ApiKeyPrincipal> {
+    if (!parseKeyPrefix(plain) || plain.length > 200) throw errors.invalidApiKey();
+    const hash = hashKey(plain);
+    const cacheKey = hash.toString('hex');
+    let entry = this.cache.get(cacheKey);
+    if (!entry || Date.now() - entry.at > CACHE_TTL_MS) {
+      const row = await this.repo
+        .createQueryBuilder('k')
+        .addSelect('k.keyHash')
+        .where('k.key_hash = :hash', { hash })
+        .getOne();
+      if (!row) throw errors.invalidApiKey();
+      entry = { row, hash: row.keyHash, at: Date.now() };
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(cacheKey, entry);
+    }
+    const { row } = entry;
+    if (!timingSafeEqual(entry.hash, hash) || row.revokedAt) throw errors.invalidApiKey();
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) throw errors.expiredApiKey(row.expiresAt);
+    this.usage.record(row.id, ip);
+    return toPrincipal(row);
+  }
+
+  async create(actor: Principal, input: CreateKeyInput): Promise<{ key: ApiKeyEntity; plain: string }> {
+    const caller = requireKeyActor(actor);
+    const permissions = input.permissions ?? ['*'];
+    const service = input.service ?? 'control-plane';
+    const environment = input.environment ?? caller.environment;
+    const tier = input.tier ?? 'professional';
+    validate({ ...input, permissions, service, environment, tier });
+    // Nobody hands out more than they hold: permissions and tier are capped by the caller's.
+    if (!caller.permissions.includes('*')) {
+      const missing = permissions.filter((p) => !hasPermission(caller.permissions, p));
+      if (missing.length) throw errors.insufficientPermissions(missing, caller.permissions);
+      if (TIERS.indexOf(tier) > TIERS.indexOf(caller.tier)) {
+        throw errors.insufficientPermissions('*', caller.permissions);
+      }
+    }
+    const plain = generateKey(service, environment);
+    const key = await this.repo.save(
+      this.repo.create({
+        name: input.name ?? 'Unnamed key',
+        service,
+        environment,
+        tier,
+        permissions: [...new Set(permissions)],
+        keyHash: hashKey(plain),
+        keyPrefix: plain.slice(0, KEY_PREFIXES[service][environment].length + 4),
+        createdBy: caller.keyId,
+        expiresAt: input.expiresAt ?? null,
+      }),
+    );
+    return { key: await this.load(key.id), plain };
+  }
+
+  async list(actor: Principal): Promise<ApiKeyEntity[]> {
+    const caller = requireKeyActor(actor);
+    const where = isPlatformAdmin(caller) ? {} : [{ createdBy: caller.keyId }, { id: caller.keyId }];
+    return this.repo.find({ where, order: { createdAt: 'DESC' } });
+  }
+
+  async get(actor: Principal, id: string): Promise<ApiKeyEntity> {
+    const caller = requireKeyActor(actor);
+    const key = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.findOneBy({ id }) : null;
+    if (!key || !(isPlatformAdmin(caller) || key.createdBy === caller.keyId || key.id === caller.keyId)) {
+      throw errors.notFound('api_key', id);
+    }
+    return key;
+  }
+
+  async update(actor: Principal, id: string, input: UpdateKeyInput): Promise<ApiKeyEntity> {
+    const key = await this.get(actor, id);
+    validate(input);
+    if (key.revokedAt) throw errors.conflict('A revoked key cannot be changed', { key_id: id });
+    await this.repo.update({ id }, {
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }),
+    });
+    await this.changed(id);
+    return this.load(id);
+  }
+
+  async revoke(actor: Principal, id: string): Promise<ApiKeyEntity> {
+    await this.get(actor, id);
+    // Idempotent: revoking twice keeps the first revocation time.
+    await this.repo.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    await this.changed(id);
+    return this.load(id);
+  }
+
+  async usageOf(actor: Principal, id: string): Promise<KeyUsage> {
+    const key = await this.get(actor, id);
+    await this.usage.flush();
+    const [row] = await this.db.query(
+      `SELECT
+         coalesce(sum(requests) FILTER (WHERE day = (now() AT TIME ZONE 'UTC')::date), 0)::bigint AS today,
+         coalesce(sum(requests) FILTER (WHERE day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::bigint AS month
+       FROM platform.api_key_usage WHERE key_id = $1`,
+      [id],
+    );
+    const fresh = await this.load(id);
+    return {
+      keyId: key.id,
+      requestsToday: Number(row.today),
+      requestsThisMonth: Number(row.month),
+      totalRequests: Number(fresh.requestCount),
+      lastUsedAt: fresh.lastUsedAt,
+      lastUsedIp: fresh.lastUsedIp,
+    };
+  }
+
+  /**
+   * CONTRACT.md section 3: BOOTSTRAP_API_KEY is ensured to exist with `*`; without it, and with
+   * no key at all, one is generated, printed once and written to DATA_DIR/bootstrap-key.
+   */
+  async ensureBootstrap(opts: { plain?: string; dataDir: string }): Promise<string | undefined> {
+    if (opts.plain) {
+      const parsed = parseKeyPrefix(opts.plain);
+      if (parsed?.service !== 'control-plane') throw new Error('BOOTSTRAP_API_KEY must be a control-plane key');
+      await this.db.query(
+        `INSERT INTO platform.api_keys (name, service, environment, tier, permissions, key_hash, key_prefix)
+         VALUES ('bootstrap', 'control-plane', $1, 'enterprise', '{*}', $2, $3)
+         ON CONFLICT (key_hash) DO UPDATE SET permissions = '{*}', revoked_at = NULL, expires_at = NULL`,
+        [parsed.environment, hashKey(opts.plain), opts.plain.slice(0, 15)],
+      );
+      return undefined;
+    }
+    if ((await this.repo.count()) > 0) return undefined;
+    const plain = generateKey('control-plane', 'live');
+    await this.db.query(
+      `INSERT INTO platform.api_keys (name, service, environment, tier, permissions, key_hash, key_prefix)
+       VALUES ('bootstrap', 'control-plane', 'live', 'enterprise', '{*}', $1, $2)`,
+      [hashKey(plain), plain.slice(0, 15)],
+    );
+    await mkdir(opts.dataDir, { recursive: true });
+    const file = path.join(opts.dataDir, 'bootstrap-key');
+    await writeFile(file, plain + '\n', { mode: 0o600 });
+    this.logger.info('generated the bootstrap API key (shown once; also written to DATA_DIR/bootstrap-key)', { apiKey: plain, file });
+    return plain;
+  }
+
+  private async load(id: string): Promise<ApiKeyEntity> {
+    const key = await this.repo.findOneBy({ id });
+    if (!key) throw errors.notFound('api_key', id);
+    return key;
+  }
+
+  private async changed(id: string): Promise<void> {
+    await this.events.publish(KEY_CHANGED, { id });
+  }
+}
+
+function requireKeyActor(actor: Principal): ApiKeyPrincipal {
+  if (actor.kind !== 'apiKey') throw errors.missingAuthorization();
+  return actor;
+}
+
+function toPrincipal(row: ApiKeyEntity): ApiKeyPrincipal {
+  return {
+    kind: 'apiKey',
+    keyId: row.id,
+    name: row.name,
+    service: row.service,
+    environment: row.environment,
+    tier: row.tier,
+    permissions: row.permissions,
+  };
+}
+
+function validate(input: CreateKeyInput): void {
+  const problems: FieldError[] = [];
+  if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
+    problems.push({ field: 'name', message: 'must be 1 to 200 characters' });
+  }
+  if (input.permissions !== undefined) {
+    if (input.permissions.length === 0) problems.push({ field: 'permissions', message: 'must not be empty' });
+    input.permissions.forEach((p, i) => {
+      if (!PERMISSION.test(p)) problems.push({ field: `permissions.${i}`, message: `"${p}" is not "*" or "resource:action"` });
+    });
+  }
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+    problems.push({ field: 'expires_at', message: 'must be in the future' });
+  }
+  if (input.service !== undefined && !KEY_SERVICES.includes(input.service)) {
+    problems.push({ field: 'service', message: `must be one of ${KEY_SERVICES.join(', ')}` });
+  }
+  if (input.environment !== undefined && input.environment !== 'live' && input.environment !== 'test') {
+    problems.push({ field: 'environment', message: 'must be live or test' });
+  }
+  if (input.tier !== undefined && !TIERS.includes(input.tier)) {
+    problems.push({ field: 'tier', message: `must be one of ${TIERS.join(', ')}` });
+  }
+  if (problems.length) throw errors.validation(problems);
+}
+

@@ -1,0 +1,54 @@
+import { errors } from '../errors';
+
+export const TIERS = ['free', 'starter', 'professional', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+export const KEY_SERVICES = ['control-plane', 'promptlib', 'engine', 'links', 'infra'] as const;
+export type KeyService = (typeof KEY_SERVICES)[number];
+export type Environment = 'live' | 'test';
+
+/** Who is calling: resolved once at the edge, handed to every subgraph. */
+export type Principal =
+  | {
+      kind: 'apiKey';
+      keyId: string;
+      name: string;
+      service: KeyService;
+      environment: Environment;
+      tier: Tier;
+      permissions: string[];
+    }
+  | { kind: 'user'; userId: string; service: 'feedback' | 'infra'; roles: string[]; permissions: string[] }
+  | { kind: 'anonymous' };
+
+export const ANONYMOUS: Principal = { kind: 'anonymous' };
+
+/** The "permission" of operations open to any authenticated caller of any surface. */
+export const ANY_CALLER = '@authenticated';
+
+/** `*` grants everything; `resource:*` grants every action on a resource. */
+export function hasPermission(granted: readonly string[], required: string): boolean {
+  if (granted.includes('*') || granted.includes(required)) return true;
+  const [resource] = required.split(':');
+  return granted.includes(`${resource}:*`);
+}
+
+export function isPlatformAdmin(p: Principal): boolean {
+  return p.kind === 'apiKey' && p.service === 'control-plane' && p.permissions.includes('*');
+}
+
+/**
+ * The check every operation makes inside its subgraph: the caller is authenticated, holds a key
+ * (or session) this surface accepts, and has the permission the operation names.
+ * `permission` undefined means "any authenticated caller of this surface".
+ */
+export function authorize(p: Principal, surface: KeyService | 'feedback', permission?: string): void {
+  if (p.kind === 'anonymous') throw errors.missingAuthorization();
+  if (permission === ANY_CALLER) return;
+  if (p.kind === 'apiKey' && p.service !== surface && !isPlatformAdmin(p)) {
+    throw errors.insufficientPermissions(permission ?? `${surface}:access`, p.permissions);
+  }
+  if (p.kind === 'user' && p.service !== surface) throw errors.missingAuthorization();
+  if (permission && !hasPermission(p.permissions, permission)) {
+    throw errors.insufficientPermissions(permission, p.permissions);
+  }
+}

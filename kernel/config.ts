@@ -1,0 +1,147 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env. Every variable of CONTRACT.md section 3 (plus the few the
+ * split deployment needs) is parsed here, and every problem is reported at once.
+ */
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((v) => protocols.includes(new URL(v).protocol), {
+      message: `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`,
+    });
+
+const optional = <T extends z.ZodTypeAny>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+export const SUBGRAPH_NAMES = ['control-plane', 'promptlib', 'engine', 'links', 'feedback', 'infra'] as const;
+export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
+  DATA_DIR: z.string().default('./data'),
+  REDIS_URL: optional(url(['redis:', 'rediss:'])),
+  BOOTSTRAP_API_KEY: optional(
+    z.string().regex(/^cp_(live|test)_sk_[A-Za-z0-9_-]{16,}$/, 'must be a control-plane key: cp_live_sk_… or cp_test_sk_… followed by at least 16 characters'),
+  ),
+  LLM_BASE_URL: optional(url(['http:', 'https:'])),
+  LLM_API_KEY: optional(z.string()),
+  LLM_MODELS: z
+    .string()
+    .default('default')
+    .transform((v) => v.split(',').map((m) => m.trim()).filter(Boolean))
+    .refine((v) => v.length > 0, 'must name at least one model'),
+  WEBHOOK_ALLOW_HTTP: bool,
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool,
+  INFRA_ADMIN_EMAIL: optional(z.string().email()),
+  INFRA_ADMIN_PASSWORD: optional(z.string().min(8)),
+  CLUSTER_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  KUBECONFIG: optional(z.string()),
+  JWT_SECRET: optional(z.string().min(16)),
+  GITHUB_CLIENT_ID: optional(z.string()),
+  GITHUB_CLIENT_SECRET: optional(z.string()),
+  GITHUB_OAUTH_URL: url(['http:', 'https:']).default('https://github.com'),
+  GITHUB_API_URL: url(['http:', 'https:']).default('https://api.github.com'),
+  GOOGLE_CLIENT_ID: optional(z.string()),
+  GOOGLE_CLIENT_SECRET: optional(z.string()),
+  GOOGLE_TOKEN_URL: url(['http:', 'https:']).default('https://oauth2.googleapis.com/token'),
+  GOOGLE_USERINFO_URL: url(['http:', 'https:']).default('https://openidconnect.googleapis.com/v1/userinfo'),
+  FEEDBACK_FRONTEND_URL: optional(url(['http:', 'https:'])),
+  TRUST_PROXY: bool,
+  // Split deployment (README "Split mode"): where the gateway finds remote subgraphs, and the
+  // secret that signs the principal handed to them.
+  SUBGRAPH_URLS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const out: Partial<Record<SubgraphName, string>> = {};
+      for (const pair of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const [name, target] = pair.split('=');
+        if (!SUBGRAPH_NAMES.includes(name as SubgraphName) || !target || !/^https?:\/\//.test(target)) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${pair}" is not <subgraph>=<http url>; subgraphs: ${SUBGRAPH_NAMES.join(', ')}` });
+          continue;
+        }
+        out[name as SubgraphName] = target;
+      }
+      return out;
+    }),
+  INTERNAL_SECRET: optional(z.string().min(32)),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  DB_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  redisUrl?: string;
+  bootstrapApiKey?: string;
+  llm: { baseUrl?: string; apiKey?: string; models: string[] };
+  webhookAllowHttp: boolean;
+  outboundAllowPrivateNetworks: boolean;
+  infraAdmin: { email?: string; password?: string };
+  cluster: { driver: 'local' | 'kubernetes'; kubeconfig?: string };
+  jwtSecret?: string;
+  github: { clientId?: string; clientSecret?: string; oauthUrl: string; apiUrl: string };
+  google: { clientId?: string; clientSecret?: string; tokenUrl: string; userinfoUrl: string };
+  feedbackFrontendUrl: string;
+  trustProxy: boolean;
+  subgraphUrls: Partial<Record<SubgraphName, string>>;
+  internalSecret?: string;
+  workerConcurrency: number;
+  dbPoolSize: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
+  }
+  const e = parsed.data;
+  if (e.INFRA_ADMIN_EMAIL && !e.INFRA_ADMIN_PASSWORD) {
+    throw new ConfigError(['INFRA_ADMIN_PASSWORD: required when INFRA_ADMIN_EMAIL is set']);
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    redisUrl: e.REDIS_URL,
+    bootstrapApiKey: e.BOOTSTRAP_API_KEY,
+    llm: { baseUrl: e.LLM_BASE_URL?.replace(/\/+$/, ''), apiKey: e.LLM_API_KEY, models: e.LLM_MODELS },
+    webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
+    outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
+    infraAdmin: { email: e.INFRA_ADMIN_EMAIL, password: e.INFRA_ADMIN_PASSWORD },
+    cluster: { driver: e.CLUSTER_DRIVER, kubeconfig: e.KUBECONFIG },
+    jwtSecret: e.JWT_SECRET,
+    github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthUrl: e.GITHUB_OAUTH_URL, apiUrl: e.GITHUB_API_URL },
+    google: { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, tokenUrl: e.GOOGLE_TOKEN_URL, userinfoUrl: e.GOOGLE_USERINFO_URL },
+    feedbackFrontendUrl: (e.FEEDBACK_FRONTEND_URL ?? `http://localhost:${e.PORT}/feedback`).replace(/\/+$/, ''),
+    trustProxy: e.TRUST_PROXY,
+    subgraphUrls: e.SUBGRAPH_URLS,
+    internalSecret: e.INTERNAL_SECRET,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    dbPoolSize: e.DB_POOL_SIZE,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { createLogger, type LogLevel } from '../logger';
+import { startEmbeddedPostgres } from './embedded';
+
+const logger = createLogger((process.env.LOG_LEVEL as LogLevel) ?? 'silent');
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-pg-'));
+  fs.chmodSync(dir, 0o755); // when root, postgres runs as another user that must reach the directory
+  return dir;
+}
+const pidFile = (dataDir: string) => path.join(dataDir, 'postgres', 'pgdata', 'postmaster.pid');
+
+async function connect(url: string): Promise<Client> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+async function timedStart(dataDir: string, label: string, t: { diagnostic(msg: string): void }) {
+  const started = Date.now();
+  const server = await startEmbeddedPostgres({ dataDir, logger });
+  t.diagnostic(`${label}: ${Date.now() - started} ms`);
+  return server;
+}
+
+test('persists data across restarts and isolates transactions', async (t) => {
+  const dataDir = tempDir();
+  const first = await timedStart(dataDir, 'first start (initdb)', t);
+  assert.match(first.url, /^postgres:\/\/postgres:[0-9a-f]+@127\.0\.0\.1:\d+\/platform$/);
+  const a = await connect(first.url);
+  const b = await connect(first.url);
+  try {
+    await a.query('CREATE TABLE items (id int PRIMARY KEY, name text)');
+    await a.query(`INSERT INTO items VALUES (1, 'kept')`);
+
+    await a.query('BEGIN');
+    await a.query(`INSERT INTO items VALUES (2, 'pending')`);
+    assert.equal((await a.query('SELECT count(*)::int AS n FROM items')).rows[0].n, 2);
+    assert.equal((await b.query('SELECT count(*)::int AS n FROM items')).rows[0].n, 1, 'uncommitted row is invisible');
+    await a.query('COMMIT');
+    assert.equal((await b.query('SELECT count(*)::int AS n FROM items')).rows[0].n, 2);
+    await b.query('DELETE FROM items WHERE id = 2');
+  } finally {
+    await a.end();
+    await b.end();
+  }
+  await first.stop();
+  assert.equal(fs.existsSync(pidFile(dataDir)), false, 'server shut down cleanly');
+
+  const second = await timedStart(dataDir, 'second start (existing cluster)', t);
+  const c = await connect(second.url);
+  try {
+    assert.deepEqual((await c.query('SELECT id, name FROM items')).rows, [{ id: 1, name: 'kept' }]);
+  } finally {
+    await c.end();
+  }
+  await second.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('a second start on a running directory reuses the server and does not stop it', async (t) => {
+  const dataDir = tempDir();
+  const owner = await startEmbeddedPostgres({ dataDir, logger });
+  const reuser = await timedStart(dataDir, 'start reusing a running server', t);
+  assert.equal(reuser.url, owner.url);
+  await reuser.stop();
+  const client = await connect(owner.url);
+  assert.equal((await client.query('SELECT 1 AS one')).rows[0].one, 1, 'still running after the reuser stopped');
+  await client.end();
+  await owner.stop();
+  await assert.rejects(connect(owner.url));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('starts over a stale postmaster.pid', async () => {
+  const dataDir = tempDir();
+  const first = await startEmbeddedPostgres({ dataDir, logger });
+  const postmaster = Number(fs.readFileSync(pidFile(dataDir), 'utf8').split('\n')[0]);
+  process.kill(postmaster, 'SIGKILL'); // a crash: postmaster.pid stays behind with a dead pid
+  while (isAlive(postmaster)) await new Promise((r) => setTimeout(r, 20));
+  await first.stop();
+  assert.ok(fs.existsSync(pidFile(dataDir)));
+
+  const second = await startEmbeddedPostgres({ dataDir, logger });
+  await second.stop();
+
+  // The stale pid now belongs to an unrelated live process: postgres alone would refuse to start.
+  const sleeper = spawn('sleep', ['30']);
+  fs.writeFileSync(pidFile(dataDir), `${sleeper.pid}\n${dataDir}\n0\n5432\n\n127.0.0.1\n0 0\nready\n`);
+  try {
+    const third = await startEmbeddedPostgres({ dataDir, logger });
+    const client = await connect(third.url);
+    await client.end();
+    await third.stop();
+  } finally {
+    sleeper.kill();
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,138 @@
+import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import Redis from 'ioredis';
+import type { Logger } from './logger';
+
+/**
+ * Publish/subscribe for state changes (task, execution, orchestration, key events, job
+ * cancellation). Subscribers in this process are always called directly; with a transport the
+ * event also reaches other processes: PostgreSQL LISTEN/NOTIFY, or Redis when REDIS_URL is set.
+ * Payloads are small (ids and states): subscribers refetch what they need.
+ */
+
+export type EventHandler = (payload: any) => void;
+
+export interface EventBus {
+  publish(topic: string, payload: unknown): Promise<void>;
+  /** Returns the unsubscribe function. */
+  subscribe(topic: string, handler: EventHandler): () => void;
+  close(): Promise<void>;
+}
+
+interface Envelope {
+  origin: string;
+  topic: string;
+  payload: unknown;
+}
+
+const CHANNEL = 'platform_events';
+
+class LocalBus implements EventBus {
+  protected readonly emitter = new EventEmitter();
+  protected readonly origin = randomUUID();
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+  async publish(topic: string, payload: unknown): Promise<void> {
+    this.deliver(topic, payload);
+  }
+  subscribe(topic: string, handler: EventHandler): () => void {
+    this.emitter.on(topic, handler);
+    return () => this.emitter.off(topic, handler);
+  }
+  protected deliver(topic: string, payload: unknown): void {
+    for (const handler of this.emitter.listeners(topic) as EventHandler[]) {
+      try {
+        handler(payload);
+      } catch {
+        // a failing subscriber must not break the publisher or the other subscribers
+      }
+    }
+  }
+  protected receive(raw: string): void {
+    const env = JSON.parse(raw) as Envelope;
+    if (env.origin !== this.origin) this.deliver(env.topic, env.payload);
+  }
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
+  }
+}
+
+class PostgresBus extends LocalBus {
+  private listener?: Client;
+  private closed = false;
+  constructor(
+    private readonly url: string,
+    private readonly notify: (channel: string, payload: string) => Promise<unknown>,
+    private readonly logger: Logger,
+  ) {
+    super();
+  }
+  async start(): Promise<void> {
+    const client = new Client({ connectionString: this.url, application_name: 'platform-events' });
+    client.on('notification', (msg) => msg.payload && this.receive(msg.payload));
+    client.on('error', (err) => {
+      if (this.closed) return;
+      this.logger.warn('event listener connection lost; reconnecting', { err });
+      setTimeout(() => void this.start().catch(() => undefined), 1000);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.listener = client;
+  }
+  override async publish(topic: string, payload: unknown): Promise<void> {
+    this.deliver(topic, payload);
+    await this.notify(CHANNEL, JSON.stringify({ origin: this.origin, topic, payload } satisfies Envelope));
+  }
+  override async close(): Promise<void> {
+    this.closed = true;
+    await super.close();
+    await this.listener?.end().catch(() => undefined);
+  }
+}
+
+class RedisBus extends LocalBus {
+  private readonly pub: Redis;
+  private readonly sub: Redis;
+  constructor(url: string) {
+    super();
+    this.pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.sub = new Redis(url, { lazyConnect: false });
+    this.sub.on('message', (_channel, raw: string) => this.receive(raw));
+  }
+  async start(): Promise<void> {
+    await this.sub.subscribe(CHANNEL);
+  }
+  override async publish(topic: string, payload: unknown): Promise<void> {
+    this.deliver(topic, payload);
+    await this.pub.publish(CHANNEL, JSON.stringify({ origin: this.origin, topic, payload } satisfies Envelope));
+  }
+  override async close(): Promise<void> {
+    await super.close();
+    this.sub.disconnect();
+    this.pub.disconnect();
+  }
+}
+
+export type EventTransport =
+  | { kind: 'memory' }
+  | { kind: 'postgres'; url: string; notify: (channel: string, payload: string) => Promise<unknown> }
+  | { kind: 'redis'; url: string };
+
+export async function createEventBus(transport: EventTransport, logger: Logger): Promise<EventBus> {
+  switch (transport.kind) {
+    case 'memory':
+      return new LocalBus();
+    case 'postgres': {
+      const bus = new PostgresBus(transport.url, transport.notify, logger);
+      await bus.start();
+      return bus;
+    }
+    case 'redis': {
+      const bus = new RedisBus(transport.url);
+      await bus.start();
+      return bus;
+    }
+  }
+}

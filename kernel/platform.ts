@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import type { Config } from './config';
+import { createDataSource } from './db/data-source';
+import { resolveDatabase, type Database } from './db/database';
+import { kernelMigrations } from './db/migrations';
+import { createEventBus, type EventBus, type EventTransport } from './events';
+import { createLogger, type Logger } from './logger';
+import { Queue } from './queue';
+import { RateLimiter } from './rate-limit';
+import { loadSecret } from './secrets';
+import { WebhookSender } from './webhooks';
+import { ApiKeyEntity } from './auth/api-key.entity';
+import { ApiKeyService } from './auth/api-key.service';
+
+/** Everything a service stands on, built once per process. */
+export interface Kernel {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  db: DataSource;
+  events: EventBus;
+  queue: Queue;
+  webhooks: WebhookSender;
+  keys: ApiKeyService;
+  rateLimiter: RateLimiter;
+  redis?: Redis;
+  secrets: { internal: string; jwt: string };
+  close(): Promise<void>;
+}
+
+export interface KernelOptions {
+  /** Entities and migrations of the services this process hosts (kernel's are always added). */
+  entities?: Function[];
+  migrations?: Function[];
+  /** Apply pending migrations (start does; `npm run migrate` does only this). */
+  migrate?: boolean;
+  /** Whether other processes must see this one's events (split mode). */
+  distributedEvents?: boolean;
+  name?: string;
+}
+
+export async function createKernel(config: Config, opts: KernelOptions = {}): Promise<Kernel> {
+  const logger = createLogger(config.logLevel, opts.name ? { process: opts.name } : {});
+  const database = await resolveDatabase(config, logger);
+  const db = createDataSource({
+    url: database.url,
+    entities: [ApiKeyEntity, ...(opts.entities ?? [])],
+    migrations: [...kernelMigrations, ...(opts.migrations ?? [])],
+    poolSize: config.dbPoolSize,
+    applicationName: opts.name,
+  });
+  await db.initialize();
+  if (opts.migrate) await migrate(db, logger);
+
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+  const transport: EventTransport = config.redisUrl
+    ? { kind: 'redis', url: config.redisUrl }
+    : opts.distributedEvents
+      ? { kind: 'postgres', url: database.url, notify: (channel, payload) => db.query('SELECT pg_notify($1, $2)', [channel, payload]) }
+      : { kind: 'memory' };
+  const events = await createEventBus(transport, logger);
+
+  const secrets = {
+    internal: loadSecret(config.dataDir, 'internal-secret', config.internalSecret),
+    jwt: loadSecret(config.dataDir, 'jwt-secret', config.jwtSecret),
+  };
+  const queue = new Queue({ db, events, logger, concurrency: config.workerConcurrency });
+  const webhooks = new WebhookSender({
+    db,
+    queue,
+    logger,
+    policy: { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.outboundAllowPrivateNetworks },
+    encryptionKey: createHash('sha256').update(`webhook-secrets:${secrets.internal}`).digest(),
+  });
+  webhooks.registerWorker();
+  const keys = new ApiKeyService(db, events, logger);
+
+  let closed = false;
+  return {
+    config,
+    logger,
+    database,
+    db,
+    events,
+    queue,
+    webhooks,
+    keys,
+    rateLimiter: new RateLimiter(redis),
+    redis,
+    secrets,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await keys.usage.flush();
+      await events.close();
+      redis?.disconnect();
+      await db.destroy();
+      await database.stop();
+    },
+  };
+}
+
+/** Applies pending migrations; an advisory lock keeps processes starting together from racing. */
+async function migrate(db: DataSource, logger: Logger): Promise<void> {
+  const lock = db.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(7270001)');
+    const applied = await db.runMigrations({ transaction: 'each' });
+    if (applied.length) logger.info('applied migrations', { migrations: applied.map((m) => m.name) });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(7270001)').catch(() => undefined);
+    await lock.release();
+  }
+}

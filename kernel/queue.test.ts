@@ -1,0 +1,385 @@
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../test/support/database';
+import { createDataSource } from './db/data-source';
+import { kernelMigrations } from './db/migrations';
+import { createEventBus, type EventBus } from './events';
+import { createLogger } from './logger';
+import { JobAbortedError, Queue, type JobContext } from './queue';
+
+const logger = createLogger('silent');
+let database: TestDatabase;
+let ds: DataSource;
+let bus: EventBus;
+const queues: Queue[] = [];
+
+before(async () => {
+  database = await createTestDatabase();
+  ds = createDataSource({ url: database.url, entities: [], migrations: kernelMigrations });
+  await ds.initialize();
+  await ds.runMigrations();
+  bus = await createEventBus({ kind: 'memory' }, logger);
+});
+
+// Each test's queues stop with it, so no other queue sweeps or claims the next test's jobs.
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((q) => q.stop({ graceMs: 0 })));
+});
+
+after(async () => {
+  await bus.close();
+  await ds.destroy();
+  await database.drop();
+});
+
+/** A queue with fast timers; stopped after the test. */
+function makeQueue(opts: Partial<ConstructorParameters<typeof Queue>[0]> = {}): Queue {
+  const q = new Queue({ db: ds, events: bus, logger, pollMs: 50, heartbeatMs: 100, staleAfterMs: 1000, ...opts });
+  queues.push(q);
+  return q;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T> | T, timeoutMs = 5000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+
+const name = (base: string) => `${base}-${randomUUID().slice(0, 8)}`;
+
+describe('Queue', () => {
+  test('runs the highest priority first', async () => {
+    const q = makeQueue({ concurrency: 1 });
+    const job = name('prio');
+    const order: string[] = [];
+    q.register<{ label: string }>(job, async ({ data }) => void order.push(data.label));
+    await q.enqueue(job, { label: 'low' }, { priority: 'low' });
+    await q.enqueue(job, { label: 'normal' });
+    await q.enqueue(job, { label: 'critical' }, { priority: 'critical' });
+    await q.enqueue(job, { label: 'high' }, { priority: 'high' });
+    await q.start();
+    await waitFor('all four jobs', () => q.stats().completed === 4);
+    assert.deepEqual(order, ['critical', 'high', 'normal', 'low']);
+    assert.deepEqual(q.stats(), { running: 0, claimed: 4, completed: 4, failed: 0 });
+  });
+
+  test('aborts the signal at the timeout and fails the job', async () => {
+    const q = makeQueue();
+    const job = name('slow');
+    const reasons: unknown[] = [];
+    q.register(job, async ({ signal }) => {
+      signal.addEventListener('abort', () => reasons.push(signal.reason));
+      await untilAborted(signal);
+    });
+    await q.start();
+    const id = await q.enqueue(job, {}, { timeoutMs: 100 });
+    const info = await waitFor('failed', async () => ((await q.get(id))?.state === 'failed' ? q.get(id) : null));
+    assert.equal(info.lastError, 'timeout: Job exceeded its timeout of 100 ms');
+    assert.ok(reasons[0] instanceof JobAbortedError);
+    assert.equal((reasons[0] as JobAbortedError).code, 'timeout');
+    assert.equal((reasons[0] as JobAbortedError).message, 'Job exceeded its timeout of 100 ms');
+  });
+
+  test('fails a job whose handler ignores the abort, one second after its timeout', async () => {
+    const q = makeQueue();
+    const job = name('stuck');
+    q.register(job, () => new Promise(() => undefined));
+    await q.start();
+    const started = Date.now();
+    const id = await q.enqueue(job, {}, { timeoutMs: 100 });
+    await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+    assert.ok(Date.now() - started >= 1100);
+    assert.match((await q.get(id))!.lastError!, /^timeout: /);
+  });
+
+  test('retries with backoff, then succeeds', async () => {
+    const q = makeQueue();
+    const job = name('flaky');
+    const attempts: Array<{ attempt: number; at: number }> = [];
+    q.register(job, async ({ attempt }) => {
+      attempts.push({ attempt, at: Date.now() });
+      if (attempt < 3) throw new Error(`flake ${attempt}`);
+    });
+    await q.start();
+    const id = await q.enqueue(job, {}, { maxAttempts: 3, backoffMs: 100 });
+    await waitFor('completed', async () => (await q.get(id))?.state === 'completed');
+    assert.deepEqual(attempts.map((a) => a.attempt), [1, 2, 3]);
+    // full jitter: at most base * 2^(attempt-1), plus a poll interval and slack
+    assert.ok(attempts[1].at - attempts[0].at < 100 + 250);
+    assert.ok(attempts[2].at - attempts[1].at < 200 + 250);
+    const info = (await q.get(id))!;
+    assert.equal(info.attempt, 3);
+    assert.equal(info.lastError, 'job_failed: flake 2');
+  });
+
+  test('calls onFinalFailure when attempts run out', async () => {
+    const q = makeQueue();
+    const job = name('doomed');
+    const failures: Array<{ attempt: number; code: string; message: string }> = [];
+    q.register(
+      job,
+      async () => {
+        throw Object.assign(new Error('upstream said no'), { code: 'upstream_error' });
+      },
+      { onFinalFailure: async (ctx, error) => void failures.push({ attempt: ctx.attempt, ...error }) },
+    );
+    await q.start();
+    const id = await q.enqueue(job, {}, { maxAttempts: 2, backoffMs: 10 });
+    await waitFor('onFinalFailure', () => failures.length === 1);
+    assert.deepEqual(failures, [{ attempt: 2, code: 'upstream_error', message: 'upstream said no' }]);
+    const info = (await q.get(id))!;
+    assert.equal(info.state, 'failed');
+    assert.equal(info.lastError, 'upstream_error: upstream said no');
+    assert.ok(info.finishedAt);
+  });
+
+  test('fails at once on an error that is not retryable', async () => {
+    const q = makeQueue();
+    const job = name('fatal');
+    let calls = 0;
+    q.register(job, async () => {
+      calls++;
+      throw Object.assign(new Error('bad input'), { code: 'validation_error', retryable: false });
+    });
+    await q.start();
+    const id = await q.enqueue(job, {}, { maxAttempts: 5, backoffMs: 10 });
+    await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+    assert.equal(calls, 1);
+  });
+
+  test('cancels a queued job at once', async () => {
+    const q = makeQueue();
+    const job = name('later');
+    let ran = false;
+    q.register(job, async () => void (ran = true));
+    await q.start();
+    const id = await q.enqueue(job, {}, { runAt: new Date(Date.now() + 60_000) });
+    assert.equal(await q.cancel(id, 'not needed'), 'cancelled');
+    const info = (await q.get(id))!;
+    assert.equal(info.state, 'cancelled');
+    assert.equal(info.lastError, 'cancelled: not needed');
+    assert.equal(await q.cancel(id), 'cancelled', 'a finished job keeps its state');
+    assert.equal(await q.cancel(randomUUID()), null);
+    assert.equal(await q.cancel('not-a-uuid'), null);
+    assert.equal(ran, false);
+  });
+
+  test('cancel of a running job reaches its AbortSignal within a second', async () => {
+    const q = makeQueue();
+    const job = name('long');
+    let started = 0;
+    let reason: unknown;
+    q.register(job, async ({ signal }) => {
+      started = Date.now();
+      await untilAborted(signal).catch((err) => {
+        reason = err;
+        return 'finished anyway'; // the job still ends cancelled
+      });
+    });
+    await q.start();
+    const id = await q.enqueue(job, {});
+    await waitFor('start', () => started);
+    const cancelledAt = Date.now();
+    assert.equal(await q.cancel(id, 'user asked'), 'cancelled');
+    assert.ok(reason instanceof JobAbortedError);
+    assert.equal((reason as JobAbortedError).code, 'cancelled');
+    assert.ok(Date.now() - cancelledAt < 1000);
+    assert.equal((await q.get(id))!.state, 'cancelled');
+  });
+
+  test('a cancel whose event was lost still reaches the handler within a second', async () => {
+    const q = makeQueue();
+    const job = name('deaf');
+    let started = false;
+    let abortedAt = 0;
+    q.register(job, async ({ signal }) => {
+      started = true;
+      await untilAborted(signal).catch(() => (abortedAt = Date.now()));
+    });
+    await q.start();
+    const id = await q.enqueue(job, {});
+    await waitFor('start', () => started);
+    const requestedAt = Date.now();
+    await ds.query(`UPDATE platform.jobs SET cancel_requested = true WHERE id = $1`, [id]);
+    await waitFor('abort', () => abortedAt);
+    assert.ok(abortedAt - requestedAt < 1000, `aborted after ${abortedAt - requestedAt} ms`);
+    await waitFor('cancelled', async () => (await q.get(id))?.state === 'cancelled');
+  });
+
+  test('stop() hands an in-flight job back, and another queue completes it', async () => {
+    const job = name('handover');
+    const first = makeQueue();
+    let firstStarted = false;
+    first.register(job, async ({ signal }) => {
+      firstStarted = true;
+      await untilAborted(signal);
+    });
+    await first.start();
+    const id = await first.enqueue(job, { n: 1 });
+    await waitFor('first start', () => firstStarted);
+    await first.stop({ graceMs: 50 });
+    const handedBack = (await first.get(id))!;
+    assert.equal(handedBack.state, 'queued');
+    assert.equal(handedBack.attempt, 0, 'the interrupted attempt is not consumed');
+
+    const second = makeQueue();
+    const seen: Array<JobContext<{ n: number }>['data']> = [];
+    second.register<{ n: number }>(job, async ({ data }) => void seen.push(data));
+    await second.start();
+    await waitFor('completed', async () => (await second.get(id))?.state === 'completed');
+    assert.deepEqual(seen, [{ n: 1 }]);
+    assert.equal((await second.get(id))!.attempt, 1);
+  });
+
+  test('stop() waits for in-flight jobs within the grace period', async () => {
+    const q = makeQueue();
+    const job = name('brief');
+    let started = false;
+    q.register(job, async () => {
+      started = true;
+      await new Promise((r) => setTimeout(r, 100));
+    });
+    await q.start();
+    const id = await q.enqueue(job, {});
+    await waitFor('start', () => started);
+    await q.stop({ graceMs: 2000 });
+    assert.equal((await q.get(id))!.state, 'completed');
+  });
+
+  describe('recovery', () => {
+    async function orphan(job: string, attempt: number, maxAttempts: number, deadWorker: 'stale' | 'gone'): Promise<string> {
+      const worker = randomUUID();
+      if (deadWorker === 'stale') {
+        await ds.query(`INSERT INTO platform.workers (id, heartbeat_at, started_at) VALUES ($1, now() - interval '1 hour', now() - interval '2 hours')`, [worker]);
+      }
+      const [row] = await ds.query(
+        `INSERT INTO platform.jobs (name, data, state, attempt, max_attempts, locked_by, locked_at, started_at)
+         VALUES ($1, '{}', 'running', $2, $3, $4, now() - interval '1 hour', now() - interval '1 hour') RETURNING id`,
+        [job, attempt, maxAttempts, worker],
+      );
+      return row.id;
+    }
+
+    test('a job locked by a dead worker is claimed again and completed', async () => {
+      const job = name('orphan');
+      const id = await orphan(job, 1, 2, 'stale');
+      const q = makeQueue();
+      const attempts: number[] = [];
+      q.register(job, async ({ attempt }) => void attempts.push(attempt));
+      await q.start();
+      await waitFor('completed', async () => (await q.get(id))?.state === 'completed');
+      assert.deepEqual(attempts, [2]);
+      const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.workers WHERE heartbeat_at < now() - interval '1 minute'`);
+      assert.equal(count, 0, 'dead worker rows are removed');
+    });
+
+    test('a job whose worker row is gone and has no attempts left fails with worker_lost', async () => {
+      const job = name('orphan-final');
+      const id = await orphan(job, 1, 1, 'gone');
+      const q = makeQueue();
+      const failures: Array<{ code: string; message: string }> = [];
+      q.register(job, async () => assert.fail('must not run again'), {
+        onFinalFailure: async (_ctx, error) => void failures.push(error),
+      });
+      await q.start();
+      await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+      assert.equal((await q.get(id))!.lastError, 'worker_lost: the worker running this job stopped');
+      await waitFor('onFinalFailure', () => failures.length);
+      assert.deepEqual(failures, [{ code: 'worker_lost', message: 'the worker running this job stopped' }]);
+    });
+
+    test('a worker that stopped heartbeating is swept by another while running', async () => {
+      const job = name('stale');
+      const id = await orphan(job, 1, 3, 'stale');
+      await ds.query(`UPDATE platform.workers SET heartbeat_at = now() WHERE id = (SELECT locked_by FROM platform.jobs WHERE id = $1)`, [id]);
+      const q = makeQueue({ staleAfterMs: 300 });
+      q.register(job, async () => undefined);
+      await q.start();
+      assert.equal((await q.get(id))!.state, 'running', 'a live heartbeat is respected');
+      await waitFor('completed', async () => (await q.get(id))?.state === 'completed', 3000);
+    });
+  });
+
+  test('enqueue inside a rolled-back transaction leaves no job; a committed one runs', async () => {
+    const q = makeQueue({ pollMs: 100 });
+    const job = name('outbox');
+    const ran: string[] = [];
+    q.register<{ v: string }>(job, async ({ data }) => void ran.push(data.v));
+    await q.start();
+    await assert.rejects(
+      ds.transaction(async (m) => {
+        await q.enqueue(job, { v: 'rolled back' }, {}, m);
+        throw new Error('abort the transaction');
+      }),
+    );
+    let id = '';
+    await ds.transaction(async (m) => {
+      id = await q.enqueue(job, { v: 'committed' }, {}, m);
+      await new Promise((r) => setTimeout(r, 50)); // the wake-up arrives before the commit
+    });
+    await waitFor('committed job', async () => (await q.get(id))?.state === 'completed', 2000);
+    const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.jobs WHERE name = $1`, [job]);
+    assert.equal(count, 1);
+    assert.deepEqual(ran, ['committed']);
+  });
+
+  test('an idempotency key returns the unfinished job; a finished key may be enqueued again', async () => {
+    const q = makeQueue();
+    const job = name('keyed');
+    q.register(job, async () => undefined);
+    const a = await q.enqueue(job, { n: 1 }, { key: 'deploy-42' });
+    const b = await q.enqueue(job, { n: 2 }, { key: 'deploy-42' });
+    assert.equal(a, b);
+    await q.start();
+    await waitFor('completed', async () => (await q.get(a))?.state === 'completed');
+    const c = await q.enqueue(job, { n: 3 }, { key: 'deploy-42' });
+    assert.notEqual(c, a);
+  });
+
+  test('rejects invalid options', async () => {
+    const q = makeQueue();
+    await assert.rejects(q.enqueue('x', {}, { priority: 'urgent' as never }), /priority/);
+    await assert.rejects(q.enqueue('x', {}, { timeoutMs: 0 }), /timeoutMs/);
+    await assert.rejects(q.enqueue('x', {}, { maxAttempts: 1.5 }), /maxAttempts/);
+  });
+
+  test('two processes: wake-up and cancel cross a postgres event bus', async () => {
+    const notify = (ch: string, p: string) => ds.query('SELECT pg_notify($1, $2)', [ch, p]);
+    const workerBus = await createEventBus({ kind: 'postgres', url: database.url, notify }, logger);
+    const apiBus = await createEventBus({ kind: 'postgres', url: database.url, notify }, logger);
+    // polling so slow that only the NOTIFY wake-up can explain a prompt start
+    const worker = new Queue({ db: ds, events: workerBus, logger, pollMs: 60_000 });
+    const api = new Queue({ db: ds, events: apiBus, logger });
+    const job = name('remote');
+    let startedAt = 0;
+    let abortedAt = 0;
+    worker.register(job, async ({ signal }) => {
+      startedAt = Date.now();
+      await untilAborted(signal).catch(() => (abortedAt = Date.now()));
+    });
+    try {
+      await worker.start();
+      await new Promise((r) => setTimeout(r, 100)); // let the initial claim pass
+      const enqueuedAt = Date.now();
+      const id = await api.enqueue(job, {});
+      await waitFor('remote start', () => startedAt, 2000);
+      assert.ok(startedAt - enqueuedAt < 500, `started ${startedAt - enqueuedAt} ms after enqueue`);
+      const cancelledAt = Date.now();
+      assert.equal(await api.cancel(id), 'cancelled');
+      assert.ok(abortedAt - cancelledAt < 1000, `aborted ${abortedAt - cancelledAt} ms after cancel`);
+    } finally {
+      await worker.stop({ graceMs: 0 });
+      await workerBus.close();
+      await apiBus.close();
+    }
+  });
+});

@@ -1,0 +1,179 @@
+import 'reflect-metadata';
+import {
+  GraphQLError,
+  execute,
+  parse,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
+import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { buildSchema, createResolversMap, type NonEmptyArray } from 'type-graphql';
+import type { ValidationError } from 'class-validator';
+import { AppError, errors, type FieldError } from './errors';
+import { ANONYMOUS, authorize, type KeyService, type Principal } from './auth/principal';
+import type { RateLimitSnapshot } from './rate-limit';
+import type { SubgraphName } from './config';
+import type { Logger } from './logger';
+
+/** What every resolver receives: who calls, and the request's id and rate-limit standing. */
+export interface RequestContext {
+  principal: Principal;
+  requestId: string;
+  rateLimit?: RateLimitSnapshot;
+  ip?: string;
+}
+
+export function anonymousContext(requestId = 'internal'): RequestContext {
+  return { principal: ANONYMOUS, requestId };
+}
+
+export interface SubgraphSpec {
+  name: SubgraphName;
+  /** The key service this subgraph's operations accept (CONTRACT.md section 4). */
+  surface: KeyService | 'feedback';
+  resolvers: NonEmptyArray<Function>;
+  /** Resolver instances, constructed by the service's index.ts with their dependencies. */
+  instances: object[];
+  orphanedTypes?: Function[];
+  referenceResolvers?: Record<string, { __resolveReference: (ref: any, ctx: RequestContext) => unknown }>;
+}
+
+export interface BuiltSubgraph {
+  name: SubgraphName;
+  schema: GraphQLSchema;
+  /** The subgraph SDL as composition reads it (committed under schema/subgraphs). */
+  sdl: string;
+}
+
+const FEDERATION_LINK = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@interfaceObject"])`;
+
+/**
+ * TypeGraphQL schema -> Apollo Federation 2 subgraph. Every operation is checked by the auth
+ * checker: `@Authorized('perm')` names the permission, `@Authorized()` any authenticated caller.
+ */
+export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> {
+  const instances = new Map<Function, object>(spec.instances.map((i) => [i.constructor, i]));
+  const typeSchema = await buildSchema({
+    resolvers: spec.resolvers,
+    orphanedTypes: spec.orphanedTypes,
+    skipCheck: true,
+    validate: { forbidUnknownValues: false },
+    container: {
+      get: (cls: Function) => {
+        const instance = instances.get(cls);
+        if (!instance) throw new Error(`No instance of ${cls.name} was given to subgraph ${spec.name}`);
+        return instance;
+      },
+    },
+    authChecker: ({ context }, roles) => {
+      authorize((context as RequestContext).principal, spec.surface, roles[0]);
+      return true;
+    },
+    pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,
+  });
+  const resolvers = createResolversMap(typeSchema) as Record<string, any>;
+  for (const [type, ref] of Object.entries(spec.referenceResolvers ?? {})) {
+    resolvers[type] = { ...resolvers[type], ...ref };
+  }
+  const schema = buildSubgraphSchema({
+    typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`),
+    resolvers,
+  });
+  return { name: spec.name, schema, sdl: printSubgraphSchema(schema) };
+}
+
+async function* emptyIterable(): AsyncGenerator<never> {}
+
+export type SubgraphExecutor = (
+  query: string,
+  variables: Record<string, unknown> | undefined,
+  context: RequestContext,
+  operationName?: string,
+) => Promise<ExecutionResult>;
+
+/**
+ * Executes operations against one subgraph schema, parsing and validating each distinct
+ * document once (the gateway sends the same few planned fetches over and over).
+ */
+export function createExecutor(schema: GraphQLSchema, logger: Logger): SubgraphExecutor {
+  const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
+  return async (query, variables, context, operationName) => {
+    let doc = documents.get(query);
+    if (!doc) {
+      try {
+        const parsed = parse(query);
+        const problems = validate(schema, parsed);
+        doc = problems.length ? problems : parsed;
+      } catch (err) {
+        doc = [err as GraphQLError];
+      }
+      if (documents.size > 5_000) documents.clear();
+      documents.set(query, doc);
+    }
+    if (Array.isArray(doc)) return { errors: doc as GraphQLError[] };
+    const result = await execute({
+      schema,
+      document: doc as DocumentNode,
+      variableValues: variables,
+      contextValue: context,
+      operationName,
+    });
+    return result.errors ? { ...result, errors: result.errors.map((e) => formatError(e, context, logger)) } : result;
+  };
+}
+
+/** Resolver errors -> GraphQL errors carrying {code, http, details}; unexpected ones are logged and hidden. */
+export function formatError(err: GraphQLError, context: RequestContext, logger: Logger): GraphQLError {
+  const original = err.originalError;
+  let app: AppError | undefined;
+  if (original instanceof AppError) app = original;
+  else if (original instanceof GraphQLError && original.extensions?.code === 'BAD_USER_INPUT') {
+    const list = (original.extensions.validationErrors ?? []) as ValidationError[];
+    app = errors.validation(flattenValidation(list));
+  } else if (original instanceof GraphQLError && typeof original.extensions?.code === 'string') {
+    return err;
+  } else if (original) {
+    logger.error('unexpected error in resolver', { err: original, path: err.path, requestId: context.requestId });
+    app = errors.internal(context.requestId);
+  }
+  if (!app) return err;
+  return new GraphQLError(app.message, {
+    nodes: err.nodes,
+    path: err.path,
+    extensions: { code: app.code, http: { status: app.status }, details: app.details },
+  });
+}
+
+function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
+  return list.flatMap((v) => {
+    const field = prefix ? `${prefix}.${v.property}` : v.property;
+    const own = Object.values(v.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flattenValidation(v.children ?? [], field)];
+  });
+}
+
+/**
+ * A subscription field served by the gateway: the events of `topic` that pass `filter` are
+ * resolved into the subscriber's selection by running the query field `query` through the
+ * gateway with the arguments `args` derives from the subscription's.
+ */
+export interface SubscriptionRoute {
+  field: string;
+  topic: string;
+  filter: (payload: any, args: Record<string, unknown>) => boolean;
+  query: string;
+  args?: (args: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** One business service: its tables, its migrations, its subgraph and its subscriptions. */
+export interface ServiceModule<K = unknown> {
+  name: SubgraphName;
+  entities: Function[];
+  migrations: Function[];
+  subscriptions: SubscriptionRoute[];
+  /** Builds the subgraph (and registers the service's job handlers on the kernel's queue). */
+  create(kernel: K): SubgraphSpec | Promise<SubgraphSpec>;
+}

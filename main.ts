@@ -1,0 +1,187 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';
+import { createKernel, type Kernel } from './kernel/platform';
+import { buildSubgraph, createExecutor, type SubgraphExecutor } from './kernel/subgraph';
+import { buildSubgraphServer } from './kernel/subgraph-server';
+import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
+import { Edge } from './gateway/edge';
+import { PlatformGateway } from './gateway/gateway';
+import { buildApp, HttpFront } from './gateway/http';
+import { attachSubscriptions } from './gateway/subscriptions';
+import { surfaces } from './rest-adapter';
+import { services } from './subgraphs';
+
+/**
+ * One codebase, several process roles:
+ *   all (default)     gateway + REST + every subgraph in-process + workers
+ *   gateway           gateway + REST; subgraphs named in SUBGRAPH_URLS are remote, others local
+ *   subgraph <name>   one subgraph alone on PORT (POST /graphql)
+ *   worker            job workers only
+ *   migrate           apply migrations and exit
+ */
+export type Role = 'all' | 'gateway' | 'subgraph' | 'worker' | 'migrate';
+
+export interface RunningPlatform {
+  port: number;
+  url: string;
+  kernel: Kernel;
+  /** The bootstrap key generated at this start, if one was. */
+  generatedKey?: string;
+  stop(): Promise<void>;
+}
+
+const entities = services.flatMap((s) => s.entities);
+const migrations = services.flatMap((s) => s.migrations);
+const subscriptionRoutes = services.flatMap((s) => s.subscriptions);
+
+/** The gateway process: `all` also runs every subgraph and the workers in-process. */
+export async function startPlatform(config: Config, role: 'all' | 'gateway' = 'all'): Promise<RunningPlatform> {
+  const front = new HttpFront();
+  const port = await front.listen(config.port, config.host);
+  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: role !== 'all', name: role });
+  const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
+
+  const local: Record<string, SubgraphExecutor> = {};
+  const sdls: SubgraphSdl[] = [];
+  for (const service of services) {
+    const remoteUrl = config.subgraphUrls[service.name];
+    if (remoteUrl) {
+      sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remoteUrl });
+      continue;
+    }
+    const built = await buildSubgraph(await service.create(kernel));
+    local[service.name] = createExecutor(built.schema, kernel.logger);
+    sdls.push({ name: service.name, sdl: built.sdl });
+  }
+  const gateway = new PlatformGateway({
+    supergraphSdl: composeSupergraph(sdls),
+    local,
+    remote: config.subgraphUrls as Record<string, string>,
+    internalSecret: kernel.secrets.internal,
+    logger: kernel.logger,
+  });
+  await gateway.start();
+  const edge = new Edge(kernel.keys, kernel.rateLimiter);
+  let draining = false;
+  await front.attach(
+    buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining }),
+  );
+  const subscriptions = attachSubscriptions({
+    server: front.server,
+    path: '/graphql',
+    gateway,
+    edge,
+    events: kernel.events,
+    routes: subscriptionRoutes,
+    logger: kernel.logger,
+  });
+  if (role === 'all') await kernel.queue.start();
+  kernel.logger.info('platform ready', { port, role, graphql: `http://localhost:${port}/graphql` });
+
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    kernel,
+    generatedKey,
+    async stop() {
+      draining = true;
+      const forced = setTimeout(() => front.server.closeAllConnections(), 15_000);
+      await Promise.all([front.close(), subscriptions.close()]);
+      clearTimeout(forced);
+      await kernel.queue.stop({ graceMs: 10_000 });
+      await gateway.stop();
+      await kernel.close();
+    },
+  };
+}
+
+export async function startSubgraph(config: Config, name: SubgraphName): Promise<RunningPlatform> {
+  const service = services.find((s) => s.name === name);
+  if (!service) throw new Error(`Unknown subgraph "${name}"; known: ${services.map((s) => s.name).join(', ')}`);
+  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: `subgraph:${name}` });
+  const built = await buildSubgraph(await service.create(kernel));
+  const app = buildSubgraphServer(built, kernel.secrets.internal, kernel.logger);
+  await app.listen({ port: config.port, host: config.host });
+  const port = (app.server.address() as { port: number }).port;
+  kernel.logger.info('subgraph ready', { subgraph: name, port });
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    kernel,
+    async stop() {
+      await app.close();
+      await kernel.close();
+    },
+  };
+}
+
+export async function startWorker(config: Config): Promise<RunningPlatform> {
+  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: 'worker' });
+  for (const service of services) await service.create(kernel); // registers each service's job handlers
+  await kernel.queue.start();
+  kernel.logger.info('worker ready', { concurrency: config.workerConcurrency });
+  return {
+    port: 0,
+    url: '',
+    kernel,
+    async stop() {
+      await kernel.queue.stop({ graceMs: 10_000 });
+      await kernel.close();
+    },
+  };
+}
+
+function committedSdl(name: string): string {
+  return readFileSync(path.join(__dirname, '..', 'schema', 'subgraphs', `${name}.graphql`), 'utf8');
+}
+
+async function cli(): Promise<void> {
+  const [roleArg = 'all', name] = process.argv.slice(2);
+  const role = roleArg as Role;
+  const config = loadConfig();
+  let running: RunningPlatform;
+  switch (role) {
+    case 'all':
+    case 'gateway':
+      running = await startPlatform(config, role);
+      break;
+    case 'subgraph':
+      if (!SUBGRAPH_NAMES.includes(name as SubgraphName)) throw new Error(`usage: main.js subgraph <${SUBGRAPH_NAMES.join('|')}>`);
+      running = await startSubgraph(config, name as SubgraphName);
+      break;
+    case 'worker':
+      running = await startWorker(config);
+      break;
+    case 'migrate': {
+      const kernel = await createKernel(config, { entities, migrations, migrate: true, name: 'migrate' });
+      await kernel.close();
+      return;
+    }
+    default:
+      throw new Error(`Unknown role "${roleArg}": all, gateway, subgraph <name>, worker or migrate`);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    running.kernel.logger.info('draining', { signal });
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        running.kernel.logger.error('unclean shutdown', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+if (require.main === module) {
+  cli().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,15 @@
+/** snake_case <-> camelCase for the surfaces whose bodies are snake_case. */
+export const toCamel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+export const toSnake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Converts object keys deeply, except the contents of `opaque` keys (client data kept verbatim). */
+export function convertKeys(value: unknown, convert: (k: string) => string, opaque: ReadonlySet<string> = new Set()): unknown {
+  if (Array.isArray(value)) return value.map((v) => convertKeys(v, convert, opaque));
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const key = convert(k);
+    out[key] = opaque.has(k) || opaque.has(key) ? v : convertKeys(v, convert, opaque);
+  }
+  return out;
+}

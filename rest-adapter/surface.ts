@@ -1,0 +1,177 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  GraphQLError,
+  coerceInputValue,
+  isNonNullType,
+  parse,
+  typeFromAST,
+  type GraphQLInputType,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
+import type { Logger } from '../kernel/logger';
+import { EdgeRejection, newRequestId, type Edge, type Presented } from '../gateway/edge';
+import type { PlatformGateway } from '../gateway/gateway';
+import { convertKeys, toCamel, toSnake } from './case';
+import type { Envelope, Meta } from './envelopes';
+import type { RestRequest, RouteDef } from './route';
+
+export interface Surface {
+  name: string;
+  /** URL prefix (CONTRACT.md section 2); empty when the surface is served alone. */
+  prefix: string;
+  envelope: Envelope;
+  routes: RouteDef[];
+  /** Body and error field names are snake_case on this surface. */
+  snakeCase?: boolean;
+  /** Default largest body in bytes. */
+  bodyLimit?: number;
+  /** Accept the engine's X-ENGINE-API-KEY header. */
+  engineKeyHeader?: boolean;
+}
+
+export interface SurfaceDeps {
+  gateway: PlatformGateway;
+  edge: Edge;
+  logger: Logger;
+}
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export function presentedCredentials(req: FastifyRequest, engineKeyHeader = false): Presented {
+  const query = req.query as Record<string, unknown> | undefined;
+  return {
+    authorization: req.headers.authorization,
+    engineKey: engineKeyHeader ? (req.headers['x-engine-api-key'] as string | undefined) : undefined,
+    queryKey: typeof query?.api_key === 'string' ? query.api_key : undefined,
+    ip: req.ip,
+  };
+}
+
+/** Registers one REST surface: its routes, its JSON parsing, its envelope for every answer. */
+export function registerSurface(app: FastifyInstance, surface: Surface, deps: SurfaceDeps): void {
+  const meta = (req: FastifyRequest): Meta => ({
+    requestId: (req as any).requestId ?? newRequestId(),
+    timestamp: new Date().toISOString(),
+  });
+  const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
+    reply.code(err.status).send(surface.envelope.error(err, meta(req)));
+
+  app.register(
+    async (scope) => {
+      scope.removeContentTypeParser('application/json');
+      scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+        const text = raw as string;
+        if (text.trim() === '') return done(null, undefined);
+        try {
+          done(null, JSON.parse(text));
+        } catch (err) {
+          done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
+        }
+      });
+
+      scope.setErrorHandler((err: any, req, reply) => {
+        if (err instanceof EdgeRejection) {
+          reply.headers(err.headers);
+          return fail(req, reply, err.error);
+        }
+        if (err instanceof AppError) return fail(req, reply, err);
+        if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+          return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: req.routeOptions.bodyLimit }));
+        }
+        if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+          return fail(req, reply, new AppError('invalid_json', 'The request body must be JSON (Content-Type: application/json)', { parse_error: 'unsupported content type' }));
+        }
+        if (typeof err.statusCode === 'number' && err.statusCode < 500) {
+          return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
+        }
+        deps.logger.error('unhandled error in REST route', { err, url: req.url });
+        return fail(req, reply, errors.internal((req as any).requestId));
+      });
+
+      const patterns = surface.routes.map((r) => ({ method: r.method, regex: pathRegex(r.path) }));
+      scope.setNotFoundHandler((req, reply) => {
+        const path = req.url.split('?')[0]!.slice(surface.prefix.length) || '/';
+        const allowed = patterns.filter((p) => p.regex.test(path)).map((p) => p.method);
+        if (allowed.length) {
+          reply.header('allow', [...new Set(allowed)].join(', '));
+          return fail(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${req.url.split('?')[0]}`, { allowed }));
+        }
+        return fail(req, reply, errors.notFound('route', `${req.method} ${req.url.split('?')[0]}`));
+      });
+
+      for (const route of surface.routes) {
+        const prepared = prepare(route, deps.gateway);
+        scope.route({
+          method: route.method,
+          url: route.path,
+          bodyLimit: route.bodyLimit ?? surface.bodyLimit ?? DEFAULT_BODY_LIMIT,
+          handler: async (req, reply) => {
+            const requestId = newRequestId();
+            (req as any).requestId = requestId;
+            const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), requestId);
+            reply.headers(admission.headers);
+            const opaque = new Set(route.opaque ?? []);
+            const body = surface.snakeCase ? convertKeys(req.body, toCamel, opaque) : req.body;
+            const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as any, body };
+            const variables = route.variables?.(rest) ?? {};
+            prepared.check(variables, body, surface.snakeCase);
+            const result = await deps.gateway.execute({ query: route.operation, variables }, admission.context);
+            if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
+            const data = route.pick(result.data, rest);
+            return reply.code(route.status ?? 200).send(surface.envelope.success(data, meta(req)));
+          },
+        });
+      }
+    },
+    { prefix: surface.prefix },
+  );
+}
+
+/**
+ * Validation at the edge: the variables are coerced against the operation's variable types in
+ * the composed schema, and every problem is reported as {field, message} in the client's terms.
+ */
+function prepare(route: RouteDef, gateway: PlatformGateway) {
+  const doc = parse(route.operation);
+  const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  if (!op) throw new Error(`Route ${route.method} ${route.path}: the operation has no definition`);
+  const vars = (op.variableDefinitions ?? []).map((def) => {
+    const type = typeFromAST(gateway.schema, def.type as any) as GraphQLInputType | undefined;
+    if (!type) throw new Error(`Route ${route.method} ${route.path}: unknown type for $${def.variable.name.value}`);
+    return { name: def.variable.name.value, type, hasDefault: !!def.defaultValue };
+  });
+  return {
+    check(variables: Record<string, unknown>, body: unknown, snake = false) {
+      const problems: FieldError[] = [];
+      const name = (variable: string, path: readonly (string | number)[]) => {
+        const segments = variables[variable] === body && body !== undefined ? path : [variable, ...path];
+        const out = segments.map((s) => (snake && typeof s === 'string' ? toSnake(s) : String(s))).join('.');
+        return out || 'body';
+      };
+      for (const v of vars) {
+        const value = variables[v.name];
+        if (value === undefined || value === null) {
+          if (isNonNullType(v.type) && !v.hasDefault) {
+            problems.push({ field: name(v.name, []), message: value === null ? 'must not be null' : 'is required' });
+          }
+          continue;
+        }
+        coerceInputValue(value, v.type, (path, _invalid, error: GraphQLError) => {
+          problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
+        });
+      }
+      if (problems.length) throw errors.validation(problems);
+    },
+  };
+}
+
+function cleanMessage(message: string): string {
+  // graphql-js phrases some problems in terms of its types; keep the message, drop the noise.
+  return message.replace(/^Expected value of type "([^"]+)", found [^;]+; /, '').replace(/"(\w+)!"/g, '$1');
+}
+
+function pathRegex(path: string): RegExp {
+  const pattern = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
+  return new RegExp(`^${pattern}/?$`);
+}

@@ -1,0 +1,6 @@
+import type { Kernel } from '../kernel/platform';
+import type { ServiceModule } from '../kernel/subgraph';
+import { controlPlane } from './control-plane';
+
+/** Every business service of the platform, in composition order. */
+export const services: ServiceModule<Kernel>[] = [controlPlane];
