@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';
 import { createKernel, type Kernel } from './kernel/platform';
-import { buildSubgraph, createExecutor, type SubgraphExecutor } from './kernel/subgraph';
+import type { FastifyInstance } from 'fastify';
+import { buildSubgraph, createExecutor, type BuiltSubgraph, type SubgraphExecutor } from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
 import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
 import { Edge } from './gateway/edge';
@@ -36,8 +37,17 @@ const entities = services.flatMap((s) => s.entities);
 const migrations = services.flatMap((s) => s.migrations);
 const subscriptionRoutes = services.flatMap((s) => s.subscriptions);
 
+export interface PlatformOptions {
+  role?: 'all' | 'gateway';
+  /** Subgraphs built elsewhere, composed beside the platform's own (tests use it). */
+  extraSubgraphs?: BuiltSubgraph[];
+  /** More HTTP routes on the same server (the benchmark's baseline handler). */
+  extraRoutes?: (app: FastifyInstance, kernel: Kernel, edge: Edge) => void;
+}
+
 /** The gateway process: `all` also runs every subgraph and the workers in-process. */
-export async function startPlatform(config: Config, role: 'all' | 'gateway' = 'all'): Promise<RunningPlatform> {
+export async function startPlatform(config: Config, opts: PlatformOptions = {}): Promise<RunningPlatform> {
+  const role = opts.role ?? 'all';
   const front = new HttpFront();
   const port = await front.listen(config.port, config.host);
   const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: role !== 'all', name: role });
@@ -55,6 +65,10 @@ export async function startPlatform(config: Config, role: 'all' | 'gateway' = 'a
     local[service.name] = createExecutor(built.schema, kernel.logger);
     sdls.push({ name: service.name, sdl: built.sdl });
   }
+  for (const extra of opts.extraSubgraphs ?? []) {
+    local[extra.name] = createExecutor(extra.schema, kernel.logger);
+    sdls.push({ name: extra.name, sdl: extra.sdl });
+  }
   const gateway = new PlatformGateway({
     supergraphSdl: composeSupergraph(sdls),
     local,
@@ -65,9 +79,9 @@ export async function startPlatform(config: Config, role: 'all' | 'gateway' = 'a
   await gateway.start();
   const edge = new Edge(kernel.keys, kernel.rateLimiter);
   let draining = false;
-  await front.attach(
-    buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining }),
-  );
+  const app = buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining });
+  opts.extraRoutes?.(app, kernel, edge);
+  await front.attach(app);
   const subscriptions = attachSubscriptions({
     server: front.server,
     path: '/graphql',
@@ -145,7 +159,7 @@ async function cli(): Promise<void> {
   switch (role) {
     case 'all':
     case 'gateway':
-      running = await startPlatform(config, role);
+      running = await startPlatform(config, { role });
       break;
     case 'subgraph':
       if (!SUBGRAPH_NAMES.includes(name as SubgraphName)) throw new Error(`usage: main.js subgraph <${SUBGRAPH_NAMES.join('|')}>`);

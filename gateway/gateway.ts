@@ -1,7 +1,8 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import { isScalarType, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
 import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
@@ -48,6 +49,7 @@ export class PlatformGateway {
       },
     });
     this.gateway.onSchemaLoadOrUpdate(({ apiSchema }) => {
+      adoptScalarParsing(apiSchema);
       this.apiSchema = apiSchema;
     });
     this.apollo = new ApolloServer<RequestContext>({
@@ -62,7 +64,7 @@ export class PlatformGateway {
         // serviceName is an internal detail of the plan; clients see code, http and details.
         const { serviceName: _s, stacktrace: _t, ...extensions } = (formatted.extensions ?? {}) as Record<string, unknown>;
         // Apollo files our limit errors under GRAPHQL_VALIDATION_FAILED: give them their own code back.
-        const original = (error as { originalError?: { extensions?: Record<string, unknown> } })?.originalError;
+        const original = ((error as { originalError?: unknown })?.originalError ?? error) as { extensions?: Record<string, unknown> };
         if (original?.extensions?.code === 'query_too_complex') extensions.code = 'query_too_complex';
         return { ...formatted, extensions };
       },
@@ -90,6 +92,21 @@ export class PlatformGateway {
     const response = await this.apollo.executeOperation(request, { contextValue: context });
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
     return response.body.singleResult;
+  }
+}
+
+/**
+ * The supergraph knows custom scalars only by name, so it would accept any value for them.
+ * Giving the API schema the subgraphs' own parsers makes the gateway reject a bad DateTime or
+ * JSON object at the edge, with the variable path, before any subgraph runs.
+ */
+function adoptScalarParsing(schema: GraphQLSchema): void {
+  for (const real of [GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject]) {
+    const type = schema.getType(real.name);
+    if (isScalarType(type)) {
+      type.parseValue = real.parseValue;
+      type.parseLiteral = real.parseLiteral;
+    }
   }
 }
 

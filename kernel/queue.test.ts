@@ -301,11 +301,11 @@ describe('Queue', () => {
       const job = name('stale');
       const id = await orphan(job, 1, 3, 'stale');
       await ds.query(`UPDATE platform.workers SET heartbeat_at = now() WHERE id = (SELECT locked_by FROM platform.jobs WHERE id = $1)`, [id]);
-      const q = makeQueue({ staleAfterMs: 300 });
+      const q = makeQueue({ staleAfterMs: 1500 });
       q.register(job, async () => undefined);
       await q.start();
       assert.equal((await q.get(id))!.state, 'running', 'a live heartbeat is respected');
-      await waitFor('completed', async () => (await q.get(id))?.state === 'completed', 3000);
+      await waitFor('completed', async () => (await q.get(id))?.state === 'completed', 5000);
     });
   });
 

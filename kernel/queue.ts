@@ -465,7 +465,11 @@ export class Queue {
 
   private async finalFailure(ctx: Omit<JobContext, 'signal'>, error: { code: string; message: string }, options?: HandlerOptions): Promise<void> {
     this.logger.warn('job failed', { job: ctx.id, name: ctx.name, attempt: ctx.attempt, error });
-    await options?.onFinalFailure?.(ctx, error).catch((err) => this.logger.error('onFinalFailure failed', { err, job: ctx.id }));
+    try {
+      await options?.onFinalFailure?.(ctx, error);
+    } catch (err) {
+      this.logger.error('onFinalFailure failed', { err, job: ctx.id });
+    }
   }
 
   private async heartbeat(): Promise<void> {

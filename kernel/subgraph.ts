@@ -42,7 +42,7 @@ export interface SubgraphSpec {
 }
 
 export interface BuiltSubgraph {
-  name: SubgraphName;
+  name: string;
   schema: GraphQLSchema;
   /** The subgraph SDL as composition reads it (committed under schema/subgraphs). */
   sdl: string;
@@ -135,6 +135,9 @@ export function formatError(err: GraphQLError, context: RequestContext, logger: 
     app = errors.validation(flattenValidation(list));
   } else if (original instanceof GraphQLError && typeof original.extensions?.code === 'string') {
     return err;
+  } else if (original instanceof GraphQLError && !err.path) {
+    // A request-level problem, such as a variable the subgraph's own scalar rejects.
+    app = errors.validation([{ field: 'variables', message: err.message }]);
   } else if (original) {
     logger.error('unexpected error in resolver', { err: original, path: err.path, requestId: context.requestId });
     app = errors.internal(context.requestId);

@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   GraphQLError,
   coerceInputValue,
+  getNullableType,
+  isInputObjectType,
+  isListType,
   isNonNullType,
   parse,
   typeFromAST,
@@ -157,13 +160,36 @@ function prepare(route: RouteDef, gateway: PlatformGateway) {
           }
           continue;
         }
-        coerceInputValue(value, v.type, (path, _invalid, error: GraphQLError) => {
+        const known = withoutUnknownFields(value, v.type, [], (path) => problems.push({ field: name(v.name, path), message: 'is not a known field' }));
+        coerceInputValue(known, v.type, (path, _invalid, error: GraphQLError) => {
           problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
         });
       }
       if (problems.length) throw errors.validation(problems);
     },
   };
+}
+
+/** A copy of `value` without the fields its input type does not define, each reported by path. */
+function withoutUnknownFields(
+  value: unknown,
+  type: GraphQLInputType,
+  path: (string | number)[],
+  report: (path: (string | number)[]) => void,
+): unknown {
+  const named = getNullableType(type);
+  if (isListType(named)) {
+    return Array.isArray(value) ? value.map((item, i) => withoutUnknownFields(item, named.ofType, [...path, i], report)) : value;
+  }
+  if (!isInputObjectType(named) || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const fields = named.getFields();
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const field = fields[key];
+    if (field) out[key] = withoutUnknownFields(item, field.type, [...path, key], report);
+    else report([...path, key]);
+  }
+  return out;
 }
 
 function cleanMessage(message: string): string {

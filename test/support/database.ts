@@ -14,6 +14,7 @@ export interface TestDatabase {
 }
 
 let server: Promise<Database> | undefined;
+let open = 0;
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   server ??= resolveDatabase(
@@ -21,6 +22,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     createLogger('warn'),
   );
   const base = await server;
+  open++;
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: base.url });
   await admin.connect();
@@ -35,7 +37,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
-      if (base.embedded) await base.stop();
+      // The embedded server (no DATABASE_URL) lives as long as some test database does.
+      if (--open === 0 && base.embedded) {
+        server = undefined;
+        await base.stop();
+      }
     },
   };
 }

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../kernel/config';
+import { startPlatform, type PlatformOptions, type RunningPlatform } from '../../main';
+import { createTestDatabase, type TestDatabase } from './database';
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface TestPlatform {
+  url: string;
+  port: number;
+  /** The platform admin key (`*`), ensured through BOOTSTRAP_API_KEY. */
+  adminKey: string;
+  platform: RunningPlatform;
+  db: TestDatabase;
+  rest(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Answer>;
+  graphql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer>;
+  /** Creates a key through the public API and returns the key itself. */
+  createKey(fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+/** The whole platform in this process, on a fresh database of the real PostgreSQL server. */
+export async function startTestPlatform(env: Record<string, string> = {}, opts: PlatformOptions = {}): Promise<TestPlatform> {
+  const db = await createTestDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-test-'));
+  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BOOTSTRAP_API_KEY: adminKey,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    ...env,
+  });
+  const platform = await startPlatform(config, opts);
+  const url = platform.url;
+
+  const rest: TestPlatform['rest'] = async (method, p, o = {}) => {
+    const key = o.key === undefined ? adminKey : o.key;
+    const headers: Record<string, string> = { ...(key ? { authorization: `Bearer ${key}` } : {}), ...o.headers };
+    let body: string | undefined = o.raw;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] = 'application/json';
+    }
+    if (o.raw !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(url + p, { method, headers, body });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  };
+
+  return {
+    url,
+    port: platform.port,
+    adminKey,
+    platform,
+    db,
+    rest,
+    graphql: async (query, variables, key) => {
+      const k = key === undefined ? adminKey : key;
+      const res = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(k ? { authorization: `Bearer ${k}` } : {}) },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    },
+    createKey: async (fields = {}) => {
+      const res = await rest('POST', '/control-plane/api/v1/auth/api-keys', { body: { name: 'test key', ...fields } });
+      if (res.status !== 201) throw new Error(`could not create a key: ${JSON.stringify(res.body)}`);
+      return { id: res.body.data.api_key_id, key: res.body.data.api_key };
+    },
+    async stop() {
+      await platform.stop();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
