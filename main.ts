@@ -101,12 +101,17 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     generatedKey,
     async stop() {
       draining = true;
+      const log = kernel.logger;
       const forced = setTimeout(() => front.server.closeAllConnections(), 15_000);
       await Promise.all([front.close(), subscriptions.close()]);
       clearTimeout(forced);
+      log.debug('stopped accepting requests');
       await kernel.queue.stop({ graceMs: 10_000 });
+      log.debug('workers stopped');
       await gateway.stop();
+      log.debug('gateway stopped');
       await kernel.close();
+      log.debug('closed');
     },
   };
 }

@@ -57,6 +57,7 @@ export class PlatformGateway {
       validationRules: limitRules(this.limits),
       parseOptions: { maxTokens: this.limits.maxTokens },
       introspection: true,
+      stopOnTerminationSignals: false, // main.ts owns the drain order
       includeStacktraceInErrorResponses: false,
       plugins: [ApolloServerPluginLandingPageDisabled()],
       logger: quiet(opts.logger),

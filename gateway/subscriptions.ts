@@ -49,8 +49,10 @@ export function attachSubscriptions(opts: {
           ctx.extra.context = admission.context;
           return true;
         } catch (err) {
-          if (err instanceof EdgeRejection) throw new Error(`${err.error.code}: ${err.error.message}`);
-          throw err;
+          if (!(err instanceof EdgeRejection)) throw err;
+          // 4401/4429: the client learns why (code in the close reason) and does not retry blindly.
+          ctx.extra.socket.close(err.error.status === 429 ? 4429 : 4401, `${err.error.code}: ${err.error.message}`.slice(0, 120));
+          return false;
         }
       },
       onSubscribe: async (ctx, _id, payload) => {

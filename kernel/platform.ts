@@ -94,9 +94,12 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
       if (closed) return;
       closed = true;
       await keys.usage.flush();
+      logger.debug('usage flushed');
       await events.close();
+      logger.debug('events closed');
       redis?.disconnect();
       await db.destroy();
+      logger.debug('database pool closed');
       await database.stop();
     },
   };

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createClient } from 'graphql-ws';
+import { Client as PgClient } from 'pg';
+import WebSocket from 'ws';
+import { createTestDatabase, type TestDatabase } from './support/database';
+
+/**
+ * The split topology as real processes on one database: the control-plane subgraph alone,
+ * a worker, and the gateway with the REST adapter reaching the subgraph over HTTP.
+ */
+const MAIN = path.join(__dirname, '..', 'main.js');
+const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+let db: TestDatabase;
+let dataDir: string;
+let gatewayUrl: string;
+let subgraphUrl: string;
+const procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[] = [];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(name: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  exit.then((code) => {
+    if (code !== 0 && code !== null) process.stderr.write(`[${name}] exited ${code}\n${stderr}\n`);
+  });
+  procs.push({ name, child, exit });
+}
+
+async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
+
+async function call(method: string, p: string, key: string | null, body?: unknown) {
+  const res = await fetch(gatewayUrl + p, {
+    method,
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+before(async () => {
+  db = await createTestDatabase();
+  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-'));
+  const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
+  subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
+  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
+  run('worker', ['worker'], {});
+  await waitHealthy(subgraphUrl);
+  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
+  await waitHealthy(gatewayUrl);
+});
+
+after(async () => {
+  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exit));
+  await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('split mode: subgraph, worker and gateway as separate processes', () => {
+  test('the key lifecycle runs through the gateway to the remote subgraph', async () => {
+    const created = await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: 'split', permissions: ['keys:manage'], tier: 'starter' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const { api_key: key, api_key_id: id } = created.body.data;
+
+    const listed = await call('GET', '/control-plane/api/v1/auth/api-keys', key, undefined);
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body.data.api_keys.map((k: any) => k.id), [id]);
+
+    const denied = await call('POST', '/control-plane/api/v1/auth/api-keys', key, { permissions: ['*'] });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, 'insufficient_permissions');
+
+    const status = await call('GET', '/v1/rate-limits/status', key, undefined);
+    assert.equal(status.body.data.tier, 'starter');
+    assert.equal(status.body.data.limits.perMinute.remaining, 57);
+
+    // Revoked in the subgraph process; the gateway process refuses the key at once.
+    const revoked = await call('DELETE', `/control-plane/api/v1/auth/api-keys/${id}`, adminKey);
+    assert.equal(revoked.status, 200);
+    const after = await call('GET', '/control-plane/api/v1/auth/api-keys', key, undefined);
+    assert.equal(after.status, 401);
+    assert.equal(after.body.error.code, 'invalid_api_key');
+  });
+
+  test('a subscription at the gateway sees changes made in the subgraph process', async () => {
+    const created = await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: 'watched' });
+    const id = created.body.data.api_key_id;
+    const client = createClient({
+      url: gatewayUrl.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${adminKey}` },
+      retryAttempts: 0,
+    });
+    const received: any[] = [];
+    const got = new Promise<void>((resolve, reject) => {
+      client.subscribe(
+        { query: `subscription($id: ID!) { apiKeyUpdated(id: $id) { name } }`, variables: { id } },
+        { next: (v) => (received.push(v), resolve()), error: reject, complete: () => undefined },
+      );
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await call('PATCH', `/control-plane/api/v1/auth/api-keys/${id}`, adminKey, { name: 'seen across processes' });
+    await Promise.race([got, new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 5 s')), 5000))]);
+    await client.dispose();
+    assert.deepEqual(received[0], { data: { apiKeyUpdated: { name: 'seen across processes' } } });
+  });
+
+  test('the subgraph trusts nothing unsigned when called directly', async () => {
+    const query = `{ apiKeys { id } }`;
+    const direct = await fetch(`${subgraphUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
+      body: JSON.stringify({ query }),
+    });
+    assert.equal(((await direct.json()) as any).errors[0].extensions.code, 'missing_authorization');
+
+    const forgedContext = Buffer.from(
+      JSON.stringify({ principal: { kind: 'apiKey', keyId: 'x', service: 'control-plane', permissions: ['*'], tier: 'enterprise', environment: 'live', name: 'forged' }, requestId: 'r', iat: Date.now() }),
+    ).toString('base64url');
+    const forged = await fetch(`${subgraphUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-platform-context': forgedContext, 'x-platform-signature': 'ab'.repeat(32) },
+      body: JSON.stringify({ query }),
+    });
+    assert.equal(((await forged.json()) as any).errors[0].extensions.code, 'missing_authorization');
+  });
+
+  test('the worker process is alive and heartbeating', async () => {
+    const pg = new PgClient({ connectionString: db.url });
+    await pg.connect();
+    const { rows } = await pg.query(`SELECT count(*)::int AS n FROM platform.workers WHERE heartbeat_at > now() - interval '30 seconds'`);
+    await pg.end();
+    assert.ok(rows[0].n >= 1, 'a live worker row');
+  });
+
+  test('SIGTERM drains every process and each exits 0', async () => {
+    for (const p of procs) p.child.kill('SIGTERM');
+    const codes = await Promise.all(procs.map((p) => p.exit));
+    assert.deepEqual(codes, procs.map(() => 0));
+  });
+});
