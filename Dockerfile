@@ -1,0 +1,18 @@
+# One image for every role of the split deployment (see docker-compose.yml and README "Split mode").
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/schema ./schema
+COPY package.json ./
+USER node
+ENTRYPOINT ["node", "dist/main.js"]
+CMD ["all"]
