@@ -10,7 +10,7 @@ import {
 } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { buildSchema, createResolversMap, type NonEmptyArray } from 'type-graphql';
+import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { AppError, errors, type FieldError } from './errors';
 import { ANONYMOUS, authorize, type KeyService, type Principal } from './auth/principal';
@@ -74,6 +74,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
     },
     pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,
   });
+  assertEveryOperationAuthorized(spec);
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
   for (const [type, ref] of Object.entries(spec.referenceResolvers ?? {})) {
     resolvers[type] = { ...resolvers[type], ...ref };
@@ -86,6 +87,24 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
+
+/**
+ * Security by default: every root operation names its permission with @Authorized (PUBLIC and
+ * ANY_CALLER included); a subgraph with an operation that forgot to is refused at build time.
+ */
+function assertEveryOperationAuthorized(spec: SubgraphSpec): void {
+  const storage = getMetadataStorage();
+  const targets = new Set<Function>(spec.resolvers);
+  const authorized = new Set(storage.authorizedFields.map((a) => `${a.target.name}.${a.fieldName}`));
+  const operations = [...storage.queries, ...storage.mutations, ...storage.subscriptions].filter((o) => targets.has(o.target));
+  const open = operations.filter((o) => !authorized.has(`${o.target.name}.${o.methodName}`));
+  if (open.length) {
+    throw new Error(
+      `Subgraph ${spec.name}: ${open.map((o) => `${o.target.name}.${o.methodName}`).join(', ')} must declare @Authorized('<permission>') ` +
+        `(or @Authorized(ANY_CALLER) / @Authorized(PUBLIC) from kernel/auth/principal.ts)`,
+    );
+  }
+}
 
 export type SubgraphExecutor = (
   query: string,

@@ -24,6 +24,8 @@ export const ANONYMOUS: Principal = { kind: 'anonymous' };
 
 /** The "permission" of operations open to any authenticated caller of any surface. */
 export const ANY_CALLER = '@authenticated';
+/** The "permission" of operations open to anyone (each must say why in its description). */
+export const PUBLIC = '@public';
 
 /** `*` grants everything; `resource:*` grants every action on a resource. */
 export function hasPermission(granted: readonly string[], required: string): boolean {
@@ -42,6 +44,7 @@ export function isPlatformAdmin(p: Principal): boolean {
  * `permission` undefined means "any authenticated caller of this surface".
  */
 export function authorize(p: Principal, surface: KeyService | 'feedback', permission?: string): void {
+  if (permission === PUBLIC) return;
   if (p.kind === 'anonymous') throw errors.missingAuthorization();
   if (permission === ANY_CALLER) return;
   if (p.kind === 'apiKey' && p.service !== surface && !isPlatformAdmin(p)) {

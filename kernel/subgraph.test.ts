@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Authorized, Query, Resolver } from 'type-graphql';
+import { PUBLIC } from './auth/principal';
+import { buildSubgraph } from './subgraph';
+
+@Resolver()
+class ForgetfulResolver {
+  @Authorized('thing:read')
+  @Query(() => String)
+  guarded(): string {
+    return 'ok';
+  }
+
+  @Query(() => String)
+  forgotten(): string {
+    return 'oops';
+  }
+}
+
+@Resolver()
+class CarefulResolver {
+  @Authorized(PUBLIC)
+  @Query(() => String, { description: 'Public on purpose.' })
+  ping(): string {
+    return 'pong';
+  }
+}
+
+test('a subgraph with an operation that names no permission is refused at build time', async () => {
+  await assert.rejects(
+    buildSubgraph({ name: 'infra', surface: 'infra', resolvers: [ForgetfulResolver], instances: [new ForgetfulResolver()] }),
+    /ForgetfulResolver\.forgotten must declare @Authorized/,
+  );
+});
+
+test('PUBLIC is an explicit, accepted choice', async () => {
+  const built = await buildSubgraph({ name: 'links', surface: 'links', resolvers: [CarefulResolver], instances: [new CarefulResolver()] });
+  assert.match(built.sdl, /ping: String!/);
+});
