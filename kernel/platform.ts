@@ -6,6 +6,7 @@ import { createDataSource } from './db/data-source';
 import { resolveDatabase, type Database } from './db/database';
 import { kernelMigrations } from './db/migrations';
 import { createEventBus, type EventBus, type EventTransport } from './events';
+import { createLlmProvider, type LlmProvider } from './llm';
 import { createLogger, type Logger } from './logger';
 import { Queue } from './queue';
 import { RateLimiter } from './rate-limit';
@@ -25,6 +26,7 @@ export interface Kernel {
   webhooks: WebhookSender;
   keys: ApiKeyService;
   rateLimiter: RateLimiter;
+  llm: LlmProvider;
   redis?: Redis;
   secrets: { internal: string; jwt: string };
   close(): Promise<void>;
@@ -88,6 +90,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     webhooks,
     keys,
     rateLimiter: new RateLimiter(redis),
+    llm: createLlmProvider(config.llm, logger),
     redis,
     secrets,
     async close() {

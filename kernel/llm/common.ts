@@ -1,0 +1,59 @@
+import type * as GptTokenizer from 'gpt-tokenizer';
+import { errors } from '../errors';
+import type { ChatMessage } from './types';
+
+/** Helpers both providers share: model resolution and token counting. */
+
+/** Default per-call time limit (CompletionRequest.timeoutMs). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The model for a requested name: undefined → the default (first of LLM_MODELS); unknown → 400. */
+export function resolveModelIn(models: readonly string[], model?: string): string {
+  if (model === undefined || model === null) return models[0];
+  if (typeof model === 'string' && models.includes(model)) return model;
+  throw errors.validation([{ field: 'model', message: `must be one of ${models.join(', ')}` }]);
+}
+
+// gpt-tokenizer (o200k_base, the GPT-4o/GPT-5 encoding) takes ~300 ms to load its tables, so it
+// is loaded on first use rather than at every process start.
+let tokenizer: typeof GptTokenizer | undefined;
+function loadTokenizer(): typeof GptTokenizer {
+  return (tokenizer ??= require('gpt-tokenizer') as typeof GptTokenizer);
+}
+
+/** Loads the tokenizer soon, off the first call's path (one ~300 ms block of the event loop at start). */
+export function warmTokenizer(): void {
+  if (!tokenizer) setImmediate(() => loadTokenizer()).unref();
+}
+
+/** Special-token text such as `<|endoftext|>` in user input is counted as plain text, never thrown on. */
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Tokens of a text (o200k_base). Other models' tokenizers differ a little; this is an estimate for them. */
+export function countTokens(text: string): number {
+  if (!text) return 0;
+  return loadTokenizer().countTokens(text, PLAIN_TEXT);
+}
+
+/**
+ * Prompt tokens of a chat: each message's content plus OpenAI's chat-format overhead (3 tokens per
+ * message for its role and delimiters, 3 more priming the reply).
+ */
+export function countPromptTokens(messages: readonly ChatMessage[], count: (text: string) => number = countTokens): number {
+  let total = 3;
+  for (const m of messages) total += 3 + count(m.content ?? '');
+  return total;
+}
+
+/** The first `maxTokens` tokens of a text (for the offline provider's `maxTokens`). */
+export function truncateToTokens(text: string, maxTokens: number): { text: string; truncated: boolean } {
+  const tk = loadTokenizer();
+  const tokens = tk.encode(text, PLAIN_TEXT);
+  if (tokens.length <= maxTokens) return { text, truncated: false };
+  return { text: tk.decode(tokens.slice(0, Math.max(0, maxTokens))), truncated: true };
+}
+
+/** Throws the signal's own reason when it is aborted (so cancellation keeps its own error). */
+export function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
