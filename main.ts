@@ -53,30 +53,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: role !== 'all', name: role });
   const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
 
-  const local: Record<string, SubgraphExecutor> = {};
-  const sdls: SubgraphSdl[] = [];
-  for (const service of services) {
-    const remoteUrl = config.subgraphUrls[service.name];
-    if (remoteUrl) {
-      sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remoteUrl });
-      continue;
-    }
-    const built = await buildSubgraph(await service.create(kernel));
-    local[service.name] = createExecutor(built.schema, kernel.logger);
-    sdls.push({ name: service.name, sdl: built.sdl });
-  }
-  for (const extra of opts.extraSubgraphs ?? []) {
-    local[extra.name] = createExecutor(extra.schema, kernel.logger);
-    sdls.push({ name: extra.name, sdl: extra.sdl });
-  }
-  const gateway = new PlatformGateway({
-    supergraphSdl: composeSupergraph(sdls),
-    local,
-    remote: config.subgraphUrls as Record<string, string>,
-    internalSecret: kernel.secrets.internal,
-    logger: kernel.logger,
-  });
-  await gateway.start();
+  const gateway = await startGateway(kernel, config.subgraphUrls as Record<string, string>, opts.extraSubgraphs);
   const edge = new Edge(kernel.keys, kernel.rateLimiter);
   let draining = false;
   const app = buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining });
@@ -91,6 +68,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     routes: subscriptionRoutes,
     logger: kernel.logger,
   });
+  await startServices(kernel, config.subgraphUrls as Record<string, string>);
   if (role === 'all') await kernel.queue.start();
   kernel.logger.info('platform ready', { port, role, graphql: `http://localhost:${port}/graphql` });
 
@@ -120,8 +98,9 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
   const service = services.find((s) => s.name === name);
   if (!service) throw new Error(`Unknown subgraph "${name}"; known: ${services.map((s) => s.name).join(', ')}`);
   const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: `subgraph:${name}` });
-  const built = await buildSubgraph(await service.create(kernel));
-  const app = buildSubgraphServer(built, kernel.secrets.internal, kernel.logger);
+  const gateway = await startGateway(kernel, {});
+  const app = buildSubgraphServer(gateway.built[name]!, kernel.secrets.internal, kernel.logger);
+  await service.start?.(kernel);
   await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   kernel.logger.info('subgraph ready', { subgraph: name, port });
@@ -131,6 +110,7 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
     kernel,
     async stop() {
       await app.close();
+      await gateway.stop();
       await kernel.close();
     },
   };
@@ -138,7 +118,8 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
 
 export async function startWorker(config: Config): Promise<RunningPlatform> {
   const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: 'worker' });
-  for (const service of services) await service.create(kernel); // registers each service's job handlers
+  const gateway = await startGateway(kernel, {}); // also registers each service's job handlers
+  await startServices(kernel, {});
   await kernel.queue.start();
   kernel.logger.info('worker ready', { concurrency: config.workerConcurrency });
   return {
@@ -147,9 +128,47 @@ export async function startWorker(config: Config): Promise<RunningPlatform> {
     kernel,
     async stop() {
       await kernel.queue.stop({ graceMs: 10_000 });
+      await gateway.stop();
       await kernel.close();
     },
   };
+}
+
+/**
+ * Every process plans over the whole supergraph: the gateway serves clients with it, and every
+ * role lets its services call each other's public operations through it (kernel.operations).
+ * Subgraphs named in `remote` are reached over HTTP; all others are built and run in-process.
+ */
+async function startGateway(kernel: Kernel, remote: Record<string, string>, extra: BuiltSubgraph[] = []) {
+  const local: Record<string, SubgraphExecutor> = {};
+  const built: Record<string, BuiltSubgraph> = {};
+  const sdls: SubgraphSdl[] = [];
+  for (const service of services) {
+    if (remote[service.name]) {
+      sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remote[service.name] });
+      continue;
+    }
+    built[service.name] = await buildSubgraph(await service.create(kernel));
+  }
+  for (const b of [...Object.values(built), ...extra]) {
+    local[b.name] = createExecutor(b.schema, kernel.logger);
+    sdls.push({ name: b.name, sdl: b.sdl });
+  }
+  const gateway = new PlatformGateway({
+    supergraphSdl: composeSupergraph(sdls),
+    local,
+    remote,
+    internalSecret: kernel.secrets.internal,
+    logger: kernel.logger,
+  });
+  await gateway.start();
+  kernel.operations.bind((request, context) => gateway.execute(request, context));
+  return Object.assign(gateway, { built });
+}
+
+/** The start hooks of the services this process hosts (seeding, recovery). */
+async function startServices(kernel: Kernel, remote: Record<string, string>): Promise<void> {
+  for (const service of services) if (!remote[service.name]) await service.start?.(kernel);
 }
 
 function committedSdl(name: string): string {

@@ -8,6 +8,7 @@ import { kernelMigrations } from './db/migrations';
 import { createEventBus, type EventBus, type EventTransport } from './events';
 import { createLlmProvider, type LlmProvider } from './llm';
 import { createLogger, type Logger } from './logger';
+import { Operations } from './operations';
 import { Queue } from './queue';
 import { RateLimiter } from './rate-limit';
 import { loadSecret } from './secrets';
@@ -27,6 +28,8 @@ export interface Kernel {
   keys: ApiKeyService;
   rateLimiter: RateLimiter;
   llm: LlmProvider;
+  /** Other services' public operations (kernel/operations.ts). */
+  operations: Operations;
   redis?: Redis;
   secrets: { internal: string; jwt: string };
   close(): Promise<void>;
@@ -90,6 +93,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     webhooks,
     keys,
     rateLimiter: new RateLimiter(redis),
+    operations: new Operations(),
     llm: createLlmProvider(config.llm, logger),
     redis,
     secrets,

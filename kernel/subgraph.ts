@@ -198,4 +198,9 @@ export interface ServiceModule<K = unknown> {
   subscriptions: SubscriptionRoute[];
   /** Builds the subgraph (and registers the service's job handlers on the kernel's queue). */
   create(kernel: K): SubgraphSpec | Promise<SubgraphSpec>;
+  /**
+   * Runs once this process can reach every service (kernel.operations is bound): seeding,
+   * recovery. Idempotent: every process of a split deployment runs it.
+   */
+  start?(kernel: K): Promise<void>;
 }

@@ -18,6 +18,8 @@ export type Principal =
       permissions: string[];
     }
   | { kind: 'user'; userId: string; service: 'feedback' | 'infra'; roles: string[]; permissions: string[] }
+  /** The platform calling one of its own services (kernel/operations.ts); never built from a request. */
+  | { kind: 'service'; name: string }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS: Principal = { kind: 'anonymous' };
@@ -44,7 +46,7 @@ export function isPlatformAdmin(p: Principal): boolean {
  * `permission` undefined means "any authenticated caller of this surface".
  */
 export function authorize(p: Principal, surface: KeyService | 'feedback', permission?: string): void {
-  if (permission === PUBLIC) return;
+  if (permission === PUBLIC || p.kind === 'service') return;
   if (p.kind === 'anonymous') throw errors.missingAuthorization();
   if (permission === ANY_CALLER) return;
   if (p.kind === 'apiKey' && p.service !== surface && !isPlatformAdmin(p)) {
