@@ -22,8 +22,8 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * handler, then BENCH_KEYS enterprise-tier keys. Prints one JSON line on stdout:
  *   {"url", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0]}
  * Keys hold `keys:manage` only (not `*`), so a key may read itself: every request of the load
- * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when stdin closes (the driver is
- * gone), or after BENCH_SERVER_MAX_SECONDS.
+ * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when the driver that spawned it is
+ * gone (IPC channel closed), or after BENCH_SERVER_MAX_SECONDS.
  */
 
 export const BASELINE_PATH = '/bench/baseline/api-keys/:key_id';
@@ -108,9 +108,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop(0));
   process.on('SIGINT', () => void stop(0));
-  process.stdin.on('end', () => void stop(0));
-  process.stdin.on('error', () => void stop(0));
-  process.stdin.resume();
+  // Started by bench/run.ts (an IPC channel): stop when the driver goes away, however it ended.
+  if (process.send) process.on('disconnect', () => void stop(0));
   setTimeout(() => {
     process.stderr.write(`bench server: still running after ${maxSeconds} s, stopping\n`);
     void stop(2);
