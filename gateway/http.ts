@@ -4,6 +4,7 @@ import { HeaderMap } from '@apollo/server';
 import { AppError } from '../kernel/errors';
 import type { Logger } from '../kernel/logger';
 import { presentedCredentials, registerSurface, type Surface } from '../rest-adapter/surface';
+import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
 import { EdgeRejection, newRequestId, type Edge } from './edge';
 import { registerExplorer } from './explorer';
 import type { PlatformGateway } from './gateway';
@@ -133,6 +134,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   for (const surface of deps.surfaces) registerSurface(app, surface, deps);
+  registerWebhookSurface(app, deps);
   return app;
 }
 

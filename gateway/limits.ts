@@ -54,7 +54,7 @@ export interface QueryLimits {
   maxCost: number;
 }
 
-export const DEFAULT_LIMITS: QueryLimits = { maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxCost: 5000 };
+export const DEFAULT_LIMITS: QueryLimits = { maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxCost: 20000 };
 
 /** The size assumed for a list field with no usable `first`/`last`/`limit` argument. */
 export const DEFAULT_LIST_SIZE = 20;

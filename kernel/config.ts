@@ -79,6 +79,9 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   DB_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // Workflow engine: pruning of finished executions (subgraphs/engine).
+  ENGINE_EXECUTION_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(36_500).default(14),
+  ENGINE_EXECUTION_MAX_COUNT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
 });
 
 export interface Config {
@@ -103,6 +106,8 @@ export interface Config {
   workerConcurrency: number;
   dbPoolSize: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per workflow. */
+  engine: { executionMaxAgeDays: number; executionMaxCount: number };
 }
 
 export class ConfigError extends Error {
@@ -143,5 +148,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     dbPoolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
+    engine: { executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS, executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT },
   };
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Authorized, Query, Resolver } from 'type-graphql';
-import { PUBLIC } from './auth/principal';
+import { PUBLIC, alsoOn, authorize } from './auth/principal';
 import { buildSubgraph } from './subgraph';
 
 @Resolver()
@@ -38,4 +38,11 @@ test('a subgraph with an operation that names no permission is refused at build 
 test('PUBLIC is an explicit, accepted choice', async () => {
   const built = await buildSubgraph({ name: 'links', surface: 'links', resolvers: [CarefulResolver], instances: [new CarefulResolver()] });
   assert.match(built.sdl, /ping: String!/);
+});
+
+test('an operation may accept the keys of another named surface', () => {
+  const cpKey = { kind: 'apiKey' as const, keyId: 'k', name: 'k', service: 'control-plane' as const, environment: 'live' as const, tier: 'free' as const, permissions: ['workflow:read'] };
+  assert.throws(() => authorize(cpKey, 'engine', 'workflow:read'), (e: any) => e.code === 'insufficient_permissions');
+  authorize(cpKey, ['engine', 'control-plane'], 'workflow:read');
+  assert.equal(alsoOn('control-plane'), 'surface:control-plane');
 });

@@ -13,7 +13,7 @@ import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { AppError, errors, type FieldError } from './errors';
-import { ANONYMOUS, authorize, type KeyService, type Principal } from './auth/principal';
+import { ANONYMOUS, authorize, type KeyService, type Principal, type Surface } from './auth/principal';
 import type { RateLimitSnapshot } from './rate-limit';
 import type { SubgraphName } from './config';
 import type { Logger } from './logger';
@@ -69,7 +69,9 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       },
     },
     authChecker: ({ context }, roles) => {
-      authorize((context as RequestContext).principal, spec.surface, roles[0]);
+      const [permission, ...extra] = roles;
+      const surfaces = [spec.surface, ...extra.filter((r) => r.startsWith('surface:')).map((r) => r.slice(8) as Surface)];
+      authorize((context as RequestContext).principal, surfaces, permission);
       return true;
     },
     pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,

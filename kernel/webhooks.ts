@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { DataSource, EntityManager } from 'typeorm';
+import { SecretCipher } from './crypto';
 import { AppError, errors } from './errors';
 import type { Logger } from './logger';
 import { guardedFetch, validateCallbackUrl, type OutboundPolicy } from './outbound';
@@ -114,7 +115,7 @@ export class WebhookSender {
     this.maxAttempts = opts.maxAttempts ?? 6;
     this.backoffMs = opts.backoffMs ?? 2_000;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.cipher = new SecretCipher(opts.encryptionKey);
+    this.cipher = new SecretCipher(opts.encryptionKey, 'automation-platform/webhook-secret/v1');
   }
 
   registerWorker(): void {
@@ -350,45 +351,4 @@ export function verifySignature(secret: string, body: string | Buffer, header: s
   const provided = Buffer.from(header.trim().replace(/^sha256=/i, '').toLowerCase(), 'utf8');
   const expected = Buffer.from(sign(secret, body).slice('sha256='.length), 'utf8');
   return provided.length === expected.length && timingSafeEqual(provided, expected);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Secrets at rest
-
-const CIPHER_VERSION = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-/**
- * AES-256-GCM under a key derived (HKDF-SHA256) from the platform key, so the platform key is
- * never used directly and other features can derive their own. The delivery id is the
- * additional authenticated data: a ciphertext copied onto another row does not decrypt.
- */
-class SecretCipher {
-  private readonly key: Buffer;
-
-  constructor(platformKey: Buffer) {
-    if (!Buffer.isBuffer(platformKey) || platformKey.length !== 32) {
-      throw new TypeError('WebhookSender: encryptionKey must be a 32-byte Buffer');
-    }
-    this.key = Buffer.from(hkdfSync('sha256', platformKey, Buffer.alloc(0), 'automation-platform/webhook-secret/v1', 32));
-  }
-
-  encrypt(plain: string, id: string): Buffer {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(id));
-    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([Buffer.from([CIPHER_VERSION]), iv, cipher.getAuthTag(), ciphertext]);
-  }
-
-  decrypt(blob: Buffer, id: string): string {
-    if (blob[0] !== CIPHER_VERSION) throw new Error(`Unknown webhook secret format ${blob[0]}`);
-    const iv = blob.subarray(1, 1 + IV_BYTES);
-    const tag = blob.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-    const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
-    decipher.setAAD(Buffer.from(id));
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(blob.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-  }
 }

@@ -57,8 +57,14 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
     requestId: (req as any).requestId ?? newRequestId(),
     timestamp: new Date().toISOString(),
   });
-  const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
-    reply.code(err.status).send(surface.envelope.error(err, meta(req)));
+  const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) => {
+    // Endpoint-specific limits (prompt tests, chain executions…) are refused inside a subgraph.
+    const retryAfter = err.details?.retryAfter;
+    if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) {
+      reply.header('retry-after', String(retryAfter));
+    }
+    return reply.code(err.status).send(surface.envelope.error(err, meta(req)));
+  };
 
   app.register(
     async (scope) => {
@@ -122,7 +128,8 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             const result = await deps.gateway.execute({ query: route.operation, variables }, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
             const data = route.pick(result.data, rest);
-            return reply.code(route.status ?? 200).send(surface.envelope.success(data, meta(req)));
+            const status = typeof route.status === 'function' ? route.status(result.data, rest) : route.status ?? 200;
+            return reply.code(status).send(surface.envelope.success(data, meta(req)));
           },
         });
       }
@@ -160,8 +167,16 @@ function prepare(route: RouteDef, gateway: PlatformGateway) {
           }
           continue;
         }
-        const known = withoutUnknownFields(value, v.type, [], (path) => problems.push({ field: name(v.name, path), message: 'is not a known field' }));
+        // Unknown and missing fields are named by path from the type's shape; graphql-js then
+        // checks the values, and its own report of a missing field (made at the parent object's
+        // path) is dropped as a duplicate.
+        const parentsOfMissing = new Set<string>();
+        const known = checkShape(value, v.type, [], (path, message) => {
+          problems.push({ field: name(v.name, path), message });
+          if (message !== 'is not a known field') parentsOfMissing.add(path.slice(0, -1).join('.'));
+        });
         coerceInputValue(known, v.type, (path, _invalid, error: GraphQLError) => {
+          if (parentsOfMissing.has(path.join('.'))) return;
           problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
         });
       }
@@ -170,24 +185,33 @@ function prepare(route: RouteDef, gateway: PlatformGateway) {
   };
 }
 
-/** A copy of `value` without the fields its input type does not define, each reported by path. */
-function withoutUnknownFields(
+/**
+ * Walks `value` along its input type: reports fields the type does not define and required
+ * fields that are missing, each by path, and returns a copy without the unknown ones.
+ */
+function checkShape(
   value: unknown,
   type: GraphQLInputType,
   path: (string | number)[],
-  report: (path: (string | number)[]) => void,
+  report: (path: (string | number)[], message: string) => void,
 ): unknown {
   const named = getNullableType(type);
   if (isListType(named)) {
-    return Array.isArray(value) ? value.map((item, i) => withoutUnknownFields(item, named.ofType, [...path, i], report)) : value;
+    return Array.isArray(value) ? value.map((item, i) => checkShape(item, named.ofType, [...path, i], report)) : value;
   }
   if (!isInputObjectType(named) || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const fields = named.getFields();
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     const field = fields[key];
-    if (field) out[key] = withoutUnknownFields(item, field.type, [...path, key], report);
-    else report([...path, key]);
+    if (field) out[key] = checkShape(item, field.type, [...path, key], report);
+    else report([...path, key], 'is not a known field');
+  }
+  for (const [key, field] of Object.entries(fields)) {
+    const given = (value as Record<string, unknown>)[key];
+    if (isNonNullType(field.type) && field.defaultValue === undefined && (given === undefined || given === null)) {
+      report([...path, key], given === null ? 'must not be null' : 'is required');
+    }
   }
   return out;
 }

@@ -9,17 +9,16 @@ import { services } from '../subgraphs';
 export const SCHEMA_DIR = path.join(__dirname, '..', '..', 'schema');
 
 /**
- * Building a subgraph only wires resolvers to their services; nothing is called. The services
- * are therefore given a kernel that refuses every use, so emission needs no database.
+ * Building a subgraph only wires resolvers to their services (and job handlers to the queue);
+ * nothing runs. The services are therefore given a kernel where every property and call is an
+ * inert stand-in, so emission needs no database.
  */
 function offlineKernel(): any {
-  const refuse: ProxyHandler<any> = {
-    get: (_t, prop) => (prop === 'then' ? undefined : new Proxy(() => undefined, refuse)),
-    apply: () => {
-      throw new Error('schema emission does not run services');
-    },
+  const inert: ProxyHandler<any> = {
+    get: (_t, prop) => (prop === 'then' ? undefined : new Proxy(() => undefined, inert)),
+    apply: () => new Proxy(() => undefined, inert),
   };
-  return new Proxy(() => undefined, refuse);
+  return new Proxy(() => undefined, inert);
 }
 
 export async function emitSchema(): Promise<{ subgraphs: Record<string, string>; supergraph: string }> {

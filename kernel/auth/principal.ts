@@ -29,6 +29,15 @@ export const ANY_CALLER = '@authenticated';
 /** The "permission" of operations open to anyone (each must say why in its description). */
 export const PUBLIC = '@public';
 
+export type Surface = KeyService | 'feedback';
+
+/**
+ * An extra surface whose keys an operation also accepts, given after the permission:
+ * `@Authorized('workflow:read', alsoOn('control-plane'))` — for one service's operations that
+ * another service's documented paths expose (the control plane's workflow paths run the engine's).
+ */
+export const alsoOn = (surface: Surface) => `surface:${surface}`;
+
 /** `*` grants everything; `resource:*` grants every action on a resource. */
 export function hasPermission(granted: readonly string[], required: string): boolean {
   if (granted.includes('*') || granted.includes(required)) return true;
@@ -45,14 +54,15 @@ export function isPlatformAdmin(p: Principal): boolean {
  * (or session) this surface accepts, and has the permission the operation names.
  * `permission` undefined means "any authenticated caller of this surface".
  */
-export function authorize(p: Principal, surface: KeyService | 'feedback', permission?: string): void {
+export function authorize(p: Principal, surface: Surface | readonly Surface[], permission?: string): void {
   if (permission === PUBLIC || p.kind === 'service') return;
   if (p.kind === 'anonymous') throw errors.missingAuthorization();
   if (permission === ANY_CALLER) return;
-  if (p.kind === 'apiKey' && p.service !== surface && !isPlatformAdmin(p)) {
-    throw errors.insufficientPermissions(permission ?? `${surface}:access`, p.permissions);
+  const surfaces: readonly Surface[] = typeof surface === 'string' ? [surface] : surface;
+  if (p.kind === 'apiKey' && !surfaces.includes(p.service) && !isPlatformAdmin(p)) {
+    throw errors.insufficientPermissions(permission ?? `${surfaces[0]}:access`, p.permissions);
   }
-  if (p.kind === 'user' && p.service !== surface) throw errors.missingAuthorization();
+  if (p.kind === 'user' && !surfaces.includes(p.service)) throw errors.missingAuthorization();
   if (permission && !hasPermission(p.permissions, permission)) {
     throw errors.insufficientPermissions(permission, p.permissions);
   }

@@ -23,12 +23,19 @@ export interface TestPlatform {
   graphql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer>;
   /** Creates a key through the public API and returns the key itself. */
   createKey(fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
-  stop(): Promise<void>;
+  /** `keepDatabase`: leave the database for a later platform (`startTestPlatform(env, { database })`). */
+  stop(opts?: { keepDatabase?: boolean }): Promise<void>;
+}
+
+export interface TestPlatformOptions extends PlatformOptions {
+  /** Run on this database (e.g. the one of a stopped platform) instead of a fresh one; the caller drops it. */
+  database?: TestDatabase;
 }
 
 /** The whole platform in this process, on a fresh database of the real PostgreSQL server. */
-export async function startTestPlatform(env: Record<string, string> = {}, opts: PlatformOptions = {}): Promise<TestPlatform> {
-  const db = await createTestDatabase();
+export async function startTestPlatform(env: Record<string, string> = {}, testOpts: TestPlatformOptions = {}): Promise<TestPlatform> {
+  const { database, ...opts } = testOpts;
+  const db = database ?? (await createTestDatabase());
   const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-test-'));
   const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
   const config = loadConfig({
@@ -79,9 +86,9 @@ export async function startTestPlatform(env: Record<string, string> = {}, opts: 
       if (res.status !== 201) throw new Error(`could not create a key: ${JSON.stringify(res.body)}`);
       return { id: res.body.data.api_key_id, key: res.body.data.api_key };
     },
-    async stop() {
+    async stop(o = {}) {
       await platform.stop();
-      await db.drop();
+      if (!database && !o.keepDatabase) await db.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ANONYMOUS } from '../kernel/auth/principal';
+import { AppError, errors, fromGraphQLError } from '../kernel/errors';
+import type { Logger } from '../kernel/logger';
+import { newRequestId } from '../gateway/edge';
+import type { PlatformGateway } from '../gateway/gateway';
+
+/**
+ * Inbound workflow webhooks: any method the triggers allow on `/webhook/<path>`, any content
+ * type, the raw body kept byte for byte (HMAC signatures are computed over it). Every request
+ * runs ONE GraphQL operation, `receiveWebhook`, through the gateway as an anonymous caller: the
+ * platform's API keys play no part here, the trigger's own authentication does (inside the
+ * engine). The operation answers with the HTTP status, headers and body to send back.
+ *
+ * Answers: a trigger with responseMode onReceived answers 200 `{success: true, executionId,
+ * message}`; lastNode answers with what the workflow's respondToWebhook node set, else 200 with
+ * the json of the last node's first item. Refusals are `{success: false, error: {code, message,
+ * details}}` with 401/403 (credentials), 404 (no such path), 405 (wrong method), 409 (workflow
+ * inactive), 413 (body over 5 MB), 429 (the trigger's rate limit, with Retry-After).
+ */
+
+export const WEBHOOK_BODY_LIMIT = 5 * 1024 * 1024;
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** Headers a workflow may not set on the answer: the server owns the framing. */
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+
+const RECEIVE = /* GraphQL */ `
+  mutation ReceiveWebhook($request: WorkflowWebhookRequestInput!) {
+    receiveWebhook(request: $request) { status headers body }
+  }`;
+
+export interface WebhookSurfaceDeps {
+  gateway: PlatformGateway;
+  logger: Logger;
+}
+
+export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfaceDeps): void {
+  app.register(
+    async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean) => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        const result = await deps.gateway.execute(
+          {
+            query: RECEIVE,
+            variables: {
+              request: {
+                path: (req.params as Record<string, string>)['*'] ?? '',
+                method: req.method,
+                headers,
+                query: { ...(req.query as Record<string, unknown>) },
+                body: body.toString('base64'),
+                bodyEncoding: 'base64',
+                bodyTooLarge,
+              },
+            },
+          },
+          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip },
+        );
+        if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
+        return result.data!.receiveWebhook as { status: number; headers: Record<string, string>; body: unknown };
+      };
+
+      const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
+        reply
+          .code(err.status)
+          .header('x-request-id', (req as any).requestId ?? newRequestId())
+          .send({ success: false, error: { code: err.code, message: err.message, details: err.details ?? {} } });
+
+      scope.setErrorHandler(async (err: any, req, reply) => {
+        if (err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+          // The trigger logs the refusal (rejected, payload_too_large); the answer is 413 whatever the path.
+          await forward(req, Buffer.alloc(0), true).catch(() => undefined);
+          return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: WEBHOOK_BODY_LIMIT }));
+        }
+        if (err instanceof AppError) return fail(req, reply, err);
+        if (typeof err?.statusCode === 'number' && err.statusCode < 500) return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
+        deps.logger.error('unhandled error on /webhook', { err, url: req.url });
+        return fail(req, reply, errors.internal((req as any).requestId));
+      });
+      scope.setNotFoundHandler((req, reply) => fail(req, reply, errors.notFound('webhook', req.url.split('?')[0]!)));
+
+      scope.route({
+        method: [...METHODS],
+        url: '/*',
+        handler: async (req, reply) => {
+          (req as any).requestId = newRequestId();
+          const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          const answer = await forward(req, body, false);
+          reply.code(answer.status).header('x-request-id', (req as any).requestId);
+          for (const [name, value] of Object.entries(answer.headers ?? {})) {
+            if (!HOP_BY_HOP.has(name.toLowerCase())) reply.header(name, value);
+          }
+          const hasType = Object.keys(answer.headers ?? {}).some((h) => h.toLowerCase() === 'content-type');
+          if (answer.body === null || answer.body === undefined || answer.body === '') return reply.send();
+          if (typeof answer.body === 'string') {
+            if (!hasType) reply.header('content-type', 'text/plain; charset=utf-8');
+            return reply.send(answer.body);
+          }
+          if (!hasType) reply.header('content-type', 'application/json; charset=utf-8');
+          return reply.send(JSON.stringify(answer.body));
+        },
+      });
+    },
+    { prefix: '/webhook' },
+  );
+}

@@ -1,0 +1,99 @@
+/** Fixtures for the engine's n8n import (subgraphs/engine/n8n.test.ts, test/engine.e2e.test.ts). */
+
+const link = (node: string, index = 0) => ({ node, type: 'main', index });
+
+/**
+ * An n8n 1.x export as n8n writes it (ids, type versions, webhookId, sticky note, pinData…):
+ * Webhook -> IF (v2) -> Set (v3.4) / Set (v2) -> Merge (v3) -> Code (v2) -> Respond to Webhook.
+ */
+export const N8N_EXPORT = {
+  id: 'Xy12AbCdEf',
+  name: 'Order intake',
+  active: true,
+  nodes: [
+    {
+      parameters: { httpMethod: 'POST', path: 'orders', responseMode: 'responseNode', options: {} },
+      id: 'a1c9e3f2-0000-4000-8000-000000000001',
+      name: 'Webhook',
+      type: 'n8n-nodes-base.webhook',
+      typeVersion: 2,
+      position: [0, 0],
+      webhookId: '6f1e0c56-0000-4000-8000-000000000009',
+    },
+    {
+      parameters: {
+        conditions: {
+          options: { caseSensitive: true, leftValue: '', typeValidation: 'strict' },
+          conditions: [{ id: 'c1', leftValue: '={{ $json.body.total }}', rightValue: 100, operator: { type: 'number', operation: 'gt' } }],
+          combinator: 'and',
+        },
+        options: {},
+      },
+      id: 'a1c9e3f2-0000-4000-8000-000000000002',
+      name: 'Big order?',
+      type: 'n8n-nodes-base.if',
+      typeVersion: 2,
+      position: [220, 0],
+    },
+    {
+      parameters: {
+        assignments: {
+          assignments: [
+            { id: 's1', name: 'priority', value: 'high', type: 'string' },
+            { id: 's2', name: 'total', value: '={{ $json.body.total }}', type: 'number' },
+          ],
+        },
+        options: {},
+      },
+      id: 'a1c9e3f2-0000-4000-8000-000000000003',
+      name: 'High priority',
+      type: 'n8n-nodes-base.set',
+      typeVersion: 3.4,
+      position: [440, -100],
+    },
+    {
+      parameters: {
+        keepOnlySet: true,
+        values: { string: [{ name: 'priority', value: 'normal' }], number: [{ name: 'total', value: '={{$json.body.total}}' }] },
+        options: {},
+      },
+      id: 'a1c9e3f2-0000-4000-8000-000000000004',
+      name: 'Normal priority',
+      type: 'n8n-nodes-base.set',
+      typeVersion: 2,
+      position: [440, 100],
+    },
+    { parameters: {}, id: 'a1c9e3f2-0000-4000-8000-000000000005', name: 'Merge', type: 'n8n-nodes-base.merge', typeVersion: 3, position: [660, 0] },
+    {
+      parameters: { jsCode: 'return $input.all().map((item) => ({ json: { ...item.json, label: item.json.priority.toUpperCase() } }));' },
+      id: 'a1c9e3f2-0000-4000-8000-000000000006',
+      name: 'Label',
+      type: 'n8n-nodes-base.code',
+      typeVersion: 2,
+      position: [880, 0],
+    },
+    {
+      parameters: { respondWith: 'json', responseBody: '={{ { label: $json.label, total: $json.total } }}', options: { responseCode: 202 } },
+      id: 'a1c9e3f2-0000-4000-8000-000000000007',
+      name: 'Respond',
+      type: 'n8n-nodes-base.respondToWebhook',
+      typeVersion: 1.1,
+      position: [1100, 0],
+    },
+    { parameters: { content: '## Orders over 100 are high priority' }, id: 'n', name: 'Sticky Note', type: 'n8n-nodes-base.stickyNote', typeVersion: 1, position: [0, 300] },
+  ],
+  connections: {
+    Webhook: { main: [[link('Big order?')]] },
+    'Big order?': { main: [[link('High priority')], [link('Normal priority')]] },
+    'High priority': { main: [[link('Merge', 0)]] },
+    'Normal priority': { main: [[link('Merge', 1)]] },
+    Merge: { main: [[link('Label')]] },
+    Label: { main: [[link('Respond')]] },
+  },
+  settings: { executionOrder: 'v1', executionTimeout: -1 },
+  staticData: null,
+  pinData: {},
+  versionId: '0c1b2a39-0000-4000-8000-00000000000a',
+  meta: { instanceId: 'f00d' },
+  tags: [{ id: 't1', name: 'orders' }],
+};
