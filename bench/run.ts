@@ -8,6 +8,7 @@ import autocannon from 'autocannon';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { benchQueue, type QueueFigures } from './queue.bench';
+import { benchPromptTests, type PromptBenchFigures } from './promptlib.bench';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -15,7 +16,7 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
  * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
  * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 5), BENCH_KEYS (default 300),
- * BENCH_ONLY=rest,graphql,subscription,queue (a partial run writes no result files),
+ * BENCH_ONLY=rest,graphql,subscription,queue,promptlib (a partial run writes no result files),
  * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
  */
 
@@ -32,7 +33,7 @@ const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
 /** The whole run is cut off here, whatever happens (it takes about 80 s). */
 const MAX_RUN_MS = Number(process.env.BENCH_MAX_SECONDS ?? 300) * 1000;
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue').split(',').map((s) => s.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib').split(',').map((s) => s.trim()));
 const FULL_RUN = ['rest', 'graphql', 'subscription', 'queue'].every((p) => ONLY.has(p));
 
 const GRAPHQL_QUERY = 'query($id: ID!){ apiKey(id:$id){ id name tier permissions status } }';
@@ -551,6 +552,19 @@ async function main(): Promise<void> {
       raw.queue = queue;
     }
 
+    let prompts: PromptBenchFigures | undefined;
+    if (ONLY.has('promptlib')) {
+      prompts = await phase('prompt tests', async () => {
+        const db = await createScratchDatabase(dbServer.url, 'promptlib');
+        try {
+          return await benchPromptTests(db.url);
+        } finally {
+          await db.drop();
+        }
+      });
+      raw.promptlib = prompts;
+    }
+
     const b = measuredLoads.baseline;
     const figures: Figure[] = [];
     if (measuredLoads.rest && b) {
@@ -579,6 +593,13 @@ async function main(): Promise<void> {
         figure('queue.p50', 'Queue enqueue → start p50 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP50Ms, queue.pgBoss.enqueueToStartP50Ms),
         figure('queue.p99', 'Queue enqueue → start p99 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP99Ms, queue.pgBoss.enqueueToStartP99Ms),
         figure('queue.jobs', 'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)', 'jobs/s', queue.ours.jobsPerSecond, queue.pgBoss.jobsPerSecond, cut),
+      );
+    }
+    if (prompts) {
+      figures.push(
+        figure('promptlib.rps', 'Prompt test runs, concurrency 16 (baseline: the same model call made directly)', 'runs/s', prompts.platform.runsPerSecond, prompts.direct.callsPerSecond),
+        figure('promptlib.p50', 'Prompt test p50, one at a time (baseline: direct model call)', 'ms', prompts.platform.p50Ms, prompts.direct.p50Ms, `platform overhead at p50: ${prompts.overheadP50Ms} ms (aim < 2 ms)`),
+        figure('promptlib.p99', 'Prompt test p99, one at a time (baseline: direct model call)', 'ms', prompts.platform.p99Ms, prompts.direct.p99Ms),
       );
     }
     figures.push(

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { Logger } from '../../kernel/logger';
+import { JobAbortedError, type Queue } from '../../kernel/queue';
+import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.entity';
+import { CHAIN_JOB } from './chain.service';
+import type { PromptService } from './prompt.service';
+import type { PromptTestService } from './prompt-test.service';
+import { describeFailure, seconds } from './shared';
+
+/**
+ * The `promptlib.chain` job: runs one execution's steps order by order. Steps sharing an order
+ * run at once; each finished step is appended to `completed_steps` as it finishes. The first
+ * failing step ends the execution `failed` with `error {step, promptId, code, message}` (its
+ * siblings are aborted). A worker that stops mid-run hands the job back and a later run resumes
+ * after the steps already completed; a job that fails outright (timeout, lost worker) marks the
+ * execution failed at its current step.
+ */
+
+interface ExecutionRow {
+  execution_id: string;
+  status: string;
+  initial_variables: Record<string, unknown>;
+  model: string;
+  temperature: number;
+  max_tokens: number;
+  completed_steps: CompletedStep[];
+  key_id: string | null;
+  steps: StoredStep[];
+}
+
+class StepFailure extends Error {
+  constructor(
+    readonly step: StoredStep,
+    readonly reason: unknown,
+  ) {
+    super('step failed');
+  }
+}
+
+export class ChainRunner {
+  constructor(
+    private readonly db: DataSource,
+    private readonly prompts: PromptService,
+    private readonly tests: PromptTestService,
+    private readonly logger: Logger,
+  ) {}
+
+  register(queue: Queue): void {
+    queue.register<{ executionId: string }>(CHAIN_JOB, (job) => this.run(job.data.executionId, job.signal), {
+      onFinalFailure: (job, error) => this.failAtCurrentStep((job.data as { executionId: string }).executionId, error),
+    });
+  }
+
+  async run(executionId: string, signal: AbortSignal): Promise<void> {
+    const [exec]: ExecutionRow[] = await this.db.query(
+      `SELECT e.execution_id, e.status, e.initial_variables, e.model, e.temperature, e.max_tokens, e.completed_steps, e.key_id, cv.steps
+         FROM promptlib.chain_executions e
+         JOIN promptlib.chain_versions cv ON cv.chain_id = e.chain_id AND cv.version = e.chain_version
+        WHERE e.execution_id = $1`,
+      [executionId],
+    );
+    if (!exec || exec.status !== 'running') return; // deleted with its chain, or already settled
+    const outputs: Record<string, Record<string, string>> = {};
+    const done = new Set<string>();
+    for (const c of exec.completed_steps) {
+      (outputs[`step_${c.step}`] ??= {})[c.outputKey] = c.output;
+      done.add(`${c.step}:${c.outputKey}`);
+    }
+    const orders = [...new Set(exec.steps.map((s) => s.order))].sort((a, b) => a - b);
+    for (const order of orders) {
+      const group = exec.steps.filter((s) => s.order === order && !done.has(`${s.order}:${s.outputKey}`));
+      if (!group.length) continue;
+      await this.db.query(
+        `UPDATE promptlib.chain_executions SET current_step = $2, updated_at = now() WHERE execution_id = $1 AND status = 'running'`,
+        [executionId, order],
+      );
+      // Siblings of a failed step are aborted; the job's own abort (timeout, shutdown) reaches all.
+      const siblings = new AbortController();
+      const onAbort = () => siblings.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      let failure: StepFailure | null = null;
+      try {
+        await Promise.allSettled(
+          group.map((step) =>
+            this.runStep(exec, step, outputs, siblings.signal).catch((err) => {
+              if (!failure) failure = new StepFailure(step, err);
+              siblings.abort(new Error(`a sibling step of order ${order} failed`));
+            }),
+          ),
+        );
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+      if (failure) {
+        const { step, reason: cause } = failure as StepFailure;
+        // A stopping worker hands the job back: the execution resumes elsewhere, it has not failed.
+        if (cause instanceof JobAbortedError && (cause.code === 'shutdown' || cause.code === 'worker_lost')) throw cause;
+        const { code, message, details } = describeFailure(cause);
+        await this.markFailed(executionId, { step: order, promptId: step.promptId, code, message, ...(details && Object.keys(details).length ? { details } : {}) });
+        return;
+      }
+    }
+    await this.db.query(
+      `UPDATE promptlib.chain_executions SET status = 'completed', result = $2, completed_at = now(), updated_at = now()
+        WHERE execution_id = $1 AND status = 'running'`,
+      [executionId, JSON.stringify(outputs)],
+    );
+  }
+
+  private async runStep(exec: ExecutionRow, step: StoredStep, outputs: Record<string, Record<string, string>>, signal: AbortSignal): Promise<void> {
+    const version = await this.prompts.loadVersion(step.promptId, step.version);
+    const variables: Record<string, unknown> = { ...exec.initial_variables };
+    for (const [name, ref] of Object.entries(step.inputMapping)) {
+      const [source, key] = [ref.slice(0, ref.indexOf('.')), ref.slice(ref.indexOf('.') + 1)];
+      variables[name] = outputs[source]?.[key];
+    }
+    const rendering = await this.prompts.renderVersion(version, variables);
+    const params = { model: exec.model, temperature: exec.temperature, maxTokens: exec.max_tokens };
+    const run = await this.tests.runModel(rendering.rendered, params, signal);
+    await this.tests.record(this.db.manager, {
+      testId: randomUUID(),
+      version,
+      source: 'chain',
+      executionId: exec.execution_id,
+      variables,
+      params,
+      run,
+      keyId: exec.key_id,
+    });
+    if (!run.ok) throw run.raw;
+    const completed: CompletedStep = {
+      step: step.order,
+      promptId: step.promptId,
+      version: version.version,
+      outputKey: step.outputKey,
+      output: run.output!,
+      tokensUsed: run.tokens,
+      latency: seconds(run.latencyMs),
+      completedAt: new Date().toISOString(),
+    };
+    (outputs[`step_${step.order}`] ??= {})[step.outputKey] = completed.output;
+    await this.db.query(
+      `UPDATE promptlib.chain_executions
+          SET completed_steps = completed_steps || $2::jsonb, total_tokens = total_tokens + $3,
+              total_latency_ms = total_latency_ms + $4, updated_at = now()
+        WHERE execution_id = $1 AND status = 'running'`,
+      [exec.execution_id, JSON.stringify([completed]), run.tokens, run.latencyMs],
+    );
+  }
+
+  private async markFailed(executionId: string, error: ExecutionFailure): Promise<void> {
+    await this.db.query(
+      `UPDATE promptlib.chain_executions SET status = 'failed', error = $2, failed_at = now(), updated_at = now()
+        WHERE execution_id = $1 AND status = 'running'`,
+      [executionId, JSON.stringify(error)],
+    );
+  }
+
+  private async failAtCurrentStep(executionId: string, error: { code: string; message: string }): Promise<void> {
+    this.logger.warn('chain execution failed outside a step', { executionId, error });
+    await this.db.query(
+      `UPDATE promptlib.chain_executions
+          SET status = 'failed', failed_at = now(), updated_at = now(),
+              error = jsonb_build_object('step', current_step, 'promptId', NULL, 'code', $2::text, 'message', $3::text)
+        WHERE execution_id = $1 AND status = 'running'`,
+      [executionId, error.code, error.message],
+    );
+  }
+}
