@@ -1,0 +1,483 @@
+import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
+
+/**
+ * The workflow engine (spec 2): `/v1/engine/...` (main layout) and the native interface
+ * `/engine/api/v1/...` (header X-ENGINE-API-KEY). Field names as spec 2's tables; opaque JSON
+ * (node parameters, connections, settings, data, outputs) passes through unchanged.
+ */
+
+/** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
+const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
+
+const WORKFLOW_FIELDS = /* GraphQL */ `
+  fragment WorkflowFields on Workflow {
+    workflowId name description tags active version nodeCount
+    nodes { name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout }
+    connections settings createdAt updatedAt webhookUrl lastExecuted
+    statistics { executions successRate averageDuration }
+  }`;
+
+const EXECUTION_FIELDS = /* GraphQL */ `
+  fragment ExecutionFields on WorkflowExecution {
+    executionId workflowId workflowName status mode
+    progress { nodesCompleted nodesTotal currentNode }
+    result error { code message node nodeType details }
+    duration startedAt finishedAt failedAt canceledAt estimatedCompletionAt waitTill resumeUrl originalExecutionId
+  }`;
+
+const WEBHOOK_FIELDS = /* GraphQL */ `
+  fragment WebhookFields on WorkflowWebhook {
+    webhookId workflowId workflowName path url method responseMode active createdAt updatedAt
+    authentication { type apiKeyHeader hmacHeader hmacAlgorithm username }
+    rateLimit { windowMs maxRequests keyBy }
+    statistics { totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered }
+  }`;
+
+/** Drops null and undefined fields (optional settings a node does not use, timestamps not reached). */
+function compact<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
+const workflowOut = (w: any) => ({
+  workflowId: w.workflowId,
+  name: w.name,
+  ...(w.description !== null ? { description: w.description } : {}),
+  tags: w.tags,
+  nodes: w.nodes.map(compact),
+  connections: w.connections,
+  active: w.active,
+  version: w.version,
+  settings: w.settings,
+  statistics: w.statistics,
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
+  lastExecuted: w.lastExecuted,
+  webhookUrl: w.webhookUrl,
+});
+
+const executionOut = (e: any) => ({
+  executionId: e.executionId,
+  workflowId: e.workflowId,
+  workflowName: e.workflowName,
+  status: e.status,
+  mode: e.mode,
+  progress: e.progress,
+  ...compact({
+    result: e.result,
+    error: e.error,
+    duration: e.duration,
+    startedAt: e.startedAt,
+    finishedAt: e.finishedAt,
+    failedAt: e.failedAt,
+    canceledAt: e.canceledAt,
+    estimatedCompletionAt: e.estimatedCompletionAt,
+    waitTill: e.waitTill,
+    resumeUrl: e.resumeUrl,
+    originalExecutionId: e.originalExecutionId,
+  }),
+  ...(e.nodeData ? { nodeData: e.nodeData.map(compact) } : {}),
+});
+
+const webhookOut = (w: any) => ({
+  webhookId: w.webhookId,
+  workflowId: w.workflowId,
+  workflowName: w.workflowName,
+  path: w.path,
+  url: w.url,
+  method: w.method,
+  authentication: compact(w.authentication),
+  responseMode: w.responseMode,
+  ...(w.rateLimit ? { rateLimit: w.rateLimit } : {}),
+  active: w.active,
+  statistics: w.statistics,
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
+});
+
+const pagination = (p: any) => ({ total: p.total, limit: p.limit, offset: p.offset, hasMore: p.hasMore });
+
+const UPDATE_FIELDS = ['name', 'description', 'tags', 'nodes', 'connections', 'active', 'settings'];
+
+// ---------------------------------------------------------------------------------------------
+// Routes shared by both layouts (paths relative to the engine's base)
+
+const getWorkflow = defineRoute({
+  method: 'GET',
+  path: '/workflows/:workflowId',
+  operation: /* GraphQL */ `query EngineWorkflow($workflowId: ID!) { workflow(workflowId: $workflowId) { ...WorkflowFields } } ${WORKFLOW_FIELDS}`,
+  variables: ({ params }) => ({ workflowId: params.workflowId }),
+  pick: ({ workflow }) => workflowOut(workflow),
+});
+
+const listWorkflows = defineRoute({
+  method: 'GET',
+  path: '/workflows',
+  operation: /* GraphQL */ `
+    query EngineWorkflows($active: Boolean, $tag: String, $search: String, $limit: Int, $offset: Int) {
+      workflows(active: $active, tag: $tag, search: $search, limit: $limit, offset: $offset) {
+        workflows { workflowId name active tags nodeCount lastExecuted webhookUrl statistics { executions successRate averageDuration } }
+        pagination { total limit offset hasMore }
+      }
+    }`,
+  variables: ({ query }) => ({
+    active: boolParam(query.active),
+    tag: query.tag,
+    search: query.search,
+    limit: intParam(query.limit) ?? 20,
+    offset: intParam(query.offset) ?? 0,
+  }),
+  pick: ({ workflows: page }) => ({
+    workflows: page.workflows.map((w: any) => ({
+      workflowId: w.workflowId,
+      name: w.name,
+      active: w.active,
+      tags: w.tags,
+      nodes: w.nodeCount,
+      lastExecuted: w.lastExecuted,
+      executions: w.statistics.executions,
+      successRate: w.statistics.successRate,
+      averageDuration: w.statistics.averageDuration,
+      ...(w.webhookUrl ? { webhookUrl: w.webhookUrl } : {}),
+    })),
+    pagination: pagination(page.pagination),
+  }),
+});
+
+const deleteWorkflow = defineRoute({
+  method: 'DELETE',
+  path: '/workflows/:workflowId',
+  operation: /* GraphQL */ `mutation EngineDeleteWorkflow($workflowId: ID!) { deleteWorkflow(workflowId: $workflowId) { workflowId deletedAt } }`,
+  variables: ({ params }) => ({ workflowId: params.workflowId }),
+  pick: ({ deleteWorkflow: d }) => d,
+});
+
+const activation = (action: 'activate' | 'deactivate') =>
+  defineRoute({
+    method: 'POST',
+    path: `/workflows/:workflowId/${action}`,
+    operation: `mutation Engine_${action}($workflowId: ID!) { ${action}Workflow(workflowId: $workflowId) { workflowId active version updatedAt } }`,
+    variables: ({ params }) => ({ workflowId: params.workflowId }),
+    pick: (data) => {
+      const w = data[`${action}Workflow`];
+      return { workflowId: w.workflowId, active: w.active, version: w.version, updatedAt: w.updatedAt };
+    },
+  });
+
+const duplicateWorkflow = defineRoute({
+  method: 'POST',
+  path: '/workflows/:workflowId/duplicate',
+  operation: /* GraphQL */ `
+    mutation EngineDuplicateWorkflow($workflowId: ID!, $name: String!) {
+      duplicateWorkflow(workflowId: $workflowId, name: $name) { workflowId name active version createdAt }
+    }`,
+  variables: ({ params, body }) => ({ workflowId: params.workflowId, name: body?.name }),
+  status: 201,
+  pick: ({ duplicateWorkflow: w }, req) => ({ workflowId: w.workflowId, name: w.name, sourceWorkflowId: req.params.workflowId, active: w.active, version: w.version, createdAt: w.createdAt }),
+});
+
+const exportWorkflow = defineRoute({
+  method: 'GET',
+  path: '/workflows/:workflowId/export',
+  operation: /* GraphQL */ `
+    query EngineExportWorkflow($workflowId: ID!, $format: String) { exportWorkflow(workflowId: $workflowId, format: $format) { format workflow } }`,
+  variables: ({ params, query }) => ({ workflowId: params.workflowId, format: query.format ?? 'json' }),
+  pick: ({ exportWorkflow: e }) => e,
+});
+
+const importWorkflow = defineRoute({
+  method: 'POST',
+  path: '/workflows/import',
+  operation: /* GraphQL */ `
+    mutation EngineImportWorkflow($workflow: JSON!, $name: String) {
+      importWorkflow(workflow: $workflow, name: $name) { workflowId name nodeCount active version createdAt }
+    }`,
+  variables: ({ body }) => ({ workflow: body?.workflow, name: body?.name }),
+  status: 201,
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ importWorkflow: w }) => ({ workflowId: w.workflowId, name: w.name, nodes: w.nodeCount, active: w.active, version: w.version, createdAt: w.createdAt }),
+});
+
+const executeWorkflow = defineRoute({
+  method: 'POST',
+  path: '/workflows/:workflowId/execute',
+  operation: /* GraphQL */ `
+    mutation EngineExecuteWorkflow($workflowId: ID!, $input: ExecuteWorkflowInput) {
+      executeWorkflow(workflowId: $workflowId, input: $input) { ...ExecutionFields }
+    }
+    ${EXECUTION_FIELDS}`,
+  variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ executeWorkflow: e }) => {
+    const out = executionOut(e);
+    // async: executionId, workflowId, status running, startedAt; sync: the finished execution.
+    return e.status === 'running'
+      ? { executionId: out.executionId, workflowId: out.workflowId, workflowName: out.workflowName, status: out.status, startedAt: out.startedAt, progress: out.progress }
+      : out;
+  },
+});
+
+const getExecution = defineRoute({
+  method: 'GET',
+  path: '/executions/:executionId',
+  operation: /* GraphQL */ `
+    query EngineExecution($executionId: ID!, $includeData: Boolean!) {
+      execution(executionId: $executionId) {
+        ...ExecutionFields
+        nodeData @include(if: $includeData) { nodeName nodeType status startedAt duration tries reused output error }
+      }
+    }
+    ${EXECUTION_FIELDS}`,
+  variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
+  pick: ({ execution }) => executionOut(execution),
+});
+
+const listExecutions = defineRoute({
+  method: 'GET',
+  path: '/executions',
+  operation: /* GraphQL */ `
+    query EngineExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
+      executions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
+        executions { executionId workflowId workflowName status mode duration startedAt finishedAt }
+        pagination { total limit offset hasMore }
+      }
+    }`,
+  variables: ({ query }) => ({
+    workflowId: query.workflowId,
+    status: query.status,
+    startDate: query.startDate,
+    endDate: query.endDate,
+    limit: intParam(query.limit) ?? 20,
+    offset: intParam(query.offset) ?? 0,
+  }),
+  pick: ({ executions: page }) => ({ executions: page.executions.map((e: any) => compact(e)), pagination: pagination(page.pagination) }),
+});
+
+const retryExecution = defineRoute({
+  method: 'POST',
+  path: '/executions/:executionId/retry',
+  operation: /* GraphQL */ `
+    mutation EngineRetryExecution($executionId: ID!, $fromNode: String) {
+      retryExecution(executionId: $executionId, fromNode: $fromNode) { executionId originalExecutionId workflowId status startedAt }
+    }`,
+  variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: body?.fromNode }),
+  status: 201,
+  pick: ({ retryExecution: e }) => e,
+});
+
+const cancelExecution = defineRoute({
+  method: 'POST',
+  path: '/executions/:executionId/cancel',
+  operation: /* GraphQL */ `mutation EngineCancelExecution($executionId: ID!) { cancelExecution(executionId: $executionId) { executionId status canceledAt } }`,
+  variables: ({ params }) => ({ executionId: params.executionId }),
+  pick: ({ cancelExecution: e }) => e,
+});
+
+const deleteExecution = defineRoute({
+  method: 'DELETE',
+  path: '/executions/:executionId',
+  operation: /* GraphQL */ `mutation EngineDeleteExecution($executionId: ID!) { deleteExecution(executionId: $executionId) { executionId deletedAt } }`,
+  variables: ({ params }) => ({ executionId: params.executionId }),
+  pick: ({ deleteExecution: d }) => d,
+});
+
+const executionLogs = defineRoute({
+  method: 'GET',
+  path: '/executions/:executionId/logs',
+  operation: /* GraphQL */ `
+    query EngineExecutionLogs($executionId: ID!) { execution(executionId: $executionId) { executionId logs { timestamp level node message } } }`,
+  variables: ({ params }) => ({ executionId: params.executionId }),
+  pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(compact) }),
+});
+
+const createWebhook = defineRoute({
+  method: 'POST',
+  path: '/webhooks',
+  operation: /* GraphQL */ `
+    mutation EngineCreateWebhook($input: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $input) { ...WebhookFields } }
+    ${WEBHOOK_FIELDS}`,
+  variables: ({ body }) => ({ input: body }),
+  status: 201,
+  pick: ({ createWorkflowWebhook: w }) => webhookOut(w),
+});
+
+const getWebhook = defineRoute({
+  method: 'GET',
+  path: '/webhooks/:webhookId',
+  operation: /* GraphQL */ `query EngineWebhook($webhookId: ID!) { workflowWebhook(webhookId: $webhookId) { ...WebhookFields } } ${WEBHOOK_FIELDS}`,
+  variables: ({ params }) => ({ webhookId: params.webhookId }),
+  pick: ({ workflowWebhook: w }) => webhookOut(w),
+});
+
+const listWebhooks = defineRoute({
+  method: 'GET',
+  path: '/webhooks',
+  operation: /* GraphQL */ `
+    query EngineWebhooks($workflowId: ID, $active: Boolean, $limit: Int, $offset: Int) {
+      workflowWebhooks(workflowId: $workflowId, active: $active, limit: $limit, offset: $offset) {
+        webhooks { webhookId workflowId path url method active responseMode statistics { totalRequests lastTriggered } }
+        pagination { total limit offset hasMore }
+      }
+    }`,
+  variables: ({ query }) => ({
+    workflowId: query.workflowId,
+    active: boolParam(query.active),
+    limit: intParam(query.limit) ?? 20,
+    offset: intParam(query.offset) ?? 0,
+  }),
+  pick: ({ workflowWebhooks: page }) => ({
+    webhooks: page.webhooks.map((w: any) => ({
+      webhookId: w.webhookId,
+      workflowId: w.workflowId,
+      path: w.path,
+      url: w.url,
+      method: w.method,
+      active: w.active,
+      responseMode: w.responseMode,
+      totalRequests: w.statistics.totalRequests,
+      lastTriggered: w.statistics.lastTriggered,
+    })),
+    pagination: pagination(page.pagination),
+  }),
+});
+
+const updateWebhook = defineRoute({
+  method: 'PUT',
+  path: '/webhooks/:webhookId',
+  operation: /* GraphQL */ `
+    mutation EngineUpdateWebhook($webhookId: ID!, $input: UpdateWorkflowWebhookInput!) {
+      updateWorkflowWebhook(webhookId: $webhookId, input: $input) { ...WebhookFields }
+    }
+    ${WEBHOOK_FIELDS}`,
+  variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
+  pick: ({ updateWorkflowWebhook: w }) => ({ ...webhookOut(w), webhookId: w.webhookId, updatedAt: w.updatedAt }),
+});
+
+const deleteWebhook = defineRoute({
+  method: 'DELETE',
+  path: '/webhooks/:webhookId',
+  operation: /* GraphQL */ `mutation EngineDeleteWebhook($webhookId: ID!) { deleteWorkflowWebhook(webhookId: $webhookId) { webhookId deletedAt } }`,
+  variables: ({ params }) => ({ webhookId: params.webhookId }),
+  pick: ({ deleteWorkflowWebhook: d }) => d,
+});
+
+const testWebhook = defineRoute({
+  method: 'POST',
+  path: '/webhooks/:webhookId/test',
+  operation: /* GraphQL */ `
+    mutation EngineTestWebhook($webhookId: ID!, $input: TestWorkflowWebhookInput) {
+      testWorkflowWebhook(webhookId: $webhookId, input: $input) {
+        testExecutionId webhookResponse { status headers body } workflowResult { status duration }
+      }
+    }`,
+  variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ testWorkflowWebhook: t }) => t,
+});
+
+const webhookLogs = defineRoute({
+  method: 'GET',
+  path: '/webhooks/:webhookId/logs',
+  operation: /* GraphQL */ `
+    query EngineWebhookLogs($webhookId: ID!, $limit: Int, $offset: Int, $status: String) {
+      workflowWebhookLogs(webhookId: $webhookId, limit: $limit, offset: $offset, status: $status) {
+        webhookId
+        logs { timestamp method sourceIp status reason statusCode responseTime executionId test }
+        pagination { total limit offset hasMore }
+      }
+    }`,
+  variables: ({ params, query }) => ({
+    webhookId: params.webhookId,
+    limit: intParam(query.limit) ?? 50,
+    offset: intParam(query.offset) ?? 0,
+    status: query.status,
+  }),
+  pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(compact), pagination: pagination(page.pagination) }),
+});
+
+const shared: RouteDef[] = [
+  getWorkflow,
+  listWorkflows,
+  deleteWorkflow,
+  activation('activate'),
+  activation('deactivate'),
+  duplicateWorkflow,
+  exportWorkflow,
+  importWorkflow,
+  executeWorkflow,
+  getExecution,
+  listExecutions,
+  retryExecution,
+  cancelExecution,
+  deleteExecution,
+  executionLogs,
+  createWebhook,
+  getWebhook,
+  listWebhooks,
+  updateWebhook,
+  deleteWebhook,
+  testWebhook,
+  webhookLogs,
+];
+
+// ---------------------------------------------------------------------------------------------
+// Main layout: /v1/engine/...
+
+const createWorkflow = defineRoute({
+  method: 'POST',
+  path: '/workflows',
+  operation: /* GraphQL */ `
+    mutation EngineCreateWorkflow($input: CreateWorkflowInput!) { createWorkflow(input: $input) { workflowId name active version createdAt webhookUrl } }`,
+  variables: ({ body }) => ({ input: body }),
+  status: 201,
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ createWorkflow: w }) => w,
+});
+
+const updateWorkflow = defineRoute({
+  method: 'PUT',
+  path: '/workflows/:workflowId',
+  operation: /* GraphQL */ `
+    mutation EngineUpdateWorkflow($workflowId: ID!, $input: UpdateWorkflowInput!) {
+      updateWorkflow(workflowId: $workflowId, input: $input) { workflowId name active version updatedAt }
+    }`,
+  variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ updateWorkflow: w }) => w,
+});
+
+/** `/v1` surface routes (prefixed /engine). */
+export const engineRoutes: RouteDef[] = [createWorkflow, updateWorkflow, ...shared].map((r) => ({ ...r, path: `/engine${r.path}` }));
+
+// ---------------------------------------------------------------------------------------------
+// Native interface: /engine/api/v1/... (n8n-like: POST /workflows imports, PATCH with {active})
+
+const nativeCreate = defineRoute({
+  method: 'POST',
+  path: '/workflows',
+  operation: /* GraphQL */ `mutation EngineNativeCreate($workflow: JSON!) { importWorkflow(workflow: $workflow) { ...WorkflowFields } } ${WORKFLOW_FIELDS}`,
+  variables: ({ body }) => ({ workflow: body }),
+  status: 201,
+  bodyLimit: PAYLOAD_BODY_LIMIT,
+  pick: ({ importWorkflow: w }) => workflowOut(w),
+});
+
+const nativeUpdate = (method: 'PUT' | 'PATCH') =>
+  defineRoute({
+    method,
+    path: '/workflows/:workflowId',
+    operation: /* GraphQL */ `
+      mutation EngineNativeUpdate($workflowId: ID!, $input: UpdateWorkflowInput!) {
+        updateWorkflow(workflowId: $workflowId, input: $input) { ...WorkflowFields }
+      }
+      ${WORKFLOW_FIELDS}`,
+    // Clients of the native interface send whole workflow objects (id, versionId, …): only the fields we own are taken.
+    variables: ({ params, body }) => ({
+      workflowId: params.workflowId,
+      input: Object.fromEntries(Object.entries(body ?? {}).filter(([k]) => UPDATE_FIELDS.includes(k))),
+    }),
+    bodyLimit: PAYLOAD_BODY_LIMIT,
+    pick: ({ updateWorkflow: w }) => workflowOut(w),
+  });
+
+/** `/engine/api/v1` surface routes. */
+export const engineNativeRoutes: RouteDef[] = [nativeCreate, nativeUpdate('PUT'), nativeUpdate('PATCH'), ...shared];

@@ -1,0 +1,350 @@
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { validTimezone } from './nodes/core';
+import { NODE_PREFIX, NODE_TYPES, nodeType } from './nodes';
+import { isPlainObject, type NodeDefinition } from './nodes/types';
+
+/**
+ * A workflow definition (n8n's format, spec 2): nodes by unique name, and connections from a
+ * node's outputs to other nodes' inputs. Everything is checked here before anything is stored:
+ * shapes (validation_error, by field), then meaning (WORKFLOW_INVALID with details naming the
+ * node): unknown type, duplicate name, a connection to a missing node, output or input, a
+ * required parameter missing, a cycle.
+ */
+
+export interface WorkflowNode {
+  name: string;
+  /** `engine.<name>` */
+  type: string;
+  position: [number, number];
+  parameters: Record<string, any>;
+  id?: string;
+  typeVersion?: number;
+  notes?: string;
+  /** A disabled node passes its first input on unchanged. */
+  disabled?: boolean;
+  retryOnFail?: boolean;
+  /** Attempts when retryOnFail (default 3, at most 10). */
+  maxTries?: number;
+  /** Milliseconds between attempts (default 1000, at most 300000). */
+  waitBetweenTries?: number;
+  /** A failure becomes an item {error} on the main output and the execution goes on. */
+  continueOnFail?: boolean;
+  /** Seconds one attempt of the node may take (the code node's sandbox time limit too). */
+  timeout?: number;
+}
+
+export interface Connection {
+  node: string;
+  type: 'main';
+  index: number;
+}
+
+export type Connections = Record<string, { main: Connection[][] }>;
+
+export interface WorkflowSettings {
+  timezone?: string;
+  /** A workflow run (as an async execution) with the failure's details when an execution fails. */
+  errorWorkflow?: string;
+  /** Seconds an execution may run (waiting not counted); default 3600. */
+  executionTimeout?: number;
+  [key: string]: unknown;
+}
+
+export interface WorkflowDefinition {
+  nodes: WorkflowNode[];
+  connections: Connections;
+  settings: WorkflowSettings;
+}
+
+export const DEFAULT_EXECUTION_TIMEOUT_S = 3600;
+export const MAX_EXECUTION_TIMEOUT_S = 86_400;
+const MAX_NODES = 500;
+
+export function workflowInvalid(message: string, details: Record<string, unknown>): AppError {
+  return new AppError('WORKFLOW_INVALID', message, details);
+}
+
+/** Checks and normalises nodes, connections and settings; throws validation_error or WORKFLOW_INVALID. */
+export function validateDefinition(input: { nodes: unknown; connections: unknown; settings?: unknown }): WorkflowDefinition {
+  const problems: FieldError[] = [];
+  if (!Array.isArray(input.nodes)) throw errors.field('nodes', 'must be a list of nodes');
+  if (input.nodes.length > MAX_NODES) throw errors.field('nodes', `at most ${MAX_NODES} nodes`);
+  const nodes = input.nodes.map((raw, i) => normaliseNode(raw, `nodes.${i}`, problems));
+  const connections = input.connections === undefined || input.connections === null ? {} : input.connections;
+  if (!isPlainObject(connections)) problems.push({ field: 'connections', message: 'must be an object: node name to {main: [[{node, type, index}]]}' });
+  const settings = input.settings === undefined || input.settings === null ? {} : input.settings;
+  if (!isPlainObject(settings)) problems.push({ field: 'settings', message: 'must be an object' });
+  else checkSettings(settings, problems);
+  if (problems.length) throw errors.validation(problems);
+
+  const byName = new Map<string, { node: WorkflowNode; def: NodeDefinition }>();
+  for (const node of nodes) {
+    const def = nodeType(node.type);
+    if (!def) {
+      throw workflowInvalid(`Node "${node.name}" has an unknown type "${node.type}"`, {
+        reason: 'unknown_node_type',
+        node: node.name,
+        type: node.type,
+        known: knownTypes(),
+      });
+    }
+    if (byName.has(node.name)) {
+      throw workflowInvalid(`Two nodes are named "${node.name}"`, { reason: 'duplicate_node_name', node: node.name });
+    }
+    byName.set(node.name, { node, def });
+  }
+  for (const { node, def } of byName.values()) {
+    const missing = def.missing?.(node.parameters) ?? [];
+    if (missing.length) {
+      throw workflowInvalid(`Node "${node.name}" is missing required parameters: ${missing.join(', ')}`, {
+        node: node.name,
+        nodeType: node.type,
+        missingParameters: missing,
+      });
+    }
+    const bad = def.invalid?.(node.parameters);
+    if (bad) {
+      const message = `Node "${node.name}": parameter ${bad.parameter} ${bad.message}`;
+      const details = { reason: 'invalid_parameter', node: node.name, nodeType: node.type, parameter: bad.parameter };
+      throw bad.code === 'SCHEDULE_INVALID' ? new AppError('SCHEDULE_INVALID', message, details) : workflowInvalid(message, details);
+    }
+  }
+  const normalised = checkConnections(connections as Record<string, unknown>, byName);
+  const definition = { nodes, connections: normalised, settings: settings as WorkflowSettings };
+  compile(definition); // rejects cycles
+  return definition;
+}
+
+function knownTypes(): string[] {
+  return [...NODE_TYPES.keys()];
+}
+
+function normaliseNode(raw: unknown, field: string, problems: FieldError[]): WorkflowNode {
+  if (!isPlainObject(raw)) {
+    problems.push({ field, message: 'must be an object {name, type, position, parameters}' });
+    return { name: '', type: '', position: [0, 0], parameters: {} };
+  }
+  const str = (key: string, max: number, required = false) => {
+    const v = raw[key];
+    if (v === undefined || v === null) {
+      if (required) problems.push({ field: `${field}.${key}`, message: 'is required' });
+      return undefined;
+    }
+    if (typeof v !== 'string' || (required && v.trim() === '') || v.length > max) {
+      problems.push({ field: `${field}.${key}`, message: `must be a${required ? ' non-empty' : ''} string of at most ${max} characters` });
+      return undefined;
+    }
+    return v;
+  };
+  const bool = (key: string) => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'boolean') problems.push({ field: `${field}.${key}`, message: 'must be a boolean' });
+    return v === true;
+  };
+  const num = (key: string, min: number, max: number, integer = false) => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+      problems.push({ field: `${field}.${key}`, message: `must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}` });
+      return undefined;
+    }
+    return v;
+  };
+  const node: WorkflowNode = {
+    name: str('name', 128, true) ?? '',
+    type: str('type', 200, true) ?? '',
+    position: [0, 0],
+    parameters: {},
+  };
+  if (raw.position !== undefined && raw.position !== null) {
+    const p = raw.position;
+    if (!Array.isArray(p) || p.length !== 2 || !p.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      problems.push({ field: `${field}.position`, message: 'must be [x, y] numbers' });
+    } else node.position = [p[0], p[1]];
+  }
+  if (raw.parameters !== undefined && raw.parameters !== null) {
+    if (!isPlainObject(raw.parameters)) problems.push({ field: `${field}.parameters`, message: 'must be an object' });
+    else node.parameters = raw.parameters;
+  }
+  const optional: Partial<WorkflowNode> = {
+    id: raw.id === undefined || raw.id === null ? undefined : String(raw.id).slice(0, 200),
+    typeVersion: num('typeVersion', 0, 1000),
+    notes: str('notes', 10_000),
+    disabled: bool('disabled'),
+    retryOnFail: bool('retryOnFail'),
+    maxTries: num('maxTries', 1, 10, true),
+    waitBetweenTries: num('waitBetweenTries', 0, 300_000, true),
+    continueOnFail: bool('continueOnFail'),
+    timeout: num('timeout', 0.001, MAX_EXECUTION_TIMEOUT_S),
+  };
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) (node as any)[k] = v;
+  return node;
+}
+
+function checkSettings(s: Record<string, unknown>, problems: FieldError[]): void {
+  if (s.timezone !== undefined && !validTimezone(s.timezone)) problems.push({ field: 'settings.timezone', message: 'must be an IANA time zone' });
+  if (s.errorWorkflow !== undefined && (typeof s.errorWorkflow !== 'string' || s.errorWorkflow.length > 200)) {
+    problems.push({ field: 'settings.errorWorkflow', message: 'must be a workflow id' });
+  }
+  const t = s.executionTimeout;
+  if (t !== undefined && !(typeof t === 'number' && Number.isFinite(t) && t > 0 && t <= MAX_EXECUTION_TIMEOUT_S)) {
+    problems.push({ field: 'settings.executionTimeout', message: `must be seconds from 1 to ${MAX_EXECUTION_TIMEOUT_S}` });
+  }
+}
+
+function checkConnections(
+  raw: Record<string, unknown>,
+  byName: Map<string, { node: WorkflowNode; def: NodeDefinition }>,
+): Connections {
+  const out: Connections = {};
+  for (const [source, value] of Object.entries(raw)) {
+    const from = byName.get(source);
+    if (!from) {
+      throw workflowInvalid(`A connection starts at "${source}", which is not a node`, { reason: 'unknown_connection_source', node: source });
+    }
+    if (!isPlainObject(value)) {
+      throw workflowInvalid(`Connections of "${source}" must be {main: [[{node, type, index}]]}`, { reason: 'invalid_connection', node: source });
+    }
+    for (const kind of Object.keys(value)) {
+      if (kind !== 'main') {
+        throw workflowInvalid(`Connections of "${source}" use the type "${kind}"; only "main" exists`, { reason: 'invalid_connection_type', node: source, type: kind });
+      }
+    }
+    const main = value.main ?? [];
+    if (!Array.isArray(main)) throw workflowInvalid(`Connections of "${source}" must be {main: [[…]]}`, { reason: 'invalid_connection', node: source });
+    const outputs = from.def.outputs?.(from.node.parameters) ?? 1;
+    const lists: Connection[][] = [];
+    main.forEach((targets, output) => {
+      const list = targets ?? [];
+      if (!Array.isArray(list)) throw workflowInvalid(`Output ${output} of "${source}" must be a list`, { reason: 'invalid_connection', node: source, output });
+      if (list.length && output >= outputs) {
+        throw workflowInvalid(`"${source}" (${from.node.type}) has no output ${output}`, { reason: 'invalid_output', node: source, output, outputs });
+      }
+      lists.push(
+        list.map((c: unknown) => {
+          if (!isPlainObject(c) || typeof c.node !== 'string') {
+            throw workflowInvalid(`A connection of "${source}" must be {node, type, index}`, { reason: 'invalid_connection', node: source, output });
+          }
+          const to = byName.get(c.node);
+          if (!to) {
+            throw workflowInvalid(`"${source}" connects to "${c.node}", which is not a node`, { reason: 'unknown_connection_target', node: source, target: c.node });
+          }
+          if (c.type !== undefined && c.type !== 'main') {
+            throw workflowInvalid(`The connection from "${source}" to "${c.node}" has type "${String(c.type)}"; only "main" exists`, {
+              reason: 'invalid_connection_type',
+              node: source,
+              target: c.node,
+            });
+          }
+          const index = c.index === undefined ? 0 : c.index;
+          const inputs = to.def.trigger ? 0 : (to.def.inputs?.(to.node.parameters) ?? 1);
+          if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= inputs) {
+            throw workflowInvalid(`"${c.node}" (${to.node.type}) has no input ${String(index)}`, {
+              reason: 'invalid_input',
+              node: source,
+              target: c.node,
+              input: index,
+              inputs,
+            });
+          }
+          return { node: c.node, type: 'main' as const, index: index as number };
+        }),
+      );
+    });
+    while (lists.length && lists[lists.length - 1]!.length === 0) lists.pop();
+    if (lists.length) out[source] = { main: lists };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The graph the executor walks
+
+export interface Edge {
+  node: string;
+  output: number;
+  input: number;
+}
+
+export interface CompiledWorkflow {
+  definition: WorkflowDefinition;
+  /** Every node in an order where each comes after all the nodes that feed it. */
+  order: string[];
+  byName: Map<string, WorkflowNode>;
+  /** Per node, where its items come from. */
+  incoming: Map<string, Edge[]>;
+  /** Per node, where its items go. */
+  outgoing: Map<string, Edge[]>;
+}
+
+const compiledCache = new WeakMap<WorkflowDefinition, CompiledWorkflow>();
+
+export function compile(definition: WorkflowDefinition): CompiledWorkflow {
+  const cached = compiledCache.get(definition);
+  if (cached) return cached;
+  const byName = new Map(definition.nodes.map((n) => [n.name, n]));
+  const incoming = new Map<string, Edge[]>(definition.nodes.map((n) => [n.name, []]));
+  const outgoing = new Map<string, Edge[]>(definition.nodes.map((n) => [n.name, []]));
+  for (const [source, { main }] of Object.entries(definition.connections)) {
+    main.forEach((targets, output) => {
+      for (const c of targets) {
+        incoming.get(c.node)?.push({ node: source, output, input: c.index });
+        outgoing.get(source)?.push({ node: c.node, output, input: c.index });
+      }
+    });
+  }
+  // Kahn's algorithm; ties broken by the nodes' order in the definition (stable, predictable).
+  const position = new Map(definition.nodes.map((n, i) => [n.name, i]));
+  const remaining = new Map(definition.nodes.map((n) => [n.name, new Set(incoming.get(n.name)!.map((e) => e.node)).size]));
+  const ready = definition.nodes.filter((n) => remaining.get(n.name) === 0).map((n) => n.name);
+  const order: string[] = [];
+  while (ready.length) {
+    ready.sort((a, b) => position.get(a)! - position.get(b)!);
+    const name = ready.shift()!;
+    order.push(name);
+    for (const target of new Set(outgoing.get(name)!.map((e) => e.node))) {
+      const left = remaining.get(target)! - 1;
+      remaining.set(target, left);
+      if (left === 0) ready.push(target);
+    }
+  }
+  if (order.length !== definition.nodes.length) {
+    const inCycle = definition.nodes.map((n) => n.name).filter((n) => !order.includes(n));
+    throw workflowInvalid(`The connections form a loop through ${inCycle.map((n) => `"${n}"`).join(', ')}; workflows must not loop`, {
+      reason: 'cycle',
+      nodes: inCycle,
+    });
+  }
+  const compiled = { definition, order, byName, incoming, outgoing };
+  compiledCache.set(definition, compiled);
+  return compiled;
+}
+
+/** The nodes reachable from `start` (itself included). */
+export function descendants(compiled: CompiledWorkflow, start: string): Set<string> {
+  const seen = new Set<string>([start]);
+  const stack = [start];
+  while (stack.length) {
+    for (const e of compiled.outgoing.get(stack.pop()!) ?? []) {
+      if (!seen.has(e.node)) {
+        seen.add(e.node);
+        stack.push(e.node);
+      }
+    }
+  }
+  return seen;
+}
+
+export function isTrigger(node: WorkflowNode): boolean {
+  return nodeType(node.type)?.trigger === true;
+}
+
+export function shortType(type: string): string {
+  return type.startsWith(NODE_PREFIX) ? type.slice(NODE_PREFIX.length) : type;
+}
+
+export function executionTimeoutSeconds(settings: WorkflowSettings): number {
+  const t = settings.executionTimeout;
+  return typeof t === 'number' && t > 0 ? Math.min(t, MAX_EXECUTION_TIMEOUT_S) : DEFAULT_EXECUTION_TIMEOUT_S;
+}

@@ -1,0 +1,95 @@
+import type { DataSource } from 'typeorm';
+import type { Logger } from '../../kernel/logger';
+import type { Queue } from '../../kernel/queue';
+import type { ExecutionErrorInfo } from './executor';
+import type { ExecutionRunner } from './execution.runner';
+
+/**
+ * Every minute (an `engine.maintenance` job that plans its successor; every process start plans
+ * one too, deduplicated per minute): delete finished executions older than
+ * ENGINE_EXECUTION_MAX_AGE_DAYS and beyond ENGINE_EXECUTION_MAX_COUNT per workflow (run data
+ * and logs go with them), delete old webhook request logs, and fail inline runs whose process
+ * stopped heartbeating (queued runs are the queue's to recover).
+ */
+
+export const MAINTENANCE_JOB = 'engine.maintenance';
+const EVERY_MS = 60_000;
+const STALE_AFTER_S = 60;
+
+export interface Retention {
+  executionMaxAgeDays: number;
+  executionMaxCount: number;
+}
+
+function rowsOf<T = any>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+export class ExecutionMaintenance {
+  constructor(
+    private readonly db: DataSource,
+    private readonly queue: Queue,
+    private readonly runner: ExecutionRunner,
+    private readonly retention: () => Retention,
+    private readonly logger: Logger,
+    /** Also every minute: schedules whose job got lost are planned again. */
+    private readonly healSchedules?: () => Promise<number>,
+  ) {}
+
+  register(queue: Queue): void {
+    queue.register(MAINTENANCE_JOB, () => this.run());
+  }
+
+  /** Plans a run `delayMs` from now (one per minute whoever plans it). */
+  async plan(delayMs: number): Promise<void> {
+    const at = Date.now() + delayMs;
+    await this.queue.enqueue(MAINTENANCE_JOB, {}, { runAt: new Date(at), key: `${MAINTENANCE_JOB}:${Math.floor(at / EVERY_MS)}`, timeoutMs: 5 * 60_000 });
+  }
+
+  async run(): Promise<{ pruned: number; stale: number }> {
+    // The next run is planned first: a failure below does not end the chain.
+    await this.plan(EVERY_MS);
+    const { executionMaxAgeDays, executionMaxCount } = this.retention();
+    let pruned = rowsOf(
+      await this.db.query(
+        `DELETE FROM engine.executions WHERE status NOT IN ('running','waiting') AND finished_at < now() - $1::int * interval '1 day' RETURNING id`,
+        [executionMaxAgeDays],
+      ),
+    ).length;
+    const crowded = await this.db.query(
+      `SELECT workflow_id FROM engine.executions WHERE status NOT IN ('running','waiting') GROUP BY workflow_id HAVING count(*) > $1`,
+      [executionMaxCount],
+    );
+    for (const { workflow_id } of crowded) {
+      pruned += rowsOf(
+        await this.db.query(
+          `DELETE FROM engine.executions WHERE id IN (
+             SELECT id FROM engine.executions WHERE workflow_id = $1 AND status NOT IN ('running','waiting')
+             ORDER BY started_at DESC, id DESC OFFSET $2)
+           RETURNING id`,
+          [workflow_id, executionMaxCount],
+        ),
+      ).length;
+    }
+    await this.db.query(`DELETE FROM engine.webhook_logs WHERE at < now() - $1::int * interval '1 day'`, [executionMaxAgeDays]);
+    const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: 'The process running the execution stopped', details: { reason: 'process_lost' } };
+    const stale = rowsOf(
+      await this.db.query(
+        `UPDATE engine.executions SET status = 'error', error = $2, failed_at = now(), finished_at = now(), current_node = NULL,
+                duration_ms = greatest(0, round(extract(epoch FROM (now() - started_at)) * 1000))::int, updated_at = now()
+         WHERE status = 'running' AND job_id IS NULL AND heartbeat_at < now() - $1::int * interval '1 second'
+         RETURNING id, notify`,
+        [STALE_AFTER_S, JSON.stringify(error)],
+      ),
+    );
+    for (const s of stale) {
+      await this.runner.publish(s.id, 'error');
+      await this.runner.notifyStored(s.id, s.notify);
+    }
+    const healed = (await this.healSchedules?.().catch((err) => (this.logger.warn('schedules not healed', { err }), 0))) ?? 0;
+    if (healed) this.logger.warn('engine maintenance: schedules planned again', { healed });
+    if (pruned || stale.length) this.logger.info('engine maintenance', { pruned, stale: stale.length });
+    return { pruned, stale: stale.length };
+  }
+}

@@ -1,0 +1,122 @@
+import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { alsoOn } from '../../kernel/auth/principal';
+import { pageInfo } from '../../kernel/graphql-types';
+import type { RequestContext } from '../../kernel/subgraph';
+import { EXECUTION_UPDATED } from './execution.runner';
+import { ExecuteWorkflowInput, ExecutionListArgs, TriggerWorkflowInput } from './execution.inputs';
+import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
+import type { ExecutionDetail, ExecutionService } from './execution.service';
+import { ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './execution.types';
+
+export function toExecution(v: ExecutionDetail): WorkflowExecution {
+  return {
+    executionId: v.id,
+    workflowId: v.workflowId,
+    workflowName: v.workflowName,
+    workflowVersion: v.workflowVersion,
+    status: v.status,
+    controlPlaneStatus: controlPlaneStatus(v.status),
+    mode: v.mode,
+    progress: v.progress,
+    result: v.result,
+    error: v.error ? { code: v.error.code, message: v.error.message, node: v.error.node ?? null, nodeType: v.error.nodeType ?? null, details: v.error.details ?? {} } : null,
+    duration: v.durationMs,
+    startedAt: v.startedAt,
+    finishedAt: v.finishedAt,
+    failedAt: v.failedAt,
+    canceledAt: v.canceledAt,
+    estimatedCompletionAt: v.estimatedCompletionAt,
+    waitTill: v.waitTill,
+    resumeUrl: v.resumeUrl,
+    originalExecutionId: v.originalExecutionId,
+    parentExecutionId: v.parentExecutionId,
+    webhookId: v.webhookId,
+    engineExecutionUrl: engineExecutionUrl(v.id),
+  };
+}
+
+@Resolver(() => WorkflowExecution)
+export class ExecutionResolver {
+  constructor(private readonly service: ExecutionService) {}
+
+  @Authorized('workflow:execute')
+  @Mutation(() => WorkflowExecution, {
+    description: 'Starts an execution: async (default) answers at once (status running); sync waits up to `timeout` seconds for the result.',
+  })
+  async executeWorkflow(
+    @Arg('workflowId', () => ID) workflowId: string,
+    @Arg('input', () => ExecuteWorkflowInput, { nullable: true }) input: ExecuteWorkflowInput | undefined,
+    @Ctx() ctx: RequestContext,
+  ): Promise<WorkflowExecution> {
+    return toExecution(await this.service.execute(ctx.principal, workflowId, input ?? {}));
+  }
+
+  @Authorized('workflow:execute', alsoOn('control-plane'))
+  @Mutation(() => WorkflowExecution, {
+    description:
+      'The control plane’s trigger: an active workflow by id or slug, payload ≤ 5 MB, async (queued, with priority) or sync (waits up to timeout s, at most 300), optional signed webhook (execution.started|completed|failed|waiting); 100 a minute per key.',
+  })
+  async triggerWorkflow(@Arg('input', () => TriggerWorkflowInput) input: TriggerWorkflowInput, @Ctx() ctx: RequestContext): Promise<WorkflowExecution> {
+    return toExecution(await this.service.trigger(ctx.principal, input));
+  }
+
+  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Query(() => WorkflowExecution)
+  async execution(@Arg('executionId', () => ID) executionId: string): Promise<WorkflowExecution> {
+    return toExecution(await this.service.get(executionId));
+  }
+
+  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Query(() => WorkflowExecutionPage, { description: 'Executions, newest first.' })
+  async executions(@Args() args: ExecutionListArgs): Promise<WorkflowExecutionPage> {
+    const { executions, total } = await this.service.list(args);
+    return { executions: executions.map(toExecution), pagination: pageInfo(total, args.limit, args.offset) };
+  }
+
+  @Authorized('workflow:execute')
+  @Mutation(() => WorkflowExecution, {
+    description:
+      'A new execution (async) of a failed or canceled one: the nodes before `fromNode` (default: the node that failed) keep their stored outputs; it links originalExecutionId.',
+  })
+  async retryExecution(
+    @Arg('executionId', () => ID) executionId: string,
+    @Arg('fromNode', () => String, { nullable: true }) fromNode: string | undefined,
+    @Ctx() ctx: RequestContext,
+  ): Promise<WorkflowExecution> {
+    return toExecution(await this.service.retry(ctx.principal, executionId, fromNode));
+  }
+
+  @Authorized('workflow:execute', alsoOn('control-plane'))
+  @Mutation(() => WorkflowExecution, { description: 'Cancels a running or waiting execution: the running node is aborted. `reason` goes to the execution log.' })
+  async cancelExecution(
+    @Arg('executionId', () => ID) executionId: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | undefined,
+  ): Promise<WorkflowExecution> {
+    return toExecution(await this.service.cancel(executionId, reason));
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => ExecutionDeletion, { description: 'Deletes an execution with its run data and logs.' })
+  deleteExecution(@Arg('executionId', () => ID) executionId: string): Promise<ExecutionDeletion> {
+    return this.service.delete(executionId);
+  }
+
+  @FieldResolver(() => [ExecutionNodeData], { nullable: true, description: 'Run data per node (loaded only when selected).' })
+  nodeData(@Root() e: WorkflowExecution): Promise<ExecutionNodeData[]> {
+    return this.service.nodeData(e.executionId) as Promise<ExecutionNodeData[]>;
+  }
+
+  @FieldResolver(() => [ExecutionLogEntry], { description: 'The execution log, oldest first.' })
+  logs(@Root() e: WorkflowExecution): Promise<ExecutionLogEntry[]> {
+    return this.service.logs(e.executionId);
+  }
+
+  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Subscription(() => WorkflowExecution, {
+    topics: EXECUTION_UPDATED,
+    description: 'Emits the whole execution on every status and progress change (served by the gateway).',
+  })
+  executionUpdated(@Arg('executionId', () => ID) _executionId: string, @Root() execution: WorkflowExecution): WorkflowExecution {
+    return execution;
+  }
+}

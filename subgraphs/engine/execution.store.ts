@@ -1,0 +1,247 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ExecutionMode, ExecutionStatus } from './execution.entity';
+import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor';
+import type { Item } from './expressions';
+import type { NotifyConfig } from './execution.notify';
+import type { WorkflowVersion } from './workflow.service';
+
+/**
+ * How executions are kept: the row in engine.executions, run data in execution_nodes, log lines
+ * in execution_logs, and (for webhook-started ones) the request's entry in webhook_logs, all
+ * written by one statement per write (execution.runner.ts decides when).
+ */
+
+export interface ExecutionView {
+  id: string;
+  workflowId: string;
+  workflowName: string;
+  workflowVersion: number;
+  status: ExecutionStatus;
+  mode: ExecutionMode;
+  progress: Progress;
+  result: unknown;
+  error: ExecutionErrorInfo | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  failedAt: Date | null;
+  canceledAt: Date | null;
+  durationMs: number | null;
+  waitTill: Date | null;
+  resumeUrl: string | null;
+  originalExecutionId: string | null;
+  parentExecutionId: string | null;
+  webhookId: string | null;
+}
+
+/** A webhook request log entry, decided by how the execution ended (or by its enqueueing). */
+export interface RequestLog {
+  webhookId: string;
+  method: string;
+  sourceIp: string | null;
+  test: boolean;
+  entry(outcome: { status: ExecutionStatus; error: ExecutionErrorInfo | null }): {
+    status: 'success' | 'failed' | 'rejected';
+    reason: string | null;
+    statusCode: number;
+    responseTimeMs: number;
+  };
+}
+
+export interface Pending {
+  rows: unknown[];
+  logs: LogEntry[];
+  since: number;
+}
+
+export interface RowUpdate {
+  nodes_completed: number;
+  current_node: string | null;
+  status?: ExecutionStatus;
+  result?: unknown;
+  error?: ExecutionErrorInfo;
+  resume_state?: unknown;
+  wait_till?: Date | null;
+  job_id?: string | null;
+  finished?: boolean;
+}
+
+/** What a write needs to know about the execution (the runner's context). */
+export interface StoreTarget {
+  id: string;
+  version: WorkflowVersion;
+  mode: ExecutionMode;
+  input: Item[];
+  startNode: string | null;
+  startedAt: Date;
+  /** Whether the row exists yet: inline runs insert it with their first write. */
+  stored: boolean;
+  requestLog?: RequestLog;
+  meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
+  /** A control-plane trigger's webhook subscription, stored with the row (execution.notify.ts). */
+  notify?: NotifyConfig | null;
+}
+
+export function rowsOf<T = any>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.status, e.mode, e.nodes_total, e.nodes_completed, e.current_node,
+  e.result, e.error, e.wait_till, e.resume_state, e.original_execution_id, e.parent_execution_id, e.webhook_id,
+  e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms`;
+
+/**
+ * One statement: the pending node rows and log lines, and the execution row, inserted by the
+ * first write of an inline run, else updated (only while it is running, so that a cancel that
+ * landed first wins). A final write also carries the webhook request's log entry. Returns
+ * the execution row, or null when nothing was updated.
+ */
+export async function writeExecution(db: DataSource | EntityManager, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<any | null> {
+  const rows = pending.rows.splice(0);
+  const logs = pending.logs.splice(0).map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
+  pending.since = 0;
+  const final = set.status !== undefined && set.status !== 'running';
+  const requestLog = final && ctx.requestLog ? [requestLogRow(ctx.requestLog, { status: set.status!, error: set.error ?? null }, ctx.id)] : [];
+  const params: unknown[] = [ctx.id, JSON.stringify(rows), JSON.stringify(logs), JSON.stringify(requestLog), set.nodes_completed, set.current_node];
+  const json = (v: unknown) => (v === undefined ? undefined : JSON.stringify(v));
+  const fields: [string, unknown, string?][] = [
+    ['status', set.status],
+    ['result', json(set.result), '::jsonb'],
+    ['error', json(set.error), '::jsonb'],
+    ['resume_state', json(set.resume_state), '::jsonb'],
+    ['wait_till', set.wait_till],
+    ['job_id', set.job_id],
+  ];
+  const duration = (start: string) => `greatest(0, round(extract(epoch FROM (now() - ${start})) * 1000))::int`;
+  let statement: string;
+  if (ctx.stored) {
+    const assign = [`nodes_completed = $5`, `current_node = $6`, `heartbeat_at = now()`, `updated_at = now()`];
+    for (const [column, value, cast = ''] of fields) if (value !== undefined) assign.push(`${column} = $${params.push(value)}${cast}`);
+    if (set.finished) {
+      assign.push(`finished_at = now()`, `duration_ms = ${duration('e.started_at')}`);
+      if (set.status === 'error') assign.push(`failed_at = now()`);
+      if (set.status === 'canceled') assign.push(`canceled_at = now()`);
+    }
+    statement = `UPDATE engine.executions e SET ${assign.join(', ')} WHERE e.id = $1 AND e.status = 'running' RETURNING ${EXECUTION_COLUMNS}`;
+  } else {
+    const columns = ['id', 'workflow_id', 'workflow_version', 'mode', 'input', 'start_node', 'nodes_total', 'nodes_completed', 'current_node', 'original_execution_id', 'parent_execution_id', 'webhook_id', 'started_at'];
+    const values = [
+      '$1',
+      `$${params.push(ctx.version.workflowId)}`,
+      `$${params.push(ctx.version.version)}`,
+      `$${params.push(ctx.mode)}`,
+      `$${params.push(JSON.stringify(ctx.input))}::jsonb`,
+      `$${params.push(ctx.startNode)}`,
+      `$${params.push(ctx.version.definition.nodes.length)}`,
+      '$5',
+      '$6',
+      `$${params.push(ctx.meta.originalExecutionId)}`,
+      `$${params.push(ctx.meta.parentExecutionId)}`,
+      `$${params.push(ctx.meta.webhookId)}`,
+    ];
+    const startedAt = `$${params.push(ctx.startedAt)}::timestamptz`;
+    values.push(startedAt);
+    if (ctx.notify) {
+      columns.push('notify');
+      values.push(`$${params.push(JSON.stringify(ctx.notify))}::jsonb`);
+    }
+    for (const [column, value, cast = ''] of [['status', set.status ?? 'running'] as [string, unknown], ...fields.slice(1)]) {
+      if (value === undefined) continue;
+      columns.push(column);
+      values.push(`$${params.push(value)}${cast}`);
+    }
+    if (set.finished) {
+      columns.push('finished_at', 'duration_ms');
+      values.push('now()', duration(startedAt));
+      if (set.status === 'error') columns.push('failed_at'), values.push('now()');
+      if (set.status === 'canceled') columns.push('canceled_at'), values.push('now()');
+    }
+    statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${EXECUTION_COLUMNS}`;
+  }
+  const sql = `
+    WITH e AS (${statement}), n AS (
+      INSERT INTO engine.execution_nodes (execution_id, node_name, seq, node_type, status, started_at, duration_ms, tries, reused, output, error)
+      SELECT e.id, x.node_name, x.seq, x.node_type, x.status, x.started_at, x.duration_ms, x.tries, false, x.output, x.error
+      FROM e, jsonb_to_recordset($2::jsonb) AS x(node_name text, seq int, node_type text, status text, started_at timestamptz,
+                                                duration_ms int, tries int, output jsonb, error jsonb)
+      ON CONFLICT (execution_id, node_name) DO UPDATE SET seq = EXCLUDED.seq, node_type = EXCLUDED.node_type, status = EXCLUDED.status,
+        started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, tries = EXCLUDED.tries, reused = false,
+        output = EXCLUDED.output, error = EXCLUDED.error
+    ), l AS (
+      INSERT INTO engine.execution_logs (execution_id, at, level, node, message)
+      SELECT e.id, (x.v->>'at')::timestamptz, x.v->>'level', x.v->>'node', x.v->>'message'
+      FROM e, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, o)
+      ORDER BY x.o
+    ), w AS (${REQUEST_LOG_INSERT('$4')})
+    SELECT * FROM e`;
+  try {
+    const [row] = rowsOf(await db.query(sql, params));
+    if (row) ctx.stored = true;
+    return row ?? null;
+  } catch (err) {
+    // The workflow was deleted meanwhile: nothing left to record.
+    if ((err as { code?: string }).code === '23503') return null;
+    throw err;
+  }
+}
+
+export function toView(row: any, resumeUrl: (executionId: string) => string): ExecutionView {
+  const state = row.resume_state as { webhook?: boolean } | null;
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    workflowName: row.workflow_name,
+    workflowVersion: row.workflow_version,
+    status: row.status,
+    mode: row.mode,
+    progress: { nodesCompleted: row.nodes_completed, nodesTotal: row.nodes_total, currentNode: row.current_node },
+    result: row.result,
+    error: row.error,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    failedAt: row.failed_at,
+    canceledAt: row.canceled_at,
+    durationMs: row.duration_ms,
+    waitTill: row.wait_till,
+    resumeUrl: row.status === 'waiting' && state?.webhook ? resumeUrl(row.id) : null,
+    originalExecutionId: row.original_execution_id,
+    parentExecutionId: row.parent_execution_id,
+    webhookId: row.webhook_id,
+  };
+}
+
+/** Inserts the 0 or 1 webhook request log entries given as JSON in `param`. */
+export const REQUEST_LOG_INSERT = (param: string) => `
+  INSERT INTO engine.webhook_logs (webhook_id, method, source_ip, status, reason, status_code, response_time_ms, execution_id, test)
+  SELECT x.webhook_id, x.method, x.source_ip, x.status, x.reason, x.status_code, x.response_time_ms, x.execution_id, x.test
+  FROM jsonb_to_recordset(${param}::jsonb) AS x(webhook_id uuid, method text, source_ip text, status text, reason text,
+                                                status_code int, response_time_ms int, execution_id uuid, test boolean)`;
+
+export function requestLogRow(log: RequestLog, outcome: { status: ExecutionStatus; error: ExecutionErrorInfo | null }, executionId: string) {
+  const entry = log.entry(outcome);
+  return {
+    webhook_id: log.webhookId,
+    method: log.method,
+    source_ip: log.sourceIp,
+    status: entry.status,
+    reason: entry.reason,
+    status_code: entry.statusCode,
+    response_time_ms: Math.max(0, Math.round(entry.responseTimeMs)),
+    execution_id: executionId,
+    test: log.test,
+  };
+}
+
+export function nodeRow(run: NodeRun, seq: number) {
+  return {
+    node_name: run.node,
+    seq,
+    node_type: run.nodeType,
+    status: run.status,
+    started_at: run.startedAt.toISOString(),
+    duration_ms: run.durationMs,
+    tries: run.tries,
+    output: run.output,
+    error: run.error ?? null,
+  };
+}

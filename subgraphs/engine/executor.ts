@@ -1,0 +1,328 @@
+import { AppError } from '../../kernel/errors';
+import { compile, isTrigger, type CompiledWorkflow, type WorkflowNode } from './definition';
+import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
+import { nodeType } from './nodes';
+import { NodeError, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
+import { SandboxError } from './sandbox';
+
+/**
+ * The engine loop, with no database and no GraphQL (the execution service persists what the
+ * hooks report). n8n's data model: each node receives lists of items `{json}` by input and
+ * returns lists by output.
+ *
+ * The nodes run one at a time in a topological order of the connections (ties: definition
+ * order). When a node's turn comes, every node that feeds it has run or been skipped, so a
+ * merge has all its inputs. A node none of whose inputs received items is skipped, and so is
+ * its branch: an output with no items does not run what it connects to. Start: the trigger
+ * chosen for the mode receives the execution's items; other start nodes are skipped; a workflow
+ * without a trigger gives the items to every node without inputs.
+ *
+ * `done` carries outputs of nodes that already ran (resume after a wait, retry from a node,
+ * re-run after a lost worker): those nodes are not run again.
+ */
+
+export interface ExecutionErrorInfo {
+  code: 'NODE_EXECUTION_FAILED' | 'EXECUTION_FAILED';
+  message: string;
+  node?: string;
+  nodeType?: string;
+  details: Record<string, unknown>;
+}
+
+export interface NodeRun {
+  node: string;
+  nodeType: string;
+  status: 'success' | 'error';
+  startedAt: Date;
+  durationMs: number;
+  tries: number;
+  /** Null when the node failed and stopped the execution. */
+  output: Item[][] | null;
+  error?: { message: string; details: Record<string, unknown> };
+}
+
+export interface LogEntry {
+  at: Date;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  node?: string;
+  message: string;
+}
+
+export interface Progress {
+  nodesCompleted: number;
+  nodesTotal: number;
+  currentNode: string | null;
+}
+
+export interface ExecutorHooks {
+  beforeNode?(node: WorkflowNode, progress: Progress): Promise<void> | void;
+  afterNode?(run: NodeRun, progress: Progress): Promise<void> | void;
+  log?(entry: LogEntry): void;
+  /** The first respondToWebhook's answer, as soon as it is known. */
+  reply?(reply: WebhookReply): void;
+}
+
+export interface RunRequest {
+  compiled: CompiledWorkflow;
+  execution: { id: string; mode: string; resumeUrl: string };
+  workflow: { id: string; name: string; active: boolean };
+  /** What the start node emits. */
+  input: Item[];
+  /** The trigger that receives the input (chooseStart); null: every node without inputs. */
+  startNode: string | null;
+  done?: ReadonlyMap<string, Item[][]>;
+  signal: AbortSignal;
+  services: NodeServices;
+  hooks?: ExecutorHooks;
+}
+
+export interface ExecutionResultData {
+  lastNode: string | null;
+  /** The json of the last node's items. */
+  items: Record<string, unknown>[];
+  nodesExecuted: number;
+}
+
+export type RunOutcome =
+  | { status: 'success'; result: ExecutionResultData }
+  | { status: 'error'; error: ExecutionErrorInfo; nodesExecuted: number }
+  | { status: 'waiting'; node: string; items: Item[]; until: Date | null; webhook: boolean; nodesExecuted: number }
+  | { status: 'aborted'; reason: unknown; nodesExecuted: number };
+
+/** Which trigger starts an execution of this mode. */
+export function chooseStart(compiled: CompiledWorkflow, mode: string): string | null {
+  const nodes = compiled.definition.nodes.filter((n) => isTrigger(n));
+  const of = (type: string) => nodes.find((n) => n.type === `engine.${type}`)?.name;
+  const preferred = mode === 'webhook' || mode === 'test' ? of('webhook') : mode === 'schedule' ? of('scheduleTrigger') : of('manualTrigger');
+  return preferred ?? of('manualTrigger') ?? nodes[0]?.name ?? null;
+}
+
+/** Thrown inside the loop when the execution's signal is aborted. */
+class Aborted extends Error {
+  constructor(readonly reason: unknown) {
+    super('aborted');
+  }
+}
+
+export class WorkflowExecutor {
+  constructor(private readonly expressions: ExpressionEngine) {}
+
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const { compiled } = req;
+    const done = new Map<string, Item[][]>(req.done ?? []);
+    const skipped = new Set<string>();
+    const seen = new Map<string, Item[]>();
+    for (const [name, outputs] of done) seen.set(name, outputs.flat());
+    let lastNode: string | null = null;
+    let executed = 0;
+    let replied = false;
+    const total = compiled.order.length;
+    const progress = (current: string | null): Progress => ({ nodesCompleted: done.size + skipped.size, nodesTotal: total, currentNode: current });
+    const log = (level: LogEntry['level'], message: string, node?: string) => req.hooks?.log?.({ at: new Date(), level, node, message });
+
+    try {
+      for (const name of compiled.order) {
+        if (done.has(name)) continue;
+        if (req.signal.aborted) throw new Aborted(req.signal.reason);
+        const node = compiled.byName.get(name)!;
+        const incoming = compiled.incoming.get(name)!;
+        let inputs: Item[][];
+        if (name === req.startNode || (req.startNode === null && incoming.length === 0)) {
+          inputs = [req.input];
+        } else if (incoming.length === 0) {
+          skipped.add(name);
+          continue;
+        } else {
+          const def = nodeType(node.type);
+          inputs = Array.from({ length: def?.inputs?.(node.parameters) ?? 1 }, () => [] as Item[]);
+          for (const edge of incoming) {
+            const items = done.get(edge.node)?.[edge.output];
+            if (items?.length) inputs[edge.input] = inputs[edge.input]!.concat(items);
+          }
+          if (inputs.every((list) => list.length === 0)) {
+            skipped.add(name);
+            continue;
+          }
+        }
+        if (node.disabled) {
+          done.set(name, [inputs[0] ?? []]);
+          seen.set(name, inputs[0] ?? []);
+          continue;
+        }
+
+        await req.hooks?.beforeNode?.(node, progress(name));
+        const outcome = await this.runNode(node, inputs, seen, req, log);
+        if (outcome.kind === 'failed') {
+          await req.hooks?.afterNode?.(outcome.run, progress(name));
+          return { status: 'error', error: outcome.error, nodesExecuted: executed + 1 };
+        }
+        const { result, run } = outcome;
+        if (result.wait) {
+          log('info', result.wait.webhook ? 'Waiting for the resume webhook' : `Waiting until ${result.wait.until!.toISOString()}`, name);
+          return { status: 'waiting', node: name, items: inputs[0] ?? [], until: result.wait.until, webhook: result.wait.webhook, nodesExecuted: executed };
+        }
+        if (result.reply && !replied) {
+          replied = true;
+          req.hooks?.reply?.(result.reply);
+        }
+        done.set(name, run.output!);
+        seen.set(name, run.output!.flat());
+        lastNode = name;
+        executed++;
+        await req.hooks?.afterNode?.(run, progress(null));
+      }
+    } catch (err) {
+      if (err instanceof Aborted) return { status: 'aborted', reason: err.reason, nodesExecuted: executed };
+      throw err;
+    }
+    const last = lastNode ?? [...compiled.order].reverse().find((n) => done.has(n)) ?? null;
+    const items = last ? (done.get(last) ?? []).flat().map((i) => i.json) : [];
+    return { status: 'success', result: { lastNode: last, items, nodesExecuted: executed } };
+  }
+
+  /** One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail. */
+  private async runNode(
+    node: WorkflowNode,
+    inputs: Item[][],
+    seen: ReadonlyMap<string, Item[]>,
+    req: RunRequest,
+    log: (level: LogEntry['level'], message: string, node?: string) => void,
+  ): Promise<{ kind: 'ok'; result: NodeResult; run: NodeRun } | { kind: 'failed'; run: NodeRun; error: ExecutionErrorInfo }> {
+    const def = nodeType(node.type)!;
+    const tries = node.retryOnFail ? (node.maxTries ?? 3) : 1;
+    const startedAt = new Date();
+    const started = performance.now();
+    let failure: { message: string; details: Record<string, unknown> } | undefined;
+    let attempt = 0;
+    const data: ExpressionData = { items: inputs[0] ?? [], nodes: seen, execution: req.execution, workflow: req.workflow };
+    while (attempt < tries) {
+      attempt++;
+      try {
+        const result = await this.attempt(node, def, inputs, data, req, log);
+        const run: NodeRun = {
+          node: node.name,
+          nodeType: node.type,
+          status: 'success',
+          startedAt,
+          durationMs: Math.round(performance.now() - started),
+          tries: attempt,
+          output: result.outputs,
+        };
+        return { kind: 'ok', result, run };
+      } catch (err) {
+        if (err instanceof Aborted) throw err;
+        if (req.signal.aborted) throw new Aborted(req.signal.reason);
+        failure = describe(err);
+        if (attempt < tries) {
+          const waitMs = node.waitBetweenTries ?? 1000;
+          log('warn', `Attempt ${attempt} of ${tries} failed: ${failure.message}; retrying in ${waitMs} ms`, node.name);
+          await sleep(waitMs, req.signal);
+        }
+      }
+    }
+    const durationMs = Math.round(performance.now() - started);
+    if (node.continueOnFail) {
+      log('warn', `Failed, continuing (continueOnFail): ${failure!.message}`, node.name);
+      const output = [(inputs[0]?.length ? inputs[0] : [{ json: {} }]).map(() => ({ json: { error: failure!.message } }))];
+      return {
+        kind: 'ok',
+        result: { outputs: output },
+        run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
+      };
+    }
+    log('error', `Failed: ${failure!.message}`, node.name);
+    return {
+      kind: 'failed',
+      run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output: null, error: failure },
+      error: {
+        code: 'NODE_EXECUTION_FAILED',
+        message: `Node "${node.name}" failed: ${failure!.message}`,
+        node: node.name,
+        nodeType: node.type,
+        details: { ...failure!.details, tries: attempt },
+      },
+    };
+  }
+
+  private async attempt(
+    node: WorkflowNode,
+    def: NodeDefinition,
+    inputs: Item[][],
+    data: ExpressionData,
+    req: RunRequest,
+    log: (level: LogEntry['level'], message: string, node?: string) => void,
+  ): Promise<NodeResult> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(req.signal.reason);
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const stopped = new Promise<never>((_, reject) => {
+      const fail = () => reject(timedOut ? new NodeError(`Ran past its time limit of ${node.timeout} s`, { reason: 'timeout' }) : new Aborted(req.signal.reason));
+      if (controller.signal.aborted) fail();
+      controller.signal.addEventListener('abort', fail, { once: true });
+    });
+    stopped.catch(() => undefined);
+    if (node.timeout) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new NodeError(`Ran past its time limit of ${node.timeout} s`));
+      }, node.timeout * 1000);
+    }
+    try {
+      const result = await Promise.race([
+        def.execute({
+          node,
+          inputs,
+          items: inputs[0] ?? [],
+          parameters: (indexes) =>
+            this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal: controller.signal }, indexes),
+          expressionData: data,
+          signal: controller.signal,
+          services: req.services,
+          log: (message, level = 'info') => log(level, message, node.name),
+        }),
+        stopped,
+      ]);
+      if (!Array.isArray(result.outputs) || !result.outputs.every((o) => Array.isArray(o))) {
+        throw new NodeError('The node returned no outputs');
+      }
+      return result;
+    } catch (err) {
+      // A node stopped by the execution's abort reports the abort, not its own symptom.
+      if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
+      if (timedOut && !(err instanceof NodeError && err.details.reason === 'timeout')) {
+        throw new NodeError(`Ran past its time limit of ${node.timeout} s`, { reason: 'timeout' });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      req.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function describe(err: unknown): { message: string; details: Record<string, unknown> } {
+  if (err instanceof NodeError) return { message: err.message, details: err.details };
+  if (err instanceof ExpressionError) return { message: err.message, details: { reason: err.reason === 'expression' ? 'expression' : err.reason, expression: err.expression } };
+  if (err instanceof SandboxError) return { message: err.message, details: { reason: err.reason } };
+  if (err instanceof AppError) return { message: err.message, details: { code: err.code, ...err.details } };
+  return { message: err instanceof Error ? err.message : String(err), details: {} };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Aborted(signal.reason));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Aborted(signal.reason));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export { compile };

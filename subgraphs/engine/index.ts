@@ -1,0 +1,109 @@
+import { platformKey, SecretCipher } from '../../kernel/crypto';
+import type { Kernel } from '../../kernel/platform';
+import { Queue } from '../../kernel/queue';
+import type { ServiceModule } from '../../kernel/subgraph';
+import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './execution.entity';
+import { ExecutionResolver } from './execution.resolver';
+import { ExecutionMaintenance } from './execution.maintenance';
+import { ExecutionNotifier } from './execution.notify';
+import { EXECUTION_UPDATED, ExecutionRunner } from './execution.runner';
+import { ExecutionService } from './execution.service';
+import { Engine1763769600700 } from './migrations/1763769600700-engine';
+import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
+import { ScheduleEntity } from './schedule.entity';
+import { ScheduleResolver } from './schedule.resolver';
+import { WorkflowSchedules } from './schedule.service';
+import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
+import { WebhookTriggerResolver } from './webhook-trigger.resolver';
+import { WebhookInbound } from './webhook-trigger.inbound';
+import { WebhookTriggerService } from './webhook-trigger.service';
+import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
+import { WorkflowResolver } from './workflow.resolver';
+import { WorkflowService, type WorkflowHooks } from './workflow.service';
+
+/** The engine's services, built once per kernel (nothing here touches the kernel until used). */
+export function createEngine(kernel: Kernel) {
+  const hooks: WorkflowHooks = {};
+  const workflows = new WorkflowService(kernel.db, hooks);
+  let executionSecrets: SecretCipher | undefined;
+  const notifier = new ExecutionNotifier(
+    () => kernel.webhooks,
+    // Built on first use (schema emission runs with a stand-in kernel that has no secrets).
+    () => (executionSecrets ??= new SecretCipher(platformKey(kernel.secrets.internal, 'engine-execution-webhooks'), 'automation-platform/engine-execution-webhook/v1')),
+    () => ({ allowHttp: kernel.config.webhookAllowHttp, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
+    kernel.logger,
+  );
+  const runner = new ExecutionRunner({
+    db: kernel.db,
+    queue: kernel.queue,
+    events: kernel.events,
+    logger: kernel.logger,
+    workflows,
+    get policy() {
+      // Workflow HTTP nodes may use http://; private networks only when the platform allows it.
+      return { allowHttp: true, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks };
+    },
+    get secret() {
+      return kernel.secrets.internal;
+    },
+    notifier,
+    operations: kernel.operations,
+  });
+  const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger);
+  const maintenance = new ExecutionMaintenance(kernel.db, kernel.queue, runner, () => kernel.config.engine, kernel.logger, () => schedules.heal());
+  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
+  const triggers = new WebhookTriggerService(kernel.db, workflows, kernel.rateLimiter, () => platformKey(kernel.secrets.internal, 'engine-webhook-secrets'));
+  const inbound = new WebhookInbound(kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
+  hooks.changed = (record) => schedules.syncNodes(record.id);
+  hooks.deleting = (id) => executions.cancelAllOf(id);
+  return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
+}
+
+const engines = new WeakMap<Kernel, ReturnType<typeof createEngine>>();
+
+/**
+ * The workflow engine (spec 2): workflow definitions, executions (sync, async, retry, cancel,
+ * waits that survive restarts), webhook triggers with their own authentication, schedules, and
+ * the `executionUpdated` subscription. Paths: /v1/engine, /engine/api/v1 and /webhook; the
+ * control plane's workflow paths (/v1/control-plane/workflows…) run its operations too.
+ */
+export const engine: ServiceModule<Kernel> = {
+  name: 'engine',
+  entities: [WorkflowEntity, WorkflowVersionEntity, ExecutionEntity, ExecutionNodeEntity, ExecutionLogEntity, WebhookTriggerEntity, WebhookLogEntity, ScheduleEntity],
+  migrations: [Engine1763769600700, EngineSchedules1763769600800],
+  subscriptions: [
+    {
+      field: 'executionUpdated',
+      topic: EXECUTION_UPDATED,
+      filter: (payload: { executionId: string }, args) => payload.executionId === args.executionId,
+      query: 'execution',
+    },
+  ],
+  create: (kernel) => {
+    const s = createEngine(kernel);
+    engines.set(kernel, s);
+    // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
+    if (kernel.queue instanceof Queue) {
+      s.runner.register(kernel.queue);
+      s.schedules.register(kernel.queue);
+      s.maintenance.register(kernel.queue);
+    }
+    return {
+      name: 'engine',
+      surface: 'engine',
+      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver],
+      instances: [
+        new WorkflowResolver(s.workflows, s.triggers),
+        new ExecutionResolver(s.executions),
+        new WebhookTriggerResolver(s.triggers, s.inbound),
+        new ScheduleResolver(s.schedules),
+      ],
+    };
+  },
+  /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
+  start: async (kernel) => {
+    const s = engines.get(kernel) ?? createEngine(kernel);
+    await s.maintenance.plan(5_000);
+    await s.schedules.restore();
+  },
+};

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { AppError } from '../../kernel/errors';
+import { compile, validateDefinition } from './definition';
+import { chooseStart, WorkflowExecutor } from './executor';
+import { ExpressionEngine } from './expressions';
+import { importWorkflow } from './n8n';
+import type { WebhookReply } from './nodes/types';
+import { CODE_LIMITS, Sandbox } from './sandbox';
+import { N8N_EXPORT } from '../../test/support/n8n-export';
+
+const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
+const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 1 });
+const executor = new WorkflowExecutor(new ExpressionEngine(expressionSandbox));
+after(() => {
+  expressionSandbox.dispose();
+  codeSandbox.dispose();
+});
+
+async function runWebhook(def: ReturnType<typeof validateDefinition>, body: Record<string, unknown>) {
+  const compiled = compile(def);
+  const replies: WebhookReply[] = [];
+  const outcome = await executor.run({
+    compiled,
+    execution: { id: 'e', mode: 'webhook', resumeUrl: '' },
+    workflow: { id: 'w', name: 'Order intake', active: true },
+    input: [{ json: { headers: {}, query: {}, body } }],
+    startNode: chooseStart(compiled, 'webhook'),
+    signal: new AbortController().signal,
+    services: { codeSandbox, fetch: async () => assert.fail('no fetch'), runWorkflow: async () => assert.fail('no sub-workflow') },
+    hooks: { reply: (r) => void replies.push(r) },
+  });
+  return { outcome, replies };
+}
+
+describe('n8n import', () => {
+  test('an n8n export maps to engine nodes and keeps ids, type versions, positions and tags', () => {
+    const imported = importWorkflow(N8N_EXPORT);
+    assert.equal(imported.name, 'Order intake');
+    assert.deepEqual(imported.tags, ['orders']);
+    assert.deepEqual(imported.settings, { executionOrder: 'v1' }, 'executionTimeout -1 (none) is dropped');
+    const nodes = imported.nodes as any[];
+    assert.deepEqual(
+      nodes.map((n) => [n.name, n.type]),
+      [
+        ['Webhook', 'engine.webhook'],
+        ['Big order?', 'engine.if'],
+        ['High priority', 'engine.set'],
+        ['Normal priority', 'engine.set'],
+        ['Merge', 'engine.merge'],
+        ['Label', 'engine.code'],
+        ['Respond', 'engine.respondToWebhook'],
+      ],
+      'the sticky note is dropped',
+    );
+    assert.equal(nodes[0].id, 'a1c9e3f2-0000-4000-8000-000000000001');
+    assert.equal(nodes[2].typeVersion, 3.4);
+    assert.deepEqual(nodes[2].position, [440, -100]);
+    assert.deepEqual(nodes[1].parameters, { condition: '{{ (Number(($json.body.total)) > Number(100)) }}' });
+    assert.deepEqual(nodes[2].parameters, { values: { priority: 'high', total: '{{ $json.body.total }}' }, keepOnlySet: true });
+    assert.deepEqual(nodes[3].parameters, { values: { priority: 'normal', total: '{{$json.body.total}}' }, keepOnlySet: true });
+    assert.deepEqual(nodes[4].parameters, { mode: 'append' });
+    assert.deepEqual(nodes[6].parameters, { statusCode: 202, body: '{{ { label: $json.label, total: $json.total } }}' });
+    validateDefinition({ nodes: imported.nodes, connections: imported.connections, settings: imported.settings });
+  });
+
+  test('the imported workflow runs like it does in n8n', async () => {
+    const imported = importWorkflow(N8N_EXPORT);
+    const def = validateDefinition({ nodes: imported.nodes, connections: imported.connections, settings: imported.settings });
+    const big = await runWebhook(def, { total: 150 });
+    assert.equal(big.outcome.status, 'success');
+    assert.deepEqual(big.replies, [{ status: 202, headers: {}, body: { label: 'HIGH', total: 150 } }]);
+    const small = await runWebhook(def, { total: 20 });
+    assert.deepEqual(small.replies[0]!.body, { label: 'NORMAL', total: 20 });
+  });
+
+  const one = (node: Record<string, unknown>) => (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
+
+  test('IF v1 and Switch (v1 rules, v3 conditions, expression mode)', () => {
+    const ifV1 = one({
+      type: 'n8n-nodes-base.if',
+      typeVersion: 1,
+      parameters: { conditions: { string: [{ value1: '={{$json.city}}', operation: 'startsWith', value2: 'Os' }], number: [{ value1: '={{$json.n}}', operation: 'largerEqual', value2: 3 }] }, combineOperation: 'any' },
+    });
+    assert.equal(ifV1.parameters.condition, '{{ (String(($json.city)).startsWith(String("Os"))) || (Number(($json.n)) >= Number(3)) }}');
+    const switchV1 = one({
+      type: 'n8n-nodes-base.switch',
+      typeVersion: 1,
+      parameters: { dataType: 'string', value1: '={{$json.kind}}', rules: { rules: [{ operation: 'equal', value2: 'a', output: 0 }, { operation: 'contains', value2: 'b', output: 2 }] }, fallbackOutput: 3 },
+    });
+    assert.deepEqual(switchV1.parameters, {
+      rules: [
+        { condition: '{{ String(($json.kind)) === String("a") }}', output: 0 },
+        { condition: '{{ String(($json.kind)).includes(String("b")) }}', output: 2 },
+      ],
+      fallbackOutput: 3,
+    });
+    const switchV3 = one({
+      type: 'n8n-nodes-base.switch',
+      typeVersion: 3,
+      parameters: {
+        rules: { values: [{ conditions: { conditions: [{ leftValue: '={{ $json.n }}', rightValue: 10, operator: { type: 'number', operation: 'lt' } }], combinator: 'and' } }] },
+        options: { fallbackOutput: 'extra' },
+      },
+    });
+    assert.deepEqual(switchV3.parameters, { rules: [{ condition: '{{ (Number(($json.n)) < Number(10)) }}' }], fallbackOutput: 'extra' });
+    const byExpression = one({ type: 'n8n-nodes-base.switch', typeVersion: 3, parameters: { mode: 'expression', numberOutputs: 2, output: '={{ $json.lane }}' } });
+    assert.equal(byExpression.parameters.rules.length, 2);
+  });
+
+  test('HTTP Request v4 and v1, Wait, Schedule, Function, Merge by position, Execute Workflow', () => {
+    const http4 = one({
+      type: 'n8n-nodes-base.httpRequest',
+      typeVersion: 4.2,
+      parameters: {
+        method: 'POST',
+        url: '=https://api.example.com/orders/{{ $json.id }}',
+        sendQuery: true,
+        queryParameters: { parameters: [{ name: 'expand', value: 'items' }] },
+        sendHeaders: true,
+        headerParameters: { parameters: [{ name: 'X-Trace', value: '={{ $execution.id }}' }] },
+        sendBody: true,
+        specifyBody: 'json',
+        jsonBody: '{"status":"paid"}',
+        options: { timeout: 5000, response: { response: { fullResponse: true, neverError: true } } },
+        authentication: 'genericCredentialType',
+      },
+      credentials: { httpHeaderAuth: { id: '1', name: 'API' } },
+    });
+    assert.deepEqual(http4.parameters, {
+      url: 'https://api.example.com/orders/{{ $json.id }}',
+      method: 'POST',
+      query: { expand: 'items' },
+      headers: { 'X-Trace': '{{ $execution.id }}' },
+      body: { status: 'paid' },
+      fullResponse: true,
+      ignoreHttpErrors: true,
+      timeout: 5000,
+    });
+    assert.match(http4.notes, /credentials were not imported/);
+    const http1 = one({ type: 'n8n-nodes-base.httpRequest', typeVersion: 1, parameters: { url: 'https://x.example.com', requestMethod: 'PUT', jsonParameters: true, bodyParametersJson: '={{ JSON.stringify($json) }}' } });
+    assert.deepEqual(http1.parameters, { url: 'https://x.example.com', method: 'PUT', body: '{{ JSON.stringify($json) }}' });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 2, unit: 'minutes' } }).parameters, { seconds: 120 });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'webhook' } }).parameters, { resume: 'webhook' });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } } }).parameters, { cron: '0 9 * * 1-5' });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 15 }] } } }).parameters, { cron: '*/15 * * * *' });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), { name: 'N', type: 'engine.code', position: [0, 0], parameters: { code: 'return items;' }, typeVersion: 1 });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.merge', typeVersion: 2, parameters: { mode: 'combine', combinationMode: 'mergeByPosition' } }).parameters, { mode: 'combineByPosition' });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { workflowId: { __rl: true, value: 'wf-9', mode: 'id' } } }).parameters, { workflowId: 'wf-9' });
+    assert.equal(one({ type: 'n8n-nodes-base.noOp', typeVersion: 1, retryOnFail: true, maxTries: 4, onError: 'continueRegularOutput' }).continueOnFail, true);
+  });
+
+  test('what has no equivalent is WORKFLOW_INVALID naming the node', () => {
+    const invalid = (node: Record<string, unknown>, reason: string) =>
+      assert.throws(() => one(node), (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.equal(err.code, 'WORKFLOW_INVALID');
+        assert.equal(err.details.node, 'N');
+        assert.equal(err.details.reason, reason);
+        return true;
+      });
+    invalid({ type: 'n8n-nodes-base.slack', typeVersion: 2, parameters: {} }, 'unknown_node_type');
+    invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_parameter');
+    invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_parameter');
+  });
+});

@@ -1,0 +1,549 @@
+import { workflowInvalid } from './definition';
+import { parseTemplate } from './expressions';
+import { isPlainObject } from './nodes/types';
+
+/**
+ * n8n exports of the core nodes -> our format. n8n nodes are `n8n-nodes-base.<name>` with a
+ * `typeVersion`, an `id` and UI fields; their parameters have n8n's own shapes, which differ
+ * between type versions. Each is mapped to the `engine.<name>` node with our parameters
+ * (CONTRACT.md section 8); expression values (`={{ … }}`) lose n8n's `=` marker; IF, Filter and
+ * Switch conditions become one expression. Sticky notes are dropped. What has no equivalent
+ * (credentials, Python code, unknown modes) is WORKFLOW_INVALID naming the node, except
+ * credentials, which are dropped with a note on the node (they are never part of an export).
+ */
+
+type Params = Record<string, any>;
+type Mapper = (params: Params, node: Params) => { type: string; parameters: Params; notes?: string };
+
+const N8N_PREFIXES = ['n8n-nodes-base.', '@n8n/n8n-nodes-base.'];
+
+export function isN8nType(type: unknown): type is string {
+  return typeof type === 'string' && N8N_PREFIXES.some((p) => type.startsWith(p));
+}
+
+export interface ImportedWorkflow {
+  name?: string;
+  nodes: unknown[];
+  connections: unknown;
+  settings: Record<string, unknown>;
+  tags: string[];
+  active?: boolean;
+}
+
+/** Our workflow input from an export in our format or n8n's (mixed node types are fine). */
+export function importWorkflow(raw: Params): ImportedWorkflow {
+  const nodes = Array.isArray(raw.nodes) ? raw.nodes : raw.nodes;
+  const mapped = Array.isArray(nodes)
+    ? nodes.filter((n) => !(isPlainObject(n) && (n.type === 'n8n-nodes-base.stickyNote'))).map((n) => (isPlainObject(n) && isN8nType(n.type) ? mapNode(n) : n))
+    : nodes;
+  const settings: Record<string, unknown> = isPlainObject(raw.settings) ? { ...raw.settings } : {};
+  if (typeof settings.executionTimeout === 'number' && settings.executionTimeout <= 0) delete settings.executionTimeout;
+  for (const [k, v] of Object.entries(settings)) if (v === null) delete settings[k];
+  const tags = Array.isArray(raw.tags)
+    ? raw.tags.map((t: unknown) => (isPlainObject(t) ? t.name : t)).filter((t: unknown): t is string => typeof t === 'string' && t.length > 0)
+    : [];
+  return {
+    name: typeof raw.name === 'string' ? raw.name : undefined,
+    nodes: mapped,
+    connections: raw.connections ?? {},
+    settings,
+    tags,
+    active: typeof raw.active === 'boolean' ? raw.active : undefined,
+  };
+}
+
+function mapNode(node: Params): Params {
+  const short = node.type.slice(node.type.lastIndexOf('.') + 1);
+  const mapper = MAPPERS[short];
+  if (!mapper) {
+    throw workflowInvalid(`Node "${node.name}" has the n8n type "${node.type}", which has no equivalent here`, {
+      reason: 'unknown_node_type',
+      node: node.name,
+      type: node.type,
+      supported: Object.keys(MAPPERS).map((k) => `n8n-nodes-base.${k}`),
+    });
+  }
+  const params = isPlainObject(node.parameters) ? node.parameters : {};
+  let mapped: ReturnType<Mapper>;
+  try {
+    mapped = mapper(params, node);
+  } catch (err) {
+    if (err instanceof Unsupported) {
+      throw workflowInvalid(`Node "${node.name}" (${node.type}): ${err.message}`, { reason: 'unsupported_parameter', node: node.name, type: node.type });
+    }
+    throw err;
+  }
+  const notes = [typeof node.notes === 'string' ? node.notes : undefined, mapped.notes, node.credentials ? 'n8n credentials were not imported' : undefined]
+    .filter(Boolean)
+    .join('\n');
+  const out: Params = {
+    name: node.name,
+    type: mapped.type,
+    position: Array.isArray(node.position) ? node.position : [0, 0],
+    parameters: mapped.parameters,
+  };
+  if (node.id !== undefined) out.id = String(node.id);
+  if (typeof node.typeVersion === 'number') out.typeVersion = node.typeVersion;
+  if (notes) out.notes = notes;
+  if (node.disabled === true) out.disabled = true;
+  if (node.retryOnFail === true) out.retryOnFail = true;
+  if (typeof node.maxTries === 'number') out.maxTries = Math.min(Math.max(Math.round(node.maxTries), 1), 10);
+  if (typeof node.waitBetweenTries === 'number') out.waitBetweenTries = Math.min(Math.max(Math.round(node.waitBetweenTries), 0), 300_000);
+  if (node.continueOnFail === true || node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') out.continueOnFail = true;
+  return out;
+}
+
+class Unsupported extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// Values and expressions
+
+/** n8n marks expression values with a leading `=`; ours are recognised by `{{ }}` alone. */
+function value(v: unknown): unknown {
+  if (typeof v === 'string') return v.startsWith('=') ? v.slice(1) : v;
+  if (Array.isArray(v)) return v.map(value);
+  if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, value(x)]));
+  return v;
+}
+
+/** A parameter value as a JavaScript operand inside a generated condition. */
+function operand(v: unknown): string {
+  if (typeof v === 'string' && v.startsWith('=')) {
+    const segments = parseTemplate(v.slice(1));
+    if (!segments) return JSON.stringify(v.slice(1));
+    if (segments.length === 1 && 'expr' in segments[0]!) return `(${segments[0].expr})`;
+    return `(${segments.map((s) => ('expr' in s ? `String(${s.expr})` : JSON.stringify(s.text))).join(' + ')})`;
+  }
+  return JSON.stringify(v === undefined ? '' : v);
+}
+
+function regex(v: unknown): string {
+  const source = operand(v);
+  return `((s) => { const m = /^\\/(.*)\\/([a-z]*)$/.exec(s); return m ? new RegExp(m[1], m[2]) : new RegExp(s); })(String(${source}))`;
+}
+
+const empty = (a: string) => `((v) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0))(${a})`;
+
+/** IF / Filter version 1: {boolean|number|string|dateTime: [{value1, operation, value2}]}, combineOperation all|any. */
+function conditionV1(conditions: Params | undefined, combine: unknown): string {
+  const parts: string[] = [];
+  for (const [kind, list] of Object.entries(conditions ?? {})) {
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      const a = operand(c.value1);
+      const b = operand(c.value2);
+      const op = String(c.operation ?? (kind === 'boolean' ? 'equal' : kind === 'number' ? 'smaller' : 'equal'));
+      parts.push(comparisonV1(kind, op, a, b, c.value2));
+    }
+  }
+  if (parts.length === 0) return 'true';
+  return parts.map((p) => `(${p})`).join(combine === 'any' ? ' || ' : ' && ');
+}
+
+function comparisonV1(kind: string, op: string, a: string, b: string, rawB: unknown): string {
+  if (kind === 'number') {
+    const ops: Record<string, string> = { smaller: '<', smallerEqual: '<=', equal: '===', notEqual: '!==', larger: '>', largerEqual: '>=' };
+    if (ops[op]) return `Number(${a}) ${ops[op]} Number(${b})`;
+    if (op === 'isEmpty') return empty(a);
+    if (op === 'isNotEmpty') return `!${empty(a)}`;
+  } else if (kind === 'boolean') {
+    if (op === 'equal') return `Boolean(${a}) === Boolean(${b})`;
+    if (op === 'notEqual') return `Boolean(${a}) !== Boolean(${b})`;
+  } else if (kind === 'dateTime') {
+    if (op === 'after') return `new Date(${a}).getTime() > new Date(${b}).getTime()`;
+    if (op === 'before') return `new Date(${a}).getTime() < new Date(${b}).getTime()`;
+  } else if (kind === 'string') {
+    const s = `String(${a})`;
+    const t = `String(${b})`;
+    const table: Record<string, string> = {
+      equal: `${s} === ${t}`,
+      notEqual: `${s} !== ${t}`,
+      contains: `${s}.includes(${t})`,
+      notContains: `!${s}.includes(${t})`,
+      startsWith: `${s}.startsWith(${t})`,
+      notStartsWith: `!${s}.startsWith(${t})`,
+      endsWith: `${s}.endsWith(${t})`,
+      notEndsWith: `!${s}.endsWith(${t})`,
+      regex: `${regex(rawB)}.test(${s})`,
+      notRegex: `!${regex(rawB)}.test(${s})`,
+      isEmpty: empty(a),
+      isNotEmpty: `!${empty(a)}`,
+    };
+    if (table[op]) return table[op];
+  }
+  throw new Unsupported(`the ${kind} condition operation "${op}" is not supported`);
+}
+
+/** IF v2, Filter v2, Switch v3: {conditions: [{leftValue, rightValue, operator: {type, operation}}], combinator, options}. */
+function conditionV2(filter: Params | undefined): string {
+  const list: Params[] = Array.isArray(filter?.conditions) ? filter!.conditions : [];
+  const insensitive = filter?.options?.caseSensitive === false;
+  const parts = list.map((c) => comparisonV2(c, insensitive));
+  if (parts.length === 0) return 'true';
+  return parts.map((p) => `(${p})`).join(filter?.combinator === 'or' ? ' || ' : ' && ');
+}
+
+function comparisonV2(c: Params, insensitive: boolean): string {
+  const type = String(c.operator?.type ?? 'string');
+  const op = String(c.operator?.operation ?? 'equals');
+  const a = operand(c.leftValue);
+  const b = operand(c.rightValue);
+  if (op === 'exists') return `(${a}) !== undefined && (${a}) !== null`;
+  if (op === 'notExists') return `(${a}) === undefined || (${a}) === null`;
+  if (op === 'empty') return empty(a);
+  if (op === 'notEmpty') return `!${empty(a)}`;
+  switch (type) {
+    case 'string': {
+      const s = insensitive ? `String(${a}).toLowerCase()` : `String(${a})`;
+      const t = insensitive ? `String(${b}).toLowerCase()` : `String(${b})`;
+      const table: Record<string, string> = {
+        equals: `${s} === ${t}`,
+        notEquals: `${s} !== ${t}`,
+        contains: `${s}.includes(${t})`,
+        notContains: `!${s}.includes(${t})`,
+        startsWith: `${s}.startsWith(${t})`,
+        notStartsWith: `!${s}.startsWith(${t})`,
+        endsWith: `${s}.endsWith(${t})`,
+        notEndsWith: `!${s}.endsWith(${t})`,
+        regex: `${regex(c.rightValue)}.test(String(${a}))`,
+        notRegex: `!${regex(c.rightValue)}.test(String(${a}))`,
+      };
+      if (table[op]) return table[op];
+      break;
+    }
+    case 'number': {
+      const ops: Record<string, string> = { equals: '===', notEquals: '!==', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+      if (ops[op]) return `Number(${a}) ${ops[op]} Number(${b})`;
+      break;
+    }
+    case 'dateTime': {
+      const ops: Record<string, string> = { equals: '===', notEquals: '!==', after: '>', before: '<', afterOrEquals: '>=', beforeOrEquals: '<=' };
+      if (ops[op]) return `new Date(${a}).getTime() ${ops[op]} new Date(${b}).getTime()`;
+      break;
+    }
+    case 'boolean': {
+      if (op === 'true') return `(${a}) === true || (${a}) === 'true'`;
+      if (op === 'false') return `(${a}) === false || (${a}) === 'false'`;
+      if (op === 'equals') return `String(${a}) === String(${b})`;
+      if (op === 'notEquals') return `String(${a}) !== String(${b})`;
+      break;
+    }
+    case 'array': {
+      const arr = `(Array.isArray(${a}) ? ${a} : [])`;
+      const table: Record<string, string> = {
+        contains: `${arr}.includes(${b})`,
+        notContains: `!${arr}.includes(${b})`,
+        lengthEquals: `${arr}.length === Number(${b})`,
+        lengthNotEquals: `${arr}.length !== Number(${b})`,
+        lengthGt: `${arr}.length > Number(${b})`,
+        lengthLt: `${arr}.length < Number(${b})`,
+        lengthGte: `${arr}.length >= Number(${b})`,
+        lengthLte: `${arr}.length <= Number(${b})`,
+      };
+      if (table[op]) return table[op];
+      break;
+    }
+  }
+  throw new Unsupported(`the ${type} condition operation "${op}" is not supported`);
+}
+
+function condition(params: Params, node: Params): string {
+  // Version 2 wraps the list in conditions.conditions; version 1 keys it by data type.
+  if (isPlainObject(params.conditions) && Array.isArray(params.conditions.conditions)) return conditionV2(params.conditions);
+  if (Number(node.typeVersion ?? 1) >= 2 && isPlainObject(params.conditions) && 'combinator' in params.conditions) return conditionV2(params.conditions);
+  return conditionV1(params.conditions, params.combineOperation);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node by node
+
+const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86_400 };
+
+function setValues(params: Params, node: Params): { values: Params; keepOnlySet: boolean } {
+  const values: Params = {};
+  const version = Number(node.typeVersion ?? 1);
+  if (isPlainObject(params.assignments) && Array.isArray(params.assignments.assignments)) {
+    for (const a of params.assignments.assignments) if (a && typeof a.name === 'string') values[a.name] = typed(a.value, a.type);
+  } else if (isPlainObject(params.fields) && Array.isArray(params.fields.values)) {
+    for (const f of params.fields.values) {
+      if (!f || typeof f.name !== 'string') continue;
+      const type = f.type ?? 'stringValue';
+      const key = type.endsWith('Value') ? type : `${type}Value`;
+      values[f.name] = typed(f[key] ?? f.stringValue, key.replace(/Value$/, ''));
+    }
+  } else if (isPlainObject(params.values)) {
+    for (const [kind, list] of Object.entries(params.values)) {
+      if (!Array.isArray(list)) continue;
+      for (const v of list) if (v && typeof v.name === 'string') values[v.name] = typed(v.value, kind);
+    }
+  }
+  let keepOnlySet: boolean;
+  if (version >= 3) {
+    const include = params.include;
+    keepOnlySet = params.includeOtherFields !== true && include !== 'all' && include !== 'except' && include !== 'selected';
+  } else keepOnlySet = params.keepOnlySet === true;
+  return { values, keepOnlySet };
+}
+
+function typed(v: unknown, type: unknown): unknown {
+  const x = value(v);
+  if (typeof x !== 'string' || x.includes('{{')) return x;
+  if (type === 'number' && x.trim() !== '' && !Number.isNaN(Number(x))) return Number(x);
+  if (type === 'boolean') return x === 'true' ? true : x === 'false' ? false : x;
+  if ((type === 'object' || type === 'array' || type === 'json') && x.trim()) {
+    try {
+      return JSON.parse(x);
+    } catch {
+      return x;
+    }
+  }
+  return x;
+}
+
+function cronOf(params: Params): string {
+  const rule = params.rule?.interval?.[0] ?? {};
+  const field = rule.field ?? 'days';
+  const m = rule.triggerAtMinute ?? 0;
+  const h = rule.triggerAtHour ?? 0;
+  switch (field) {
+    case 'cronExpression':
+      return String(value(rule.expression ?? ''));
+    case 'seconds':
+      return `*/${rule.secondsInterval ?? 30} * * * * *`;
+    case 'minutes':
+      return `*/${rule.minutesInterval ?? 5} * * * *`;
+    case 'hours':
+      return `${m} */${rule.hoursInterval ?? 1} * * *`;
+    case 'days':
+      return `${m} ${h} */${rule.daysInterval ?? 1} * *`;
+    case 'weeks': {
+      const days = Array.isArray(rule.triggerAtDay) && rule.triggerAtDay.length ? rule.triggerAtDay.join(',') : '0';
+      return `${m} ${h} * * ${days}`;
+    }
+    case 'months':
+      return `${m} ${h} ${rule.triggerAtDayOfMonth ?? 1} */${rule.monthsInterval ?? 1} *`;
+    default:
+      throw new Unsupported(`the schedule rule "${field}" is not supported`);
+  }
+}
+
+function legacyCron(params: Params): string {
+  const item = params.triggerTimes?.item?.[0] ?? {};
+  switch (item.mode ?? 'everyDay') {
+    case 'everyMinute':
+      return '* * * * *';
+    case 'everyHour':
+      return `${item.minute ?? 0} * * * *`;
+    case 'everyDay':
+      return `${item.minute ?? 0} ${item.hour ?? 0} * * *`;
+    case 'everyWeek':
+      return `${item.minute ?? 0} ${item.hour ?? 0} * * ${item.weekday ?? 1}`;
+    case 'everyMonth':
+      return `${item.minute ?? 0} ${item.hour ?? 0} ${item.dayOfMonth ?? 1} * *`;
+    case 'custom':
+      return String(item.cronExpression ?? '');
+    default:
+      throw new Unsupported(`the cron mode "${item.mode}" is not supported`);
+  }
+}
+
+function entries(list: unknown): Params {
+  const out: Params = {};
+  if (Array.isArray(list)) for (const e of list) if (e && typeof e.name === 'string' && e.name) out[e.name] = value(e.value);
+  return out;
+}
+
+function jsonParam(v: unknown): unknown {
+  const x = value(v);
+  if (typeof x !== 'string' || x.includes('{{')) return x;
+  try {
+    return JSON.parse(x);
+  } catch {
+    return x;
+  }
+}
+
+function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
+  const version = Number(node.typeVersion ?? 1);
+  const options: Params = params.options ?? {};
+  const out: Params = { url: value(params.url ?? '') };
+  if (version < 3) {
+    out.method = params.requestMethod ?? 'GET';
+    if (params.jsonParameters) {
+      if (params.bodyParametersJson !== undefined) out.body = jsonParam(params.bodyParametersJson);
+      if (params.queryParametersJson !== undefined) out.query = jsonParam(params.queryParametersJson);
+      if (params.headerParametersJson !== undefined) out.headers = jsonParam(params.headerParametersJson);
+    } else {
+      const body = entries(params.bodyParametersUi?.parameter);
+      const query = entries(params.queryParametersUi?.parameter);
+      const headers = entries(params.headerParametersUi?.parameter);
+      if (Object.keys(body).length) out.body = body;
+      if (Object.keys(query).length) out.query = query;
+      if (Object.keys(headers).length) out.headers = headers;
+    }
+    if (options.fullResponse === true) out.fullResponse = true;
+    if (options.ignoreResponseCode === true) out.ignoreHttpErrors = true;
+  } else {
+    out.method = params.method ?? 'GET';
+    if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(params.queryParameters?.parameters);
+    if (params.sendHeaders) out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(params.headerParameters?.parameters);
+    if (params.sendBody) {
+      const type = params.contentType ?? 'json';
+      if (type === 'raw') {
+        out.body = value(params.body ?? '');
+        if (params.rawContentType) out.headers = { ...(out.headers ?? {}), 'Content-Type': params.rawContentType };
+      } else if (type === 'json') {
+        out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(params.bodyParameters?.parameters);
+      } else if (type === 'form-urlencoded') {
+        const form = entries(params.bodyParameters?.parameters);
+        out.body = Object.entries(form).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+        out.headers = { ...(out.headers ?? {}), 'Content-Type': 'application/x-www-form-urlencoded' };
+      } else {
+        throw new Unsupported(`the body content type "${type}" is not supported`);
+      }
+    }
+    const response = options.response?.response ?? {};
+    if (response.fullResponse === true) out.fullResponse = true;
+    if (response.neverError === true) out.ignoreHttpErrors = true;
+  }
+  if (typeof options.timeout === 'number') out.timeout = options.timeout;
+  const auth = params.authentication;
+  const notes = auth && auth !== 'none' ? `n8n authentication "${auth}" was not imported: set the headers instead` : undefined;
+  return { type: 'engine.httpRequest', parameters: out, notes };
+}
+
+function codeNode(params: Params): ReturnType<Mapper> {
+  if (params.language && params.language !== 'javaScript') throw new Unsupported(`the language "${params.language}" is not supported (JavaScript only)`);
+  return {
+    type: 'engine.code',
+    parameters: { code: String(params.jsCode ?? ''), ...(params.mode === 'runOnceForEachItem' ? { mode: 'runOnceForEachItem' } : {}) },
+  };
+}
+
+function switchNode(params: Params, node: Params): ReturnType<Mapper> {
+  const version = Number(node.typeVersion ?? 1);
+  if (params.mode === 'expression') {
+    const n = Number(params.numberOutputs ?? 4);
+    const expr = operand(params.output);
+    return {
+      type: 'engine.switch',
+      parameters: { rules: Array.from({ length: n }, (_, i) => ({ condition: `{{ Number(${expr}) === ${i} }}` })) },
+    };
+  }
+  if (version >= 3) {
+    const rules = (params.rules?.values ?? []).map((r: Params) => ({ condition: `{{ ${conditionV2(r.conditions)} }}` }));
+    const fb = params.options?.fallbackOutput;
+    const out: Params = { rules };
+    if (fb === 'extra') out.fallbackOutput = 'extra';
+    else if (typeof fb === 'number' && fb >= 0) out.fallbackOutput = fb;
+    else if (typeof fb === 'string' && /^\d+$/.test(fb)) out.fallbackOutput = Number(fb);
+    return { type: 'engine.switch', parameters: out };
+  }
+  const kind = String(params.dataType ?? 'number');
+  const a = operand(params.value1);
+  const rules = (params.rules?.rules ?? []).map((r: Params, i: number) => {
+    const b = operand(r.value2);
+    const op = String(r.operation ?? 'equal');
+    return { condition: `{{ ${comparisonV1(kind, op, a, b, r.value2)} }}`, output: Number.isInteger(r.output) ? r.output : i };
+  });
+  const out: Params = { rules };
+  const fb = params.fallbackOutput;
+  if (typeof fb === 'number' && fb >= 0) out.fallbackOutput = fb;
+  return { type: 'engine.switch', parameters: out };
+}
+
+function mergeNode(params: Params, node: Params): ReturnType<Mapper> {
+  const version = Number(node.typeVersion ?? 1);
+  const mode = params.mode ?? 'append';
+  const out: Params = {};
+  if (typeof params.numberInputs === 'number') out.numberInputs = params.numberInputs;
+  if (mode === 'append') return { type: 'engine.merge', parameters: { ...out, mode: 'append' } };
+  if (mode === 'mergeByIndex' || mode === 'combineByPosition' || (mode === 'combine' && (params.combinationMode ?? params.combineBy) === 'mergeByPosition') || (mode === 'combine' && params.combineBy === 'combineByPosition')) {
+    return { type: 'engine.merge', parameters: { ...out, mode: 'combineByPosition' } };
+  }
+  if (mode === 'passThrough') return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: params.output === 'input2' ? 'input2' : 'input1' } };
+  if (mode === 'chooseBranch') {
+    const chosen = params.output ?? params.chooseBranchMode;
+    if (chosen === 'empty') throw new Unsupported('chooseBranch with an empty output is not supported');
+    return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: chosen === 'input2' ? 'input2' : 'input1' } };
+  }
+  if (mode === 'wait' && version < 2) return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: 'input1' } };
+  throw new Unsupported(`the merge mode "${mode}${params.combinationMode ? `/${params.combinationMode}` : ''}" is not supported`);
+}
+
+function waitNode(params: Params): ReturnType<Mapper> {
+  const resume = params.resume ?? 'timeInterval';
+  if (resume === 'webhook') return { type: 'engine.wait', parameters: { resume: 'webhook' } };
+  if (resume === 'specificTime') return { type: 'engine.wait', parameters: { until: value(params.dateTime) } };
+  if (resume === 'timeInterval') {
+    const amount = value(params.amount ?? 1);
+    const unit = UNIT_SECONDS[String(params.unit ?? 'hours')];
+    if (!unit) throw new Unsupported(`the wait unit "${params.unit}" is not supported`);
+    const seconds = typeof amount === 'number' ? amount * unit : `{{ Number(${operand(params.amount)}) * ${unit} }}`;
+    return { type: 'engine.wait', parameters: { seconds } };
+  }
+  throw new Unsupported(`the resume mode "${resume}" is not supported`);
+}
+
+function respondNode(params: Params): ReturnType<Mapper> {
+  const options: Params = params.options ?? {};
+  const out: Params = {};
+  if (options.responseCode !== undefined) out.statusCode = options.responseCode;
+  const headers = entries(options.responseHeaders?.entries);
+  switch (params.respondWith ?? 'firstIncomingItem') {
+    case 'firstIncomingItem':
+      break;
+    case 'allIncomingItems':
+      out.body = '{{ $input.all().map((i) => i.json) }}';
+      break;
+    case 'json':
+      out.body = jsonParam(params.responseBody ?? '{}');
+      break;
+    case 'text':
+      out.body = value(params.responseBody ?? '');
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'text/plain; charset=utf-8';
+      break;
+    case 'noData':
+      out.body = '';
+      break;
+    case 'redirect':
+      out.statusCode = options.responseCode ?? 307;
+      headers.location = value(params.redirectURL ?? '');
+      out.body = '';
+      break;
+    default:
+      throw new Unsupported(`respondWith "${params.respondWith}" is not supported`);
+  }
+  if (Object.keys(headers).length) out.headers = headers;
+  return { type: 'engine.respondToWebhook', parameters: out };
+}
+
+const MAPPERS: Record<string, Mapper> = {
+  manualTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
+  start: () => ({ type: 'engine.manualTrigger', parameters: {} }),
+  executeWorkflowTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
+  webhook: (p) => {
+    const kept: Params = {};
+    for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];
+    return { type: 'engine.webhook', parameters: kept };
+  },
+  scheduleTrigger: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: cronOf(p) } }),
+  cron: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: legacyCron(p) } }),
+  set: (p, node) => ({ type: 'engine.set', parameters: setValues(p, node) }),
+  if: (p, node) => ({ type: 'engine.if', parameters: { condition: `{{ ${condition(p, node)} }}` } }),
+  filter: (p, node) => ({ type: 'engine.filter', parameters: { condition: `{{ ${condition(p, node)} }}` } }),
+  switch: switchNode,
+  merge: mergeNode,
+  code: codeNode,
+  function: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return items;') } }),
+  functionItem: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return item;'), mode: 'runOnceForEachItem' } }),
+  httpRequest,
+  wait: waitNode,
+  respondToWebhook: respondNode,
+  executeWorkflow: (p) => {
+    if (p.source && p.source !== 'database') throw new Unsupported(`the source "${p.source}" is not supported (workflows by id only)`);
+    const id = isPlainObject(p.workflowId) ? p.workflowId.value : p.workflowId;
+    return { type: 'engine.executeWorkflow', parameters: { workflowId: value(id ?? '') } };
+  },
+  noOp: () => ({ type: 'engine.noOp', parameters: {} }),
+};

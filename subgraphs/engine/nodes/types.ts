@@ -1,0 +1,126 @@
+import type { GuardedRequestInit, GuardedResponse } from '../../../kernel/outbound';
+import type { ExpressionData, Item } from '../expressions';
+import type { Sandbox } from '../sandbox';
+import type { WorkflowNode } from '../definition';
+
+export type { Item } from '../expressions';
+
+/** The answer a workflow gives to the webhook request that started it (respondToWebhook). */
+export interface WebhookReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** What a node may use besides its items: no node reaches the database or the network directly. */
+export interface NodeServices {
+  /** The sandbox for code nodes (expressions have their own). */
+  codeSandbox: Sandbox;
+  /** Outbound HTTP through the SSRF guard (kernel/outbound.ts) under the platform's policy. */
+  fetch(url: string, init: GuardedRequestInit): Promise<GuardedResponse>;
+  /** Runs another workflow with these items and returns the items of its last node. */
+  runWorkflow(workflowId: string, items: Item[], signal: AbortSignal): Promise<Item[]>;
+  /** Runs a control-plane agent task to its end (the control plane's public executeTask). */
+  runTask?(request: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** Runs a prompt-library test (the prompt library's public testPrompt). */
+  testPrompt?(request: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+export interface TaskRequest {
+  agentId: string;
+  taskType: string;
+  context: Record<string, unknown>;
+  /** Seconds the task may run (5 to 3600; the control plane's default 300). */
+  timeout?: number;
+  priority?: string;
+}
+
+export interface PromptTestRequest {
+  promptId: string;
+  variables: Record<string, unknown>;
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  version?: number;
+}
+
+export interface NodeContext {
+  node: WorkflowNode;
+  /** Items by input index (most nodes have one input). */
+  inputs: Item[][];
+  /** inputs[0]. */
+  items: Item[];
+  /**
+   * The node's parameters with expressions resolved, one copy per item of the main input
+   * (or a single copy for `[0]` when there are none). Do not modify them.
+   */
+  parameters(itemIndexes?: number[]): Promise<Record<string, any>[]>;
+  /** The data expressions see (code nodes pass it into their sandbox). */
+  expressionData: ExpressionData;
+  signal: AbortSignal;
+  services: NodeServices;
+  log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
+}
+
+export interface NodeResult {
+  /** Items by output index: an output left empty does not run its branch. */
+  outputs: Item[][];
+  /** Suspend the execution here (wait node): until a time, or until the resume webhook is called. */
+  wait?: { until: Date | null; webhook: boolean };
+  /** The answer to the triggering webhook (respondToWebhook). */
+  reply?: WebhookReply;
+}
+
+export interface NodeDefinition {
+  /** The name after `engine.`. */
+  name: string;
+  description: string;
+  /** Start nodes: they receive the trigger's data and have no inputs. */
+  trigger?: boolean;
+  inputs?(params: Record<string, any>): number;
+  outputs?(params: Record<string, any>): number;
+  /** Names of required parameters that are missing. */
+  missing?(params: Record<string, any>): string[];
+  /** A problem with the parameters' shape (checked at save time, before any expression runs). */
+  invalid?(params: Record<string, any>): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
+  /** Parameter paths kept verbatim (not expressions). */
+  raw?: string[];
+  /** Parameter paths whose plain strings are expressions even without `{{ }}`. */
+  bareExpressions?: string[];
+  execute(ctx: NodeContext): Promise<NodeResult>;
+}
+
+/** A node failure with details for the execution's error. */
+export class NodeError extends Error {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'NodeError';
+  }
+}
+
+export function isPlainObject(v: unknown): v is Record<string, any> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Anything a node produced, as items: `{json}` objects pass, plain objects are wrapped. */
+export function toItems(values: unknown, what: string): Item[] {
+  const list = Array.isArray(values) ? values : values === undefined || values === null ? [] : [values];
+  return list.map((v, i) => {
+    if (isPlainObject(v) && isPlainObject(v.json) && Object.keys(v).every((k) => k === 'json' || k === 'binary' || k === 'pairedItem')) {
+      return { json: v.json };
+    }
+    if (isPlainObject(v)) return { json: v };
+    throw new NodeError(`${what} must be objects or {json} items; item ${i} is ${v === null ? 'null' : typeof v}`);
+  });
+}
+
+export function truthy(v: unknown): boolean {
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    return s !== '' && s !== 'false' && s !== '0';
+  }
+  return Boolean(v);
+}

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../../kernel/auth/principal';
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import type { Logger } from '../../kernel/logger';
+import type { JobContext, Queue } from '../../kernel/queue';
+import { countRuns, cronProblem, nextRun, validTimezone } from './cron';
+import type { ExecutionRunner } from './execution.runner';
+import { checkPayload } from './execution.service';
+import { isPlainObject } from './nodes/types';
+import { UUID, type WorkflowService } from './workflow.service';
+
+/**
+ * Schedules, one table for both kinds (engine.schedules): those registered through the control
+ * plane (`POST /v1/control-plane/workflows/{id}/schedule`) and those of the workflows'
+ * scheduleTrigger nodes (`node_name` set; kept in step with the active definition by syncNodes).
+ *
+ * Firing. Each enabled schedule has one `engine.schedule.fire` job planned at its `next_run_at`
+ * (the job key is schedule + due time, so planning it twice plans it once). The job claims its
+ * due time in one transaction: it locks the row only while `next_run_at` still equals that due
+ * time, starts a queued execution (inside the same transaction), moves `next_run_at` to the next
+ * cron time and plans that job. Any number of worker processes may hold a job for the same due
+ * time: exactly one transaction finds the row still due, the others find it moved and do nothing.
+ * A crash before the commit leaves the row due; the job's retry (or the healing below) fires it.
+ *
+ * After downtime (catch-up once): a due time that passed while no worker ran fires once when a
+ * worker comes back, with `missedRuns` = how many later due times also passed (they are not run);
+ * `next_run_at` then moves to the first cron time after now. Healing: at every start and every
+ * minute (engine maintenance) enabled schedules overdue by more than 10 s get their job again.
+ *
+ * Only active workflows run: a due time of an inactive workflow's schedule passes without an
+ * execution (it is not caught up on activation). Node schedules exist only while their workflow
+ * is active.
+ */
+
+export const SCHEDULE_FIRE_JOB = 'engine.schedule.fire';
+/** Jobs of the engine's first scheduler (one chain per workflow version); dropped if any remain. */
+const LEGACY_SCHEDULE_JOB = 'engine.schedule';
+const OVERDUE_S = 10;
+const MAX_PER_WORKFLOW = 100;
+const COLUMNS = `s.id, s.workflow_id, s.node_name, s.cron, s.timezone, s.payload, s.enabled, s.next_run_at, s.last_run_at,
+  s.last_scheduled_for, s.last_execution_id, s.runs, s.created_at, s.updated_at`;
+
+export interface ScheduleView {
+  id: string;
+  workflowId: string;
+  /** Set for a scheduleTrigger node's schedule (changed through the workflow, not here). */
+  nodeName: string | null;
+  cron: string;
+  timezone: string;
+  payload: Record<string, unknown>;
+  enabled: boolean;
+  nextRunAt: Date | null;
+  lastRunAt: Date | null;
+  lastScheduledFor: Date | null;
+  lastExecutionId: string | null;
+  runs: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ScheduleInput {
+  cron?: string | null;
+  timezone?: string | null;
+  payload?: Record<string, unknown> | null;
+  enabled?: boolean | null;
+}
+
+interface FireJob {
+  scheduleId: string;
+  /** ISO time this job claims. */
+  due: string;
+}
+
+function rowsOf<T = any>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+function toView(r: any): ScheduleView {
+  return {
+    id: r.id,
+    workflowId: r.workflow_id,
+    nodeName: r.node_name,
+    cron: r.cron,
+    timezone: r.timezone,
+    payload: r.payload ?? {},
+    enabled: r.enabled,
+    nextRunAt: r.enabled ? r.next_run_at : null,
+    lastRunAt: r.last_run_at,
+    lastScheduledFor: r.last_scheduled_for,
+    lastExecutionId: r.last_execution_id,
+    runs: r.runs,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function scheduleNotFound(id: string): AppError {
+  return errors.notFound('schedule', id);
+}
+
+export function scheduleInvalid(cron: unknown, reason: string): AppError {
+  return new AppError('SCHEDULE_INVALID', `Invalid cron expression: ${reason}`, { field: 'cron', cron, reason });
+}
+
+export class WorkflowSchedules {
+  constructor(
+    private readonly db: DataSource,
+    private readonly queue: Queue,
+    private readonly workflows: WorkflowService,
+    private readonly runner: ExecutionRunner,
+    private readonly logger: Logger,
+  ) {}
+
+  register(queue: Queue): void {
+    queue.register<FireJob>(SCHEDULE_FIRE_JOB, (ctx) => this.fire(ctx));
+    queue.register(LEGACY_SCHEDULE_JOB, async () => ({ skipped: 'superseded by engine.schedule.fire' }));
+  }
+
+  /** At start: node schedules follow the definitions, overdue schedules get their job again. */
+  async restore(): Promise<void> {
+    const rows = await this.db.query(
+      `SELECT w.id FROM engine.workflows w
+       WHERE (w.active AND w.nodes @> '[{"type": "engine.scheduleTrigger"}]'::jsonb)
+          OR EXISTS (SELECT 1 FROM engine.schedules s WHERE s.workflow_id = w.id AND s.node_name IS NOT NULL)`,
+    );
+    for (const r of rows) await this.syncNodes(r.id);
+    await this.heal();
+  }
+
+  /** Plans the job of every enabled schedule overdue by more than OVERDUE_S (a job that got lost). */
+  async heal(): Promise<number> {
+    const rows = await this.db.query(
+      `SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`,
+      [OVERDUE_S],
+    );
+    for (const r of rows) await this.plan(this.db.manager, r.id, r.next_run_at);
+    return rows.length;
+  }
+
+  /**
+   * Brings a workflow's node schedules in step with its current definition: one per enabled
+   * scheduleTrigger node while the workflow is active, none otherwise. An unchanged node keeps
+   * its next due time; a changed one (cron, time zone, re-activation) starts from now.
+   */
+  async syncNodes(workflowId: string): Promise<void> {
+    await this.db.transaction(async (m) => {
+      const [w] = await m.query(`SELECT id, active, nodes, settings FROM engine.workflows WHERE id = $1 FOR UPDATE`, [workflowId]);
+      if (!w) return;
+      const nodes = (w.active ? (w.nodes as any[]) : []).filter((n) => n.type === 'engine.scheduleTrigger' && !n.disabled);
+      await m.query(`DELETE FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NOT NULL AND NOT (node_name = ANY($2::text[]))`, [
+        workflowId,
+        nodes.map((n) => n.name),
+      ]);
+      const now = new Date();
+      for (const n of nodes) {
+        const tz = String(n.parameters?.timezone ?? w.settings?.timezone ?? 'UTC');
+        const cron = String(n.parameters?.cron ?? '');
+        const next = nextRun(cron, tz, now);
+        if (!next) continue;
+        const [row] = await m.query(
+          `INSERT INTO engine.schedules AS s (workflow_id, node_name, cron, timezone, enabled, next_run_at)
+           VALUES ($1, $2, $3, $4, true, $5)
+           ON CONFLICT (workflow_id, node_name) WHERE node_name IS NOT NULL DO UPDATE SET
+             next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND s.enabled THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
+             updated_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND s.enabled THEN s.updated_at ELSE now() END,
+             cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, enabled = true
+           RETURNING id, next_run_at`,
+          [workflowId, n.name, cron, tz, next],
+        );
+        await this.plan(m, row.id, row.next_run_at);
+      }
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The control plane's schedules
+
+  async create(principal: Principal, workflowRef: string, input: ScheduleInput): Promise<ScheduleView> {
+    const v = check(input, true);
+    const workflow = await this.workflows.resolve(workflowRef);
+    const next = v.enabled ? nextRun(v.cron!, v.timezone!, new Date()) : null;
+    if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
+    return this.db.transaction(async (m) => {
+      const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NULL`, [workflow.id]);
+      if (n >= MAX_PER_WORKFLOW) throw errors.conflict(`A workflow has at most ${MAX_PER_WORKFLOW} schedules`, { workflowId: workflow.id, limit: MAX_PER_WORKFLOW });
+      const [row] = await m.query(
+        `INSERT INTO engine.schedules AS s (workflow_id, cron, timezone, payload, enabled, next_run_at, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+        [workflow.id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next, principal.kind === 'apiKey' ? principal.keyId : null],
+      );
+      if (row.enabled) await this.plan(m, row.id, row.next_run_at);
+      return toView(row);
+    });
+  }
+
+  async get(id: string): Promise<ScheduleView> {
+    if (!UUID.test(id)) throw scheduleNotFound(id);
+    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1`, [id]);
+    if (!row) throw scheduleNotFound(id);
+    return toView(row);
+  }
+
+  /** The workflow's schedules (its scheduleTrigger nodes' included), oldest first. */
+  async list(workflowRef: string): Promise<ScheduleView[]> {
+    const workflow = await this.workflows.resolve(workflowRef);
+    const rows = await this.db.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.workflow_id = $1 ORDER BY s.created_at, s.id`, [workflow.id]);
+    return rows.map(toView);
+  }
+
+  /** Changes cron, timezone, payload or enabled; a new cron, time zone or re-enabling starts from now. */
+  async update(id: string, input: ScheduleInput): Promise<ScheduleView> {
+    if (!UUID.test(id)) throw scheduleNotFound(id);
+    return this.db.transaction(async (m) => {
+      const [current] = await m.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1 FOR UPDATE`, [id]);
+      if (!current) throw scheduleNotFound(id);
+      refuseNodeSchedule(current);
+      const v = check({ cron: input.cron ?? current.cron, timezone: input.timezone ?? current.timezone, payload: input.payload ?? current.payload, enabled: input.enabled ?? current.enabled }, false);
+      const timingChanged = v.cron !== current.cron || v.timezone !== current.timezone || (v.enabled && !current.enabled);
+      let next: Date | null = v.enabled ? (timingChanged ? nextRun(v.cron!, v.timezone!, new Date()) : current.next_run_at) : null;
+      if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
+      if (!v.enabled) next = current.next_run_at;
+      const [row] = rowsOf(
+        await m.query(
+          `UPDATE engine.schedules s SET cron = $2, timezone = $3, payload = $4, enabled = $5, next_run_at = $6, updated_at = now()
+           WHERE s.id = $1 RETURNING ${COLUMNS}`,
+          [id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next],
+        ),
+      );
+      if (row.enabled) await this.plan(m, row.id, row.next_run_at);
+      return toView(row);
+    });
+  }
+
+  async delete(id: string): Promise<{ scheduleId: string; deletedAt: Date }> {
+    const current = await this.get(id);
+    refuseNodeSchedule({ node_name: current.nodeName, workflow_id: current.workflowId });
+    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.schedules WHERE id = $1 AND node_name IS NULL RETURNING now() AS deleted_at`, [id]));
+    if (!row) throw scheduleNotFound(id);
+    return { scheduleId: id, deletedAt: row.deleted_at };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Firing
+
+  /** One job per schedule and due time (the key); several plans of the same due time make one job. */
+  private plan(m: EntityManager, scheduleId: string, due: Date): Promise<string> {
+    return this.queue.enqueue<FireJob>(
+      SCHEDULE_FIRE_JOB,
+      { scheduleId, due: due.toISOString() },
+      { runAt: due, key: `${SCHEDULE_FIRE_JOB}:${scheduleId}:${due.getTime()}`, timeoutMs: 60_000, maxAttempts: 3, backoffMs: 500, priority: 'high' },
+      m,
+    );
+  }
+
+  private async fire(job: JobContext<FireJob>): Promise<unknown> {
+    const { scheduleId } = job.data;
+    const due = new Date(job.data.due);
+    if (!UUID.test(scheduleId) || Number.isNaN(due.getTime())) return { skipped: 'malformed' };
+    const outcome = await this.db.transaction(async (m) => {
+      // The claim: only while the row is still due at exactly this time (a concurrent claimer waits, then finds it moved).
+      const [row] = await m.query(
+        `SELECT ${COLUMNS}, w.active AS workflow_active FROM engine.schedules s JOIN engine.workflows w ON w.id = s.workflow_id
+         WHERE s.id = $1 AND s.enabled AND s.next_run_at = $2 FOR UPDATE OF s`,
+        [scheduleId, due],
+      );
+      if (!row) return { skipped: 'not due (already fired, changed or removed)' } as const;
+      const now = new Date();
+      const missedRuns = countRuns(row.cron, row.timezone, due, now);
+      const next = nextRun(row.cron, row.timezone, now > due ? now : due);
+      let executionId: string | null = null;
+      let skipped: string | null = null;
+      if (!row.workflow_active) skipped = 'workflow inactive';
+      else {
+        const version = await this.workflows.current(row.workflow_id);
+        const node = row.node_name ? version.definition.nodes.find((n) => n.name === row.node_name && n.type === 'engine.scheduleTrigger') : null;
+        if (row.node_name && !node) skipped = 'node gone';
+        else {
+          executionId = randomUUID();
+          const json = {
+            ...(row.node_name ? {} : (row.payload ?? {})),
+            timestamp: now.toISOString(),
+            cron: row.cron,
+            timezone: row.timezone,
+            scheduleId: row.id,
+            scheduledFor: due.toISOString(),
+            missedRuns,
+          };
+          await this.runner.begin({
+            id: executionId,
+            version,
+            mode: 'schedule',
+            inline: false,
+            manager: m,
+            priority: 'normal',
+            ...(row.node_name ? { startNode: row.node_name } : {}),
+            input: [{ json }],
+          });
+        }
+      }
+      await m.query(
+        `UPDATE engine.schedules SET next_run_at = $2, enabled = $3, last_scheduled_for = $4,
+                last_run_at = CASE WHEN $5::uuid IS NULL THEN last_run_at ELSE now() END,
+                last_execution_id = coalesce($5::uuid, last_execution_id),
+                runs = runs + CASE WHEN $5::uuid IS NULL THEN 0 ELSE 1 END, updated_at = now()
+         WHERE id = $1`,
+        [scheduleId, next ?? row.next_run_at, next !== null, due, executionId],
+      );
+      if (next) await this.plan(m, scheduleId, next);
+      return { executionId, skipped, missedRuns, next: next?.toISOString() ?? null };
+    });
+    if ('executionId' in outcome && outcome.executionId) {
+      this.runner.wake();
+      await this.runner.publish(outcome.executionId, 'running');
+      if (outcome.missedRuns) this.logger.info('schedule caught up after downtime', { scheduleId, due: due.toISOString(), missedRuns: outcome.missedRuns });
+    }
+    return outcome;
+  }
+}
+
+function refuseNodeSchedule(row: { node_name: string | null; workflow_id: string }): void {
+  if (row.node_name) {
+    throw errors.conflict(`This schedule belongs to the scheduleTrigger node "${row.node_name}"; change the workflow instead`, {
+      workflowId: row.workflow_id,
+      node: row.node_name,
+    });
+  }
+}
+
+/** Field checks; the cron last (SCHEDULE_INVALID), with the time zone it is read in. */
+function check(input: ScheduleInput, creating: boolean): { cron?: string; timezone?: string; payload?: Record<string, unknown>; enabled: boolean } {
+  const problems: FieldError[] = [];
+  const timezone = input.timezone ?? 'UTC';
+  if (!validTimezone(timezone)) problems.push({ field: 'timezone', message: `must be an IANA time zone (e.g. Europe/Paris), not "${String(timezone)}"` });
+  if (input.payload !== undefined && input.payload !== null && !isPlainObject(input.payload)) problems.push({ field: 'payload', message: 'must be an object' });
+  if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') problems.push({ field: 'enabled', message: 'must be a boolean' });
+  if (creating && (input.cron === undefined || input.cron === null)) problems.push({ field: 'cron', message: 'is required' });
+  else if (typeof input.cron !== 'string') problems.push({ field: 'cron', message: 'must be a string' });
+  if (problems.length) throw errors.validation(problems);
+  if (input.payload) checkPayload(input.payload);
+  const problem = cronProblem(input.cron, timezone);
+  if (problem) throw scheduleInvalid(input.cron, problem);
+  return { cron: input.cron!.trim(), timezone, payload: input.payload ?? {}, enabled: input.enabled ?? true };
+}

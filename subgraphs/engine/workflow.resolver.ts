@@ -1,0 +1,130 @@
+import { GraphQLJSON } from 'graphql-scalars';
+import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { pageInfo } from '../../kernel/graphql-types';
+import { alsoOn } from '../../kernel/auth/principal';
+import type { RequestContext } from '../../kernel/subgraph';
+import type { WebhookTriggerService } from './webhook-trigger.service';
+import { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './workflow.inputs';
+import type { WorkflowRecord, WorkflowService } from './workflow.service';
+import { Workflow, WorkflowDeletion, WorkflowExport, WorkflowPage, WorkflowStatistics } from './workflow.types';
+
+export function toWorkflow(r: WorkflowRecord): Workflow {
+  return {
+    workflowId: r.id,
+    name: r.name,
+    description: r.description,
+    tags: r.tags,
+    active: r.active,
+    version: r.version,
+    nodes: r.nodes,
+    nodeCount: r.nodes.length,
+    connections: r.connections,
+    settings: r.settings,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+@Resolver(() => Workflow)
+export class WorkflowResolver {
+  constructor(
+    private readonly service: WorkflowService,
+    private readonly triggers: WebhookTriggerService,
+  ) {}
+
+  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Query(() => WorkflowPage, { description: 'Workflows, newest first (also the control plane’s GET /v1/control-plane/workflows).' })
+  async workflows(@Args() args: WorkflowListArgs): Promise<WorkflowPage> {
+    const { records, total } = await this.service.list(args);
+    const ids = records.map((r) => r.id);
+    const [stats, urls] = await Promise.all([this.service.statistics(ids), this.triggers.webhookUrls(ids)]);
+    const workflows = records.map((r) => ({ ...toWorkflow(r), stats: stats.get(r.id), hook: urls.get(r.id) ?? null }));
+    return { workflows, pagination: pageInfo(total, args.limit, args.offset) };
+  }
+
+  @Authorized('workflow:read')
+  @Query(() => Workflow)
+  async workflow(@Arg('workflowId', () => ID) workflowId: string): Promise<Workflow> {
+    return toWorkflow(await this.service.get(workflowId));
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow, { description: 'Validated before anything is stored (WORKFLOW_INVALID names the node).' })
+  async createWorkflow(@Arg('input') input: CreateWorkflowInput, @Ctx() ctx: RequestContext): Promise<Workflow> {
+    return { ...toWorkflow(await this.service.create(ctx.principal, input)), hook: null };
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow)
+  async updateWorkflow(
+    @Arg('workflowId', () => ID) workflowId: string,
+    @Arg('input') input: UpdateWorkflowInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Workflow> {
+    return toWorkflow(await this.service.update(workflowId, input, ctx.principal));
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => WorkflowDeletion, { description: 'Deletes the workflow with its webhook triggers and executions (running ones are canceled).' })
+  deleteWorkflow(@Arg('workflowId', () => ID) workflowId: string): Promise<WorkflowDeletion> {
+    return this.service.delete(workflowId);
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow)
+  async activateWorkflow(@Arg('workflowId', () => ID) workflowId: string): Promise<Workflow> {
+    return toWorkflow(await this.service.setActive(workflowId, true));
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow)
+  async deactivateWorkflow(@Arg('workflowId', () => ID) workflowId: string): Promise<Workflow> {
+    return toWorkflow(await this.service.setActive(workflowId, false));
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow, { description: 'An inactive copy under a new name.' })
+  async duplicateWorkflow(
+    @Arg('workflowId', () => ID) workflowId: string,
+    @Arg('name') name: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Workflow> {
+    return { ...toWorkflow(await this.service.duplicate(ctx.principal, workflowId, name)), hook: null };
+  }
+
+  @Authorized('workflow:read')
+  @Query(() => WorkflowExport)
+  exportWorkflow(@Args() args: WorkflowExportArgs): Promise<WorkflowExport> {
+    return this.service.export(args.workflowId, args.format);
+  }
+
+  @Authorized('workflow:write')
+  @Mutation(() => Workflow, {
+    description: 'Imports our format or an n8n export of the core nodes (n8n-nodes-base.<name>), as an object or JSON/YAML text. The copy is inactive.',
+  })
+  async importWorkflow(
+    @Arg('workflow', () => GraphQLJSON) workflow: unknown,
+    @Arg('name', () => String, { nullable: true }) name: string | undefined,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Workflow> {
+    return { ...toWorkflow(await this.service.import(ctx.principal, workflow, name ?? undefined)), hook: null };
+  }
+
+  @FieldResolver(() => WorkflowStatistics)
+  async statistics(@Root() w: Workflow): Promise<WorkflowStatistics> {
+    const stats = w.stats ?? (await this.service.statistics([w.workflowId])).get(w.workflowId)!;
+    return { executions: stats.executions, successRate: stats.successRate, averageDuration: stats.averageDuration };
+  }
+
+  @FieldResolver(() => Date, { nullable: true, description: 'When the newest execution started.' })
+  async lastExecuted(@Root() w: Workflow): Promise<Date | null> {
+    const stats = w.stats ?? (await this.service.statistics([w.workflowId])).get(w.workflowId)!;
+    return stats.lastExecuted;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'The URL of its first active webhook trigger (relative to the platform address).' })
+  async webhookUrl(@Root() w: Workflow): Promise<string | null> {
+    if (w.hook !== undefined) return w.hook;
+    return (await this.triggers.webhookUrls([w.workflowId])).get(w.workflowId) ?? null;
+  }
+}

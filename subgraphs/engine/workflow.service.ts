@@ -1,0 +1,383 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import YAML from 'yaml';
+import { hasPermission, type Principal } from '../../kernel/auth/principal';
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { validateDefinition, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition';
+import { importWorkflow } from './n8n';
+import { isPlainObject } from './nodes/types';
+
+/** Workflow definitions: CRUD, activation, duplicate, export and import. No GraphQL here. */
+
+export interface WorkflowRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  active: boolean;
+  version: number;
+  nodes: WorkflowNode[];
+  connections: Connections;
+  settings: WorkflowSettings;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface WorkflowInput {
+  name?: string;
+  description?: string | null;
+  tags?: string[];
+  nodes?: unknown;
+  connections?: unknown;
+  active?: boolean;
+  settings?: unknown;
+}
+
+export interface WorkflowStats {
+  executions: number;
+  successRate: number;
+  averageDuration: number;
+  lastExecuted: Date | null;
+}
+
+export interface WorkflowListFilter {
+  active?: boolean;
+  tag?: string;
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
+/** A definition version as executions need it. */
+export interface WorkflowVersion {
+  workflowId: string;
+  version: number;
+  name: string;
+  active: boolean;
+  definition: WorkflowDefinition;
+}
+
+export interface WorkflowHooks {
+  /** After a committed change (schedules follow activation and cron edits). */
+  changed?(record: WorkflowRecord): Promise<void>;
+  /** Before a workflow is deleted (its running executions are canceled). */
+  deleting?(id: string): Promise<void>;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, created_at, updated_at`;
+const MAX_TAGS = 20;
+
+/** Node types that act with the platform's authority: saving them needs what running them directly would. */
+const NODE_PERMISSIONS: Record<string, string> = { 'engine.agent': 'agent:execute', 'engine.prompt': 'prompt:test' };
+
+/** A workflow's name as the slug `workflowId` may be given as: lower case, runs of other characters as `-`. */
+export function slugify(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+function checkNodePermissions(principal: Principal | undefined, nodes: WorkflowNode[]): void {
+  if (!principal || principal.kind === 'service' || principal.kind === 'anonymous') return;
+  for (const node of nodes) {
+    const required = NODE_PERMISSIONS[node.type];
+    if (required && !hasPermission(principal.permissions, required)) {
+      throw new AppError('insufficient_permissions', `A workflow with ${node.type} nodes can only be saved by a key holding ${required}`, {
+        required,
+        has: principal.permissions,
+        node: node.name,
+      });
+    }
+  }
+}
+
+export function workflowNotFound(id: string): AppError {
+  return new AppError('WORKFLOW_NOT_FOUND', `Workflow ${id} not found`, { workflowId: id });
+}
+
+function toRecord(row: any): WorkflowRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    tags: row.tags,
+    active: row.active,
+    version: row.version,
+    nodes: row.nodes,
+    connections: row.connections,
+    settings: row.settings,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function rowsOf<T = any>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+export class WorkflowService {
+  private readonly versions = new Map<string, WorkflowVersion>();
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly hooks: WorkflowHooks = {},
+  ) {}
+
+  async create(principal: Principal, input: WorkflowInput): Promise<WorkflowRecord> {
+    const meta = checkMeta(input, true);
+    const def = validateDefinition({ nodes: input.nodes, connections: input.connections, settings: input.settings });
+    checkNodePermissions(principal, def.nodes);
+    const record = await this.db.transaction(async (m) => {
+      const [row] = rowsOf(
+        await m.query(
+          `INSERT INTO engine.workflows (name, description, tags, active, nodes, connections, settings, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+          [meta.name, meta.description ?? null, meta.tags ?? [], input.active === true, JSON.stringify(def.nodes), JSON.stringify(def.connections), JSON.stringify(def.settings), creator(principal)],
+        ),
+      );
+      const rec = toRecord(row);
+      await this.storeVersion(m, rec);
+      return rec;
+    });
+    await this.hooks.changed?.(record);
+    return record;
+  }
+
+  async get(id: string, manager?: EntityManager): Promise<WorkflowRecord> {
+    if (!UUID.test(id)) throw workflowNotFound(id);
+    const [row] = await (manager ?? this.db).query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = $1`, [id]);
+    if (!row) throw workflowNotFound(id);
+    return toRecord(row);
+  }
+
+  /** A workflow by id, or by its name as a slug (`Order intake` as `order-intake`); a slug several names share is 409. */
+  async resolve(ref: string): Promise<WorkflowRecord> {
+    if (typeof ref !== 'string' || !ref.trim()) throw workflowNotFound(String(ref ?? ''));
+    if (UUID.test(ref)) return this.get(ref);
+    const slug = slugify(ref);
+    if (!slug) throw workflowNotFound(ref);
+    const rows = await this.db.query(
+      `SELECT ${COLUMNS} FROM engine.workflows
+       WHERE trim(both '-' from regexp_replace(lower(name), '[^a-z0-9]+', '-', 'g')) = $1 ORDER BY created_at DESC LIMIT 10`,
+      [slug],
+    );
+    if (!rows.length) throw workflowNotFound(ref);
+    if (rows.length > 1) {
+      throw errors.conflict(`Several workflows have the slug "${slug}"; give the workflowId`, { slug, workflowIds: rows.map((r: any) => r.id) });
+    }
+    return toRecord(rows[0]);
+  }
+
+  async list(filter: WorkflowListFilter): Promise<{ records: WorkflowRecord[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.active !== undefined) where.push(`active = $${params.push(filter.active)}`);
+    if (filter.tag) where.push(`$${params.push(filter.tag)} = ANY(tags)`);
+    if (filter.search) where.push(`name ILIKE $${params.push(`%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const rows = await this.db.query(
+      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM engine.workflows ${clause}
+       ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, filter.limit, filter.offset],
+    );
+    let total = rows[0]?.total ?? 0;
+    if (!rows.length && filter.offset > 0) {
+      total = (await this.db.query(`SELECT count(*)::int AS n FROM engine.workflows ${clause}`, params))[0].n;
+    }
+    return { records: rows.map(toRecord), total };
+  }
+
+  /** Applies the given fields; `version` increases when anything changed. */
+  async update(id: string, input: WorkflowInput, principal?: Principal): Promise<WorkflowRecord> {
+    const meta = checkMeta(input, false);
+    const result = await this.db.transaction(async (m) => {
+      const current = await this.lock(m, id);
+      const def =
+        input.nodes !== undefined || input.connections !== undefined || input.settings !== undefined
+          ? validateDefinition({
+              nodes: input.nodes ?? current.nodes,
+              connections: input.connections ?? current.connections,
+              settings: input.settings ?? current.settings,
+            })
+          : { nodes: current.nodes, connections: current.connections, settings: current.settings };
+      if (input.nodes !== undefined) checkNodePermissions(principal, def.nodes);
+      const next = {
+        name: meta.name ?? current.name,
+        description: meta.description !== undefined ? meta.description : current.description,
+        tags: meta.tags ?? current.tags,
+        active: input.active ?? current.active,
+        ...def,
+      };
+      const changed = (Object.keys(next) as (keyof typeof next)[]).some((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
+      if (!changed) return { record: current, changed: false };
+      const [row] = rowsOf(
+        await m.query(
+          `UPDATE engine.workflows SET name = $2, description = $3, tags = $4, active = $5, nodes = $6, connections = $7, settings = $8,
+                  version = version + 1, updated_at = now()
+           WHERE id = $1 RETURNING ${COLUMNS}`,
+          [id, next.name, next.description, next.tags, next.active, JSON.stringify(next.nodes), JSON.stringify(next.connections), JSON.stringify(next.settings)],
+        ),
+      );
+      const record = toRecord(row);
+      await this.storeVersion(m, record);
+      return { record, changed: true };
+    });
+    if (result.changed) await this.hooks.changed?.(result.record);
+    return result.record;
+  }
+
+  setActive(id: string, active: boolean): Promise<WorkflowRecord> {
+    return this.update(id, { active });
+  }
+
+  async delete(id: string): Promise<{ workflowId: string; deletedAt: Date }> {
+    await this.get(id);
+    await this.hooks.deleting?.(id);
+    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.workflows WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
+    if (!row) throw workflowNotFound(id);
+    for (const key of this.versions.keys()) if (key.startsWith(`${id}:`)) this.versions.delete(key);
+    return { workflowId: id, deletedAt: row.deleted_at };
+  }
+
+  async duplicate(principal: Principal, id: string, name: string): Promise<WorkflowRecord> {
+    const source = await this.get(id);
+    return this.create(principal, {
+      name,
+      description: source.description,
+      tags: source.tags,
+      nodes: source.nodes,
+      connections: source.connections,
+      settings: source.settings,
+      active: false,
+    });
+  }
+
+  async export(id: string, format: string): Promise<{ format: string; workflow: unknown }> {
+    if (format !== 'json' && format !== 'yaml') throw errors.field('format', 'must be json or yaml');
+    const w = await this.get(id);
+    const workflow = { name: w.name, nodes: w.nodes, connections: w.connections, settings: w.settings, ...(w.tags.length ? { tags: w.tags } : {}) };
+    return { format, workflow: format === 'yaml' ? YAML.stringify(workflow) : workflow };
+  }
+
+  /** Our format or an n8n export (a YAML text of either is accepted too). The copy starts inactive. */
+  async import(principal: Principal, raw: unknown, name?: string): Promise<WorkflowRecord> {
+    let source = raw;
+    if (typeof source === 'string') {
+      try {
+        source = YAML.parse(source);
+      } catch (err) {
+        throw errors.field('workflow', `is neither a workflow object nor JSON/YAML text: ${(err as Error).message}`);
+      }
+    }
+    if (!isPlainObject(source)) throw errors.field('workflow', 'must be a workflow object {name, nodes, connections}');
+    if (!Array.isArray(source.nodes)) throw errors.field('workflow.nodes', 'must be a list of nodes');
+    const mapped = importWorkflow(source);
+    const finalName = name ?? mapped.name;
+    if (!finalName) throw errors.field('name', 'is required (the workflow has no name)');
+    return this.create(principal, {
+      name: finalName,
+      tags: mapped.tags.slice(0, MAX_TAGS),
+      nodes: mapped.nodes,
+      connections: mapped.connections,
+      settings: mapped.settings,
+      description: typeof source.description === 'string' ? source.description : undefined,
+      active: false,
+    });
+  }
+
+  /** A definition version (immutable, so cached). */
+  async version(workflowId: string, version: number): Promise<WorkflowVersion> {
+    const key = `${workflowId}:${version}`;
+    const cached = this.versions.get(key);
+    if (cached) return cached;
+    const [row] = await this.db.query(
+      `SELECT workflow_id, version, name, active, nodes, connections, settings FROM engine.workflow_versions WHERE workflow_id = $1 AND version = $2`,
+      [workflowId, version],
+    );
+    if (!row) throw workflowNotFound(workflowId);
+    const v: WorkflowVersion = {
+      workflowId,
+      version,
+      name: row.name,
+      active: row.active,
+      definition: { nodes: row.nodes, connections: row.connections, settings: row.settings },
+    };
+    if (this.versions.size > 2_000) this.versions.delete(this.versions.keys().next().value!);
+    this.versions.set(key, v);
+    return v;
+  }
+
+  /** The current version of a workflow as executions need it, reusing the cache. */
+  async current(id: string): Promise<WorkflowVersion> {
+    if (!UUID.test(id)) throw workflowNotFound(id);
+    const [row] = await this.db.query(`SELECT version FROM engine.workflows WHERE id = $1`, [id]);
+    if (!row) throw workflowNotFound(id);
+    return this.version(id, row.version);
+  }
+
+  /** Statistics from the executions that exist (pruning removes old ones). */
+  async statistics(ids: string[]): Promise<Map<string, WorkflowStats>> {
+    const out = new Map<string, WorkflowStats>(ids.map((id) => [id, { executions: 0, successRate: 0, averageDuration: 0, lastExecuted: null }]));
+    if (!ids.length) return out;
+    const rows = await this.db.query(
+      `SELECT workflow_id, count(*)::int AS executions,
+              count(*) FILTER (WHERE status = 'success')::int AS succeeded,
+              count(*) FILTER (WHERE status IN ('success','error'))::int AS finished,
+              avg(duration_ms) FILTER (WHERE status IN ('success','error'))::float AS average_duration,
+              max(started_at) AS last_executed
+       FROM engine.executions WHERE workflow_id = ANY($1::uuid[]) GROUP BY workflow_id`,
+      [ids],
+    );
+    for (const r of rows) {
+      out.set(r.workflow_id, {
+        executions: r.executions,
+        successRate: r.finished ? Math.round((r.succeeded / r.finished) * 10_000) / 100 : 0,
+        averageDuration: r.average_duration === null ? 0 : Math.round(r.average_duration),
+        lastExecuted: r.last_executed,
+      });
+    }
+    return out;
+  }
+
+  private async lock(m: EntityManager, id: string): Promise<WorkflowRecord> {
+    if (!UUID.test(id)) throw workflowNotFound(id);
+    const [row] = await m.query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = $1 FOR UPDATE`, [id]);
+    if (!row) throw workflowNotFound(id);
+    return toRecord(row);
+  }
+
+  private async storeVersion(m: EntityManager, r: WorkflowRecord): Promise<void> {
+    await m.query(
+      `INSERT INTO engine.workflow_versions (workflow_id, version, name, active, nodes, connections, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [r.id, r.version, r.name, r.active, JSON.stringify(r.nodes), JSON.stringify(r.connections), JSON.stringify(r.settings)],
+    );
+  }
+}
+
+function creator(p: Principal): string | null {
+  return p.kind === 'apiKey' ? p.keyId : null;
+}
+
+function checkMeta(input: WorkflowInput, creating: boolean): { name?: string; description?: string | null; tags?: string[] } {
+  const problems: FieldError[] = [];
+  if (creating || input.name !== undefined) {
+    if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
+      problems.push({ field: 'name', message: creating && input.name === undefined ? 'is required' : 'must be 1 to 200 characters' });
+    }
+  }
+  if (creating && input.nodes === undefined) problems.push({ field: 'nodes', message: 'is required' });
+  if (creating && input.connections === undefined) problems.push({ field: 'connections', message: 'is required' });
+  if (input.description !== undefined && input.description !== null && (typeof input.description !== 'string' || input.description.length > 10_000)) {
+    problems.push({ field: 'description', message: 'must be at most 10000 characters' });
+  }
+  if (input.tags !== undefined) {
+    if (!Array.isArray(input.tags) || input.tags.length > MAX_TAGS || input.tags.some((t) => typeof t !== 'string' || t.trim() === '' || t.length > 50)) {
+      problems.push({ field: 'tags', message: `must be at most ${MAX_TAGS} tags of 1 to 50 characters` });
+    }
+  }
+  if (problems.length) throw errors.validation(problems);
+  return {
+    name: input.name?.trim(),
+    description: input.description,
+    tags: input.tags ? [...new Set(input.tags.map((t) => t.trim()))] : undefined,
+  };
+}

@@ -1,0 +1,382 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/** Webhook triggers: registration, every authentication mode, inbound requests on /webhook/<path>, logs, statistics. */
+
+let p: TestPlatform;
+let workflowId: string;
+let failingWorkflowId: string;
+let replyWorkflowId: string;
+
+before(async () => {
+  p = await startTestPlatform();
+  workflowId = await workflow('Intake', [
+    { name: 'Hook', type: 'engine.webhook' },
+    { name: 'Note', type: 'engine.set', parameters: { values: { seen: '{{ $json.body.order }}' } } },
+  ]);
+  failingWorkflowId = await workflow('Fails', [
+    { name: 'Hook', type: 'engine.webhook' },
+    { name: 'Boom', type: 'engine.code', parameters: { code: 'throw new Error("out of stock")' } },
+  ]);
+  replyWorkflowId = await workflow('Replies', [
+    { name: 'Hook', type: 'engine.webhook' },
+    { name: 'Reply', type: 'engine.respondToWebhook', parameters: { statusCode: 201, headers: { 'Content-Type': 'text/plain', 'X-Order': '{{ $json.body.order }}' }, body: 'accepted {{ $json.body.order }}' } },
+    { name: 'Later', type: 'engine.noOp' },
+  ]);
+});
+after(async () => {
+  await p?.stop();
+});
+
+async function workflow(name: string, nodes: Record<string, unknown>[], active = true): Promise<string> {
+  const connections: Record<string, unknown> = {};
+  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name as string] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
+  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.workflowId;
+}
+
+/** Registrations are limited to 10 a minute per key: each registration here uses a fresh engine key. */
+async function register(body: Record<string, unknown>) {
+  const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write'] });
+  return p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', ...body } });
+}
+
+async function registered(body: Record<string, unknown>) {
+  const res = await register(body);
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+async function send(path: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; json?: unknown } = {}) {
+  const headers: Record<string, string> = { ...opts.headers };
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${p.url}/webhook/${path.replace(/^\//, '')}`, { method: opts.method ?? 'POST', headers, body });
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+async function logs(webhookId: string, query = '') {
+  const res = await p.rest('GET', `/v1/engine/webhooks/${webhookId}/logs${query}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+async function executionOf(executionId: string) {
+  for (let i = 0; i < 100; i++) {
+    const e = (await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`)).body.data;
+    if (e.status !== 'running') return e;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail('execution did not finish');
+}
+
+const secretColumns = async (id: string) =>
+  (await p.platform.kernel.db.query(`SELECT auth_config, secret_hash, secret_enc FROM engine.webhook_triggers WHERE id = $1`, [id]))[0];
+
+describe('inbound webhooks by authentication mode', () => {
+  test('none: onReceived answers 200 {success, executionId, message}; the request is the start item', async () => {
+    const hook = await registered({ path: '/orders/new' });
+    assert.deepEqual(
+      { path: hook.path, url: hook.url, method: hook.method, responseMode: hook.responseMode, active: hook.active, authentication: hook.authentication, workflowName: hook.workflowName },
+      { path: '/orders/new', url: '/webhook/orders/new', method: 'POST', responseMode: 'onReceived', active: true, authentication: { type: 'none' }, workflowName: 'Intake' },
+    );
+    const res = await send('orders/new?source=shop', { json: { order: 42 } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.success, true);
+    assert.equal(res.body.message, 'Workflow was started');
+    const e = await executionOf(res.body.executionId);
+    assert.equal(e.status, 'success');
+    const item = e.nodeData[0].output.main[0][0].json;
+    assert.deepEqual({ body: item.body, query: item.query, method: item.method, path: item.path }, { body: { order: 42 }, query: { source: 'shop' }, method: 'POST', path: '/orders/new' });
+    assert.equal(item.headers['content-type'], 'application/json');
+    assert.equal(e.result.items[0].seen, 42);
+  });
+
+  test('apiKey: missing 401, wrong 403, right 200; the key is stored as a digest, never returned, redacted from run data', async () => {
+    const hook = await registered({ path: 'keyed', authentication: { type: 'apiKey', apiKeyHeader: 'X-Shop-Key', apiKeyValue: 'shop-secret-123' } });
+    assert.deepEqual(hook.authentication, { type: 'apiKey', apiKeyHeader: 'X-Shop-Key' });
+    const missing = await send('keyed', { json: {} });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.body.error.code, 'unauthorized');
+    const wrong = await send('keyed', { json: {}, headers: { 'x-shop-key': 'shop-secret-124' } });
+    assert.equal(wrong.status, 403);
+    assert.equal(wrong.body.error.code, 'forbidden');
+    const right = await send('keyed', { json: { order: 1 }, headers: { 'X-Shop-Key': 'shop-secret-123' } });
+    assert.equal(right.status, 200, JSON.stringify(right.body));
+    const e = await executionOf(right.body.executionId);
+    assert.equal(e.nodeData[0].output.main[0][0].json.headers['x-shop-key'], '[redacted]');
+    const stored = await secretColumns(hook.webhookId);
+    assert.equal(stored.secret_hash.length, 32);
+    assert.ok(!JSON.stringify(stored).includes('shop-secret-123'));
+    const again = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body;
+    assert.ok(!JSON.stringify(again).includes('shop-secret-123'));
+  });
+
+  test('hmac: hex HMAC-SHA256 of the raw body, with or without sha256=; missing 401; wrong or tampered 403; secret encrypted', async () => {
+    const secret = 'whsec_0123456789abcdef';
+    const hook = await registered({ path: 'signed', authentication: { type: 'hmac', hmacSecret: secret, hmacHeader: 'X-Hub-Signature-256' } });
+    assert.deepEqual(hook.authentication, { type: 'hmac', hmacHeader: 'X-Hub-Signature-256', hmacAlgorithm: 'sha256' });
+    const raw = '{"order":7,  "note":"spacing matters"}';
+    const sig = createHmac('sha256', secret).update(raw).digest('hex');
+    const ct = { 'content-type': 'application/json' };
+    assert.equal((await send('signed', { body: raw, headers: { ...ct, 'x-hub-signature-256': `sha256=${sig}` } })).status, 200);
+    assert.equal((await send('signed', { body: raw, headers: { ...ct, 'x-hub-signature-256': sig.toUpperCase() } })).status, 200);
+    const missing = await send('signed', { body: raw, headers: ct });
+    assert.equal(missing.status, 401);
+    const tampered = await send('signed', { body: raw.replace('7', '8'), headers: { ...ct, 'x-hub-signature-256': `sha256=${sig}` } });
+    assert.equal(tampered.status, 403);
+    assert.equal((await send('signed', { body: raw, headers: { ...ct, 'x-hub-signature-256': 'sha256=abc' } })).status, 403);
+    const stored = await secretColumns(hook.webhookId);
+    assert.equal(stored.secret_hash, null);
+    assert.ok(stored.secret_enc.length > 28);
+    assert.ok(!stored.secret_enc.toString('utf8').includes(secret));
+    const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l: any) => [l.reason, l.statusCode]);
+    assert.deepEqual(rejected, [['invalid_signature', 403], ['invalid_signature', 403], ['missing_signature', 401]]);
+
+    const sha512 = await registered({ path: 'signed-512', authentication: { type: 'hmac', hmacSecret: secret, hmacAlgorithm: 'sha512' } });
+    const sig512 = createHmac('sha512', secret).update(raw).digest('hex');
+    assert.equal((await send('signed-512', { body: raw, headers: { ...ct, 'x-signature': `sha512=${sig512}` } })).status, 200);
+    assert.equal((await send('signed-512', { body: raw, headers: { ...ct, 'x-signature': sig } })).status, 403);
+    void sha512;
+  });
+
+  test('basic: 401 with WWW-Authenticate, wrong user or password 403, right 200', async () => {
+    const hook = await registered({ path: 'basic', authentication: { type: 'basic', username: 'shop', password: 'correct horse' } });
+    assert.deepEqual(hook.authentication, { type: 'basic', username: 'shop' });
+    const basic = (u: string, pw: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${pw}`).toString('base64')}` });
+    const missing = await send('basic', { json: {} });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get('www-authenticate'), 'Basic realm="webhook"');
+    assert.equal((await send('basic', { json: {}, headers: basic('shop', 'wrong horse') })).status, 403);
+    assert.equal((await send('basic', { json: {}, headers: basic('shopx', 'correct horse') })).status, 403);
+    const ok = await send('basic', { json: { order: 3 }, headers: basic('shop', 'correct horse') });
+    assert.equal(ok.status, 200);
+    const e = await executionOf(ok.body.executionId);
+    assert.equal(e.nodeData[0].output.main[0][0].json.headers.authorization, '[redacted]');
+  });
+
+  test('oauth (bearer token): 401, 403, 200', async () => {
+    await registered({ path: 'bearer', method: 'PUT', authentication: { type: 'oauth', token: 'tok_0123456789abcdef' } });
+    const missing = await send('bearer', { method: 'PUT', json: {} });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get('www-authenticate'), 'Bearer realm="webhook"');
+    assert.equal((await send('bearer', { method: 'PUT', json: {}, headers: { authorization: 'Bearer tok_0123456789abcdeX' } })).status, 403);
+    assert.equal((await send('bearer', { method: 'PUT', json: {}, headers: { authorization: 'Bearer tok_0123456789abcdef' } })).status, 200);
+  });
+});
+
+describe('answers, limits and logs', () => {
+  test('lastNode: respondToWebhook shapes the answer; without it the last node’s first item; a failed run is 500 EXECUTION_FAILED', async () => {
+    await registered({ workflowId: replyWorkflowId, path: 'reply', responseMode: 'lastNode' });
+    const res = await send('reply', { json: { order: 'A-1' } });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get('x-order'), 'A-1');
+    assert.match(res.headers.get('content-type')!, /^text\/plain/);
+    assert.equal(res.body, 'accepted A-1');
+
+    await registered({ path: 'last', responseMode: 'lastNode' });
+    const last = await send('last', { json: { order: 5 } });
+    assert.equal(last.status, 200);
+    assert.equal(last.body.seen, 5);
+    assert.deepEqual(last.body.body, { order: 5 });
+
+    const failing = await registered({ workflowId: failingWorkflowId, path: 'fails', responseMode: 'lastNode' });
+    const failed = await send('fails', { json: {} });
+    assert.equal(failed.status, 500);
+    assert.equal(failed.body.error.code, 'EXECUTION_FAILED');
+    assert.match(failed.body.error.message, /out of stock/);
+    assert.equal(failed.body.error.details.node, 'Boom');
+    const [entry] = (await logs(failing.webhookId)).logs;
+    assert.deepEqual([entry.status, entry.reason, entry.statusCode, entry.executionId], ['failed', 'execution_failed', 500, failed.body.error.details.executionId]);
+  });
+
+  test('logs: success, failed, rejected with reason, sourceIp and responseTime; statistics; status filter and limit', async () => {
+    const hook = await registered({ path: 'counted', authentication: { type: 'apiKey', apiKeyValue: 'counted-key-1' } });
+    await send('counted', { json: {}, headers: { 'x-api-key': 'counted-key-1' } });
+    await send('counted', { json: {}, headers: { 'x-api-key': 'counted-key-1' } });
+    await send('counted', { json: {} });
+    const page = await logs(hook.webhookId);
+    assert.equal(page.webhookId, hook.webhookId);
+    assert.deepEqual(page.logs.map((l: any) => l.status), ['rejected', 'success', 'success']);
+    const [rejected, success] = page.logs;
+    assert.deepEqual([rejected.reason, rejected.statusCode, rejected.method], ['missing_credentials', 401, 'POST']);
+    assert.ok(rejected.sourceIp);
+    assert.ok(typeof success.responseTime === 'number' && success.executionId);
+    assert.ok(success.timestamp);
+    assert.deepEqual((await logs(hook.webhookId, '?status=success&limit=1')).pagination, { total: 2, limit: 1, offset: 0, hasMore: true });
+    assert.equal((await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}/logs?limit=501`)).status, 400);
+    const stats = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
+    assert.deepEqual([stats.totalRequests, stats.successfulRequests, stats.failedRequests, stats.rejectedRequests], [3, 2, 1, 1]);
+    assert.ok(stats.lastTriggered && stats.averageResponseTime >= 0);
+    const listed = (await p.rest('GET', `/v1/engine/webhooks?workflowId=${workflowId}&limit=100`)).body.data;
+    const item = listed.webhooks.find((w: any) => w.webhookId === hook.webhookId);
+    assert.deepEqual(Object.keys(item).sort(), ['active', 'lastTriggered', 'method', 'path', 'responseMode', 'totalRequests', 'url', 'webhookId', 'workflowId']);
+    assert.equal(item.totalRequests, 3);
+  });
+
+  test('the trigger’s rate limit: 429 with Retry-After past maxRequests, logged as rejected', async () => {
+    const hook = await registered({ path: 'limited', rateLimit: { windowMs: 60_000, maxRequests: 2, keyBy: 'ip' } });
+    assert.deepEqual(hook.rateLimit, { windowMs: 60_000, maxRequests: 2, keyBy: 'ip' });
+    assert.equal((await send('limited', { json: {} })).status, 200);
+    assert.equal((await send('limited', { json: {} })).status, 200);
+    const limited = await send('limited', { json: {} });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    assert.equal((await logs(hook.webhookId)).logs[0].reason, 'rate_limited');
+  });
+
+  test('only active workflows start: 409 WORKFLOW_INACTIVE; inactive trigger or unknown path 404; wrong method 405', async () => {
+    const sleepy = await workflow('Sleepy', [{ name: 'Hook', type: 'engine.webhook' }], false);
+    const hook = await registered({ workflowId: sleepy, path: 'sleepy' });
+    const inactive = await send('sleepy', { json: {} });
+    assert.equal(inactive.status, 409);
+    assert.equal(inactive.body.error.code, 'WORKFLOW_INACTIVE');
+    assert.equal((await logs(hook.webhookId)).logs[0].reason, 'workflow_inactive');
+    await p.rest('POST', `/v1/engine/workflows/${sleepy}/activate`);
+    assert.equal((await send('sleepy', { json: {} })).status, 200);
+
+    const off = await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { active: false } });
+    assert.equal(off.status, 200);
+    assert.equal(off.body.data.active, false);
+    assert.equal((await send('sleepy', { json: {} })).status, 404);
+    const unknown = await send('nothing/here', { json: {} });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, 'resource_not_found');
+    const wrongMethod = await send('sleepy', { method: 'GET' });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+  });
+
+  test('any content type; PAYLOAD_TOO_LARGE past 5 MB', async () => {
+    await registered({ path: 'anything', responseMode: 'lastNode' });
+    const form = await send('anything', { body: 'order=9&tag=a&tag=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.deepEqual(form.body.body, { order: '9', tag: ['a', 'b'] });
+    const text = await send('anything', { body: 'plain words', headers: { 'content-type': 'text/plain' } });
+    assert.equal(text.body.body, 'plain words');
+    const binary = await send('anything', { body: Buffer.from([0, 1, 2, 255]), headers: { 'content-type': 'application/octet-stream' } });
+    assert.deepEqual([binary.body.body, binary.body.bodyEncoding], [Buffer.from([0, 1, 2, 255]).toString('base64'), 'base64']);
+    const none = await send('anything', {});
+    assert.deepEqual(none.body.body, {});
+    const badJson = await send('anything', { body: '{nope', headers: { 'content-type': 'application/json' } });
+    assert.equal(badJson.status, 400);
+    assert.equal(badJson.body.error.code, 'invalid_json');
+
+    const hook = await registered({ path: 'big' });
+    const big = await send('big', { body: Buffer.alloc(5 * 1024 * 1024 + 1, 97), headers: { 'content-type': 'text/plain' } });
+    assert.equal(big.status, 413);
+    assert.equal(big.body.error.code, 'PAYLOAD_TOO_LARGE');
+    assert.equal((await logs(hook.webhookId)).logs[0].reason, 'payload_too_large');
+    const justUnder = await send('big', { body: Buffer.alloc(5 * 1024 * 1024, 97), headers: { 'content-type': 'text/plain' } });
+    assert.equal(justUnder.status, 200);
+  });
+});
+
+describe('webhook trigger management (/v1/engine/webhooks)', () => {
+  test('get, list, update, delete; secrets never returned', async () => {
+    const hook = await registered({ path: 'managed', authentication: { type: 'apiKey', apiKeyValue: 'managed-key-1' } });
+    const got = await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`);
+    assert.equal(got.status, 200);
+    assert.deepEqual(got.body.data.authentication, { type: 'apiKey', apiKeyHeader: 'X-API-Key' });
+    assert.ok(!JSON.stringify(got.body).includes('managed-key-1'));
+
+    const updated = await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { authentication: { type: 'apiKey', apiKeyHeader: 'X-Other' } } });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.equal(updated.body.data.webhookId, hook.webhookId);
+    assert.ok(updated.body.data.updatedAt);
+    assert.equal((await send('managed', { json: {}, headers: { 'x-other': 'managed-key-1' } })).status, 200, 'same type without a secret keeps the secret');
+    await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { authentication: { type: 'none' } } });
+    assert.equal((await send('managed', { json: {} })).status, 200);
+    assert.equal((await secretColumns(hook.webhookId)).secret_hash, null);
+
+    const listed = await p.rest('GET', '/v1/engine/webhooks?active=true&limit=2');
+    assert.equal(listed.body.data.webhooks.length, 2);
+    assert.equal(listed.body.data.pagination.limit, 2);
+
+    const deleted = await p.rest('DELETE', `/v1/engine/webhooks/${hook.webhookId}`);
+    assert.deepEqual([deleted.status, deleted.body.data.webhookId], [200, hook.webhookId]);
+    assert.ok(deleted.body.data.deletedAt);
+    assert.equal((await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).status, 404);
+    assert.equal((await send('managed', { json: {} })).status, 404);
+  });
+
+  test('WEBHOOK_INVALID, duplicates, WORKFLOW_NOT_FOUND, and at most 10 registrations a minute per key', async () => {
+    const invalid = async (body: Record<string, unknown>, field: string) => {
+      const res = await register(body);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'WEBHOOK_INVALID');
+      assert.equal(res.body.error.details.field, field);
+    };
+    await invalid({ path: 'a b' }, 'path');
+    await invalid({ path: '/resume/x' }, 'path');
+    await invalid({ path: 'x1', method: 'TRACE' }, 'method');
+    await invalid({ path: 'x2', authentication: { type: 'hmac' } }, 'authentication.hmacSecret');
+    await invalid({ path: 'x3', authentication: { type: 'magic' } }, 'authentication.type');
+    await invalid({ path: 'x4', authentication: { type: 'apiKey', apiKeyValue: 'short' } }, 'authentication.apiKeyValue');
+    await invalid({ path: 'x5', rateLimit: { windowMs: 10, maxRequests: 1 } }, 'rateLimit.windowMs');
+    await invalid({ path: 'x6', responseMode: 'whenever' }, 'responseMode');
+    await registered({ path: 'twice' });
+    const dup = await register({ path: '/twice/' });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.error.code, 'resource_already_exists');
+    assert.equal((await register({ path: 'other-method', method: 'PUT' })).status, 201);
+    const missing = await register({ workflowId: '00000000-0000-4000-8000-000000000000', path: 'orphan' });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 'WORKFLOW_NOT_FOUND');
+
+    const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:write'] });
+    for (let i = 0; i < 10; i++) {
+      const res = await p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: `burst/${i}` } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    const eleventh = await p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: 'burst/10' } });
+    assert.equal(eleventh.status, 429);
+    assert.equal(eleventh.body.error.code, 'RATE_LIMIT_EXCEEDED');
+  });
+
+  test('test: runs the trigger’s path with made-up data and headers, even for an inactive workflow', async () => {
+    const sleepy = await workflow('Dormant', [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Echo', type: 'engine.set', parameters: { values: { got: '{{ $json.body.x }}' } } }], false);
+    const hook = await registered({ workflowId: sleepy, path: 'tested', authentication: { type: 'apiKey', apiKeyValue: 'tested-key-1' } });
+    const ok = await p.rest('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: { x: 1 }, headers: { 'X-API-Key': 'tested-key-1' } } });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.data.webhookResponse.status, 200);
+    assert.equal(ok.body.data.workflowResult.status, 'success');
+    assert.equal(typeof ok.body.data.workflowResult.duration, 'number');
+    const e = (await p.rest('GET', `/v1/engine/executions/${ok.body.data.testExecutionId}`)).body.data;
+    assert.deepEqual([e.mode, e.result.items[0].got], ['test', 1]);
+    const denied = await p.rest('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: {} } });
+    assert.equal(denied.body.data.webhookResponse.status, 401);
+    assert.equal(denied.body.data.testExecutionId, null);
+    assert.equal(denied.body.data.workflowResult, null);
+    const stats = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
+    assert.equal(stats.totalRequests, 0, 'tests are not counted');
+    assert.equal((await logs(hook.webhookId)).logs.length, 2, 'but they are logged');
+  });
+
+  test('receiveWebhook is the only thing callable without a key, and only does what a trigger allows', async () => {
+    await registered({ path: 'graphql-way', responseMode: 'lastNode' });
+    const res = await p.graphql(
+      'mutation($r: WorkflowWebhookRequestInput!) { receiveWebhook(request: $r) { status body } }',
+      { r: { path: 'graphql-way', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"order":77}').toString('base64') } },
+      null,
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.receiveWebhook.status, 200);
+    assert.equal(res.body.data.receiveWebhook.body.seen, 77);
+    const refused = await p.graphql('{ workflows { pagination { total } } }', {}, null);
+    assert.equal(refused.body.errors[0].extensions.code, 'missing_authorization');
+  });
+});
