@@ -1,16 +1,35 @@
 import { envelopes } from './envelopes';
 import type { Surface } from './surface';
-import { apiKeyRoutes } from './surfaces/control-plane-api.routes';
+import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes } from './surfaces/control-plane-api.routes';
+import { controlPlaneRoutes } from './surfaces/control-plane.routes';
+import { engineNativeRoutes, engineRoutes } from './surfaces/engine.routes';
+import { orchestrationRoutes } from './surfaces/orchestration.routes';
+import { promptlibRoutes } from './surfaces/promptlib.routes';
+import { promptlibPlatformRoutes } from './surfaces/promptlib-platform.routes';
 import { rateLimitRoutes } from './surfaces/rate-limits.routes';
 
 /** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
 export const surfaces: Surface[] = [
-  { name: 'v1', prefix: '/v1', envelope: envelopes.v1, routes: [...rateLimitRoutes] },
+  { name: 'v1', prefix: '/v1', envelope: envelopes.v1, routes: [...rateLimitRoutes, ...controlPlaneRoutes, ...orchestrationRoutes, ...promptlibRoutes, ...engineRoutes] },
   {
     name: 'control-plane-api',
     prefix: '/control-plane/api/v1',
     envelope: envelopes.platform,
-    routes: [...apiKeyRoutes],
+    routes: [...apiKeyRoutes, ...agentExecuteRoutes, ...orchestrationWorkflowRoutes],
     snakeCase: true,
+  },
+  {
+    name: 'promptlib-api',
+    prefix: '/promptlib/api/v1',
+    envelope: envelopes.platform,
+    routes: [...promptlibPlatformRoutes],
+    snakeCase: true,
+  },
+  {
+    name: 'engine-api',
+    prefix: '/engine/api/v1',
+    envelope: envelopes.platform,
+    routes: [...engineNativeRoutes],
+    engineKeyHeader: true,
   },
 ];

@@ -19,8 +19,8 @@ export interface RouteDef {
   operation: string;
   variables?: (req: RestRequest) => Record<string, unknown>;
   pick: (data: any, req: RestRequest) => unknown;
-  /** Success status (default 200). */
-  status?: number;
+  /** Success status (default 200), or a function of the operation's data (202 while a sync call's work still runs). */
+  status?: number | ((data: any, req: RestRequest) => number);
   /** Body keys under which client data is kept verbatim (no case conversion). */
   opaque?: string[];
   /** Largest accepted body in bytes (default: the surface's). */

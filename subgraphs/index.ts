@@ -1,6 +1,8 @@
 import type { Kernel } from '../kernel/platform';
 import type { ServiceModule } from '../kernel/subgraph';
 import { controlPlane } from './control-plane';
+import { engine } from './engine';
+import { promptlib } from './promptlib';
 
 /** Every business service of the platform, in composition order. */
-export const services: ServiceModule<Kernel>[] = [controlPlane];
+export const services: ServiceModule<Kernel>[] = [controlPlane, promptlib, engine];

@@ -1,3 +1,4 @@
+import { AppError, errors } from '../../kernel/errors';
 import { defineRoute } from '../route';
 
 /** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). */
@@ -82,6 +83,129 @@ export const apiKeyRoutes = [
         last_used_at: u.lastUsedAt,
         last_used_ip: u.lastUsedIp,
       },
+    }),
+  }),
+];
+
+// ---- Orchestration workflows (alternate layout): an orchestration of agents grouped by stage ----
+
+const WORKFLOW_FIELDS = /* GraphQL */ `
+  fragment WorkflowOrchestrationFields on Orchestration {
+    orchestrationId name description status currentStage
+    progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
+    stages {
+      stage status tasksTotal tasksCompleted startedAt completedAt duration
+      gateValidation { enabled exitGatePassed outputs validation { missingCriteria } }
+      tasks { agentId taskType taskId status }
+    }
+    result { success stagesCompleted tasksCompleted outputs }
+    error { code message details }
+    createdAt pausedAt completedAt failedAt cancelledAt estimatedCompletionAt duration
+  }`;
+
+const dropNull = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
+
+/** The orchestration in the alternate layout's snake_case; outputs and details are kept verbatim. */
+function workflowOut(o: any) {
+  return dropNull({
+    workflow_id: o.orchestrationId,
+    name: o.name,
+    description: o.description,
+    status: o.status,
+    current_stage: o.currentStage,
+    forge_validation: o.stages.some((s: any) => s.gateValidation.enabled),
+    progress: {
+      stages_completed: o.progress.stagesCompleted,
+      stages_total: o.progress.stagesTotal,
+      tasks_completed: o.progress.tasksCompleted,
+      tasks_total: o.progress.tasksTotal,
+      overall_percentage: o.progress.overallPercentage,
+    },
+    stages: o.stages.map((s: any) =>
+      dropNull({
+        stage: s.stage,
+        status: s.status,
+        tasks_total: s.tasksTotal,
+        tasks_completed: s.tasksCompleted,
+        started_at: s.startedAt,
+        completed_at: s.completedAt,
+        duration: s.duration,
+        exit_gate_passed: s.gateValidation.exitGatePassed,
+        missing_criteria: s.gateValidation.validation?.missingCriteria,
+        outputs: s.gateValidation.outputs,
+        agents: (s.tasks ?? []).map((t: any) => dropNull({ agent_id: t.agentId, task_type: t.taskType, task_id: t.taskId, status: t.status })),
+      }),
+    ),
+    result: o.result
+      ? { success: o.result.success, stages_completed: o.result.stagesCompleted, tasks_completed: o.result.tasksCompleted, outputs: o.result.outputs }
+      : null,
+    error: o.error ? dropNull(o.error) : null,
+    created_at: o.createdAt,
+    estimated_completion_at: o.estimatedCompletionAt,
+    paused_at: o.pausedAt,
+    completed_at: o.completedAt,
+    failed_at: o.failedAt,
+    cancelled_at: o.cancelledAt,
+    duration: o.duration,
+  });
+}
+
+export const orchestrationWorkflowRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/orchestration/workflows',
+    operation: /* GraphQL */ `
+      mutation CreateOrchestrationWorkflow($input: CreateOrchestrationWorkflowInput!) {
+        createOrchestrationWorkflow(input: $input) { ...WorkflowOrchestrationFields }
+      }
+      ${WORKFLOW_FIELDS}`,
+    variables: ({ body }) => ({ input: body ?? {} }),
+    opaque: ['context'],
+    status: 201,
+    pick: ({ createOrchestrationWorkflow }) => workflowOut(createOrchestrationWorkflow),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/orchestration/workflows/:workflow_id',
+    operation: /* GraphQL */ `
+      query OrchestrationWorkflow($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ...WorkflowOrchestrationFields } }
+      ${WORKFLOW_FIELDS}`,
+    variables: ({ params }) => ({ id: params.workflow_id }),
+    pick: ({ orchestration }) => workflowOut(orchestration),
+  }),
+];
+
+// ---- Agent execution (alternate layout): a synchronous `custom` task of the agent ----
+
+export const agentExecuteRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/agents/:agent_id/execute',
+    operation: /* GraphQL */ `
+      mutation ExecuteAgent($input: ExecuteTaskInput!) {
+        executeTask(input: $input) { taskId agentId status result { output filesCreated filesModified linesWritten tokensUsed } error { code message details } duration }
+      }`,
+    variables: ({ params, body }) => {
+      if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });
+      if (typeof body?.input !== 'string' || !body.input.trim()) throw errors.field('input', 'is required: the request, as a string');
+      return {
+        input: {
+          agentId: params.agent_id,
+          taskType: 'custom',
+          context: { input: body.input },
+          execution: { mode: 'sync' },
+          ...(body.config !== undefined && { config: body.config }),
+        },
+      };
+    },
+    status: ({ executeTask }) => (executeTask.status === 'running' || executeTask.status === 'queued' ? 202 : 200),
+    pick: ({ executeTask: t }) => ({
+      execution_id: t.taskId,
+      agent_id: t.agentId,
+      status: t.status,
+      output: t.result ? { ...t.result.output, files_created: t.result.filesCreated, files_modified: t.result.filesModified, lines_written: t.result.linesWritten } : null,
+      ...(t.error && { error: t.error }),
+      metrics: { duration_ms: t.duration === null ? null : Math.round(t.duration * 1000), tokens_used: t.result?.tokensUsed ?? 0 },
     }),
   }),
 ];

@@ -1,15 +1,114 @@
+import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
+import { Queue } from '../../kernel/queue';
 import type { ServiceModule } from '../../kernel/subgraph';
+import { AgentResolver } from './agent.resolver';
+import { AgentService } from './agent.service';
 import { ApiKeyResolver } from './api-key.resolver';
+import { TaskArtifactEntity } from './artifact.entity';
+import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
+import {
+  createOrchestrations,
+  orchestrationEntities,
+  orchestrationMigrations,
+  orchestrationSubscription,
+  startOrchestrations,
+} from './orchestration.module';
+import { seedAgentPrompts } from './prompts.seed';
+import { TaskEntity } from './task.entity';
+import { TaskResolver } from './task.resolver';
+import { TaskRuntime } from './task.runtime';
+import { AGENT_CONCURRENCY, TASK_UPDATED, TaskService } from './task.service';
 
 /**
- * The control plane: API keys and rate limits for now (agents, tasks, orchestrations, workflows
- * and metrics arrive with their issues).
+ * The control plane: API keys and rate limits, the agent catalogue, agent tasks, gates and
+ * orchestrations (workflows and metrics arrive with their issues).
  */
+
+export interface ControlPlaneServices {
+  tasks: TaskService;
+  agents: AgentService;
+  /** The task job handler and its worker pool; null where nothing runs (schema emission). */
+  runtime: TaskRuntime | null;
+  agentQueue: Queue | null;
+}
+
+const built = new WeakMap<object, ControlPlaneServices>();
+
+/**
+ * The control plane's services for one kernel, built once: `create` and `start` below share
+ * them, and other control-plane code (orchestrations) receives `tasks` from here rather than
+ * constructing its own TaskService.
+ */
+export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
+  const existing = built.get(kernel);
+  if (existing) return existing;
+  // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
+  const live = kernel.queue instanceof Queue;
+  const cipher = live ? new SecretCipher(platformKey(kernel.secrets.internal, 'task-webhooks'), 'automation-platform/task-webhook-secret/v1') : undefined;
+  const logger = live ? kernel.logger.child({ service: 'control-plane' }) : kernel.logger;
+  const tasks = new TaskService({
+    db: kernel.db,
+    events: kernel.events,
+    queue: kernel.queue,
+    llm: kernel.llm,
+    get webhookPolicy() {
+      return { allowHttp: kernel.config.webhookAllowHttp, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks };
+    },
+    cipher,
+    logger,
+  });
+  let runtime: TaskRuntime | null = null;
+  let agentQueue: Queue | null = null;
+  if (live) {
+    // Agent tasks run in a pool of their own (the spec's 50 concurrent executions), so that long
+    // model calls never hold the slots of webhook deliveries, chains and workflow executions.
+    agentQueue = new Queue({ db: kernel.db, events: kernel.events, logger: logger.child({ pool: 'agent-tasks' }), concurrency: AGENT_CONCURRENCY });
+    runtime = new TaskRuntime({ db: kernel.db, tasks, operations: kernel.operations, llm: kernel.llm, webhooks: kernel.webhooks, cipher, logger });
+    runtime.register(agentQueue);
+    runBeside(kernel.queue, agentQueue, runtime);
+  }
+  const services: ControlPlaneServices = { tasks, agents: new AgentService(kernel.db), runtime, agentQueue };
+  built.set(kernel, services);
+  return services;
+}
+
+/**
+ * The agent pool works where (and while) the kernel's queue works: workers of `all` and `worker`
+ * processes, drained on SIGTERM with it. The kernel has no hook for a second pool, hence the wrap.
+ */
+function runBeside(main: Queue, pool: Queue, runtime: TaskRuntime): void {
+  const start = main.start.bind(main);
+  const stop = main.stop.bind(main);
+  main.start = async () => {
+    await start();
+    await pool.start();
+    runtime.startReconciling(pool);
+  };
+  main.stop = async (opts) => {
+    runtime.stopReconciling();
+    await Promise.all([stop(opts), pool.stop(opts)]);
+  };
+}
+
+/** Seeds the agent prompts; when the prompt library is not reachable yet, tries again in the background. */
+async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
+  try {
+    await seedAgentPrompts(kernel.operations, kernel.logger);
+  } catch (err) {
+    if (attempt >= 30) {
+      kernel.logger.error('agent prompts not seeded; agents answer PROMPT_NOT_FOUND until they exist', { err });
+      return;
+    }
+    kernel.logger.warn('agent prompts not seeded yet; retrying in 10 s', { err, attempt });
+    setTimeout(() => void seedPrompts(kernel, attempt + 1), 10_000).unref();
+  }
+}
+
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
-  entities: [],
-  migrations: [],
+  entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
+  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations],
   subscriptions: [
     {
       field: 'apiKeyUpdated',
@@ -17,11 +116,26 @@ export const controlPlane: ServiceModule<Kernel> = {
       filter: (payload: { id: string }, args) => payload.id === args.id,
       query: 'apiKey',
     },
+    {
+      field: 'taskUpdated',
+      topic: TASK_UPDATED,
+      filter: (payload: { taskId?: string }, args) => payload?.taskId === args.taskId,
+      query: 'task',
+    },
+    orchestrationSubscription,
   ],
-  create: (kernel) => ({
-    name: 'control-plane',
-    surface: 'control-plane',
-    resolvers: [ApiKeyResolver],
-    instances: [new ApiKeyResolver(kernel.keys)],
-  }),
+  create: (kernel) => {
+    const s = controlPlaneServices(kernel);
+    const orchestrations = createOrchestrations(kernel, () => s.tasks);
+    return {
+      name: 'control-plane',
+      surface: 'control-plane',
+      resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, ...orchestrations.resolvers],
+      instances: [new ApiKeyResolver(kernel.keys), new AgentResolver(s.agents), new TaskResolver(s.tasks), ...orchestrations.instances],
+    };
+  },
+  start: async (kernel) => {
+    await seedPrompts(kernel);
+    await startOrchestrations(kernel);
+  },
 };

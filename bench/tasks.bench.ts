@@ -1,0 +1,339 @@
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import readline from 'node:readline';
+import { loadConfig } from '../kernel/config';
+import { createDataSource } from '../kernel/db/data-source';
+import { createEventBus } from '../kernel/events';
+import { createLogger } from '../kernel/logger';
+import { Queue } from '../kernel/queue';
+import { startPlatform, type RunningPlatform } from '../main';
+import { controlPlaneServices } from '../subgraphs/control-plane';
+import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
+import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+
+/**
+ * Agent tasks end to end with the offline model (CONTRACT.md section 9), beside the raw queue
+ * (kernel/queue.ts, no-op jobs, the agent pool's concurrency) measured in the same run on the
+ * same scratch database.
+ *
+ *   latency      TASKS_LATENCY async `POST /v1/control-plane/agents/execute`, one after another:
+ *                enqueue-to-start (the task's started_at - created_at, both the database's clock)
+ *   end to end   TASKS_N tasks posted by 64 concurrent clients while the workers run: from the first
+ *                POST to the last completion (tasks/s), and enqueue-to-start under that load
+ *   drain        the agent pool paused, TASKS_N tasks posted (ingest/s), the pool resumed: tasks
+ *                completed per second by the runtime alone
+ *   baseline     the same three on the raw queue: sequential enqueue-to-start, TASKS_N no-op jobs
+ *                enqueued by 64 concurrent producers while a worker runs, and a drain of TASKS_N
+ *
+ * The platform (`all` role, offline model) runs in a child process (this file with `--serve`), the
+ * HTTP clients and the raw queue in the calling process. Every task is docs-author/write-guide:
+ * render through the prompt library, offline completion, result and artifact stored, events.
+ *
+ * Use: `const figures = await benchTasks()` (DATABASE_URL's server, else the embedded one), or
+ * `node dist/bench/tasks.bench.js` to print them as JSON.
+ */
+
+export interface TaskBenchFigures {
+  tasks: number;
+  concurrency: { clients: number; agentPool: number };
+  latency: { samples: number; enqueueToStartP50Ms: number; enqueueToStartP99Ms: number };
+  endToEnd: {
+    tasksPerSecond: number;
+    seconds: number;
+    completed: number;
+    failed: number;
+    /** error.code -> count, for the tasks that did not complete. */
+    errors: Record<string, number>;
+    enqueueToStartP50Ms: number;
+    enqueueToStartP99Ms: number;
+  };
+  drain: { tasksPerSecond: number; seconds: number; ingestPerSecond: number };
+  baseline: {
+    enqueueToStartP50Ms: number;
+    enqueueToStartP99Ms: number;
+    endToEndJobsPerSecond: number;
+    drainJobsPerSecond: number;
+  };
+}
+
+const N = Number(process.env.TASKS_N ?? 2000);
+const LATENCY_N = Number(process.env.TASKS_LATENCY ?? 200);
+const CLIENTS = 64;
+const KEYS = 50;
+const BUDGET_MS = 60_000;
+
+interface ServeInfo {
+  url: string;
+  dbUrl: string;
+  keys: string[];
+}
+
+function percentile(samples: number[], p: number): number {
+  if (!samples.length) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! * 100) / 100;
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+async function inParallel(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+async function waitUntil(done: () => boolean | Promise<boolean>, deadline: number, every = 20): Promise<boolean> {
+  while (!(await done())) {
+    if (performance.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, every));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver
+
+export async function benchTasks(): Promise<TaskBenchFigures> {
+  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, __filename, '--serve'], {
+    env: { ...process.env, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  try {
+    const info = await ready(child);
+    const ask = (cmd: 'pause' | 'resume') =>
+      new Promise<void>((resolve) => {
+        child.once('message', () => resolve());
+        child.send({ cmd });
+      });
+    const db = createDataSource({ url: info.dbUrl, entities: [], migrations: [], applicationName: 'bench-tasks-driver', poolSize: 4 });
+    await db.initialize();
+    try {
+      let k = 0;
+      const post = async (topic: string): Promise<string> => {
+        const res = await fetch(`${info.url}/v1/control-plane/agents/execute`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${info.keys[k++ % info.keys.length]}` },
+          body: JSON.stringify({ agentId: 'docs-author', taskType: 'write-guide', context: { topic, audience: 'operators' } }),
+        });
+        const body = (await res.json()) as any;
+        if (res.status !== 202) throw new Error(`execute answered ${res.status}: ${JSON.stringify(body)}`);
+        return body.data.taskId;
+      };
+      const finished = async (ids: string[]) =>
+        (await db.query(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [ids]))[0].n as number;
+      const startLatencies = async (ids: string[]) =>
+        (await db.query(`SELECT extract(epoch FROM started_at - created_at) * 1000 AS ms FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND started_at IS NOT NULL`, [ids])).map(
+          (r: { ms: string }) => Number(r.ms),
+        );
+
+      // Warm-up: plans, prompt cache of the database, JIT.
+      await inParallel(100, 8, (i) => post(`warm-up ${i}`));
+
+      const latencyIds: string[] = [];
+      for (let i = 0; i < LATENCY_N; i++) latencyIds.push(await post(`latency ${i}`));
+      await waitUntil(async () => (await finished(latencyIds)) === latencyIds.length, performance.now() + BUDGET_MS);
+      const unloaded = await startLatencies(latencyIds);
+
+      // End to end: posted while the workers run.
+      const e2eIds: string[] = [];
+      const t0 = new Date();
+      await inParallel(N, CLIENTS, async (i) => e2eIds.push(await post(`e2e ${i}`)));
+      await waitUntil(async () => (await finished(e2eIds)) === e2eIds.length, performance.now() + BUDGET_MS, 10);
+      const [e2e] = await db.query(
+        `SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS failed,
+                extract(epoch FROM max(coalesce(completed_at, failed_at)) - $2::timestamptz) AS seconds
+           FROM control_plane.tasks WHERE id = ANY($1::uuid[])`,
+        [e2eIds, t0],
+      );
+      const loaded = await startLatencies(e2eIds);
+      const errors: Record<string, number> = {};
+      for (const r of await db.query(
+        `SELECT coalesce(error->>'code', status) AS code, error->>'message' AS message, count(*)::int AS n FROM control_plane.tasks
+          WHERE id = ANY($1::uuid[]) AND status <> 'completed' GROUP BY 1, 2`,
+        [e2eIds],
+      )) {
+        errors[r.code] = (errors[r.code] ?? 0) + r.n;
+        if (process.env.BENCH_VERBOSE) process.stderr.write(`task failure: ${r.code} ${r.message} x${r.n}\n`);
+      }
+
+      // Drain: a backlog, then the runtime alone.
+      await ask('pause');
+      const drainIds: string[] = [];
+      const i0 = performance.now();
+      await inParallel(N, CLIENTS, async (i) => drainIds.push(await post(`drain ${i}`)));
+      const ingestSeconds = (performance.now() - i0) / 1000;
+      const d0 = new Date();
+      await ask('resume');
+      await waitUntil(async () => (await finished(drainIds)) === drainIds.length, performance.now() + BUDGET_MS, 10);
+      const [drain] = await db.query(`SELECT extract(epoch FROM max(completed_at) - $2::timestamptz) AS seconds FROM control_plane.tasks WHERE id = ANY($1::uuid[])`, [drainIds, d0]);
+
+      const baseline = await rawQueue(info.dbUrl);
+      return {
+        tasks: N,
+        concurrency: { clients: CLIENTS, agentPool: AGENT_CONCURRENCY },
+        latency: { samples: unloaded.length, enqueueToStartP50Ms: percentile(unloaded, 50), enqueueToStartP99Ms: percentile(unloaded, 99) },
+        endToEnd: {
+          tasksPerSecond: round1(e2e.completed / Number(e2e.seconds)),
+          seconds: Math.round(Number(e2e.seconds) * 100) / 100,
+          completed: e2e.completed,
+          failed: e2e.failed,
+          errors,
+          enqueueToStartP50Ms: percentile(loaded, 50),
+          enqueueToStartP99Ms: percentile(loaded, 99),
+        },
+        drain: { tasksPerSecond: round1(N / Number(drain.seconds)), seconds: Math.round(Number(drain.seconds) * 100) / 100, ingestPerSecond: round1(N / ingestSeconds) },
+        baseline,
+      };
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    await stop(child);
+  }
+}
+
+/** The raw queue on the same database: no-op jobs, the agent pool's concurrency, one process. */
+async function rawQueue(url: string): Promise<TaskBenchFigures['baseline']> {
+  const logger = createLogger('error');
+  const db = createDataSource({ url, entities: [], migrations: [], applicationName: 'bench-tasks-queue' });
+  await db.initialize();
+  const events = await createEventBus({ kind: 'memory' }, logger);
+  const producer = new Queue({ db, events, logger });
+  const worker = new Queue({ db, events, logger, concurrency: AGENT_CONCURRENCY });
+  try {
+    let onStart: (() => void) | null = null;
+    worker.register('bench.tasks.latency', async () => onStart?.());
+    worker.register('bench.tasks.noop', async () => undefined);
+    await worker.start();
+    const deadline = performance.now() + BUDGET_MS;
+    const latencies: number[] = [];
+    for (let i = 0; i < LATENCY_N; i++) {
+      let startedAt = 0;
+      onStart = () => (startedAt = performance.now());
+      const t0 = performance.now();
+      await producer.enqueue('bench.tasks.latency', { i });
+      if (!(await waitUntil(() => startedAt > 0, deadline, 1))) break;
+      latencies.push(startedAt - t0);
+    }
+
+    let base = worker.stats().completed;
+    let t0 = performance.now();
+    await inParallel(N, CLIENTS, (i) => producer.enqueue('bench.tasks.noop', { i }));
+    await waitUntil(() => worker.stats().completed - base >= N, deadline, 2);
+    const endToEnd = N / ((performance.now() - t0) / 1000);
+
+    await worker.stop({ graceMs: 1000 });
+    await inParallel(N, CLIENTS, (i) => producer.enqueue('bench.tasks.noop', { i }));
+    base = worker.stats().completed;
+    t0 = performance.now();
+    await worker.start();
+    await waitUntil(() => worker.stats().completed - base >= N, deadline, 2);
+    const drain = N / ((performance.now() - t0) / 1000);
+    return {
+      enqueueToStartP50Ms: percentile(latencies, 50),
+      enqueueToStartP99Ms: percentile(latencies, 99),
+      endToEndJobsPerSecond: round1(endToEnd),
+      drainJobsPerSecond: round1(drain),
+    };
+  } finally {
+    await worker.stop({ graceMs: 0 });
+    await events.close();
+    await db.destroy();
+  }
+}
+
+function ready(child: ChildProcess): Promise<ServeInfo> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the task bench server did not start within 120 s')), 120_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the task bench server exited before it was ready (code ${code})`));
+    });
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const info = JSON.parse(line) as ServeInfo;
+        if (typeof info.url !== 'string') return;
+        clearTimeout(timer);
+        resolve(info);
+      } catch {
+        process.stderr.write(`[tasks server] ${line}\n`);
+      }
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server child
+
+async function serve(): Promise<void> {
+  const server = await resolveBenchServer();
+  const scratch = await createScratchDatabase(server.url, 'tasks');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-bench-tasks-'));
+  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  let running: RunningPlatform | undefined;
+  let stopping: Promise<void> | undefined;
+  const shutdown = (code: number) => {
+    stopping ??= (async () => {
+      await running?.stop().catch((err) => process.stderr.write(`tasks bench server: unclean stop: ${String(err)}\n`));
+      await scratch.drop().catch(() => undefined);
+      if (server.embedded) await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(code);
+    })();
+    return stopping;
+  };
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+  if (process.send) process.on('disconnect', () => void shutdown(0));
+  setTimeout(() => void shutdown(2), 600_000).unref();
+
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.LLM_BASE_URL; // the offline model
+  const config = loadConfig({ ...env, DATABASE_URL: scratch.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'error' });
+  running = await startPlatform(config);
+  const kernel = running.kernel;
+  const admin = await kernel.keys.authenticate(adminKey);
+  const keys: string[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    keys.push((await kernel.keys.create(admin, { name: `bench tasks ${i}`, tier: 'enterprise', permissions: ['agent:execute', 'agent:read'] })).plain);
+  }
+  const pool = controlPlaneServices(kernel).agentQueue!;
+  process.on('message', (m: { cmd?: string }) => {
+    const done = () => process.send?.({ ok: m.cmd });
+    if (m.cmd === 'pause') void pool.stop({ graceMs: 5000 }).then(done);
+    else if (m.cmd === 'resume') void pool.start().then(done);
+  });
+  process.stdout.write(JSON.stringify({ url: running.url, dbUrl: scratch.url, keys } satisfies ServeInfo) + '\n');
+}
+
+if (require.main === module) {
+  if (process.argv.includes('--serve')) {
+    serve().catch((err) => {
+      process.stderr.write(`tasks bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    });
+  } else {
+    benchTasks()
+      .then((f) => console.log(JSON.stringify(f, null, 2)))
+      .catch((err) => {
+        console.error(err);
+        process.exitCode = 1;
+      });
+  }
+}

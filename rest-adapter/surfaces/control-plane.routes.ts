@@ -1,0 +1,141 @@
+import { defineRoute, intParam, type RestRequest } from '../route';
+
+/** The control plane's main layout, `{base_url}/v1/control-plane` (spec 1): agents and tasks. */
+
+export const TASK_FIELDS = /* GraphQL */ `
+  fragment TaskFields on Task {
+    taskId status agentId taskType priority mode timeout
+    progress { percentage currentStep stepsCompleted stepsTotal }
+    result { output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion }
+    error { code message details }
+    createdAt startedAt completedAt failedAt cancelledAt cancelReason
+    estimatedDuration estimatedCompletionAt duration orchestrationId stage
+  }`;
+
+const AGENT_FIELDS = /* GraphQL */ `
+  fragment AgentFields on Agent {
+    agentId name domain forgeStage version description capabilities
+    inputs { required optional }
+    outputs
+    taskTypes { taskType title description inputs { required optional } artifactFormat expectedSections typicalDuration }
+    averageDuration successRate totalExecutions
+  }`;
+
+const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
+const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
+
+/** Drops the keys whose value is null (fields that do not apply in this state). */
+function present<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
+/** A task in the shape of its state (spec 1, Task): progress while running, result when completed, error when failed. */
+export function taskOut(t: any) {
+  const base = {
+    taskId: t.taskId,
+    status: t.status,
+    agentId: t.agentId,
+    taskType: t.taskType,
+    priority: t.priority,
+    createdAt: t.createdAt,
+    startedAt: t.startedAt,
+    estimatedDuration: t.estimatedDuration,
+    orchestrationId: t.orchestrationId,
+    stage: t.stage,
+  };
+  switch (t.status) {
+    case 'queued':
+      return present({ ...base, estimatedCompletionAt: t.estimatedCompletionAt });
+    case 'running':
+      return present({ ...base, progress: t.progress, estimatedCompletionAt: t.estimatedCompletionAt });
+    case 'completed':
+      return present({ ...base, progress: t.progress, result: t.result, completedAt: t.completedAt, duration: t.duration });
+    case 'failed':
+      return present({ ...base, progress: t.progress, error: t.error, failedAt: t.failedAt, duration: t.duration });
+    default:
+      return present({ ...base, progress: t.progress, cancelledAt: t.cancelledAt, cancelReason: t.cancelReason, duration: t.duration });
+  }
+}
+
+const EXECUTE = /* GraphQL */ `
+  mutation ExecuteAgentTask($input: ExecuteTaskInput!) { executeTask(input: $input) { ...TaskFields } }
+  ${TASK_FIELDS}`;
+
+const getTask = (path: string) =>
+  defineRoute({
+    method: 'GET',
+    path,
+    operation: /* GraphQL */ `query GetTask($taskId: ID!) { task(taskId: $taskId) { ...TaskFields } } ${TASK_FIELDS}`,
+    variables: ({ params }) => ({ taskId: params.taskId }),
+    pick: ({ task }) => taskOut(task),
+  });
+
+export const controlPlaneRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/agents/execute',
+    operation: EXECUTE,
+    variables: (req: RestRequest) => ({ input: req.body ?? {} }),
+    // async: 202 queued; sync: 200 with the finished task, or 202 when it still runs after the wait.
+    status: ({ executeTask }) => (finished(executeTask.status) ? 200 : 202),
+    pick: ({ executeTask: t }) =>
+      t.mode === 'sync'
+        ? taskOut(t)
+        : { taskId: t.taskId, status: t.status, agentId: t.agentId, taskType: t.taskType, createdAt: t.createdAt, estimatedDuration: t.estimatedDuration },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/agents',
+    operation: /* GraphQL */ `query ListAgents($domain: String) { agents(domain: $domain) { ...AgentFields } } ${AGENT_FIELDS}`,
+    variables: ({ query }) => ({ domain: str(query.domain) }),
+    pick: ({ agents }) => ({ agents }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/agents/tasks',
+    operation: /* GraphQL */ `
+      query ListTasks($agentId: String, $status: String, $taskType: String, $orchestrationId: ID, $limit: Int, $offset: Int, $sortBy: String, $sortOrder: String) {
+        tasks(agentId: $agentId, status: $status, taskType: $taskType, orchestrationId: $orchestrationId, limit: $limit, offset: $offset, sortBy: $sortBy, sortOrder: $sortOrder) {
+          tasks { taskId agentId taskType status createdAt completedAt duration }
+          pagination { total limit offset hasMore }
+        }
+      }`,
+    variables: ({ query }) => ({
+      agentId: str(query.agentId),
+      status: str(query.status),
+      taskType: str(query.taskType),
+      orchestrationId: str(query.orchestrationId),
+      limit: intParam(query.limit),
+      offset: intParam(query.offset),
+      sortBy: str(query.sortBy),
+      sortOrder: str(query.sortOrder),
+    }),
+    pick: ({ tasks }) => tasks,
+  }),
+  getTask('/control-plane/agents/tasks/:taskId'),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/agents/tasks/:taskId/artifacts',
+    operation: /* GraphQL */ `
+      query TaskArtifacts($taskId: ID!) { task(taskId: $taskId) { taskId artifacts { path kind lines bytes content createdAt } } }`,
+    variables: ({ params }) => ({ taskId: params.taskId }),
+    pick: ({ task }) => ({ taskId: task.taskId, artifacts: task.artifacts }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/agents/tasks/:taskId/cancel',
+    operation: /* GraphQL */ `
+      mutation CancelTask($taskId: ID!, $reason: String) { cancelTask(taskId: $taskId, reason: $reason) { taskId status cancelledAt cancelReason } }`,
+    variables: ({ params, body }) => ({ taskId: params.taskId, reason: body?.reason }),
+    pick: ({ cancelTask }) => present(cancelTask),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/agents/:agentId',
+    operation: /* GraphQL */ `query GetAgent($agentId: ID!) { agent(agentId: $agentId) { ...AgentFields } } ${AGENT_FIELDS}`,
+    variables: ({ params }) => ({ agentId: params.agentId }),
+    pick: ({ agent }) => agent,
+  }),
+  // The platform overview's polling example.
+  getTask('/control-plane/tasks/:taskId'),
+];

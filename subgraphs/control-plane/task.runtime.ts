@@ -1,0 +1,420 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { SecretCipher } from '../../kernel/crypto';
+import { AppError, isAppError } from '../../kernel/errors';
+import type { LlmProvider } from '../../kernel/llm';
+import type { Logger } from '../../kernel/logger';
+import type { Operations } from '../../kernel/operations';
+import { JobAbortedError, type JobContext, type Queue } from '../../kernel/queue';
+import type { WebhookSender } from '../../kernel/webhooks';
+import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
+import { validateGate } from './gate.catalog';
+import { rowsOf, TASK_COLUMNS, toTaskEntity, type TaskEntity, type TaskError, type TaskEvent, type TaskProgress, type TaskResult } from './task.entity';
+import { buildResult } from './task.results';
+import { present, TASK_JOB, type TaskJobData, type TaskService } from './task.service';
+
+/**
+ * The `control-plane.task` job: one task from queued to its end, in real steps, each published
+ * (TASK_UPDATED) as it starts:
+ *   [validating the entry gate]  forge.validateGates: the gate catalogue against forge.outputs
+ *   rendering instructions       the prompt `<agentId>-<taskType>` (its newest active version)
+ *                                through the prompt library's public `renderPrompt`
+ *   calling the model            kernel/llm with the job's signal (cancel and timeout abort it)
+ *   storing the result           files -> task_artifacts, output -> result, in one statement
+ * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
+ * execution.timeout has passed (counted from the first start, across a resumed attempt),
+ * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
+ * the job back and the next attempt starts the steps again (artifacts are only written at the
+ * end). Webhooks (task.started, task.completed, task.failed) are stored in the same transaction
+ * as the state they announce.
+ */
+
+const RENDER = /* GraphQL */ `
+  query AgentPrompt($promptId: ID!, $variables: JSONObject) {
+    renderPrompt(promptId: $promptId, variables: $variables) { promptId version rendered }
+  }`;
+const VARIABLE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const NOT_PROVIDED = '(not provided)';
+const DEFAULT_TEMPERATURE = 0.2;
+const RECONCILE_EVERY_MS = 60_000;
+const STALE_AFTER_S = 60;
+
+/** The task left `running` under us (cancelled): stop quietly. */
+class TaskStopped extends Error {}
+
+interface RunningRow {
+  task: TaskEntity;
+  previous: string;
+  secretEnc: Buffer | null;
+}
+
+export interface TaskRuntimeDeps {
+  db: DataSource;
+  tasks: TaskService;
+  operations: Operations;
+  llm: LlmProvider;
+  webhooks: WebhookSender;
+  cipher?: SecretCipher;
+  logger: Logger;
+}
+
+function valueText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+/** Variables of an agent prompt: the task type's inputs (or "(not provided)"), the other context fields, and the task's frame. */
+export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: TaskEntity): Record<string, string> {
+  const v: Record<string, string> = {};
+  for (const [k, val] of Object.entries(task.context)) if (VARIABLE.test(k) && present(val)) v[k] = valueText(val);
+  for (const name of [...spec.required, ...spec.optional]) if (!(name in v)) v[name] = NOT_PROVIDED;
+  v.context = JSON.stringify(task.context, null, 2);
+  v.agentId = agent.agentId;
+  v.taskType = spec.taskType;
+  v.forgeStage = task.stage ?? task.forge?.stage ?? agent.forgeStage;
+  v.previousOutputs = task.forge?.outputs ? JSON.stringify(task.forge.outputs, null, 2) : '(none)';
+  v.primaryPath = spec.artifact.path(task.context);
+  return v;
+}
+
+export const DEBUG_STEPS = new Map<string, string>();
+export class TaskRuntime {
+  private reconcileTimer?: NodeJS.Timeout;
+
+  constructor(private readonly deps: TaskRuntimeDeps) {}
+
+  register(queue: Queue): void {
+    queue.register<TaskJobData>(TASK_JOB, (job) => this.run(job), {
+      onFinalFailure: async (job, error) => {
+        const data = job.data as TaskJobData;
+        const timedOut = error.code === 'timeout';
+        await this.fail(data.taskId, {
+          code: timedOut ? 'TASK_TIMEOUT' : 'agent_execution_failed',
+          message: timedOut ? 'The task exceeded its execution timeout' : `The task's job failed: ${error.message}`,
+          details: timedOut ? {} : { reason: error.code, retryable: false },
+        });
+      },
+    });
+  }
+
+  // ---- the job ------------------------------------------------------------------------------
+
+  async run(job: JobContext<TaskJobData>): Promise<unknown> {
+    const { taskId } = job.data;
+    DEBUG_STEPS.set(taskId, 'markRunning');
+    const running = await this.markRunning(taskId, job.data.notifyStart);
+    DEBUG_STEPS.set(taskId, 'marked');
+    if (!running) return { skipped: 'not runnable' };
+    const { task } = running;
+    const agent = findAgent(task.agentId);
+    const spec = agent && findTaskType(agent, task.taskType);
+    if (!agent || !spec) {
+      await this.fail(taskId, { code: 'agent_execution_failed', message: `${task.agentId}/${task.taskType} is no longer in the agent catalogue`, details: { retryable: false } });
+      return { failed: 'unknown agent' };
+    }
+    const deadline = task.startedAt!.getTime() + task.timeoutSeconds * 1000;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(job.signal.reason);
+    job.signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new JobAbortedError('timeout', `Task exceeded its timeout of ${task.timeoutSeconds} s`)),
+      Math.max(0, deadline - Date.now()),
+    );
+    try {
+      await this.steps(task, agent, spec, running.secretEnc, controller.signal, deadline);
+      return { completed: true };
+    } catch (err) {
+      const reason = controller.signal.aborted ? controller.signal.reason : null;
+      if (err instanceof TaskStopped) { DEBUG_STEPS.set(taskId, 'stopped ' + (DEBUG_STEPS.get(taskId) ?? '')); return { stopped: true }; }
+      if (reason instanceof JobAbortedError) {
+        // A stopping or lost worker hands the task on: the next attempt resumes it.
+        if (reason.code === 'shutdown' || reason.code === 'worker_lost') throw reason;
+        if (reason.code === 'cancelled') {
+          await this.cancelled(taskId, reason.message);
+          return { cancelled: true };
+        }
+        await this.fail(taskId, this.timeoutError(task));
+        return { failed: 'TASK_TIMEOUT' };
+      }
+      if (isAppError(err) && err.code === 'timeout' && Date.now() >= deadline - 100) {
+        await this.fail(taskId, this.timeoutError(task));
+        return { failed: 'TASK_TIMEOUT' };
+      }
+      await this.fail(taskId, describe(err, task));
+      return { failed: isAppError(err) ? err.code : 'agent_execution_failed' };
+    } finally {
+      clearTimeout(timer);
+      job.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private timeoutError(task: TaskEntity): TaskError {
+    const elapsedMs = Date.now() - task.startedAt!.getTime();
+    return {
+      code: 'TASK_TIMEOUT',
+      message: `The task exceeded its execution timeout of ${task.timeoutSeconds} s`,
+      details: { timeout: task.timeoutSeconds, timeout_ms: task.timeoutSeconds * 1000, elapsed_ms: elapsedMs },
+    };
+  }
+
+  private async steps(task: TaskEntity, agent: AgentSpec, spec: TaskTypeSpec, secretEnc: Buffer | null, signal: AbortSignal, deadline: number): Promise<void> {
+    const gate = task.forge?.validateGates === true;
+    const names = [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
+    let done = 0;
+    const advance = async (detail?: string) => {
+      signal.throwIfAborted();
+      done++;
+      await this.progress(task, progressOf(names, done, detail));
+    };
+
+    if (gate) {
+      const stage = task.forge!.stage!;
+      const result = validateGate(stage, 'entry', task.forge!.outputs ?? {});
+      if (!result.passed) {
+        await this.fail(task.id, {
+          code: 'GATE_VALIDATION_FAILED',
+          message: `The entry gate of ${stage} is not met: missing ${result.missingCriteria!.join(', ')}`,
+          details: { stage, gateType: 'entry', missingOutputs: result.missingCriteria, criteria: result.criteria, validatedAt: result.validatedAt },
+        });
+        throw new TaskStopped();
+      }
+      await advance();
+    }
+
+    const promptId = promptIdOf(agent.agentId, spec.taskType);
+    DEBUG_STEPS.set(task.id, 'render');
+    const rendering = await this.deps.operations.execute<{ renderPrompt: { promptId: string; version: number; rendered: string } }>(RENDER, {
+      promptId,
+      variables: promptVariables(agent, spec, task),
+    });
+    const { rendered, version } = rendering.renderPrompt;
+    const cfg = task.modelConfig ?? {};
+    const model = this.deps.llm.resolveModel(cfg.model);
+    DEBUG_STEPS.set(task.id, 'advance1');
+    await advance(`calling the model (${model})`);
+    DEBUG_STEPS.set(task.id, 'llm');
+
+    const completion = await this.deps.llm.complete({
+      model,
+      messages: [{ role: 'user', content: rendered }],
+      temperature: cfg.temperature ?? DEFAULT_TEMPERATURE,
+      maxTokens: cfg.maxTokens,
+      signal,
+      timeoutMs: Math.max(1000, deadline - Date.now()),
+    });
+    await advance();
+
+    signal.throwIfAborted();
+    const built = buildResult(agent, spec, task.context, completion.output);
+    const result: TaskResult = {
+      output: built.output,
+      filesCreated: built.filesCreated,
+      filesModified: built.filesModified,
+      linesWritten: built.linesWritten,
+      model: completion.model,
+      tokensUsed: completion.tokens.total,
+      promptId,
+      promptVersion: version,
+    };
+    const finalProgress = progressOf(names, names.length);
+    const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
+    const complete = async (m: EntityManager) => {
+      const [row] = await m.query(
+        `WITH t AS (
+           UPDATE control_plane.tasks
+              SET status = 'completed', completed_at = now(), result = $2, progress = $3, updated_at = now(),
+                  duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int
+            WHERE id = $1 AND status = 'running'
+            RETURNING ${TASK_COLUMNS}
+         ), files AS (
+           INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
+           SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
+             FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
+           RETURNING 1
+         )
+         SELECT * FROM t`,
+        [
+          task.id,
+          JSON.stringify(result),
+          JSON.stringify(finalProgress),
+          built.files.map((f) => f.path),
+          built.files.map((f) => f.kind),
+          built.files.map((f) => f.content),
+          built.files.map((f) => f.lines),
+          built.files.map((f) => f.bytes),
+        ],
+      );
+      if (!row) throw new TaskStopped();
+      const done = toTaskEntity(row);
+      if (wantsWebhook) await this.notify(m, done, 'task.completed', secretEnc, { ...result, duration: seconds(done.durationMs) });
+      return done;
+    };
+    const finished = wantsWebhook ? await this.deps.db.transaction(complete) : await complete(this.deps.db.manager);
+    await this.deps.tasks.publish(finished);
+  }
+
+  // ---- state changes ------------------------------------------------------------------------
+
+  /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
+  private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
+    const move = async (m: EntityManager): Promise<RunningRow | null> => {
+      const [row] = rowsOf(await m.query(
+        `UPDATE control_plane.tasks t
+            SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
+                progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
+                  THEN '{"percentage": 0, "currentStep": "validating the entry gate", "stepsCompleted": 0, "stepsTotal": 4}'::jsonb
+                  ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
+           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p
+          WHERE t.id = p.id AND t.status IN ('queued','running')
+          RETURNING ${TASK_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}, p.previous, t.webhook_secret_enc`,
+        [taskId],
+      ));
+      if (!row) return null;
+      const task = toTaskEntity(row);
+      if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
+        await this.notify(m, task, 'task.started', row.webhook_secret_enc, { status: 'running', startedAt: task.startedAt, estimatedDuration: task.estimatedDuration });
+      }
+      return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
+    };
+    const running = notifyStart ? await this.deps.db.transaction(move) : await move(this.deps.db.manager);
+    if (!running) return null;
+    // A resumed task whose deadline passed while no worker held it ends here.
+    if (Date.now() > running.task.startedAt!.getTime() + running.task.timeoutSeconds * 1000) {
+      await this.fail(taskId, this.timeoutError(running.task));
+      return null;
+    }
+    DEBUG_STEPS.set(taskId, 'publish-running');
+    await this.deps.tasks.publish(running.task);
+    return running;
+  }
+
+  private async progress(task: TaskEntity, progress: TaskProgress): Promise<void> {
+    // Progress is re-derived by a resumed attempt, so its commit need not wait for the WAL flush.
+    DEBUG_STEPS.set(task.id, 'progress-query');
+    const rows = await this.deps.db.query(
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`,
+      [task.id, JSON.stringify(progress)],
+    );
+    DEBUG_STEPS.set(task.id, 'progress-rows ' + JSON.stringify(rows).slice(0, 200));
+    if (!rowsOf(rows).length) throw new TaskStopped();
+    DEBUG_STEPS.set(task.id, 'progress-publish');
+    await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId });
+    DEBUG_STEPS.set(task.id, 'progress-done');
+  }
+
+  /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
+  async fail(taskId: string, error: TaskError): Promise<void> {
+    const task = await this.deps.db.transaction(async (m) => {
+      const [row] = rowsOf(await m.query(
+        `UPDATE control_plane.tasks
+            SET status = 'failed', failed_at = now(), error = $2, updated_at = now(),
+                duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+          WHERE id = $1 AND status IN ('queued','running')
+          RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
+        [taskId, JSON.stringify(error)],
+      ));
+      if (!row) return null;
+      const failed = toTaskEntity(row);
+      if (failed.webhookUrl && failed.webhookEvents?.includes('task.failed')) {
+        await this.notify(m, failed, 'task.failed', row.webhook_secret_enc, { status: 'failed', error, duration: seconds(failed.durationMs) });
+      }
+      return failed;
+    });
+    if (task) await this.deps.tasks.publish(task);
+  }
+
+  /** The job was cancelled without the task (the queue's own cancel): the task follows. */
+  private async cancelled(taskId: string, reason: string): Promise<void> {
+    const [row] = rowsOf(await this.deps.db.query(
+      `UPDATE control_plane.tasks
+          SET status = 'cancelled', cancelled_at = now(), cancel_reason = coalesce(cancel_reason, $2), updated_at = now(),
+              duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+        WHERE id = $1 AND status IN ('queued','running')
+        RETURNING ${TASK_COLUMNS}`,
+      [taskId, reason],
+    ));
+    if (row) await this.deps.tasks.publish(toTaskEntity(row));
+  }
+
+  private async notify(m: EntityManager, task: TaskEntity, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
+    let secret: string | undefined;
+    if (secretEnc && this.deps.cipher) {
+      try {
+        secret = this.deps.cipher.decrypt(secretEnc, task.id);
+      } catch (err) {
+        // The platform secret changed: sending unsigned would look forged, so do not send.
+        this.deps.logger.error('task webhook secret unreadable; event not sent', { err, taskId: task.id, event });
+        return;
+      }
+    }
+    await this.deps.webhooks.send(
+      {
+        url: task.webhookUrl!,
+        secret,
+        event,
+        payload: { event, taskId: task.id, agentId: task.agentId, timestamp: new Date().toISOString(), result },
+        source: { service: 'control-plane', resourceType: 'task', resourceId: task.id },
+      },
+      m,
+    );
+  }
+
+  // ---- recovery -----------------------------------------------------------------------------
+
+  /**
+   * Unfinished tasks whose job has ended without finishing them (a job failed by a sweep in a
+   * process without this handler, a lost row) are failed, so nothing stays running forever.
+   */
+  async reconcile(queue: Queue): Promise<number> {
+    const rows: { id: string; job_id: string | null }[] = await this.deps.db.query(
+      `SELECT id, job_id FROM control_plane.tasks
+        WHERE status IN ('queued','running') AND updated_at < now() - $1::int * interval '1 second'
+        ORDER BY updated_at LIMIT 200`,
+      [STALE_AFTER_S],
+    );
+    let failed = 0;
+    for (const r of rows) {
+      const job = r.job_id ? await queue.get(r.job_id) : null;
+      if (job && (job.state === 'queued' || job.state === 'running')) continue;
+      failed++;
+      await this.fail(r.id, {
+        code: 'agent_execution_failed',
+        message: 'The task’s job ended without finishing the task',
+        details: { reason: job?.lastError ?? 'job missing', jobState: job?.state ?? null, retryable: false },
+      });
+    }
+    return failed;
+  }
+
+  startReconciling(queue: Queue): void {
+    if (this.reconcileTimer) return;
+    const tick = () => void this.reconcile(queue).catch((err) => this.deps.logger.warn('task reconcile failed', { err }));
+    this.reconcileTimer = setInterval(tick, RECONCILE_EVERY_MS);
+    this.reconcileTimer.unref();
+    tick();
+  }
+
+  stopReconciling(): void {
+    clearInterval(this.reconcileTimer);
+    this.reconcileTimer = undefined;
+  }
+}
+
+function progressOf(names: string[], done: number, detail?: string): TaskProgress {
+  return {
+    percentage: Math.round((done / names.length) * 100),
+    currentStep: done >= names.length ? 'completed' : detail ?? names[done]!,
+    stepsCompleted: done,
+    stepsTotal: names.length,
+  };
+}
+
+function seconds(ms: number | null): number | null {
+  return ms === null ? null : Math.round(ms) / 1000;
+}
+
+
+function describe(err: unknown, task: TaskEntity): TaskError {
+  if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details ?? {} };
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'agent_execution_failed', message: `The agent failed: ${message}`, details: { agent_id: task.agentId, execution_id: task.id, reason: message, retryable: false } };
+}

@@ -1,0 +1,482 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../../kernel/auth/principal';
+import type { SecretCipher } from '../../kernel/crypto';
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import type { EventBus } from '../../kernel/events';
+import type { LlmProvider } from '../../kernel/llm';
+import type { Logger } from '../../kernel/logger';
+import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
+import type { Queue } from '../../kernel/queue';
+import { TIER_LIMITS } from '../../kernel/rate-limit';
+import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
+import { toArtifact, type TaskArtifactEntity } from './artifact.entity';
+import { STAGES } from './gate.catalog';
+import {
+  FINISHED_STATUSES,
+  rowsOf,
+  TASK_COLUMNS,
+  TASK_EVENTS,
+  TASK_MODES,
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  toTaskEntity,
+  type TaskEntity,
+  type TaskEvent,
+  type TaskForge,
+  type TaskModelConfig,
+  type TaskMode,
+  type TaskPriority,
+  type TaskStatus,
+} from './task.entity';
+
+/**
+ * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
+ * cancellation and waiting for the end (sync mode). task.runtime.ts runs them. Rules:
+ *  - everything is validated before anything is stored: fields (400 validation_error), model
+ *    configuration (400 invalid_agent_configuration), agent (404 AGENT_NOT_FOUND), task type
+ *    (400 INVALID_TASK_TYPE), context against the task type's inputs (422
+ *    CONTEXT_VALIDATION_FAILED), webhook URL (400 WEBHOOK_INVALID);
+ *  - an API key has at most its tier's concurrentExecutions tasks queued or running (429
+ *    RATE_LIMIT_EXCEEDED, window "concurrent"); tasks an orchestration starts do not count;
+ *  - every change publishes TASK_UPDATED {taskId, status, orchestrationId};
+ *  - cancel: a queued task is cancelled at once, a running one too (its model call is aborted
+ *    through the job's signal); a finished task is a 409 conflict.
+ */
+
+export const TASK_JOB = 'control-plane.task';
+export const TASK_UPDATED = 'control-plane.task.updated';
+/** kernel/queue.ts's wake-up topic (its workers claim at once on it). */
+const QUEUE_WAKEUP = 'queue.wakeup';
+/** The spec's endpoint limit: agent executions one worker process runs at once. */
+export const AGENT_CONCURRENCY = 50;
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+/** The synchronous request maximum (spec 1, Limits). */
+export const SYNC_MAX_SECONDS = 300;
+const MAX_CONTEXT_BYTES = 512 * 1024;
+const ESTIMATE_TTL_MS = 5_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ExecuteTaskInput {
+  agentId: string;
+  taskType: string;
+  context: Record<string, unknown>;
+  forge?: { stage?: string; validateGates?: boolean; outputs?: Record<string, unknown> } | null;
+  execution?: { mode?: TaskMode; timeout?: number; priority?: TaskPriority } | null;
+  webhook?: { url: string; events?: string[] | null; secret?: string | null } | null;
+  /** Model settings (the alternate layout's `config`). */
+  config?: TaskModelConfig | null;
+}
+
+export interface TaskOrigin {
+  orchestrationId: string;
+  stage: string;
+  /** Create inside the caller's transaction; the caller then calls `announce(task)` after its commit. */
+  manager?: EntityManager;
+}
+
+export interface TaskUpdatedEvent {
+  taskId: string;
+  status: TaskStatus;
+  orchestrationId: string | null;
+}
+
+export interface TaskListFilter {
+  agentId?: string | null;
+  status?: string | null;
+  taskType?: string | null;
+  orchestrationId?: string | null;
+  limit?: number | null;
+  offset?: number | null;
+  sortBy?: string | null;
+  sortOrder?: string | null;
+}
+
+/** The job's data: the task, and whether task.started must be delivered with the move to running. */
+export interface TaskJobData {
+  taskId: string;
+  notifyStart: boolean;
+}
+
+export interface TaskServiceDeps {
+  db: DataSource;
+  events: EventBus;
+  /** Enqueues and cancels task jobs (any Queue instance reaches the same table). */
+  queue: Queue;
+  llm: LlmProvider;
+  webhookPolicy: OutboundPolicy;
+  /** Encrypts webhook secrets at rest; absent where nothing runs (schema emission). */
+  cipher?: SecretCipher;
+  logger: Logger;
+}
+
+const SORTS: Record<string, string> = { createdAt: 'created_at', completedAt: 'completed_at', duration: 'duration_ms' };
+
+interface Validated {
+  agent: AgentSpec;
+  spec: TaskTypeSpec;
+  context: Record<string, unknown>;
+  forge: TaskForge | null;
+  mode: TaskMode;
+  timeout: number;
+  priority: TaskPriority;
+  webhook: { url: string; events: TaskEvent[]; secret: string | null } | null;
+  config: TaskModelConfig | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A context value that counts as given: not undefined or null, not a blank string, not an empty array. */
+export function present(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'string') return value.trim().length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  return true;
+}
+
+export class TaskService {
+  private readonly estimates = new Map<string, { seconds: number; at: number }>();
+  private readonly waiters = new Map<string, Set<(e: TaskUpdatedEvent) => void>>();
+  private unsubscribe?: () => void;
+
+  constructor(private readonly deps: TaskServiceDeps) {}
+
+  // ---- create -------------------------------------------------------------------------------
+
+  /**
+   * Validates and creates a task (+ its queue job in the same transaction). `origin` tasks skip the
+   * per-key limit; with `origin.manager` the task is created in the caller's transaction and the
+   * caller calls `announce(task)` after committing.
+   */
+  async create(principal: Principal, input: ExecuteTaskInput, origin?: TaskOrigin): Promise<TaskEntity> {
+    const v = this.validate(input, origin);
+    const estimatedDuration = await this.estimate(v.agent.agentId, v.spec);
+    const id = randomUUID();
+    const keyId = principal.kind === 'apiKey' ? principal.keyId : null;
+    const limit = principal.kind === 'apiKey' && !origin ? TIER_LIMITS[principal.tier].concurrentExecutions : null;
+    const secretEnc = v.webhook?.secret ? this.cipherOrFail().encrypt(v.webhook.secret, id) : null;
+    const job: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
+
+    const store = async (m: EntityManager): Promise<TaskEntity> => {
+      const jobId = await this.deps.queue.enqueue<TaskJobData>(
+        TASK_JOB,
+        job,
+        // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
+        { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` },
+        m,
+      );
+      // With a per-key limit the insert first takes the key's lock, which serialises one key's
+      // creations; the count that follows (a fresh snapshot under READ COMMITTED) includes this task.
+      const [row] = await m.query(
+        `INSERT INTO control_plane.tasks
+           (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
+            webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
+         SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
+                $10::text, $11::text[], $12::bytea, $13::uuid, $14::uuid, $15::uuid, $16::text, $17::real
+           FROM (SELECT CASE WHEN $18::boolean THEN pg_advisory_xact_lock(hashtextextended($14::text, 7270400)) END) AS serialised
+         RETURNING ${TASK_COLUMNS}`,
+        [
+          id,
+          v.agent.agentId,
+          v.spec.taskType,
+          v.priority,
+          v.mode,
+          v.timeout,
+          JSON.stringify(v.context),
+          v.forge ? JSON.stringify(v.forge) : null,
+          v.config ? JSON.stringify(v.config) : null,
+          v.webhook?.url ?? null,
+          v.webhook?.events ?? null,
+          secretEnc,
+          jobId,
+          keyId,
+          origin?.orchestrationId ?? null,
+          origin?.stage ?? null,
+          estimatedDuration,
+          limit !== null,
+        ],
+      );
+      if (limit !== null && principal.kind === 'apiKey') {
+        const [{ active }] = await m.query(
+          `SELECT count(*)::int AS active FROM control_plane.tasks WHERE created_by_key = $1 AND status IN ('queued','running')`,
+          [keyId],
+        );
+        if (active > limit) {
+          throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
+            limit,
+            window: 'concurrent',
+            retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
+            tier: principal.tier,
+            active: active - 1,
+          });
+        }
+      }
+      return toTaskEntity(row);
+    };
+
+    if (origin?.manager) return store(origin.manager);
+    const task = await this.deps.db.transaction(store);
+    await this.announce(task);
+    return task;
+  }
+
+  /**
+   * After the commit that created a task: wakes the workers and publishes the queued state. The
+   * queue's own wake-up went out before the commit, when the job was not visible yet; without this
+   * a worker finds the job only at its next poll (within 250 ms). `create` calls it; a caller that
+   * passed `origin.manager` calls it after its own commit.
+   */
+  async announce(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
+    await this.deps.events.publish(QUEUE_WAKEUP, { name: TASK_JOB }).catch((err) => this.deps.logger.warn('task wake-up not published', { err }));
+    await this.publish(task);
+  }
+
+  /** create, then in sync mode wait for the end (at most min(timeout + 5, 300) s; then the task as it is). */
+  async execute(principal: Principal, input: ExecuteTaskInput): Promise<TaskEntity> {
+    const task = await this.create(principal, input);
+    if (task.mode !== 'sync') return task;
+    return this.waitForEnd(task.id, Math.min(task.timeoutSeconds + 5, SYNC_MAX_SECONDS) * 1000);
+  }
+
+  private validate(input: ExecuteTaskInput, origin?: TaskOrigin): Validated {
+    const problems: FieldError[] = [];
+    const add = (field: string, message: string) => problems.push({ field, message });
+    if (!isObject(input)) throw errors.field('input', 'must be an object');
+    if (typeof input.agentId !== 'string' || !input.agentId) add('agentId', 'is required');
+    if (typeof input.taskType !== 'string' || !input.taskType) add('taskType', 'is required');
+    if (!isObject(input.context)) add('context', 'must be an object');
+    else if (Buffer.byteLength(JSON.stringify(input.context)) > MAX_CONTEXT_BYTES) add('context', `must be at most ${MAX_CONTEXT_BYTES / 1024} KB as JSON`);
+
+    let forge: TaskForge | null = null;
+    if (input.forge !== undefined && input.forge !== null) {
+      if (!isObject(input.forge)) add('forge', 'must be an object');
+      else {
+        const f = input.forge;
+        if (f.stage !== undefined && f.stage !== null && !(STAGES as readonly string[]).includes(f.stage)) add('forge.stage', `must be one of ${STAGES.join(', ')}`);
+        if (f.validateGates !== undefined && f.validateGates !== null && typeof f.validateGates !== 'boolean') add('forge.validateGates', 'must be a boolean');
+        if (f.outputs !== undefined && f.outputs !== null && !isObject(f.outputs)) add('forge.outputs', 'must be an object');
+        if (f.validateGates === true && !f.stage) add('forge.stage', 'is required when forge.validateGates is true');
+        forge = {
+          ...(f.stage ? { stage: f.stage } : {}),
+          validateGates: f.validateGates === true,
+          ...(isObject(f.outputs) ? { outputs: f.outputs } : {}),
+        };
+      }
+    }
+    if (origin && !(STAGES as readonly string[]).includes(origin.stage)) add('stage', `must be one of ${STAGES.join(', ')}`);
+
+    const ex = input.execution ?? {};
+    if (!isObject(ex)) add('execution', 'must be an object');
+    const mode = (ex.mode ?? 'async') as TaskMode;
+    if (!TASK_MODES.includes(mode)) add('execution.mode', `must be one of ${TASK_MODES.join(', ')}`);
+    const timeout = ex.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+    if (!Number.isInteger(timeout) || timeout < 5 || timeout > 3600) add('execution.timeout', 'must be an integer number of seconds from 5 to 3600');
+    const priority = (ex.priority ?? 'normal') as TaskPriority;
+    if (!TASK_PRIORITIES.includes(priority)) add('execution.priority', `must be one of ${TASK_PRIORITIES.join(', ')}`);
+
+    let webhook: Validated['webhook'] = null;
+    if (input.webhook !== undefined && input.webhook !== null) {
+      const w = input.webhook;
+      if (!isObject(w)) add('webhook', 'must be an object');
+      else {
+        if (typeof w.url !== 'string' || !w.url) add('webhook.url', 'is required');
+        const events = w.events ?? [...TASK_EVENTS];
+        if (!Array.isArray(events) || events.length === 0 || events.some((e) => !(TASK_EVENTS as readonly string[]).includes(e))) {
+          add('webhook.events', `must be a non-empty list of ${TASK_EVENTS.join(', ')}`);
+        }
+        if (w.secret !== undefined && w.secret !== null && (typeof w.secret !== 'string' || w.secret.length < 1 || w.secret.length > 500)) {
+          add('webhook.secret', 'must be a string of 1 to 500 characters');
+        }
+        webhook = { url: w.url, events: [...new Set(events as TaskEvent[])], secret: w.secret || null };
+      }
+    }
+    if (problems.length) throw errors.validation(problems);
+
+    const config = this.checkConfig(input.config);
+    const agent = findAgent(input.agentId);
+    if (!agent) throw new AppError('AGENT_NOT_FOUND', `Agent ${input.agentId} not found`, { agentId: input.agentId });
+    const spec = findTaskType(agent, input.taskType);
+    if (!spec) {
+      throw new AppError('INVALID_TASK_TYPE', `Agent ${agent.agentId} does not support the task type ${input.taskType}`, {
+        agentId: agent.agentId,
+        taskType: input.taskType,
+        supportedTaskTypes: agent.taskTypes.map((t) => t.taskType),
+      });
+    }
+    const missing = spec.required.filter((name) => !present(input.context[name]));
+    const invalid = Object.entries(spec.checks ?? {})
+      .filter(([name]) => present(input.context[name]))
+      .map(([name, check]) => ({ field: name, message: check(input.context[name]) }))
+      .filter((p): p is FieldError => p.message !== null);
+    if (missing.length || invalid.length) {
+      const parts = [missing.length ? `missing ${missing.join(', ')}` : '', ...invalid.map((p) => `${p.field} ${p.message}`)].filter(Boolean);
+      throw new AppError('CONTEXT_VALIDATION_FAILED', `The context of ${agent.agentId}/${spec.taskType} is invalid: ${parts.join('; ')}`, {
+        agentId: agent.agentId,
+        taskType: spec.taskType,
+        missing,
+        invalid,
+        required: spec.required,
+        optional: spec.optional,
+      });
+    }
+    if (webhook) validateCallbackUrl(webhook.url, this.deps.webhookPolicy, 'webhook.url');
+    return { agent, spec, context: input.context, forge, mode, timeout, priority, webhook, config };
+  }
+
+  private checkConfig(config: TaskModelConfig | null | undefined): TaskModelConfig | null {
+    if (config === undefined || config === null) return null;
+    const bad = (field: string, value: unknown, range: string) =>
+      new AppError('invalid_agent_configuration', `config.${field} must be ${range}`, { field: `config.${field}`, value, valid_range: range });
+    if (!isObject(config as unknown)) throw bad('', config, 'an object');
+    const out: TaskModelConfig = {};
+    if (config.model !== undefined && config.model !== null) {
+      if (!this.deps.llm.models.includes(config.model)) throw bad('model', config.model, `one of ${this.deps.llm.models.join(', ')}`);
+      out.model = config.model;
+    }
+    if (config.temperature !== undefined && config.temperature !== null) {
+      const t = config.temperature;
+      if (typeof t !== 'number' || !(t >= 0 && t <= 1)) throw bad('temperature', t, '0.0-1.0');
+      out.temperature = t;
+    }
+    if (config.maxTokens !== undefined && config.maxTokens !== null) {
+      const n = config.maxTokens;
+      if (!Number.isInteger(n) || n < 1 || n > 128_000) throw bad('max_tokens', n, '1-128000');
+      out.maxTokens = n;
+    }
+    return Object.keys(out).length ? out : null;
+  }
+
+  private cipherOrFail(): SecretCipher {
+    if (!this.deps.cipher) throw new Error('TaskService: no cipher configured for webhook secrets');
+    return this.deps.cipher;
+  }
+
+  /**
+   * Seconds a new task of this agent and task type is expected to take: the mean of its last 50
+   * completed runs, else the task type's typical duration. Cached a few seconds per task type.
+   */
+  async estimate(agentId: string, spec: TaskTypeSpec): Promise<number> {
+    const key = `${agentId}:${spec.taskType}`;
+    const cached = this.estimates.get(key);
+    if (cached && Date.now() - cached.at < ESTIMATE_TTL_MS) return cached.seconds;
+    const [row] = await this.deps.db.query(
+      `SELECT avg(duration_ms)::float AS avg_ms, count(*)::int AS n FROM (
+         SELECT duration_ms FROM control_plane.tasks
+          WHERE agent_id = $1 AND task_type = $2 AND status = 'completed'
+          ORDER BY completed_at DESC LIMIT 50) recent`,
+      [agentId, spec.taskType],
+    );
+    const seconds = row?.n > 0 && row.avg_ms !== null ? Math.round(row.avg_ms) / 1000 : spec.typicalSeconds;
+    this.estimates.set(key, { seconds, at: Date.now() });
+    return seconds;
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  async get(_principal: Principal, taskId: string): Promise<TaskEntity> {
+    const task = await this.find(taskId);
+    if (!task) throw errors.notFound('task', taskId);
+    return task;
+  }
+
+  async find(taskId: string, manager?: EntityManager): Promise<TaskEntity | null> {
+    if (typeof taskId !== 'string' || !UUID.test(taskId)) return null;
+    const [row] = await (manager ?? this.deps.db.manager).query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks WHERE id = $1`, [taskId]);
+    return row ? toTaskEntity(row) : null;
+  }
+
+  async list(_principal: Principal, filter: TaskListFilter): Promise<{ tasks: TaskEntity[]; total: number; limit: number; offset: number }> {
+    const problems: FieldError[] = [];
+    const limit = filter.limit ?? 20;
+    const offset = filter.offset ?? 0;
+    const sortBy = filter.sortBy ?? 'createdAt';
+    const sortOrder = (filter.sortOrder ?? 'desc').toLowerCase();
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
+    if (!Number.isInteger(offset) || offset < 0) problems.push({ field: 'offset', message: 'must be an integer of 0 or more' });
+    if (!SORTS[sortBy]) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(SORTS).join(', ')}` });
+    if (sortOrder !== 'asc' && sortOrder !== 'desc') problems.push({ field: 'sortOrder', message: 'must be asc or desc' });
+    if (filter.status != null && !(TASK_STATUSES as readonly string[]).includes(filter.status)) {
+      problems.push({ field: 'status', message: `must be one of ${TASK_STATUSES.join(', ')}` });
+    }
+    if (filter.orchestrationId != null && !UUID.test(filter.orchestrationId)) problems.push({ field: 'orchestrationId', message: 'must be a UUID' });
+    if (problems.length) throw errors.validation(problems);
+
+    const where = `WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR status = $2)
+                     AND ($3::text IS NULL OR task_type = $3) AND ($4::uuid IS NULL OR orchestration_id = $4)`;
+    const params = [filter.agentId ?? null, filter.status ?? null, filter.taskType ?? null, filter.orchestrationId ?? null];
+    const dir = sortOrder === 'asc' ? 'ASC' : 'DESC';
+    const order = `${SORTS[sortBy]} ${dir}${sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
+    const [[{ total }], rows] = await Promise.all([
+      this.deps.db.query(`SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
+      this.deps.db.query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $5 OFFSET $6`, [...params, limit, offset]),
+    ]);
+    return { tasks: rows.map(toTaskEntity), total, limit, offset };
+  }
+
+  async artifacts(taskId: string): Promise<TaskArtifactEntity[]> {
+    const rows = await this.deps.db.query(
+      `SELECT task_id, path, kind, content, lines, bytes, created_at FROM control_plane.task_artifacts WHERE task_id = $1 ORDER BY path`,
+      [taskId],
+    );
+    return rows.map(toArtifact);
+  }
+
+  // ---- cancel -------------------------------------------------------------------------------
+
+  /** Cancels a queued or running task; a finished one is a 409 conflict. */
+  async cancel(principal: Principal, taskId: string, reason?: string | null): Promise<TaskEntity> {
+    if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > 1000)) {
+      throw errors.field('reason', 'must be a string of at most 1000 characters');
+    }
+    if (typeof taskId !== 'string' || !UUID.test(taskId)) throw errors.notFound('task', String(taskId));
+    const [row] = rowsOf(await this.deps.db.query(
+      `UPDATE control_plane.tasks
+          SET status = 'cancelled', cancelled_at = now(), cancel_reason = $2, updated_at = now(),
+              duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+        WHERE id = $1 AND status IN ('queued','running')
+        RETURNING ${TASK_COLUMNS}`,
+      [taskId, reason ?? null],
+    ));
+    if (!row) {
+      const task = await this.get(principal, taskId);
+      throw errors.conflict(`Task ${taskId} is already ${task.status}; only queued or running tasks can be cancelled`, { taskId, status: task.status });
+    }
+    const task = toTaskEntity(row);
+    // The queue aborts a running job's signal (its model call) within a second; a queued job never starts.
+    if (task.jobId) await this.deps.queue.cancel(task.jobId, reason ?? 'task cancelled').catch((err) => this.deps.logger.warn('task job not cancelled', { err, taskId }));
+    await this.publish(task);
+    return task;
+  }
+
+  // ---- events -------------------------------------------------------------------------------
+
+  async publish(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
+    const event: TaskUpdatedEvent = { taskId: task.id, status: task.status, orchestrationId: task.orchestrationId };
+    await this.deps.events.publish(TASK_UPDATED, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
+  }
+
+  /** The task once it has finished, or as it is after `ms` (woken by events, never polling). */
+  async waitForEnd(taskId: string, ms: number): Promise<TaskEntity> {
+    this.unsubscribe ??= this.deps.events.subscribe(TASK_UPDATED, (e: TaskUpdatedEvent) => {
+      for (const wake of this.waiters.get(e?.taskId) ?? []) wake(e);
+    });
+    let wake!: (e: TaskUpdatedEvent | null) => void;
+    const woken = new Promise<TaskUpdatedEvent | null>((resolve) => (wake = resolve));
+    const set = this.waiters.get(taskId) ?? new Set();
+    const onEvent = (e: TaskUpdatedEvent) => FINISHED_STATUSES.includes(e.status) && wake(e);
+    set.add(onEvent);
+    this.waiters.set(taskId, set);
+    const timer = setTimeout(() => wake(null), ms);
+    try {
+      const now = await this.find(taskId);
+      if (!now) throw errors.notFound('task', taskId);
+      if (FINISHED_STATUSES.includes(now.status)) return now;
+      await woken;
+      return (await this.find(taskId))!;
+    } finally {
+      clearTimeout(timer);
+      set.delete(onEvent);
+      if (!set.size) this.waiters.delete(taskId);
+    }
+  }
+}

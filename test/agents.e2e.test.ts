@@ -1,0 +1,448 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { gateCriteria } from '../subgraphs/control-plane/gate.catalog';
+import { seedAgentPrompts } from '../subgraphs/control-plane/prompts.seed';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * The agent catalogue and agent tasks through the main layout (/v1/control-plane), GraphQL and
+ * the alternate layout, against a real PostgreSQL and a local OpenAI-compatible fake.
+ */
+
+const CP = '/v1/control-plane';
+let p: TestPlatform;
+let fake: FakeLlm;
+
+/** What a good model answers: the main file the prompt names, with every expected section, an example and a valid link. */
+function goodAnswer(body: any): string {
+  const prompt: string = body.messages.at(-1).content;
+  const main = /The main file is (\S+)/.exec(prompt)![1]!;
+  const sections = /The main file has these sections, as headings: ([^\n]+)\./.exec(prompt)?.[1]?.split(', ') ?? ['Overview'];
+  const doc = [`# Guide`, '', 'See the [reference](reference.md).', ...sections.flatMap((s) => ['', `## ${s}`, '', `About ${s.toLowerCase()}.`, '', '```sh', 'curl -s localhost:4000/health', '```'])].join('\n');
+  const dir = main.includes('/') ? main.slice(0, main.lastIndexOf('/') + 1) : '';
+  return JSON.stringify({
+    summary: 'Wrote the guide and its reference page.',
+    files: [
+      { path: main, content: `${doc}\n`, action: 'create' },
+      { path: `${dir}reference.md`, content: '# Reference\n\nThe endpoints.\n', action: 'create' },
+    ],
+  });
+}
+
+/** The required criteria of a gate, from the gate catalogue. */
+const required = (stage: 'DESIGN', gateType: 'entry' | 'exit') => gateCriteria(stage, gateType).filter((c) => c.required).map((c) => c.name);
+
+async function waitFor(taskId: string, done = (t: any) => ['completed', 'failed', 'cancelled'].includes(t.status), timeoutMs = 10_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await p.rest('GET', `${CP}/agents/tasks/${taskId}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    if (done(res.body.data) || Date.now() > until) return res.body.data;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+const guide = (extra: Record<string, unknown> = {}) => ({
+  agentId: 'docs-author',
+  taskType: 'write-guide',
+  context: { topic: 'Signing webhooks', audience: 'backend developers' },
+  ...extra,
+});
+
+before(async () => {
+  fake = await startFakeLlm({ models: ['model-default', 'model-b'] });
+  p = await startTestPlatform({
+    LLM_BASE_URL: fake.url,
+    LLM_MODELS: 'model-default,model-b',
+    WEBHOOK_ALLOW_HTTP: 'true',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+  });
+});
+after(async () => {
+  await p?.stop();
+  await fake?.close();
+});
+beforeEach(() => {
+  fake.reset();
+  fake.reply(goodAnswer);
+});
+
+describe('GET /v1/control-plane/agents/{agentId}', () => {
+  test('the catalogue: 20 agents in 7 domains, each with its metadata', async () => {
+    const res = await p.rest('GET', `${CP}/agents`);
+    assert.equal(res.status, 200);
+    const agents = res.body.data.agents;
+    assert.equal(agents.length, 20);
+    assert.deepEqual([...new Set(agents.map((a: any) => a.domain))].sort(), ['automation', 'devops', 'documentation', 'engineering', 'incident', 'orchestration', 'prompts']);
+    for (const a of agents) {
+      assert.ok(a.capabilities.length >= 2 && a.capabilities.includes('custom'), a.agentId);
+      assert.ok(['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'].includes(a.forgeStage));
+      assert.ok(a.inputs.required.length >= 1 && Array.isArray(a.inputs.optional));
+      assert.equal(typeof a.outputs.summary, 'string');
+    }
+    const byDomain = await p.rest('GET', `${CP}/agents?domain=incident`);
+    assert.deepEqual(byDomain.body.data.agents.map((a: any) => a.agentId), ['incident-commander', 'triage-responder', 'postmortem-analyst']);
+  });
+
+  test('one agent, with figures from its real task history', async () => {
+    const fresh = await p.rest('GET', `${CP}/agents/runbook-writer`);
+    assert.equal(fresh.status, 200);
+    const a = fresh.body.data;
+    assert.equal(a.name, 'Runbook Writer');
+    assert.equal(a.domain, 'documentation');
+    assert.equal(a.forgeStage, 'MONITOR');
+    assert.equal(a.version, '1.0.0');
+    assert.deepEqual(a.capabilities, ['write-runbook', 'custom']);
+    assert.deepEqual(a.inputs, { required: ['service', 'scenario'], optional: ['alerts', 'dashboards', 'escalation'] });
+    assert.ok(a.outputs.documentationPath && a.outputs.quality);
+    assert.equal(a.averageDuration, null);
+    assert.equal(a.successRate, null);
+
+    const ok = await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'runbook-writer', taskType: 'write-runbook', context: { service: 'api', scenario: 'database failover' }, execution: { mode: 'sync' } },
+    });
+    assert.equal(ok.body.data.status, 'completed');
+    fake.reply(() => ({ status: 500 }));
+    const ko = await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'runbook-writer', taskType: 'write-runbook', context: { service: 'api', scenario: 'disk full' }, execution: { mode: 'sync' } },
+    });
+    assert.equal(ko.body.data.status, 'failed');
+    const after = (await p.rest('GET', `${CP}/agents/runbook-writer`)).body.data;
+    assert.equal(after.totalExecutions, 2);
+    assert.equal(after.successRate, 50);
+    assert.equal(after.averageDuration, ok.body.data.duration);
+  });
+
+  test('unknown agent: 404 AGENT_NOT_FOUND; agent:read is required', async () => {
+    const res = await p.rest('GET', `${CP}/agents/nobody`);
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'AGENT_NOT_FOUND');
+    assert.match(res.body.meta.requestId, /^req_/);
+    const executor = await p.createKey({ permissions: ['agent:execute'] });
+    const denied = await p.rest('GET', `${CP}/agents/docs-author`, { key: executor.key });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, 'insufficient_permissions');
+    assert.equal((await p.rest('GET', `${CP}/agents/docs-author`, { key: null })).status, 401);
+  });
+});
+
+describe('POST /v1/control-plane/agents/execute', () => {
+  test('async: 202 queued with an estimate, then the task runs through the prompt library and the model', async () => {
+    const res = await p.rest('POST', `${CP}/agents/execute`, { body: guide() });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const d = res.body.data;
+    assert.deepEqual(Object.keys(d).sort(), ['agentId', 'createdAt', 'estimatedDuration', 'status', 'taskId', 'taskType']);
+    assert.equal(d.status, 'queued');
+    assert.equal(typeof d.estimatedDuration, 'number');
+
+    const t = await waitFor(d.taskId);
+    assert.equal(t.status, 'completed', JSON.stringify(t));
+    assert.deepEqual(t.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
+    assert.ok(t.startedAt && t.completedAt && typeof t.duration === 'number');
+    const out = t.result.output;
+    assert.equal(out.documentationPath, 'docs/guides/signing-webhooks.md');
+    assert.deepEqual(out.quality, { completeness: 1, examplesIncluded: true, crossReferencesValid: true });
+    assert.deepEqual(out.sections.slice(0, 2), ['Guide', 'Overview']);
+    assert.equal(out.summary, 'Wrote the guide and its reference page.');
+    assert.deepEqual(t.result.filesCreated, ['docs/guides/signing-webhooks.md', 'docs/guides/reference.md']);
+    assert.deepEqual(t.result.filesModified, []);
+    assert.ok(t.result.linesWritten > 20);
+    assert.equal(t.result.promptId, 'docs-author-write-guide');
+    assert.equal(t.result.model, 'model-default');
+
+    // The model was asked with the rendered prompt: the task's context and the JSON contract.
+    const [asked] = fake.chatBodies();
+    const prompt = asked.messages[0].content;
+    assert.match(prompt, /Signing webhooks/);
+    assert.match(prompt, /backend developers/);
+    assert.match(prompt, /^keys: summary, files$/m);
+    assert.match(prompt, /- outline \(optional\): \(not provided\)/);
+
+    const files = await p.rest('GET', `${CP}/agents/tasks/${d.taskId}/artifacts`);
+    assert.equal(files.body.data.artifacts.length, 2);
+    const main = files.body.data.artifacts.find((a: any) => a.path === out.documentationPath);
+    assert.equal(main.kind, 'created');
+    assert.match(main.content, /## Troubleshooting/);
+
+    // The overview's polling alias answers the same task.
+    const alias = await p.rest('GET', `/v1/control-plane/tasks/${d.taskId}`);
+    assert.equal(alias.status, 200);
+    assert.deepEqual(alias.body.data, t);
+  });
+
+  test('sync: the finished task in the answer; a failed task is still a success envelope', async () => {
+    const ok = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync', priority: 'high', timeout: 60 } }) });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.data.status, 'completed');
+    assert.equal(ok.body.data.priority, 'high');
+    assert.ok(ok.body.data.result.filesCreated.length);
+
+    fake.reply(() => ({ status: 503 }));
+    const ko = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) });
+    assert.equal(ko.status, 200);
+    assert.equal(ko.body.success, true);
+    assert.equal(ko.body.data.status, 'failed');
+    assert.equal(ko.body.data.error.code, 'upstream_error');
+    assert.ok(ko.body.data.failedAt);
+    const got = await p.rest('GET', `${CP}/agents/tasks/${ko.body.data.taskId}`);
+    assert.equal(got.status, 200);
+    assert.equal(got.body.success, true);
+    assert.equal(got.body.data.error.code, 'upstream_error');
+  });
+
+  test('an answer without files still ends with the main file; update-docs modifies the file it names', async () => {
+    fake.reply(() => 'Just prose, no JSON.');
+    const t = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'docs-author', taskType: 'update-docs', context: { docPath: 'docs/setup.md', changes: 'PORT defaults to 4000' }, execution: { mode: 'sync' } },
+    })).body.data;
+    assert.equal(t.status, 'completed');
+    assert.deepEqual(t.result.filesModified, ['docs/setup.md']);
+    assert.deepEqual(t.result.filesCreated, []);
+    assert.equal(t.result.linesWritten, 1);
+    assert.match(t.result.output.notes[0], /not JSON/);
+  });
+
+  test('domain outputs are measured on the files (devops manifests, schedules, pipeline audits, gate reviews)', async () => {
+    fake.reply(() => JSON.stringify({ summary: 's', files: [{ path: 'deploy/api/deployment.yaml', content: 'kind: Deployment\nmetadata: {name: api\n', action: 'create' }] }));
+    const manifest = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'platform-deployer', taskType: 'write-manifest', context: { service: 'api', image: 'api:1' }, execution: { mode: 'sync' } },
+    })).body.data;
+    assert.equal(manifest.result.output.manifestPath, 'deploy/api/deployment.yaml');
+    assert.equal(manifest.result.output.validation.valid, false);
+
+    fake.reply(() => JSON.stringify({ summary: 's', files: [{ path: 'schedules/optimization.md', content: '# Proposed\n\ncron: 7 2 * * *\n' }] }));
+    const schedules = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: {
+        agentId: 'schedule-optimizer',
+        taskType: 'optimize-schedules',
+        context: { schedules: [{ name: 'backup', cron: '0 2 * * *' }, { name: 'report', cron: '0 */2 * * *' }, { name: 'broken', cron: 'every day' }] },
+        execution: { mode: 'sync' },
+      },
+    })).body.data.result.output;
+    assert.deepEqual(schedules.schedules.map((s: any) => [s.name, s.valid]), [['backup', true], ['report', true], ['broken', false], ['proposed-1', true]]);
+    assert.deepEqual(schedules.conflicts.map((c: any) => [c.a, c.b]), [['backup', 'report']]);
+
+    fake.reply(() => 'report');
+    const audit = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'pipeline-auditor', taskType: 'audit-pipeline', context: { pipeline: 'on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: echo ${{ secrets.TOKEN }}\n' }, execution: { mode: 'sync' } },
+    })).body.data.result.output;
+    assert.deepEqual(audit.findings.map((f: any) => f.rule).sort(), ['default-token-permissions', 'secret-in-log', 'unpinned-action']);
+
+    const gate = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'forge-gatekeeper', taskType: 'review-gate', context: { stage: 'DESIGN', gateType: 'exit', outputs: {} }, execution: { mode: 'sync' } },
+    })).body.data.result.output;
+    assert.equal(gate.recommendation, 'hold');
+    assert.deepEqual(gate.gate.missingCriteria, required('DESIGN', 'exit'));
+  });
+
+  test('validation before anything is stored', async () => {
+    const count = async () => (await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM control_plane.tasks`))[0].n;
+    const before = await count();
+    const cases: [unknown, number, string, (d: any) => void][] = [
+      [{ taskType: 'write-guide', context: {} }, 400, 'validation_error', (d) => assert.match(`${d.errors[0].field} ${d.errors[0].message}`, /agentId/)],
+      [{ ...guide(), agentId: 'nobody' }, 404, 'AGENT_NOT_FOUND', (d) => assert.equal(d.agentId, 'nobody')],
+      [{ ...guide(), taskType: 'write-poem' }, 400, 'INVALID_TASK_TYPE', (d) => assert.deepEqual(d.supportedTaskTypes, ['write-guide', 'api-reference', 'update-docs', 'custom'])],
+      [{ ...guide(), context: { topic: 'x', audience: '  ' } }, 422, 'CONTEXT_VALIDATION_FAILED', (d) => assert.deepEqual(d.missing, ['audience'])],
+      [
+        { agentId: 'forge-gatekeeper', taskType: 'review-gate', context: { stage: 'LAUNCH', gateType: 'exit' } },
+        422,
+        'CONTEXT_VALIDATION_FAILED',
+        (d) => assert.deepEqual(d.invalid.map((i: any) => i.field), ['stage']),
+      ],
+      [guide({ execution: { timeout: 4 } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.timeout')],
+      [guide({ execution: { timeout: 3601 } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.timeout')],
+      [guide({ execution: { priority: 'urgent' } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.priority')],
+      [guide({ forge: { validateGates: true } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'forge.stage')],
+      [guide({ webhook: { url: 'ftp://example.com/hook' } }), 400, 'WEBHOOK_INVALID', (d) => assert.equal(d.field, 'webhook.url')],
+      [guide({ webhook: { url: 'https://example.com/hook', events: ['task.exploded'] } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'webhook.events')],
+      [guide({ config: { temperature: 3 } }), 400, 'invalid_agent_configuration', (d) => assert.equal(d.valid_range, '0.0-1.0')],
+      [guide({ config: { model: 'gpt-99' } }), 400, 'invalid_agent_configuration', (d) => assert.equal(d.field, 'config.model')],
+    ];
+    for (const [body, status, code, check] of cases) {
+      const res = await p.rest('POST', `${CP}/agents/execute`, { body });
+      assert.equal(res.status, status, `${JSON.stringify(body)} -> ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error.code, code);
+      check(res.body.error.details);
+    }
+    assert.equal(await count(), before);
+  });
+
+  test('https webhooks only, unless WEBHOOK_ALLOW_HTTP (checked at execute, before storing)', async () => {
+    // This platform allows http (tests); the policy itself is kernel/outbound.ts's, proven there.
+    const res = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ webhook: { url: 'not a url' } }) });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'WEBHOOK_INVALID');
+  });
+
+  test('forge.validateGates: an unmet entry gate fails the task with GATE_VALIDATION_FAILED', async () => {
+    const needed = required('DESIGN', 'entry');
+    assert.ok(needed.length > 0);
+    const res = await p.rest('POST', `${CP}/agents/execute`, {
+      body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs: { unrelated: 'x' } }, execution: { mode: 'sync' } }),
+    });
+    const t = res.body.data;
+    assert.equal(t.status, 'failed');
+    assert.equal(t.error.code, 'GATE_VALIDATION_FAILED');
+    assert.equal(t.error.details.stage, 'DESIGN');
+    assert.deepEqual(t.error.details.missingOutputs, needed);
+    assert.ok(t.startedAt, 'the task ran and moved to failed');
+    assert.equal(fake.chatBodies().length, 0, 'the model was not called');
+
+    const outputs = Object.fromEntries(needed.map((n) => [n, `the ${n}`]));
+    const passed = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs }, execution: { mode: 'sync' } }),
+    })).body.data;
+    assert.equal(passed.status, 'completed');
+    assert.equal(passed.progress.stepsTotal, 4);
+    const prompt = fake.chatBodies()[0].messages[0].content;
+    assert.match(prompt, /Delivery stage: DESIGN/);
+    assert.ok(prompt.includes(`the ${needed[0]}`), 'earlier stages’ outputs reach the prompt');
+  });
+
+  test('a prompt change in the prompt library reaches the agents at once, and survives a re-seed', async () => {
+    const id = 'incident-commander-status-update';
+    fake.reply(() => 'ok');
+    const upd = await p.rest('PUT', `/v1/promptlib/prompts/${id}`, {
+      body: { template: 'Status of {{incident}}: {{status}}. Respond with JSON.\nkeys: summary, files', createNewVersion: true },
+    });
+    assert.equal(upd.status, 200, JSON.stringify(upd.body));
+    const t = (await p.rest('POST', `${CP}/agents/execute`, {
+      body: { agentId: 'incident-commander', taskType: 'status-update', context: { incident: 'INC-7', status: 'mitigated' }, execution: { mode: 'sync' } },
+    })).body.data;
+    assert.equal(t.status, 'completed');
+    assert.equal(t.result.promptVersion, 2);
+    assert.equal(fake.chatBodies()[0].messages[0].content, 'Status of INC-7: mitigated. Respond with JSON.\nkeys: summary, files');
+
+    assert.deepEqual(await seedAgentPrompts(p.platform.kernel.operations, p.platform.kernel.logger), []);
+    const prompt = await p.rest('GET', `/v1/promptlib/prompts/${id}`);
+    assert.equal(prompt.body.data.version, 2);
+    assert.match(prompt.body.data.template, /^Status of/);
+  });
+  test('a key runs at most its tier’s concurrent executions: 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
+    fake.delay(3000);
+    const k = await p.createKey({ permissions: ['agent:execute', 'agent:read'], tier: 'free' });
+    // Concurrent requests cannot overshoot the limit: exactly two of four get in.
+    const burst = await Promise.all([1, 2, 3, 4].map(() => p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() })));
+    assert.deepEqual(burst.map((r) => r.status).sort(), [202, 202, 429, 429]);
+    const [first, second] = burst.filter((r) => r.status === 202) as [any, any];
+    const third = burst.find((r) => r.status === 429)!;
+    assert.equal(third.status, 429, JSON.stringify(third.body));
+    assert.equal(third.body.error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.deepEqual({ ...third.body.error.details, retryAfter: 0 }, { limit: 2, window: 'concurrent', retryAfter: 0, tier: 'free', active: 2 });
+    assert.equal(third.headers.get('retry-after'), String(third.body.error.details.retryAfter));
+    // Other keys are not affected; a cancelled task frees its slot.
+    const other = await p.rest('POST', `${CP}/agents/execute`, { body: guide() });
+    assert.equal(other.status, 202);
+    await p.rest('POST', `${CP}/agents/tasks/${other.body.data.taskId}/cancel`);
+    assert.equal((await p.rest('POST', `${CP}/agents/tasks/${first.body.data.taskId}/cancel`, { key: k.key })).status, 200);
+    const fourth = await p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() });
+    assert.equal(fourth.status, 202);
+    for (const r of [second, fourth]) await p.rest('POST', `${CP}/agents/tasks/${r.body.data.taskId}/cancel`, { key: k.key });
+  });
+
+});
+
+describe('GET /v1/control-plane/agents/tasks', () => {
+  test('filters, sorts and pages', async () => {
+    fake.reply(goodAnswer);
+    const run = (body: unknown) => p.rest('POST', `${CP}/agents/execute`, { body: { ...(body as object), execution: { mode: 'sync' } } });
+    const ids: string[] = [];
+    for (const topic of ['a', 'b', 'c']) ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: `1.${topic}`, changes: topic } })).body.data.taskId);
+    fake.reply(() => ({ status: 500 }));
+    ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: '2.0', changes: 'x' } })).body.data.taskId);
+
+    const page1 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&sortOrder=asc`);
+    assert.equal(page1.status, 200);
+    assert.deepEqual(page1.body.data.pagination, { total: 4, limit: 2, offset: 0, hasMore: true });
+    assert.deepEqual(page1.body.data.tasks.map((t: any) => t.taskId), ids.slice(0, 2));
+    assert.deepEqual(Object.keys(page1.body.data.tasks[0]).sort(), ['agentId', 'completedAt', 'createdAt', 'duration', 'status', 'taskId', 'taskType']);
+    const page2 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&offset=2&sortOrder=asc`);
+    assert.deepEqual(page2.body.data.tasks.map((t: any) => t.taskId), ids.slice(2));
+    assert.equal(page2.body.data.pagination.hasMore, false);
+
+    const newest = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter`);
+    assert.deepEqual(newest.body.data.tasks.map((t: any) => t.taskId), [...ids].reverse());
+    const failed = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&status=failed`);
+    assert.deepEqual(failed.body.data.tasks.map((t: any) => t.taskId), [ids[3]]);
+    assert.equal(failed.body.data.tasks[0].completedAt, null);
+
+    const byCompletion = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=completedAt&sortOrder=desc`)).body.data.tasks;
+    assert.deepEqual(byCompletion.map((t: any) => t.taskId), [ids[2], ids[1], ids[0], ids[3]], 'unfinished last');
+    const byDuration = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=duration&sortOrder=asc`)).body.data.tasks;
+    const durations = byDuration.map((t: any) => t.duration);
+    assert.deepEqual(durations, [...durations].sort((a: number, b: number) => a - b));
+
+    for (const [q, field] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['offset=-1', 'offset'], ['sortBy=name', 'sortBy'], ['sortOrder=up', 'sortOrder'], ['status=done', 'status']]) {
+      const bad = await p.rest('GET', `${CP}/agents/tasks?${q}`);
+      assert.equal(bad.status, 400, q);
+      assert.equal(bad.body.error.details.errors[0].field, field);
+    }
+  });
+
+  test('unknown task: 404 resource_not_found; cancelling a finished task: 409', async () => {
+    const missing = await p.rest('GET', `${CP}/agents/tasks/00000000-0000-4000-8000-000000000000`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 'resource_not_found');
+    assert.equal((await p.rest('GET', `${CP}/agents/tasks/not-a-uuid`)).status, 404);
+    const done = (await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) })).body.data;
+    const again = await p.rest('POST', `${CP}/agents/tasks/${done.taskId}/cancel`, { body: { reason: 'too late' } });
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'conflict');
+    assert.equal(again.body.error.details.status, 'completed');
+  });
+});
+
+describe('POST /control-plane/api/v1/agents/{agent_id}/execute (alternate layout)', () => {
+  test('runs the agent synchronously on a free-form input with the model config', async () => {
+    const res = await p.rest('POST', '/control-plane/api/v1/agents/backend-engineer/execute', {
+      body: { input: 'Add a health endpoint', config: { temperature: 0.3, max_tokens: 256 } },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const d = res.body.data;
+    assert.match(d.execution_id, /^[0-9a-f-]{36}$/);
+    assert.equal(d.agent_id, 'backend-engineer');
+    assert.equal(d.status, 'completed');
+    assert.equal(d.output.entryPoint, 'src/requests/add-a-health-endpoint.md');
+    assert.deepEqual(d.output.files_created, ['src/requests/add-a-health-endpoint.md', 'src/requests/reference.md']);
+    assert.ok(d.metrics.duration_ms >= 0 && d.metrics.tokens_used > 0);
+    assert.match(res.body.metadata.request_id, /^req_/);
+    const asked = fake.chatBodies()[0];
+    assert.equal(asked.temperature, 0.3);
+    assert.equal(asked.max_tokens ?? asked.max_completion_tokens, 256);
+    assert.match(asked.messages[0].content, /Add a health endpoint/);
+    // The same task through the main layout.
+    assert.equal((await p.rest('GET', `${CP}/agents/tasks/${d.execution_id}`)).body.data.taskType, 'custom');
+  });
+
+  test('errors in the platform envelope', async () => {
+    const unknown = await p.rest('POST', '/control-plane/api/v1/agents/nobody/execute', { body: { input: 'x' } });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, 'AGENT_NOT_FOUND');
+    assert.ok(unknown.body.metadata.request_id);
+    const noInput = await p.rest('POST', '/control-plane/api/v1/agents/docs-author/execute', { body: { config: {} } });
+    assert.equal(noInput.status, 400);
+    assert.equal(noInput.body.error.details.errors[0].field, 'input');
+    const badConfig = await p.rest('POST', '/control-plane/api/v1/agents/docs-author/execute', { body: { input: 'x', config: { max_tokens: 0 } } });
+    assert.equal(badConfig.status, 400);
+    assert.equal(badConfig.body.error.code, 'invalid_agent_configuration');
+  });
+});
+
+describe('GraphQL', () => {
+  test('executeTask, task with artifacts, tasks — with the same permissions', async () => {
+    const exec = await p.graphql(
+      `mutation($input: ExecuteTaskInput!) { executeTask(input: $input) { taskId status result { filesCreated } artifacts { path kind lines } } }`,
+      { input: guide({ execution: { mode: 'sync' } }) },
+    );
+    assert.deepEqual(exec.body.errors, undefined);
+    const t = exec.body.data.executeTask;
+    assert.equal(t.status, 'completed');
+    assert.deepEqual(t.artifacts.map((a: any) => a.path).sort(), [...t.result.filesCreated].sort());
+    const reader = await p.createKey({ permissions: ['agent:read'] });
+    const read = await p.graphql(`query($id: ID!) { task(taskId: $id) { taskId status } }`, { id: t.taskId }, reader.key);
+    assert.equal(read.body.data.task.status, 'completed');
+    const denied = await p.graphql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: t.taskId }, reader.key);
+    assert.equal(denied.body.errors[0].extensions.code, 'insufficient_permissions');
+  });
+});

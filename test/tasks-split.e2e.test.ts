@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { Client as PgClient } from 'pg';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+
+/**
+ * Agent tasks across processes: the control-plane subgraph alone (it creates tasks and answers
+ * sync calls), a worker (it runs them, offline model) and the gateway (REST and the graphql-ws
+ * subscription). State changes cross processes as PostgreSQL notifications. The model is a local
+ * fake that answers slowly, so a task is still running when the subscription starts.
+ */
+const MAIN = path.join(__dirname, '..', 'main.js');
+const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+let db: TestDatabase;
+let dataDir: string;
+let gatewayUrl: string;
+let fake: FakeLlm;
+const procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[] = [];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(name: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', LLM_BASE_URL: fake.url, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  exit.then((code) => {
+    if (code !== 0 && code !== null) process.stderr.write(`[${name}] exited ${code}\n${stderr}\n`);
+  });
+  procs.push({ name, child, exit });
+}
+
+async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
+
+async function call(method: string, p: string, body?: unknown) {
+  const res = await fetch(gatewayUrl + p, {
+    method,
+    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+before(async () => {
+  db = await createTestDatabase();
+  fake = await startFakeLlm({ models: ['default'] });
+  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-tasks-'));
+  const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
+  const subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
+  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
+  await waitHealthy(subgraphUrl);
+  run('worker', ['worker'], {});
+  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
+  await waitHealthy(gatewayUrl);
+});
+
+after(async () => {
+  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exit));
+  await db?.drop();
+  await fake?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const body = (mode: 'async' | 'sync') => ({
+  agentId: 'postmortem-analyst',
+  taskType: 'write-postmortem',
+  context: { incident: 'API outage 2026-11-20', timeline: ['09:00 alert', '09:20 rollback'], severity: 'sev2' },
+  execution: { mode },
+});
+
+function subscribe(taskId: string, selection: string) {
+  const client = createClient({
+    url: gatewayUrl.replace('http', 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${adminKey}` },
+    retryAttempts: 0,
+  });
+  const events: any[] = [];
+  const errors: unknown[] = [];
+  client.subscribe(
+    { query: `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, variables: { id: taskId } },
+    { next: (v: any) => (v.errors ? errors.push(v.errors) : events.push(v.data.taskUpdated)), error: (e) => errors.push(e), complete: () => undefined },
+  );
+  return { events, errors, dispose: () => client.dispose() };
+}
+
+async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('agent tasks in split mode', () => {
+  test('created in the subgraph process, run by the worker, watched at the gateway over graphql-ws', async () => {
+    fake.delay(1500);
+    const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const sub = subscribe(created.body.data.taskId, 'taskId status progress { percentage currentStep } result { output filesCreated }');
+    try {
+      await until(() => sub.events.some((t) => t.status === 'completed') || sub.errors.length > 0);
+      assert.deepEqual(sub.errors, []);
+      assert.ok(sub.events.length >= 2, JSON.stringify(sub.events));
+      const last = sub.events.at(-1);
+      assert.equal(last.status, 'completed');
+      assert.equal(last.progress.percentage, 100);
+      assert.equal(last.result.output.severity, 'SEV2');
+      assert.ok(last.result.filesCreated[0].startsWith('postmortems/'));
+      assert.ok(sub.events.slice(0, -1).every((t) => t.status === 'running'));
+    } finally {
+      await sub.dispose();
+    }
+  });
+
+  test('sync mode: the subgraph process waits on the worker’s events', async () => {
+    fake.delay(1000);
+    const t0 = Date.now();
+    const res = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.status, 'completed');
+    assert.ok(Date.now() - t0 >= 1000 && Date.now() - t0 < 5_000);
+  });
+
+  test('cancel in the subgraph process aborts the model call in the worker', async () => {
+    fake.delay(8000);
+    const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));
+    const taskId = created.body.data.taskId;
+    await until(() => fake.chatBodies().length > 0);
+    const res = await call('POST', `/v1/control-plane/agents/tasks/${taskId}/cancel`, { reason: 'split' });
+    assert.equal(res.body.data.status, 'cancelled');
+    const pg = new PgClient({ connectionString: db.url });
+    await pg.connect();
+    try {
+      await until(async () => (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state === 'cancelled', 5000);
+    } finally {
+      await pg.end();
+    }
+  });
+});

@@ -1,0 +1,306 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { Queue } from '../kernel/queue';
+import { verifySignature } from '../kernel/webhooks';
+import { controlPlaneServices } from '../subgraphs/control-plane';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * The task lifecycle: cancellation (queued and running), timeout, priority order, signed
+ * webhooks checked by a local receiver, and taskUpdated over graphql-ws through the gateway.
+ */
+
+const CP = '/v1/control-plane';
+let p: TestPlatform;
+let fake: FakeLlm;
+const clients: Client[] = [];
+
+const answer = JSON.stringify({ summary: 'done', files: [{ path: 'docs/x.md', content: '# X\n\n## Overview\n' }] });
+const task = (topic: string, extra: Record<string, unknown> = {}) => ({
+  agentId: 'docs-author',
+  taskType: 'write-guide',
+  context: { topic, audience: 'operators' },
+  ...extra,
+});
+const pool = () => controlPlaneServices(p.platform.kernel).agentQueue!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(25);
+  }
+}
+
+const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/${id}`)).body.data;
+
+before(async () => {
+  fake = await startFakeLlm({ models: ['model-default'] });
+  p = await startTestPlatform({
+    LLM_BASE_URL: fake.url,
+    LLM_MODELS: 'model-default',
+    WEBHOOK_ALLOW_HTTP: 'true',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+  });
+});
+after(async () => {
+  for (const c of clients) await c.dispose();
+  await p?.stop();
+  await fake?.close();
+});
+beforeEach(() => {
+  fake.reset();
+  fake.reply(() => answer);
+});
+
+describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
+  test('a queued task is cancelled at once and never runs', async () => {
+    await pool().stop({ graceMs: 0 });
+    try {
+      const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('held') })).body.data;
+      const res = await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, { body: { reason: 'not needed' } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.data.taskId, created.taskId);
+      assert.equal(res.body.data.status, 'cancelled');
+      assert.ok(res.body.data.cancelledAt);
+      const t = await getTask(created.taskId);
+      assert.equal(t.status, 'cancelled');
+      assert.equal(t.cancelReason, 'not needed');
+      assert.equal(t.startedAt, undefined);
+    } finally {
+      await pool().start();
+    }
+    await sleep(300);
+    assert.equal(fake.chatBodies().length, 0);
+  });
+
+  test('a running task is cancelled and its model call aborted', async () => {
+    fake.delay(10_000);
+    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('slow') })).body.data;
+    const running = await until(async () => {
+      const t = await getTask(created.taskId);
+      return t.status === 'running' && t.progress.currentStep.startsWith('calling the model') && fake.chatBodies().length === 1 && t;
+    });
+    assert.equal(running.progress.stepsCompleted, 1);
+    const t0 = Date.now();
+    const res = await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.status, 'cancelled');
+    const [row] = await p.platform.kernel.db.query(`SELECT job_id FROM control_plane.tasks WHERE id = $1`, [created.taskId]);
+    const job = await until(async () => {
+      const j = await p.platform.kernel.queue.get(row.job_id);
+      return j?.state === 'cancelled' && j;
+    });
+    assert.ok(job.finishedAt);
+    assert.ok(Date.now() - t0 < 5_000, 'the handler stopped well before the model would have answered');
+    const t = await getTask(created.taskId);
+    assert.equal(t.status, 'cancelled');
+    assert.equal(t.result, undefined);
+    assert.ok(t.duration >= 0);
+  });
+});
+
+describe('execution.timeout', () => {
+  test('past its timeout a task fails with TASK_TIMEOUT (the model call is aborted)', async () => {
+    fake.delay(6_000);
+    const t0 = Date.now();
+    const res = await p.rest('POST', `${CP}/agents/execute`, { body: task('too slow', { execution: { mode: 'sync', timeout: 5 } }) });
+    const elapsed = Date.now() - t0;
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const t = res.body.data;
+    assert.equal(t.status, 'failed');
+    assert.equal(t.error.code, 'TASK_TIMEOUT');
+    assert.equal(t.error.details.timeout, 5);
+    assert.ok(elapsed >= 4_900 && elapsed < 6_000, `answered after ${elapsed} ms`);
+    assert.ok(t.duration >= 4.9 && t.duration < 6, String(t.duration));
+  });
+});
+
+describe('sync mode', () => {
+  test('a task that has not finished when the wait ends is answered as it is, 202 with its id', async () => {
+    await pool().stop({ graceMs: 0 });
+    try {
+      const t0 = Date.now();
+      // The wait is min(timeout + 5 s, 300 s): 10 s here, with no worker to run the task.
+      const res = await p.rest('POST', `${CP}/agents/execute`, { body: task('unattended', { execution: { mode: 'sync', timeout: 5 } }) });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      assert.equal(res.body.data.status, 'queued');
+      assert.match(res.body.data.taskId, /^[0-9a-f-]{36}$/);
+      assert.ok(Date.now() - t0 >= 9_900);
+      await p.rest('POST', `${CP}/agents/tasks/${res.body.data.taskId}/cancel`, {});
+    } finally {
+      await pool().start();
+    }
+  });
+});
+
+describe('priority', () => {
+  test('queued tasks start in priority order: critical, high, normal, low', async () => {
+    await pool().stop({ graceMs: 0 });
+    const one = new Queue({ db: p.platform.kernel.db, events: p.platform.kernel.events, logger: p.platform.kernel.logger, concurrency: 1 });
+    try {
+      const ids: string[] = [];
+      for (const priority of ['low', 'normal', 'critical', 'high']) {
+        const res = await p.rest('POST', `${CP}/agents/execute`, { body: task(`prio ${priority}`, { execution: { priority } }) });
+        assert.equal(res.status, 202);
+        ids.push(res.body.data.taskId);
+      }
+      // One worker slot, so start order is claim order.
+      controlPlaneServices(p.platform.kernel).runtime!.register(one);
+      await one.start();
+      await until(async () => (await Promise.all(ids.map(getTask))).every((t) => t.status === 'completed'));
+      const order = fake.chatBodies().map((b) => /prio (\w+)/.exec(b.messages[0].content)![1]);
+      assert.deepEqual(order, ['critical', 'high', 'normal', 'low']);
+    } finally {
+      await one.stop({ graceMs: 0 });
+      await pool().start();
+    }
+  });
+});
+
+describe('webhooks task.started, task.completed, task.failed', () => {
+  let receiver: http.Server;
+  let url: string;
+  const received: { event: string; signature?: string; delivery: string; raw: string; body: any }[] = [];
+
+  before(async () => {
+    receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        received.push({
+          event: String(req.headers['x-svc-event']),
+          signature: req.headers['x-svc-signature'] as string | undefined,
+          delivery: String(req.headers['x-svc-delivery']),
+          raw,
+          body: JSON.parse(raw),
+        });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/tasks`;
+  });
+  after(async () => {
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  test('signed deliveries with {event, taskId, agentId, timestamp, result}', async () => {
+    received.length = 0;
+    const secret = 'whsec_test_1234';
+    const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('hooked', { webhook: { url, secret }, execution: { mode: 'sync' } }) })).body.data;
+    assert.equal(t.status, 'completed');
+    await until(async () => received.length >= 2);
+    assert.deepEqual(received.map((r) => r.event), ['task.started', 'task.completed']);
+    for (const r of received) {
+      assert.ok(r.signature && verifySignature(secret, r.raw, r.signature), 'signature verifies over the raw body');
+      assert.ok(!verifySignature('another secret', r.raw, r.signature!));
+      assert.deepEqual(Object.keys(r.body).sort(), ['agentId', 'event', 'result', 'taskId', 'timestamp']);
+      assert.equal(r.body.event, r.event);
+      assert.equal(r.body.taskId, t.taskId);
+      assert.equal(r.body.agentId, 'docs-author');
+      assert.match(r.body.timestamp, /^\d{4}-\d\d-\d\dT/);
+    }
+    assert.equal(received[0]!.body.result.status, 'running');
+    assert.deepEqual(received[1]!.body.result.filesCreated, t.result.filesCreated);
+    assert.deepEqual(received[1]!.body.result.output, t.result.output);
+  });
+
+  test('only the events asked for; task.failed carries the error; no secret, no signature', async () => {
+    received.length = 0;
+    fake.reply(() => ({ status: 500 }));
+    const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }) })).body.data;
+    assert.equal(t.status, 'failed');
+    await until(async () => received.length >= 1);
+    await sleep(200);
+    assert.deepEqual(received.map((r) => r.event), ['task.failed']);
+    assert.equal(received[0]!.signature, undefined);
+    assert.equal(received[0]!.body.result.error.code, 'upstream_error');
+    // Every attempt is recorded by the kernel's delivery log.
+    const deliveries = await p.platform.kernel.webhooks.list({ resourceType: 'task', resourceId: t.taskId });
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0]!.state, 'delivered');
+  });
+});
+
+describe('subscription taskUpdated(taskId) over graphql-ws', () => {
+  function client(key: string): Client {
+    const c = createClient({
+      url: `ws://127.0.0.1:${p.port}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    clients.push(c);
+    return c;
+  }
+  function subscribe(c: Client, taskId: string, selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }') {
+    const events: any[] = [];
+    const errors: any[] = [];
+    const done = new Promise<void>((resolve) => {
+      c.subscribe(
+        { query: `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, variables: { id: taskId } },
+        { next: (v) => events.push(v), error: (e) => (errors.push(e), resolve()), complete: () => resolve() },
+      );
+    });
+    return { events, errors, done };
+  }
+
+  test('emits the whole task on every state and progress change', async () => {
+    await pool().stop({ graceMs: 0 });
+    let created: any;
+    const sub = { events: [] as any[], errors: [] as any[] };
+    try {
+      created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('watched') })).body.data;
+      Object.assign(sub, subscribe(client(p.adminKey), created.taskId));
+      await sleep(300);
+    } finally {
+      await pool().start();
+    }
+    await until(async () => sub.events.some((e) => e.data?.taskUpdated?.status === 'completed'));
+    assert.deepEqual(sub.errors, []);
+    const seen = sub.events.map((e) => e.data.taskUpdated);
+    assert.ok(seen.length >= 3, JSON.stringify(seen));
+    assert.ok(seen.every((t) => t.taskId === created.taskId));
+    assert.ok(seen.some((t) => t.status === 'running'));
+    const percentages = seen.map((t) => t.progress.percentage);
+    assert.deepEqual(percentages, [...percentages].sort((a, b) => a - b), 'progress only moves forward');
+    const last = seen.at(-1);
+    assert.equal(last.status, 'completed');
+    assert.deepEqual(last.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
+    assert.deepEqual(last.result.filesCreated, ['docs/x.md']);
+  });
+
+  test('a cancellation is emitted too', async () => {
+    fake.delay(10_000);
+    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('to cancel') })).body.data;
+    const sub = subscribe(client(p.adminKey), created.taskId, 'status cancelledAt');
+    await until(async () => (await getTask(created.taskId)).status === 'running');
+    await sleep(200);
+    await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
+    await until(async () => sub.events.some((e) => e.data.taskUpdated.status === 'cancelled'));
+    assert.ok(sub.events.at(-1).data.taskUpdated.cancelledAt);
+  });
+
+  test('the same authorization as the task query', async () => {
+    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('secret') })).body.data;
+    const executor = await p.createKey({ permissions: ['agent:execute'] });
+    const denied = subscribe(client(executor.key), created.taskId);
+    await denied.done;
+    assert.equal(denied.errors[0][0].extensions.code, 'insufficient_permissions');
+    const missing = subscribe(client(p.adminKey), '00000000-0000-4000-8000-000000000000');
+    await missing.done;
+    assert.equal(missing.errors[0][0].extensions.code, 'resource_not_found');
+  });
+});
