@@ -383,3 +383,35 @@ describe('Queue', () => {
     }
   });
 });
+
+describe('pools', () => {
+  test('a pool runs its own jobs with its own slots, and starts and drains with its queue', async () => {
+    const main = makeQueue({ concurrency: 1 });
+    const pool = main.pool({ name: 'slow', concurrency: 2 });
+    const events: string[] = [];
+    main.onLifecycle(() => events.push('started'), () => events.push('stopping'));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const running: string[] = [];
+    pool.register('slow.job', async ({ id }) => {
+      running.push(id);
+      await gate;
+    });
+    main.register('fast.job', async () => undefined);
+    await main.start();
+    assert.deepEqual(events, ['started']);
+    const slow = [await pool.enqueue('slow.job', {}), await pool.enqueue('slow.job', {})];
+    const fast = await main.enqueue('fast.job', {});
+    // Both slow jobs hold the pool's two slots while the main queue's one slot stays free.
+    for (let i = 0; i < 100 && running.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(running.sort(), [...slow].sort());
+    for (let i = 0; i < 100 && (await main.get(fast))?.state !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal((await main.get(fast))?.state, 'completed');
+    release();
+    for (let i = 0; i < 100 && (await pool.get(slow[1]!))?.state !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
+    await main.stop({ graceMs: 1000 });
+    assert.deepEqual(events, ['started', 'stopping']);
+    assert.equal((await pool.get(slow[0]!))?.state, 'completed');
+    assert.equal(pool.stats().running, 0);
+  });
+});

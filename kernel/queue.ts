@@ -194,6 +194,9 @@ export class Queue {
   private offWakeup?: () => void;
   private offCancel?: () => void;
 
+  private readonly pools: Queue[] = [];
+  private readonly lifecycle: { started: (() => void)[]; stopping: (() => void)[] } = { started: [], stopping: [] };
+
   constructor(opts: {
     db: DataSource;
     events: EventBus;
@@ -306,6 +309,12 @@ export class Queue {
   }
 
   async start(): Promise<void> {
+    await this.startSelf();
+    for (const pool of this.pools) await pool.start();
+    for (const hook of this.lifecycle.started) hook();
+  }
+
+  private async startSelf(): Promise<void> {
     if (this.started) return;
     await this.heartbeat();
     this.started = true;
@@ -331,6 +340,28 @@ export class Queue {
   }
 
   async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    if (this.started && !this.stopping) for (const hook of this.lifecycle.stopping) hook();
+    await Promise.all([this.stopSelf(opts), ...this.pools.map((pool) => pool.stop(opts))]);
+  }
+
+  /**
+   * A worker pool of its own concurrency over the same table, started and drained with this
+   * queue: one kind of long job (agent tasks waiting on a model) never holds the slots of the
+   * others. Register the pool's handlers on the pool.
+   */
+  pool(opts: { name: string; concurrency: number }): Queue {
+    const pool = new Queue({ db: this.db, events: this.events, logger: this.logger.child({ pool: opts.name }), concurrency: opts.concurrency });
+    this.pools.push(pool);
+    return pool;
+  }
+
+  /** Runs `started` after this queue (and its pools) start claiming, `stopping` when it begins to drain. */
+  onLifecycle(started: () => void, stopping: () => void): void {
+    this.lifecycle.started.push(started);
+    this.lifecycle.stopping.push(stopping);
+  }
+
+  private async stopSelf(opts: { graceMs?: number }): Promise<void> {
     if (!this.started || this.stopping) return;
     this.stopping = true;
     this.offWakeup?.();
@@ -495,14 +526,18 @@ export class Queue {
   /** Aborts running jobs that were cancelled (the event may have been lost) or taken from this worker. */
   private async checkRunning(): Promise<void> {
     if (this.running.size === 0) return;
+    // Only the jobs asked about: one claimed while the query ran has no row here and is not lost.
+    const ids = [...this.running.keys()];
     const rows = await this.db.query(
       `SELECT id, cancel_requested, last_error, (state = 'running' AND locked_by = $2) AS mine
        FROM platform.jobs WHERE id = ANY($1::uuid[])`,
-      [[...this.running.keys()], this.workerId],
+      [ids, this.workerId],
     );
     const byId = new Map<string, { cancel_requested: boolean; last_error: string | null; mine: boolean }>();
     for (const row of rows) byId.set(row.id, row);
-    for (const [id, job] of this.running) {
+    for (const id of ids) {
+      const job = this.running.get(id);
+      if (!job) continue;
       const row = byId.get(id);
       if (!row || !row.mine) job.abort(new JobAbortedError('worker_lost', 'This worker no longer holds the job'));
       else if (row.cancel_requested) {

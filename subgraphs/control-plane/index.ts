@@ -63,33 +63,18 @@ export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
   if (live) {
     // Agent tasks run in a pool of their own (the spec's 50 concurrent executions), so that long
     // model calls never hold the slots of webhook deliveries, chains and workflow executions.
-    agentQueue = new Queue({ db: kernel.db, events: kernel.events, logger: logger.child({ pool: 'agent-tasks' }), concurrency: AGENT_CONCURRENCY });
-    runtime = new TaskRuntime({ db: kernel.db, tasks, operations: kernel.operations, llm: kernel.llm, webhooks: kernel.webhooks, cipher, logger });
-    runtime.register(agentQueue);
-    runBeside(kernel.queue, agentQueue, runtime);
+    const pool = kernel.queue.pool({ name: 'agent-tasks', concurrency: AGENT_CONCURRENCY });
+    const taskRuntime = new TaskRuntime({ db: kernel.db, tasks, operations: kernel.operations, llm: kernel.llm, webhooks: kernel.webhooks, cipher, logger });
+    taskRuntime.register(pool);
+    kernel.queue.onLifecycle(() => taskRuntime.startReconciling(pool), () => taskRuntime.stopReconciling());
+    runtime = taskRuntime;
+    agentQueue = pool;
   }
   const services: ControlPlaneServices = { tasks, agents: new AgentService(kernel.db), runtime, agentQueue };
   built.set(kernel, services);
   return services;
 }
 
-/**
- * The agent pool works where (and while) the kernel's queue works: workers of `all` and `worker`
- * processes, drained on SIGTERM with it. The kernel has no hook for a second pool, hence the wrap.
- */
-function runBeside(main: Queue, pool: Queue, runtime: TaskRuntime): void {
-  const start = main.start.bind(main);
-  const stop = main.stop.bind(main);
-  main.start = async () => {
-    await start();
-    await pool.start();
-    runtime.startReconciling(pool);
-  };
-  main.stop = async (opts) => {
-    runtime.stopReconciling();
-    await Promise.all([stop(opts), pool.stop(opts)]);
-  };
-}
 
 /** Seeds the agent prompts; when the prompt library is not reachable yet, tries again in the background. */
 async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {

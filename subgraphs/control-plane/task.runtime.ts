@@ -75,7 +75,6 @@ export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: Task
   return v;
 }
 
-export const DEBUG_STEPS = new Map<string, string>();
 export class TaskRuntime {
   private reconcileTimer?: NodeJS.Timeout;
 
@@ -99,9 +98,7 @@ export class TaskRuntime {
 
   async run(job: JobContext<TaskJobData>): Promise<unknown> {
     const { taskId } = job.data;
-    DEBUG_STEPS.set(taskId, 'markRunning');
     const running = await this.markRunning(taskId, job.data.notifyStart);
-    DEBUG_STEPS.set(taskId, 'marked');
     if (!running) return { skipped: 'not runnable' };
     const { task } = running;
     const agent = findAgent(task.agentId);
@@ -123,7 +120,7 @@ export class TaskRuntime {
       return { completed: true };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : null;
-      if (err instanceof TaskStopped) { DEBUG_STEPS.set(taskId, 'stopped ' + (DEBUG_STEPS.get(taskId) ?? '')); return { stopped: true }; }
+      if (err instanceof TaskStopped) return { stopped: true };
       if (reason instanceof JobAbortedError) {
         // A stopping or lost worker hands the task on: the next attempt resumes it.
         if (reason.code === 'shutdown' || reason.code === 'worker_lost') throw reason;
@@ -180,7 +177,6 @@ export class TaskRuntime {
     }
 
     const promptId = promptIdOf(agent.agentId, spec.taskType);
-    DEBUG_STEPS.set(task.id, 'render');
     const rendering = await this.deps.operations.execute<{ renderPrompt: { promptId: string; version: number; rendered: string } }>(RENDER, {
       promptId,
       variables: promptVariables(agent, spec, task),
@@ -188,9 +184,7 @@ export class TaskRuntime {
     const { rendered, version } = rendering.renderPrompt;
     const cfg = task.modelConfig ?? {};
     const model = this.deps.llm.resolveModel(cfg.model);
-    DEBUG_STEPS.set(task.id, 'advance1');
     await advance(`calling the model (${model})`);
-    DEBUG_STEPS.set(task.id, 'llm');
 
     const completion = await this.deps.llm.complete({
       model,
@@ -281,24 +275,19 @@ export class TaskRuntime {
       await this.fail(taskId, this.timeoutError(running.task));
       return null;
     }
-    DEBUG_STEPS.set(taskId, 'publish-running');
     await this.deps.tasks.publish(running.task);
     return running;
   }
 
   private async progress(task: TaskEntity, progress: TaskProgress): Promise<void> {
     // Progress is re-derived by a resumed attempt, so its commit need not wait for the WAL flush.
-    DEBUG_STEPS.set(task.id, 'progress-query');
     const rows = await this.deps.db.query(
       `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
        UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`,
       [task.id, JSON.stringify(progress)],
     );
-    DEBUG_STEPS.set(task.id, 'progress-rows ' + JSON.stringify(rows).slice(0, 200));
     if (!rowsOf(rows).length) throw new TaskStopped();
-    DEBUG_STEPS.set(task.id, 'progress-publish');
     await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId });
-    DEBUG_STEPS.set(task.id, 'progress-done');
   }
 
   /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
