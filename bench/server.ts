@@ -13,6 +13,7 @@ import { EdgeRejection, newRequestId, type Edge } from '../gateway/edge';
 import { startPlatform, type RunningPlatform } from '../main';
 import { envelopes } from '../rest-adapter/envelopes';
 import { presentedCredentials } from '../rest-adapter/surface';
+import { keyOut } from '../rest-adapter/surfaces/control-plane-api.routes';
 import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
@@ -28,23 +29,6 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 export const BASELINE_PATH = '/bench/baseline/api-keys/:key_id';
 
-/** The same snake_case fields as rest-adapter/surfaces/control-plane-api.routes.ts answers. */
-function keyOut(k: ReturnType<typeof toApiKey>) {
-  return {
-    id: k.id,
-    name: k.name,
-    permissions: k.permissions,
-    service: k.service,
-    environment: k.environment,
-    tier: k.tier,
-    key_prefix: k.keyPrefix,
-    status: k.status,
-    created_at: k.createdAt,
-    expires_at: k.expiresAt,
-    last_used_at: k.lastUsedAt,
-    revoked_at: k.revokedAt,
-  };
-}
 
 /**
  * The baseline: the full path minus REST adapter → gateway → subgraph. Same authentication and

@@ -8,7 +8,8 @@ const KEY_FIELDS = /* GraphQL */ `
     id name service environment tier permissions keyPrefix status createdAt expiresAt lastUsedAt revokedAt
   }`;
 
-const keyOut = (k: any) => ({
+/** The snake_case fields of a key, as this surface answers them (the bench baseline reuses it). */
+export const keyOut = (k: any) => ({
   id: k.id,
   name: k.name,
   permissions: k.permissions,
