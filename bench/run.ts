@@ -9,6 +9,8 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { benchQueue, type QueueFigures } from './queue.bench';
 import { benchPromptTests, type PromptBenchFigures } from './promptlib.bench';
+import { benchEngine, type EngineBenchFigures } from './engine.bench';
+import { benchTasks, type TaskBenchFigures } from './tasks.bench';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -16,7 +18,7 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
  * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
  * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 5), BENCH_KEYS (default 300),
- * BENCH_ONLY=rest,graphql,subscription,queue,promptlib (a partial run writes no result files),
+ * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine (a partial run writes no result files),
  * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
  */
 
@@ -33,7 +35,7 @@ const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
 /** The whole run is cut off here, whatever happens (it takes about 80 s). */
 const MAX_RUN_MS = Number(process.env.BENCH_MAX_SECONDS ?? 300) * 1000;
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib').split(',').map((s) => s.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks').split(',').map((s) => s.trim()));
 const FULL_RUN = ['rest', 'graphql', 'subscription', 'queue'].every((p) => ONLY.has(p));
 
 const GRAPHQL_QUERY = 'query($id: ID!){ apiKey(id:$id){ id name tier permissions status } }';
@@ -484,6 +486,10 @@ function markdown(run: {
     '- Subscription: `apiKeyUpdated(id)` over graphql-ws, time from sending `PATCH /control-plane/api/v1/auth/api-keys/:key_id` ' +
       `to the event's arrival, ${SUBSCRIPTION_EVENTS} sequential changes; baseline: the PATCH's own round trip.`,
     '- Queue: bench/queue.bench.ts, kernel/queue.ts (producer and worker on separate event buses) against pg-boss 10 on the same server.',
+    `- Workflow executions: bench/engine.bench.ts, the platform in a child process on a scratch database; autocannon, 32 connections, ` +
+      `${WARMUP_S} s warm-up then ${DURATION_S} s in ${ROUNDS} interleaved slices per target: \`POST /webhook/bench/orders\` (Webhook → Set, ` +
+      'responseMode lastNode: the answer is the Set output, sent once the execution, its run data, logs and request log are stored) ' +
+      'against `POST /bench/baseline/orders`, a plain handler on the same server that builds the same answer and inserts the same rows in one statement.',
     '',
     run.problems.length
       ? `**Problems in this run:**\n\n${run.problems.map((p) => `- ${p}`).join('\n')}`
@@ -565,6 +571,27 @@ async function main(): Promise<void> {
       raw.promptlib = prompts;
     }
 
+    let tasks: TaskBenchFigures | undefined;
+    if (ONLY.has('tasks')) {
+      tasks = await phase('agent tasks', () => benchTasks());
+      raw.tasks = tasks;
+      if (tasks.endToEnd.failed) problems.push(`agent tasks: ${tasks.endToEnd.failed} failed (${JSON.stringify(tasks.endToEnd.errors)})`);
+    }
+
+    let engine: EngineBenchFigures | undefined;
+    if (ONLY.has('engine')) {
+      engine = await phase('workflow executions', () => benchEngine(dbServer.url));
+      raw.engine = engine;
+      for (const [name, f] of [['engine webhook', engine.ours], ['engine baseline', engine.baseline]] as const) {
+        if (f.non2xx) problems.push(`${name}: ${f.non2xx} non-2xx answers (${JSON.stringify(f.statusCodes)})`);
+        if (f.errors) problems.push(`${name}: ${f.errors} connection errors`);
+        if (f.mismatches) problems.push(`${name}: ${f.mismatches} answers without the expected body`);
+      }
+      if (engine.persisted.executions < engine.persisted.answers) {
+        problems.push(`engine: ${engine.persisted.answers} answers but only ${engine.persisted.executions} stored executions`);
+      }
+    }
+
     const b = measuredLoads.baseline;
     const figures: Figure[] = [];
     if (measuredLoads.rest && b) {
@@ -602,9 +629,31 @@ async function main(): Promise<void> {
         figure('promptlib.p99', 'Prompt test p99, one at a time (baseline: direct model call)', 'ms', prompts.platform.p99Ms, prompts.direct.p99Ms),
       );
     }
+    if (engine) {
+      figures.push(
+        figure(
+          'workflows.executions',
+          'Workflow executions per second: webhook → Set, answered with the last node, persisted (baseline: plain handler, same insert)',
+          'executions/s',
+          engine.ours.requestsPerSecond,
+          engine.baseline.requestsPerSecond,
+        ),
+        figure('workflows.p50', 'Webhook-triggered execution p50 latency', 'ms', engine.ours.latencyP50Ms, engine.baseline.latencyP50Ms),
+        figure('workflows.p99', 'Webhook-triggered execution p99 latency', 'ms', engine.ours.latencyP99Ms, engine.baseline.latencyP99Ms),
+      );
+    } else {
+      figures.push(notYet('workflows.executions', 'Workflow executions per second', 'executions/s', 'BENCH_ONLY=engine'));
+    }
+    if (tasks) {
+      figures.push(
+        figure('agents.tasks', `Agent tasks completed per second, end to end, offline model (baseline: the raw queue's no-op jobs)`, 'tasks/s', tasks.endToEnd.tasksPerSecond, tasks.baseline.endToEndJobsPerSecond, 'aim: 1,000 tasks/s'),
+        figure('agents.p50', 'Agent task enqueue → start p50, unloaded (baseline: raw queue)', 'ms', tasks.latency.enqueueToStartP50Ms, tasks.baseline.enqueueToStartP50Ms),
+        figure('agents.p99', 'Agent task enqueue → start p99, unloaded (baseline: raw queue)', 'ms', tasks.latency.enqueueToStartP99Ms, tasks.baseline.enqueueToStartP99Ms, 'aim: under 50 ms'),
+      );
+    } else {
+      figures.push(notYet('agents.tasks', 'Agent tasks completed per second', 'tasks/s', 'BENCH_ONLY=tasks'));
+    }
     figures.push(
-      notYet('agents.tasks', 'Agent tasks completed per second', 'tasks/s', 'issue 4'),
-      notYet('workflows.executions', 'Workflow executions per second', 'executions/s', 'issue 5'),
       notYet('links.redirects', 'Short-link redirects per second', 'req/s', 'links'),
     );
 

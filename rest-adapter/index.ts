@@ -2,6 +2,7 @@ import { envelopes } from './envelopes';
 import type { Surface } from './surface';
 import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes } from './surfaces/control-plane-api.routes';
 import { controlPlaneRoutes } from './surfaces/control-plane.routes';
+import { controlPlaneWorkflowRoutes } from './surfaces/control-plane-workflows.routes';
 import { engineNativeRoutes, engineRoutes } from './surfaces/engine.routes';
 import { orchestrationRoutes } from './surfaces/orchestration.routes';
 import { promptlibRoutes } from './surfaces/promptlib.routes';
@@ -10,7 +11,7 @@ import { rateLimitRoutes } from './surfaces/rate-limits.routes';
 
 /** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
 export const surfaces: Surface[] = [
-  { name: 'v1', prefix: '/v1', envelope: envelopes.v1, routes: [...rateLimitRoutes, ...controlPlaneRoutes, ...orchestrationRoutes, ...promptlibRoutes, ...engineRoutes] },
+  { name: 'v1', prefix: '/v1', envelope: envelopes.v1, routes: [...rateLimitRoutes, ...controlPlaneRoutes, ...controlPlaneWorkflowRoutes, ...orchestrationRoutes, ...promptlibRoutes, ...engineRoutes] },
   {
     name: 'control-plane-api',
     prefix: '/control-plane/api/v1',

@@ -191,8 +191,8 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
 
     const missing = assertError(await post([start, { name: 'Fetch', type: 'engine.httpRequest', parameters: { method: 'GET' } }]), 400, 'WORKFLOW_INVALID');
     assert.deepEqual(missing.details, { node: 'Fetch', nodeType: 'engine.httpRequest', missingParameters: ['url'] });
-    const unknown = assertError(await post([start, { name: 'AI', type: 'engine.agent', parameters: { agentId: 'x' } }]), 400, 'WORKFLOW_INVALID');
-    assert.deepEqual([unknown.details.reason, unknown.details.node, unknown.details.type], ['unknown_node_type', 'AI', 'engine.agent']);
+    const unknown = assertError(await post([start, { name: 'AI', type: 'engine.teleport', parameters: { agentId: 'x' } }]), 400, 'WORKFLOW_INVALID');
+    assert.deepEqual([unknown.details.reason, unknown.details.node, unknown.details.type], ['unknown_node_type', 'AI', 'engine.teleport']);
     assert.equal(assertError(await post([start, { ...start }]), 400, 'WORKFLOW_INVALID').details.reason, 'duplicate_node_name');
     const dangling = assertError(await post([start], { Start: { main: [[{ node: 'Nowhere', type: 'main', index: 0 }]] } }), 400, 'WORKFLOW_INVALID');
     assert.deepEqual([dangling.details.reason, dangling.details.target], ['unknown_connection_target', 'Nowhere']);

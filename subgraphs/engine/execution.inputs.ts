@@ -1,7 +1,8 @@
 import { IsIn, IsOptional, Max, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
-import { ANY_STATUS } from './execution.status';
+import { EXECUTION_STATUSES } from './execution.entity';
+import { CONTROL_PLANE_STATUSES } from './execution.status';
 
 @InputType()
 export class ExecuteWorkflowInput {
@@ -44,14 +45,24 @@ export class TriggerWorkflowInput {
 }
 
 @ArgsType()
+export class ControlPlaneExecutionListArgs {
+  @Field(() => ID, { nullable: true, description: 'An id or a slug.' }) workflowId?: string;
+  @Field(() => String, { nullable: true, description: 'running, completed, failed, waiting or cancelled (spec 1).' })
+  @IsOptional()
+  @IsIn(CONTROL_PLANE_STATUSES)
+  status?: string;
+  @Field(() => Date, { nullable: true, description: 'Started at or after.' }) startDate?: Date;
+  @Field(() => Date, { nullable: true, description: 'Started at or before.' }) endDate?: Date;
+  @Field(() => Int, { defaultValue: 20, description: '1 to 100.' }) @Min(1) @Max(100) limit: number;
+  @Field(() => Int, { defaultValue: 0 }) @Min(0) offset: number;
+}
+
+@ArgsType()
 export class ExecutionListArgs {
   @Field(() => ID, { nullable: true }) workflowId?: string;
-  @Field(() => String, {
-    nullable: true,
-    description: 'running, success, error, waiting or canceled (the control plane’s completed, failed and cancelled are accepted too).',
-  })
+  @Field(() => String, { nullable: true, description: 'running, success, error, waiting or canceled.' })
   @IsOptional()
-  @IsIn(ANY_STATUS)
+  @IsIn(EXECUTION_STATUSES)
   status?: string;
   @Field(() => Date, { nullable: true, description: 'Started at or after.' }) startDate?: Date;
   @Field(() => Date, { nullable: true, description: 'Started at or before.' }) endDate?: Date;

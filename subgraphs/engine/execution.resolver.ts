@@ -1,9 +1,8 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { alsoOn } from '../../kernel/auth/principal';
 import { pageInfo } from '../../kernel/graphql-types';
 import type { RequestContext } from '../../kernel/subgraph';
 import { EXECUTION_UPDATED } from './execution.runner';
-import { ExecuteWorkflowInput, ExecutionListArgs, TriggerWorkflowInput } from './execution.inputs';
+import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
 import type { ExecutionDetail, ExecutionService } from './execution.service';
 import { ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './execution.types';
@@ -51,22 +50,13 @@ export class ExecutionResolver {
     return toExecution(await this.service.execute(ctx.principal, workflowId, input ?? {}));
   }
 
-  @Authorized('workflow:execute', alsoOn('control-plane'))
-  @Mutation(() => WorkflowExecution, {
-    description:
-      'The control plane’s trigger: an active workflow by id or slug, payload ≤ 5 MB, async (queued, with priority) or sync (waits up to timeout s, at most 300), optional signed webhook (execution.started|completed|failed|waiting); 100 a minute per key.',
-  })
-  async triggerWorkflow(@Arg('input', () => TriggerWorkflowInput) input: TriggerWorkflowInput, @Ctx() ctx: RequestContext): Promise<WorkflowExecution> {
-    return toExecution(await this.service.trigger(ctx.principal, input));
-  }
-
-  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Authorized('workflow:read')
   @Query(() => WorkflowExecution)
   async execution(@Arg('executionId', () => ID) executionId: string): Promise<WorkflowExecution> {
     return toExecution(await this.service.get(executionId));
   }
 
-  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Authorized('workflow:read')
   @Query(() => WorkflowExecutionPage, { description: 'Executions, newest first.' })
   async executions(@Args() args: ExecutionListArgs): Promise<WorkflowExecutionPage> {
     const { executions, total } = await this.service.list(args);
@@ -86,7 +76,7 @@ export class ExecutionResolver {
     return toExecution(await this.service.retry(ctx.principal, executionId, fromNode));
   }
 
-  @Authorized('workflow:execute', alsoOn('control-plane'))
+  @Authorized('workflow:execute')
   @Mutation(() => WorkflowExecution, { description: 'Cancels a running or waiting execution: the running node is aborted. `reason` goes to the execution log.' })
   async cancelExecution(
     @Arg('executionId', () => ID) executionId: string,
@@ -111,7 +101,7 @@ export class ExecutionResolver {
     return this.service.logs(e.executionId);
   }
 
-  @Authorized('workflow:read', alsoOn('control-plane'))
+  @Authorized('workflow:read')
   @Subscription(() => WorkflowExecution, {
     topics: EXECUTION_UPDATED,
     description: 'Emits the whole execution on every status and progress change (served by the gateway).',

@@ -311,11 +311,13 @@ export class ExecutionRunner {
     };
 
     let outcome: RunOutcome;
+    const resumeUrl = (id: string) => this.resumeUrl(id);
     try {
       const compiled = compile(ctx.version.definition);
       outcome = await this.executor.run({
         compiled,
-        execution: { id: ctx.id, mode: ctx.mode, resumeUrl: this.resumeUrl(ctx.id) },
+        // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
+        execution: { id: ctx.id, mode: ctx.mode, get resumeUrl() { return resumeUrl(ctx.id); } },
         workflow: { id: ctx.version.workflowId, name: ctx.version.name, active: ctx.version.active },
         input: ctx.input,
         startNode: ctx.startNode,

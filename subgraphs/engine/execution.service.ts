@@ -5,7 +5,7 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { compile, descendants } from './definition';
 import type { ExecutionNotifier, NotifyInput } from './execution.notify';
-import { ANY_STATUS, engineStatus } from './execution.status';
+import { EXECUTION_STATUSES, type ExecutionStatus } from './execution.entity';
 import { chooseStart } from './executor';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import type { Item } from './expressions';
@@ -192,9 +192,8 @@ export class ExecutionService {
       where.push(`e.workflow_id = $${params.push(filter.workflowId)}`);
     }
     if (filter.status !== undefined) {
-      const status = engineStatus(filter.status);
-      if (!status) throw errors.field('status', `must be one of ${ANY_STATUS.join(', ')}`);
-      where.push(`e.status = $${params.push(status)}`);
+      if (!EXECUTION_STATUSES.includes(filter.status as ExecutionStatus)) throw errors.field('status', `must be one of ${EXECUTION_STATUSES.join(', ')}`);
+      where.push(`e.status = $${params.push(filter.status)}`);
     }
     if (filter.startDate) where.push(`e.started_at >= $${params.push(filter.startDate)}`);
     if (filter.endDate) where.push(`e.started_at <= $${params.push(filter.endDate)}`);

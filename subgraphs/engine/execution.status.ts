@@ -1,9 +1,9 @@
-import { EXECUTION_STATUSES, type ExecutionStatus } from './execution.entity';
+import type { ExecutionStatus } from './execution.entity';
 
 /**
  * The two spellings of an execution's status, mapped in this one place: the engine's (spec 2:
  * running, success, error, waiting, canceled) and the control plane's (spec 1: running,
- * completed, failed, waiting, cancelled). Filters accept either spelling; they do not overlap.
+ * completed, failed, waiting, cancelled). Each surface takes and gives its own spelling.
  */
 
 export const CONTROL_PLANE_STATUS: Record<ExecutionStatus, string> = {
@@ -19,16 +19,13 @@ const FROM_CONTROL_PLANE: Record<string, ExecutionStatus> = Object.fromEntries(
 );
 
 export const CONTROL_PLANE_STATUSES = Object.values(CONTROL_PLANE_STATUS);
-/** Every accepted status filter value, both spellings. */
-export const ANY_STATUS = [...new Set([...EXECUTION_STATUSES, ...CONTROL_PLANE_STATUSES])];
 
 export function controlPlaneStatus(status: string): string {
   return CONTROL_PLANE_STATUS[status as ExecutionStatus] ?? status;
 }
 
-/** The engine's status for a filter value in either spelling (undefined: not a status). */
-export function engineStatus(status: string): ExecutionStatus | undefined {
-  if ((EXECUTION_STATUSES as readonly string[]).includes(status)) return status as ExecutionStatus;
+/** The engine's status for a control-plane status (undefined: not one). */
+export function fromControlPlaneStatus(status: string): ExecutionStatus | undefined {
   return FROM_CONTROL_PLANE[status];
 }
 

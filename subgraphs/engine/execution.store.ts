@@ -86,6 +86,13 @@ export function rowsOf<T = any>(result: unknown): T[] {
   return result as T[];
 }
 
+/**
+ * What a write reads back: the columns the database decides (times, duration); the rest of the
+ * row is what the write itself set, filled in from the run (no JSON parsed back for nothing).
+ */
+const WRITTEN_COLUMNS = `e.id, e.status, e.nodes_total, e.nodes_completed, e.current_node, e.wait_till, e.started_at, e.finished_at,
+  e.failed_at, e.canceled_at, e.duration_ms`;
+
 export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.status, e.mode, e.nodes_total, e.nodes_completed, e.current_node,
   e.result, e.error, e.wait_till, e.resume_state, e.original_execution_id, e.parent_execution_id, e.webhook_id,
   e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms`;
@@ -122,7 +129,7 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
       if (set.status === 'error') assign.push(`failed_at = now()`);
       if (set.status === 'canceled') assign.push(`canceled_at = now()`);
     }
-    statement = `UPDATE engine.executions e SET ${assign.join(', ')} WHERE e.id = $1 AND e.status = 'running' RETURNING ${EXECUTION_COLUMNS}`;
+    statement = `UPDATE engine.executions e SET ${assign.join(', ')} WHERE e.id = $1 AND e.status = 'running' RETURNING ${WRITTEN_COLUMNS}`;
   } else {
     const columns = ['id', 'workflow_id', 'workflow_version', 'mode', 'input', 'start_node', 'nodes_total', 'nodes_completed', 'current_node', 'original_execution_id', 'parent_execution_id', 'webhook_id', 'started_at'];
     const values = [
@@ -156,7 +163,7 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
       if (set.status === 'error') columns.push('failed_at'), values.push('now()');
       if (set.status === 'canceled') columns.push('canceled_at'), values.push('now()');
     }
-    statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${EXECUTION_COLUMNS}`;
+    statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${WRITTEN_COLUMNS}`;
   }
   const sql = `
     WITH e AS (${statement}), n AS (
@@ -176,8 +183,21 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
     SELECT * FROM e`;
   try {
     const [row] = rowsOf(await db.query(sql, params));
-    if (row) ctx.stored = true;
-    return row ?? null;
+    if (!row) return null;
+    ctx.stored = true;
+    // Only a running row is written, and a running row has no result, error or resume state of its own.
+    return {
+      ...row,
+      workflow_id: ctx.version.workflowId,
+      workflow_version: ctx.version.version,
+      mode: ctx.mode,
+      result: set.result ?? null,
+      error: set.error ?? null,
+      resume_state: set.resume_state ?? null,
+      original_execution_id: ctx.meta.originalExecutionId,
+      parent_execution_id: ctx.meta.parentExecutionId,
+      webhook_id: ctx.meta.webhookId,
+    };
   } catch (err) {
     // The workflow was deleted meanwhile: nothing left to record.
     if ((err as { code?: string }).code === '23503') return null;

@@ -339,7 +339,7 @@ describe('validation before anything is stored', () => {
 
   test('unknown node type, duplicate names', () => {
     invalid([start, { name: 'X', type: 'engine.teleport' }], {}, { reason: 'unknown_node_type', node: 'X', type: 'engine.teleport' });
-    invalid([start, { name: 'X', type: 'engine.agent' }], {}, { reason: 'unknown_node_type', node: 'X' });
+    invalid([start, { name: 'X', type: 'n8n-nodes-base.slack' }], {}, { reason: 'unknown_node_type', node: 'X' });
     invalid([start, { name: 'Start', type: 'engine.noOp' }], {}, { reason: 'duplicate_node_name', node: 'Start' });
   });
 

@@ -252,6 +252,7 @@ export class WorkflowExecutor {
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
   ): Promise<NodeResult> {
+    if (def.inProcess && !node.timeout) return this.attemptInProcess(node, def, inputs, data, req, log);
     const controller = new AbortController();
     const onAbort = () => controller.abort(req.signal.reason);
     req.signal.addEventListener('abort', onAbort, { once: true });
@@ -300,6 +301,42 @@ export class WorkflowExecutor {
       req.signal.removeEventListener('abort', onAbort);
     }
   }
+
+  /** An in-process node (set, if, …) without a time limit of its own: no watchdog, the execution's signal as is. */
+  private async attemptInProcess(
+    node: WorkflowNode,
+    def: NodeDefinition,
+    inputs: Item[][],
+    data: ExpressionData,
+    req: RunRequest,
+    log: (level: LogEntry['level'], message: string, node?: string) => void,
+  ): Promise<NodeResult> {
+    if (req.signal.aborted) throw new Aborted(req.signal.reason);
+    try {
+      return checked(
+        await def.execute({
+          node,
+          inputs,
+          items: inputs[0] ?? [],
+          parameters: (indexes) =>
+            this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal: req.signal }, indexes),
+          expressionData: data,
+          signal: req.signal,
+          services: req.services,
+          log: (message, level = 'info') => log(level, message, node.name),
+        }),
+      );
+    } catch (err) {
+      if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
+      throw err;
+    }
+  }
+}
+
+/** The outputs a node returned, checked. */
+function checked(result: NodeResult): NodeResult {
+  if (!Array.isArray(result?.outputs) || !result.outputs.every((o) => Array.isArray(o))) throw new NodeError('The node returned no outputs');
+  return result;
 }
 
 function describe(err: unknown): { message: string; details: Record<string, unknown> } {

@@ -2,6 +2,7 @@ import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
 import { Queue } from '../../kernel/queue';
 import type { ServiceModule } from '../../kernel/subgraph';
+import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
 import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './execution.entity';
 import { ExecutionResolver } from './execution.resolver';
 import { ExecutionMaintenance } from './execution.maintenance';
@@ -15,7 +16,7 @@ import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
 import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
 import { WebhookTriggerResolver } from './webhook-trigger.resolver';
-import { WebhookInbound } from './webhook-trigger.inbound';
+import { TRIGGERS_CHANGED, WebhookInbound } from './webhook-trigger.inbound';
 import { WebhookTriggerService } from './webhook-trigger.service';
 import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
 import { WorkflowResolver } from './workflow.resolver';
@@ -52,14 +53,34 @@ export function createEngine(kernel: Kernel) {
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger);
   const maintenance = new ExecutionMaintenance(kernel.db, kernel.queue, runner, () => kernel.config.engine, kernel.logger, () => schedules.heal());
   const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
-  const triggers = new WebhookTriggerService(kernel.db, workflows, kernel.rateLimiter, () => platformKey(kernel.secrets.internal, 'engine-webhook-secrets'));
-  const inbound = new WebhookInbound(kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
-  hooks.changed = (record) => schedules.syncNodes(record.id);
+  // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
+  const triggersChanged = async () => {
+    inbound.invalidate();
+    await kernel.events.publish(TRIGGERS_CHANGED, {}).catch((err) => kernel.logger.warn('trigger change not announced', { err }));
+  };
+  const triggers = new WebhookTriggerService(
+    kernel.db,
+    workflows,
+    kernel.rateLimiter,
+    () => platformKey(kernel.secrets.internal, 'engine-webhook-secrets'),
+    triggersChanged,
+  );
+  const inbound: WebhookInbound = new WebhookInbound(kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
+  hooks.changed = async (record) => {
+    await triggersChanged();
+    await schedules.syncNodes(record.id);
+  };
   hooks.deleting = (id) => executions.cancelAllOf(id);
+  hooks.deleted = () => triggersChanged();
   return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
 }
 
 const engines = new WeakMap<Kernel, ReturnType<typeof createEngine>>();
+
+/** The engine services of a kernel this process hosts (tests and benchmarks reach in through it). */
+export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> | undefined {
+  return engines.get(kernel);
+}
 
 /**
  * The workflow engine (spec 2): workflow definitions, executions (sync, async, retry, cancel,
@@ -84,6 +105,7 @@ export const engine: ServiceModule<Kernel> = {
     engines.set(kernel, s);
     // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
     if (kernel.queue instanceof Queue) {
+      kernel.events.subscribe(TRIGGERS_CHANGED, () => s.inbound.invalidate());
       s.runner.register(kernel.queue);
       s.schedules.register(kernel.queue);
       s.maintenance.register(kernel.queue);
@@ -91,12 +113,13 @@ export const engine: ServiceModule<Kernel> = {
     return {
       name: 'engine',
       surface: 'engine',
-      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver],
+      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver],
       instances: [
         new WorkflowResolver(s.workflows, s.triggers),
         new ExecutionResolver(s.executions),
         new WebhookTriggerResolver(s.triggers, s.inbound),
         new ScheduleResolver(s.schedules),
+        new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
       ],
     };
   },

@@ -39,6 +39,11 @@ export interface TestInput {
 }
 
 const LAST_NODE_TIMEOUT_MS = 300_000;
+/** Every process clears its trigger cache on this event (a trigger or a workflow changed). */
+export const TRIGGERS_CHANGED = 'engine.webhook-triggers.changed';
+/** A cached lookup is used at most this long, even if an invalidation got lost. */
+const CACHE_TTL_MS = 10_000;
+const CACHE_MAX_PATHS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
 const TRIGGER_COLUMNS = `t.id, t.workflow_id, t.path, t.method, t.auth_type, t.auth_config, t.secret_hash, t.secret_enc, t.response_mode, t.rate_limit,
   t.active, w.active AS workflow_active, w.version`;
@@ -52,6 +57,14 @@ function errorReply(err: AppError, headers: Record<string, string> = {}): Webhoo
 }
 
 export class WebhookInbound {
+  /**
+   * The triggers (with their workflow's active flag and version) by path: the lookup every
+   * inbound request makes, kept in memory. Cleared on every change of a trigger or a workflow,
+   * in every process (TRIGGERS_CHANGED), and never older than CACHE_TTL_MS.
+   */
+  private readonly cache = new Map<string, { rows: any[]; at: number }>();
+  private generation = 0;
+
   constructor(
     private readonly db: DataSource,
     private readonly runner: ExecutionRunner,
@@ -70,10 +83,7 @@ export class WebhookInbound {
     const path = normalisePath(req.path);
     const method = String(req.method ?? '').toUpperCase();
     if (path.startsWith('resume/')) return this.resume(path, req);
-    const rows = await this.db.query(
-      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
-      [path],
-    );
+    const rows = await this.lookup(path);
     const trigger = rows.find((r: any) => r.method === method);
     if (!trigger) {
       if (rows.length) {
@@ -83,6 +93,28 @@ export class WebhookInbound {
       return errorReply(errors.notFound('webhook', `/webhook/${path}`));
     }
     return this.handle(trigger, req, sourceIp, false);
+  }
+
+  /** Forgets every cached lookup (a trigger or a workflow changed). */
+  invalidate(): void {
+    this.generation++;
+    this.cache.clear();
+  }
+
+  private async lookup(path: string): Promise<any[]> {
+    const hit = this.cache.get(path);
+    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.rows;
+    const generation = this.generation;
+    const rows = await this.db.query(
+      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
+      [path],
+    );
+    // Only triggers that exist are kept (unknown paths would fill the cache); a change meanwhile wins.
+    if (rows.length && generation === this.generation) {
+      if (this.cache.size >= CACHE_MAX_PATHS) this.cache.clear();
+      this.cache.set(path, { rows, at: Date.now() });
+    }
+    return rows;
   }
 
   /** Runs the inbound path of a trigger with a request made up of the given data and headers. */

@@ -33,6 +33,17 @@ export class CreateWorkflowWebhookInput {
   @Field(() => Boolean, { nullable: true, description: 'Default true.' }) active?: boolean;
 }
 
+@InputType({ description: 'The control plane’s POST /workflows/{workflowId}/webhooks (the workflow is the path’s).' })
+export class WorkflowWebhookRegistrationInput {
+  @Field({ description: 'e.g. /orders/new: served at /webhook/orders/new.' }) path: string;
+  @Field({ description: 'GET, POST, PUT, PATCH or DELETE.' }) method: string;
+  @Field(() => WorkflowWebhookAuthenticationInput, { nullable: true, description: 'type none, apiKey (header: apiKeyHeader), hmac (hmacSecret) or oauth.' })
+  authentication?: WorkflowWebhookAuthenticationInput;
+  @Field(() => String, { nullable: true, description: 'onReceived (default) or lastNode.' }) responseMode?: string;
+  @Field(() => WorkflowWebhookRateLimitInput, { nullable: true }) rateLimit?: WorkflowWebhookRateLimitInput;
+  @Field(() => Boolean, { nullable: true, description: 'Default true.' }) active?: boolean;
+}
+
 @InputType()
 export class UpdateWorkflowWebhookInput {
   @Field(() => WorkflowWebhookAuthenticationInput, { nullable: true, description: 'Replaces the authentication; the same type without a secret keeps the stored secret.' })

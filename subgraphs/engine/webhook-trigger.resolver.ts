@@ -1,5 +1,5 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { PUBLIC, alsoOn } from '../../kernel/auth/principal';
+import { PUBLIC } from '../../kernel/auth/principal';
 import { errors } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
 import type { RequestContext } from '../../kernel/subgraph';
@@ -34,10 +34,8 @@ export class WebhookTriggerResolver {
     private readonly inbound: WebhookInbound,
   ) {}
 
-  @Authorized('workflow:write', alsoOn('control-plane'))
-  @Mutation(() => WorkflowWebhook, {
-    description: 'Registers /webhook/<path> for a workflow (by id or slug; 10 registrations a minute per key). Also the control plane’s POST /workflows/{workflowId}/webhooks.',
-  })
+  @Authorized('workflow:write')
+  @Mutation(() => WorkflowWebhook, { description: 'Registers /webhook/<path> for a workflow (by id or slug; 10 registrations a minute per key).' })
   async createWorkflowWebhook(@Arg('input') input: CreateWorkflowWebhookInput, @Ctx() ctx: RequestContext): Promise<WorkflowWebhook> {
     return toWebhook(await this.triggers.create(ctx.principal, input));
   }
@@ -105,7 +103,11 @@ export class WebhookTriggerResolver {
     description:
       'PUBLIC: an inbound request on /webhook/<path> (the webhook surface calls it). Authenticated by the trigger’s own settings, not by a platform key; answers with the HTTP status, headers and body to send back.',
   })
-  async receiveWebhook(@Arg('request') request: WorkflowWebhookRequestInput, @Ctx() ctx: RequestContext): Promise<WorkflowWebhookReply> {
+  async receiveWebhook(
+    // Checked by the inbound handler itself (class-validator has nothing to add on every request).
+    @Arg('request', () => WorkflowWebhookRequestInput, { validate: false }) request: WorkflowWebhookRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<WorkflowWebhookReply> {
     const encoding = request.bodyEncoding ?? 'base64';
     if (encoding !== 'base64' && encoding !== 'utf8') throw errors.field('request.bodyEncoding', 'must be base64 or utf8');
     const headers: Record<string, string> = {};

@@ -110,6 +110,8 @@ export class WebhookTriggerService {
     private readonly workflows: WorkflowService,
     private readonly limiter: RateLimiter,
     private readonly platformKey: () => Buffer,
+    /** After a committed change of a trigger (the inbound side caches them). */
+    private readonly changed: () => Promise<void> = async () => undefined,
   ) {}
 
   /** Built on first use (the key comes from the kernel's secrets). Shared with the inbound side. */
@@ -136,7 +138,7 @@ export class WebhookTriggerService {
     const responseMode = checkResponseMode(input.responseMode);
     const rateLimit = checkRateLimit(input.rateLimit);
     const auth = checkAuthentication(input.authentication ?? { type: 'none' }, null);
-    return this.db.transaction(async (m) => {
+    const view = await this.db.transaction(async (m) => {
       const [{ id }] = await m.query(`SELECT gen_random_uuid() AS id`);
       try {
         await m.query(
@@ -166,6 +168,8 @@ export class WebhookTriggerService {
       const [row] = await m.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = $1`, [id]);
       return this.toView(row);
     });
+    await this.changed();
+    return view;
   }
 
   async get(id: string): Promise<TriggerView> {
@@ -226,6 +230,7 @@ export class WebhookTriggerService {
         throw err;
       }
     });
+    await this.changed();
     return this.get(id);
   }
 
@@ -233,6 +238,7 @@ export class WebhookTriggerService {
     if (!UUID.test(id)) throw webhookNotFound(id);
     const [row] = rowsOf(await this.db.query(`DELETE FROM engine.webhook_triggers WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
     if (!row) throw webhookNotFound(id);
+    await this.changed();
     return { webhookId: id, deletedAt: row.deleted_at };
   }
 

@@ -1,7 +1,6 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
-import { alsoOn } from '../../kernel/auth/principal';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { WebhookTriggerService } from './webhook-trigger.service';
 import { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './workflow.inputs';
@@ -32,8 +31,8 @@ export class WorkflowResolver {
     private readonly triggers: WebhookTriggerService,
   ) {}
 
-  @Authorized('workflow:read', alsoOn('control-plane'))
-  @Query(() => WorkflowPage, { description: 'Workflows, newest first (also the control plane’s GET /v1/control-plane/workflows).' })
+  @Authorized('workflow:read')
+  @Query(() => WorkflowPage, { description: 'Workflows, newest first.' })
   async workflows(@Args() args: WorkflowListArgs): Promise<WorkflowPage> {
     const { records, total } = await this.service.list(args);
     const ids = records.map((r) => r.id);

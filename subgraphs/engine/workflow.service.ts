@@ -61,6 +61,8 @@ export interface WorkflowHooks {
   changed?(record: WorkflowRecord): Promise<void>;
   /** Before a workflow is deleted (its running executions are canceled). */
   deleting?(id: string): Promise<void>;
+  /** After a workflow was deleted. */
+  deleted?(id: string): Promise<void>;
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -235,6 +237,7 @@ export class WorkflowService {
     const [row] = rowsOf(await this.db.query(`DELETE FROM engine.workflows WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
     if (!row) throw workflowNotFound(id);
     for (const key of this.versions.keys()) if (key.startsWith(`${id}:`)) this.versions.delete(key);
+    await this.hooks.deleted?.(id);
     return { workflowId: id, deletedAt: row.deleted_at };
   }
 

@@ -7,6 +7,7 @@ const passThrough = async (ctx: { items: Item[] }) => ({ outputs: [ctx.items] })
 
 export const manualTrigger: NodeDefinition = {
   name: 'manualTrigger',
+  inProcess: true,
   description: 'Start node of executions started through the API: emits the execution data as one item.',
   trigger: true,
   inputs: () => 0,
@@ -15,6 +16,7 @@ export const manualTrigger: NodeDefinition = {
 
 export const webhook: NodeDefinition = {
   name: 'webhook',
+  inProcess: true,
   description: 'Start node of executions started by a registered webhook trigger: emits {headers, params, query, body, method, path, webhookUrl}.',
   trigger: true,
   inputs: () => 0,
@@ -23,6 +25,7 @@ export const webhook: NodeDefinition = {
 
 export const scheduleTrigger: NodeDefinition = {
   name: 'scheduleTrigger',
+  inProcess: true,
   description:
     'Start node run on a cron schedule (`cron`: 5 fields, or 6 with seconds first; `timezone`, default the workflow’s or UTC) while the workflow is active: emits {timestamp, cron, timezone, scheduleId, scheduledFor, missedRuns}.',
   trigger: true,
@@ -40,6 +43,7 @@ export { validTimezone };
 
 export const noOp: NodeDefinition = {
   name: 'noOp',
+  inProcess: true,
   description: 'Passes its items on unchanged.',
   execute: passThrough,
 };
@@ -61,6 +65,7 @@ function setPath(json: Record<string, unknown>, name: string, value: unknown): R
 
 export const set: NodeDefinition = {
   name: 'set',
+  inProcess: true,
   description: 'Merges `values` ({name: value or expression}; dotted names set nested fields) into each item; `keepOnlySet` drops the other fields.',
   invalid: (p) =>
     p.values !== undefined && !isPlainObject(p.values) && !isExpression(p.values)
@@ -82,6 +87,7 @@ export const set: NodeDefinition = {
 
 export const ifNode: NodeDefinition = {
   name: 'if',
+  inProcess: true,
   description: 'Items whose `condition` is true leave by output 0, the others by output 1.',
   outputs: () => 2,
   missing: (p) => (p.condition === undefined || p.condition === '' ? ['condition'] : []),
@@ -97,6 +103,7 @@ export const ifNode: NodeDefinition = {
 
 export const filter: NodeDefinition = {
   name: 'filter',
+  inProcess: true,
   description: 'Keeps the items whose `condition` is true.',
   missing: (p) => (p.condition === undefined || p.condition === '' ? ['condition'] : []),
   bareExpressions: ['condition'],
@@ -117,6 +124,7 @@ function switchOutputs(p: Record<string, any>): number {
 
 export const switchNode: NodeDefinition = {
   name: 'switch',
+  inProcess: true,
   description:
     'An item leaves by the output of the first rule whose `condition` it meets (rule i is output i, or its `output`); items meeting none leave by `fallbackOutput` (an index, or "extra" for one output after the rules) or are dropped.',
   outputs: switchOutputs,
@@ -154,6 +162,7 @@ const MERGE_MODES = ['append', 'combineByPosition', 'chooseBranch'];
 
 export const merge: NodeDefinition = {
   name: 'merge',
+  inProcess: true,
   description:
     'Waits for its inputs (2, or `numberInputs` up to 10), then: `append` (default) their items in input order; `combineByPosition` merges the json of the i-th item of every input; `chooseBranch` passes on the input named by `output` ("input1" default, "input2", …).',
   inputs: (p) => (Number.isInteger(p.numberInputs) ? p.numberInputs : 2),

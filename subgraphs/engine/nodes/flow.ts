@@ -38,6 +38,7 @@ export const wait: NodeDefinition = {
 
 export const respondToWebhook: NodeDefinition = {
   name: 'respondToWebhook',
+  inProcess: true,
   description:
     'Shapes the answer to the webhook request that started the execution (trigger in responseMode lastNode): `statusCode` (default 200), `headers`, `body` (default: the first item\'s json). The answer is sent at once; the execution goes on. Passes its items on.',
   invalid: (p) => {

@@ -77,6 +77,11 @@ export interface NodeDefinition {
   description: string;
   /** Start nodes: they receive the trigger's data and have no inputs. */
   trigger?: boolean;
+  /**
+   * Works on its items in this process only (no network, no waiting; expressions have their own
+   * time limit): without a node `timeout` the executor runs it without a watchdog of its own.
+   */
+  inProcess?: boolean;
   inputs?(params: Record<string, any>): number;
   outputs?(params: Record<string, any>): number;
   /** Names of required parameters that are missing. */

@@ -1,0 +1,354 @@
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import type { FastifyInstance } from 'fastify';
+import { Client } from 'pg';
+import { loadConfig } from '../kernel/config';
+import type { Kernel } from '../kernel/platform';
+import { startPlatform, type RunningPlatform } from '../main';
+import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+
+/**
+ * Workflow executions per second (CONTRACT.md section 9): webhook-triggered executions of a
+ * Webhook -> Set workflow whose trigger answers with the last node's output (responseMode
+ * lastNode), each execution persisted (its row, its nodes' run data, its log lines and the
+ * webhook request log) before the answer goes out.
+ *
+ *   ours      POST /webhook/bench/orders: the webhook surface -> gateway -> engine subgraph
+ *             (receiveWebhook: trigger lookup, executor with the Set node's expressions, one write)
+ *   baseline  POST /bench/baseline/orders on the same server: a plain Fastify handler that parses
+ *             the body, builds the same answer and inserts the same rows in one statement
+ *
+ * The platform runs in a child process (this file with `--serve`, on a scratch database), the
+ * load (autocannon, 32 connections, pipelining 1) in the calling process; warm-up discarded, then
+ * the measured time in interleaved slices (like bench/run.ts). After the load every 2xx answer is
+ * checked against the database: each one must be a stored, successful execution.
+ *
+ * Use: `await benchEngine(serverUrl)`, or `node dist/bench/engine.bench.js` to print the figures.
+ * Knobs: BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CPU_PROF (as bench/run.ts); BENCH_ENGINE_ONLY=ours
+ * or baseline runs one target alone (to profile it).
+ */
+
+const CONNECTIONS = 32;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const WEBHOOK_PATH = '/webhook/bench/orders';
+const BASELINE_PATH = '/bench/baseline/orders';
+const BODY = JSON.stringify({ id: 'o-42', total: 42.5, customer: { email: 'ann@example.com' } });
+const ANSWER = JSON.stringify({ orderId: 'o-42', total: 42.5, status: 'accepted' });
+
+/** The expected answer, whatever the order of its keys. */
+function isAnswer(text: string): boolean {
+  try {
+    const v = JSON.parse(text);
+    return Object.keys(v).length === 3 && v.orderId === 'o-42' && v.total === 42.5 && v.status === 'accepted';
+  } catch {
+    return false;
+  }
+}
+
+export interface LoadFigures {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  durationS: number;
+  sliceRequestsPerSecond: number[];
+  non2xx: number;
+  errors: number;
+  mismatches: number;
+  statusCodes: Record<string, number>;
+}
+
+export interface EngineBenchFigures {
+  ours: LoadFigures;
+  baseline: LoadFigures;
+  /**
+   * Successful executions stored at the end, against every 2xx answer given (both targets, warm-up
+   * and checks included; the baseline stores the same rows): equal when every answer was persisted.
+   */
+  persisted: { executions: number; answers: number };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The child: the platform with the workflow, its trigger and the baseline route
+
+interface ServerInfo {
+  url: string;
+  workflowId: string;
+  webhookId: string;
+}
+
+/** The rows one execution of the workflow leaves, in one statement: what the baseline does by hand. */
+const BASELINE_INSERT = `
+  WITH e AS (
+    INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total, nodes_completed,
+                                   webhook_id, started_at, result, finished_at, duration_ms)
+    VALUES ($1, $2, 1, 'success', 'webhook', $3, 'Hook', 2, 2, $4, $5, $6, now(), greatest(0, round(extract(epoch FROM (now() - $5)) * 1000))::int)
+    RETURNING id
+  ), n AS (
+    INSERT INTO engine.execution_nodes (execution_id, node_name, seq, node_type, status, started_at, duration_ms, tries, reused, output)
+    SELECT e.id, x.node_name, x.seq, x.node_type, 'success', $5, 0, 1, false, x.output
+    FROM e, jsonb_to_recordset($7::jsonb) AS x(node_name text, seq int, node_type text, output jsonb)
+  ), l AS (
+    INSERT INTO engine.execution_logs (execution_id, level, message)
+    SELECT e.id, 'info', m FROM e, unnest(ARRAY['Execution started (webhook)', 'Execution succeeded (2 nodes run)']) AS m
+  )
+  INSERT INTO engine.webhook_logs (webhook_id, method, source_ip, status, status_code, response_time_ms, execution_id)
+  SELECT $4, 'POST', $8, 'success', 200, 0, e.id FROM e`;
+
+function baselineRoutes(info: { workflowId?: string; webhookId?: string }) {
+  return (app: FastifyInstance, kernel: Kernel) => {
+    app.post(BASELINE_PATH, async (req, reply) => {
+      const body = req.body as { id?: unknown; total?: unknown };
+      const startedAt = new Date();
+      const item = { headers: req.headers, params: {}, query: req.query ?? {}, body, method: 'POST', path: '/bench/orders', webhookUrl: WEBHOOK_PATH };
+      const answer = { orderId: body?.id, total: body?.total, status: 'accepted' };
+      const nodes = [
+        { node_name: 'Hook', seq: 0, node_type: 'engine.webhook', output: [[{ json: item }]] },
+        { node_name: 'Set', seq: 1, node_type: 'engine.set', output: [[{ json: answer }]] },
+      ];
+      await kernel.db.query(BASELINE_INSERT, [
+        randomUUID(),
+        info.workflowId,
+        JSON.stringify([{ json: item }]),
+        info.webhookId,
+        startedAt,
+        JSON.stringify({ lastNode: 'Set', items: [answer], nodesExecuted: 2 }),
+        JSON.stringify(nodes),
+        req.ip,
+      ]);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer));
+    });
+  };
+}
+
+async function serve(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-engine-'));
+  const admin = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  let running: RunningPlatform | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (code: number) => {
+    stopping ??= (async () => {
+      await running?.stop().catch((err) => process.stderr.write(`bench engine server: unclean stop: ${String(err)}\n`));
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(code);
+    })();
+    return stopping;
+  };
+  process.on('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+  if (process.send) process.on('disconnect', () => void stop(0));
+  setTimeout(() => void stop(2), Number(process.env.BENCH_SERVER_MAX_SECONDS ?? 600) * 1000).unref();
+  try {
+    const info: { workflowId?: string; webhookId?: string } = {};
+    running = await startPlatform(
+      loadConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: admin, LOG_LEVEL: 'error' }),
+      { extraRoutes: baselineRoutes(info) },
+    );
+    const call = async (p: string, body: unknown) => {
+      const res = await fetch(running!.url + p, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
+      return json.data;
+    };
+    const wf = await call('/v1/engine/workflows', {
+      name: 'Bench orders',
+      active: true,
+      nodes: [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Set', type: 'engine.set', parameters: { values: { orderId: '{{ $json.body.id }}', total: '{{ $json.body.total }}', status: 'accepted' }, keepOnlySet: true } },
+      ],
+      connections: { Hook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+    });
+    const hook = await call('/v1/engine/webhooks', { workflowId: wf.workflowId, path: '/bench/orders', method: 'POST', responseMode: 'lastNode' });
+    info.workflowId = wf.workflowId;
+    info.webhookId = hook.webhookId;
+    process.stdout.write(JSON.stringify({ url: running.url, workflowId: wf.workflowId, webhookId: hook.webhookId }) + '\n');
+  } catch (err) {
+    process.stderr.write(`bench engine server: ${err instanceof Error ? err.stack : String(err)}\n`);
+    await stop(1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver
+
+let child: ChildProcess | undefined;
+
+function startChild(databaseUrl: string): Promise<ServerInfo> {
+  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  child = spawn(process.execPath, [...nodeArgs, __filename, '--serve'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const proc = child;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the engine bench server did not start within 120 s')), 120_000);
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the engine bench server exited before it was ready (code ${code}, signal ${signal})`));
+    });
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const info = JSON.parse(line) as ServerInfo;
+        if (typeof info.url !== 'string') return;
+        clearTimeout(timer);
+        resolve(info);
+      } catch {
+        process.stderr.write(`[engine server] ${line}\n`);
+      }
+    });
+  });
+}
+
+async function stopChild(): Promise<void> {
+  const proc = child;
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  proc.kill('SIGTERM');
+  const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+interface Slice {
+  durationS: number;
+  latencies: number[];
+  non2xx: number;
+  errors: number;
+  mismatches: number;
+  statusCodes: Record<string, number>;
+}
+
+async function slice(url: string, p: string, seconds: number): Promise<Slice> {
+  const latencies: number[] = [];
+  const instance = autocannon({
+    url: url + p,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: BODY,
+    verifyBody: isAnswer,
+  });
+  instance.on('response', (_c: unknown, status: number, _b: number, ms: number) => {
+    if (status >= 200 && status < 300) latencies.push(ms);
+  });
+  const result = await instance;
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = Number(count);
+  return { durationS: result.duration, latencies, non2xx: result.non2xx, errors: result.errors, mismatches: result.mismatches, statusCodes };
+}
+
+function percentile(samples: number[], p: number): number {
+  if (!samples.length) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
+
+function figures(slices: Slice[]): LoadFigures {
+  const latencies = slices.flatMap((s) => s.latencies);
+  const durationS = slices.reduce((a, s) => a + s.durationS, 0);
+  const statusCodes: Record<string, number> = {};
+  for (const s of slices) for (const [c, n] of Object.entries(s.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
+  return {
+    requestsPerSecond: round(latencies.length / durationS, 0),
+    latencyP50Ms: round(percentile(latencies, 50), 2),
+    latencyP99Ms: round(percentile(latencies, 99), 2),
+    requests: latencies.length,
+    durationS: round(durationS, 2),
+    sliceRequestsPerSecond: slices.map((s) => round(s.latencies.length / s.durationS, 0)),
+    non2xx: slices.reduce((a, s) => a + s.non2xx, 0),
+    errors: slices.reduce((a, s) => a + s.errors, 0),
+    mismatches: slices.reduce((a, s) => a + s.mismatches, 0),
+    statusCodes,
+  };
+}
+
+/** Runs the engine bench on a scratch database of `serverUrl` (dropped afterwards). */
+export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures> {
+  const db = await createScratchDatabase(serverUrl, 'engine');
+  try {
+    const info = await startChild(db.url);
+    let answers = 0;
+    const count = (s: Slice) => {
+      answers += s.latencies.length;
+      return s;
+    };
+    try {
+      const check = await fetch(info.url + WEBHOOK_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+      const text = await check.text();
+      if (check.status !== 200 || !isAnswer(text)) throw new Error(`the webhook answered ${check.status}: ${text}`);
+      const base = await fetch(info.url + BASELINE_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+      if (base.status !== 200 || !isAnswer(await base.text())) throw new Error(`the baseline answered ${base.status}`);
+      answers = 2;
+      const targets = { ours: WEBHOOK_PATH, baseline: BASELINE_PATH } as const;
+      // BENCH_ENGINE_ONLY=ours (or baseline) loads one target only (for profiling the server).
+      const only = process.env.BENCH_ENGINE_ONLY;
+      const names = (Object.keys(targets) as (keyof typeof targets)[]).filter((n) => !only || n === only);
+      for (const name of names) {
+        count(await slice(info.url, targets[name], WARMUP_S));
+      }
+      const measured: Record<keyof typeof targets, Slice[]> = { ours: [], baseline: [] };
+      for (let r = 0; r < ROUNDS; r++) {
+        for (let i = 0; i < names.length; i++) {
+          const name = names[(i + r) % names.length]!;
+          measured[name].push(count(await slice(info.url, targets[name], DURATION_S / ROUNDS)));
+        }
+      }
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      let executions = 0;
+      try {
+        executions = (
+          await client.query(
+            `SELECT count(*)::int AS n FROM engine.executions e
+             WHERE e.status = 'success' AND e.result->'items'->0 = $1::jsonb
+               AND (SELECT count(*) FROM engine.execution_nodes n WHERE n.execution_id = e.id) = 2
+               AND EXISTS (SELECT 1 FROM engine.webhook_logs w WHERE w.execution_id = e.id AND w.status = 'success')`,
+            [ANSWER],
+          )
+        ).rows[0].n;
+      } finally {
+        await client.end();
+      }
+      return { ours: figures(measured.ours), baseline: figures(measured.baseline), persisted: { executions, answers } };
+    } finally {
+      await stopChild();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+process.on('exit', () => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+if (require.main === module) {
+  if (process.argv.includes('--serve')) void serve();
+  else {
+    (async () => {
+      const server = await resolveBenchServer();
+      try {
+        process.stdout.write(JSON.stringify(await benchEngine(server.url), null, 2) + '\n');
+      } finally {
+        if (server.embedded) await server.stop();
+      }
+    })().catch((err) => {
+      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    });
+  }
+}

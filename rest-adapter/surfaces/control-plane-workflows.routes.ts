@@ -1,0 +1,266 @@
+import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
+
+/**
+ * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
+ * by the workflow engine's operations (the engine owns workflows, executions, webhook triggers
+ * and schedules; these operations also accept control-plane keys). Spec 1's spelling: statuses
+ * completed / failed / cancelled (the engine's `controlPlaneStatus`), durations in seconds,
+ * `completedAt` / `cancelledAt`, `error.nodeName`.
+ */
+
+/** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
+const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
+
+const EXECUTION_FIELDS = /* GraphQL */ `
+  fragment ControlPlaneExecutionFields on WorkflowExecution {
+    executionId workflowId workflowName controlPlaneStatus
+    progress { nodesCompleted nodesTotal currentNode }
+    result error { code message node nodeType details }
+    duration startedAt finishedAt failedAt canceledAt estimatedCompletionAt waitTill engineExecutionUrl
+  }`;
+
+const SCHEDULE_FIELDS = /* GraphQL */ `
+  fragment ControlPlaneScheduleFields on WorkflowSchedule {
+    scheduleId workflowId cron timezone nextRunAt enabled payload nodeName lastRunAt lastExecutionId runs createdAt updatedAt
+  }`;
+
+const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
+const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
+
+function present<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
+/** The finish time under the name of the state it finished in (spec 1: completedAt, failedAt, cancelledAt). */
+function endTimes(e: any) {
+  switch (e.controlPlaneStatus) {
+    case 'completed':
+      return { completedAt: e.finishedAt };
+    case 'failed':
+      return { failedAt: e.failedAt ?? e.finishedAt };
+    case 'cancelled':
+      return { cancelledAt: e.canceledAt ?? e.finishedAt };
+    default:
+      return {};
+  }
+}
+
+/** A Workflow execution (spec 1) in the shape of its state. */
+export function executionOut(e: any) {
+  const r = e.result as { lastNode?: string | null; items?: unknown[]; nodesExecuted?: number } | null;
+  return present({
+    executionId: e.executionId,
+    workflowId: e.workflowId,
+    workflowName: e.workflowName,
+    status: e.controlPlaneStatus,
+    progress: e.progress,
+    result: r ? { success: true, outputs: { lastNode: r.lastNode ?? null, items: r.items ?? [] }, nodesExecuted: r.nodesExecuted ?? 0, duration: seconds(e.duration) } : undefined,
+    error: e.error ? { code: e.error.code, message: e.error.message, nodeName: e.error.node ?? null, details: e.error.details ?? {} } : undefined,
+    nodeData: e.nodeData
+      ? e.nodeData.map((n: any) => ({ nodeName: n.nodeName, nodeType: n.nodeType, status: n.status === 'success' ? 'completed' : n.status === 'error' ? 'failed' : n.status, duration: n.duration / 1000, output: n.output }))
+      : undefined,
+    engineExecutionUrl: e.engineExecutionUrl,
+    startedAt: e.startedAt,
+    ...endTimes(e),
+    estimatedCompletionAt: e.estimatedCompletionAt,
+    waitTill: e.waitTill,
+    duration: seconds(e.duration),
+  });
+}
+
+const scheduleOut = (s: any) =>
+  present({
+    scheduleId: s.scheduleId,
+    workflowId: s.workflowId,
+    cron: s.cron,
+    timezone: s.timezone,
+    nextRunAt: s.nextRunAt,
+    enabled: s.enabled,
+    payload: s.payload,
+    nodeName: s.nodeName,
+    lastRunAt: s.lastRunAt,
+    lastExecutionId: s.lastExecutionId,
+    runs: s.runs,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  });
+
+const unfinished = (status: string) => status === 'running' || status === 'waiting';
+
+export const controlPlaneWorkflowRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/workflows',
+    operation: /* GraphQL */ `
+      query ControlPlaneWorkflows($active: Boolean, $tag: String, $limit: Int, $offset: Int) {
+        controlPlaneWorkflows(active: $active, tag: $tag, limit: $limit, offset: $offset) {
+          workflows {
+            workflowId name description tags active version nodeCount lastExecuted webhookUrl
+            statistics { executions successRate averageDuration }
+          }
+          pagination { total limit offset hasMore }
+        }
+      }`,
+    variables: ({ query }) => ({ active: boolParam(query.active), tag: str(query.tag), limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
+    pick: ({ controlPlaneWorkflows: page }) => ({
+      workflows: page.workflows.map((w: any) =>
+        present({
+          workflowId: w.workflowId,
+          name: w.name,
+          description: w.description,
+          tags: w.tags,
+          active: w.active,
+          version: w.version,
+          nodes: w.nodeCount,
+          averageDuration: w.statistics.averageDuration / 1000,
+          executionCount: w.statistics.executions,
+          successRate: w.statistics.successRate,
+          lastExecutedAt: w.lastExecuted,
+          webhookUrl: w.webhookUrl,
+        }),
+      ),
+      pagination: page.pagination,
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/workflows/trigger',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneTriggerWorkflow($input: TriggerWorkflowInput!) { triggerWorkflow(input: $input) { ...ControlPlaneExecutionFields } }
+      ${EXECUTION_FIELDS}`,
+    variables: ({ body }) => ({ input: body ?? {} }),
+    bodyLimit: PAYLOAD_BODY_LIMIT,
+    // async: 202 running; sync: 200 once it ended (a failed run too: the error is in the execution), 202 while it still runs or waits.
+    status: ({ triggerWorkflow: e }) => (unfinished(e.controlPlaneStatus) ? 202 : 200),
+    pick: ({ triggerWorkflow: e }, req) => {
+      const mode = req.body?.execution?.mode ?? 'async';
+      if (mode === 'async') {
+        return { executionId: e.executionId, workflowId: e.workflowId, status: e.controlPlaneStatus, startedAt: e.startedAt, engineExecutionUrl: e.engineExecutionUrl };
+      }
+      return executionOut(e);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/workflows/executions',
+    operation: /* GraphQL */ `
+      query ControlPlaneExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
+        controlPlaneExecutions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
+          executions { executionId workflowId workflowName controlPlaneStatus startedAt finishedAt failedAt canceledAt duration }
+          pagination { total limit offset hasMore }
+        }
+      }`,
+    variables: ({ query }) => ({
+      workflowId: str(query.workflowId),
+      status: str(query.status),
+      startDate: str(query.startDate),
+      endDate: str(query.endDate),
+      limit: intParam(query.limit) ?? 20,
+      offset: intParam(query.offset) ?? 0,
+    }),
+    pick: ({ controlPlaneExecutions: page }) => ({
+      executions: page.executions.map((e: any) =>
+        present({
+          executionId: e.executionId,
+          workflowId: e.workflowId,
+          workflowName: e.workflowName,
+          status: e.controlPlaneStatus,
+          startedAt: e.startedAt,
+          ...endTimes(e),
+          duration: seconds(e.duration),
+        }),
+      ),
+      pagination: page.pagination,
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/workflows/executions/:executionId',
+    operation: /* GraphQL */ `
+      query ControlPlaneExecution($executionId: ID!, $includeData: Boolean!) {
+        controlPlaneExecution(executionId: $executionId) {
+          ...ControlPlaneExecutionFields
+          nodeData @include(if: $includeData) { nodeName nodeType status duration output }
+        }
+      }
+      ${EXECUTION_FIELDS}`,
+    variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
+    pick: ({ controlPlaneExecution }) => executionOut(controlPlaneExecution),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/workflows/executions/:executionId/cancel',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneCancelExecution($executionId: ID!, $reason: String) {
+        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) { executionId controlPlaneStatus canceledAt }
+      }`,
+    variables: ({ params, body }) => ({ executionId: params.executionId, reason: body?.reason }),
+    pick: ({ controlPlaneCancelExecution: e }) => ({ executionId: e.executionId, status: e.controlPlaneStatus, cancelledAt: e.canceledAt }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/workflows/:workflowId/webhooks',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneCreateWebhook($workflowId: ID!, $input: WorkflowWebhookRegistrationInput!) {
+        controlPlaneCreateWorkflowWebhook(workflowId: $workflowId, input: $input) {
+          webhookId workflowId path url method active responseMode createdAt
+          authentication { type apiKeyHeader hmacHeader hmacAlgorithm username }
+        }
+      }`,
+    variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
+    status: 201,
+    pick: ({ controlPlaneCreateWorkflowWebhook: w }) => ({
+      webhookId: w.webhookId,
+      workflowId: w.workflowId,
+      url: w.url,
+      path: w.path,
+      method: w.method,
+      active: w.active,
+      responseMode: w.responseMode,
+      authentication: present(w.authentication),
+      createdAt: w.createdAt,
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/workflows/:workflowId/schedule',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneCreateSchedule($workflowId: ID!, $input: WorkflowScheduleInput!) {
+        createWorkflowSchedule(workflowId: $workflowId, input: $input) { ...ControlPlaneScheduleFields }
+      }
+      ${SCHEDULE_FIELDS}`,
+    variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
+    status: 201,
+    bodyLimit: PAYLOAD_BODY_LIMIT,
+    pick: ({ createWorkflowSchedule: s }) => scheduleOut(s),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/workflows/:workflowId/schedules',
+    operation: /* GraphQL */ `
+      query ControlPlaneSchedules($workflowId: ID!) { workflowSchedules(workflowId: $workflowId) { ...ControlPlaneScheduleFields } }
+      ${SCHEDULE_FIELDS}`,
+    variables: ({ params }) => ({ workflowId: params.workflowId }),
+    pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(scheduleOut) }),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/control-plane/workflows/schedules/:scheduleId',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneUpdateSchedule($scheduleId: ID!, $input: UpdateWorkflowScheduleInput!) {
+        updateWorkflowSchedule(scheduleId: $scheduleId, input: $input) { ...ControlPlaneScheduleFields }
+      }
+      ${SCHEDULE_FIELDS}`,
+    variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
+    bodyLimit: PAYLOAD_BODY_LIMIT,
+    pick: ({ updateWorkflowSchedule: s }) => scheduleOut(s),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/control-plane/workflows/schedules/:scheduleId',
+    operation: /* GraphQL */ `
+      mutation ControlPlaneDeleteSchedule($scheduleId: ID!) { deleteWorkflowSchedule(scheduleId: $scheduleId) { scheduleId deletedAt } }`,
+    variables: ({ params }) => ({ scheduleId: params.scheduleId }),
+    pick: ({ deleteWorkflowSchedule: d }) => d,
+  }),
+];

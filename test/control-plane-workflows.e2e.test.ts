@@ -1,0 +1,424 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { verifySignature } from '../kernel/webhooks';
+import { SCHEDULE_FIRE_JOB } from '../subgraphs/engine/schedule.service';
+import type { TestDatabase } from './support/database';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * The control plane's workflow surface (spec 1, Workflows) served by the engine: list, trigger
+ * (sync, async, slug, errors, limit), executions in the control plane's spelling, cancel, signed
+ * execution.* webhooks, webhook registration, schedules (validation, offsets, firing, exactly
+ * once with two platforms on one database, catch-up after downtime).
+ */
+
+const CP = '/v1/control-plane/workflows';
+const INTERNAL_SECRET = randomBytes(32).toString('hex');
+const ENV = { WEBHOOK_ALLOW_HTTP: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', INTERNAL_SECRET };
+let p: TestPlatform;
+/** Set once the platform was restarted on its database (which `stop` then leaves to us). */
+let restartedOn: TestDatabase | undefined;
+let receiver: Server;
+let receiverUrl = '';
+const deliveries: { path: string; event: string; signature: string | undefined; raw: string; body: any }[] = [];
+let operator: string; // control-plane key: workflow:read, workflow:write, workflow:execute
+let reader: string; // control-plane key: workflow:read
+const ids: Record<string, string> = {};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function assertError(res: { status: number; body: any }, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.success, false);
+  assert.equal(res.body.error.code, code, JSON.stringify(res.body));
+  return res.body.error;
+}
+
+type N = { name: string; type: string; parameters?: Record<string, unknown> };
+function chain(nodes: N[]) {
+  const connections: Record<string, unknown> = {};
+  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
+  return { nodes, connections };
+}
+
+async function createWorkflow(name: string, nodes: N[], extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, ...chain(nodes), ...extra } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.workflowId;
+}
+
+const trigger = (body: unknown, key = operator) => p.rest('POST', `${CP}/trigger`, { key, body });
+const getExecution = async (id: string, query = '') => {
+  const res = await p.rest('GET', `${CP}/executions/${id}${query}`, { key: reader });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data;
+};
+const waitStatus = (id: string, status: string) =>
+  waitFor(`execution ${id} ${status}`, async () => {
+    const e = await getExecution(id);
+    return e.status === status ? e : undefined;
+  });
+
+before(async () => {
+  receiver = createServer((req, res) => void receive(req, res));
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  p = await startTestPlatform(ENV);
+  operator = (await p.createKey({ name: 'operator', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
+  reader = (await p.createKey({ name: 'reader', permissions: ['workflow:read'] })).key;
+  const start = { name: 'Start', type: 'engine.manualTrigger' };
+  ids.intake = await createWorkflow('Order Intake', [start, { name: 'Tag', type: 'engine.set', parameters: { values: { order: '{{ $json.orderId }}', seen: true } } }], {
+    active: true,
+    tags: ['sales'],
+    description: 'Takes orders in',
+  });
+  ids.dormant = await createWorkflow('Dormant', [start, { name: 'Noop', type: 'engine.noOp' }], { tags: ['sales'] });
+  ids.failing = await createWorkflow('Failing', [start, { name: 'Boom', type: 'engine.code', parameters: { code: 'throw new Error("boom")' } }], { active: true });
+  ids.waiter = await createWorkflow('Waiter', [start, { name: 'Hold', type: 'engine.wait', parameters: { resume: 'webhook' } }], { active: true });
+});
+
+after(async () => {
+  await p?.stop();
+  await restartedOn?.drop();
+  receiver?.closeAllConnections();
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+async function receive(req: IncomingMessage, res: import('node:http').ServerResponse) {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  deliveries.push({ path: req.url ?? '', event: String(req.headers['x-svc-event']), signature: req.headers['x-svc-signature'] as string | undefined, raw, body: JSON.parse(raw) });
+  res.writeHead(200).end('ok');
+}
+
+const deliveriesFor = (executionId: string) => deliveries.filter((d) => d.body.executionId === executionId);
+
+// ---------------------------------------------------------------------------------------------
+
+describe('workflows and triggers', () => {
+  test('GET /workflows: spec 1 fields, tag and active filters; control-plane keys accepted, engine surface keeps refusing them', async () => {
+    await trigger({ workflowId: ids.intake, payload: { orderId: 'A-0' }, execution: { mode: 'sync' } });
+    const res = await p.rest('GET', `${CP}?tag=sales&active=true`, { key: reader });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const list = res.body.data.workflows;
+    assert.deepEqual(list.map((w: any) => w.name), ['Order Intake']);
+    const w = list[0];
+    assert.deepEqual(
+      { workflowId: w.workflowId, description: w.description, tags: w.tags, active: w.active, version: w.version, nodes: w.nodes, executionCount: w.executionCount, successRate: w.successRate },
+      { workflowId: ids.intake, description: 'Takes orders in', tags: ['sales'], active: true, version: 1, nodes: 2, executionCount: 1, successRate: 100 },
+    );
+    assert.equal(typeof w.averageDuration, 'number');
+    assert.ok(w.averageDuration < 5, 'seconds, not milliseconds');
+    assert.ok(Date.parse(w.lastExecutedAt) > 0);
+    const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
+    assert.deepEqual(inactive.map((x: any) => x.name), ['Dormant']);
+    // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
+    assertError(await p.rest('GET', '/v1/engine/workflows', { key: reader }), 403, 'insufficient_permissions');
+    const engineKey = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
+    assert.equal((await p.rest('GET', CP, { key: engineKey })).status, 200);
+    assertError(await p.rest('GET', CP, { key: null }), 401, 'missing_authorization');
+  });
+
+  test('trigger async by slug: 202 running with engineExecutionUrl; the execution reads completed, durations in seconds, nodeData', async () => {
+    const res = await trigger({ workflowId: 'order-intake', payload: { orderId: 'A-1' }, execution: { priority: 'high' } });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const d = res.body.data;
+    assert.deepEqual(Object.keys(d).sort(), ['engineExecutionUrl', 'executionId', 'startedAt', 'status', 'workflowId']);
+    assert.equal(d.status, 'running');
+    assert.equal(d.workflowId, ids.intake);
+    assert.equal(d.engineExecutionUrl, `/v1/engine/executions/${d.executionId}`);
+    const done = await waitStatus(d.executionId, 'completed');
+    assert.deepEqual(done.result.outputs, { lastNode: 'Tag', items: [{ orderId: 'A-1', order: 'A-1', seen: true }] });
+    assert.equal(done.result.success, true);
+    assert.equal(done.result.nodesExecuted, 2);
+    assert.ok(done.completedAt && !done.failedAt && !done.cancelledAt);
+    assert.ok(done.duration < 5);
+    const withData = await getExecution(d.executionId, '?includeData=true');
+    assert.deepEqual(withData.nodeData.map((n: any) => [n.nodeName, n.status]), [['Start', 'completed'], ['Tag', 'completed']]);
+    // The engine's view of the same execution, through the URL given.
+    const engine = await p.rest('GET', d.engineExecutionUrl);
+    assert.equal(engine.body.data.status, 'success');
+  });
+
+  test('trigger sync: 200 completed with result; a failing workflow is 200 failed with error.nodeName; waiting is 202', async () => {
+    const ok = await trigger({ workflowId: ids.intake, payload: { orderId: 'B-1' }, execution: { mode: 'sync', timeout: 30 } });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.data.status, 'completed');
+    assert.deepEqual(ok.body.data.result.outputs.items, [{ orderId: 'B-1', order: 'B-1', seen: true }]);
+    assert.ok(ok.body.data.completedAt && ok.body.data.startedAt);
+    const failed = await trigger({ workflowId: 'failing', payload: {}, execution: { mode: 'sync' } });
+    assert.equal(failed.status, 200, JSON.stringify(failed.body));
+    assert.equal(failed.body.data.status, 'failed');
+    assert.equal(failed.body.data.error.code, 'NODE_EXECUTION_FAILED');
+    assert.equal(failed.body.data.error.nodeName, 'Boom');
+    assert.ok(failed.body.data.failedAt);
+    const waiting = await trigger({ workflowId: ids.waiter, payload: {}, execution: { mode: 'sync' } });
+    assert.equal(waiting.status, 202, JSON.stringify(waiting.body));
+    assert.equal(waiting.body.data.status, 'waiting');
+  });
+
+  test('trigger errors: WORKFLOW_NOT_FOUND, WORKFLOW_INACTIVE, PAYLOAD_TOO_LARGE, validation_error, WEBHOOK_INVALID, permissions', async () => {
+    assertError(await trigger({ workflowId: '00000000-0000-4000-8000-000000000000', payload: {} }), 404, 'WORKFLOW_NOT_FOUND');
+    assert.equal(assertError(await trigger({ workflowId: 'no-such-flow', payload: {} }), 404, 'WORKFLOW_NOT_FOUND').details.workflowId, 'no-such-flow');
+    assert.equal(assertError(await trigger({ workflowId: 'dormant', payload: {} }), 409, 'WORKFLOW_INACTIVE').details.workflowId, ids.dormant);
+    const big = assertError(await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }), 413, 'PAYLOAD_TOO_LARGE');
+    assert.ok(big.details.size_bytes > big.details.limit_bytes);
+    const fields = (res: any) => assertError(res, 400, 'validation_error').details.errors.map((e: any) => e.field).sort();
+    assert.deepEqual(fields(await trigger({ payload: {} })), ['workflowId']);
+    assert.deepEqual(fields(await trigger({ workflowId: ids.intake })), ['payload']);
+    assert.deepEqual(
+      fields(await trigger({ workflowId: ids.intake, payload: {}, execution: { mode: 'later', timeout: 301, priority: 'urgent' } })),
+      ['execution.mode', 'execution.priority', 'execution.timeout'],
+    );
+    assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, surprise: 1 })), ['surprise']);
+    assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, webhook: { url: `${receiverUrl}/x`, events: ['execution.exploded'] } })), ['webhook.events']);
+    assertError(await trigger({ workflowId: ids.intake, payload: {}, webhook: { url: 'ftp://example.com/hook' } }), 400, 'WEBHOOK_INVALID');
+    const denied = assertError(await trigger({ workflowId: ids.intake, payload: {} }, reader), 403, 'insufficient_permissions');
+    assert.equal(denied.details.required, 'workflow:execute');
+  });
+
+  test('100 triggers a minute per key: the 101st is 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
+    const key = (await p.createKey({ name: 'burst', permissions: ['workflow:execute'], tier: 'enterprise' })).key;
+    for (let i = 0; i < 100; i++) assert.equal((await trigger({ workflowId: 'no-such-flow', payload: {} }, key)).status, 404);
+    const limited = await trigger({ workflowId: ids.intake, payload: {} }, key);
+    const error = assertError(limited, 429, 'RATE_LIMIT_EXCEEDED');
+    assert.equal(error.details.limit, 100);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  });
+});
+
+describe('executions', () => {
+  test('list with workflowId (id or slug), status in the control plane spelling, dates, paging', async () => {
+    const list = async (q: string) => {
+      const res = await p.rest('GET', `${CP}/executions${q}`, { key: reader });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.data;
+    };
+    const completed = await list(`?workflowId=order-intake&status=completed&limit=2`);
+    assert.equal(completed.executions.length, 2);
+    assert.ok(completed.pagination.total >= 3 && completed.pagination.hasMore);
+    for (const e of completed.executions) {
+      assert.deepEqual(Object.keys(e).sort(), ['completedAt', 'duration', 'executionId', 'startedAt', 'status', 'workflowId', 'workflowName']);
+      assert.equal(e.status, 'completed');
+    }
+    const failed = await list(`?workflowId=${ids.failing}&status=failed`);
+    assert.equal(failed.executions.length, 1);
+    assert.ok(failed.executions[0].failedAt);
+    assert.equal((await list(`?startDate=2999-01-01T00:00:00Z`)).executions.length, 0);
+    assert.equal((await list(`?workflowId=no-such-flow`)).executions.length, 0);
+    assertError(await p.rest('GET', `${CP}/executions?status=success`, { key: reader }), 400, 'validation_error');
+    assertError(await p.rest('GET', `${CP}/executions/00000000-0000-4000-8000-000000000000`, { key: reader }), 404, 'resource_not_found');
+  });
+
+  test('cancel: cancelled with cancelledAt (reason logged); a finished execution is 409', async () => {
+    const started = await trigger({ workflowId: 'waiter', payload: {} });
+    const id = started.body.data.executionId;
+    await waitStatus(id, 'waiting');
+    const res = await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: { reason: 'no longer needed' } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(Object.keys(res.body.data).sort(), ['cancelledAt', 'executionId', 'status']);
+    assert.equal(res.body.data.status, 'cancelled');
+    const after = await getExecution(id);
+    assert.equal(after.status, 'cancelled');
+    assert.ok(after.cancelledAt);
+    const logs = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs;
+    assert.ok(logs.some((l: any) => l.message === 'Execution canceled: no longer needed'));
+    assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: {} }), 409, 'conflict');
+    assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: reader, body: {} }), 403, 'insufficient_permissions');
+  });
+});
+
+describe('execution webhooks', () => {
+  test('signed execution.started and execution.completed (sync and async), execution.failed, execution.waiting; events filter', async () => {
+    const secret = 'whsec-test-123';
+    const url = `${receiverUrl}/hooks`;
+    const a = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-1' }, webhook: { url, secret } })).body.data.executionId;
+    const s = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-2' }, execution: { mode: 'sync' }, webhook: { url, secret } })).body.data.executionId;
+    const f = (await trigger({ workflowId: ids.failing, payload: {}, webhook: { url, secret } })).body.data.executionId;
+    const w = (await trigger({ workflowId: ids.waiter, payload: {}, webhook: { url, secret, events: ['execution.waiting'] } })).body.data.executionId;
+    const only = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-3' }, webhook: { url, events: ['execution.completed'] } })).body.data.executionId;
+    const events = (id: string) => deliveriesFor(id).map((d) => d.event).sort();
+    await waitFor('deliveries', async () =>
+      events(a).length === 2 && events(s).length === 2 && events(f).length === 2 && events(w).length === 1 && events(only).length === 1 ? true : undefined,
+    );
+    assert.deepEqual(events(a), ['execution.completed', 'execution.started']);
+    assert.deepEqual(events(s), ['execution.completed', 'execution.started']);
+    assert.deepEqual(events(f), ['execution.failed', 'execution.started']);
+    assert.deepEqual(events(w), ['execution.waiting']);
+    assert.deepEqual(events(only), ['execution.completed']);
+    for (const d of [...deliveriesFor(a), ...deliveriesFor(s), ...deliveriesFor(f), ...deliveriesFor(w)]) {
+      assert.ok(d.signature && verifySignature(secret, d.raw, d.signature), `signed: ${d.event}`);
+      assert.equal(d.body.event, d.event);
+    }
+    assert.equal(deliveriesFor(only)[0]!.signature, undefined, 'no secret: unsigned');
+    const completed = deliveriesFor(a).find((d) => d.event === 'execution.completed')!.body;
+    assert.equal(completed.status, 'completed');
+    assert.deepEqual(completed.result.outputs.items, [{ orderId: 'W-1', order: 'W-1', seen: true }]);
+    assert.equal(completed.engineExecutionUrl, `/v1/engine/executions/${a}`);
+    const failed = deliveriesFor(f).find((d) => d.event === 'execution.failed')!.body;
+    assert.deepEqual([failed.status, failed.error.code, failed.error.nodeName], ['failed', 'NODE_EXECUTION_FAILED', 'Boom']);
+    assert.equal(deliveriesFor(a).find((d) => d.event === 'execution.started')!.body.status, 'running');
+  });
+});
+
+describe('webhook registration', () => {
+  test('POST /workflows/{id}/webhooks registers a trigger that starts the workflow; WEBHOOK_INVALID, WORKFLOW_NOT_FOUND', async () => {
+    const res = await p.rest('POST', `${CP}/order-intake/webhooks`, {
+      key: operator,
+      body: { path: '/cp/orders', method: 'POST', authentication: { type: 'apiKey', apiKeyHeader: 'X-Shop-Key', apiKeyValue: 'shop-secret-1' } },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const w = res.body.data;
+    assert.match(w.webhookId, /^[0-9a-f-]{36}$/);
+    assert.deepEqual({ workflowId: w.workflowId, url: w.url, method: w.method, active: w.active }, { workflowId: ids.intake, url: '/webhook/cp/orders', method: 'POST', active: true });
+    assert.ok(w.createdAt);
+    assert.equal(w.authentication.apiKeyValue, undefined);
+    const hit = await fetch(`${p.url}/webhook/cp/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-shop-key': 'shop-secret-1' }, body: '{"orderId":"H-1"}' });
+    assert.equal(hit.status, 200);
+    const bad = assertError(await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { path: '/cp/x', method: 'TRACE' } }), 400, 'WEBHOOK_INVALID');
+    assert.equal(bad.details.field, 'method');
+    assertError(await p.rest('POST', `${CP}/no-such-flow/webhooks`, { key: operator, body: { path: '/cp/y', method: 'POST' } }), 404, 'WORKFLOW_NOT_FOUND');
+    assertError(await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { method: 'POST' } }), 400, 'validation_error');
+  });
+});
+
+describe('schedules', () => {
+  test('create: nextRunAt with the time zone offset, defaults; SCHEDULE_INVALID, validation_error; list, update, delete', async () => {
+    const res = await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 9 * * 1-5', timezone: 'Europe/Paris', payload: { report: 'daily' } } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const s = res.body.data;
+    assert.deepEqual({ workflowId: s.workflowId, cron: s.cron, timezone: s.timezone, enabled: s.enabled }, { workflowId: ids.intake, cron: '0 9 * * 1-5', timezone: 'Europe/Paris', enabled: true });
+    assert.match(s.nextRunAt, /^\d{4}-\d\d-\d\dT09:00:00\+0[12]:00$/);
+    const next = new Date(s.nextRunAt);
+    assert.ok(next.getTime() > Date.now() && [1, 2, 3, 4, 5].includes(next.getUTCDay()));
+    const utc = (await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '30 6 * * *' } })).body.data;
+    assert.equal(utc.timezone, 'UTC');
+    assert.match(utc.nextRunAt, /T06:30:00\+00:00$/);
+    const kathmandu = (await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 0 12 * * *', timezone: 'Asia/Kathmandu', enabled: false } })).body.data;
+    assert.equal(kathmandu.enabled, false);
+    assert.equal(kathmandu.nextRunAt, undefined, 'disabled: no next run');
+
+    const invalid = assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '61 * * * *' } }), 400, 'SCHEDULE_INVALID');
+    assert.deepEqual([invalid.details.field, invalid.details.cron], ['cron', '61 * * * *']);
+    assert.match(assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * *' } }), 400, 'SCHEDULE_INVALID').details.reason, /5 fields/);
+    const tz = assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * * * *', timezone: 'Mars/Olympus' } }), 400, 'validation_error');
+    assert.deepEqual(tz.details.errors.map((e: any) => e.field), ['timezone']);
+    assert.deepEqual(assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map((e: any) => e.field), ['cron']);
+    assertError(await p.rest('POST', `${CP}/no-such-flow/schedule`, { key: operator, body: { cron: '* * * * *' } }), 404, 'WORKFLOW_NOT_FOUND');
+    assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: reader, body: { cron: '* * * * *' } }), 403, 'insufficient_permissions');
+
+    const listed = (await p.rest('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
+    assert.deepEqual(listed.map((x: any) => x.scheduleId), [s.scheduleId, utc.scheduleId, kathmandu.scheduleId]);
+    const updated = await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: '15 10 * * *', timezone: 'America/New_York' } });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.match(updated.body.data.nextRunAt, /T10:15:00-0[45]:00$/);
+    assertError(await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: 'nope' } }), 400, 'SCHEDULE_INVALID');
+    for (const x of [s, utc, kathmandu]) assert.equal((await p.rest('DELETE', `${CP}/schedules/${x.scheduleId}`, { key: operator })).status, 200);
+    assertError(await p.rest('DELETE', `${CP}/schedules/${s.scheduleId}`, { key: operator }), 404, 'resource_not_found');
+  });
+
+  test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {
+    const id = await createWorkflow('Ticker', [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Stamp', type: 'engine.set', parameters: { values: { ticked: true } } }], { active: true });
+    const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *', payload: { report: 'tick' } } })).body.data;
+    const runs = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=100`)).body.data.executions;
+    await waitFor('two scheduled runs', async () => ((await runs()).length >= 2 ? true : undefined), 10_000);
+    const [latest] = await runs();
+    assert.equal(latest.mode, 'schedule');
+    const done = await waitFor('a finished run', async () => {
+      const e = (await p.rest('GET', `/v1/engine/executions/${latest.executionId}`)).body.data;
+      return e.status === 'success' ? e : undefined;
+    });
+    const item = done.result.items[0];
+    assert.deepEqual([item.report, item.ticked, item.scheduleId, item.cron, item.timezone, item.missedRuns], ['tick', true, s.scheduleId, '* * * * * *', 'UTC', 0]);
+    assert.ok(Date.parse(item.scheduledFor) > 0);
+    await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
+    await sleep(1200);
+    const count = (await runs()).length;
+    await sleep(1500);
+    assert.equal((await runs()).length, count, 'disabled: no more runs');
+    // An inactive workflow's due times pass without an execution.
+    await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: true } });
+    await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
+    await sleep(1200);
+    const inactive = (await runs()).length;
+    await sleep(1500);
+    assert.equal((await runs()).length, inactive, 'inactive workflow: no runs');
+    const row = (await p.rest('GET', `${CP}/${id}/schedules`, { key: reader })).body.data.schedules[0];
+    assert.ok(Date.parse(row.nextRunAt) > Date.now() - 2000, 'the due times still move on');
+  });
+
+  test('exactly once per due time with two platforms on one database; catch-up once after downtime', async () => {
+    const id = await createWorkflow('Once', [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Noop', type: 'engine.noOp' }], { active: true });
+    const p2 = await startTestPlatform(ENV, { database: p.db });
+    try {
+      const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *' } })).body.data;
+      await sleep(3500);
+      await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
+      await sleep(500);
+      const fired = (await p.platform.kernel.db.query(
+        `SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`,
+        [id],
+      )) as { due: string }[];
+      assert.ok(fired.length >= 2, `fired ${fired.length} times in 3.5 s`);
+      assert.equal(new Set(fired.map((f) => f.due)).size, fired.length, 'no due time fired twice');
+
+      // The claim itself: four jobs for one due time, on two platforms' workers at once.
+      const minute = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
+      const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+      await p.platform.kernel.db.query(`UPDATE engine.schedules SET next_run_at = $2 WHERE id = $1`, [minute.scheduleId, due]);
+      await Promise.all(
+        [p, p2, p, p2].map((x, i) =>
+          x.platform.kernel.queue.enqueue(SCHEDULE_FIRE_JOB, { scheduleId: minute.scheduleId, due: due.toISOString() }, { key: `test-claim-${i}` }),
+        ),
+      );
+      const claimed = await waitFor('the forced due time to fire', async () => {
+        const rows = await p.platform.kernel.db.query(`SELECT id FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [minute.scheduleId]);
+        return rows.length ? rows : undefined;
+      });
+      const jobs = await waitFor('the four jobs to finish', async () => {
+        const rows = await p.platform.kernel.db.query(`SELECT state, locked_by FROM platform.jobs WHERE key LIKE 'test-claim-%'`);
+        return rows.length === 4 && rows.every((r: any) => r.state === 'completed') ? rows : undefined;
+      });
+      assert.equal(jobs.length, 4, 'every job ran; one fired, three found the due time taken');
+      assert.equal(claimed.length, 1);
+      assert.equal((await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [minute.scheduleId]))[0].n, 1);
+    } finally {
+      await p2.stop();
+    }
+
+    // Downtime: the platform is stopped for "an hour" (the due time is moved back), then started again.
+    const down = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
+    await p.stop({ keepDatabase: true });
+    const db = p.db;
+    const { Client } = await import('pg');
+    const client = new Client({ connectionString: db.url });
+    await client.connect();
+    await client.query(`UPDATE engine.schedules SET next_run_at = date_trunc('minute', now()) - interval '61 minutes' WHERE id = $1`, [down.scheduleId]);
+    await client.end();
+    p = await startTestPlatform(ENV, { database: db });
+    restartedOn = db;
+    const ran = await waitFor('the catch-up run', async () => {
+      const rows = await p.platform.kernel.db.query(`SELECT input->0->'json' AS json FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [down.scheduleId]);
+      return rows.length ? rows : undefined;
+    });
+    await sleep(1000);
+    const all = await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [down.scheduleId]);
+    assert.equal(all[0].n, 1, 'one run for the whole missed window');
+    assert.ok(ran[0].json.missedRuns >= 11, `missedRuns ${ran[0].json.missedRuns}`);
+    const [row] = await p.platform.kernel.db.query(`SELECT next_run_at FROM engine.schedules WHERE id = $1`, [down.scheduleId]);
+    assert.ok(row.next_run_at.getTime() > Date.now(), 'the next due time is after the restart');
+  });
+});
