@@ -179,7 +179,27 @@ async function cli(): Promise<void> {
   const [roleArg = 'all', name] = process.argv.slice(2);
   const role = roleArg as Role;
   const config = loadConfig();
-  let running: RunningPlatform;
+  // Handlers first: a signal during start (migrations, seeding) drains once start has finished.
+  let running: RunningPlatform | undefined;
+  let signalled: string | undefined;
+  const shutdown = (signal: string) => {
+    if (!running) {
+      signalled ??= signal;
+      return;
+    }
+    const platform = running;
+    running = undefined;
+    platform.kernel.logger.info('draining', { signal });
+    platform.stop().then(
+      () => process.exit(0),
+      (err) => {
+        platform.kernel.logger.error('unclean shutdown', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   switch (role) {
     case 'all':
     case 'gateway':
@@ -200,21 +220,7 @@ async function cli(): Promise<void> {
     default:
       throw new Error(`Unknown role "${roleArg}": all, gateway, subgraph <name>, worker or migrate`);
   }
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    running.kernel.logger.info('draining', { signal });
-    running.stop().then(
-      () => process.exit(0),
-      (err) => {
-        running.kernel.logger.error('unclean shutdown', { err });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (signalled) shutdown(signalled);
 }
 
 if (require.main === module) {
