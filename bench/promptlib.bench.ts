@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,16 +46,28 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
     }),
   );
   try {
-    const call = async (method: string, p: string, key: string, body?: unknown) => {
-      const res = await fetch(platform.url + p, {
-        method,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
+    // A plain keep-alive http client: the client runs in this process too, and fetch (undici,
+    // web streams) would cost more than the platform overhead being measured.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    const { port } = new URL(platform.url);
+    const call = (method: string, p: string, key: string, body?: unknown) =>
+      new Promise<any>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request(
+          { host: '127.0.0.1', port, path: p, method, agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(payload && { 'content-length': Buffer.byteLength(payload) }) } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c) => chunks.push(c));
+            res.on('end', () => {
+              const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+              if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${p}: ${res.statusCode} ${JSON.stringify(json)}`));
+              else resolve(json);
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
       });
-      const json = (await res.json()) as any;
-      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
     await call('POST', '/v1/promptlib/prompts', admin, {
       name: 'bench-prompt',
       description: 'benchmark prompt',
