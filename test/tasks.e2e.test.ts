@@ -201,6 +201,8 @@ describe('webhooks task.started, task.completed, task.failed', () => {
     const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('hooked', { webhook: { url, secret }, execution: { mode: 'sync' } }) })).body.data;
     assert.equal(t.status, 'completed');
     await until(async () => received.length >= 2);
+    // Each delivery is its own job: arrival order is not guaranteed, the events' timestamps are.
+    received.sort((a, b) => Date.parse(a.body.timestamp) - Date.parse(b.body.timestamp) || (a.event === 'task.started' ? -1 : 1));
     assert.deepEqual(received.map((r) => r.event), ['task.started', 'task.completed']);
     for (const r of received) {
       assert.ok(r.signature && verifySignature(secret, r.raw, r.signature), 'signature verifies over the raw body');
