@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -10,54 +8,18 @@ import { createClient } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
 import { createTestDatabase, type TestDatabase } from './support/database';
+import { startSplitTopology, type SplitTopology } from './support/split';
 
 /**
  * The split topology as real processes on one database: the control-plane subgraph alone,
  * a worker, and the gateway with the REST adapter reaching the subgraph over HTTP.
  */
-const MAIN = path.join(__dirname, '..', 'main.js');
 const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
 let db: TestDatabase;
 let dataDir: string;
 let gatewayUrl: string;
 let subgraphUrl: string;
-const procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function run(name: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  exit.then((code) => {
-    if (code !== 0 && code !== null) process.stderr.write(`[${name}] exited ${code}\n${stderr}\n`);
-  });
-  procs.push({ name, child, exit });
-}
-
-async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(`${url}/health`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
+let split: SplitTopology;
 
 async function call(method: string, p: string, key: string | null, body?: unknown) {
   const res = await fetch(gatewayUrl + p, {
@@ -71,19 +33,12 @@ async function call(method: string, p: string, key: string | null, body?: unknow
 before(async () => {
   db = await createTestDatabase();
   dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-'));
-  const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
-  subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
-  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
-  run('worker', ['worker'], {});
-  await waitHealthy(subgraphUrl);
-  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
-  await waitHealthy(gatewayUrl);
+  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey });
+  ({ gatewayUrl, subgraphUrl } = split);
 });
 
 after(async () => {
-  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  await Promise.all(procs.map((p) => p.exit));
+  await split?.kill();
   await db?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -166,8 +121,8 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
   });
 
   test('SIGTERM drains every process and each exits 0', async () => {
-    for (const p of procs) p.child.kill('SIGTERM');
-    const codes = await Promise.all(procs.map((p) => p.exit));
-    assert.deepEqual(codes, procs.map(() => 0));
+    for (const p of split.procs) p.child.kill('SIGTERM');
+    const codes = await Promise.all(split.procs.map((p) => p.exit));
+    assert.deepEqual(codes, split.procs.map(() => 0));
   });
 });

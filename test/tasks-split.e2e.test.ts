@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +8,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { Client as PgClient } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
+import { startSplitTopology, type SplitTopology } from './support/split';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 
 /**
@@ -18,49 +17,12 @@ import { startFakeLlm, type FakeLlm } from './support/fake-llm';
  * subscription). State changes cross processes as PostgreSQL notifications. The model is a local
  * fake that answers slowly, so a task is still running when the subscription starts.
  */
-const MAIN = path.join(__dirname, '..', 'main.js');
 const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
 let db: TestDatabase;
 let dataDir: string;
 let gatewayUrl: string;
+let split: SplitTopology;
 let fake: FakeLlm;
-const procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function run(name: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', LLM_BASE_URL: fake.url, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  exit.then((code) => {
-    if (code !== 0 && code !== null) process.stderr.write(`[${name}] exited ${code}\n${stderr}\n`);
-  });
-  procs.push({ name, child, exit });
-}
-
-async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(`${url}/health`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
 
 async function call(method: string, p: string, body?: unknown) {
   const res = await fetch(gatewayUrl + p, {
@@ -75,19 +37,12 @@ before(async () => {
   db = await createTestDatabase();
   fake = await startFakeLlm({ models: ['default'] });
   dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-tasks-'));
-  const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
-  const subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
-  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
-  await waitHealthy(subgraphUrl);
-  run('worker', ['worker'], {});
-  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
-  await waitHealthy(gatewayUrl);
+  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LLM_BASE_URL: fake.url });
+  gatewayUrl = split.gatewayUrl;
 });
 
 after(async () => {
-  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  await Promise.all(procs.map((p) => p.exit));
+  await split?.kill();
   await db?.drop();
   await fake?.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -505,25 +505,7 @@ export class ExecutionRunner {
     const id = job.data.executionId;
     const row = await this.load(id);
     if (!row || row.status !== 'running') return { skipped: row?.status ?? 'missing' };
-    const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
-    const done = await this.loadDone(id);
-    const view = await this.run({
-      id,
-      version,
-      mode: row.mode,
-      input: row.input,
-      startNode: row.start_node,
-      startedAt: row.started_at,
-      done,
-      seq: done.size,
-      inline: false,
-      stored: true,
-      depth: 0,
-      signal: job.signal,
-      meta: { originalExecutionId: row.original_execution_id, parentExecutionId: row.parent_execution_id, webhookId: row.webhook_id },
-      notify: row.notify ?? null,
-    });
-    return { status: view.status };
+    return this.continueStored(row, job);
   }
 
   private async resume(job: JobContext<{ executionId: string }>): Promise<unknown> {
@@ -559,10 +541,15 @@ export class ExecutionRunner {
     );
     if (!row) return { skipped: true };
     await this.publish(id, 'running');
+    return this.continueStored(row, job);
+  }
+
+  /** Runs a stored execution on from the node outputs it has recorded (queued, resumed or re-run after a lost worker). */
+  private async continueStored(row: any, job: JobContext<{ executionId: string }>): Promise<unknown> {
     const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
-    const done = await this.loadDone(id);
+    const done = await this.loadDone(row.id);
     const view = await this.run({
-      id,
+      id: row.id,
       version,
       mode: row.mode,
       input: row.input,

@@ -2,7 +2,7 @@ import { AppError } from '../../kernel/errors';
 import { compile, isTrigger, type CompiledWorkflow, type WorkflowNode } from './definition';
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
 import { nodeType } from './nodes';
-import { NodeError, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
+import { NodeError, type NodeContext, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
 import { SandboxError } from './sandbox';
 
 /**
@@ -271,24 +271,7 @@ export class WorkflowExecutor {
       }, node.timeout * 1000);
     }
     try {
-      const result = await Promise.race([
-        def.execute({
-          node,
-          inputs,
-          items: inputs[0] ?? [],
-          parameters: (indexes) =>
-            this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal: controller.signal }, indexes),
-          expressionData: data,
-          signal: controller.signal,
-          services: req.services,
-          log: (message, level = 'info') => log(level, message, node.name),
-        }),
-        stopped,
-      ]);
-      if (!Array.isArray(result.outputs) || !result.outputs.every((o) => Array.isArray(o))) {
-        throw new NodeError('The node returned no outputs');
-      }
-      return result;
+      return checked(await Promise.race([def.execute(this.nodeContext(node, def, inputs, data, req, log, controller.signal)), stopped]));
     } catch (err) {
       // A node stopped by the execution's abort reports the abort, not its own symptom.
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
@@ -302,6 +285,28 @@ export class WorkflowExecutor {
     }
   }
 
+  /** What a node's execute() receives; `signal` is the execution's, or the node's own watchdog's. */
+  private nodeContext(
+    node: WorkflowNode,
+    def: NodeDefinition,
+    inputs: Item[][],
+    data: ExpressionData,
+    req: RunRequest,
+    log: (level: LogEntry['level'], message: string, node?: string) => void,
+    signal: AbortSignal,
+  ): NodeContext {
+    return {
+      node,
+      inputs,
+      items: inputs[0] ?? [],
+      parameters: (indexes) => this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal }, indexes),
+      expressionData: data,
+      signal,
+      services: req.services,
+      log: (message, level = 'info') => log(level, message, node.name),
+    };
+  }
+
   /** An in-process node (set, if, …) without a time limit of its own: no watchdog, the execution's signal as is. */
   private async attemptInProcess(
     node: WorkflowNode,
@@ -313,19 +318,7 @@ export class WorkflowExecutor {
   ): Promise<NodeResult> {
     if (req.signal.aborted) throw new Aborted(req.signal.reason);
     try {
-      return checked(
-        await def.execute({
-          node,
-          inputs,
-          items: inputs[0] ?? [],
-          parameters: (indexes) =>
-            this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal: req.signal }, indexes),
-          expressionData: data,
-          signal: req.signal,
-          services: req.services,
-          log: (message, level = 'info') => log(level, message, node.name),
-        }),
-      );
+      return checked(await def.execute(this.nodeContext(node, def, inputs, data, req, log, req.signal)));
     } catch (err) {
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
       throw err;

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+/**
+ * The split topology as real processes: the control-plane subgraph alone, a worker, and the
+ * gateway with the REST adapter reaching the subgraph over HTTP. `env` is given to all three
+ * (DATABASE_URL, DATA_DIR, BOOTSTRAP_API_KEY, …).
+ */
+export interface SplitTopology {
+  gatewayUrl: string;
+  subgraphUrl: string;
+  procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[];
+  /** SIGKILL what still runs and wait for every exit. */
+  kill(): Promise<void>;
+}
+
+const MAIN = path.join(__dirname, '..', '..', 'main.js');
+
+export async function startSplitTopology(env: Record<string, string>): Promise<SplitTopology> {
+  const procs: SplitTopology['procs'] = [];
+  const run = (name: string, args: string[], extra: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, ...extra },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    exit.then((code) => {
+      if (code !== 0 && code !== null) process.stderr.write(`[${name}] exited ${code}\n${stderr}\n`);
+    });
+    procs.push({ name, child, exit });
+  };
+  const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
+  const subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
+  run('worker', ['worker']);
+  await waitHealthy(subgraphUrl);
+  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
+  await waitHealthy(gatewayUrl);
+  return {
+    gatewayUrl,
+    subgraphUrl,
+    procs,
+    async kill() {
+      for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+      await Promise.all(procs.map((p) => p.exit));
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(url: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
