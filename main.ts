@@ -12,6 +12,7 @@ import { PlatformGateway } from './gateway/gateway';
 import { buildApp, HttpFront } from './gateway/http';
 import { attachSubscriptions } from './gateway/subscriptions';
 import { surfaces } from './rest-adapter';
+import { presentedCredentials } from './rest-adapter/surface';
 import { services } from './subgraphs';
 
 /**
@@ -53,10 +54,20 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: role !== 'all', name: role });
   const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
 
-  const gateway = await startGateway(kernel, config.subgraphUrls as Record<string, string>, opts.extraSubgraphs);
-  const edge = new Edge(kernel.keys, kernel.rateLimiter);
+  const remote = config.subgraphUrls as Record<string, string>;
+  const gateway = await startGateway(kernel, remote, opts.extraSubgraphs);
+  const edge = new Edge({
+    keys: kernel.keys,
+    limiter: kernel.rateLimiter,
+    tokens: kernel.tokens,
+    publicUrl: config.publicUrl,
+    anonymousPerMinute: config.anonymousRateLimit,
+  });
   let draining = false;
   const app = buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining });
+  for (const service of services) {
+    if (!remote[service.name]) await service.http?.(app, { kernel, admit: (req) => edge.admit(presentedCredentials(req)) });
+  }
   opts.extraRoutes?.(app, kernel, edge);
   await front.attach(app);
   const subscriptions = attachSubscriptions({
@@ -68,7 +79,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     routes: subscriptionRoutes,
     logger: kernel.logger,
   });
-  await startServices(kernel, config.subgraphUrls as Record<string, string>);
+  await startServices(kernel, remote);
   if (role === 'all') await kernel.queue.start();
   kernel.logger.info('platform ready', { port, role, graphql: `http://localhost:${port}/graphql` });
 
@@ -84,6 +95,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       await Promise.all([front.close(), subscriptions.close()]);
       clearTimeout(forced);
       log.debug('stopped accepting requests');
+      for (const service of services) if (!remote[service.name]) await service.stop?.(kernel);
       await kernel.queue.stop({ graceMs: 10_000 });
       log.debug('workers stopped');
       await gateway.stop();
@@ -160,6 +172,7 @@ async function startGateway(kernel: Kernel, remote: Record<string, string>, extr
     remote,
     internalSecret: kernel.secrets.internal,
     logger: kernel.logger,
+    introspection: kernel.config.graphql.introspection,
   });
   await gateway.start();
   kernel.operations.bind((request, context) => gateway.execute(request, context));

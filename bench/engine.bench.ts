@@ -5,13 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import autocannon from 'autocannon';
 import type { FastifyInstance } from 'fastify';
 import { Client } from 'pg';
 import { loadConfig } from '../kernel/config';
 import type { Kernel } from '../kernel/platform';
 import { startPlatform, type RunningPlatform } from '../main';
-import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+import { figures, slice, type LoadFigures, type Slice } from './load';
+import { benchMain, createScratchDatabase } from './scratch-db';
+
+export type { LoadFigures };
 
 /**
  * Workflow executions per second (CONTRACT.md section 9): webhook-triggered executions of a
@@ -53,18 +55,6 @@ function isAnswer(text: string): boolean {
   }
 }
 
-export interface LoadFigures {
-  requestsPerSecond: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  requests: number;
-  durationS: number;
-  sliceRequestsPerSecond: number[];
-  non2xx: number;
-  errors: number;
-  mismatches: number;
-  statusCodes: Record<string, number>;
-}
 
 export interface EngineBenchFigures {
   ours: LoadFigures;
@@ -218,63 +208,7 @@ async function stopChild(): Promise<void> {
   clearTimeout(killer);
 }
 
-interface Slice {
-  durationS: number;
-  latencies: number[];
-  non2xx: number;
-  errors: number;
-  mismatches: number;
-  statusCodes: Record<string, number>;
-}
-
-async function slice(url: string, p: string, seconds: number): Promise<Slice> {
-  const latencies: number[] = [];
-  const instance = autocannon({
-    url: url + p,
-    connections: CONNECTIONS,
-    pipelining: 1,
-    duration: seconds,
-    timeout: 10,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-    verifyBody: isAnswer,
-  });
-  instance.on('response', (_c: unknown, status: number, _b: number, ms: number) => {
-    if (status >= 200 && status < 300) latencies.push(ms);
-  });
-  const result = await instance;
-  const statusCodes: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = Number(count);
-  return { durationS: result.duration, latencies, non2xx: result.non2xx, errors: result.errors, mismatches: result.mismatches, statusCodes };
-}
-
-function percentile(samples: number[], p: number): number {
-  if (!samples.length) return NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
-
-function figures(slices: Slice[]): LoadFigures {
-  const latencies = slices.flatMap((s) => s.latencies);
-  const durationS = slices.reduce((a, s) => a + s.durationS, 0);
-  const statusCodes: Record<string, number> = {};
-  for (const s of slices) for (const [c, n] of Object.entries(s.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
-  return {
-    requestsPerSecond: round(latencies.length / durationS, 0),
-    latencyP50Ms: round(percentile(latencies, 50), 2),
-    latencyP99Ms: round(percentile(latencies, 99), 2),
-    requests: latencies.length,
-    durationS: round(durationS, 2),
-    sliceRequestsPerSecond: slices.map((s) => round(s.latencies.length / s.durationS, 0)),
-    non2xx: slices.reduce((a, s) => a + s.non2xx, 0),
-    errors: slices.reduce((a, s) => a + s.errors, 0),
-    mismatches: slices.reduce((a, s) => a + s.mismatches, 0),
-    statusCodes,
-  };
-}
+const target = (url: string, p: string) => ({ url: url + p, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: BODY, verifyBody: isAnswer, connections: CONNECTIONS });
 
 /** Runs the engine bench on a scratch database of `serverUrl` (dropped afterwards). */
 export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures> {
@@ -298,13 +232,13 @@ export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures
       const only = process.env.BENCH_ENGINE_ONLY;
       const names = (Object.keys(targets) as (keyof typeof targets)[]).filter((n) => !only || n === only);
       for (const name of names) {
-        count(await slice(info.url, targets[name], WARMUP_S));
+        count(await slice(target(info.url, targets[name]), WARMUP_S));
       }
       const measured: Record<keyof typeof targets, Slice[]> = { ours: [], baseline: [] };
       for (let r = 0; r < ROUNDS; r++) {
         for (let i = 0; i < names.length; i++) {
           const name = names[(i + r) % names.length]!;
-          measured[name].push(count(await slice(info.url, targets[name], DURATION_S / ROUNDS)));
+          measured[name].push(count(await slice(target(info.url, targets[name]), DURATION_S / ROUNDS)));
         }
       }
       const client = new Client({ connectionString: db.url });
@@ -336,19 +270,4 @@ process.on('exit', () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-if (require.main === module) {
-  if (process.argv.includes('--serve')) void serve();
-  else {
-    (async () => {
-      const server = await resolveBenchServer();
-      try {
-        process.stdout.write(JSON.stringify(await benchEngine(server.url), null, 2) + '\n');
-      } finally {
-        if (server.embedded) await server.stop();
-      }
-    })().catch((err) => {
-      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exit(1);
-    });
-  }
-}
+if (require.main === module) benchMain(benchEngine, () => void serve());

@@ -44,3 +44,22 @@ export async function createScratchDatabase(serverUrl: string, label: string): P
     },
   };
 }
+
+/**
+ * The command line of a bench file run alone (`node dist/bench/<name>.bench.js`): with `--serve`
+ * it is the server child; otherwise it runs `bench` on the bench database server and prints the figures.
+ */
+export function benchMain(bench: (serverUrl: string) => Promise<unknown>, serve: () => void): void {
+  if (process.argv.includes('--serve')) return serve();
+  (async () => {
+    const server = await resolveBenchServer();
+    try {
+      process.stdout.write(JSON.stringify(await bench(server.url), null, 2) + '\n');
+    } finally {
+      if (server.embedded) await server.stop();
+    }
+  })().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}

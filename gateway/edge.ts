@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyService } from '../kernel/auth/api-key.service';
+import { looksLikeJwt, type TokenSigner } from '../kernel/auth/jwt';
 import { ANONYMOUS } from '../kernel/auth/principal';
-import type { AppError } from '../kernel/errors';
-import { RateLimitExceeded, rateLimitHeaders, type RateLimiter } from '../kernel/rate-limit';
+import { AppError } from '../kernel/errors';
+import { RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from '../kernel/rate-limit';
 import type { RequestContext } from '../kernel/subgraph';
 
 export interface Presented {
   authorization?: string;
   engineKey?: string;
+  /** `X-API-Key` (the infrastructure service's header). */
+  apiKeyHeader?: string;
   queryKey?: string;
   ip?: string;
+  /** The request's scheme and host (Fastify's, which follow X-Forwarded-* only with TRUST_PROXY). */
+  origin?: string;
 }
 
 export interface Admission {
@@ -28,35 +33,67 @@ export class EdgeRejection extends Error {
   }
 }
 
+export interface EdgeOptions {
+  keys: ApiKeyService;
+  limiter: RateLimiter;
+  tokens: TokenSigner;
+  /** PUBLIC_URL: the base of absolute URLs; unset, each request's own scheme and host. */
+  publicUrl?: string;
+  /** Requests without a credential, per client address and minute (ANONYMOUS_RATE_LIMIT). */
+  anonymousPerMinute?: number;
+}
+
+/** Per client address: failed authentications a minute (then 429 instead of 401), and anonymous introspection. */
+export const AUTH_FAILURES_PER_MINUTE = 30;
+export const ANONYMOUS_INTROSPECTION_PER_MINUTE = 10;
+
 /**
  * The edge authenticates a request once, into a principal, and applies the key's rate limits.
  * No credential gives an anonymous principal: each operation decides (in its subgraph) whether
  * it needs one. A credential that is present but wrong is refused here.
  */
 export class Edge {
-  constructor(
-    private readonly keys: ApiKeyService,
-    private readonly limiter: RateLimiter,
-  ) {}
+  constructor(private readonly opts: EdgeOptions) {}
+
+  /** The base of absolute URLs for this request (CONTRACT: PUBLIC_URL, else the request's own). */
+  baseUrl(presented: Pick<Presented, 'origin'>): string | undefined {
+    return this.opts.publicUrl ?? presented.origin;
+  }
 
   async admit(presented: Presented, requestId: string = newRequestId()): Promise<Admission> {
+    const { keys, limiter, tokens } = this.opts;
     const headers: Record<string, string> = { 'x-request-id': requestId };
-    const credential = bearer(presented.authorization) ?? presented.engineKey ?? presented.queryKey;
+    const baseUrl = this.baseUrl(presented);
+    const credential = bearer(presented.authorization) ?? presented.engineKey ?? presented.apiKeyHeader ?? presented.queryKey;
     if (!credential) {
       // No usable credential (none, or not a Bearer token): anonymous. Operations that need a
-      // caller answer missing_authorization; introspection and public operations still work.
-      return { context: { principal: ANONYMOUS, requestId, ip: presented.ip }, headers };
+      // caller answer missing_authorization; introspection and public operations still work,
+      // within a per-address limit.
+      await this.perAddress('anonymous', presented.ip, this.opts.anonymousPerMinute ?? 120, headers);
+      return { context: { principal: ANONYMOUS, requestId, ip: presented.ip, baseUrl }, headers };
+    }
+    if (looksLikeJwt(credential)) {
+      // A person signed in to the feedback or infrastructure service; those services apply their
+      // own per-user limits (spec 3), the key tiers do not apply to people.
+      try {
+        const principal = await tokens.verify(credential);
+        return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
+      } catch (err) {
+        await this.failedAuthentication(presented.ip, headers);
+        throw new EdgeRejection(err as AppError, headers);
+      }
     }
     let principal;
     try {
-      principal = await this.keys.authenticate(credential, presented.ip);
+      principal = await keys.authenticate(credential, presented.ip);
     } catch (err) {
+      await this.failedAuthentication(presented.ip, headers);
       throw new EdgeRejection(err as AppError, headers);
     }
     try {
-      const rateLimit = await this.limiter.consume(principal.keyId, principal.tier);
+      const rateLimit = await limiter.consume(principal.keyId, principal.tier);
       Object.assign(headers, rateLimitHeaders(rateLimit));
-      return { context: { principal, requestId, rateLimit, ip: presented.ip }, headers };
+      return { context: { principal, requestId, rateLimit, ip: presented.ip, baseUrl }, headers };
     } catch (err) {
       if (err instanceof RateLimitExceeded) {
         Object.assign(headers, rateLimitHeaders(err.snapshot), { 'retry-after': String(err.retryAfter) });
@@ -64,6 +101,46 @@ export class Edge {
       throw new EdgeRejection(err as AppError, headers);
     }
   }
+
+  /** Anonymous introspection has its own, lower limit per address (the schema is the costliest answer). */
+  async admitIntrospection(context: RequestContext, headers: Record<string, string>): Promise<void> {
+    if (context.principal.kind === 'anonymous') await this.perAddress('anonymous-introspection', context.ip, ANONYMOUS_INTROSPECTION_PER_MINUTE, headers);
+  }
+
+  /** Guessing keys from one address ends in 429 (with Retry-After) rather than more 401s. */
+  private async failedAuthentication(ip: string | undefined, headers: Record<string, string>): Promise<void> {
+    await this.perAddress('auth-failures', ip, AUTH_FAILURES_PER_MINUTE, headers);
+  }
+
+  private async perAddress(name: string, ip: string | undefined, perMinute: number, headers: Record<string, string>): Promise<void> {
+    try {
+      const w = await this.opts.limiter.consumeNamed(`edge:${name}`, ip ?? 'unknown', perMinute, 60);
+      Object.assign(headers, windowHeaders(w));
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') {
+        const retryAfter = Number(err.details.retryAfter ?? 60);
+        Object.assign(headers, windowHeaders({ limit: perMinute, remaining: 0, resetAt: new Date(Date.now() + retryAfter * 1000) }), {
+          'retry-after': String(retryAfter),
+        });
+        throw new EdgeRejection(
+          new AppError('RATE_LIMIT_EXCEEDED', `Too many ${name === 'auth-failures' ? 'failed authentications' : name.replace('-', ' ') + ' requests'} from this address: at most ${perMinute} a minute`, {
+            ...err.details,
+            scope: 'address',
+          }),
+          headers,
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+function windowHeaders(w: WindowStatus): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(w.limit),
+    'x-ratelimit-remaining': String(w.remaining),
+    'x-ratelimit-reset': String(Math.ceil(w.resetAt.getTime() / 1000)),
+  };
 }
 
 export function newRequestId(): string {

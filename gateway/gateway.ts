@@ -1,12 +1,12 @@
 import { ApolloGateway } from '@apollo/gateway';
-import { ApolloServer, type GraphQLRequest } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { isScalarType, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, isScalarType, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
 import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
-import { DEFAULT_LIMITS, limitRules, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, checkCost, limitRules, type QueryLimits } from './limits';
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -17,6 +17,8 @@ export interface GatewayOptions {
   internalSecret: string;
   logger: Logger;
   limits?: QueryLimits;
+  /** Introspection and field suggestions (GRAPHQL_INTROSPECTION); default on. */
+  introspection?: boolean;
 }
 
 export interface OperationResult {
@@ -56,10 +58,10 @@ export class PlatformGateway {
       gateway: this.gateway as any,
       validationRules: limitRules(this.limits),
       parseOptions: { maxTokens: this.limits.maxTokens },
-      introspection: true,
+      introspection: opts.introspection ?? true,
       stopOnTerminationSignals: false, // main.ts owns the drain order
       includeStacktraceInErrorResponses: false,
-      plugins: [ApolloServerPluginLandingPageDisabled()],
+      plugins: [ApolloServerPluginLandingPageDisabled(), operationChecks(() => this.schema, this.limits)],
       logger: quiet(opts.logger),
       formatError: (formatted, error) => {
         // serviceName is an internal detail of the plan; clients see code, http and details.
@@ -67,7 +69,9 @@ export class PlatformGateway {
         // Apollo files our limit errors under GRAPHQL_VALIDATION_FAILED: give them their own code back.
         const original = ((error as { originalError?: unknown })?.originalError ?? error) as { extensions?: Record<string, unknown> };
         if (original?.extensions?.code === 'query_too_complex') extensions.code = 'query_too_complex';
-        return { ...formatted, extensions };
+        // Without introspection, "Did you mean …?" would still spell the schema out field by field.
+        const message = opts.introspection === false ? formatted.message.replace(/ Did you mean .+\?$/, '') : formatted.message;
+        return { ...formatted, message, extensions };
       },
     });
   }
@@ -117,5 +121,31 @@ function quiet(logger: Logger) {
     info: (m: unknown) => logger.debug(String(m)),
     warn: (m: unknown) => logger.warn(String(m)),
     error: (m: unknown) => logger.error(String(m)),
+  };
+}
+
+/**
+ * Requests GraphQL over HTTP refuses with 400 before anything is planned: an operationName that
+ * names no operation of the document, a subscription (served over graphql-ws on the same path),
+ * and an operation whose cost with the request's variables is over the budget (validation only
+ * saw the variables' defaults).
+ */
+function operationChecks(schema: () => GraphQLSchema, limits: QueryLimits): ApolloServerPlugin<RequestContext> {
+  const badRequest = (message: string, code = 'BAD_REQUEST') => new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, document, request }) {
+          if (!operation) {
+            throw badRequest(request.operationName ? `Unknown operation named "${request.operationName}".` : 'The document has several operations: give operationName.');
+          }
+          if (operation.operation === 'subscription') {
+            throw badRequest('Subscriptions are served over WebSocket (graphql-ws protocol) on /graphql, not over HTTP.');
+          }
+          const tooCostly = checkCost(schema(), document, limits, request.operationName, request.variables);
+          if (tooCostly) throw tooCostly;
+        },
+      };
+    },
   };
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
 import { AppError } from '../kernel/errors';
+import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
 import type { Logger } from '../kernel/logger';
 import { presentedCredentials, registerSurface, type Surface } from '../rest-adapter/surface';
 import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
 
   const graphql = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.method === 'GET') acceptableQueryString(req.query as Record<string, unknown>);
     const requestId = newRequestId();
     let admission;
     try {
@@ -88,6 +90,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     } catch (err) {
       if (!(err instanceof EdgeRejection)) throw err;
       return sendGraphQLError(reply.headers(err.headers), err.error);
+    }
+    const document = req.method === 'GET' ? (req.query as Record<string, unknown>)?.query : (req.body as Record<string, unknown> | undefined)?.query;
+    if (typeof document === 'string' && /__schema|__type\b/.test(document)) {
+      try {
+        await deps.edge.admitIntrospection(admission.context, admission.headers);
+      } catch (err) {
+        if (!(err instanceof EdgeRejection)) throw err;
+        return sendGraphQLError(reply.headers(err.headers), err.error);
+      }
     }
     reply.headers(admission.headers);
     const headers = new HeaderMap();
@@ -115,11 +126,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+    let parsed: unknown;
     try {
-      done(null, (raw as string).trim() === '' ? undefined : JSON.parse(raw as string));
+      parsed = (raw as string).trim() === '' ? undefined : JSON.parse(raw as string);
     } catch (err) {
-      done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
+      return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
     }
+    const violation = inspectJson(parsed);
+    done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
   });
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
@@ -136,6 +150,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   for (const surface of deps.surfaces) registerSurface(app, surface, deps);
   registerWebhookSurface(app, deps);
   return app;
+}
+
+/** GET /graphql carries the operation in the query string: the same input policy as a JSON body. */
+function acceptableQueryString(query: Record<string, unknown>): void {
+  assertAcceptableParams(query);
+  for (const name of ['variables', 'extensions']) {
+    const raw = query[name];
+    if (typeof raw !== 'string') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      continue; // Apollo answers malformed JSON itself
+    }
+    assertAcceptableJson(parsed, name);
+  }
 }
 
 function sendGraphQLError(reply: FastifyReply, err: AppError) {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GraphQLError, buildSchema, getIntrospectionQuery, parse, specifiedRules, validate } from 'graphql';
-import { DEFAULT_LIMITS, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, INTROSPECTION_COST, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';
 
 const schema = buildSchema(`
   type Query {
@@ -131,12 +131,15 @@ test('cost: absurd sizes stay finite', () => {
   assert.equal(details(error).actual, Number.MAX_SAFE_INTEGER);
 });
 
-test('the standard GraphiQL introspection query passes with the defaults and costs nothing', () => {
+test('the standard GraphiQL introspection query passes with the defaults, at the flat introspection cost', () => {
   for (const options of [{}, { descriptions: true, schemaDescription: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, oneOf: true }]) {
     const query = getIntrospectionQuery(options);
     assert.deepEqual(check(query), []);
-    assert.deepEqual(check(query, { maxCost: 0 }), []);
+    assert.equal(details(limitError(check(query, { maxCost: INTROSPECTION_COST - 1 }), 'cost')).actual, INTROSPECTION_COST);
   }
+  // Aliased whole-schema introspections add up: five are over the default budget.
+  const many = `{ ${Array.from({ length: 5 }, (_, i) => `s${i}: __schema { queryType { name } }`).join(' ')} }`;
+  assert.equal(details(limitError(check(many), 'cost')).actual, 5 * INTROSPECTION_COST);
 });
 
 test('abusive introspection nesting is still limited by depth', () => {

@@ -41,7 +41,8 @@ import { ERROR_STATUS } from '../kernel/errors';
  * - aliases: aliased fields written in the document (a fragment's aliases count once).
  * - cost:    per operation; each field costs 1, and a list field multiplies the cost of its
  *            selection by its `first`/`last`/`limit` argument (the largest given) or by 20.
- *            Introspection (`__schema`, `__type`, `__typename`) costs nothing.
+ *            Introspection has a flat price: `__schema` INTROSPECTION_COST (a whole-schema answer,
+ *            so at most a few per request), `__type` 100, `__typename` nothing.
  *
  * Validation sees no variable values (Apollo caches validated documents across requests), so the
  * cost rule takes a variable size argument at its default value in the operation, else at 20.
@@ -55,6 +56,10 @@ export interface QueryLimits {
 }
 
 export const DEFAULT_LIMITS: QueryLimits = { maxDepth: 12, maxAliases: 30, maxTokens: 5000, maxCost: 20000 };
+
+/** The flat cost of `__schema` (and of `__type`): introspection is the largest answer a client can ask for. */
+export const INTROSPECTION_COST = 5_000;
+export const TYPE_INTROSPECTION_COST = 100;
 
 /** The size assumed for a list field with no usable `first`/`last`/`limit` argument. */
 export const DEFAULT_LIST_SIZE = 20;
@@ -264,6 +269,8 @@ function operationCost(
   // Capped so absurd size arguments stay finite (and JSON-serialisable) numbers.
   const cap = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER);
   return measure(schema, op, getFragment, (a, b) => cap(a + b), (node, _parent, def, inner) => {
+    if (node.name.value === SchemaMetaFieldDef.name) return INTROSPECTION_COST;
+    if (node.name.value === TypeMetaFieldDef.name) return TYPE_INTROSPECTION_COST;
     if (node.name.value.startsWith('__')) return 0;
     const isList = def !== undefined && isListType(getNullableType(def.type));
     return cap(1 + (isList ? listSize(node, variable) : 1) * inner);

@@ -1,3 +1,4 @@
+import { inspectJson, violationError } from '../kernel/input-policy';
 import type { Server } from 'node:http';
 import {
   GraphQLError,
@@ -57,6 +58,8 @@ export function attachSubscriptions(opts: {
       },
       onSubscribe: async (ctx, _id, payload) => {
         const context = ctx.extra.context!;
+        const violation = inspectJson(payload.variables ?? {});
+        if (violation) return [violationError(violation, 'variables').toGraphQLError()];
         let document;
         try {
           document = parseWithLimits(payload.query, opts.gateway.limits);
@@ -77,7 +80,12 @@ export function attachSubscriptions(opts: {
         }
         const fieldDef = schema.getSubscriptionType()!.getFields()[field.name.value]!;
         const variables = payload.variables ?? {};
-        const args = getArgumentValues(fieldDef, field, variables);
+        let args;
+        try {
+          args = getArgumentValues(fieldDef, field, variables);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError(String(err))];
+        }
         const query = print(twinQuery(document, operation, field, route));
         // Authorize (and check existence) now, with the query the events will run.
         const first = await opts.gateway.execute({ query, variables, operationName: operation.name?.value }, context);

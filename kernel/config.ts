@@ -58,6 +58,10 @@ const envSchema = z.object({
   GOOGLE_USERINFO_URL: url(['http:', 'https:']).default('https://openidconnect.googleapis.com/v1/userinfo'),
   FEEDBACK_FRONTEND_URL: optional(url(['http:', 'https:'])),
   TRUST_PROXY: bool,
+  PUBLIC_URL: optional(url(['http:', 'https:'])),
+  NODE_ENV: z.string().optional(),
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
+  ANONYMOUS_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(120),
   // Split deployment (README "Split mode"): where the gateway finds remote subgraphs, and the
   // secret that signs the principal handed to them.
   SUBGRAPH_URLS: z
@@ -77,11 +81,13 @@ const envSchema = z.object({
     }),
   INTERNAL_SECRET: optional(z.string().min(32)),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  WORKER_STALE_AFTER_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   DB_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   // Workflow engine: pruning of finished executions (subgraphs/engine).
   ENGINE_EXECUTION_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(36_500).default(14),
   ENGINE_EXECUTION_MAX_COUNT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
 });
 
 export interface Config {
@@ -101,13 +107,23 @@ export interface Config {
   google: { clientId?: string; clientSecret?: string; tokenUrl: string; userinfoUrl: string };
   feedbackFrontendUrl: string;
   trustProxy: boolean;
+  /** Base of the absolute URLs in answers and webhooks; unset: each request's own scheme and host. */
+  publicUrl?: string;
+  graphql: {
+    /** Introspection and "Did you mean" suggestions: GRAPHQL_INTROSPECTION, default on unless NODE_ENV=production. */
+    introspection: boolean;
+  };
+  /** Requests without a credential per client address and minute. */
+  anonymousRateLimit: number;
   subgraphUrls: Partial<Record<SubgraphName, string>>;
   internalSecret?: string;
   workerConcurrency: number;
+  /** A worker silent this long is presumed dead and its running jobs are reclaimed (it heartbeats at a sixth of it, at most every 5 s). */
+  workerStaleAfterMs: number;
   dbPoolSize: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per workflow. */
-  engine: { executionMaxAgeDays: number; executionMaxCount: number };
+  engine: { executionMaxAgeDays: number; executionMaxCount: number; sandboxProcesses: number };
 }
 
 export class ConfigError extends Error {
@@ -143,11 +159,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     google: { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, tokenUrl: e.GOOGLE_TOKEN_URL, userinfoUrl: e.GOOGLE_USERINFO_URL },
     feedbackFrontendUrl: (e.FEEDBACK_FRONTEND_URL ?? `http://localhost:${e.PORT}/feedback`).replace(/\/+$/, ''),
     trustProxy: e.TRUST_PROXY,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    graphql: {
+      introspection: e.GRAPHQL_INTROSPECTION === undefined || e.GRAPHQL_INTROSPECTION === '' ? e.NODE_ENV !== 'production' : ['true', '1', 'yes'].includes(e.GRAPHQL_INTROSPECTION),
+    },
+    anonymousRateLimit: e.ANONYMOUS_RATE_LIMIT,
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     dbPoolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
-    engine: { executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS, executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT },
+    engine: { executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS, executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT, sandboxProcesses: e.SANDBOX_PROCESSES },
   };
 }

@@ -48,6 +48,13 @@ export const ERROR_STATUS = {
   upstream_error: 502,
   service_unavailable: 503,
   internal_server_error: 500,
+  // link service (CONTRACT.md section 8)
+  invalid_credentials: 401,
+  too_many_attempts: 429,
+  link_gone: 410,
+  // feature-request service (spec 3, section B)
+  already_voted: 409,
+  request_not_approved: 409,
   // GraphQL request limits (gateway/limits.ts)
   query_too_complex: 400,
 } as const;

@@ -15,6 +15,7 @@ import { loadSecret } from './secrets';
 import { WebhookSender } from './webhooks';
 import { ApiKeyEntity } from './auth/api-key.entity';
 import { ApiKeyService } from './auth/api-key.service';
+import { TokenSigner } from './auth/jwt';
 
 /** Everything a service stands on, built once per process. */
 export interface Kernel {
@@ -32,6 +33,8 @@ export interface Kernel {
   operations: Operations;
   redis?: Redis;
   secrets: { internal: string; jwt: string };
+  /** Signs and verifies the feedback and infrastructure services' user tokens. */
+  tokens: TokenSigner;
   close(): Promise<void>;
 }
 
@@ -71,7 +74,14 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     internal: loadSecret(config.dataDir, 'internal-secret', config.internalSecret),
     jwt: loadSecret(config.dataDir, 'jwt-secret', config.jwtSecret),
   };
-  const queue = new Queue({ db, events, logger, concurrency: config.workerConcurrency });
+  const queue = new Queue({
+    db,
+    events,
+    logger,
+    concurrency: config.workerConcurrency,
+    staleAfterMs: config.workerStaleAfterMs,
+    heartbeatMs: Math.min(5_000, Math.floor(config.workerStaleAfterMs / 6)),
+  });
   const webhooks = new WebhookSender({
     db,
     queue,
@@ -97,6 +107,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     llm: createLlmProvider(config.llm, logger),
     redis,
     secrets,
+    tokens: new TokenSigner(secrets.jwt),
     async close() {
       if (closed) return;
       closed = true;

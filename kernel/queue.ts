@@ -1,3 +1,4 @@
+import { rowsOf } from './db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors } from './errors';
@@ -151,13 +152,6 @@ const SWEEP = `
   FROM lost WHERE j.id = lost.id
   RETURNING j.id, j.name, j.data, j.state, j.attempt, j.max_attempts`;
 
-/** TypeORM returns `[rows, rowCount]` for UPDATE and DELETE, plain rows otherwise. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as T[];
-  }
-  return result as T[];
-}
 
 function describeError(err: unknown): { code: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
@@ -350,7 +344,14 @@ export class Queue {
    * others. Register the pool's handlers on the pool.
    */
   pool(opts: { name: string; concurrency: number }): Queue {
-    const pool = new Queue({ db: this.db, events: this.events, logger: this.logger.child({ pool: opts.name }), concurrency: opts.concurrency });
+    const pool = new Queue({
+      db: this.db,
+      events: this.events,
+      logger: this.logger.child({ pool: opts.name }),
+      concurrency: opts.concurrency,
+      heartbeatMs: this.heartbeatMs,
+      staleAfterMs: this.staleAfterMs,
+    });
     this.pools.push(pool);
     return pool;
   }

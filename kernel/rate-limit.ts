@@ -106,7 +106,8 @@ export class RateLimiter {
    * An endpoint-specific limit on top of the tier's (prompt tests per minute, chain executions…).
    * Throws RATE_LIMIT_EXCEEDED when over.
    */
-  async consumeNamed(name: string, key: string, points: number, durationSeconds: number, tier?: Tier): Promise<void> {
+  /** Counts one event against a named limit of `points` per `durationSeconds`; the window's standing, or RATE_LIMIT_EXCEEDED. */
+  async consumeNamed(name: string, key: string, points: number, durationSeconds: number, tier?: Tier): Promise<WindowStatus> {
     const limiter = this.get(`named:${name}:${points}:${durationSeconds}`, points, durationSeconds);
     const taken = await this.take(limiter, key);
     if (!taken.ok) {
@@ -118,6 +119,7 @@ export class RateLimiter {
         tier,
       });
     }
+    return { limit: points, remaining: Math.max(0, taken.res.remainingPoints), resetAt: new Date(Date.now() + taken.res.msBeforeNext) };
   }
 
   private async take(limiter: RateLimiterAbstract, key: string): Promise<{ ok: boolean; res: RateLimiterRes }> {

@@ -12,7 +12,9 @@ import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, errors, type FieldError } from './errors';
+import { refusedInput } from './input-policy';
 import { ANONYMOUS, authorize, type KeyService, type Principal, type Surface } from './auth/principal';
 import type { RateLimitSnapshot } from './rate-limit';
 import type { SubgraphName } from './config';
@@ -24,6 +26,16 @@ export interface RequestContext {
   requestId: string;
   rateLimit?: RateLimitSnapshot;
   ip?: string;
+  /**
+   * The platform's address as the caller reaches it (PUBLIC_URL, else the request's scheme and
+   * host, X-Forwarded-* believed only with TRUST_PROXY): links in answers are absolute with it.
+   */
+  baseUrl?: string;
+}
+
+/** `path` (starting with "/") as an absolute URL for this caller; relative when the base is unknown (internal calls). */
+export function absoluteUrl(ctx: Pick<RequestContext, 'baseUrl'> | undefined, path: string): string {
+  return `${ctx?.baseUrl ?? ''}${path}`;
 }
 
 export function anonymousContext(requestId = 'internal'): RequestContext {
@@ -159,6 +171,8 @@ export function formatError(err: GraphQLError, context: RequestContext, logger: 
   } else if (original instanceof GraphQLError && !err.path) {
     // A request-level problem, such as a variable the subgraph's own scalar rejects.
     app = errors.validation([{ field: 'variables', message: err.message }]);
+  } else if (original && refusedInput(original)) {
+    app = refusedInput(original);
   } else if (original) {
     logger.error('unexpected error in resolver', { err: original, path: err.path, requestId: context.requestId });
     app = errors.internal(context.requestId);
@@ -205,4 +219,24 @@ export interface ServiceModule<K = unknown> {
    * recovery. Idempotent: every process of a split deployment runs it.
    */
   start?(kernel: K): Promise<void>;
+  /** Runs when the process drains, once no request comes in any more: write what is buffered. */
+  stop?(kernel: K): Promise<void>;
+  /**
+   * HTTP routes the service serves itself, beside GraphQL and the REST route tables: redirects,
+   * HTML pages, streams (the public short link and its gate page, OAuth sign-in, followed logs).
+   * Mounted on the platform's HTTP server by the process that hosts the service, after `create`.
+   * Each route authenticates through `deps.admit` and enforces the same permissions and limits
+   * as the operation it stands beside.
+   */
+  http?(app: FastifyInstance, deps: ServiceHttpDeps<K>): void | Promise<void>;
+}
+
+export interface ServiceHttpDeps<K = unknown> {
+  kernel: K;
+  /**
+   * The edge's admission of a request (API key, JWT or anonymous; the key's rate limits): the
+   * caller's context and the headers the answer carries. A refusal throws an error with
+   * `error: AppError` and `headers`.
+   */
+  admit(req: FastifyRequest): Promise<{ context: RequestContext; headers: Record<string, string> }>;
 }

@@ -33,7 +33,8 @@ export const envelopes = {
   /** /feedback/api/v1 */
   feedback: {
     success: (data, _meta, message) => ({ success: true, message: message ?? 'OK', data }),
-    error: (err) => ({ success: false, message: err.message, error: { code: err.code, details: err.details ?? {} } }),
+    /** Spec 3: `error` is a string (the code); the field problems, where any, are in `details`. */
+    error: (err) => ({ success: false, message: err.message, error: err.code, details: err.details ?? {} }),
   },
   /** /infra/api/v1: the resource itself, or {data, pagination} for lists */
   infra: {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   GraphQLError,
+  GraphQLID,
   coerceInputValue,
   getNullableType,
   isInputObjectType,
@@ -12,6 +13,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
+import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
 import type { Logger } from '../kernel/logger';
 import { EdgeRejection, newRequestId, type Edge, type Presented } from '../gateway/edge';
 import type { PlatformGateway } from '../gateway/gateway';
@@ -46,9 +48,17 @@ export function presentedCredentials(req: FastifyRequest, engineKeyHeader = fals
   return {
     authorization: req.headers.authorization,
     engineKey: engineKeyHeader ? (req.headers['x-engine-api-key'] as string | undefined) : undefined,
+    apiKeyHeader: req.headers['x-api-key'] as string | undefined,
     queryKey: typeof query?.api_key === 'string' ? query.api_key : undefined,
     ip: req.ip,
+    origin: requestOrigin(req),
   };
+}
+
+/** `scheme://host[:port]` of a request as Fastify sees it (X-Forwarded-Proto/Host only when trustProxy). */
+export function requestOrigin(req: FastifyRequest): string | undefined {
+  const host = req.host;
+  return host && /^[A-Za-z0-9.\-:\[\]]+$/.test(host) ? `${req.protocol}://${host}` : undefined;
 }
 
 /** Registers one REST surface: its routes, its JSON parsing, its envelope for every answer. */
@@ -72,11 +82,14 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
       scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
         const text = raw as string;
         if (text.trim() === '') return done(null, undefined);
+        let parsed: unknown;
         try {
-          done(null, JSON.parse(text));
+          parsed = JSON.parse(text);
         } catch (err) {
-          done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
+          return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
         }
+        const violation = inspectJson(parsed);
+        done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
       });
 
       scope.setErrorHandler((err: any, req, reply) => {
@@ -118,6 +131,8 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
           handler: async (req, reply) => {
             const requestId = newRequestId();
             (req as any).requestId = requestId;
+            assertAcceptableParams(req.params as Record<string, unknown>);
+            assertAcceptableParams(req.query as Record<string, unknown>);
             const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), requestId);
             reply.headers(admission.headers);
             const opaque = new Set(route.opaque ?? []);
@@ -167,16 +182,20 @@ function prepare(route: RouteDef, gateway: PlatformGateway) {
           }
           continue;
         }
-        // Unknown and missing fields are named by path from the type's shape; graphql-js then
-        // checks the values, and its own report of a missing field (made at the parent object's
-        // path) is dropped as a duplicate.
+        // Unknown and missing fields, and values of the wrong kind, are named by path from the
+        // type's shape; graphql-js then checks the values. Its report of a missing field (made at
+        // the parent object's path) is dropped as a duplicate, and so is anything it says inside a
+        // value already refused for its kind.
         const parentsOfMissing = new Set<string>();
-        const known = checkShape(value, v.type, [], (path, message) => {
+        const refused: string[] = [];
+        const known = checkShape(value, v.type, [], (path, message, kind) => {
           problems.push({ field: name(v.name, path), message });
-          if (message !== 'is not a known field') parentsOfMissing.add(path.slice(0, -1).join('.'));
+          if (kind === 'missing') parentsOfMissing.add(path.slice(0, -1).join('.'));
+          if (kind === 'wrong-kind') refused.push(path.join('.'));
         });
         coerceInputValue(known, v.type, (path, _invalid, error: GraphQLError) => {
-          if (parentsOfMissing.has(path.join('.'))) return;
+          const at = path.join('.');
+          if (parentsOfMissing.has(at) || refused.some((r) => at === r || at.startsWith(`${r}.`))) return;
           problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
         });
       }
@@ -186,31 +205,47 @@ function prepare(route: RouteDef, gateway: PlatformGateway) {
 }
 
 /**
- * Walks `value` along its input type: reports fields the type does not define and required
- * fields that are missing, each by path, and returns a copy without the unknown ones.
+ * Walks `value` along its input type: reports fields the type does not define, required fields
+ * that are missing, and values graphql-js would coerce instead of refusing (a single value where
+ * a list is expected becomes a one-item list; a number where an ID is expected becomes a string):
+ * a REST client sending the wrong type gets a 400 naming the field, never a silent conversion.
+ * Returns a copy without the unknown fields.
  */
 function checkShape(
   value: unknown,
   type: GraphQLInputType,
   path: (string | number)[],
-  report: (path: (string | number)[], message: string) => void,
+  report: (path: (string | number)[], message: string, kind: 'unknown' | 'missing' | 'wrong-kind') => void,
 ): unknown {
   const named = getNullableType(type);
+  if (value === null || value === undefined) return value;
   if (isListType(named)) {
-    return Array.isArray(value) ? value.map((item, i) => checkShape(item, named.ofType, [...path, i], report)) : value;
+    if (!Array.isArray(value)) {
+      report(path, 'must be an array', 'wrong-kind');
+      return value;
+    }
+    return value.map((item, i) => checkShape(item, named.ofType, [...path, i], report));
   }
-  if (!isInputObjectType(named) || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  if (named === GraphQLID && typeof value !== 'string') {
+    report(path, 'must be a string', 'wrong-kind');
+    return value;
+  }
+  if (!isInputObjectType(named)) return value;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    report(path, 'must be an object', 'wrong-kind');
+    return value;
+  }
   const fields = named.getFields();
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     const field = fields[key];
     if (field) out[key] = checkShape(item, field.type, [...path, key], report);
-    else report([...path, key], 'is not a known field');
+    else report([...path, key], 'is not a known field', 'unknown');
   }
   for (const [key, field] of Object.entries(fields)) {
     const given = (value as Record<string, unknown>)[key];
     if (isNonNullType(field.type) && field.defaultValue === undefined && (given === undefined || given === null)) {
-      report([...path, key], given === null ? 'must not be null' : 'is required');
+      report([...path, key], given === null ? 'must not be null' : 'is required', 'missing');
     }
   }
   return out;

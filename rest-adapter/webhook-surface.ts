@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
 import type { Logger } from '../kernel/logger';
-import { newRequestId } from '../gateway/edge';
+import { newRequestId, type Edge } from '../gateway/edge';
+import { requestOrigin } from './surface';
 import type { PlatformGateway } from '../gateway/gateway';
 
 /**
@@ -32,6 +33,7 @@ const RECEIVE = /* GraphQL */ `
 export interface WebhookSurfaceDeps {
   gateway: PlatformGateway;
   logger: Logger;
+  edge: Pick<Edge, 'baseUrl'>;
 }
 
 export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfaceDeps): void {
@@ -60,7 +62,7 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
               },
             },
           },
-          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip },
+          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip, baseUrl: deps.edge.baseUrl({ origin: requestOrigin(req) }) },
         );
         if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
         return result.data!.receiveWebhook as { status: number; headers: Record<string, string>; body: unknown };

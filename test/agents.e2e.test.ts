@@ -96,8 +96,9 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     assert.deepEqual(a.capabilities, ['write-runbook', 'custom']);
     assert.deepEqual(a.inputs, { required: ['service', 'scenario'], optional: ['alerts', 'dashboards', 'escalation'] });
     assert.ok(a.outputs.documentationPath && a.outputs.quality);
-    assert.equal(a.averageDuration, null);
-    assert.equal(a.successRate, null);
+    assert.equal(a.averageDuration, 0, 'a number (spec 1): 0 without history');
+    assert.equal(a.successRate, 0, 'a number (spec 1): 0 without history');
+    assert.equal(a.totalExecutions, 0);
 
     const ok = await p.rest('POST', `${CP}/agents/execute`, {
       body: { agentId: 'runbook-writer', taskType: 'write-runbook', context: { service: 'api', scenario: 'database failover' }, execution: { mode: 'sync' } },
@@ -319,6 +320,29 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(prompt.body.data.version, 2);
     assert.match(prompt.body.data.template, /^Status of/);
   });
+  test('start-up seeding looks the agent prompts up in one operation, and creates only the missing ones', async () => {
+    const real = p.platform.kernel.operations;
+    const calls: string[] = [];
+    const counting = {
+      execute: (query: string, variables?: Record<string, unknown>) => {
+        calls.push(/(query|mutation) (\w+)/.exec(query)![2]!);
+        return real.execute(query, variables);
+      },
+    } as typeof real;
+    assert.deepEqual(await seedAgentPrompts(counting, p.platform.kernel.logger), []);
+    assert.deepEqual(calls, ['SeedPromptsExisting'], 'a restart with every prompt present makes one look-up');
+
+    await p.platform.kernel.db.query(`DELETE FROM promptlib.prompts WHERE prompt_id IN ('docs-author-write-guide', 'incident-commander-coordinate-incident')`);
+    calls.length = 0;
+    const created = await seedAgentPrompts(counting, p.platform.kernel.logger);
+    assert.deepEqual(created.sort(), ['docs-author-write-guide', 'incident-commander-coordinate-incident']);
+    assert.equal(calls[0], 'SeedPromptsExisting');
+    assert.equal(calls.filter((c) => c === 'SeedPromptsExisting').length, 1);
+    assert.equal(calls.length, 1 + 2 * 2, 'one create and one activation per missing prompt');
+    const back = await p.rest('GET', '/v1/promptlib/prompts/docs-author-write-guide');
+    assert.equal(back.body.data.status, 'active');
+  });
+
   test('a key runs at most its tier’s concurrent executions: 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
     fake.delay(3000);
     const k = await p.createKey({ permissions: ['agent:execute', 'agent:read'], tier: 'free' });

@@ -85,7 +85,7 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
     const wrongType = await p.rest('POST', KEYS, { body: { permissions: 'agent:execute', expires_at: 5 } });
     assert.equal(wrongType.status, 400);
     const wrongFields = wrongType.body.error.details.errors.map((e: any) => e.field).sort();
-    assert.deepEqual(wrongFields, ['expires_at']);
+    assert.deepEqual(wrongFields, ['expires_at', 'permissions'], 'a string where a list is expected is refused, not coerced');
 
     const badPermission = await p.rest('POST', KEYS, { body: { permissions: ['agent:execute', 'bogus'] } });
     assert.equal(badPermission.status, 400);

@@ -126,10 +126,36 @@ describe('workflows and triggers', () => {
     const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
     assert.deepEqual(inactive.map((x: any) => x.name), ['Dormant']);
     // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
-    assertError(await p.rest('GET', '/v1/engine/workflows', { key: reader }), 403, 'insufficient_permissions');
+    const otherService = await p.rest('GET', '/v1/engine/workflows', { key: reader });
+    assertError(otherService, 403, 'insufficient_permissions');
+    // The key holds workflow:read: the 403 names what it lacks, its service.
+    assert.deepEqual(otherService.body.error.details, { required: ['engine key'], has: 'control-plane key', permission: 'workflow:read' });
+    assert.match(otherService.body.error.message, /takes an engine key .*this is a control-plane key/);
     const engineKey = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
     assert.equal((await p.rest('GET', CP, { key: engineKey })).status, 200);
     assertError(await p.rest('GET', CP, { key: null }), 401, 'missing_authorization');
+  });
+
+  test('GET {control_plane_url}/api/v1/workflows (platform overview): the same list in that layout\'s envelope and snake_case', async () => {
+    const res = await p.rest('GET', '/control-plane/api/v1/workflows?tag=sales&active=true', { key: reader });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.success, true);
+    assert.match(res.body.metadata.request_id, /^req_/);
+    assert.ok(Date.parse(res.body.metadata.timestamp) > 0);
+    assert.equal(res.body.meta, undefined, 'the alternate layout has metadata, not meta');
+    const [w] = res.body.data.workflows;
+    assert.equal(res.body.data.workflows.length, 1);
+    assert.equal(w.workflow_id, ids.intake);
+    assert.equal(w.name, 'Order Intake');
+    assert.equal(typeof w.execution_count, 'number');
+    assert.equal(typeof w.success_rate, 'number');
+    assert.equal(typeof w.average_duration, 'number');
+    assert.equal(w.workflowId, undefined);
+    assert.deepEqual(Object.keys(res.body.data.pagination).sort(), ['has_more', 'limit', 'offset', 'total']);
+    const bad = await p.rest('GET', '/control-plane/api/v1/workflows?limit=x', { key: reader });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'validation_error');
+    assert.equal((await p.rest('GET', '/control-plane/api/v1/workflows', { key: null })).status, 401);
   });
 
   test('trigger async by slug: 202 running with engineExecutionUrl; the execution reads completed, durations in seconds, nodeData', async () => {
@@ -139,7 +165,7 @@ describe('workflows and triggers', () => {
     assert.deepEqual(Object.keys(d).sort(), ['engineExecutionUrl', 'executionId', 'startedAt', 'status', 'workflowId']);
     assert.equal(d.status, 'running');
     assert.equal(d.workflowId, ids.intake);
-    assert.equal(d.engineExecutionUrl, `/v1/engine/executions/${d.executionId}`);
+    assert.equal(d.engineExecutionUrl, `${p.url}/v1/engine/executions/${d.executionId}`, 'absolute: usable from another machine');
     const done = await waitStatus(d.executionId, 'completed');
     assert.deepEqual(done.result.outputs, { lastNode: 'Tag', items: [{ orderId: 'A-1', order: 'A-1', seen: true }] });
     assert.equal(done.result.success, true);
@@ -149,7 +175,7 @@ describe('workflows and triggers', () => {
     const withData = await getExecution(d.executionId, '?includeData=true');
     assert.deepEqual(withData.nodeData.map((n: any) => [n.nodeName, n.status]), [['Start', 'completed'], ['Tag', 'completed']]);
     // The engine's view of the same execution, through the URL given.
-    const engine = await p.rest('GET', d.engineExecutionUrl);
+    const engine = await p.rest('GET', d.engineExecutionUrl.slice(p.url.length));
     assert.equal(engine.body.data.status, 'success');
   });
 
@@ -267,7 +293,7 @@ describe('execution webhooks', () => {
     const completed = deliveriesFor(a).find((d) => d.event === 'execution.completed')!.body;
     assert.equal(completed.status, 'completed');
     assert.deepEqual(completed.result.outputs.items, [{ orderId: 'W-1', order: 'W-1', seen: true }]);
-    assert.equal(completed.engineExecutionUrl, `/v1/engine/executions/${a}`);
+    assert.equal(completed.engineExecutionUrl, `${p.url}/v1/engine/executions/${a}`, 'the payload links where the trigger came from');
     const failed = deliveriesFor(f).find((d) => d.event === 'execution.failed')!.body;
     assert.deepEqual([failed.status, failed.error.code, failed.error.nodeName], ['failed', 'NODE_EXECUTION_FAILED', 'Boom']);
     assert.equal(deliveriesFor(a).find((d) => d.event === 'execution.started')!.body.status, 'running');
@@ -283,7 +309,7 @@ describe('webhook registration', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const w = res.body.data;
     assert.match(w.webhookId, /^[0-9a-f-]{36}$/);
-    assert.deepEqual({ workflowId: w.workflowId, url: w.url, method: w.method, active: w.active }, { workflowId: ids.intake, url: '/webhook/cp/orders', method: 'POST', active: true });
+    assert.deepEqual({ workflowId: w.workflowId, url: w.url, method: w.method, active: w.active }, { workflowId: ids.intake, url: `${p.url}/webhook/cp/orders`, method: 'POST', active: true });
     assert.ok(w.createdAt);
     assert.equal(w.authentication.apiKeyValue, undefined);
     const hit = await fetch(`${p.url}/webhook/cp/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-shop-key': 'shop-secret-1' }, body: '{"orderId":"H-1"}' });

@@ -150,7 +150,17 @@ describe('agent node', () => {
     const promptDenied = await create('No right', [start, { name: 'P', type: 'engine.prompt', parameters: { promptId: 'greet-customer' } }], engineKey);
     assert.equal(promptDenied.body.error.details.required, 'prompt:test');
     const allowed = (await p.createKey({ service: 'engine', permissions: ['workflow:write', 'agent:execute'] })).key;
-    assert.equal((await create('With right', [start, agentNode], allowed)).status, 201);
+    const saved = await create('With right', [start, agentNode], allowed);
+    assert.equal(saved.status, 201);
+    // Rewiring, renaming or changing the settings of a workflow that holds an agent node needs agent:execute too.
+    const id = saved.body.data.workflowId;
+    for (const change of [{ connections: {} }, { name: 'Renamed' }, { settings: { timezone: 'UTC' } }]) {
+      const res = await p.rest('PUT', `/v1/engine/workflows/${id}`, { key: engineKey, body: change });
+      assert.equal(res.status, 403, `${JSON.stringify(change)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error.details.required, 'agent:execute');
+    }
+    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.name, 'With right', 'nothing changed');
+    assert.equal((await p.rest('PUT', `/v1/engine/workflows/${id}`, { key: allowed, body: { name: 'Renamed' } })).status, 200);
     const bad = await create('Bad', [start, { name: 'W', type: 'engine.agent', parameters: { agentId: 'a', taskType: 'b', context: 'text', timeout: 2 } }]);
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'WORKFLOW_INVALID');

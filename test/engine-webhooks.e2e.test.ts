@@ -91,7 +91,7 @@ describe('inbound webhooks by authentication mode', () => {
     const hook = await registered({ path: '/orders/new' });
     assert.deepEqual(
       { path: hook.path, url: hook.url, method: hook.method, responseMode: hook.responseMode, active: hook.active, authentication: hook.authentication, workflowName: hook.workflowName },
-      { path: '/orders/new', url: '/webhook/orders/new', method: 'POST', responseMode: 'onReceived', active: true, authentication: { type: 'none' }, workflowName: 'Intake' },
+      { path: '/orders/new', url: `${p.url}/webhook/orders/new`, method: 'POST', responseMode: 'onReceived', active: true, authentication: { type: 'none' }, workflowName: 'Intake' },
     );
     const res = await send('orders/new?source=shop', { json: { order: 42 } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -103,6 +103,45 @@ describe('inbound webhooks by authentication mode', () => {
     assert.deepEqual({ body: item.body, query: item.query, method: item.method, path: item.path }, { body: { order: 42 }, query: { source: 'shop' }, method: 'POST', path: '/orders/new' });
     assert.equal(item.headers['content-type'], 'application/json');
     assert.equal(e.result.items[0].seen, 42);
+  });
+
+  test('path parameters: /webhook/orders/:orderId gives the workflow $json.params; an exact path wins; a same-shape pattern is refused', async () => {
+    const hook = await registered({ path: '/shop/:shopId/orders/:orderId' });
+    assert.equal(hook.path, '/shop/:shopId/orders/:orderId');
+    const res = await send('shop/s%201/orders/A-7?x=1', { json: { total: 3 } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const item = (await executionOf(res.body.executionId)).nodeData[0].output.main[0][0].json;
+    assert.deepEqual(item.params, { shopId: 's 1', orderId: 'A-7' });
+    assert.equal(item.path, '/shop/:shopId/orders/:orderId');
+    assert.deepEqual(item.query, { x: '1' });
+
+    // An exact path of the same length is matched before the pattern, and its item has no params.
+    await registered({ path: '/shop/main/orders/latest' });
+    const exact = await send('shop/main/orders/latest', { json: {} });
+    const exactItem = (await executionOf(exact.body.executionId)).nodeData[0].output.main[0][0].json;
+    assert.deepEqual(exactItem.params, {});
+    assert.equal(exactItem.path, '/shop/main/orders/latest');
+    // Another method on the exact path falls back to a pattern of that method.
+    await registered({ path: '/shop/:shop/orders/:id', method: 'PUT' });
+    const put = await send('shop/main/orders/latest', { method: 'PUT', json: {} });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.deepEqual((await executionOf(put.body.executionId)).nodeData[0].output.main[0][0].json.params, { shop: 'main', id: 'latest' });
+
+    const sameShape = await register({ path: '/shop/:s/orders/:o' });
+    assert.equal(sameShape.status, 409, JSON.stringify(sameShape.body));
+    assert.equal(sameShape.body.error.code, 'resource_already_exists');
+    const badName = await register({ path: '/shop/:1st' });
+    assert.equal(badName.status, 400);
+    assert.equal(badName.body.error.details.reason, 'invalid_parameter');
+    for (const escaping of ['/a/../b', '/../outside', '/a/./b']) {
+      const res = await register({ path: escaping });
+      assert.equal(res.status, 400, escaping);
+      assert.equal(res.body.error.details.reason, 'path_escapes_prefix');
+    }
+    assert.equal((await register({ path: '/a/%2e%2e/b' })).body.error.details.reason, 'invalid_path', 'encoded dots are not path characters');
+    const twice = await register({ path: '/a/:id/b/:id' });
+    assert.equal(twice.body.error.details.reason, 'duplicate_parameter');
+    assert.equal((await send('shop/s1/orders', { json: {} })).status, 404, 'a path of another length matches no pattern');
   });
 
   test('apiKey: missing 401, wrong 403, right 200; the key is stored as a digest, never returned, redacted from run data', async () => {

@@ -395,16 +395,16 @@ describe('executions', () => {
     const id = await createWorkflow('Approval', chain([start, { name: 'Wait for approval', type: 'engine.wait', parameters: { resume: 'webhook' } }, { name: 'Decide', type: 'engine.set', parameters: { values: { approved: '{{ $json.body.approved }}', by: '{{ $json.query.by }}' }, keepOnlySet: true } }]));
     const started = await execute(id, { data: { order: 9 } });
     const waiting = await waitStatus(started.executionId, 'waiting');
-    assert.match(waiting.resumeUrl, new RegExp(`^/webhook/resume/${started.executionId}/[0-9a-f]{40}$`));
+    assert.match(waiting.resumeUrl, new RegExp(`^${p.url}/webhook/resume/${started.executionId}/[0-9a-f]{40}$`));
     assert.equal(waiting.progress.currentNode, 'Wait for approval');
     const wrong = await fetch(`${p.url}/webhook/resume/${started.executionId}/${'0'.repeat(40)}`, { method: 'POST' });
     assert.equal(wrong.status, 404);
-    const resumed = await fetch(`${p.url}${waiting.resumeUrl}?by=lee`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
+    const resumed = await fetch(`${waiting.resumeUrl}?by=lee`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
     assert.equal(resumed.status, 200);
     assert.deepEqual(await resumed.json(), { success: true, executionId: started.executionId, status: 'resumed' });
     const done = await waitStatus(started.executionId, 'success');
     assert.deepEqual(done.result.items, [{ approved: true, by: 'lee' }]);
-    assert.equal((await fetch(`${p.url}${waiting.resumeUrl}`, { method: 'POST' })).status, 409, 'only once');
+    assert.equal((await fetch(`${waiting.resumeUrl}`, { method: 'POST' })).status, 409, 'only once');
   });
 
   test('schedule triggers start only active workflows', async () => {
@@ -459,7 +459,7 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     const res = await fetch(`${p.url}/webhook/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ total: 150 }) });
     assert.equal(res.status, 202);
     assert.deepEqual(await res.json(), { label: 'HIGH', total: 150 });
-    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.webhookUrl, '/webhook/orders');
+    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.webhookUrl, `${p.url}/webhook/orders`);
   });
 
   test('POST /workflows imports, PATCH {active}, GET, PUT, executions, DELETE with an engine key', async () => {
@@ -539,7 +539,7 @@ describe('subscription executionUpdated', () => {
       );
     });
     await new Promise((r) => setTimeout(r, 300)); // the subscription is set up
-    await fetch(`${p.url}${waiting.resumeUrl}`, { method: 'POST' });
+    await fetch(`${waiting.resumeUrl}`, { method: 'POST' });
     await finished;
     assert.ok(events.every((e) => e.executionId === started.executionId && e.workflowName === 'Watched'));
     assert.ok(events.some((e) => e.status === 'running' && e.progress.currentNode === 'Slow call'), JSON.stringify(events));

@@ -449,6 +449,39 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
     assert.equal(d.results.reason, 'promptA succeeded in 100% of test cases against 0% for promptB.');
   });
 
+  test('an inline prompt with its variables ({template, variables}), as spec 2 allows; undeclared or unused variables refused', async () => {
+    fake.reset();
+    const d = ok(await p.rest('POST', `${V1}/prompts/ab-test`, {
+      body: {
+        promptA: { template: 'Summarize: {{text}}', variables: ['text'] },
+        promptB: { template: 'Summarize briefly: {{text}}', variables: ['text'] },
+        testCases: cases.slice(0, 2),
+      },
+    }));
+    assert.equal(d.results.promptA.successfulTests, 2);
+    assert.equal(d.results.promptB.successfulTests, 2);
+    assert.deepEqual(d.promptA, { promptId: null, version: null, template: 'Summarize: {{text}}' });
+    assert.equal(fake.chatBodies().length, 4);
+    fake.reset();
+    const wrong = fails(
+      await p.rest('POST', `${V1}/prompts/ab-test`, {
+        body: { promptA: { template: 'Summarize: {{text}}', variables: ['txt'] }, promptB: { promptId: 'summary-long', variables: ['text'] }, testCases: [{ text: 'a' }] },
+      }),
+      400,
+      'validation_error',
+    );
+    assert.deepEqual(fields(wrong), ['promptB.variables']);
+    const undeclared = fails(
+      await p.rest('POST', `${V1}/prompts/ab-test`, {
+        body: { promptA: { template: 'Summarize: {{text}}', variables: ['txt'] }, promptB: { template: 'x {{text}}' }, testCases: [{ text: 'a' }] },
+      }),
+      400,
+      'validation_error',
+    );
+    assert.ok(fields(undeclared).every((f: string) => f === 'promptA.variables'), JSON.stringify(undeclared.details));
+    assert.equal(fake.chatBodies().length, 0);
+  });
+
   test('bad arms, missing variables and unknown tests are refused before any model call', async () => {
     fake.reset();
     const both = fails(

@@ -109,6 +109,78 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
   });
 });
 
+describe('races between cancel, start, timeout and completion', () => {
+  const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+  /** What a client must always see of a finished task: one terminal state with the fields of that state. */
+  function assertConsistent(t: any): void {
+    assert.ok(TERMINAL.includes(t.status), `terminal, not ${t.status}`);
+    assert.equal(t.completedAt !== undefined, t.status === 'completed', 'completedAt iff completed');
+    assert.equal(t.failedAt !== undefined, t.status === 'failed', 'failedAt iff failed');
+    assert.equal(t.cancelledAt !== undefined, t.status === 'cancelled', 'cancelledAt iff cancelled');
+    if (t.startedAt) {
+      const end = Date.parse(t.completedAt ?? t.failedAt ?? t.cancelledAt);
+      assert.ok(end >= Date.parse(t.startedAt), `ended ${t.completedAt ?? t.failedAt ?? t.cancelledAt} before it started ${t.startedAt}`);
+      assert.ok(t.duration >= 0, `duration ${t.duration}`);
+      assert.ok(Math.abs(t.duration * 1000 - (end - Date.parse(t.startedAt))) <= 1, 'the duration is the distance between start and end');
+    } else {
+      assert.equal(t.status, 'cancelled', 'only a task cancelled while queued has no start');
+    }
+  }
+
+  test('a cancel whose transaction began before the start committed still ends after the start', async () => {
+    await pool().stop({ graceMs: 0 }); // no worker takes the task meanwhile
+    const id: string = (await p.rest('POST', `${CP}/agents/execute`, { body: task('interleaved') })).body.data.taskId;
+    // Replay the interleaving by hand: the canceller's transaction (and its now()) begins first,
+    // the start commits, then the cancel's UPDATE runs: the statements the services run.
+    const { Client } = await import('pg');
+    const canceller = new Client({ connectionString: p.db.url });
+    await canceller.connect();
+    try {
+      await canceller.query('BEGIN');
+      await canceller.query('SELECT now()');
+      await sleep(30);
+      await p.platform.kernel.db.query(`UPDATE control_plane.tasks SET status = 'running', started_at = now() WHERE id = $1 AND status IN ('queued','running')`, [id]);
+      const { rows } = await canceller.query(
+        `UPDATE control_plane.tasks SET status = 'cancelled', cancel_reason = 'race', updated_at = now()
+          WHERE id = $1 AND status IN ('queued','running') RETURNING duration_ms, started_at, cancelled_at`,
+        [id],
+      );
+      await canceller.query('COMMIT');
+      assert.equal(rows.length, 1);
+      assert.ok(rows[0].duration_ms >= 0 && rows[0].cancelled_at >= rows[0].started_at, JSON.stringify(rows[0]));
+    } finally {
+      await canceller.end();
+      await pool().start();
+    }
+    assertConsistent(await getTask(id));
+  });
+
+  test('cancels landing before, at and after the start of many tasks: never a 500, always one consistent end', async () => {
+    fake.delay(40);
+    const rounds = 40;
+    const outcomes = await Promise.all(
+      Array.from({ length: rounds }, async (_, i) => {
+        const created = await p.rest('POST', `${CP}/agents/execute`, { body: task(`race ${i}`, { execution: { timeout: 30 } }) });
+        assert.equal(created.status, 202, JSON.stringify(created.body));
+        await sleep((i % 10) * 8); // 0 to 72 ms: queued, starting, running, or already done
+        const res = await p.rest('POST', `${CP}/agents/tasks/${created.body.data.taskId}/cancel`, { body: { reason: 'race' } });
+        assert.ok(res.status === 200 || res.status === 409, `cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
+        if (res.status === 409) assert.equal(res.body.error.code, 'conflict');
+        return { id: created.body.data.taskId as string, cancelled: res.status === 200 };
+      }),
+    );
+    for (const o of outcomes) {
+      const t = await until(async () => {
+        const got = await getTask(o.id);
+        return TERMINAL.includes(got.status) && got;
+      });
+      assertConsistent(t);
+      assert.equal(t.status === 'cancelled', o.cancelled, `task ${o.id}: the cancel's answer and the final state agree`);
+    }
+  });
+});
+
 describe('execution.timeout', () => {
   test('past its timeout a task fails with TASK_TIMEOUT (the model call is aborted)', async () => {
     fake.delay(6_000);

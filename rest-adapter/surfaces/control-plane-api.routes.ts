@@ -1,5 +1,7 @@
 import { AppError, errors } from '../../kernel/errors';
-import { defineRoute } from '../route';
+import { convertKeys, toSnake } from '../case';
+import { defineRoute, type RouteDef } from '../route';
+import { controlPlaneWorkflowRoutes } from './control-plane-workflows.routes';
 
 /** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). */
 
@@ -209,4 +211,12 @@ export const agentExecuteRoutes = [
       metrics: { duration_ms: t.duration === null ? null : Math.round(t.duration * 1000), tokens_used: t.result?.tokensUsed ?? 0 },
     }),
   }),
+];
+
+// ---- Platform overview (alternate layout): the workflow list, in this layout's snake_case ----
+
+const workflowList = controlPlaneWorkflowRoutes.find((r) => r.method === 'GET' && r.path === '/control-plane/workflows')!;
+
+export const overviewWorkflowRoutes: RouteDef[] = [
+  { ...workflowList, path: '/workflows', pick: (data, req) => convertKeys(workflowList.pick(data, req), toSnake) },
 ];

@@ -5,15 +5,16 @@ import { AGENTS, DOMAINS, findAgent, type AgentSpec, type TaskTypeSpec } from '.
 /**
  * The agent catalogue with figures from real task history: averageDuration (seconds, completed
  * tasks) and successRate (percent of finished tasks that completed; cancelled ones do not count),
- * over each agent's last 1,000 finished tasks; null until the agent has finished one.
+ * over each agent's last 1,000 finished tasks; both 0 until the agent has finished one
+ * (spec 1 types them as numbers; totalExecutions 0 says there is no history).
  */
 
 export const STATS_WINDOW = 1000;
 
 export interface AgentStats {
   totalExecutions: number;
-  averageDuration: number | null;
-  successRate: number | null;
+  averageDuration: number;
+  successRate: number;
 }
 
 export interface AgentView extends AgentStats {
@@ -54,13 +55,13 @@ export class AgentService {
         GROUP BY a.agent_id`,
       [agentIds],
     );
-    const out = new Map<string, AgentStats>(agentIds.map((id) => [id, { totalExecutions: 0, averageDuration: null, successRate: null }]));
+    const out = new Map<string, AgentStats>(agentIds.map((id) => [id, { totalExecutions: 0, averageDuration: 0, successRate: 0 }]));
     for (const r of rows) {
       const finished = r.completed + r.failed;
       out.set(r.agent_id, {
         totalExecutions: finished,
-        averageDuration: r.avg_ms === null ? null : Math.round(r.avg_ms) / 1000,
-        successRate: finished ? round2((r.completed / finished) * 100) : null,
+        averageDuration: r.avg_ms === null ? 0 : Math.round(r.avg_ms) / 1000,
+        successRate: finished ? round2((r.completed / finished) * 100) : 0,
       });
     }
     return out;

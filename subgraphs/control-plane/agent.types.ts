@@ -33,9 +33,9 @@ export class Agent {
   @Field(() => GraphQLJSONObject, { description: 'Output name -> type description: the fields of a task result’s output.' })
   outputs: Record<string, string>;
   @Field(() => [AgentTaskType]) taskTypes: AgentTaskType[];
-  @Field(() => Float, { nullable: true, description: 'Seconds, mean of completed tasks (last 1,000 finished); null without history.' })
-  averageDuration: number | null;
-  @Field(() => Float, { nullable: true, description: 'Percent of finished tasks that completed (last 1,000); null without history.' })
-  successRate: number | null;
+  @Field(() => Float, { description: 'Seconds, mean of completed tasks (last 1,000 finished); 0 while the agent has none (totalExecutions tells).' })
+  averageDuration: number;
+  @Field(() => Float, { description: 'Percent of finished tasks that completed (last 1,000); 0 while the agent has finished none (totalExecutions tells).' })
+  successRate: number;
   @Field(() => Int, { description: 'Finished tasks the figures are computed from.' }) totalExecutions: number;
 }

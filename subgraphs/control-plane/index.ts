@@ -1,3 +1,4 @@
+import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-clock';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
 import { Queue } from '../../kernel/queue';
@@ -93,7 +94,7 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
   entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
-  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations],
+  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160],
   subscriptions: [
     {
       field: 'apiKeyUpdated',

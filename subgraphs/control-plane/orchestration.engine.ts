@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
@@ -536,7 +537,3 @@ function json(v: unknown): string | null {
   return v === null || v === undefined ? null : JSON.stringify(v);
 }
 
-function rowsOf(result: unknown): unknown[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
-  return result as unknown[];
-}

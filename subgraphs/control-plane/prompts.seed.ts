@@ -78,23 +78,23 @@ export function agentPromptSeeds(): PromptSeed[] {
   return AGENTS.flatMap((agent) => agent.taskTypes.map((spec) => agentPrompt(agent, spec))).filter((s) => !OWNED_ELSEWHERE.has(s.name));
 }
 
-const EXISTS = /* GraphQL */ `query SeedPromptExists($promptId: ID!) { prompt(promptId: $promptId) { promptId } }`;
+const EXISTING = /* GraphQL */ `query SeedPromptsExisting($promptIds: [ID!]!) { promptsExisting(promptIds: $promptIds) }`;
 const CREATE = /* GraphQL */ `mutation SeedPrompt($input: CreatePromptInput!) { createPrompt(input: $input) { promptId } }`;
 const ACTIVATE = /* GraphQL */ `
   mutation ActivateSeededPrompt($promptId: ID!) { updatePrompt(promptId: $promptId, input: {status: "active"}) { promptId status } }`;
 
-/** Creates (active) every agent prompt that does not exist yet. Returns the names created. */
+/**
+ * Creates (active) every agent prompt that does not exist yet, after one look-up of which exist
+ * (an existing prompt is left as the user has it). Returns the names created.
+ */
 export async function seedAgentPrompts(operations: Operations, logger: Logger): Promise<string[]> {
-  const seeds = agentPromptSeeds();
+  const all = agentPromptSeeds();
+  const { promptsExisting } = await operations.execute<{ promptsExisting: string[] }>(EXISTING, { promptIds: all.map((s) => s.name) });
+  const present = new Set(promptsExisting);
+  const seeds = all.filter((s) => !present.has(s.name));
   const created: string[] = [];
   let next = 0;
   const one = async (seed: PromptSeed) => {
-    try {
-      await operations.execute(EXISTS, { promptId: seed.name });
-      return; // exists: left as the user has it
-    } catch (err) {
-      if (!isAppError(err) || err.code !== 'PROMPT_NOT_FOUND') throw err;
-    }
     try {
       await operations.execute(CREATE, { input: seed });
     } catch (err) {

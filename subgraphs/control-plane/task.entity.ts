@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** Agent tasks (control_plane.tasks): one row per execution, moved by task.service.ts and task.runtime.ts. */
@@ -128,8 +129,3 @@ export function toTaskEntity(r: any): TaskEntity {
   });
 }
 
-/** TypeORM answers UPDATE and DELETE with `[rows, rowCount]`, other statements with the rows. */
-export function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, isAppError } from '../../kernel/errors';
@@ -8,7 +9,7 @@ import { JobAbortedError, type JobContext, type Queue } from '../../kernel/queue
 import type { WebhookSender } from '../../kernel/webhooks';
 import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { validateGate } from './gate.catalog';
-import { rowsOf, TASK_COLUMNS, toTaskEntity, type TaskEntity, type TaskError, type TaskEvent, type TaskProgress, type TaskResult } from './task.entity';
+import { TASK_COLUMNS, toTaskEntity, type TaskEntity, type TaskError, type TaskEvent, type TaskProgress, type TaskResult } from './task.entity';
 import { buildResult } from './task.results';
 import { present, TASK_JOB, type TaskJobData, type TaskService } from './task.service';
 
@@ -214,8 +215,7 @@ export class TaskRuntime {
       const [row] = await m.query(
         `WITH t AS (
            UPDATE control_plane.tasks
-              SET status = 'completed', completed_at = now(), result = $2, progress = $3, updated_at = now(),
-                  duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int
+              SET status = 'completed', result = $2, progress = $3, updated_at = now()
             WHERE id = $1 AND status = 'running'
             RETURNING ${TASK_COLUMNS}
          ), files AS (
@@ -295,8 +295,7 @@ export class TaskRuntime {
     const task = await this.deps.db.transaction(async (m) => {
       const [row] = rowsOf(await m.query(
         `UPDATE control_plane.tasks
-            SET status = 'failed', failed_at = now(), error = $2, updated_at = now(),
-                duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+            SET status = 'failed', error = $2, updated_at = now()
           WHERE id = $1 AND status IN ('queued','running')
           RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
         [taskId, JSON.stringify(error)],
@@ -315,8 +314,7 @@ export class TaskRuntime {
   private async cancelled(taskId: string, reason: string): Promise<void> {
     const [row] = rowsOf(await this.deps.db.query(
       `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancelled_at = now(), cancel_reason = coalesce(cancel_reason, $2), updated_at = now(),
-              duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+          SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
       [taskId, reason],

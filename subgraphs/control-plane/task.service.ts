@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
@@ -14,7 +15,6 @@ import { toArtifact, type TaskArtifactEntity } from './artifact.entity';
 import { STAGES } from './gate.catalog';
 import {
   FINISHED_STATUSES,
-  rowsOf,
   TASK_COLUMNS,
   TASK_EVENTS,
   TASK_MODES,
@@ -431,8 +431,7 @@ export class TaskService {
     if (typeof taskId !== 'string' || !UUID.test(taskId)) throw errors.notFound('task', String(taskId));
     const [row] = rowsOf(await this.deps.db.query(
       `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancelled_at = now(), cancel_reason = $2, updated_at = now(),
-              duration_ms = CASE WHEN started_at IS NOT NULL THEN (extract(epoch FROM now() - started_at) * 1000)::int END
+          SET status = 'cancelled', cancel_reason = $2, updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
       [taskId, reason ?? null],

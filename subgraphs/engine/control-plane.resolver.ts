@@ -37,7 +37,7 @@ export class ControlPlaneWorkflowResolver {
       'Starts an active workflow (by id or slug) with `payload` (≤ 5 MB): async answers at once (running; queued with `priority`), sync waits up to `timeout` s (at most 300). `webhook` gets signed execution.started|completed|failed|waiting deliveries. 100 a minute per key.',
   })
   async triggerWorkflow(@Arg('input', () => TriggerWorkflowInput) input: TriggerWorkflowInput, @Ctx() ctx: RequestContext): Promise<WorkflowExecution> {
-    return toExecution(await this.executions.trigger(ctx.principal, input));
+    return toExecution(await this.executions.trigger(ctx.principal, input, ctx.baseUrl));
   }
 
   @Authorized('workflow:read', alsoOn('control-plane'))

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
@@ -21,10 +22,6 @@ export interface Retention {
   executionMaxCount: number;
 }
 
-function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 export class ExecutionMaintenance {
   constructor(
@@ -76,8 +73,7 @@ export class ExecutionMaintenance {
     const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: 'The process running the execution stopped', details: { reason: 'process_lost' } };
     const stale = rowsOf(
       await this.db.query(
-        `UPDATE engine.executions SET status = 'error', error = $2, failed_at = now(), finished_at = now(), current_node = NULL,
-                duration_ms = greatest(0, round(extract(epoch FROM (now() - started_at)) * 1000))::int, updated_at = now()
+        `UPDATE engine.executions SET status = 'error', error = $2, current_node = NULL, updated_at = now()
          WHERE status = 'running' AND job_id IS NULL AND heartbeat_at < now() - $1::int * interval '1 second'
          RETURNING id, notify`,
         [STALE_AFTER_S, JSON.stringify(error)],

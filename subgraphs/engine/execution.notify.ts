@@ -1,3 +1,4 @@
+import { absoluteUrl } from '../../kernel/subgraph';
 import type { EntityManager } from 'typeorm';
 import type { SecretCipher } from '../../kernel/crypto';
 import { errors, type FieldError } from '../../kernel/errors';
@@ -24,6 +25,8 @@ export interface NotifyConfig {
   events: ExecutionEvent[];
   /** base64 of the AES-256-GCM ciphertext (the execution id is the associated data); null: unsigned. */
   secretEnc: string | null;
+  /** The platform's address as the triggering caller reached it: the base of the payload's links. */
+  baseUrl?: string;
 }
 
 export interface NotifyInput {
@@ -52,10 +55,11 @@ export class ExecutionNotifier {
     private readonly cipher: () => SecretCipher,
     private readonly policy: () => OutboundPolicy,
     private readonly logger: Logger,
+    private readonly publicUrl: () => string | undefined = () => undefined,
   ) {}
 
   /** Checks a trigger's `webhook` object (400 validation_error, or WEBHOOK_INVALID for the URL) and seals its secret. */
-  configure(input: NotifyInput, executionId: string): NotifyConfig {
+  configure(input: NotifyInput, executionId: string, baseUrl?: string): NotifyConfig {
     const problems: FieldError[] = [];
     const events = input.events ?? [...EXECUTION_EVENTS];
     if (!Array.isArray(events) || !events.length || events.some((e) => !(EXECUTION_EVENTS as readonly string[]).includes(e))) {
@@ -71,6 +75,7 @@ export class ExecutionNotifier {
       url: input.url!,
       events: [...new Set(events as ExecutionEvent[])],
       secretEnc: input.secret ? this.cipher().encrypt(input.secret, executionId).toString('base64') : null,
+      ...(baseUrl && { baseUrl }),
     };
   }
 
@@ -84,7 +89,7 @@ export class ExecutionNotifier {
           url: config.url,
           secret,
           event,
-          payload: deliveryBody(event, view),
+          payload: deliveryBody(event, view, config.baseUrl ?? this.publicUrl()),
           source: { service: 'engine', resourceType: 'workflow_execution', resourceId: view.id },
         },
         manager,
@@ -97,7 +102,7 @@ export class ExecutionNotifier {
 }
 
 /** `{event, executionId, workflowId, workflowName, status, timestamp, engineExecutionUrl, result? | error?}` (control-plane spelling). */
-export function deliveryBody(event: ExecutionEvent, v: ExecutionView): Record<string, unknown> {
+export function deliveryBody(event: ExecutionEvent, v: ExecutionView, baseUrl?: string): Record<string, unknown> {
   const body: Record<string, unknown> = {
     event,
     executionId: v.id,
@@ -105,7 +110,7 @@ export function deliveryBody(event: ExecutionEvent, v: ExecutionView): Record<st
     workflowName: v.workflowName,
     status: controlPlaneStatus(v.status),
     timestamp: new Date().toISOString(),
-    engineExecutionUrl: engineExecutionUrl(v.id),
+    engineExecutionUrl: absoluteUrl({ baseUrl }, engineExecutionUrl(v.id)),
     startedAt: v.startedAt,
   };
   if (v.status === 'success') {

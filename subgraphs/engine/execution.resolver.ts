@@ -1,6 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
-import type { RequestContext } from '../../kernel/subgraph';
+import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import { EXECUTION_UPDATED } from './execution.runner';
 import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
@@ -94,6 +94,16 @@ export class ExecutionResolver {
   @FieldResolver(() => [ExecutionNodeData], { nullable: true, description: 'Run data per node (loaded only when selected).' })
   nodeData(@Root() e: WorkflowExecution): Promise<ExecutionNodeData[]> {
     return this.service.nodeData(e.executionId) as Promise<ExecutionNodeData[]>;
+  }
+
+  @FieldResolver(() => String, { description: 'The execution on the engine surface, an absolute URL (PUBLIC_URL, else the address the caller used).' })
+  engineExecutionUrl(@Root() e: WorkflowExecution, @Ctx() ctx: RequestContext): string {
+    return absoluteUrl(ctx, e.engineExecutionUrl);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'While waiting for a resume webhook: the absolute URL that resumes it.' })
+  resumeUrl(@Root() e: WorkflowExecution, @Ctx() ctx: RequestContext): string | null {
+    return e.resumeUrl ? absoluteUrl(ctx, e.resumeUrl) : null;
   }
 
   @FieldResolver(() => [ExecutionLogEntry], { description: 'The execution log, oldest first.' })

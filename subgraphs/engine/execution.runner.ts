@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../../kernel/errors';
@@ -12,13 +13,13 @@ import { ExpressionEngine, type Item } from './expressions';
 import { NodeError, type NodeServices, type PromptTestRequest, type TaskRequest, type WebhookReply } from './nodes/types';
 import { eventFor, type ExecutionNotifier, type NotifyConfig } from './execution.notify';
 import { runPromptTest, runTask, type OperationsLike } from './execution.platform';
-import { CODE_LIMITS, Sandbox } from './sandbox';
+import { CODE_LIMITS, EXPRESSION_LIMITS, type CodeRunner } from './sandbox';
+import { ProcessSandbox } from './sandbox.process';
 import {
   EXECUTION_COLUMNS,
   REQUEST_LOG_INSERT,
   nodeRow,
   requestLogRow,
-  rowsOf,
   toView,
   writeExecution,
   type ExecutionView,
@@ -135,19 +136,22 @@ export interface RunnerDeps {
   notifier?: ExecutionNotifier;
   /** Other services' public operations (agent and prompt nodes). */
   operations?: OperationsLike;
+  /** Sandbox processes per pool (SANDBOX_PROCESSES): code nodes and expressions each have one pool. */
+  sandboxProcesses?: number;
 }
 
 export class ExecutionRunner {
   readonly executor: WorkflowExecutor;
   readonly expressions: ExpressionEngine;
-  readonly codeSandbox: Sandbox;
+  readonly codeSandbox: CodeRunner;
   private readonly local = new Map<string, { controller: AbortController; inline: boolean }>();
   private heartbeat?: NodeJS.Timeout;
   private readonly logger: Logger;
 
   constructor(private readonly deps: RunnerDeps) {
-    this.expressions = new ExpressionEngine();
-    this.codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 4 });
+    const processes = deps.sandboxProcesses ?? 2;
+    this.expressions = new ExpressionEngine(new ProcessSandbox({ ...EXPRESSION_LIMITS, processes }));
+    this.codeSandbox = new ProcessSandbox({ ...CODE_LIMITS, processes });
     this.executor = new WorkflowExecutor(this.expressions);
     this.logger = deps.logger;
   }
@@ -365,14 +369,14 @@ export class ExecutionRunner {
       case 'success': {
         log('info', `Execution succeeded (${outcome.result.nodesExecuted} node${outcome.result.nodesExecuted === 1 ? '' : 's'} run)`);
         const result = { lastNode: outcome.result.lastNode, items: outcome.result.items, nodesExecuted: outcome.result.nodesExecuted };
-        row = await this.write(ctx, pending, { ...done, nodes_completed: progress.nodesTotal, status: 'success', result, finished: true });
+        row = await this.write(ctx, pending, { ...done, nodes_completed: progress.nodesTotal, status: 'success', result });
         // The result as produced (jsonb would reorder its keys).
         if (row) row.result = result;
         break;
       }
       case 'error':
         log('error', outcome.error.message);
-        row = await this.write(ctx, pending, { ...done, status: 'error', error: outcome.error, finished: true });
+        row = await this.write(ctx, pending, { ...done, status: 'error', error: outcome.error });
         if (row) await this.runErrorWorkflow(ctx, outcome.error);
         break;
       case 'waiting': {
@@ -408,7 +412,7 @@ export class ExecutionRunner {
         if (code === 'timeout') {
           const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message, details: { reason: 'timeout' } };
           log('error', message);
-          row = await this.write(ctx, pending, { ...done, status: 'error', error, finished: true });
+          row = await this.write(ctx, pending, { ...done, status: 'error', error });
         } else if (code === 'shutdown' || code === 'worker_lost') {
           // Queued runs go back to the queue and continue from the stored node outputs.
           log('warn', `Execution interrupted (${code}); it continues from the nodes already run`);
@@ -416,7 +420,7 @@ export class ExecutionRunner {
           throw Object.assign(new Error(message), { code });
         } else {
           log('warn', 'Execution canceled');
-          row = await this.write(ctx, pending, { ...done, status: 'canceled', finished: true });
+          row = await this.write(ctx, pending, { ...done, status: 'canceled' });
         }
         break;
       }
@@ -595,8 +599,7 @@ export class ExecutionRunner {
     const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: `The execution stopped: ${reason}`, details: { reason: 'worker_lost' } };
     const rows = rowsOf(
       await this.deps.db.query(
-        `UPDATE engine.executions SET status = 'error', error = $3, failed_at = now(), finished_at = now(), current_node = NULL,
-                duration_ms = greatest(0, round(extract(epoch FROM (now() - started_at)) * 1000))::int, resume_state = NULL, wait_till = NULL, updated_at = now()
+        `UPDATE engine.executions SET status = 'error', error = $3, current_node = NULL, resume_state = NULL, wait_till = NULL, updated_at = now()
          WHERE id = $1 AND job_id = $2 AND status IN ('running','waiting') RETURNING id, notify`,
         [executionId, jobId, JSON.stringify(error)],
       ),
@@ -624,9 +627,7 @@ export class ExecutionRunner {
       await this.deps.db.query(
         `WITH old AS (SELECT id, status, job_id FROM engine.executions WHERE id = $1 AND status IN ('running','waiting') FOR UPDATE),
          l AS (INSERT INTO engine.execution_logs (execution_id, level, message) SELECT id, 'warn', $2 FROM old)
-         UPDATE engine.executions e SET status = 'canceled', canceled_at = now(), finished_at = now(), current_node = NULL,
-                duration_ms = greatest(0, round(extract(epoch FROM (now() - e.started_at)) * 1000))::int,
-                resume_state = NULL, wait_till = NULL, updated_at = now()
+         UPDATE engine.executions e SET status = 'canceled', current_node = NULL, resume_state = NULL, wait_till = NULL, updated_at = now()
          FROM old WHERE e.id = old.id
          RETURNING old.status AS previous, old.job_id`,
         [executionId, message],

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Principal, Tier } from '../../kernel/auth/principal';
@@ -65,10 +66,6 @@ export interface NodeDataRow {
   error: unknown;
 }
 
-function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 export function executionNotFound(id: string): AppError {
   return errors.notFound('execution', id);
@@ -100,7 +97,8 @@ export class ExecutionService {
    * (inline, waiting up to `timeout` seconds, at most 300), and the webhook subscription kept
    * with the execution. Everything is checked before anything starts.
    */
-  async trigger(principal: Principal, input: TriggerInput): Promise<ExecutionDetail> {
+  /** `baseUrl`: the caller's address of the platform (RequestContext.baseUrl), for the links of the execution's webhooks. */
+  async trigger(principal: Principal, input: TriggerInput, baseUrl?: string): Promise<ExecutionDetail> {
     const problems: FieldError[] = [];
     if (typeof input.workflowId !== 'string' || !input.workflowId.trim()) problems.push({ field: 'workflowId', message: 'is required (an id or a slug)' });
     if (input.payload === undefined || input.payload === null) problems.push({ field: 'payload', message: 'is required (an object; {} for none)' });
@@ -122,7 +120,7 @@ export class ExecutionService {
     if (problems.length) throw errors.validation(problems);
     checkPayload(input.payload);
     const id = randomUUID();
-    const notify = input.webhook ? this.notifier!.configure(input.webhook, id) : null;
+    const notify = input.webhook ? this.notifier!.configure(input.webhook, id, baseUrl) : null;
     if (principal.kind === 'apiKey') {
       await this.limiter.consumeNamed('control-plane.workflow-triggers', principal.keyId, TRIGGERS_PER_MINUTE, 60, principal.tier);
     }

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ExecutionMode, ExecutionStatus } from './execution.entity';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor';
@@ -62,7 +63,6 @@ export interface RowUpdate {
   resume_state?: unknown;
   wait_till?: Date | null;
   job_id?: string | null;
-  finished?: boolean;
 }
 
 /** What a write needs to know about the execution (the runner's context). */
@@ -81,10 +81,6 @@ export interface StoreTarget {
   notify?: NotifyConfig | null;
 }
 
-export function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 /**
  * What a write reads back: the columns the database decides (times, duration); the rest of the
@@ -119,16 +115,10 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
     ['wait_till', set.wait_till],
     ['job_id', set.job_id],
   ];
-  const duration = (start: string) => `greatest(0, round(extract(epoch FROM (now() - ${start})) * 1000))::int`;
   let statement: string;
   if (ctx.stored) {
     const assign = [`nodes_completed = $5`, `current_node = $6`, `heartbeat_at = now()`, `updated_at = now()`];
     for (const [column, value, cast = ''] of fields) if (value !== undefined) assign.push(`${column} = $${params.push(value)}${cast}`);
-    if (set.finished) {
-      assign.push(`finished_at = now()`, `duration_ms = ${duration('e.started_at')}`);
-      if (set.status === 'error') assign.push(`failed_at = now()`);
-      if (set.status === 'canceled') assign.push(`canceled_at = now()`);
-    }
     statement = `UPDATE engine.executions e SET ${assign.join(', ')} WHERE e.id = $1 AND e.status = 'running' RETURNING ${WRITTEN_COLUMNS}`;
   } else {
     const columns = ['id', 'workflow_id', 'workflow_version', 'mode', 'input', 'start_node', 'nodes_total', 'nodes_completed', 'current_node', 'original_execution_id', 'parent_execution_id', 'webhook_id', 'started_at'];
@@ -156,12 +146,6 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
       if (value === undefined) continue;
       columns.push(column);
       values.push(`$${params.push(value)}${cast}`);
-    }
-    if (set.finished) {
-      columns.push('finished_at', 'duration_ms');
-      values.push('now()', duration(startedAt));
-      if (set.status === 'error') columns.push('failed_at'), values.push('now()');
-      if (set.status === 'canceled') columns.push('canceled_at'), values.push('now()');
     }
     statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${WRITTEN_COLUMNS}`;
   }

@@ -1,4 +1,4 @@
-import { Sandbox, SandboxError, EXPRESSION_LIMITS } from './sandbox';
+import { Sandbox, SandboxError, EXPRESSION_LIMITS, type CodeRunner } from './sandbox';
 
 /**
  * `{{ … }}` in node parameters, over `$json`, `$input`, `$node["Name"].json` (and n8n's
@@ -258,9 +258,9 @@ interface Task {
 }
 
 export class ExpressionEngine {
-  readonly sandbox: Sandbox;
+  readonly sandbox: CodeRunner;
 
-  constructor(sandbox?: Sandbox) {
+  constructor(sandbox?: CodeRunner) {
     this.sandbox = sandbox ?? new Sandbox({ ...EXPRESSION_LIMITS, poolSize: 4 });
   }
 

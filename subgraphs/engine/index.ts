@@ -11,6 +11,8 @@ import { EXECUTION_UPDATED, ExecutionRunner } from './execution.runner';
 import { ExecutionService } from './execution.service';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
+import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
+import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
 import { ScheduleEntity } from './schedule.entity';
 import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
@@ -33,6 +35,7 @@ export function createEngine(kernel: Kernel) {
     () => (executionSecrets ??= new SecretCipher(platformKey(kernel.secrets.internal, 'engine-execution-webhooks'), 'automation-platform/engine-execution-webhook/v1')),
     () => ({ allowHttp: kernel.config.webhookAllowHttp, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
     kernel.logger,
+    () => kernel.config.publicUrl,
   );
   const runner = new ExecutionRunner({
     db: kernel.db,
@@ -49,6 +52,7 @@ export function createEngine(kernel: Kernel) {
     },
     notifier,
     operations: kernel.operations,
+    sandboxProcesses: kernel.config.engine.sandboxProcesses,
   });
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger);
   const maintenance = new ExecutionMaintenance(kernel.db, kernel.queue, runner, () => kernel.config.engine, kernel.logger, () => schedules.heal());
@@ -91,7 +95,7 @@ export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> 
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
   entities: [WorkflowEntity, WorkflowVersionEntity, ExecutionEntity, ExecutionNodeEntity, ExecutionLogEntity, WebhookTriggerEntity, WebhookLogEntity, ScheduleEntity],
-  migrations: [Engine1763769600700, EngineSchedules1763769600800],
+  migrations: [Engine1763769600700, EngineSchedules1763769600800, ExecutionRunClock1763769601180, WebhookPathParameters1763769601190],
   subscriptions: [
     {
       field: 'executionUpdated',

@@ -15,7 +15,7 @@ export const CODE_LIMITS = { memoryMb: 64, timeoutMs: 10_000 };
 
 export class SandboxError extends Error {
   constructor(
-    readonly reason: 'timeout' | 'memory' | 'aborted' | 'script',
+    readonly reason: 'timeout' | 'memory' | 'aborted' | 'script' | 'crashed',
     message: string,
   ) {
     super(message);
@@ -31,12 +31,26 @@ export interface SandboxRun {
   signal?: AbortSignal;
 }
 
+/** What runs untrusted code: the in-process isolate pool below, or the process pool of sandbox.process.ts. */
+/** The time limit of one evaluation (its own, else the runner's), refusing one already aborted. */
+export function evaluationTimeout(req: SandboxRun, defaultMs: number): number {
+  if (req.signal?.aborted) throw new SandboxError('aborted', 'The evaluation was aborted');
+  return Math.max(1, Math.min(req.timeoutMs ?? defaultMs, 2 ** 31 - 1));
+}
+
+export interface CodeRunner {
+  run(req: SandboxRun): Promise<string>;
+  dispose(): void;
+  readonly memoryMb: number;
+  readonly timeoutMs: number;
+}
+
 interface Slot {
   isolate: ivm.Isolate;
   busy: boolean;
 }
 
-export class Sandbox {
+export class Sandbox implements CodeRunner {
   private readonly slots: Slot[] = [];
   private readonly waiters: ((slot: Slot) => void)[] = [];
 
@@ -53,8 +67,7 @@ export class Sandbox {
   }
 
   async run(req: SandboxRun): Promise<string> {
-    if (req.signal?.aborted) throw new SandboxError('aborted', 'The evaluation was aborted');
-    const timeoutMs = Math.max(1, Math.min(req.timeoutMs ?? this.opts.timeoutMs, 2 ** 31 - 1));
+    const timeoutMs = evaluationTimeout(req, this.opts.timeoutMs);
     const slot = await this.acquire();
     let context: ivm.Context | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -66,6 +79,8 @@ export class Sandbox {
     };
     try {
       context = await slot.isolate.createContext();
+      // WebAssembly memory lives outside the isolate's heap limit: user code gets no WebAssembly.
+      await context.global.delete('WebAssembly');
       req.signal?.addEventListener('abort', onAbort, { once: true });
       const evaluation = context.evalClosure(req.body, [req.input], {
         arguments: { copy: true },

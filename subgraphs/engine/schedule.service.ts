@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
@@ -72,10 +73,6 @@ interface FireJob {
   due: string;
 }
 
-function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 function toView(r: any): ScheduleView {
   return {

@@ -1,3 +1,5 @@
+import { assertAcceptableJson, assertAcceptableParams, textProblem } from '../../kernel/input-policy';
+import { absoluteUrl } from '../../kernel/subgraph';
 import { createHmac } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
@@ -30,6 +32,8 @@ export interface InboundRequest {
   query: Record<string, unknown>;
   body: Buffer;
   bodyTooLarge?: boolean;
+  /** The platform's address as the caller reached it (RequestContext.baseUrl). */
+  baseUrl?: string;
 }
 
 export interface TestInput {
@@ -80,6 +84,8 @@ export class WebhookInbound {
    * authentication is what protects it, and it does nothing but what the trigger allows.
    */
   async receive(req: InboundRequest, sourceIp: string | null): Promise<WebhookReply> {
+    const refused = textProblem(req.path);
+    if (refused) return errorReply(errors.field('path', refused));
     const path = normalisePath(req.path);
     const method = String(req.method ?? '').toUpperCase();
     if (path.startsWith('resume/')) return this.resume(path, req);
@@ -105,16 +111,39 @@ export class WebhookInbound {
     const hit = this.cache.get(path);
     if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.rows;
     const generation = this.generation;
-    const rows = await this.db.query(
+    const exact: any[] = await this.db.query(
       `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
       [path],
     );
+    const rows = [...exact, ...(await this.byPattern(path, new Set(exact.map((r) => r.method))))];
     // Only triggers that exist are kept (unknown paths would fill the cache); a change meanwhile wins.
     if (rows.length && generation === this.generation) {
       if (this.cache.size >= CACHE_MAX_PATHS) this.cache.clear();
       this.cache.set(path, { rows, at: Date.now() });
     }
     return rows;
+  }
+
+  /**
+   * The parameterised triggers (`orders/:orderId`) matching `path` for the methods no exact path
+   * has, each with the `params` it captures. Where several patterns of one method match, the most
+   * specific wins: the one whose first parameter comes latest (`orders/:id/items` before `:kind/:id/items`).
+   */
+  private async byPattern(path: string, taken: Set<string>): Promise<any[]> {
+    const segments = path.split('/');
+    const candidates: any[] = await this.db.query(
+      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id
+        WHERE t.parameterised AND t.segments = $1`,
+      [segments.length],
+    );
+    const specificity = (pattern: string) => pattern.split('/').map((s) => (s.startsWith(':') ? '1' : '0')).join('');
+    const best = new Map<string, any>();
+    for (const row of candidates.sort((a, b) => specificity(a.path).localeCompare(specificity(b.path)))) {
+      if (taken.has(row.method) || best.has(row.method)) continue;
+      const params = matchPath(row.path, segments);
+      if (params) best.set(row.method, { ...row, params });
+    }
+    return [...best.values()];
   }
 
   /** Runs the inbound path of a trigger with a request made up of the given data and headers. */
@@ -182,12 +211,12 @@ export class WebhookInbound {
     }
     const item = {
       headers: redact(req.headers, trigger),
-      params: {},
+      params: trigger.params ?? {},
       query: req.query ?? {},
       body,
       method: trigger.method,
       path: `/${trigger.path}`,
-      webhookUrl: this.urlFor(trigger.path),
+      webhookUrl: absoluteUrl(req, this.urlFor(trigger.path)),
       ...(isBinary(req) ? { bodyEncoding: 'base64' } : {}),
     };
     const version = await this.workflows.version(trigger.workflow_id, trigger.version);
@@ -359,7 +388,15 @@ function isBinary(req: InboundRequest): boolean {
   return req.body.length > 0 && !!type && !type.includes('json') && !type.startsWith('text/') && type !== 'application/x-www-form-urlencoded' && type !== 'application/xml';
 }
 
+/** The request's body for the workflow; refused (400) when it, or the query string, breaks the input policy (kernel/input-policy.ts). */
 function parseBody(req: InboundRequest): unknown {
+  assertAcceptableParams(req.query);
+  const body = decodeBody(req);
+  assertAcceptableJson(body, 'body');
+  return body;
+}
+
+function decodeBody(req: InboundRequest): unknown {
   if (req.body.length === 0) return {};
   const type = contentType(req);
   if (type.includes('json')) {
@@ -393,3 +430,23 @@ function redact(headers: Record<string, string>, trigger: any): Record<string, s
   return out;
 }
 
+
+/** The values of `pattern`'s `:name` segments in `segments`, or null when the literal segments differ. */
+function matchPath(pattern: string, segments: string[]): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  const parts = pattern.split('/');
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.startsWith(':')) params[part.slice(1)] = decodeSegment(segments[i]!);
+    else if (part !== segments[i]) return null;
+  }
+  return params;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -2,7 +2,7 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { PUBLIC } from '../../kernel/auth/principal';
 import { errors } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
-import type { RequestContext } from '../../kernel/subgraph';
+import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import {
   CreateWorkflowWebhookInput,
   TestWorkflowWebhookInput,
@@ -87,6 +87,11 @@ export class WebhookTriggerResolver {
     return { webhookId: args.webhookId, logs, pagination: pageInfo(total, args.limit, args.offset) };
   }
 
+  @FieldResolver(() => String, { description: 'Where callers send requests: an absolute URL (PUBLIC_URL, else the address the caller used), /webhook/<path>.' })
+  url(@Root() w: WorkflowWebhook, @Ctx() ctx: RequestContext): string {
+    return absoluteUrl(ctx, w.url);
+  }
+
   @FieldResolver(() => WorkflowWebhookStatistics)
   async statistics(@Root() w: WorkflowWebhook): Promise<WorkflowWebhookStatistics> {
     return w.stats ?? (await this.triggers.statistics([w.webhookId])).get(w.webhookId)!;
@@ -120,6 +125,7 @@ export class WebhookTriggerResolver {
         query: request.query ?? {},
         body: Buffer.from(request.body ?? '', encoding),
         bodyTooLarge: request.bodyTooLarge ?? false,
+        baseUrl: ctx.baseUrl,
       },
       ctx.ip ?? null,
     );

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { SecretCipher, sha256 } from '../../kernel/crypto';
@@ -79,6 +80,8 @@ export interface WebhookLogView {
 
 const WEBHOOK_PREFIX = '/webhook/';
 const RESERVED = ['resume'];
+/** A path segment `:name` is a parameter (n8n's `/webhook/orders/:orderId`): the workflow gets its value in `$json.params`. */
+const PARAMETER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 const PATH = /^[A-Za-z0-9._~:@!$&'()*+,;=-]+(\/[A-Za-z0-9._~:@!$&'()*+,;=-]+)*$/;
 const REGISTRATIONS_PER_MINUTE = 10;
@@ -97,10 +100,6 @@ export function normalisePath(path: string): string {
   return String(path ?? '').trim().replace(/^\/+|\/+$/g, '').replace(/\/{2,}/g, '/');
 }
 
-function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 export class WebhookTriggerService {
   private cipherInstance?: SecretCipher;
@@ -161,7 +160,7 @@ export class WebhookTriggerService {
         );
       } catch (err) {
         if ((err as { code?: string }).code === '23505') {
-          throw errors.alreadyExists('path', `${method} /${path}`);
+          throw errors.alreadyExists('path', `${method} /${path}`); // also a parameterised path of the same shape
         }
         throw err;
       }
@@ -338,6 +337,13 @@ function checkPath(raw: unknown): string {
     throw webhookInvalid('path must be URL path segments of letters, digits and -._~:@!$&\'()*+,;=', { field: 'path', reason: 'invalid_path', path: raw });
   }
   if (RESERVED.includes(path.split('/')[0]!)) throw webhookInvalid(`paths under /webhook/${path.split('/')[0]}/ are reserved`, { field: 'path', reason: 'reserved_path' });
+  if (path.split('/').some((s) => s === '.' || s === '..')) {
+    throw webhookInvalid('path may not contain "." or ".." segments (it must stay under /webhook/)', { field: 'path', reason: 'path_escapes_prefix', path: raw });
+  }
+  const names = path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const bad = names.find((n) => !PARAMETER.test(n));
+  if (bad !== undefined) throw webhookInvalid(`path parameter ":${bad}" must be a name of letters, digits and "_"`, { field: 'path', reason: 'invalid_parameter', path: raw });
+  if (new Set(names).size !== names.length) throw webhookInvalid('path parameters must have distinct names', { field: 'path', reason: 'duplicate_parameter', path: raw });
   return path;
 }
 

@@ -1,7 +1,7 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
-import type { RequestContext } from '../../kernel/subgraph';
+import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import type { WebhookTriggerService } from './webhook-trigger.service';
 import { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './workflow.inputs';
 import type { WorkflowRecord, WorkflowService } from './workflow.service';
@@ -121,9 +121,9 @@ export class WorkflowResolver {
     return stats.lastExecuted;
   }
 
-  @FieldResolver(() => String, { nullable: true, description: 'The URL of its first active webhook trigger (relative to the platform address).' })
-  async webhookUrl(@Root() w: Workflow): Promise<string | null> {
-    if (w.hook !== undefined) return w.hook;
-    return (await this.triggers.webhookUrls([w.workflowId])).get(w.workflowId) ?? null;
+  @FieldResolver(() => String, { nullable: true, description: 'The absolute URL of its first active webhook trigger.' })
+  async webhookUrl(@Root() w: Workflow, @Ctx() ctx: RequestContext): Promise<string | null> {
+    const path = w.hook !== undefined ? w.hook : (await this.triggers.webhookUrls([w.workflowId])).get(w.workflowId);
+    return path ? absoluteUrl(ctx, path) : null;
   }
 }

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import YAML from 'yaml';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
@@ -111,10 +112,6 @@ function toRecord(row: any): WorkflowRecord {
   };
 }
 
-function rowsOf<T = any>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
-}
 
 export class WorkflowService {
   private readonly versions = new Map<string, WorkflowVersion>();
@@ -201,7 +198,6 @@ export class WorkflowService {
               settings: input.settings ?? current.settings,
             })
           : { nodes: current.nodes, connections: current.connections, settings: current.settings };
-      if (input.nodes !== undefined) checkNodePermissions(principal, def.nodes);
       const next = {
         name: meta.name ?? current.name,
         description: meta.description !== undefined ? meta.description : current.description,
@@ -211,6 +207,9 @@ export class WorkflowService {
       };
       const changed = (Object.keys(next) as (keyof typeof next)[]).some((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
       if (!changed) return { record: current, changed: false };
+      // Any change to a workflow holding agent or prompt nodes (its nodes, but also its wiring,
+      // settings or name) needs what running those nodes needs: permissions follow what a change does.
+      checkNodePermissions(principal, next.nodes);
       const [row] = rowsOf(
         await m.query(
           `UPDATE engine.workflows SET name = $2, description = $3, tags = $4, active = $5, nodes = $6, connections = $7, settings = $8,

@@ -102,7 +102,7 @@ export class ChainRunner {
       }
     }
     await this.db.query(
-      `UPDATE promptlib.chain_executions SET status = 'completed', result = $2, completed_at = now(), updated_at = now()
+      `UPDATE promptlib.chain_executions SET status = 'completed', result = $2, updated_at = now()
         WHERE execution_id = $1 AND status = 'running'`,
       [executionId, JSON.stringify(outputs)],
     );
@@ -151,7 +151,7 @@ export class ChainRunner {
 
   private async markFailed(executionId: string, error: ExecutionFailure): Promise<void> {
     await this.db.query(
-      `UPDATE promptlib.chain_executions SET status = 'failed', error = $2, failed_at = now(), updated_at = now()
+      `UPDATE promptlib.chain_executions SET status = 'failed', error = $2, updated_at = now()
         WHERE execution_id = $1 AND status = 'running'`,
       [executionId, JSON.stringify(error)],
     );
@@ -161,7 +161,7 @@ export class ChainRunner {
     this.logger.warn('chain execution failed outside a step', { executionId, error });
     await this.db.query(
       `UPDATE promptlib.chain_executions
-          SET status = 'failed', failed_at = now(), updated_at = now(),
+          SET status = 'failed', updated_at = now(),
               error = jsonb_build_object('step', current_step, 'promptId', NULL, 'code', $2::text, 'message', $3::text)
         WHERE execution_id = $1 AND status = 'running'`,
       [executionId, error.code, error.message],

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
@@ -18,7 +19,6 @@ import {
   DEFAULT_MAX_TOKENS,
   DEFAULT_TEMPERATURE,
   isUniqueViolation,
-  rowsOf,
   round2,
   seconds,
   throwIf,

@@ -8,6 +8,7 @@ import { FragmentEntity, FragmentVersionEntity } from './fragment.entity';
 import { FragmentResolver } from './fragment.resolver';
 import { FragmentService } from './fragment.service';
 import { Promptlib1763769600500 } from './migrations/1763769600500-promptlib';
+import { ChainRunClock1763769601170 } from './migrations/1763769601170-chain-run-clock';
 import { PromptAbTestEntity, PromptEntity, PromptPinEntity, PromptTestEntity, PromptVersionEntity } from './prompt.entity';
 import { PromptResolver } from './prompt.resolver';
 import { PromptService } from './prompt.service';
@@ -46,7 +47,7 @@ export const promptlib: ServiceModule<Kernel> = {
     ChainVersionEntity,
     ChainExecutionEntity,
   ],
-  migrations: [Promptlib1763769600500],
+  migrations: [Promptlib1763769600500, ChainRunClock1763769601170],
   subscriptions: [],
   create: (kernel) => {
     const s = createPromptlib(kernel);

@@ -6,7 +6,7 @@ import type { LlmProvider } from '../../kernel/llm/types';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { recommend, type ArmSummary } from './ab-rule';
 import type { PromptService, PromptVersionRow } from './prompt.service';
-import { renderExpansion, type Expansion } from './render';
+import { renderExpansion, type Expansion, checkDeclaredVariables } from './render';
 import {
   callerKey,
   checkModelParams,
@@ -47,6 +47,7 @@ export interface AbArmData {
   promptId?: string | null;
   version?: number | null;
   template?: string | null;
+  variables?: string[] | null;
 }
 
 export interface AbTestData extends ModelParams {
@@ -327,7 +328,9 @@ export class PromptTestService {
       return { label, promptId: version.promptId, version: version.version, template: version.template, expansion: await this.prompts.expand(version.template) };
     }
     const template = arm.template!;
-    return { label, promptId: null, version: null, template, expansion: await this.prompts.expand(template, `${label}.template`) };
+    const expansion = await this.prompts.expand(template, `${label}.template`);
+    if (arm.variables != null) checkDeclaredVariables(arm.variables, expansion.variables, `${label}.variables`);
+    return { label, promptId: null, version: null, template, expansion };
   }
 }
 
@@ -340,5 +343,6 @@ function checkArm(problems: FieldError[], field: string, arm: AbArmData | undefi
   const hasTemplate = arm.template != null;
   if (hasId === hasTemplate) problems.push({ field, message: 'must give either promptId (with an optional version) or an inline template' });
   if (!hasId && arm.version != null) problems.push({ field: `${field}.version`, message: 'only applies with promptId' });
+  if (hasId && arm.variables != null) problems.push({ field: `${field}.variables`, message: 'only applies with an inline template (a stored prompt declares its own)' });
   if (hasTemplate) checkText(problems, `${field}.template`, arm.template, { required: true, max: 100_000 });
 }

@@ -35,6 +35,12 @@ export class PromptResolver {
   }
 
   @Authorized('prompt:read')
+  @Query(() => [ID], { description: 'Which of the given prompt ids exist (one look-up for many: seeding, batch checks).' })
+  promptsExisting(@Arg('promptIds', () => [ID]) promptIds: string[]): Promise<string[]> {
+    return this.promptService.existing(promptIds);
+  }
+
+  @Authorized('prompt:read')
   @Query(() => PromptList, { description: 'Prompts (latest versions), newest first.' })
   prompts(@Args() args: PromptListArgs): Promise<PromptList> {
     return this.promptService.list({ ...args, limit: args.limit ?? 20, offset: args.offset ?? 0 });

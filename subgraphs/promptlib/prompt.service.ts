@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
 import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
@@ -19,7 +20,6 @@ import {
   isUniqueViolation,
   promptNotFound,
   round2,
-  rowsOf,
   seconds,
   throwIf,
 } from './shared';
@@ -527,6 +527,13 @@ export class PromptService {
   }
 
   /** Ensures the prompts the platform itself uses exist (idempotent; concurrent starts are safe). */
+  /** The ids among `promptIds` that exist, in one query. */
+  async existing(promptIds: string[]): Promise<string[]> {
+    if (promptIds.length > 1000) throw errors.field('promptIds', 'at most 1000 ids at once');
+    const rows: { prompt_id: string }[] = await this.db.query(`SELECT prompt_id FROM promptlib.prompts WHERE prompt_id = ANY($1::text[])`, [promptIds]);
+    return rows.map((r) => r.prompt_id);
+  }
+
   async ensureSeeded(): Promise<void> {
     for (const seed of SEEDS) {
       await this.db.transaction(async (m) => {

@@ -1,3 +1,4 @@
+import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { SLUG, SLUG_RULE } from './render';
@@ -116,13 +117,6 @@ export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === '23505' || (err as { driverError?: { code?: string } })?.driverError?.code === '23505';
 }
 
-/** TypeORM returns `[rows, rowCount]` for UPDATE and DELETE with RETURNING, plain rows for SELECT. */
-export function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as T[];
-  }
-  return result as T[];
-}
 
 /** Runs `fn` over `items` with at most `limit` running at once; results in input order. */
 export async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {

@@ -75,6 +75,8 @@ function codeErrorMessage(err: SandboxError, memoryMb: number): string {
       return `Code exceeded the memory limit of ${memoryMb} MB`;
     case 'aborted':
       return 'Code was stopped: the execution was canceled or timed out';
+    case 'crashed':
+      return `Code crashed its sandbox process (the memory limit is ${memoryMb} MB): ${err.message}`;
     default:
       return `Code failed: ${err.message}`;
   }

@@ -1,6 +1,6 @@
 import type { GuardedRequestInit, GuardedResponse } from '../../../kernel/outbound';
 import type { ExpressionData, Item } from '../expressions';
-import type { Sandbox } from '../sandbox';
+import type { CodeRunner } from '../sandbox';
 import type { WorkflowNode } from '../definition';
 
 export type { Item } from '../expressions';
@@ -15,7 +15,7 @@ export interface WebhookReply {
 /** What a node may use besides its items: no node reaches the database or the network directly. */
 export interface NodeServices {
   /** The sandbox for code nodes (expressions have their own). */
-  codeSandbox: Sandbox;
+  codeSandbox: CodeRunner;
   /** Outbound HTTP through the SSRF guard (kernel/outbound.ts) under the platform's policy. */
   fetch(url: string, init: GuardedRequestInit): Promise<GuardedResponse>;
   /** Runs another workflow with these items and returns the items of its last node. */
