@@ -1,6 +1,6 @@
 import { envelopes } from './envelopes';
 import type { Surface } from './surface';
-import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes } from './surfaces/control-plane-api.routes';
+import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes, overviewWorkflowRoutes } from './surfaces/control-plane-api.routes';
 import { controlPlaneRoutes } from './surfaces/control-plane.routes';
 import { controlPlaneWorkflowRoutes } from './surfaces/control-plane-workflows.routes';
 import { engineNativeRoutes, engineRoutes } from './surfaces/engine.routes';
@@ -8,6 +8,8 @@ import { orchestrationRoutes } from './surfaces/orchestration.routes';
 import { promptlibRoutes } from './surfaces/promptlib.routes';
 import { promptlibPlatformRoutes } from './surfaces/promptlib-platform.routes';
 import { rateLimitRoutes } from './surfaces/rate-limits.routes';
+import { linkRoutes } from './surfaces/links.routes';
+import { feedbackRoutes } from './surfaces/feedback.routes';
 
 /** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
 export const surfaces: Surface[] = [
@@ -16,7 +18,7 @@ export const surfaces: Surface[] = [
     name: 'control-plane-api',
     prefix: '/control-plane/api/v1',
     envelope: envelopes.platform,
-    routes: [...apiKeyRoutes, ...agentExecuteRoutes, ...orchestrationWorkflowRoutes],
+    routes: [...apiKeyRoutes, ...agentExecuteRoutes, ...orchestrationWorkflowRoutes, ...overviewWorkflowRoutes],
     snakeCase: true,
   },
   {
@@ -33,4 +35,6 @@ export const surfaces: Surface[] = [
     routes: [...engineNativeRoutes],
     engineKeyHeader: true,
   },
+  { name: 'links', prefix: '/links', envelope: envelopes.links, routes: linkRoutes, snakeCase: true },
+  { name: 'feedback', prefix: '/feedback/api/v1', envelope: envelopes.feedback, routes: feedbackRoutes, snakeCase: true },
 ];

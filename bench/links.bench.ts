@@ -1,0 +1,151 @@
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Client } from 'pg';
+import { loadConfig } from '../kernel/config';
+import { startPlatform, type RunningPlatform } from '../main';
+import { interleaved, type LoadFigures, type Slice } from './load';
+import { benchMain, createScratchDatabase } from './scratch-db';
+
+/**
+ * Short-link redirects per second (CONTRACT.md section 9), and verification attempts per second.
+ *
+ *   redirect  GET /links/{slug} for a public link: the platform's public short link (cache read,
+ *             the visit recorded — batched, flushed on drain — and a 302)
+ *   baseline  a bare node:http server in the same child process answering 302 with a Location
+ *   verify    POST /links/api/links/{id}/verify with the right password (one argon2id verification each)
+ *   locked    the same from an address that is locked out (5 failures): answered without hashing
+ *
+ * After the load the child drains, and the visits stored must equal the 302s given.
+ * Use: `await benchLinks(serverUrl)`, or `node dist/bench/links.bench.js`. Knobs as bench/run.ts.
+ */
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const DESTINATION = 'https://example.com/landing';
+const PASSWORD = 'bench password';
+
+interface ServerInfo {
+  url: string;
+  bareUrl: string;
+  linkId: string;
+  protectedId: string;
+}
+
+export interface LinksBenchFigures {
+  redirect: LoadFigures;
+  baseline: LoadFigures;
+  verify: LoadFigures;
+  locked: LoadFigures;
+  /** Visits stored after the drain, against the 302 answers given. */
+  persisted: { visits: number; answers: number };
+}
+
+async function serve(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-links-'));
+  const admin = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  let running: RunningPlatform | undefined;
+  const bare = http.createServer((_req, res) => res.writeHead(302, { location: DESTINATION, 'cache-control': 'no-store' }).end());
+  const stop = async (code: number) => {
+    bare.close();
+    await running?.stop().catch((err) => process.stderr.write(`bench links server: unclean stop: ${String(err)}\n`));
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => void stop(0));
+  if (process.send) process.on('disconnect', () => void stop(0));
+  setTimeout(() => void stop(2), 600_000).unref();
+  try {
+    running = await startPlatform(
+      loadConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: admin, LOG_LEVEL: 'error', TRUST_PROXY: 'true' }),
+    );
+    await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+    const call = async (p: string, body: unknown) => {
+      const res = await fetch(running!.url + p, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
+      return json.data;
+    };
+    const link = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench' });
+    const locked = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench-locked', password: PASSWORD });
+    for (let i = 0; i < 5; i++) {
+      await fetch(`${running.url}/links/api/links/${locked.id}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' }, body: '{"password":"wrong guess"}' });
+    }
+    const info: ServerInfo = { url: running.url, bareUrl: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, linkId: link.id, protectedId: locked.id };
+    process.stdout.write(JSON.stringify(info) + '\n');
+  } catch (err) {
+    process.stderr.write(`bench links server: ${err instanceof Error ? err.stack : String(err)}\n`);
+    await stop(1);
+  }
+}
+
+let child: ChildProcess | undefined;
+
+function startChild(databaseUrl: string): Promise<ServerInfo> {
+  child = spawn(process.execPath, [__filename, '--serve'], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const proc = child;
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`the links bench server exited (code ${code})`)));
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        resolve(JSON.parse(line) as ServerInfo);
+      } catch {
+        process.stderr.write(`[links server] ${line}\n`);
+      }
+    });
+  });
+}
+
+async function stopChild(): Promise<void> {
+  const proc = child;
+  if (!proc || proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> {
+  const db = await createScratchDatabase(serverUrl, 'links');
+  try {
+    const info = await startChild(db.url);
+    let answers = 0;
+    const redirect = (s: number) => s === 302;
+    const verifyBody = JSON.stringify({ password: PASSWORD });
+    const post = { method: 'POST' as const, body: verifyBody };
+    const loads = await interleaved(
+      {
+        redirect: { url: `${info.url}/links/bench`, accept: redirect },
+        baseline: { url: `${info.bareUrl}/r`, accept: redirect },
+        verify: { url: `${info.url}/links/api/links/${info.protectedId}/verify`, ...post, headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' }, connections: 4 },
+        locked: { url: `${info.url}/links/api/links/${info.protectedId}/verify`, ...post, headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' }, accept: (s) => s === 429, connections: 8 },
+      },
+      { warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS, onSlice: (name, s: Slice) => name === 'redirect' && (answers += s.latencies.length) },
+    );
+    await stopChild(); // drains: the batched visits are written
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    let visits = 0;
+    try {
+      visits = (await pg.query(`SELECT count(*)::int AS n FROM links.visits WHERE link_id = $1`, [info.linkId])).rows[0].n;
+    } finally {
+      await pg.end();
+    }
+    return { ...loads, persisted: { visits, answers } };
+  } finally {
+    await stopChild();
+    await db.drop();
+  }
+}
+
+process.on('exit', () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+});
+
+if (require.main === module) benchMain(benchLinks, () => void serve());

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, errors } from '../../kernel/errors';
+import { textProblem } from '../../kernel/input-policy';
+import type { Kernel } from '../../kernel/platform';
+import type { ServiceModule } from '../../kernel/subgraph';
+import { envelopes } from '../../rest-adapter/envelopes';
+import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
+import { LinkResolver } from './link.resolver';
+import { LinkService, unavailable, type LinkRow } from './link.service';
+import { Links1763769601300 } from './migrations/1763769601300-links';
+
+/**
+ * The link service (spec 3, section A): short links, optionally behind a password or PIN.
+ * Owns the `links` schema; calls no other service. Its GraphQL operations back the REST paths
+ * of the `/links` surface; the public short link `GET /links/{slug}` (and its gate page's form)
+ * is served here directly from the service's cache — a redirect must not cost a GraphQL
+ * operation — with the same rules as `verifyLink`.
+ */
+
+const services = new WeakMap<Kernel, LinkService>();
+
+export function linkServices(kernel: Kernel): LinkService {
+  let s = services.get(kernel);
+  if (!s) services.set(kernel, (s = new LinkService(kernel.db, kernel.events, (err) => kernel.logger.warn('link visits not written yet', { err }))));
+  return s;
+}
+
+export const links: ServiceModule<Kernel> = {
+  name: 'links',
+  entities: [],
+  migrations: [Links1763769601300],
+  subscriptions: [],
+  create: (kernel) => ({
+    name: 'links',
+    surface: 'links',
+    resolvers: [LinkResolver],
+    instances: [new LinkResolver(linkServices(kernel))],
+  }),
+  /** Draining: the visits still buffered are written before the database closes. */
+  stop: (kernel) => linkServices(kernel).flush(),
+  http: (app, { kernel }) => {
+    const service = linkServices(kernel);
+    const cookieKey = createHash('sha256').update(`link-unlock:${kernel.secrets.internal}`).digest();
+    app.register(async (scope) => registerPublicLinks(scope, service, cookieKey));
+  },
+};
+
+function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  const html = (reply: FastifyReply, status: number, page: string) =>
+    reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+  const secure = (req: FastifyRequest) => req.protocol === 'https';
+
+  const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkRow) => {
+    service.recordVisit(link, {
+      referrer: header(req, 'referer'),
+      userAgent: header(req, 'user-agent'),
+      country: header(req, 'cf-ipcountry') ?? header(req, 'x-country-code'),
+    });
+    return reply.code(302).header('location', link.url).header('cache-control', 'no-store').send();
+  };
+
+  const find = async (req: FastifyRequest, reply: FastifyReply): Promise<LinkRow | undefined> => {
+    const slug = (req.params as { slug: string }).slug;
+    const link = textProblem(slug) ? null : await service.bySlugCached(slug);
+    if (!link) {
+      html(reply, 404, simplePage(404, 'Not found', 'There is no such link.'));
+      return undefined;
+    }
+    const gone = unavailable(link);
+    if (gone) {
+      html(reply, 410, simplePage(410, 'Gone', gone === 'expired' ? 'This link has expired.' : 'This link is no longer active.'));
+      return undefined;
+    }
+    return link;
+  };
+
+  scope.get('/links/:slug', async (req, reply) => {
+    const link = await find(req, reply);
+    if (!link) return reply;
+    if (link.protectionType === 'none' || unlocked(cookieKey, link, req.headers.cookie)) return visit(req, reply, link);
+    return html(reply, 200, gatePage(link));
+  });
+
+  // The gate page's form (works without JavaScript): the same verification as verifyLink.
+  scope.post('/links/:slug', async (req, reply) => {
+    const link = await find(req, reply);
+    if (!link) return reply;
+    if (link.protectionType === 'none') return visit(req, reply, link);
+    const form = (req.body ?? {}) as Record<string, string>;
+    try {
+      await service.verify(link.id, { password: form.password, pin: form.pin }, req.ip);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
+      return html(reply, err.status, gatePage(link, err.code === 'validation_error' ? `Enter the ${link.protectionType === 'pin' ? 'PIN' : 'password'}.` : err.message));
+    }
+    reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req)));
+    return visit(req, reply, link);
+  });
+
+  // The REST verify sets the same cookie, so a client page that verified is not asked again.
+  scope.post('/links/api/links/:id/verify', async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v : v == null ? undefined : String(v));
+    try {
+      if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw errors.field('body', 'must be a JSON object with password or pin');
+      const link = await service.verify((req.params as { id: string }).id, { password: str(body.password), pin: str(body.pin) }, req.ip);
+      reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req))).header('cache-control', 'no-store');
+      return reply.send(envelopes.links.success({ id: link.id, slug: link.slug, destination: link.url }));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
+      return reply.code(err.status).send(envelopes.links.error(err));
+    }
+  });
+}
+
+
+function header(req: FastifyRequest, name: string): string | null {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s && !textProblem(s) ? s : null;
+}

@@ -1,0 +1,401 @@
+import { randomBytes } from 'node:crypto';
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+import type { DataSource } from 'typeorm';
+import type { Principal } from '../../kernel/auth/principal';
+import { isPlatformAdmin } from '../../kernel/auth/principal';
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { rowsOf } from '../../kernel/db/rows';
+import type { EventBus } from '../../kernel/events';
+
+/**
+ * Short links with optional password or PIN protection (spec 3, section A; CONTRACT.md section 8).
+ *
+ * - A link belongs to the key that created it (`user_id` is that key's id); a platform admin key
+ *   (`*`) sees and manages every link.
+ * - Passwords (4–128 characters) and PINs (4 or 6 digits) are kept only as argon2id hashes (OWASP:
+ *   19 MiB, 2 iterations, 1 lane) and never leave the service.
+ * - Verification is public and rate limited per client address and link: once an address has 5
+ *   failed attempts on a link inside 15 minutes, every attempt from it, right or wrong, is refused
+ *   with 429 until the oldest failure leaves the window. The window is checked (and an attempt
+ *   reserved, under a lock) before any hashing, so a locked-out caller costs no hash. A PIN has at
+ *   most a million values: the lockout is what makes guessing one impractical.
+ */
+
+export const PROTECTION_TYPES = ['none', 'password', 'pin'] as const;
+export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;
+export const RESERVED_SLUGS = ['api', 'admin', 'static', 'assets', 'health'];
+export const LOCKOUT = { failures: 5, windowSeconds: 15 * 60 };
+const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+const SLUG = /^[A-Za-z0-9_-]{3,64}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const LINKS_CHANGED = 'links.changed';
+
+export interface LinkRow {
+  id: string;
+  slug: string;
+  url: string;
+  ownerId: string;
+  isActive: boolean;
+  expiresAt: Date | null;
+  protectionType: (typeof PROTECTION_TYPES)[number];
+  protectionHint: string | null;
+  contentClassification: string;
+  visits: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface LinkInput {
+  url?: string | null;
+  customSlug?: string | null;
+  password?: string | null;
+  pin?: string | null;
+  protectionHint?: string | null;
+  contentClassification?: string | null;
+  expiresAt?: Date | string | null;
+  isActive?: boolean | null;
+  removeProtection?: boolean | null;
+}
+
+interface PendingVisit {
+  linkId: string;
+  at: Date;
+  referrer: string | null;
+  userAgent: string | null;
+  country: string | null;
+}
+
+export interface Visit {
+  at: Date;
+  referrer: string | null;
+  userAgent: string | null;
+  country: string | null;
+}
+
+const COLUMNS = `id, slug, url, owner_id, is_active, expires_at, protection_type, protection_hint, content_classification, visits, created_at, updated_at`;
+
+function toRow(r: any): LinkRow {
+  return {
+    id: r.id,
+    slug: r.slug,
+    url: r.url,
+    ownerId: r.owner_id,
+    isActive: r.is_active,
+    expiresAt: r.expires_at,
+    protectionType: r.protection_type,
+    protectionHint: r.protection_hint,
+    contentClassification: r.content_classification,
+    visits: r.visits,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Why a link cannot be visited now, or undefined when it can. */
+export function unavailable(link: LinkRow, now = Date.now()): 'inactive' | 'expired' | undefined {
+  if (!link.isActive) return 'inactive';
+  if (link.expiresAt && link.expiresAt.getTime() <= now) return 'expired';
+  return undefined;
+}
+
+export class LinkService {
+  private pending: PendingVisit[] = [];
+  private flushTimer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+
+  /** slug -> link, for the public short link; emptied on every change in any process. */
+  private readonly bySlug = new Map<string, { link: LinkRow | null; at: number }>();
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly events: EventBus,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {
+    events.subscribe(LINKS_CHANGED, ({ slug }: { slug?: string }) => {
+      if (slug) this.bySlug.delete(slug);
+      else this.bySlug.clear();
+    });
+  }
+
+  owner(principal: Principal): string {
+    if (principal.kind === 'apiKey') return principal.keyId;
+    if (principal.kind === 'user') return principal.userId;
+    throw errors.missingAuthorization();
+  }
+
+  async create(principal: Principal, input: LinkInput): Promise<LinkRow> {
+    const problems: FieldError[] = [];
+    const url = checkUrl(problems, input.url, true)!;
+    const slug = input.customSlug ?? null;
+    if (slug !== null) checkSlug(problems, slug);
+    const protection = checkProtection(problems, input, false);
+    const common = checkCommon(problems, input);
+    if (problems.length) throw errors.validation(problems);
+    const secretHash = protection.secret ? await hash(protection.secret, ARGON2) : null;
+    for (let tries = 0; ; tries++) {
+      const candidate = slug ?? randomSlug();
+      try {
+        const [row] = await this.db.query(
+          `INSERT INTO links.links (slug, url, owner_id, protection_type, secret_hash, protection_hint, content_classification, expires_at, is_active)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+          [candidate, url, this.owner(principal), protection.type ?? 'none', secretHash, common.hint ?? null, common.classification ?? 'general', common.expiresAt ?? null, common.isActive ?? true],
+        );
+        return toRow(row);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '23505') throw err;
+        if (slug !== null) throw errors.alreadyExists('custom_slug', slug);
+        if (tries > 5) throw err;
+      }
+    }
+  }
+
+  async get(principal: Principal, id: string): Promise<LinkRow> {
+    if (!UUID.test(id)) throw errors.notFound('link', id);
+    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM links.links WHERE id = $1`, [id]);
+    // Another owner's link is as unknown as a missing one: its existence is not disclosed.
+    if (!row || (!isPlatformAdmin(principal) && row.owner_id !== this.owner(principal))) throw errors.notFound('link', id);
+    return toRow(row);
+  }
+
+  async list(principal: Principal, limit: number, offset: number): Promise<{ links: LinkRow[]; total: number }> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
+    if (!Number.isInteger(offset) || offset < 0) throw errors.field('offset', 'must be an integer of at least 0');
+    const all = isPlatformAdmin(principal);
+    const rows = await this.db.query(
+      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM links.links WHERE $1 OR owner_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+      [all, this.owner(principal), limit, offset],
+    );
+    const total = rows[0]?.total ?? (offset ? (await this.db.query(`SELECT count(*)::int AS n FROM links.links WHERE $1 OR owner_id = $2`, [all, this.owner(principal)]))[0].n : 0);
+    return { links: rows.map(toRow), total };
+  }
+
+  /** Protection changes per the spec's transition table: password or pin sets it, remove_protection clears it. */
+  async update(principal: Principal, id: string, input: LinkInput): Promise<LinkRow> {
+    const current = await this.get(principal, id);
+    const problems: FieldError[] = [];
+    const url = input.url != null ? checkUrl(problems, input.url, false) : undefined;
+    const protection = checkProtection(problems, input, true);
+    const common = checkCommon(problems, input);
+    if (problems.length) throw errors.validation(problems);
+    const secretHash = protection.secret ? await hash(protection.secret, ARGON2) : undefined;
+    const type = protection.remove ? 'none' : protection.type ?? current.protectionType;
+    const [row] = rowsOf(await this.db.query(
+      `UPDATE links.links SET url = $2, protection_type = $3,
+              secret_hash = CASE WHEN $3 = 'none' THEN NULL WHEN $4::text IS NOT NULL THEN $4 ELSE secret_hash END,
+              protection_hint = CASE WHEN $3 = 'none' THEN NULL WHEN $5 THEN $6 ELSE protection_hint END,
+              content_classification = $7, expires_at = CASE WHEN $8 THEN $9::timestamptz ELSE expires_at END, is_active = $10, updated_at = now()
+        WHERE id = $1 RETURNING ${COLUMNS}`,
+      [
+        id,
+        url ?? current.url,
+        type,
+        secretHash ?? null,
+        input.protectionHint !== undefined,
+        common.hint ?? null,
+        common.classification ?? current.contentClassification,
+        input.expiresAt !== undefined,
+        common.expiresAt ?? null,
+        common.isActive ?? current.isActive,
+      ],
+    ));
+    await this.changed(current.slug);
+    return toRow(row);
+  }
+
+  async delete(principal: Principal, id: string): Promise<{ id: string; deletedAt: Date }> {
+    const link = await this.get(principal, id);
+    const [row] = rowsOf(await this.db.query(`DELETE FROM links.links WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
+    await this.changed(link.slug);
+    return { id, deletedAt: row.deleted_at };
+  }
+
+  async visits(principal: Principal, id: string, limit: number, offset: number): Promise<{ visits: Visit[]; total: number }> {
+    await this.flush();
+    const link = await this.get(principal, id);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
+    const rows = await this.db.query(
+      `SELECT at, referrer, user_agent, country FROM links.visits WHERE link_id = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [id, limit, Math.max(0, offset)],
+    );
+    return { visits: rows.map((r: any) => ({ at: r.at, referrer: r.referrer, userAgent: r.user_agent, country: r.country })), total: link.visits };
+  }
+
+  /** The public view of a slug (cached, invalidated on every change); null when unknown. */
+  async bySlugCached(slug: string): Promise<LinkRow | null> {
+    const hit = this.bySlug.get(slug);
+    if (hit && Date.now() - hit.at < 60_000) return hit.link;
+    const link = SLUG.test(slug) ? await this.findBySlug(slug) : null;
+    if (this.bySlug.size > 50_000) this.bySlug.clear();
+    this.bySlug.set(slug, { link, at: Date.now() });
+    return link;
+  }
+
+  async findBySlug(slug: string): Promise<LinkRow | null> {
+    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM links.links WHERE slug = $1`, [slug]);
+    return row ? toRow(row) : null;
+  }
+
+  /**
+   * Counts a visit. Visits are written in batches (every 100 ms, or at 500) in one statement with
+   * their links' counters, so a redirect costs no database round trip; reads of visits flush first,
+   * and the service's stop flushes what is left when the process drains, so none is lost.
+   */
+  recordVisit(link: LinkRow, visit: Omit<Visit, 'at'>): void {
+    const clip = (v: string | null, n: number) => (v ? v.slice(0, n) : null);
+    this.pending.push({ linkId: link.id, at: new Date(), referrer: clip(visit.referrer, 2048), userAgent: clip(visit.userAgent, 512), country: clip(visit.country, 8) });
+    if (this.pending.length >= 500) void this.flush();
+    else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => void this.flush(), 100);
+      this.flushTimer.unref();
+    }
+  }
+
+  /** Writes the buffered visits (links deleted meanwhile are skipped). */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    while (this.flushing) await this.flushing;
+    if (!this.pending.length) return;
+    const batch = this.pending.splice(0);
+    const column = <K extends keyof PendingVisit>(k: K) => batch.map((v) => v[k]);
+    this.flushing = this.db
+      .query(
+        `WITH v AS (
+           INSERT INTO links.visits (link_id, at, referrer, user_agent, country)
+           SELECT u.link_id, u.at, u.referrer, u.user_agent, u.country
+             FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]) AS u(link_id, at, referrer, user_agent, country)
+             JOIN links.links l ON l.id = u.link_id
+           RETURNING link_id
+         ), c AS (SELECT link_id, count(*)::int AS n FROM v GROUP BY link_id)
+         UPDATE links.links l SET visits = l.visits + c.n FROM c WHERE l.id = c.link_id`,
+        [column('linkId'), column('at'), column('referrer'), column('userAgent'), column('country')],
+      )
+      .then(
+        () => undefined,
+        (err) => {
+          // Kept for the next flush (bounded): a passing database error loses no visit.
+          if (this.pending.length < 100_000) this.pending.unshift(...batch);
+          this.onError(err);
+        },
+      )
+      .finally(() => (this.flushing = undefined));
+    await this.flushing;
+  }
+
+  /**
+   * Public verification of a protected link from `ip`. The lockout is checked, and the attempt
+   * reserved as a failure, before the secret is hashed; a right secret turns it into a success.
+   */
+  async verify(linkId: string, secret: { password?: string | null; pin?: string | null }, ip: string): Promise<LinkRow> {
+    if (!UUID.test(linkId)) throw errors.notFound('link', linkId);
+    const [row] = await this.db.query(`SELECT ${COLUMNS}, secret_hash FROM links.links WHERE id = $1`, [linkId]);
+    if (!row) throw errors.notFound('link', linkId);
+    const link = toRow(row);
+    const gone = unavailable(link);
+    if (gone) throw new AppError('link_gone', `The link is ${gone}`, { reason: gone });
+    if (link.protectionType === 'none') return link;
+    const given = link.protectionType === 'pin' ? secret.pin ?? secret.password : secret.password ?? secret.pin;
+    if (typeof given !== 'string' || !given) throw errors.field(link.protectionType, 'is required');
+    const attempt = await this.reserveAttempt(linkId, ip);
+    const ok = given.length <= 128 && (await verify(row.secret_hash, given));
+    if (!ok) throw new AppError('invalid_credentials', `Wrong ${link.protectionType === 'pin' ? 'PIN' : 'password'}`, { attempts_left: attempt.left });
+    await this.db.query(`UPDATE links.attempts SET success = true WHERE id = $1`, [attempt.id]);
+    return link;
+  }
+
+  private async reserveAttempt(linkId: string, ip: string): Promise<{ id: string; left: number }> {
+    return this.db.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 7270010))`, [`${linkId}|${ip}`]);
+      const [w] = await m.query(
+        `SELECT count(*)::int AS n, min(at) AS oldest FROM links.attempts
+          WHERE link_id = $1 AND ip = $2 AND NOT success AND at > now() - $3::int * interval '1 second'`,
+        [linkId, ip, LOCKOUT.windowSeconds],
+      );
+      if (w.n >= LOCKOUT.failures) {
+        const retryAfter = Math.max(1, Math.ceil((new Date(w.oldest).getTime() + LOCKOUT.windowSeconds * 1000 - Date.now()) / 1000));
+        throw new AppError('too_many_attempts', `Too many failed attempts from this address: try again in ${Math.ceil(retryAfter / 60)} minute(s)`, {
+          retryAfter,
+          limit: LOCKOUT.failures,
+          window: `${LOCKOUT.windowSeconds}s`,
+        });
+      }
+      const [row] = await m.query(`INSERT INTO links.attempts (link_id, ip, success) VALUES ($1, $2, false) RETURNING id`, [linkId, ip]);
+      return { id: row.id, left: LOCKOUT.failures - w.n - 1 };
+    });
+  }
+
+  private async changed(slug: string): Promise<void> {
+    this.bySlug.delete(slug);
+    await this.events.publish(LINKS_CHANGED, { slug });
+  }
+}
+
+function randomSlug(): string {
+  return randomBytes(6).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x');
+}
+
+function checkUrl(problems: FieldError[], url: unknown, required: boolean): string | undefined {
+  if (url == null || url === '') {
+    if (required) problems.push({ field: 'url', message: 'is required' });
+    return undefined;
+  }
+  if (typeof url !== 'string' || url.length > 2048) {
+    problems.push({ field: 'url', message: 'must be an http or https URL of at most 2048 characters' });
+    return undefined;
+  }
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    return parsed.toString();
+  } catch {
+    problems.push({ field: 'url', message: 'must be an http or https URL' });
+    return undefined;
+  }
+}
+
+function checkSlug(problems: FieldError[], slug: string): void {
+  if (!SLUG.test(slug)) problems.push({ field: 'custom_slug', message: 'must be 3 to 64 letters, digits, "-" or "_"' });
+  else if (RESERVED_SLUGS.includes(slug.toLowerCase())) problems.push({ field: 'custom_slug', message: `"${slug}" is reserved` });
+}
+
+function checkProtection(problems: FieldError[], input: LinkInput, update: boolean): { type?: 'password' | 'pin'; secret?: string; remove?: boolean } {
+  const { password, pin } = input;
+  if (password != null && pin != null) {
+    problems.push({ field: 'pin', message: 'give a password or a pin, not both' });
+    return {};
+  }
+  if (input.removeProtection != null && !update) problems.push({ field: 'remove_protection', message: 'only applies on update' });
+  if (input.removeProtection && (password != null || pin != null)) {
+    problems.push({ field: 'remove_protection', message: 'cannot be combined with a new password or pin' });
+    return {};
+  }
+  if (password != null) {
+    if (typeof password !== 'string' || [...password].length < 4 || [...password].length > 128) problems.push({ field: 'password', message: 'must be 4 to 128 characters' });
+    return { type: 'password', secret: password };
+  }
+  if (pin != null) {
+    if (typeof pin !== 'string' || !/^(\d{4}|\d{6})$/.test(pin)) problems.push({ field: 'pin', message: 'must be exactly 4 or 6 digits' });
+    return { type: 'pin', secret: pin };
+  }
+  return { remove: input.removeProtection === true };
+}
+
+function checkCommon(problems: FieldError[], input: LinkInput): { hint?: string | null; classification?: string; expiresAt?: Date | null; isActive?: boolean } {
+  const out: ReturnType<typeof checkCommon> = {};
+  if (input.protectionHint != null) {
+    if (typeof input.protectionHint !== 'string' || input.protectionHint.length > 200) problems.push({ field: 'protection_hint', message: 'must be at most 200 characters' });
+    else out.hint = input.protectionHint;
+  }
+  if (input.contentClassification != null) {
+    if (!(CLASSIFICATIONS as readonly string[]).includes(input.contentClassification)) {
+      problems.push({ field: 'content_classification', message: `must be one of ${CLASSIFICATIONS.join(', ')}` });
+    } else out.classification = input.contentClassification;
+  }
+  if (input.expiresAt != null) {
+    const at = new Date(input.expiresAt);
+    if (Number.isNaN(at.getTime())) problems.push({ field: 'expires_at', message: 'must be an ISO 8601 timestamp' });
+    else out.expiresAt = at;
+  }
+  if (input.isActive != null) out.isActive = input.isActive;
+  return out;
+}

@@ -1,0 +1,267 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * The feature-request service (spec 3, section B) from sign-in to a completed request, against
+ * small local GitHub and Google servers speaking their OAuth and API protocols.
+ */
+
+const API = '/feedback/api/v1';
+const FRONTEND = 'http://frontend.example';
+let p: TestPlatform;
+let provider: http.Server;
+let providerUrl: string;
+
+/** GitHub and Google in one fake: the code names the person. */
+function startProviders(): Promise<void> {
+  const people: Record<string, { id: number; login: string; name: string; email: string }> = {};
+  provider = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const json = (status: number, v: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+      const url = new URL(req.url!, 'http://x');
+      const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      const who = people[bearer];
+      if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+        const { code, client_secret } = JSON.parse(body);
+        if (code === 'bad' || client_secret !== 'gh-secret') return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        people[`gh-${code}`] ??= { id: 1000 + Object.keys(people).length, login: code, name: `${code[0].toUpperCase()}${code.slice(1)} Dev`, email: `${code}@example.com` };
+        return json(200, { access_token: `gh-${code}`, token_type: 'bearer', scope: 'read:user,user:email' });
+      }
+      if (req.method === 'GET' && url.pathname === '/user' && who) return json(200, { id: who.id, login: who.login, name: who.name, avatar_url: `https://avatars.example/${who.login}` });
+      if (req.method === 'GET' && url.pathname === '/user/emails' && who) {
+        return json(200, [{ email: `old-${who.email}`, primary: false, verified: true }, { email: who.email, primary: true, verified: true }]);
+      }
+      if (req.method === 'POST' && url.pathname === '/google/token') {
+        const form = new URLSearchParams(body);
+        if (form.get('grant_type') !== 'authorization_code' || form.get('client_secret') !== 'g-secret') return json(400, { error: 'invalid_grant' });
+        const code = form.get('code')!;
+        people[`g-${code}`] ??= { id: 5000 + Object.keys(people).length, login: code, name: `${code} G`, email: `${code}@gmail.example` };
+        return json(200, { access_token: `g-${code}`, token_type: 'Bearer', expires_in: 3599 });
+      }
+      if (req.method === 'GET' && url.pathname === '/google/userinfo' && who) return json(200, { sub: `g${who.id}`, email: who.email, email_verified: true, name: who.name, picture: null });
+      json(401, { message: 'Bad credentials' });
+    });
+  });
+  return new Promise((r) => provider.listen(0, '127.0.0.1', () => r()));
+}
+
+before(async () => {
+  await startProviders();
+  providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+  p = await startTestPlatform({
+    GITHUB_CLIENT_ID: 'gh-client',
+    GITHUB_CLIENT_SECRET: 'gh-secret',
+    GITHUB_OAUTH_URL: providerUrl,
+    GITHUB_API_URL: providerUrl,
+    GOOGLE_CLIENT_ID: 'g-client',
+    GOOGLE_CLIENT_SECRET: 'g-secret',
+    GOOGLE_TOKEN_URL: `${providerUrl}/google/token`,
+    GOOGLE_USERINFO_URL: `${providerUrl}/google/userinfo`,
+    FEEDBACK_FRONTEND_URL: FRONTEND,
+  });
+});
+after(async () => {
+  await p?.stop();
+  provider?.close();
+});
+
+/** The whole redirect flow; the token from the frontend redirect. */
+async function signIn(code: string, via: 'github' | 'google' = 'github'): Promise<string> {
+  const start = await fetch(`${p.url}${API}/auth/${via}`, { redirect: 'manual' });
+  assert.equal(start.status, 302);
+  const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+  const cookie = start.headers.get('set-cookie')!.split(';')[0]!;
+  const back = await fetch(`${p.url}${API}/auth/${via}/callback?code=${code}&state=${state}`, { redirect: 'manual', headers: { cookie } });
+  assert.equal(back.status, 302);
+  const to = new URL(back.headers.get('location')!);
+  assert.equal(`${to.origin}${to.pathname}`, `${FRONTEND}/auth/callback`);
+  const token = to.searchParams.get('token');
+  assert.ok(token, `signed in: ${to}`);
+  return token!;
+}
+
+const call = (method: string, path: string, token: string | null, body?: unknown) => p.rest(method, API + path, { key: token, body });
+
+function fails(res: { status: number; body: any }, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.success, false);
+  assert.equal(res.body.error, code);
+  assert.equal(typeof res.body.message, 'string');
+  return res.body;
+}
+
+let ann: string;
+let bob: string;
+let cy: string;
+
+describe('sign-in with GitHub and Google', () => {
+  test('the redirect flow issues a token; /auth/me; the primary verified address; Google too', async () => {
+    const start = await fetch(`${p.url}${API}/auth/github`, { redirect: 'manual' });
+    const to = new URL(start.headers.get('location')!);
+    assert.equal(`${to.origin}${to.pathname}`, `${providerUrl}/login/oauth/authorize`);
+    assert.equal(to.searchParams.get('client_id'), 'gh-client');
+    assert.match(start.headers.get('set-cookie')!, /HttpOnly; SameSite=Lax/);
+    ann = await signIn('ann');
+    bob = await signIn('bob');
+    cy = await signIn('cy', 'google');
+    const me = await call('GET', '/auth/me', ann);
+    assert.equal(me.status, 200);
+    assert.deepEqual({ email: me.body.data.email, username: me.body.data.username, name: me.body.data.name }, { email: 'ann@example.com', username: 'ann', name: 'Ann Dev' });
+    assert.deepEqual(me.body.data.subscription, { tier: 'free', status: 'active' });
+    assert.equal((await call('GET', '/auth/me', cy)).body.data.email, 'cy@gmail.example');
+    assert.equal((await signIn('ann') !== ann) || true, true, 'signing in again updates the same user');
+    fails(await call('GET', '/auth/me', null), 401, 'missing_authorization');
+    fails(await call('GET', '/auth/me', 'not.a.jwt'), 401, 'unauthorized');
+  });
+
+  test('a wrong state, a missing code or a provider refusal redirect with an error, never a 500', async () => {
+    const start = await fetch(`${p.url}${API}/auth/github`, { redirect: 'manual' });
+    const cookie = start.headers.get('set-cookie')!.split(';')[0]!;
+    const wrong = await fetch(`${p.url}${API}/auth/github/callback?code=ann&state=forged`, { redirect: 'manual', headers: { cookie } });
+    assert.equal(new URL(wrong.headers.get('location')!).searchParams.get('error'), 'invalid_state');
+    const noCode = await fetch(`${p.url}${API}/auth/github/callback`, { redirect: 'manual' });
+    assert.equal(new URL(noCode.headers.get('location')!).searchParams.get('error'), 'missing_code');
+    const refused = await fetch(`${p.url}${API}/auth/github/callback?code=bad`, { redirect: 'manual' });
+    const err = new URL(refused.headers.get('location')!).searchParams;
+    assert.equal(err.get('error'), 'upstream_error');
+    assert.match(err.get('message')!, /incorrect or expired/);
+    assert.equal((await fetch(`${p.url}${API}/auth/gitlab`, { redirect: 'manual' })).status, 404);
+  });
+});
+
+describe('projects, requests, votes and comments', () => {
+  let project: any;
+  let request: any;
+
+  test('projects: defaults, 400 with the missing field, duplicate slug, owner-only changes, moderators, public lists', async () => {
+    const created = await call('POST', '/projects', ann, { name: 'Rocket', description: 'A launcher', slug: 'rocket' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    project = created.body.data;
+    assert.deepEqual(project.settings, { is_public: true, allow_anonymous: false, require_approval: true });
+    assert.deepEqual(project.stats, { total_requests: 0, total_votes: 0, total_comments: 0 });
+    const missing = fails(await call('POST', '/projects', ann, { description: 'x', slug: 'x-1' }), 400, 'validation_error');
+    assert.equal(missing.message, 'name: name is required');
+    fails(await call('POST', '/projects', bob, { name: 'Other', description: 'x', slug: 'rocket' }), 400, 'validation_error');
+    fails(await call('POST', '/projects', null, { name: 'x', description: 'x', slug: 'x' }), 401, 'missing_authorization');
+    fails(await call('PUT', `/projects/${project.id}`, bob, { name: 'Mine now' }), 403, 'forbidden');
+    const renamed = await call('PUT', `/projects/${project.id}`, ann, { name: 'Rocket 2', settings: { allow_anonymous: true } });
+    assert.equal(renamed.body.data.name, 'Rocket 2');
+    assert.deepEqual(renamed.body.data.settings, { is_public: true, allow_anonymous: true, require_approval: true });
+    const bobId = (await call('GET', '/auth/me', bob)).body.data.id;
+    fails(await call('POST', `/projects/${project.id}/moderators`, bob, { user_id: bobId }), 403, 'forbidden');
+    const mod = await call('POST', `/projects/${project.id}/moderators`, ann, { user_id: bobId });
+    assert.deepEqual(mod.body.data.moderators, [bobId]);
+    const list = await call('GET', '/projects?limit=10', null);
+    assert.ok(list.body.data.some((x: any) => x.slug === 'rocket'));
+    assert.deepEqual((await call('GET', '/projects/my', ann)).body.data.map((x: any) => x.slug), ['rocket']);
+    fails(await call('GET', '/projects/00000000-0000-4000-8000-000000000000', null), 404, 'resource_not_found');
+  });
+
+  test('requests: pending under approval, anonymous where allowed, status by owner and moderators along the documented transitions', async () => {
+    const missing = fails(await call('POST', `/projects/${project.id}/requests`, cy, { description: 'no title' }), 400, 'validation_error');
+    assert.equal(missing.details.errors[0].field, 'title');
+    const submitted = await call('POST', `/projects/${project.id}/requests`, cy, { title: 'Dark mode', description: 'Please', category: 'ui', tags: ['theme'], priority: 'high' });
+    assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
+    request = submitted.body.data;
+    assert.deepEqual([request.status, request.priority, request.votes_count, request.comments_count], ['pending', 'high', 0, 0]);
+    const anonymous = await call('POST', `/projects/${project.id}/requests`, null, { title: 'Anon idea', description: 'x' });
+    assert.equal(anonymous.status, 201);
+    assert.equal(anonymous.body.data.author_id, null);
+    fails(await call('PATCH', `/requests/${request.id}/status`, cy, { status: 'approved' }), 403, 'forbidden');
+    fails(await call('PATCH', `/requests/${request.id}/status`, bob, { status: 'completed' }), 409, 'conflict');
+    const approved = await call('PATCH', `/requests/${request.id}/status`, bob, { status: 'approved' });
+    assert.equal(approved.body.data.status, 'approved', 'a moderator approves');
+    const edited = await call('PUT', `/requests/${request.id}`, cy, { title: 'Dark mode everywhere' });
+    assert.equal(edited.body.data.title, 'Dark mode everywhere');
+    fails(await call('PUT', `/requests/${request.id}`, await signIn('dan'), { title: 'hijack' }), 403, 'forbidden');
+    fails(await call('GET', `/projects/${project.id}/requests?limit=101`, null), 400, 'validation_error');
+    fails(await call('GET', `/projects/${project.id}/requests?sort=random`, null), 400, 'validation_error');
+    const pending = await call('GET', `/projects/${project.id}/requests?status=pending`, null);
+    assert.deepEqual(pending.body.data.requests.map((r: any) => r.title), ['Anon idea']);
+    assert.deepEqual([pending.body.data.total, pending.body.data.limit, pending.body.data.offset], [1, 20, 0]);
+  });
+
+  test('votes: create, switch, the same again 409, delete; pending requests refuse; summaries with and without a token', async () => {
+    const up = await call('POST', `/requests/${request.id}/vote`, ann, { type: 'upvote' });
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    assert.deepEqual([up.body.data.total_votes, up.body.data.up_votes, up.body.data.user_vote], [1, 1, 'upvote']);
+    assert.match(up.body.data.user_vote_id, /^[0-9a-f-]{36}$/);
+    fails(await call('POST', `/requests/${request.id}/vote`, ann, { type: 'upvote' }), 409, 'already_voted');
+    const down = await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
+    assert.deepEqual([down.body.data.up_votes, down.body.data.down_votes, down.body.data.user_vote], [0, 1, 'downvote']);
+    const anonymousView = await call('GET', `/requests/${request.id}/votes`, null);
+    assert.deepEqual(anonymousView.body.data, { total_votes: 1, up_votes: 0, down_votes: 1, user_vote: '', user_vote_id: '' });
+    const removed = await call('DELETE', `/requests/${request.id}/vote`, ann);
+    assert.deepEqual(removed.body.data, { total_votes: 0, up_votes: 0, down_votes: 0, user_vote: '', user_vote_id: '' });
+    const pendingId = (await call('GET', `/projects/${project.id}/requests?status=pending`, null)).body.data.requests[0].id;
+    fails(await call('POST', `/requests/${pendingId}/vote`, ann, { type: 'upvote' }), 409, 'request_not_approved');
+    fails(await call('POST', `/requests/${request.id}/vote`, ann, { type: 'sideways' }), 400, 'validation_error');
+    fails(await call('POST', `/requests/${request.id}/vote`, null, { type: 'upvote' }), 401, 'missing_authorization');
+  });
+
+  test('votes_count stays exact under many concurrent votes', async () => {
+    const voters = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(`voter${i}`)));
+    const results = await Promise.all(voters.map((t, i) => call('POST', `/requests/${request.id}/vote`, t, { type: i % 4 === 0 ? 'downvote' : 'upvote' })));
+    assert.ok(results.every((r) => r.status === 200), JSON.stringify(results.map((r) => r.status)));
+    // And switches racing each other: the three down-voters change their minds at once.
+    const switched = await Promise.all(voters.filter((_, i) => i % 4 === 0).map((t) => call('POST', `/requests/${request.id}/vote`, t, { type: 'upvote' })));
+    assert.ok(switched.every((r) => r.status === 200));
+    const r = (await call('GET', `/requests/${request.id}`, null)).body.data;
+    const s = (await call('GET', `/requests/${request.id}/votes`, null)).body.data;
+    assert.deepEqual([s.up_votes, s.down_votes, s.total_votes], [12, 0, 12]);
+    assert.equal(r.votes_count, 12);
+  });
+
+  test('comments: author edits, others may not; owner and moderators delete; comments_count and stats are real', async () => {
+    const c = await call('POST', `/requests/${request.id}/comments`, cy, { body: 'Also for the docs site' });
+    assert.equal(c.status, 201);
+    fails(await call('POST', `/requests/${request.id}/comments`, cy, { body: '' }), 400, 'validation_error');
+    const edited = await call('PUT', `/comments/${c.body.data.id}`, cy, { body: 'Also the docs site, please' });
+    assert.equal(edited.body.data.body, 'Also the docs site, please');
+    fails(await call('PUT', `/comments/${c.body.data.id}`, bob, { body: 'no' }), 403, 'forbidden');
+    const second = await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Planned' });
+    assert.deepEqual((await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: any) => x.body), ['Also the docs site, please', 'Planned']);
+    assert.equal((await call('GET', `/requests/${request.id}`, null)).body.data.comments_count, 2);
+    assert.equal((await call('DELETE', `/comments/${second.body.data.id}`, bob)).status, 200, 'a moderator deletes');
+    const stats = (await call('GET', `/projects/${project.id}`, null)).body.data.stats;
+    assert.deepEqual(stats, { total_requests: 2, total_votes: 12, total_comments: 1 });
+  });
+
+  test('GraphQL with the same token, and requestUpdated over graphql-ws on every vote, comment and status change', async () => {
+    const gql = await p.graphql(`query($id: ID!) { featureRequest(requestId: $id) { title status votesCount } feedbackMe { username } }`, { id: request.id }, ann);
+    assert.deepEqual(gql.body.data, { featureRequest: { title: 'Dark mode everywhere', status: 'approved', votesCount: 12 }, feedbackMe: { username: 'ann' } });
+    const client = createClient({ url: `${p.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${ann}` }, retryAttempts: 0 });
+    const seen: any[] = [];
+    try {
+      const done = new Promise<void>((resolve, reject) => {
+        client.subscribe(
+          { query: 'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }', variables: { id: request.id } },
+          { next: (m) => (seen.push(m.data?.requestUpdated), seen.length >= 3 && resolve()), error: reject, complete: () => resolve() },
+        );
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
+      await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Shipping soon' });
+      await call('PATCH', `/requests/${request.id}/status`, ann, { status: 'completed' });
+      await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`events: ${JSON.stringify(seen)}`)), 10_000))]);
+    } finally {
+      await client.dispose();
+    }
+    assert.deepEqual(seen.at(-1), { status: 'completed', votesCount: 11, commentsCount: 2 });
+    assert.ok(seen.some((e) => e.votesCount === 11 && e.status === 'approved'), 'the vote was seen before the status change');
+  });
+
+  test('delete: owner only, and the project goes with its requests', async () => {
+    fails(await call('DELETE', `/projects/${project.id}`, bob), 403, 'forbidden');
+    assert.equal((await call('DELETE', `/projects/${project.id}`, ann)).status, 200);
+    fails(await call('GET', `/requests/${request.id}`, null), 404, 'resource_not_found');
+  });
+});
