@@ -132,7 +132,9 @@ export class OrchestrationService {
   }
 
   async get(principal: Principal, orchestrationId: string, includeTaskDetails = false): Promise<Orchestration> {
-    const [view] = await this.load([await this.row(orchestrationId)], includeTaskDetails);
+    // One snapshot: the engine commits a task's status and its stage's counters together, and a
+    // reader must not see one without the other.
+    const [view] = await this.deps.db.transaction('REPEATABLE READ', async (m) => this.load([await this.row(orchestrationId, m)], includeTaskDetails, m));
     return view!;
   }
 
@@ -330,17 +332,17 @@ export class OrchestrationService {
     });
   }
 
-  private async load(rows: OrchestrationEntity[], includeTaskDetails: boolean): Promise<Orchestration[]> {
+  private async load(rows: OrchestrationEntity[], includeTaskDetails: boolean, m: EntityManager = this.deps.db.manager): Promise<Orchestration[]> {
     if (!rows.length) return [];
     const ids = rows.map((r) => r.orchestrationId);
-    const stages = await this.deps.db
+    const stages = await m
       .getRepository(OrchestrationStageEntity)
       .createQueryBuilder('s')
       .where('s.orchestration_id = ANY(:ids)', { ids })
       .orderBy('s.position', 'ASC')
       .getMany();
     const tasks = includeTaskDetails
-      ? await this.deps.db
+      ? await m
           .getRepository(OrchestrationTaskEntity)
           .createQueryBuilder('t')
           .where('t.orchestration_id = ANY(:ids)', { ids })
