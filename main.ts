@@ -92,6 +92,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       draining = true;
       const log = kernel.logger;
       const forced = setTimeout(() => front.server.closeAllConnections(), 15_000);
+      for (const service of services) if (!remote[service.name]) service.drain?.(kernel);
       await Promise.all([front.close(), subscriptions.close()]);
       clearTimeout(forced);
       log.debug('stopped accepting requests');

@@ -3,7 +3,7 @@ import type { ApiKeyService } from '../kernel/auth/api-key.service';
 import { looksLikeJwt, type TokenSigner } from '../kernel/auth/jwt';
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { AppError } from '../kernel/errors';
-import { RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from '../kernel/rate-limit';
+import { INFRA_HOURLY_LIMITS, RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from '../kernel/rate-limit';
 import type { RequestContext } from '../kernel/subgraph';
 
 export interface Presented {
@@ -75,13 +75,15 @@ export class Edge {
     if (looksLikeJwt(credential)) {
       // A person signed in to the feedback or infrastructure service; those services apply their
       // own per-user limits (spec 3), the key tiers do not apply to people.
+      let principal;
       try {
-        const principal = await tokens.verify(credential);
-        return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
+        principal = await tokens.verify(credential);
       } catch (err) {
         await this.failedAuthentication(presented.ip, headers);
         throw new EdgeRejection(err as AppError, headers);
       }
+      if (principal.service === 'infra') await this.hourly('infra-user', principal.userId, INFRA_HOURLY_LIMITS.perUser, headers);
+      return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
     }
     let principal;
     try {
@@ -89,6 +91,11 @@ export class Edge {
     } catch (err) {
       await this.failedAuthentication(presented.ip, headers);
       throw new EdgeRejection(err as AppError, headers);
+    }
+    if (principal.service === 'infra') {
+      // The infrastructure service's own limit (spec 3): per key and hour, whatever the tier.
+      await this.hourly('infra-key', principal.keyId, INFRA_HOURLY_LIMITS.perKey, headers);
+      return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
     }
     try {
       const rateLimit = await limiter.consume(principal.keyId, principal.tier);
@@ -99,6 +106,20 @@ export class Edge {
         Object.assign(headers, rateLimitHeaders(err.snapshot), { 'retry-after': String(err.retryAfter) });
       }
       throw new EdgeRejection(err as AppError, headers);
+    }
+  }
+
+  /** A fixed hourly window per key or person, with the spec's headers; 429 with Retry-After beyond it. */
+  private async hourly(name: string, id: string, perHour: number, headers: Record<string, string>): Promise<void> {
+    try {
+      Object.assign(headers, windowHeaders(await this.opts.limiter.consumeNamed(name, id, perHour, 3600)));
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') {
+        const retryAfter = Number(err.details.retryAfter ?? 3600);
+        Object.assign(headers, windowHeaders({ limit: perHour, remaining: 0, resetAt: new Date(Date.now() + retryAfter * 1000) }), { 'retry-after': String(retryAfter) });
+        throw new EdgeRejection(new AppError('RATE_LIMIT_EXCEEDED', `Rate limit of ${perHour} requests per hour exceeded`, { ...err.details, scope: name }), headers);
+      }
+      throw err;
     }
   }
 

@@ -46,6 +46,9 @@ const envSchema = z.object({
   INFRA_ADMIN_EMAIL: optional(z.string().email()),
   INFRA_ADMIN_PASSWORD: optional(z.string().min(8)),
   CLUSTER_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  LOCAL_ROLLOUT_STEP_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  INFRA_WATCH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  INFRA_ALERT_THRESHOLD_PERCENT: z.coerce.number().min(0).max(100).default(90),
   KUBECONFIG: optional(z.string()),
   JWT_SECRET: optional(z.string().min(16)),
   GITHUB_CLIENT_ID: optional(z.string()),
@@ -101,7 +104,12 @@ export interface Config {
   webhookAllowHttp: boolean;
   outboundAllowPrivateNetworks: boolean;
   infraAdmin: { email?: string; password?: string };
-  cluster: { driver: 'local' | 'kubernetes'; kubeconfig?: string };
+  /**
+   * The infrastructure service's cluster: the driver, the local driver's simulated rollout step,
+   * how often rollouts are followed (and cluster alerts checked, every 15 of those), and the
+   * utilisation that raises an alert.
+   */
+  cluster: { driver: 'local' | 'kubernetes'; kubeconfig?: string; localStepMs: number; watchIntervalMs: number; alertThresholdPercent: number };
   jwtSecret?: string;
   github: { clientId?: string; clientSecret?: string; oauthUrl: string; apiUrl: string };
   google: { clientId?: string; clientSecret?: string; tokenUrl: string; userinfoUrl: string };
@@ -153,7 +161,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowHttp: e.WEBHOOK_ALLOW_HTTP,
     outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
     infraAdmin: { email: e.INFRA_ADMIN_EMAIL, password: e.INFRA_ADMIN_PASSWORD },
-    cluster: { driver: e.CLUSTER_DRIVER, kubeconfig: e.KUBECONFIG },
+    cluster: {
+      driver: e.CLUSTER_DRIVER,
+      kubeconfig: e.KUBECONFIG,
+      localStepMs: e.LOCAL_ROLLOUT_STEP_MS,
+      watchIntervalMs: e.INFRA_WATCH_INTERVAL_MS,
+      alertThresholdPercent: e.INFRA_ALERT_THRESHOLD_PERCENT,
+    },
     jwtSecret: e.JWT_SECRET,
     github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthUrl: e.GITHUB_OAUTH_URL, apiUrl: e.GITHUB_API_URL },
     google: { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, tokenUrl: e.GOOGLE_TOKEN_URL, userinfoUrl: e.GOOGLE_USERINFO_URL },

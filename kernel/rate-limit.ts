@@ -31,6 +31,9 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
   enterprise: { perMinute: 1_000, perHour: 50_000, perDay: 1_000_000, burst: 2_000, concurrentExecutions: 200 },
 };
 
+/** The infrastructure service's limits (spec 3, section C): requests per hour per API key and per signed-in person. */
+export const INFRA_HOURLY_LIMITS = { perKey: 1000, perUser: 5000 };
+
 export interface WindowStatus {
   limit: number;
   remaining: number;

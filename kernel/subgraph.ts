@@ -219,6 +219,8 @@ export interface ServiceModule<K = unknown> {
    * recovery. Idempotent: every process of a split deployment runs it.
    */
   start?(kernel: K): Promise<void>;
+  /** Runs when the process starts draining, before it waits for requests in flight: end open streams. */
+  drain?(kernel: K): void;
   /** Runs when the process drains, once no request comes in any more: write what is buffered. */
   stop?(kernel: K): Promise<void>;
   /**

@@ -36,9 +36,26 @@ export const envelopes = {
     /** Spec 3: `error` is a string (the code); the field problems, where any, are in `details`. */
     error: (err) => ({ success: false, message: err.message, error: err.code, details: err.details ?? {} }),
   },
-  /** /infra/api/v1: the resource itself, or {data, pagination} for lists */
+  /** /infra/api/v1: the resource itself, or {data, pagination} for lists; errors in spec 3's table of codes. */
   infra: {
     success: (data) => data,
-    error: (err, meta) => ({ error: err.code, message: err.message, details: err.details ?? {}, requestId: meta.requestId }),
+    error: (err, meta) => {
+      const code = INFRA_CODES[err.status] ?? err.code.toLowerCase();
+      const details = code === err.code || 'reason' in (err.details ?? {}) ? err.details ?? {} : { reason: err.code, ...err.details };
+      const retryAfter = err.status === 429 && typeof err.details?.retryAfter === 'number' ? { retryAfter: err.details.retryAfter } : {};
+      return { error: code, message: err.message, details, requestId: meta.requestId, ...retryAfter };
+    },
   },
 } satisfies Record<string, Envelope>;
+
+/** Spec 3, section C: one code per status; the platform's own code stays in `details.reason`. */
+const INFRA_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'authentication_failed',
+  403: 'insufficient_permissions',
+  404: 'not_found',
+  409: 'conflict',
+  429: 'rate_limit_exceeded',
+  500: 'server_error',
+  503: 'service_unavailable',
+};

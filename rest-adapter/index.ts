@@ -10,6 +10,7 @@ import { promptlibPlatformRoutes } from './surfaces/promptlib-platform.routes';
 import { rateLimitRoutes } from './surfaces/rate-limits.routes';
 import { linkRoutes } from './surfaces/links.routes';
 import { feedbackRoutes } from './surfaces/feedback.routes';
+import { infraRoutes } from './surfaces/infra.routes';
 
 /** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
 export const surfaces: Surface[] = [
@@ -37,4 +38,5 @@ export const surfaces: Surface[] = [
   },
   { name: 'links', prefix: '/links', envelope: envelopes.links, routes: linkRoutes, snakeCase: true },
   { name: 'feedback', prefix: '/feedback/api/v1', envelope: envelopes.feedback, routes: feedbackRoutes, snakeCase: true },
+  { name: 'infra', prefix: '/infra/api/v1', envelope: envelopes.infra, routes: infraRoutes },
 ];

@@ -57,7 +57,8 @@ async function send(method: string, path: string, body?: string, headers: Record
 /** The error's code and message whatever the surface's envelope. */
 function errorOf(body: any): { code?: string; message?: string } {
   if (body?.errors) return { code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message };
-  if (typeof body?.error === 'string') return { code: body.error, message: body.message };
+  // feedback and infra: `error` is the code (infra's spec 3 code, the platform's in details.reason)
+  if (typeof body?.error === 'string') return { code: body.details?.reason ?? body.error, message: body.message };
   if (body?.error) return { code: body.error.code, message: body.error.message ?? body.message };
   return {};
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Algorithm, hash, verify } from '@node-rs/argon2';
 import type { DataSource } from 'typeorm';
+import { hashSecret, verifySecret } from '../../kernel/auth/passwords';
 import type { Principal } from '../../kernel/auth/principal';
 import { isPlatformAdmin } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
@@ -12,8 +12,8 @@ import type { EventBus } from '../../kernel/events';
  *
  * - A link belongs to the key that created it (`user_id` is that key's id); a platform admin key
  *   (`*`) sees and manages every link.
- * - Passwords (4–128 characters) and PINs (4 or 6 digits) are kept only as argon2id hashes (OWASP:
- *   19 MiB, 2 iterations, 1 lane) and never leave the service.
+ * - Passwords (4–128 characters) and PINs (4 or 6 digits) are kept only as argon2id hashes
+ *   (kernel/auth/passwords.ts) and never leave the service.
  * - Verification is public and rate limited per client address and link: once an address has 5
  *   failed attempts on a link inside 15 minutes, every attempt from it, right or wrong, is refused
  *   with 429 until the oldest failure leaves the window. The window is checked (and an attempt
@@ -25,7 +25,6 @@ export const PROTECTION_TYPES = ['none', 'password', 'pin'] as const;
 export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;
 export const RESERVED_SLUGS = ['api', 'admin', 'static', 'assets', 'health'];
 export const LOCKOUT = { failures: 5, windowSeconds: 15 * 60 };
-const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 const SLUG = /^[A-Za-z0-9_-]{3,64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const LINKS_CHANGED = 'links.changed';
@@ -131,7 +130,7 @@ export class LinkService {
     const protection = checkProtection(problems, input, false);
     const common = checkCommon(problems, input);
     if (problems.length) throw errors.validation(problems);
-    const secretHash = protection.secret ? await hash(protection.secret, ARGON2) : null;
+    const secretHash = protection.secret ? await hashSecret(protection.secret) : null;
     for (let tries = 0; ; tries++) {
       const candidate = slug ?? randomSlug();
       try {
@@ -177,7 +176,7 @@ export class LinkService {
     const protection = checkProtection(problems, input, true);
     const common = checkCommon(problems, input);
     if (problems.length) throw errors.validation(problems);
-    const secretHash = protection.secret ? await hash(protection.secret, ARGON2) : undefined;
+    const secretHash = protection.secret ? await hashSecret(protection.secret) : undefined;
     const type = protection.remove ? 'none' : protection.type ?? current.protectionType;
     const [row] = rowsOf(await this.db.query(
       `UPDATE links.links SET url = $2, protection_type = $3,
@@ -297,7 +296,7 @@ export class LinkService {
     const given = link.protectionType === 'pin' ? secret.pin ?? secret.password : secret.password ?? secret.pin;
     if (typeof given !== 'string' || !given) throw errors.field(link.protectionType, 'is required');
     const attempt = await this.reserveAttempt(linkId, ip);
-    const ok = given.length <= 128 && (await verify(row.secret_hash, given));
+    const ok = given.length <= 128 && (await verifySecret(row.secret_hash, given));
     if (!ok) throw new AppError('invalid_credentials', `Wrong ${link.protectionType === 'pin' ? 'PIN' : 'password'}`, { attempts_left: attempt.left });
     await this.db.query(`UPDATE links.attempts SET success = true WHERE id = $1`, [attempt.id]);
     return link;

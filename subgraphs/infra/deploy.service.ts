@@ -1,0 +1,414 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../../kernel/auth/principal';
+import { rowsOf } from '../../kernel/db/rows';
+import { AppError, errors, type FieldError } from '../../kernel/errors';
+import type { EventBus } from '../../kernel/events';
+import type { Logger } from '../../kernel/logger';
+import { Access, type Caller } from './access';
+import { checkPage } from './account.service';
+import type { ClusterDriver, LogLine, RolloutStatus, RolloutStrategy, WorkloadRef, WorkloadSpec } from './cluster/driver';
+import { RevisionNotFound, WorkloadNotFound } from './cluster/local';
+import { infraPage, type InfraDeletion, type InfraDeployment, type InfraDeploymentPage, type InfraService, type InfraServicePage } from './infra.types';
+import type { NotifyService } from './notify.service';
+import type { ProjectService } from './project.service';
+
+/**
+ * Services and their rollouts. A service is a workload (a Kubernetes Deployment named after it in
+ * its project's namespace). Creating, deploying and rolling back each start a deployment row in
+ * `in-progress` — at most one per service, which the database enforces — and apply the change to
+ * the cluster driver inside the same transaction, so a refused change leaves no row behind. The
+ * watcher then follows each rollout by kubectl's rules until `success` or `failed` (progress
+ * deadline exceeded), publishing every change (deploymentUpdated) and `deployment.completed`.
+ */
+
+export const SERVICE_TYPES = ['backend', 'frontend', 'worker', 'database', 'cache'];
+export const STRATEGIES: RolloutStrategy[] = ['rolling-update', 'recreate'];
+export const SERVICE_STATUSES = ['deploying', 'running', 'stopped', 'failed'];
+export const DEPLOYMENT_UPDATED = 'infra.deployment.updated';
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** An OCI image reference: [registry[:port]/]path[:tag][@digest]. */
+const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const SERVICE_SELECT = `SELECT s.*, p.slug, d.status AS d_status, d.progress AS d_progress
+  FROM infra.services s JOIN infra.projects p ON p.id = s.project_id
+  LEFT JOIN LATERAL (SELECT status, progress FROM infra.deployments WHERE service_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) d ON true`;
+const SERVICE_STATUS_SQL = `CASE WHEN d.status = 'in-progress' THEN 'deploying' WHEN d.status = 'failed' THEN 'failed' WHEN s.replicas = 0 THEN 'stopped' ELSE 'running' END`;
+
+export class DeployService {
+  private timer?: NodeJS.Timeout;
+  private ticking = false;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly access: Access,
+    private readonly projects: ProjectService,
+    private readonly driver: ClusterDriver,
+    private readonly notify: NotifyService,
+    private readonly events: EventBus,
+    private readonly logger: Logger,
+  ) {}
+
+  // ---- services -----------------------------------------------------------------------------
+
+  async createService(p: Principal, input: { project: string; name: string; type?: string | null; image: string; replicas?: number | null; strategy?: string | null }): Promise<InfraService> {
+    const caller = await this.access.caller(p, 'service:write');
+    const project = await this.projects.load(input.project, viewerOf(caller));
+    await this.access.mayChange(caller, project.id);
+    const problems: FieldError[] = [];
+    if (typeof input.name !== 'string' || !DNS_LABEL.test(input.name)) problems.push({ field: 'name', message: 'must be a DNS label: lowercase letters, digits and -, 1 to 63 characters' });
+    const type = input.type ?? 'backend';
+    if (!SERVICE_TYPES.includes(type)) problems.push({ field: 'type', message: `must be one of ${SERVICE_TYPES.join(', ')}` });
+    checkRollout(input, problems, true);
+    if (problems.length) throw errors.validation(problems);
+    const replicas = input.replicas ?? 1;
+    const strategy = (input.strategy ?? 'rolling-update') as RolloutStrategy;
+    try {
+      const id = await this.db.transaction(async (m) => {
+        const [s] = await m.query(
+          `INSERT INTO infra.services (project_id, name, type, image, replicas, strategy) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          [project.id, input.name, type, input.image, replicas, strategy],
+        );
+        await this.startDeployment(m, caller, { id: s.id, name: input.name, slug: project.slug, projectId: project.id }, 'create', { image: input.image, replicas, strategy }, null, () =>
+          this.driver.apply(spec(project.slug, input.name, input.image, replicas, strategy, s.id)),
+        );
+        return s.id as string;
+      });
+      return this.service(id);
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `Project ${project.name} already has a service named ${input.name}`, { field: 'name' });
+      throw err;
+    }
+  }
+
+  async listServices(p: Principal, args: { project?: string | null; status?: string | null; page: number; limit: number }): Promise<InfraServicePage> {
+    const caller = await this.access.caller(p, 'service:read');
+    checkPage(args.page, args.limit);
+    if (args.status != null && !SERVICE_STATUSES.includes(args.status)) throw errors.field('status', `must be one of ${SERVICE_STATUSES.join(', ')}`);
+    if (args.project != null && !UUID.test(args.project)) throw errors.field('project', 'must be a project id');
+    const params: unknown[] = [];
+    const where = [visible(caller, params)];
+    if (args.project) where.push(`s.project_id = $${params.push(args.project)}`);
+    if (args.status) where.push(`${SERVICE_STATUS_SQL} = $${params.push(args.status)}`);
+    const sql = `${SERVICE_SELECT} WHERE ${where.join(' AND ')}`;
+    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM (${sql}) x`, params);
+    const rows = await this.db.query(`${sql} ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, args.limit, (args.page - 1) * args.limit]);
+    return { data: rows.map(toService), pagination: infraPage(n, args.page, args.limit) };
+  }
+
+  async getService(p: Principal, id: string): Promise<InfraService> {
+    const caller = await this.access.caller(p, 'service:read');
+    return this.service(id, caller);
+  }
+
+  async deleteService(p: Principal, id: string): Promise<InfraDeletion> {
+    const caller = await this.access.caller(p, 'service:write');
+    const s = await this.service(id, caller);
+    await this.access.mayChange(caller, s.projectId);
+    const ref = await this.ref(id);
+    await this.db.transaction(async (m) => {
+      await m.query(`DELETE FROM infra.services WHERE id = $1`, [id]);
+      await this.driver.remove(ref);
+    });
+    return { success: true, message: `Service ${s.name} deleted` };
+  }
+
+  // ---- deployments --------------------------------------------------------------------------
+
+  async deploy(p: Principal, id: string, input: { image: string; replicas?: number | null; strategy?: string | null }): Promise<InfraDeployment> {
+    const caller = await this.access.caller(p, 'service:deploy');
+    const s = await this.service(id, caller);
+    await this.access.mayChange(caller, s.projectId);
+    const problems: FieldError[] = [];
+    checkRollout(input, problems, true);
+    if (problems.length) throw errors.validation(problems);
+    const replicas = input.replicas ?? s.replicas.desired;
+    const strategy = (input.strategy ?? s.strategy) as RolloutStrategy;
+    const deploymentId = await this.db.transaction(async (m) => {
+      const target = await this.lockService(m, id);
+      await m.query(`UPDATE infra.services SET image = $2, replicas = $3, strategy = $4, updated_at = now() WHERE id = $1`, [id, input.image, replicas, strategy]);
+      return this.startDeployment(m, caller, target, 'deploy', { image: input.image, replicas, strategy }, target.image, () =>
+        this.driver.apply(spec(target.slug, target.name, input.image, replicas, strategy, id)),
+      );
+    });
+    return this.deployment(deploymentId);
+  }
+
+  /** kubectl rollout undo: back to `revision`, by default the one before the current. */
+  async rollback(p: Principal, id: string, revision?: string | null): Promise<InfraDeployment> {
+    const caller = await this.access.caller(p, 'service:deploy');
+    const s = await this.service(id, caller);
+    await this.access.mayChange(caller, s.projectId);
+    if (revision != null && !/^[1-9]\d{0,9}$/.test(revision)) throw errors.field('revision', 'must be a revision number (see the service\'s deployments)');
+    const deploymentId = await this.db.transaction(async (m) => {
+      const target = await this.lockService(m, id);
+      const ref = { namespace: target.slug, name: target.name };
+      const history = await this.driver.history(ref);
+      const current = (await this.driver.rolloutStatus(ref)).revision;
+      const to = revision ? history.find((r) => r.revision === revision) : history.filter((r) => r.revision !== current).at(-1);
+      if (!to) {
+        throw new AppError('validation_error', revision ? `Revision ${revision} is not in the service's history` : 'There is no earlier revision to roll back to', {
+          errors: [{ field: 'revision', message: 'unknown revision' }],
+          available: history.map((r) => r.revision),
+        });
+      }
+      if (to.revision === current) throw errors.conflict(`Revision ${to.revision} is already the current one`, { revision: to.revision });
+      await m.query(`UPDATE infra.services SET image = $2, updated_at = now() WHERE id = $1`, [id, to.image]);
+      return this.startDeployment(m, caller, target, 'rollback', { image: to.image, replicas: target.replicas, strategy: target.strategy }, target.image, () =>
+        this.driver.rollback(ref, to.revision),
+      );
+    });
+    return this.deployment(deploymentId);
+  }
+
+  async getDeployment(p: Principal, deploymentId: string): Promise<InfraDeployment> {
+    const caller = await this.access.caller(p, 'service:read');
+    const d = await this.deployment(deploymentId);
+    await this.service(d.serviceId, caller);
+    return d;
+  }
+
+  async listDeployments(p: Principal, serviceId: string, page: number, limit: number): Promise<InfraDeploymentPage> {
+    const caller = await this.access.caller(p, 'service:read');
+    await this.service(serviceId, caller);
+    checkPage(page, limit);
+    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM infra.deployments WHERE service_id = $1`, [serviceId]);
+    const rows = await this.db.query(`SELECT * FROM infra.deployments WHERE service_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [serviceId, limit, (page - 1) * limit]);
+    return { data: rows.map(toDeployment), pagination: infraPage(n, page, limit) };
+  }
+
+  // ---- logs ---------------------------------------------------------------------------------
+
+  /** The service's log lines, and with `follow` every new one until `signal` aborts. */
+  async logs(p: Principal, id: string, opts: { lines: number; follow: boolean; signal?: AbortSignal }): Promise<AsyncIterable<LogLine>> {
+    const caller = await this.access.caller(p, 'service:logs');
+    await this.service(id, caller);
+    if (!Number.isInteger(opts.lines) || opts.lines < 1 || opts.lines > 10_000) throw errors.field('lines', 'must be an integer from 1 to 10000');
+    const ref = await this.ref(id);
+    return this.recovering(ref, id, async () => this.driver.logs(ref, opts));
+  }
+
+  async collectLogs(p: Principal, id: string, lines: number): Promise<LogLine[]> {
+    const out: LogLine[] = [];
+    for await (const line of await this.logs(p, id, { lines, follow: false })) out.push(line);
+    return out;
+  }
+
+  // ---- the watcher --------------------------------------------------------------------------
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.tick(), intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    while (this.ticking) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /** One pass over the rollouts in progress (rows locked SKIP LOCKED: one process follows each). */
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const ids: { id: string }[] = await this.db.query(`SELECT id FROM infra.deployments WHERE status = 'in-progress'`);
+      for (const { id } of ids) await this.follow(id).catch((err) => this.logger.warn('infra: rollout not followed', { err, deploymentId: id }));
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async follow(deploymentId: string): Promise<void> {
+    let finished: InfraDeployment | undefined;
+    let changed = false;
+    await this.db.transaction(async (m) => {
+      const [d] = await m.query(
+        `SELECT d.*, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
+           FROM infra.deployments d JOIN infra.services s ON s.id = d.service_id JOIN infra.projects p ON p.id = s.project_id
+          WHERE d.id = $1 AND d.status = 'in-progress' FOR UPDATE OF d SKIP LOCKED`,
+        [deploymentId],
+      );
+      if (!d) return;
+      const ref = { namespace: d.slug, name: d.service_name };
+      const status = await this.recovering(ref, d.service_id, () => this.driver.rolloutStatus(ref));
+      const progress = { updated: status.replicas.updated, ready: status.replicas.ready, available: status.replicas.available, desired: status.replicas.desired };
+      const done = status.phase !== 'in-progress';
+      changed = done || JSON.stringify(progress) !== JSON.stringify(d.progress) || status.message !== d.message;
+      await m.query(`UPDATE infra.services SET checked_at = now() WHERE id = $1`, [d.service_id]);
+      if (!changed) return;
+      const [row] = rowsOf(
+        await m.query(
+          `UPDATE infra.deployments SET progress = $2, message = $3, revision = $4, status = $5, finished_at = CASE WHEN $5 <> 'in-progress' THEN now() END
+            WHERE id = $1 RETURNING *`,
+          [deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress'],
+        ),
+      );
+      if (!done) return;
+      finished = toDeployment(row);
+      await this.notify.emit(
+        'deployment.completed',
+        {
+          deploymentId,
+          status: status.phase,
+          service: { id: d.service_id, name: d.service_name },
+          image: d.target_image,
+          duration: Math.round((finished.finishedAt!.getTime() - finished.createdAt.getTime()) / 100) / 10,
+        },
+        m,
+      );
+    });
+    if (changed) await this.events.publish(DEPLOYMENT_UPDATED, { deploymentId });
+    if (finished?.status === 'failed') {
+      await this.notify.raise('deployment_failed', finished.serviceId, 'critical', finished.message ?? 'The rollout failed', { deploymentId, image: finished.targetImage });
+    } else if (finished?.status === 'success') {
+      await this.notify.resolve('deployment_failed', finished.serviceId);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Inserts the in-progress row, then applies the change: a driver that refuses it (the cluster
+   * is unreachable, a revision is gone) rolls the whole transaction back.
+   */
+  private async startDeployment(
+    m: EntityManager,
+    caller: Caller,
+    s: { id: string; name: string; slug: string; projectId: string },
+    kind: 'create' | 'deploy' | 'rollback',
+    target: { image: string; replicas: number; strategy: RolloutStrategy },
+    previousImage: string | null,
+    apply: () => Promise<RolloutStatus>,
+  ): Promise<string> {
+    let row;
+    try {
+      [row] = await m.query(
+        `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+        [s.id, kind, target.strategy, target.image, previousImage, target.replicas, { updated: 0, ready: 0, available: 0, desired: target.replicas }, `${caller.kind}:${caller.id}`],
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') {
+        const [open] = await this.db.query(`SELECT id FROM infra.deployments WHERE service_id = $1 AND status = 'in-progress'`, [s.id]);
+        throw errors.conflict(`Service ${s.name} has a deployment in progress: wait for it to finish`, { deploymentId: open?.id ?? null });
+      }
+      throw err;
+    }
+    let status: RolloutStatus;
+    try {
+      status = await apply();
+    } catch (err) {
+      if (err instanceof RevisionNotFound) throw errors.field('revision', err.message);
+      if (err instanceof AppError) throw err;
+      this.logger.error('infra: the cluster refused a change', { err, service: s.id });
+      throw new AppError('service_unavailable', 'The cluster did not accept the change; nothing was deployed', { reason: 'cluster_unavailable' });
+    }
+    await m.query(`UPDATE infra.deployments SET revision = $2, message = $3 WHERE id = $1`, [row.id, status.revision, status.message]);
+    await this.notify.emit(
+      'deployment.created',
+      { deploymentId: row.id, kind, service: { id: s.id, name: s.name, projectId: s.projectId }, image: target.image, previousImage, replicas: target.replicas, strategy: target.strategy },
+      m,
+    );
+    return row.id;
+  }
+
+  /** The local driver forgets its workloads on restart: apply the service's spec again and retry. */
+  private async recovering<T>(ref: WorkloadRef, serviceId: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof WorkloadNotFound)) throw err;
+      const [s] = await this.db.query(`SELECT image, replicas, strategy FROM infra.services WHERE id = $1`, [serviceId]);
+      if (!s) throw err;
+      await this.driver.apply(spec(ref.namespace, ref.name, s.image, s.replicas, s.strategy, serviceId));
+      return run();
+    }
+  }
+
+  private async lockService(m: EntityManager, id: string) {
+    const [s] = await m.query(
+      `SELECT s.id, s.name, s.image, s.replicas, s.strategy, s.project_id AS "projectId", p.slug FROM infra.services s JOIN infra.projects p ON p.id = s.project_id WHERE s.id = $1 FOR UPDATE OF s`,
+      [id],
+    );
+    if (!s) throw errors.notFound('service', id);
+    return s as { id: string; name: string; image: string; replicas: number; strategy: RolloutStrategy; projectId: string; slug: string };
+  }
+
+  private async ref(id: string, m: Pick<EntityManager, 'query'> = this.db.manager): Promise<WorkloadRef> {
+    const [r] = await m.query(`SELECT s.name, p.slug FROM infra.services s JOIN infra.projects p ON p.id = s.project_id WHERE s.id = $1`, [id]);
+    if (!r) throw errors.notFound('service', id);
+    return { namespace: r.slug, name: r.name };
+  }
+
+  /** The service, if `caller` may see its project (404 otherwise, as if absent). */
+  async service(id: string, caller?: Caller): Promise<InfraService> {
+    if (!UUID.test(id)) throw errors.notFound('service', id);
+    const params: unknown[] = [id];
+    const [row] = await this.db.query(`${SERVICE_SELECT} WHERE s.id = $1 AND ${caller ? visible(caller, params) : 'true'}`, params);
+    if (!row) throw errors.notFound('service', id);
+    return toService(row);
+  }
+
+  async deployment(id: string): Promise<InfraDeployment> {
+    if (!UUID.test(id)) throw errors.notFound('deployment', id);
+    const [row] = await this.db.query(`SELECT * FROM infra.deployments WHERE id = $1`, [id]);
+    if (!row) throw errors.notFound('deployment', id);
+    return toDeployment(row);
+  }
+}
+
+function checkRollout(input: { image?: string; replicas?: number | null; strategy?: string | null }, problems: FieldError[], imageRequired: boolean): void {
+  if (imageRequired && (typeof input.image !== 'string' || input.image.length > 512 || !IMAGE.test(input.image))) {
+    problems.push({ field: 'image', message: 'must be an image reference such as registry.example.com/team/api:1.4.2' });
+  }
+  if (input.replicas != null && (!Number.isInteger(input.replicas) || input.replicas < 0 || input.replicas > 100)) problems.push({ field: 'replicas', message: 'must be an integer from 0 to 100' });
+  if (input.strategy != null && !STRATEGIES.includes(input.strategy as RolloutStrategy)) problems.push({ field: 'strategy', message: `must be one of ${STRATEGIES.join(', ')}` });
+}
+
+function spec(namespace: string, name: string, image: string, replicas: number, strategy: RolloutStrategy, serviceId: string): WorkloadSpec {
+  return { namespace, name, image, replicas, strategy, labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'automation-platform', 'platform/service-id': serviceId } };
+}
+
+const viewerOf = (caller: Caller) => (caller.admin ? null : caller.id);
+
+/** Services of projects the caller may see (over aliases `s` and `p`). */
+function visible(caller: Caller, params: unknown[]): string {
+  if (caller.admin) return 'true';
+  return `(p.visibility <> 'private' OR EXISTS (SELECT 1 FROM infra.project_members m WHERE m.project_id = s.project_id AND m.user_id::text = $${params.push(caller.id)}))`;
+}
+
+function toService(r: any): InfraService {
+  const progress = r.d_progress ?? { ready: 0, available: 0 };
+  const status = r.d_status === 'in-progress' ? 'deploying' : r.d_status === 'failed' ? 'failed' : r.replicas === 0 ? 'stopped' : 'running';
+  const health = r.replicas === 0 ? 'unknown' : progress.available >= r.replicas ? 'healthy' : progress.available > 0 ? 'degraded' : 'unhealthy';
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    name: r.name,
+    type: r.type,
+    status,
+    image: r.image,
+    strategy: r.strategy,
+    replicas: { desired: r.replicas, ready: progress.ready, available: progress.available },
+    endpoints: [`http://${r.name}.${r.slug}.svc.cluster.local`],
+    health: { status: health, lastCheck: r.checked_at },
+    createdAt: r.created_at,
+  };
+}
+
+function toDeployment(r: any): InfraDeployment {
+  return {
+    deploymentId: r.id,
+    serviceId: r.service_id,
+    kind: r.kind,
+    status: r.status,
+    strategy: r.strategy,
+    progress: r.progress,
+    targetImage: r.target_image,
+    previousImage: r.previous_image,
+    revision: r.revision,
+    message: r.message,
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+  };
+}

@@ -1,0 +1,149 @@
+import type { FastifyInstance } from 'fastify';
+import { platformKey, SecretCipher } from '../../kernel/crypto';
+import { AppError, errors } from '../../kernel/errors';
+import type { Kernel } from '../../kernel/platform';
+import type { ServiceHttpDeps, ServiceModule } from '../../kernel/subgraph';
+import { envelopes } from '../../rest-adapter/envelopes';
+import { newRequestId } from '../../gateway/edge';
+import { Access } from './access';
+import { AccountService } from './account.service';
+import type { ClusterDriver } from './cluster/driver';
+import { KubernetesDriver } from './cluster/kubernetes';
+import { LocalDriver } from './cluster/local';
+import { ClusterService } from './cluster.service';
+import { DEPLOYMENT_UPDATED, DeployService } from './deploy.service';
+import { InfraResolver, type InfraServices } from './infra.resolver';
+import { Infra1763769601500 } from './migrations/1763769601500-infra';
+import { NotifyService } from './notify.service';
+import { ProjectService } from './project.service';
+
+/**
+ * The infrastructure service (spec 3, section C): users and roles, projects, services with their
+ * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
+ * `kubernetes`), cluster figures, signed webhooks and alerts. Owns the `infra` schema. People
+ * sign in with e-mail and password (HS256 JWT, audience `infra`, 3600 s); machines use
+ * infrastructure API keys (`inf_live_` / `inf_test_`, header X-API-Key or Bearer).
+ */
+
+const PREFIX = '/infra/api/v1';
+const CLUSTER_CHECK_EVERY = 15;
+type Infra = InfraServices & { driver: ClusterDriver; streams: Set<AbortController> };
+const built = new WeakMap<Kernel, Infra>();
+
+export function infraServices(kernel: Kernel): Infra {
+  let b = built.get(kernel);
+  if (!b) {
+    const { db, config, logger } = kernel;
+    const driver: ClusterDriver = config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
+    const access = new Access(db);
+    const notify = new NotifyService(
+      db,
+      access,
+      kernel.webhooks,
+      () => new SecretCipher(platformKey(kernel.secrets.internal, 'infra-webhooks'), 'automation-platform/infra-webhook-secret/v1'),
+      { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.outboundAllowPrivateNetworks },
+    );
+    const projects = new ProjectService(db, access);
+    const log = logger.child({ service: 'infra' });
+    b = {
+      driver,
+      streams: new Set(),
+      accounts: new AccountService(db, kernel.tokens, access),
+      projects,
+      deploys: new DeployService(db, access, projects, driver, notify, kernel.events, log),
+      cluster: new ClusterService(access, driver, notify, log, config.cluster.alertThresholdPercent),
+      notify,
+    };
+    built.set(kernel, b);
+  }
+  return b;
+}
+
+export const infra: ServiceModule<Kernel> = {
+  name: 'infra',
+  entities: [],
+  migrations: [Infra1763769601500],
+  subscriptions: [
+    {
+      field: 'deploymentUpdated',
+      topic: DEPLOYMENT_UPDATED,
+      filter: (payload: { deploymentId: string }, args) => payload.deploymentId === args.deploymentId,
+      query: 'infraDeployment',
+    },
+  ],
+  create: (kernel) => ({ name: 'infra', surface: 'infra', resolvers: [InfraResolver], instances: [new InfraResolver(infraServices(kernel))] }),
+  start: async (kernel) => {
+    const s = infraServices(kernel);
+    await s.accounts.bootstrap(kernel.config.infraAdmin);
+    const every = kernel.config.cluster.watchIntervalMs;
+    s.deploys.start(every);
+    s.cluster.start(every * CLUSTER_CHECK_EVERY);
+  },
+  /** Followed log streams end when the process drains (a client following logs reconnects). */
+  drain: (kernel) => {
+    for (const stream of infraServices(kernel).streams) stream.abort();
+  },
+  stop: async (kernel) => {
+    const s = infraServices(kernel);
+    s.cluster.stop();
+    await s.deploys.stop();
+    await s.driver.close();
+  },
+  http: (app, deps) => {
+    app.register(async (scope) => registerLogs(scope, deps));
+  },
+};
+
+/**
+ * `GET /services/:id/logs?lines=&follow=`: the last `lines` lines as `{logs}`; with `follow=true`
+ * an NDJSON stream (one log line object per line) that stays open, carrying every new line,
+ * until the client goes away. Served here because a stream is not a GraphQL answer; the checks
+ * are the `infraServiceLogs` operation's own (DeployService.logs).
+ */
+function registerLogs(scope: FastifyInstance, { kernel, admit }: ServiceHttpDeps<Kernel>): void {
+  const { deploys, streams } = infraServices(kernel);
+  scope.get(`${PREFIX}/services/:id/logs`, async (req, reply) => {
+    const requestId = newRequestId();
+    const fail = (err: AppError) => reply.code(err.status).send(envelopes.infra.error(err, { requestId, timestamp: new Date().toISOString() }));
+    try {
+      const { context, headers } = await admit(req);
+      reply.headers(headers);
+      const q = req.query as Record<string, string | undefined>;
+      const lines = q.lines === undefined || q.lines === '' ? 100 : /^\d{1,6}$/.test(q.lines) ? Number(q.lines) : NaN;
+      if (q.follow !== undefined && !['true', 'false', ''].includes(q.follow)) throw errors.field('follow', 'must be true or false');
+      const follow = q.follow === 'true';
+      const abort = new AbortController();
+      const stream = await deploys.logs(context.principal, (req.params as { id: string }).id, { lines, follow, signal: abort.signal });
+      if (!follow) {
+        const logs = [];
+        for await (const line of stream) logs.push(line);
+        return reply.send({ logs });
+      }
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, { ...headers, 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId });
+      res.flushHeaders();
+      streams.add(abort);
+      res.on('close', () => abort.abort());
+      try {
+        for await (const line of stream) {
+          if (res.destroyed) break;
+          res.write(`${JSON.stringify(line)}\n`);
+        }
+      } finally {
+        streams.delete(abort);
+        res.end();
+      }
+    } catch (err) {
+      const e = err as { error?: AppError; headers?: Record<string, string> };
+      if (e.error instanceof AppError) {
+        reply.headers(e.headers ?? {});
+        return fail(e.error);
+      }
+      if (err instanceof AppError) return fail(err);
+      kernel.logger.error('infra: logs failed', { err });
+      if (reply.sent || reply.raw.headersSent) return reply.raw.end();
+      return fail(errors.internal(requestId));
+    }
+  });
+}

@@ -1,0 +1,575 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { after, before, describe, test } from 'node:test';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { verifySignature } from '../kernel/webhooks';
+import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+
+/**
+ * The infrastructure service (spec 3, section C) on the local driver: sign-in and lockout, roles
+ * on every path, users, projects and members, services with deploy and rollback through the
+ * rollout state machine, logs (also followed), cluster figures of this host, signed webhooks,
+ * alerts, the hourly limits, and the same operations over GraphQL with deploymentUpdated.
+ */
+
+const API = '/infra/api/v1';
+const ADMIN = { email: 'root@infra.test', password: 'admin-password-1' };
+let p: TestPlatform;
+let admin: string;
+
+type Received = { event: string; signature: string; raw: string; body: any };
+const received: Received[] = [];
+let receiver: http.Server;
+let hookUrl: string;
+
+before(async () => {
+  p = await startTestPlatform({
+    INFRA_ADMIN_EMAIL: ADMIN.email,
+    INFRA_ADMIN_PASSWORD: ADMIN.password,
+    LOCAL_ROLLOUT_STEP_MS: '25',
+    INFRA_WATCH_INTERVAL_MS: '20',
+    WEBHOOK_ALLOW_HTTP: 'true',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+  });
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      received.push({ event: String(req.headers['x-svc-event']), signature: String(req.headers['x-svc-signature']), raw, body: JSON.parse(raw) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/infra`;
+  admin = (await login(ADMIN.email, ADMIN.password)).body.token;
+});
+after(async () => {
+  await p?.stop();
+  receiver?.close();
+});
+
+/** Calls the infra surface with a JWT (Bearer) or an API key (X-API-Key). */
+function call(method: string, path: string, o: { token?: string | null; apiKey?: string; body?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = o.apiKey ? { 'x-api-key': o.apiKey } : {};
+  const token = o.token === undefined ? admin : o.token;
+  return p.rest(method, API + path, { key: o.apiKey ? null : token, body: o.body, headers });
+}
+const login = (email: string, password: string) => call('POST', '/auth/login', { token: null, body: { email, password } });
+
+function assertError(res: Answer, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error, code, JSON.stringify(res.body));
+  assert.equal(typeof res.body.message, 'string');
+  assert.equal(typeof res.body.details, 'object');
+  assert.match(res.body.requestId, /^req_/);
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let seq = 0;
+async function user(roles: string[], password = 'user-password-1') {
+  const email = `u${++seq}-${roles.join('-')}@infra.test`;
+  const created = await call('POST', '/users', { body: { email, name: `User ${seq}`, password, roles } });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const token = (await login(email, password)).body.token as string;
+  return { id: created.body.id as string, email, token };
+}
+
+async function project(token = admin, body: Record<string, unknown> = {}) {
+  const res = await call('POST', '/projects', { token, body: { name: `Project ${++seq}`, description: 'd', ...body } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body;
+}
+
+async function settled(deploymentId: string) {
+  return until(`deployment ${deploymentId} to finish`, async () => {
+    const d = (await call('GET', `/deployments/${deploymentId}`)).body;
+    return d.status !== 'in-progress' ? d : null;
+  });
+}
+
+describe('auth', () => {
+  test('POST /auth/login: {token, expiresIn 3600}; the token opens /users/me; refresh gives a new one', async () => {
+    const res = await login(ADMIN.email, ADMIN.password);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.expiresIn, 3600);
+    assert.equal(res.body.token.split('.').length, 3);
+    const me = await call('GET', '/users/me', { token: res.body.token });
+    assert.equal(me.status, 200);
+    assert.deepEqual({ email: me.body.email, roles: me.body.roles }, { email: ADMIN.email, roles: ['admin'] });
+    assert.ok(me.body.organization.id && me.body.organization.name);
+    assert.ok(me.body.lastLoginAt);
+    const refreshed = await call('POST', '/auth/refresh', { token: res.body.token });
+    assert.equal(refreshed.status, 200);
+    assert.equal(refreshed.body.expiresIn, 3600);
+    assert.equal((await call('GET', '/users/me', { token: refreshed.body.token })).status, 200);
+  });
+
+  test('wrong password and unknown e-mail: 401 authentication_failed; missing fields 400 invalid_request', async () => {
+    assertError(await login(ADMIN.email, 'not-the-password'), 401, 'authentication_failed');
+    assertError(await login('nobody@infra.test', 'whatever-1'), 401, 'authentication_failed');
+    const missing = await login('', '');
+    assertError(missing, 400, 'invalid_request');
+    assert.deepEqual(missing.body.details.errors.map((e: any) => e.field).sort(), ['email', 'password']);
+  });
+
+  test('no credential, a forged token, a feedback token: 401 authentication_failed', async () => {
+    assertError(await call('GET', '/users/me', { token: null }), 401, 'authentication_failed');
+    assertError(await call('GET', '/users/me', { token: `${admin.slice(0, -4)}AAAA` }), 401, 'authentication_failed');
+    const feedbackToken = await p.platform.kernel.tokens.issue({ userId: 'x', service: 'feedback', roles: [], permissions: ['*'] }, 60);
+    assertError(await call('GET', '/projects', { token: feedbackToken }), 401, 'authentication_failed');
+  });
+
+  test('5 failed logins in a row lock the account: 429 rate_limit_exceeded with retryAfter, even with the right password', async () => {
+    const u = await user(['developer'], 'locked-out-pass');
+    for (let i = 0; i < 4; i++) assertError(await login(u.email, `wrong-${i}-password`), 401, 'authentication_failed');
+    const fifth = await login(u.email, 'wrong-5-password');
+    assertError(fifth, 429, 'rate_limit_exceeded');
+    assert.ok(fifth.body.retryAfter > 800 && fifth.body.retryAfter <= 900, String(fifth.body.retryAfter));
+    const right = await login(u.email, 'locked-out-pass');
+    assertError(right, 429, 'rate_limit_exceeded');
+    assert.equal(right.body.details.reason, 'account_locked');
+    // The token issued before the lockout still works: the lock is on signing in.
+    assert.equal((await call('GET', '/users/me', { token: u.token })).status, 200);
+  });
+
+  test('the password is stored as an argon2id hash, never in a response', async () => {
+    const u = await user(['developer'], 'visible-nowhere-1');
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: p.db.url });
+    await c.connect();
+    const { rows } = await c.query(`SELECT password_hash FROM infra.users WHERE id = $1`, [u.id]);
+    await c.end();
+    assert.match(rows[0].password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    const got = await call('GET', `/users/${u.id}`);
+    assert.ok(!JSON.stringify(got.body).includes('visible-nowhere-1') && !('password' in got.body) && !('passwordHash' in got.body));
+  });
+});
+
+describe('users and roles', () => {
+  test('POST /users (admin): 201 with the spec fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
+    const res = await call('POST', '/users', { body: { email: 'New.Person@Infra.test', name: 'New Person', password: 'long-enough-1', roles: ['maintainer'] } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.deepEqual({ email: res.body.email, name: res.body.name, roles: res.body.roles }, { email: 'new.person@infra.test', name: 'New Person', roles: ['maintainer'] });
+    assert.ok(res.body.id && res.body.createdAt);
+    assertError(await call('POST', '/users', { body: { email: 'new.person@infra.test', name: 'Again', password: 'long-enough-1' } }), 409, 'conflict');
+    const bad = await call('POST', '/users', { body: { email: 'not-an-email', name: '', password: 'short', roles: ['root'] } });
+    assertError(bad, 400, 'invalid_request');
+    assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['email', 'name', 'password', 'roles']);
+    const missing = await call('POST', '/users', { body: { name: 'x' } });
+    assertError(missing, 400, 'invalid_request');
+  });
+
+  test('GET /users: {data, pagination {page, limit, total, totalPages}} and the role filter', async () => {
+    await user(['developer']);
+    await user(['developer']);
+    const all = await call('GET', '/users?page=1&limit=2');
+    assert.equal(all.status, 200);
+    assert.equal(all.body.data.length, 2);
+    const { total } = all.body.pagination;
+    assert.deepEqual(all.body.pagination, { page: 1, limit: 2, total, totalPages: Math.ceil(total / 2) });
+    const last = await call('GET', `/users?page=${Math.ceil(total / 2)}&limit=2`);
+    assert.equal(last.body.data.length, total % 2 || 2);
+    const devs = await call('GET', '/users?role=developer&limit=100');
+    assert.ok(devs.body.data.length >= 2 && devs.body.data.every((u: any) => u.roles.includes('developer')));
+    assertError(await call('GET', '/users?role=root'), 400, 'invalid_request');
+    assertError(await call('GET', '/users?limit=500'), 400, 'invalid_request');
+  });
+
+  test('the permission matrix: developers read, maintainers write projects, only admins manage users', async () => {
+    const dev = await user(['developer']);
+    const maint = await user(['maintainer']);
+    assertError(await call('GET', '/users', { token: dev.token }), 403, 'insufficient_permissions');
+    assert.equal((await call('GET', '/users', { token: maint.token })).status, 200);
+    assertError(await call('POST', '/users', { token: maint.token, body: { email: 'x@infra.test', name: 'x', password: 'long-enough-1' } }), 403, 'insufficient_permissions');
+    assertError(await call('POST', '/projects', { token: dev.token, body: { name: 'Not mine' } }), 403, 'insufficient_permissions');
+    assert.equal((await call('POST', '/projects', { token: maint.token, body: { name: `Maint ${seq}` } })).status, 201);
+    assertError(await call('POST', '/webhooks', { token: dev.token, body: { url: hookUrl, events: ['deployment.created'] } }), 403, 'insufficient_permissions');
+    assert.equal((await call('GET', '/infrastructure/cluster', { token: dev.token })).status, 200);
+    // A person reads themself without user:read.
+    assert.equal((await call('GET', `/users/${dev.id}`, { token: dev.token })).status, 200);
+    assertError(await call('GET', `/users/${maint.id}`, { token: dev.token }), 403, 'insufficient_permissions');
+  });
+
+  test('PATCH /users/:id: admins change roles (a demotion at once, not at token expiry); people their own name only', async () => {
+    const u = await user(['developer']);
+    const renamed = await call('PATCH', `/users/${u.id}`, { token: u.token, body: { name: 'Renamed' } });
+    assert.equal(renamed.status, 200);
+    assert.equal(renamed.body.name, 'Renamed');
+    assert.ok(new Date(renamed.body.updatedAt) >= new Date(renamed.body.createdAt));
+    assertError(await call('PATCH', `/users/${u.id}`, { token: u.token, body: { roles: ['admin'] } }), 403, 'insufficient_permissions');
+    const promoted = await call('PATCH', `/users/${u.id}`, { body: { roles: ['maintainer'] } });
+    assert.deepEqual(promoted.body.roles, ['maintainer']);
+    // A promotion comes with the next token; a demotion takes effect at once, on the old token too.
+    const promotedToken = (await call('POST', '/auth/refresh', { token: u.token })).body.token;
+    assert.equal((await call('GET', '/users', { token: promotedToken })).status, 200);
+    await call('PATCH', `/users/${u.id}`, { body: { roles: ['developer'] } });
+    assertError(await call('GET', '/users', { token: promotedToken }), 403, 'insufficient_permissions');
+  });
+
+  test('DELETE /users/:id: {success, message}; the deleted person\'s token stops working; the last admin stays', async () => {
+    const u = await user(['developer']);
+    const res = await call('DELETE', `/users/${u.id}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.success, true);
+    assert.equal(typeof res.body.message, 'string');
+    assertError(await call('GET', '/users/me', { token: u.token }), 401, 'authentication_failed');
+    assertError(await call('GET', `/users/${u.id}`), 404, 'not_found');
+    const me = (await call('GET', '/users/me')).body;
+    assertError(await call('DELETE', `/users/${me.id}`), 409, 'conflict');
+    assertError(await call('PATCH', `/users/${me.id}`, { body: { roles: ['developer'] } }), 409, 'conflict');
+  });
+});
+
+describe('projects', () => {
+  test('POST /projects: status active, owner, members, repository and ci; GET one has members, the list their count', async () => {
+    const maint = await user(['maintainer']);
+    const created = await project(maint.token, { visibility: 'private', repository: { url: 'https://git.example/acme/api', branch: 'trunk' }, ci: { enabled: true, provider: 'github-actions' } });
+    assert.equal(created.status, 'active');
+    assert.equal(created.visibility, 'private');
+    assert.deepEqual(created.owner, { id: maint.id, name: `User ${seq - 1}`, email: maint.email });
+    assert.deepEqual(created.members, [{ id: maint.id, name: `User ${seq - 1}`, role: 'owner' }]);
+    assert.deepEqual(created.repository, { url: 'https://git.example/acme/api', branch: 'trunk' });
+    assert.deepEqual(created.ci, { enabled: true, provider: 'github-actions' });
+    const list = await call('GET', '/projects?limit=100', { token: maint.token });
+    assert.equal(list.status, 200);
+    const listed = list.body.data.find((x: any) => x.id === created.id);
+    assert.equal(listed.members, 1);
+    assert.ok(['page', 'limit', 'total'].every((k) => k in list.body.pagination));
+    const got = await call('GET', `/projects/${created.id}`, { token: maint.token });
+    assert.deepEqual(got.body.members, created.members);
+    assertError(await call('POST', '/projects', { token: maint.token, body: { name: created.name } }), 409, 'conflict');
+    assertError(await call('POST', '/projects', { token: maint.token, body: { name: 'x', visibility: 'secret', repository: { url: 'ftp://x' } } }), 400, 'invalid_request');
+  });
+
+  test('a private project is invisible to non-members (404), visible once they are added; only owners manage members', async () => {
+    const owner = await user(['maintainer']);
+    const dev = await user(['developer']);
+    const other = await user(['maintainer']);
+    const pr = await project(owner.token, { visibility: 'private' });
+    assertError(await call('GET', `/projects/${pr.id}`, { token: dev.token }), 404, 'not_found');
+    assert.ok(!(await call('GET', '/projects?limit=100', { token: dev.token })).body.data.some((x: any) => x.id === pr.id));
+    assertError(await call('POST', `/projects/${pr.id}/members`, { token: dev.token, body: { userId: dev.id } }), 403, 'insufficient_permissions');
+    const added = await call('POST', `/projects/${pr.id}/members`, { token: owner.token, body: { userId: dev.id, role: 'contributor' } });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    assert.equal((await call('GET', `/projects/${pr.id}`, { token: dev.token })).status, 200);
+    await call('POST', `/projects/${pr.id}/members`, { token: owner.token, body: { userId: other.id } });
+    const updated = await call('PATCH', `/projects/${pr.id}`, { token: other.token, body: { description: 'changed by a contributor' } });
+    assert.equal(updated.status, 200);
+    assertError(await call('DELETE', `/projects/${pr.id}`, { token: other.token }), 403, 'insufficient_permissions');
+    assertError(await call('DELETE', `/projects/${pr.id}/members/${owner.id}`, { token: owner.token }), 409, 'conflict');
+    assert.equal((await call('DELETE', `/projects/${pr.id}`, { token: owner.token })).status, 200);
+  });
+
+  test('an infrastructure API key (X-API-Key) acts organisation-wide within its permissions', async () => {
+    const key = (await p.createKey({ service: 'infra', permissions: ['project:read', 'project:write'] })).key;
+    assert.match(key, /^inf_live_/);
+    const res = await call('POST', '/projects', { apiKey: key, body: { name: `Keyed ${++seq}` } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.owner, null);
+    assert.equal((await call('GET', `/projects/${res.body.id}`, { apiKey: key })).status, 200);
+    assertError(await call('GET', '/services', { apiKey: key }), 403, 'insufficient_permissions');
+    assertError(await call('GET', '/services', { apiKey: 'inf_live_notakey' }), 401, 'authentication_failed');
+  });
+});
+
+describe('services, deploy, rollback (local driver)', () => {
+  let pr: any;
+  let svc: any;
+
+  before(async () => {
+    pr = await project(admin, { name: `Shop ${++seq}` });
+  });
+
+  test('POST /services creates the service and rolls it out: deploying, then running with every replica', async () => {
+    const res = await call('POST', '/services', { body: { project: pr.id, name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', replicas: 3 } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    svc = res.body;
+    assert.deepEqual({ name: svc.name, type: svc.type, image: svc.image, status: svc.status, desired: svc.replicas.desired }, { name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', status: 'deploying', desired: 3 });
+    assert.deepEqual(svc.endpoints, [`http://api.${pr.slug}.svc.cluster.local`]);
+    const running = await until('the service to run', async () => {
+      const s = (await call('GET', `/services/${svc.id}`)).body;
+      return s.status === 'running' ? s : null;
+    });
+    assert.deepEqual(running.replicas, { desired: 3, ready: 3, available: 3 });
+    assert.equal(running.health.status, 'healthy');
+    assert.ok(running.health.lastCheck);
+    const list = await call('GET', `/services?project=${pr.id}&status=running`);
+    assert.deepEqual(list.body.data.map((s: any) => s.id), [svc.id]);
+    assert.deepEqual(list.body.pagination, { page: 1, limit: 20, total: 1, totalPages: 1 });
+    assertError(await call('POST', '/services', { body: { project: pr.id, name: 'api', image: 'x:1' } }), 409, 'conflict');
+    const bad = await call('POST', '/services', { body: { project: pr.id, name: 'Not_A_Label', image: 'UPPER CASE', replicas: 1000, strategy: 'blue-green' } });
+    assertError(bad, 400, 'invalid_request');
+    assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['image', 'name', 'replicas', 'strategy']);
+    assertError(await call('POST', '/services', { body: { project: '00000000-0000-4000-8000-000000000000', name: 'x', image: 'x:1' } }), 404, 'not_found');
+  });
+
+  test('POST /services/:id/deploy: 202 {deploymentId, status in-progress, progress, createdAt}; a second one meanwhile is 409; it completes', async () => {
+    const res = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:1.1.0', replicas: 3, strategy: 'rolling-update' } });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'in-progress');
+    assert.deepEqual(Object.keys(res.body.progress).sort(), ['available', 'desired', 'ready', 'updated']);
+    assert.ok(res.body.deploymentId && res.body.createdAt);
+    assert.equal(res.body.previousImage, 'registry.example.com/shop/api:1.0.0');
+    assertError(await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:1.2.0' } }), 409, 'conflict');
+    const done = await settled(res.body.deploymentId);
+    assert.equal(done.status, 'success');
+    assert.deepEqual(done.progress, { updated: 3, ready: 3, available: 3, desired: 3 });
+    assert.equal(done.message, 'deployment "api" successfully rolled out');
+    assert.equal(done.revision, '2');
+    const history = await call('GET', `/services/${svc.id}/deployments`);
+    assert.deepEqual(history.body.data.map((d: any) => [d.kind, d.targetImage, d.status]), [
+      ['deploy', 'registry.example.com/shop/api:1.1.0', 'success'],
+      ['create', 'registry.example.com/shop/api:1.0.0', 'success'],
+    ]);
+  });
+
+  test('POST /services/:id/rollback: default the previous revision; a named revision; an unknown one 400', async () => {
+    const back = await call('POST', `/services/${svc.id}/rollback`, { body: {} });
+    assert.equal(back.status, 202, JSON.stringify(back.body));
+    assert.deepEqual({ status: back.body.status, targetImage: back.body.targetImage, previousImage: back.body.previousImage }, {
+      status: 'in-progress',
+      targetImage: 'registry.example.com/shop/api:1.0.0',
+      previousImage: 'registry.example.com/shop/api:1.1.0',
+    });
+    const done = await settled(back.body.deploymentId);
+    assert.equal(done.status, 'success');
+    assert.equal(done.revision, '3', 'kubectl numbering: the rolled-back template becomes the newest revision');
+    assert.equal((await call('GET', `/services/${svc.id}`)).body.image, 'registry.example.com/shop/api:1.0.0');
+    const unknown = await call('POST', `/services/${svc.id}/rollback`, { body: { revision: '99' } });
+    assertError(unknown, 400, 'invalid_request');
+    assert.deepEqual(unknown.body.details.available, ['2', '3']);
+    const named = await call('POST', `/services/${svc.id}/rollback`, { body: { revision: '2' } });
+    assert.equal(named.body.targetImage, 'registry.example.com/shop/api:1.1.0');
+    await settled(named.body.deploymentId);
+  });
+
+  test('recreate: every old replica goes before the new ones come', async () => {
+    const res = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:2.0.0', strategy: 'recreate' } });
+    const seen: number[] = [];
+    await until('the recreate rollout', async () => {
+      const d = (await call('GET', `/deployments/${res.body.deploymentId}`)).body;
+      seen.push(d.progress.available);
+      return d.status !== 'in-progress' ? d : null;
+    });
+    assert.ok(seen.includes(0), `availability went to 0 during a recreate (saw ${seen.join(',')})`);
+  });
+
+  test('a rollout that cannot progress fails: deployment failed, service failed, a deployment_failed alert', async () => {
+    const s = (await call('POST', '/services', { body: { project: pr.id, name: 'worker', type: 'worker', image: 'registry.example.com/shop/worker:1.0.0', replicas: 1 } })).body;
+    await until('worker running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
+    const res = await call('POST', `/services/${s.id}/deploy`, { body: { image: 'registry.example.com/shop/worker:fail-missing' } });
+    const done = await settled(res.body.deploymentId);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.message, 'deployment "worker" exceeded its progress deadline');
+    assert.equal((await call('GET', `/services/${s.id}`)).body.status, 'failed');
+    const alerts = await until('the alert', async () => {
+      const a = (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((x: any) => x.rule === 'deployment_failed' && x.subject === s.id);
+      return a.length ? a : null;
+    });
+    assert.equal(alerts[0].severity, 'critical');
+    // Rolling back repairs it and resolves the alert.
+    const back = await call('POST', `/services/${s.id}/rollback`, { body: {} });
+    assert.equal((await settled(back.body.deploymentId)).status, 'success');
+    await until('the alert resolved', async () => !(await call('GET', '/infrastructure/alerts?open=true')).body.data.some((x: any) => x.subject === s.id));
+  });
+
+  test('developers read services and logs but cannot deploy; members of other projects cannot touch this one', async () => {
+    const dev = await user(['developer']);
+    const maint = await user(['maintainer']);
+    const internal = await project(admin, { visibility: 'internal' });
+    const s = (await call('POST', '/services', { body: { project: internal.id, name: 'web', type: 'frontend', image: 'web:1' } })).body;
+    assert.equal((await call('GET', `/services/${s.id}`, { token: dev.token })).status, 200);
+    assertError(await call('POST', `/services/${s.id}/deploy`, { token: dev.token, body: { image: 'web:2' } }), 403, 'insufficient_permissions');
+    assertError(await call('POST', `/services/${s.id}/deploy`, { token: maint.token, body: { image: 'web:2' } }), 403, 'insufficient_permissions');
+    await call('POST', `/projects/${internal.id}/members`, { body: { userId: maint.id } });
+    await until('web running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
+    const ok = await call('POST', `/services/${s.id}/deploy`, { token: maint.token, body: { image: 'web:2' } });
+    assert.equal(ok.status, 202, JSON.stringify(ok.body));
+    await settled(ok.body.deploymentId);
+    assertError(await call('DELETE', `/projects/${internal.id}`), 409, 'conflict');
+    const del = await call('DELETE', `/services/${s.id}`);
+    assert.equal(del.body.success, true);
+    assertError(await call('GET', `/services/${s.id}`), 404, 'not_found');
+  });
+
+  test('GET /services/:id/logs: {logs: [{timestamp, level, message, pod}]}, lines honoured; follow=true streams new lines', async () => {
+    const logs = await call('GET', `/services/${svc.id}/logs?lines=5`);
+    assert.equal(logs.status, 200, JSON.stringify(logs.body));
+    assert.equal(logs.body.logs.length, 5);
+    for (const l of logs.body.logs) assert.deepEqual(Object.keys(l).sort(), ['level', 'message', 'pod', 'timestamp']);
+    assertError(await call('GET', `/services/${svc.id}/logs?lines=abc`), 400, 'invalid_request');
+    assertError(await call('GET', `/services/${svc.id}/logs`, { token: null }), 401, 'authentication_failed');
+
+    const abort = new AbortController();
+    const res = await fetch(`${p.url}${API}/services/${svc.id}/logs?lines=1&follow=true`, { headers: { authorization: `Bearer ${admin}` }, signal: abort.signal });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /application\/x-ndjson/);
+    const reader = res.body!.getReader();
+    const lines: any[] = [];
+    let buffer = '';
+    const read = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += Buffer.from(value).toString('utf8');
+        const parts = buffer.split('\n');
+        buffer = parts.pop()!;
+        for (const part of parts) if (part) lines.push(JSON.parse(part));
+      }
+    })().catch(() => undefined);
+    await until('the tail line', async () => lines.length >= 1);
+    const d = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:3.0.0' } });
+    await until('lines of the new rollout', async () => lines.some((l) => l.message.includes('api:3.0.0')));
+    await settled(d.body.deploymentId);
+    abort.abort();
+    await read;
+    assert.ok(lines.length >= 3);
+  });
+});
+
+describe('cluster, nodes, metrics (this host)', () => {
+  test('GET /infrastructure/cluster: every field of the spec, one ready node', async () => {
+    const res = await call('GET', '/infrastructure/cluster');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const c = res.body;
+    assert.equal(c.name, os.hostname());
+    assert.equal(c.status, 'healthy');
+    assert.deepEqual(c.nodes, { total: 1, ready: 1, notReady: 0 });
+    assert.equal(c.compute.cpuAllocatable, String(os.cpus().length));
+    for (const k of ['cpuAllocatable', 'memoryAllocatable', 'cpuUsed', 'memoryUsed']) assert.equal(typeof c.compute[k], 'string');
+    assert.deepEqual(Object.keys(c.storage).sort(), ['persistentVolumeClaims', 'persistentVolumes', 'totalCapacity']);
+    assert.deepEqual(Object.keys(c.networking).sort(), ['ingressCount', 'networkPolicies', 'serviceCount']);
+    assert.deepEqual(Object.keys(c.security).sort(), ['encryptionAtRest', 'networkPoliciesEnabled', 'podsecuritystandards', 'rbacEnabled']);
+    assert.ok(c.lastHealthCheck);
+  });
+
+  test('GET /infrastructure/nodes and /metrics: this host\'s real figures', async () => {
+    const nodes = (await call('GET', '/infrastructure/nodes')).body.data;
+    assert.equal(nodes.length, 1);
+    assert.equal(nodes[0].name, os.hostname());
+    assert.equal(nodes[0].status, 'Ready');
+    assert.equal(nodes[0].kernelVersion, os.release());
+    assert.deepEqual(nodes[0].capacity, { cpu: String(os.cpus().length), memory: `${Math.floor(os.totalmem() / 1024)}Ki` });
+    for (const k of ['type', 'instanceType', 'kubeletVersion', 'containerRuntimeVersion', 'osImage', 'createdAt']) assert.ok(nodes[0][k], k);
+    assert.equal(typeof nodes[0].podCount, 'number');
+    const m = (await call('GET', '/infrastructure/metrics')).body;
+    assert.ok(m.timestamp);
+    assert.equal(m.cluster.memory.allocatable, os.totalmem());
+    assert.ok(m.cluster.memory.used > 0 && m.cluster.memory.used <= os.totalmem());
+    assert.equal(m.cluster.cpu.allocatable, os.cpus().length);
+    assert.ok(m.cluster.disk.allocatable > 0 && m.cluster.disk.utilizationPercent > 0);
+    for (const k of ['ingressBytesPerSecond', 'egressBytesPerSecond', 'connectionCount']) assert.equal(typeof m.network[k], 'number');
+  });
+});
+
+describe('webhooks', () => {
+  test('POST /webhooks: the secret once; deployment.created and deployment.completed signed and verified by the receiver', async () => {
+    const reg = await call('POST', '/webhooks', { body: { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true } });
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    assert.match(reg.body.secret, /^whsec_/);
+    assert.deepEqual({ url: reg.body.url, events: reg.body.events, active: reg.body.active }, { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true });
+    const listed = (await call('GET', '/webhooks')).body.data.find((w: any) => w.id === reg.body.id);
+    assert.ok(listed && !('secret' in listed));
+
+    received.length = 0;
+    const pr = await project();
+    const s = (await call('POST', '/services', { body: { project: pr.id, name: 'hooked', image: 'hooked:1', replicas: 2 } })).body;
+    const dep = await until('the created deployment', async () => (await call('GET', `/services/${s.id}/deployments`)).body.data[0]);
+    await settled(dep.deploymentId);
+    const got = await until('both deliveries', async () => (received.length >= 2 ? received : null));
+    for (const r of got) {
+      assert.ok(verifySignature(reg.body.secret, r.raw, r.signature), 'the signature verifies with the registration secret');
+      assert.match(r.signature, /^sha256=[0-9a-f]{64}$/);
+      assert.deepEqual(Object.keys(r.body).sort(), ['data', 'event', 'id', 'timestamp']);
+      assert.equal(r.body.event, r.event);
+    }
+    const completed = got.find((r) => r.event === 'deployment.completed')!;
+    assert.deepEqual(
+      { deploymentId: completed.body.data.deploymentId, status: completed.body.data.status, image: completed.body.data.image, service: completed.body.data.service.name },
+      { deploymentId: dep.deploymentId, status: 'success', image: 'hooked:1', service: 'hooked' },
+    );
+    assert.equal(typeof completed.body.data.duration, 'number');
+    assert.ok(!verifySignature('whsec_wrong', completed.raw, completed.signature));
+    const deliveries = await until('delivered', async () => {
+      const d = (await call('GET', `/webhooks/${reg.body.id}/deliveries`)).body.data;
+      return d.length >= 2 && d.every((x: any) => x.state === 'delivered') ? d : null;
+    });
+    assert.equal(deliveries[0].attempts[0].status, 204);
+    assert.equal((await call('DELETE', `/webhooks/${reg.body.id}`)).body.success, true);
+  });
+
+  test('events are checked; a private or plain-http URL is refused unless configured (400 invalid_request)', async () => {
+    assertError(await call('POST', '/webhooks', { body: { url: hookUrl, events: ['deployment.exploded'] } }), 400, 'invalid_request');
+    assertError(await call('POST', '/webhooks', { body: { url: 'not a url', events: ['alert.triggered'] } }), 400, 'invalid_request');
+  });
+});
+
+describe('GraphQL: the same operations and roles; deploymentUpdated streams a rollout', () => {
+  test('a developer\'s deployInfraService is refused; deploymentUpdated emits progress up to success', async () => {
+    const dev = await user(['developer']);
+    const pr = await project();
+    const s = (await call('POST', '/services', { body: { project: pr.id, name: 'streamed', image: 'streamed:1', replicas: 4 } })).body;
+    await until('running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
+    const refused = await p.graphql(`mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId } }`, { id: s.id }, dev.token);
+    assert.equal(refused.body.errors[0].extensions.code, 'insufficient_permissions');
+
+    const d = await p.graphql(`mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId status } }`, { id: s.id }, admin);
+    const deploymentId = d.body.data.deployInfraService.deploymentId;
+    const client = createClient({ url: `ws://127.0.0.1:${p.port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${admin}` }, retryAttempts: 0 });
+    const events: any[] = [];
+    await new Promise<void>((resolve, reject) => {
+      client.subscribe(
+        { query: `subscription($id: ID!) { deploymentUpdated(deploymentId: $id) { status progress { updated ready available desired } } }`, variables: { id: deploymentId } },
+        {
+          next: (v) => {
+            events.push(v.data!.deploymentUpdated);
+            if ((v.data!.deploymentUpdated as any).status !== 'in-progress') resolve();
+          },
+          error: reject,
+          complete: resolve,
+        },
+      );
+    });
+    await client.dispose();
+    assert.equal(events.at(-1).status, 'success');
+    assert.deepEqual(events.at(-1).progress, { updated: 4, ready: 4, available: 4, desired: 4 });
+    assert.ok(events.length >= 2, `progress events: ${events.length}`);
+    const ready = events.map((e) => e.progress.ready);
+    assert.deepEqual(ready, [...ready].sort((a, b) => a - b), 'ready replicas never go back');
+  });
+});
+
+describe('limits: 1,000 requests per hour per key, with the spec headers', () => {
+  test('X-RateLimit-Limit 1000 and Remaining count down; the 1,001st answers 429 with retryAfter and Retry-After', async () => {
+    const key = (await p.createKey({ service: 'infra', permissions: ['webhook:read'] })).key;
+    const first = await call('GET', '/webhooks', { apiKey: key });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-ratelimit-limit'), '1000');
+    assert.equal(first.headers.get('x-ratelimit-remaining'), '999');
+    assert.ok(Number(first.headers.get('x-ratelimit-reset')) > Date.now() / 1000);
+    for (let sent = 1; sent < 1000; sent += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, 1000 - sent) }, () => call('GET', '/webhooks', { apiKey: key })));
+    }
+    const over = await call('GET', '/webhooks', { apiKey: key });
+    assertError(over, 429, 'rate_limit_exceeded');
+    assert.ok(over.body.retryAfter > 0 && over.body.retryAfter <= 3600);
+    assert.equal(over.headers.get('retry-after'), String(over.body.retryAfter));
+    assert.equal(over.headers.get('x-ratelimit-remaining'), '0');
+    const token = (await login(ADMIN.email, ADMIN.password)).body.token;
+    const person = await call('GET', '/webhooks', { token });
+    assert.equal(person.headers.get('x-ratelimit-limit'), '5000');
+  });
+});
