@@ -69,6 +69,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     if (!remote[service.name]) await service.http?.(app, { kernel, admit: (req) => edge.admit(presentedCredentials(req)) });
   }
   opts.extraRoutes?.(app, kernel, edge);
+  // Seeding and recovery before the first request: /health says `starting` until they are done.
+  await startServices(kernel, remote);
   await front.attach(app);
   const subscriptions = attachSubscriptions({
     server: front.server,
@@ -79,7 +81,6 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     routes: subscriptionRoutes,
     logger: kernel.logger,
   });
-  await startServices(kernel, remote);
   if (role === 'all') await kernel.queue.start();
   kernel.logger.info('platform ready', { port, role, graphql: `http://localhost:${port}/graphql` });
 

@@ -1,4 +1,5 @@
 import type { Principal } from '../../kernel/auth/principal';
+import { AppError } from '../../kernel/errors';
 import type { Logger } from '../../kernel/logger';
 import type { Access } from './access';
 import type { ClusterDriver, ClusterInfo, ClusterMetrics, NodeInfo } from './cluster/driver';
@@ -18,17 +19,27 @@ export class ClusterService {
 
   async cluster(p: Principal): Promise<ClusterInfo> {
     await this.access.caller(p, 'cluster:read');
-    return this.driver.cluster();
+    return this.reach(() => this.driver.cluster());
   }
 
   async nodes(p: Principal): Promise<NodeInfo[]> {
     await this.access.caller(p, 'cluster:read');
-    return this.driver.nodes();
+    return this.reach(() => this.driver.nodes());
   }
 
   async metrics(p: Principal): Promise<ClusterMetrics> {
     await this.access.caller(p, 'cluster:read');
-    return this.driver.metrics();
+    return this.reach(() => this.driver.metrics());
+  }
+
+  /** A cluster that does not answer is a 503 that says so, not a 500. */
+  private async reach<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      this.logger.warn('infra: the cluster did not answer', { err });
+      throw new AppError('service_unavailable', 'The cluster did not answer; try again shortly', { reason: 'cluster_unavailable' });
+    }
   }
 
   start(intervalMs: number): void {
