@@ -26,6 +26,8 @@ export interface FakeKubernetes {
   settle(max?: number): void;
   deployment(namespace: string, name: string): any | undefined;
   replicaSets(namespace: string): any[];
+  /** What metrics.k8s.io reports for a node from now on. */
+  setUsage(node: string, usage: { cpu: string; memory: string }): void;
   /** Appends a line to every pod of a deployment (what its containers print). */
   print(namespace: string, name: string, message: string): void;
   requests: string[];
@@ -282,6 +284,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
       for (let i = 0; i < max; i++) step();
     },
     deployment: (ns, name) => deployments.get(key(ns, name))?.obj,
+    setUsage: (name, u) => void (usage[name] = u),
     replicaSets: (ns) => [...replicaSets.values()].filter((rs) => rs.metadata.namespace === ns),
     print(ns, name, message) {
       const d = deployments.get(key(ns, name));
