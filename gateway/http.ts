@@ -9,6 +9,7 @@ import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
 import { EdgeRejection, newRequestId, type Edge } from './edge';
 import { registerExplorer } from './explorer';
 import type { PlatformGateway } from './gateway';
+import type { RequestStats } from '../kernel/request-stats';
 
 /** GraphQL requests may carry workflow payloads of up to 5 MB. */
 const GRAPHQL_BODY_LIMIT = 6 * 1024 * 1024;
@@ -63,6 +64,8 @@ export interface AppDeps {
   logger: Logger;
   trustProxy: boolean;
   isDraining: () => boolean;
+  /** Counts every response (the metrics service reads it). */
+  requests?: RequestStats;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -76,6 +79,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: GRAPHQL_BODY_LIMIT,
     return503OnClosing: false,
   });
+
+  if (deps.requests) {
+    const stats = deps.requests;
+    app.addHook('onResponse', (_req, reply, done) => {
+      stats.record(reply.statusCode, reply.elapsedTime);
+      done();
+    });
+  }
 
   app.get('/health', async (_req, reply) =>
     deps.isDraining() ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'ok' }),

@@ -49,6 +49,8 @@ const envSchema = z.object({
   LOCAL_ROLLOUT_STEP_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   INFRA_WATCH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   INFRA_ALERT_THRESHOLD_PERCENT: z.coerce.number().min(0).max(100).default(90),
+  METRICS_SAMPLE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  METRICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   KUBECONFIG: optional(z.string()),
   JWT_SECRET: optional(z.string().min(16)),
   GITHUB_CLIENT_ID: optional(z.string()),
@@ -130,6 +132,8 @@ export interface Config {
   workerStaleAfterMs: number;
   dbPoolSize: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** The resource sampler: every intervalMs a row, kept retentionDays. */
+  metrics: { sampleIntervalMs: number; retentionDays: number };
   /** Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per workflow. */
   engine: { executionMaxAgeDays: number; executionMaxCount: number; sandboxProcesses: number };
 }
@@ -180,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anonymousRateLimit: e.ANONYMOUS_RATE_LIMIT,
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
+    metrics: { sampleIntervalMs: e.METRICS_SAMPLE_INTERVAL_MS, retentionDays: e.METRICS_RETENTION_DAYS },
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     dbPoolSize: e.DB_POOL_SIZE,

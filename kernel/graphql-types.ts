@@ -1,4 +1,5 @@
-import { Directive, Field, Int, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Directive, Field, Float, InputType, Int, ObjectType } from 'type-graphql';
 
 /**
  * Value types every subgraph shares. Federation composes a type defined in several subgraphs
@@ -15,4 +16,79 @@ export class PageInfo {
 
 export function pageInfo(total: number, limit: number, offset: number): PageInfo {
   return { total, limit, offset, hasMore: offset + limit < total };
+}
+
+// ---- metrics (spec 1): the control plane's agent figures and the engine's workflow figures ------
+// Durations are seconds, rates percentages (0–100).
+
+@ObjectType()
+@Directive('@shareable')
+export class MetricsPeriod {
+  @Field() start: Date;
+  @Field() end: Date;
+  @Field(() => String, { nullable: true }) granularity: string | null;
+}
+
+@ObjectType()
+@Directive('@shareable')
+export class RunSummaryType {
+  @Field(() => Int) totalExecutions: number;
+  @Field(() => Int) successfulExecutions: number;
+  @Field(() => Int) failedExecutions: number;
+  @Field(() => Float) successRate: number;
+  @Field(() => Float) averageDuration: number;
+  @Field(() => Float) p50Duration: number;
+  @Field(() => Float) p95Duration: number;
+  @Field(() => Float) p99Duration: number;
+  @Field(() => Float, { description: 'The sum of the durations.' }) totalProcessingTime: number;
+}
+
+@ObjectType()
+@Directive('@shareable')
+export class RunBucketType {
+  @Field() timestamp: Date;
+  @Field(() => Int) executions: number;
+  @Field(() => Int) successful: number;
+  @Field(() => Int) failed: number;
+  @Field(() => Float) averageDuration: number;
+  @Field(() => Float) totalDuration: number;
+}
+
+@ObjectType()
+@Directive('@shareable')
+export class ErrorFigures {
+  @Field() errorCode: string;
+  @Field(() => Int) count: number;
+  @Field(() => Float) percentage: number;
+}
+
+@InputType()
+export class MetricsTimeRange {
+  @Field() start: string;
+  @Field() end: string;
+}
+
+@InputType({ description: 'POST /metrics/query' })
+export class MetricsQueryInput {
+  @Field() metric: string;
+  @Field(() => GraphQLJSONObject, { nullable: true }) filters?: Record<string, unknown> | null;
+  @Field() aggregation: string;
+  @Field(() => [String], { nullable: true }) groupBy?: string[] | null;
+  @Field(() => MetricsTimeRange) timeRange: MetricsTimeRange;
+}
+
+@ObjectType()
+@Directive('@shareable')
+export class MetricsTimeRangeOut {
+  @Field() start: Date;
+  @Field() end: Date;
+}
+
+@ObjectType()
+@Directive('@shareable')
+export class MetricsQueryResult {
+  @Field() metric: string;
+  @Field() aggregation: string;
+  @Field(() => [GraphQLJSONObject], { description: 'The group-by fields and `value`.' }) results: Record<string, unknown>[];
+  @Field(() => MetricsTimeRangeOut) timeRange: MetricsTimeRangeOut;
 }

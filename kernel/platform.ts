@@ -16,6 +16,7 @@ import { WebhookSender } from './webhooks';
 import { ApiKeyEntity } from './auth/api-key.entity';
 import { ApiKeyService } from './auth/api-key.service';
 import { TokenSigner } from './auth/jwt';
+import { RequestStats } from './request-stats';
 
 /** Everything a service stands on, built once per process. */
 export interface Kernel {
@@ -35,6 +36,8 @@ export interface Kernel {
   secrets: { internal: string; jwt: string };
   /** Signs and verifies the feedback and infrastructure services' user tokens. */
   tokens: TokenSigner;
+  /** The HTTP responses this process has given. */
+  requests: RequestStats;
   close(): Promise<void>;
 }
 
@@ -108,6 +111,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     redis,
     secrets,
     tokens: new TokenSigner(secrets.jwt),
+    requests: new RequestStats(),
     async close() {
       if (closed) return;
       closed = true;

@@ -280,6 +280,17 @@ export class Queue {
     return 'running';
   }
 
+  /** Jobs due and waiting for a worker, jobs running, and jobs scheduled for later (every pool: one table). */
+  async depth(): Promise<{ queued: number; running: number; scheduled: number }> {
+    const [r] = await this.db.query(
+      `SELECT count(*) FILTER (WHERE state = 'queued' AND run_at <= now())::int AS queued,
+              count(*) FILTER (WHERE state = 'running')::int AS running,
+              count(*) FILTER (WHERE state = 'queued' AND run_at > now())::int AS scheduled
+         FROM platform.jobs WHERE state IN ('queued','running')`,
+    );
+    return r;
+  }
+
   async get(id: string): Promise<JobInfo | null> {
     if (!UUID.test(id)) return null;
     const [row] = await this.db.query(

@@ -260,3 +260,27 @@ function pathRegex(path: string): RegExp {
   const pattern = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
   return new RegExp(`^${pattern}/?$`);
 }
+
+/**
+ * The answer to an error in a route a service serves itself (streams, Prometheus text): an edge
+ * refusal keeps its headers (limits, Retry-After), an AppError its status, anything else is a
+ * logged 500; all in the surface's envelope.
+ */
+export function sendError(reply: FastifyReply, err: unknown, envelope: Envelope, logger: Logger): FastifyReply {
+  const requestId = (reply.request as any).requestId ?? newRequestId();
+  let appError: AppError;
+  if (err instanceof EdgeRejection) {
+    reply.headers(err.headers);
+    appError = err.error;
+  } else if (err instanceof AppError) {
+    appError = err;
+  } else {
+    logger.error('unhandled error in a service route', { err, url: reply.request.url });
+    appError = errors.internal(requestId);
+  }
+  if (reply.sent || reply.raw.headersSent) {
+    reply.raw.end();
+    return reply;
+  }
+  return reply.code(appError.status).send(envelope.error(appError, { requestId, timestamp: new Date().toISOString() }));
+}

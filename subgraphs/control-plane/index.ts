@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-clock';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
@@ -15,6 +16,12 @@ import {
   orchestrationSubscription,
   startOrchestrations,
 } from './orchestration.module';
+import { HealthService } from './health.service';
+import { MetricsResolver } from './metrics.resolver';
+import { ResourceSampler } from './metrics.sampler';
+import { MetricsService } from './metrics.service';
+import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
+import { registerPrometheus } from './prometheus';
 import { seedAgentPrompts } from './prompts.seed';
 import { TaskEntity } from './task.entity';
 import { TaskResolver } from './task.resolver';
@@ -23,12 +30,16 @@ import { AGENT_CONCURRENCY, TASK_UPDATED, TaskService } from './task.service';
 
 /**
  * The control plane: API keys and rate limits, the agent catalogue, agent tasks, gates and
- * orchestrations (workflows and metrics arrive with their issues).
+ * orchestrations, metrics, system health and the Prometheus endpoint.
  */
 
 export interface ControlPlaneServices {
   tasks: TaskService;
   agents: AgentService;
+  metrics: MetricsService;
+  health: HealthService;
+  /** Records host and request figures; null where nothing runs (schema emission). */
+  sampler: ResourceSampler | null;
   /** The task job handler and its worker pool; null where nothing runs (schema emission). */
   runtime: TaskRuntime | null;
   agentQueue: Queue | null;
@@ -71,7 +82,26 @@ export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
     runtime = taskRuntime;
     agentQueue = pool;
   }
-  const services: ControlPlaneServices = { tasks, agents: new AgentService(kernel.db), runtime, agentQueue };
+  const sampler = live ? new ResourceSampler(kernel.db, kernel.requests, `${os.hostname()}:${process.pid}`, logger, kernel.config.metrics.retentionDays) : null;
+  const services: ControlPlaneServices = {
+    tasks,
+    agents: new AgentService(kernel.db),
+    metrics: new MetricsService(kernel.db, kernel.operations, kernel.rateLimiter),
+    health: new HealthService({
+      db: kernel.db,
+      queue: kernel.queue,
+      redis: kernel.redis,
+      operations: kernel.operations,
+      requests: kernel.requests,
+      sampler,
+      get subgraphUrls() {
+        return kernel.config.subgraphUrls;
+      },
+    }),
+    sampler,
+    runtime,
+    agentQueue,
+  };
   built.set(kernel, services);
   return services;
 }
@@ -94,7 +124,7 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
   entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
-  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160],
+  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160, ResourceSamples1763769601600],
   subscriptions: [
     {
       field: 'apiKeyUpdated',
@@ -116,12 +146,18 @@ export const controlPlane: ServiceModule<Kernel> = {
     return {
       name: 'control-plane',
       surface: 'control-plane',
-      resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, ...orchestrations.resolvers],
-      instances: [new ApiKeyResolver(kernel.keys), new AgentResolver(s.agents), new TaskResolver(s.tasks), ...orchestrations.instances],
+      resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrations.resolvers],
+      instances: [new ApiKeyResolver(kernel.keys), new AgentResolver(s.agents), new TaskResolver(s.tasks), new MetricsResolver(s.metrics, s.health), ...orchestrations.instances],
     };
   },
   start: async (kernel) => {
     await seedPrompts(kernel);
     await startOrchestrations(kernel);
+    controlPlaneServices(kernel).sampler?.start(kernel.config.metrics.sampleIntervalMs);
   },
+  stop: async (kernel) => {
+    controlPlaneServices(kernel).sampler?.stop();
+  },
+  /** GET /metrics (Prometheus). */
+  http: (app, deps) => registerPrometheus(app, deps),
 };

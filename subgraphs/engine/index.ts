@@ -14,6 +14,7 @@ import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
 import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
 import { ScheduleEntity } from './schedule.entity';
+import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
 import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
 import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
@@ -117,13 +118,14 @@ export const engine: ServiceModule<Kernel> = {
     return {
       name: 'engine',
       surface: 'engine',
-      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver],
+      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
       instances: [
         new WorkflowResolver(s.workflows, s.triggers),
         new ExecutionResolver(s.executions),
         new WebhookTriggerResolver(s.triggers, s.inbound),
         new ScheduleResolver(s.schedules),
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
+        new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db)),
       ],
     };
   },

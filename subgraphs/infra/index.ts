@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
-import { AppError, errors } from '../../kernel/errors';
+import { errors } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceHttpDeps, ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../rest-adapter/envelopes';
-import { newRequestId } from '../../gateway/edge';
+import { sendError } from '../../rest-adapter/surface';
 import { Access } from './access';
 import { AccountService } from './account.service';
 import type { ClusterDriver } from './cluster/driver';
@@ -103,8 +103,6 @@ export const infra: ServiceModule<Kernel> = {
 function registerLogs(scope: FastifyInstance, { kernel, admit }: ServiceHttpDeps<Kernel>): void {
   const { deploys, streams } = infraServices(kernel);
   scope.get(`${PREFIX}/services/:id/logs`, async (req, reply) => {
-    const requestId = newRequestId();
-    const fail = (err: AppError) => reply.code(err.status).send(envelopes.infra.error(err, { requestId, timestamp: new Date().toISOString() }));
     try {
       const { context, headers } = await admit(req);
       reply.headers(headers);
@@ -121,7 +119,7 @@ function registerLogs(scope: FastifyInstance, { kernel, admit }: ServiceHttpDeps
       }
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, { ...headers, 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId });
+      res.writeHead(200, { ...headers, 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
       res.flushHeaders();
       streams.add(abort);
       res.on('close', () => abort.abort());
@@ -135,15 +133,7 @@ function registerLogs(scope: FastifyInstance, { kernel, admit }: ServiceHttpDeps
         res.end();
       }
     } catch (err) {
-      const e = err as { error?: AppError; headers?: Record<string, string> };
-      if (e.error instanceof AppError) {
-        reply.headers(e.headers ?? {});
-        return fail(e.error);
-      }
-      if (err instanceof AppError) return fail(err);
-      kernel.logger.error('infra: logs failed', { err });
-      if (reply.sent || reply.raw.headersSent) return reply.raw.end();
-      return fail(errors.internal(requestId));
+      return sendError(reply, err, envelopes.infra, kernel.logger);
     }
   });
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { readFileSync, statfsSync } from 'node:fs';
 import os from 'node:os';
+import { connections, disk as diskOf, network as readNetwork, osImage } from '../../../kernel/host';
 import type { ClusterDriver, ClusterInfo, ClusterMetrics, LogLine, NodeInfo, Revision, RolloutStatus, WorkloadRef, WorkloadSpec } from './driver';
 import { REVISION_ANNOTATION, rolloutStatusOf, startRollout, statusOf, stepRollout, type SimulatedRollout } from './rollout';
 
@@ -242,50 +242,3 @@ export function bytes(n: number): string {
   return gi >= 1 ? `${gi.toFixed(1)}Gi` : `${Math.round(n / 1024 ** 2)}Mi`;
 }
 
-function diskOf(): { total: number; free: number } {
-  try {
-    const s = statfsSync('/');
-    return { total: s.blocks * s.bsize, free: s.bavail * s.bsize };
-  } catch {
-    return { total: 0, free: 0 };
-  }
-}
-
-/** Bytes received and sent on every interface but loopback (/proc/net/dev; zeros elsewhere). */
-function readNetwork(): { rx: number; tx: number } {
-  try {
-    let rx = 0;
-    let tx = 0;
-    for (const line of readFileSync('/proc/net/dev', 'utf8').split('\n').slice(2)) {
-      const [name, rest] = line.split(':');
-      if (!rest || name!.trim() === 'lo') continue;
-      const f = rest.trim().split(/\s+/).map(Number);
-      rx += f[0]!;
-      tx += f[8]!;
-    }
-    return { rx, tx };
-  } catch {
-    return { rx: 0, tx: 0 };
-  }
-}
-
-/** Established TCP connections (/proc/net/tcp and tcp6, state 01). */
-function connections(): number {
-  let n = 0;
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    try {
-      for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) if (line.trim().split(/\s+/)[3] === '01') n += 1;
-    } catch {
-      /* not Linux */
-    }
-  }
-  return n;
-}
-
-function osImage(): string {
-  try {
-    return /^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? os.type();
-  } catch {
-    return `${os.type()} ${os.release()}`;
-  }
-}

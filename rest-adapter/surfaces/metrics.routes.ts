@@ -1,0 +1,94 @@
+import { defineRoute } from '../route';
+
+/** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). */
+
+const PERIOD = `period { start end granularity }`;
+const SUMMARY = `summary { totalExecutions successfulExecutions failedExecutions successRate averageDuration p50Duration p95Duration p99Duration totalProcessingTime }`;
+const BUCKETS = `timeseries { timestamp executions successful failed averageDuration totalDuration }`;
+const ERRORS = `errorBreakdown { errorCode count percentage }`;
+const PART = `status responseTime uptime activeExecutions queuedTasks capacityUtilization engineStatus connections queryLatencyP95 memoryUsage operations depth message`;
+const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
+/** Drops the null fields of a health part (each part has its own). */
+const part = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null));
+
+export const metricsRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/agents',
+    operation: /* GraphQL */ `query AgentMetrics($startDate: String!, $endDate: String!, $agentId: String, $granularity: String) {
+      agentMetrics(startDate: $startDate, endDate: $endDate, agentId: $agentId, granularity: $granularity) {
+        agentId ${PERIOD} ${SUMMARY} ${BUCKETS} taskTypeBreakdown { taskType executions successRate averageDuration } ${ERRORS}
+      } }`,
+    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), agentId: str(query.agentId), granularity: str(query.granularity) }),
+    pick: ({ agentMetrics }) => agentMetrics,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/workflows',
+    operation: /* GraphQL */ `query WorkflowMetrics($startDate: String!, $endDate: String!, $workflowId: ID, $granularity: String) {
+      workflowMetrics(startDate: $startDate, endDate: $endDate, workflowId: $workflowId, granularity: $granularity) {
+        workflowId ${PERIOD} ${SUMMARY} ${BUCKETS} nodePerformance { nodeName executions averageDuration failureRate } ${ERRORS}
+      } }`,
+    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), workflowId: str(query.workflowId), granularity: str(query.granularity) }),
+    // Spec: the workflow summary is the agents' without totalProcessingTime.
+    pick: ({ workflowMetrics: { summary: { totalProcessingTime: _t, ...summary }, ...w } }) => ({ ...w, summary }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/orchestrations',
+    operation: /* GraphQL */ `query OrchestrationMetrics($startDate: String!, $endDate: String!, $stage: String) {
+      orchestrationMetrics(startDate: $startDate, endDate: $endDate, stage: $stage) {
+        period { start end }
+        summary { totalOrchestrations completed failed cancelled successRate averageDuration averageStagesCompleted averageTasksPerOrchestration }
+        stagePerformance { stage completionRate averageDuration }
+        gateValidationMetrics { totalValidations passed failed passRate commonFailures { criteria failures } }
+      } }`,
+    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), stage: str(query.stage) }),
+    pick: ({ orchestrationMetrics }) => orchestrationMetrics,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/system/health',
+    operation: /* GraphQL */ `query SystemHealth { systemHealth {
+        status timestamp
+        services { gateway { ${PART} } controlPlane { ${PART} } agents { ${PART} } workflows { ${PART} } database { ${PART} } queue { ${PART} } cache { ${PART} } subgraphs }
+        resources { cpu { usage available } memory { usage available } storage { usage available } }
+        rateLimits { tier requestsPerMinute { limit current utilizationPercentage } concurrentExecutions { limit current utilizationPercentage } }
+      } }`,
+    pick: ({ systemHealth: h }) => ({ ...h, services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v as Record<string, unknown>)])) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/system/resources',
+    operation: /* GraphQL */ `query SystemResources($startDate: String!, $endDate: String!, $granularity: String) {
+      systemResources(startDate: $startDate, endDate: $endDate, granularity: $granularity) {
+        ${PERIOD}
+        timeseries { timestamp cpu { usage peak } memory { usage peak } storage { usage growth } network { inbound outbound } requests { total successful failed } }
+        summary { averageCpuUsage peakCpuUsage averageMemoryUsage peakMemoryUsage totalRequests totalDataTransferred }
+      } }`,
+    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), granularity: str(query.granularity) }),
+    pick: ({ systemResources }) => systemResources,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/control-plane/metrics/costs',
+    operation: /* GraphQL */ `query CostMetrics($startDate: String!, $endDate: String!, $groupBy: String) {
+      costMetrics(startDate: $startDate, endDate: $endDate, groupBy: $groupBy) {
+        period { start end }
+        summary { totalCost currency tier baseFee usageFee }
+        groupBy
+        breakdown { category cost executions orchestrations tokens costPerExecution costPerOrchestration }
+        topAgents { agentId cost executions }
+        forecast { projectedMonthlyTotal basedOnDaysOfData confidenceLevel }
+      } }`,
+    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), groupBy: str(query.groupBy) }),
+    pick: ({ costMetrics: c }) => ({ ...c, breakdown: c.breakdown.map(part) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/control-plane/metrics/query',
+    operation: /* GraphQL */ `query MetricsQuery($input: MetricsQueryInput!) { metricsQuery(input: $input) { metric aggregation results timeRange { start end } } }`,
+    variables: ({ body }) => ({ input: body ?? {} }),
+    pick: ({ metricsQuery }) => metricsQuery,
+  }),
+];
