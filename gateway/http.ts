@@ -7,6 +7,7 @@ import type { Logger } from '../kernel/logger';
 import { presentedCredentials, registerSurface, type Surface } from '../rest-adapter/surface';
 import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
 import { EdgeRejection, newRequestId, type Edge } from './edge';
+import { registerDashboard } from './dashboard';
 import { registerExplorer } from './explorer';
 import type { PlatformGateway } from './gateway';
 import type { RequestStats } from '../kernel/request-stats';
@@ -148,6 +149,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
+  registerDashboard(app);
 
   app.setErrorHandler((err: any, _req, reply) => {
     if (err instanceof AppError) return sendGraphQLError(reply, err);

@@ -1,0 +1,43 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * The operations dashboard at /dashboard: the single-page app built by `npm install` (Vite,
+ * dashboard/) into dist-dashboard/, served from this process with a strict Content-Security-Policy
+ * (nothing from another host; graphql-ws over ws:/wss: to this one).
+ */
+
+export const DASHBOARD_DIR = path.join(__dirname, '..', '..', 'dist-dashboard');
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self' ws: wss:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): void {
+  if (!existsSync(path.join(dir, 'index.html'))) {
+    app.get('/dashboard', async (_req, reply) =>
+      reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build:dashboard` (npm install does it).'),
+    );
+    return;
+  }
+  app.register(async (scope) => {
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      reply.header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+      return payload;
+    });
+    await scope.register(fastifyStatic, { root: dir, prefix: '/dashboard/', index: ['index.html'], wildcard: true, cacheControl: false });
+    // The app's own routes (#/...) are in the fragment; /dashboard itself is the index.
+    scope.get('/dashboard', async (_req, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
+  });
+}
