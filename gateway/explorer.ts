@@ -50,11 +50,15 @@ const BOOTSTRAP = `'use strict';
   var root = document.getElementById('graphiql');
   var endpoint = root.getAttribute('data-endpoint');
   var ws = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + endpoint;
-  var fetcher = GraphiQL.createFetcher({ url: endpoint, subscriptionUrl: ws });
+  // The dashboard's session key (same origin, this tab), if the person signed in there.
+  var key = null;
+  try { key = sessionStorage.getItem('platform.apiKey'); } catch (e) {}
+  var headers = key ? JSON.stringify({ Authorization: 'Bearer ' + key }, null, 2) : root.getAttribute('data-default-headers');
+  var fetcher = GraphiQL.createFetcher({ url: endpoint, subscriptionUrl: ws, wsConnectionParams: key ? { authorization: 'Bearer ' + key } : undefined });
   ReactDOM.createRoot(root).render(
     React.createElement(GraphiQL, {
       fetcher: fetcher,
-      defaultHeaders: root.getAttribute('data-default-headers'),
+      defaultHeaders: headers,
       defaultEditorToolsVisibility: 'headers',
       shouldPersistHeaders: false,
     }),

@@ -8,6 +8,7 @@ import { presentedCredentials, registerSurface, type Surface } from '../rest-ada
 import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
 import { EdgeRejection, newRequestId, type Edge } from './edge';
 import { registerDashboard } from './dashboard';
+import { registerDocs } from './docs';
 import { registerExplorer } from './explorer';
 import type { PlatformGateway } from './gateway';
 import type { RequestStats } from '../kernel/request-stats';
@@ -161,6 +162,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   for (const surface of deps.surfaces) registerSurface(app, surface, deps);
+  registerDocs(app, deps.surfaces, deps.gateway.schema);
   registerWebhookSurface(app, deps);
   return app;
 }

@@ -236,17 +236,17 @@ export class PromptTestService {
   async getAbTest(testId: string): Promise<AbTestView> {
     const [row] = UUID.test(testId) ? await this.db.query(`SELECT * FROM promptlib.ab_tests WHERE test_id = $1`, [testId]) : [];
     if (!row) throw errors.notFound('ab_test', testId);
-    return {
-      testId: row.test_id,
-      promptA: row.prompt_a,
-      promptB: row.prompt_b,
-      testCases: row.test_cases,
-      model: row.model,
-      temperature: Number(row.temperature),
-      maxTokens: row.max_tokens,
-      results: row.results,
-      createdAt: row.created_at,
-    };
+    return abTestOf(row);
+  }
+
+  /** The A/B tests one of whose arms is a version of `promptId`, newest first. */
+  async abTestsOf(promptId: string, limit: number): Promise<AbTestView[]> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
+    const rows = await this.db.query(
+      `SELECT * FROM promptlib.ab_tests WHERE prompt_a->>'promptId' = $1 OR prompt_b->>'promptId' = $1 ORDER BY created_at DESC, test_id LIMIT $2`,
+      [promptId, limit],
+    );
+    return rows.map(abTestOf);
   }
 
   /** Calls the model; a failure is returned (to be recorded), never thrown, unless the call was aborted. */
@@ -345,4 +345,18 @@ function checkArm(problems: FieldError[], field: string, arm: AbArmData | undefi
   if (!hasId && arm.version != null) problems.push({ field: `${field}.version`, message: 'only applies with promptId' });
   if (hasId && arm.variables != null) problems.push({ field: `${field}.variables`, message: 'only applies with an inline template (a stored prompt declares its own)' });
   if (hasTemplate) checkText(problems, `${field}.template`, arm.template, { required: true, max: 100_000 });
+}
+
+function abTestOf(row: any): AbTestView {
+  return {
+    testId: row.test_id,
+    promptA: row.prompt_a,
+    promptB: row.prompt_b,
+    testCases: row.test_cases,
+    model: row.model,
+    temperature: Number(row.temperature),
+    maxTokens: row.max_tokens,
+    results: row.results,
+    createdAt: row.created_at,
+  };
 }

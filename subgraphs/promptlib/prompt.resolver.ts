@@ -65,6 +65,12 @@ export class PromptResolver {
     return this.tests.getAbTest(testId);
   }
 
+  @Authorized('prompt:read')
+  @Query(() => [PromptAbTest], { description: 'The A/B tests that compared a version of this prompt, newest first.' })
+  promptAbTests(@Arg('promptId', () => ID) promptId: string, @Arg('limit', () => Int, { defaultValue: 20 }) limit: number): Promise<PromptAbTest[]> {
+    return this.tests.abTestsOf(promptId, limit);
+  }
+
   @Authorized('prompt:write')
   @Mutation(() => Prompt, { description: 'Creates a prompt at version 1, in draft.' })
   createPrompt(@Arg('input') input: CreatePromptInput): Promise<Prompt> {

@@ -1,0 +1,100 @@
+import { Alert, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { BarElement, CategoryScale, Chart as ChartJS, Legend, LinearScale, LineElement, PointElement, Tooltip } from 'chart.js';
+import { Bar, Line } from 'react-chartjs-2';
+import { useQuery } from '../api';
+import { seconds, StatusBadge } from './common';
+
+ChartJS.register(CategoryScale, LinearScale, PointElement, LineElement, BarElement, Tooltip, Legend);
+
+const day = 86_400_000;
+
+/** Charts of the metrics queries over the last 14 days, and the health of each part now. */
+export function Metrics(_: { route: string[] }) {
+  const end = new Date(Math.ceil(Date.now() / day) * day).toISOString();
+  const start = new Date(Math.ceil(Date.now() / day) * day - 14 * day).toISOString();
+  const q = useQuery(
+    `query($s: String!, $e: String!) {
+      agentMetrics(startDate: $s, endDate: $e, granularity: "day") { summary { totalExecutions successRate p50Duration p95Duration p99Duration } timeseries { timestamp executions successful failed averageDuration } }
+      costMetrics(startDate: $s, endDate: $e) { summary { totalCost currency tier baseFee usageFee } breakdown { category cost } forecast { projectedMonthlyTotal confidenceLevel } }
+      orchestrationMetrics(startDate: $s, endDate: $e) { summary { totalOrchestrations completed failed successRate } stagePerformance { stage completionRate averageDuration } }
+    }`,
+    { s: start, e: end },
+  );
+  const health = useQuery(`{ systemHealth { status services { database { status connections queryLatencyP95 } queue { status depth } cache { status } workflows { status activeExecutions } agents { status activeExecutions queuedTasks } } resources { cpu { usage } memory { usage } storage { usage } } } }`);
+  if (q.error) return <Alert color="red">{q.error.message}</Alert>;
+  const a = q.data?.agentMetrics;
+  const c = q.data?.costMetrics;
+  const o = q.data?.orchestrationMetrics;
+  const labels = (a?.timeseries ?? []).map((b: any) => b.timestamp.slice(5, 10));
+  return (
+    <Stack>
+      <Title order={3}>Metrics — last 14 days</Title>
+      <SimpleGrid cols={{ base: 1, lg: 2 }}>
+        <Card withBorder data-testid="chart-agent-executions">
+          <Text fw={500}>Agent tasks per day</Text>
+          <Line
+            data={{
+              labels,
+              datasets: [
+                { label: 'successful', data: (a?.timeseries ?? []).map((b: any) => b.successful), borderColor: '#2f9e44' },
+                { label: 'failed', data: (a?.timeseries ?? []).map((b: any) => b.failed), borderColor: '#e03131' },
+              ],
+            }}
+          />
+          {a && (
+            <Text size="xs" c="dimmed">
+              {a.summary.totalExecutions} tasks · {a.summary.successRate}% successful · p50 {seconds(a.summary.p50Duration)} · p95 {seconds(a.summary.p95Duration)} · p99 {seconds(a.summary.p99Duration)}
+            </Text>
+          )}
+        </Card>
+        <Card withBorder data-testid="chart-costs">
+          <Text fw={500}>Costs by service</Text>
+          <Bar data={{ labels: (c?.breakdown ?? []).map((b: any) => b.category), datasets: [{ label: c?.summary.currency ?? 'USD', data: (c?.breakdown ?? []).map((b: any) => b.cost), backgroundColor: '#4c6ef5' }] }} />
+          {c && (
+            <Text size="xs" c="dimmed">
+              {c.summary.tier}: {c.summary.totalCost} {c.summary.currency} (base {c.summary.baseFee}, usage {c.summary.usageFee}) · month forecast {c.forecast.projectedMonthlyTotal} ({c.forecast.confidenceLevel} confidence)
+            </Text>
+          )}
+        </Card>
+        <Card withBorder data-testid="chart-stages">
+          <Text fw={500}>Stage completion rate</Text>
+          <Bar data={{ labels: (o?.stagePerformance ?? []).map((s: any) => s.stage), datasets: [{ label: '%', data: (o?.stagePerformance ?? []).map((s: any) => s.completionRate), backgroundColor: '#f59f00' }] }} />
+          {o && <Text size="xs" c="dimmed">{o.summary.totalOrchestrations} orchestrations · {o.summary.successRate}% completed</Text>}
+        </Card>
+        <Card withBorder data-testid="system-health">
+          <Group justify="space-between">
+            <Text fw={500}>System health</Text>
+            {health.data && <StatusBadge status={health.data.systemHealth.status === 'healthy' ? 'success' : 'failed'} />}
+          </Group>
+          {health.error && <Alert color="red">{health.error.message}</Alert>}
+          {health.data && (
+            <Table>
+              <Table.Tbody>
+                {Object.entries(health.data.systemHealth.services).map(([part, v]: [string, any]) => (
+                  <Table.Tr key={part}>
+                    <Table.Td>{part}</Table.Td>
+                    <Table.Td>{v.status}</Table.Td>
+                    <Table.Td>
+                      <Text size="xs" c="dimmed">
+                        {Object.entries(v)
+                          .filter(([k, x]) => k !== 'status' && x !== null)
+                          .map(([k, x]) => `${k} ${x}`)
+                          .join(' · ')}
+                      </Text>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+                <Table.Tr>
+                  <Table.Td>host</Table.Td>
+                  <Table.Td colSpan={2}>
+                    CPU {health.data.systemHealth.resources.cpu.usage}% · memory {health.data.systemHealth.resources.memory.usage}% · storage {health.data.systemHealth.resources.storage.usage}%
+                  </Table.Td>
+                </Table.Tr>
+              </Table.Tbody>
+            </Table>
+          )}
+        </Card>
+      </SimpleGrid>
+    </Stack>
+  );
+}

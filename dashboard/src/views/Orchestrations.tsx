@@ -1,0 +1,197 @@
+import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { gql, useQuery, useSubscription } from '../api';
+import { Percent, seconds, StatusBadge, when } from './common';
+
+const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
+const FIELDS = `orchestrationId name status currentStage createdAt duration pauseReason cancelReason
+  progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
+  stages { stage status tasksTotal tasksCompleted duration
+    tasks { key taskId agentId taskType status progress dependencies }
+    gateValidation { enabled required exitGatePassed validation { passed missingCriteria } } }
+  error { code message }`;
+const EXAMPLE = JSON.stringify(
+  {
+    name: 'Checkout redesign',
+    stages: [
+      { stage: 'RESEARCH', tasks: [{ agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: 'Redesign checkout' } }] },
+      { stage: 'DESIGN', tasks: [{ agentId: 'workflow-architect', taskType: 'design-workflow', context: { objective: 'Checkout flow' } }] },
+    ],
+  },
+  null,
+  2,
+);
+
+export function Orchestrations({ route }: { route: string[] }) {
+  return route[0] ? <Detail id={route[0]} /> : <List />;
+}
+
+function List() {
+  const list = useQuery(`{ orchestrations(limit: 50) { orchestrations { orchestrationId name status currentStage createdAt progress { overallPercentage } } } }`);
+  const [draft, setDraft] = useState(EXAMPLE);
+  const [error, setError] = useState<string | null>(null);
+  const create = async () => {
+    setError(null);
+    try {
+      const d = await gql(`mutation($input: CreateOrchestrationInput!) { createOrchestration(input: $input) { orchestrationId } }`, { input: JSON.parse(draft) });
+      location.hash = `#/orchestrations/${d.createOrchestration.orchestrationId}`;
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  if (list.error) return <Alert color="red">{list.error.message}</Alert>;
+  return (
+    <Stack>
+      <Title order={3}>Orchestrations</Title>
+      <Table striped highlightOnHover>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Name</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Stage</Table.Th>
+            <Table.Th w={200}>Progress</Table.Th>
+            <Table.Th>Created</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {(list.data?.orchestrations.orchestrations ?? []).map((o: any) => (
+            <Table.Tr key={o.orchestrationId} data-testid={`orchestration-row-${o.orchestrationId}`}>
+              <Table.Td>
+                <Anchor href={`#/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
+              </Table.Td>
+              <Table.Td>
+                <StatusBadge status={o.status} />
+              </Table.Td>
+              <Table.Td>{o.currentStage ?? '—'}</Table.Td>
+              <Table.Td>
+                <Percent value={o.progress.overallPercentage} />
+              </Table.Td>
+              <Table.Td>{when(o.createdAt)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      <Card withBorder>
+        <Stack>
+          <Title order={4}>Start an orchestration</Title>
+          <JsonInput autosize minRows={8} value={draft} onChange={setDraft} validationError="Not JSON" data-testid="orchestration-input" />
+          {error && <Alert color="red" data-testid="orchestration-error">{error}</Alert>}
+          <Button onClick={() => void create()} data-testid="orchestration-create">
+            Create
+          </Button>
+        </Stack>
+      </Card>
+    </Stack>
+  );
+}
+
+/** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
+function Detail({ id }: { id: string }) {
+  const q = useQuery(`query($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, [id]);
+  useSubscription(`subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ orchestration: d.orchestrationUpdated }));
+  const [error, setError] = useState<string | null>(null);
+  const o = q.data?.orchestration;
+  if (q.error) return <Alert color="red">{q.error.message}</Alert>;
+  if (!o) return <Text c="dimmed">Loading…</Text>;
+  const act = async (mutation: string) => {
+    setError(null);
+    try {
+      const d = await gql(`mutation($id: ID!) { ${mutation}(orchestrationId: $id) { ${FIELDS} } }`, { id });
+      q.setData({ orchestration: d[mutation] });
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <Stack data-testid="orchestration-detail" data-status={o.status}>
+      <Group justify="space-between">
+        <Group>
+          <Title order={3}>{o.name}</Title>
+          <StatusBadge status={o.status} testId="orchestration-status" />
+        </Group>
+        <Group>
+          <Button variant="light" disabled={o.status !== 'running'} onClick={() => void act('pauseOrchestration')} data-testid="orch-pause">
+            Pause
+          </Button>
+          <Button variant="light" disabled={o.status !== 'paused'} onClick={() => void act('resumeOrchestration')} data-testid="orch-resume">
+            Resume
+          </Button>
+          <Button color="red" variant="light" disabled={!['running', 'paused'].includes(o.status)} onClick={() => void act('cancelOrchestration')} data-testid="orch-cancel">
+            Cancel
+          </Button>
+        </Group>
+      </Group>
+      {error && <Alert color="red">{error}</Alert>}
+      <Group>
+        <Text size="sm">
+          Stages {o.progress.stagesCompleted}/{o.progress.stagesTotal} · tasks {o.progress.tasksCompleted}/{o.progress.tasksTotal}
+        </Text>
+        <div style={{ flex: 1 }} data-testid="orchestration-progress" data-value={o.progress.overallPercentage}>
+          <Percent value={o.progress.overallPercentage} />
+        </div>
+      </Group>
+      {o.error && <Alert color="red">{o.error.code}: {o.error.message}</Alert>}
+      <ScrollArea>
+        <SimpleGrid cols={6} miw={1100}>
+          {STAGES.map((name, i) => {
+            const s = o.stages.find((x: any) => x.stage === name);
+            const before = o.stages.find((x: any) => x.stage === STAGES[i - 1]);
+            return (
+              <Card key={name} withBorder padding="xs" data-testid={`stage-lane-${name}`} data-status={s?.status ?? 'absent'} opacity={s ? 1 : 0.45}>
+                <Stack gap={6}>
+                  <Group justify="space-between">
+                    <Text fw={600} size="sm">{name}</Text>
+                    {s && <StatusBadge status={s.status} />}
+                  </Group>
+                  <Badge variant="outline" color={before ? (before.gateValidation.exitGatePassed === false ? 'red' : before.status === 'completed' ? 'green' : 'gray') : 'green'} size="xs">
+                    entry gate {before ? (before.status === 'completed' ? 'open' : 'closed') : 'open'}
+                  </Badge>
+                  {s?.tasks?.map((t: any) => <TaskCard key={t.key} task={t} />)}
+                  {s && (
+                    <Badge
+                      variant="outline"
+                      size="xs"
+                      color={s.gateValidation.exitGatePassed === true ? 'green' : s.gateValidation.exitGatePassed === false ? 'red' : 'gray'}
+                      data-testid={`exit-gate-${name}`}
+                    >
+                      exit gate {s.gateValidation.enabled ? (s.gateValidation.exitGatePassed === null ? 'pending' : s.gateValidation.exitGatePassed ? 'passed' : 'failed') : 'off'}
+                    </Badge>
+                  )}
+                  {s?.gateValidation.validation?.missingCriteria?.length ? <Text size="xs" c="red">missing: {s.gateValidation.validation.missingCriteria.join(', ')}</Text> : null}
+                  {s && <Text size="xs" c="dimmed">{s.tasksCompleted}/{s.tasksTotal} tasks · {seconds(s.duration)}</Text>}
+                </Stack>
+              </Card>
+            );
+          })}
+        </SimpleGrid>
+      </ScrollArea>
+    </Stack>
+  );
+}
+
+/** A task of a lane, with its own live progress (taskUpdated) while it runs. */
+function TaskCard({ task }: { task: any }) {
+  const [live, setLive] = useState<any>(null);
+  const running = task.taskId && ['running', 'queued'].includes(task.status);
+  useSubscription(`subscription($id: ID!) { taskUpdated(taskId: $id) { status progress { percentage currentStep } } }`, running ? { id: task.taskId } : null, (d: any) => setLive(d.taskUpdated));
+  const status = live && running ? live.status : task.status;
+  const percent = status === 'completed' ? 100 : live?.progress?.percentage ?? task.progress;
+  return (
+    <Card withBorder padding={6} data-testid={`task-card-${task.key}`} data-status={status}>
+      <Stack gap={4}>
+        <Text size="xs" fw={500}>{task.agentId}</Text>
+        <Text size="xs" c="dimmed">{task.taskType}</Text>
+        <Group gap={4}>
+          <StatusBadge status={status} />
+          {task.taskId && ['running', 'queued'].includes(status) && (
+            <Button size="compact-xs" color="orange" variant="subtle" onClick={() => void gql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: task.taskId })} data-testid={`task-cancel-${task.key}`}>
+              cancel
+            </Button>
+          )}
+        </Group>
+        <Percent value={percent} />
+        {live?.progress?.currentStep && running && <Text size="xs" c="dimmed">{live.progress.currentStep}</Text>}
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import { buildOpenApi } from '../rest-adapter/openapi';
+import type { Surface } from '../rest-adapter/surface';
+
+/**
+ * GET /openapi.json (generated from the route tables) and GET /docs, Redoc's standalone viewer
+ * served from the installed package: no other host is contacted, and the page has no inline script.
+ */
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Automation platform — REST API</title>
+</head>
+<body>
+<div id="redoc">Loading the API documentation…</div>
+<script src="/docs/redoc.standalone.js"></script>
+<script src="/docs/docs.js"></script>
+</body>
+</html>
+`;
+
+const BOOT = `'use strict';
+Redoc.init('/openapi.json', { hideDownloadButton: false, expandResponses: '200,201,202', pathInMiddlePanel: true }, document.getElementById('redoc'));
+`;
+
+export function registerDocs(app: FastifyInstance, surfaces: Surface[], schema: GraphQLSchema): void {
+  const version = (JSON.parse(readFileSync(require.resolve('../../package.json'), 'utf8')) as { version: string }).version;
+  const body = JSON.stringify(buildOpenApi(surfaces, schema, version).document);
+  let redoc: Buffer | undefined;
+  app.get('/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(body));
+  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE));
+  app.get('/docs/redoc.standalone.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send((redoc ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')))),
+  );
+  app.get('/docs/docs.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(BOOT));
+}

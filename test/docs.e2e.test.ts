@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { surfaces } from '../rest-adapter';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * GET /openapi.json and /docs: the document covers every route of every surface, validates as
+ * OpenAPI 3.1, names each operation's permission, and every documented example answers as
+ * documented against the running platform.
+ */
+
+let p: TestPlatform;
+let doc: any;
+
+before(async () => {
+  p = await startTestPlatform();
+  const res = await fetch(`${p.url}/openapi.json`);
+  assert.equal(res.status, 200);
+  doc = await res.json();
+});
+after(async () => {
+  await p?.stop();
+});
+
+describe('/openapi.json', () => {
+  test('validates as OpenAPI 3.1', async () => {
+    const validatorModule: string = '@seriousme/openapi-schema-validator'; // an ES module without types
+    const { Validator } = await import(validatorModule);
+    const result = await new Validator().validate(doc);
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(result.valid, true, JSON.stringify(result.errors ?? null).slice(0, 2000));
+  });
+
+  test('every route of every surface is documented: parameters, body, envelopes, errors, permission', () => {
+    const missing: string[] = [];
+    let count = 0;
+    for (const s of surfaces) {
+      for (const r of s.routes) {
+        count += 1;
+        const path = (s.prefix + r.path).replace(/:(\w+)/g, '{$1}');
+        const op = doc.paths[path]?.[r.method.toLowerCase()];
+        if (!op) {
+          missing.push(`${r.method} ${path}`);
+          continue;
+        }
+        for (const p of r.path.match(/:(\w+)/g) ?? []) {
+          if (!op.parameters?.some((x: any) => x.in === 'path' && x.name === p.slice(1))) missing.push(`${r.method} ${path}: path parameter ${p}`);
+        }
+        if (!('x-permission' in op)) missing.push(`${r.method} ${path}: permission`);
+        if (!Object.keys(op.responses).some((c) => c.startsWith('2'))) missing.push(`${r.method} ${path}: success response`);
+        if (!op.responses['400'] || !op.responses['404']) missing.push(`${r.method} ${path}: error responses`);
+        if (['POST', 'PUT', 'PATCH'].includes(r.method) && /\bbody\b/.test(String(r.variables)) && !op.requestBody) missing.push(`${r.method} ${path}: request body`);
+      }
+    }
+    assert.deepEqual(missing, []);
+    assert.ok(count > 150, `${count} routes`);
+    const tags = doc.tags.map((t: any) => t.name);
+    assert.deepEqual(tags, surfaces.map((s) => s.name));
+    // Spot checks of what the document says.
+    const create = doc.paths['/control-plane/api/v1/auth/api-keys'].post;
+    assert.equal(create['x-permission'], 'keys:manage');
+    assert.ok(create.requestBody.content['application/json'].schema.properties.expires_at, 'snake_case body fields on a snake_case surface');
+    const login = doc.paths['/infra/api/v1/auth/login'].post;
+    assert.equal(login['x-permission'], null);
+    assert.deepEqual(login.security, []);
+    assert.deepEqual(login.requestBody.content['application/json'].schema.required, ['email', 'password']);
+    const list = doc.paths['/v1/control-plane/agents/tasks'].get;
+    assert.equal(list.parameters.find((x: any) => x.name === 'limit').schema.type, 'integer');
+    assert.ok(doc.paths['/metrics'].get && doc.paths['/links/{slug}'].get, 'routes services serve themselves are listed');
+  });
+
+  test('every documented example answers as documented', async () => {
+    const examples = Object.values(doc.paths).flatMap((ops: any) =>
+      Object.values(ops)
+        .filter((o: any) => o['x-example'])
+        .map((o: any) => ({ ...o['x-example'].request, status: o['x-example'].response.status, code: o['x-example'].response.code })),
+    ) as { method: string; path: string; body?: unknown; status: number; code?: string }[];
+    assert.ok(examples.length > 100, `${examples.length} examples`);
+    const failures: string[] = [];
+    for (let i = 0; i < examples.length; i += 16) {
+      await Promise.all(
+        examples.slice(i, i + 16).map(async (e) => {
+          const res = await p.rest(e.method, e.path, { body: e.body });
+          const code = typeof res.body?.error === 'string' ? res.body.error : res.body?.error?.code;
+          if (res.status !== e.status || (e.code && code !== e.code)) failures.push(`${e.method} ${e.path}: documented ${e.status} ${e.code ?? ''}, answered ${res.status} ${code ?? ''}`);
+        }),
+      );
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test('/docs serves the viewer from this host only', async () => {
+    const page = await fetch(`${p.url}/docs`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    for (const src of html.match(/src="([^"]+)"/g) ?? []) assert.match(src, /^src="\/docs\//);
+    const js = await fetch(`${p.url}/docs/redoc.standalone.js`);
+    assert.equal(js.status, 200);
+    assert.ok((await js.arrayBuffer()).byteLength > 100_000);
+  });
+});
