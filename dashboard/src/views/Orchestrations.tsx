@@ -88,7 +88,7 @@ function List() {
 /** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
 function Detail({ id }: { id: string }) {
   const q = useQuery(`query($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, [id]);
-  useSubscription(`subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ orchestration: d.orchestrationUpdated }));
+  useSubscription(`subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ orchestration: d.orchestrationUpdated }));
   const [error, setError] = useState<string | null>(null);
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
@@ -96,8 +96,8 @@ function Detail({ id }: { id: string }) {
   const act = async (mutation: string) => {
     setError(null);
     try {
-      const d = await gql(`mutation($id: ID!) { ${mutation}(orchestrationId: $id) { ${FIELDS} } }`, { id });
-      q.setData({ orchestration: d[mutation] });
+      await gql(`mutation($id: ID!) { ${mutation}(orchestrationId: $id) { orchestrationId status } }`, { id });
+      q.reload();
     } catch (e) {
       setError((e as Error).message);
     }
@@ -143,9 +143,13 @@ function Detail({ id }: { id: string }) {
                     <Text fw={600} size="sm">{name}</Text>
                     {s && <StatusBadge status={s.status} />}
                   </Group>
-                  <Badge variant="outline" color={before ? (before.gateValidation.exitGatePassed === false ? 'red' : before.status === 'completed' ? 'green' : 'gray') : 'green'} size="xs">
-                    entry gate {before ? (before.status === 'completed' ? 'open' : 'closed') : 'open'}
-                  </Badge>
+                  {s ? (
+                    <Badge variant="outline" color={before ? (before.gateValidation.exitGatePassed === false ? 'red' : before.status === 'completed' ? 'green' : 'gray') : 'green'} size="xs" data-testid={`entry-gate-${name}`}>
+                      entry gate {before ? (before.status === 'completed' ? 'open' : 'closed') : 'open'}
+                    </Badge>
+                  ) : (
+                    <Text size="xs" c="dimmed">not in this orchestration</Text>
+                  )}
                   {s?.tasks?.map((t: any) => <TaskCard key={t.key} task={t} />)}
                   {s && (
                     <Badge

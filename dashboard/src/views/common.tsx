@@ -2,6 +2,9 @@ import { Badge, Progress } from '@mantine/core';
 
 const COLORS: Record<string, string> = {
   completed: 'green',
+  healthy: 'green',
+  degraded: 'yellow',
+  unhealthy: 'red',
   success: 'green',
   running: 'blue',
   queued: 'gray',
