@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { pageCsp } from './csp';
 
 /**
  * The operations dashboard at /dashboard: the single-page app built by `npm install` (Vite,
@@ -11,18 +12,7 @@ import type { FastifyInstance } from 'fastify';
 
 export const DASHBOARD_DIR = path.join(__dirname, '..', '..', 'dist-dashboard');
 
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self' ws: wss:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const CSP = pageCsp();
 
 export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): void {
   if (!existsSync(path.join(dir, 'index.html'))) {

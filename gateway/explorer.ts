@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageCsp } from './csp';
 
 /**
  * GraphiQL for browsers at GET <path>, built only from installed packages: the page, its scripts
@@ -15,21 +16,7 @@ export interface ExplorerOptions {
   fallback?: (req: FastifyRequest, reply: FastifyReply) => unknown;
 }
 
-export const EXPLORER_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  // React and CodeMirror set inline styles
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  // graphiql.min.css embeds its fonts as data: URIs
-  "font-src 'self' data:",
-  // ws:/wss: for subscriptions over graphql-ws, which some browsers do not count as 'self'
-  "connect-src 'self' ws: wss:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const EXPLORER_CSP = pageCsp();
 
 interface Asset {
   body: Buffer;

@@ -4,6 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { errors } from './errors';
 import type { EventBus } from './events';
 import type { Logger } from './logger';
+import { UUID } from './ids';
 
 /**
  * Durable jobs in PostgreSQL (platform.jobs). Workers claim with one `FOR UPDATE SKIP LOCKED`
@@ -75,7 +76,6 @@ const ABORT_GRACE_MS = 1000;
 /** Running jobs re-read their rows this often, in case a `queue.cancel` event was lost. */
 const CHECK_MS = 500;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WORKER_LOST = 'worker_lost: the worker running this job stopped';
 
 interface ClaimedRow {

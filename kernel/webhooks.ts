@@ -6,6 +6,7 @@ import { AppError, errors } from './errors';
 import type { Logger } from './logger';
 import { guardedFetch, validateCallbackUrl, type OutboundPolicy } from './outbound';
 import type { JobContext, Queue } from './queue';
+import { UUID } from './ids';
 
 /**
  * Signed outbound webhooks (CONTRACT.md section 8). A delivery is a row in
@@ -95,7 +96,6 @@ class DeliveryAttemptError extends Error {
 const RESPONSE_BYTES_KEPT = 64 * 1024;
 /** Headroom between the per-attempt HTTP timeout and the job's own timeout, for the DB writes. */
 const JOB_TIMEOUT_MARGIN_MS = 5_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class WebhookSender {
   private readonly db: DataSource;

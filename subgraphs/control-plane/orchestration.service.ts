@@ -24,6 +24,7 @@ import type {
 } from './orchestration.inputs';
 import { planOrchestration, type PlannedStage, type StageSpec, type TaskChecker } from './orchestration.plan';
 import type { Orchestration, OrchestrationList, OrchestrationStage, OrchestrationTask } from './orchestration.types';
+import { UUID } from '../../kernel/ids';
 
 /** What the orchestration needs of the agent catalogue (agent.catalog.ts). */
 export interface AgentDirectory {
@@ -73,7 +74,6 @@ export const catalogDirectory: AgentDirectory = {
   },
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Orchestrations: create (validated into a plan, stored, first advance enqueued in the same

@@ -29,6 +29,7 @@ import {
   type TaskPriority,
   type TaskStatus,
 } from './task.entity';
+import { UUID } from '../../kernel/ids';
 
 /**
  * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
@@ -55,7 +56,6 @@ export const DEFAULT_TIMEOUT_SECONDS = 300;
 export const SYNC_MAX_SECONDS = 300;
 const MAX_CONTEXT_BYTES = 512 * 1024;
 const ESTIMATE_TTL_MS = 5_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ExecuteTaskInput {
   agentId: string;

@@ -1,3 +1,4 @@
+import { UUID } from '../../kernel/ids';
 import { rowsOf } from '../../kernel/db/rows';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -28,7 +29,7 @@ import {
   type RowUpdate,
   type StoreTarget,
 } from './execution.store';
-import { UUID, type WorkflowService, type WorkflowVersion } from './workflow.service';
+import { type WorkflowService, type WorkflowVersion } from './workflow.service';
 
 /**
  * Runs executions and keeps them: the row in engine.executions, run data in execution_nodes,

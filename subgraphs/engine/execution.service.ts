@@ -1,3 +1,4 @@
+import { UUID } from '../../kernel/ids';
 import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -11,7 +12,7 @@ import { chooseStart } from './executor';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import type { Item } from './expressions';
 import { isPlainObject } from './nodes/types';
-import { UUID, type WorkflowService } from './workflow.service';
+import { type WorkflowService } from './workflow.service';
 
 /** The executions API: execute (sync or async), read, list, retry, cancel, delete, logs. No GraphQL here. */
 

@@ -1,3 +1,4 @@
+import { UUID } from '../../kernel/ids';
 import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -9,7 +10,7 @@ import { countRuns, cronProblem, nextRun, validTimezone } from './cron';
 import type { ExecutionRunner } from './execution.runner';
 import { checkPayload } from './execution.service';
 import { isPlainObject } from './nodes/types';
-import { UUID, type WorkflowService } from './workflow.service';
+import { type WorkflowService } from './workflow.service';
 
 /**
  * Schedules, one table for both kinds (engine.schedules): those registered through the control

@@ -1,3 +1,4 @@
+import { UUID } from '../../kernel/ids';
 import { assertAcceptableJson, assertAcceptableParams, textProblem } from '../../kernel/input-policy';
 import { absoluteUrl } from '../../kernel/subgraph';
 import { createHmac } from 'node:crypto';
@@ -14,7 +15,7 @@ import { MAX_PAYLOAD_BYTES } from './execution.service';
 import type { WebhookReply } from './nodes/types';
 import type { WebhookAuthConfig, WebhookRateLimit } from './webhook-trigger.entity';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
-import { UUID, type WorkflowService } from './workflow.service';
+import { type WorkflowService } from './workflow.service';
 
 /**
  * Inbound requests on `/webhook/<path>` (and the trigger test). Callable without a platform key:

@@ -1,10 +1,11 @@
+import { UUID } from '../../kernel/ids';
 import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { SecretCipher, sha256 } from '../../kernel/crypto';
 import { AppError, errors } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
-import { UUID, workflowNotFound, type WorkflowService } from './workflow.service';
+import { workflowNotFound, type WorkflowService } from './workflow.service';
 import {
   RESPONSE_MODES,
   WEBHOOK_AUTH_TYPES,

@@ -4,6 +4,7 @@ import { alsoOn } from '../../kernel/auth/principal';
 import { errors } from '../../kernel/errors';
 import { ErrorFigures, MetricsPeriod, MetricsQueryInput, MetricsQueryResult, RunBucketType, RunSummaryType } from '../../kernel/graphql-types';
 import { parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
+import { UUID } from '../../kernel/ids';
 
 /**
  * The engine's figures for the control plane's metrics (spec 1): workflow executions over a
@@ -87,7 +88,6 @@ export class WorkflowUsage {
   @Field(() => Int) executions: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class WorkflowMetricsService {
   constructor(private readonly db: DataSource) {}

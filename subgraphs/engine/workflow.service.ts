@@ -6,6 +6,7 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { validateDefinition, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition';
 import { importWorkflow } from './n8n';
 import { isPlainObject } from './nodes/types';
+import { UUID } from '../../kernel/ids';
 
 /** Workflow definitions: CRUD, activation, duplicate, export and import. No GraphQL here. */
 
@@ -66,7 +67,6 @@ export interface WorkflowHooks {
   deleted?(id: string): Promise<void>;
 }
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, created_at, updated_at`;
 const MAX_TAGS = 20;
 

@@ -3,6 +3,7 @@ import type { Principal } from '../../kernel/auth/principal';
 import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
+import { UUID } from '../../kernel/ids';
 
 /**
  * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
@@ -28,7 +29,6 @@ const TRANSITIONS: Record<string, string[]> = {
   rejected: ['approved'],
   completed: ['approved'],
 };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
 const SORTS: Record<string, string> = { created_at: 'created_at', votes_count: 'votes_count', title: 'title' };
 

@@ -6,6 +6,7 @@ import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { Access, permissionsOf, ROLES, type Caller } from './access';
 import { infraPage, type InfraDeletion, type InfraToken, type InfraUser, type InfraUserPage } from './infra.types';
+import { UUID } from '../../kernel/ids';
 
 /**
  * People and their sessions. Passwords are argon2id hashes, checked in constant time (an unknown
@@ -16,7 +17,6 @@ import { infraPage, type InfraDeletion, type InfraToken, type InfraUser, type In
 export const TOKEN_TTL_SECONDS = 3600;
 export const LOCKOUT = { failures: 5, seconds: 15 * 60 };
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const USER_COLUMNS = `u.id, u.email, u.name, u.roles, u.created_at, u.updated_at, u.last_login_at, o.id AS org_id, o.name AS org_name`;
 const USER_FROM = `infra.users u JOIN infra.organizations o ON o.id = u.organization_id`;

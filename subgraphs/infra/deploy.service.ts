@@ -11,6 +11,7 @@ import { RevisionNotFound, WorkloadNotFound } from './cluster/local';
 import { infraPage, type InfraDeletion, type InfraDeployment, type InfraDeploymentPage, type InfraService, type InfraServicePage } from './infra.types';
 import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
+import { UUID } from '../../kernel/ids';
 
 /**
  * Services and their rollouts. A service is a workload (a Kubernetes Deployment named after it in
@@ -28,7 +29,6 @@ export const DEPLOYMENT_UPDATED = 'infra.deployment.updated';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** An OCI image reference: [registry[:port]/]path[:tag][@digest]. */
 const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const SERVICE_SELECT = `SELECT s.*, p.slug, d.status AS d_status, d.progress AS d_progress
   FROM infra.services s JOIN infra.projects p ON p.id = s.project_id

@@ -7,6 +7,7 @@ import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound'
 import type { WebhookSender } from '../../kernel/webhooks';
 import { Access } from './access';
 import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } from './infra.types';
+import { UUID } from '../../kernel/ids';
 
 /**
  * Webhook registrations and alerts. A delivery is `{id, timestamp, event, data}` sent through the
@@ -24,7 +25,6 @@ import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } fr
 
 export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'alert.triggered'] as const;
 export type InfraEvent = (typeof WEBHOOK_EVENTS)[number];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class NotifyService {
   constructor(

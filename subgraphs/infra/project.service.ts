@@ -4,6 +4,7 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { Access, visibleProjects } from './access';
 import { checkPage } from './account.service';
 import { infraPage, type InfraDeletion, type InfraProject, type InfraProjectPage } from './infra.types';
+import { UUID } from '../../kernel/ids';
 
 /**
  * Projects: the unit of ownership of services. The creator becomes the owner member; members
@@ -13,7 +14,6 @@ import { infraPage, type InfraDeletion, type InfraProject, type InfraProjectPage
 
 export const VISIBILITIES = ['private', 'internal', 'public'];
 export const PROJECT_STATUSES = ['active', 'archived'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ProjectInput {
   name?: string | null;

@@ -6,6 +6,7 @@ import { isPlatformAdmin } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { rowsOf } from '../../kernel/db/rows';
 import type { EventBus } from '../../kernel/events';
+import { UUID } from '../../kernel/ids';
 
 /**
  * Short links with optional password or PIN protection (spec 3, section A; CONTRACT.md section 8).
@@ -26,7 +27,6 @@ export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;
 export const RESERVED_SLUGS = ['api', 'admin', 'static', 'assets', 'health'];
 export const LOCKOUT = { failures: 5, windowSeconds: 15 * 60 };
 const SLUG = /^[A-Za-z0-9_-]{3,64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const LINKS_CHANGED = 'links.changed';
 
 export interface LinkRow {

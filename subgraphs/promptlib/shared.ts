@@ -2,10 +2,11 @@ import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { SLUG, SLUG_RULE } from './render';
+import { UUID } from '../../kernel/ids';
+export { UUID };
 
 /** Helpers every prompt-library service shares: errors, validation of common fields, numbers. */
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function promptNotFound(promptId: string, extra: { version?: number; environment?: string; status?: string } = {}): AppError {
   const what = extra.version !== undefined
