@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,13 +17,15 @@ import { envelopes } from '../rest-adapter/envelopes';
 import { presentedCredentials } from '../rest-adapter/surface';
 import { keyOut } from '../rest-adapter/surfaces/control-plane-api.routes';
 import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
+import { Pool } from 'pg';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
  * The platform under benchmark, in a process of its own (bench/run.ts drives it): a scratch
  * database, the whole platform (`all` role) on 127.0.0.1 with an ephemeral port, plus the baseline
  * handler, then BENCH_KEYS enterprise-tier keys. Prints one JSON line on stdout:
- *   {"url", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0]}
+ *   {"url", "bareUrl", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0]}
+ * `bareUrl` is the physical reference (startBareReference).
  * Keys hold `keys:manage` only (not `*`), so a key may read itself: every request of the load
  * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when the driver that spawned it is
  * gone (IPC channel closed), or after BENCH_SERVER_MAX_SECONDS.
@@ -58,6 +62,33 @@ function baselineRoutes(app: FastifyInstance, kernel: Kernel, edge: Edge): void 
   });
 }
 
+/**
+ * The physical reference: a bare `node:http` handler doing one primary-key read with `pg` (no
+ * framework, no authentication, no envelope beyond the same JSON shape), in this same process so
+ * it shares its CPU with the platform exactly as the targets it is compared with do.
+ */
+async function startBareReference(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+  const server = http.createServer((req, res) => {
+    const id = (req.url ?? '').slice((req.url ?? '').lastIndexOf('/') + 1);
+    pool
+      .query('SELECT id, name, service, tier, permissions, created_at, expires_at FROM platform.api_keys WHERE id = $1', [id])
+      .then(({ rows }) => {
+        res.writeHead(rows.length ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data: rows[0] ?? null }));
+      })
+      .catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await pool.end();
+    },
+  };
+}
+
 /** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
 async function inParallel(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -74,11 +105,13 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-bench-'));
   const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
   let running: RunningPlatform | undefined;
+  let bare: Awaited<ReturnType<typeof startBareReference>> | undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = (code: number) => {
     stopping ??= (async () => {
       try {
+        await bare?.close();
         await running?.stop();
       } catch (err) {
         process.stderr.write(`bench server: unclean stop: ${String(err)}\n`);
@@ -119,7 +152,8 @@ async function main(): Promise<void> {
       keys[i] = plain;
       ids[i] = key.id;
     });
-    process.stdout.write(JSON.stringify({ url: running.url, keys, ids, keyId: ids[0] }) + '\n');
+    bare = await startBareReference(db.url);
+    process.stdout.write(JSON.stringify({ url: running.url, bareUrl: bare.url, keys, ids, keyId: ids[0] }) + '\n');
   } catch (err) {
     process.stderr.write(`bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
     await stop(1);
