@@ -1,7 +1,8 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { GraphQLError, isScalarType, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { createHash } from 'node:crypto';
+import { getOperationAST, GraphQLError, isScalarType, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
@@ -64,8 +65,7 @@ export class PlatformGateway {
       plugins: [ApolloServerPluginLandingPageDisabled(), operationChecks(() => this.schema, this.limits)],
       logger: quiet(opts.logger),
       formatError: (formatted, error) => {
-        // serviceName is an internal detail of the plan; clients see code, http and details.
-        const { serviceName: _s, stacktrace: _t, ...extensions } = (formatted.extensions ?? {}) as Record<string, unknown>;
+        const extensions = clientExtensions(formatted.extensions);
         // Apollo files our limit errors under GRAPHQL_VALIDATION_FAILED: give them their own code back.
         const original = ((error as { originalError?: unknown })?.originalError ?? error) as { extensions?: Record<string, unknown> };
         if (original?.extensions?.code === 'query_too_complex') extensions.code = 'query_too_complex';
@@ -78,6 +78,45 @@ export class PlatformGateway {
 
   async start(): Promise<void> {
     await this.apollo.start();
+  }
+
+  /**
+   * A fixed operation (a REST route's) parsed, validated and hashed once, then executed straight
+   * by the gateway's executor: its query plan is cached by that hash, and no request goes through
+   * Apollo Server's per-request pipeline again. The executor still validates and coerces each
+   * request's variables; client-sent GraphQL keeps the full pipeline and its limits.
+   */
+  prepare(query: string): (variables: Record<string, unknown>, context: RequestContext) => Promise<OperationResult> {
+    const document = parse(query);
+    const problems = validate(this.schema, document, [...specifiedRules, ...limitRules(this.limits)]);
+    if (problems.length) throw new Error(`Invalid fixed operation: ${problems.map((p) => p.message).join('; ')}\n${query}`);
+    const operation = getOperationAST(document);
+    if (!operation || (operation.operation !== 'query' && operation.operation !== 'mutation')) throw new Error(`A fixed operation is one query or mutation:\n${query}`);
+    const operationName = operation.name?.value;
+    const queryHash = createHash('sha256').update(query).digest('hex');
+    const executor = (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> }).executor;
+    const logger = quiet(this.opts.logger);
+    return async (variables, context) => {
+      try {
+        const result = await executor({
+          request: { query, operationName, variables },
+          document,
+          operation,
+          operationName,
+          queryHash,
+          source: query,
+          schema: this.schema,
+          context,
+          contextValue: context,
+          logger,
+          metrics: {},
+        });
+        return { data: result.data, errors: result.errors?.map((e) => ({ ...e.toJSON(), extensions: clientExtensions(e.extensions) })) };
+      } catch (err) {
+        this.opts.logger.error('fixed operation failed in the gateway', { err, operationName });
+        return { data: null, errors: [{ message: 'An internal error occurred', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+      }
+    };
   }
 
   async stop(): Promise<void> {
@@ -113,6 +152,12 @@ function adoptScalarParsing(schema: GraphQLSchema): void {
       type.parseLiteral = real.parseLiteral;
     }
   }
+}
+
+/** serviceName is an internal detail of the plan; clients see code, http and details. */
+function clientExtensions(extensions: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { serviceName: _s, stacktrace: _t, ...rest } = extensions ?? {};
+  return rest;
 }
 
 function quiet(logger: Logger) {

@@ -124,6 +124,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
 
       for (const route of surface.routes) {
         const prepared = prepare(route, deps.gateway);
+        const run = deps.gateway.prepare(route.operation);
         scope.route({
           method: route.method,
           url: route.path,
@@ -140,7 +141,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as any, body };
             const variables = route.variables?.(rest) ?? {};
             prepared.check(variables, body, surface.snakeCase);
-            const result = await deps.gateway.execute({ query: route.operation, variables }, admission.context);
+            const result = await run(variables, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
             const data = route.pick(result.data, rest);
             const status = typeof route.status === 'function' ? route.status(result.data, rest) : route.status ?? 200;
