@@ -41,25 +41,24 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
     async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+      // One fixed operation: prepared once, executed without Apollo Server's per-request pipeline.
+      const receive = deps.gateway.prepare(RECEIVE);
 
       const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean) => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(req.headers)) {
           if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         }
-        const result = await deps.gateway.execute(
+        const result = await receive(
           {
-            query: RECEIVE,
-            variables: {
-              request: {
-                path: (req.params as Record<string, string>)['*'] ?? '',
-                method: req.method,
-                headers,
-                query: { ...(req.query as Record<string, unknown>) },
-                body: body.toString('base64'),
-                bodyEncoding: 'base64',
-                bodyTooLarge,
-              },
+            request: {
+              path: (req.params as Record<string, string>)['*'] ?? '',
+              method: req.method,
+              headers,
+              query: { ...(req.query as Record<string, unknown>) },
+              body: body.toString('base64'),
+              bodyEncoding: 'base64',
+              bodyTooLarge,
             },
           },
           { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip, baseUrl: deps.edge.baseUrl({ origin: requestOrigin(req) }) },
