@@ -1,5 +1,7 @@
 import type { EntityManager } from 'typeorm';
+import type { Principal } from './auth/principal';
 import { AppError, errors, type FieldError } from './errors';
+import type { RateLimiter } from './rate-limit';
 
 /**
  * What the services that report metrics share (spec 1, Metrics): the period a request asks for,
@@ -14,6 +16,15 @@ export const AGGREGATIONS = ['avg', 'sum', 'count', 'min', 'max', 'p50', 'p95', 
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
 const MAX_BUCKETS = 2000;
+
+/** Spec 1, Limits: requests per minute and key to each metrics endpoint. */
+export const METRICS_PER_MINUTE = { agents: 10, workflows: 10, orchestrations: 10, health: 60, resources: 10, costs: 10, query: 5 } as const;
+
+/** Counts one request of a key to a metrics endpoint: 429 RATE_LIMIT_EXCEEDED (with retryAfter) beyond its limit. */
+export async function limitMetrics(limiter: RateLimiter, principal: Principal, endpoint: keyof typeof METRICS_PER_MINUTE): Promise<void> {
+  if (principal.kind !== 'apiKey') return;
+  await limiter.consumeNamed(`metrics.${endpoint}`, principal.keyId, METRICS_PER_MINUTE[endpoint], 60, principal.tier);
+}
 const BUCKET_MS: Record<Granularity, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000, month: 28 * 86_400_000 };
 
 export interface Period {

@@ -358,13 +358,14 @@ describe('services, deploy, rollback (local driver)', () => {
 
   test('recreate: every old replica goes before the new ones come', async () => {
     const res = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:2.0.0', strategy: 'recreate' } });
-    const seen: number[] = [];
-    await until('the recreate rollout', async () => {
-      const d = (await call('GET', `/deployments/${res.body.deploymentId}`)).body;
-      seen.push(d.progress.available);
-      return d.status !== 'in-progress' ? d : null;
-    });
-    assert.ok(seen.includes(0), `availability went to 0 during a recreate (saw ${seen.join(',')})`);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal((await settled(res.body.deploymentId)).status, 'success');
+    // The rollout's own events, in order: the old replicas all stop before the first new one starts.
+    const lines = (await call('GET', `/services/${svc.id}/logs?lines=50`)).body.logs.map((l: any) => l.message as string);
+    const scaled = lines.findIndex((m: string) => m.includes('api:2.0.0') && m.startsWith('Scaling up'));
+    const stopped = lines.findIndex((m: string, i: number) => i > scaled && m === 'Stopped an old replica (0 left)');
+    const started = lines.findIndex((m: string, i: number) => i > scaled && m.startsWith('Container started from registry.example.com/shop/api:2.0.0'));
+    assert.ok(scaled >= 0 && stopped > scaled && started > stopped, lines.slice(scaled).join(' | '));
   });
 
   test('a rollout that cannot progress fails: deployment failed, service failed, a deployment_failed alert', async () => {

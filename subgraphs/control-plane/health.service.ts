@@ -6,7 +6,8 @@ import { AppError } from '../../kernel/errors';
 import { disk } from '../../kernel/host';
 import type { Operations } from '../../kernel/operations';
 import type { Queue } from '../../kernel/queue';
-import { TIER_LIMITS } from '../../kernel/rate-limit';
+import { limitMetrics } from '../../kernel/metrics';
+import { TIER_LIMITS, type RateLimiter } from '../../kernel/rate-limit';
 import type { RequestStats } from '../../kernel/request-stats';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { ResourceSampler } from './metrics.sampler';
@@ -27,6 +28,7 @@ const QUEUE_DEGRADED_DEPTH = 1000;
 
 export interface HealthDeps {
   db: DataSource;
+  limiter: RateLimiter;
   queue: Queue;
   redis?: Redis;
   operations: Operations;
@@ -41,6 +43,7 @@ export class HealthService {
   constructor(private readonly deps: HealthDeps) {}
 
   async health(ctx: RequestContext): Promise<SystemHealth> {
+    await limitMetrics(this.deps.limiter, ctx.principal, 'health');
     const [database, queue, cache, workflows, subgraphs, agents] = await Promise.all([
       this.database(),
       this.queueHealth(),

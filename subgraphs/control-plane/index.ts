@@ -89,6 +89,7 @@ export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
     metrics: new MetricsService(kernel.db, kernel.operations, kernel.rateLimiter),
     health: new HealthService({
       db: kernel.db,
+      limiter: kernel.rateLimiter,
       queue: kernel.queue,
       redis: kernel.redis,
       operations: kernel.operations,

@@ -20,14 +20,20 @@ export class MetricsResolver {
     @Arg('endDate') endDate: string,
     @Arg('agentId', () => String, { nullable: true }) agentId: string | null,
     @Arg('granularity', () => String, { nullable: true }) granularity: string | null,
+    @Ctx() ctx: RequestContext,
   ): Promise<AgentMetrics> {
-    return this.metrics.agents({ agentId, startDate, endDate, granularity });
+    return this.metrics.agents(ctx.principal, { agentId, startDate, endDate, granularity });
   }
 
   @Authorized('metrics:read')
   @Query(() => OrchestrationMetrics, { description: 'Orchestrations over a period: summary, stage performance, gate validations.' })
-  orchestrationMetrics(@Arg('startDate') startDate: string, @Arg('endDate') endDate: string, @Arg('stage', () => String, { nullable: true }) stage: string | null): Promise<OrchestrationMetrics> {
-    return this.metrics.orchestrations({ startDate, endDate, stage });
+  orchestrationMetrics(
+    @Arg('startDate') startDate: string,
+    @Arg('endDate') endDate: string,
+    @Arg('stage', () => String, { nullable: true }) stage: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<OrchestrationMetrics> {
+    return this.metrics.orchestrations(ctx.principal, { startDate, endDate, stage });
   }
 
   @Authorized('metrics:read')
@@ -38,8 +44,13 @@ export class MetricsResolver {
 
   @Authorized('metrics:read')
   @Query(() => SystemResources, { description: 'The resource samples over a period, by minute, hour or day.' })
-  systemResources(@Arg('startDate') startDate: string, @Arg('endDate') endDate: string, @Arg('granularity', () => String, { nullable: true }) granularity: string | null): Promise<SystemResources> {
-    return this.metrics.resources({ startDate, endDate, granularity });
+  systemResources(
+    @Arg('startDate') startDate: string,
+    @Arg('endDate') endDate: string,
+    @Arg('granularity', () => String, { nullable: true }) granularity: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<SystemResources> {
+    return this.metrics.resources(ctx.principal, { startDate, endDate, granularity });
   }
 
   @Authorized('metrics:read')
@@ -54,7 +65,7 @@ export class MetricsResolver {
   }
 
   @Authorized('metrics:read')
-  @Query(() => MetricsQueryResult, { description: 'A custom aggregation over a metric (10 a minute per key).' })
+  @Query(() => MetricsQueryResult, { description: 'A custom aggregation over a metric (5 a minute per key).' })
   metricsQuery(@Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput, @Ctx() ctx: RequestContext): Promise<MetricsQueryResult> {
     return this.metrics.query(ctx.principal, input);
   }

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { AppError, errors } from '../../kernel/errors';
 import type { MetricsQueryInput, MetricsQueryResult } from '../../kernel/graphql-types';
-import { checkMetricsQuery, parsePeriod, percent, round, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
+import { checkMetricsQuery, limitMetrics, parsePeriod, percent, round, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
 import type { Operations } from '../../kernel/operations';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { AGENTS } from './agent.catalog';
@@ -15,7 +15,6 @@ import { PRICES } from './pricing';
  * (workflowMetrics, workflowUsage, engineMetricsQuery), asked through its public operations.
  */
 
-export const METRICS_QUERIES_PER_MINUTE = 10;
 export const STAGE_ORDER = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
 
 const TASKS: RunSource = {
@@ -88,7 +87,8 @@ export class MetricsService {
     private readonly limiter: RateLimiter,
   ) {}
 
-  async agents(args: { agentId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<AgentMetrics> {
+  async agents(principal: Principal, args: { agentId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<AgentMetrics> {
+    await limitMetrics(this.limiter, principal, 'agents');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
     if (args.agentId != null && !AGENTS.some((a) => a.agentId === args.agentId)) throw new AppError('AGENT_NOT_FOUND', `Agent ${args.agentId} not found`, { agentId: args.agentId });
     const stats = await runStatistics(this.db, TASKS, period, args.agentId ? 't.agent_id = $3' : '', args.agentId ? [args.agentId] : []);
@@ -107,7 +107,8 @@ export class MetricsService {
     };
   }
 
-  async orchestrations(args: { startDate?: string; endDate?: string; stage?: string | null }): Promise<OrchestrationMetrics> {
+  async orchestrations(principal: Principal, args: { startDate?: string; endDate?: string; stage?: string | null }): Promise<OrchestrationMetrics> {
+    await limitMetrics(this.limiter, principal, 'orchestrations');
     const period = parsePeriod(args.startDate, args.endDate, 'day', ['day'], 'day');
     if (args.stage != null && !STAGE_ORDER.includes(args.stage)) throw errors.field('stage', `must be one of ${STAGE_ORDER.join(', ')}`);
     const params: unknown[] = [period.start, period.end];
@@ -164,7 +165,8 @@ export class MetricsService {
     };
   }
 
-  async resources(args: { startDate?: string; endDate?: string; granularity?: string | null }): Promise<SystemResources> {
+  async resources(principal: Principal, args: { startDate?: string; endDate?: string; granularity?: string | null }): Promise<SystemResources> {
+    await limitMetrics(this.limiter, principal, 'resources');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['minute', 'hour', 'day'], 'hour');
     const g = period.granularity;
     const rows = await this.db.query(
@@ -210,6 +212,7 @@ export class MetricsService {
 
   /** The price table (pricing.ts) applied to the period's usage; the tier is the caller's. */
   async costs(principal: Principal, args: { startDate?: string; endDate?: string; groupBy?: string | null }): Promise<CostMetrics> {
+    await limitMetrics(this.limiter, principal, 'costs');
     const period = parsePeriod(args.startDate, args.endDate, 'day', ['day'], 'day');
     const groupBy = args.groupBy ?? 'service';
     if (!['service', 'agent', 'workflow', 'day'].includes(groupBy)) throw errors.field('groupBy', 'must be one of service, agent, workflow, day');
@@ -298,9 +301,9 @@ export class MetricsService {
     };
   }
 
-  /** POST /metrics/query: 10 a minute per key; the control plane's metrics here, the workflow ones by the engine. */
+  /** POST /metrics/query: the control plane's metrics here, the workflow ones by the engine. */
   async query(principal: Principal, input: MetricsQueryInput): Promise<MetricsQueryResult> {
-    if (principal.kind === 'apiKey') await this.limiter.consumeNamed('control-plane.metrics-query', principal.keyId, METRICS_QUERIES_PER_MINUTE, 60, principal.tier);
+    await limitMetrics(this.limiter, principal, 'query');
     if (input.metric in CONTROL_PLANE_METRICS) return runMetricsQuery(this.db, input, CONTROL_PLANE_METRICS);
     const engine = await (this.engineMetrics ??= this.operations
       .execute<{ engineMetricsCatalog: string[] }>(`query EngineMetricsCatalog { engineMetricsCatalog }`)

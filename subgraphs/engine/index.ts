@@ -125,7 +125,7 @@ export const engine: ServiceModule<Kernel> = {
         new WebhookTriggerResolver(s.triggers, s.inbound),
         new ScheduleResolver(s.schedules),
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
-        new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db)),
+        new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
       ],
     };
   },

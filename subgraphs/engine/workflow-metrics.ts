@@ -1,9 +1,11 @@
-import { Arg, Authorized, Field, Float, ID, Int, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Field, Float, ID, Int, ObjectType, Query, Resolver } from 'type-graphql';
 import type { DataSource } from 'typeorm';
-import { alsoOn } from '../../kernel/auth/principal';
+import { alsoOn, type Principal } from '../../kernel/auth/principal';
+import type { RateLimiter } from '../../kernel/rate-limit';
+import type { RequestContext } from '../../kernel/subgraph';
 import { errors } from '../../kernel/errors';
 import { ErrorFigures, MetricsPeriod, MetricsQueryInput, MetricsQueryResult, RunBucketType, RunSummaryType } from '../../kernel/graphql-types';
-import { parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
+import { limitMetrics, parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
 import { UUID } from '../../kernel/ids';
 
 /**
@@ -90,9 +92,13 @@ export class WorkflowUsage {
 
 
 export class WorkflowMetricsService {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly limiter: RateLimiter,
+  ) {}
 
-  async workflows(args: { workflowId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<WorkflowMetrics> {
+  async workflows(principal: Principal, args: { workflowId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<WorkflowMetrics> {
+    await limitMetrics(this.limiter, principal, 'workflows');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
     if (args.workflowId != null && !UUID.test(args.workflowId)) throw errors.field('workflowId', 'must be a workflow id');
     const where = args.workflowId ? 't.workflow_id = $3' : '';
@@ -114,7 +120,8 @@ export class WorkflowMetricsService {
     };
   }
 
-  async health(): Promise<EngineHealth> {
+  async health(principal: Principal): Promise<EngineHealth> {
+    await limitMetrics(this.limiter, principal, 'health');
     const [r] = await this.db.query(
       `SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'waiting')::int AS waiting,
               count(*)::int AS total, count(*) FILTER (WHERE status = 'error')::int AS failed
@@ -123,12 +130,14 @@ export class WorkflowMetricsService {
     return { status: 'running', activeExecutions: r.running, waitingExecutions: r.waiting, totalExecutions: r.total, failedExecutions: r.failed };
   }
 
-  query(input: MetricsQueryInput): Promise<MetricsQueryResult> {
+  async query(principal: Principal, input: MetricsQueryInput): Promise<MetricsQueryResult> {
+    await limitMetrics(this.limiter, principal, 'query');
     return runMetricsQuery(this.db, input, ENGINE_METRICS);
   }
 
   /** Executions per workflow and UTC day whose start falls in [start, end). */
-  async usage(start: Date, end: Date): Promise<WorkflowUsage[]> {
+  async usage(principal: Principal, start: Date, end: Date): Promise<WorkflowUsage[]> {
+    await limitMetrics(this.limiter, principal, 'costs');
     const rows = await this.db.query(
       `SELECT t.workflow_id AS id, to_char(t.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
          FROM engine.executions t WHERE t.started_at >= $1 AND t.started_at < $2 GROUP BY 1, 2 ORDER BY 2, 1`,
@@ -149,21 +158,22 @@ export class WorkflowMetricsResolver {
     @Arg('endDate') endDate: string,
     @Arg('workflowId', () => ID, { nullable: true }) workflowId: string | null,
     @Arg('granularity', () => String, { nullable: true }) granularity: string | null,
+    @Ctx() ctx: RequestContext,
   ): Promise<WorkflowMetrics> {
-    return this.metrics.workflows({ workflowId, startDate, endDate, granularity });
+    return this.metrics.workflows(ctx.principal, { workflowId, startDate, endDate, granularity });
   }
 
   @Authorized('metrics:read', alsoOn('control-plane'))
   @Query(() => [WorkflowUsage], { description: 'Executions per workflow and day (the control plane prices them).' })
-  workflowUsage(@Arg('startDate') startDate: string, @Arg('endDate') endDate: string): Promise<WorkflowUsage[]> {
+  workflowUsage(@Arg('startDate') startDate: string, @Arg('endDate') endDate: string, @Ctx() ctx: RequestContext): Promise<WorkflowUsage[]> {
     const p = parsePeriod(startDate, endDate, 'day', ['day'], 'day');
-    return this.metrics.usage(p.start, p.end);
+    return this.metrics.usage(ctx.principal, p.start, p.end);
   }
 
   @Authorized('metrics:read', alsoOn('control-plane'))
   @Query(() => EngineHealth, { description: 'Executions running and waiting (the control plane\'s health view).' })
-  engineHealth(): Promise<EngineHealth> {
-    return this.metrics.health();
+  engineHealth(@Ctx() ctx: RequestContext): Promise<EngineHealth> {
+    return this.metrics.health(ctx.principal);
   }
 
   @Authorized('metrics:read', alsoOn('control-plane'))
@@ -174,7 +184,7 @@ export class WorkflowMetricsResolver {
 
   @Authorized('metrics:read', alsoOn('control-plane'))
   @Query(() => MetricsQueryResult, { description: 'The workflow metrics of POST /metrics/query (the control plane forwards them).' })
-  engineMetricsQuery(@Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput): Promise<MetricsQueryResult> {
-    return this.metrics.query(input);
+  engineMetricsQuery(@Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput, @Ctx() ctx: RequestContext): Promise<MetricsQueryResult> {
+    return this.metrics.query(ctx.principal, input);
   }
 }
