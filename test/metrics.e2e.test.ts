@@ -240,6 +240,7 @@ describe('GET /metrics/workflows', () => {
       { nodeName: 'Shape', executions: shape.length, averageDuration: r3(avg(shape.map((n) => n.ms)) / 1000), failureRate: pct(shape.filter((n) => !n.ok).length, shape.length) },
     );
     assertError(await get(`${M}/workflows?workflowId=nope&startDate=2026-03-01&endDate=2026-03-03`), 400, 'validation_error');
+    assertError(await get(`${M}/workflows?workflowId=00000000-0000-4000-8000-000000000000&startDate=2026-03-01&endDate=2026-03-03`), 404, 'WORKFLOW_NOT_FOUND');
   });
 });
 

@@ -4,6 +4,7 @@ import { alsoOn, type Principal } from '../../kernel/auth/principal';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import type { RequestContext } from '../../kernel/subgraph';
 import { errors } from '../../kernel/errors';
+import { workflowNotFound } from './workflow.service';
 import { ErrorFigures, MetricsPeriod, MetricsQueryInput, MetricsQueryResult, RunBucketType, RunSummaryType } from '../../kernel/graphql-types';
 import { limitMetrics, parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
 import { UUID } from '../../kernel/ids';
@@ -101,6 +102,7 @@ export class WorkflowMetricsService {
     await limitMetrics(this.limiter, principal, 'workflows');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
     if (args.workflowId != null && !UUID.test(args.workflowId)) throw errors.field('workflowId', 'must be a workflow id');
+    if (args.workflowId && !(await this.db.query(`SELECT 1 FROM engine.workflows WHERE id = $1`, [args.workflowId])).length) throw workflowNotFound(args.workflowId);
     const where = args.workflowId ? 't.workflow_id = $3' : '';
     const stats = await runStatistics(this.db, EXECUTIONS, period, where, args.workflowId ? [args.workflowId] : []);
     const nodes = await this.db.query(
