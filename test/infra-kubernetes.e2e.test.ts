@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { verifySignature } from '../kernel/webhooks';
 import { startFakeKubernetes, type FakeKubernetes } from './support/fake-kubernetes';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { until } from './support/until';
 
 /**
  * CLUSTER_DRIVER=kubernetes against a fake Kubernetes API server on loopback: deployments
@@ -60,15 +61,6 @@ async function kubectl(...args: string[]): Promise<string> {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * At each frozen state of the rollout the platform's message (its watcher reads the same API) and

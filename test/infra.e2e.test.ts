@@ -7,6 +7,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { verifySignature } from '../kernel/webhooks';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { until } from './support/until';
 
 /**
  * The infrastructure service (spec 3, section C) on the local driver: sign-in and lockout, roles
@@ -68,15 +69,6 @@ function assertError(res: Answer, status: number, code: string) {
   assert.match(res.body.requestId, /^req_/);
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let seq = 0;
 async function user(roles: string[], password = 'user-password-1') {
