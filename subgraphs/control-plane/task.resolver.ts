@@ -21,7 +21,8 @@ export function toTask(t: TaskEntity): Task {
     forge: (t.forge as Record<string, unknown> | null) ?? null,
     progress: t.progress,
     result: t.result,
-    error: t.error,
+    // details is always an object for clients, also on rows written before it was (or by hand).
+    error: t.error ? { ...t.error, details: t.error.details ?? {} } : null,
     createdAt: t.createdAt,
     startedAt: t.startedAt,
     completedAt: t.completedAt,
