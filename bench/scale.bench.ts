@@ -36,7 +36,18 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
   const db = await createScratchDatabase(serverUrl, 'scale');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-scale-'));
   const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({ ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'error' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BOOTSTRAP_API_KEY: adminKey,
+    LOG_LEVEL: 'error',
+    // The generated history spans a month and 50,000 executions per workflow: keep it all.
+    ENGINE_EXECUTION_MAX_AGE_DAYS: '36500',
+    ENGINE_EXECUTION_MAX_COUNT: '100000000',
+  });
   const platform = await startPlatform(config);
   const sql = new Client({ connectionString: db.url });
   await sql.connect();
@@ -75,7 +86,7 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
       await sql.query(
         `INSERT INTO control_plane.tasks (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, estimated_duration, duration_ms,
                                           created_at, started_at, completed_at, failed_at, cancelled_at, result, error, created_by_key)
-         SELECT gen_random_uuid(), ($3::text[])[1 + (i % 4)], 'scale', s, 'normal', 'async', 300, '{}', 10, 100 + (i * 7919) % 60000,
+         SELECT gen_random_uuid(), ($3::text[])[1 + (i % 4)], 'scale', s, 'normal', 'async', 300, '{}', 10, 100 + (i::bigint * 7919) % 60000,
                 at, at, CASE WHEN s = 'completed' THEN at + interval '1 minute' END, CASE WHEN s = 'failed' THEN at + interval '1 minute' END,
                 CASE WHEN s = 'cancelled' THEN at + interval '1 minute' END,
                 CASE WHEN s = 'completed' THEN '{"output": "x", "tokensUsed": 100}'::jsonb END,
@@ -88,7 +99,7 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
       await sql.query(
         `INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, started_at, finished_at, failed_at, duration_ms, error)
          SELECT gen_random_uuid(), ($3::uuid[])[1 + (i % 20)], 1, s, 'manual', at, at + interval '1 second', CASE WHEN s = 'error' THEN at + interval '1 second' END,
-                (i * 7919) % 5000, CASE WHEN s = 'error' THEN '{"code": "NODE_EXECUTION_FAILED", "message": "x"}'::jsonb END
+                (i::bigint * 7919) % 5000, CASE WHEN s = 'error' THEN '{"code": "NODE_EXECUTION_FAILED", "message": "x"}'::jsonb END
            FROM (SELECT i, now() - make_interval(secs => i * 2.5) AS at, CASE WHEN i % 9 = 0 THEN 'error' ELSE 'success' END AS s
                    FROM generate_series($1::int, $2::int) AS i) g`,
         [have + 1, size, workflows],

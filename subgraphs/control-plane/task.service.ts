@@ -401,14 +401,23 @@ export class TaskService {
     if (filter.orchestrationId != null && !UUID.test(filter.orchestrationId)) problems.push({ field: 'orchestrationId', message: 'must be a UUID' });
     if (problems.length) throw errors.validation(problems);
 
-    const where = `WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR status = $2)
-                     AND ($3::text IS NULL OR task_type = $3) AND ($4::uuid IS NULL OR orchestration_id = $4)`;
-    const params = [filter.agentId ?? null, filter.status ?? null, filter.taskType ?? null, filter.orchestrationId ?? null];
+    // Only the filters given, so that each combination can use its index.
+    const params: unknown[] = [];
+    const conditions: string[] = [];
+    if (filter.agentId != null) conditions.push(`agent_id = $${params.push(filter.agentId)}`);
+    if (filter.status != null) conditions.push(`status = $${params.push(filter.status)}`);
+    if (filter.taskType != null) conditions.push(`task_type = $${params.push(filter.taskType)}`);
+    if (filter.orchestrationId != null) conditions.push(`orchestration_id = $${params.push(filter.orchestrationId)}`);
+    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const dir = sortOrder === 'asc' ? 'ASC' : 'DESC';
     const order = `${SORTS[sortBy]} ${dir}${sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
     const [[{ total }], rows] = await Promise.all([
       this.deps.db.query(`SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
-      this.deps.db.query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $5 OFFSET $6`, [...params, limit, offset]),
+      this.deps.db.query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
+        ...params,
+        limit,
+        offset,
+      ]),
     ]);
     return { tasks: rows.map(toTaskEntity), total, limit, offset };
   }
