@@ -192,14 +192,17 @@ const AGG_SQL: Record<Aggregation, (v: string) => string> = {
   p99: (v) => `percentile_cont(0.99) WITHIN GROUP (ORDER BY ${v})`,
 };
 
-/** Checks a custom query against `catalog` (every problem at once, with the allowed values). */
-export function checkMetricsQuery(q: MetricsQuery, catalog: Record<string, MetricDef>): { def: MetricDef; start: Date; end: Date } {
+/**
+ * Checks a custom query against `catalog` (every problem at once, with the allowed values);
+ * `elsewhere` names the metrics another service answers, listed among the allowed ones.
+ */
+export function checkMetricsQuery(q: MetricsQuery, catalog: Record<string, MetricDef>, elsewhere: readonly string[] = []): { def: MetricDef; start: Date; end: Date } {
   const problems: FieldError[] = [];
   const details: Record<string, unknown> = {};
   const def = catalog[q.metric];
   if (!def) {
     problems.push({ field: 'metric', message: `unknown metric "${q.metric}"` });
-    details.allowedMetrics = Object.keys(catalog);
+    details.allowedMetrics = [...Object.keys(catalog), ...elsewhere];
   }
   if (!AGGREGATIONS.includes(q.aggregation as Aggregation)) {
     problems.push({ field: 'aggregation', message: `must be one of ${AGGREGATIONS.join(', ')}` });

@@ -123,7 +123,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
       });
 
       for (const route of surface.routes) {
-        const prepared = prepare(route, deps.gateway);
+        const checks = variableChecks(route, deps.gateway);
         const run = deps.gateway.prepare(route.operation);
         scope.route({
           method: route.method,
@@ -140,7 +140,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             const body = surface.snakeCase ? convertKeys(req.body, toCamel, opaque) : req.body;
             const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as any, body };
             const variables = route.variables?.(rest) ?? {};
-            prepared.check(variables, body, surface.snakeCase);
+            checks.check(variables, body, surface.snakeCase);
             const result = await run(variables, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
             const data = route.pick(result.data, rest);
@@ -158,7 +158,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
  * Validation at the edge: the variables are coerced against the operation's variable types in
  * the composed schema, and every problem is reported as {field, message} in the client's terms.
  */
-function prepare(route: RouteDef, gateway: PlatformGateway) {
+function variableChecks(route: RouteDef, gateway: PlatformGateway) {
   const doc = parse(route.operation);
   const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
   if (!op) throw new Error(`Route ${route.method} ${route.path}: the operation has no definition`);

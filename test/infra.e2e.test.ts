@@ -260,6 +260,11 @@ describe('projects', () => {
     await call('POST', `/projects/${pr.id}/members`, { token: owner.token, body: { userId: other.id } });
     const updated = await call('PATCH', `/projects/${pr.id}`, { token: other.token, body: { description: 'changed by a contributor' } });
     assert.equal(updated.status, 200);
+    const archived = await call('PATCH', `/projects/${pr.id}`, { token: owner.token, body: { status: 'archived' } });
+    assert.equal(archived.body.status, 'archived');
+    const ids = async (status: string) => (await call('GET', `/projects?status=${status}&limit=100`, { token: owner.token })).body.data.map((x: any) => x.id);
+    assert.ok((await ids('archived')).includes(pr.id));
+    assert.ok(!(await ids('active')).includes(pr.id));
     assertError(await call('DELETE', `/projects/${pr.id}`, { token: other.token }), 403, 'insufficient_permissions');
     assertError(await call('DELETE', `/projects/${pr.id}/members/${owner.id}`, { token: owner.token }), 409, 'conflict');
     assert.equal((await call('DELETE', `/projects/${pr.id}`, { token: owner.token })).status, 200);

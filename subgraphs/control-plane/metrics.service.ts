@@ -312,11 +312,8 @@ export class MetricsService {
         this.engineMetrics = undefined;
         throw err;
       }));
-    if (!engine.includes(input.metric)) {
-      // Reported with every metric either service knows.
-      const all = Object.fromEntries([...Object.keys(CONTROL_PLANE_METRICS), ...engine].map((m) => [m, null])) as unknown as Record<string, MetricDef>;
-      checkMetricsQuery(input, all);
-    }
+    // A metric neither service knows: refused here, naming every metric of both.
+    if (!engine.includes(input.metric)) checkMetricsQuery(input, CONTROL_PLANE_METRICS, engine);
     return (await this.operations.execute<{ engineMetricsQuery: MetricsQueryResult }>(ENGINE_QUERY, { input })).engineMetricsQuery;
   }
 }

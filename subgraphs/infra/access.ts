@@ -50,7 +50,7 @@ export class Access {
     } else {
       throw errors.missingAuthorization();
     }
-    if (permission && !hasPermission(caller.permissions, permission)) throw errors.insufficientPermissions(permission, caller.permissions);
+    if (permission) demand(caller, permission);
     return caller;
   }
 
@@ -71,6 +71,11 @@ export class Access {
       project: projectId,
     });
   }
+}
+
+/** 403 unless the (already resolved) caller holds `permission`. */
+export function demand(caller: Caller, permission: string): void {
+  if (!hasPermission(caller.permissions, permission)) throw errors.insufficientPermissions(permission, caller.permissions);
 }
 
 /** A SQL condition (over alias `p`) for the projects `caller` may see; pushes its parameter onto `params`. */

@@ -2,11 +2,10 @@ import type { DataSource } from 'typeorm';
 import { burnVerification, hashSecret, verifySecret } from '../../kernel/auth/passwords';
 import type { Principal } from '../../kernel/auth/principal';
 import type { TokenSigner } from '../../kernel/auth/jwt';
-import { rowsOf } from '../../kernel/db/rows';
+import { rowById, rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { Access, permissionsOf, ROLES, type Caller } from './access';
+import { Access, demand, permissionsOf, ROLES, type Caller } from './access';
 import { infraPage, type InfraDeletion, type InfraToken, type InfraUser, type InfraUserPage } from './infra.types';
-import { UUID } from '../../kernel/ids';
 
 /**
  * People and their sessions. Passwords are argon2id hashes, checked in constant time (an unknown
@@ -118,7 +117,7 @@ export class AccountService {
   /** Anyone reads themself; `user:read` reads everyone. */
   async get(p: Principal, id: string): Promise<InfraUser> {
     const caller = await this.access.caller(p);
-    if (!(caller.kind === 'user' && caller.id === id)) await this.access.caller(p, 'user:read');
+    if (!(caller.kind === 'user' && caller.id === id)) demand(caller, 'user:read');
     return this.byId(id);
   }
 
@@ -150,7 +149,7 @@ export class AccountService {
   async update(p: Principal, id: string, input: { name?: string | null; roles?: string[] | null; password?: string | null }): Promise<InfraUser> {
     const caller = await this.access.caller(p);
     const self = caller.kind === 'user' && caller.id === id;
-    if (!self || input.roles != null) await this.access.caller(p, 'user:write');
+    if (!self || input.roles != null) demand(caller, 'user:write');
     const target = await this.byId(id);
     const problems: FieldError[] = [];
     if (input.name != null) checkName(input.name, problems);
@@ -191,10 +190,7 @@ export class AccountService {
   }
 
   async byId(id: string): Promise<InfraUser> {
-    if (!UUID.test(id)) throw errors.notFound('user', id);
-    const [row] = await this.db.query(`SELECT ${USER_COLUMNS} FROM ${USER_FROM} WHERE u.id = $1`, [id]);
-    if (!row) throw errors.notFound('user', id);
-    return toUser(row);
+    return toUser(await rowById(this.db, 'user', id, `SELECT ${USER_COLUMNS} FROM ${USER_FROM} WHERE u.id = $1`));
   }
 }
 

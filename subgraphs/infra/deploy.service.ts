@@ -1,13 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
-import { rowsOf } from '../../kernel/db/rows';
+import { rowById, rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import { Access, type Caller } from './access';
 import { checkPage } from './account.service';
-import type { ClusterDriver, LogLine, RolloutStatus, RolloutStrategy, WorkloadRef, WorkloadSpec } from './cluster/driver';
-import { RevisionNotFound, WorkloadNotFound } from './cluster/local';
+import { RevisionNotFound, WorkloadNotFound, type ClusterDriver, type LogLine, type RolloutStatus, type RolloutStrategy, type WorkloadRef, type WorkloadSpec } from './cluster/driver';
 import { infraPage, type InfraDeletion, type InfraDeployment, type InfraDeploymentPage, type InfraService, type InfraServicePage } from './infra.types';
 import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
@@ -342,18 +341,12 @@ export class DeployService {
 
   /** The service, if `caller` may see its project (404 otherwise, as if absent). */
   async service(id: string, caller?: Caller): Promise<InfraService> {
-    if (!UUID.test(id)) throw errors.notFound('service', id);
     const params: unknown[] = [id];
-    const [row] = await this.db.query(`${SERVICE_SELECT} WHERE s.id = $1 AND ${caller ? visible(caller, params) : 'true'}`, params);
-    if (!row) throw errors.notFound('service', id);
-    return toService(row);
+    return toService(await rowById(this.db, 'service', id, `${SERVICE_SELECT} WHERE s.id = $1 AND ${caller ? visible(caller, params) : 'true'}`, params));
   }
 
   async deployment(id: string): Promise<InfraDeployment> {
-    if (!UUID.test(id)) throw errors.notFound('deployment', id);
-    const [row] = await this.db.query(`SELECT * FROM infra.deployments WHERE id = $1`, [id]);
-    if (!row) throw errors.notFound('deployment', id);
-    return toDeployment(row);
+    return toDeployment(await rowById(this.db, 'deployment', id, `SELECT * FROM infra.deployments WHERE id = $1`));
   }
 }
 

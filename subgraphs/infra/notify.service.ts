@@ -5,9 +5,9 @@ import type { SecretCipher } from '../../kernel/crypto';
 import { errors, type FieldError } from '../../kernel/errors';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { WebhookSender } from '../../kernel/webhooks';
+import { rowById } from '../../kernel/db/rows';
 import { Access } from './access';
 import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } from './infra.types';
-import { UUID } from '../../kernel/ids';
 
 /**
  * Webhook registrations and alerts. A delivery is `{id, timestamp, event, data}` sent through the
@@ -111,11 +111,8 @@ export class NotifyService {
     return rows.map((r: any) => ({ id: r.id, rule: r.rule, subject: r.subject, severity: r.severity, message: r.message, data: r.data, createdAt: r.created_at, resolvedAt: r.resolved_at }));
   }
 
-  private async row(id: string) {
-    if (!UUID.test(id)) throw errors.notFound('webhook', id);
-    const [row] = await this.db.query(`SELECT id FROM infra.webhooks WHERE id = $1`, [id]);
-    if (!row) throw errors.notFound('webhook', id);
-    return row;
+  private row(id: string) {
+    return rowById(this.db, 'webhook', id, `SELECT id FROM infra.webhooks WHERE id = $1`);
   }
 }
 

@@ -1,10 +1,10 @@
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { rowById } from '../../kernel/db/rows';
 import { Access, visibleProjects } from './access';
 import { checkPage } from './account.service';
 import { infraPage, type InfraDeletion, type InfraProject, type InfraProjectPage } from './infra.types';
-import { UUID } from '../../kernel/ids';
 
 /**
  * Projects: the unit of ownership of services. The creator becomes the owner member; members
@@ -110,7 +110,7 @@ export class ProjectService {
     await this.load(id, caller.admin ? null : caller.id);
     await this.access.mayChange(caller, id, true);
     if (role !== 'owner' && role !== 'contributor') throw errors.field('role', 'must be owner or contributor');
-    if (!UUID.test(userId) || !(await this.db.query(`SELECT 1 FROM infra.users WHERE id = $1`, [userId])).length) throw errors.notFound('user', userId);
+    await rowById(this.db, 'user', userId, `SELECT 1 FROM infra.users WHERE id = $1`);
     await this.db.query(
       `INSERT INTO infra.project_members (project_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
       [id, userId, role],
@@ -131,10 +131,8 @@ export class ProjectService {
 
   /** The project if `viewer` (a user id; null: organisation-wide) may see it; 404 otherwise, as if absent. */
   async load(id: string, viewer: string | null): Promise<InfraProject> {
-    if (!UUID.test(id)) throw errors.notFound('project', id);
     const params: unknown[] = [id];
-    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = $1 AND ${visibleProjects({ id: viewer ?? '', admin: viewer === null }, params)}`, params);
-    if (!row) throw errors.notFound('project', id);
+    const row = await rowById(this.db, 'project', id, `SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = $1 AND ${visibleProjects({ id: viewer ?? '', admin: viewer === null }, params)}`, params);
     const members = await this.db.query(
       `SELECT u.id, u.name, m.role FROM infra.project_members m JOIN infra.users u ON u.id = m.user_id WHERE m.project_id = $1 ORDER BY m.added_at, u.id`,
       [id],

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { REVISION_ANNOTATION, startRollout, statusOf, stepRollout, type SimulatedRollout } from '../../subgraphs/infra/cluster/rollout';
+import { REVISION_ANNOTATION, rolloutSettled, startRollout, statusOf, stepRollout, type SimulatedRollout } from '../../subgraphs/infra/cluster/rollout';
 
 /**
  * A small Kubernetes API server on loopback for the tests: the paths and objects that kubectl and
@@ -112,8 +112,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
       const obj = d.obj;
       const before = d.rollout;
       obj.status = { ...obj.status, observedGeneration: obj.metadata.generation };
-      const moving = before.updated !== before.desired || before.ready !== before.desired || before.old > 0;
-      if (moving && !before.deadlineExceeded) d.rollout = stepRollout(before, opts.deadlineSteps ?? 20);
+      if (!rolloutSettled(before)) d.rollout = stepRollout(before, opts.deadlineSteps ?? 20);
       obj.status = statusOf(d.rollout, obj.metadata.generation);
       if (d.rollout.ready > before.ready) {
         const pod = podsOf(d)[d.rollout.ready - 1]!;

@@ -113,3 +113,25 @@ export interface ClusterDriver {
   metrics(): Promise<ClusterMetrics>;
   close(): Promise<void>;
 }
+
+/** What every driver throws for a workload it does not have, and for a revision not in its history. */
+export class WorkloadNotFound extends Error {
+  constructor(readonly ref: WorkloadRef) {
+    super(`No workload ${ref.namespace}/${ref.name}`);
+  }
+}
+
+export class RevisionNotFound extends Error {
+  constructor(
+    readonly revision: string,
+    readonly available: string[],
+  ) {
+    super(`unable to find specified revision ${revision} in history`);
+  }
+}
+
+/** A byte count as Kubernetes writes quantities (`16.0Gi`, `512Mi`). */
+export function bytes(n: number): string {
+  const gi = n / 1024 ** 3;
+  return gi >= 1 ? `${gi.toFixed(1)}Gi` : `${Math.round(n / 1024 ** 2)}Mi`;
+}

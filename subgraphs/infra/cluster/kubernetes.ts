@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import type { ClusterDriver, ClusterInfo, ClusterMetrics, LogLine, NodeInfo, Revision, RolloutStatus, WorkloadRef, WorkloadSpec } from './driver';
-import { RevisionNotFound, WorkloadNotFound, bytes } from './local';
+import { bytes, RevisionNotFound, WorkloadNotFound, type ClusterDriver, type ClusterInfo, type ClusterMetrics, type LogLine, type NodeInfo, type Revision, type RolloutStatus, type WorkloadRef, type WorkloadSpec } from './driver';
 import { REVISION_ANNOTATION, rolloutStatusOf } from './rollout';
 
 /**
@@ -166,7 +165,7 @@ export class KubernetesDriver implements ClusterDriver {
   }
 
   async cluster(): Promise<ClusterInfo> {
-    const { core, net, version, groups } = await this.client();
+    const { core, net, version, groups, kc } = await this.client();
     const [v, nodes, metrics, pvs, pvcs, policies, services, ingresses, apiGroups, ns] = await Promise.all([
       version.getCode(),
       this.nodes(),
@@ -183,7 +182,7 @@ export class KubernetesDriver implements ClusterDriver {
     const capacity = pvs.items.reduce((sum, pv) => sum + quantity(pv.spec?.capacity?.storage ?? '0'), 0);
     const groupNames = apiGroups.groups.map((g) => g.name);
     return {
-      name: (await this.client()).kc.getCurrentCluster()?.name ?? 'kubernetes',
+      name: kc.getCurrentCluster()?.name ?? 'kubernetes',
       version: v.gitVersion,
       status: ready === nodes.length ? 'healthy' : ready > 0 ? 'degraded' : 'unhealthy',
       nodes: { total: nodes.length, ready, notReady: nodes.length - ready },

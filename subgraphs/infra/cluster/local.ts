@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { connections, disk as diskOf, network as readNetwork, osImage } from '../../../kernel/host';
-import type { ClusterDriver, ClusterInfo, ClusterMetrics, LogLine, NodeInfo, Revision, RolloutStatus, WorkloadRef, WorkloadSpec } from './driver';
-import { REVISION_ANNOTATION, rolloutStatusOf, startRollout, statusOf, stepRollout, type SimulatedRollout } from './rollout';
+import { bytes, RevisionNotFound, WorkloadNotFound, type ClusterDriver, type ClusterInfo, type ClusterMetrics, type LogLine, type NodeInfo, type Revision, type RolloutStatus, type WorkloadRef, type WorkloadSpec } from './driver';
+import { REVISION_ANNOTATION, rolloutSettled, rolloutStatusOf, startRollout, statusOf, stepRollout, type SimulatedRollout } from './rollout';
 
 /**
  * CLUSTER_DRIVER=local: this host as a one-node cluster. Node, CPU, memory, disk and network
@@ -198,7 +198,7 @@ export class LocalDriver implements ClusterDriver {
   private step(): void {
     for (const w of this.workloads.values()) {
       const before = w.rollout;
-      if (rolloutStatusOf({ metadata: { name: w.spec.name }, spec: { replicas: w.spec.replicas }, status: statusOf(before, 0) }).phase !== 'in-progress') continue;
+      if (rolloutSettled(before)) continue;
       w.rollout = stepRollout(before);
       const pod = `${w.spec.name}-${w.current}-${w.rollout.updated}`;
       if (w.rollout.deadlineExceeded && !before.deadlineExceeded) this.log(w, 'error', `Failed to pull image "${w.spec.image}": rollout exceeded its progress deadline`, pod);
@@ -216,29 +216,8 @@ export class LocalDriver implements ClusterDriver {
   }
 }
 
-export class WorkloadNotFound extends Error {
-  constructor(readonly ref: WorkloadRef) {
-    super(`No workload ${ref.namespace}/${ref.name}`);
-  }
-}
-
-export class RevisionNotFound extends Error {
-  constructor(
-    readonly revision: string,
-    readonly available: string[],
-  ) {
-    super(`unable to find specified revision ${revision} in history`);
-  }
-}
-
 const keyOf = (ref: WorkloadRef) => `${ref.namespace}/${ref.name}`;
 
 function figure(used: number, allocatable: number) {
   return { used, allocatable, utilizationPercent: allocatable > 0 ? Math.round((used / allocatable) * 1000) / 10 : 0 };
 }
-
-export function bytes(n: number): string {
-  const gi = n / 1024 ** 3;
-  return gi >= 1 ? `${gi.toFixed(1)}Gi` : `${Math.round(n / 1024 ** 2)}Mi`;
-}
-

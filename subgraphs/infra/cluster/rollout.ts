@@ -77,6 +77,11 @@ export function startRollout(previous: SimulatedRollout | undefined, desired: nu
   return { desired, updated: 0, ready: 0, old: running, strategy, failing: imageFails(image), steps: 0, deadlineExceeded: false };
 }
 
+/** Whether a step would change nothing: every replica updated and ready, no old one left, or given up. */
+export function rolloutSettled(r: SimulatedRollout): boolean {
+  return r.deadlineExceeded || (r.updated === r.desired && r.ready === r.desired && r.old === 0);
+}
+
 export function stepRollout(r: SimulatedRollout, deadlineSteps = 20): SimulatedRollout {
   const n = { ...r, steps: r.steps + 1 };
   if (n.failing) {
