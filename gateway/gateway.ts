@@ -2,12 +2,29 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
-import { getOperationAST, GraphQLError, isScalarType, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { operationFromDocument, Supergraph, type Schema } from '@apollo/federation-internals';
+import { QueryPlanner } from '@apollo/query-planner';
+import {
+  BREAK,
+  getOperationAST,
+  GraphQLError,
+  isScalarType,
+  NoSchemaIntrospectionCustomRule,
+  specifiedRules,
+  validate,
+  visit,
+  type DocumentNode,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ValidationRule,
+} from 'graphql';
+import { getVariableValues } from 'graphql/execution/values';
 import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
 import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
-import { DEFAULT_LIMITS, checkCost, limitRules, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -37,9 +54,15 @@ export class PlatformGateway {
   readonly limits: QueryLimits;
   private apiSchema?: GraphQLSchema;
   private readonly gateway: ApolloGateway;
+  private readonly compiled = new Map<string, CompiledOperation | readonly GraphQLError[]>();
+  private readonly validationRules: ValidationRule[];
+  private readonly quietLogger: ReturnType<typeof quiet>;
+  private planner?: { apiSchema: Schema; planner: QueryPlanner };
 
   constructor(private readonly opts: GatewayOptions) {
     this.limits = opts.limits ?? DEFAULT_LIMITS;
+    this.validationRules = [...specifiedRules, ...limitRules(this.limits), ...(opts.introspection === false ? [NoSchemaIntrospectionCustomRule] : [])];
+    this.quietLogger = quiet(opts.logger);
     this.gateway = new ApolloGateway({
       supergraphSdl: opts.supergraphSdl,
       logger: quiet(opts.logger),
@@ -80,43 +103,20 @@ export class PlatformGateway {
     await this.apollo.start();
   }
 
+  /** The gateway's own executor: runs a resolved operation from its cached query plan. */
+  private get executor() {
+    return (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> }).executor;
+  }
+
   /**
-   * A fixed operation (a REST route's) parsed, validated and hashed once, then executed straight
-   * by the gateway's executor: its query plan is cached by that hash, and no request goes through
-   * Apollo Server's per-request pipeline again. The executor still validates and coerces each
-   * request's variables; client-sent GraphQL keeps the full pipeline and its limits.
+   * A fixed operation (a REST route's) compiled once; it must be valid. Each request's variables
+   * are still validated and coerced when it runs.
    */
   prepare(query: string): (variables: Record<string, unknown>, context: RequestContext) => Promise<OperationResult> {
-    const document = parse(query);
-    const problems = validate(this.schema, document, [...specifiedRules, ...limitRules(this.limits)]);
-    if (problems.length) throw new Error(`Invalid fixed operation: ${problems.map((p) => p.message).join('; ')}\n${query}`);
-    const operation = getOperationAST(document);
-    if (!operation || (operation.operation !== 'query' && operation.operation !== 'mutation')) throw new Error(`A fixed operation is one query or mutation:\n${query}`);
-    const operationName = operation.name?.value;
-    const queryHash = createHash('sha256').update(query).digest('hex');
-    const executor = (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> }).executor;
-    const logger = quiet(this.opts.logger);
-    return async (variables, context) => {
-      try {
-        const result = await executor({
-          request: { query, operationName, variables },
-          document,
-          operation,
-          operationName,
-          queryHash,
-          source: query,
-          schema: this.schema,
-          context,
-          contextValue: context,
-          logger,
-          metrics: {},
-        });
-        return { data: result.data, errors: result.errors?.map((e) => ({ ...e.toJSON(), extensions: clientExtensions(e.extensions) })) };
-      } catch (err) {
-        this.opts.logger.error('fixed operation failed in the gateway', { err, operationName });
-        return { data: null, errors: [{ message: 'An internal error occurred', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
-      }
-    };
+    const compiled = this.compile(query);
+    if (!('document' in compiled)) throw new Error(`Invalid fixed operation: ${compiled.map((p) => p.message).join('; ')}\n${query}`);
+    if (compiled.operation.operation === 'subscription') throw new Error(`A fixed operation is one query or mutation:\n${query}`);
+    return (variables, context) => this.run(compiled, variables, context);
   }
 
   async stop(): Promise<void> {
@@ -129,14 +129,162 @@ export class PlatformGateway {
     return this.apiSchema;
   }
 
-  async execute(
-    request: Pick<GraphQLRequest, 'query' | 'variables' | 'operationName'>,
-    context: RequestContext,
-  ): Promise<OperationResult> {
-    const response = await this.apollo.executeOperation(request, { contextValue: context });
-    if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
-    return response.body.singleResult;
+  /** An operation of the platform's own (a service calling another, a subscription's event query). */
+  async execute(request: { query: string; variables?: Record<string, unknown>; operationName?: string }, context: RequestContext): Promise<OperationResult> {
+    const compiled = this.compile(request.query, request.operationName);
+    if (!('document' in compiled)) return { errors: compiled.map((e) => e.toJSON()) };
+    if (compiled.operation.operation === 'subscription') return { errors: [{ message: 'A subscription is not run as an operation' }] };
+    const tooCostly = compiled.costVaries && checkCost(this.schema, compiled.document, this.limits, compiled.operationName, request.variables);
+    if (tooCostly) return { errors: [tooCostly.toJSON()] };
+    return this.run(compiled, request.variables ?? {}, context);
   }
+
+  /**
+   * GraphQL over HTTP without Apollo Server's per-request pipeline, for the requests whose answer
+   * it would not shape: a valid query or mutation (parsed, validated with the limits and planned
+   * once per document) whose variables coerce and whose cost with them is in budget. Anything
+   * else (`undefined`) goes through Apollo Server, which answers the problem in its own words.
+   * The answer is Apollo's: errors before data, `extensions.http` turned into the status.
+   */
+  async executeHttp(body: unknown, context: RequestContext): Promise<{ status: number; body: string } | undefined> {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+    const { query, variables, operationName, extensions, ...rest } = body as Record<string, unknown>;
+    if (typeof query !== 'string' || extensions !== undefined || Object.keys(rest).length) return undefined;
+    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
+    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+    const compiled = this.compile(query, operationName ?? undefined);
+    if (!('document' in compiled) || compiled.operation.operation === 'subscription') return undefined;
+    const values = (variables ?? {}) as Record<string, unknown>;
+    if (compiled.operation.variableDefinitions?.length) {
+      const coerced = getVariableValues(this.schema, compiled.operation.variableDefinitions, values, { maxErrors: 1 });
+      if (coerced.errors) return undefined;
+      if (compiled.costVaries && checkCost(this.schema, compiled.document, this.limits, compiled.operationName, values)) return undefined;
+    }
+    const result = await this.run(compiled, values, context);
+    let status = 200;
+    const errors = result.errors?.map((error) => {
+      const { http, ...extensions } = (error.extensions ?? {}) as Record<string, unknown> & { http?: { status?: number } };
+      if (typeof http?.status === 'number') status = http.status;
+      return { ...error, extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } };
+    });
+    return { status, body: JSON.stringify(errors ? { errors, data: result.data } : { data: result.data }) + '\n' };
+  }
+
+  /**
+   * Parses (with the token limit), validates (with the depth, alias and cost limits) and plans a
+   * document once; the answer is cached by document text and operation name. When the plan is a
+   * single fetch from an in-process subgraph, the operation runs on that subgraph's schema
+   * directly: the answer is the one the plan's fetch would give, without the gateway building,
+   * sending and reshaping it (a plan with entities, several subgraphs or introspection runs
+   * through the gateway's executor, as do remote subgraphs with their signed hand-off).
+   */
+  private compile(query: string, operationName?: string): CompiledOperation | readonly GraphQLError[] {
+    const cacheKey = operationName ? `${operationName}\n${query}` : query;
+    const cached = this.compiled.get(cacheKey);
+    if (cached) return cached;
+    let result: CompiledOperation | readonly GraphQLError[];
+    try {
+      const document = parseWithLimits(query, this.limits);
+      const problems = validate(this.schema, document, this.validationRules);
+      const operation = problems.length ? undefined : getOperationAST(document, operationName);
+      if (problems.length) result = problems;
+      else if (!operation) result = [new GraphQLError(operationName ? `Unknown operation named "${operationName}".` : 'The document has several operations: give operationName.')];
+      else {
+        result = {
+          query,
+          document,
+          operation,
+          operationName: operation.name?.value,
+          queryHash: createHash('sha256').update(query).digest('hex'),
+          costVaries: !!operation.variableDefinitions?.length,
+          direct: operation.operation === 'subscription' ? undefined : this.directSubgraph(document, operationName),
+        };
+      }
+    } catch (err) {
+      if (!(err instanceof GraphQLError)) throw err;
+      result = [err];
+    }
+    if (this.compiled.size >= COMPILED_CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
+    this.compiled.set(cacheKey, result);
+    return result;
+  }
+
+  /** The in-process subgraph that answers the whole operation in one root fetch, if there is one. */
+  private directSubgraph(document: DocumentNode, operationName?: string): SubgraphExecutor | undefined {
+    if (hasIntrospection(document)) return undefined;
+    this.planner ??= (() => {
+      const supergraph = Supergraph.build(this.opts.supergraphSdl);
+      return { apiSchema: supergraph.apiSchema(), planner: new QueryPlanner(supergraph) };
+    })();
+    const plan = this.planner.planner.buildQueryPlan(operationFromDocument(this.planner.apiSchema, document, { operationName }));
+    const node = plan.node;
+    if (node?.kind !== 'Fetch' || node.requires || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return undefined;
+    const local = this.opts.local[node.serviceName];
+    return local && validate(local.schema, document).length === 0 ? local : undefined;
+  }
+
+  private async run(compiled: CompiledOperation, variables: Record<string, unknown>, context: RequestContext): Promise<OperationResult> {
+    try {
+      const result = compiled.direct
+        ? await compiled.direct.executeDocument(compiled.document, definedOnly(variables), context, compiled.operationName)
+        : await this.executor({
+            request: { query: compiled.query, operationName: compiled.operationName, variables },
+            document: compiled.document,
+            operation: compiled.operation,
+            operationName: compiled.operationName,
+            queryHash: compiled.queryHash,
+            source: compiled.query,
+            schema: this.schema,
+            context,
+            contextValue: context,
+            logger: this.quietLogger,
+            metrics: {},
+          });
+      // As the gateway answers: no locations (a planned fetch's would point into the subgraph's document).
+      const errors = result.errors?.map(({ message, path, extensions }) => ({ message, ...(path && { path }), extensions: clientExtensions(extensions) }));
+      return { data: result.data, ...(errors && { errors }) };
+    } catch (err) {
+      this.opts.logger.error('operation failed in the gateway', { err, operationName: compiled.operationName });
+      return { data: null, errors: [{ message: 'An internal error occurred', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+    }
+  }
+}
+
+interface CompiledOperation {
+  query: string;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  operationName?: string;
+  queryHash: string;
+  /** The cost estimate depends on the request's variables (validation only saw their defaults). */
+  costVaries: boolean;
+  /** The in-process subgraph that answers it alone (see `compile`). */
+  direct?: SubgraphExecutor;
+}
+
+/** Distinct documents kept compiled; the oldest goes first (REST routes and internal operations are a few hundred). */
+const COMPILED_CACHE_SIZE = 2000;
+
+/** Variables as a subgraph receives them over the wire: an `undefined` value is absent, not null. */
+function definedOnly(variables: Record<string, unknown>): Record<string, unknown> {
+  for (const name in variables) {
+    if (variables[name] === undefined) return Object.fromEntries(Object.entries(variables).filter(([, v]) => v !== undefined));
+  }
+  return variables;
+}
+
+function hasIntrospection(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value === '__schema' || node.name.value === '__type') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /**

@@ -114,6 +114,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       }
     }
     reply.headers(admission.headers);
+    if (req.method === 'POST') {
+      const answer = await deps.gateway.executeHttp(req.body, admission.context);
+      if (answer) {
+        return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(answer.body);
+      }
+    }
     const headers = new HeaderMap();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);

@@ -120,12 +120,13 @@ function assertEveryOperationAuthorized(spec: SubgraphSpec): void {
   }
 }
 
-export type SubgraphExecutor = (
-  query: string,
-  variables: Record<string, unknown> | undefined,
-  context: RequestContext,
-  operationName?: string,
-) => Promise<ExecutionResult>;
+/** Runs operations on one subgraph schema (in this process). */
+export interface SubgraphExecutor {
+  (query: string, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string): Promise<ExecutionResult>;
+  readonly schema: GraphQLSchema;
+  /** A document the caller has already validated against `schema`. */
+  executeDocument(document: DocumentNode, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string): Promise<ExecutionResult>;
+}
 
 /**
  * Executes operations against one subgraph schema, parsing and validating each distinct
@@ -133,7 +134,11 @@ export type SubgraphExecutor = (
  */
 export function createExecutor(schema: GraphQLSchema, logger: Logger): SubgraphExecutor {
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
-  return async (query, variables, context, operationName) => {
+  const executeDocument: SubgraphExecutor['executeDocument'] = async (document, variables, context, operationName) => {
+    const result = await execute({ schema, document, variableValues: variables, contextValue: context, operationName });
+    return result.errors ? { ...result, errors: result.errors.map((e) => formatError(e, context, logger)) } : result;
+  };
+  const run = async (query: string, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string) => {
     let doc = documents.get(query);
     if (!doc) {
       try {
@@ -147,15 +152,9 @@ export function createExecutor(schema: GraphQLSchema, logger: Logger): SubgraphE
       documents.set(query, doc);
     }
     if (Array.isArray(doc)) return { errors: doc as GraphQLError[] };
-    const result = await execute({
-      schema,
-      document: doc as DocumentNode,
-      variableValues: variables,
-      contextValue: context,
-      operationName,
-    });
-    return result.errors ? { ...result, errors: result.errors.map((e) => formatError(e, context, logger)) } : result;
+    return executeDocument(doc as DocumentNode, variables, context, operationName);
   };
+  return Object.assign(run, { schema, executeDocument });
 }
 
 /** Resolver errors -> GraphQL errors carrying {code, http, details}; unexpected ones are logged and hidden. */

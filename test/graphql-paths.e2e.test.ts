@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'graphql';
+import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
+import type { BuiltSubgraph } from '../kernel/subgraph';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * GraphQL over HTTP has two paths (gateway/gateway.ts): a POST whose document is valid runs its
+ * compiled operation (on the one in-process subgraph its plan fetches from, or through the
+ * gateway's executor), everything else goes through Apollo Server's pipeline, as every GET does.
+ * A client must not be able to tell them apart: each request here is sent both ways and the two
+ * answers compared (status, content type and body), and a few are pinned down outright.
+ */
+
+/** A second subgraph contributing a field to ApiKey, so that a plan can span two subgraphs. */
+function auditSubgraph(): BuiltSubgraph {
+  const schema = buildSubgraphSchema({
+    typeDefs: parse(`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+      type ApiKey @key(fields: "id") {
+        id: ID!
+        auditLabel: String!
+      }
+    `),
+    resolvers: { ApiKey: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, auditLabel: `audited:${ref.id.slice(0, 8)}` }) } },
+  });
+  return { name: 'audit', schema, sdl: printSubgraphSchema(schema) };
+}
+
+let p: TestPlatform;
+let keyId: string;
+let reader: string;
+
+before(async () => {
+  p = await startTestPlatform({}, { extraSubgraphs: [auditSubgraph()] });
+  keyId = (await p.createKey({ name: 'paths' })).id;
+  reader = (await p.createKey({ name: 'reader', permissions: ['agent:read'] })).key;
+});
+after(async () => {
+  await p?.stop();
+});
+
+interface Sent {
+  status: number;
+  contentType: string | null;
+  body: string;
+}
+
+async function both(query: string, variables?: Record<string, unknown>, key: string | null = p.adminKey): Promise<{ post: Sent; get: Sent }> {
+  const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  const read = async (res: Response): Promise<Sent> => ({ status: res.status, contentType: res.headers.get('content-type'), body: await res.text() });
+  const post = await read(
+    await fetch(`${p.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+  );
+  const search = new URLSearchParams({ query, ...(variables && { variables: JSON.stringify(variables) }) });
+  const get = await read(await fetch(`${p.url}/graphql?${search}`, { headers: { ...auth, 'apollo-require-preflight': 'true' } }));
+  return { post, get };
+}
+
+describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', () => {
+  test('one subgraph, two subgraphs, aliases, fragments, __typename, errors with their status, partial data', async () => {
+    const cases: [string, Record<string, unknown>?, (string | null)?][] = [
+      ['query($id: ID!){ apiKey(id: $id){ id name tier permissions status } }', { id: keyId }],
+      ['query Named($id: ID!){ k: apiKey(id: $id){ ...F __typename } __typename } fragment F on ApiKey { name createdAt }', { id: keyId }],
+      ['query($id: ID!){ apiKey(id: $id){ id name auditLabel } }', { id: keyId }],
+      ['query($id: ID!){ apiKey(id: $id){ id } }', { id: '00000000-0000-0000-0000-000000000000' }],
+      ['{ a: apiKey(id: "nope"){ id } b: __typename }'],
+      ['{ apiKeys { id } }', undefined, reader],
+      ['{ apiKeys { id } }', undefined, null],
+      ['query($n: Int!){ promptAbTests(promptId: "none", limit: $n){ testId } }', { n: 2 }],
+    ];
+    for (const [query, variables, key] of cases) {
+      const { post, get } = await both(query, variables, key);
+      assert.deepEqual(post, get, query);
+      assert.match(post.body, /\n$/);
+    }
+    const partial = await both('{ a: apiKey(id: "nope"){ id } b: __typename }');
+    assert.equal(partial.post.status, 404);
+    assert.deepEqual(JSON.parse(partial.post.body).errors.map((e: any) => [e.path, e.extensions.code, 'http' in e.extensions]), [[['a'], 'resource_not_found', false]]);
+    const spanning = JSON.parse((await both('query($id: ID!){ apiKey(id: $id){ name auditLabel } }', { id: keyId })).post.body);
+    assert.deepEqual(spanning, { data: { apiKey: { name: 'paths', auditLabel: `audited:${keyId.slice(0, 8)}` } } });
+  });
+
+  test('what the compiled path does not answer itself gets Apollo Server’s own answer', async () => {
+    const post = (body: unknown) =>
+      fetch(`${p.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+        async (r) => ({ status: r.status, body: (await r.json()) as any }),
+      );
+    const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
+    assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
+    const unknownField = await post({ query: '{ apiKeys { nope } }' });
+    assert.deepEqual([unknownField.status, unknownField.body.errors[0].extensions.code], [400, 'GRAPHQL_VALIDATION_FAILED']);
+    const two = await post({ query: 'query A { __typename } query B { __typename }' });
+    assert.deepEqual([two.status, two.body.errors[0].extensions.code], [400, 'BAD_REQUEST']);
+    const chosen = await post({ query: 'query A { __typename } query B { __typename }', operationName: 'B' });
+    assert.deepEqual([chosen.status, chosen.body], [200, { data: { __typename: 'Query' } }]);
+    const costly = await post({ query: 'query($n: Int!){ promptAbTests(promptId: "none", limit: $n){ testId } }', variables: { n: 1_000_000 } });
+    assert.deepEqual([costly.status, costly.body.errors[0].extensions.code], [400, 'query_too_complex']);
+    const subscription = await post({ query: 'subscription { apiKeyUpdated(id: "x") { id } }' });
+    assert.equal(subscription.status, 400);
+  });
+});
