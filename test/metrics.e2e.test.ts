@@ -59,7 +59,9 @@ let seed = 42;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 
 before(async () => {
-  p = await startTestPlatform({ METRICS_SAMPLE_INTERVAL_MS: '200' });
+  // The generated history is months old: the engine's retention (14 days by default) would prune
+  // it at its first maintenance run, a minute after start, in the middle of a slow run of this file.
+  p = await startTestPlatform({ METRICS_SAMPLE_INTERVAL_MS: '200', ENGINE_EXECUTION_MAX_AGE_DAYS: '36500' });
   db = new Client({ connectionString: p.db.url });
   await db.connect();
   key = (await p.createKey({ permissions: ['metrics:read', 'agent:read'], tier: 'starter' })).key;
