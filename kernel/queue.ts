@@ -98,6 +98,9 @@ interface RunningJob {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
+/** Published after a job is committed: idle workers claim at once instead of at their next poll. */
+export const QUEUE_WAKEUP = 'queue.wakeup';
+
 const CLAIM = `
   UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
          started_at = now(), updated_at = now()
@@ -215,9 +218,26 @@ export class Queue {
   }
 
   async enqueue<T>(name: string, data: T, options: EnqueueOptions = {}, manager?: EntityManager): Promise<string> {
+    const params: unknown[] = [];
+    const sql = `SELECT ${this.addJob(params, name, data, options)} AS id`;
+    const [row] = rowsOf<{ id: string | null }>(await (manager ? manager.query(sql, params) : this.db.query(sql, params)));
+    if (!row?.id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
+    // In a caller's transaction the claim finds nothing until commit; the poll then picks it up.
+    await this.events.publish(QUEUE_WAKEUP, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
+    return row.id;
+  }
+
+  /**
+   * `enqueue` as an expression for a caller's own statement (`platform.add_job(...)`, its
+   * parameters appended to `params`): the job is written with the caller's rows, in one round
+   * trip. The expression's value is the job's id (NULL only after three lost key races). The
+   * caller publishes QUEUE_WAKEUP once its statement has committed.
+   */
+  addJob<T>(params: unknown[], name: string, data: T, options: EnqueueOptions = {}): string {
     const priority = options.priority ?? 'normal';
     if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
-    const params = [
+    const at = params.length;
+    params.push(
       name,
       JSON.stringify(data ?? null),
       PRIORITY[priority],
@@ -226,32 +246,9 @@ export class Queue {
       positiveInt('backoffMs', options.backoffMs, 1000, 0),
       positiveInt('timeoutMs', options.timeoutMs, 5 * 60_000),
       options.key ?? null,
-    ];
-    const run = (sql: string, p: unknown[]) => (manager ? manager.query(sql, p) : this.db.query(sql, p));
-    let id: string | undefined;
-    // A key's holder may finish between the conflicting insert and the lookup: then insert again.
-    for (let i = 0; i < 3 && !id; i++) {
-      const inserted = rowsOf<{ id: string }>(
-        await run(
-          `INSERT INTO platform.jobs (name, data, priority, run_at, max_attempts, backoff_ms, timeout_ms, key)
-           VALUES ($1, $2::jsonb, $3, coalesce($4::timestamptz, now()), $5, $6, $7, $8)
-           ON CONFLICT (key) WHERE state IN ('queued','running') DO NOTHING
-           RETURNING id`,
-          params,
-        ),
-      );
-      id = inserted[0]?.id;
-      if (!id) {
-        const existing = rowsOf<{ id: string }>(
-          await run(`SELECT id FROM platform.jobs WHERE key = $1 AND state IN ('queued','running')`, [options.key]),
-        );
-        if (existing[0]) return existing[0].id;
-      }
-    }
-    if (!id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
-    // In a caller's transaction the claim finds nothing until commit; the poll then picks it up.
-    await this.events.publish('queue.wakeup', { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
-    return id;
+    );
+    const $ = (i: number) => `$${at + i}`;
+    return `platform.add_job(${$(1)}::text, ${$(2)}::jsonb, ${$(3)}::smallint, ${$(4)}::timestamptz, ${$(5)}::int, ${$(6)}::int, ${$(7)}::int, ${$(8)}::text)`;
   }
 
   async cancel(id: string, reason?: string): Promise<JobState | null> {
@@ -323,7 +320,7 @@ export class Queue {
     if (this.started) return;
     await this.heartbeat();
     this.started = true;
-    this.offWakeup = this.events.subscribe('queue.wakeup', (p: { name?: string } | undefined) => {
+    this.offWakeup = this.events.subscribe(QUEUE_WAKEUP, (p: { name?: string } | undefined) => {
       if (!p?.name || this.handlers.has(p.name)) void this.claim();
     });
     this.offCancel = this.events.subscribe('queue.cancel', (p: { id?: string; reason?: string } | undefined) => {

@@ -22,6 +22,7 @@ import { ResourceSampler } from './metrics.sampler';
 import { MetricsService } from './metrics.service';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
+import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
 import { registerPrometheus } from './prometheus';
 import { seedAgentPrompts } from './prompts.seed';
 import { TaskEntity } from './task.entity';
@@ -126,7 +127,7 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
   entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
-  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160, ResourceSamples1763769601600, TaskListIndexes1763769601610],
+  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160, ResourceSamples1763769601600, TaskListIndexes1763769601610, KeyTaskSlots1763769601710],
   subscriptions: [
     {
       field: 'apiKeyUpdated',

@@ -8,7 +8,7 @@ import type { EventBus } from '../../kernel/events';
 import type { LlmProvider } from '../../kernel/llm';
 import type { Logger } from '../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
-import type { Queue } from '../../kernel/queue';
+import { QUEUE_WAKEUP, type Queue } from '../../kernel/queue';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { toArtifact, type TaskArtifactEntity } from './artifact.entity';
@@ -47,8 +47,6 @@ import { UUID } from '../../kernel/ids';
 
 export const TASK_JOB = 'control-plane.task';
 export const TASK_UPDATED = 'control-plane.task.updated';
-/** kernel/queue.ts's wake-up topic (its workers claim at once on it). */
-const QUEUE_WAKEUP = 'queue.wakeup';
 /** The spec's endpoint limit: agent executions one worker process runs at once. */
 export const AGENT_CONCURRENCY = 50;
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -157,66 +155,54 @@ export class TaskService {
     const secretEnc = v.webhook?.secret ? this.cipherOrFail().encrypt(v.webhook.secret, id) : null;
     const job: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
 
-    const store = async (m: EntityManager): Promise<TaskEntity> => {
-      const jobId = await this.deps.queue.enqueue<TaskJobData>(
-        TASK_JOB,
-        job,
-        // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
-        { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` },
-        m,
-      );
-      // With a per-key limit the insert first takes the key's lock, which serialises one key's
-      // creations; the count that follows (a fresh snapshot under READ COMMITTED) includes this task.
-      const [row] = await m.query(
-        `INSERT INTO control_plane.tasks
-           (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
-            webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
-         SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
-                $10::text, $11::text[], $12::bytea, $13::uuid, $14::uuid, $15::uuid, $16::text, $17::real
-           FROM (SELECT CASE WHEN $18::boolean THEN pg_advisory_xact_lock(hashtextextended($14::text, 7270400)) END) AS serialised
-         RETURNING ${TASK_COLUMNS}`,
-        [
-          id,
-          v.agent.agentId,
-          v.spec.taskType,
-          v.priority,
-          v.mode,
-          v.timeout,
-          JSON.stringify(v.context),
-          v.forge ? JSON.stringify(v.forge) : null,
-          v.config ? JSON.stringify(v.config) : null,
-          v.webhook?.url ?? null,
-          v.webhook?.events ?? null,
-          secretEnc,
-          jobId,
-          keyId,
-          origin?.orchestrationId ?? null,
-          origin?.stage ?? null,
-          estimatedDuration,
-          limit !== null,
-        ],
-      );
-      if (limit !== null && principal.kind === 'apiKey') {
-        const [{ active }] = await m.query(
-          `SELECT count(*)::int AS active FROM control_plane.tasks WHERE created_by_key = $1 AND status IN ('queued','running')`,
-          [keyId],
-        );
-        if (active > limit) {
-          throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
-            limit,
-            window: 'concurrent',
-            retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
-            tier: principal.tier,
-            active: active - 1,
-          });
-        }
-      }
-      return toTaskEntity(row);
-    };
-
-    if (origin?.manager) return store(origin.manager);
-    const task = await this.deps.db.transaction(store);
-    await this.announce(task);
+    // One statement, its own transaction: with a per-key limit it first takes the key's lock and
+    // counts (control_plane.lock_key_tasks); the job and the task are written only under the limit.
+    const params: unknown[] = [
+      id,
+      v.agent.agentId,
+      v.spec.taskType,
+      v.priority,
+      v.mode,
+      v.timeout,
+      JSON.stringify(v.context),
+      v.forge ? JSON.stringify(v.forge) : null,
+      v.config ? JSON.stringify(v.config) : null,
+      v.webhook?.url ?? null,
+      v.webhook?.events ?? null,
+      secretEnc,
+      keyId,
+      origin?.orchestrationId ?? null,
+      origin?.stage ?? null,
+      estimatedDuration,
+      limit,
+    ];
+    // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
+    const addJob = this.deps.queue.addJob<TaskJobData>(params, TASK_JOB, job, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` });
+    const sql = `
+      WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
+      job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
+      task AS (
+        INSERT INTO control_plane.tasks
+          (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
+           webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
+        SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
+               $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
+          FROM job
+        RETURNING ${TASK_COLUMNS})
+      SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`;
+    const [row] = rowsOf(await (origin?.manager ?? this.deps.db.manager).query(sql, params));
+    if (!row?.id) {
+      if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
+      throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
+        limit,
+        window: 'concurrent',
+        retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
+        tier: principal.tier,
+        active: row?.active_before ?? limit,
+      });
+    }
+    const task = toTaskEntity(row);
+    if (!origin?.manager) await this.announce(task);
     return task;
   }
 

@@ -6,7 +6,7 @@ import { AppError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import { guardedFetch, type OutboundPolicy } from '../../kernel/outbound';
-import type { JobContext, Priority, Queue } from '../../kernel/queue';
+import { QUEUE_WAKEUP, type JobContext, type Priority, type Queue } from '../../kernel/queue';
 import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionMode, ExecutionStatus } from './execution.entity';
 import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome } from './executor';
@@ -718,7 +718,7 @@ export class ExecutionRunner {
   }
 
   private wakeQueue(name: string): void {
-    void this.deps.events.publish('queue.wakeup', { name }).catch(() => undefined);
+    void this.deps.events.publish(QUEUE_WAKEUP, { name }).catch(() => undefined);
   }
 
   async publish(executionId: string, status: ExecutionStatus): Promise<void> {
