@@ -345,6 +345,50 @@ describe('Queue', () => {
     assert.notEqual(c, a);
   });
 
+  test('addJob writes the job inside the caller\'s statement: both rows or neither', async () => {
+    await ds.query(`CREATE TABLE IF NOT EXISTS public.orders (id uuid PRIMARY KEY, job_id uuid NOT NULL, total int NOT NULL CHECK (total > 0))`);
+    const q = makeQueue();
+    const job = name('order');
+    const seen: string[] = [];
+    q.register<{ order: string }>(job, async ({ data }) => void seen.push(data.order));
+    const insert = (order: string, total: number) => {
+      const params: unknown[] = [order, total];
+      const add = q.addJob(params, job, { order }, { key: `order:${order}` });
+      return ds.query(`INSERT INTO public.orders (id, job_id, total) SELECT $1::uuid, ${add}, $2::int RETURNING job_id`, params);
+    };
+    const good = randomUUID();
+    const [{ job_id }] = await insert(good, 10);
+    const bad = randomUUID();
+    await assert.rejects(insert(bad, 0), /check constraint/);
+    assert.equal((await ds.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = $1`, [`order:${bad}`]))[0].n, 0, 'the refused row took its job with it');
+    await q.start();
+    await waitFor('the order job', () => seen.length === 1);
+    assert.deepEqual(seen, [good]);
+    assert.equal((await q.get(job_id))?.state, 'completed');
+  });
+
+  test('a handler may end its job in its own statement (completion); if that statement rolls back, the queue ends it', async () => {
+    const q = makeQueue();
+    const job = name('inline');
+    const states: string[] = [];
+    q.register<{ commit: boolean }>(job, async ({ data, completion }) => {
+      const params: unknown[] = [];
+      const end = completion(params);
+      await ds
+        .transaction(async (m) => {
+          states.push((await m.query(`SELECT ${end.sql} AS state`, params))[0].state);
+          if (!data.commit) throw new Error('rolled back');
+        })
+        .then(() => end.done(), () => undefined);
+    });
+    await q.start();
+    const committed = await q.enqueue(job, { commit: true });
+    const rolledBack = await q.enqueue(job, { commit: false });
+    await waitFor('both', () => q.stats().completed === 2);
+    assert.deepEqual(states, ['completed', 'completed']);
+    for (const id of [committed, rolledBack]) assert.equal((await q.get(id))?.state, 'completed');
+  });
+
   test('rejects invalid options', async () => {
     const q = makeQueue();
     await assert.rejects(q.enqueue('x', {}, { priority: 'urgent' as never }), /priority/);

@@ -39,10 +39,19 @@ export interface JobContext<T = unknown> {
   attempt: number;
   maxAttempts: number;
   signal: AbortSignal;
+  /**
+   * Completing the job inside the handler's own statement: `sql` is an expression (its
+   * parameters appended to `params`) whose value is the job's state once the statement has run.
+   * The handler calls `done()` once that statement has committed; the queue then writes nothing
+   * more for this attempt. Without `done()` the queue finishes the attempt itself, as always.
+   */
+  completion(params: unknown[]): { sql: string; done(): void };
 }
+/** A job's attempt as failure hooks see it. */
+export type JobAttempt = Omit<JobContext, 'signal' | 'completion'>;
 export type JobHandler<T = any> = (ctx: JobContext<T>) => Promise<unknown>;
 export interface HandlerOptions {
-  onFinalFailure?: (ctx: Omit<JobContext, 'signal'>, error: { code: string; message: string }) => Promise<void>;
+  onFinalFailure?: (ctx: JobAttempt, error: { code: string; message: string }) => Promise<void>;
 }
 
 export interface JobInfo {
@@ -92,6 +101,8 @@ interface ClaimedRow {
 
 interface RunningJob {
   abortedBy: JobAbortedError['code'] | null;
+  /** The handler finished the job in its own committed statement (JobContext.completion). */
+  completedInline?: boolean;
   abort(error: JobAbortedError): void;
   done: Promise<void>;
 }
@@ -112,16 +123,8 @@ const CLAIM = `
     FOR UPDATE SKIP LOCKED)
   RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms`;
 
-/** Ends an attempt held by this worker; a cancel request wins over whatever the handler did. */
-const FINISH = `
-  UPDATE platform.jobs SET
-    state = CASE WHEN cancel_requested THEN 'cancelled' ELSE $3::text END,
-    last_error = CASE WHEN cancel_requested THEN last_error ELSE coalesce($4, last_error) END,
-    run_at = CASE WHEN $3::text = 'queued' THEN now() + $5::int * interval '1 millisecond' ELSE run_at END,
-    finished_at = CASE WHEN cancel_requested OR $3::text <> 'queued' THEN now() END,
-    locked_by = NULL, locked_at = NULL, updated_at = now()
-  WHERE id = $1 AND locked_by = $2 AND state = 'running'
-  RETURNING state`;
+/** Ends an attempt held by this worker (platform.finish_job: a cancel request wins). */
+const FINISH = `SELECT platform.finish_job($1, $2, $3, $4, $5) AS state`;
 
 /** Gives jobs back without consuming their attempt (this worker is stopping). */
 const HAND_BACK = `
@@ -446,8 +449,12 @@ export class Queue {
     const timeout = new JobAbortedError('timeout', `Job exceeded its timeout of ${row.timeout_ms} ms`);
     const timer = setTimeout(() => job.abort(timeout), Math.min(row.timeout_ms, MAX_TIMER_MS));
     const ctx = { id: row.id, name: row.name, data: row.data, attempt: row.attempt, maxAttempts: row.max_attempts };
+    const completion = (params: unknown[]) => {
+      params.push(row.id, this.workerId);
+      return { sql: `platform.finish_job($${params.length - 1}::uuid, $${params.length}::uuid, 'completed', NULL, 0)`, done: () => (job.completedInline = true) };
+    };
     Promise.resolve()
-      .then(() => handler({ ...ctx, signal: controller.signal }))
+      .then(() => handler({ ...ctx, signal: controller.signal, completion }))
       .then(
         () => settle({ ok: true }),
         (error) => settle({ ok: false, error }),
@@ -470,10 +477,14 @@ export class Queue {
     row: ClaimedRow,
     job: RunningJob,
     outcome: Outcome,
-    ctx: Omit<JobContext, 'signal'>,
+    ctx: JobAttempt,
     options: HandlerOptions,
   ): Promise<void> {
     // A handler that still returned normally did its work, whatever aborted it.
+    if (outcome.ok && job.completedInline) {
+      this.counts.completed++;
+      return;
+    }
     if (outcome.ok) {
       const [r] = rowsOf<{ state: JobState }>(await this.db.query(FINISH, [row.id, this.workerId, 'completed', null, 0]));
       if (r?.state === 'completed') this.counts.completed++;
@@ -503,7 +514,7 @@ export class Queue {
     }
   }
 
-  private async finalFailure(ctx: Omit<JobContext, 'signal'>, error: { code: string; message: string }, options?: HandlerOptions): Promise<void> {
+  private async finalFailure(ctx: JobAttempt, error: { code: string; message: string }, options?: HandlerOptions): Promise<void> {
     this.logger.warn('job failed', { job: ctx.id, name: ctx.name, attempt: ctx.attempt, error });
     try {
       await options?.onFinalFailure?.(ctx, error);

@@ -5,7 +5,7 @@ import { SecretCipher } from './crypto';
 import { AppError, errors } from './errors';
 import type { Logger } from './logger';
 import { guardedFetch, validateCallbackUrl, type OutboundPolicy } from './outbound';
-import type { JobContext, Queue } from './queue';
+import type { JobAttempt, JobContext, Queue } from './queue';
 import { UUID } from './ids';
 
 /**
@@ -269,7 +269,7 @@ export class WebhookSender {
   }
 
   /** The queue gave up without the handler recording it (e.g. the job timed out or the worker died). */
-  private async giveUp(ctx: Omit<JobContext, 'signal'>, error: { code: string; message: string }): Promise<void> {
+  private async giveUp(ctx: JobAttempt, error: { code: string; message: string }): Promise<void> {
     const id = (ctx.data as DeliverJob).deliveryId;
     await this.db.transaction(async (m) => {
       await m.query(

@@ -117,7 +117,7 @@ export class TaskRuntime {
       Math.max(0, deadline - Date.now()),
     );
     try {
-      await this.steps(task, agent, spec, running.secretEnc, controller.signal, deadline);
+      await this.steps(task, agent, spec, running.secretEnc, controller.signal, deadline, job);
       return { completed: true };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : null;
@@ -153,7 +153,7 @@ export class TaskRuntime {
     };
   }
 
-  private async steps(task: TaskEntity, agent: AgentSpec, spec: TaskTypeSpec, secretEnc: Buffer | null, signal: AbortSignal, deadline: number): Promise<void> {
+  private async steps(task: TaskEntity, agent: AgentSpec, spec: TaskTypeSpec, secretEnc: Buffer | null, signal: AbortSignal, deadline: number, job: JobContext<TaskJobData>): Promise<void> {
     const gate = task.forge?.validateGates === true;
     const names = [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
     let done = 0;
@@ -211,6 +211,18 @@ export class TaskRuntime {
     };
     const finalProgress = progressOf(names, names.length);
     const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
+    // The result, its files and the job's end in one statement (one commit).
+    const params: unknown[] = [
+      task.id,
+      JSON.stringify(result),
+      JSON.stringify(finalProgress),
+      built.files.map((f) => f.path),
+      built.files.map((f) => f.kind),
+      built.files.map((f) => f.content),
+      built.files.map((f) => f.lines),
+      built.files.map((f) => f.bytes),
+    ];
+    const jobEnd = job.completion(params);
     const complete = async (m: EntityManager) => {
       const [row] = await m.query(
         `WITH t AS (
@@ -223,18 +235,9 @@ export class TaskRuntime {
            SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
              FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
            RETURNING 1
-         )
-         SELECT * FROM t`,
-        [
-          task.id,
-          JSON.stringify(result),
-          JSON.stringify(finalProgress),
-          built.files.map((f) => f.path),
-          built.files.map((f) => f.kind),
-          built.files.map((f) => f.content),
-          built.files.map((f) => f.lines),
-          built.files.map((f) => f.bytes),
-        ],
+         ), job AS (SELECT ${jobEnd.sql} AS state FROM t)
+         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`,
+        params,
       );
       if (!row) throw new TaskStopped();
       const done = toTaskEntity(row);
@@ -242,6 +245,7 @@ export class TaskRuntime {
       return done;
     };
     const finished = wantsWebhook ? await this.deps.db.transaction(complete) : await complete(this.deps.db.manager);
+    jobEnd.done(); // committed: the job ended with the task
     await this.deps.tasks.publish(finished);
   }
 
@@ -250,13 +254,16 @@ export class TaskRuntime {
   /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
   private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
     const move = async (m: EntityManager): Promise<RunningRow | null> => {
+      // Like progress, `running` is re-derived by a resumed attempt (the claimed job is durable):
+      // its commit need not wait for the WAL flush.
       const [row] = rowsOf(await m.query(
-        `UPDATE control_plane.tasks t
+        `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+         UPDATE control_plane.tasks t
             SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
                 progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
                   THEN '{"percentage": 0, "currentStep": "validating the entry gate", "stepsCompleted": 0, "stepsTotal": 4}'::jsonb
                   ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
-           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p
+           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p, relaxed
           WHERE t.id = p.id AND t.status IN ('queued','running')
           RETURNING ${TASK_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}, p.previous, t.webhook_secret_enc`,
         [taskId],

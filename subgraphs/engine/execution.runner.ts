@@ -6,7 +6,7 @@ import { AppError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import { guardedFetch, type OutboundPolicy } from '../../kernel/outbound';
-import { QUEUE_WAKEUP, type JobContext, type Priority, type Queue } from '../../kernel/queue';
+import { QUEUE_WAKEUP, type JobAttempt, type JobContext, type Priority, type Queue } from '../../kernel/queue';
 import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionMode, ExecutionStatus } from './execution.entity';
 import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome } from './executor';
@@ -159,7 +159,7 @@ export class ExecutionRunner {
 
   /** Job handlers and the cross-process cancel signal. */
   register(queue: Queue): void {
-    const onFinalFailure = async (ctx: Omit<JobContext, 'signal'>, error: { code: string; message: string }) => {
+    const onFinalFailure = async (ctx: JobAttempt, error: { code: string; message: string }) => {
       await this.failLost((ctx.data as { executionId: string }).executionId, ctx.id, `${error.code}: ${error.message}`);
     };
     queue.register<{ executionId: string }>(EXECUTE_JOB, (ctx) => this.runQueued(ctx), { onFinalFailure });

@@ -3,6 +3,7 @@ import { Jobs1763769600100 } from './1763769600100-jobs';
 import { WebhookDeliveries1763769600200 } from './1763769600200-webhook-deliveries';
 import { RunClock1763769601150 } from './1763769601150-run-clock';
 import { AddJob1763769601700 } from './1763769601700-add-job';
+import { FinishJob1763769601720 } from './1763769601720-finish-job';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
-export const kernelMigrations: Function[] = [PlatformSchema1763769600000, Jobs1763769600100, WebhookDeliveries1763769600200, RunClock1763769601150, AddJob1763769601700];
+export const kernelMigrations: Function[] = [PlatformSchema1763769600000, Jobs1763769600100, WebhookDeliveries1763769600200, RunClock1763769601150, AddJob1763769601700, FinishJob1763769601720];
