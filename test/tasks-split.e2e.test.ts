@@ -116,6 +116,21 @@ describe('agent tasks in split mode', () => {
     assert.ok(Date.now() - t0 >= 1000 && Date.now() - t0 < 5_000);
   });
 
+  test('a prompt edited at the gateway reaches the worker’s next task (its cached version is dropped across processes)', async () => {
+    fake.delay(0);
+    const id = 'postmortem-analyst-write-postmortem';
+    const before = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    assert.equal(before.body.data.status, 'completed', JSON.stringify(before.body));
+    const version = before.body.data.result.promptVersion as number;
+    const edited = await call('PUT', `/v1/promptlib/prompts/${id}`, { template: 'Postmortem of {{incident}} at {{severity}}, edited.', createNewVersion: true });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    const seen = fake.chatBodies().length;
+    const after = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    assert.equal(after.body.data.status, 'completed', JSON.stringify(after.body));
+    assert.equal(after.body.data.result.promptVersion, version + 1);
+    assert.equal(fake.chatBodies()[seen].messages[0].content, 'Postmortem of API outage 2026-11-20 at sev2, edited.');
+  });
+
   test('cancel in the subgraph process aborts the model call in the worker', async () => {
     fake.delay(8000);
     const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));

@@ -15,9 +15,17 @@ import { PromptService } from './prompt.service';
 import { PromptTestService } from './prompt-test.service';
 import { RefineService } from './refine.service';
 
-/** The services of the prompt library, built once per kernel. */
+const built = new WeakMap<object, ReturnType<typeof build>>();
+
+/** The services of the prompt library, built once per kernel (`create` and `start` share them). */
 export function createPromptlib(kernel: Kernel) {
-  const prompts = new PromptService(kernel.db);
+  let services = built.get(kernel);
+  if (!services) built.set(kernel, (services = build(kernel)));
+  return services;
+}
+
+function build(kernel: Kernel) {
+  const prompts = new PromptService(kernel.db, kernel.events);
   const tests = new PromptTestService(kernel.db, prompts, kernel.llm, kernel.rateLimiter);
   return {
     prompts,
@@ -61,6 +69,6 @@ export const promptlib: ServiceModule<Kernel> = {
   },
   /** Seeds the prompts the platform itself uses (the prompt-refiner's), if they are missing. */
   start: async (kernel) => {
-    await new PromptService(kernel.db).ensureSeeded();
+    await createPromptlib(kernel).prompts.ensureSeeded();
   },
 };

@@ -1,3 +1,5 @@
+import { SharedReadCache } from '../../kernel/cache';
+import type { EventBus } from '../../kernel/events';
 import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
@@ -167,11 +169,23 @@ function performanceOf(rows: { total: number; ok: number; tokens: string | numbe
   };
 }
 
+/** Published (with the prompt's id) after a change to a prompt's versions, status or pins. */
+export const PROMPT_CHANGED = 'promptlib.prompt.changed';
+
 export class PromptService {
   readonly loader: FragmentLoader;
+  /**
+   * Version rows read on every test, chain step and agent task (the latest, the active, a given
+   * number), kept until the prompt changes in any process (kernel/cache.ts).
+   */
+  private readonly versions: SharedReadCache<PromptVersionRow | null>;
 
-  constructor(private readonly db: DataSource) {
+  constructor(
+    private readonly db: DataSource,
+    events: EventBus,
+  ) {
     this.loader = new FragmentLoader(db);
+    this.versions = new SharedReadCache(events, PROMPT_CHANGED, { ttlMs: 60_000, maxGroups: 10_000 });
   }
 
   // ---- reads ------------------------------------------------------------------------------
@@ -279,14 +293,18 @@ export class PromptService {
 
   /** One version (default the latest) as stored; PROMPT_NOT_FOUND otherwise. */
   async loadVersion(promptId: string, version?: number | null, manager?: EntityManager): Promise<PromptVersionRow> {
-    const run = manager ?? this.db.manager;
-    const [row] = await run.query(
-      `SELECT ${VERSION_COLUMNS} FROM promptlib.prompts p
-         JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = coalesce($2::int, p.latest_version)
-        WHERE p.prompt_id = $1`,
-      [promptId, version ?? null],
-    );
-    if (row) return toVersion(row);
+    const read = async () => {
+      const [row] = await (manager ?? this.db.manager).query(
+        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompts p
+           JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = coalesce($2::int, p.latest_version)
+          WHERE p.prompt_id = $1`,
+        [promptId, version ?? null],
+      );
+      return row ? toVersion(row) : null;
+    };
+    // Inside a writer's transaction the rows are read as that transaction sees them, never cached.
+    const found = manager ? await read() : await this.versions.get(promptId, String(version ?? 'latest'), read);
+    if (found) return found;
     if (version == null || !(await this.exists(promptId, manager))) throw promptNotFound(promptId);
     throw promptNotFound(promptId, { version });
   }
@@ -296,13 +314,16 @@ export class PromptService {
    * section 8). One indexed query for the version, one per fragment nesting level.
    */
   async renderForAgent(promptId: string, variables: Record<string, unknown>): Promise<PromptRenderingView> {
-    const [row] = await this.db.query(
-      `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_versions v
-        WHERE v.prompt_id = $1 AND v.status = 'active' ORDER BY v.version DESC LIMIT 1`,
-      [promptId],
-    );
-    if (!row) throw promptNotFound(promptId, { status: 'active' });
-    return this.renderVersion(toVersion(row), variables);
+    const active = await this.versions.get(promptId, 'active', async () => {
+      const [row] = await this.db.query(
+        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_versions v
+          WHERE v.prompt_id = $1 AND v.status = 'active' ORDER BY v.version DESC LIMIT 1`,
+        [promptId],
+      );
+      return row ? toVersion(row) : null;
+    });
+    if (!active) throw promptNotFound(promptId, { status: 'active' });
+    return this.renderVersion(active, variables);
   }
 
   /** Renders a given version, the version promoted to an environment, or else the newest active one. */
@@ -427,6 +448,7 @@ export class PromptService {
         );
       }
     });
+    await this.versions.changed(promptId);
     return this.get(promptId);
   }
 
@@ -476,6 +498,7 @@ export class PromptService {
       ]);
       return this.loadVersion(promptId, number, m);
     });
+    await this.versions.changed(promptId);
     return { version, warnings };
   }
 
@@ -494,6 +517,7 @@ export class PromptService {
       else await m.query(`UPDATE promptlib.prompts SET latest_version = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, latest]);
       return 1;
     });
+    await this.versions.changed(promptId);
     return { promptId, versionsDeleted, deletedAt: new Date() };
   }
 
@@ -505,7 +529,7 @@ export class PromptService {
     if (typeof environment !== 'string' || !ENVIRONMENT.test(environment)) {
       throw errors.field('environment', 'must be an environment name: lowercase letters, digits, "-" and "_", starting with a letter (e.g. production, staging)');
     }
-    return this.db.transaction(async (m) => {
+    const promoted = await this.db.transaction(async (m) => {
       const parent = await this.lock(m, promptId);
       const version: number = parent.latest_version;
       const [previous] = await m.query(`SELECT version FROM promptlib.prompt_pins WHERE prompt_id = $1 AND environment = $2`, [promptId, environment]);
@@ -524,6 +548,8 @@ export class PromptService {
       const [{ status }] = await m.query(`SELECT status FROM promptlib.prompt_versions WHERE prompt_id = $1 AND version = $2`, [promptId, version]);
       return { promptId, environment, version, previousVersion: previous?.version ?? null, status, promotedAt: pin.promoted_at };
     });
+    await this.versions.changed(promptId);
+    return promoted;
   }
 
   /** Ensures the prompts the platform itself uses exist (idempotent; concurrent starts are safe). */
@@ -553,6 +579,7 @@ export class PromptService {
           fragmentRefs: [],
         });
       });
+      await this.versions.changed(seed.name);
     }
   }
 
