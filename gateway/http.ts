@@ -11,6 +11,7 @@ import { registerDashboard } from './dashboard';
 import { registerDocs } from './docs';
 import { registerExplorer } from './explorer';
 import type { PlatformGateway } from './gateway';
+import type { InboundWebhooks } from '../kernel/inbound';
 import type { RequestStats } from '../kernel/request-stats';
 
 /** GraphQL requests may carry workflow payloads of up to 5 MB. */
@@ -68,6 +69,8 @@ export interface AppDeps {
   isDraining: () => boolean;
   /** Counts every response (the metrics service reads it). */
   requests?: RequestStats;
+  /** The engine's inbound webhook receiver, when the engine runs in this process. */
+  inbound?: InboundWebhooks;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
+import type { InboundReply, InboundWebhooks } from '../kernel/inbound';
 import type { Logger } from '../kernel/logger';
 import { newRequestId, type Edge } from '../gateway/edge';
 import { requestOrigin } from './surface';
@@ -9,9 +10,10 @@ import type { PlatformGateway } from '../gateway/gateway';
 /**
  * Inbound workflow webhooks: any method the triggers allow on `/webhook/<path>`, any content
  * type, the raw body kept byte for byte (HMAC signatures are computed over it). Every request
- * runs ONE GraphQL operation, `receiveWebhook`, through the gateway as an anonymous caller: the
- * platform's API keys play no part here, the trigger's own authentication does (inside the
- * engine). The operation answers with the HTTP status, headers and body to send back.
+ * goes to the engine's trigger: handed straight to it when the engine runs in this process
+ * (kernel/inbound.ts), else as ONE GraphQL operation, `receiveWebhook`, through the gateway as an
+ * anonymous caller. The platform's API keys play no part here, the trigger's own authentication
+ * does (inside the engine). The engine answers with the HTTP status, headers and body to send back.
  *
  * Answers: a trigger with responseMode onReceived answers 200 `{success: true, executionId,
  * message}`; lastNode answers with what the workflow's respondToWebhook node set, else 200 with
@@ -34,6 +36,8 @@ export interface WebhookSurfaceDeps {
   gateway: PlatformGateway;
   logger: Logger;
   edge: Pick<Edge, 'baseUrl'>;
+  /** The engine's receiver when the engine runs in this process (else its `receiveWebhook` operation runs). */
+  inbound?: InboundWebhooks;
 }
 
 export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfaceDeps): void {
@@ -44,15 +48,19 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
       // One fixed operation: prepared once, executed without Apollo Server's per-request pipeline.
       const receive = deps.gateway.prepare(RECEIVE);
 
-      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean) => {
+      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean): Promise<InboundReply> => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(req.headers)) {
           if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         }
+        const baseUrl = deps.edge.baseUrl({ origin: requestOrigin(req) });
+        const path = (req.params as Record<string, string>)['*'] ?? '';
+        const direct = deps.inbound?.receiver;
+        if (direct) return direct({ path, method: req.method, headers, query: { ...(req.query as Record<string, unknown>) }, body, bodyTooLarge, baseUrl }, req.ip ?? null);
         const result = await receive(
           {
             request: {
-              path: (req.params as Record<string, string>)['*'] ?? '',
+              path,
               method: req.method,
               headers,
               query: { ...(req.query as Record<string, unknown>) },
@@ -61,10 +69,10 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
               bodyTooLarge,
             },
           },
-          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip, baseUrl: deps.edge.baseUrl({ origin: requestOrigin(req) }) },
+          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip, baseUrl },
         );
         if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
-        return result.data!.receiveWebhook as { status: number; headers: Record<string, string>; body: unknown };
+        return result.data!.receiveWebhook as InboundReply;
       };
 
       const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>

@@ -111,6 +111,8 @@ export const engine: ServiceModule<Kernel> = {
     // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
     if (kernel.queue instanceof Queue) {
       kernel.events.subscribe(TRIGGERS_CHANGED, () => s.inbound.invalidate());
+      // This process's /webhook/<path> is answered by this engine directly (kernel/inbound.ts).
+      kernel.inbound.bind((request, sourceIp) => s.inbound.receive(request, sourceIp));
       s.runner.register(kernel.queue);
       s.schedules.register(kernel.queue);
       s.maintenance.register(kernel.queue);

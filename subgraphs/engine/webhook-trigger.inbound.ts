@@ -12,6 +12,7 @@ import type { RateLimiter } from '../../kernel/rate-limit';
 import { verifySignature } from '../../kernel/webhooks';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { MAX_PAYLOAD_BYTES } from './execution.service';
+import type { InboundRequest } from '../../kernel/inbound';
 import type { WebhookReply } from './nodes/types';
 import type { WebhookAuthConfig, WebhookRateLimit } from './webhook-trigger.entity';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
@@ -25,17 +26,6 @@ import { type WorkflowService } from './workflow.service';
  * Every request that names a registered trigger is logged as success, failed or rejected (with
  * the reason); for one that starts an execution the entry is written with the execution itself.
  */
-
-export interface InboundRequest {
-  path: string;
-  method: string;
-  headers: Record<string, string>;
-  query: Record<string, unknown>;
-  body: Buffer;
-  bodyTooLarge?: boolean;
-  /** The platform's address as the caller reached it (RequestContext.baseUrl). */
-  baseUrl?: string;
-}
 
 export interface TestInput {
   data?: Record<string, unknown> | null;

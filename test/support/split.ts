@@ -3,9 +3,9 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 
 /**
- * The split topology as real processes: the control-plane subgraph alone, a worker, and the
- * gateway with the REST adapter reaching the subgraph over HTTP. `env` is given to all three
- * (DATABASE_URL, DATA_DIR, BOOTSTRAP_API_KEY, …).
+ * The split topology as real processes: one subgraph alone (the control plane unless `subgraph`
+ * names another), a worker, and the gateway with the REST adapter reaching that subgraph over
+ * HTTP. `env` is given to all three (DATABASE_URL, DATA_DIR, BOOTSTRAP_API_KEY, …).
  */
 export interface SplitTopology {
   gatewayUrl: string;
@@ -17,7 +17,7 @@ export interface SplitTopology {
 
 const MAIN = path.join(__dirname, '..', '..', 'main.js');
 
-export async function startSplitTopology(env: Record<string, string>): Promise<SplitTopology> {
+export async function startSplitTopology(env: Record<string, string>, subgraph = 'control-plane'): Promise<SplitTopology> {
   const procs: SplitTopology['procs'] = [];
   const run = (name: string, args: string[], extra: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [MAIN, ...args], {
@@ -35,10 +35,10 @@ export async function startSplitTopology(env: Record<string, string>): Promise<S
   const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
   const subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  run('subgraph', ['subgraph', 'control-plane'], { PORT: String(subgraphPort) });
+  run('subgraph', ['subgraph', subgraph], { PORT: String(subgraphPort) });
   run('worker', ['worker']);
   await waitHealthy(subgraphUrl);
-  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `control-plane=${subgraphUrl}/graphql` });
+  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `${subgraph}=${subgraphUrl}/graphql` });
   await waitHealthy(gatewayUrl);
   return {
     gatewayUrl,

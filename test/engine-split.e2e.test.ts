@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { startSplitTopology, type SplitTopology } from './support/split';
+
+/**
+ * The engine in its own process, the gateway (REST and the /webhook/<path> surface) in another:
+ * without the engine in the gateway's process, an inbound webhook reaches the trigger as the
+ * engine's public `receiveWebhook` operation over the signed subgraph hand-off, with the same
+ * answers, authentication and request log as when the engine answers it in-process.
+ */
+const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+let db: TestDatabase;
+let dataDir: string;
+let split: SplitTopology;
+
+async function call(method: string, p: string, body?: unknown) {
+  const res = await fetch(split.gatewayUrl + p, {
+    method,
+    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+before(async () => {
+  db = await createTestDatabase();
+  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-engine-'));
+  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey }, 'engine');
+});
+
+after(async () => {
+  await split?.kill();
+  await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('inbound webhooks with the engine in another process', () => {
+  test('lastNode answers with the workflow’s result; a wrong secret is 403 and logged as rejected', async () => {
+    const wf = await call('POST', '/v1/engine/workflows', {
+      name: 'Remote intake',
+      active: true,
+      nodes: [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Shape', type: 'engine.set', parameters: { values: { order: '{{ $json.body.order }}', via: 'remote engine' } } },
+      ],
+      connections: { Hook: { main: [[{ node: 'Shape', type: 'main', index: 0 }]] } },
+    });
+    assert.equal(wf.status, 201, JSON.stringify(wf.body));
+    const hook = await call('POST', '/v1/engine/webhooks', {
+      workflowId: wf.body.data.workflowId,
+      method: 'POST',
+      path: '/remote/orders',
+      responseMode: 'lastNode',
+      authentication: { type: 'apiKey', apiKeyHeader: 'X-Hook-Key', apiKeyValue: 'right-key' },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const send = (key: string) =>
+      fetch(`${split.gatewayUrl}/webhook/remote/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hook-key': key }, body: JSON.stringify({ order: 7 }) });
+    const ok = await send('right-key');
+    assert.equal(ok.status, 200);
+    const answer = (await ok.json()) as any;
+    assert.deepEqual([answer.order, answer.via, answer.body, answer.headers['x-hook-key']], [7, 'remote engine', { order: 7 }, '[redacted]']);
+    const wrong = await send('wrong-key');
+    assert.equal(wrong.status, 403);
+    assert.equal(((await wrong.json()) as any).success, false);
+    const logs = await call('GET', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}/logs`);
+    assert.equal(logs.status, 200, JSON.stringify(logs.body));
+    const statuses = (logs.body.data.logs ?? logs.body.data).map((l: any) => l.status).sort();
+    assert.deepEqual(statuses, ['rejected', 'success']);
+  });
+});
