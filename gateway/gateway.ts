@@ -1,5 +1,5 @@
 import { ApolloGateway } from '@apollo/gateway';
-import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
 import { operationFromDocument, Supergraph, type Schema } from '@apollo/federation-internals';

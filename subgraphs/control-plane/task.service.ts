@@ -187,7 +187,7 @@ export class TaskService {
            webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
         SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
                $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
-          FROM job
+          FROM job WHERE job.id IS NOT NULL
         RETURNING ${TASK_COLUMNS})
       SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`;
     const [row] = rowsOf(await (origin?.manager ?? this.deps.db.manager).query(sql, params));
@@ -207,10 +207,10 @@ export class TaskService {
   }
 
   /**
-   * After the commit that created a task: wakes the workers and publishes the queued state. The
-   * queue's own wake-up went out before the commit, when the job was not visible yet; without this
-   * a worker finds the job only at its next poll (within 250 ms). `create` calls it; a caller that
-   * passed `origin.manager` calls it after its own commit.
+   * After the commit that created a task: wakes the workers and publishes the queued state (the
+   * job was added inside the creating statement, so the queue sent no wake-up of its own; without
+   * this a worker finds the job only at its next poll, within 250 ms). `create` calls it; a caller
+   * that passed `origin.manager` calls it after its own commit.
    */
   async announce(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
     await this.deps.events.publish(QUEUE_WAKEUP, { name: TASK_JOB }).catch((err) => this.deps.logger.warn('task wake-up not published', { err }));
@@ -397,13 +397,15 @@ export class TaskService {
     const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const dir = sortOrder === 'asc' ? 'ASC' : 'DESC';
     const order = `${SORTS[sortBy]} ${dir}${sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
+    // The page's ids first (an index-only scan skips the offset without reading the rows it
+    // skips), then only those rows: a deep offset costs index entries, not whole tasks.
     const [[{ total }], rows] = await Promise.all([
       this.deps.db.query(`SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
-      this.deps.db.query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
-        ...params,
-        limit,
-        offset,
-      ]),
+      this.deps.db.query(
+        `SELECT ${TASK_COLUMNS} FROM (SELECT id FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
+           JOIN control_plane.tasks USING (id) ORDER BY ${order}`,
+        [...params, limit, offset],
+      ),
     ]);
     return { tasks: rows.map(toTaskEntity), total, limit, offset };
   }

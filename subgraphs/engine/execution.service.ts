@@ -200,10 +200,12 @@ export class ExecutionService {
     // The page and the count as two statements: a window count would make the page read every
     // matching row (and join each to its workflow) before the LIMIT.
     const [rows, [{ n: total }]] = await Promise.all([
+      // The page's ids first (an index-only scan past the offset), then only those rows.
       this.db.query(
         `SELECT ${this.runner.columns()}, w.name AS workflow_name
-         FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id ${clause}
-         ORDER BY e.started_at DESC, e.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+         FROM (SELECT e.id FROM engine.executions e ${clause} ORDER BY e.started_at DESC, e.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
+         JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id
+         ORDER BY e.started_at DESC, e.id DESC`,
         [...params, filter.limit, filter.offset],
       ),
       this.db.query(`SELECT count(*)::int AS n FROM engine.executions e ${clause}`, params),
