@@ -26,6 +26,7 @@ export interface PromptBenchFigures {
 const SEQUENTIAL = 300;
 const CONCURRENT = 1_000;
 const CONCURRENCY = 16;
+const WARMUP = 300;
 const KEYS = 40; // enterprise keys allow 200 prompt tests a minute each
 
 export async function benchPromptTests(databaseUrl: string): Promise<PromptBenchFigures> {
@@ -85,7 +86,8 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
     const rendered = 'Summarise federated GraphQL for operators in one line.';
     const directOnce = () => platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
 
-    for (let i = 0; i < 30; i++) await Promise.all([testOnce(), directOnce()]); // warm-up
+    // Warm-up, as the other phases discard their first 2 s: JIT, connection pools, caches.
+    for (let i = 0; i < WARMUP; i++) await Promise.all([testOnce(), directOnce()]);
     const platformSeq = await sequential(testOnce, SEQUENTIAL);
     const directSeq = await sequential(directOnce, SEQUENTIAL);
     const platformRate = await concurrent(testOnce, CONCURRENT, CONCURRENCY);
