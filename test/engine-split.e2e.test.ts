@@ -18,14 +18,7 @@ let db: TestDatabase;
 let dataDir: string;
 let split: SplitTopology;
 
-async function call(method: string, p: string, body?: unknown) {
-  const res = await fetch(split.gatewayUrl + p, {
-    method,
-    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
 
 before(async () => {
   db = await createTestDatabase();

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parse } from 'graphql';
-import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
-import type { BuiltSubgraph } from '../kernel/subgraph';
+import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -13,20 +11,6 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * answers compared (status, content type and body), and a few are pinned down outright.
  */
 
-/** A second subgraph contributing a field to ApiKey, so that a plan can span two subgraphs. */
-function auditSubgraph(): BuiltSubgraph {
-  const schema = buildSubgraphSchema({
-    typeDefs: parse(`
-      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-      type ApiKey @key(fields: "id") {
-        id: ID!
-        auditLabel: String!
-      }
-    `),
-    resolvers: { ApiKey: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, auditLabel: `audited:${ref.id.slice(0, 8)}` }) } },
-  });
-  return { name: 'audit', schema, sdl: printSubgraphSchema(schema) };
-}
 
 let p: TestPlatform;
 let keyId: string;

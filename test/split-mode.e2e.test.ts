@@ -21,14 +21,7 @@ let gatewayUrl: string;
 let subgraphUrl: string;
 let split: SplitTopology;
 
-async function call(method: string, p: string, key: string | null, body?: unknown) {
-  const res = await fetch(gatewayUrl + p, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = (method: string, p: string, key: string | null, body?: unknown) => split.call(method, p, body, key);
 
 before(async () => {
   db = await createTestDatabase();

@@ -1,34 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
-import { parse } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import type { BuiltSubgraph } from '../kernel/subgraph';
+import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-
-/**
- * A second subgraph contributing a field to the control plane's ApiKey entity, so that a
- * subscription's selection spans two subgraphs (the business services that do this for real
- * arrive with their issues; the mechanism is proven here).
- */
-function auditSubgraph(): BuiltSubgraph {
-  const schema = buildSubgraphSchema({
-    typeDefs: parse(`
-      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-      type ApiKey @key(fields: "id") {
-        id: ID!
-        auditLabel: String!
-      }
-    `),
-    resolvers: {
-      ApiKey: {
-        __resolveReference: (ref: { id: string }) => ({ id: ref.id, auditLabel: `audited:${ref.id.slice(0, 8)}` }),
-      },
-    },
-  });
-  return { name: 'audit', schema, sdl: printSubgraphSchema(schema) };
-}
 
 let p: TestPlatform;
 const clients: Client[] = [];

@@ -11,6 +11,8 @@ export interface SplitTopology {
   gatewayUrl: string;
   subgraphUrl: string;
   procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[];
+  /** A JSON request to the gateway, as `key` (default: env.BOOTSTRAP_API_KEY; null: no key). */
+  call(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any }>;
   /** SIGKILL what still runs and wait for every exit. */
   kill(): Promise<void>;
 }
@@ -44,6 +46,14 @@ export async function startSplitTopology(env: Record<string, string>, subgraph =
     gatewayUrl,
     subgraphUrl,
     procs,
+    async call(method, p, body, key = env.BOOTSTRAP_API_KEY) {
+      const res = await fetch(gatewayUrl + p, {
+        method,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    },
     async kill() {
       for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
       await Promise.all(procs.map((p) => p.exit));

@@ -1,0 +1,22 @@
+import { parse } from 'graphql';
+import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
+import type { BuiltSubgraph } from '../../kernel/subgraph';
+
+/**
+ * A second subgraph contributing a field to the control plane's ApiKey entity, so that a
+ * selection (a query's, a subscription's) can span two subgraphs: `auditLabel` is
+ * `audited:<first 8 characters of the key's id>`.
+ */
+export function auditSubgraph(): BuiltSubgraph {
+  const schema = buildSubgraphSchema({
+    typeDefs: parse(`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+      type ApiKey @key(fields: "id") {
+        id: ID!
+        auditLabel: String!
+      }
+    `),
+    resolvers: { ApiKey: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, auditLabel: `audited:${ref.id.slice(0, 8)}` }) } },
+  });
+  return { name: 'audit', schema, sdl: printSubgraphSchema(schema) };
+}
