@@ -171,12 +171,13 @@ export class PlatformGateway {
   }
 
   /**
-   * Parses (with the token limit), validates (with the depth, alias and cost limits) and plans a
-   * document once; the answer is cached by document text and operation name. When the plan is a
-   * single fetch from an in-process subgraph, the operation runs on that subgraph's schema
-   * directly: the answer is the one the plan's fetch would give, without the gateway building,
-   * sending and reshaping it (a plan with entities, several subgraphs or introspection runs
-   * through the gateway's executor, as do remote subgraphs with their signed hand-off).
+   * Parses (with the token limit) and validates (with the depth, alias and cost limits) a
+   * document once, and plans it at its first run; cached by document text and operation name.
+   * When the plan is a single fetch from an in-process subgraph, the operation runs on that
+   * subgraph's schema directly: the answer is the one the plan's fetch would give, without the
+   * gateway building, sending and reshaping it (a plan with entities, several subgraphs or
+   * introspection runs through the gateway's executor, as do remote subgraphs with their signed
+   * hand-off).
    */
   private compile(query: string, operationName?: string): CompiledOperation | readonly GraphQLError[] {
     const cacheKey = operationName ? `${operationName}\n${query}` : query;
@@ -197,7 +198,7 @@ export class PlatformGateway {
           operationName: operation.name?.value,
           queryHash: createHash('sha256').update(query).digest('hex'),
           costVaries: !!operation.variableDefinitions?.length,
-          direct: operation.operation === 'subscription' ? undefined : this.directSubgraph(document, operationName),
+          direct: operation.operation === 'subscription' ? null : undefined,
         };
       }
     } catch (err) {
@@ -225,6 +226,9 @@ export class PlatformGateway {
 
   private async run(compiled: CompiledOperation, variables: Record<string, unknown>, context: RequestContext): Promise<OperationResult> {
     try {
+      // Planned at its first run, not at start (a process prepares every REST route's operation).
+      // A document the planner cannot take runs through the gateway's executor, which says why.
+      if (compiled.direct === undefined) compiled.direct = attempt(() => this.directSubgraph(compiled.document, compiled.operationName)) ?? null;
       const result = compiled.direct
         ? await compiled.direct.executeDocument(compiled.document, definedOnly(variables), context, compiled.operationName)
         : await this.executor({
@@ -258,12 +262,20 @@ interface CompiledOperation {
   queryHash: string;
   /** The cost estimate depends on the request's variables (validation only saw their defaults). */
   costVaries: boolean;
-  /** The in-process subgraph that answers it alone (see `compile`). */
-  direct?: SubgraphExecutor;
+  /** The in-process subgraph that answers it alone (see `compile`); null: none; undefined: not planned yet. */
+  direct?: SubgraphExecutor | null;
 }
 
 /** Distinct documents kept compiled; the oldest goes first (REST routes and internal operations are a few hundred). */
 const COMPILED_CACHE_SIZE = 2000;
+
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
 
 /** Variables as a subgraph receives them over the wire: an `undefined` value is absent, not null. */
 function definedOnly(variables: Record<string, unknown>): Record<string, unknown> {
