@@ -38,8 +38,8 @@ export class SharedReadCache<V> {
     return value;
   }
 
-  /** After the commit that changed `group`: dropped here at once and, through the event bus, everywhere. */
-  async changed(group: string): Promise<void> {
+  /** After the commit that changed `group` (every group when none is named): dropped here at once and, through the event bus, everywhere. */
+  async changed(group?: string): Promise<void> {
     // The bus drops it in this process before it sends; a send that fails (the change is committed
     // all the same) leaves other processes with at most `ttlMs` of the old rows.
     await this.events.publish(this.topic, { group }).catch(() => undefined);

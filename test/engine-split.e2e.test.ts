@@ -66,4 +66,26 @@ describe('inbound webhooks with the engine in another process', () => {
     const statuses = (logs.body.data.logs ?? logs.body.data).map((l: any) => l.status).sort();
     assert.deepEqual(statuses, ['rejected', 'success']);
   });
+
+  test('a trigger removed through one gateway stops answering at once in another that cached it', async () => {
+    const second = await split.addGateway(); // the engine in its own process here: its trigger cache
+    const wf = await call('POST', '/v1/engine/workflows', {
+      name: 'Cached intake',
+      active: true,
+      nodes: [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Done', type: 'engine.set', parameters: { values: { ok: true } } }],
+      connections: { Hook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
+    });
+    const hook = await call('POST', '/v1/engine/webhooks', { workflowId: wf.body.data.workflowId, method: 'POST', path: '/cached/path', responseMode: 'lastNode' });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const send = () => fetch(`${second}/webhook/cached/path`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal((await send()).status, 200);
+    assert.equal((await send()).status, 200, 'served from the second gateway’s cache');
+    const removed = await call('DELETE', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}`);
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    // The change travels as a PostgreSQL notification; the cache would otherwise keep the trigger for 10 s.
+    const deadline = Date.now() + 2_000;
+    let status = 200;
+    while (Date.now() < deadline && (status = (await send()).status) === 200) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(status, 404);
+  });
 });

@@ -19,7 +19,7 @@ import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
 import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
 import { WebhookTriggerResolver } from './webhook-trigger.resolver';
-import { TRIGGERS_CHANGED, WebhookInbound } from './webhook-trigger.inbound';
+import { WebhookInbound } from './webhook-trigger.inbound';
 import { WebhookTriggerService } from './webhook-trigger.service';
 import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
 import { WorkflowResolver } from './workflow.resolver';
@@ -59,10 +59,7 @@ export function createEngine(kernel: Kernel) {
   const maintenance = new ExecutionMaintenance(kernel.db, kernel.queue, runner, () => kernel.config.engine, kernel.logger, () => schedules.heal());
   const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
   // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
-  const triggersChanged = async () => {
-    inbound.invalidate();
-    await kernel.events.publish(TRIGGERS_CHANGED, {}).catch((err) => kernel.logger.warn('trigger change not announced', { err }));
-  };
+  const triggersChanged = () => inbound.triggersChanged();
   const triggers = new WebhookTriggerService(
     kernel.db,
     workflows,
@@ -70,7 +67,7 @@ export function createEngine(kernel: Kernel) {
     () => platformKey(kernel.secrets.internal, 'engine-webhook-secrets'),
     triggersChanged,
   );
-  const inbound: WebhookInbound = new WebhookInbound(kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
+  const inbound: WebhookInbound = new WebhookInbound(kernel.events, kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
   hooks.changed = async (record) => {
     await triggersChanged();
     await schedules.syncNodes(record.id);
@@ -110,7 +107,6 @@ export const engine: ServiceModule<Kernel> = {
     engines.set(kernel, s);
     // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
     if (kernel.queue instanceof Queue) {
-      kernel.events.subscribe(TRIGGERS_CHANGED, () => s.inbound.invalidate());
       // This process's /webhook/<path> is answered by this engine directly (kernel/inbound.ts).
       kernel.inbound.bind((request, sourceIp) => s.inbound.receive(request, sourceIp));
       s.runner.register(kernel.queue);

@@ -10,6 +10,8 @@ import { AppError, errors } from '../../kernel/errors';
 import type { Logger } from '../../kernel/logger';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { verifySignature } from '../../kernel/webhooks';
+import { SharedReadCache } from '../../kernel/cache';
+import type { EventBus } from '../../kernel/events';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { MAX_PAYLOAD_BYTES } from './execution.service';
 import type { InboundRequest } from '../../kernel/inbound';
@@ -35,7 +37,7 @@ export interface TestInput {
 
 const LAST_NODE_TIMEOUT_MS = 300_000;
 /** Every process clears its trigger cache on this event (a trigger or a workflow changed). */
-export const TRIGGERS_CHANGED = 'engine.webhook-triggers.changed';
+const TRIGGERS_CHANGED = 'engine.webhook-triggers.changed';
 /** A cached lookup is used at most this long, even if an invalidation got lost. */
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_PATHS = 10_000;
@@ -57,10 +59,10 @@ export class WebhookInbound {
    * inbound request makes, kept in memory. Cleared on every change of a trigger or a workflow,
    * in every process (TRIGGERS_CHANGED), and never older than CACHE_TTL_MS.
    */
-  private readonly cache = new Map<string, { rows: any[]; at: number }>();
-  private generation = 0;
+  private readonly cache: SharedReadCache<any[] | null>;
 
   constructor(
+    events: EventBus,
     private readonly db: DataSource,
     private readonly runner: ExecutionRunner,
     private readonly workflows: WorkflowService,
@@ -68,7 +70,9 @@ export class WebhookInbound {
     private readonly cipher: () => SecretCipher,
     private readonly urlFor: (path: string) => string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.cache = new SharedReadCache(events, TRIGGERS_CHANGED, { ttlMs: CACHE_TTL_MS, maxGroups: CACHE_MAX_PATHS });
+  }
 
   /**
    * One request on /webhook/<path>. Callable without a platform key: the trigger's own
@@ -92,27 +96,22 @@ export class WebhookInbound {
     return this.handle(trigger, req, sourceIp, false);
   }
 
-  /** Forgets every cached lookup (a trigger or a workflow changed). */
-  invalidate(): void {
-    this.generation++;
-    this.cache.clear();
+  /** After a committed change of a trigger or a workflow: every process forgets its lookups. */
+  triggersChanged(): Promise<void> {
+    return this.cache.changed();
   }
 
   private async lookup(path: string): Promise<any[]> {
-    const hit = this.cache.get(path);
-    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.rows;
-    const generation = this.generation;
-    const exact: any[] = await this.db.query(
-      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
-      [path],
-    );
-    const rows = [...exact, ...(await this.byPattern(path, new Set(exact.map((r) => r.method))))];
-    // Only triggers that exist are kept (unknown paths would fill the cache); a change meanwhile wins.
-    if (rows.length && generation === this.generation) {
-      if (this.cache.size >= CACHE_MAX_PATHS) this.cache.clear();
-      this.cache.set(path, { rows, at: Date.now() });
-    }
-    return rows;
+    // Only triggers that exist are kept (null is not): unknown paths would fill the cache.
+    const rows = await this.cache.get(path, 'triggers', async () => {
+      const exact: any[] = await this.db.query(
+        `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
+        [path],
+      );
+      const found = [...exact, ...(await this.byPattern(path, new Set(exact.map((r) => r.method))))];
+      return found.length ? found : null;
+    });
+    return rows ?? [];
   }
 
   /**

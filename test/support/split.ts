@@ -11,6 +11,8 @@ export interface SplitTopology {
   gatewayUrl: string;
   subgraphUrl: string;
   procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[];
+  /** Starts another gateway process on the same database (every subgraph in-process unless `extra` names remote ones); its URL. */
+  addGateway(extra?: Record<string, string>): Promise<string>;
   /** A JSON request to the gateway, as `key` (default: env.BOOTSTRAP_API_KEY; null: no key). */
   call(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any }>;
   /** SIGKILL what still runs and wait for every exit. */
@@ -46,6 +48,12 @@ export async function startSplitTopology(env: Record<string, string>, subgraph =
     gatewayUrl,
     subgraphUrl,
     procs,
+    async addGateway(extra = {}) {
+      const url = `http://127.0.0.1:${await freePort()}`;
+      run(`gateway ${procs.length}`, ['gateway'], { PORT: url.split(':').pop()!, ...extra });
+      await waitHealthy(url);
+      return url;
+    },
     async call(method, p, body, key = env.BOOTSTRAP_API_KEY) {
       const res = await fetch(gatewayUrl + p, {
         method,
