@@ -19,7 +19,6 @@ import {
   type OperationDefinitionNode,
   type ValidationRule,
 } from 'graphql';
-import { getVariableValues } from 'graphql/execution/values';
 import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
@@ -142,8 +141,9 @@ export class PlatformGateway {
   /**
    * GraphQL over HTTP without Apollo Server's per-request pipeline, for the requests whose answer
    * it would not shape: a valid query or mutation (parsed, validated with the limits and planned
-   * once per document) whose variables coerce and whose cost with them is in budget. Anything
-   * else (`undefined`) goes through Apollo Server, which answers the problem in its own words.
+   * once per document) whose cost with its variables is in budget and whose variables coerce (a
+   * refusal there comes before anything runs). Anything else (`undefined`) goes through Apollo
+   * Server, which answers the problem in its own words.
    * The answer is Apollo's: errors before data, `extensions.http` turned into the status.
    */
   async executeHttp(body: unknown, context: RequestContext): Promise<{ status: number; body: string } | undefined> {
@@ -155,12 +155,10 @@ export class PlatformGateway {
     const compiled = this.compile(query, operationName ?? undefined);
     if (!('document' in compiled) || compiled.operation.operation === 'subscription') return undefined;
     const values = (variables ?? {}) as Record<string, unknown>;
-    if (compiled.operation.variableDefinitions?.length) {
-      const coerced = getVariableValues(this.schema, compiled.operation.variableDefinitions, values, { maxErrors: 1 });
-      if (coerced.errors) return undefined;
-      if (compiled.costVaries && checkCost(this.schema, compiled.document, this.limits, compiled.operationName, values)) return undefined;
-    }
+    if (compiled.costVaries && checkCost(this.schema, compiled.document, this.limits, compiled.operationName, values)) return undefined;
     const result = await this.run(compiled, values, context);
+    // No data at all: the variables were refused before anything ran (coercion happens once, there).
+    if (result.data === undefined) return undefined;
     let status = 200;
     const errors = result.errors?.map((error) => {
       const { http, ...extensions } = (error.extensions ?? {}) as Record<string, unknown> & { http?: { status?: number } };

@@ -1,10 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from './support/database';
 import { startSplitTopology, type SplitTopology } from './support/split';
 
 /**
@@ -13,23 +8,16 @@ import { startSplitTopology, type SplitTopology } from './support/split';
  * engine's public `receiveWebhook` operation over the signed subgraph hand-off, with the same
  * answers, authentication and request log as when the engine answers it in-process.
  */
-const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-let db: TestDatabase;
-let dataDir: string;
 let split: SplitTopology;
 
 const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
 
 before(async () => {
-  db = await createTestDatabase();
-  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-engine-'));
-  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey }, 'engine');
+  split = await startSplitTopology({}, 'engine');
 });
 
 after(async () => {
-  await split?.kill();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await split?.stop();
 });
 
 describe('inbound webhooks with the engine in another process', () => {

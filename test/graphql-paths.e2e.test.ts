@@ -73,6 +73,8 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
       );
     const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
     assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
+    const wrongType = await post({ query: 'query($id: ID!){ apiKey(id: $id){ name auditLabel } }', variables: { id: { nested: true } } });
+    assert.deepEqual([wrongType.status, wrongType.body.errors[0].extensions.code, wrongType.body.data], [400, 'BAD_USER_INPUT', undefined], 'a plan across subgraphs too');
     const unknownField = await post({ query: '{ apiKeys { nope } }' });
     assert.deepEqual([unknownField.status, unknownField.body.errors[0].extensions.code], [400, 'GRAPHQL_VALIDATION_FAILED']);
     const two = await post({ query: 'query A { __typename } query B { __typename }' });

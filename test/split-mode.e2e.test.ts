@@ -1,39 +1,28 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
-import { createTestDatabase, type TestDatabase } from './support/database';
 import { startSplitTopology, type SplitTopology } from './support/split';
 
 /**
  * The split topology as real processes on one database: the control-plane subgraph alone,
  * a worker, and the gateway with the REST adapter reaching the subgraph over HTTP.
  */
-const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-let db: TestDatabase;
-let dataDir: string;
+let split: SplitTopology;
+let adminKey: string;
 let gatewayUrl: string;
 let subgraphUrl: string;
-let split: SplitTopology;
 
 const call = (method: string, p: string, key: string | null, body?: unknown) => split.call(method, p, body, key);
 
 before(async () => {
-  db = await createTestDatabase();
-  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-'));
-  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey });
-  ({ gatewayUrl, subgraphUrl } = split);
+  split = await startSplitTopology();
+  ({ gatewayUrl, subgraphUrl, adminKey } = split);
 });
 
 after(async () => {
-  await split?.kill();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await split?.stop();
 });
 
 describe('split mode: subgraph, worker and gateway as separate processes', () => {
@@ -106,7 +95,7 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
   });
 
   test('the worker process is alive and heartbeating', async () => {
-    const pg = new PgClient({ connectionString: db.url });
+    const pg = new PgClient({ connectionString: split.databaseUrl });
     await pg.connect();
     const { rows } = await pg.query(`SELECT count(*)::int AS n FROM platform.workers WHERE heartbeat_at > now() - interval '30 seconds'`);
     await pg.end();

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { Client as PgClient } from 'pg';
-import { createTestDatabase, type TestDatabase } from './support/database';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 
@@ -17,28 +12,19 @@ import { startFakeLlm, type FakeLlm } from './support/fake-llm';
  * subscription). State changes cross processes as PostgreSQL notifications. The model is a local
  * fake that answers slowly, so a task is still running when the subscription starts.
  */
-const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-let db: TestDatabase;
-let dataDir: string;
-let gatewayUrl: string;
 let split: SplitTopology;
 let fake: FakeLlm;
 
 const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
 
 before(async () => {
-  db = await createTestDatabase();
   fake = await startFakeLlm({ models: ['default'] });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-tasks-'));
-  split = await startSplitTopology({ DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey, LLM_BASE_URL: fake.url });
-  gatewayUrl = split.gatewayUrl;
+  split = await startSplitTopology({ LLM_BASE_URL: fake.url });
 });
 
 after(async () => {
-  await split?.kill();
-  await db?.drop();
+  await split?.stop();
   await fake?.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const body = (mode: 'async' | 'sync') => ({
@@ -50,9 +36,9 @@ const body = (mode: 'async' | 'sync') => ({
 
 function subscribe(taskId: string, selection: string) {
   const client = createClient({
-    url: gatewayUrl.replace('http', 'ws') + '/graphql',
+    url: split.gatewayUrl.replace('http', 'ws') + '/graphql',
     webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${adminKey}` },
+    connectionParams: { authorization: `Bearer ${split.adminKey}` },
     retryAttempts: 0,
   });
   const events: any[] = [];
@@ -131,7 +117,7 @@ describe('agent tasks in split mode', () => {
     await until(() => fake.chatBodies().length > 0);
     const res = await call('POST', `/v1/control-plane/agents/tasks/${taskId}/cancel`, { reason: 'split' });
     assert.equal(res.body.data.status, 'cancelled');
-    const pg = new PgClient({ connectionString: db.url });
+    const pg = new PgClient({ connectionString: split.databaseUrl });
     await pg.connect();
     try {
       await until(async () => (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state === 'cancelled', 5000);

@@ -1,27 +1,38 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createTestDatabase } from './database';
 
 /**
- * The split topology as real processes: one subgraph alone (the control plane unless `subgraph`
- * names another), a worker, and the gateway with the REST adapter reaching that subgraph over
- * HTTP. `env` is given to all three (DATABASE_URL, DATA_DIR, BOOTSTRAP_API_KEY, …).
+ * The split topology as real processes on a fresh database of their own: one subgraph alone (the
+ * control plane unless `subgraph` names another), a worker, and the gateway with the REST adapter
+ * reaching that subgraph over HTTP. `env` is added to all three (LLM_BASE_URL, …).
  */
 export interface SplitTopology {
   gatewayUrl: string;
   subgraphUrl: string;
+  databaseUrl: string;
+  /** The platform admin key (`*`), ensured through BOOTSTRAP_API_KEY. */
+  adminKey: string;
   procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[];
   /** Starts another gateway process on the same database (every subgraph in-process unless `extra` names remote ones); its URL. */
   addGateway(extra?: Record<string, string>): Promise<string>;
-  /** A JSON request to the gateway, as `key` (default: env.BOOTSTRAP_API_KEY; null: no key). */
+  /** A JSON request to the gateway, as `key` (default: the admin key; null: no key). */
   call(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any }>;
-  /** SIGKILL what still runs and wait for every exit. */
-  kill(): Promise<void>;
+  /** SIGKILL what still runs, wait for every exit, drop the database and the data directory. */
+  stop(): Promise<void>;
 }
 
 const MAIN = path.join(__dirname, '..', '..', 'main.js');
 
-export async function startSplitTopology(env: Record<string, string>, subgraph = 'control-plane'): Promise<SplitTopology> {
+export async function startSplitTopology(extraEnv: Record<string, string> = {}, subgraph = 'control-plane'): Promise<SplitTopology> {
+  const db = await createTestDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-split-'));
+  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  const env = { ...extraEnv, DATABASE_URL: db.url, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: adminKey };
   const procs: SplitTopology['procs'] = [];
   const run = (name: string, args: string[], extra: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [MAIN, ...args], {
@@ -47,6 +58,8 @@ export async function startSplitTopology(env: Record<string, string>, subgraph =
   return {
     gatewayUrl,
     subgraphUrl,
+    databaseUrl: db.url,
+    adminKey,
     procs,
     async addGateway(extra = {}) {
       const url = `http://127.0.0.1:${await freePort()}`;
@@ -54,7 +67,7 @@ export async function startSplitTopology(env: Record<string, string>, subgraph =
       await waitHealthy(url);
       return url;
     },
-    async call(method, p, body, key = env.BOOTSTRAP_API_KEY) {
+    async call(method, p, body, key = adminKey) {
       const res = await fetch(gatewayUrl + p, {
         method,
         headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -62,9 +75,11 @@ export async function startSplitTopology(env: Record<string, string>, subgraph =
       });
       return { status: res.status, body: (await res.json()) as any };
     },
-    async kill() {
+    async stop() {
       for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
       await Promise.all(procs.map((p) => p.exit));
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
