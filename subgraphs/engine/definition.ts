@@ -94,7 +94,9 @@ export function validateDefinition(input: { nodes: unknown; connections: unknown
     byName.set(node.name, { node, def });
   }
   for (const { node, def } of byName.values()) {
-    const missing = def.missing?.(node.parameters) ?? [];
+    const version = versionOf(node);
+    if (def.n8n) checkN8n(node, def.n8n, version);
+    const missing = def.missing?.(node.parameters, version) ?? [];
     if (missing.length) {
       throw workflowInvalid(`Node "${node.name}" is missing required parameters: ${missing.join(', ')}`, {
         node: node.name,
@@ -102,7 +104,7 @@ export function validateDefinition(input: { nodes: unknown; connections: unknown
         missingParameters: missing,
       });
     }
-    const bad = def.invalid?.(node.parameters);
+    const bad = def.invalid?.(node.parameters, version);
     if (bad) {
       const message = `Node "${node.name}": parameter ${bad.parameter} ${bad.message}`;
       const details = { reason: 'invalid_parameter', node: node.name, nodeType: node.type, parameter: bad.parameter };
@@ -113,6 +115,31 @@ export function validateDefinition(input: { nodes: unknown; connections: unknown
   const definition = { nodes, connections: normalised, settings: settings as WorkflowSettings };
   compile(definition); // rejects cycles
   return definition;
+}
+
+/** The node's typeVersion (n8n's default: 1). */
+export function versionOf(node: WorkflowNode): number {
+  return node.typeVersion ?? 1;
+}
+
+/** An n8n node at a version and with options this engine runs exactly as n8n does, or WORKFLOW_INVALID saying what is missing. */
+function checkN8n(node: WorkflowNode, n8n: NonNullable<NodeDefinition['n8n']>, version: number): void {
+  if (!n8n.versions.includes(version)) {
+    throw workflowInvalid(
+      `Node "${node.name}" is ${node.type} version ${version}; versions ${n8n.versions.join(', ')} are supported (re-create the node in n8n at one of them, or ask for version ${version})`,
+      { reason: 'unsupported_version', node: node.name, type: node.type, typeVersion: version, supportedVersions: [...n8n.versions] },
+    );
+  }
+  const gap = n8n.unsupported?.(node.parameters, version);
+  if (gap) {
+    throw workflowInvalid(`Node "${node.name}" (${node.type} ${version}): ${gap.message}`, {
+      reason: 'unsupported_option',
+      node: node.name,
+      type: node.type,
+      typeVersion: version,
+      option: gap.option,
+    });
+  }
 }
 
 function knownTypes(): string[] {
@@ -213,7 +240,7 @@ function checkConnections(
     }
     const main = value.main ?? [];
     if (!Array.isArray(main)) throw workflowInvalid(`Connections of "${source}" must be {main: [[…]]}`, { reason: 'invalid_connection', node: source });
-    const outputs = from.def.outputs?.(from.node.parameters) ?? 1;
+    const outputs = from.def.outputs?.(from.node.parameters, versionOf(from.node)) ?? 1;
     const lists: Connection[][] = [];
     main.forEach((targets, output) => {
       const list = targets ?? [];
@@ -238,7 +265,7 @@ function checkConnections(
             });
           }
           const index = c.index === undefined ? 0 : c.index;
-          const inputs = to.def.trigger ? 0 : (to.def.inputs?.(to.node.parameters) ?? 1);
+          const inputs = to.def.trigger ? 0 : (to.def.inputs?.(to.node.parameters, versionOf(to.node)) ?? 1);
           if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= inputs) {
             throw workflowInvalid(`"${c.node}" (${to.node.type}) has no input ${String(index)}`, {
               reason: 'invalid_input',

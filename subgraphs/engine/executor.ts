@@ -1,5 +1,5 @@
 import { AppError } from '../../kernel/errors';
-import { compile, isTrigger, type CompiledWorkflow, type WorkflowNode } from './definition';
+import { compile, isTrigger, versionOf, type CompiledWorkflow, type WorkflowNode } from './definition';
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
 import { nodeType } from './nodes';
 import { NodeError, type NodeContext, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
@@ -134,7 +134,7 @@ export class WorkflowExecutor {
           continue;
         } else {
           const def = nodeType(node.type);
-          inputs = Array.from({ length: def?.inputs?.(node.parameters) ?? 1 }, () => [] as Item[]);
+          inputs = Array.from({ length: def?.inputs?.(node.parameters, versionOf(node)) ?? 1 }, () => [] as Item[]);
           for (const edge of incoming) {
             const items = done.get(edge.node)?.[edge.output];
             if (items?.length) inputs[edge.input] = inputs[edge.input]!.concat(items);
@@ -299,7 +299,8 @@ export class WorkflowExecutor {
       node,
       inputs,
       items: inputs[0] ?? [],
-      parameters: (indexes) => this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, signal }, indexes),
+      parameters: (indexes) =>
+        this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, n8n: def.n8n !== undefined, signal }, indexes),
       expressionData: data,
       signal,
       services: req.services,

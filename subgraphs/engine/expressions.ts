@@ -239,6 +239,11 @@ export interface ResolveOptions {
   bareExpressions?: string[];
   /** Parameter paths kept verbatim (code). */
   raw?: string[];
+  /**
+   * n8n's rule: a string is an expression only when it starts with `=` (the rest is a template,
+   * `={{ $json.a }}` keeps the value's type); any other string is text, `{{ }}` included.
+   */
+  n8n?: boolean;
   signal?: AbortSignal;
 }
 
@@ -372,6 +377,10 @@ function matches(path: (string | number)[], patterns: string[] | undefined): boo
 function collect(value: unknown, path: (string | number)[], out: Leaf[], opts: ResolveOptions): void {
   if (matches(path, opts.raw)) return;
   if (typeof value === 'string') {
+    if (opts.n8n) {
+      if (value.startsWith('=')) out.push({ path, segments: parseTemplate(value.slice(1)) ?? [{ text: value.slice(1) }] });
+      return;
+    }
     let segments = parseTemplate(value);
     if (!segments && value.trim() !== '' && matches(path, opts.bareExpressions)) segments = [{ expr: value.trim() }];
     if (segments) out.push({ path, segments });

@@ -4,7 +4,7 @@ import YAML from 'yaml';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { validateDefinition, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition';
-import { importWorkflow } from './n8n';
+import { importWorkflow } from './n8n/import';
 import { isPlainObject } from './nodes/types';
 import { UUID } from '../../kernel/ids';
 

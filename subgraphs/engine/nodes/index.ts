@@ -3,11 +3,13 @@ import { filter, ifNode, manualTrigger, merge, noOp, scheduleTrigger, set, switc
 import { executeWorkflow, respondToWebhook, wait } from './flow';
 import { httpRequest } from './http-request';
 import { agent, prompt } from './platform';
+import { N8N_NODE_PREFIX, N8N_NODES } from '../n8n/nodes';
 import type { NodeDefinition } from './types';
 
 /**
- * Every node type a workflow may use, as `engine.<name>` (CONTRACT.md section 8). `agent` and
- * `prompt` reach the control plane and the prompt library through their public operations.
+ * Every node type a workflow may use, as `engine.<name>` (CONTRACT.md section 8), and n8n's core
+ * nodes under their own names (n8n/nodes). `agent` and `prompt` reach the control plane and the
+ * prompt library through their public operations.
  */
 export const NODE_PREFIX = 'engine.';
 
@@ -30,7 +32,10 @@ const all: NodeDefinition[] = [
   noOp,
 ];
 
-export const NODE_TYPES: ReadonlyMap<string, NodeDefinition> = new Map(all.map((n) => [`${NODE_PREFIX}${n.name}`, n]));
+export const NODE_TYPES: ReadonlyMap<string, NodeDefinition> = new Map([
+  ...all.map((n): [string, NodeDefinition] => [`${NODE_PREFIX}${n.name}`, n]),
+  ...N8N_NODES.map((n): [string, NodeDefinition] => [`${N8N_NODE_PREFIX}${n.name}`, n]),
+]);
 
 export function nodeType(type: string): NodeDefinition | undefined {
   return NODE_TYPES.get(type);

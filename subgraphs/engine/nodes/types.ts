@@ -82,12 +82,22 @@ export interface NodeDefinition {
    * time limit): without a node `timeout` the executor runs it without a watchdog of its own.
    */
   inProcess?: boolean;
-  inputs?(params: Record<string, any>): number;
-  outputs?(params: Record<string, any>): number;
+  inputs?(params: Record<string, any>, version: number): number;
+  outputs?(params: Record<string, any>, version: number): number;
   /** Names of required parameters that are missing. */
-  missing?(params: Record<string, any>): string[];
+  missing?(params: Record<string, any>, version: number): string[];
   /** A problem with the parameters' shape (checked at save time, before any expression runs). */
-  invalid?(params: Record<string, any>): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
+  invalid?(params: Record<string, any>, version: number): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
+  /**
+   * An n8n node run natively under its n8n name (`n8n-nodes-base.<name>`, n8n/README.md): the
+   * typeVersions it implements, and what it does not (an option or mode, checked at save time:
+   * WORKFLOW_INVALID naming it and what would be needed). Its parameters follow n8n's expression
+   * rule: a string is an expression only when it starts with `=`.
+   */
+  n8n?: {
+    versions: readonly number[];
+    unsupported?(params: Record<string, any>, version: number): { option: string; message: string } | undefined;
+  };
   /** Parameter paths kept verbatim (not expressions). */
   raw?: string[];
   /** Parameter paths whose plain strings are expressions even without `{{ }}`. */

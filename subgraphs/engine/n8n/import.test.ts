@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { AppError } from '../../kernel/errors';
-import { compile, validateDefinition } from './definition';
-import { chooseStart, WorkflowExecutor } from './executor';
-import { ExpressionEngine } from './expressions';
-import { importWorkflow } from './n8n';
-import type { WebhookReply } from './nodes/types';
-import { CODE_LIMITS, Sandbox } from './sandbox';
-import { N8N_EXPORT } from '../../test/support/n8n-export';
+import { AppError } from '../../../kernel/errors';
+import { compile, validateDefinition } from '../definition';
+import { chooseStart, WorkflowExecutor } from '../executor';
+import { ExpressionEngine } from '../expressions';
+import { importWorkflow } from './import';
+import type { WebhookReply } from '../nodes/types';
+import { CODE_LIMITS, Sandbox } from '../sandbox';
+import { N8N_EXPORT } from '../../../test/support/n8n-export';
 
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 1 });

@@ -1,6 +1,7 @@
-import { workflowInvalid } from './definition';
-import { parseTemplate } from './expressions';
-import { isPlainObject } from './nodes/types';
+import { workflowInvalid } from '../definition';
+import { parseTemplate } from '../expressions';
+import { NODE_TYPES } from '../nodes';
+import { isPlainObject } from '../nodes/types';
 
 /**
  * n8n exports of the core nodes -> our format. n8n nodes are `n8n-nodes-base.<name>` with a
@@ -54,13 +55,14 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
 
 function mapNode(node: Params): Params {
   const short = node.type.slice(node.type.lastIndexOf('.') + 1);
+  if (NODE_TYPES.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
   const mapper = MAPPERS[short];
   if (!mapper) {
     throw workflowInvalid(`Node "${node.name}" has the n8n type "${node.type}", which has no equivalent here`, {
       reason: 'unknown_node_type',
       node: node.name,
       type: node.type,
-      supported: Object.keys(MAPPERS).map((k) => `n8n-nodes-base.${k}`),
+      supported: supportedN8nTypes(),
     });
   }
   const params = isPlainObject(node.parameters) ? node.parameters : {};
@@ -73,15 +75,20 @@ function mapNode(node: Params): Params {
     }
     throw err;
   }
-  const notes = [typeof node.notes === 'string' ? node.notes : undefined, mapped.notes, node.credentials ? 'n8n credentials were not imported' : undefined]
+  return withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
+}
+
+/** A node this engine runs under its n8n name: type, version and parameters kept as n8n wrote them. */
+function nativeNode(node: Params, type: string): Params {
+  return withSettings(node, { name: node.name, type, parameters: isPlainObject(node.parameters) ? node.parameters : {} });
+}
+
+/** The n8n node's position, id, version, notes and settings (retries, error handling) on our node. */
+function withSettings(node: Params, out: Params, note?: string): Params {
+  const notes = [typeof node.notes === 'string' ? node.notes : undefined, note, node.credentials ? 'n8n credentials were not imported' : undefined]
     .filter(Boolean)
     .join('\n');
-  const out: Params = {
-    name: node.name,
-    type: mapped.type,
-    position: Array.isArray(node.position) ? node.position : [0, 0],
-    parameters: mapped.parameters,
-  };
+  out.position = Array.isArray(node.position) ? node.position : [0, 0];
   if (node.id !== undefined) out.id = String(node.id);
   if (typeof node.typeVersion === 'number') out.typeVersion = node.typeVersion;
   if (notes) out.notes = notes;
@@ -91,6 +98,13 @@ function mapNode(node: Params): Params {
   if (typeof node.waitBetweenTries === 'number') out.waitBetweenTries = Math.min(Math.max(Math.round(node.waitBetweenTries), 0), 300_000);
   if (node.continueOnFail === true || node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') out.continueOnFail = true;
   return out;
+}
+
+/** Every n8n type an import accepts: those run natively, then those mapped to an engine node. */
+export function supportedN8nTypes(): string[] {
+  const native = [...NODE_TYPES.entries()].filter(([, d]) => d.n8n).map(([t]) => t);
+  const mapped = Object.keys(MAPPERS).map((k) => `${N8N_PREFIXES[0]}${k}`).filter((t) => !native.includes(t));
+  return [...native, ...mapped];
 }
 
 class Unsupported extends Error {}

@@ -1,0 +1,3 @@
+import type { NodeDefinition } from '../../nodes/types';
+
+export const dateCryptoNodes: NodeDefinition[] = [];

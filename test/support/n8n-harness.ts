@@ -1,0 +1,141 @@
+import { AppError } from '../../kernel/errors';
+import { compile, validateDefinition } from '../../subgraphs/engine/definition';
+import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo } from '../../subgraphs/engine/executor';
+import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions';
+import { importWorkflow } from '../../subgraphs/engine/n8n/import';
+import type { NodeServices, WebhookReply } from '../../subgraphs/engine/nodes/types';
+import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox';
+
+/**
+ * Runs n8n-format nodes and workflows the way an import and an execution run them (import,
+ * validation, the executor with the real expression engine and sandboxes), without the
+ * database: what the n8n compatibility tests compare with n8n's documented outputs.
+ *
+ *   const out = await runNode({ type: 'n8n-nodes-base.set', typeVersion: 3.4, parameters }, [{ a: 1 }]);
+ *   out[0]  // the json of the items of output 0
+ *
+ * The node under test is named "Node"; its inputs come from nodes named "Input 1", "Input 2", …
+ * that have already run (so `$('Input 1')` works in expressions). Call `disposeHarness` in an
+ * `after` hook (the sandboxes hold isolates).
+ */
+
+export type Json = Record<string, any>;
+
+export interface NodeUnderTest {
+  type: string;
+  typeVersion?: number;
+  parameters?: Json;
+  /** Node settings as n8n exports them: onError, alwaysOutputData, executeOnce, retryOnFail, … */
+  [setting: string]: unknown;
+}
+
+export interface HarnessOptions {
+  /** The workflow's settings (n8n's `settings`: timezone, …). */
+  settings?: Json;
+  /** Services besides the sandbox (fetch, runWorkflow). */
+  services?: Partial<NodeServices>;
+}
+
+/** The node failed and stopped the execution: `info` is what the execution reports. */
+export class NodeFailed extends Error {
+  constructor(readonly info: ExecutionErrorInfo) {
+    super(info.message);
+  }
+}
+
+let sandboxes: { expressions: Sandbox; code: Sandbox; executor: WorkflowExecutor } | undefined;
+
+function harness() {
+  if (!sandboxes) {
+    const expressions = new Sandbox({ ...EXPRESSION_LIMITS, poolSize: 2 });
+    sandboxes = { expressions, code: new Sandbox({ ...CODE_LIMITS, poolSize: 2 }), executor: new WorkflowExecutor(new ExpressionEngine(expressions)) };
+  }
+  return sandboxes;
+}
+
+export function disposeHarness(): void {
+  sandboxes?.expressions.dispose();
+  sandboxes?.code.dispose();
+  sandboxes = undefined;
+}
+
+/** One node fed with `inputs` (the items of input 1, or a list per input): the json of each of its outputs. */
+export async function runNode(node: NodeUnderTest, inputs: Json[] | Json[][], opts: HarnessOptions = {}): Promise<Json[][]> {
+  const lists: Json[][] = inputs.length > 0 && inputs.every((i) => Array.isArray(i)) ? (inputs as Json[][]) : [inputs as Json[]];
+  const sources = lists.map((_, i) => ({ name: `Input ${i + 1}`, type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, i * 200], parameters: {} }));
+  const workflow = {
+    nodes: [...sources, { position: [400, 0], ...node, name: 'Node' }],
+    connections: Object.fromEntries(sources.map((s, i) => [s.name, { main: [[{ node: 'Node', type: 'main', index: i }]] }])),
+    settings: opts.settings ?? {},
+  };
+  const pinned = Object.fromEntries(sources.map((s, i) => [s.name, [lists[i]!]]));
+  const run = await runWorkflow(workflow, { ...opts, pinned });
+  if (run.error) throw new NodeFailed(run.error);
+  return run.nodes.get('Node') ?? [];
+}
+
+export interface WorkflowRun {
+  status: 'success' | 'error' | 'waiting' | 'aborted';
+  error?: ExecutionErrorInfo;
+  /** Each node that ran: the json of its items by output (the last run's, if it ran more than once). */
+  nodes: Map<string, Json[][]>;
+  /** The json of the last node's items (the execution's result). */
+  result: Json[];
+  replies: WebhookReply[];
+}
+
+/**
+ * An n8n export run once: `input` is what its trigger emits; `pinned` gives nodes that count as
+ * already run, with their outputs (as n8n's pinData, but their successors run).
+ */
+export async function runWorkflow(exported: Json, opts: HarnessOptions & { input?: Json[]; pinned?: Record<string, Json[][]>; mode?: string } = {}): Promise<WorkflowRun> {
+  const { executor, code } = harness();
+  const imported = importWorkflow({ settings: opts.settings ?? {}, ...exported });
+  const definition = validateDefinition(imported);
+  const compiled = compile(definition);
+  const nodes = new Map<string, Json[][]>();
+  const done = new Map<string, Item[][]>(Object.entries(opts.pinned ?? {}).map(([name, outputs]) => [name, outputs.map((list) => list.map((json) => ({ json })))]));
+  const replies: WebhookReply[] = [];
+  const mode = opts.mode ?? 'manual';
+  const outcome = await executor.run({
+    compiled,
+    execution: { id: 'harness', mode, resumeUrl: 'http://localhost/resume' },
+    workflow: { id: 'harness', name: typeof exported.name === 'string' ? exported.name : 'Harness', active: false },
+    input: (opts.input ?? [{}]).map((json) => ({ json })),
+    startNode: chooseStart(compiled, mode),
+    done,
+    signal: new AbortController().signal,
+    services: {
+      codeSandbox: code,
+      fetch: async () => {
+        throw new Error('no network in the n8n harness');
+      },
+      runWorkflow: async () => {
+        throw new Error('no sub-workflows in the n8n harness unless given');
+      },
+      ...opts.services,
+    },
+    hooks: {
+      afterNode: (run) => void (run.output && nodes.set(run.node, run.output.map((list) => list.map((i) => i.json)))),
+      reply: (r) => void replies.push(r),
+    },
+  });
+  return {
+    status: outcome.status,
+    error: outcome.status === 'error' ? outcome.error : undefined,
+    nodes,
+    result: outcome.status === 'success' ? outcome.result.items : [],
+    replies,
+  };
+}
+
+/** What an import of this node answers when it is refused (WORKFLOW_INVALID's details), or undefined when accepted. */
+export function importRefusal(node: NodeUnderTest): (Json & { message: string }) | undefined {
+  try {
+    validateDefinition(importWorkflow({ nodes: [{ name: 'Node', position: [0, 0], ...node }], connections: {} }));
+    return undefined;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'WORKFLOW_INVALID') return { message: err.message, ...err.details };
+    throw err;
+  }
+}
