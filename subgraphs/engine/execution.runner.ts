@@ -323,7 +323,7 @@ export class ExecutionRunner {
         compiled,
         // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
         execution: { id: ctx.id, mode: ctx.mode, get resumeUrl() { return resumeUrl(ctx.id); } },
-        workflow: { id: ctx.version.workflowId, name: ctx.version.name, active: ctx.version.active },
+        workflow: { id: ctx.version.workflowId, name: ctx.version.name, active: ctx.version.active, timezone: ctx.version.definition.settings.timezone },
         input: ctx.input,
         startNode: ctx.startNode,
         done: ctx.done,

@@ -65,7 +65,8 @@ export interface ExecutorHooks {
 export interface RunRequest {
   compiled: CompiledWorkflow;
   execution: { id: string; mode: string; resumeUrl: string };
-  workflow: { id: string; name: string; active: boolean };
+  /** timezone: the workflow's settings.timezone (dates in expressions and date nodes; default UTC). */
+  workflow: { id: string; name: string; active: boolean; timezone?: string };
   /** What the start node emits. */
   input: Item[];
   /** The trigger that receives the input (chooseStart); null: every node without inputs. */

@@ -20,7 +20,8 @@ export interface ExpressionData {
   /** The items each completed node passed on (all its outputs, in order), by node name. */
   nodes: ReadonlyMap<string, Item[]>;
   execution: { id: string; mode: string; resumeUrl: string };
-  workflow: { id: string; name: string; active: boolean };
+  /** timezone: the workflow's settings.timezone (default UTC). */
+  workflow: { id: string; name: string; active: boolean; timezone?: string };
 }
 
 export class ExpressionError extends Error {

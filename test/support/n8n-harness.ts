@@ -100,7 +100,7 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
   const outcome = await executor.run({
     compiled,
     execution: { id: 'harness', mode, resumeUrl: 'http://localhost/resume' },
-    workflow: { id: 'harness', name: typeof exported.name === 'string' ? exported.name : 'Harness', active: false },
+    workflow: { id: 'harness', name: typeof exported.name === 'string' ? exported.name : 'Harness', active: false, timezone: definition.settings.timezone },
     input: (opts.input ?? [{}]).map((json) => ({ json })),
     startNode: chooseStart(compiled, mode),
     done,
