@@ -12,7 +12,7 @@ const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 const WORKFLOW_FIELDS = /* GraphQL */ `
   fragment WorkflowFields on Workflow {
     workflowId name description tags active version nodeCount
-    nodes { name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout }
+    nodes { name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce }
     connections settings createdAt updatedAt webhookUrl lastExecuted
     statistics { executions successRate averageDuration }
   }`;

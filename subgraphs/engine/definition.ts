@@ -31,7 +31,19 @@ export interface WorkflowNode {
   continueOnFail?: boolean;
   /** Seconds one attempt of the node may take (the code node's sandbox time limit too). */
   timeout?: number;
+  /**
+   * n8n nodes (executor.ts): `continueRegularOutput` passes the input on when the node fails,
+   * `continueErrorOutput` adds a last output for the items that failed; default stopWorkflow.
+   */
+  onError?: OnError;
+  /** n8n nodes: a node that outputs nothing passes one empty item on. */
+  alwaysOutputData?: boolean;
+  /** n8n nodes: runs with the first item of each input only. */
+  executeOnce?: boolean;
 }
+
+export const ON_ERROR = ['stopWorkflow', 'continueRegularOutput', 'continueErrorOutput'] as const;
+export type OnError = (typeof ON_ERROR)[number];
 
 export interface Connection {
   node: string;
@@ -117,6 +129,11 @@ export function validateDefinition(input: { nodes: unknown; connections: unknown
   return definition;
 }
 
+/** Outputs of a node: its type's, plus n8n's error output when failed items leave by their own. */
+export function outputCount(node: WorkflowNode, def: NodeDefinition): number {
+  return (def.outputs?.(node.parameters, versionOf(node)) ?? 1) + (node.onError === 'continueErrorOutput' ? 1 : 0);
+}
+
 /** The node's typeVersion (n8n's default: 1). */
 export function versionOf(node: WorkflowNode): number {
   return node.typeVersion ?? 1;
@@ -178,6 +195,12 @@ function normaliseNode(raw: unknown, field: string, problems: FieldError[]): Wor
     }
     return v;
   };
+  const oneOf = <T extends string>(key: string, allowed: readonly T[]) => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (!allowed.includes(v as T)) problems.push({ field: `${field}.${key}`, message: `must be one of ${allowed.join(', ')}` });
+    return v as T;
+  };
   const node: WorkflowNode = {
     name: str('name', 128, true) ?? '',
     type: str('type', 200, true) ?? '',
@@ -204,6 +227,9 @@ function normaliseNode(raw: unknown, field: string, problems: FieldError[]): Wor
     waitBetweenTries: num('waitBetweenTries', 0, 300_000, true),
     continueOnFail: bool('continueOnFail'),
     timeout: num('timeout', 0.001, MAX_EXECUTION_TIMEOUT_S),
+    onError: oneOf('onError', ON_ERROR),
+    alwaysOutputData: bool('alwaysOutputData'),
+    executeOnce: bool('executeOnce'),
   };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) (node as any)[k] = v;
   return node;
@@ -240,7 +266,7 @@ function checkConnections(
     }
     const main = value.main ?? [];
     if (!Array.isArray(main)) throw workflowInvalid(`Connections of "${source}" must be {main: [[…]]}`, { reason: 'invalid_connection', node: source });
-    const outputs = from.def.outputs?.(from.node.parameters, versionOf(from.node)) ?? 1;
+    const outputs = outputCount(from.node, from.def);
     const lists: Connection[][] = [];
     main.forEach((targets, output) => {
       const list = targets ?? [];

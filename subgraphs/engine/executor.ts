@@ -150,6 +150,7 @@ export class WorkflowExecutor {
           seen.set(name, inputs[0] ?? []);
           continue;
         }
+        if (node.executeOnce) inputs = inputs.map((list) => list.slice(0, 1));
 
         await req.hooks?.beforeNode?.(node, progress(name));
         const outcome = await this.runNode(node, inputs, seen, req, log);
@@ -199,7 +200,7 @@ export class WorkflowExecutor {
     while (attempt < tries) {
       attempt++;
       try {
-        const result = await this.attempt(node, def, inputs, data, req, log);
+        const result = n8nOutputs(node, inputs, await this.attempt(node, def, inputs, data, req, log));
         const run: NodeRun = {
           node: node.name,
           nodeType: node.type,
@@ -222,6 +223,16 @@ export class WorkflowExecutor {
       }
     }
     const durationMs = Math.round(performance.now() - started);
+    if (node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') {
+      // n8n: a node that fails as a whole passes its first input on, by its first output.
+      log('warn', `Failed, continuing (onError ${node.onError}): ${failure!.message}`, node.name);
+      const output = [inputs[0] ?? []];
+      return {
+        kind: 'ok',
+        result: { outputs: output },
+        run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
+      };
+    }
     if (node.continueOnFail) {
       log('warn', `Failed, continuing (continueOnFail): ${failure!.message}`, node.name);
       const output = [(inputs[0]?.length ? inputs[0] : [{ json: {} }]).map(() => ({ json: { error: failure!.message } }))];
@@ -303,6 +314,7 @@ export class WorkflowExecutor {
       parameters: (indexes) =>
         this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, n8n: def.n8n !== undefined, signal }, indexes),
       expressionData: data,
+      continueOnFail: node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput',
       signal,
       services: req.services,
       log: (message, level = 'info') => log(level, message, node.name),
@@ -326,6 +338,36 @@ export class WorkflowExecutor {
       throw err;
     }
   }
+}
+
+/**
+ * n8n's node settings applied to what a node returned: with `continueErrorOutput`, the items that
+ * failed (`{json: {error, message?, details?}}`) leave by an extra last output, merged into the
+ * input item they came from; with `alwaysOutputData`, an empty first output carries one empty item.
+ */
+function n8nOutputs(node: WorkflowNode, inputs: Item[][], result: NodeResult): NodeResult {
+  let outputs = result.outputs;
+  if (node.onError === 'continueErrorOutput') {
+    const errors: Item[] = [];
+    const regular = Math.max(outputs.length, (nodeType(node.type)?.outputs?.(node.parameters, versionOf(node)) ?? 1));
+    outputs = Array.from({ length: regular }, (_, o) =>
+      (outputs[o] ?? []).filter((item, index) => {
+        if (!isErrorItem(item)) return true;
+        const paired = item.pairedItem ?? (outputs[o]!.length === inputs[0]?.length ? { item: index } : undefined);
+        const source = paired ? inputs[paired.input ?? 0]?.[paired.item] : undefined;
+        errors.push(source ? { ...item, json: { ...source.json, ...item.json } } : item);
+        return false;
+      }),
+    );
+    outputs.push(errors);
+  }
+  if (node.alwaysOutputData && !outputs[0]?.length) outputs = [[{ json: {} }], ...outputs.slice(1)];
+  return outputs === result.outputs ? result : { ...result, outputs };
+}
+
+function isErrorItem(item: Item): boolean {
+  const json = item.json;
+  return Boolean(json.error) && Object.keys(json).every((k) => k === 'error' || k === 'message' || k === 'details');
 }
 
 /** The outputs a node returned, checked. */

@@ -12,6 +12,8 @@ import { Sandbox, SandboxError, EXPRESSION_LIMITS, type CodeRunner } from './san
 
 export interface Item {
   json: Record<string, unknown>;
+  /** n8n: the input item this one came from (input 0 unless `input`). */
+  pairedItem?: { item: number; input?: number };
 }
 
 export interface ExpressionData {

@@ -17,6 +17,9 @@ export class WorkflowNodeInput {
   @Field(() => Int, { nullable: true }) waitBetweenTries?: number;
   @Field(() => Boolean, { nullable: true }) continueOnFail?: boolean;
   @Field(() => Float, { nullable: true }) timeout?: number;
+  @Field(() => String, { nullable: true }) onError?: string;
+  @Field(() => Boolean, { nullable: true }) alwaysOutputData?: boolean;
+  @Field(() => Boolean, { nullable: true }) executeOnce?: boolean;
 }
 
 @InputType()

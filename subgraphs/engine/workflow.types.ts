@@ -19,6 +19,14 @@ export class WorkflowNode {
   @Field(() => Int, { nullable: true, description: 'Milliseconds between attempts; default 1000.' }) waitBetweenTries?: number;
   @Field(() => Boolean, { nullable: true, description: 'A failure becomes an item {error} and the execution goes on.' }) continueOnFail?: boolean;
   @Field(() => Float, { nullable: true, description: 'Seconds one attempt may take.' }) timeout?: number;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "n8n nodes: stopWorkflow (default), continueRegularOutput (a failure passes the input on), or continueErrorOutput (items that failed leave by an extra last output).",
+  })
+  onError?: string;
+  @Field(() => Boolean, { nullable: true, description: 'n8n nodes: a node that outputs nothing passes one empty item on.' }) alwaysOutputData?: boolean;
+  @Field(() => Boolean, { nullable: true, description: 'n8n nodes: run with the first item of each input only.' }) executeOnce?: boolean;
 }
 
 @ObjectType({ description: 'Computed from the executions that exist (old ones are pruned).' })

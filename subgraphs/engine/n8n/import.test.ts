@@ -147,7 +147,8 @@ describe('n8n import', () => {
     assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), { name: 'N', type: 'engine.code', position: [0, 0], parameters: { code: 'return items;' }, typeVersion: 1 });
     assert.deepEqual(one({ type: 'n8n-nodes-base.merge', typeVersion: 2, parameters: { mode: 'combine', combinationMode: 'mergeByPosition' } }).parameters, { mode: 'combineByPosition' });
     assert.deepEqual(one({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { workflowId: { __rl: true, value: 'wf-9', mode: 'id' } } }).parameters, { workflowId: 'wf-9' });
-    assert.equal(one({ type: 'n8n-nodes-base.noOp', typeVersion: 1, retryOnFail: true, maxTries: 4, onError: 'continueRegularOutput' }).continueOnFail, true);
+    const noOp = one({ type: 'n8n-nodes-base.noOp', typeVersion: 1, retryOnFail: true, maxTries: 4, onError: 'continueRegularOutput' });
+    assert.deepEqual([noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail], ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined], 'run natively with n8n’s own error handling');
   });
 
   test('what has no equivalent is WORKFLOW_INVALID naming the node', () => {

@@ -80,7 +80,14 @@ function mapNode(node: Params): Params {
 
 /** A node this engine runs under its n8n name: type, version and parameters kept as n8n wrote them. */
 function nativeNode(node: Params, type: string): Params {
-  return withSettings(node, { name: node.name, type, parameters: isPlainObject(node.parameters) ? node.parameters : {} });
+  const out = withSettings(node, { name: node.name, type, parameters: isPlainObject(node.parameters) ? node.parameters : {} });
+  // n8n's own error handling runs as n8n runs it (executor.ts), not as our continueOnFail.
+  delete out.continueOnFail;
+  if (node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') out.onError = node.onError;
+  else if (node.continueOnFail === true) out.onError = 'continueRegularOutput';
+  if (node.alwaysOutputData === true) out.alwaysOutputData = true;
+  if (node.executeOnce === true) out.executeOnce = true;
+  return out;
 }
 
 /** The n8n node's position, id, version, notes and settings (retries, error handling) on our node. */

@@ -60,6 +60,12 @@ export interface NodeContext {
   signal: AbortSignal;
   services: NodeServices;
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
+  /**
+   * n8n nodes: the node goes on when an item fails (onError continueRegularOutput or
+   * continueErrorOutput): that item becomes `{ json: { error: message }, pairedItem: { item: i } }`
+   * in the output instead of failing the node, as n8n's nodes do.
+   */
+  continueOnFail: boolean;
 }
 
 export interface NodeResult {
