@@ -438,6 +438,11 @@ export class ExecutionRunner {
       codeSandbox: this.codeSandbox,
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
+      runInline: (json, items, signal) => {
+        if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });
+        const execution = { id: ctx.id, mode: ctx.mode, resumeUrl: '' };
+        return this.executor.runInline(json, items, { execution, signal, services: this.services({ ...ctx, depth: ctx.depth + 1 }) });
+      },
       runTask: (request: TaskRequest, signal: AbortSignal) => runTask(this.operations(), request, signal),
       testPrompt: (request: PromptTestRequest, signal: AbortSignal) => runPromptTest(this.operations(), request, signal),
     };

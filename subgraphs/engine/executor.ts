@@ -1,8 +1,9 @@
 import { AppError } from '../../kernel/errors';
-import { compile, isTrigger, versionOf, type CompiledWorkflow, type WorkflowNode } from './definition';
+import { compile, isTrigger, validateDefinition, versionOf, type CompiledWorkflow, type WorkflowNode } from './definition';
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
+import { importWorkflow } from './n8n/import';
 import { nodeType } from './nodes';
-import { NodeError, type NodeContext, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
+import { isPlainObject, NodeError, type NodeContext, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
 import { SandboxError } from './sandbox';
 
 /**
@@ -180,6 +181,40 @@ export class WorkflowExecutor {
     const last = lastNode ?? [...compiled.order].reverse().find((n) => done.has(n)) ?? null;
     const items = last ? (done.get(last) ?? []).flat().map((i) => i.json) : [];
     return { status: 'success', result: { lastNode: last, items, nodesExecuted: executed } };
+  }
+
+  /**
+   * A workflow given as JSON (n8n's Execute Workflow with `source: parameter`): checked as an
+   * import is, run to its end in memory as part of the calling node, the items of its last node.
+   */
+  async runInline(json: unknown, items: Item[], req: Pick<RunRequest, 'execution' | 'signal' | 'services'>): Promise<Item[]> {
+    const raw = isPlainObject(json) ? json : {};
+    let compiled: CompiledWorkflow;
+    try {
+      compiled = compile(validateDefinition(importWorkflow(raw)));
+    } catch (err) {
+      if (err instanceof AppError) throw new NodeError(`The inline workflow is not valid: ${err.message}`, { code: err.code, ...err.details });
+      throw err;
+    }
+    const outcome = await this.run({
+      compiled,
+      execution: { id: req.execution.id, mode: 'subworkflow', resumeUrl: req.execution.resumeUrl },
+      workflow: { id: '', name: typeof raw.name === 'string' ? raw.name : 'Inline workflow', active: false, timezone: compiled.definition.settings.timezone },
+      input: items.length ? items : [{ json: {} }],
+      startNode: chooseStart(compiled, 'subworkflow'),
+      signal: req.signal,
+      services: req.services,
+    });
+    switch (outcome.status) {
+      case 'success':
+        return outcome.result.items.map((j) => ({ json: j }));
+      case 'error':
+        throw new NodeError(`The inline workflow failed: ${outcome.error.message}`, outcome.error.details);
+      case 'waiting':
+        throw new NodeError('An inline workflow must finish without waiting');
+      default:
+        throw new Aborted(outcome.reason);
+    }
   }
 
   /** One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail. */

@@ -107,6 +107,9 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
     signal: new AbortController().signal,
     services: {
       codeSandbox: code,
+      runInline(json, items, signal) {
+        return executor.runInline(json, items, { execution: { id: 'harness', mode, resumeUrl: '' }, signal, services: this });
+      },
       fetch: async () => {
         throw new Error('no network in the n8n harness');
       },

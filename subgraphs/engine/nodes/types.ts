@@ -20,6 +20,8 @@ export interface NodeServices {
   fetch(url: string, init: GuardedRequestInit): Promise<GuardedResponse>;
   /** Runs another workflow with these items and returns the items of its last node. */
   runWorkflow(workflowId: string, items: Item[], signal: AbortSignal): Promise<Item[]>;
+  /** Runs a workflow given as JSON (our format or an n8n export; checked as an import is) and returns the items of its last node. */
+  runInline?(workflow: unknown, items: Item[], signal: AbortSignal): Promise<Item[]>;
   /** Runs a control-plane agent task to its end (the control plane's public executeTask). */
   runTask?(request: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs a prompt-library test (the prompt library's public testPrompt). */

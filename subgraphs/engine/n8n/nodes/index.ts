@@ -1,6 +1,7 @@
 import type { NodeDefinition } from '../../nodes/types';
 import { codeNodes } from './code';
 import { dateCryptoNodes } from './date-crypto';
+import { executeWorkflow } from './execute-workflow';
 import { itemListNodes } from './item-lists';
 import { mergeNodes } from './merge';
 import { noOp } from './no-op';
@@ -13,4 +14,4 @@ import { setNodes } from './set';
  */
 export const N8N_NODE_PREFIX = 'n8n-nodes-base.';
 
-export const N8N_NODES: readonly NodeDefinition[] = [noOp, ...setNodes, ...routingNodes, ...mergeNodes, ...itemListNodes, ...dateCryptoNodes, ...codeNodes];
+export const N8N_NODES: readonly NodeDefinition[] = [noOp, ...setNodes, ...routingNodes, ...mergeNodes, ...itemListNodes, ...dateCryptoNodes, ...codeNodes, executeWorkflow];
