@@ -23,6 +23,9 @@ export type { LoadFigures };
  *
  *   ours      POST /webhook/bench/orders: the webhook surface -> gateway -> engine subgraph
  *             (receiveWebhook: trigger lookup, executor with the Set node's expressions, one write)
+ *   n8n       POST /webhook/bench/n8n-orders: an n8n export imported as is (Webhook 2 -> Set 3.4 ->
+ *             If 2.2 -> Merge 3 (both branches) -> Code 2 -> Respond to Webhook 1.1), run natively
+ *             with n8n's semantics, the Code node in the sandbox, persisted like the other
  *   baseline  POST /bench/baseline/orders on the same server: a plain Fastify handler that parses
  *             the body, builds the same answer and inserts the same rows in one statement
  *
@@ -41,6 +44,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WEBHOOK_PATH = '/webhook/bench/orders';
+const N8N_PATH = '/webhook/bench/n8n-orders';
 const BASELINE_PATH = '/bench/baseline/orders';
 const BODY = JSON.stringify({ id: 'o-42', total: 42.5, customer: { email: 'ann@example.com' } });
 const ANSWER = JSON.stringify({ orderId: 'o-42', total: 42.5, status: 'accepted' });
@@ -55,12 +59,81 @@ function isAnswer(text: string): boolean {
   }
 }
 
+/** The n8n workflow's answer: the Set fields, the If's lane and the Code node's status. */
+function isN8nAnswer(text: string): boolean {
+  try {
+    const v = JSON.parse(text);
+    return Object.keys(v).length === 5 && v.orderId === 'o-42' && v.total === 42.5 && v.email === 'ann@example.com' && v.lane === 'standard' && v.status === 'accepted';
+  } catch {
+    return false;
+  }
+}
+
+const n8nLink = (node: string, index = 0) => ({ node, type: 'main', index });
+
+/** The n8n export of the second workflow, as n8n 1.x writes it. */
+export const N8N_BENCH_WORKFLOW = {
+  name: 'Bench n8n orders',
+  nodes: [
+    { name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], parameters: { httpMethod: 'POST', path: 'bench/n8n-orders', responseMode: 'responseNode', options: {} } },
+    {
+      name: 'Order',
+      type: 'n8n-nodes-base.set',
+      typeVersion: 3.4,
+      position: [200, 0],
+      parameters: {
+        assignments: {
+          assignments: [
+            { id: 'a1', name: 'orderId', value: '={{ $json.body.id }}', type: 'string' },
+            { id: 'a2', name: 'total', value: '={{ $json.body.total }}', type: 'number' },
+            { id: 'a3', name: 'email', value: '={{ $json.body.customer.email }}', type: 'string' },
+          ],
+        },
+        options: {},
+      },
+    },
+    {
+      name: 'Big order?',
+      type: 'n8n-nodes-base.if',
+      typeVersion: 2.2,
+      position: [400, 0],
+      parameters: {
+        conditions: {
+          options: { caseSensitive: true, leftValue: '', typeValidation: 'strict', version: 2 },
+          conditions: [{ id: 'c1', leftValue: '={{ $json.total }}', rightValue: 100, operator: { type: 'number', operation: 'gt' } }],
+          combinator: 'and',
+        },
+        options: {},
+      },
+    },
+    { name: 'Merge', type: 'n8n-nodes-base.merge', typeVersion: 3, position: [600, 0], parameters: {} },
+    {
+      name: 'Accept',
+      type: 'n8n-nodes-base.code',
+      typeVersion: 2,
+      position: [800, 0],
+      parameters: { jsCode: "return $input.all().map((item) => ({ json: { ...item.json, lane: item.json.total > 100 ? 'priority' : 'standard', status: 'accepted' } }));" },
+    },
+    { name: 'Respond', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, position: [1000, 0], parameters: { options: {} } },
+  ],
+  connections: {
+    Webhook: { main: [[n8nLink('Order')]] },
+    Order: { main: [[n8nLink('Big order?')]] },
+    'Big order?': { main: [[n8nLink('Merge', 0)], [n8nLink('Merge', 1)]] },
+    Merge: { main: [[n8nLink('Accept')]] },
+    Accept: { main: [[n8nLink('Respond')]] },
+  },
+  settings: { executionOrder: 'v1' },
+};
+
 
 export interface EngineBenchFigures {
   ours: LoadFigures;
+  /** The n8n workflow (Webhook -> Set -> If -> Merge -> Code -> Respond). */
+  n8n: LoadFigures;
   baseline: LoadFigures;
   /**
-   * Successful executions stored at the end, against every 2xx answer given (both targets, warm-up
+   * Successful executions stored at the end, against every 2xx answer given (every target, warm-up
    * and checks included; the baseline stores the same rows): equal when every answer was persisted.
    */
   persisted: { executions: number; answers: number };
@@ -73,6 +146,7 @@ interface ServerInfo {
   url: string;
   workflowId: string;
   webhookId: string;
+  n8nWorkflowId: string;
 }
 
 /** The rows one execution of the workflow leaves, in one statement: what the baseline does by hand. */
@@ -160,7 +234,10 @@ async function serve(): Promise<void> {
     const hook = await call('/v1/engine/webhooks', { workflowId: wf.workflowId, path: '/bench/orders', method: 'POST', responseMode: 'lastNode' });
     info.workflowId = wf.workflowId;
     info.webhookId = hook.webhookId;
-    process.stdout.write(JSON.stringify({ url: running.url, workflowId: wf.workflowId, webhookId: hook.webhookId }) + '\n');
+    const n8n = await call('/v1/engine/workflows/import', { workflow: N8N_BENCH_WORKFLOW });
+    await call('/v1/engine/webhooks', { workflowId: n8n.workflowId, path: '/bench/n8n-orders', method: 'POST', responseMode: 'lastNode' });
+    await call(`/v1/engine/workflows/${n8n.workflowId}/activate`, {});
+    process.stdout.write(JSON.stringify({ url: running.url, workflowId: wf.workflowId, webhookId: hook.webhookId, n8nWorkflowId: n8n.workflowId }) + '\n');
   } catch (err) {
     process.stderr.write(`bench engine server: ${err instanceof Error ? err.stack : String(err)}\n`);
     await stop(1);
@@ -208,7 +285,14 @@ async function stopChild(): Promise<void> {
   clearTimeout(killer);
 }
 
-const target = (url: string, p: string) => ({ url: url + p, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: BODY, verifyBody: isAnswer, connections: CONNECTIONS });
+const target = (url: string, p: string) => ({
+  url: url + p,
+  method: 'POST' as const,
+  headers: { 'content-type': 'application/json' },
+  body: BODY,
+  verifyBody: p === N8N_PATH ? isN8nAnswer : isAnswer,
+  connections: CONNECTIONS,
+});
 
 /** Runs the engine bench on a scratch database of `serverUrl` (dropped afterwards). */
 export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures> {
@@ -226,15 +310,18 @@ export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures
       if (check.status !== 200 || !isAnswer(text)) throw new Error(`the webhook answered ${check.status}: ${text}`);
       const base = await fetch(info.url + BASELINE_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
       if (base.status !== 200 || !isAnswer(await base.text())) throw new Error(`the baseline answered ${base.status}`);
-      answers = 2;
-      const targets = { ours: WEBHOOK_PATH, baseline: BASELINE_PATH } as const;
+      const n8n = await fetch(info.url + N8N_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+      const n8nText = await n8n.text();
+      if (n8n.status !== 200 || !isN8nAnswer(n8nText)) throw new Error(`the n8n workflow answered ${n8n.status}: ${n8nText}`);
+      answers = 3;
+      const targets = { ours: WEBHOOK_PATH, n8n: N8N_PATH, baseline: BASELINE_PATH } as const;
       // BENCH_ENGINE_ONLY=ours (or baseline) loads one target only (for profiling the server).
       const only = process.env.BENCH_ENGINE_ONLY;
       const names = (Object.keys(targets) as (keyof typeof targets)[]).filter((n) => !only || n === only);
       for (const name of names) {
         count(await slice(target(info.url, targets[name]), WARMUP_S));
       }
-      const measured: Record<keyof typeof targets, Slice[]> = { ours: [], baseline: [] };
+      const measured: Record<keyof typeof targets, Slice[]> = { ours: [], n8n: [], baseline: [] };
       for (let r = 0; r < ROUNDS; r++) {
         for (let i = 0; i < names.length; i++) {
           const name = names[(i + r) % names.length]!;
@@ -248,16 +335,17 @@ export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures
         executions = (
           await client.query(
             `SELECT count(*)::int AS n FROM engine.executions e
-             WHERE e.status = 'success' AND e.result->'items'->0 = $1::jsonb
-               AND (SELECT count(*) FROM engine.execution_nodes n WHERE n.execution_id = e.id) = 2
+             WHERE e.status = 'success'
+               AND CASE WHEN e.workflow_id = $2 THEN e.result->'items'->0->>'status' = 'accepted' AND (SELECT count(*) FROM engine.execution_nodes n WHERE n.execution_id = e.id) = 6
+                        ELSE e.result->'items'->0 = $1::jsonb AND (SELECT count(*) FROM engine.execution_nodes n WHERE n.execution_id = e.id) = 2 END
                AND EXISTS (SELECT 1 FROM engine.webhook_logs w WHERE w.execution_id = e.id AND w.status = 'success')`,
-            [ANSWER],
+            [ANSWER, info.n8nWorkflowId],
           )
         ).rows[0].n;
       } finally {
         await client.end();
       }
-      return { ours: figures(measured.ours), baseline: figures(measured.baseline), persisted: { executions, answers } };
+      return { ours: figures(measured.ours), n8n: figures(measured.n8n), baseline: figures(measured.baseline), persisted: { executions, answers } };
     } finally {
       await stopChild();
     }

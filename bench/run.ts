@@ -519,6 +519,8 @@ function markdown(run: {
     `- Workflow executions: bench/engine.bench.ts, the platform in a child process on a scratch database; autocannon, 32 connections, ` +
       `${WARMUP_S} s warm-up then ${DURATION_S} s in ${ROUNDS} interleaved slices per target: \`POST /webhook/bench/orders\` (Webhook → Set, ` +
       'responseMode lastNode: the answer is the Set output, sent once the execution, its run data, logs and request log are stored) ' +
+      'and `POST /webhook/bench/n8n-orders` (an n8n export imported as is: Webhook 2 → Set 3.4 → If 2.2 → Merge 3 → Code 2 → Respond to Webhook, ' +
+      'run natively with the Code node in the sandbox, persisted the same way) ' +
       'against `POST /bench/baseline/orders`, a plain handler on the same server that builds the same answer and inserts the same rows in one statement.',
     '',
     run.problems.length
@@ -625,7 +627,7 @@ async function main(): Promise<void> {
     if (ONLY.has('engine')) {
       engine = await phase('workflow executions', () => benchEngine(dbServer.url));
       raw.engine = engine;
-      for (const [name, f] of [['engine webhook', engine.ours], ['engine baseline', engine.baseline]] as const) {
+      for (const [name, f] of [['engine webhook', engine.ours], ['engine n8n workflow', engine.n8n], ['engine baseline', engine.baseline]] as const) {
         if (f.non2xx) problems.push(`${name}: ${f.non2xx} non-2xx answers (${JSON.stringify(f.statusCodes)})`);
         if (f.errors) problems.push(`${name}: ${f.errors} connection errors`);
         if (f.mismatches) problems.push(`${name}: ${f.mismatches} answers without the expected body`);
@@ -725,6 +727,14 @@ async function main(): Promise<void> {
         ),
         figure('workflows.p50', 'Webhook-triggered execution p50 latency', 'ms', engine.ours.latencyP50Ms, engine.baseline.latencyP50Ms),
         figure('workflows.p99', 'Webhook-triggered execution p99 latency', 'ms', engine.ours.latencyP99Ms, engine.baseline.latencyP99Ms),
+        figure(
+          'workflows.n8n',
+          'n8n workflow executions per second: Webhook → Set → If → Merge → Code → Respond, imported from n8n, persisted (baseline: plain handler)',
+          'executions/s',
+          engine.n8n.requestsPerSecond,
+          engine.baseline.requestsPerSecond,
+        ),
+        figure('workflows.n8n.p99', 'n8n workflow execution p99 latency', 'ms', engine.n8n.latencyP99Ms, engine.baseline.latencyP99Ms),
       );
     } else {
       figures.push(notYet('workflows.executions', 'Workflow executions per second', 'executions/s', 'BENCH_ONLY=engine'));
