@@ -57,7 +57,7 @@ export function executionOut(e: any) {
     result: r ? { success: true, outputs: { lastNode: r.lastNode ?? null, items: r.items ?? [] }, nodesExecuted: r.nodesExecuted ?? 0, duration: seconds(e.duration) } : undefined,
     error: e.error ? { code: e.error.code, message: e.error.message, nodeName: e.error.node ?? null, details: e.error.details ?? {} } : undefined,
     nodeData: e.nodeData
-      ? e.nodeData.map((n: any) => ({ nodeName: n.nodeName, nodeType: n.nodeType, status: n.status === 'success' ? 'completed' : n.status === 'error' ? 'failed' : n.status, duration: n.duration / 1000, output: n.output }))
+      ? e.nodeData.map((n: any) => ({ nodeName: n.nodeName, runIndex: n.runIndex, nodeType: n.nodeType, status: n.status === 'success' ? 'completed' : n.status === 'error' ? 'failed' : n.status, duration: n.duration / 1000, output: n.output }))
       : undefined,
     engineExecutionUrl: e.engineExecutionUrl,
     startedAt: e.startedAt,
@@ -180,7 +180,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       query ControlPlaneExecution($executionId: ID!, $includeData: Boolean!) {
         controlPlaneExecution(executionId: $executionId) {
           ...ControlPlaneExecutionFields
-          nodeData @include(if: $includeData) { nodeName nodeType status duration output }
+          nodeData @include(if: $includeData) { nodeName runIndex nodeType status duration output }
         }
       }
       ${EXECUTION_FIELDS}`,

@@ -223,7 +223,7 @@ const getExecution = defineRoute({
     query EngineExecution($executionId: ID!, $includeData: Boolean!) {
       execution(executionId: $executionId) {
         ...ExecutionFields
-        nodeData @include(if: $includeData) { nodeName nodeType status startedAt duration tries reused output error }
+        nodeData @include(if: $includeData) { nodeName runIndex nodeType status startedAt duration tries reused output error }
       }
     }
     ${EXECUTION_FIELDS}`,

@@ -322,13 +322,33 @@ export interface Edge {
 
 export interface CompiledWorkflow {
   definition: WorkflowDefinition;
-  /** Every node in an order where each comes after all the nodes that feed it. */
+  /**
+   * n8n's executionOrder v1 (`settings.executionOrder === 'v1'`, what n8n 1.x exports): nodes run
+   * from an execution stack, once per arriving branch, and connections may loop (executor.v1.ts).
+   */
+  v1: boolean;
+  /**
+   * Every node in an order where each comes after all the nodes that feed it (v1: the nodes in a
+   * loop come last, in definition order).
+   */
   order: string[];
   byName: Map<string, WorkflowNode>;
   /** Per node, where its items come from. */
   incoming: Map<string, Edge[]>;
   /** Per node, where its items go. */
   outgoing: Map<string, Edge[]>;
+  /**
+   * v1: per node, its outgoing edges in the order they are put on the front of the execution
+   * stack (n8n: the target lowest and then rightmost on the canvas first, so that the top-left
+   * one ends up in front and runs first).
+   */
+  scheduling: Map<string, Edge[]>;
+  /** v1: per node, how many inputs its connections use (the highest connected input + 1). */
+  inputSlots: Map<string, number>;
+}
+
+export function isV1(settings: WorkflowSettings): boolean {
+  return settings.executionOrder === 'v1';
 }
 
 const compiledCache = new WeakMap<WorkflowDefinition, CompiledWorkflow>();
@@ -362,16 +382,33 @@ export function compile(definition: WorkflowDefinition): CompiledWorkflow {
       if (left === 0) ready.push(target);
     }
   }
+  const v1 = isV1(definition.settings);
   if (order.length !== definition.nodes.length) {
     const inCycle = definition.nodes.map((n) => n.name).filter((n) => !order.includes(n));
-    throw workflowInvalid(`The connections form a loop through ${inCycle.map((n) => `"${n}"`).join(', ')}; workflows must not loop`, {
+    // n8n's v1 order runs loops (Split In Batches, a loop back to an earlier node): the executor guards against endless ones.
+    if (v1) order.push(...inCycle);
+    else throw workflowInvalid(`The connections form a loop through ${inCycle.map((n) => `"${n}"`).join(', ')}; workflows must not loop`, {
       reason: 'cycle',
       nodes: inCycle,
     });
   }
-  const compiled = { definition, order, byName, incoming, outgoing };
+  const scheduling = new Map<string, Edge[]>();
+  const inputSlots = new Map<string, number>();
+  if (v1) {
+    for (const n of definition.nodes) {
+      scheduling.set(n.name, schedulingOrder(outgoing.get(n.name)!, byName));
+      inputSlots.set(n.name, incoming.get(n.name)!.reduce((max, e) => Math.max(max, e.input + 1), 0));
+    }
+  }
+  const compiled = { definition, v1, order, byName, incoming, outgoing, scheduling, inputSlots };
   compiledCache.set(definition, compiled);
   return compiled;
+}
+
+/** n8n sorts a node's targets bottom-to-top, then right-to-left, and puts each on the front of the stack in turn. */
+function schedulingOrder(edges: Edge[], byName: Map<string, WorkflowNode>): Edge[] {
+  const at = (e: Edge) => byName.get(e.node)!.position;
+  return [...edges].sort((a, b) => at(b)[1] - at(a)[1] || at(b)[0] - at(a)[0]);
 }
 
 /** The nodes reachable from `start` (itself included). */

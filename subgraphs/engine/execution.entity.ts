@@ -37,11 +37,13 @@ export class ExecutionEntity {
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
 }
 
-/** Run data: one row per node that ran in an execution. */
+/** Run data: one row per run of a node in an execution (v1 workflows may run a node several times). */
 @Entity({ schema: 'engine', name: 'execution_nodes' })
 export class ExecutionNodeEntity {
   @PrimaryColumn('uuid', { name: 'execution_id' }) executionId: string;
   @PrimaryColumn('text', { name: 'node_name' }) nodeName: string;
+  /** The node's run in the execution, from 0. */
+  @PrimaryColumn('integer', { name: 'run_index' }) runIndex: number;
   @Column('integer') seq: number;
   @Column('text', { name: 'node_type' }) nodeType: string;
   @Column('text') status: 'success' | 'error';
@@ -51,6 +53,8 @@ export class ExecutionNodeEntity {
   @Column('boolean') reused: boolean;
   @Column('jsonb', { nullable: true }) output: unknown;
   @Column('jsonb', { nullable: true }) error: unknown;
+  /** The node's context after this run (NodeContext.state), restored when the execution is replayed. */
+  @Column('jsonb', { nullable: true }) state: unknown;
 }
 
 @Entity({ schema: 'engine', name: 'execution_logs' })

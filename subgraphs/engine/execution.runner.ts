@@ -9,7 +9,7 @@ import { guardedFetch, type OutboundPolicy } from '../../kernel/outbound';
 import { QUEUE_WAKEUP, type JobAttempt, type JobContext, type Priority, type Queue } from '../../kernel/queue';
 import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionMode, ExecutionStatus } from './execution.entity';
-import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome } from './executor';
+import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome, type StoredRun } from './executor';
 import { ExpressionEngine, type Item } from './expressions';
 import { NodeError, type NodeServices, type PromptTestRequest, type TaskRequest, type WebhookReply } from './nodes/types';
 import { eventFor, type ExecutionNotifier, type NotifyConfig } from './execution.notify';
@@ -97,6 +97,8 @@ export interface Started {
 /** One run of an execution in this process (StoreTarget: what its writes need). */
 interface RunContext extends StoreTarget {
   done: Map<string, Item[][]>;
+  /** v1 workflows: the stored runs, by node and run index (the execution is replayed through them). */
+  storedRuns?: Map<string, StoredRun[]>;
   seq: number;
   inline: boolean;
   depth: number;
@@ -106,6 +108,8 @@ interface RunContext extends StoreTarget {
 
 interface ResumeState {
   node: string;
+  /** The waiting node's run index (v1 workflows: a wait inside a loop). */
+  runIndex?: number;
   items: Item[];
   webhook: boolean;
   until: string | null;
@@ -254,8 +258,8 @@ export class ExecutionRunner {
         );
         if (opts.reuse) {
           await m.query(
-            `INSERT INTO engine.execution_nodes (execution_id, node_name, seq, node_type, status, started_at, duration_ms, tries, reused, output, error)
-             SELECT $1, node_name, seq, node_type, status, started_at, duration_ms, tries, true, output, error
+            `INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
+             SELECT $1, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, true, output, error, state
              FROM engine.execution_nodes WHERE execution_id = $2 AND node_name = ANY($3::text[]) AND output IS NOT NULL`,
             [id, opts.reuse.executionId, opts.reuse.nodes],
           );
@@ -327,6 +331,7 @@ export class ExecutionRunner {
         input: ctx.input,
         startNode: ctx.startNode,
         done: ctx.done,
+        stored: ctx.storedRuns,
         signal: controller.signal,
         services: this.services(ctx),
         hooks: {
@@ -383,6 +388,7 @@ export class ExecutionRunner {
       case 'waiting': {
         const state: ResumeState = {
           node: outcome.node,
+          ...(outcome.runIndex ? { runIndex: outcome.runIndex } : {}),
           items: outcome.items,
           webhook: outcome.webhook,
           until: outcome.until?.toISOString() ?? null,
@@ -394,7 +400,13 @@ export class ExecutionRunner {
             ? await this.deps.queue.enqueue(
                 RESUME_JOB,
                 { executionId: ctx.id },
-                { runAt: outcome.until, maxAttempts: 2, timeoutMs: (executionTimeoutSeconds(ctx.version.definition.settings) + 60) * 1000, key: `${RESUME_JOB}:${ctx.id}` },
+                {
+                  runAt: outcome.until,
+                  maxAttempts: 2,
+                  timeoutMs: (executionTimeoutSeconds(ctx.version.definition.settings) + 60) * 1000,
+                  // Per wait: a later wait (another Wait node, a loop) is enqueued while this execution's resume job still runs.
+                  key: `${RESUME_JOB}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
+                },
                 m,
               )
             : null;
@@ -530,14 +542,14 @@ export class ExecutionRunner {
          ), seq AS (
            SELECT coalesce(max(seq) + 1, 0) AS next FROM engine.execution_nodes WHERE execution_id = $1
          ), n AS (
-           INSERT INTO engine.execution_nodes (execution_id, node_name, seq, node_type, status, started_at, duration_ms, tries, output)
-           SELECT $1, old.resume_state->>'node', seq.next, $3, 'success', (old.resume_state->>'since')::timestamptz,
+           INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, output)
+           SELECT $1, old.resume_state->>'node', coalesce((old.resume_state->>'runIndex')::int, 0), seq.next, $3, 'success', (old.resume_state->>'since')::timestamptz,
                   greatest(0, round(extract(epoch FROM (now() - (old.resume_state->>'since')::timestamptz)) * 1000))::int, 1,
                   jsonb_build_array(CASE WHEN old.resume_state ? 'resumeData'
                                          THEN jsonb_build_array(jsonb_build_object('json', old.resume_state->'resumeData'))
                                          ELSE old.resume_state->'items' END)
            FROM old, seq WHERE old.status = 'waiting'
-           ON CONFLICT (execution_id, node_name) DO UPDATE SET output = EXCLUDED.output, status = 'success', duration_ms = EXCLUDED.duration_ms
+           ON CONFLICT (execution_id, node_name, run_index) DO UPDATE SET output = EXCLUDED.output, status = 'success', duration_ms = EXCLUDED.duration_ms
          ), l AS (
            INSERT INTO engine.execution_logs (execution_id, level, node, message)
            SELECT $1, 'info', old.resume_state->>'node', 'Resumed' FROM old WHERE old.status = 'waiting'
@@ -557,7 +569,7 @@ export class ExecutionRunner {
   /** Runs a stored execution on from the node outputs it has recorded (queued, resumed or re-run after a lost worker). */
   private async continueStored(row: any, job: JobContext<{ executionId: string }>): Promise<unknown> {
     const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
-    const done = await this.loadDone(row.id);
+    const { done, stored: storedRuns, nextSeq } = await this.loadDone(row.id);
     const view = await this.run({
       id: row.id,
       version,
@@ -566,7 +578,8 @@ export class ExecutionRunner {
       startNode: row.start_node,
       startedAt: row.started_at,
       done,
-      seq: done.size,
+      storedRuns,
+      seq: nextSeq,
       inline: false,
       stored: true,
       depth: 0,
@@ -581,7 +594,8 @@ export class ExecutionRunner {
   async resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
     if (!UUID.test(executionId)) return 'not_waiting';
     const resumed = await this.deps.db.transaction(async (m) => {
-      const jobId = await this.deps.queue.enqueue(RESUME_JOB, { executionId }, { key: `${RESUME_JOB}:${executionId}`, maxAttempts: 2 }, m);
+      // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
+      const jobId = await this.deps.queue.enqueue(RESUME_JOB, { executionId }, { key: `${RESUME_JOB}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, m);
       const rows = rowsOf(
         await m.query(
           `UPDATE engine.executions SET resume_state = resume_state || jsonb_build_object('resumeData', $2::jsonb), job_id = $3, updated_at = now()
@@ -683,12 +697,26 @@ export class ExecutionRunner {
     return EXECUTION_COLUMNS;
   }
 
-  private async loadDone(id: string): Promise<Map<string, Item[][]>> {
+  /**
+   * The runs an execution has stored: `done`, each node's last output (the legacy order runs a
+   * node once), and `stored`, every run by run index with the node's context after it (v1 replay).
+   */
+  private async loadDone(id: string): Promise<{ done: Map<string, Item[][]>; stored: Map<string, StoredRun[]>; nextSeq: number }> {
     const rows = await this.deps.db.query(
-      `SELECT node_name, output FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL ORDER BY seq`,
+      `SELECT node_name, run_index, seq, output, state FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL ORDER BY seq`,
       [id],
     );
-    return new Map(rows.map((r: any) => [r.node_name, r.output as Item[][]]));
+    const done = new Map<string, Item[][]>();
+    const stored = new Map<string, StoredRun[]>();
+    let nextSeq = 0;
+    for (const r of rows) {
+      done.set(r.node_name, r.output);
+      let runs = stored.get(r.node_name);
+      if (!runs) stored.set(r.node_name, (runs = []));
+      runs[r.run_index] = { output: r.output, state: r.state };
+      nextSeq = Math.max(nextSeq, r.seq + 1);
+    }
+    return { done, stored, nextSeq };
   }
 
   private gone(ctx: RunContext): ExecutionView {

@@ -57,6 +57,7 @@ export interface ExecutionDetail extends ExecutionView {
 
 export interface NodeDataRow {
   nodeName: string;
+  runIndex: number;
   nodeType: string;
   status: string;
   startedAt: Date;
@@ -239,7 +240,7 @@ export class ExecutionService {
     if (start) {
       const rerun = descendants(compiled, start);
       const stored = await this.db.query(
-        `SELECT node_name FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL`,
+        `SELECT DISTINCT node_name FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL`,
         [id],
       );
       reuse = stored.map((r: any) => r.node_name as string).filter((n: string) => compiled.byName.has(n) && !rerun.has(n));
@@ -295,12 +296,13 @@ export class ExecutionService {
 
   async nodeData(id: string): Promise<NodeDataRow[]> {
     const rows = await this.db.query(
-      `SELECT node_name, node_type, status, started_at, duration_ms, tries, reused, output, error
-       FROM engine.execution_nodes WHERE execution_id = $1 ORDER BY seq, node_name`,
+      `SELECT node_name, run_index, node_type, status, started_at, duration_ms, tries, reused, output, error
+       FROM engine.execution_nodes WHERE execution_id = $1 ORDER BY seq, node_name, run_index`,
       [id],
     );
     return rows.map((r: any) => ({
       nodeName: r.node_name,
+      runIndex: r.run_index,
       nodeType: r.node_type,
       status: r.status,
       startedAt: r.started_at,

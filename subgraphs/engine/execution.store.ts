@@ -151,13 +151,13 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
   }
   const sql = `
     WITH e AS (${statement}), n AS (
-      INSERT INTO engine.execution_nodes (execution_id, node_name, seq, node_type, status, started_at, duration_ms, tries, reused, output, error)
-      SELECT e.id, x.node_name, x.seq, x.node_type, x.status, x.started_at, x.duration_ms, x.tries, false, x.output, x.error
-      FROM e, jsonb_to_recordset($2::jsonb) AS x(node_name text, seq int, node_type text, status text, started_at timestamptz,
-                                                duration_ms int, tries int, output jsonb, error jsonb)
-      ON CONFLICT (execution_id, node_name) DO UPDATE SET seq = EXCLUDED.seq, node_type = EXCLUDED.node_type, status = EXCLUDED.status,
+      INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
+      SELECT e.id, x.node_name, coalesce(x.run_index, 0), x.seq, x.node_type, x.status, x.started_at, x.duration_ms, x.tries, false, x.output, x.error, x.state
+      FROM e, jsonb_to_recordset($2::jsonb) AS x(node_name text, run_index int, seq int, node_type text, status text, started_at timestamptz,
+                                                duration_ms int, tries int, output jsonb, error jsonb, state jsonb)
+      ON CONFLICT (execution_id, node_name, run_index) DO UPDATE SET seq = EXCLUDED.seq, node_type = EXCLUDED.node_type, status = EXCLUDED.status,
         started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, tries = EXCLUDED.tries, reused = false,
-        output = EXCLUDED.output, error = EXCLUDED.error
+        output = EXCLUDED.output, error = EXCLUDED.error, state = EXCLUDED.state
     ), l AS (
       INSERT INTO engine.execution_logs (execution_id, at, level, node, message)
       SELECT e.id, (x.v->>'at')::timestamptz, x.v->>'level', x.v->>'node', x.v->>'message'
@@ -236,8 +236,9 @@ export function requestLogRow(log: RequestLog, outcome: { status: ExecutionStatu
   };
 }
 
+/** A run's row; `run_index` and `state` only when they say something (legacy runs: 0 and none). */
 export function nodeRow(run: NodeRun, seq: number) {
-  return {
+  const row: Record<string, unknown> = {
     node_name: run.node,
     seq,
     node_type: run.nodeType,
@@ -248,4 +249,7 @@ export function nodeRow(run: NodeRun, seq: number) {
     output: run.output,
     error: run.error ?? null,
   };
+  if (run.runIndex) row.run_index = run.runIndex;
+  if (run.state) row.state = run.state;
+  return row;
 }

@@ -5,7 +5,8 @@ import { guardedFetch } from '../../kernel/outbound';
 import { compile, validateDefinition } from './definition';
 import { chooseStart, WorkflowExecutor, type ExecutorHooks, type LogEntry, type NodeRun, type RunOutcome } from './executor';
 import { ExpressionEngine, type Item } from './expressions';
-import type { NodeServices, WebhookReply } from './nodes/types';
+import { NODE_TYPES } from './nodes';
+import type { NodeDefinition, NodeServices, WebhookReply } from './nodes/types';
 import { CODE_LIMITS, Sandbox } from './sandbox';
 
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
@@ -38,7 +39,7 @@ interface Run {
 async function run(
   def: ReturnType<typeof workflow>,
   input: Record<string, unknown>[] = [{}],
-  opts: { services?: Partial<NodeServices>; done?: Map<string, Item[][]>; signal?: AbortSignal; mode?: string } = {},
+  opts: { services?: Partial<NodeServices>; done?: Map<string, Item[][]>; signal?: AbortSignal; mode?: string; maxNodeRuns?: number } = {},
 ): Promise<Run> {
   const runs: NodeRun[] = [];
   const logs: LogEntry[] = [];
@@ -52,6 +53,7 @@ async function run(
     input: input.map((json) => ({ json })),
     startNode: chooseStart(compiled, opts.mode ?? 'manual'),
     done: opts.done,
+    maxNodeRuns: opts.maxNodeRuns,
     signal: opts.signal ?? new AbortController().signal,
     services: {
       codeSandbox,
@@ -366,5 +368,174 @@ describe('validation before anything is stored', () => {
       assert.deepEqual(fields, ['nodes.0.name', 'nodes.0.type', 'nodes.1']);
       return true;
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// n8n's execution order v1
+
+/** Node types only these tests use: registered in this process. */
+function testNode(def: NodeDefinition): void {
+  (NODE_TYPES as Map<string, NodeDefinition>).set(`test.${def.name}`, def);
+}
+// Two inputs; `required` as n8n's requiredInputs; passes on what arrived, saying which inputs had items.
+testNode({
+  name: 'join',
+  description: 'test',
+  inProcess: true,
+  inputs: () => 2,
+  requiredInputs: (p) => p.required,
+  execute: async (ctx) => ({ outputs: [[{ json: { inputs: ctx.inputs.map((l) => l.map((i) => i.json)) } }]] }),
+});
+// All items to output `to`.
+testNode({ name: 'route', description: 'test', inProcess: true, outputs: () => 2, execute: async (ctx) => ({ outputs: ctx.node.parameters.to === 1 ? [[], ctx.items] : [ctx.items, []] }) });
+// Its items in reverse order (the items themselves: their paired items go with them).
+testNode({ name: 'reverse', description: 'test', inProcess: true, execute: async (ctx) => ({ outputs: [[...ctx.items].reverse()] }) });
+// Each item: the json of the item of `node` it came from ($('node').item), and the run index.
+testNode({
+  name: 'lineage',
+  description: 'test',
+  inProcess: true,
+  execute: async (ctx) => ({
+    outputs: [ctx.items.map((_, i) => ({ json: { from: ctx.lineage?.pairedItem(ctx.node.parameters.node, i)?.json ?? null, run: ctx.lineage?.runIndex ?? null } }))],
+  }),
+});
+
+const V1 = { executionOrder: 'v1' };
+const at = (name: string, type: string, x: number, y: number, parameters: Record<string, unknown> = {}): N => ({ name, type, position: [x, y], parameters });
+
+describe('execution order v1 (n8n)', () => {
+  test('a node fed by two branches runs once per branch; branches run depth first, the top one first', async () => {
+    const def = workflow(
+      [at('Start', 'engine.manualTrigger', 0, 0), at('Low', 'engine.noOp', 200, 300), at('High', 'engine.noOp', 200, -100), at('Both', 'engine.noOp', 400, 0), at('After', 'engine.noOp', 600, 0)],
+      [['Start', 'Low'], ['Start', 'High'], ['Low', 'Both'], ['High', 'Both'], ['Both', 'After']],
+      V1,
+    );
+    const r = await run(def, [{ n: 1 }]);
+    assert.deepEqual(ran(r), ['Start', 'High', 'Both', 'After', 'Low', 'Both', 'After']);
+    assert.deepEqual(r.runs.map((x) => x.runIndex), [0, 0, 0, 0, 0, 1, 1]);
+    assert.deepEqual(items(r), [{ n: 1 }]);
+  });
+
+  test('the same depth-first order without v1 settings runs each node once (legacy order kept)', async () => {
+    const def = workflow(
+      [at('Start', 'engine.manualTrigger', 0, 0), at('Low', 'engine.noOp', 200, 300), at('High', 'engine.noOp', 200, -100), at('Both', 'engine.noOp', 400, 0)],
+      [['Start', 'Low'], ['Start', 'High'], ['Low', 'Both'], ['High', 'Both']],
+    );
+    const r = await run(def, [{ n: 1 }]);
+    assert.deepEqual(ran(r), ['Start', 'Low', 'High', 'Both']);
+    assert.deepEqual(items(r), [{ n: 1 }, { n: 1 }]);
+    assert.equal(r.runs[0]!.output![0]![0]!.pairedItem, undefined, 'no paired items in the legacy order');
+  });
+
+  test('same height: the left one first; outputs without items run nothing', async () => {
+    const def = workflow(
+      [at('Start', 'engine.manualTrigger', 0, 0), at('Route', 'test.route', 100, 0, { to: 0 }), at('Right', 'engine.noOp', 400, 0), at('Left', 'engine.noOp', 200, 0), at('Never', 'engine.noOp', 200, 200)],
+      [['Start', 'Route'], ['Route', 'Right'], ['Route', 'Left'], ['Route', 'Never', 1]],
+      V1,
+    );
+    assert.deepEqual(ran(await run(def)), ['Start', 'Route', 'Left', 'Right']);
+  });
+
+  test('a node with two inputs waits for both, then runs once with both', async () => {
+    const def = workflow(
+      [at('Start', 'engine.manualTrigger', 0, 0), at('A', 'engine.set', 200, 0, { values: { a: 1 } }), at('B', 'engine.set', 200, 200, { values: { b: 1 } }), at('Join', 'test.join', 400, 100)],
+      [['Start', 'A'], ['Start', 'B'], ['A', 'Join', 0, 0], ['B', 'Join', 0, 1]],
+      V1,
+    );
+    const r = await run(def, [{}]);
+    assert.deepEqual(ran(r), ['Start', 'A', 'B', 'Join']);
+    assert.deepEqual(items(r), [{ inputs: [[{ a: 1 }], [{ b: 1 }]] }]);
+  });
+
+  test('when nothing else is left, a waiting node runs with what it has, unless its required inputs are missing', async () => {
+    const shape = (required?: number | number[]) =>
+      workflow(
+        [at('Start', 'engine.manualTrigger', 0, 0), at('Route', 'test.route', 200, 0, { to: 0 }), at('X', 'engine.noOp', 400, 200), at('Join', 'test.join', 600, 0, required === undefined ? {} : { required }), at('End', 'engine.noOp', 800, 0)],
+        [['Start', 'Route'], ['Route', 'Join', 0, 0], ['Route', 'X', 1], ['X', 'Join', 0, 1], ['Join', 'End']],
+        V1,
+      );
+    const partial = await run(shape(), [{ k: 1 }]);
+    assert.deepEqual(ran(partial), ['Start', 'Route', 'Join', 'End']);
+    assert.deepEqual(items(partial), [{ inputs: [[{ k: 1 }], []] }]);
+    assert.deepEqual(ran(await run(shape(1), [{ k: 1 }])), ['Start', 'Route', 'Join', 'End'], 'one input required: it has one');
+    assert.deepEqual(ran(await run(shape([0]), [{ k: 1 }])), ['Start', 'Route', 'Join', 'End'], 'input 0 required: it has it');
+    const all = await run(shape(2), [{ k: 1 }]);
+    assert.deepEqual(ran(all), ['Start', 'Route'], 'both inputs required (n8n Merge chooseBranch): it never runs');
+    assert.equal(all.outcome.status, 'success');
+    assert.deepEqual(ran(await run(shape([1]), [{ k: 1 }])), ['Start', 'Route'], 'input 1 required and missing');
+  });
+
+  test('loops are accepted in v1 only; a node running past the limit fails the execution, naming it', async () => {
+    const nodes = [at('Start', 'engine.manualTrigger', 0, 0), at('A', 'engine.noOp', 200, 0), at('B', 'engine.noOp', 400, 0)];
+    const edges: [string, string][] = [['Start', 'A'], ['A', 'B'], ['B', 'A']];
+    assert.throws(() => workflow(nodes, edges), (err: unknown) => err instanceof AppError && err.details.reason === 'cycle');
+    const r = await run(workflow(nodes, edges, V1), [{}], { maxNodeRuns: 50 });
+    assert.equal(r.outcome.status, 'error');
+    if (r.outcome.status !== 'error') return;
+    assert.equal(r.outcome.error.code, 'EXECUTION_FAILED');
+    assert.equal(r.outcome.error.node, 'A');
+    assert.equal(r.outcome.error.details.reason, 'loop_limit');
+    assert.match(r.outcome.error.message, /Node "A" ran 50 times/);
+    assert.equal(r.runs.filter((x) => x.node === 'A').length, 50);
+  });
+
+  test('paired items: each output item knows its input item, so $("Node").item follows items back through several nodes', async () => {
+    const def = workflow(
+      [
+        at('Start', 'engine.manualTrigger', 0, 0),
+        at('Keep', 'engine.filter', 200, 0, { condition: '{{ $json.n > 1 }}' }),
+        at('Tag', 'engine.set', 400, 0, { values: { tagged: true } }),
+        at('Reverse', 'test.reverse', 600, 0),
+        at('Where', 'test.lineage', 800, 0, { node: 'Start' }),
+      ],
+      [['Start', 'Keep'], ['Keep', 'Tag'], ['Tag', 'Reverse'], ['Reverse', 'Where']],
+      V1,
+    );
+    const r = await run(def, [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    assert.deepEqual(output(r, 'Reverse')![0], [{ n: 3, tagged: true }, { n: 2, tagged: true }]);
+    assert.deepEqual(items(r), [{ from: { n: 3 }, run: 0 }, { from: { n: 2 }, run: 0 }]);
+    const tag = r.runs.find((x) => x.node === 'Tag')!.output![0]!;
+    assert.deepEqual(tag.map((i) => i.pairedItem), [{ item: 0 }, { item: 1 }], 'same count in and out: same index');
+  });
+
+  test('paired items: a broken chain falls back to the same index', async () => {
+    const def = workflow(
+      [
+        at('Start', 'engine.manualTrigger', 0, 0),
+        at('Two', 'engine.code', 200, 0, { code: 'return [{ json: { x: 1 } }, { json: { x: 2 } }, { json: { x: 3 } }];' }),
+        at('Where', 'test.lineage', 400, 0, { node: 'Start' }),
+      ],
+      [['Start', 'Two'], ['Two', 'Where']],
+      V1,
+    );
+    const r = await run(def, [{ n: 1 }, { n: 2 }]);
+    assert.deepEqual(items(r).map((i) => i.from), [{ n: 1 }, { n: 2 }, null]);
+  });
+
+  test('replay: stored runs are taken as they were, the rest runs (resume in place)', async () => {
+    const def = workflow(
+      [at('Start', 'engine.manualTrigger', 0, 0), at('A', 'engine.set', 200, 0, { values: { a: 1 } }), at('B', 'engine.set', 200, 200, { values: { b: 1 } }), at('Both', 'engine.noOp', 400, 100)],
+      [['Start', 'A'], ['Start', 'B'], ['A', 'Both'], ['B', 'Both']],
+      V1,
+    );
+    const first = await run(def, [{}]);
+    const stored = new Map<string, { output: Item[][] }[]>();
+    for (const x of first.runs.slice(0, 3)) (stored.get(x.node) ?? stored.set(x.node, []).get(x.node)!)[x.runIndex] = { output: x.output! };
+    const runs: NodeRun[] = [];
+    const compiled = compile(def);
+    const outcome = await executor.run({
+      compiled,
+      execution: { id: 'e1', mode: 'manual', resumeUrl: '' },
+      workflow: { id: 'w1', name: 'Test', active: true },
+      input: [{ json: {} }],
+      startNode: 'Start',
+      stored,
+      signal: new AbortController().signal,
+      services: { codeSandbox, fetch: async () => assert.fail(), runWorkflow: async () => assert.fail() },
+      hooks: { afterNode: (r) => void runs.push(r) },
+    });
+    assert.deepEqual(runs.map((x) => [x.node, x.runIndex]), [['B', 0], ['Both', 1]], 'only what was not stored ran');
+    assert.equal(outcome.status, 'success');
   });
 });

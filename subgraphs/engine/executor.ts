@@ -3,8 +3,19 @@ import { compile, isTrigger, validateDefinition, versionOf, type CompiledWorkflo
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
 import { importWorkflow } from './n8n/import';
 import { nodeType } from './nodes';
-import { isPlainObject, NodeError, type NodeContext, type NodeDefinition, type NodeResult, type NodeServices, type WebhookReply } from './nodes/types';
+import {
+  isPlainObject,
+  NodeError,
+  type ItemLineage,
+  type NodeContext,
+  type NodeDefinition,
+  type NodeResult,
+  type NodeServices,
+  type SourceData,
+  type WebhookReply,
+} from './nodes/types';
 import { SandboxError } from './sandbox';
+import { Aborted, V1Execution } from './executor.v1';
 
 /**
  * The engine loop, with no database and no GraphQL (the execution service persists what the
@@ -20,6 +31,9 @@ import { SandboxError } from './sandbox';
  *
  * `done` carries outputs of nodes that already ran (resume after a wait, retry from a node,
  * re-run after a lost worker): those nodes are not run again.
+ *
+ * Workflows with n8n's `settings.executionOrder: 'v1'` run in n8n's v1 order instead, with
+ * loops, several runs per node and paired items: executor.v1.ts.
  */
 
 export interface ExecutionErrorInfo {
@@ -32,6 +46,8 @@ export interface ExecutionErrorInfo {
 
 export interface NodeRun {
   node: string;
+  /** Which run of the node this is in the execution, from 0 (only v1 workflows run a node more than once). */
+  runIndex: number;
   nodeType: string;
   status: 'success' | 'error';
   startedAt: Date;
@@ -40,6 +56,21 @@ export interface NodeRun {
   /** Null when the node failed and stopped the execution. */
   output: Item[][] | null;
   error?: { message: string; details: Record<string, unknown> };
+  /** v1: the node's context after this run (NodeContext.state), when it keeps one; stored so that a replay restores it. */
+  state?: Record<string, unknown> | null;
+}
+
+/** A node run already stored (v1 replay): its outputs and the node's context after it. */
+export interface StoredRun {
+  output: Item[][];
+  state?: Record<string, unknown> | null;
+}
+
+/** What a v1 node run gets besides its items (executor.v1.ts). */
+export interface V1RunContext {
+  state: Record<string, unknown>;
+  inputSource: readonly (SourceData | null)[];
+  lineage: ItemLineage;
 }
 
 export interface LogEntry {
@@ -73,6 +104,14 @@ export interface RunRequest {
   /** The trigger that receives the input (chooseStart); null: every node without inputs. */
   startNode: string | null;
   done?: ReadonlyMap<string, Item[][]>;
+  /**
+   * v1 workflows: the node runs already stored, by node and run index (resume, retry, re-run).
+   * The execution is replayed from its start, each stored run taken from here instead of being run.
+   * Without it, `done` counts as run 0 of each of its nodes.
+   */
+  stored?: ReadonlyMap<string, readonly (StoredRun | undefined)[]>;
+  /** v1 workflows: how many times one node may run in one execution (default MAX_NODE_RUNS). */
+  maxNodeRuns?: number;
   signal: AbortSignal;
   services: NodeServices;
   hooks?: ExecutorHooks;
@@ -88,7 +127,7 @@ export interface ExecutionResultData {
 export type RunOutcome =
   | { status: 'success'; result: ExecutionResultData }
   | { status: 'error'; error: ExecutionErrorInfo; nodesExecuted: number }
-  | { status: 'waiting'; node: string; items: Item[]; until: Date | null; webhook: boolean; nodesExecuted: number }
+  | { status: 'waiting'; node: string; runIndex: number; items: Item[]; until: Date | null; webhook: boolean; nodesExecuted: number }
   | { status: 'aborted'; reason: unknown; nodesExecuted: number };
 
 /** Which trigger starts an execution of this mode. */
@@ -99,17 +138,12 @@ export function chooseStart(compiled: CompiledWorkflow, mode: string): string | 
   return preferred ?? of('manualTrigger') ?? nodes[0]?.name ?? null;
 }
 
-/** Thrown inside the loop when the execution's signal is aborted. */
-class Aborted extends Error {
-  constructor(readonly reason: unknown) {
-    super('aborted');
-  }
-}
 
 export class WorkflowExecutor {
   constructor(private readonly expressions: ExpressionEngine) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
+    if (req.compiled.v1) return new V1Execution(this, req).run();
     const { compiled } = req;
     const done = new Map<string, Item[][]>(req.done ?? []);
     const skipped = new Set<string>();
@@ -162,7 +196,7 @@ export class WorkflowExecutor {
         const { result, run } = outcome;
         if (result.wait) {
           log('info', result.wait.webhook ? 'Waiting for the resume webhook' : `Waiting until ${result.wait.until!.toISOString()}`, name);
-          return { status: 'waiting', node: name, items: inputs[0] ?? [], until: result.wait.until, webhook: result.wait.webhook, nodesExecuted: executed };
+          return { status: 'waiting', node: name, runIndex: 0, items: inputs[0] ?? [], until: result.wait.until, webhook: result.wait.webhook, nodesExecuted: executed };
         }
         if (result.reply && !replied) {
           replied = true;
@@ -217,13 +251,17 @@ export class WorkflowExecutor {
     }
   }
 
-  /** One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail. */
-  private async runNode(
+  /**
+   * One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail.
+   * Shared by both orders; `v1` (a v1 run's context, lineage and run index) only from executor.v1.ts.
+   */
+  async runNode(
     node: WorkflowNode,
     inputs: Item[][],
     seen: ReadonlyMap<string, Item[]>,
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
+    v1?: V1RunContext,
   ): Promise<{ kind: 'ok'; result: NodeResult; run: NodeRun } | { kind: 'failed'; run: NodeRun; error: ExecutionErrorInfo }> {
     const def = nodeType(node.type)!;
     const tries = node.retryOnFail ? (node.maxTries ?? 3) : 1;
@@ -231,13 +269,15 @@ export class WorkflowExecutor {
     const started = performance.now();
     let failure: { message: string; details: Record<string, unknown> } | undefined;
     let attempt = 0;
-    const data: ExpressionData = { items: inputs[0] ?? [], nodes: seen, execution: req.execution, workflow: req.workflow };
+    const data = expressionData(inputs, seen, req, v1);
+    const runIndex = v1?.lineage.runIndex ?? 0;
     while (attempt < tries) {
       attempt++;
       try {
-        const result = n8nOutputs(node, inputs, await this.attempt(node, def, inputs, data, req, log));
+        const result = n8nOutputs(node, inputs, await this.attempt(node, def, inputs, data, req, log, v1));
         const run: NodeRun = {
           node: node.name,
+          runIndex,
           nodeType: node.type,
           status: 'success',
           startedAt,
@@ -265,7 +305,7 @@ export class WorkflowExecutor {
       return {
         kind: 'ok',
         result: { outputs: output },
-        run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
+        run: { node: node.name, runIndex, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
       };
     }
     if (node.continueOnFail) {
@@ -274,13 +314,13 @@ export class WorkflowExecutor {
       return {
         kind: 'ok',
         result: { outputs: output },
-        run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
+        run: { node: node.name, runIndex, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output, error: failure },
       };
     }
     log('error', `Failed: ${failure!.message}`, node.name);
     return {
       kind: 'failed',
-      run: { node: node.name, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output: null, error: failure },
+      run: { node: node.name, runIndex, nodeType: node.type, status: 'error', startedAt, durationMs, tries: attempt, output: null, error: failure },
       error: {
         code: 'NODE_EXECUTION_FAILED',
         message: `Node "${node.name}" failed: ${failure!.message}`,
@@ -298,8 +338,9 @@ export class WorkflowExecutor {
     data: ExpressionData,
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
+    v1: V1RunContext | undefined,
   ): Promise<NodeResult> {
-    if (def.inProcess && !node.timeout) return this.attemptInProcess(node, def, inputs, data, req, log);
+    if (def.inProcess && !node.timeout) return this.attemptInProcess(node, def, inputs, data, req, log, v1);
     const controller = new AbortController();
     const onAbort = () => controller.abort(req.signal.reason);
     req.signal.addEventListener('abort', onAbort, { once: true });
@@ -318,7 +359,7 @@ export class WorkflowExecutor {
       }, node.timeout * 1000);
     }
     try {
-      return checked(await Promise.race([def.execute(this.nodeContext(node, def, inputs, data, req, log, controller.signal)), stopped]));
+      return checked(await Promise.race([def.execute(this.nodeContext(node, def, inputs, data, req, log, controller.signal, v1)), stopped]));
     } catch (err) {
       // A node stopped by the execution's abort reports the abort, not its own symptom.
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
@@ -341,8 +382,9 @@ export class WorkflowExecutor {
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
     signal: AbortSignal,
+    v1: V1RunContext | undefined,
   ): NodeContext {
-    return {
+    const ctx: NodeContext = {
       node,
       inputs,
       items: inputs[0] ?? [],
@@ -354,6 +396,12 @@ export class WorkflowExecutor {
       services: req.services,
       log: (message, level = 'info') => log(level, message, node.name),
     };
+    if (v1) {
+      ctx.state = v1.state;
+      ctx.inputSource = v1.inputSource;
+      ctx.lineage = v1.lineage;
+    }
+    return ctx;
   }
 
   /** An in-process node (set, if, …) without a time limit of its own: no watchdog, the execution's signal as is. */
@@ -364,15 +412,26 @@ export class WorkflowExecutor {
     data: ExpressionData,
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
+    v1: V1RunContext | undefined,
   ): Promise<NodeResult> {
     if (req.signal.aborted) throw new Aborted(req.signal.reason);
     try {
-      return checked(await def.execute(this.nodeContext(node, def, inputs, data, req, log, req.signal)));
+      return checked(await def.execute(this.nodeContext(node, def, inputs, data, req, log, req.signal, v1)));
     } catch (err) {
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
       throw err;
     }
   }
+}
+
+/**
+ * What expressions see. In a v1 run the object also carries `lineage` (NodeContext.lineage): an
+ * optional field the expression engine may read for `$('Node').item` and `$runIndex`.
+ */
+function expressionData(inputs: Item[][], seen: ReadonlyMap<string, Item[]>, req: RunRequest, v1: V1RunContext | undefined): ExpressionData {
+  const data: ExpressionData = { items: inputs[0] ?? [], nodes: seen, execution: req.execution, workflow: req.workflow };
+  if (v1) (data as ExpressionData & { lineage?: ItemLineage }).lineage = v1.lineage;
+  return data;
 }
 
 /**

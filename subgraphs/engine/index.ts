@@ -13,6 +13,7 @@ import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
 import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
+import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execution-node-runs';
 import { ScheduleEntity } from './schedule.entity';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
 import { ScheduleResolver } from './schedule.resolver';
@@ -93,7 +94,7 @@ export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> 
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
   entities: [WorkflowEntity, WorkflowVersionEntity, ExecutionEntity, ExecutionNodeEntity, ExecutionLogEntity, WebhookTriggerEntity, WebhookLogEntity, ScheduleEntity],
-  migrations: [Engine1763769600700, EngineSchedules1763769600800, ExecutionRunClock1763769601180, WebhookPathParameters1763769601190],
+  migrations: [Engine1763769600700, EngineSchedules1763769600800, ExecutionRunClock1763769601180, WebhookPathParameters1763769601190, ExecutionNodeRuns1763769601730],
   subscriptions: [
     {
       field: 'executionUpdated',

@@ -3,7 +3,9 @@ import { compile, validateDefinition } from '../../subgraphs/engine/definition';
 import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo } from '../../subgraphs/engine/executor';
 import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions';
 import { importWorkflow } from '../../subgraphs/engine/n8n/import';
-import type { NodeServices, WebhookReply } from '../../subgraphs/engine/nodes/types';
+import { NODE_TYPES } from '../../subgraphs/engine/nodes';
+import type { NodeDefinition, NodeServices, WebhookReply } from '../../subgraphs/engine/nodes/types';
+import { splitInBatches } from '../../subgraphs/engine/n8n/nodes/split-in-batches';
 import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox';
 
 /**
@@ -42,6 +44,16 @@ export class NodeFailed extends Error {
     super(info.message);
   }
 }
+
+/**
+ * Split In Batches until the n8n node registry (n8n/nodes/index.ts) lists it: added to the node
+ * types of this process for the tests (a no-op once it is registered).
+ */
+export function registerTestNode(def: NodeDefinition, type = `n8n-nodes-base.${def.name}`): void {
+  const types = NODE_TYPES as Map<string, NodeDefinition>;
+  if (!types.has(type)) types.set(type, def);
+}
+registerTestNode(splitInBatches);
 
 let sandboxes: { expressions: Sandbox; code: Sandbox; executor: WorkflowExecutor } | undefined;
 
@@ -82,13 +94,18 @@ export interface WorkflowRun {
   /** The json of the last node's items (the execution's result). */
   result: Json[];
   replies: WebhookReply[];
+  /** Every node run in order (v1 workflows run a node once per arriving branch, and again in loops). */
+  runs: { node: string; runIndex: number; output: Json[][] }[];
 }
 
 /**
  * An n8n export run once: `input` is what its trigger emits; `pinned` gives nodes that count as
  * already run, with their outputs (as n8n's pinData, but their successors run).
  */
-export async function runWorkflow(exported: Json, opts: HarnessOptions & { input?: Json[]; pinned?: Record<string, Json[][]>; mode?: string } = {}): Promise<WorkflowRun> {
+export async function runWorkflow(
+  exported: Json,
+  opts: HarnessOptions & { input?: Json[]; pinned?: Record<string, Json[][]>; mode?: string; maxNodeRuns?: number } = {},
+): Promise<WorkflowRun> {
   const { executor, code } = harness();
   const imported = importWorkflow({ settings: opts.settings ?? {}, ...exported });
   const definition = validateDefinition(imported);
@@ -96,6 +113,7 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
   const nodes = new Map<string, Json[][]>();
   const done = new Map<string, Item[][]>(Object.entries(opts.pinned ?? {}).map(([name, outputs]) => [name, outputs.map((list) => list.map((json) => ({ json })))]));
   const replies: WebhookReply[] = [];
+  const runs: WorkflowRun['runs'] = [];
   const mode = opts.mode ?? 'manual';
   const outcome = await executor.run({
     compiled,
@@ -104,6 +122,7 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
     input: (opts.input ?? [{}]).map((json) => ({ json })),
     startNode: chooseStart(compiled, mode),
     done,
+    maxNodeRuns: opts.maxNodeRuns,
     signal: new AbortController().signal,
     services: {
       codeSandbox: code,
@@ -119,7 +138,12 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
       ...opts.services,
     },
     hooks: {
-      afterNode: (run) => void (run.output && nodes.set(run.node, run.output.map((list) => list.map((i) => i.json)))),
+      afterNode: (run) => {
+        if (!run.output) return;
+        const output = run.output.map((list) => list.map((i) => i.json));
+        nodes.set(run.node, output);
+        runs.push({ node: run.node, runIndex: run.runIndex, output });
+      },
       reply: (r) => void replies.push(r),
     },
   });
@@ -129,6 +153,7 @@ export async function runWorkflow(exported: Json, opts: HarnessOptions & { input
     nodes,
     result: outcome.status === 'success' ? outcome.result.items : [],
     replies,
+    runs,
   };
 }
 

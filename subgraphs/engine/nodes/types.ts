@@ -68,6 +68,49 @@ export interface NodeContext {
    * in the output instead of failing the node, as n8n's nodes do.
    */
   continueOnFail: boolean;
+  /**
+   * n8n's node context (`getContext('node')`, executionOrder v1 only): data the node keeps across
+   * its runs within one execution (Split In Batches' remaining items). JSON values only: it is
+   * stored with each run, so that a resumed execution continues with it.
+   */
+  state?: Record<string, unknown>;
+  /** Which node run fed each input (n8n's getInputSourceData; executionOrder v1 only). */
+  inputSource?: readonly (SourceData | null)[];
+  /** Paired items and run data of the current execution (executionOrder v1 only; executor.ts `Lineage`). */
+  lineage?: ItemLineage;
+}
+
+/** Where a node run's input came from: n8n's ISourceData. */
+export interface SourceData {
+  previousNode: string;
+  previousNodeOutput: number;
+  previousNodeRun: number;
+}
+
+/**
+ * n8n's paired item, as items may carry it: `item` (and `input`) index the input items of the
+ * node run that produced it; `sourceOverwrite` names another node run whose output `item`
+ * indexes (Split In Batches returns items it received in an earlier run).
+ */
+export interface PairedItemData {
+  item: number;
+  input?: number;
+  sourceOverwrite?: SourceData;
+}
+
+/** What expressions need beyond ExpressionData to follow items back through the runs (v1 order). */
+export interface ItemLineage {
+  /** The run index of the node being run (n8n's `$runIndex`). */
+  readonly runIndex: number;
+  /**
+   * The item of `node` that input item `itemIndex` of the running node came from (n8n's
+   * `$('node').item`, `$node["node"].json`): follows the paired items back through the node
+   * runs that fed this one; when the chain is broken, the item of `node`'s last run at the same
+   * index. Undefined when `node` has not run.
+   */
+  pairedItem(node: string, itemIndex: number): Item | undefined;
+  /** A node's context (`$node["Loop"].context["noItemsLeft"]`), or undefined when it has none. */
+  context(node: string): Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface NodeResult {
@@ -91,6 +134,12 @@ export interface NodeDefinition {
    */
   inProcess?: boolean;
   inputs?(params: Record<string, any>, version: number): number;
+  /**
+   * executionOrder v1: the inputs that must have received data before a node with several inputs
+   * runs with what it has once nothing else is left to run (n8n's `requiredInputs`): a count, or
+   * the input indexes. Default: none (it runs with whatever arrived).
+   */
+  requiredInputs?(params: Record<string, any>, version: number): number | number[];
   outputs?(params: Record<string, any>, version: number): number;
   /** Names of required parameters that are missing. */
   missing?(params: Record<string, any>, version: number): string[];

@@ -7,6 +7,7 @@ import { mergeNodes } from './merge';
 import { noOp } from './no-op';
 import { routingNodes } from './routing';
 import { setNodes } from './set';
+import { splitInBatches } from './split-in-batches';
 
 /**
  * n8n's core nodes run natively under their n8n names (`n8n-nodes-base.<name>`), each at the
@@ -14,4 +15,4 @@ import { setNodes } from './set';
  */
 export const N8N_NODE_PREFIX = 'n8n-nodes-base.';
 
-export const N8N_NODES: readonly NodeDefinition[] = [noOp, ...setNodes, ...routingNodes, ...mergeNodes, ...itemListNodes, ...dateCryptoNodes, ...codeNodes, executeWorkflow];
+export const N8N_NODES: readonly NodeDefinition[] = [noOp, ...setNodes, ...routingNodes, ...mergeNodes, ...itemListNodes, ...dateCryptoNodes, ...codeNodes, executeWorkflow, splitInBatches];

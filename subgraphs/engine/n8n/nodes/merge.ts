@@ -58,6 +58,9 @@ export const merge: NodeDefinition = {
   },
   inProcess: true,
   inputs: inputCount,
+  // n8n (v1 order): from 2 on, Choose Branch runs only once both inputs have data; the other
+  // modes run with whatever arrived once nothing else is left to run. Merge 1 waits for nothing.
+  requiredInputs: (p, version) => (version < 2 ? 0 : p.mode === 'chooseBranch' ? [0, 1] : 1),
   async execute(ctx) {
     const version = ctx.node.typeVersion ?? 1;
     // n8n reads the Merge node's parameters once, at item 0 of input 1.
