@@ -34,7 +34,7 @@ async function runWebhook(def: ReturnType<typeof validateDefinition>, body: Reco
 }
 
 describe('n8n import', () => {
-  test('an n8n export maps to engine nodes and keeps ids, type versions, positions and tags', () => {
+  test('an n8n export keeps its core nodes as n8n wrote them, maps the rest, and keeps ids, type versions, positions and tags', () => {
     const imported = importWorkflow(N8N_EXPORT);
     assert.equal(imported.name, 'Order intake');
     assert.deepEqual(imported.tags, ['orders']);
@@ -44,11 +44,11 @@ describe('n8n import', () => {
       nodes.map((n) => [n.name, n.type]),
       [
         ['Webhook', 'engine.webhook'],
-        ['Big order?', 'engine.if'],
-        ['High priority', 'engine.set'],
-        ['Normal priority', 'engine.set'],
-        ['Merge', 'engine.merge'],
-        ['Label', 'engine.code'],
+        ['Big order?', 'n8n-nodes-base.if'],
+        ['High priority', 'n8n-nodes-base.set'],
+        ['Normal priority', 'n8n-nodes-base.set'],
+        ['Merge', 'n8n-nodes-base.merge'],
+        ['Label', 'n8n-nodes-base.code'],
         ['Respond', 'engine.respondToWebhook'],
       ],
       'the sticky note is dropped',
@@ -56,10 +56,8 @@ describe('n8n import', () => {
     assert.equal(nodes[0].id, 'a1c9e3f2-0000-4000-8000-000000000001');
     assert.equal(nodes[2].typeVersion, 3.4);
     assert.deepEqual(nodes[2].position, [440, -100]);
-    assert.deepEqual(nodes[1].parameters, { condition: '{{ (Number(($json.body.total)) > Number(100)) }}' });
-    assert.deepEqual(nodes[2].parameters, { values: { priority: 'high', total: '{{ $json.body.total }}' }, keepOnlySet: true });
-    assert.deepEqual(nodes[3].parameters, { values: { priority: 'normal', total: '{{$json.body.total}}' }, keepOnlySet: true });
-    assert.deepEqual(nodes[4].parameters, { mode: 'append' });
+    const source = N8N_EXPORT.nodes.find((n) => n.name === 'Big order?')!;
+    assert.deepEqual(nodes[1].parameters, source.parameters, 'native nodes keep n8n\'s parameters verbatim');
     assert.deepEqual(nodes[6].parameters, { statusCode: 202, body: '{{ { label: $json.label, total: $json.total } }}' });
     validateDefinition({ nodes: imported.nodes, connections: imported.connections, settings: imported.settings });
   });
@@ -76,39 +74,7 @@ describe('n8n import', () => {
 
   const one = (node: Record<string, unknown>) => (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
 
-  test('IF v1 and Switch (v1 rules, v3 conditions, expression mode)', () => {
-    const ifV1 = one({
-      type: 'n8n-nodes-base.if',
-      typeVersion: 1,
-      parameters: { conditions: { string: [{ value1: '={{$json.city}}', operation: 'startsWith', value2: 'Os' }], number: [{ value1: '={{$json.n}}', operation: 'largerEqual', value2: 3 }] }, combineOperation: 'any' },
-    });
-    assert.equal(ifV1.parameters.condition, '{{ (String(($json.city)).startsWith(String("Os"))) || (Number(($json.n)) >= Number(3)) }}');
-    const switchV1 = one({
-      type: 'n8n-nodes-base.switch',
-      typeVersion: 1,
-      parameters: { dataType: 'string', value1: '={{$json.kind}}', rules: { rules: [{ operation: 'equal', value2: 'a', output: 0 }, { operation: 'contains', value2: 'b', output: 2 }] }, fallbackOutput: 3 },
-    });
-    assert.deepEqual(switchV1.parameters, {
-      rules: [
-        { condition: '{{ String(($json.kind)) === String("a") }}', output: 0 },
-        { condition: '{{ String(($json.kind)).includes(String("b")) }}', output: 2 },
-      ],
-      fallbackOutput: 3,
-    });
-    const switchV3 = one({
-      type: 'n8n-nodes-base.switch',
-      typeVersion: 3,
-      parameters: {
-        rules: { values: [{ conditions: { conditions: [{ leftValue: '={{ $json.n }}', rightValue: 10, operator: { type: 'number', operation: 'lt' } }], combinator: 'and' } }] },
-        options: { fallbackOutput: 'extra' },
-      },
-    });
-    assert.deepEqual(switchV3.parameters, { rules: [{ condition: '{{ (Number(($json.n)) < Number(10)) }}' }], fallbackOutput: 'extra' });
-    const byExpression = one({ type: 'n8n-nodes-base.switch', typeVersion: 3, parameters: { mode: 'expression', numberOutputs: 2, output: '={{ $json.lane }}' } });
-    assert.equal(byExpression.parameters.rules.length, 2);
-  });
-
-  test('HTTP Request v4 and v1, Wait, Schedule, Function, Merge by position, Execute Workflow', () => {
+  test('HTTP Request v4 and v1, Wait, Schedule and Function are mapped to engine nodes', () => {
     const http4 = one({
       type: 'n8n-nodes-base.httpRequest',
       typeVersion: 4.2,
@@ -145,23 +111,27 @@ describe('n8n import', () => {
     assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } } }).parameters, { cron: '0 9 * * 1-5' });
     assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 15 }] } } }).parameters, { cron: '*/15 * * * *' });
     assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), { name: 'N', type: 'engine.code', position: [0, 0], parameters: { code: 'return items;' }, typeVersion: 1 });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.merge', typeVersion: 2, parameters: { mode: 'combine', combinationMode: 'mergeByPosition' } }).parameters, { mode: 'combineByPosition' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { workflowId: { __rl: true, value: 'wf-9', mode: 'id' } } }).parameters, { workflowId: 'wf-9' });
     const noOp = one({ type: 'n8n-nodes-base.noOp', typeVersion: 1, retryOnFail: true, maxTries: 4, onError: 'continueRegularOutput' });
     assert.deepEqual([noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail], ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined], 'run natively with n8n’s own error handling');
   });
 
-  test('what has no equivalent is WORKFLOW_INVALID naming the node', () => {
-    const invalid = (node: Record<string, unknown>, reason: string) =>
-      assert.throws(() => one(node), (err: unknown) => {
-        assert.ok(err instanceof AppError);
-        assert.equal(err.code, 'WORKFLOW_INVALID');
-        assert.equal(err.details.node, 'N');
-        assert.equal(err.details.reason, reason);
-        return true;
-      });
+  test('what has no equivalent is WORKFLOW_INVALID naming the node, the type and the option', () => {
+    const invalid = (node: Record<string, unknown>, reason: string, option?: string) =>
+      assert.throws(
+        () => validateDefinition(importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }) as any),
+        (err: unknown) => {
+          assert.ok(err instanceof AppError);
+          assert.equal(err.code, 'WORKFLOW_INVALID');
+          assert.equal(err.details.node, 'N');
+          assert.equal(err.details.reason, reason);
+          if (option) assert.equal(err.details.option, option);
+          return true;
+        },
+      );
     invalid({ type: 'n8n-nodes-base.slack', typeVersion: 2, parameters: {} }, 'unknown_node_type');
-    invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_parameter');
-    invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_parameter');
+    invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_option', 'language: python');
+    invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_option', 'mode');
+    invalid({ type: 'n8n-nodes-base.set', typeVersion: 9, parameters: {} }, 'unsupported_version');
+    invalid({ type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } }, 'unsupported_parameter');
   });
 });

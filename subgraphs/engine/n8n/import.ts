@@ -4,13 +4,15 @@ import { NODE_TYPES } from '../nodes';
 import { isPlainObject } from '../nodes/types';
 
 /**
- * n8n exports of the core nodes -> our format. n8n nodes are `n8n-nodes-base.<name>` with a
- * `typeVersion`, an `id` and UI fields; their parameters have n8n's own shapes, which differ
- * between type versions. Each is mapped to the `engine.<name>` node with our parameters
- * (CONTRACT.md section 8); expression values (`={{ … }}`) lose n8n's `=` marker; IF, Filter and
- * Switch conditions become one expression. Sticky notes are dropped. What has no equivalent
- * (credentials, Python code, unknown modes) is WORKFLOW_INVALID naming the node, except
- * credentials, which are dropped with a note on the node (they are never part of an export).
+ * n8n exports -> our format. n8n nodes are `n8n-nodes-base.<name>` with a `typeVersion`, an `id`
+ * and UI fields. n8n's core nodes that run natively here (n8n/nodes: Set, If, Filter, Switch,
+ * Merge, Code, the item-list nodes, Date & Time, Crypto, Execute Workflow, No Operation, …) are
+ * kept as n8n wrote them, with their settings (onError, alwaysOutputData, executeOnce); their
+ * version and options are checked when the workflow is validated. The triggers, HTTP Request,
+ * Wait, Respond to Webhook and the legacy Function nodes are mapped to the `engine.<name>` node
+ * with our parameters (CONTRACT.md section 8; n8n's `=` expression marker dropped). Sticky notes
+ * are dropped. What has no equivalent (another node type, an unknown mode) is WORKFLOW_INVALID
+ * naming the node; credentials are never part of an export: they are dropped with a note.
  */
 
 type Params = Record<string, any>;
@@ -138,188 +140,10 @@ function operand(v: unknown): string {
   return JSON.stringify(v === undefined ? '' : v);
 }
 
-function regex(v: unknown): string {
-  const source = operand(v);
-  return `((s) => { const m = /^\\/(.*)\\/([a-z]*)$/.exec(s); return m ? new RegExp(m[1], m[2]) : new RegExp(s); })(String(${source}))`;
-}
-
-const empty = (a: string) => `((v) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0))(${a})`;
-
-/** IF / Filter version 1: {boolean|number|string|dateTime: [{value1, operation, value2}]}, combineOperation all|any. */
-function conditionV1(conditions: Params | undefined, combine: unknown): string {
-  const parts: string[] = [];
-  for (const [kind, list] of Object.entries(conditions ?? {})) {
-    if (!Array.isArray(list)) continue;
-    for (const c of list) {
-      const a = operand(c.value1);
-      const b = operand(c.value2);
-      const op = String(c.operation ?? (kind === 'boolean' ? 'equal' : kind === 'number' ? 'smaller' : 'equal'));
-      parts.push(comparisonV1(kind, op, a, b, c.value2));
-    }
-  }
-  if (parts.length === 0) return 'true';
-  return parts.map((p) => `(${p})`).join(combine === 'any' ? ' || ' : ' && ');
-}
-
-function comparisonV1(kind: string, op: string, a: string, b: string, rawB: unknown): string {
-  if (kind === 'number') {
-    const ops: Record<string, string> = { smaller: '<', smallerEqual: '<=', equal: '===', notEqual: '!==', larger: '>', largerEqual: '>=' };
-    if (ops[op]) return `Number(${a}) ${ops[op]} Number(${b})`;
-    if (op === 'isEmpty') return empty(a);
-    if (op === 'isNotEmpty') return `!${empty(a)}`;
-  } else if (kind === 'boolean') {
-    if (op === 'equal') return `Boolean(${a}) === Boolean(${b})`;
-    if (op === 'notEqual') return `Boolean(${a}) !== Boolean(${b})`;
-  } else if (kind === 'dateTime') {
-    if (op === 'after') return `new Date(${a}).getTime() > new Date(${b}).getTime()`;
-    if (op === 'before') return `new Date(${a}).getTime() < new Date(${b}).getTime()`;
-  } else if (kind === 'string') {
-    const s = `String(${a})`;
-    const t = `String(${b})`;
-    const table: Record<string, string> = {
-      equal: `${s} === ${t}`,
-      notEqual: `${s} !== ${t}`,
-      contains: `${s}.includes(${t})`,
-      notContains: `!${s}.includes(${t})`,
-      startsWith: `${s}.startsWith(${t})`,
-      notStartsWith: `!${s}.startsWith(${t})`,
-      endsWith: `${s}.endsWith(${t})`,
-      notEndsWith: `!${s}.endsWith(${t})`,
-      regex: `${regex(rawB)}.test(${s})`,
-      notRegex: `!${regex(rawB)}.test(${s})`,
-      isEmpty: empty(a),
-      isNotEmpty: `!${empty(a)}`,
-    };
-    if (table[op]) return table[op];
-  }
-  throw new Unsupported(`the ${kind} condition operation "${op}" is not supported`);
-}
-
-/** IF v2, Filter v2, Switch v3: {conditions: [{leftValue, rightValue, operator: {type, operation}}], combinator, options}. */
-function conditionV2(filter: Params | undefined): string {
-  const list: Params[] = Array.isArray(filter?.conditions) ? filter!.conditions : [];
-  const insensitive = filter?.options?.caseSensitive === false;
-  const parts = list.map((c) => comparisonV2(c, insensitive));
-  if (parts.length === 0) return 'true';
-  return parts.map((p) => `(${p})`).join(filter?.combinator === 'or' ? ' || ' : ' && ');
-}
-
-function comparisonV2(c: Params, insensitive: boolean): string {
-  const type = String(c.operator?.type ?? 'string');
-  const op = String(c.operator?.operation ?? 'equals');
-  const a = operand(c.leftValue);
-  const b = operand(c.rightValue);
-  if (op === 'exists') return `(${a}) !== undefined && (${a}) !== null`;
-  if (op === 'notExists') return `(${a}) === undefined || (${a}) === null`;
-  if (op === 'empty') return empty(a);
-  if (op === 'notEmpty') return `!${empty(a)}`;
-  switch (type) {
-    case 'string': {
-      const s = insensitive ? `String(${a}).toLowerCase()` : `String(${a})`;
-      const t = insensitive ? `String(${b}).toLowerCase()` : `String(${b})`;
-      const table: Record<string, string> = {
-        equals: `${s} === ${t}`,
-        notEquals: `${s} !== ${t}`,
-        contains: `${s}.includes(${t})`,
-        notContains: `!${s}.includes(${t})`,
-        startsWith: `${s}.startsWith(${t})`,
-        notStartsWith: `!${s}.startsWith(${t})`,
-        endsWith: `${s}.endsWith(${t})`,
-        notEndsWith: `!${s}.endsWith(${t})`,
-        regex: `${regex(c.rightValue)}.test(String(${a}))`,
-        notRegex: `!${regex(c.rightValue)}.test(String(${a}))`,
-      };
-      if (table[op]) return table[op];
-      break;
-    }
-    case 'number': {
-      const ops: Record<string, string> = { equals: '===', notEquals: '!==', gt: '>', gte: '>=', lt: '<', lte: '<=' };
-      if (ops[op]) return `Number(${a}) ${ops[op]} Number(${b})`;
-      break;
-    }
-    case 'dateTime': {
-      const ops: Record<string, string> = { equals: '===', notEquals: '!==', after: '>', before: '<', afterOrEquals: '>=', beforeOrEquals: '<=' };
-      if (ops[op]) return `new Date(${a}).getTime() ${ops[op]} new Date(${b}).getTime()`;
-      break;
-    }
-    case 'boolean': {
-      if (op === 'true') return `(${a}) === true || (${a}) === 'true'`;
-      if (op === 'false') return `(${a}) === false || (${a}) === 'false'`;
-      if (op === 'equals') return `String(${a}) === String(${b})`;
-      if (op === 'notEquals') return `String(${a}) !== String(${b})`;
-      break;
-    }
-    case 'array': {
-      const arr = `(Array.isArray(${a}) ? ${a} : [])`;
-      const table: Record<string, string> = {
-        contains: `${arr}.includes(${b})`,
-        notContains: `!${arr}.includes(${b})`,
-        lengthEquals: `${arr}.length === Number(${b})`,
-        lengthNotEquals: `${arr}.length !== Number(${b})`,
-        lengthGt: `${arr}.length > Number(${b})`,
-        lengthLt: `${arr}.length < Number(${b})`,
-        lengthGte: `${arr}.length >= Number(${b})`,
-        lengthLte: `${arr}.length <= Number(${b})`,
-      };
-      if (table[op]) return table[op];
-      break;
-    }
-  }
-  throw new Unsupported(`the ${type} condition operation "${op}" is not supported`);
-}
-
-function condition(params: Params, node: Params): string {
-  // Version 2 wraps the list in conditions.conditions; version 1 keys it by data type.
-  if (isPlainObject(params.conditions) && Array.isArray(params.conditions.conditions)) return conditionV2(params.conditions);
-  if (Number(node.typeVersion ?? 1) >= 2 && isPlainObject(params.conditions) && 'combinator' in params.conditions) return conditionV2(params.conditions);
-  return conditionV1(params.conditions, params.combineOperation);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Node by node
 
 const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86_400 };
-
-function setValues(params: Params, node: Params): { values: Params; keepOnlySet: boolean } {
-  const values: Params = {};
-  const version = Number(node.typeVersion ?? 1);
-  if (isPlainObject(params.assignments) && Array.isArray(params.assignments.assignments)) {
-    for (const a of params.assignments.assignments) if (a && typeof a.name === 'string') values[a.name] = typed(a.value, a.type);
-  } else if (isPlainObject(params.fields) && Array.isArray(params.fields.values)) {
-    for (const f of params.fields.values) {
-      if (!f || typeof f.name !== 'string') continue;
-      const type = f.type ?? 'stringValue';
-      const key = type.endsWith('Value') ? type : `${type}Value`;
-      values[f.name] = typed(f[key] ?? f.stringValue, key.replace(/Value$/, ''));
-    }
-  } else if (isPlainObject(params.values)) {
-    for (const [kind, list] of Object.entries(params.values)) {
-      if (!Array.isArray(list)) continue;
-      for (const v of list) if (v && typeof v.name === 'string') values[v.name] = typed(v.value, kind);
-    }
-  }
-  let keepOnlySet: boolean;
-  if (version >= 3) {
-    const include = params.include;
-    keepOnlySet = params.includeOtherFields !== true && include !== 'all' && include !== 'except' && include !== 'selected';
-  } else keepOnlySet = params.keepOnlySet === true;
-  return { values, keepOnlySet };
-}
-
-function typed(v: unknown, type: unknown): unknown {
-  const x = value(v);
-  if (typeof x !== 'string' || x.includes('{{')) return x;
-  if (type === 'number' && x.trim() !== '' && !Number.isNaN(Number(x))) return Number(x);
-  if (type === 'boolean') return x === 'true' ? true : x === 'false' ? false : x;
-  if ((type === 'object' || type === 'array' || type === 'json') && x.trim()) {
-    try {
-      return JSON.parse(x);
-    } catch {
-      return x;
-    }
-  }
-  return x;
-}
 
 function cronOf(params: Params): string {
   const rule = params.rule?.interval?.[0] ?? {};
@@ -433,65 +257,6 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
   return { type: 'engine.httpRequest', parameters: out, notes };
 }
 
-function codeNode(params: Params): ReturnType<Mapper> {
-  if (params.language && params.language !== 'javaScript') throw new Unsupported(`the language "${params.language}" is not supported (JavaScript only)`);
-  return {
-    type: 'engine.code',
-    parameters: { code: String(params.jsCode ?? ''), ...(params.mode === 'runOnceForEachItem' ? { mode: 'runOnceForEachItem' } : {}) },
-  };
-}
-
-function switchNode(params: Params, node: Params): ReturnType<Mapper> {
-  const version = Number(node.typeVersion ?? 1);
-  if (params.mode === 'expression') {
-    const n = Number(params.numberOutputs ?? 4);
-    const expr = operand(params.output);
-    return {
-      type: 'engine.switch',
-      parameters: { rules: Array.from({ length: n }, (_, i) => ({ condition: `{{ Number(${expr}) === ${i} }}` })) },
-    };
-  }
-  if (version >= 3) {
-    const rules = (params.rules?.values ?? []).map((r: Params) => ({ condition: `{{ ${conditionV2(r.conditions)} }}` }));
-    const fb = params.options?.fallbackOutput;
-    const out: Params = { rules };
-    if (fb === 'extra') out.fallbackOutput = 'extra';
-    else if (typeof fb === 'number' && fb >= 0) out.fallbackOutput = fb;
-    else if (typeof fb === 'string' && /^\d+$/.test(fb)) out.fallbackOutput = Number(fb);
-    return { type: 'engine.switch', parameters: out };
-  }
-  const kind = String(params.dataType ?? 'number');
-  const a = operand(params.value1);
-  const rules = (params.rules?.rules ?? []).map((r: Params, i: number) => {
-    const b = operand(r.value2);
-    const op = String(r.operation ?? 'equal');
-    return { condition: `{{ ${comparisonV1(kind, op, a, b, r.value2)} }}`, output: Number.isInteger(r.output) ? r.output : i };
-  });
-  const out: Params = { rules };
-  const fb = params.fallbackOutput;
-  if (typeof fb === 'number' && fb >= 0) out.fallbackOutput = fb;
-  return { type: 'engine.switch', parameters: out };
-}
-
-function mergeNode(params: Params, node: Params): ReturnType<Mapper> {
-  const version = Number(node.typeVersion ?? 1);
-  const mode = params.mode ?? 'append';
-  const out: Params = {};
-  if (typeof params.numberInputs === 'number') out.numberInputs = params.numberInputs;
-  if (mode === 'append') return { type: 'engine.merge', parameters: { ...out, mode: 'append' } };
-  if (mode === 'mergeByIndex' || mode === 'combineByPosition' || (mode === 'combine' && (params.combinationMode ?? params.combineBy) === 'mergeByPosition') || (mode === 'combine' && params.combineBy === 'combineByPosition')) {
-    return { type: 'engine.merge', parameters: { ...out, mode: 'combineByPosition' } };
-  }
-  if (mode === 'passThrough') return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: params.output === 'input2' ? 'input2' : 'input1' } };
-  if (mode === 'chooseBranch') {
-    const chosen = params.output ?? params.chooseBranchMode;
-    if (chosen === 'empty') throw new Unsupported('chooseBranch with an empty output is not supported');
-    return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: chosen === 'input2' ? 'input2' : 'input1' } };
-  }
-  if (mode === 'wait' && version < 2) return { type: 'engine.merge', parameters: { ...out, mode: 'chooseBranch', output: 'input1' } };
-  throw new Unsupported(`the merge mode "${mode}${params.combinationMode ? `/${params.combinationMode}` : ''}" is not supported`);
-}
-
 function waitNode(params: Params): ReturnType<Mapper> {
   const resume = params.resume ?? 'timeInterval';
   if (resume === 'webhook') return { type: 'engine.wait', parameters: { resume: 'webhook' } };
@@ -550,21 +315,9 @@ const MAPPERS: Record<string, Mapper> = {
   },
   scheduleTrigger: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: cronOf(p) } }),
   cron: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: legacyCron(p) } }),
-  set: (p, node) => ({ type: 'engine.set', parameters: setValues(p, node) }),
-  if: (p, node) => ({ type: 'engine.if', parameters: { condition: `{{ ${condition(p, node)} }}` } }),
-  filter: (p, node) => ({ type: 'engine.filter', parameters: { condition: `{{ ${condition(p, node)} }}` } }),
-  switch: switchNode,
-  merge: mergeNode,
-  code: codeNode,
   function: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return items;') } }),
   functionItem: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return item;'), mode: 'runOnceForEachItem' } }),
   httpRequest,
   wait: waitNode,
   respondToWebhook: respondNode,
-  executeWorkflow: (p) => {
-    if (p.source && p.source !== 'database') throw new Unsupported(`the source "${p.source}" is not supported (workflows by id only)`);
-    const id = isPlainObject(p.workflowId) ? p.workflowId.value : p.workflowId;
-    return { type: 'engine.executeWorkflow', parameters: { workflowId: value(id ?? '') } };
-  },
-  noOp: () => ({ type: 'engine.noOp', parameters: {} }),
 };
