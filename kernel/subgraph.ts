@@ -19,6 +19,7 @@ import { ANONYMOUS, authorize, type KeyService, type Principal, type Surface } f
 import type { RateLimitSnapshot } from './rate-limit';
 import type { SubgraphName } from './config';
 import type { Logger } from './logger';
+import { load, type LoaderDefinition, type RequestLoaders } from './loaders';
 
 /** What every resolver receives: who calls, and the request's id and rate-limit standing. */
 export interface RequestContext {
@@ -31,6 +32,11 @@ export interface RequestContext {
    * host, X-Forwarded-* believed only with TRUST_PROXY): links in answers are absolute with it.
    */
   baseUrl?: string;
+  /**
+   * The batched loads of this execution (kernel/loaders.ts), created on first use. Each subgraph
+   * execution starts with none of its own: reach them only through `load`/`loaderOf`.
+   */
+  loaders?: RequestLoaders;
 }
 
 /** `path` (starting with "/") as an absolute URL for this caller; relative when the base is unknown (internal calls). */
@@ -50,7 +56,25 @@ export interface SubgraphSpec {
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */
   instances: object[];
   orphanedTypes?: Function[];
-  referenceResolvers?: Record<string, { __resolveReference: (ref: any, ctx: RequestContext) => unknown }>;
+  /** The federation entities (types with @key) other subgraphs may reference, by type name. */
+  references?: Record<string, EntityReference<any>>;
+}
+
+/**
+ * How a subgraph resolves references to one of its entities (`_entities`): through a batched
+ * load, so that a plan that references 100 entities makes one query, not 100. `_entities` is not
+ * a root field the auth checker sees, so the reference names the permission its own query
+ * declares and the kernel checks it before loading.
+ */
+export interface EntityReference<V> {
+  /** The @key field the reference carries. */
+  key: string;
+  /** As the entity's own query: `@Authorized(permission)` on the subgraph's surface. */
+  permission: string;
+  /** The entity's row by key, null for a missing one (the reference then resolves to null). */
+  loader: LoaderDefinition<string, V | null>;
+  /** The row as the GraphQL type (e.g. the resolver's `toWorkflow`). */
+  toEntity: (row: V) => unknown;
 }
 
 export interface BuiltSubgraph {
@@ -90,8 +114,15 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   });
   assertEveryOperationAuthorized(spec);
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
-  for (const [type, ref] of Object.entries(spec.referenceResolvers ?? {})) {
-    resolvers[type] = { ...resolvers[type], ...ref };
+  for (const [type, ref] of Object.entries(spec.references ?? {})) {
+    resolvers[type] = {
+      ...resolvers[type],
+      __resolveReference: async (reference: Record<string, unknown>, ctx: RequestContext) => {
+        authorize(ctx.principal, spec.surface, ref.permission);
+        const row = await load(ctx, ref.loader, String(reference[ref.key]));
+        return row === null ? null : ref.toEntity(row);
+      },
+    };
   }
   const schema = buildSubgraphSchema({
     typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`),
@@ -135,7 +166,10 @@ export interface SubgraphExecutor {
 export function createExecutor(schema: GraphQLSchema, logger: Logger): SubgraphExecutor {
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
   const executeDocument: SubgraphExecutor['executeDocument'] = async (document, variables, context, operationName) => {
-    const result = await execute({ schema, document, variableValues: variables, contextValue: context, operationName });
+    // A fresh loader slot per execution: the caller's context may outlive it (a subscription runs
+    // every event's query with its connection's context), and cached loads must not.
+    const contextValue: RequestContext = { ...context, loaders: undefined };
+    const result = await execute({ schema, document, variableValues: variables, contextValue, operationName });
     return result.errors ? { ...result, errors: result.errors.map((e) => formatError(e, context, logger)) } : result;
   };
   const run = async (query: string, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string) => {

@@ -1,5 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
+import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { TaskEntity } from './task.entity';
 import { ExecuteTaskInputType, TaskListArgs } from './task.inputs';
@@ -82,7 +83,7 @@ export class TaskResolver {
   }
 
   @FieldResolver(() => [TaskArtifact], { description: 'The files the task wrote, with their content.' })
-  async artifacts(@Root() task: Task): Promise<TaskArtifact[]> {
-    return this.taskService.artifacts(task.taskId);
+  artifacts(@Root() task: Task, @Ctx() ctx: RequestContext): Promise<TaskArtifact[]> {
+    return load(ctx, this.taskService.artifactsByTask, task.taskId);
   }
 }

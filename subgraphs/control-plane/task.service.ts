@@ -30,6 +30,7 @@ import {
   type TaskStatus,
 } from './task.entity';
 import { UUID } from '../../kernel/ids';
+import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
 
 /**
  * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
@@ -410,13 +411,17 @@ export class TaskService {
     return { tasks: rows.map(toTaskEntity), total, limit, offset };
   }
 
-  async artifacts(taskId: string): Promise<TaskArtifactEntity[]> {
-    const rows = await this.deps.db.query(
-      `SELECT task_id, path, kind, content, lines, bytes, created_at FROM control_plane.task_artifacts WHERE task_id = $1 ORDER BY path`,
-      [taskId],
-    );
-    return rows.map(toArtifact);
-  }
+  /** The files each task wrote, by path (empty for a task without any): one query for a whole list of tasks. */
+  readonly artifactsByTask: LoaderDefinition<string, TaskArtifactEntity[]> = defineLoader('control-plane.artifactsByTask', async (taskIds) => {
+    const ids = taskIds.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.deps.db.query(
+          `SELECT task_id, path, kind, content, lines, bytes, created_at FROM control_plane.task_artifacts WHERE task_id = ANY($1::uuid[]) ORDER BY task_id, path`,
+          [ids],
+        )
+      : [];
+    return groupedByKey(taskIds, rows, (r: any) => r.task_id as string, toArtifact);
+  });
 
   // ---- cancel -------------------------------------------------------------------------------
 

@@ -44,12 +44,7 @@ export class ControlPlaneWorkflowResolver {
   @Query(() => WorkflowPage, { description: 'Workflows with their statistics, newest first (GET /v1/control-plane/workflows).' })
   async controlPlaneWorkflows(@Args() args: WorkflowListArgs): Promise<WorkflowPage> {
     const { records, total } = await this.workflows.list(args);
-    const ids = records.map((r) => r.id);
-    const [stats, urls] = await Promise.all([this.workflows.statistics(ids), this.triggers.webhookUrls(ids)]);
-    return {
-      workflows: records.map((r) => ({ ...toWorkflow(r), stats: stats.get(r.id), hook: urls.get(r.id) ?? null })),
-      pagination: pageInfo(total, args.limit, args.offset),
-    };
+    return { workflows: records.map(toWorkflow), pagination: pageInfo(total, args.limit, args.offset) };
   }
 
   @Authorized('workflow:read', alsoOn('control-plane'))

@@ -1,5 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
+import { load } from '../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import { EXECUTION_UPDATED } from './execution.runner';
 import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
@@ -92,8 +93,8 @@ export class ExecutionResolver {
   }
 
   @FieldResolver(() => [ExecutionNodeData], { nullable: true, description: 'Run data per node (loaded only when selected).' })
-  nodeData(@Root() e: WorkflowExecution): Promise<ExecutionNodeData[]> {
-    return this.service.nodeData(e.executionId) as Promise<ExecutionNodeData[]>;
+  nodeData(@Root() e: WorkflowExecution, @Ctx() ctx: RequestContext): Promise<ExecutionNodeData[]> {
+    return load(ctx, this.service.nodeDataByExecution, e.executionId) as Promise<ExecutionNodeData[]>;
   }
 
   @FieldResolver(() => String, { description: 'The execution on the engine surface, an absolute URL (PUBLIC_URL, else the address the caller used).' })
@@ -107,8 +108,8 @@ export class ExecutionResolver {
   }
 
   @FieldResolver(() => [ExecutionLogEntry], { description: 'The execution log, oldest first.' })
-  logs(@Root() e: WorkflowExecution): Promise<ExecutionLogEntry[]> {
-    return this.service.logs(e.executionId);
+  logs(@Root() e: WorkflowExecution, @Ctx() ctx: RequestContext): Promise<ExecutionLogEntry[]> {
+    return load(ctx, this.service.logsByExecution, e.executionId);
   }
 
   @Authorized('workflow:read')

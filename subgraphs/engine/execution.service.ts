@@ -1,4 +1,5 @@
 import { UUID } from '../../kernel/ids';
+import { byKey, defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
 import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -53,6 +54,16 @@ export interface ExecutionListFilter {
 
 export interface ExecutionDetail extends ExecutionView {
   estimatedCompletionAt: Date | null;
+}
+
+/** The log entries an execution answers with (the oldest ones; a runaway loop can log far more). */
+const LOG_LIMIT = 5000;
+
+export interface ExecutionLogRow {
+  timestamp: Date;
+  level: string;
+  node: string | null;
+  message: string;
 }
 
 export interface NodeDataRow {
@@ -286,21 +297,49 @@ export class ExecutionService {
     for (const r of rows) await this.runner.cancel(r.id);
   }
 
-  async logs(id: string): Promise<{ timestamp: Date; level: string; node: string | null; message: string }[]> {
-    const rows = await this.db.query(
-      `SELECT at, level, node, message FROM engine.execution_logs WHERE execution_id = $1 ORDER BY id LIMIT 5000`,
-      [id],
-    );
-    return rows.map((r: any) => ({ timestamp: r.at, level: r.level, node: r.node, message: r.message }));
-  }
+  /** Executions by id (null for a missing one), as the list shows them: federation references. */
+  readonly byId: LoaderDefinition<string, ExecutionDetail | null> = defineLoader('engine.executionsById', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT ${this.runner.columns()}, w.name AS workflow_name
+           FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = ANY($1::uuid[])`,
+          [ids],
+        )
+      : [];
+    return byKey(keys, rows, (r: any) => r.id as string, null, (r: any): ExecutionDetail => ({ ...this.runner.toView(r), estimatedCompletionAt: null }));
+  });
 
-  async nodeData(id: string): Promise<NodeDataRow[]> {
-    const rows = await this.db.query(
-      `SELECT node_name, run_index, node_type, status, started_at, duration_ms, tries, reused, output, error
-       FROM engine.execution_nodes WHERE execution_id = $1 ORDER BY seq, node_name, run_index`,
-      [id],
-    );
-    return rows.map((r: any) => ({
+  /**
+   * Each execution's log, oldest first, at most 5000 entries each: one statement whose lateral
+   * subquery reads each execution's first entries from the (execution_id, id) index.
+   */
+  readonly logsByExecution: LoaderDefinition<string, ExecutionLogRow[]> = defineLoader('engine.logsByExecution', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT k.execution_id, l.at, l.level, l.node, l.message
+           FROM unnest($1::uuid[]) AS k(execution_id)
+           CROSS JOIN LATERAL (SELECT id, at, level, node, message FROM engine.execution_logs
+                               WHERE execution_id = k.execution_id ORDER BY id LIMIT ${LOG_LIMIT}) l
+           ORDER BY k.execution_id, l.id`,
+          [ids],
+        )
+      : [];
+    return groupedByKey(keys, rows, (r: any) => r.execution_id as string, (r: any): ExecutionLogRow => ({ timestamp: r.at, level: r.level, node: r.node, message: r.message }));
+  });
+
+  /** Each execution's run data per node (empty for one without). */
+  readonly nodeDataByExecution: LoaderDefinition<string, NodeDataRow[]> = defineLoader('engine.nodeDataByExecution', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT execution_id, node_name, run_index, node_type, status, started_at, duration_ms, tries, reused, output, error
+           FROM engine.execution_nodes WHERE execution_id = ANY($1::uuid[]) ORDER BY execution_id, seq, node_name, run_index`,
+          [ids],
+        )
+      : [];
+    return groupedByKey(keys, rows, (r: any) => r.execution_id as string, (r: any): NodeDataRow => ({
       nodeName: r.node_name,
       runIndex: r.run_index,
       nodeType: r.node_type,
@@ -312,7 +351,7 @@ export class ExecutionService {
       output: r.output === null ? null : { main: r.output },
       error: r.error,
     }));
-  }
+  });
 
   /** Executions per minute by the calling key's tier (the platform itself is not limited). */
   private async limit(principal: Principal): Promise<void> {

@@ -4,7 +4,7 @@ import { Queue } from '../../kernel/queue';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
 import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './execution.entity';
-import { ExecutionResolver } from './execution.resolver';
+import { ExecutionResolver, toExecution } from './execution.resolver';
 import { ExecutionMaintenance } from './execution.maintenance';
 import { ExecutionNotifier } from './execution.notify';
 import { EXECUTION_UPDATED, ExecutionRunner } from './execution.runner';
@@ -19,11 +19,11 @@ import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metr
 import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
 import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
-import { WebhookTriggerResolver } from './webhook-trigger.resolver';
+import { toWebhook, WebhookTriggerResolver } from './webhook-trigger.resolver';
 import { WebhookInbound } from './webhook-trigger.inbound';
 import { WebhookTriggerService } from './webhook-trigger.service';
 import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
-import { WorkflowResolver } from './workflow.resolver';
+import { toWorkflow, WorkflowResolver } from './workflow.resolver';
 import { WorkflowService, type WorkflowHooks } from './workflow.service';
 
 /** The engine's services, built once per kernel (nothing here touches the kernel until used). */
@@ -126,6 +126,11 @@ export const engine: ServiceModule<Kernel> = {
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
         new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
       ],
+      references: {
+        Workflow: { key: 'workflowId', permission: 'workflow:read', loader: s.workflows.byId, toEntity: toWorkflow },
+        WorkflowExecution: { key: 'executionId', permission: 'workflow:read', loader: s.executions.byId, toEntity: toExecution },
+        WorkflowWebhook: { key: 'webhookId', permission: 'workflow:read', loader: s.triggers.byId, toEntity: toWebhook },
+      },
     };
   },
   /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */

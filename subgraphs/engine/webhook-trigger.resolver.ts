@@ -2,6 +2,7 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { PUBLIC } from '../../kernel/auth/principal';
 import { errors } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
+import { load } from '../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import {
   CreateWorkflowWebhookInput,
@@ -23,7 +24,7 @@ import {
   WorkflowWebhookTest,
 } from './webhook-trigger.types';
 
-function toWebhook(v: TriggerView): WorkflowWebhook {
+export function toWebhook(v: TriggerView): WorkflowWebhook {
   return { webhookId: v.id, ...v };
 }
 
@@ -50,8 +51,7 @@ export class WebhookTriggerResolver {
   @Query(() => WorkflowWebhookPage, { description: 'Webhook triggers, newest first.' })
   async workflowWebhooks(@Args() args: WorkflowWebhookListArgs): Promise<WorkflowWebhookPage> {
     const { webhooks, total } = await this.triggers.list(args);
-    const stats = await this.triggers.statistics(webhooks.map((w) => w.id));
-    return { webhooks: webhooks.map((w) => ({ ...toWebhook(w), stats: stats.get(w.id) })), pagination: pageInfo(total, args.limit, args.offset) };
+    return { webhooks: webhooks.map(toWebhook), pagination: pageInfo(total, args.limit, args.offset) };
   }
 
   @Authorized('workflow:write')
@@ -93,8 +93,8 @@ export class WebhookTriggerResolver {
   }
 
   @FieldResolver(() => WorkflowWebhookStatistics)
-  async statistics(@Root() w: WorkflowWebhook): Promise<WorkflowWebhookStatistics> {
-    return w.stats ?? (await this.triggers.statistics([w.webhookId])).get(w.webhookId)!;
+  statistics(@Root() w: WorkflowWebhook, @Ctx() ctx: RequestContext): Promise<WorkflowWebhookStatistics> {
+    return load(ctx, this.triggers.statisticsByWebhook, w.webhookId);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { UUID } from '../../kernel/ids';
+import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
 import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
@@ -273,42 +274,50 @@ export class WebhookTriggerService {
     };
   }
 
-  /** From the request logs (test calls excluded). */
-  async statistics(ids: string[]): Promise<Map<string, TriggerStats>> {
-    const out = new Map<string, TriggerStats>(
-      ids.map((id) => [id, { totalRequests: 0, successfulRequests: 0, failedRequests: 0, rejectedRequests: 0, averageResponseTime: 0, lastTriggered: null }]),
-    );
-    if (!ids.length) return out;
-    const rows = await this.db.query(
-      `SELECT webhook_id, count(*)::int AS total, count(*) FILTER (WHERE status = 'success')::int AS ok,
-              count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'rejected')::int AS rejected,
-              avg(response_time_ms)::float AS avg, max(at) FILTER (WHERE status <> 'rejected') AS last
-       FROM engine.webhook_logs WHERE webhook_id = ANY($1::uuid[]) AND NOT test GROUP BY webhook_id`,
-      [ids],
-    );
-    for (const r of rows) {
-      out.set(r.webhook_id, {
-        totalRequests: r.total,
-        successfulRequests: r.ok,
-        failedRequests: r.failed + r.rejected,
-        rejectedRequests: r.rejected,
-        averageResponseTime: r.avg === null ? 0 : Math.round(r.avg * 100) / 100,
-        lastTriggered: r.last,
-      });
-    }
-    return out;
-  }
+  /** Triggers by id (null for a missing one): federation references. */
+  readonly byId: LoaderDefinition<string, TriggerView | null> = defineLoader('engine.webhooksById', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = ANY($1::uuid[])`, [ids])
+      : [];
+    return byKey(keys, rows, (r: any) => r.id as string, null, (r) => this.toView(r));
+  });
 
-  /** The URL of each workflow's first active trigger. */
-  async webhookUrls(workflowIds: string[]): Promise<Map<string, string>> {
-    if (!workflowIds.length) return new Map();
-    const rows = await this.db.query(
-      `SELECT DISTINCT ON (workflow_id) workflow_id, path FROM engine.webhook_triggers
-       WHERE workflow_id = ANY($1::uuid[]) AND active ORDER BY workflow_id, created_at`,
-      [workflowIds],
-    );
-    return new Map(rows.map((r: any) => [r.workflow_id, this.urlFor(r.path)]));
-  }
+  /** From the request logs (test calls excluded); zeros for a trigger without any. */
+  readonly statisticsByWebhook: LoaderDefinition<string, TriggerStats> = defineLoader('engine.statisticsByWebhook', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT webhook_id, count(*)::int AS total, count(*) FILTER (WHERE status = 'success')::int AS ok,
+                  count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'rejected')::int AS rejected,
+                  avg(response_time_ms)::float AS avg, max(at) FILTER (WHERE status <> 'rejected') AS last
+           FROM engine.webhook_logs WHERE webhook_id = ANY($1::uuid[]) AND NOT test GROUP BY webhook_id`,
+          [ids],
+        )
+      : [];
+    const stats = byKey(keys, rows, (r: any) => r.webhook_id as string, null, (r: any): TriggerStats => ({
+      totalRequests: r.total,
+      successfulRequests: r.ok,
+      failedRequests: r.failed + r.rejected,
+      rejectedRequests: r.rejected,
+      averageResponseTime: r.avg === null ? 0 : Math.round(r.avg * 100) / 100,
+      lastTriggered: r.last,
+    }));
+    return stats.map((s) => s ?? { totalRequests: 0, successfulRequests: 0, failedRequests: 0, rejectedRequests: 0, averageResponseTime: 0, lastTriggered: null });
+  });
+
+  /** The URL path of each workflow's first active trigger (null for a workflow without one). */
+  readonly webhookUrlByWorkflow: LoaderDefinition<string, string | null> = defineLoader('engine.webhookUrlByWorkflow', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT DISTINCT ON (workflow_id) workflow_id, path FROM engine.webhook_triggers
+           WHERE workflow_id = ANY($1::uuid[]) AND active ORDER BY workflow_id, created_at`,
+          [ids],
+        )
+      : [];
+    return byKey(keys, rows, (r: any) => r.workflow_id as string, null, (r: any) => this.urlFor(r.path));
+  });
 
   private toView(row: any): TriggerView {
     return {

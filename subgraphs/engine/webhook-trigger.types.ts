@@ -1,7 +1,6 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../kernel/graphql-types';
-import type { TriggerStats } from './webhook-trigger.service';
 
 @ObjectType({ description: 'How callers authenticate to the webhook. Secrets are never returned.' })
 export class WorkflowWebhookAuthentication {
@@ -45,7 +44,6 @@ export class WorkflowWebhook {
   @Field() active: boolean;
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
-  stats?: TriggerStats;
 }
 
 @ObjectType()

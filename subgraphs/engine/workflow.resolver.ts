@@ -1,6 +1,7 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageInfo } from '../../kernel/graphql-types';
+import { load, loaderOf } from '../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import type { WebhookTriggerService } from './webhook-trigger.service';
 import { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './workflow.inputs';
@@ -35,10 +36,7 @@ export class WorkflowResolver {
   @Query(() => WorkflowPage, { description: 'Workflows, newest first.' })
   async workflows(@Args() args: WorkflowListArgs): Promise<WorkflowPage> {
     const { records, total } = await this.service.list(args);
-    const ids = records.map((r) => r.id);
-    const [stats, urls] = await Promise.all([this.service.statistics(ids), this.triggers.webhookUrls(ids)]);
-    const workflows = records.map((r) => ({ ...toWorkflow(r), stats: stats.get(r.id), hook: urls.get(r.id) ?? null }));
-    return { workflows, pagination: pageInfo(total, args.limit, args.offset) };
+    return { workflows: records.map(toWorkflow), pagination: pageInfo(total, args.limit, args.offset) };
   }
 
   @Authorized('workflow:read')
@@ -50,7 +48,7 @@ export class WorkflowResolver {
   @Authorized('workflow:write')
   @Mutation(() => Workflow, { description: 'Validated before anything is stored (WORKFLOW_INVALID names the node).' })
   async createWorkflow(@Arg('input') input: CreateWorkflowInput, @Ctx() ctx: RequestContext): Promise<Workflow> {
-    return { ...toWorkflow(await this.service.create(ctx.principal, input)), hook: null };
+    return created(ctx, this.triggers, await this.service.create(ctx.principal, input));
   }
 
   @Authorized('workflow:write')
@@ -88,7 +86,7 @@ export class WorkflowResolver {
     @Arg('name') name: string,
     @Ctx() ctx: RequestContext,
   ): Promise<Workflow> {
-    return { ...toWorkflow(await this.service.duplicate(ctx.principal, workflowId, name)), hook: null };
+    return created(ctx, this.triggers, await this.service.duplicate(ctx.principal, workflowId, name));
   }
 
   @Authorized('workflow:read')
@@ -106,24 +104,29 @@ export class WorkflowResolver {
     @Arg('name', () => String, { nullable: true }) name: string | undefined,
     @Ctx() ctx: RequestContext,
   ): Promise<Workflow> {
-    return { ...toWorkflow(await this.service.import(ctx.principal, workflow, name ?? undefined)), hook: null };
+    return created(ctx, this.triggers, await this.service.import(ctx.principal, workflow, name ?? undefined));
   }
 
   @FieldResolver(() => WorkflowStatistics)
-  async statistics(@Root() w: Workflow): Promise<WorkflowStatistics> {
-    const stats = w.stats ?? (await this.service.statistics([w.workflowId])).get(w.workflowId)!;
+  async statistics(@Root() w: Workflow, @Ctx() ctx: RequestContext): Promise<WorkflowStatistics> {
+    const stats = await load(ctx, this.service.statisticsByWorkflow, w.workflowId);
     return { executions: stats.executions, successRate: stats.successRate, averageDuration: stats.averageDuration };
   }
 
   @FieldResolver(() => Date, { nullable: true, description: 'When the newest execution started.' })
-  async lastExecuted(@Root() w: Workflow): Promise<Date | null> {
-    const stats = w.stats ?? (await this.service.statistics([w.workflowId])).get(w.workflowId)!;
-    return stats.lastExecuted;
+  async lastExecuted(@Root() w: Workflow, @Ctx() ctx: RequestContext): Promise<Date | null> {
+    return (await load(ctx, this.service.statisticsByWorkflow, w.workflowId)).lastExecuted;
   }
 
   @FieldResolver(() => String, { nullable: true, description: 'The absolute URL of its first active webhook trigger.' })
   async webhookUrl(@Root() w: Workflow, @Ctx() ctx: RequestContext): Promise<string | null> {
-    const path = w.hook !== undefined ? w.hook : (await this.triggers.webhookUrls([w.workflowId])).get(w.workflowId);
+    const path = await load(ctx, this.triggers.webhookUrlByWorkflow, w.workflowId);
     return path ? absoluteUrl(ctx, path) : null;
   }
+}
+
+/** A workflow just created (created, duplicated, imported) has no trigger yet: its webhookUrl needs no query. */
+function created(ctx: RequestContext, triggers: WebhookTriggerService, r: WorkflowRecord): Workflow {
+  loaderOf(ctx, triggers.webhookUrlByWorkflow).prime(r.id, null);
+  return toWorkflow(r);
 }

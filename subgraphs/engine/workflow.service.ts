@@ -7,6 +7,7 @@ import { validateDefinition, type Connections, type WorkflowDefinition, type Wor
 import { importWorkflow } from './n8n/import';
 import { isPlainObject } from './nodes/types';
 import { UUID } from '../../kernel/ids';
+import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
 
 /** Workflow definitions: CRUD, activation, duplicate, export and import. No GraphQL here. */
 
@@ -39,6 +40,17 @@ export interface WorkflowStats {
   successRate: number;
   averageDuration: number;
   lastExecuted: Date | null;
+}
+
+const NO_STATISTICS: WorkflowStats = { executions: 0, successRate: 0, averageDuration: 0, lastExecuted: null };
+
+function toStats(r: any): WorkflowStats {
+  return {
+    executions: r.executions,
+    successRate: r.finished ? Math.round((r.succeeded / r.finished) * 10_000) / 100 : 0,
+    averageDuration: r.average_duration === null ? 0 : Math.round(r.average_duration),
+    lastExecuted: r.last_executed,
+  };
 }
 
 export interface WorkflowListFilter {
@@ -316,29 +328,32 @@ export class WorkflowService {
     return this.version(id, row.version);
   }
 
-  /** Statistics from the executions that exist (pruning removes old ones). */
-  async statistics(ids: string[]): Promise<Map<string, WorkflowStats>> {
-    const out = new Map<string, WorkflowStats>(ids.map((id) => [id, { executions: 0, successRate: 0, averageDuration: 0, lastExecuted: null }]));
-    if (!ids.length) return out;
-    const rows = await this.db.query(
-      `SELECT workflow_id, count(*)::int AS executions,
-              count(*) FILTER (WHERE status = 'success')::int AS succeeded,
-              count(*) FILTER (WHERE status IN ('success','error'))::int AS finished,
-              avg(duration_ms) FILTER (WHERE status IN ('success','error'))::float AS average_duration,
-              max(started_at) AS last_executed
-       FROM engine.executions WHERE workflow_id = ANY($1::uuid[]) GROUP BY workflow_id`,
-      [ids],
-    );
-    for (const r of rows) {
-      out.set(r.workflow_id, {
-        executions: r.executions,
-        successRate: r.finished ? Math.round((r.succeeded / r.finished) * 10_000) / 100 : 0,
-        averageDuration: r.average_duration === null ? 0 : Math.round(r.average_duration),
-        lastExecuted: r.last_executed,
-      });
-    }
-    return out;
-  }
+  /** Workflows by id (null for a missing one): federation references. */
+  readonly byId: LoaderDefinition<string, WorkflowRecord | null> = defineLoader('engine.workflowsById', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length ? await this.db.query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = ANY($1::uuid[])`, [ids]) : [];
+    return byKey(keys, rows, (r: any) => r.id as string, null, toRecord);
+  });
+
+  /**
+   * Statistics from the executions that exist (pruning removes old ones), zeros for a workflow
+   * without any: one aggregate over every workflow of the request.
+   */
+  readonly statisticsByWorkflow: LoaderDefinition<string, WorkflowStats> = defineLoader('engine.statisticsByWorkflow', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(
+          `SELECT workflow_id, count(*)::int AS executions,
+                  count(*) FILTER (WHERE status = 'success')::int AS succeeded,
+                  count(*) FILTER (WHERE status IN ('success','error'))::int AS finished,
+                  avg(duration_ms) FILTER (WHERE status IN ('success','error'))::float AS average_duration,
+                  max(started_at) AS last_executed
+           FROM engine.executions WHERE workflow_id = ANY($1::uuid[]) GROUP BY workflow_id`,
+          [ids],
+        )
+      : [];
+    return byKey(keys, rows, (r: any) => r.workflow_id as string, null, toStats).map((stats) => stats ?? { ...NO_STATISTICS });
+  });
 
   private async lock(m: EntityManager, id: string): Promise<WorkflowRecord> {
     if (!UUID.test(id)) throw workflowNotFound(id);

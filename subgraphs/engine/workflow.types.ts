@@ -1,7 +1,6 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../kernel/graphql-types';
-import type { WorkflowStats } from './workflow.service';
 
 @ObjectType({ description: 'A node of a workflow: `engine.<name>` type, parameters (strings may hold {{ expressions }}) and per-node settings.' })
 export class WorkflowNode {
@@ -53,9 +52,6 @@ export class Workflow {
   settings: Record<string, unknown>;
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
-  // Resolved by field resolvers (lists preload them in one query).
-  stats?: WorkflowStats;
-  hook?: string | null;
 }
 
 @ObjectType()

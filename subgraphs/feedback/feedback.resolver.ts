@@ -1,8 +1,9 @@
-import { Arg, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { PUBLIC } from '../../kernel/auth/principal';
 import { pageInfo } from '../../kernel/graphql-types';
+import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
-import { REQUEST_UPDATED, userOf, type FeedbackService, type ProjectRow, type UserRow } from './feedback.service';
+import { REQUEST_UPDATED, userOf, type FeedbackService, type UserRow } from './feedback.service';
 import type { SignIn } from './index';
 import {
   CreateProjectInput,
@@ -69,7 +70,7 @@ export class FeedbackResolver {
   @Authorized(PUBLIC)
   @Query(() => FeedbackProject)
   async feedbackProject(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
-    return this.withModerators(await this.service.project(ctx.principal, id));
+    return this.service.project(ctx.principal, id);
   }
 
   @Authorized()
@@ -93,7 +94,7 @@ export class FeedbackResolver {
   @Authorized()
   @Mutation(() => FeedbackProject, { description: 'Owner only: the user may moderate the project’s requests.' })
   async addProjectModerator(@Arg('projectId', () => ID) projectId: string, @Arg('userId', () => ID) userId: string, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
-    return this.withModerators(await this.service.addModerator(ctx.principal, projectId, userId));
+    return this.service.addModerator(ctx.principal, projectId, userId);
   }
 
   // ---- requests -----------------------------------------------------------------------------
@@ -199,8 +200,15 @@ export class FeedbackResolver {
   requestUpdated(@Arg('requestId', () => ID) _requestId: string, @Root() request: FeatureRequest): FeatureRequest {
     return request;
   }
+}
 
-  private async withModerators(p: ProjectRow): Promise<FeedbackProject> {
-    return { ...p, moderators: await this.service.moderators(p.id) };
+/** A project's fields that take a query of their own, batched over every project of the answer. */
+@Resolver(() => FeedbackProject)
+export class FeedbackProjectResolver {
+  constructor(private readonly service: FeedbackService) {}
+
+  @FieldResolver(() => [ID], { description: 'Users who moderate the project besides its owner.' })
+  moderators(@Root() p: FeedbackProject, @Ctx() ctx: RequestContext): Promise<string[]> {
+    return load(ctx, this.service.moderatorsByProject, p.id);
   }
 }

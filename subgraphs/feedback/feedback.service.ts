@@ -4,6 +4,7 @@ import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
 import { UUID } from '../../kernel/ids';
+import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
 
 /**
  * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
@@ -165,9 +166,14 @@ export class FeedbackService {
     return this.project(p, projectId);
   }
 
-  async moderators(projectId: string): Promise<string[]> {
-    return (await this.db.query(`SELECT user_id FROM feedback.moderators WHERE project_id = $1 ORDER BY created_at`, [projectId])).map((r: any) => r.user_id);
-  }
+  /** Each project's moderators, in the order they were named (one query for a whole list of projects). */
+  readonly moderatorsByProject: LoaderDefinition<string, string[]> = defineLoader('feedback.moderatorsByProject', async (keys) => {
+    const ids = keys.filter((id) => UUID.test(id));
+    const rows = ids.length
+      ? await this.db.query(`SELECT project_id, user_id FROM feedback.moderators WHERE project_id = ANY($1::uuid[]) ORDER BY project_id, created_at`, [ids])
+      : [];
+    return groupedByKey(keys, rows, (r: any) => r.project_id as string, (r: any) => r.user_id as string);
+  });
 
   // ---- requests -----------------------------------------------------------------------------
 

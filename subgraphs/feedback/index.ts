@@ -5,7 +5,7 @@ import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../rest-adapter/envelopes';
 import { requestOrigin } from '../../rest-adapter/surface';
-import { FeedbackResolver, toUser, type FeedbackSession } from './feedback.resolver';
+import { FeedbackProjectResolver, FeedbackResolver, toUser, type FeedbackSession } from './feedback.resolver';
 import { FeedbackService, REQUEST_UPDATED } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
@@ -57,7 +57,12 @@ export const feedback: ServiceModule<Kernel> = {
   ],
   create: (kernel) => {
     const { service, signIn } = feedbackOf(kernel);
-    return { name: 'feedback', surface: 'feedback', resolvers: [FeedbackResolver], instances: [new FeedbackResolver(service, signIn)] };
+    return {
+      name: 'feedback',
+      surface: 'feedback',
+      resolvers: [FeedbackResolver, FeedbackProjectResolver],
+      instances: [new FeedbackResolver(service, signIn), new FeedbackProjectResolver(service)],
+    };
   },
   http: (app, { kernel }) => {
     app.register(async (scope) => registerSignIn(scope, kernel, feedbackOf(kernel).signIn));
