@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { DateTime } from 'luxon';
 import { compilePath, ExpressionEngine, ExpressionError, parseTemplate, type ExpressionData } from './expressions';
-import { Sandbox } from './sandbox';
+import { rewrite } from './expressions.syntax';
+import { Sandbox, type Prelude } from './sandbox';
 
-/** A sandbox that counts its uses, to prove plain paths never reach it. */
+/** A sandbox that counts its uses (to prove plain paths never reach it) and notes what each run asked for. */
 class CountingSandbox extends Sandbox {
   runs = 0;
+  preludes: (Prelude | undefined)[] = [];
   override run(req: Parameters<Sandbox['run']>[0]) {
     this.runs++;
+    this.preludes.push(req.prelude);
     return super.run(req);
   }
 }
@@ -124,5 +128,160 @@ describe('resolving parameters', () => {
       return true;
     });
     assert.ok(Date.now() - started < 3000);
+  });
+});
+
+/** `={{ … }}` parameters resolved as a native n8n node's (ResolveOptions.n8n). */
+async function n8n<T extends Record<string, string>>(params: T, d: ExpressionData = data([{}])): Promise<Record<keyof T, unknown>[]> {
+  return (await engine.resolve(params, d, { n8n: true })) as Record<keyof T, unknown>[];
+}
+
+describe("n8n's syntax: the rewrite before the sandbox", () => {
+  test('extension calls go through the dispatcher; optional chains keep their short-circuit', () => {
+    const cases: [string, string][] = [
+      ['$json.name.toTitleCase()', '$$ext($json.name, "toTitleCase")()'],
+      ['$json.a?.isEmpty()', '$$ext($json.a, "isEmpty", 1)?.()'],
+      ['$json.a?.b.toTitleCase().length', '$$opt($json.a, ($$v0) => $$ext($$v0.b, "toTitleCase")().length)'],
+      ['new Date().toDateTime().plus(1, "day")', '$$ext($$ext(new Date(), "toDateTime")(), "plus")(1, "day")'],
+      ['typeof $json.x.isEmpty()', 'typeof $$ext($json.x, "isEmpty")()'],
+      ['x => { return x.sum() }', 'x => { return $$ext(x, "sum")() }'],
+      ['`a ${$json.s.toSnakeCase()} b`', '`a ${$$ext($json.s, "toSnakeCase")()} b`'],
+      ['$if($json.a, $json.a.b, "none")', '(($json.a) ? ( $json.a.b) : ( "none"))'],
+      ['$if(1, 2)', '((1) ? ( 2) : (false))'],
+      ['Math.min(1, 2);', 'Math.min(1, 2)'],
+      ['$input.first().json.a + Object.keys($json).length', '$input.first().json.a + Object.keys($json).length'],
+    ];
+    for (const [source, code] of cases) assert.equal(rewrite(source).code, code, source);
+  });
+
+  test('strings, regular expressions, comments and property reads are left alone', () => {
+    for (const source of ["'a.isEmpty()' + \"b.sum()\"", '/x.sum()/.test($json.a) ? 1 / 2 : 3', '$json.keys', '1 + /* .sum() */ 2', '$json.a ? .5 : 1']) {
+      assert.equal(rewrite(source).code, source, source);
+      assert.equal(rewrite(source).extensions, false, source);
+    }
+    assert.equal(rewrite('"unterminated').code, '"unterminated', 'a source that does not tokenize is left for the sandbox to report');
+    assert.throws(() => rewrite('$if(true)'), /\$if requires at least 2 parameters/);
+  });
+});
+
+describe("n8n's rule", () => {
+  test('$now and $today are luxon DateTimes in the workflow time zone (UTC by default)', async () => {
+    const params = { zone: '={{ $now.zoneName }}', now: '={{ $now.toMillis() }}', iso: '={{ $now }}', today: '={{ $today.toISO() }}', kind: '={{ DateTime.isDateTime($today) }}' };
+    const before = Date.now();
+    const [berlin] = await n8n(params, { ...data([{}]), workflow: { id: 'w', name: 'W', active: true, timezone: 'Europe/Berlin' } });
+    const after = Date.now();
+    assert.equal(berlin!.zone, 'Europe/Berlin');
+    assert.ok((berlin!.now as number) >= before && (berlin!.now as number) <= after);
+    const expected = DateTime.fromMillis(berlin!.now as number, { zone: 'Europe/Berlin' });
+    assert.equal(berlin!.iso, expected.toISO(), 'a DateTime result is its ISO text with the offset');
+    assert.equal(berlin!.today, expected.startOf('day').toISO());
+    assert.equal(berlin!.kind, true);
+    const [utc] = await n8n({ zone: '={{ $now.zoneName }}', text: '=Today: {{ $today }}' });
+    assert.equal(utc!.zone, 'UTC');
+    assert.match(utc!.text as string, /^Today: \d{4}-\d{2}-\d{2}T00:00:00\.000Z$/);
+    await assert.rejects(n8n({ v: '={{ $now }}' }, { ...data([{}]), workflow: { id: 'w', name: 'W', active: true, timezone: 'Mars/Olympus' } }), /time zone "Mars\/Olympus" is not a time zone/);
+  });
+
+  test('text around expressions joins values as n8n does; a whole expression keeps its type', async () => {
+    const [out] = await n8n(
+      { text: '=obj {{ $json.obj }} arr {{ $json.arr }} n {{ null }} z {{ 0 }} f {{ false }} nan {{ 0 / 0 }} d {{ new Date(0) .getTime() }}.', whole: '={{ $json.obj }}', plain: '=no braces' },
+      data([{ obj: { a: 1 }, arr: [1, [2, null], 'x'] }]),
+    );
+    assert.deepEqual(out, { text: 'obj [object Object] arr 1,2,,x n  z 0 f false nan  d 0.', whole: { a: 1 }, plain: 'no braces' });
+  });
+
+  test("a JavaScript error inside an expression gives undefined (n8n's rule); n8n's own errors fail the node", async () => {
+    const [out] = await n8n({ path: '={{ $json.a.b.c }}', code: '={{ $json.a.b.c + 1 }}', text: '=x{{ $json.a.b }}y', unknown: '={{ nosuchvariable }}' });
+    assert.deepEqual(out, { path: null, code: null, text: 'xy', unknown: null });
+    await assert.rejects(n8n({ v: "={{ $('Nope').item.json.a }}" }), /No node called "Nope" has run before this one/);
+    await assert.rejects(n8n({ v: '={{ $node["Nope"].json.a }}' }), /No node called "Nope" has run before this one/);
+    await assert.rejects(n8n({ v: '={{ $json.x * }}' }), /invalid syntax/);
+    await assert.rejects(n8n({ v: '={{ "a".toUpperCase }}' }), /this is a function, please add \(\)/);
+    await assert.rejects(n8n({ v: '={{ DateTime }}' }), /this is a DateTime, please access its methods/);
+  });
+
+  test('$execution.mode is test or production; $workflow is id, name, active', async () => {
+    const [manual] = await n8n({ mode: '={{ $execution.mode }}', id: '={{ $execution.id }}', wf: '={{ $workflow }}', name: '={{ $workflow.name }}' });
+    assert.deepEqual(manual, { mode: 'test', id: 'exec-1', wf: { id: 'wf-1', name: 'Orders', active: true }, name: 'Orders' });
+    const [webhook] = await n8n({ mode: '={{ $execution.mode }}', computed: '={{ $execution.mode.toUpperCase() }}' }, { ...data([{}]), execution: { id: 'e', mode: 'webhook', resumeUrl: '' } });
+    assert.deepEqual(webhook, { mode: 'production', computed: 'PRODUCTION' });
+  });
+
+  test("the platform's own nodes keep their rule: $now is a Date, objects in text are JSON, errors fail", async () => {
+    const [out] = await engine.resolve({ now: '{{ $now.getTime() > 0 }}', text: 'o {{ $json.o }}', ext: '{{ "ab".toTitleCase() }}' }, data([{ o: { a: 1 } }]));
+    assert.deepEqual(out, { now: true, text: 'o {"a":1}', ext: 'Ab' });
+    await assert.rejects(engine.resolve({ v: '{{ $json.a.b.c }}' }, data([{}])), /Cannot read properties of undefined/);
+  });
+});
+
+describe('variables', () => {
+  const lineage = {
+    runIndex: 2,
+    // item i of this node came from item 1 - i of "Source"
+    pairedItem: (node: string, i: number) => (node === 'Source' ? { json: { n: 10 + (1 - i) } } : undefined),
+  };
+  const withLineage = (): ExpressionData => ({
+    ...data([{}, {}], { Source: [{ n: 10 }, { n: 11 }] }),
+    vars: { region: 'eu' },
+    prevNode: { name: 'Source', outputIndex: 0, runIndex: 1 },
+    lineage,
+  });
+
+  test('$vars, $prevNode, $runIndex; $("Node").item and $node by paired item — by plain path and in the sandbox', async () => {
+    const before = sandbox.runs;
+    const paths = await n8n(
+      { vars: '={{ $vars.region }}', prev: '={{ $prevNode.name }}', run: '={{ $runIndex }}', item: "={{ $('Source').item.json.n }}", legacy: '={{ $node["Source"].json.n }}', first: "={{ $('Source').first().json.n }}" },
+      withLineage(),
+    );
+    assert.equal(sandbox.runs, before, 'plain paths');
+    assert.deepEqual(paths, [
+      { vars: 'eu', prev: 'Source', run: 2, item: 11, legacy: 11, first: 10 },
+      { vars: 'eu', prev: 'Source', run: 2, item: 10, legacy: 10, first: 10 },
+    ]);
+    const code = await n8n(
+      {
+        vars: '={{ $vars.region.toUpperCase() }}',
+        prev: '={{ $prevNode.name + $prevNode.outputIndex + $prevNode.runIndex }}',
+        run: '={{ $runIndex + 1 }}',
+        item: "={{ $('Source').item.json.n + 1 }}",
+        legacy: '={{ $node["Source"].json.n + 1 }}',
+        executed: "={{ [$('Source').isExecuted, $('Other').isExecuted] }}",
+        all: "={{ $('Source').all().length }}",
+      },
+      withLineage(),
+    );
+    assert.deepEqual(code, [
+      { vars: 'EU', prev: 'Source01', run: 3, item: 12, legacy: 12, executed: [true, false], all: 2 },
+      { vars: 'EU', prev: 'Source01', run: 3, item: 11, legacy: 11, executed: [true, false], all: 2 },
+    ]);
+    const [none] = await n8n({ vars: '={{ $vars }}', run: '={{ $runIndex }}' });
+    assert.deepEqual(none, { vars: {}, run: 0 });
+  });
+});
+
+describe('cost', () => {
+  test('luxon and the extensions are loaded only for the expressions that use them', async () => {
+    const asked = async (expr: string) => {
+      const from = sandbox.preludes.length;
+      const [out] = await n8n({ v: `={{ ${expr} }}` }, data([{ a: 1.234, s: 'x', at: '2024-03-30T18:49:00.000Z' }]));
+      return [sandbox.preludes.slice(from), out!.v];
+    };
+    assert.deepEqual(await asked('$json.a'), [[], 1.234], 'a plain path does not reach the sandbox');
+    assert.deepEqual(await asked('$json.a * 2'), [['bare'], 2.468]);
+    assert.deepEqual(await asked('Math.round($json.a * 100) / 100'), [['bare'], 1.23]);
+    assert.deepEqual(await asked('$input.first().json.a + 1'), [['bare'], 2.234]);
+    assert.deepEqual(await asked('$json.a.round(2)'), [['extensions'], 1.23]);
+    assert.deepEqual(await asked('$ifEmpty($json.s, "-")'), [['extensions'], 'x']);
+    assert.deepEqual(await asked('$json.at.toInt()'), [['extensions'], 1711824540000], "a Date's extension that needs no luxon");
+    assert.deepEqual(await asked('$json.at.plus(1, "day")'), [['n8n'], '2024-03-31T18:49:00.000Z']);
+    assert.deepEqual(await asked('$now.year > 2000'), [['n8n'], true]);
+    assert.deepEqual(await asked('DateTime.fromISO("2024-01-01").year'), [['n8n'], 2024]);
+  });
+
+  test("one evaluation's prototype changes and globals are not visible to the next", async () => {
+    const [first] = await n8n({ v: '={{ (String.prototype.trim = () => "hacked", Array.prototype.sum = () => -1, DateTime.prototype.toISO = () => "hacked", globalThis.leak = 1, "a".trim()) }}' });
+    assert.equal(first!.v, 'hacked');
+    const [next] = await n8n({ leak: '={{ typeof leak }}', trim: '={{ " a ".trim() }}', sum: '={{ [1, 2].sum() }}', iso: '={{ DateTime.fromMillis(0, { zone: "UTC" }).toISO() }}' });
+    assert.deepEqual(next, { leak: 'undefined', trim: 'a', sum: 3, iso: '1970-01-01T00:00:00.000Z' });
   });
 });

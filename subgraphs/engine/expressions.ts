@@ -1,19 +1,47 @@
-import { Sandbox, SandboxError, EXPRESSION_LIMITS, type CodeRunner } from './sandbox';
+import { PRELUDE_KEY } from './expressions.extensions';
+import { EXPRESSION_RUNNER, type RunnerPayload } from './expressions.runner';
+import { compilePath, itemOf, MissingNode, NOT_A_PATH, readPath, STR, type PathScope } from './expressions.paths';
+import { ExpressionSyntaxError, rewrite, type Rewritten } from './expressions.syntax';
+import { parseTemplate, type Segment } from './expressions.templates';
+import { Sandbox, SandboxError, EXPRESSION_LIMITS, type CodeRunner, type Prelude } from './sandbox';
+
+export { compilePath, type PathAccessor } from './expressions.paths';
+export { parseTemplate } from './expressions.templates';
 
 /**
- * `{{ … }}` in node parameters, over `$json`, `$input`, `$node["Name"].json` (and n8n's
- * `$('Name')`, `$execution`, `$workflow`, `$itemIndex`, `$now`).
+ * `{{ … }}` in node parameters: n8n's expression language. `$json`, `$input` (`item`, `first()`,
+ * `last()`, `all()`), `$('Name')` (`item`, `first()`, `last()`, `all()`, `isExecuted`),
+ * `$node["Name"].json`, `$itemIndex`, `$runIndex`, `$execution`, `$workflow`, `$vars`,
+ * `$prevNode`, `$now`/`$today`, luxon's `DateTime`/`Duration`/`Interval`, n8n's extension methods
+ * (`'a'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`; expressions.extensions.ts) and
+ * helpers (`$if`, `$ifEmpty`, `$min`, …).
  *
- * Plain paths (`$json.customer.email`, `$node["Fetch"].json.items[0]`) are resolved here,
- * without evaluating any code. Anything else goes to the sandbox (sandbox.ts), batched: all the
- * expressions of one node over all its items in one evaluation. A parameter that is exactly one
- * `{{ … }}` keeps the value's type; text around expressions makes a string.
+ * Plain paths (`$json.customer.email`, `$node["Fetch"].json.items[0]`) are read here without
+ * evaluating any code (expressions.paths.ts). Anything else goes to the sandbox (sandbox.ts),
+ * batched: all the expressions of one node over all its items in one evaluation, rewritten first
+ * (expressions.syntax.ts) and run by expressions.runner.ts. The evaluation asks for luxon and
+ * the extensions (the sandbox's prelude) only when its expressions use them.
+ *
+ * A parameter that is exactly one `{{ … }}` keeps the value's type. With n8n's rule (native n8n
+ * nodes, ResolveOptions.n8n) the rest is as n8n does it: `$now` is a luxon DateTime in the
+ * workflow's zone, text around expressions joins values as n8n does (null and undefined give "",
+ * an object "[object Object]"), a JavaScript error inside an expression (`$json.a.b` with no `a`)
+ * gives undefined rather than failing the node (n8n's own errors — an extension's, a missing
+ * node — do fail it), and `$execution.mode` is `test` or `production`. Otherwise (the platform's
+ * own nodes) `$now` is a Date, text embeds objects as JSON, and errors fail the node.
  */
 
 export interface Item {
   json: Record<string, unknown>;
   /** n8n: the input item this one came from (input 0 unless `input`). */
   pairedItem?: { item: number; input?: number };
+}
+
+/** What v1 executions add: the run index and paired items (nodes/types.ts ItemLineage). */
+export interface ExpressionLineage {
+  readonly runIndex: number;
+  /** The item of `node` that input item `itemIndex` came from; undefined when `node` has not run. */
+  pairedItem(node: string, itemIndex: number): Item | undefined;
 }
 
 export interface ExpressionData {
@@ -24,6 +52,12 @@ export interface ExpressionData {
   execution: { id: string; mode: string; resumeUrl: string };
   /** timezone: the workflow's settings.timezone (default UTC). */
   workflow: { id: string; name: string; active: boolean; timezone?: string };
+  /** n8n's `$vars` (default: none). */
+  vars?: Readonly<Record<string, string>>;
+  /** n8n's `$prevNode`: the node run that fed the main input. */
+  prevNode?: { name: string; outputIndex: number; runIndex: number };
+  /** v1 executions: `$runIndex`, and `$('Node').item` / `$node["Node"]` by paired item. */
+  lineage?: ExpressionLineage;
 }
 
 export class ExpressionError extends Error {
@@ -37,206 +71,6 @@ export class ExpressionError extends Error {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Templates
-
-type Segment = { text: string } | { expr: string };
-
-const templates = new Map<string, Segment[] | null>();
-
-/** The segments of a string holding `{{ … }}`, or null when it holds none. */
-export function parseTemplate(source: string): Segment[] | null {
-  const cached = templates.get(source);
-  if (cached !== undefined) return cached;
-  const parsed = source.includes('{{') ? splitTemplate(source) : null;
-  if (templates.size > 10_000) templates.clear();
-  templates.set(source, parsed);
-  return parsed;
-}
-
-function splitTemplate(s: string): Segment[] | null {
-  const out: Segment[] = [];
-  let text = '';
-  let i = 0;
-  while (i < s.length) {
-    if (s[i] === '{' && s[i + 1] === '{') {
-      const end = findClose(s, i + 2);
-      if (end < 0) {
-        text += s.slice(i);
-        break;
-      }
-      if (text) out.push({ text });
-      text = '';
-      out.push({ expr: s.slice(i + 2, end).trim() });
-      i = end + 2;
-    } else {
-      text += s[i];
-      i++;
-    }
-  }
-  if (text) out.push({ text });
-  return out.some((seg) => 'expr' in seg) ? out : null;
-}
-
-/** The index of the `}}` closing an expression, skipping braces inside literals and nested objects. */
-function findClose(s: string, from: number): number {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = from; i < s.length; i++) {
-    const c = s[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = null;
-      continue;
-    }
-    if (c === '"' || c === "'" || c === '`') quote = c;
-    else if (c === '{') depth++;
-    else if (c === '}') {
-      if (depth === 0 && s[i + 1] === '}') return i;
-      if (depth > 0) depth--;
-    }
-  }
-  return -1;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The fast path: plain paths, no code
-
-type Root =
-  | { kind: 'json' }
-  | { kind: 'input'; pick: 'item' | 'first' | 'last' }
-  | { kind: 'node'; name: string; pick: 'item' | 'first' | 'last' }
-  | { kind: 'itemIndex' }
-  | { kind: 'execution' }
-  | { kind: 'workflow' };
-
-export interface PathAccessor {
-  root: Root;
-  path: (string | number)[];
-}
-
-const NOT_A_PATH = Symbol('not a path');
-const paths = new Map<string, PathAccessor | null>();
-const STR = `(?:"((?:[^"\\\\]|\\\\.)*)"|'((?:[^'\\\\]|\\\\.)*)')`;
-const ROOTS: [RegExp, (m: RegExpExecArray) => Root][] = [
-  [/^\$json(?=$|[.[])/, () => ({ kind: 'json' })],
-  [/^\$input\.item\.json(?=$|[.[])/, () => ({ kind: 'input', pick: 'item' })],
-  [/^\$input\.first\(\)\.json(?=$|[.[])/, () => ({ kind: 'input', pick: 'first' })],
-  [/^\$input\.last\(\)\.json(?=$|[.[])/, () => ({ kind: 'input', pick: 'last' })],
-  [new RegExp(`^\\$node\\[\\s*${STR}\\s*\\]\\.json(?=$|[.[])`), (m) => ({ kind: 'node', name: unquote(m), pick: 'item' })],
-  [/^\$node\.([A-Za-z_$][\w$]*)\.json(?=$|[.[])/, (m) => ({ kind: 'node', name: m[1]!, pick: 'item' })],
-  [
-    new RegExp(`^\\$\\(\\s*${STR}\\s*\\)\\.(item|first\\(\\)|last\\(\\))\\.json(?=$|[.[])`),
-    (m) => ({ kind: 'node', name: unquote(m), pick: m[3]!.startsWith('first') ? 'first' : m[3]!.startsWith('last') ? 'last' : 'item' }),
-  ],
-  [/^\$itemIndex$/, () => ({ kind: 'itemIndex' })],
-  [/^\$execution(?=[.[])/, () => ({ kind: 'execution' })],
-  [/^\$workflow(?=[.[])/, () => ({ kind: 'workflow' })],
-];
-const SEGMENTS: [RegExp, (m: RegExpExecArray) => string | number][] = [
-  [/^\.([A-Za-z_$][\w$]*)/, (m) => m[1]!],
-  [/^\[\s*(\d+)\s*\]/, (m) => Number(m[1])],
-  [new RegExp(`^\\[\\s*${STR}\\s*\\]`), (m) => unquote(m)],
-];
-
-function unquote(m: RegExpExecArray): string {
-  const raw = m[1] ?? m[2] ?? '';
-  return raw.replace(/\\(.)/g, '$1');
-}
-
-/** A plain path expression as an accessor, or null when it needs the sandbox. */
-export function compilePath(source: string): PathAccessor | null {
-  const cached = paths.get(source);
-  if (cached !== undefined) return cached;
-  const accessor = parsePath(source.trim());
-  if (paths.size > 10_000) paths.clear();
-  paths.set(source, accessor);
-  return accessor;
-}
-
-function parsePath(s: string): PathAccessor | null {
-  for (const [re, make] of ROOTS) {
-    const m = re.exec(s);
-    if (!m) continue;
-    const root = make(m);
-    const path: (string | number)[] = [];
-    let rest = s.slice(m[0].length);
-    while (rest.length) {
-      let matched = false;
-      for (const [sre, seg] of SEGMENTS) {
-        const sm = sre.exec(rest);
-        if (sm) {
-          path.push(seg(sm));
-          rest = rest.slice(sm[0].length);
-          matched = true;
-          break;
-        }
-      }
-      if (!matched) return null;
-    }
-    return { root, path };
-  }
-  return null;
-}
-
-function pick(list: Item[] | undefined, how: 'item' | 'first' | 'last', index: number): Item | undefined {
-  if (!list || list.length === 0) return undefined;
-  if (how === 'first') return list[0];
-  if (how === 'last') return list[list.length - 1];
-  return list[index] ?? list[0];
-}
-
-/** Resolves an accessor for one item; NOT_A_PATH when JavaScript semantics need the sandbox. */
-function readPath(acc: PathAccessor, data: ExpressionData, index: number): unknown {
-  let value: unknown;
-  switch (acc.root.kind) {
-    case 'json':
-      value = data.items[index]?.json ?? {};
-      break;
-    case 'input':
-      value = pick(data.items, acc.root.pick, index)?.json ?? {};
-      break;
-    case 'node': {
-      const list = data.nodes.get(acc.root.name);
-      if (!list) throw new ExpressionError(`No node called "${acc.root.name}" has run before this one`, acc.root.name);
-      value = pick(list, acc.root.pick, index)?.json ?? {};
-      break;
-    }
-    case 'itemIndex':
-      return index;
-    case 'execution':
-      value = data.execution;
-      break;
-    case 'workflow':
-      value = data.workflow;
-      break;
-  }
-  for (const key of acc.path) {
-    if (value === null || value === undefined) {
-      throw new TypeError(`Cannot read properties of ${value === null ? 'null' : 'undefined'} (reading '${String(key)}')`);
-    }
-    if (typeof value === 'string') {
-      if (key === 'length') value = value.length;
-      else if (typeof key === 'number') value = value[key];
-      else return NOT_A_PATH;
-      continue;
-    }
-    if (typeof value !== 'object') return NOT_A_PATH;
-    if (Array.isArray(value) && key === 'length') {
-      value = value.length;
-      continue;
-    }
-    const k = String(key);
-    if (Object.prototype.hasOwnProperty.call(value, k)) value = (value as Record<string, unknown>)[k];
-    else if (k in Object.prototype || (Array.isArray(value) && k in Array.prototype)) return NOT_A_PATH;
-    else value = undefined;
-  }
-  return value;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The engine
-
 export interface ResolveOptions {
   /** Parameter paths (dotted, `*` for any key or index) whose plain strings are expressions. */
   bareExpressions?: string[];
@@ -244,7 +78,8 @@ export interface ResolveOptions {
   raw?: string[];
   /**
    * n8n's rule: a string is an expression only when it starts with `=` (the rest is a template,
-   * `={{ $json.a }}` keeps the value's type); any other string is text, `{{ }}` included.
+   * `={{ $json.a }}` keeps the value's type); any other string is text, `{{ }}` included. The
+   * expressions then also evaluate as n8n's do (see the top of this file).
    */
   n8n?: boolean;
   signal?: AbortSignal;
@@ -263,7 +98,15 @@ interface Task {
   /** Where the value goes: [leaf, segment]. */
   leaf: number;
   segment: number;
+  /** n8n: the value is part of a text, so the sandbox turns it into n8n's text of it. */
+  inText: boolean;
 }
+
+/** Names whose use needs the prelude in the evaluation's context: luxon's classes, n8n's helpers. */
+const DATE_NAMES = ['DateTime', 'Duration', 'Interval'];
+const HELPER_NAMES = ['$ifEmpty', '$min', '$max', '$average', '$not', 'min', 'max', 'not', 'average', 'numberList', 'zip'];
+/** Extensions that need luxon (the others work on Dates too without it). */
+const LUXON_EXTENSIONS = new Set(['beginningOf', 'endOfMonth', 'extract', 'isBetween', 'isDst', 'isInLast', 'isWeekend', 'minus', 'plus', 'format', 'toDateTime', 'diffTo', 'diffToNow']);
 
 export class ExpressionEngine {
   readonly sandbox: CodeRunner;
@@ -283,33 +126,25 @@ export class ExpressionEngine {
     collect(params, [], leaves, opts);
     if (leaves.length === 0) return indexes.map(() => params);
 
+    const n8n = opts.n8n === true;
+    const scope = pathScope(data, n8n);
     // values[item][leaf][segment]
     const values: unknown[][][] = indexes.map(() => leaves.map((l) => new Array(l.segments.length)));
     const tasks: Task[] = [];
     indexes.forEach((itemIndex, n) => {
       leaves.forEach((leaf, l) => {
+        const inText = n8n && !isWhole(leaf.segments);
         leaf.segments.forEach((seg, s) => {
           if (!('expr' in seg)) return;
-          const acc = compilePath(seg.expr);
-          if (acc) {
-            let v: unknown;
-            try {
-              v = readPath(acc, data, itemIndex);
-            } catch (err) {
-              throw new ExpressionError(`${(err as Error).message} [in {{ ${seg.expr} }}]`, seg.expr);
-            }
-            if (v !== NOT_A_PATH) {
-              values[n]![l]![s] = v;
-              return;
-            }
-          }
-          tasks.push({ expr: seg.expr, item: itemIndex, slot: n, leaf: l, segment: s });
+          const v = plainPath(seg.expr, scope, itemIndex, n8n);
+          if (v !== NOT_A_PATH) values[n]![l]![s] = v;
+          else tasks.push({ expr: seg.expr, item: itemIndex, slot: n, leaf: l, segment: s, inText });
         });
       });
     });
-    if (tasks.length) await this.evaluate(tasks, data, values, opts.signal);
+    if (tasks.length) await this.evaluate(tasks, scope, values, n8n, opts.signal);
 
-    return indexes.map((_, n) => build(params, leaves, values[n]!));
+    return indexes.map((_, n) => build(params, leaves, values[n]!, n8n));
   }
 
   /** Evaluates one expression (without braces) for one item. */
@@ -318,21 +153,38 @@ export class ExpressionEngine {
     return value!.v;
   }
 
-  private async evaluate(tasks: Task[], data: ExpressionData, values: unknown[][][], signal?: AbortSignal): Promise<void> {
+  private async evaluate(tasks: Task[], scope: PathScope, values: unknown[][][], n8n: boolean, signal?: AbortSignal): Promise<void> {
+    const { data } = scope;
     const exprs = [...new Set(tasks.map((t) => t.expr))];
     const exprIndex = new Map(exprs.map((e, i) => [e, i]));
-    const payload = {
-      exprs,
-      tasks: tasks.flatMap((t) => [exprIndex.get(t.expr)!, t.item]),
+    const rewritten = exprs.map((e) => {
+      try {
+        return rewrite(e);
+      } catch (err) {
+        if (!(err instanceof ExpressionSyntaxError)) throw err;
+        throw new ExpressionError(`${err.message} [in {{ ${e} }}]`, e);
+      }
+    });
+    const nodes = referencedNodes(exprs, data.nodes);
+    const payload: RunnerPayload = {
+      exprs: rewritten.map((r) => r.code),
+      tasks: tasks.flatMap((t) => [exprIndex.get(t.expr)!, t.item, t.inText ? 1 : 0]),
       items: data.items.map((i) => i.json),
-      nodes: referencedNodes(exprs, data.nodes),
-      execution: data.execution,
-      workflow: data.workflow,
+      nodes,
+      paired: data.lineage ? pairedItems(data, Object.keys(nodes), tasks) : undefined,
+      execution: scope.execution,
+      workflow: scope.workflow,
+      vars: data.vars ?? {},
+      prevNode: data.prevNode ?? null,
+      runIndex: data.lineage?.runIndex ?? 0,
       now: Date.now(),
+      timezone: data.workflow.timezone,
+      n8n,
     };
     let out: string;
     try {
-      out = await this.sandbox.run({ body: EXPRESSION_RUNNER, input: JSON.stringify(payload), signal });
+      const prelude = preludeFor(rewritten, n8n);
+      out = await this.sandbox.run({ body: EXPRESSION_RUNNER, input: JSON.stringify(payload), signal, prelude, warmup: prelude === 'n8n' ? zoneWarmup(payload.timezone) : undefined });
     } catch (err) {
       const e = err as SandboxError;
       const reason = e instanceof SandboxError ? e.reason : 'script';
@@ -345,6 +197,58 @@ export class ExpressionEngine {
       values[t.slot]![t.leaf]![t.segment] = 'u' in r ? undefined : r.v;
     });
   }
+}
+
+/** What paths and the sandbox see as `$execution`, `$workflow`, `$prevNode`: n8n's shapes under its rule. */
+function pathScope(data: ExpressionData, n8n: boolean): PathScope {
+  const { execution, workflow } = data;
+  if (!n8n) return { data, execution, workflow, prevNode: data.prevNode ?? {} };
+  return {
+    data,
+    // n8n tells manual runs (and test webhooks) from production ones.
+    execution: { id: execution.id, mode: execution.mode === 'manual' || execution.mode === 'test' ? 'test' : 'production', resumeUrl: execution.resumeUrl },
+    workflow: { id: workflow.id, name: workflow.name, active: workflow.active },
+    prevNode: data.prevNode ?? {},
+  };
+}
+
+/** A plain path's value, or NOT_A_PATH when the expression needs the sandbox. */
+function plainPath(expr: string, scope: PathScope, index: number, n8n: boolean): unknown {
+  const acc = compilePath(expr);
+  if (!acc) return NOT_A_PATH;
+  try {
+    return readPath(acc, scope, index);
+  } catch (err) {
+    // n8n: reading through null or undefined gives undefined; a node that has not run fails.
+    if (n8n && !(err instanceof MissingNode)) return undefined;
+    throw new ExpressionError(`${(err as Error).message} [in {{ ${expr} }}]`, expr);
+  }
+}
+
+/** The least the expressions need in their context: luxon costs most, so it is asked for only when used. */
+function preludeFor(rewritten: Rewritten[], n8n: boolean): Prelude {
+  const dates = (r: Rewritten) =>
+    DATE_NAMES.some((n) => r.names.has(n)) || [...r.calls].some((c) => LUXON_EXTENSIONS.has(c)) || (n8n && (r.identifiers.has('$now') || r.identifiers.has('$today')));
+  if (rewritten.some(dates)) return 'n8n';
+  return rewritten.some((r) => r.extensions || HELPER_NAMES.some((n) => r.identifiers.has(n))) ? 'extensions' : 'bare';
+}
+
+/** The next evaluations most likely use this workflow's zone: its formatter is made ahead (sandbox.ts warmup). */
+function zoneWarmup(zone: string | undefined): string | undefined {
+  if (!zone || zone === 'UTC' || zone === 'DEFAULT') return undefined;
+  return `try { globalThis[Symbol.for(${JSON.stringify(PRELUDE_KEY)})].setZone(${JSON.stringify(zone)}); DateTime.now().toISO(); } catch {}`;
+}
+
+/** v1 executions: per referenced node, the json of the paired item of each item the tasks evaluate (null: none). */
+function pairedItems(data: ExpressionData, names: string[], tasks: Task[]): Record<string, (unknown | null)[]> {
+  const indexes = [...new Set(tasks.map((t) => t.item))];
+  const out: Record<string, (unknown | null)[]> = {};
+  for (const name of names) {
+    const list: (unknown | null)[] = [];
+    for (const i of indexes) list[i] = itemOf(data, name, 'item', i)?.json ?? null;
+    out[name] = Array.from(list, (v) => v ?? null);
+  }
+  return out;
 }
 
 function referencedNodes(exprs: string[], nodes: ReadonlyMap<string, Item[]>): Record<string, unknown[]> {
@@ -394,8 +298,10 @@ function collect(value: unknown, path: (string | number)[], out: Leaf[], opts: R
   }
 }
 
-function render(segments: Segment[], values: unknown[]): unknown {
-  if (segments.length === 1 && 'expr' in segments[0]!) {
+const isWhole = (segments: Segment[]) => segments.length === 1 && 'expr' in segments[0]!;
+
+function render(segments: Segment[], values: unknown[], n8n: boolean): unknown {
+  if (isWhole(segments)) {
     const v = values[0];
     return v === undefined ? null : v;
   }
@@ -403,18 +309,29 @@ function render(segments: Segment[], values: unknown[]): unknown {
     .map((seg, i) => {
       if ('text' in seg) return seg.text;
       const v = values[i];
+      if (n8n) return n8nText(v);
       if (v === undefined || v === null) return '';
       return typeof v === 'object' ? JSON.stringify(v) : String(v);
     })
     .join('');
 }
 
+/** n8n's text of a value inside a text: nothing for null, undefined, "" (and NaN), else as Array#join writes it. */
+function n8nText(v: unknown): string {
+  if (!(v || v === 0 || v === false)) return '';
+  const text = (x: unknown): string => {
+    if (Array.isArray(x)) return x.map((e) => (e === null || e === undefined ? '' : text(e))).join(',');
+    return x !== null && typeof x === 'object' ? '[object Object]' : String(x);
+  };
+  return text(v);
+}
+
 /** A copy of `params` with each leaf replaced by its rendered value (only the paths to leaves are copied). */
-function build<T>(params: T, leaves: Leaf[], values: unknown[][]): T {
+function build<T>(params: T, leaves: Leaf[], values: unknown[][], n8n: boolean): T {
   const mine = new Set<object>();
   let root: any = params;
   leaves.forEach((leaf, l) => {
-    const rendered = render(leaf.segments, values[l]!);
+    const rendered = render(leaf.segments, values[l]!, n8n);
     if (leaf.path.length === 0) {
       root = rendered;
       return;
@@ -444,52 +361,3 @@ function shallow(v: any, mine: Set<object>): any {
   mine.add(c);
   return c;
 }
-
-/**
- * Runs inside the sandbox. `$0` is the JSON payload; the answer is JSON text: one result per
- * task, `{v}` a value, `{u: 1}` undefined, `{e}` an error message.
- */
-const EXPRESSION_RUNNER = `
-const P = JSON.parse($0);
-const wrap = (list) => list.map((json) => ({ json }));
-const ITEMS = wrap(P.items);
-const NODES = {};
-for (const k of Object.keys(P.nodes)) NODES[k] = wrap(P.nodes[k]);
-const pick = (list, how, i) => list.length ? (how === 'first' ? list[0] : how === 'last' ? list[list.length - 1] : (list[i] || list[0])) : { json: {} };
-const nodeList = (name) => {
-  if (!Object.prototype.hasOwnProperty.call(NODES, name)) throw new Error('No node called "' + name + '" has run before this one');
-  return NODES[name];
-};
-const now = new Date(P.now);
-const today = new Date(P.now); today.setUTCHours(0, 0, 0, 0);
-const FNS = P.exprs.map((src) => {
-  try {
-    return new Function('$json', '$input', '$node', '$', '$itemIndex', '$execution', '$workflow', '$now', '$today', '$runIndex', 'return (' + src + '\\n);');
-  } catch (err) {
-    return err;
-  }
-});
-const out = [];
-for (let t = 0; t < P.tasks.length; t += 2) {
-  const fn = FNS[P.tasks[t]];
-  const i = P.tasks[t + 1];
-  let r;
-  try {
-    if (fn instanceof Error) throw fn;
-    const input = { item: ITEMS[i] || { json: {} }, all: () => ITEMS, first: () => ITEMS[0], last: () => ITEMS[ITEMS.length - 1] };
-    const $node = new Proxy({}, { get: (_, name) => typeof name === 'string' ? { json: pick(nodeList(name), 'item', i).json } : undefined });
-    const $ = (name) => { const list = nodeList(name); return { item: pick(list, 'item', i), first: () => list[0], last: () => list[list.length - 1], all: () => list }; };
-    const json = ITEMS[i] ? ITEMS[i].json : {};
-    const v = fn(json, input, $node, $, i, P.execution, P.workflow, now, today, 0);
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') r = '{"u":1}';
-    else {
-      const s = JSON.stringify(typeof v === 'bigint' ? String(v) : v);
-      r = s === undefined ? '{"u":1}' : '{"v":' + s + '}';
-    }
-  } catch (err) {
-    r = JSON.stringify({ e: String(err && err.message || err) });
-  }
-  out.push(r);
-}
-return '[' + out.join(',') + ']';
-`;

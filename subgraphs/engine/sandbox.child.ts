@@ -19,7 +19,7 @@ const sandboxes = new Map<number, Sandbox>();
 process.on('message', (req: ChildRequest) => {
   let sandbox = sandboxes.get(req.memoryMb);
   if (!sandbox) sandboxes.set(req.memoryMb, (sandbox = new Sandbox({ memoryMb: req.memoryMb, timeoutMs: req.timeoutMs, poolSize: 1 })));
-  sandbox.run({ body: req.body, input: req.input, timeoutMs: req.timeoutMs }).then(
+  sandbox.run({ body: req.body, input: req.input, timeoutMs: req.timeoutMs, prelude: req.prelude, warmup: req.warmup }).then(
     (result) => process.send!({ id: req.id, ok: true, result } satisfies ChildReply),
     (err: unknown) =>
       process.send!({

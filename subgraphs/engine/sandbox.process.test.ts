@@ -59,4 +59,13 @@ describe('ProcessSandbox', () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => run(`return String(${i} * 2)`)));
     assert.deepEqual(results, ['0', '2', '4', '6', '8', '10', '12', '14']);
   });
+
+  test("the processes' contexts have n8n's prelude too (luxon, the extensions), unless a run needs none", async () => {
+    const out = await run(
+      `const X = globalThis[Symbol.for('n8n.expressions')];
+       return JSON.stringify([DateTime.fromMillis(0, { zone: 'Europe/Berlin' }).toISO(), X.extend('the quick fox', 'toTitleCase')(), X.extend([1, 2, 3], 'sum')()])`,
+    );
+    assert.deepEqual(JSON.parse(out), ['1970-01-01T01:00:00.000+01:00', 'The Quick Fox', 6]);
+    assert.equal(await pool.run({ body: 'return String(2 * 21)', input: '{}', prelude: 'bare' }), '42');
+  });
 });

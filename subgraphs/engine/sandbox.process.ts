@@ -28,11 +28,15 @@ interface Worker {
   runs: number;
   /** Ended, or killed and about to: never handed out again. */
   exited: boolean;
+  /** When it last finished a run (performance.now()). */
+  idleSince: number;
   /** The evaluation in flight, told when the process ends under it. */
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
 const CHILD = path.join(__dirname, 'sandbox.child.js');
+/** About how long a process takes to make the context for its next run (with n8n's prelude). */
+const CONTEXT_MAKING_MS = 2;
 
 export class ProcessSandbox implements CodeRunner {
   private readonly workers: Worker[] = [];
@@ -87,7 +91,7 @@ export class ProcessSandbox implements CodeRunner {
           );
         req.signal?.addEventListener('abort', onAbort, { once: true });
         worker.child.on('message', onMessage);
-        worker.child.send({ id, body: req.body, input: req.input, memoryMb: this.opts.memoryMb, timeoutMs } satisfies ChildRequest);
+        worker.child.send({ id, body: req.body, input: req.input, prelude: req.prelude, warmup: req.warmup, memoryMb: this.opts.memoryMb, timeoutMs } satisfies ChildRequest);
       });
     } finally {
       this.release(worker);
@@ -100,9 +104,15 @@ export class ProcessSandbox implements CodeRunner {
     for (const w of this.workers.splice(0)) this.kill(w);
   }
 
+  /**
+   * The process idle the longest, unless it has only just finished a run and the pool may grow: a
+   * process makes its next run's context after each run (sandbox.ts), so runs close together
+   * alternate processes rather than wait for it.
+   */
   private acquire(): Promise<Worker> {
-    const idle = this.workers.find((w) => !w.busy && !w.exited);
-    if (idle) {
+    const idle = this.workers.filter((w) => !w.busy && !w.exited).sort((a, b) => a.idleSince - b.idleSince)[0];
+    const rested = idle && performance.now() - idle.idleSince >= CONTEXT_MAKING_MS;
+    if (idle && (rested || this.workers.length >= this.opts.processes)) {
       idle.busy = true;
       return Promise.resolve(idle);
     }
@@ -128,7 +138,10 @@ export class ProcessSandbox implements CodeRunner {
     if (waiter) {
       next.busy = true;
       waiter(next);
-    } else next.busy = false;
+    } else {
+      next.busy = false;
+      next.idleSince = performance.now();
+    }
   }
 
   private spawn(): Worker {
@@ -137,7 +150,7 @@ export class ProcessSandbox implements CodeRunner {
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       serialization: 'json',
     });
-    const worker: Worker = { child, busy: false, runs: 0, exited: false };
+    const worker: Worker = { child, busy: false, runs: 0, exited: false, idleSince: 0 };
     child.once('exit', (code, signal) => {
       worker.exited = true;
       worker.onExit?.(code, signal);

@@ -96,10 +96,11 @@ describe('n8n Set 3.3 and 3.4: other input fields', () => {
 
 describe('n8n Set 3.3 and 3.4: failures and refusals', () => {
   test('with continue on failure, an item whose expression fails becomes an error item; the others run', async () => {
-    const out = await runSet(3.4, assign(['v', 'string', '={{ $json.a.b }}']), [{ a: { b: 'ok' } }, {}], { onError: 'continueRegularOutput' });
+    // n8n's own expression errors fail (a JavaScript error inside {{ }} gives undefined, as in n8n).
+    const out = await runSet(3.4, assign(['v', 'string', "={{ $json.a ? $json.a.b : $('Nowhere').item.json.x }}"]), [{ a: { b: 'ok' } }, {}], { onError: 'continueRegularOutput' });
     assert.equal(out.length, 2);
     assertItems([out[0]!], [{ v: 'ok' }]);
-    assert.match(String(out[1]!.error), /Cannot read properties of undefined \(reading 'b'\)/);
+    assert.match(String(out[1]!.error), /Nowhere/);
     assert.deepEqual(out[1]!.pairedItem, { item: 1 });
   });
 

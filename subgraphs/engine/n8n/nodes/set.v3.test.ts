@@ -54,14 +54,15 @@ describe('n8n Set 3.0–3.2: manual mapping and type conversion', () => {
   test('an object field given as an expression is the JSON of its text, repaired as n8n does', async () => {
     const params = {
       ...fields(
-        { name: 'made', type: 'objectValue', objectValue: '={ "n": {{ $json.n }}, "s": "{{ $json.s }}", "list": {{ $json.list }} }' },
+        { name: 'made', type: 'objectValue', objectValue: '={ "n": {{ $json.n }}, "s": "{{ $json.s }}", "list": {{ JSON.stringify($json.list) }}, "o": "{{ $json.obj }}" }' },
         { name: 'repaired', type: 'objectValue', objectValue: "={ key: 'v', }" },
         { name: 'whole', type: 'objectValue', objectValue: '={{ $json.obj }}' },
       ),
       include: 'none',
     };
     const out = await runSet(3, params, [{ n: 3, s: 'x', list: [1, 'a'], obj: { k: [true] } }]);
-    assertItems(out, [{ made: { n: 3, s: 'x', list: [1, 'a'] }, repaired: { key: 'v' }, whole: { k: [true] } }]);
+    // Inside text an object renders as n8n's template joins it ([object Object]), not as JSON.
+    assertItems(out, [{ made: { n: 3, s: 'x', list: [1, 'a'], o: '[object Object]' }, repaired: { key: 'v' }, whole: { k: [true] } }]);
   });
 
   test('an object expression that is not a JSON object fails, naming the field', async () => {
@@ -138,7 +139,7 @@ describe('n8n Set 3.x: JSON mode (raw)', () => {
   });
 
   test('expressions inside the JSON are resolved for each item', async () => {
-    const params = { mode: 'raw', jsonOutput: '={ "name": "{{ $json.first }} {{ $json.last }}", "tags": {{ $json.tags }} }', include: 'none' };
+    const params = { mode: 'raw', jsonOutput: '={ "name": "{{ $json.first }} {{ $json.last }}", "tags": {{ $json.tags.toJsonString() }} }', include: 'none' };
     const out = await runSet(3.2, params, [{ first: 'Ada', last: 'L', tags: ['x'] }, { first: 'Bo', last: 'M', tags: [] }]);
     assertItems(out, [{ name: 'Ada L', tags: ['x'] }, { name: 'Bo M', tags: [] }]);
   });
