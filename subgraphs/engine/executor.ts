@@ -430,7 +430,11 @@ export class WorkflowExecutor {
  */
 function expressionData(inputs: Item[][], seen: ReadonlyMap<string, Item[]>, req: RunRequest, v1: V1RunContext | undefined): ExpressionData {
   const data: ExpressionData = { items: inputs[0] ?? [], nodes: seen, execution: req.execution, workflow: req.workflow };
-  if (v1) (data as ExpressionData & { lineage?: ItemLineage }).lineage = v1.lineage;
+  if (v1) {
+    data.lineage = v1.lineage;
+    const source = v1.inputSource[0];
+    if (source) data.prevNode = { name: source.previousNode, outputIndex: source.previousNodeOutput, runIndex: source.previousNodeRun };
+  }
   return data;
 }
 

@@ -8,6 +8,7 @@ import { importWorkflow } from './import';
 import type { WebhookReply } from '../nodes/types';
 import { CODE_LIMITS, Sandbox } from '../sandbox';
 import { N8N_EXPORT } from '../../../test/support/n8n-export';
+import { disposeHarness, runWorkflow } from '../../../test/support/n8n-harness';
 
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 1 });
@@ -15,6 +16,7 @@ const executor = new WorkflowExecutor(new ExpressionEngine(expressionSandbox));
 after(() => {
   expressionSandbox.dispose();
   codeSandbox.dispose();
+  disposeHarness();
 });
 
 async function runWebhook(def: ReturnType<typeof validateDefinition>, body: Record<string, unknown>) {
@@ -115,6 +117,26 @@ describe('n8n import', () => {
     assert.deepEqual([noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail], ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined], 'run natively with n8n’s own error handling');
   });
 
+  test('Respond to Webhook answers with the first item, all items, or either under "Put Response in Field"', async () => {
+    const reply = async (parameters: Record<string, unknown>) => {
+      const run = await runWorkflow(
+        {
+          nodes: [
+            { name: 'Start', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
+            { name: 'Respond', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, position: [200, 0], parameters },
+          ],
+          connections: { Start: { main: [[{ node: 'Respond', type: 'main', index: 0 }]] } },
+        },
+        { pinned: { Start: [[{ a: 1 }, { a: 2 }]] } },
+      );
+      return run.replies[0]?.body;
+    };
+    assert.deepEqual(await reply({ options: {} }), { a: 1 });
+    assert.deepEqual(await reply({ respondWith: 'allIncomingItems', options: {} }), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(await reply({ options: { responseKey: 'order' } }), { order: { a: 1 } });
+    assert.deepEqual(await reply({ respondWith: 'allIncomingItems', options: { responseKey: 'orders' } }), { orders: [{ a: 1 }, { a: 2 }] });
+  });
+
   test('what has no equivalent is WORKFLOW_INVALID naming the node, the type and the option', () => {
     const invalid = (node: Record<string, unknown>, reason: string, option?: string) =>
       assert.throws(
@@ -132,6 +154,7 @@ describe('n8n import', () => {
     invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_option', 'language: python');
     invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_option', 'mode');
     invalid({ type: 'n8n-nodes-base.set', typeVersion: 9, parameters: {} }, 'unsupported_version');
+    invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { options: { responseKey: 'a.b' } } }, 'unsupported_parameter');
     invalid({ type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } }, 'unsupported_parameter');
   });
 });

@@ -276,11 +276,16 @@ function respondNode(params: Params): ReturnType<Mapper> {
   const out: Params = {};
   if (options.responseCode !== undefined) out.statusCode = options.responseCode;
   const headers = entries(options.responseHeaders?.entries);
+  // "Put Response in Field": the items' json under that key.
+  const key = typeof options.responseKey === 'string' && options.responseKey !== '' ? options.responseKey : undefined;
+  if (key?.includes('.')) throw new Unsupported(`a response field with dots ("${key}") is not supported: use a plain field name`);
+  const keyed = (expr: string) => (key ? `{{ ({ ${JSON.stringify(key)}: ${expr} }) }}` : `{{ ${expr} }}`);
   switch (params.respondWith ?? 'firstIncomingItem') {
     case 'firstIncomingItem':
+      if (key) out.body = keyed('$input.first().json');
       break;
     case 'allIncomingItems':
-      out.body = '{{ $input.all().map((i) => i.json) }}';
+      out.body = keyed('$input.all().map((i) => i.json)');
       break;
     case 'json':
       out.body = jsonParam(params.responseBody ?? '{}');

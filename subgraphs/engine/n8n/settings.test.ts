@@ -71,3 +71,43 @@ describe('n8n node settings', () => {
     assert.deepEqual(out, [[{ a: 1 }]]);
   });
 });
+
+describe("n8n's v1 order in expressions", () => {
+  test('$prevNode, $runIndex and $("Node").item follow the items back through the runs', async () => {
+    const run = await runWorkflow(
+      {
+        nodes: [
+          { name: 'Start', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
+          { name: 'Sort', type: 'n8n-nodes-base.sort', typeVersion: 1, position: [200, 0], parameters: { sortFieldsUi: { sortField: [{ fieldName: 'id', order: 'descending' }] } } },
+          {
+            name: 'Tag',
+            type: 'n8n-nodes-base.set',
+            typeVersion: 3.4,
+            position: [400, 0],
+            parameters: {
+              includeOtherFields: true,
+              assignments: {
+                assignments: [
+                  { id: 'a', name: 'prev', value: '={{ $prevNode.name }}', type: 'string' },
+                  { id: 'b', name: 'run', value: '={{ $runIndex }}', type: 'number' },
+                  { id: 'c', name: 'origin', value: "={{ $('Start').item.json.label }}", type: 'string' },
+                ],
+              },
+              options: {},
+            },
+          },
+        ],
+        connections: { Start: { main: [[{ node: 'Sort', type: 'main', index: 0 }]] }, Sort: { main: [[{ node: 'Tag', type: 'main', index: 0 }]] } },
+        settings: { executionOrder: 'v1' },
+      },
+      { pinned: { Start: [[{ id: 1, label: 'one' }, { id: 2, label: 'two' }]] } },
+    );
+    assert.equal(run.status, 'success', JSON.stringify(run.error));
+    assert.deepEqual(run.nodes.get('Tag'), [
+      [
+        { id: 2, label: 'two', prev: 'Sort', run: 0, origin: 'two' },
+        { id: 1, label: 'one', prev: 'Sort', run: 0, origin: 'one' },
+      ],
+    ]);
+  });
+});
