@@ -42,7 +42,8 @@ export const code: NodeDefinition = {
     const timeoutMs = typeof ctx.node.timeout === 'number' ? ctx.node.timeout * 1000 : undefined;
     let raw: string;
     try {
-      raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(payload), timeoutMs, signal: ctx.signal });
+      // Our code node's $now is a Date: no luxon, no extensions.
+      raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(payload), timeoutMs, signal: ctx.signal, prelude: 'bare' });
     } catch (err) {
       if (err instanceof SandboxError) {
         throw new NodeError(codeErrorMessage(err, ctx.services.codeSandbox.memoryMb), { reason: err.reason });

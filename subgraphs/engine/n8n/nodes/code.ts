@@ -134,12 +134,19 @@ function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
   };
 }
 
+/**
+ * Code that names none of luxon's globals (nor $now/$today, which are DateTimes) runs in a context
+ * without luxon: building luxon in a fresh context is most of a small Code node's cost.
+ */
+const USES_LUXON = /\$now|\$today|\bDateTime\b|\bDuration\b|\bInterval\b|\bluxon\b/;
+
 /** The sandbox's answer; a failure of the code or of the sandbox is a NodeError with n8n's message. */
 async function runInSandbox(ctx: NodeContext, input: CodePayload): Promise<CodeAnswer> {
   const timeoutMs = typeof ctx.node.timeout === 'number' ? ctx.node.timeout * 1000 : undefined;
+  const prelude = USES_LUXON.test(input.code) ? 'n8n' : 'bare';
   let raw: string;
   try {
-    raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(input), timeoutMs, signal: ctx.signal });
+    raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(input), timeoutMs, signal: ctx.signal, prelude });
   } catch (err) {
     if (err instanceof SandboxError) throw sandboxFailure(err, timeoutMs ?? ctx.services.codeSandbox.timeoutMs, ctx.services.codeSandbox.memoryMb);
     throw err;

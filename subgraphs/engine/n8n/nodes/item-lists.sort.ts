@@ -83,7 +83,7 @@ async function sortedByCode(ctx: NodeContext, code: string): Promise<Item[]> {
   let answer: { items?: unknown[]; error?: string };
   try {
     const input = JSON.stringify({ code, items: ctx.items.map((i) => i.json) });
-    answer = JSON.parse(await ctx.services.codeSandbox.run({ body: SORT_RUNNER, input, timeoutMs, signal: ctx.signal }));
+    answer = JSON.parse(await ctx.services.codeSandbox.run({ body: SORT_RUNNER, input, timeoutMs, signal: ctx.signal, prelude: 'bare' }));
   } catch (err) {
     if (err instanceof SandboxError) throw new NodeError(`Sort code failed: ${err.message}`, { reason: err.reason });
     throw err;
