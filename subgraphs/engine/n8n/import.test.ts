@@ -154,6 +154,13 @@ describe('n8n import', () => {
     invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_option', 'language: python');
     invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_option', 'mode');
     invalid({ type: 'n8n-nodes-base.set', typeVersion: 9, parameters: {} }, 'unsupported_version');
+    assert.throws(
+      () => importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0] }], connections: {}, settings: { executionOrder: 'v0' } }),
+      (err: unknown) => err instanceof AppError && err.details.reason === 'unsupported_execution_order' && /legacy execution order "v0"/.test(err.message),
+    );
+    const old = importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0] }], connections: {} });
+    assert.deepEqual(old.settings, { executionOrder: 'v1' }, 'an export from before n8n 1.0 runs in v1 order');
+    assert.deepEqual(importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'engine.noOp' }], connections: {} }).settings, {}, 'our own format keeps its order');
     invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { options: { responseKey: 'a.b' } } }, 'unsupported_parameter');
     invalid({ type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } }, 'unsupported_parameter');
   });

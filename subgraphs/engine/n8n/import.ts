@@ -42,6 +42,7 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
   const settings: Record<string, unknown> = isPlainObject(raw.settings) ? { ...raw.settings } : {};
   if (typeof settings.executionTimeout === 'number' && settings.executionTimeout <= 0) delete settings.executionTimeout;
   for (const [k, v] of Object.entries(settings)) if (v === null) delete settings[k];
+  if (Array.isArray(nodes) && nodes.some((n) => isPlainObject(n) && isN8nType(n.type))) n8nExecutionOrder(settings);
   const tags = Array.isArray(raw.tags)
     ? raw.tags.map((t: unknown) => (isPlainObject(t) ? t.name : t)).filter((t: unknown): t is string => typeof t === 'string' && t.length > 0)
     : [];
@@ -107,6 +108,22 @@ function withSettings(node: Params, out: Params, note?: string): Params {
   if (typeof node.waitBetweenTries === 'number') out.waitBetweenTries = Math.min(Math.max(Math.round(node.waitBetweenTries), 0), 300_000);
   if (node.continueOnFail === true || node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') out.continueOnFail = true;
   return out;
+}
+
+/**
+ * An n8n export runs in n8n's v1 order, which every n8n 1.x workflow records; one without the
+ * setting (n8n before 1.0) gets it. n8n's legacy order (v0) is not run here: refused, not run in
+ * a different order.
+ */
+function n8nExecutionOrder(settings: Record<string, unknown>): void {
+  const order = settings.executionOrder ?? 'v1';
+  if (order !== 'v1') {
+    throw workflowInvalid(
+      `The workflow uses n8n's legacy execution order "${String(order)}", which is not supported: in n8n open the workflow's settings, choose the execution order "v1 (recommended)" and export it again`,
+      { reason: 'unsupported_execution_order', executionOrder: order },
+    );
+  }
+  settings.executionOrder = 'v1';
 }
 
 /** Every n8n type an import accepts: those run natively, then those mapped to an engine node. */

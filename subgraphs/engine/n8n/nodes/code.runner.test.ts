@@ -122,9 +122,12 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
     assert.deepEqual(out[0], [{ prev: { name: 'Input 1', outputIndex: 0, runIndex: 0 }, run: 0, keys: ['json', 'pairedItem'] }]);
   });
 
-  test('$prevNode and node contexts need execution order v1', async () => {
-    assert.equal(await failure('return { p: $prevNode.name }'), "$prevNode is not available here: the node that fed this one is known in n8n's execution order v1 only");
-    assert.equal(await failure("return $('Input 1').context"), "$('Input 1').context is not available here: node contexts are kept in n8n's execution order v1 only");
+  test('$prevNode and node contexts need execution order v1 (an n8n Code node in a workflow of ours without it)', async () => {
+    // An import always runs in v1 order (n8n/import.ts): only a workflow created in our format lacks it.
+    await assert.rejects(direct('return { p: $prevNode.name }', [{}]), { message: "$prevNode is not available here: the node that fed this one is known in n8n's execution order v1 only" });
+    await assert.rejects(direct("return $('Input 1').context", [{}], { nodes: { 'Input 1': [{}] } }), {
+      message: "$('Input 1').context is not available here: node contexts are kept in n8n's execution order v1 only",
+    });
   });
 
   test("a node's context, and the paired item the executor finds", async () => {
