@@ -7,12 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import { buildSubgraph, createExecutor, type BuiltSubgraph, type SubgraphExecutor } from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
 import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
-import { Edge } from './gateway/edge';
+import { Edge } from './kernel/edge';
+import { presentedCredentials } from './kernel/http';
 import { PlatformGateway } from './gateway/gateway';
-import { buildApp, HttpFront } from './gateway/http';
 import { attachSubscriptions } from './gateway/subscriptions';
 import { surfaces } from './rest-adapter';
-import { presentedCredentials } from './rest-adapter/surface';
+import { buildApp, HttpFront } from './server/http';
 import { services } from './subgraphs';
 
 /**

@@ -17,7 +17,7 @@ import { WebSocketServer } from 'ws';
 import type { EventBus } from '../kernel/events';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubscriptionRoute } from '../kernel/subgraph';
-import { Edge, EdgeRejection } from './edge';
+import { Edge, EdgeRejection } from '../kernel/edge';
 import type { PlatformGateway } from './gateway';
 import { limitRules, parseWithLimits } from './limits';
 

@@ -1,5 +1,5 @@
 /**
- * What this process has answered: counted once per HTTP response (gateway/http.ts), read by the
+ * What this process has answered: counted once per HTTP response (server/http.ts), read by the
  * metrics service's sampler and its Prometheus endpoint. Counters only grow; readers take deltas.
  */
 export class RequestStats {

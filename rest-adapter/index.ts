@@ -1,4 +1,4 @@
-import { envelopes } from './envelopes';
+import { envelopes } from '../kernel/envelopes';
 import type { Surface } from './surface';
 import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes, overviewWorkflowRoutes } from './surfaces/control-plane-api.routes';
 import { controlPlaneRoutes } from './surfaces/control-plane.routes';

@@ -9,16 +9,19 @@ import {
   isNonNullType,
   parse,
   typeFromAST,
+  type GraphQLFormattedError,
   type GraphQLInputType,
+  type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
 import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
 import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
+import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
+import type { Envelope, Meta } from '../kernel/envelopes';
+import { presentedCredentials } from '../kernel/http';
 import type { Logger } from '../kernel/logger';
-import { EdgeRejection, newRequestId, type Edge, type Presented } from '../gateway/edge';
-import type { PlatformGateway } from '../gateway/gateway';
+import type { RequestContext } from '../kernel/subgraph';
 import { convertKeys, toCamel, toSnake } from './case';
-import type { Envelope, Meta } from './envelopes';
 import type { RestRequest, RouteDef } from './route';
 
 export interface Surface {
@@ -35,31 +38,29 @@ export interface Surface {
   engineKeyHeader?: boolean;
 }
 
+/**
+ * What the REST adapter needs of the gateway, by shape: the adapter and the gateway are siblings
+ * (server/ wires them together), so neither imports the other.
+ */
+export interface OperationGateway {
+  /** The composed API schema, to check variables at the edge. */
+  readonly schema: GraphQLSchema;
+  /** One named operation, parsed and checked once, run per request. */
+  prepare(operation: string): (variables: Record<string, unknown>, context: RequestContext) => Promise<OperationResult>;
+}
+
+export interface OperationResult {
+  data?: Record<string, any> | null;
+  errors?: readonly GraphQLFormattedError[];
+}
+
 export interface SurfaceDeps {
-  gateway: PlatformGateway;
+  gateway: OperationGateway;
   edge: Edge;
   logger: Logger;
 }
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
-export function presentedCredentials(req: FastifyRequest, engineKeyHeader = false): Presented {
-  const query = req.query as Record<string, unknown> | undefined;
-  return {
-    authorization: req.headers.authorization,
-    engineKey: engineKeyHeader ? (req.headers['x-engine-api-key'] as string | undefined) : undefined,
-    apiKeyHeader: req.headers['x-api-key'] as string | undefined,
-    queryKey: typeof query?.api_key === 'string' ? query.api_key : undefined,
-    ip: req.ip,
-    origin: requestOrigin(req),
-  };
-}
-
-/** `scheme://host[:port]` of a request as Fastify sees it (X-Forwarded-Proto/Host only when trustProxy). */
-export function requestOrigin(req: FastifyRequest): string | undefined {
-  const host = req.host;
-  return host && /^[A-Za-z0-9.\-:\[\]]+$/.test(host) ? `${req.protocol}://${host}` : undefined;
-}
 
 /** Registers one REST surface: its routes, its JSON parsing, its envelope for every answer. */
 export function registerSurface(app: FastifyInstance, surface: Surface, deps: SurfaceDeps): void {
@@ -158,7 +159,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
  * Validation at the edge: the variables are coerced against the operation's variable types in
  * the composed schema, and every problem is reported as {field, message} in the client's terms.
  */
-function variableChecks(route: RouteDef, gateway: PlatformGateway) {
+function variableChecks(route: RouteDef, gateway: OperationGateway) {
   const doc = parse(route.operation);
   const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
   if (!op) throw new Error(`Route ${route.method} ${route.path}: the operation has no definition`);
@@ -260,28 +261,4 @@ function cleanMessage(message: string): string {
 function pathRegex(path: string): RegExp {
   const pattern = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
   return new RegExp(`^${pattern}/?$`);
-}
-
-/**
- * The answer to an error in a route a service serves itself (streams, Prometheus text): an edge
- * refusal keeps its headers (limits, Retry-After), an AppError its status, anything else is a
- * logged 500; all in the surface's envelope.
- */
-export function sendError(reply: FastifyReply, err: unknown, envelope: Envelope, logger: Logger): FastifyReply {
-  const requestId = (reply.request as any).requestId ?? newRequestId();
-  let appError: AppError;
-  if (err instanceof EdgeRejection) {
-    reply.headers(err.headers);
-    appError = err.error;
-  } else if (err instanceof AppError) {
-    appError = err;
-  } else {
-    logger.error('unhandled error in a service route', { err, url: reply.request.url });
-    appError = errors.internal(requestId);
-  }
-  if (reply.sent || reply.raw.headersSent) {
-    reply.raw.end();
-    return reply;
-  }
-  return reply.code(appError.status).send(envelope.error(appError, { requestId, timestamp: new Date().toISOString() }));
 }

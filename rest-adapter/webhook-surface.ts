@@ -3,9 +3,9 @@ import { ANONYMOUS } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
 import type { InboundReply, InboundWebhooks } from '../kernel/inbound';
 import type { Logger } from '../kernel/logger';
-import { newRequestId, type Edge } from '../gateway/edge';
-import { requestOrigin } from './surface';
-import type { PlatformGateway } from '../gateway/gateway';
+import { newRequestId, type Edge } from '../kernel/edge';
+import { requestOrigin } from '../kernel/http';
+import type { OperationGateway } from './surface';
 
 /**
  * Inbound workflow webhooks: any method the triggers allow on `/webhook/<path>`, any content
@@ -33,7 +33,7 @@ const RECEIVE = /* GraphQL */ `
   }`;
 
 export interface WebhookSurfaceDeps {
-  gateway: PlatformGateway;
+  gateway: Pick<OperationGateway, 'prepare'>;
   logger: Logger;
   edge: Pick<Edge, 'baseUrl'>;
   /** The engine's receiver when the engine runs in this process (else its `receiveWebhook` operation runs). */

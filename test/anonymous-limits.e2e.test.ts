@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getIntrospectionQuery } from 'graphql';
-import { ANONYMOUS_INTROSPECTION_PER_MINUTE, AUTH_FAILURES_PER_MINUTE } from '../gateway/edge';
+import { ANONYMOUS_INTROSPECTION_PER_MINUTE, AUTH_FAILURES_PER_MINUTE } from '../kernel/edge';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**

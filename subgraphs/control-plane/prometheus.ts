@@ -3,8 +3,8 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { authorize } from '../../kernel/auth/principal';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceHttpDeps } from '../../kernel/subgraph';
-import { envelopes } from '../../rest-adapter/envelopes';
-import { sendError } from '../../rest-adapter/surface';
+import { envelopes } from '../../kernel/envelopes';
+import { sendError } from '../../kernel/http';
 
 /**
  * `GET /metrics`: the Prometheus text format (prom-client) for a key holding `metrics:read`:

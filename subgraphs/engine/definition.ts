@@ -1,7 +1,12 @@
 import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { ON_ERROR, versionOf, workflowInvalid, type Connection, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition.types';
 import { validTimezone } from './nodes/core';
 import { NODE_PREFIX, NODE_TYPES, nodeType } from './nodes';
 import { isPlainObject, type NodeDefinition } from './nodes/types';
+
+// The shapes live one level down so that node modules can use them without importing the
+// checks here (which import every node); re-exported so callers keep one place to import from.
+export * from './definition.types';
 
 /**
  * A workflow definition (n8n's format, spec 2): nodes by unique name, and connections from a
@@ -11,70 +16,9 @@ import { isPlainObject, type NodeDefinition } from './nodes/types';
  * required parameter missing, a cycle.
  */
 
-export interface WorkflowNode {
-  name: string;
-  /** `engine.<name>` */
-  type: string;
-  position: [number, number];
-  parameters: Record<string, any>;
-  id?: string;
-  typeVersion?: number;
-  notes?: string;
-  /** A disabled node passes its first input on unchanged. */
-  disabled?: boolean;
-  retryOnFail?: boolean;
-  /** Attempts when retryOnFail (default 3, at most 10). */
-  maxTries?: number;
-  /** Milliseconds between attempts (default 1000, at most 300000). */
-  waitBetweenTries?: number;
-  /** A failure becomes an item {error} on the main output and the execution goes on. */
-  continueOnFail?: boolean;
-  /** Seconds one attempt of the node may take (the code node's sandbox time limit too). */
-  timeout?: number;
-  /**
-   * n8n nodes (executor.ts): `continueRegularOutput` passes the input on when the node fails,
-   * `continueErrorOutput` adds a last output for the items that failed; default stopWorkflow.
-   */
-  onError?: OnError;
-  /** n8n nodes: a node that outputs nothing passes one empty item on. */
-  alwaysOutputData?: boolean;
-  /** n8n nodes: runs with the first item of each input only. */
-  executeOnce?: boolean;
-}
-
-export const ON_ERROR = ['stopWorkflow', 'continueRegularOutput', 'continueErrorOutput'] as const;
-export type OnError = (typeof ON_ERROR)[number];
-
-export interface Connection {
-  node: string;
-  type: 'main';
-  index: number;
-}
-
-export type Connections = Record<string, { main: Connection[][] }>;
-
-export interface WorkflowSettings {
-  timezone?: string;
-  /** A workflow run (as an async execution) with the failure's details when an execution fails. */
-  errorWorkflow?: string;
-  /** Seconds an execution may run (waiting not counted); default 3600. */
-  executionTimeout?: number;
-  [key: string]: unknown;
-}
-
-export interface WorkflowDefinition {
-  nodes: WorkflowNode[];
-  connections: Connections;
-  settings: WorkflowSettings;
-}
-
 export const DEFAULT_EXECUTION_TIMEOUT_S = 3600;
 export const MAX_EXECUTION_TIMEOUT_S = 86_400;
 const MAX_NODES = 500;
-
-export function workflowInvalid(message: string, details: Record<string, unknown>): AppError {
-  return new AppError('WORKFLOW_INVALID', message, details);
-}
 
 /** Checks and normalises nodes, connections and settings; throws validation_error or WORKFLOW_INVALID. */
 export function validateDefinition(input: { nodes: unknown; connections: unknown; settings?: unknown }): WorkflowDefinition {
@@ -132,11 +76,6 @@ export function validateDefinition(input: { nodes: unknown; connections: unknown
 /** Outputs of a node: its type's, plus n8n's error output when failed items leave by their own. */
 export function outputCount(node: WorkflowNode, def: NodeDefinition): number {
   return (def.outputs?.(node.parameters, versionOf(node)) ?? 1) + (node.onError === 'continueErrorOutput' ? 1 : 0);
-}
-
-/** The node's typeVersion (n8n's default: 1). */
-export function versionOf(node: WorkflowNode): number {
-  return node.typeVersion ?? 1;
 }
 
 /** An n8n node at a version and with options this engine runs exactly as n8n does, or WORKFLOW_INVALID saying what is missing. */

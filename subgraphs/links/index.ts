@@ -4,7 +4,7 @@ import { AppError, errors } from '../../kernel/errors';
 import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
-import { envelopes } from '../../rest-adapter/envelopes';
+import { envelopes } from '../../kernel/envelopes';
 import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
 import { LinkResolver } from './link.resolver';
 import { LinkService, unavailable, type LinkRow } from './link.service';

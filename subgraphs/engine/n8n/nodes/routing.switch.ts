@@ -1,4 +1,4 @@
-import { versionOf } from '../../definition';
+import { versionOf } from '../../definition.types';
 import { isPlainObject, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
 import { editorSettings, filterPasses, looseTypeValidation, type FilterEditorRule } from './conditions';
 import { compareLegacy, CONDITION_DEFAULTS, SWITCH_OPERATIONS, toMillis, type LegacyType } from './conditions.legacy';

@@ -1,4 +1,4 @@
-import { versionOf } from '../../definition';
+import { versionOf } from '../../definition.types';
 import type { Item, NodeContext, NodeDefinition } from '../../nodes/types';
 import { editorSettings, filterPasses, looseTypeValidation, type FilterEditorRule } from './conditions';
 import { legacyConditionsPass } from './conditions.legacy';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import { pageCsp } from './csp';
+import { pageCsp } from '../gateway/csp';
 import { buildOpenApi } from '../rest-adapter/openapi';
 import type { Surface } from '../rest-adapter/surface';
 

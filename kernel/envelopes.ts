@@ -1,4 +1,4 @@
-import type { AppError } from '../kernel/errors';
+import type { AppError } from './errors';
 
 export interface Meta {
   requestId: string;

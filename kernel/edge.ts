@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiKeyService } from '../kernel/auth/api-key.service';
-import { looksLikeJwt, type TokenSigner } from '../kernel/auth/jwt';
-import { ANONYMOUS } from '../kernel/auth/principal';
-import { AppError } from '../kernel/errors';
-import { INFRA_HOURLY_LIMITS, RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from '../kernel/rate-limit';
-import type { RequestContext } from '../kernel/subgraph';
+import type { ApiKeyService } from './auth/api-key.service';
+import { looksLikeJwt, type TokenSigner } from './auth/jwt';
+import { ANONYMOUS } from './auth/principal';
+import { AppError } from './errors';
+import { INFRA_HOURLY_LIMITS, RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from './rate-limit';
+import type { RequestContext } from './subgraph';
 
 export interface Presented {
   authorization?: string;

@@ -4,15 +4,22 @@ import { HeaderMap } from '@apollo/server';
 import { AppError } from '../kernel/errors';
 import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
 import type { Logger } from '../kernel/logger';
-import { presentedCredentials, registerSurface, type Surface } from '../rest-adapter/surface';
+import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
+import { presentedCredentials } from '../kernel/http';
+import { registerDashboard } from '../gateway/dashboard';
+import { registerExplorer } from '../gateway/explorer';
+import type { PlatformGateway } from '../gateway/gateway';
+import { registerSurface, type Surface } from '../rest-adapter/surface';
 import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
-import { EdgeRejection, newRequestId, type Edge } from './edge';
-import { registerDashboard } from './dashboard';
 import { registerDocs } from './docs';
-import { registerExplorer } from './explorer';
-import type { PlatformGateway } from './gateway';
 import type { InboundWebhooks } from '../kernel/inbound';
 import type { RequestStats } from '../kernel/request-stats';
+
+/*
+ * server/ sits above gateway/ and rest-adapter/: this is where the one HTTP server mounts both
+ * (/graphql, the REST surfaces, /webhook, /docs), so the two stay siblings that never import
+ * each other. main.ts builds it.
+ */
 
 /** GraphQL requests may carry workflow payloads of up to 5 MB. */
 const GRAPHQL_BODY_LIMIT = 6 * 1024 * 1024;

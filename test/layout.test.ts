@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+/**
+ * The layout of ARCHITECTURE.md, checked on the sources (not on dist/, which may hold stale files):
+ *
+ *   main.ts, server/            the top: may import anything below
+ *   gateway/   rest-adapter/    siblings: neither imports the other
+ *   subgraphs/<service>/        each service alone: no other service's files, nothing above
+ *   kernel/                     the bottom: imports none of the rooms above
+ *
+ * and no import circle anywhere, since a circle makes the load order decide which module sees
+ * `undefined`. Only imports that survive compilation count: `import type` (and imports whose every
+ * name is `type`) are erased by tsc, so they cannot form a circle at run time.
+ */
+
+const ROOT = path.join(__dirname, '..', '..');
+const SKIP = new Set(['node_modules', 'dist', 'dist-dashboard', '.git']);
+
+function sourceFiles(dir = ROOT, found: string[] = []): string[] {
+  for (const entry of readdirSync(dir)) {
+    if (SKIP.has(entry) || entry.startsWith('.')) continue;
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) sourceFiles(full, found);
+    else if (entry.endsWith('.ts') && !entry.endsWith('.d.ts')) found.push(full);
+  }
+  return found;
+}
+
+/**
+ * Static import and re-export specifiers of one file. The clause between `import`/`export` and
+ * `from` admits only names, braces, commas and `*`, so a match cannot run across statements.
+ */
+const FROM = /^[ \t]*(import|export)\s+(type\s+)?([\w\s{},*$]*?)\s*from\s*['"]([^'"]+)['"]/gm;
+const BARE = /^[ \t]*import\s*['"]([^'"]+)['"]/gm;
+
+export function runtimeImports(source: string): string[] {
+  const specifiers: string[] = [];
+  for (const m of source.matchAll(FROM)) {
+    const [, , typeOnly, clause = '', specifier = ''] = m;
+    if (typeOnly) continue;
+    if (/^\{[^}]*\}$/.test(clause.trim())) {
+      const names = clause.trim().slice(1, -1).split(',').map((n) => n.trim()).filter(Boolean);
+      if (names.length > 0 && names.every((n) => n.startsWith('type '))) continue;
+    }
+    specifiers.push(specifier);
+  }
+  for (const m of source.matchAll(BARE)) specifiers.push(m[1]!);
+  return specifiers;
+}
+
+/** A relative specifier resolved the way node16 resolution finds a .ts source; packages give undefined. */
+function resolve(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const base = path.resolve(path.dirname(from), specifier);
+  for (const candidate of [base, `${base}.ts`, path.join(base, 'index.ts')]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  }
+  return undefined;
+}
+
+function buildGraph(files: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = runtimeImports(readFileSync(file, 'utf8'))
+      .map((s) => resolve(file, s))
+      .filter((t): t is string => t !== undefined && t.endsWith('.ts'));
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+const rel = (file: string) => path.relative(ROOT, file).split(path.sep).join('/');
+
+/** The room of a file: its top folder, `subgraphs/<service>` for a service, `main.ts` for itself. */
+function room(file: string): string {
+  const parts = rel(file).split('/');
+  if (parts[0] === 'subgraphs' && parts.length > 2) return `subgraphs/${parts[1]}`;
+  return parts.length === 1 ? parts[0]! : parts[0]!;
+}
+
+const ABOVE_KERNEL = ['gateway', 'rest-adapter', 'server', 'subgraphs', 'main.ts'];
+
+/** Why an import from one room into another breaks the layout, or undefined when it does not. */
+function violation(fromRoom: string, toRoom: string): string | undefined {
+  const to = toRoom.startsWith('subgraphs') ? 'subgraphs' : toRoom;
+  if (fromRoom === 'kernel' && ABOVE_KERNEL.includes(to)) return 'kernel/ is the bottom and imports no room above it';
+  if (fromRoom === 'gateway' && to === 'rest-adapter') return 'gateway/ and rest-adapter/ are siblings';
+  if (fromRoom === 'rest-adapter' && to === 'gateway') return 'gateway/ and rest-adapter/ are siblings';
+  if ((fromRoom === 'gateway' || fromRoom === 'rest-adapter') && ['server', 'main.ts', 'subgraphs'].includes(to)) {
+    return `${fromRoom}/ sits below server/ and knows no service`;
+  }
+  if (fromRoom.startsWith('subgraphs/')) {
+    if (['gateway', 'rest-adapter', 'server', 'main.ts'].includes(to)) return 'a subgraph imports only kernel/ and its own files';
+    if (toRoom.startsWith('subgraphs') && toRoom !== fromRoom) return 'a subgraph never imports another subgraph';
+  }
+  return undefined;
+}
+
+export function layoutViolations(graph: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const why = violation(room(file), room(target));
+      if (why) found.push(`${rel(file)} -> ${rel(target)}: ${why}`);
+    }
+  }
+  return found.sort();
+}
+
+/** Every import circle, one path per strongly connected component (Tarjan), as file lists. */
+export function circles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      const selfLoop = (graph.get(v) ?? []).includes(v);
+      if (component.length > 1 || selfLoop) components.push(component);
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  // Show one actual circle per component: a shortest way back from its first file to itself.
+  return components.map((component) => shortestCycle(graph, new Set(component), component.sort()[0]!));
+}
+
+function shortestCycle(graph: Map<string, string[]>, members: Set<string>, start: string): string[] {
+  const previous = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const v = queue.shift()!;
+    for (const w of graph.get(v) ?? []) {
+      if (!members.has(w)) continue;
+      if (w === start) {
+        const pathBack = [v];
+        while (pathBack[0] !== start) pathBack.unshift(previous.get(pathBack[0]!)!);
+        return [...pathBack, start];
+      }
+      if (!previous.has(w)) {
+        previous.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
+}
+
+describe('the layout (ARCHITECTURE.md)', () => {
+  const graph = buildGraph(sourceFiles());
+
+  test('the scanner reads imports the way tsc keeps them', () => {
+    const source = [
+      "import 'reflect-metadata';",
+      "import type { A } from './a';",
+      "import { type B, type C } from './b';",
+      "import { type D, e } from './d';",
+      'import f, {',
+      '  g,',
+      "} from './f';",
+      "export { h } from './h';",
+      "export * from './i';",
+      "export type { J } from './j';",
+      "const text = `import x from './not-an-import'`;",
+    ].join('\n');
+    assert.deepEqual(runtimeImports(source).sort(), ['./d', './f', './h', './i', 'reflect-metadata']);
+    assert.ok(graph.size > 100, `only ${graph.size} source files found under ${ROOT}`);
+  });
+
+  test('kernel/ at the bottom; gateway/ and rest-adapter/ siblings; each subgraph alone', () => {
+    const found = layoutViolations(graph);
+    assert.deepEqual(found, [], `imports that climb or cross rooms:\n  ${found.join('\n  ')}`);
+  });
+
+  test('no import circle', () => {
+    const found = circles(graph).map((c) => c.map(rel).join(' -> '));
+    assert.deepEqual(found, [], `import circles:\n  ${found.join('\n  ')}`);
+  });
+});
