@@ -86,6 +86,23 @@ export async function runNode(node: NodeUnderTest, inputs: Json[] | Json[][], op
   return run.nodes.get('Node') ?? [];
 }
 
+/** The json of output 0 of n8n's `type` (its short name: `sort`, `itemLists`, …) at `typeVersion`, fed `items`. */
+export async function runOutput(type: string, typeVersion: number, parameters: Json, items: Json[] | Json[][], opts?: HarnessOptions): Promise<Json[]> {
+  return (await runNode({ type: `n8n-nodes-base.${type}`, typeVersion, parameters }, items, opts))[0] ?? [];
+}
+
+/** What the execution reports when that node fails (`runOutput`'s arguments); the test fails if it does not. */
+export async function outputFailure(type: string, typeVersion: number, parameters: Json, items: Json[] | Json[][], opts?: HarnessOptions): Promise<ExecutionErrorInfo> {
+  const err = await runOutput(type, typeVersion, parameters, items, opts).then(
+    () => {
+      throw new Error(`n8n-nodes-base.${type} ${typeVersion} should have failed`);
+    },
+    (e: unknown) => e,
+  );
+  if (!(err instanceof NodeFailed)) throw err;
+  return err.info;
+}
+
 export interface WorkflowRun {
   status: 'success' | 'error' | 'waiting' | 'aborted';
   error?: ExecutionErrorInfo;

@@ -1,23 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { NodeFailed, disposeHarness, runNode, type Json } from '../../../../test/support/n8n-harness';
+import { disposeHarness, outputFailure as failure, runOutput as run, type Json } from '../../../../test/support/n8n-harness';
 
 after(disposeHarness);
-
-/** The json of the items of output 0 of `type` at `version`. */
-async function run(type: string, version: number, parameters: Json, items: Json[]): Promise<Json[]> {
-  return (await runNode({ type: `n8n-nodes-base.${type}`, typeVersion: version, parameters }, items))[0] ?? [];
-}
-
-/** What the execution reports when the node fails. */
-async function failure(type: string, version: number, parameters: Json, items: Json[]): Promise<{ message: string; details: Json }> {
-  const err = await run(type, version, parameters, items).then(
-    () => assert.fail('the node should have failed'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof NodeFailed, String(err));
-  return err.info;
-}
 
 const people = [
   { name: 'Ada', tags: ['math', null], address: { city: 'London' }, age: 36 },

@@ -1,21 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { NodeFailed, disposeHarness, runNode, type Json } from '../../../../test/support/n8n-harness';
+import { disposeHarness, outputFailure as failure, runOutput as run, type Json } from '../../../../test/support/n8n-harness';
 
 after(disposeHarness);
-
-async function run(type: string, version: number, parameters: Json, items: Json[]): Promise<Json[]> {
-  return (await runNode({ type: `n8n-nodes-base.${type}`, typeVersion: version, parameters }, items))[0] ?? [];
-}
-
-async function failure(type: string, version: number, parameters: Json, items: Json[]): Promise<{ message: string; details: Json }> {
-  const err = await run(type, version, parameters, items).then(
-    () => assert.fail('the node should have failed'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof NodeFailed, String(err));
-  return err.info;
-}
 
 const by = (...sortField: Json[]) => ({ sortFieldsUi: { sortField } });
 const names = (items: Json[]) => items.map((i) => i.name);
