@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, NodeFailed, runNode } from '../../../../test/support/n8n-harness';
-import { merged, mergeNode, same } from './merge.testing';
+import { merged, mergeFailure as failure, mergeNode, same } from './merge.testing';
 
 after(disposeHarness);
 
@@ -27,15 +27,6 @@ const MATCHED = [
 ];
 const V3 = [3, 3.1, 3.2];
 const byFields = (extra: Record<string, unknown> = {}) => ({ mode: 'combine', combineBy: 'combineByFields', fieldsToMatchString: 'id', ...extra });
-
-async function failure(typeVersion: number, parameters: Record<string, unknown>, inputs: Record<string, unknown>[][]): Promise<string> {
-  const err = await runNode(mergeNode(typeVersion, parameters), inputs).then(
-    () => assert.fail('the node should fail'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof NodeFailed);
-  return err.info.message;
-}
 
 describe('n8n Merge 3, 3.1, 3.2: append', () => {
   for (const v of V3) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { runNode, type Json } from '../../../../test/support/n8n-harness';
+import { outputFailure, runNode, type Json } from '../../../../test/support/n8n-harness';
 
 /** Test support for the Merge node tests (merge*.test.ts). */
 
@@ -18,4 +18,9 @@ export async function merged(typeVersion: number, parameters: Json, inputs: Json
 export function same(actual: unknown, expected: unknown): void {
   assert.deepEqual(actual, expected);
   assert.equal(JSON.stringify(actual), JSON.stringify(expected), 'same key order');
+}
+
+/** The message the execution reports when Merge at `typeVersion` fails on these inputs. */
+export async function mergeFailure(typeVersion: number, parameters: Json, inputs: Json[][]): Promise<string> {
+  return (await outputFailure('merge', typeVersion, parameters, inputs)).message;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, NodeFailed, runNode } from '../../../../test/support/n8n-harness';
-import { merged, mergeNode, same } from './merge.testing';
+import { merged, mergeFailure as failure, mergeNode, same } from './merge.testing';
 
 after(disposeHarness);
 
@@ -21,15 +21,6 @@ const MATCHED = [
 ];
 const V2 = [2, 2.1];
 const byFields = (extra: Record<string, unknown> = {}) => ({ mode: 'combine', mergeByFields: { values: [{ field1: 'id', field2: 'id' }] }, options: {}, ...extra });
-
-async function failure(typeVersion: number, parameters: Record<string, unknown>, inputs: Record<string, unknown>[][]): Promise<string> {
-  const err = await runNode(mergeNode(typeVersion, parameters), inputs).then(
-    () => assert.fail('the node should fail'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof NodeFailed);
-  return err.info.message;
-}
 
 describe('n8n Merge 2 and 2.1', () => {
   for (const v of V2) {
