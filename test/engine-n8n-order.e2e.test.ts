@@ -105,10 +105,22 @@ describe('n8n execution order v1, persisted', () => {
     assert.deepEqual(rows.map((r: any) => [r.run_index, r.state.noItemsLeft, r.state.done]), [[0, false, false], [1, true, false], [2, true, true]]);
   });
 
-  test('a workflow without executionOrder v1 still refuses loops', async () => {
-    const legacy = { ...LOOP_WITH_WAIT, name: 'Legacy loop', settings: {} };
-    const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: legacy } });
-    assert.equal(res.status, 400, JSON.stringify(res.body));
-    assert.equal(res.body.error.details.reason, 'cycle');
+  test("n8n's legacy order v0 is refused at import; a workflow of ours still refuses loops", async () => {
+    const v0 = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: { ...LOOP_WITH_WAIT, name: 'Legacy loop', settings: { executionOrder: 'v0' } } } });
+    assert.equal(v0.status, 400, JSON.stringify(v0.body));
+    assert.deepEqual([v0.body.error.code, v0.body.error.details.reason], ['WORKFLOW_INVALID', 'unsupported_execution_order']);
+    const ours = await p.rest('POST', '/v1/engine/workflows', {
+      body: {
+        name: 'Our loop',
+        nodes: [
+          { name: 'Start', type: 'engine.manualTrigger' },
+          { name: 'A', type: 'engine.noOp' },
+          { name: 'B', type: 'engine.noOp' },
+        ],
+        connections: { Start: { main: [[{ node: 'A', type: 'main', index: 0 }]] }, A: { main: [[{ node: 'B', type: 'main', index: 0 }]] }, B: { main: [[{ node: 'A', type: 'main', index: 0 }]] } },
+      },
+    });
+    assert.equal(ours.status, 400, JSON.stringify(ours.body));
+    assert.equal(ours.body.error.details.reason, 'cycle');
   });
 });
