@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import { offlineAnswer } from '../kernel/llm/offline';
 import { AGENTS, DOMAINS } from '../subgraphs/control-plane/agent.catalog';
 import { agentPromptSeeds } from '../subgraphs/control-plane/prompts.seed';
-import { buildResult, safePath } from '../subgraphs/control-plane/task.results';
+import { safePath } from '../subgraphs/control-plane/task.files';
+import { buildResult } from '../subgraphs/control-plane/task.results';
 import { checkDeclaredVariables, parseTemplate, renderTemplate } from '../subgraphs/promptlib/render';
 
 /*

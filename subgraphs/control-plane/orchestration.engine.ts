@@ -2,20 +2,14 @@ import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
-import { AppError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { WebhookSender } from '../../kernel/webhooks';
-import { gateCriteria, hasValue, validateGate, type GateValidationResult, type StageName } from './gate.catalog';
-import {
-  OrchestrationStageEntity,
-  OrchestrationTaskEntity,
-  type OrchestrationFailure,
-  type OrchestrationOutcome,
-  type OrchestrationStatus,
-  type OrchestrationTaskStatus,
-} from './orchestration.entity';
+import { validateGate, type GateValidationResult } from './gate.catalog';
+import { OrchestrationStageEntity, OrchestrationTaskEntity, type OrchestrationFailure, type OrchestrationOutcome, type OrchestrationStatus } from './orchestration.entity';
+import { gateFailure, mergeOutputs, taskFailure, taskOutputs } from './orchestration.outcome';
+import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from './orchestration.tasks';
 
 /**
  * The orchestration state machine. All state lives in the three orchestration tables; `advance`
@@ -38,6 +32,9 @@ import {
  * Triggers: create, resume, every `control-plane.task.updated` event of one of its tasks, a watchdog
  * while tasks run (in case an event was lost), and at start every unfinished orchestration, so a
  * restart mid-run resumes where the rows say it was.
+ *
+ * How a task is mirrored and started is in orchestration.tasks.ts, how outputs merge and failures
+ * read in orchestration.outcome.ts; this file holds the transitions and when they happen.
  */
 
 export const ADVANCE_JOB = 'control-plane.orchestration.advance';
@@ -46,37 +43,6 @@ export const TASK_UPDATED_TOPIC = 'control-plane.task.updated';
 const WATCHDOG_MS = 15_000;
 /** Seconds a task is assumed to take when the agent catalogue gives no average. */
 export const DEFAULT_TASK_SECONDS = 60;
-
-/** What the orchestration needs of a control-plane task (TaskService's TaskEntity). */
-export interface TaskLike {
-  id: string;
-  status: string;
-  result?: { output?: unknown; filesCreated?: string[] | null; filesModified?: string[] | null; linesWritten?: number | null } | null;
-  error?: { code?: string; message?: string; details?: unknown } | null;
-  progress?: { percentage?: number | null } | null;
-}
-
-/** The part of TaskService (task.service.ts) the orchestration uses. */
-export interface TaskPort {
-  create(
-    principal: Principal,
-    input: {
-      agentId: string;
-      taskType: string;
-      context: Record<string, unknown>;
-      forge?: { stage?: string; validateGates?: boolean; outputs?: Record<string, unknown> };
-      execution?: { mode?: 'async' | 'sync' };
-    },
-    origin?: { orchestrationId: string; stage: string; manager?: EntityManager },
-  ): Promise<TaskLike>;
-  get(principal: Principal, taskId: string): Promise<TaskLike>;
-  cancel(principal: Principal, taskId: string, reason?: string): Promise<TaskLike>;
-}
-
-/** The principal an orchestration reads and cancels its tasks as (they are created on behalf of its creator). */
-export function orchestrationPrincipal(orchestrationId: string): Principal {
-  return { kind: 'service', name: `orchestration:${orchestrationId}` };
-}
 
 interface OrchestrationRow {
   orchestration_id: string;
@@ -92,17 +58,10 @@ interface OrchestrationRow {
   principal: Principal;
 }
 
-const TASK_STATUS: Record<string, OrchestrationTaskStatus> = {
-  queued: 'running',
-  running: 'running',
-  completed: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-};
-
 export class OrchestrationEngine {
   private readonly logger: Logger;
   private off?: () => void;
+  private readonly tasks: OrchestrationTasks;
 
   constructor(
     private readonly deps: {
@@ -117,6 +76,7 @@ export class OrchestrationEngine {
     },
   ) {
     this.logger = deps.logger.child({ component: 'orchestration-engine' });
+    this.tasks = new OrchestrationTasks(deps.tasks);
   }
 
   register(): void {
@@ -178,7 +138,7 @@ export class OrchestrationEngine {
       const principal = orchestrationPrincipal(orchestrationId);
       const stages = await m.getRepository(OrchestrationStageEntity).find({ where: { orchestrationId }, order: { position: 'ASC' } });
       const tasks = await m.getRepository(OrchestrationTaskEntity).find({ where: { orchestrationId }, order: { stagePosition: 'ASC', position: 'ASC' } });
-      let changed = await this.mirrorTasks(m, principal, tasks);
+      let changed = await this.tasks.mirror(m, principal, tasks);
 
       const counts = async () => {
         for (const s of stages) {
@@ -314,7 +274,7 @@ export class OrchestrationEngine {
           }
           const previous = mergeOutputs(stages.filter((s) => s.position < stage.position).map((s) => s.outputs ?? {}));
           // Tasks are created on behalf of whoever created the orchestration (their key is the tasks' creator).
-          const outcome = await this.startReady(m, o.principal ?? principal, o, stage, own, previous);
+          const outcome = await this.tasks.startReady(m, o.principal ?? principal, o.orchestration_id, stage, own, previous);
           if (outcome.started) changed = true;
           if (outcome.failure) {
             await fail(stage, outcome.failure);
@@ -347,102 +307,6 @@ export class OrchestrationEngine {
     await this.deps.events.publish(UPDATED_TOPIC, { orchestrationId, status }).catch((err) => this.logger.warn('orchestration event not published', { err }));
   }
 
-  /** Copies the state of started, unfinished tasks from the task service into their rows. */
-  private async mirrorTasks(m: EntityManager, principal: Principal, tasks: OrchestrationTaskEntity[]): Promise<boolean> {
-    let changed = false;
-    for (const t of tasks) {
-      if (t.status !== 'running' || !t.taskId) continue;
-      let task: TaskLike;
-      try {
-        task = await this.deps.tasks().get(principal, t.taskId);
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'resource_not_found') {
-          task = { id: t.taskId, status: 'failed', error: { code: 'resource_not_found', message: `Task ${t.taskId} no longer exists` } };
-        } else throw err;
-      }
-      const status = TASK_STATUS[task.status] ?? 'running';
-      const progress = status === 'completed' ? 100 : clampPercent(task.progress?.percentage ?? t.progress);
-      if (status === t.status && progress === t.progress) continue;
-      t.status = status;
-      t.progress = progress;
-      if (status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
-      if (status === 'failed' || status === 'cancelled') t.error = (task.error ?? { code: status, message: `The task was ${status}` }) as Record<string, unknown>;
-      const finished = status !== 'running';
-      await m.query(
-        `UPDATE control_plane.orchestration_tasks
-            SET status = $4, progress = $5, result = $6, error = $7, finished_at = CASE WHEN $8 THEN coalesce(finished_at, now()) END
-          WHERE orchestration_id = $1 AND stage_position = $2 AND position = $3`,
-        [t.orchestrationId, t.stagePosition, t.position, status, progress, json(t.result), json(t.error), finished],
-      );
-      if (finished) t.finishedAt = new Date();
-      changed = true;
-    }
-    return changed;
-  }
-
-  /** Starts the stage's tasks whose wait is over. */
-  private async startReady(
-    m: EntityManager,
-    principal: Principal,
-    o: OrchestrationRow,
-    stage: OrchestrationStageEntity,
-    own: OrchestrationTaskEntity[],
-    previous: Record<string, unknown>,
-  ): Promise<{ started: boolean; failure?: OrchestrationFailure }> {
-    const byKey = new Map(own.map((t) => [t.taskKey, t]));
-    let started = false;
-    for (const [i, t] of own.entries()) {
-      if (t.status !== 'pending') continue;
-      const waits = t.dependsOn.some((k) => byKey.get(k)?.status !== 'completed') || (!stage.parallel && i > 0 && own[i - 1]!.status !== 'completed');
-      if (waits) continue;
-      await m.query('SAVEPOINT start_task');
-      let task: TaskLike;
-      try {
-        task = await this.deps.tasks().create(
-          principal,
-          {
-            agentId: t.agentId,
-            taskType: t.taskType,
-            context: t.context,
-            forge: { stage: stage.stage, validateGates: false, outputs: previous },
-            execution: { mode: 'async' },
-          },
-          { orchestrationId: o.orchestration_id, stage: stage.stage, manager: m },
-        );
-      } catch (err) {
-        await m.query('ROLLBACK TO SAVEPOINT start_task');
-        if (err instanceof AppError && err.status !== 429 && err.status < 500) {
-          return {
-            started,
-            failure: {
-              code: err.code,
-              message: `Task ${t.taskKey} (${t.agentId}) of stage ${stage.stage} could not start: ${err.message}`,
-              details: { stage: stage.stage, task: t.taskKey, agentId: t.agentId, ...err.details },
-            },
-          };
-        }
-        throw err; // a passing condition (rate limit, database): the job retries
-      }
-      await m.query('RELEASE SAVEPOINT start_task');
-      t.taskId = task.id;
-      t.status = TASK_STATUS[task.status] ?? 'running';
-      if (t.status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
-      if (t.status === 'failed' || t.status === 'cancelled') t.error = (task.error ?? { code: t.status, message: `The task was ${t.status}` }) as Record<string, unknown>;
-      if (t.status === 'pending') t.status = 'running';
-      t.progress = t.status === 'completed' ? 100 : 0;
-      t.startedAt = new Date();
-      await m.query(
-        `UPDATE control_plane.orchestration_tasks
-            SET task_id = $4, status = $5, progress = $6, result = $7, error = $8, started_at = now(),
-                finished_at = CASE WHEN $5 <> 'running' THEN now() END
-          WHERE orchestration_id = $1 AND stage_position = $2 AND position = $3`,
-        [t.orchestrationId, t.stagePosition, t.position, task.id, t.status, t.progress, json(t.result), json(t.error)],
-      );
-      started = true;
-    }
-    return { started };
-  }
-
   /** Seconds left: the stages not completed, a parallel stage as long as its longest task. */
   estimate(stages: OrchestrationStageEntity[], tasks: OrchestrationTaskEntity[]): Date {
     let seconds = 0;
@@ -469,71 +333,3 @@ export class OrchestrationEngine {
     if (rowsOf(rows).length) await this.published(orchestrationId, 'failed');
   }
 }
-
-// ---------------------------------------------------------------------------------------------
-
-/** A task's contribution to its stage's outputs: result.output, plus the files it touched. */
-export function taskOutputs(t: { result: Record<string, unknown> | null }): Record<string, unknown> {
-  const r = (t.result ?? {}) as { output?: unknown; filesCreated?: unknown; filesModified?: unknown };
-  const out: Record<string, unknown> = r.output && typeof r.output === 'object' && !Array.isArray(r.output) ? { ...(r.output as object) } : {};
-  if (Array.isArray(r.filesCreated) && r.filesCreated.length) out.filesCreated = r.filesCreated;
-  if (Array.isArray(r.filesModified) && r.filesModified.length) out.filesModified = r.filesModified;
-  return out;
-}
-
-/** Later maps win, except that file lists are concatenated and empty values never hide a value. */
-export function mergeOutputs(maps: Record<string, unknown>[]): Record<string, unknown> {
-  const merged: Record<string, unknown> = {};
-  for (const map of maps) {
-    for (const [k, v] of Object.entries(map)) {
-      if ((k === 'filesCreated' || k === 'filesModified') && Array.isArray(v)) {
-        merged[k] = [...new Set([...((merged[k] as unknown[]) ?? []), ...v])];
-      } else if (hasValue(v) || !(k in merged)) merged[k] = v;
-    }
-  }
-  return merged;
-}
-
-function gateFailure(gate: GateValidationResult, outputs: Record<string, unknown>): OrchestrationFailure {
-  return {
-    code: 'forge_gate_failure',
-    message: `The exit gate of ${gate.stage} failed: missing ${gate.missingCriteria?.join(', ')}`,
-    details: {
-      gate: { stage: gate.stage, gateType: gate.gateType },
-      // `actual`: what the outputs hold under the criterion's name or its evidence names (empty), else null.
-      failed_criteria: (gate.missingCriteria ?? []).map((criterion) => {
-        const evidence = gateCriteria(gate.stage as StageName, 'exit').find((k) => k.name === criterion)?.evidence ?? [];
-        const actual = [criterion, ...evidence].map((n) => outputs[n]).find((v) => v !== undefined) ?? null;
-        return { criterion, required: true, actual };
-      }),
-      validation: gate,
-    },
-  };
-}
-
-function taskFailure(stage: string, t: OrchestrationTaskEntity): OrchestrationFailure {
-  const e = (t.error ?? {}) as { code?: string; message?: string };
-  return {
-    code: 'agent_execution_failed',
-    message: `Task ${t.taskKey} (${t.agentId}) of stage ${stage} ${t.status === 'cancelled' ? 'was cancelled' : `failed: ${e.message ?? 'unknown error'}`}`,
-    details: {
-      agent_id: t.agentId,
-      execution_id: t.taskId,
-      reason: e.code ?? t.status,
-      retryable: false,
-      stage,
-      task: t.taskKey,
-      error: t.error,
-    },
-  };
-}
-
-function clampPercent(n: unknown): number {
-  const v = Number(n);
-  return Number.isFinite(v) ? Math.min(100, Math.max(0, v)) : 0;
-}
-
-function json(v: unknown): string | null {
-  return v === null || v === undefined ? null : JSON.stringify(v);
-}
-

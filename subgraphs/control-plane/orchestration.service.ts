@@ -15,7 +15,8 @@ import {
   OrchestrationTaskEntity,
   type OrchestrationStatus,
 } from './orchestration.entity';
-import { DEFAULT_TASK_SECONDS, orchestrationPrincipal, type OrchestrationEngine, type TaskPort } from './orchestration.engine';
+import { DEFAULT_TASK_SECONDS, type OrchestrationEngine } from './orchestration.engine';
+import { orchestrationPrincipal, type TaskPort } from './orchestration.tasks';
 import type {
   CreateOrchestrationInput,
   CreateOrchestrationWorkflowInput,

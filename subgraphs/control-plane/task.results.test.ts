@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AGENTS, slugify } from './agent.catalog';
-import { buildResult, countLines, parseAnswer, safePath } from './task.results';
+import { countLines, safePath } from './task.files';
+import { buildResult, parseAnswer } from './task.results';
 
 describe('reading a model answer', () => {
   test('paths stay relative and inside the task’s tree', () => {

@@ -2,7 +2,7 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
-import { EXECUTION_UPDATED } from './execution.runner';
+import { EXECUTION_UPDATED } from './execution.context';
 import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
 import type { ExecutionDetail, ExecutionService } from './execution.service';

@@ -7,7 +7,8 @@ import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './exec
 import { ExecutionResolver, toExecution } from './execution.resolver';
 import { ExecutionMaintenance } from './execution.maintenance';
 import { ExecutionNotifier } from './execution.notify';
-import { EXECUTION_UPDATED, ExecutionRunner } from './execution.runner';
+import { EXECUTION_UPDATED } from './execution.context';
+import { ExecutionRunner } from './execution.runner';
 import { ExecutionService } from './execution.service';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';

@@ -8,7 +8,8 @@ import type { Queue } from '../../kernel/queue';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import type { CompletedStep, ExecutionFailure, ExecutionStatus, StoredStep } from './chain.entity';
 import { orderCount, validateSteps, type StepInput } from './chain-steps';
-import type { Page, PromptService } from './prompt.service';
+import type { Page } from './prompt.reads';
+import type { PromptService } from './prompt.service';
 import {
   callerKey,
   CHAIN_EXECUTIONS_PER_MINUTE,

@@ -4,7 +4,7 @@ import { FRAGMENT_TYPES, type FragmentType } from './fragment.entity';
 import type { FragmentLoader } from './fragment-loader';
 import { expandTemplate, parseTemplate } from './render';
 import { checkMetadata, checkSlug, checkText, isUniqueViolation, throwIf } from './shared';
-import type { Page } from './prompt.service';
+import type { Page } from './prompt.reads';
 
 /**
  * Fragments: reusable pieces (role, constraints, examples, context, format) that templates embed

@@ -5,7 +5,8 @@ import { errors, type FieldError } from '../../kernel/errors';
 import type { LlmProvider } from '../../kernel/llm/types';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { recommend, type ArmSummary } from './ab-rule';
-import type { PromptService, PromptVersionRow } from './prompt.service';
+import type { PromptVersionRow } from './prompt.reads';
+import type { PromptService } from './prompt.service';
 import { renderExpansion, type Expansion, checkDeclaredVariables } from './render';
 import {
   callerKey,

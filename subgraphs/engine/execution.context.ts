@@ -1,0 +1,112 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { EventBus } from '../../kernel/events';
+import type { Logger } from '../../kernel/logger';
+import type { OutboundPolicy } from '../../kernel/outbound';
+import { QUEUE_WAKEUP, type Priority, type Queue } from '../../kernel/queue';
+import type { ExecutionMode, ExecutionStatus } from './execution.entity';
+import type { StoredRun } from './executor';
+import type { Item } from './expressions';
+import type { WebhookReply } from './nodes/types';
+import type { ExecutionNotifier, NotifyConfig } from './execution.notify';
+import type { OperationsLike } from './execution.platform';
+import type { ExecutionView, RequestLog, StoreTarget } from './execution.store';
+import type { WorkflowService, WorkflowVersion } from './workflow.service';
+
+/*
+ * What the parts of the execution runner share (execution.runner.ts and the files it is built
+ * from: .run, .children, .resume, .reads): the job and event names, the options and context of a
+ * run, and the two announcements every part makes. It imports no other part, so none of them has
+ * to import another to speak of a run.
+ */
+
+export const EXECUTION_UPDATED = 'engine.execution.updated';
+export const EXECUTION_CANCEL = 'engine.execution.cancel';
+export const EXECUTE_JOB = 'engine.execute';
+export const RESUME_JOB = 'engine.resume';
+export const MAX_DEPTH = 10;
+
+export interface StartOptions {
+  version: WorkflowVersion;
+  /** The execution's id (default: a new one); given when something must be bound to it first. */
+  id?: string;
+  /** Queued runs: enqueue inside this transaction (the caller commits, then calls `wake()`). */
+  manager?: EntityManager;
+  /** Queued runs: the job's priority. */
+  priority?: Priority;
+  /** A control-plane trigger's webhook subscription (execution.started|completed|failed|waiting). */
+  notify?: NotifyConfig | null;
+  mode: ExecutionMode;
+  input: Item[];
+  /** Run now in this process (and return `done`) rather than as a queued job. */
+  inline: boolean;
+  startNode?: string | null;
+  webhookId?: string | null;
+  parentExecutionId?: string | null;
+  originalExecutionId?: string | null;
+  /** Node outputs copied from another execution (retry): those nodes do not run again. */
+  reuse?: { executionId: string; nodes: string[] };
+  onReply?: (reply: WebhookReply) => void;
+  parentSignal?: AbortSignal;
+  depth?: number;
+  /** The webhook request that started it: its log entry is written with the execution's (one statement). */
+  requestLog?: RequestLog;
+}
+
+export interface Started {
+  view: ExecutionView;
+  /** Inline runs: the execution once it stops running (success, error, waiting, canceled). */
+  done?: Promise<ExecutionView>;
+}
+
+/** One run of an execution in this process (StoreTarget: what its writes need). */
+export interface RunContext extends StoreTarget {
+  done: Map<string, Item[][]>;
+  /** v1 workflows: the stored runs, by node and run index (the execution is replayed through them). */
+  storedRuns?: Map<string, StoredRun[]>;
+  seq: number;
+  inline: boolean;
+  depth: number;
+  signal?: AbortSignal;
+  onReply?: (reply: WebhookReply) => void;
+}
+
+/** Why an execution's signal was aborted. */
+export class ExecutionStop extends Error {
+  constructor(
+    readonly code: 'canceled' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExecutionStop';
+  }
+}
+
+export interface RunnerDeps {
+  db: DataSource;
+  queue: Queue;
+  events: EventBus;
+  logger: Logger;
+  workflows: WorkflowService;
+  policy: OutboundPolicy;
+  /** Signs resume URLs. */
+  secret: string;
+  /** Webhooks of executions started by the control plane's trigger. */
+  notifier?: ExecutionNotifier;
+  /** Other services' public operations (agent and prompt nodes). */
+  operations?: OperationsLike;
+  /** Sandbox processes per pool (SANDBOX_PROCESSES): code nodes and expressions each have one pool. */
+  sandboxProcesses?: number;
+}
+
+/** Announces an execution's new status (subscriptions, waiters); a failure to announce is logged, not thrown. */
+export async function publishUpdate(deps: Pick<RunnerDeps, 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
+  await deps.events.publish(EXECUTION_UPDATED, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
+}
+
+/**
+ * The queue announces a job when it is enqueued, which inside a transaction is before the
+ * commit: the workers would only find it at their next poll. Announce it again once committed.
+ */
+export function wakeQueue(deps: Pick<RunnerDeps, 'events'>, name: string): void {
+  void deps.events.publish(QUEUE_WAKEUP, { name }).catch(() => undefined);
+}

@@ -1,0 +1,74 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { UUID } from '../../kernel/ids';
+import type { StoredRun } from './executor';
+import type { Item } from './expressions';
+import type { RunnerDeps } from './execution.context';
+import { EXECUTION_COLUMNS, toView, type ExecutionView } from './execution.store';
+
+/**
+ * Reading executions back: a row, its view (with the resume URL a waiting one is called on, an
+ * HMAC of its id), and the node outputs a stored execution continues from. Every part of the
+ * runner reads through here; this reads nothing but the tables.
+ */
+export class ExecutionReads {
+  constructor(private readonly deps: Pick<RunnerDeps, 'db' | 'secret'>) {}
+
+  resumeToken(executionId: string): string {
+    return createHmac('sha256', this.deps.secret).update(`engine-resume:${executionId}`).digest('hex').slice(0, 40);
+  }
+
+  resumeUrl(executionId: string): string {
+    return `/webhook/resume/${executionId}/${this.resumeToken(executionId)}`;
+  }
+
+  checkResumeToken(executionId: string, token: string): boolean {
+    const expected = Buffer.from(this.resumeToken(executionId));
+    const given = Buffer.from(String(token));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  async load(id: string): Promise<any | null> {
+    if (!UUID.test(id)) return null;
+    const [row] = await this.deps.db.query(`SELECT e.*, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`, [id]);
+    return row ?? null;
+  }
+
+  async view(id: string): Promise<ExecutionView | null> {
+    if (!UUID.test(id)) return null;
+    const [row] = await this.deps.db.query(
+      `SELECT ${EXECUTION_COLUMNS}, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`,
+      [id],
+    );
+    return row ? this.toView(row) : null;
+  }
+
+  toView(row: any): ExecutionView {
+    return toView(row, (id) => this.resumeUrl(id));
+  }
+
+  columns(): string {
+    return EXECUTION_COLUMNS;
+  }
+
+  /**
+   * The runs an execution has stored: `done`, each node's last output (the legacy order runs a
+   * node once), and `stored`, every run by run index with the node's context after it (v1 replay).
+   */
+  async loadDone(id: string): Promise<{ done: Map<string, Item[][]>; stored: Map<string, StoredRun[]>; nextSeq: number }> {
+    const rows = await this.deps.db.query(
+      `SELECT node_name, run_index, seq, output, state FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL ORDER BY seq`,
+      [id],
+    );
+    const done = new Map<string, Item[][]>();
+    const stored = new Map<string, StoredRun[]>();
+    let nextSeq = 0;
+    for (const r of rows) {
+      done.set(r.node_name, r.output);
+      let runs = stored.get(r.node_name);
+      if (!runs) stored.set(r.node_name, (runs = []));
+      runs[r.run_index] = { output: r.output, state: r.state };
+      nextSeq = Math.max(nextSeq, r.seq + 1);
+    }
+    return { done, stored, nextSeq };
+  }
+}

@@ -1,0 +1,234 @@
+import type { EntityManager } from 'typeorm';
+import { compile, executionTimeoutSeconds } from './definition';
+import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, WorkflowExecutor } from './executor';
+import type { Item } from './expressions';
+import { eventFor } from './execution.notify';
+import { ExecutionStop, publishUpdate, RESUME_JOB, type RunContext, type RunnerDeps } from './execution.context';
+import type { ExecutionChildren } from './execution.children';
+import type { ExecutionReads } from './execution.reads';
+import { nodeRow, writeExecution, type ExecutionView, type Pending, type RowUpdate } from './execution.store';
+
+/**
+ * The executions running in this process: one run from its start (or its stored node outputs)
+ * until it stops, its writes batched (a slow node flushes them first), and how it ends — the
+ * final row, the `waiting` state and its resume job, or a worker stop that hands the job back.
+ * Inline runs heartbeat so that a process dying mid-run leaves no execution `running` forever;
+ * `abort` reaches a run of this process (cancel, the cross-process cancel signal).
+ */
+
+const SLOW_TYPES = new Set(['engine.httpRequest', 'engine.code', 'engine.executeWorkflow', 'engine.wait', 'engine.agent', 'engine.prompt']);
+const FLUSH_AFTER_MS = 50;
+const HEARTBEAT_MS = 10_000;
+
+interface ResumeState {
+  node: string;
+  /** The waiting node's run index (v1 workflows: a wait inside a loop). */
+  runIndex?: number;
+  items: Item[];
+  webhook: boolean;
+  until: string | null;
+  since: string;
+  resumeData?: Record<string, unknown>;
+}
+
+export class ExecutionRuns {
+  private readonly local = new Map<string, { controller: AbortController; inline: boolean }>();
+  private heartbeat?: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier'>,
+    private readonly executor: WorkflowExecutor,
+    private readonly reads: ExecutionReads,
+    private readonly children: ExecutionChildren,
+  ) {}
+
+  /** Stops a run of this process, if it runs here: it stops between nodes and aborts the current one. */
+  abort(executionId: string, reason: ExecutionStop): void {
+    this.local.get(executionId)?.controller.abort(reason);
+  }
+
+  async run(ctx: RunContext, firstLogs: LogEntry[] = []): Promise<ExecutionView> {
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(ctx.signal!.reason);
+    if (ctx.signal?.aborted) controller.abort(ctx.signal.reason);
+    ctx.signal?.addEventListener('abort', onOuterAbort, { once: true });
+    const timeoutS = executionTimeoutSeconds(ctx.version.definition.settings);
+    const timer = setTimeout(() => controller.abort(new ExecutionStop('timeout', `The execution ran past its time limit of ${timeoutS} s`)), timeoutS * 1000);
+    this.local.set(ctx.id, { controller, inline: ctx.inline });
+    if (ctx.inline) this.startHeartbeat();
+
+    const pending: Pending = { rows: [], logs: [...firstLogs], since: firstLogs.length ? Date.now() : 0 };
+    let progress: Progress = { nodesCompleted: ctx.done.size, nodesTotal: ctx.version.definition.nodes.length, currentNode: null };
+    const flush = async (currentNode: string | null) => {
+      if (await this.write(ctx, pending, { nodes_completed: progress.nodesCompleted, current_node: currentNode })) await publishUpdate(this.deps, ctx.id, 'running');
+    };
+
+    let outcome: RunOutcome;
+    const resumeUrl = (id: string) => this.reads.resumeUrl(id);
+    try {
+      const compiled = compile(ctx.version.definition);
+      outcome = await this.executor.run({
+        compiled,
+        // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
+        execution: { id: ctx.id, mode: ctx.mode, get resumeUrl() { return resumeUrl(ctx.id); } },
+        workflow: { id: ctx.version.workflowId, name: ctx.version.name, active: ctx.version.active, timezone: ctx.version.definition.settings.timezone },
+        input: ctx.input,
+        startNode: ctx.startNode,
+        done: ctx.done,
+        stored: ctx.storedRuns,
+        signal: controller.signal,
+        services: this.children.services(ctx),
+        hooks: {
+          beforeNode: async (node, p) => {
+            progress = p;
+            const slow = SLOW_TYPES.has(node.type);
+            if (slow || (pending.since && Date.now() - pending.since > FLUSH_AFTER_MS)) await flush(node.name);
+          },
+          afterNode: (run, p) => {
+            progress = p;
+            if (!pending.since) pending.since = Date.now();
+            pending.rows.push(nodeRow(run, ctx.seq++));
+          },
+          log: (entry) => {
+            if (!pending.since) pending.since = Date.now();
+            pending.logs.push(entry);
+          },
+          reply: (reply) => ctx.onReply?.(reply),
+        },
+      });
+    } catch (err) {
+      this.deps.logger.error('execution failed unexpectedly', { err, executionId: ctx.id });
+      outcome = {
+        status: 'error',
+        error: { code: 'EXECUTION_FAILED', message: 'The execution failed unexpectedly', details: { reason: 'internal' } },
+        nodesExecuted: 0,
+      };
+    } finally {
+      clearTimeout(timer);
+      ctx.signal?.removeEventListener('abort', onOuterAbort);
+      this.local.delete(ctx.id);
+    }
+    return this.finish(ctx, outcome, pending, progress);
+  }
+
+  private async finish(ctx: RunContext, outcome: RunOutcome, pending: Pending, progress: Progress): Promise<ExecutionView> {
+    const log = (level: LogEntry['level'], message: string) => pending.logs.push({ at: new Date(), level, message });
+    const done = { nodes_completed: progress.nodesCompleted, current_node: null };
+    let row: any | null = null;
+    switch (outcome.status) {
+      case 'success': {
+        log('info', `Execution succeeded (${outcome.result.nodesExecuted} node${outcome.result.nodesExecuted === 1 ? '' : 's'} run)`);
+        const result = { lastNode: outcome.result.lastNode, items: outcome.result.items, nodesExecuted: outcome.result.nodesExecuted };
+        row = await this.write(ctx, pending, { ...done, nodes_completed: progress.nodesTotal, status: 'success', result });
+        // The result as produced (jsonb would reorder its keys).
+        if (row) row.result = result;
+        break;
+      }
+      case 'error':
+        log('error', outcome.error.message);
+        row = await this.write(ctx, pending, { ...done, status: 'error', error: outcome.error });
+        if (row) await this.children.runErrorWorkflow(ctx, outcome.error);
+        break;
+      case 'waiting': {
+        const state: ResumeState = {
+          node: outcome.node,
+          ...(outcome.runIndex ? { runIndex: outcome.runIndex } : {}),
+          items: outcome.items,
+          webhook: outcome.webhook,
+          until: outcome.until?.toISOString() ?? null,
+          since: new Date().toISOString(),
+        };
+        log('info', outcome.webhook ? 'Execution waiting for its resume URL' : `Execution waiting until ${state.until}`);
+        await this.deps.db.transaction(async (m) => {
+          const jobId = outcome.until
+            ? await this.deps.queue.enqueue(
+                RESUME_JOB,
+                { executionId: ctx.id },
+                {
+                  runAt: outcome.until,
+                  maxAttempts: 2,
+                  timeoutMs: (executionTimeoutSeconds(ctx.version.definition.settings) + 60) * 1000,
+                  // Per wait: a later wait (another Wait node, a loop) is enqueued while this execution's resume job still runs.
+                  key: `${RESUME_JOB}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
+                },
+                m,
+              )
+            : null;
+          row = await this.write(
+            ctx,
+            pending,
+            { nodes_completed: progress.nodesCompleted, current_node: outcome.node, status: 'waiting', resume_state: state, wait_till: outcome.until, job_id: jobId },
+            m,
+          );
+        });
+        break;
+      }
+      case 'aborted': {
+        const code = (outcome.reason as { code?: string } | undefined)?.code;
+        const message = (outcome.reason as Error | undefined)?.message ?? 'aborted';
+        if (code === 'timeout') {
+          const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message, details: { reason: 'timeout' } };
+          log('error', message);
+          row = await this.write(ctx, pending, { ...done, status: 'error', error });
+        } else if (code === 'shutdown' || code === 'worker_lost') {
+          // Queued runs go back to the queue and continue from the stored node outputs.
+          log('warn', `Execution interrupted (${code}); it continues from the nodes already run`);
+          await this.write(ctx, pending, done);
+          throw Object.assign(new Error(message), { code });
+        } else {
+          log('warn', 'Execution canceled');
+          row = await this.write(ctx, pending, { ...done, status: 'canceled' });
+        }
+        break;
+      }
+    }
+    // Not updated: a cancel (or delete) landed first; the stored row tells.
+    const view = row ? this.reads.toView({ ...row, workflow_name: ctx.version.name }) : await this.reads.view(ctx.id);
+    if (view) await publishUpdate(this.deps, ctx.id, view.status);
+    if (row && view && ctx.notify) await this.deps.notifier?.emit(ctx.notify, eventFor(view.status), view);
+    return view ?? this.gone(ctx);
+  }
+
+  private write(ctx: RunContext, pending: Pending, set: RowUpdate, manager?: EntityManager): Promise<any | null> {
+    return writeExecution(manager ?? this.deps.db, ctx, pending, set);
+  }
+
+  /** The view of a run whose row is gone (deleted while it ran): canceled, as it stopped. */
+  private gone(ctx: RunContext): ExecutionView {
+    return {
+      id: ctx.id,
+      workflowId: ctx.version.workflowId,
+      workflowName: ctx.version.name,
+      workflowVersion: ctx.version.version,
+      status: 'canceled',
+      mode: ctx.mode,
+      progress: { nodesCompleted: 0, nodesTotal: ctx.version.definition.nodes.length, currentNode: null },
+      result: null,
+      error: null,
+      startedAt: ctx.startedAt,
+      finishedAt: new Date(),
+      failedAt: null,
+      canceledAt: new Date(),
+      durationMs: null,
+      waitTill: null,
+      resumeUrl: null,
+      ...ctx.meta,
+    };
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      const ids = [...this.local.entries()].filter(([, v]) => v.inline).map(([id]) => id);
+      if (!ids.length) {
+        clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+        return;
+      }
+      this.deps.db
+        .query(`UPDATE engine.executions SET heartbeat_at = now() WHERE id = ANY($1::uuid[]) AND status = 'running'`, [ids])
+        .catch((err) => this.deps.logger.warn('execution heartbeat failed', { err }));
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+}

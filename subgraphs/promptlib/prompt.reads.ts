@@ -1,0 +1,326 @@
+import { SharedReadCache } from '../../kernel/cache';
+import type { EventBus } from '../../kernel/events';
+import type { DataSource, EntityManager } from 'typeorm';
+import { errors, type FieldError } from '../../kernel/errors';
+import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
+import { FragmentLoader } from './fragment-loader';
+import { expandTemplate, NO_FRAGMENTS, parseTemplate, renderTemplate, type Expansion } from './render';
+import { promptNotFound, round2, seconds, throwIf } from './shared';
+
+/**
+ * Prompts read: a prompt with its versions, performance and pins, the list, one version as
+ * stored, and a version rendered (the one agents run, an environment's, a given one). The version
+ * rows are what tests, chain steps and agent tasks read on every run, so they are cached per
+ * process until the prompt changes anywhere. The writes (prompt.service.ts) extend this class:
+ * each ends by reading the prompt back and dropping the cached versions.
+ */
+
+export interface Performance {
+  totalTests: number;
+  averageTokens: number;
+  /** Seconds. */
+  averageLatency: number;
+  /** Percent of runs that succeeded. */
+  successRate: number;
+}
+
+export interface PromptView {
+  promptId: string;
+  name: string;
+  description: string;
+  template: string;
+  variables: string[];
+  version: number;
+  latestVersion: number;
+  versions: number[];
+  status: PromptStatus;
+  metadata: Record<string, unknown>;
+  performance: Performance & { byVersion: (Performance & { version: number })[] };
+  environments: { environment: string; version: number; promotedAt: Date }[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PromptListItemView {
+  promptId: string;
+  name: string;
+  description: string;
+  domain: string | null;
+  agentId: string | null;
+  tags: string[];
+  version: number;
+  status: PromptStatus;
+  testsRun: number;
+  successRate: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Page {
+  total: number;
+  limit: number;
+  offset: number;
+  hasMore: boolean;
+}
+
+export interface PromptRenderingView {
+  promptId: string;
+  version: number;
+  status: PromptStatus;
+  rendered: string;
+  variables: string[];
+  fragments: { fragmentId: string; version: number }[];
+}
+
+export interface PromptVersionRow {
+  promptId: string;
+  version: number;
+  template: string;
+  description: string;
+  variables: string[];
+  metadata: Record<string, unknown>;
+  status: PromptStatus;
+  fragmentRefs: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PromptFilter {
+  domain?: string | null;
+  agentId?: string | null;
+  status?: string | null;
+  tag?: string | null;
+  limit: number;
+  offset: number;
+}
+
+const VERSION_COLUMNS = `v.prompt_id, v.version, v.template, v.description, v.variables, v.metadata, v.status, v.fragment_refs, v.created_at, v.updated_at`;
+
+function toVersion(r: any): PromptVersionRow {
+  return {
+    promptId: r.prompt_id,
+    version: r.version,
+    template: r.template,
+    description: r.description,
+    variables: r.variables,
+    metadata: r.metadata,
+    status: r.status,
+    fragmentRefs: r.fragment_refs,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function performanceOf(rows: { total: number; ok: number; tokens: string | number | null; latency: string | number | null }[]): Performance {
+  const total = rows.reduce((n, r) => n + Number(r.total), 0);
+  const ok = rows.reduce((n, r) => n + Number(r.ok), 0);
+  const tokens = rows.reduce((n, r) => n + Number(r.tokens ?? 0), 0);
+  const latency = rows.reduce((n, r) => n + Number(r.latency ?? 0), 0);
+  return {
+    totalTests: total,
+    averageTokens: ok ? round2(tokens / ok) : 0,
+    averageLatency: ok ? seconds(latency / ok) : 0,
+    successRate: total ? round2((ok / total) * 100) : 0,
+  };
+}
+
+/** Published (with the prompt's id) after a change to a prompt's versions, status or pins. */
+export const PROMPT_CHANGED = 'promptlib.prompt.changed';
+
+export class PromptReads {
+  readonly loader: FragmentLoader;
+  /**
+   * Version rows read on every test, chain step and agent task (the latest, the active, a given
+   * number), kept until the prompt changes in any process (kernel/cache.ts).
+   */
+  protected readonly versions: SharedReadCache<PromptVersionRow | null>;
+
+  constructor(
+    protected readonly db: DataSource,
+    events: EventBus,
+  ) {
+    this.loader = new FragmentLoader(db);
+    this.versions = new SharedReadCache(events, PROMPT_CHANGED, { ttlMs: 60_000, maxGroups: 10_000 });
+  }
+
+  async get(promptId: string, opts: { version?: number | null; environment?: string | null } = {}): Promise<PromptView> {
+    const version = opts.version ?? null;
+    const environment = opts.environment ?? null;
+    const [row] = await this.db.query(
+      `SELECT p.created_at AS prompt_created_at, p.latest_version, ${VERSION_COLUMNS},
+              (SELECT array_agg(version ORDER BY version) FROM promptlib.prompt_versions WHERE prompt_id = p.prompt_id) AS versions
+         FROM promptlib.prompts p
+         JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id
+          AND v.version = CASE
+                WHEN $2::int IS NOT NULL THEN $2::int
+                WHEN $3::text IS NOT NULL THEN (SELECT version FROM promptlib.prompt_pins WHERE prompt_id = p.prompt_id AND environment = $3)
+                ELSE p.latest_version END
+        WHERE p.prompt_id = $1`,
+      [promptId, version, environment],
+    );
+    if (!row) {
+      if ((version === null && environment === null) || !(await this.exists(promptId))) throw promptNotFound(promptId);
+      throw promptNotFound(promptId, version !== null ? { version } : { environment: environment! });
+    }
+    const [stats, pins] = await Promise.all([
+      this.db.query(
+        `SELECT version, count(*)::int AS total, count(*) FILTER (WHERE success)::int AS ok,
+                sum(tokens_used) FILTER (WHERE success) AS tokens, sum(latency_ms) FILTER (WHERE success) AS latency
+           FROM promptlib.prompt_tests WHERE prompt_id = $1 GROUP BY version ORDER BY version`,
+        [promptId],
+      ),
+      this.db.query(`SELECT environment, version, promoted_at FROM promptlib.prompt_pins WHERE prompt_id = $1 ORDER BY environment`, [promptId]),
+    ]);
+    const v = toVersion(row);
+    return {
+      promptId: v.promptId,
+      name: v.promptId,
+      description: v.description,
+      template: v.template,
+      variables: v.variables,
+      version: v.version,
+      latestVersion: row.latest_version,
+      versions: row.versions ?? [],
+      status: v.status,
+      metadata: v.metadata,
+      performance: {
+        ...performanceOf(stats),
+        byVersion: stats.map((s: any) => ({ version: s.version, ...performanceOf([s]) })),
+      },
+      environments: pins.map((p: any) => ({ environment: p.environment, version: p.version, promotedAt: p.promoted_at })),
+      createdAt: row.prompt_created_at,
+      updatedAt: v.updatedAt,
+    };
+  }
+
+  async list(filter: PromptFilter): Promise<{ prompts: PromptListItemView[]; pagination: Page }> {
+    const problems: FieldError[] = [];
+    if (filter.status != null && !PROMPT_STATUSES.includes(filter.status as PromptStatus)) {
+      problems.push({ field: 'status', message: `must be one of ${PROMPT_STATUSES.join(', ')}` });
+    }
+    throwIf(problems);
+    const where = `
+      WHERE ($1::text IS NULL OR v.metadata->>'domain' = $1)
+        AND ($2::text IS NULL OR v.metadata->>'agentId' = $2)
+        AND ($3::text IS NULL OR v.status = $3)
+        AND ($4::text IS NULL OR v.metadata->'tags' @> jsonb_build_array($4::text))`;
+    const from = `FROM promptlib.prompts p JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = p.latest_version`;
+    const params = [filter.domain ?? null, filter.agentId ?? null, filter.status ?? null, filter.tag ?? null];
+    const [[{ total }], rows] = await Promise.all([
+      this.db.query(`SELECT count(*)::int AS total ${from} ${where}`, params),
+      this.db.query(
+        `SELECT p.prompt_id, p.created_at AS prompt_created_at, v.version, v.status, v.description, v.metadata, v.updated_at
+         ${from} ${where} ORDER BY p.created_at DESC, p.prompt_id LIMIT $5 OFFSET $6`,
+        [...params, filter.limit, filter.offset],
+      ),
+    ]);
+    const stats = new Map<string, { total: number; ok: number }>();
+    if (rows.length) {
+      const statRows = await this.db.query(
+        `SELECT prompt_id, count(*)::int AS total, count(*) FILTER (WHERE success)::int AS ok
+           FROM promptlib.prompt_tests WHERE prompt_id = ANY($1::text[]) GROUP BY prompt_id`,
+        [rows.map((r: any) => r.prompt_id)],
+      );
+      for (const s of statRows) stats.set(s.prompt_id, s);
+    }
+    const prompts = rows.map((r: any): PromptListItemView => {
+      const s = stats.get(r.prompt_id);
+      const m = r.metadata ?? {};
+      return {
+        promptId: r.prompt_id,
+        name: r.prompt_id,
+        description: r.description,
+        domain: typeof m.domain === 'string' ? m.domain : null,
+        agentId: typeof m.agentId === 'string' ? m.agentId : null,
+        tags: Array.isArray(m.tags) ? m.tags : [],
+        version: r.version,
+        status: r.status,
+        testsRun: s?.total ?? 0,
+        successRate: s?.total ? round2((s.ok / s.total) * 100) : 0,
+        createdAt: r.prompt_created_at,
+        updatedAt: r.updated_at,
+      };
+    });
+    return { prompts, pagination: { total, limit: filter.limit, offset: filter.offset, hasMore: filter.offset + prompts.length < total } };
+  }
+
+  /** One version (default the latest) as stored; PROMPT_NOT_FOUND otherwise. */
+  async loadVersion(promptId: string, version?: number | null, manager?: EntityManager): Promise<PromptVersionRow> {
+    const read = async () => {
+      const [row] = await (manager ?? this.db.manager).query(
+        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompts p
+           JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = coalesce($2::int, p.latest_version)
+          WHERE p.prompt_id = $1`,
+        [promptId, version ?? null],
+      );
+      return row ? toVersion(row) : null;
+    };
+    // Inside a writer's transaction the rows are read as that transaction sees them, never cached.
+    const found = manager ? await read() : await this.versions.get(promptId, String(version ?? 'latest'), read);
+    if (found) return found;
+    if (version == null || !(await this.exists(promptId, manager))) throw promptNotFound(promptId);
+    throw promptNotFound(promptId, { version });
+  }
+
+  /**
+   * The text agents run: the newest active version of the prompt, rendered (CONTRACT.md
+   * section 8). One indexed query for the version, one per fragment nesting level.
+   */
+  async renderForAgent(promptId: string, variables: Record<string, unknown>): Promise<PromptRenderingView> {
+    const active = await this.versions.get(promptId, 'active', async () => {
+      const [row] = await this.db.query(
+        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_versions v
+          WHERE v.prompt_id = $1 AND v.status = 'active' ORDER BY v.version DESC LIMIT 1`,
+        [promptId],
+      );
+      return row ? toVersion(row) : null;
+    });
+    if (!active) throw promptNotFound(promptId, { status: 'active' });
+    return this.renderVersion(active, variables);
+  }
+
+  /** Renders a given version, the version promoted to an environment, or else the newest active one. */
+  async render(
+    promptId: string,
+    variables: Record<string, unknown>,
+    opts: { version?: number | null; environment?: string | null } = {},
+  ): Promise<PromptRenderingView> {
+    if (opts.version != null) return this.renderVersion(await this.loadVersion(promptId, opts.version), variables);
+    if (opts.environment != null) {
+      const [row] = await this.db.query(
+        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_pins pin
+           JOIN promptlib.prompt_versions v ON v.prompt_id = pin.prompt_id AND v.version = pin.version
+          WHERE pin.prompt_id = $1 AND pin.environment = $2`,
+        [promptId, opts.environment],
+      );
+      if (!row) throw (await this.exists(promptId)) ? promptNotFound(promptId, { environment: opts.environment }) : promptNotFound(promptId);
+      return this.renderVersion(toVersion(row), variables);
+    }
+    return this.renderForAgent(promptId, variables);
+  }
+
+  async renderVersion(v: PromptVersionRow, variables: Record<string, unknown>): Promise<PromptRenderingView> {
+    const lookup = v.fragmentRefs.length ? await this.loader.lookupFor([v.template]) : NO_FRAGMENTS;
+    const r = renderTemplate(v.template, variables ?? {}, lookup);
+    return { promptId: v.promptId, version: v.version, status: v.status, rendered: r.text, variables: r.variables, fragments: r.fragments };
+  }
+
+  /** The template with its fragments inlined (what A/B tests and chains render repeatedly). */
+  async expand(template: string, field = 'template'): Promise<Expansion> {
+    parseTemplate(template, field);
+    return expandTemplate(template, await this.loader.lookupFor([template]), { field });
+  }
+
+  /** The ids among `promptIds` that exist, in one query. */
+  async existing(promptIds: string[]): Promise<string[]> {
+    if (promptIds.length > 1000) throw errors.field('promptIds', 'at most 1000 ids at once');
+    const rows: { prompt_id: string }[] = await this.db.query(`SELECT prompt_id FROM promptlib.prompts WHERE prompt_id = ANY($1::text[])`, [promptIds]);
+    return rows.map((r) => r.prompt_id);
+  }
+
+  private async exists(promptId: string, manager?: EntityManager): Promise<boolean> {
+    const rows = await (manager ?? this.db.manager).query(`SELECT 1 FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
+    return rows.length > 0;
+  }
+
+}
