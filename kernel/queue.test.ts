@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { createDataSource } from './db/data-source';
 import { kernelMigrations } from './db/migrations';
+import { withTransaction } from './db/transaction';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import { JobAbortedError, Queue, type JobContext } from './queue';
@@ -316,20 +317,55 @@ describe('Queue', () => {
     q.register<{ v: string }>(job, async ({ data }) => void ran.push(data.v));
     await q.start();
     await assert.rejects(
-      ds.transaction(async (m) => {
-        await q.enqueue(job, { v: 'rolled back' }, {}, m);
+      withTransaction(ds, async (tx) => {
+        await q.enqueue(job, { v: 'rolled back' }, {}, tx);
         throw new Error('abort the transaction');
       }),
     );
     let id = '';
-    await ds.transaction(async (m) => {
-      id = await q.enqueue(job, { v: 'committed' }, {}, m);
+    await withTransaction(ds, async (tx) => {
+      id = await q.enqueue(job, { v: 'committed' }, {}, tx);
       await new Promise((r) => setTimeout(r, 50)); // the wake-up arrives before the commit
     });
     await waitFor('committed job', async () => (await q.get(id))?.state === 'completed', 2000);
     const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.jobs WHERE name = $1`, [job]);
     assert.equal(count, 1);
     assert.deepEqual(ran, ['committed']);
+  });
+
+  test('a job enqueued in a transaction starts promptly after COMMIT (not at the poll), never after a rollback', async () => {
+    // A poll far longer than the test: only the after-commit wake-up can start the job in time.
+    const q = makeQueue({ pollMs: 60_000 });
+    const job = name('after-commit');
+    const started: { v: string; at: number }[] = [];
+    q.register<{ v: string }>(job, async ({ data }) => void started.push({ v: data.v, at: Date.now() }));
+    await q.start();
+    await new Promise((r) => setTimeout(r, 50)); // the start's own claim round is over
+    await assert.rejects(
+      withTransaction(ds, async (tx) => {
+        await q.enqueue(job, { v: 'rolled back' }, {}, tx);
+        throw new Error('abort the transaction');
+      }),
+    );
+    const viaAddJob = await withTransaction(ds, async (tx) => {
+      const params: unknown[] = [];
+      const [{ id }] = await tx.manager.query(`SELECT ${q.addJob(tx, params, job, { v: 'add_job' })} AS id`, params);
+      await new Promise((r) => setTimeout(r, 100)); // a wake-up sent now would find nothing to claim
+      return id as string;
+    });
+    let committedAt = 0;
+    const id = await withTransaction(ds, async (tx) => {
+      const id = await q.enqueue(job, { v: 'committed' }, {}, tx);
+      await new Promise((r) => setTimeout(r, 100));
+      committedAt = Date.now();
+      return id;
+    });
+    await waitFor('both committed jobs', () => started.length === 2, 2000);
+    for (const s of started) assert.ok(s.at - committedAt < 1000, `started ${s.at - committedAt} ms after commit`);
+    assert.deepEqual(started.map((s) => s.v).sort(), ['add_job', 'committed']);
+    for (const jobId of [id, viaAddJob]) await waitFor('completed', async () => (await q.get(jobId))?.state === 'completed', 2000);
+    const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.jobs WHERE name = $1`, [job]);
+    assert.equal(count, 2, 'the rolled-back job was never written');
   });
 
   test('an idempotency key returns the unfinished job; a finished key may be enqueued again', async () => {
@@ -353,8 +389,10 @@ describe('Queue', () => {
     q.register<{ order: string }>(job, async ({ data }) => void seen.push(data.order));
     const insert = (order: string, total: number) => {
       const params: unknown[] = [order, total];
-      const add = q.addJob(params, job, { order }, { key: `order:${order}` });
-      return ds.query(`INSERT INTO public.orders (id, job_id, total) SELECT $1::uuid, ${add}, $2::int RETURNING job_id`, params);
+      return withTransaction(ds, (tx) => {
+        const add = q.addJob(tx, params, job, { order }, { key: `order:${order}` });
+        return tx.manager.query(`INSERT INTO public.orders (id, job_id, total) SELECT $1::uuid, ${add}, $2::int RETURNING job_id`, params);
+      });
     };
     const good = randomUUID();
     const [{ job_id }] = await insert(good, 10);

@@ -1,6 +1,7 @@
 import { rowsOf } from './db/rows';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Tx } from './db/transaction';
 import { errors } from './errors';
 import type { EventBus } from './events';
 import type { Logger } from './logger';
@@ -8,8 +9,9 @@ import { UUID } from './ids';
 
 /**
  * Durable jobs in PostgreSQL (platform.jobs). Workers claim with one `FOR UPDATE SKIP LOCKED`
- * statement, are woken through the event bus (`queue.wakeup`) and also poll, so a job enqueued
- * inside a caller's transaction starts soon after its commit. Each Queue heartbeats a
+ * statement, are woken through the event bus (`queue.wakeup`) and also poll. A job enqueued inside
+ * a caller's transaction (a kernel `Tx`) wakes the workers after that transaction's COMMIT, so it
+ * starts at once rather than at the next poll; services never publish the wake-up themselves. Each Queue heartbeats a
  * platform.workers row; any worker sweeps jobs held by a worker that stopped heartbeating, so
  * nothing stays `running` forever. Built on SKIP LOCKED rather than pg-boss 10, which polls
  * (>= 0.5 s), cannot cancel a running job and has no heartbeat-based recovery
@@ -109,8 +111,8 @@ interface RunningJob {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-/** Published after a job is committed: idle workers claim at once instead of at their next poll. */
-export const QUEUE_WAKEUP = 'queue.wakeup';
+/** Published after a job is committed (by the queue alone): idle workers claim at once instead of at their next poll. */
+const QUEUE_WAKEUP = 'queue.wakeup';
 
 const CLAIM = `
   UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
@@ -220,23 +222,35 @@ export class Queue {
     if (this.started) void this.claim();
   }
 
-  async enqueue<T>(name: string, data: T, options: EnqueueOptions = {}, manager?: EntityManager): Promise<string> {
+  /** Given `tx`, the job is written in that transaction and the workers are woken after its COMMIT. */
+  async enqueue<T>(name: string, data: T, options: EnqueueOptions = {}, tx?: Tx): Promise<string> {
     const params: unknown[] = [];
-    const sql = `SELECT ${this.addJob(params, name, data, options)} AS id`;
-    const [row] = rowsOf<{ id: string | null }>(await (manager ? manager.query(sql, params) : this.db.query(sql, params)));
+    const sql = `SELECT ${this.expression(params, name, data, options)} AS id`;
+    const [row] = rowsOf<{ id: string | null }>(await (tx ? tx.manager.query(sql, params) : this.db.query(sql, params)));
     if (!row?.id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
-    // In a caller's transaction the claim finds nothing until commit; the poll then picks it up.
-    await this.events.publish(QUEUE_WAKEUP, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
+    if (tx) tx.afterCommit(() => this.wake(name));
+    else await this.wake(name);
     return row.id;
   }
 
   /**
-   * `enqueue` as an expression for a caller's own statement (`platform.add_job(...)`, its
+   * `enqueue` as an expression for a caller's own statement in `tx` (`platform.add_job(...)`, its
    * parameters appended to `params`): the job is written with the caller's rows, in one round
-   * trip. The expression's value is the job's id (NULL only after three lost key races). The
-   * caller publishes QUEUE_WAKEUP once its statement has committed.
+   * trip, and the workers are woken after `tx` commits. The expression's value is the job's id
+   * (NULL only after three lost key races).
    */
-  addJob<T>(params: unknown[], name: string, data: T, options: EnqueueOptions = {}): string {
+  addJob<T>(tx: Tx, params: unknown[], name: string, data: T, options: EnqueueOptions = {}): string {
+    const sql = this.expression(params, name, data, options);
+    tx.afterCommit(() => this.wake(name));
+    return sql;
+  }
+
+  /** Idle workers of `name` claim at once instead of at their next poll. */
+  private async wake(name: string): Promise<void> {
+    await this.events.publish(QUEUE_WAKEUP, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
+  }
+
+  private expression<T>(params: unknown[], name: string, data: T, options: EnqueueOptions): string {
     const priority = options.priority ?? 'normal';
     if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
     const at = params.length;

@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { createDataSource } from './db/data-source';
 import { kernelMigrations } from './db/migrations';
+import { withTransaction } from './db/transaction';
 import { AppError } from './errors';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
@@ -288,8 +289,8 @@ describe('WebhookSender', () => {
     const sender = new WebhookSender({ db, queue: new Queue({ db, events, logger }), logger, encryptionKey, policy: OPEN });
     let id = '';
     await assert.rejects(
-      db.transaction(async (m) => {
-        id = await sender.send({ url, event: 'e', payload: {}, source }, m);
+      withTransaction(db, async (tx) => {
+        id = await sender.send({ url, event: 'e', payload: {}, source }, tx);
         throw new Error('rollback');
       }),
       /rollback/,

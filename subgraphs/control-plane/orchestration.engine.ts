@@ -1,5 +1,6 @@
 import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import type { EventBus } from '../../kernel/events';
@@ -111,23 +112,24 @@ export class OrchestrationEngine {
    * Asks for an advance. Triggers coalesce on the job key while the job waits; when the keyed job
    * already runs (it may have read the state before this change), a follow-up job is added.
    */
-  async trigger(orchestrationId: string, manager?: EntityManager, runAt?: Date): Promise<void> {
+  async trigger(orchestrationId: string, tx?: Tx, runAt?: Date): Promise<void> {
     const data = { orchestrationId };
     const opts = { maxAttempts: 5, backoffMs: 500, timeoutMs: 120_000 };
     if (runAt) {
-      await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, runAt, key: `${ADVANCE_JOB}:watch:${orchestrationId}` }, manager);
+      await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, runAt, key: `${ADVANCE_JOB}:watch:${orchestrationId}` }, tx);
       return;
     }
-    const id = await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, key: `${ADVANCE_JOB}:${orchestrationId}` }, manager);
+    const id = await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, key: `${ADVANCE_JOB}:${orchestrationId}` }, tx);
     const job = await this.deps.queue.get(id);
-    if (job && job.state !== 'queued') await this.deps.queue.enqueue(ADVANCE_JOB, data, opts, manager);
+    if (job && job.state !== 'queued') await this.deps.queue.enqueue(ADVANCE_JOB, data, opts, tx);
   }
 
   /** One step of the state machine (see the file comment). Idempotent. */
   async advance(orchestrationId: string): Promise<void> {
     const afterCommit: (() => Promise<unknown>)[] = [];
     let publish: OrchestrationStatus | null = null;
-    await this.deps.db.transaction(async (m) => {
+    await withTransaction(this.deps.db, async (tx) => {
+      const m = tx.manager;
       const [o]: OrchestrationRow[] = await m.query(
         `SELECT orchestration_id, name, status, current_stage, stages_completed, tasks_completed, created_at,
                 webhook_url, webhook_events, webhook_secret_enc, principal
@@ -175,7 +177,7 @@ export class OrchestrationEngine {
             payload: { event, orchestrationId, name: o.name, timestamp: new Date().toISOString(), ...body },
             source: { service: 'control-plane', resourceType: 'orchestration', resourceId: orchestrationId },
           },
-          m,
+          tx,
         );
       };
       const fail = async (stage: OrchestrationStageEntity, error: OrchestrationFailure) => {
@@ -274,7 +276,7 @@ export class OrchestrationEngine {
           }
           const previous = mergeOutputs(stages.filter((s) => s.position < stage.position).map((s) => s.outputs ?? {}));
           // Tasks are created on behalf of whoever created the orchestration (their key is the tasks' creator).
-          const outcome = await this.tasks.startReady(m, o.principal ?? principal, o.orchestration_id, stage, own, previous);
+          const outcome = await this.tasks.startReady(tx, o.principal ?? principal, o.orchestration_id, stage, own, previous);
           if (outcome.started) changed = true;
           if (outcome.failure) {
             await fail(stage, outcome.failure);
@@ -295,7 +297,7 @@ export class OrchestrationEngine {
         );
         publish = o.status;
       }
-      if (tasks.some((t) => t.status === 'running')) await this.trigger(orchestrationId, m, new Date(Date.now() + WATCHDOG_MS));
+      if (tasks.some((t) => t.status === 'running')) await this.trigger(orchestrationId, tx, new Date(Date.now() + WATCHDOG_MS));
     });
     if (publish) await this.published(orchestrationId, publish);
     for (const run of afterCommit) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
@@ -163,12 +164,12 @@ export class OrchestrationService {
   }
 
   async resume(principal: Principal, orchestrationId: string): Promise<Orchestration> {
-    await this.transition(orchestrationId, ['paused'], 'resume', async (m) => {
+    await this.transition(orchestrationId, ['paused'], 'resume', async (m, tx) => {
       await m.query(
         `UPDATE control_plane.orchestrations SET status = 'running', resumed_at = now(), updated_at = now() WHERE orchestration_id = $1`,
         [orchestrationId],
       );
-      await this.deps.engine.trigger(orchestrationId, m);
+      await this.deps.engine.trigger(orchestrationId, tx);
     });
     await this.deps.engine.published(orchestrationId, 'running');
     return this.get(principal, orchestrationId);
@@ -245,7 +246,8 @@ export class OrchestrationService {
       const each = s.tasks.map((t) => agents.taskSeconds(t.agentId, t.taskType));
       seconds += s.parallel ? Math.max(...each) : each.reduce((a, b) => a + b, 0);
     }
-    await this.deps.db.transaction(async (m) => {
+    await withTransaction(this.deps.db, async (tx) => {
+      const m = tx.manager;
       await m.query(
         `INSERT INTO control_plane.orchestrations
            (orchestration_id, name, description, status, current_stage, stages_total, tasks_total, webhook_url, webhook_events,
@@ -282,7 +284,7 @@ export class OrchestrationService {
           );
         }
       }
-      await this.deps.engine.trigger(id, m);
+      await this.deps.engine.trigger(id, tx);
     });
     await this.deps.engine.published(id, 'running');
     return this.get(principal, id, includeTaskDetails);
@@ -318,9 +320,10 @@ export class OrchestrationService {
     orchestrationId: string,
     from: OrchestrationStatus[],
     action: string,
-    apply: (m: EntityManager) => Promise<unknown>,
+    apply: (m: EntityManager, tx: Tx) => Promise<unknown>,
   ): Promise<void> {
-    await this.deps.db.transaction(async (m) => {
+    await withTransaction(this.deps.db, async (tx) => {
+      const m = tx.manager;
       const row = await this.row(orchestrationId, m, true);
       if (!from.includes(row.status)) {
         throw errors.conflict(`Cannot ${action} an orchestration that is ${row.status}`, {
@@ -329,7 +332,7 @@ export class OrchestrationService {
           allowed_from: from,
         });
       }
-      await apply(m);
+      await apply(m, tx);
     });
   }
 

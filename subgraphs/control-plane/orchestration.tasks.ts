@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError } from '../../kernel/errors';
 import type { OrchestrationFailure, OrchestrationStageEntity, OrchestrationTaskEntity, OrchestrationTaskStatus } from './orchestration.entity';
@@ -30,7 +31,7 @@ export interface TaskPort {
       forge?: { stage?: string; validateGates?: boolean; outputs?: Record<string, unknown> };
       execution?: { mode?: 'async' | 'sync' };
     },
-    origin?: { orchestrationId: string; stage: string; manager?: EntityManager },
+    origin?: { orchestrationId: string; stage: string; tx?: Tx },
   ): Promise<TaskLike>;
   get(principal: Principal, taskId: string): Promise<TaskLike>;
   cancel(principal: Principal, taskId: string, reason?: string): Promise<TaskLike>;
@@ -87,13 +88,14 @@ export class OrchestrationTasks {
 
   /** Starts the stage's tasks whose wait is over. */
   async startReady(
-    m: EntityManager,
+    tx: Tx,
     principal: Principal,
     orchestrationId: string,
     stage: OrchestrationStageEntity,
     own: OrchestrationTaskEntity[],
     previous: Record<string, unknown>,
   ): Promise<{ started: boolean; failure?: OrchestrationFailure }> {
+    const m = tx.manager;
     const byKey = new Map(own.map((t) => [t.taskKey, t]));
     let started = false;
     for (const [i, t] of own.entries()) {
@@ -112,7 +114,7 @@ export class OrchestrationTasks {
             forge: { stage: stage.stage, validateGates: false, outputs: previous },
             execution: { mode: 'async' },
           },
-          { orchestrationId, stage: stage.stage, manager: m },
+          { orchestrationId, stage: stage.stage, tx },
         );
       } catch (err) {
         await m.query('ROLLBACK TO SAVEPOINT start_task');

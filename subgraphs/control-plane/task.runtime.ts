@@ -1,5 +1,6 @@
 import { rowsOf } from '../../kernel/db/rows';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, isAppError } from '../../kernel/errors';
 import type { LlmProvider } from '../../kernel/llm';
@@ -223,8 +224,9 @@ export class TaskRuntime {
       built.files.map((f) => f.bytes),
     ];
     const jobEnd = job.completion(params);
-    const complete = async (m: EntityManager) => {
-      const [row] = await m.query(
+    // One statement alone; in a transaction only when a webhook delivery is stored with it.
+    const complete = async (tx?: Tx) => {
+      const [row] = await (tx?.manager ?? this.deps.db.manager).query(
         `WITH t AS (
            UPDATE control_plane.tasks
               SET status = 'completed', result = $2, progress = $3, updated_at = now()
@@ -241,10 +243,10 @@ export class TaskRuntime {
       );
       if (!row) throw new TaskStopped();
       const done = toTaskEntity(row);
-      if (wantsWebhook) await this.notify(m, done, 'task.completed', secretEnc, { ...result, duration: seconds(done.durationMs) });
+      if (wantsWebhook) await this.notify(tx, done, 'task.completed', secretEnc, { ...result, duration: seconds(done.durationMs) });
       return done;
     };
-    const finished = wantsWebhook ? await this.deps.db.transaction(complete) : await complete(this.deps.db.manager);
+    const finished = wantsWebhook ? await withTransaction(this.deps.db, complete) : await complete();
     jobEnd.done(); // committed: the job ended with the task
     await this.deps.tasks.publish(finished);
   }
@@ -253,10 +255,10 @@ export class TaskRuntime {
 
   /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
   private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
-    const move = async (m: EntityManager): Promise<RunningRow | null> => {
+    const move = async (tx?: Tx): Promise<RunningRow | null> => {
       // Like progress, `running` is re-derived by a resumed attempt (the claimed job is durable):
       // its commit need not wait for the WAL flush.
-      const [row] = rowsOf(await m.query(
+      const [row] = rowsOf(await (tx?.manager ?? this.deps.db.manager).query(
         `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
          UPDATE control_plane.tasks t
             SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
@@ -271,11 +273,11 @@ export class TaskRuntime {
       if (!row) return null;
       const task = toTaskEntity(row);
       if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
-        await this.notify(m, task, 'task.started', row.webhook_secret_enc, { status: 'running', startedAt: task.startedAt, estimatedDuration: task.estimatedDuration });
+        await this.notify(tx, task, 'task.started', row.webhook_secret_enc, { status: 'running', startedAt: task.startedAt, estimatedDuration: task.estimatedDuration });
       }
       return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
     };
-    const running = notifyStart ? await this.deps.db.transaction(move) : await move(this.deps.db.manager);
+    const running = notifyStart ? await withTransaction(this.deps.db, move) : await move();
     if (!running) return null;
     // A resumed task whose deadline passed while no worker held it ends here.
     if (Date.now() > running.task.startedAt!.getTime() + running.task.timeoutSeconds * 1000) {
@@ -299,8 +301,8 @@ export class TaskRuntime {
 
   /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
   async fail(taskId: string, error: TaskError): Promise<void> {
-    const task = await this.deps.db.transaction(async (m) => {
-      const [row] = rowsOf(await m.query(
+    const task = await withTransaction(this.deps.db, async (tx) => {
+      const [row] = rowsOf(await tx.manager.query(
         `UPDATE control_plane.tasks
             SET status = 'failed', error = $2, updated_at = now()
           WHERE id = $1 AND status IN ('queued','running')
@@ -310,7 +312,7 @@ export class TaskRuntime {
       if (!row) return null;
       const failed = toTaskEntity(row);
       if (failed.webhookUrl && failed.webhookEvents?.includes('task.failed')) {
-        await this.notify(m, failed, 'task.failed', row.webhook_secret_enc, { status: 'failed', error, duration: seconds(failed.durationMs) });
+        await this.notify(tx, failed, 'task.failed', row.webhook_secret_enc, { status: 'failed', error, duration: seconds(failed.durationMs) });
       }
       return failed;
     });
@@ -329,7 +331,8 @@ export class TaskRuntime {
     if (row) await this.deps.tasks.publish(toTaskEntity(row));
   }
 
-  private async notify(m: EntityManager, task: TaskEntity, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
+  /** Stores the delivery in `tx` (outside the rare statement without one: in its own). */
+  private async notify(tx: Tx | undefined, task: TaskEntity, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
     let secret: string | undefined;
     if (secretEnc && this.deps.cipher) {
       try {
@@ -348,7 +351,7 @@ export class TaskRuntime {
         payload: { event, taskId: task.id, agentId: task.agentId, timestamp: new Date().toISOString(), result },
         source: { service: 'control-plane', resourceType: 'task', resourceId: task.id },
       },
-      m,
+      tx,
     );
   }
 

@@ -8,7 +8,8 @@ import type { EventBus } from '../../kernel/events';
 import type { LlmProvider } from '../../kernel/llm';
 import type { Logger } from '../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
-import { QUEUE_WAKEUP, type Queue } from '../../kernel/queue';
+import type { Queue } from '../../kernel/queue';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { toArtifact, type TaskArtifactEntity } from './artifact.entity';
@@ -70,8 +71,8 @@ export interface ExecuteTaskInput {
 export interface TaskOrigin {
   orchestrationId: string;
   stage: string;
-  /** Create inside the caller's transaction; the caller then calls `announce(task)` after its commit. */
-  manager?: EntityManager;
+  /** Create inside the caller's transaction: the workers are woken and the task announced after its COMMIT. */
+  tx?: Tx;
 }
 
 export interface TaskUpdatedEvent {
@@ -144,8 +145,8 @@ export class TaskService {
 
   /**
    * Validates and creates a task (+ its queue job in the same transaction). `origin` tasks skip the
-   * per-key limit; with `origin.manager` the task is created in the caller's transaction and the
-   * caller calls `announce(task)` after committing.
+   * per-key limit; with `origin.tx` the task is created in the caller's transaction. Either way the
+   * workers are woken and the queued state published once the task's transaction has committed.
    */
   async create(principal: Principal, input: ExecuteTaskInput, origin?: TaskOrigin): Promise<TaskEntity> {
     const v = this.validate(input, origin);
@@ -178,44 +179,35 @@ export class TaskService {
       limit,
     ];
     // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
-    const addJob = this.deps.queue.addJob<TaskJobData>(params, TASK_JOB, job, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` });
-    const sql = `
-      WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
-      job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
-      task AS (
-        INSERT INTO control_plane.tasks
-          (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
-           webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
-        SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
-               $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
-          FROM job WHERE job.id IS NOT NULL
-        RETURNING ${TASK_COLUMNS})
-      SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`;
-    const [row] = rowsOf(await (origin?.manager ?? this.deps.db.manager).query(sql, params));
-    if (!row?.id) {
-      if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
-      throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
-        limit,
-        window: 'concurrent',
-        retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
-        tier: principal.tier,
-        active: row?.active_before ?? limit,
-      });
-    }
-    const task = toTaskEntity(row);
-    if (!origin?.manager) await this.announce(task);
-    return task;
-  }
-
-  /**
-   * After the commit that created a task: wakes the workers and publishes the queued state (the
-   * job was added inside the creating statement, so the queue sent no wake-up of its own; without
-   * this a worker finds the job only at its next poll, within 250 ms). `create` calls it; a caller
-   * that passed `origin.manager` calls it after its own commit.
-   */
-  async announce(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
-    await this.deps.events.publish(QUEUE_WAKEUP, { name: TASK_JOB }).catch((err) => this.deps.logger.warn('task wake-up not published', { err }));
-    await this.publish(task);
+    return withTransaction(origin?.tx ?? this.deps.db, async (tx) => {
+      const addJob = this.deps.queue.addJob<TaskJobData>(tx, params, TASK_JOB, job, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` });
+      const sql = `
+        WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
+        job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
+        task AS (
+          INSERT INTO control_plane.tasks
+            (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
+             webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
+          SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
+                 $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
+            FROM job WHERE job.id IS NOT NULL
+          RETURNING ${TASK_COLUMNS})
+        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`;
+      const [row] = rowsOf(await tx.manager.query(sql, params));
+      if (!row?.id) {
+        if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
+        throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
+          limit,
+          window: 'concurrent',
+          retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
+          tier: principal.tier,
+          active: row?.active_before ?? limit,
+        });
+      }
+      const task = toTaskEntity(row);
+      tx.afterCommit(() => this.publish(task));
+      return task;
+    });
   }
 
   /** create, then in sync mode wait for the end (at most min(timeout + 5, 300) s; then the task as it is). */

@@ -2,7 +2,9 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import type { OutboundPolicy } from '../../kernel/outbound';
-import { QUEUE_WAKEUP, type Priority, type Queue } from '../../kernel/queue';
+import type { Priority, Queue } from '../../kernel/queue';
+import { type Tx } from '../../kernel/db/transaction';
+
 import type { ExecutionMode, ExecutionStatus } from './execution.entity';
 import type { StoredRun } from './executor';
 import type { Item } from './expressions';
@@ -29,8 +31,8 @@ export interface StartOptions {
   version: WorkflowVersion;
   /** The execution's id (default: a new one); given when something must be bound to it first. */
   id?: string;
-  /** Queued runs: enqueue inside this transaction (the caller commits, then calls `wake()`). */
-  manager?: EntityManager;
+  /** Queued runs: enqueue inside this transaction (the workers are woken after its COMMIT). */
+  tx?: Tx;
   /** Queued runs: the job's priority. */
   priority?: Priority;
   /** A control-plane trigger's webhook subscription (execution.started|completed|failed|waiting). */
@@ -103,10 +105,3 @@ export async function publishUpdate(deps: Pick<RunnerDeps, 'events' | 'logger'>,
   await deps.events.publish(EXECUTION_UPDATED, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
 }
 
-/**
- * The queue announces a job when it is enqueued, which inside a transaction is before the
- * commit: the workers would only find it at their next poll. Announce it again once committed.
- */
-export function wakeQueue(deps: Pick<RunnerDeps, 'events'>, name: string): void {
-  void deps.events.publish(QUEUE_WAKEUP, { name }).catch(() => undefined);
-}

@@ -1,4 +1,5 @@
 import { absoluteUrl } from '../../kernel/subgraph';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { EntityManager } from 'typeorm';
 import type { SecretCipher } from '../../kernel/crypto';
 import { errors, type FieldError } from '../../kernel/errors';
@@ -80,7 +81,7 @@ export class ExecutionNotifier {
   }
 
   /** Sends `event` for the execution if its subscription asked for it; never throws (logged). */
-  async emit(config: NotifyConfig | null | undefined, event: ExecutionEvent | null, view: ExecutionView, manager?: EntityManager): Promise<void> {
+  async emit(config: NotifyConfig | null | undefined, event: ExecutionEvent | null, view: ExecutionView, tx?: Tx): Promise<void> {
     if (!config || !event || !config.events.includes(event)) return;
     try {
       const secret = config.secretEnc ? this.cipher().decrypt(Buffer.from(config.secretEnc, 'base64'), view.id) : undefined;
@@ -92,11 +93,11 @@ export class ExecutionNotifier {
           payload: deliveryBody(event, view, config.baseUrl ?? this.publicUrl()),
           source: { service: 'engine', resourceType: 'workflow_execution', resourceId: view.id },
         },
-        manager,
+        tx,
       );
     } catch (err) {
       this.logger.warn('execution webhook not sent', { err, executionId: view.id, event });
-      if (manager) throw err;
+      if (tx) throw err;
     }
   }
 }

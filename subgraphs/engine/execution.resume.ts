@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { rowsOf } from '../../kernel/db/rows';
 import { UUID } from '../../kernel/ids';
 import type { JobAttempt, JobContext, Queue } from '../../kernel/queue';
 import type { ExecutionErrorInfo } from './executor';
 import { eventFor, type NotifyConfig } from './execution.notify';
-import { EXECUTE_JOB, publishUpdate, RESUME_JOB, wakeQueue, type RunnerDeps } from './execution.context';
+import { EXECUTE_JOB, publishUpdate, RESUME_JOB, type RunnerDeps } from './execution.context';
 import type { ExecutionReads } from './execution.reads';
 import type { ExecutionRuns } from './execution.run';
 
@@ -100,9 +101,10 @@ export class ExecutionJobs {
   /** A resume-URL call: the request becomes the waiting node's item; the resume job continues. */
   async resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
     if (!UUID.test(executionId)) return 'not_waiting';
-    const resumed = await this.deps.db.transaction(async (m) => {
+    const resumed = await withTransaction(this.deps.db, async (tx) => {
+      const m = tx.manager;
       // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
-      const jobId = await this.deps.queue.enqueue(RESUME_JOB, { executionId }, { key: `${RESUME_JOB}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, m);
+      const jobId = await this.deps.queue.enqueue(RESUME_JOB, { executionId }, { key: `${RESUME_JOB}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
       const rows = rowsOf(
         await m.query(
           `UPDATE engine.executions SET resume_state = resume_state || jsonb_build_object('resumeData', $2::jsonb), job_id = $3, updated_at = now()
@@ -117,7 +119,6 @@ export class ExecutionJobs {
       if (err instanceof NotWaiting) return false;
       throw err;
     });
-    if (resumed) wakeQueue(this.deps, RESUME_JOB);
     return resumed ? 'resumed' : 'not_waiting';
   }
 

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, WorkflowExecutor } from './executor';
 import type { Item } from './expressions';
@@ -139,7 +140,8 @@ export class ExecutionRuns {
           since: new Date().toISOString(),
         };
         log('info', outcome.webhook ? 'Execution waiting for its resume URL' : `Execution waiting until ${state.until}`);
-        await this.deps.db.transaction(async (m) => {
+        await withTransaction(this.deps.db, async (tx) => {
+          const m = tx.manager;
           const jobId = outcome.until
             ? await this.deps.queue.enqueue(
                 RESUME_JOB,
@@ -151,7 +153,7 @@ export class ExecutionRuns {
                   // Per wait: a later wait (another Wait node, a loop) is enqueued while this execution's resume job still runs.
                   key: `${RESUME_JOB}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
                 },
-                m,
+                tx,
               )
             : null;
           row = await this.write(

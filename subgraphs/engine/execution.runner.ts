@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { EntityManager } from 'typeorm';
 import { rowsOf } from '../../kernel/db/rows';
 import type { Queue } from '../../kernel/queue';
@@ -15,7 +16,6 @@ import {
   EXECUTION_CANCEL,
   ExecutionStop,
   publishUpdate,
-  wakeQueue,
   type RunContext,
   type RunnerDeps,
   type StartOptions,
@@ -116,12 +116,13 @@ export class ExecutionRunner {
     if (!opts.inline) {
       // Queued: the row, its first log line, the job (and the request's log entry) in one transaction.
       const timeoutMs = (executionTimeoutSeconds(version.definition.settings) + 60) * 1000;
-      const store = async (m: EntityManager) => {
+      const store = async (tx: Tx) => {
+        const m = tx.manager;
         const jobId = await this.deps.queue.enqueue(
           EXECUTE_JOB,
           { executionId: id },
           { timeoutMs, maxAttempts: 2, key: `${EXECUTE_JOB}:${id}`, priority: opts.priority ?? 'normal' },
-          m,
+          tx,
         );
         const log = opts.requestLog ? [requestLogRow(opts.requestLog, { status: 'running', error: null }, id)] : [];
         const [row] = rowsOf(
@@ -161,14 +162,11 @@ export class ExecutionRunner {
           );
         }
         const at = row.started_at as Date;
-        await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), m);
+        await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
         return at;
       };
-      const startedAt = opts.manager ? await store(opts.manager) : await this.deps.db.transaction(store);
-      if (!opts.manager) {
-        wakeQueue(this.deps, EXECUTE_JOB);
-        await publishUpdate(this.deps, id, 'running');
-      }
+      const startedAt = await withTransaction(opts.tx ?? this.deps.db, store);
+      if (!opts.tx) await publishUpdate(this.deps, id, 'running');
       return { view: view(startedAt) };
     }
 
@@ -255,11 +253,6 @@ export class ExecutionRunner {
 
   columns(): string {
     return this.reads.columns();
-  }
-
-  /** After committing a transaction given as `manager` to `begin`: let the workers know. */
-  wake(): void {
-    wakeQueue(this.deps, EXECUTE_JOB);
   }
 
   publish(executionId: string, status: ExecutionStatus): Promise<void> {

@@ -1,4 +1,5 @@
 import { UUID } from '../../kernel/ids';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -133,7 +134,7 @@ export class WorkflowSchedules {
       `SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`,
       [OVERDUE_S],
     );
-    for (const r of rows) await this.plan(this.db.manager, r.id, r.next_run_at);
+    for (const r of rows) await this.plan(undefined, r.id, r.next_run_at);
     return rows.length;
   }
 
@@ -143,7 +144,8 @@ export class WorkflowSchedules {
    * its next due time; a changed one (cron, time zone, re-activation) starts from now.
    */
   async syncNodes(workflowId: string): Promise<void> {
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       const [w] = await m.query(`SELECT id, active, nodes, settings FROM engine.workflows WHERE id = $1 FOR UPDATE`, [workflowId]);
       if (!w) return;
       const nodes = (w.active ? (w.nodes as any[]) : []).filter((n) => n.type === 'engine.scheduleTrigger' && !n.disabled);
@@ -167,7 +169,7 @@ export class WorkflowSchedules {
            RETURNING id, next_run_at`,
           [workflowId, n.name, cron, tz, next],
         );
-        await this.plan(m, row.id, row.next_run_at);
+        await this.plan(tx, row.id, row.next_run_at);
       }
     });
   }
@@ -180,7 +182,8 @@ export class WorkflowSchedules {
     const workflow = await this.workflows.resolve(workflowRef);
     const next = v.enabled ? nextRun(v.cron!, v.timezone!, new Date()) : null;
     if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
-    return this.db.transaction(async (m) => {
+    return withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NULL`, [workflow.id]);
       if (n >= MAX_PER_WORKFLOW) throw errors.conflict(`A workflow has at most ${MAX_PER_WORKFLOW} schedules`, { workflowId: workflow.id, limit: MAX_PER_WORKFLOW });
       const [row] = await m.query(
@@ -188,7 +191,7 @@ export class WorkflowSchedules {
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
         [workflow.id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next, principal.kind === 'apiKey' ? principal.keyId : null],
       );
-      if (row.enabled) await this.plan(m, row.id, row.next_run_at);
+      if (row.enabled) await this.plan(tx, row.id, row.next_run_at);
       return toView(row);
     });
   }
@@ -210,7 +213,8 @@ export class WorkflowSchedules {
   /** Changes cron, timezone, payload or enabled; a new cron, time zone or re-enabling starts from now. */
   async update(id: string, input: ScheduleInput): Promise<ScheduleView> {
     if (!UUID.test(id)) throw scheduleNotFound(id);
-    return this.db.transaction(async (m) => {
+    return withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       const [current] = await m.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1 FOR UPDATE`, [id]);
       if (!current) throw scheduleNotFound(id);
       refuseNodeSchedule(current);
@@ -226,7 +230,7 @@ export class WorkflowSchedules {
           [id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next],
         ),
       );
-      if (row.enabled) await this.plan(m, row.id, row.next_run_at);
+      if (row.enabled) await this.plan(tx, row.id, row.next_run_at);
       return toView(row);
     });
   }
@@ -243,12 +247,12 @@ export class WorkflowSchedules {
   // Firing
 
   /** One job per schedule and due time (the key); several plans of the same due time make one job. */
-  private plan(m: EntityManager, scheduleId: string, due: Date): Promise<string> {
+  private plan(tx: Tx | undefined, scheduleId: string, due: Date): Promise<string> {
     return this.queue.enqueue<FireJob>(
       SCHEDULE_FIRE_JOB,
       { scheduleId, due: due.toISOString() },
       { runAt: due, key: `${SCHEDULE_FIRE_JOB}:${scheduleId}:${due.getTime()}`, timeoutMs: 60_000, maxAttempts: 3, backoffMs: 500, priority: 'high' },
-      m,
+      tx,
     );
   }
 
@@ -256,7 +260,8 @@ export class WorkflowSchedules {
     const { scheduleId } = job.data;
     const due = new Date(job.data.due);
     if (!UUID.test(scheduleId) || Number.isNaN(due.getTime())) return { skipped: 'malformed' };
-    const outcome = await this.db.transaction(async (m) => {
+    const outcome = await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       // The claim: only while the row is still due at exactly this time (a concurrent claimer waits, then finds it moved).
       const [row] = await m.query(
         `SELECT ${COLUMNS}, w.active AS workflow_active FROM engine.schedules s JOIN engine.workflows w ON w.id = s.workflow_id
@@ -290,7 +295,7 @@ export class WorkflowSchedules {
             version,
             mode: 'schedule',
             inline: false,
-            manager: m,
+            tx,
             priority: 'normal',
             ...(row.node_name ? { startNode: row.node_name } : {}),
             input: [{ json }],
@@ -305,11 +310,10 @@ export class WorkflowSchedules {
          WHERE id = $1`,
         [scheduleId, next ?? row.next_run_at, next !== null, due, executionId],
       );
-      if (next) await this.plan(m, scheduleId, next);
+      if (next) await this.plan(tx, scheduleId, next);
       return { executionId, skipped, missedRuns, next: next?.toISOString() ?? null };
     });
     if ('executionId' in outcome && outcome.executionId) {
-      this.runner.wake();
       await this.runner.publish(outcome.executionId, 'running');
       if (outcome.missedRuns) this.logger.info('schedule caught up after downtime', { scheduleId, due: due.toISOString(), missedRuns: outcome.missedRuns });
     }

@@ -1,4 +1,5 @@
 import { rowsOf } from '../../kernel/db/rows';
+import { withTransaction } from '../../kernel/db/transaction';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
@@ -293,8 +294,8 @@ export class ChainService {
     throwIf(missing.filter((p, i) => missing.findIndex((q) => q.field === p.field) === i));
     const executionId = randomUUID();
     const totalSteps = orderCount(chain.steps);
-    await this.db.transaction(async (m) => {
-      await m.query(
+    await withTransaction(this.db, async (tx) => {
+      await tx.manager.query(
         `INSERT INTO promptlib.chain_executions
            (execution_id, chain_id, chain_version, status, current_step, total_steps, initial_variables, model, temperature, max_tokens, key_id)
          VALUES ($1, $2, $3, 'running', 1, $4, $5, $6, $7, $8, $9)`,
@@ -304,7 +305,7 @@ export class ChainService {
         CHAIN_JOB,
         { executionId },
         { maxAttempts: 1, timeoutMs: Math.min(60 * 60_000, totalSteps * 120_000 + 60_000) },
-        m,
+        tx,
       );
     });
     return this.getExecution(principal, executionId);
