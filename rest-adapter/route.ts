@@ -1,3 +1,5 @@
+import type { OutputOptions } from './output';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RestRequest {
@@ -10,25 +12,28 @@ export interface RestRequest {
 /**
  * One REST path = one named GraphQL operation. `variables` turns the request into the
  * operation's variables (a variable that is the body itself reports field errors by the body's
- * field names); `pick` turns the operation's data into the surface's response data.
+ * field names). The answer is the operation's root field as selected (aliases rename, see
+ * output.ts), shaped by `omitNulls` / `snakeCase`; `pick` replaces the root field only where the
+ * answer is another shape. `D` is the operation's data, declared by hand where it is worth it.
  */
-export interface RouteDef {
+export interface RouteDef<D = any> extends OutputOptions {
   method: HttpMethod;
   /** Relative to the surface prefix; Fastify syntax (`/auth/api-keys/:key_id`). */
   path: string;
   operation: string;
   variables?: (req: RestRequest) => Record<string, unknown>;
-  pick: (data: any, req: RestRequest) => unknown;
+  /** The answer when it is not the root field's value (before the output options apply). */
+  pick?: (data: D, req: RestRequest) => unknown;
   /** Success status (default 200), or a function of the operation's data (202 while a sync call's work still runs). */
-  status?: number | ((data: any, req: RestRequest) => number);
-  /** Body keys under which client data is kept verbatim (no case conversion). */
+  status?: number | ((data: D, req: RestRequest) => number);
+  /** Body keys (and answer keys, with `snakeCase`) under which client data is kept verbatim (no case conversion). */
   opaque?: string[];
   /** Largest accepted body in bytes (default: the surface's). */
   bodyLimit?: number;
 }
 
-export function defineRoute(def: RouteDef): RouteDef {
-  return def;
+export function defineRoute<D = any>(def: RouteDef<D>): RouteDef {
+  return def as RouteDef;
 }
 
 /** A query-string integer: a number when it is one, else the raw string so validation names it. */

@@ -22,6 +22,7 @@ import { presentedCredentials } from '../kernel/http';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext } from '../kernel/subgraph';
 import { convertKeys, toCamel, toSnake } from './case';
+import { routeOutput } from './output';
 import type { RestRequest, RouteDef } from './route';
 
 export interface Surface {
@@ -126,6 +127,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
       for (const route of surface.routes) {
         const checks = variableChecks(route, deps.gateway);
         const run = deps.gateway.prepare(route.operation);
+        const answer = routeOutput(route);
         scope.route({
           method: route.method,
           url: route.path,
@@ -144,7 +146,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             checks.check(variables, body, surface.snakeCase);
             const result = await run(variables, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
-            const data = route.pick(result.data, rest);
+            const data = answer(result.data, rest);
             const status = typeof route.status === 'function' ? route.status(result.data, rest) : route.status ?? 200;
             return reply.code(status).send(surface.envelope.success(data, meta(req)));
           },

@@ -1,6 +1,7 @@
 import { AppError, errors } from '../../kernel/errors';
-import { convertKeys, toSnake } from '../case';
+import { omitNulls } from '../output';
 import { defineRoute, type RouteDef } from '../route';
+import type { TaskRow } from './control-plane.routes';
 import { controlPlaneWorkflowRoutes } from './control-plane-workflows.routes';
 
 /** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). */
@@ -106,11 +107,9 @@ const WORKFLOW_FIELDS = /* GraphQL */ `
     createdAt pausedAt completedAt failedAt cancelledAt estimatedCompletionAt duration
   }`;
 
-const dropNull = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
-
 /** The orchestration in the alternate layout's snake_case; outputs and details are kept verbatim. */
 function workflowOut(o: any) {
-  return dropNull({
+  return omitNulls({
     workflow_id: o.orchestrationId,
     name: o.name,
     description: o.description,
@@ -125,7 +124,7 @@ function workflowOut(o: any) {
       overall_percentage: o.progress.overallPercentage,
     },
     stages: o.stages.map((s: any) =>
-      dropNull({
+      omitNulls({
         stage: s.stage,
         status: s.status,
         tasks_total: s.tasksTotal,
@@ -136,13 +135,13 @@ function workflowOut(o: any) {
         exit_gate_passed: s.gateValidation.exitGatePassed,
         missing_criteria: s.gateValidation.validation?.missingCriteria,
         outputs: s.gateValidation.outputs,
-        agents: (s.tasks ?? []).map((t: any) => dropNull({ agent_id: t.agentId, task_type: t.taskType, task_id: t.taskId, status: t.status })),
+        agents: (s.tasks ?? []).map((t: any) => omitNulls({ agent_id: t.agentId, task_type: t.taskType, task_id: t.taskId, status: t.status })),
       }),
     ),
     result: o.result
       ? { success: o.result.success, stages_completed: o.result.stagesCompleted, tasks_completed: o.result.tasksCompleted, outputs: o.result.outputs }
       : null,
-    error: o.error ? dropNull(o.error) : null,
+    error: o.error ? omitNulls(o.error) : null,
     created_at: o.createdAt,
     estimated_completion_at: o.estimatedCompletionAt,
     paused_at: o.pausedAt,
@@ -181,7 +180,7 @@ export const orchestrationWorkflowRoutes = [
 // ---- Agent execution (alternate layout): a synchronous `custom` task of the agent ----
 
 export const agentExecuteRoutes = [
-  defineRoute({
+  defineRoute<{ executeTask: Pick<TaskRow, 'taskId' | 'agentId' | 'status' | 'result' | 'error' | 'duration'> }>({
     method: 'POST',
     path: '/agents/:agent_id/execute',
     operation: /* GraphQL */ `
@@ -218,5 +217,5 @@ export const agentExecuteRoutes = [
 const workflowList = controlPlaneWorkflowRoutes.find((r) => r.method === 'GET' && r.path === '/control-plane/workflows')!;
 
 export const overviewWorkflowRoutes: RouteDef[] = [
-  { ...workflowList, path: '/workflows', pick: (data, req) => convertKeys(workflowList.pick(data, req), toSnake) },
+  { ...workflowList, path: '/workflows', snakeCase: true },
 ];

@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
 
 /**
@@ -27,10 +28,6 @@ const SCHEDULE_FIELDS = /* GraphQL */ `
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
 
-function present<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
 /** The finish time under the name of the state it finished in (spec 1: completedAt, failedAt, cancelledAt). */
 function endTimes(e: any) {
   switch (e.controlPlaneStatus) {
@@ -48,7 +45,7 @@ function endTimes(e: any) {
 /** A Workflow execution (spec 1) in the shape of its state. */
 export function executionOut(e: any) {
   const r = e.result as { lastNode?: string | null; items?: unknown[]; nodesExecuted?: number } | null;
-  return present({
+  return omitNulls({
     executionId: e.executionId,
     workflowId: e.workflowId,
     workflowName: e.workflowName,
@@ -67,23 +64,6 @@ export function executionOut(e: any) {
     duration: seconds(e.duration),
   });
 }
-
-const scheduleOut = (s: any) =>
-  present({
-    scheduleId: s.scheduleId,
-    workflowId: s.workflowId,
-    cron: s.cron,
-    timezone: s.timezone,
-    nextRunAt: s.nextRunAt,
-    enabled: s.enabled,
-    payload: s.payload,
-    nodeName: s.nodeName,
-    lastRunAt: s.lastRunAt,
-    lastExecutionId: s.lastExecutionId,
-    runs: s.runs,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
-  });
 
 const unfinished = (status: string) => status === 'running' || status === 'waiting';
 
@@ -104,7 +84,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     variables: ({ query }) => ({ active: boolParam(query.active), tag: str(query.tag), limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
     pick: ({ controlPlaneWorkflows: page }) => ({
       workflows: page.workflows.map((w: any) =>
-        present({
+        omitNulls({
           workflowId: w.workflowId,
           name: w.name,
           description: w.description,
@@ -160,7 +140,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     }),
     pick: ({ controlPlaneExecutions: page }) => ({
       executions: page.executions.map((e: any) =>
-        present({
+        omitNulls({
           executionId: e.executionId,
           workflowId: e.workflowId,
           workflowName: e.workflowName,
@@ -192,10 +172,9 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     path: '/control-plane/workflows/executions/:executionId/cancel',
     operation: /* GraphQL */ `
       mutation ControlPlaneCancelExecution($executionId: ID!, $reason: String) {
-        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) { executionId controlPlaneStatus canceledAt }
+        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) { executionId status: controlPlaneStatus cancelledAt: canceledAt }
       }`,
     variables: ({ params, body }) => ({ executionId: params.executionId, reason: body?.reason }),
-    pick: ({ controlPlaneCancelExecution: e }) => ({ executionId: e.executionId, status: e.controlPlaneStatus, cancelledAt: e.canceledAt }),
   }),
   defineRoute({
     method: 'POST',
@@ -217,7 +196,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       method: w.method,
       active: w.active,
       responseMode: w.responseMode,
-      authentication: present(w.authentication),
+      authentication: omitNulls(w.authentication),
       createdAt: w.createdAt,
     }),
   }),
@@ -232,7 +211,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     bodyLimit: PAYLOAD_BODY_LIMIT,
-    pick: ({ createWorkflowSchedule: s }) => scheduleOut(s),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'GET',
@@ -241,7 +220,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       query ControlPlaneSchedules($workflowId: ID!) { workflowSchedules(workflowId: $workflowId) { ...ControlPlaneScheduleFields } }
       ${SCHEDULE_FIELDS}`,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
-    pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(scheduleOut) }),
+    pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(omitNulls) }),
   }),
   defineRoute({
     method: 'PUT',
@@ -253,7 +232,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       ${SCHEDULE_FIELDS}`,
     variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
-    pick: ({ updateWorkflowSchedule: s }) => scheduleOut(s),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'DELETE',
@@ -261,6 +240,5 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       mutation ControlPlaneDeleteSchedule($scheduleId: ID!) { deleteWorkflowSchedule(scheduleId: $scheduleId) { scheduleId deletedAt } }`,
     variables: ({ params }) => ({ scheduleId: params.scheduleId }),
-    pick: ({ deleteWorkflowSchedule: d }) => d,
   }),
 ];

@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { defineRoute, intParam, type RestRequest } from '../route';
 
 /** The control plane's main layout, `{base_url}/v1/control-plane` (spec 1): agents and tasks. */
@@ -12,6 +13,40 @@ export const TASK_FIELDS = /* GraphQL */ `
     estimatedDuration estimatedCompletionAt duration orchestrationId stage
   }`;
 
+/** TaskFields' data as the gateway answers it (declared by hand, checked against TASK_FIELDS by review: no code generator). */
+export interface TaskRow {
+  taskId: string;
+  status: string;
+  agentId: string;
+  taskType: string;
+  priority: string;
+  mode: string;
+  timeout: number;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number } | null;
+  result: {
+    output: Record<string, unknown>;
+    filesCreated: string[];
+    filesModified: string[];
+    linesWritten: number;
+    model: string;
+    tokensUsed: number;
+    promptId: string;
+    promptVersion: number;
+  } | null;
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  failedAt: string | null;
+  cancelledAt: string | null;
+  cancelReason: string | null;
+  estimatedDuration: number;
+  estimatedCompletionAt: string | null;
+  duration: number | null;
+  orchestrationId: string | null;
+  stage: string | null;
+}
+
 const AGENT_FIELDS = /* GraphQL */ `
   fragment AgentFields on Agent {
     agentId name domain forgeStage version description capabilities
@@ -24,13 +59,8 @@ const AGENT_FIELDS = /* GraphQL */ `
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
 
-/** Drops the keys whose value is null (fields that do not apply in this state). */
-function present<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
 /** A task in the shape of its state (spec 1, Task): progress while running, result when completed, error when failed. */
-export function taskOut(t: any) {
+export function taskOut(t: TaskRow) {
   const base = {
     taskId: t.taskId,
     status: t.status,
@@ -45,15 +75,15 @@ export function taskOut(t: any) {
   };
   switch (t.status) {
     case 'queued':
-      return present({ ...base, estimatedCompletionAt: t.estimatedCompletionAt });
+      return omitNulls({ ...base, estimatedCompletionAt: t.estimatedCompletionAt });
     case 'running':
-      return present({ ...base, progress: t.progress, estimatedCompletionAt: t.estimatedCompletionAt });
+      return omitNulls({ ...base, progress: t.progress, estimatedCompletionAt: t.estimatedCompletionAt });
     case 'completed':
-      return present({ ...base, progress: t.progress, result: t.result, completedAt: t.completedAt, duration: t.duration });
+      return omitNulls({ ...base, progress: t.progress, result: t.result, completedAt: t.completedAt, duration: t.duration });
     case 'failed':
-      return present({ ...base, progress: t.progress, error: t.error, failedAt: t.failedAt, duration: t.duration });
+      return omitNulls({ ...base, progress: t.progress, error: t.error, failedAt: t.failedAt, duration: t.duration });
     default:
-      return present({ ...base, progress: t.progress, cancelledAt: t.cancelledAt, cancelReason: t.cancelReason, duration: t.duration });
+      return omitNulls({ ...base, progress: t.progress, cancelledAt: t.cancelledAt, cancelReason: t.cancelReason, duration: t.duration });
   }
 }
 
@@ -62,7 +92,7 @@ const EXECUTE = /* GraphQL */ `
   ${TASK_FIELDS}`;
 
 const getTask = (path: string) =>
-  defineRoute({
+  defineRoute<{ task: TaskRow }>({
     method: 'GET',
     path,
     operation: /* GraphQL */ `query GetTask($taskId: ID!) { task(taskId: $taskId) { ...TaskFields } } ${TASK_FIELDS}`,
@@ -71,7 +101,7 @@ const getTask = (path: string) =>
   });
 
 export const controlPlaneRoutes = [
-  defineRoute({
+  defineRoute<{ executeTask: TaskRow }>({
     method: 'POST',
     path: '/control-plane/agents/execute',
     operation: EXECUTE,
@@ -110,7 +140,6 @@ export const controlPlaneRoutes = [
       sortBy: str(query.sortBy),
       sortOrder: str(query.sortOrder),
     }),
-    pick: ({ tasks }) => tasks,
   }),
   getTask('/control-plane/agents/tasks/:taskId'),
   defineRoute({
@@ -119,7 +148,6 @@ export const controlPlaneRoutes = [
     operation: /* GraphQL */ `
       query TaskArtifacts($taskId: ID!) { task(taskId: $taskId) { taskId artifacts { path kind lines bytes content createdAt } } }`,
     variables: ({ params }) => ({ taskId: params.taskId }),
-    pick: ({ task }) => ({ taskId: task.taskId, artifacts: task.artifacts }),
   }),
   defineRoute({
     method: 'POST',
@@ -127,14 +155,13 @@ export const controlPlaneRoutes = [
     operation: /* GraphQL */ `
       mutation CancelTask($taskId: ID!, $reason: String) { cancelTask(taskId: $taskId, reason: $reason) { taskId status cancelledAt cancelReason } }`,
     variables: ({ params, body }) => ({ taskId: params.taskId, reason: body?.reason }),
-    pick: ({ cancelTask }) => present(cancelTask),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/control-plane/agents/:agentId',
     operation: /* GraphQL */ `query GetAgent($agentId: ID!) { agent(agentId: $agentId) { ...AgentFields } } ${AGENT_FIELDS}`,
     variables: ({ params }) => ({ agentId: params.agentId }),
-    pick: ({ agent }) => agent,
   }),
   // The platform overview's polling example.
   getTask('/control-plane/tasks/:taskId'),

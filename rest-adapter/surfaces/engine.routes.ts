@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
 
 /**
@@ -33,17 +34,12 @@ const WEBHOOK_FIELDS = /* GraphQL */ `
     statistics { totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered }
   }`;
 
-/** Drops null and undefined fields (optional settings a node does not use, timestamps not reached). */
-function compact<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
 const workflowOut = (w: any) => ({
   workflowId: w.workflowId,
   name: w.name,
   ...(w.description !== null ? { description: w.description } : {}),
   tags: w.tags,
-  nodes: w.nodes.map(compact),
+  nodes: w.nodes.map(omitNulls),
   connections: w.connections,
   active: w.active,
   version: w.version,
@@ -62,7 +58,7 @@ const executionOut = (e: any) => ({
   status: e.status,
   mode: e.mode,
   progress: e.progress,
-  ...compact({
+  ...omitNulls({
     result: e.result,
     error: e.error,
     duration: e.duration,
@@ -75,7 +71,7 @@ const executionOut = (e: any) => ({
     resumeUrl: e.resumeUrl,
     originalExecutionId: e.originalExecutionId,
   }),
-  ...(e.nodeData ? { nodeData: e.nodeData.map(compact) } : {}),
+  ...(e.nodeData ? { nodeData: e.nodeData.map(omitNulls) } : {}),
 });
 
 const webhookOut = (w: any) => ({
@@ -85,7 +81,7 @@ const webhookOut = (w: any) => ({
   path: w.path,
   url: w.url,
   method: w.method,
-  authentication: compact(w.authentication),
+  authentication: omitNulls(w.authentication),
   responseMode: w.responseMode,
   ...(w.rateLimit ? { rateLimit: w.rateLimit } : {}),
   active: w.active,
@@ -148,7 +144,6 @@ const deleteWorkflow = defineRoute({
   path: '/workflows/:workflowId',
   operation: /* GraphQL */ `mutation EngineDeleteWorkflow($workflowId: ID!) { deleteWorkflow(workflowId: $workflowId) { workflowId deletedAt } }`,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
-  pick: ({ deleteWorkflow: d }) => d,
 });
 
 const activation = (action: 'activate' | 'deactivate') =>
@@ -157,10 +152,6 @@ const activation = (action: 'activate' | 'deactivate') =>
     path: `/workflows/:workflowId/${action}`,
     operation: `mutation Engine_${action}($workflowId: ID!) { ${action}Workflow(workflowId: $workflowId) { workflowId active version updatedAt } }`,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
-    pick: (data) => {
-      const w = data[`${action}Workflow`];
-      return { workflowId: w.workflowId, active: w.active, version: w.version, updatedAt: w.updatedAt };
-    },
   });
 
 const duplicateWorkflow = defineRoute({
@@ -181,7 +172,6 @@ const exportWorkflow = defineRoute({
   operation: /* GraphQL */ `
     query EngineExportWorkflow($workflowId: ID!, $format: String) { exportWorkflow(workflowId: $workflowId, format: $format) { format workflow } }`,
   variables: ({ params, query }) => ({ workflowId: params.workflowId, format: query.format ?? 'json' }),
-  pick: ({ exportWorkflow: e }) => e,
 });
 
 const importWorkflow = defineRoute({
@@ -189,12 +179,11 @@ const importWorkflow = defineRoute({
   path: '/workflows/import',
   operation: /* GraphQL */ `
     mutation EngineImportWorkflow($workflow: JSON!, $name: String) {
-      importWorkflow(workflow: $workflow, name: $name) { workflowId name nodeCount active version createdAt }
+      importWorkflow(workflow: $workflow, name: $name) { workflowId name nodes: nodeCount active version createdAt }
     }`,
   variables: ({ body }) => ({ workflow: body?.workflow, name: body?.name }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
-  pick: ({ importWorkflow: w }) => ({ workflowId: w.workflowId, name: w.name, nodes: w.nodeCount, active: w.active, version: w.version, createdAt: w.createdAt }),
 });
 
 const executeWorkflow = defineRoute({
@@ -249,7 +238,7 @@ const listExecutions = defineRoute({
     limit: intParam(query.limit) ?? 20,
     offset: intParam(query.offset) ?? 0,
   }),
-  pick: ({ executions: page }) => ({ executions: page.executions.map((e: any) => compact(e)), pagination: pagination(page.pagination) }),
+  pick: ({ executions: page }) => ({ executions: page.executions.map((e: any) => omitNulls(e)), pagination: pagination(page.pagination) }),
 });
 
 const retryExecution = defineRoute({
@@ -261,7 +250,6 @@ const retryExecution = defineRoute({
     }`,
   variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: body?.fromNode }),
   status: 201,
-  pick: ({ retryExecution: e }) => e,
 });
 
 const cancelExecution = defineRoute({
@@ -269,7 +257,6 @@ const cancelExecution = defineRoute({
   path: '/executions/:executionId/cancel',
   operation: /* GraphQL */ `mutation EngineCancelExecution($executionId: ID!) { cancelExecution(executionId: $executionId) { executionId status canceledAt } }`,
   variables: ({ params }) => ({ executionId: params.executionId }),
-  pick: ({ cancelExecution: e }) => e,
 });
 
 const deleteExecution = defineRoute({
@@ -277,7 +264,6 @@ const deleteExecution = defineRoute({
   path: '/executions/:executionId',
   operation: /* GraphQL */ `mutation EngineDeleteExecution($executionId: ID!) { deleteExecution(executionId: $executionId) { executionId deletedAt } }`,
   variables: ({ params }) => ({ executionId: params.executionId }),
-  pick: ({ deleteExecution: d }) => d,
 });
 
 const executionLogs = defineRoute({
@@ -286,7 +272,7 @@ const executionLogs = defineRoute({
   operation: /* GraphQL */ `
     query EngineExecutionLogs($executionId: ID!) { execution(executionId: $executionId) { executionId logs { timestamp level node message } } }`,
   variables: ({ params }) => ({ executionId: params.executionId }),
-  pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(compact) }),
+  pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(omitNulls) }),
 });
 
 const createWebhook = defineRoute({
@@ -357,7 +343,6 @@ const deleteWebhook = defineRoute({
   path: '/webhooks/:webhookId',
   operation: /* GraphQL */ `mutation EngineDeleteWebhook($webhookId: ID!) { deleteWorkflowWebhook(webhookId: $webhookId) { webhookId deletedAt } }`,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
-  pick: ({ deleteWorkflowWebhook: d }) => d,
 });
 
 const testWebhook = defineRoute({
@@ -371,7 +356,6 @@ const testWebhook = defineRoute({
     }`,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
-  pick: ({ testWorkflowWebhook: t }) => t,
 });
 
 const webhookLogs = defineRoute({
@@ -391,7 +375,7 @@ const webhookLogs = defineRoute({
     offset: intParam(query.offset) ?? 0,
     status: query.status,
   }),
-  pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(compact), pagination: pagination(page.pagination) }),
+  pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(omitNulls), pagination: pagination(page.pagination) }),
 });
 
 const shared: RouteDef[] = [
@@ -430,7 +414,6 @@ const createWorkflow = defineRoute({
   variables: ({ body }) => ({ input: body }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
-  pick: ({ createWorkflow: w }) => w,
 });
 
 const updateWorkflow = defineRoute({
@@ -442,7 +425,6 @@ const updateWorkflow = defineRoute({
     }`,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
-  pick: ({ updateWorkflow: w }) => w,
 });
 
 /** `/v1` surface routes (prefixed /engine). */

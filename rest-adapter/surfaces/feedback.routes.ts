@@ -1,4 +1,3 @@
-import { convertKeys, toSnake } from '../case';
 import { defineRoute, intParam } from '../route';
 
 /**
@@ -11,7 +10,6 @@ const PROJECT = `id name description slug ownerId settings { isPublic allowAnony
 const REQUEST = `id projectId authorId title description status category tags priority votesCount commentsCount createdAt updatedAt`;
 const VOTES = `totalVotes upVotes downVotes userVote userVoteId`;
 const COMMENT = `id requestId authorId body createdAt updatedAt`;
-const snake = (v: unknown) => convertKeys(v, toSnake);
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 
 export const feedbackRoutes = [
@@ -19,14 +17,15 @@ export const feedbackRoutes = [
     method: 'GET',
     path: '/auth/me',
     operation: /* GraphQL */ `query FeedbackMe { feedbackMe { id email username name avatar subscription { tier status } createdAt } }`,
-    pick: ({ feedbackMe }) => snake(feedbackMe),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/projects',
     operation: /* GraphQL */ `query FeedbackProjects($limit: Int, $offset: Int) { feedbackProjects(limit: $limit, offset: $offset) { projects { ${PROJECT} } } }`,
     variables: ({ query }) => ({ limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
-    pick: ({ feedbackProjects }) => snake(feedbackProjects.projects),
+    pick: ({ feedbackProjects }) => feedbackProjects.projects,
+    snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
@@ -34,34 +33,33 @@ export const feedbackRoutes = [
     operation: /* GraphQL */ `mutation CreateFeedbackProject($input: CreateProjectInput!) { createFeedbackProject(input: $input) { ${PROJECT} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createFeedbackProject }) => snake(createFeedbackProject),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/projects/my',
     operation: /* GraphQL */ `query MyFeedbackProjects { myFeedbackProjects { ${PROJECT} } }`,
-    pick: ({ myFeedbackProjects }) => snake(myFeedbackProjects),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/projects/:id',
     operation: /* GraphQL */ `query FeedbackProject($id: ID!) { feedbackProject(id: $id) { ${PROJECT} moderators } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ feedbackProject }) => snake(feedbackProject),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'PUT',
     path: '/projects/:id',
     operation: /* GraphQL */ `mutation UpdateFeedbackProject($id: ID!, $input: UpdateProjectInput!) { updateFeedbackProject(id: $id, input: $input) { ${PROJECT} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
-    pick: ({ updateFeedbackProject }) => snake(updateFeedbackProject),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id',
     operation: /* GraphQL */ `mutation DeleteFeedbackProject($id: ID!) { deleteFeedbackProject(id: $id) { id } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteFeedbackProject }) => deleteFeedbackProject,
   }),
   defineRoute({
     method: 'POST',
@@ -69,7 +67,7 @@ export const feedbackRoutes = [
     operation: /* GraphQL */ `mutation AddProjectModerator($id: ID!, $userId: ID!) { addProjectModerator(projectId: $id, userId: $userId) { ${PROJECT} moderators } }`,
     variables: ({ params, body }) => ({ id: params.id, userId: body?.userId }),
     status: 201,
-    pick: ({ addProjectModerator }) => snake(addProjectModerator),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
@@ -89,7 +87,7 @@ export const feedbackRoutes = [
       sort: str(query.sort),
       order: str(query.order),
     }),
-    pick: ({ featureRequests }) => snake(featureRequests),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
@@ -97,63 +95,62 @@ export const feedbackRoutes = [
     operation: /* GraphQL */ `mutation SubmitFeatureRequest($id: ID!, $input: FeatureRequestInput!) { submitFeatureRequest(projectId: $id, input: $input) { ${REQUEST} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     status: 201,
-    pick: ({ submitFeatureRequest }) => snake(submitFeatureRequest),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/requests/:id',
     operation: /* GraphQL */ `query FeatureRequest($id: ID!) { featureRequest(requestId: $id) { ${REQUEST} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ featureRequest }) => snake(featureRequest),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'PUT',
     path: '/requests/:id',
     operation: /* GraphQL */ `mutation UpdateFeatureRequest($id: ID!, $input: FeatureRequestInput!) { updateFeatureRequest(requestId: $id, input: $input) { ${REQUEST} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
-    pick: ({ updateFeatureRequest }) => snake(updateFeatureRequest),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/requests/:id',
     operation: /* GraphQL */ `mutation DeleteFeatureRequest($id: ID!) { deleteFeatureRequest(requestId: $id) { id } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteFeatureRequest }) => deleteFeatureRequest,
   }),
   defineRoute({
     method: 'PATCH',
     path: '/requests/:id/status',
     operation: /* GraphQL */ `mutation SetFeatureRequestStatus($id: ID!, $status: String!) { setFeatureRequestStatus(requestId: $id, status: $status) { ${REQUEST} } }`,
     variables: ({ params, body }) => ({ id: params.id, status: body?.status }),
-    pick: ({ setFeatureRequestStatus }) => snake(setFeatureRequestStatus),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/requests/:id/vote',
     operation: /* GraphQL */ `mutation VoteFeatureRequest($id: ID!, $type: String!) { voteFeatureRequest(requestId: $id, type: $type) { ${VOTES} } }`,
     variables: ({ params, body }) => ({ id: params.id, type: body?.type }),
-    pick: ({ voteFeatureRequest }) => snake(voteFeatureRequest),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/requests/:id/vote',
     operation: /* GraphQL */ `mutation UnvoteFeatureRequest($id: ID!) { unvoteFeatureRequest(requestId: $id) { ${VOTES} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ unvoteFeatureRequest }) => snake(unvoteFeatureRequest),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/requests/:id/votes',
     operation: /* GraphQL */ `query FeatureRequestVotes($id: ID!) { featureRequestVotes(requestId: $id) { ${VOTES} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ featureRequestVotes }) => snake(featureRequestVotes),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/requests/:id/comments',
     operation: /* GraphQL */ `query FeatureRequestComments($id: ID!) { featureRequestComments(requestId: $id) { ${COMMENT} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ featureRequestComments }) => snake(featureRequestComments),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
@@ -161,20 +158,19 @@ export const feedbackRoutes = [
     operation: /* GraphQL */ `mutation AddFeatureRequestComment($id: ID!, $body: String!) { addFeatureRequestComment(requestId: $id, body: $body) { ${COMMENT} } }`,
     variables: ({ params, body }) => ({ id: params.id, body: body?.body }),
     status: 201,
-    pick: ({ addFeatureRequestComment }) => snake(addFeatureRequestComment),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'PUT',
     path: '/comments/:id',
     operation: /* GraphQL */ `mutation UpdateFeatureRequestComment($id: ID!, $body: String!) { updateFeatureRequestComment(commentId: $id, body: $body) { ${COMMENT} } }`,
     variables: ({ params, body }) => ({ id: params.id, body: body?.body }),
-    pick: ({ updateFeatureRequestComment }) => snake(updateFeatureRequestComment),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/comments/:id',
     operation: /* GraphQL */ `mutation DeleteFeatureRequestComment($id: ID!) { deleteFeatureRequestComment(commentId: $id) { id } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteFeatureRequestComment }) => deleteFeatureRequestComment,
   }),
 ];

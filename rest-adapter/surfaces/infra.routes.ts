@@ -8,14 +8,16 @@ import { defineRoute, intParam } from '../route';
 
 const USER = `id email name roles organization { id name } createdAt updatedAt lastLoginAt`;
 const PAGE = `pagination { page limit total totalPages }`;
-const PROJECT = `id name slug description status visibility owner { id name email } memberCount members { id name role } repository { url branch } ci { enabled provider } createdAt updatedAt`;
+const PROJECT_HEAD = `id name slug description status visibility owner { id name email }`;
+const PROJECT_TAIL = `repository { url branch } ci { enabled provider } createdAt updatedAt`;
+const PROJECT = `${PROJECT_HEAD} members { id name role } ${PROJECT_TAIL}`;
+/** Lists show a project's member count under `members` (last); the project itself its members. */
+const LISTED_PROJECT = `${PROJECT_HEAD} ${PROJECT_TAIL} members: memberCount`;
 const SERVICE = `id projectId name type status image strategy replicas { desired ready available } endpoints health { status lastCheck } createdAt`;
 const DEPLOYMENT = `deploymentId serviceId kind status strategy progress { updated ready available desired } targetImage previousImage revision message createdAt finishedAt`;
 const WEBHOOK = `id url events active secret createdAt`;
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const paging = (query: Record<string, unknown>) => ({ page: intParam(query.page) ?? 1, limit: intParam(query.limit) ?? 20 });
-/** Lists show a project's member count; the project itself its members. */
-const listed = ({ memberCount, members: _members, ...p }: any) => ({ ...p, members: memberCount });
 
 export const infraRoutes = [
   // ---- sessions
@@ -24,13 +26,11 @@ export const infraRoutes = [
     path: '/auth/login',
     operation: /* GraphQL */ `mutation InfraLogin($email: String!, $password: String!) { infraLogin(email: $email, password: $password) { token expiresIn } }`,
     variables: ({ body }) => ({ email: body?.email, password: body?.password }),
-    pick: ({ infraLogin }) => infraLogin,
   }),
   defineRoute({
     method: 'POST',
     path: '/auth/refresh',
     operation: /* GraphQL */ `mutation InfraRefreshToken { infraRefreshToken { token expiresIn } }`,
-    pick: ({ infraRefreshToken }) => infraRefreshToken,
   }),
   // ---- users
   defineRoute({
@@ -38,20 +38,17 @@ export const infraRoutes = [
     path: '/users',
     operation: /* GraphQL */ `query InfraUsers($page: Int, $limit: Int, $role: String) { infraUsers(page: $page, limit: $limit, role: $role) { data { ${USER} } ${PAGE} } }`,
     variables: ({ query }) => ({ ...paging(query), role: str(query.role) }),
-    pick: ({ infraUsers }) => infraUsers,
   }),
   defineRoute({
     method: 'GET',
     path: '/users/me',
     operation: /* GraphQL */ `query InfraMe { infraMe { ${USER} } }`,
-    pick: ({ infraMe }) => infraMe,
   }),
   defineRoute({
     method: 'GET',
     path: '/users/:id',
     operation: /* GraphQL */ `query InfraUser($id: ID!) { infraUser(id: $id) { ${USER} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ infraUser }) => infraUser,
   }),
   defineRoute({
     method: 'POST',
@@ -59,36 +56,31 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation CreateInfraUser($input: CreateInfraUserInput!) { createInfraUser(input: $input) { ${USER} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createInfraUser }) => createInfraUser,
   }),
   defineRoute({
     method: 'PATCH',
     path: '/users/:id',
     operation: /* GraphQL */ `mutation UpdateInfraUser($id: ID!, $input: UpdateInfraUserInput!) { updateInfraUser(id: $id, input: $input) { ${USER} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
-    pick: ({ updateInfraUser }) => updateInfraUser,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/users/:id',
     operation: /* GraphQL */ `mutation DeleteInfraUser($id: ID!) { deleteInfraUser(id: $id) { success message } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteInfraUser }) => deleteInfraUser,
   }),
   // ---- projects
   defineRoute({
     method: 'GET',
     path: '/projects',
-    operation: /* GraphQL */ `query InfraProjects($page: Int, $limit: Int, $status: String) { infraProjects(page: $page, limit: $limit, status: $status) { data { ${PROJECT} } ${PAGE} } }`,
+    operation: /* GraphQL */ `query InfraProjects($page: Int, $limit: Int, $status: String) { infraProjects(page: $page, limit: $limit, status: $status) { data { ${LISTED_PROJECT} } ${PAGE} } }`,
     variables: ({ query }) => ({ ...paging(query), status: str(query.status) }),
-    pick: ({ infraProjects }) => ({ data: infraProjects.data.map(listed), pagination: infraProjects.pagination }),
   }),
   defineRoute({
     method: 'GET',
     path: '/projects/:id',
     operation: /* GraphQL */ `query InfraProject($id: ID!) { infraProject(id: $id) { ${PROJECT} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ infraProject: { memberCount: _count, ...p } }) => p,
   }),
   defineRoute({
     method: 'POST',
@@ -96,21 +88,18 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation CreateInfraProject($input: CreateInfraProjectInput!) { createInfraProject(input: $input) { ${PROJECT} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createInfraProject: { memberCount: _count, ...p } }) => p,
   }),
   defineRoute({
     method: 'PATCH',
     path: '/projects/:id',
     operation: /* GraphQL */ `mutation UpdateInfraProject($id: ID!, $input: UpdateInfraProjectInput!) { updateInfraProject(id: $id, input: $input) { ${PROJECT} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
-    pick: ({ updateInfraProject: { memberCount: _count, ...p } }) => p,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id',
     operation: /* GraphQL */ `mutation DeleteInfraProject($id: ID!) { deleteInfraProject(id: $id) { success message } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteInfraProject }) => deleteInfraProject,
   }),
   defineRoute({
     method: 'POST',
@@ -118,14 +107,12 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation AddInfraProjectMember($id: ID!, $userId: ID!, $role: String) { addInfraProjectMember(id: $id, userId: $userId, role: $role) { ${PROJECT} } }`,
     variables: ({ params, body }) => ({ id: params.id, userId: body?.userId, role: body?.role }),
     status: 201,
-    pick: ({ addInfraProjectMember: { memberCount: _count, ...p } }) => p,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id/members/:userId',
     operation: /* GraphQL */ `mutation RemoveInfraProjectMember($id: ID!, $userId: ID!) { removeInfraProjectMember(id: $id, userId: $userId) { ${PROJECT} } }`,
     variables: ({ params }) => ({ id: params.id, userId: params.userId }),
-    pick: ({ removeInfraProjectMember: { memberCount: _count, ...p } }) => p,
   }),
   // ---- services and deployments
   defineRoute({
@@ -133,7 +120,6 @@ export const infraRoutes = [
     path: '/services',
     operation: /* GraphQL */ `query InfraServices($project: ID, $status: String, $page: Int, $limit: Int) { infraServices(project: $project, status: $status, page: $page, limit: $limit) { data { ${SERVICE} } ${PAGE} } }`,
     variables: ({ query }) => ({ project: str(query.project), status: str(query.status), ...paging(query) }),
-    pick: ({ infraServices }) => infraServices,
   }),
   defineRoute({
     method: 'POST',
@@ -141,21 +127,18 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation CreateInfraService($input: CreateInfraServiceInput!) { createInfraService(input: $input) { ${SERVICE} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createInfraService }) => createInfraService,
   }),
   defineRoute({
     method: 'GET',
     path: '/services/:id',
     operation: /* GraphQL */ `query InfraService($id: ID!) { infraService(id: $id) { ${SERVICE} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ infraService }) => infraService,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/services/:id',
     operation: /* GraphQL */ `mutation DeleteInfraService($id: ID!) { deleteInfraService(id: $id) { success message } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteInfraService }) => deleteInfraService,
   }),
   defineRoute({
     method: 'POST',
@@ -163,7 +146,6 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation DeployInfraService($id: ID!, $input: DeployInput!) { deployInfraService(id: $id, input: $input) { ${DEPLOYMENT} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     status: 202,
-    pick: ({ deployInfraService }) => deployInfraService,
   }),
   defineRoute({
     method: 'POST',
@@ -171,40 +153,34 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation RollbackInfraService($id: ID!, $revision: String) { rollbackInfraService(id: $id, revision: $revision) { ${DEPLOYMENT} } }`,
     variables: ({ params, body }) => ({ id: params.id, revision: body?.revision === undefined || body?.revision === null ? undefined : String(body.revision) }),
     status: 202,
-    pick: ({ rollbackInfraService }) => rollbackInfraService,
   }),
   defineRoute({
     method: 'GET',
     path: '/services/:id/deployments',
     operation: /* GraphQL */ `query InfraDeployments($serviceId: ID!, $page: Int, $limit: Int) { infraDeployments(serviceId: $serviceId, page: $page, limit: $limit) { data { ${DEPLOYMENT} } ${PAGE} } }`,
     variables: ({ params, query }) => ({ serviceId: params.id, ...paging(query) }),
-    pick: ({ infraDeployments }) => infraDeployments,
   }),
   defineRoute({
     method: 'GET',
     path: '/deployments/:id',
     operation: /* GraphQL */ `query InfraDeployment($id: ID!) { infraDeployment(deploymentId: $id) { ${DEPLOYMENT} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ infraDeployment }) => infraDeployment,
   }),
   // ---- cluster
   defineRoute({
     method: 'GET',
     path: '/infrastructure/cluster',
     operation: /* GraphQL */ `query InfraCluster { infraCluster { name version status nodes { total ready notReady } compute { cpuAllocatable memoryAllocatable cpuUsed memoryUsed } storage { persistentVolumes persistentVolumeClaims totalCapacity } networking { networkPolicies serviceCount ingressCount } security { podsecuritystandards rbacEnabled networkPoliciesEnabled encryptionAtRest } lastHealthCheck } }`,
-    pick: ({ infraCluster }) => infraCluster,
   }),
   defineRoute({
     method: 'GET',
     path: '/infrastructure/nodes',
     operation: /* GraphQL */ `query InfraNodes { infraNodes { data { name status type instanceType kubeletVersion containerRuntimeVersion osImage kernelVersion capacity { cpu memory } allocatable { cpu memory } podCount createdAt } } }`,
-    pick: ({ infraNodes }) => infraNodes,
   }),
   defineRoute({
     method: 'GET',
     path: '/infrastructure/metrics',
     operation: /* GraphQL */ `query InfraMetrics { infraMetrics { timestamp cluster { cpu { used allocatable utilizationPercent } memory { used allocatable utilizationPercent } disk { used allocatable utilizationPercent } } network { ingressBytesPerSecond egressBytesPerSecond connectionCount } } }`,
-    pick: ({ infraMetrics }) => infraMetrics,
   }),
   defineRoute({
     method: 'GET',
@@ -220,7 +196,6 @@ export const infraRoutes = [
     operation: /* GraphQL */ `mutation CreateInfraWebhook($input: CreateInfraWebhookInput!) { createInfraWebhook(input: $input) { ${WEBHOOK} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createInfraWebhook }) => createInfraWebhook,
   }),
   defineRoute({
     method: 'GET',
@@ -233,7 +208,6 @@ export const infraRoutes = [
     path: '/webhooks/:id',
     operation: /* GraphQL */ `mutation DeleteInfraWebhook($id: ID!) { deleteInfraWebhook(id: $id) { success message } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteInfraWebhook }) => deleteInfraWebhook,
   }),
   defineRoute({
     method: 'GET',

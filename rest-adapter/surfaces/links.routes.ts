@@ -1,4 +1,3 @@
-import { convertKeys, toSnake } from '../case';
 import { defineRoute, intParam } from '../route';
 
 /**
@@ -8,7 +7,6 @@ import { defineRoute, intParam } from '../route';
  */
 
 const LINK = `id slug url userId isActive expiresAt protectionType protectionHint contentClassification visits createdAt updatedAt`;
-const snake = (v: unknown) => convertKeys(v, toSnake);
 
 export const linkRoutes = [
   defineRoute({
@@ -17,7 +15,7 @@ export const linkRoutes = [
     operation: /* GraphQL */ `mutation CreateLink($input: CreateLinkInput!) { createLink(input: $input) { ${LINK} } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ createLink }) => snake(createLink),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
@@ -25,7 +23,7 @@ export const linkRoutes = [
     operation: /* GraphQL */ `
       query Links($limit: Int, $offset: Int) { links(limit: $limit, offset: $offset) { links { ${LINK} } pagination { total limit offset hasMore } } }`,
     variables: ({ query }) => ({ limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
-    pick: ({ links }) => snake(links),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
@@ -35,28 +33,28 @@ export const linkRoutes = [
         linkBySlug(slug: $slug) { id slug destination userId isActive expiresAt protectionType protectionHint contentClassification }
       }`,
     variables: ({ params }) => ({ slug: params.slug }),
-    pick: ({ linkBySlug }) => snake(linkBySlug),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/api/links/:id',
     operation: /* GraphQL */ `query Link($id: ID!) { link(id: $id) { ${LINK} } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ link }) => snake(link),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'PATCH',
     path: '/api/links/:id',
     operation: /* GraphQL */ `mutation UpdateLink($id: ID!, $input: UpdateLinkInput!) { updateLink(id: $id, input: $input) { ${LINK} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
-    pick: ({ updateLink }) => snake(updateLink),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/api/links/:id',
     operation: /* GraphQL */ `mutation DeleteLink($id: ID!) { deleteLink(id: $id) { id deletedAt } }`,
     variables: ({ params }) => ({ id: params.id }),
-    pick: ({ deleteLink }) => snake(deleteLink),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
@@ -66,6 +64,6 @@ export const linkRoutes = [
         linkVisits(id: $id, limit: $limit, offset: $offset) { linkId visits { at referrer userAgent country } pagination { total limit offset hasMore } }
       }`,
     variables: ({ params, query }) => ({ id: params.id, limit: intParam(query.limit) ?? 50, offset: intParam(query.offset) ?? 0 }),
-    pick: ({ linkVisits }) => snake(linkVisits),
+    snakeCase: true,
   }),
 ];

@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { defineRoute } from '../route';
 
 /** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). */
@@ -8,8 +9,8 @@ const BUCKETS = `timeseries { timestamp executions successful failed averageDura
 const ERRORS = `errorBreakdown { errorCode count percentage }`;
 const PART = `status responseTime uptime activeExecutions queuedTasks capacityUtilization engineStatus connections queryLatencyP95 memoryUsage operations depth message`;
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
-/** Drops the null fields of a health part (each part has its own). */
-const part = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null));
+/** A health part without its null fields (each part has its own). */
+const part = (p: Record<string, unknown>) => omitNulls(p);
 
 export const metricsRoutes = [
   defineRoute({
@@ -20,7 +21,6 @@ export const metricsRoutes = [
         agentId ${PERIOD} ${SUMMARY} ${BUCKETS} taskTypeBreakdown { taskType executions successRate averageDuration } ${ERRORS}
       } }`,
     variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), agentId: str(query.agentId), granularity: str(query.granularity) }),
-    pick: ({ agentMetrics }) => agentMetrics,
   }),
   defineRoute({
     method: 'GET',
@@ -44,7 +44,6 @@ export const metricsRoutes = [
         gateValidationMetrics { totalValidations passed failed passRate commonFailures { criteria failures } }
       } }`,
     variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), stage: str(query.stage) }),
-    pick: ({ orchestrationMetrics }) => orchestrationMetrics,
   }),
   defineRoute({
     method: 'GET',
@@ -67,7 +66,6 @@ export const metricsRoutes = [
         summary { averageCpuUsage peakCpuUsage averageMemoryUsage peakMemoryUsage totalRequests totalDataTransferred }
       } }`,
     variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), granularity: str(query.granularity) }),
-    pick: ({ systemResources }) => systemResources,
   }),
   defineRoute({
     method: 'GET',
@@ -89,6 +87,5 @@ export const metricsRoutes = [
     path: '/control-plane/metrics/query',
     operation: /* GraphQL */ `query MetricsQuery($input: MetricsQueryInput!) { metricsQuery(input: $input) { metric aggregation results timeRange { start end } } }`,
     variables: ({ body }) => ({ input: body ?? {} }),
-    pick: ({ metricsQuery }) => metricsQuery,
   }),
 ];

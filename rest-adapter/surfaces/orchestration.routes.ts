@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { boolParam, defineRoute, intParam, type RestRequest } from '../route';
 
 /** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). */
@@ -21,14 +22,9 @@ export const ORCHESTRATION_FIELDS = /* GraphQL */ `
 const body = (req: RestRequest) => req.body ?? {};
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 
-/** Drops the keys whose value is null (fields that do not apply in this state). */
-export function present<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
 function stageOut(s: any) {
   const gate = s.gateValidation;
-  return present({
+  return omitNulls({
     stage: s.stage,
     status: s.status,
     parallel: s.parallel,
@@ -37,7 +33,7 @@ function stageOut(s: any) {
     startedAt: s.startedAt,
     completedAt: s.completedAt,
     duration: s.duration,
-    gateValidation: present({
+    gateValidation: omitNulls({
       enabled: gate.enabled,
       required: gate.required,
       exitGatePassed: gate.exitGatePassed,
@@ -46,7 +42,7 @@ function stageOut(s: any) {
       validatedAt: gate.validation?.validatedAt,
     }),
     tasks: s.tasks?.map((t: any) =>
-      present({
+      omitNulls({
         taskId: t.taskId,
         key: t.key,
         agentId: t.agentId,
@@ -65,7 +61,7 @@ function stageOut(s: any) {
 
 /** The status endpoint's Orchestration: the fields of its state (running, completed, failed, …). */
 export function orchestrationOut(o: any) {
-  return present({
+  return omitNulls({
     orchestrationId: o.orchestrationId,
     name: o.name,
     description: o.description,
@@ -74,7 +70,7 @@ export function orchestrationOut(o: any) {
     progress: o.progress,
     stages: o.stages.map(stageOut),
     result: o.result,
-    error: o.error ? present(o.error) : null,
+    error: o.error ? omitNulls(o.error) : null,
     createdAt: o.createdAt,
     estimatedCompletionAt: o.estimatedCompletionAt,
     pausedAt: o.pausedAt,
@@ -128,7 +124,7 @@ export const orchestrationRoutes = [
     path: '/control-plane/orchestration/validate-gate',
     operation: /* GraphQL */ `query ValidateGate($input: ValidateGateInput!) { validateGate(input: $input) { ${GATE_RESULT} } }`,
     variables: (req) => ({ input: body(req) }),
-    pick: ({ validateGate }) => present(validateGate),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'GET',
@@ -142,11 +138,10 @@ export const orchestrationRoutes = [
     path: '/control-plane/orchestration/:orchestrationId/pause',
     operation: /* GraphQL */ `
       mutation PauseOrchestration($orchestrationId: ID!, $reason: String) {
-        pauseOrchestration(orchestrationId: $orchestrationId, reason: $reason) { orchestrationId status pausedAt pauseReason currentStage }
+        pauseOrchestration(orchestrationId: $orchestrationId, reason: $reason) { orchestrationId status pausedAt reason: pauseReason currentStage }
       }`,
     variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: body?.reason }),
-    pick: ({ pauseOrchestration: o }) =>
-      present({ orchestrationId: o.orchestrationId, status: o.status, pausedAt: o.pausedAt, reason: o.pauseReason, currentStage: o.currentStage }),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'POST',
@@ -156,7 +151,7 @@ export const orchestrationRoutes = [
         resumeOrchestration(orchestrationId: $orchestrationId) { orchestrationId status resumedAt currentStage estimatedCompletionAt }
       }`,
     variables: ({ params }) => ({ orchestrationId: params.orchestrationId }),
-    pick: ({ resumeOrchestration: o }) => present(o),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'POST',
@@ -164,7 +159,7 @@ export const orchestrationRoutes = [
     operation: /* GraphQL */ `
       mutation CancelOrchestration($orchestrationId: ID!, $reason: String, $cancelRunningTasks: Boolean) {
         cancelOrchestration(orchestrationId: $orchestrationId, reason: $reason, cancelRunningTasks: $cancelRunningTasks) {
-          orchestrationId status cancelledAt cancelReason tasksCancelled
+          orchestrationId status cancelledAt reason: cancelReason tasksCancelled
         }
       }`,
     variables: ({ params, body }) => ({
@@ -172,8 +167,7 @@ export const orchestrationRoutes = [
       reason: body?.reason,
       cancelRunningTasks: body?.cancelRunningTasks,
     }),
-    pick: ({ cancelOrchestration: o }) =>
-      present({ orchestrationId: o.orchestrationId, status: o.status, cancelledAt: o.cancelledAt, reason: o.cancelReason, tasksCancelled: o.tasksCancelled }),
+    omitNulls: true,
   }),
   defineRoute({
     method: 'GET',

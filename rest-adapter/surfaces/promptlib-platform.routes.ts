@@ -1,6 +1,6 @@
 import { defineRoute } from '../route';
 
-/** The prompt library's platform layout, `{prompt_library_url}/api/v1` (snake_case bodies). */
+/** The prompt library's platform layout, `{prompt_library_url}/api/v1` (snake_case bodies; answers are the selections, snake_cased). */
 
 export const promptlibPlatformRoutes = [
   defineRoute({
@@ -14,20 +14,7 @@ export const promptlibPlatformRoutes = [
       }`,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
-    pick: ({ refinePrompt: r }) => ({
-      prompt_id: r.promptId,
-      version: r.version,
-      previous_version: r.previousVersion,
-      status: r.status,
-      template: r.template,
-      variables: r.variables,
-      compatible: r.compatible,
-      warnings: r.warnings,
-      refinement_goals: r.refinementGoals,
-      model: r.model,
-      tokens_used: r.tokensUsed,
-      created_at: r.createdAt,
-    }),
+    snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
@@ -37,13 +24,6 @@ export const promptlibPlatformRoutes = [
         promotePrompt(input: $input) { promptId environment version previousVersion status promotedAt }
       }`,
     variables: ({ body }) => ({ input: body ?? {} }),
-    pick: ({ promotePrompt: p }) => ({
-      prompt_id: p.promptId,
-      environment: p.environment,
-      version: p.version,
-      previous_version: p.previousVersion,
-      status: p.status,
-      promoted_at: p.promotedAt,
-    }),
+    snakeCase: true,
   }),
 ];

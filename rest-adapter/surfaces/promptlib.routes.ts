@@ -1,3 +1,4 @@
+import { omitNulls } from '../output';
 import { boolParam, defineRoute, intParam, type RestRequest } from '../route';
 
 /** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). */
@@ -40,12 +41,7 @@ const AB_FIELDS = /* GraphQL */ `
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const body = (req: RestRequest) => req.body ?? {};
 
-/** Drops the keys whose value is null (fields that do not apply in this state). */
-function present<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
-const steps = (list: any[]) => list.map((s) => present(s));
+const steps = (list: any[]) => list.map((s) => omitNulls(s));
 
 function execution(e: any) {
   const base = {
@@ -64,7 +60,7 @@ function execution(e: any) {
     startedAt: e.startedAt,
   };
   if (e.status === 'completed') return { ...base, result: e.result, completedAt: e.completedAt };
-  if (e.status === 'failed') return { ...base, error: present(e.error), failedAt: e.failedAt };
+  if (e.status === 'failed') return { ...base, error: omitNulls(e.error), failedAt: e.failedAt };
   return base;
 }
 
@@ -76,7 +72,6 @@ export const promptRoutes = [
       mutation CreatePrompt($input: CreatePromptInput!) { createPrompt(input: $input) { promptId version status createdAt } }`,
     variables: (req) => ({ input: body(req) }),
     status: 201,
-    pick: ({ createPrompt }) => createPrompt,
   }),
   defineRoute({
     method: 'GET',
@@ -96,7 +91,6 @@ export const promptRoutes = [
       limit: intParam(query.limit),
       offset: intParam(query.offset),
     }),
-    pick: ({ prompts }) => prompts,
   }),
   defineRoute({
     method: 'POST',
@@ -104,14 +98,12 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       mutation RunPromptAbTest($input: PromptAbTestInput!) { runPromptAbTest(input: $input) { ...AbFields } } ${AB_FIELDS}`,
     variables: (req) => ({ input: body(req) }),
-    pick: ({ runPromptAbTest }) => runPromptAbTest,
   }),
   defineRoute({
     method: 'GET',
     path: '/promptlib/prompts/ab-test/:testId',
     operation: /* GraphQL */ `query PromptAbTest($testId: ID!) { promptAbTest(testId: $testId) { ...AbFields } } ${AB_FIELDS}`,
     variables: ({ params }) => ({ testId: params.testId }),
-    pick: ({ promptAbTest }) => promptAbTest,
   }),
   defineRoute({
     method: 'GET',
@@ -121,7 +113,6 @@ export const promptRoutes = [
         prompt(promptId: $promptId, version: $version, environment: $environment) { ...PromptFields }
       } ${PROMPT_FIELDS}`,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: str(query.environment) }),
-    pick: ({ prompt }) => prompt,
   }),
   defineRoute({
     method: 'PUT',
@@ -131,7 +122,6 @@ export const promptRoutes = [
         updatePrompt(promptId: $promptId, input: $input) { promptId version status updatedAt }
       }`,
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
-    pick: ({ updatePrompt }) => updatePrompt,
   }),
   defineRoute({
     method: 'DELETE',
@@ -141,7 +131,6 @@ export const promptRoutes = [
         deletePrompt(promptId: $promptId, version: $version) { promptId versionsDeleted deletedAt }
       }`,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version) }),
-    pick: ({ deletePrompt }) => deletePrompt,
   }),
   defineRoute({
     method: 'POST',
@@ -168,7 +157,6 @@ export const promptRoutes = [
       const { variables, version, environment } = body(req);
       return { promptId: req.params.promptId, variables: variables ?? {}, version, environment };
     },
-    pick: ({ renderPrompt }) => renderPrompt,
   }),
 ];
 
@@ -180,7 +168,6 @@ export const chainRoutes = [
       mutation CreateChain($input: CreateChainInput!) { createChain(input: $input) { chainId version stepsCount createdAt } }`,
     variables: (req) => ({ input: body(req) }),
     status: 201,
-    pick: ({ createChain }) => createChain,
   }),
   defineRoute({
     method: 'GET',
@@ -219,14 +206,12 @@ export const chainRoutes = [
         updateChain(chainId: $chainId, input: $input) { chainId version stepsCount updatedAt }
       }`,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
-    pick: ({ updateChain }) => updateChain,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/chains/:chainId',
     operation: /* GraphQL */ `mutation DeleteChain($chainId: ID!) { deleteChain(chainId: $chainId) { chainId deletedAt } }`,
     variables: ({ params }) => ({ chainId: params.chainId }),
-    pick: ({ deleteChain }) => deleteChain,
   }),
   defineRoute({
     method: 'POST',
@@ -237,7 +222,6 @@ export const chainRoutes = [
       }`,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
     status: 202,
-    pick: ({ executeChain }) => executeChain,
   }),
 ];
 
@@ -249,7 +233,6 @@ export const fragmentRoutes = [
       mutation CreateFragment($input: CreateFragmentInput!) { createFragment(input: $input) { fragmentId type version createdAt } }`,
     variables: (req) => ({ input: body(req) }),
     status: 201,
-    pick: ({ createFragment }) => createFragment,
   }),
   defineRoute({
     method: 'GET',
@@ -280,7 +263,6 @@ export const fragmentRoutes = [
       query GetFragment($fragmentId: ID!, $version: Int) { fragment(fragmentId: $fragmentId, version: $version) { ...FragmentFields } }
       ${FRAGMENT_FIELDS}`,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, version: intParam(query.version) }),
-    pick: ({ fragment }) => fragment,
   }),
   defineRoute({
     method: 'PUT',
@@ -290,7 +272,6 @@ export const fragmentRoutes = [
         updateFragment(fragmentId: $fragmentId, input: $input) { fragmentId version updatedAt }
       }`,
     variables: (req) => ({ fragmentId: req.params.fragmentId, input: body(req) }),
-    pick: ({ updateFragment }) => updateFragment,
   }),
   defineRoute({
     method: 'DELETE',
@@ -298,7 +279,6 @@ export const fragmentRoutes = [
     operation: /* GraphQL */ `
       mutation DeleteFragment($fragmentId: ID!, $force: Boolean) { deleteFragment(fragmentId: $fragmentId, force: $force) { fragmentId deletedAt } }`,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, force: boolParam(query.force) }),
-    pick: ({ deleteFragment }) => deleteFragment,
   }),
 ];
 

@@ -18,6 +18,5 @@ export const rateLimitRoutes = [
           concurrentExecutions
         }
       }`,
-    pick: ({ rateLimitStatus }) => rateLimitStatus,
   }),
 ];
