@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { freePort, readBody } from '../test/support/net';
 import { AppError } from './errors';
 import { createGuardedLookup, guardedFetch, isPrivateAddress, validateCallbackUrl, type OutboundPolicy } from './outbound';
 
@@ -88,10 +89,8 @@ describe('guardedFetch', () => {
 
   before(async () => {
     server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() });
+      void readBody(req).then((body) => {
+        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
         if (req.url === '/redirect') {
           res.writeHead(302, { Location: `${base}/elsewhere` }).end();
         } else if (req.url === '/big') {
@@ -195,10 +194,7 @@ describe('guardedFetch', () => {
   });
 
   it('reports network failures as upstream_error', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const closedPort = await freePort();
     await assert.rejects(guardedFetch(`http://127.0.0.1:${closedPort}/`, {}, OPEN), rejectsWith('upstream_error', { reason: 'ECONNREFUSED' }));
   });
 });

@@ -3,7 +3,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { gateCriteria } from '../subgraphs/control-plane/gate.catalog';
 import { seedAgentPrompts } from '../subgraphs/control-plane/prompts.seed';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { untilValue } from './support/until';
 
 /**
  * The agent catalogue and agent tasks through the main layout (/v1/control-plane), GraphQL and
@@ -33,31 +35,24 @@ function goodAnswer(body: any): string {
 /** The required criteria of a gate, from the gate catalogue. */
 const required = (stage: 'DESIGN', gateType: 'entry' | 'exit') => gateCriteria(stage, gateType).filter((c) => c.required).map((c) => c.name);
 
-async function waitFor(taskId: string, done = (t: any) => ['completed', 'failed', 'cancelled'].includes(t.status), timeoutMs = 10_000): Promise<any> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await p.rest('GET', `${CP}/agents/tasks/${taskId}`);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    if (done(res.body.data) || Date.now() > until) return res.body.data;
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+/** The task once it has ended (completed, failed or cancelled). */
+const waitFor = (taskId: string) =>
+  untilValue(
+    `task ${taskId} to end`,
+    async () => {
+      const res = await p.rest('GET', `${CP}/agents/tasks/${taskId}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.data;
+    },
+    (t) => ['completed', 'failed', 'cancelled'].includes(t.status),
+    { timeoutMs: 10_000, everyMs: 30 },
+  );
 
-const guide = (extra: Record<string, unknown> = {}) => ({
-  agentId: 'docs-author',
-  taskType: 'write-guide',
-  context: { topic: 'Signing webhooks', audience: 'backend developers' },
-  ...extra,
-});
+const guide = (extra: Record<string, unknown> = {}) => guideTask({ topic: 'Signing webhooks', audience: 'backend developers' }, extra);
 
 before(async () => {
   fake = await startFakeLlm({ models: ['model-default', 'model-b'] });
-  p = await startTestPlatform({
-    LLM_BASE_URL: fake.url,
-    LLM_MODELS: 'model-default,model-b',
-    WEBHOOK_ALLOW_HTTP: 'true',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-  });
+  p = await startTestPlatform(fakeLlmEnv(fake.url, 'model-default,model-b'));
 });
 after(async () => {
   await p?.stop();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { sleep } from './support/until';
 
 const KEYS = '/control-plane/api/v1/auth/api-keys';
 let p: TestPlatform;
@@ -150,7 +151,7 @@ describe('authentication (401) and permissions (403)', () => {
     const expiresAt = new Date(Date.now() + 1500).toISOString();
     const k = await p.createKey({ permissions: ['keys:manage'], expires_at: expiresAt });
     assert.equal((await p.rest('GET', KEYS, { key: k.key })).status, 200);
-    await new Promise((r) => setTimeout(r, 1700));
+    await sleep(1700);
     const res = await p.rest('GET', KEYS, { key: k.key });
     assert.equal(res.status, 401);
     assertPlatformError(res.body, 'expired_api_key');

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { verifySignature } from '../kernel/webhooks';
 import { SCHEDULE_FIRE_JOB } from '../subgraphs/engine/schedule.service';
 import type { TestDatabase } from './support/database';
+import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { sleep, until, untilValue } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * The control plane's workflow surface (spec 1, Workflows) served by the engine: list, trigger
@@ -16,28 +18,19 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 
 const CP = '/v1/control-plane/workflows';
 const INTERNAL_SECRET = randomBytes(32).toString('hex');
-const ENV = { WEBHOOK_ALLOW_HTTP: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', INTERNAL_SECRET };
+const ENV = { ...localWebhooksEnv, INTERNAL_SECRET };
 let p: TestPlatform;
 /** Set once the platform was restarted on its database (which `stop` then leaves to us). */
 let restartedOn: TestDatabase | undefined;
-let receiver: Server;
+const receiver = webhookReceiver(() => ({ status: 200, body: 'ok' }));
 let receiverUrl = '';
-const deliveries: { path: string; event: string; signature: string | undefined; raw: string; body: any }[] = [];
+const deliveries = receiver.requests;
 let operator: string; // control-plane key: workflow:read, workflow:write, workflow:execute
 let reader: string; // control-plane key: workflow:read
 const ids: Record<string, string> = {};
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Executions and schedules: a longer deadline than `until`'s own, asked less often. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
 function assertError(res: { status: number; body: any }, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -46,12 +39,7 @@ function assertError(res: { status: number; body: any }, status: number, code: s
   return res.body.error;
 }
 
-type N = { name: string; type: string; parameters?: Record<string, unknown> };
-function chain(nodes: N[]) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return { nodes, connections };
-}
+type N = WorkflowNode;
 
 async function createWorkflow(name: string, nodes: N[], extra: Record<string, unknown> = {}): Promise<string> {
   const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, ...chain(nodes), ...extra } });
@@ -66,19 +54,13 @@ const getExecution = async (id: string, query = '') => {
   return res.body.data;
 };
 const waitStatus = (id: string, status: string) =>
-  waitFor(`execution ${id} ${status}`, async () => {
-    const e = await getExecution(id);
-    return e.status === status ? e : undefined;
-  });
+  untilValue(`execution ${id} ${status}`, () => getExecution(id), (e) => e.status === status, { timeoutMs: 15_000, everyMs: 100 });
 
 before(async () => {
-  receiver = createServer((req, res) => void receive(req, res));
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  receiverUrl = (await receiver.start()).url;
   p = await startTestPlatform(ENV);
   operator = (await p.createKey({ name: 'operator', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
   reader = (await p.createKey({ name: 'reader', permissions: ['workflow:read'] })).key;
-  const start = { name: 'Start', type: 'engine.manualTrigger' };
   ids.intake = await createWorkflow('Order Intake', [start, { name: 'Tag', type: 'engine.set', parameters: { values: { order: '{{ $json.orderId }}', seen: true } } }], {
     active: true,
     tags: ['sales'],
@@ -92,17 +74,8 @@ before(async () => {
 after(async () => {
   await p?.stop();
   await restartedOn?.drop();
-  receiver?.closeAllConnections();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver.close();
 });
-
-async function receive(req: IncomingMessage, res: import('node:http').ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
-  deliveries.push({ path: req.url ?? '', event: String(req.headers['x-svc-event']), signature: req.headers['x-svc-signature'] as string | undefined, raw, body: JSON.parse(raw) });
-  res.writeHead(200).end('ok');
-}
 
 const deliveriesFor = (executionId: string) => deliveries.filter((d) => d.body.executionId === executionId);
 

@@ -4,6 +4,7 @@ import { splitInBatches } from '../subgraphs/engine/n8n/nodes/split-in-batches';
 import { NODE_TYPES } from '../subgraphs/engine/nodes';
 import type { NodeDefinition } from '../subgraphs/engine/nodes/types';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { untilValue } from './support/until';
 
 /**
  * n8n's execution order v1 end to end, on PostgreSQL: a workflow exported from n8n with a loop
@@ -56,16 +57,6 @@ async function execution(id: string): Promise<any> {
   return res.body.data.execution;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, last: () => Promise<unknown>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(await last())}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('n8n execution order v1, persisted', () => {
   test('a loop with a Wait inside runs, waits per batch, resumes in place and ends with n8n\'s result; each run has its run index', async () => {
     const imported = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: LOOP_WITH_WAIT } });
@@ -74,20 +65,21 @@ describe('n8n execution order v1, persisted', () => {
     assert.equal(started.status, 200, JSON.stringify(started.body));
     const id = started.body.data.executionId;
 
-    const waiting = await until('the first wait', async () => {
-      const e = await execution(id);
-      return e.status === 'waiting' ? e : undefined;
-    }, () => execution(id));
+    const waiting = await untilValue('the first wait', () => execution(id), (e) => e.status === 'waiting', { timeoutMs: 30_000, everyMs: 50 });
     assert.deepEqual(
       waiting.nodeData.map((n: any) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0'],
     );
 
-    const done = await until('the end', async () => {
-      const e = await execution(id);
-      assert.notEqual(e.status, 'error', JSON.stringify(e.error));
-      return e.status === 'success' ? e : undefined;
-    }, () => execution(id));
+    const done = await untilValue(
+      'the end',
+      () => execution(id),
+      (e) => {
+        assert.notEqual(e.status, 'error', JSON.stringify(e.error));
+        return e.status === 'success';
+      },
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     assert.deepEqual(done.result.items, [
       { n: 1, seen: 10 },
       { n: 2, seen: 20 },

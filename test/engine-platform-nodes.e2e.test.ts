@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { chain, start, type WorkflowNode } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { sleep } from './support/until';
 
 /**
  * The workflow nodes that use the platform's other services: `agent` runs a control-plane task,
@@ -10,7 +12,6 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 
 let p: TestPlatform;
 let fake: FakeLlm;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const guide = JSON.stringify({ summary: 'A guide', files: [{ path: 'docs/guide.md', content: '# Guide\n\n## Overview\nText\n' }] });
 
 before(async () => {
@@ -22,13 +23,7 @@ after(async () => {
   await fake?.close();
 });
 
-type N = { name: string; type: string; parameters?: Record<string, unknown>; continueOnFail?: boolean };
-function chain(nodes: N[]) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return { nodes, connections };
-}
-const start: N = { name: 'Start', type: 'engine.manualTrigger' };
+type N = WorkflowNode;
 
 async function create(name: string, nodes: N[], key?: string) {
   return p.rest('POST', '/v1/engine/workflows', { key, body: { name, ...chain(nodes) } });

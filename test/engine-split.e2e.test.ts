@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSplitTopology, type SplitTopology } from './support/split';
+import { readUntil } from './support/until';
 
 /**
  * The engine in its own process, the gateway (REST and the /webhook/<path> surface) in another:
@@ -71,9 +72,7 @@ describe('inbound webhooks with the engine in another process', () => {
     const removed = await call('DELETE', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}`);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     // The change travels as a PostgreSQL notification; the cache would otherwise keep the trigger for 10 s.
-    const deadline = Date.now() + 2_000;
-    let status = 200;
-    while (Date.now() < deadline && (status = (await send()).status) === 200) await new Promise((r) => setTimeout(r, 50));
+    const status = await readUntil(async () => (await send()).status, (s) => s !== 200, { timeoutMs: 2_000, everyMs: 50 });
     assert.equal(status, 404);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { untilValue } from './support/until';
 
 /** Webhook triggers: registration, every authentication mode, inbound requests on /webhook/<path>, logs, statistics. */
 
@@ -74,14 +75,13 @@ async function logs(webhookId: string, query = '') {
   return res.body.data;
 }
 
-async function executionOf(executionId: string) {
-  for (let i = 0; i < 100; i++) {
-    const e = (await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`)).body.data;
-    if (e.status !== 'running') return e;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail('execution did not finish');
-}
+const executionOf = (executionId: string) =>
+  untilValue(
+    `execution ${executionId} to finish`,
+    async () => (await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`)).body.data,
+    (e) => e.status !== 'running',
+    { timeoutMs: 15_000, everyMs: 100 },
+  );
 
 const secretColumns = async (id: string) =>
   (await p.platform.kernel.db.query(`SELECT auth_config, secret_hash, secret_enc FROM engine.webhook_triggers WHERE id = $1`, [id]))[0];

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
+import { chain, start, type WorkflowNode } from './support/fixtures';
 import { N8N_EXPORT } from './support/n8n-export';
+import { readBody } from './support/net';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
+import { sleep, until, untilValue } from './support/until';
 
 /** The workflow engine end to end: REST (/v1/engine and /engine/api/v1), GraphQL, subscriptions, a restart. */
 
@@ -31,9 +34,7 @@ after(async () => {
 });
 
 async function handleUpstream(req: IncomingMessage, res: import('node:http').ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const body = Buffer.concat(chunks).toString('utf8');
+  const body = await readBody(req);
   const json = (status: number, value: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(value));
@@ -59,13 +60,7 @@ async function handleUpstream(req: IncomingMessage, res: import('node:http').Ser
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-type N = { name: string; type: string; parameters?: Record<string, unknown>; [k: string]: unknown };
-function chain(nodes: N[], extra: Record<string, { main: unknown[][] }> = {}) {
-  const connections: Record<string, { main: unknown[][] }> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return { nodes, connections: { ...connections, ...extra } };
-}
-const start: N = { name: 'Start', type: 'engine.manualTrigger' };
+type N = WorkflowNode;
 
 async function createWorkflow(name: string, def: { nodes: N[]; connections: unknown }, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, ...def, ...extra } });
@@ -85,21 +80,11 @@ async function execution(id: string, includeData = false) {
   return res.body.data;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Executions run whole workflows: a longer deadline than `until`'s own, asked less often. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
-const waitStatus = (id: string, status: string, timeoutMs?: number) =>
-  waitFor(`execution ${id} to be ${status}`, async () => {
-    const e = await execution(id, true);
-    return e.status === status ? e : undefined;
-  }, timeoutMs);
+const waitStatus = (id: string, status: string, timeoutMs = 15_000) =>
+  untilValue(`execution ${id} to be ${status}`, () => execution(id, true), (e) => e.status === status, { timeoutMs, everyMs: 100 });
 
 function assertError(res: { status: number; body: any }, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -409,7 +394,7 @@ describe('executions', () => {
 
   test('schedule triggers start only active workflows', async () => {
     const id = await createWorkflow('Every second', chain([{ name: 'Tick', type: 'engine.scheduleTrigger', parameters: { cron: '* * * * * *' } }, { name: 'Note', type: 'engine.set', parameters: { values: { ran: true } } }]));
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     const count = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.pagination.total;
     assert.equal(await count(), 0, 'inactive: never started');
     await p.rest('POST', `/v1/engine/workflows/${id}/activate`);
@@ -418,9 +403,9 @@ describe('executions', () => {
     const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions;
     assert.ok(list.every((e: any) => e.mode === 'schedule'));
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
-    await new Promise((r) => setTimeout(r, 1200));
+    await sleep(1200);
     const after = await count();
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     assert.equal(await count(), after, 'deactivated: no more runs');
   });
 
@@ -511,36 +496,13 @@ describe('subscription executionUpdated', () => {
     );
     const started = await execute(id);
     const waiting = await waitStatus(started.executionId, 'waiting');
-    const client = createClient({ url: `ws://127.0.0.1:${p.port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${p.adminKey}` }, retryAttempts: 0, lazy: true });
+    const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     clients.push(client);
-    const events: any[] = [];
-    const finished = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no success event: ${JSON.stringify(events)}`)), 10_000);
-      client.subscribe(
-        {
-          query: 'subscription($id: ID!) { executionUpdated(executionId: $id) { executionId workflowName status progress { nodesCompleted nodesTotal currentNode } } }',
-          variables: { id: started.executionId },
-        },
-        {
-          next: (e) => {
-            const x = e.data?.executionUpdated as any;
-            events.push(x ?? e);
-            if (x?.status === 'success') {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-          error: (err) => {
-            clearTimeout(timer);
-            reject(err);
-          },
-          complete: () => resolve(),
-        },
-      );
-    });
-    await new Promise((r) => setTimeout(r, 300)); // the subscription is set up
+    const sub = subscribe(client, 'subscription($id: ID!) { executionUpdated(executionId: $id) { executionId workflowName status progress { nodesCompleted nodesTotal currentNode } } }', { id: started.executionId });
+    await sleep(300); // the subscription is set up
     await fetch(`${waiting.resumeUrl}`, { method: 'POST' });
-    await finished;
+    await sub.until((e) => e.data?.executionUpdated?.status === 'success', 10_000);
+    const events = sub.events.map((e) => e.data?.executionUpdated ?? e);
     assert.ok(events.every((e) => e.executionId === started.executionId && e.workflowName === 'Watched'));
     assert.ok(events.some((e) => e.status === 'running' && e.progress.currentNode === 'Slow call'), JSON.stringify(events));
     assert.deepEqual(events[events.length - 1].progress, { nodesCompleted: 4, nodesTotal: 4, currentNode: null });

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
+import { sleep } from './support/until';
 
 /**
  * The feature-request service (spec 3, section B) from sign-in to a completed request, against
@@ -238,23 +238,18 @@ describe('projects, requests, votes and comments', () => {
   test('GraphQL with the same token, and requestUpdated over graphql-ws on every vote, comment and status change', async () => {
     const gql = await p.graphql(`query($id: ID!) { featureRequest(requestId: $id) { title status votesCount } feedbackMe { username } }`, { id: request.id }, ann);
     assert.deepEqual(gql.body.data, { featureRequest: { title: 'Dark mode everywhere', status: 'approved', votesCount: 12 }, feedbackMe: { username: 'ann' } });
-    const client = createClient({ url: `${p.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${ann}` }, retryAttempts: 0 });
-    const seen: any[] = [];
+    const client = wsClient(p.url, `Bearer ${ann}`);
+    const sub = subscribe(client, 'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }', { id: request.id });
     try {
-      const done = new Promise<void>((resolve, reject) => {
-        client.subscribe(
-          { query: 'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }', variables: { id: request.id } },
-          { next: (m) => (seen.push(m.data?.requestUpdated), seen.length >= 3 && resolve()), error: reject, complete: () => resolve() },
-        );
-      });
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
       await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Shipping soon' });
       await call('PATCH', `/requests/${request.id}/status`, ann, { status: 'completed' });
-      await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`events: ${JSON.stringify(seen)}`)), 10_000))]);
+      await sub.until(() => sub.events.length >= 3, 10_000);
     } finally {
       await client.dispose();
     }
+    const seen = sub.events.map((m) => m.data?.requestUpdated);
     assert.deepEqual(seen.at(-1), { status: 'completed', votesCount: 11, commentsCount: 2 });
     assert.ok(seen.some((e) => e.votesCount === 11 && e.status === 'approved'), 'the vote was seen before the status change');
   });

@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
 import { surfaces } from '../rest-adapter';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
 
 /**
  * Malformed input is a 400 in the surface's envelope on every surface, never a 500: NUL and
@@ -152,14 +151,11 @@ describe('malformed GraphQL requests', () => {
   });
 
   test('graphql-ws: deep variables are refused with an error, the socket stays usable', async () => {
-    const client = createClient({ url: `${p.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${p.adminKey}` }, retryAttempts: 0 });
+    const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     try {
-      const error = await new Promise<unknown>((resolve) => {
-        client.subscribe(
-          { query: 'subscription($id: ID!) { taskUpdated(taskId: $id) { taskId } }', variables: { id: ID, d: JSON.parse(deep(200)) } },
-          { next: () => undefined, error: resolve, complete: () => resolve(undefined) },
-        );
-      });
+      const sub = subscribe(client, 'subscription($id: ID!) { taskUpdated(taskId: $id) { taskId } }', { id: ID, d: JSON.parse(deep(200)) });
+      await sub.done;
+      const error: unknown = sub.errors[0];
       assert.ok(Array.isArray(error), `an error list, got ${String(error)}`);
       assert.match((error as { message: string }[])[0]!.message, /nests deeper/);
     } finally {

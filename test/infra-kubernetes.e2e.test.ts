@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,8 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { verifySignature } from '../kernel/webhooks';
 import { startFakeKubernetes, type FakeKubernetes } from './support/fake-kubernetes';
+import { localWebhooksEnv } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
-import { until } from './support/until';
+import { sleep, until } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * CLUSTER_DRIVER=kubernetes against a fake Kubernetes API server on loopback: deployments
@@ -36,8 +36,7 @@ before(async () => {
     INFRA_ADMIN_PASSWORD: 'ops-password-1',
     INFRA_WATCH_INTERVAL_MS: '20',
     INFRA_ALERT_THRESHOLD_PERCENT: '50',
-    WEBHOOK_ALLOW_HTTP: 'true',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...localWebhooksEnv,
   });
   token = (await p.rest('POST', `${API}/auth/login`, { key: null, body: { email: 'ops@infra.test', password: 'ops-password-1' } })).body.token;
 });
@@ -162,7 +161,7 @@ describe('deployments on Kubernetes', () => {
         text += Buffer.from(value).toString('utf8');
       }
     })().catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     k8s.print('storefront', 'api', 'ERROR payment provider timed out');
     await until('the followed line', async () => text.includes('payment provider timed out'));
     abort.abort();
@@ -227,36 +226,27 @@ describe('cluster, nodes and metrics from the API', () => {
 
 describe('alert.triggered', () => {
   test('CPU over the threshold raises cpu_high once, delivered signed; it resolves when usage falls', async () => {
-    const received: { raw: string; signature: string; body: any }[] = [];
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        received.push({ raw, signature: String(req.headers['x-svc-signature']), body: JSON.parse(raw) });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const receiver = await webhookReceiver().start();
+    const received = receiver.requests;
     try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/alerts`;
+      const url = `${receiver.url}/alerts`;
       const reg = (await call('POST', '/webhooks', { url, events: ['alert.triggered'] })).body;
       const open = async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: any) => a.rule === 'cpu_high');
       assert.deepEqual(await open(), [], 'at 29.2% nothing is raised');
       k8s.setUsage('node-b', { cpu: '3', memory: '4Gi' }); // 3.5 of 6 cores: 58.3%
-      const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high'));
+      const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high')).then((r) => ({ ...r, signature: String(r.signature) }));
       assert.ok(verifySignature(reg.secret, delivered.raw, delivered.signature));
       assert.deepEqual(
         { event: delivered.body.event, severity: delivered.body.data.severity, utilizationPercent: delivered.body.data.utilizationPercent, thresholdPercent: delivered.body.data.thresholdPercent },
         { event: 'alert.triggered', severity: 'warning', utilizationPercent: 58.3, thresholdPercent: 50 },
       );
       assert.equal((await open()).length, 1);
-      await new Promise((r) => setTimeout(r, 700)); // two more checks: still one alert, one delivery
+      await sleep(700); // two more checks: still one alert, one delivery
       assert.equal(received.filter((r) => r.body.data.rule === 'cpu_high').length, 1);
       k8s.setUsage('node-b', { cpu: '1250000000n', memory: '4Gi' });
       await until('resolved', async () => (await open()).length === 0);
     } finally {
-      receiver.close();
+      await receiver.close();
     }
   });
 });

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { after, before, describe, test } from 'node:test';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
 import { verifySignature } from '../kernel/webhooks';
+import { localWebhooksEnv } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
 import { until } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * The infrastructure service (spec 3, section C) on the local driver: sign-in and lockout, roles
@@ -21,9 +20,8 @@ const ADMIN = { email: 'root@infra.test', password: 'admin-password-1' };
 let p: TestPlatform;
 let admin: string;
 
-type Received = { event: string; signature: string; raw: string; body: any };
-const received: Received[] = [];
-let receiver: http.Server;
+const receiver = webhookReceiver(() => 204);
+const received = receiver.requests;
 let hookUrl: string;
 
 before(async () => {
@@ -32,25 +30,14 @@ before(async () => {
     INFRA_ADMIN_PASSWORD: ADMIN.password,
     LOCAL_ROLLOUT_STEP_MS: '25',
     INFRA_WATCH_INTERVAL_MS: '20',
-    WEBHOOK_ALLOW_HTTP: 'true',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...localWebhooksEnv,
   });
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ event: String(req.headers['x-svc-event']), signature: String(req.headers['x-svc-signature']), raw, body: JSON.parse(raw) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/infra`;
+  hookUrl = `${(await receiver.start()).url}/hooks/infra`;
   admin = (await login(ADMIN.email, ADMIN.password)).body.token;
 });
 after(async () => {
   await p?.stop();
-  receiver?.close();
+  await receiver.close();
 });
 
 /** Calls the infra surface with a JWT (Bearer) or an API key (X-API-Key). */
@@ -487,7 +474,8 @@ describe('webhooks', () => {
     const s = (await call('POST', '/services', { body: { project: pr.id, name: 'hooked', image: 'hooked:1', replicas: 2 } })).body;
     const dep = await until('the created deployment', async () => (await call('GET', `/services/${s.id}/deployments`)).body.data[0]);
     await settled(dep.deploymentId);
-    const got = await until('both deliveries', async () => (received.length >= 2 ? received : null));
+    // (String: an unsigned delivery must fail the signature assertions below, not the type check)
+    const got = await until('both deliveries', async () => (received.length >= 2 ? received.map((r) => ({ ...r, signature: String(r.signature) })) : null));
     for (const r of got) {
       assert.ok(verifySignature(reg.body.secret, r.raw, r.signature), 'the signature verifies with the registration secret');
       assert.match(r.signature, /^sha256=[0-9a-f]{64}$/);
@@ -526,22 +514,11 @@ describe('GraphQL: the same operations and roles; deploymentUpdated streams a ro
 
     const d = await p.graphql(`mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId status } }`, { id: s.id }, admin);
     const deploymentId = d.body.data.deployInfraService.deploymentId;
-    const client = createClient({ url: `ws://127.0.0.1:${p.port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${admin}` }, retryAttempts: 0 });
-    const events: any[] = [];
-    await new Promise<void>((resolve, reject) => {
-      client.subscribe(
-        { query: `subscription($id: ID!) { deploymentUpdated(deploymentId: $id) { status progress { updated ready available desired } } }`, variables: { id: deploymentId } },
-        {
-          next: (v) => {
-            events.push(v.data!.deploymentUpdated);
-            if ((v.data!.deploymentUpdated as any).status !== 'in-progress') resolve();
-          },
-          error: reject,
-          complete: resolve,
-        },
-      );
-    });
+    const client = wsClient(p.url, `Bearer ${admin}`);
+    const sub = subscribe(client, `subscription($id: ID!) { deploymentUpdated(deploymentId: $id) { status progress { updated ready available desired } } }`, { id: deploymentId });
+    await sub.until((v) => v.data.deploymentUpdated.status !== 'in-progress', 180_000);
     await client.dispose();
+    const events = sub.events.map((v) => v.data.deploymentUpdated);
     assert.equal(events.at(-1).status, 'success');
     assert.deepEqual(events.at(-1).progress, { updated: 4, ready: 4, available: 4, desired: 4 });
     assert.ok(events.length >= 2, `progress events: ${events.length}`);

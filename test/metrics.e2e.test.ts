@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { AGENTS } from '../subgraphs/control-plane/agent.catalog';
 import { PRICES } from '../subgraphs/control-plane/pricing';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { readUntil } from './support/until';
 
 /**
  * Control-plane metrics (spec 1, Metrics) against a generated history written straight into the
@@ -415,16 +416,16 @@ describe('POST /metrics/query', () => {
 describe('system resources and health', () => {
   test('the sampler records a row per interval; resources serves them by minute with the same figures', async () => {
     for (let i = 0; i < 5; i++) await get('/v1/rate-limits/status');
-    let rows: any[] = [];
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      rows = (await db.query(`SELECT * FROM control_plane.resource_samples ORDER BY at`)).rows;
-      if (rows.length >= 3 && rows.reduce((a, r) => a + r.requests_total, 0) >= 5) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const rows: any[] = await readUntil(
+      async () => (await db.query(`SELECT * FROM control_plane.resource_samples ORDER BY at`)).rows,
+      (rows) => rows.length >= 3 && rows.reduce((a: number, r: any) => a + r.requests_total, 0) >= 5,
+      { timeoutMs: 10_000, everyMs: 100 },
+    );
     assert.ok(rows.length >= 3, `${rows.length} samples`);
     const start = new Date(rows[0].at.getTime() - 60_000).toISOString();
-    const end = new Date(Date.now() + 60_000).toISOString();
+    // The window ends with the samples read above: one the sampler writes between the two reads
+    // below must fall outside both (it did under load, and the totals differed).
+    const end = new Date(rows[rows.length - 1].at.getTime() + 1).toISOString();
     const res = await get(`${M}/system/resources?startDate=${start}&endDate=${end}&granularity=minute`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const r = res.body.data;

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { verifySignature } from '../kernel/webhooks';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { Client as PgClient } from 'pg';
 import { createTestDatabase } from './support/database';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
+import { sleep, until } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * Orchestrations and gates end to end: REST (main and alternate layout), GraphQL subscription,
@@ -74,45 +76,26 @@ interface Delivery {
 }
 interface Receiver {
   url: string;
-  deliveries: Delivery[];
+  readonly deliveries: Delivery[];
   close(): Promise<void>;
 }
 
+/** The shared receiver, its requests read as deliveries signed (or not) with this file's secret. */
 async function startReceiver(): Promise<Receiver> {
-  const deliveries: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      deliveries.push({
-        event: String(req.headers['x-svc-event']),
-        body: JSON.parse(raw.toString('utf8')),
-        signatureValid: verifySignature(SECRET, raw, String(req.headers['x-svc-signature'] ?? '')),
-        headers: req.headers,
-      });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const r = await webhookReceiver(() => 204).start();
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    deliveries,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    url: `${r.url}/hooks`,
+    get deliveries() {
+      return r.requests.map((q) => ({ event: q.event, body: q.body, signatureValid: verifySignature(SECRET, q.raw, q.signature ?? ''), headers: q.headers }));
+    },
+    close: () => r.close(),
   };
 }
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Orchestrations wait on stages of model calls: a longer deadline than `until`'s own. */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000) => until(what, probe, timeoutMs, 50);
 
 async function status(id: string, details = false, platform = p) {
   const res = await platform.rest('GET', `${ORCH}/status/${id}${details ? '?includeTaskDetails=true' : ''}`);
@@ -148,14 +131,8 @@ function assertError(res: { status: number; body: any }, status: number, code: s
   assert.match(res.body.meta.requestId, /^req_/);
 }
 
-function wsClient(platform: TestPlatform, key: string): Client {
-  const c = createClient({
-    url: `ws://127.0.0.1:${platform.port}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${key}` },
-    retryAttempts: 0,
-    lazy: true,
-  });
+function ws(platform: TestPlatform, key: string): Client {
+  const c = wsClient(platform.url, `Bearer ${key}`);
   clients.push(c);
   return c;
 }
@@ -187,12 +164,7 @@ before(async () => {
     return answerFor(agentId, prompt);
   });
   receiver = await startReceiver();
-  p = await startTestPlatform({
-    LLM_BASE_URL: fake.url,
-    LLM_MODELS: 'model-default',
-    WEBHOOK_ALLOW_HTTP: 'true',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-  });
+  p = await startTestPlatform(fakeLlmEnv(fake.url));
 });
 
 after(async () => {
@@ -469,7 +441,7 @@ describe('an orchestration run', () => {
           gateValidation: {},
           tasks: [{ agentId: 'backend-engineer', taskType: 'implement-endpoint', context: { specification: 'NO-TESTS endpoint', language: 'typescript' } }],
         },
-        { stage: 'VERIFY', tasks: [{ agentId: 'docs-author', taskType: 'write-guide', context: { topic: 't', audience: 'a' } }] },
+        { stage: 'VERIFY', tasks: [guideTask()] },
       ],
       webhook: { url: receiver.url, secret: SECRET, events: ['orchestration.failed'] },
     });
@@ -542,7 +514,7 @@ describe('pause, resume, cancel', () => {
     const h = hold('pause-1');
     const c = await create({
       name: 'pausable',
-      stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [{ agentId: 'docs-author', taskType: 'write-guide', context: { topic: 't', audience: 'a' } }] }],
+      stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [guideTask()] }],
     });
     await waitFor('the first task in the model', () => reached(h));
     const paused = await p.rest('POST', `${ORCH}/${c.orchestrationId}/pause`, { body: { reason: 'code freeze' } });
@@ -558,7 +530,7 @@ describe('pause, resume, cancel', () => {
       const s = await status(c.orchestrationId, true);
       return s.stages[0].tasks[0].status === 'completed' ? s : null;
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     const still = await status(c.orchestrationId, true);
     assert.equal(still.status, 'paused');
     assert.equal(finished.stages[0].tasksCompleted, 1);
@@ -587,7 +559,7 @@ describe('pause, resume, cancel', () => {
             { id: 'two', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: `HOLD:${h} two` } },
           ],
         },
-        { stage: 'DESIGN', tasks: [{ agentId: 'docs-author', taskType: 'write-guide', context: { topic: 't', audience: 'a' } }] },
+        { stage: 'DESIGN', tasks: [guideTask()] },
       ],
     });
     await waitFor('both tasks running', async () => (await status(c.orchestrationId, true)).stages[0].tasks.every((t: any) => t.status === 'running'));
@@ -632,34 +604,19 @@ describe('orchestrationUpdated over graphql-ws', () => {
     const h = hold('sub-1');
     const c = await create({
       name: 'watched',
-      stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [{ agentId: 'docs-author', taskType: 'write-guide', context: { topic: 't', audience: 'a' } }] }],
+      stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [guideTask()] }],
     });
     const reader = await p.createKey({ permissions: ['orchestration:read'] });
-    const events: any[] = [];
-    const errors: any[] = [];
-    const ended = new Promise<void>((resolve) => {
-      wsClient(p, reader.key).subscribe(
-        {
-          query: `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) {
+    const sub = subscribe(
+      ws(p, reader.key),
+      `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) {
             orchestrationId status currentStage progress { stagesCompleted overallPercentage } stages { stage status tasks { status } } } }`,
-          variables: { id: c.orchestrationId },
-        },
-        {
-          next: (v) => {
-            events.push(v);
-            if ((v.data as any)?.orchestrationUpdated?.status === 'completed') resolve();
-          },
-          error: (e) => {
-            errors.push(e);
-            resolve();
-          },
-          complete: () => resolve(),
-        },
-      );
-    });
-    await new Promise((r) => setTimeout(r, 300));
+      { id: c.orchestrationId },
+    );
+    const { events, errors } = sub;
+    await sleep(300);
     release(h);
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 15_000))]);
+    await sub.until((v) => v.data?.orchestrationUpdated?.status === 'completed', 15_000);
     assert.deepEqual(errors, []);
     const seen = events.map((e) => e.data.orchestrationUpdated);
     assert.ok(seen.length >= 2, JSON.stringify(seen));
@@ -670,12 +627,9 @@ describe('orchestrationUpdated over graphql-ws', () => {
     assert.ok(seen.some((o) => o.currentStage === 'DESIGN' && o.status === 'running'), 'a progress change between the stages was emitted');
 
     const stranger = await p.createKey({ permissions: ['agent:read'] });
-    const refused = await new Promise<any>((resolve) =>
-      wsClient(p, stranger.key).subscribe(
-        { query: `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { status } }`, variables: { id: c.orchestrationId } },
-        { next: () => undefined, error: resolve, complete: () => resolve(null) },
-      ),
-    );
+    const refusal = subscribe(ws(p, stranger.key), `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { status } }`, { id: c.orchestrationId });
+    await refusal.done;
+    const refused = refusal.errors[0];
     assert.equal(refused[0].extensions.code, 'insufficient_permissions');
   });
 });
@@ -728,13 +682,7 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
 describe('a restart mid-orchestration', () => {
   test('a new process on the same database carries the orchestration to its end', async () => {
     const database = await createTestDatabase();
-    const env = {
-      LLM_BASE_URL: fake.url,
-      LLM_MODELS: 'model-default',
-      WEBHOOK_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      INTERNAL_SECRET: randomBytes(32).toString('hex'),
-    };
+    const env = { ...fakeLlmEnv(fake.url), INTERNAL_SECRET: randomBytes(32).toString('hex') };
     const first = await startTestPlatform(env, { database });
     let firstStopped = false;
     const before = receiver.deliveries.length;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { sleep, untilValue } from './support/until';
 
 const V1 = '/v1/promptlib';
 const API = '/promptlib/api/v1';
@@ -19,8 +20,6 @@ after(async () => {
   await p?.stop();
   await fake?.close();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ok(res: Answer, status = 200): any {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -45,15 +44,18 @@ async function createPrompt(body: Record<string, unknown>): Promise<any> {
   return ok(await p.rest('POST', `${V1}/prompts`, { body: { description: 'a prompt', ...body } }), 201);
 }
 
-async function poll(executionId: string, key?: string, seen: any[] = []): Promise<any> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const data = ok(await p.rest('GET', `${V1}/chains/executions/${executionId}`, { key }));
-    seen.push(data);
-    if (data.status !== 'running') return data;
-    await sleep(40);
-  }
-  throw new Error(`execution ${executionId} did not finish`);
+/** The execution once it is no longer running; every state read is appended to `seen`. */
+function poll(executionId: string, key?: string, seen: any[] = []): Promise<any> {
+  return untilValue(
+    `execution ${executionId} to finish`,
+    async () => {
+      const data = ok(await p.rest('GET', `${V1}/chains/executions/${executionId}`, { key }));
+      seen.push(data);
+      return data;
+    },
+    (data) => data.status !== 'running',
+    { timeoutMs: 15_000, everyMs: 40 },
+  );
 }
 
 /** Tracks how many model calls run at once. */

@@ -3,14 +3,16 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv } from './support/fixtures';
+import { freePort, waitHealthy } from './support/net';
+import { until as poll } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * SIGKILL in the middle of everything, then a restart on the same database: a running agent
@@ -25,10 +27,10 @@ const answer = JSON.stringify({ summary: 'done', files: [{ path: 'docs/x.md', co
 
 let db: TestDatabase;
 let fake: FakeLlm;
-let receiver: http.Server;
 let receiverUrl: string;
 let holdMs = 0;
-const received: { delivery: string; event: string; at: number }[] = [];
+const receiver = webhookReceiver(() => ({ status: 200, body: 'ok', delayMs: holdMs }));
+const received = receiver.requests;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'resilience-'));
 const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
 const procs: ChildProcess[] = [];
@@ -37,32 +39,18 @@ before(async () => {
   db = await createTestDatabase();
   fake = await startFakeLlm({ models: ['model-default'] });
   fake.reply(() => answer);
-  receiver = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push({ delivery: String(req.headers['x-svc-delivery']), event: String(req.headers['x-svc-event']), at: Date.now() });
-      setTimeout(() => res.writeHead(200).end('ok'), holdMs).unref();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiverUrl = `${(await receiver.start()).url}/hook`;
 });
 after(async () => {
   for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  receiver?.closeAllConnections();
-  receiver?.close();
+  await receiver.close();
   await fake?.close();
   await db?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function startPlatform(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await new Promise<number>((resolve) => {
-    const srv = http.createServer().listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
     env: {
       ...process.env,
@@ -71,10 +59,7 @@ async function startPlatform(): Promise<{ url: string; child: ChildProcess }> {
       PORT: String(port),
       HOST: '127.0.0.1',
       BOOTSTRAP_API_KEY: adminKey,
-      LLM_BASE_URL: fake.url,
-      LLM_MODELS: 'model-default',
-      WEBHOOK_ALLOW_HTTP: 'true',
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...fakeLlmEnv(fake.url),
       WORKER_STALE_AFTER_MS: '2000',
       LOG_LEVEL: 'error',
     },
@@ -82,19 +67,12 @@ async function startPlatform(): Promise<{ url: string; child: ChildProcess }> {
   });
   procs.push(child);
   const url = `http://127.0.0.1:${port}`;
-  await until('the platform is healthy', async () => (await fetch(`${url}/health`).catch(() => null))?.status === 200, 60_000);
+  await waitHealthy(url, 60_000);
   return { url, child };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Processes start and die here: a longer deadline than `until`'s own, asked less often. */
+const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000) => poll(what, probe, timeoutMs, 100);
 
 describe('SIGKILL and restart', () => {
   test('a task, a chain, a waiting execution and a webhook delivery in flight: none lost, none stuck, none run twice', async (t) => {

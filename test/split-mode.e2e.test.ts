@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createClient } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
-import WebSocket from 'ws';
 import { startSplitTopology, type SplitTopology } from './support/split';
+import { subscribe, wsClient } from './support/subscribe';
+import { sleep } from './support/until';
 
 /**
  * The split topology as real processes on one database: the control-plane subgraph alone,
@@ -54,22 +54,12 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
   test('a subscription at the gateway sees changes made in the subgraph process', async () => {
     const created = await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: 'watched' });
     const id = created.body.data.api_key_id;
-    const client = createClient({
-      url: gatewayUrl.replace('http', 'ws') + '/graphql',
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${adminKey}` },
-      retryAttempts: 0,
-    });
-    const received: any[] = [];
-    const got = new Promise<void>((resolve, reject) => {
-      client.subscribe(
-        { query: `subscription($id: ID!) { apiKeyUpdated(id: $id) { name } }`, variables: { id } },
-        { next: (v) => (received.push(v), resolve()), error: reject, complete: () => undefined },
-      );
-    });
-    await new Promise((r) => setTimeout(r, 500));
+    const client = wsClient(gatewayUrl, `Bearer ${adminKey}`);
+    const sub = subscribe(client, `subscription($id: ID!) { apiKeyUpdated(id: $id) { name } }`, { id });
+    const received = sub.events;
+    await sleep(500);
     await call('PATCH', `/control-plane/api/v1/auth/api-keys/${id}`, adminKey, { name: 'seen across processes' });
-    await Promise.race([got, new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 5 s')), 5000))]);
+    await sub.until(() => true, 5000);
     await client.dispose();
     assert.deepEqual(received[0], { data: { apiKeyUpdated: { name: 'seen across processes' } } });
   });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe, wsClient } from './support/subscribe';
+import { sleep } from './support/until';
 
 let p: TestPlatform;
 const clients: Client[] = [];
@@ -17,49 +18,9 @@ after(async () => {
 });
 
 function client(authorization?: string): Client {
-  const c = createClient({
-    url: `ws://127.0.0.1:${p.port}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: authorization ? { authorization } : {},
-    retryAttempts: 0,
-    lazy: true,
-  });
+  const c = wsClient(p.url, authorization);
   clients.push(c);
   return c;
-}
-
-/** Collects the events of one subscription. */
-function subscribe(c: Client, query: string, variables: Record<string, unknown>) {
-  const events: any[] = [];
-  const errors: any[] = [];
-  let notify: (() => void) | undefined;
-  const done = new Promise<void>((resolve) => {
-    c.subscribe(
-      { query, variables },
-      {
-        next: (value) => {
-          events.push(value);
-          notify?.();
-        },
-        error: (err) => {
-          errors.push(err);
-          notify?.();
-          resolve();
-        },
-        complete: () => resolve(),
-      },
-    );
-  });
-  const waitFor = async (n: number, timeoutMs = 5000) => {
-    const until = Date.now() + timeoutMs;
-    while (events.length < n && !errors.length && Date.now() < until) {
-      await new Promise<void>((r) => {
-        notify = r;
-        setTimeout(r, 100);
-      });
-    }
-  };
-  return { events, errors, done, waitFor };
 }
 
 describe('subscriptions over graphql-ws through the gateway', () => {
@@ -70,7 +31,7 @@ describe('subscriptions over graphql-ws through the gateway', () => {
       `subscription($id: ID!) { apiKeyUpdated(id: $id) { id name status auditLabel } }`,
       { id: k.id },
     );
-    await new Promise((r) => setTimeout(r, 300)); // let the subscription register
+    await sleep(300); // let the subscription register
     await p.rest('PATCH', `/control-plane/api/v1/auth/api-keys/${k.id}`, { body: { name: 'renamed' } });
     await sub.waitFor(1);
     await p.rest('DELETE', `/control-plane/api/v1/auth/api-keys/${k.id}`);
@@ -86,11 +47,11 @@ describe('subscriptions over graphql-ws through the gateway', () => {
     const watched = await p.createKey({ name: 'a', permissions: ['agent:read'] });
     const other = await p.createKey({ name: 'b', permissions: ['agent:read'] });
     const sub = subscribe(client(`Bearer ${p.adminKey}`), `subscription($id: ID!) { apiKeyUpdated(id: $id) { name } }`, { id: watched.id });
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     await p.rest('PATCH', `/control-plane/api/v1/auth/api-keys/${other.id}`, { body: { name: 'other-renamed' } });
     await p.rest('PATCH', `/control-plane/api/v1/auth/api-keys/${watched.id}`, { body: { name: 'a2' } });
     await sub.waitFor(1);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     assert.deepEqual(sub.events, [{ data: { apiKeyUpdated: { name: 'a2' } } }]);
   });
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
 import { Client as PgClient } from 'pg';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { subscribe as subscribeTo, wsClient } from './support/subscribe';
+import { until } from './support/until';
 
 /**
  * Agent tasks across processes: the control-plane subgraph alone (it creates tasks and answers
@@ -34,28 +34,19 @@ const body = (mode: 'async' | 'sync') => ({
   execution: { mode },
 });
 
+/** taskUpdated at the gateway, read as the tasks it carries; an event the server refused counts as an error. */
 function subscribe(taskId: string, selection: string) {
-  const client = createClient({
-    url: split.gatewayUrl.replace('http', 'ws') + '/graphql',
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${split.adminKey}` },
-    retryAttempts: 0,
-  });
-  const events: any[] = [];
-  const errors: unknown[] = [];
-  client.subscribe(
-    { query: `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, variables: { id: taskId } },
-    { next: (v: any) => (v.errors ? errors.push(v.errors) : events.push(v.data.taskUpdated)), error: (e) => errors.push(e), complete: () => undefined },
-  );
-  return { events, errors, dispose: () => client.dispose() };
-}
-
-async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const client = wsClient(split.gatewayUrl, `Bearer ${split.adminKey}`);
+  const sub = subscribeTo(client, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
+  return {
+    get events(): any[] {
+      return sub.events.filter((v) => !v.errors).map((v) => v.data.taskUpdated);
+    },
+    get errors(): unknown[] {
+      return [...sub.events.filter((v) => v.errors).map((v) => v.errors), ...sub.errors];
+    },
+    dispose: () => client.dispose(),
+  };
 }
 
 describe('agent tasks in split mode', () => {
@@ -65,7 +56,7 @@ describe('agent tasks in split mode', () => {
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const sub = subscribe(created.body.data.taskId, 'taskId status progress { percentage currentStep } result { output filesCreated }');
     try {
-      await until(() => sub.events.some((t) => t.status === 'completed') || sub.errors.length > 0);
+      await until('the completed task or an error', () => sub.events.some((t) => t.status === 'completed') || sub.errors.length > 0);
       assert.deepEqual(sub.errors, []);
       // Each event is resolved by refetching the task, so the order is monotonic: running (while
       // the model answers), then completed — an event sent during the last step may already
@@ -114,13 +105,13 @@ describe('agent tasks in split mode', () => {
     fake.delay(8000);
     const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));
     const taskId = created.body.data.taskId;
-    await until(() => fake.chatBodies().length > 0);
+    await until('the model call', () => fake.chatBodies().length > 0);
     const res = await call('POST', `/v1/control-plane/agents/tasks/${taskId}/cancel`, { reason: 'split' });
     assert.equal(res.body.data.status, 'cancelled');
     const pg = new PgClient({ connectionString: split.databaseUrl });
     await pg.connect();
     try {
-      await until(async () => (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state === 'cancelled', 5000);
+      await until('the job to be cancelled', async () => (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state === 'cancelled', 5000);
     } finally {
       await pg.end();
     }

@@ -1,15 +1,16 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { Queue } from '../kernel/queue';
 import { verifySignature } from '../kernel/webhooks';
 import { controlPlaneServices } from '../subgraphs/control-plane';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { subscribe as subscribeTo, wsClient } from './support/subscribe';
+import { sleep, until, untilValue } from './support/until';
+import { webhookReceiver } from './support/webhook-receiver';
 
 /**
  * The task lifecycle: cancellation (queued and running), timeout, priority order, signed
@@ -22,35 +23,14 @@ let fake: FakeLlm;
 const clients: Client[] = [];
 
 const answer = JSON.stringify({ summary: 'done', files: [{ path: 'docs/x.md', content: '# X\n\n## Overview\n' }] });
-const task = (topic: string, extra: Record<string, unknown> = {}) => ({
-  agentId: 'docs-author',
-  taskType: 'write-guide',
-  context: { topic, audience: 'operators' },
-  ...extra,
-});
+const task = (topic: string, extra: Record<string, unknown> = {}) => guideTask({ topic, audience: 'operators' }, extra);
 const pool = () => controlPlaneServices(p.platform.kernel).agentQueue!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(25);
-  }
-}
 
 const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/${id}`)).body.data;
 
 before(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
-  p = await startTestPlatform({
-    LLM_BASE_URL: fake.url,
-    LLM_MODELS: 'model-default',
-    WEBHOOK_ALLOW_HTTP: 'true',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-  });
+  p = await startTestPlatform(fakeLlmEnv(fake.url));
 });
 after(async () => {
   for (const c of clients) await c.dispose();
@@ -86,20 +66,18 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
   test('a running task is cancelled and its model call aborted', async () => {
     fake.delay(10_000);
     const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('slow') })).body.data;
-    const running = await until(async () => {
-      const t = await getTask(created.taskId);
-      return t.status === 'running' && t.progress.currentStep.startsWith('calling the model') && fake.chatBodies().length === 1 && t;
-    });
+    const running = await untilValue(
+      'the task to be calling the model',
+      () => getTask(created.taskId),
+      (t) => t.status === 'running' && t.progress.currentStep.startsWith('calling the model') && fake.chatBodies().length === 1,
+    );
     assert.equal(running.progress.stepsCompleted, 1);
     const t0 = Date.now();
     const res = await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
     assert.equal(res.status, 200);
     assert.equal(res.body.data.status, 'cancelled');
     const [row] = await p.platform.kernel.db.query(`SELECT job_id FROM control_plane.tasks WHERE id = $1`, [created.taskId]);
-    const job = await until(async () => {
-      const j = await p.platform.kernel.queue.get(row.job_id);
-      return j?.state === 'cancelled' && j;
-    });
+    const job = (await untilValue('the job to be cancelled', () => p.platform.kernel.queue.get(row.job_id), (j) => j?.state === 'cancelled'))!;
     assert.ok(job.finishedAt);
     assert.ok(Date.now() - t0 < 5_000, 'the handler stopped well before the model would have answered');
     const t = await getTask(created.taskId);
@@ -171,10 +149,7 @@ describe('races between cancel, start, timeout and completion', () => {
       }),
     );
     for (const o of outcomes) {
-      const t = await until(async () => {
-        const got = await getTask(o.id);
-        return TERMINAL.includes(got.status) && got;
-      });
+      const t = await untilValue(`task ${o.id} to end`, () => getTask(o.id), (got) => TERMINAL.includes(got.status));
       assertConsistent(t);
       assert.equal(t.status === 'cancelled', o.cancelled, `task ${o.id}: the cancel's answer and the final state agree`);
     }
@@ -229,7 +204,7 @@ describe('priority', () => {
       // One worker slot, so start order is claim order.
       controlPlaneServices(p.platform.kernel).runtime!.register(one);
       await one.start();
-      await until(async () => (await Promise.all(ids.map(getTask))).every((t) => t.status === 'completed'));
+      await until('every task to complete', async () => (await Promise.all(ids.map(getTask))).every((t) => t.status === 'completed'));
       const order = fake.chatBodies().map((b) => /prio (\w+)/.exec(b.messages[0].content)![1]);
       assert.deepEqual(order, ['critical', 'high', 'normal', 'low']);
     } finally {
@@ -240,39 +215,21 @@ describe('priority', () => {
 });
 
 describe('webhooks task.started, task.completed, task.failed', () => {
-  let receiver: http.Server;
+  const receiver = webhookReceiver(() => 204);
+  const received = receiver.requests;
   let url: string;
-  const received: { event: string; signature?: string; delivery: string; raw: string; body: any }[] = [];
 
   before(async () => {
-    receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        received.push({
-          event: String(req.headers['x-svc-event']),
-          signature: req.headers['x-svc-signature'] as string | undefined,
-          delivery: String(req.headers['x-svc-delivery']),
-          raw,
-          body: JSON.parse(raw),
-        });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/tasks`;
+    url = `${(await receiver.start()).url}/hooks/tasks`;
   });
-  after(async () => {
-    await new Promise((resolve) => receiver.close(resolve));
-  });
+  after(() => receiver.close());
 
   test('signed deliveries with {event, taskId, agentId, timestamp, result}', async () => {
     received.length = 0;
     const secret = 'whsec_test_1234';
     const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('hooked', { webhook: { url, secret }, execution: { mode: 'sync' } }) })).body.data;
     assert.equal(t.status, 'completed');
-    await until(async () => received.length >= 2);
+    await until('two deliveries', () => received.length >= 2);
     // Each delivery is its own job: arrival order is not guaranteed, the events' timestamps are.
     received.sort((a, b) => Date.parse(a.body.timestamp) - Date.parse(b.body.timestamp) || (a.event === 'task.started' ? -1 : 1));
     assert.deepEqual(received.map((r) => r.event), ['task.started', 'task.completed']);
@@ -295,7 +252,7 @@ describe('webhooks task.started, task.completed, task.failed', () => {
     fake.reply(() => ({ status: 500 }));
     const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }) })).body.data;
     assert.equal(t.status, 'failed');
-    await until(async () => received.length >= 1);
+    await until('a delivery', () => received.length >= 1);
     await sleep(200);
     assert.deepEqual(received.map((r) => r.event), ['task.failed']);
     assert.equal(received[0]!.signature, undefined);
@@ -309,27 +266,12 @@ describe('webhooks task.started, task.completed, task.failed', () => {
 
 describe('subscription taskUpdated(taskId) over graphql-ws', () => {
   function client(key: string): Client {
-    const c = createClient({
-      url: `ws://127.0.0.1:${p.port}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${key}` },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const c = wsClient(p.url, `Bearer ${key}`);
     clients.push(c);
     return c;
   }
-  function subscribe(c: Client, taskId: string, selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }') {
-    const events: any[] = [];
-    const errors: any[] = [];
-    const done = new Promise<void>((resolve) => {
-      c.subscribe(
-        { query: `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, variables: { id: taskId } },
-        { next: (v) => events.push(v), error: (e) => (errors.push(e), resolve()), complete: () => resolve() },
-      );
-    });
-    return { events, errors, done };
-  }
+  const subscribe = (c: Client, taskId: string, selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }') =>
+    subscribeTo(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
 
   test('emits the whole task on every state and progress change', async () => {
     await pool().stop({ graceMs: 0 });
@@ -342,7 +284,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     } finally {
       await pool().start();
     }
-    await until(async () => sub.events.some((e) => e.data?.taskUpdated?.status === 'completed'));
+    await until('the completed event', () => sub.events.some((e) => e.data?.taskUpdated?.status === 'completed'));
     assert.deepEqual(sub.errors, []);
     const seen = sub.events.map((e) => e.data.taskUpdated);
     assert.ok(seen.length >= 3, JSON.stringify(seen));
@@ -360,10 +302,10 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     fake.delay(10_000);
     const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('to cancel') })).body.data;
     const sub = subscribe(client(p.adminKey), created.taskId, 'status cancelledAt');
-    await until(async () => (await getTask(created.taskId)).status === 'running');
+    await until('the task to run', async () => (await getTask(created.taskId)).status === 'running');
     await sleep(200);
     await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
-    await until(async () => sub.events.some((e) => e.data.taskUpdated.status === 'cancelled'));
+    await until('the cancelled event', () => sub.events.some((e) => e.data.taskUpdated.status === 'cancelled'));
     assert.ok(sub.events.at(-1).data.taskUpdated.cancelledAt);
   });
 

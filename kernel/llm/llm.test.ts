@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { startFakeLlm, type FakeLlm } from '../../test/support/fake-llm';
+import { freePort } from '../../test/support/net';
 import { AppError } from '../errors';
 import { createLogger } from '../logger';
 import {
@@ -26,15 +25,6 @@ function rejectsWith(code: string, details: Record<string, unknown> = {}) {
     for (const [k, v] of Object.entries(details)) assert.deepEqual(err.details[k], v, `details.${k}`);
     return true;
   };
-}
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 describe('OpenAI-compatible provider', () => {
@@ -155,7 +145,7 @@ describe('OpenAI-compatible provider', () => {
   });
 
   it('answers 502 when the endpoint refuses connections', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const down = createLlmProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, models: MODELS }, logger);
     await assert.rejects(down.complete({ messages: user('x') }), (err: unknown) => {
       rejectsWith('upstream_error', { status: null, reason: 'connection_failed' })(err);

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './net';
 import { REVISION_ANNOTATION, rolloutSettled, startRollout, statusOf, stepRollout, type SimulatedRollout } from '../../subgraphs/infra/cluster/rollout';
 
 /**
@@ -123,12 +124,10 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
   }
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
+    void readBody(req).then((text) => {
       const url = new URL(req.url!, 'http://fake');
       requests.push(`${req.method} ${url.pathname}`);
-      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      const body = text ? JSON.parse(text) : undefined;
       try {
         route(req.method!, url, body, res);
       } catch (err) {

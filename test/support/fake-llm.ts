@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './net';
 
 /**
  * A small local OpenAI-compatible server for tests and benchmarks (the shape OpenAI, vLLM, Ollama,
@@ -186,10 +187,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   }
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
+    void readBody(req).then((text) => {
       let body: unknown = undefined;
       if (text) {
         try {
