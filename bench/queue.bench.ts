@@ -7,6 +7,7 @@ import { kernelMigrations } from '../kernel/db/migrations';
 import { createEventBus } from '../kernel/events';
 import { createLogger } from '../kernel/logger';
 import { Queue } from '../kernel/queue';
+import type { AnyNames } from '../kernel/topics';
 
 /**
  * kernel/queue.ts against pg-boss 10 on the same server, in one run: (a) enqueue-to-start latency
@@ -61,9 +62,11 @@ async function until(done: () => boolean, deadline: number): Promise<boolean> {
 /** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
 async function inParallel(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 async function benchOurs(url: string): Promise<QueueFigures> {
@@ -74,8 +77,8 @@ async function benchOurs(url: string): Promise<QueueFigures> {
   const notify = (channel: string, payload: string) => db.query('SELECT pg_notify($1, $2)', [channel, payload]);
   const producerBus = await createEventBus({ kind: 'postgres', url, notify }, logger);
   const workerBus = await createEventBus({ kind: 'postgres', url, notify }, logger);
-  const producer = new Queue({ db, events: producerBus, logger });
-  const worker = new Queue({ db, events: workerBus, logger, concurrency: CONCURRENCY });
+  const producer = new Queue<AnyNames>({ db, events: producerBus, logger });
+  const worker = new Queue<AnyNames>({ db, events: workerBus, logger, concurrency: CONCURRENCY });
   try {
     let onStart: (() => void) | null = null;
     worker.register('bench.latency', async () => onStart?.());

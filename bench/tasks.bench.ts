@@ -11,6 +11,7 @@ import { createDataSource } from '../kernel/db/data-source';
 import { createEventBus } from '../kernel/events';
 import { createLogger } from '../kernel/logger';
 import { Queue } from '../kernel/queue';
+import type { AnyNames } from '../kernel/topics';
 import { startPlatform, type RunningPlatform } from '../main';
 import { controlPlaneServices } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
@@ -89,9 +90,11 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 
 async function inParallel(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 async function waitUntil(done: () => boolean | Promise<boolean>, deadline: number, every = 20): Promise<boolean> {
@@ -133,11 +136,18 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
         return body.data.taskId;
       };
       const finished = async (ids: string[]) =>
-        (await db.query(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [ids]))[0].n as number;
+        (
+          await db.query(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [
+            ids,
+          ])
+        )[0].n as number;
       const startLatencies = async (ids: string[]) =>
-        (await db.query(`SELECT extract(epoch FROM started_at - created_at) * 1000 AS ms FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND started_at IS NOT NULL`, [ids])).map(
-          (r: { ms: string }) => Number(r.ms),
-        );
+        (
+          await db.query(
+            `SELECT extract(epoch FROM started_at - created_at) * 1000 AS ms FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND started_at IS NOT NULL`,
+            [ids],
+          )
+        ).map((r: { ms: string }) => Number(r.ms));
 
       // Warm-up: plans, prompt cache of the database, JIT.
       await inParallel(100, 8, (i) => post(`warm-up ${i}`));
@@ -178,7 +188,10 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
       const d0 = new Date();
       await ask('resume');
       await waitUntil(async () => (await finished(drainIds)) === drainIds.length, performance.now() + BUDGET_MS, POLL_MS);
-      const [drain] = await db.query(`SELECT extract(epoch FROM max(completed_at) - $2::timestamptz) AS seconds FROM control_plane.tasks WHERE id = ANY($1::uuid[])`, [drainIds, d0]);
+      const [drain] = await db.query(
+        `SELECT extract(epoch FROM max(completed_at) - $2::timestamptz) AS seconds FROM control_plane.tasks WHERE id = ANY($1::uuid[])`,
+        [drainIds, d0],
+      );
 
       const baseline = await rawQueue(info.dbUrl);
       return {
@@ -194,7 +207,11 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
           enqueueToStartP50Ms: percentile(loaded, 50),
           enqueueToStartP99Ms: percentile(loaded, 99),
         },
-        drain: { tasksPerSecond: round1(N / Number(drain.seconds)), seconds: Math.round(Number(drain.seconds) * 100) / 100, ingestPerSecond: round1(N / ingestSeconds) },
+        drain: {
+          tasksPerSecond: round1(N / Number(drain.seconds)),
+          seconds: Math.round(Number(drain.seconds) * 100) / 100,
+          ingestPerSecond: round1(N / ingestSeconds),
+        },
         baseline,
       };
     } finally {
@@ -211,8 +228,8 @@ async function rawQueue(url: string): Promise<TaskBenchFigures['baseline']> {
   const db = createDataSource({ url, entities: [], migrations: [], applicationName: 'bench-tasks-queue' });
   await db.initialize();
   const events = await createEventBus({ kind: 'memory' }, logger);
-  const producer = new Queue({ db, events, logger });
-  const worker = new Queue({ db, events, logger, concurrency: AGENT_CONCURRENCY });
+  const producer = new Queue<AnyNames>({ db, events, logger });
+  const worker = new Queue<AnyNames>({ db, events, logger, concurrency: AGENT_CONCURRENCY });
   try {
     let onStart: (() => void) | null = null;
     worker.register('bench.tasks.latency', async () => onStart?.());
@@ -311,7 +328,15 @@ async function serve(): Promise<void> {
 
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.LLM_BASE_URL; // the offline model
-  const config = loadConfig({ ...env, DATABASE_URL: scratch.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: adminKey, LOG_LEVEL: 'error' });
+  const config = loadConfig({
+    ...env,
+    DATABASE_URL: scratch.url,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BOOTSTRAP_API_KEY: adminKey,
+    LOG_LEVEL: 'error',
+  });
   running = await startPlatform(config);
   const kernel = running.kernel;
   const admin = await kernel.keys.authenticate(adminKey);

@@ -3,10 +3,11 @@ import { test } from 'node:test';
 import { SharedReadCache } from './cache';
 import { createEventBus } from './events';
 import { createLogger } from './logger';
+import { TOPIC } from './topics';
 
 test('SharedReadCache: kept until its group changes; a load overtaken by a change is not kept; absent values are not kept', async () => {
   const bus = await createEventBus({ kind: 'memory' }, createLogger('silent'));
-  const cache = new SharedReadCache<string | null>(bus, 'test.changed', { ttlMs: 60_000, maxGroups: 100 });
+  const cache = new SharedReadCache<string | null>(bus, TOPIC.promptChanged, { ttlMs: 60_000, maxGroups: 100 });
   let reads = 0;
   const row = { value: 'v1' as string | null };
   const load = async () => {
@@ -24,7 +25,7 @@ test('SharedReadCache: kept until its group changes; a load overtaken by a chang
 
   // A change published by another process (the same bus here) drops the group too.
   row.value = 'v3';
-  await bus.publish('test.changed', { group: 'p' });
+  await bus.publish(TOPIC.promptChanged, { group: 'p' });
   assert.equal(await cache.get('p', 'latest', load), 'v3');
 
   // A read that started before a change and ends after it must not be kept.

@@ -1,9 +1,10 @@
 import type { EventBus } from './events';
+import type { CacheTopic } from './topics';
 
 /**
  * A process-local read cache that every process empties of a group when the group changes: the
  * writer calls `changed(group)` after its commit, which drops the group here and publishes
- * `topic`, so every other process drops it too. A load that was under way when a change arrived
+ * `topic` (one of kernel/topics.ts's CacheTopic), so every other process drops it too. A load that was under way when a change arrived
  * is not kept (it may have read the old rows), nor is an absent value (null: nothing to go stale, and a
  * row written since is found at once); entries also expire after `ttlMs`, in case an
  * event was lost with a connection. Groups are what a writer knows (a prompt's id); variants are
@@ -15,7 +16,7 @@ export class SharedReadCache<V> {
 
   constructor(
     private readonly events: EventBus,
-    private readonly topic: string,
+    private readonly topic: CacheTopic,
     private readonly opts: { ttlMs: number; maxGroups: number },
   ) {
     events.subscribe(topic, (payload: { group?: string } | undefined) => this.drop(payload?.group));

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import Redis from 'ioredis';
 import type { Logger } from './logger';
+import type { AnyNames, Registry, Topics } from './topics';
 
 /**
  * Publish/subscribe for state changes (task, execution, orchestration, key events, job
@@ -11,12 +12,17 @@ import type { Logger } from './logger';
  * Payloads are small (ids and states): subscribers refetch what they need.
  */
 
-export type EventHandler = (payload: any) => void;
+export type EventHandler<P = any> = (payload: P) => void;
 
-export interface EventBus {
-  publish(topic: string, payload: unknown): Promise<void>;
+/**
+ * Typed by a registry of topics and their payloads (kernel/topics.ts, the default): a topic not in
+ * it, or a payload of another shape, does not compile. Every bus of a deployment shares one channel,
+ * so the registry is the platform's; only kernel tests give one of their own.
+ */
+export interface EventBus<T extends Registry = Topics> {
+  publish<K extends keyof T & string>(topic: K, payload: T[K]): Promise<void>;
   /** Returns the unsubscribe function. */
-  subscribe(topic: string, handler: EventHandler): () => void;
+  subscribe<K extends keyof T & string>(topic: K, handler: EventHandler<T[K]>): () => void;
   close(): Promise<void>;
 }
 
@@ -28,7 +34,8 @@ interface Envelope {
 
 const CHANNEL = 'platform_events';
 
-class LocalBus implements EventBus {
+// The transports move any name and payload; the registry is the callers' contract (createEventBus).
+class LocalBus implements EventBus<AnyNames> {
   protected readonly emitter = new EventEmitter();
   protected readonly origin = randomUUID();
   constructor() {
@@ -116,11 +123,9 @@ class RedisBus extends LocalBus {
 }
 
 export type EventTransport =
-  | { kind: 'memory' }
-  | { kind: 'postgres'; url: string; notify: (channel: string, payload: string) => Promise<unknown> }
-  | { kind: 'redis'; url: string };
+  { kind: 'memory' } | { kind: 'postgres'; url: string; notify: (channel: string, payload: string) => Promise<unknown> } | { kind: 'redis'; url: string };
 
-export async function createEventBus(transport: EventTransport, logger: Logger): Promise<EventBus> {
+export async function createEventBus<T extends Registry = Topics>(transport: EventTransport, logger: Logger): Promise<EventBus<T>> {
   switch (transport.kind) {
     case 'memory':
       return new LocalBus();

@@ -8,13 +8,15 @@ import { kernelMigrations } from './db/migrations';
 import { withTransaction } from './db/transaction';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
+import type { AnyNames } from './topics';
 import { JobAbortedError, Queue, type JobContext } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
 let ds: DataSource;
 let bus: EventBus;
-const queues: Queue[] = [];
+// Each test makes up its own job names (no other test's worker claims them), hence an open registry.
+const queues: Queue<AnyNames>[] = [];
 
 before(async () => {
   database = await createTestDatabase();
@@ -36,8 +38,8 @@ after(async () => {
 });
 
 /** A queue with fast timers; stopped after the test. */
-function makeQueue(opts: Partial<ConstructorParameters<typeof Queue>[0]> = {}): Queue {
-  const q = new Queue({ db: ds, events: bus, logger, pollMs: 50, heartbeatMs: 100, staleAfterMs: 1000, ...opts });
+function makeQueue(opts: Partial<ConstructorParameters<typeof Queue>[0]> = {}): Queue<AnyNames> {
+  const q = new Queue<AnyNames>({ db: ds, events: bus, logger, pollMs: 50, heartbeatMs: 100, staleAfterMs: 1000, ...opts });
   queues.push(q);
   return q;
 }
@@ -52,8 +54,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T> | T, timeoutMs = 50
   }
 }
 
-const untilAborted = (signal: AbortSignal) =>
-  new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+const untilAborted = (signal: AbortSignal) => new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 
 const name = (base: string) => `${base}-${randomUUID().slice(0, 8)}`;
 
@@ -62,7 +63,7 @@ describe('Queue', () => {
     const q = makeQueue({ concurrency: 1 });
     const job = name('prio');
     const order: string[] = [];
-    q.register<{ label: string }>(job, async ({ data }) => void order.push(data.label));
+    q.register(job, async ({ data }: JobContext<{ label: string }>) => void order.push(data.label));
     await q.enqueue(job, { label: 'low' }, { priority: 'low' });
     await q.enqueue(job, { label: 'normal' });
     await q.enqueue(job, { label: 'critical' }, { priority: 'critical' });
@@ -113,7 +114,10 @@ describe('Queue', () => {
     await q.start();
     const id = await q.enqueue(job, {}, { maxAttempts: 3, backoffMs: 100 });
     await waitFor('completed', async () => (await q.get(id))?.state === 'completed');
-    assert.deepEqual(attempts.map((a) => a.attempt), [1, 2, 3]);
+    assert.deepEqual(
+      attempts.map((a) => a.attempt),
+      [1, 2, 3],
+    );
     // full jitter: at most base * 2^(attempt-1), plus a poll interval and slack
     assert.ok(attempts[1].at - attempts[0].at < 100 + 250);
     assert.ok(attempts[2].at - attempts[1].at < 200 + 250);
@@ -234,7 +238,7 @@ describe('Queue', () => {
 
     const second = makeQueue();
     const seen: Array<JobContext<{ n: number }>['data']> = [];
-    second.register<{ n: number }>(job, async ({ data }) => void seen.push(data));
+    second.register(job, async ({ data }: JobContext<{ n: number }>) => void seen.push(data));
     await second.start();
     await waitFor('completed', async () => (await second.get(id))?.state === 'completed');
     assert.deepEqual(seen, [{ n: 1 }]);
@@ -260,7 +264,9 @@ describe('Queue', () => {
     async function orphan(job: string, attempt: number, maxAttempts: number, deadWorker: 'stale' | 'gone'): Promise<string> {
       const worker = randomUUID();
       if (deadWorker === 'stale') {
-        await ds.query(`INSERT INTO platform.workers (id, heartbeat_at, started_at) VALUES ($1, now() - interval '1 hour', now() - interval '2 hours')`, [worker]);
+        await ds.query(`INSERT INTO platform.workers (id, heartbeat_at, started_at) VALUES ($1, now() - interval '1 hour', now() - interval '2 hours')`, [
+          worker,
+        ]);
       }
       const [row] = await ds.query(
         `INSERT INTO platform.jobs (name, data, state, attempt, max_attempts, locked_by, locked_at, started_at)
@@ -314,7 +320,7 @@ describe('Queue', () => {
     const q = makeQueue({ pollMs: 100 });
     const job = name('outbox');
     const ran: string[] = [];
-    q.register<{ v: string }>(job, async ({ data }) => void ran.push(data.v));
+    q.register(job, async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v));
     await q.start();
     await assert.rejects(
       withTransaction(ds, async (tx) => {
@@ -338,7 +344,7 @@ describe('Queue', () => {
     const q = makeQueue({ pollMs: 60_000 });
     const job = name('after-commit');
     const started: { v: string; at: number }[] = [];
-    q.register<{ v: string }>(job, async ({ data }) => void started.push({ v: data.v, at: Date.now() }));
+    q.register(job, async ({ data }: JobContext<{ v: string }>) => void started.push({ v: data.v, at: Date.now() }));
     await q.start();
     await new Promise((r) => setTimeout(r, 50)); // the start's own claim round is over
     await assert.rejects(
@@ -381,12 +387,12 @@ describe('Queue', () => {
     assert.notEqual(c, a);
   });
 
-  test('addJob writes the job inside the caller\'s statement: both rows or neither', async () => {
+  test("addJob writes the job inside the caller's statement: both rows or neither", async () => {
     await ds.query(`CREATE TABLE IF NOT EXISTS public.orders (id uuid PRIMARY KEY, job_id uuid NOT NULL, total int NOT NULL CHECK (total > 0))`);
     const q = makeQueue();
     const job = name('order');
     const seen: string[] = [];
-    q.register<{ order: string }>(job, async ({ data }) => void seen.push(data.order));
+    q.register(job, async ({ data }: JobContext<{ order: string }>) => void seen.push(data.order));
     const insert = (order: string, total: number) => {
       const params: unknown[] = [order, total];
       return withTransaction(ds, (tx) => {
@@ -398,7 +404,11 @@ describe('Queue', () => {
     const [{ job_id }] = await insert(good, 10);
     const bad = randomUUID();
     await assert.rejects(insert(bad, 0), /check constraint/);
-    assert.equal((await ds.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = $1`, [`order:${bad}`]))[0].n, 0, 'the refused row took its job with it');
+    assert.equal(
+      (await ds.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = $1`, [`order:${bad}`]))[0].n,
+      0,
+      'the refused row took its job with it',
+    );
     await q.start();
     await waitFor('the order job', () => seen.length === 1);
     assert.deepEqual(seen, [good]);
@@ -409,7 +419,7 @@ describe('Queue', () => {
     const q = makeQueue();
     const job = name('inline');
     const states: string[] = [];
-    q.register<{ commit: boolean }>(job, async ({ data, completion }) => {
+    q.register(job, async ({ data, completion }: JobContext<{ commit: boolean }>) => {
       const params: unknown[] = [];
       const end = completion(params);
       await ds
@@ -417,7 +427,10 @@ describe('Queue', () => {
           states.push((await m.query(`SELECT ${end.sql} AS state`, params))[0].state);
           if (!data.commit) throw new Error('rolled back');
         })
-        .then(() => end.done(), () => undefined);
+        .then(
+          () => end.done(),
+          () => undefined,
+        );
     });
     await q.start();
     const committed = await q.enqueue(job, { commit: true });
@@ -439,8 +452,8 @@ describe('Queue', () => {
     const workerBus = await createEventBus({ kind: 'postgres', url: database.url, notify }, logger);
     const apiBus = await createEventBus({ kind: 'postgres', url: database.url, notify }, logger);
     // polling so slow that only the NOTIFY wake-up can explain a prompt start
-    const worker = new Queue({ db: ds, events: workerBus, logger, pollMs: 60_000 });
-    const api = new Queue({ db: ds, events: apiBus, logger });
+    const worker = new Queue<AnyNames>({ db: ds, events: workerBus, logger, pollMs: 60_000 });
+    const api = new Queue<AnyNames>({ db: ds, events: apiBus, logger });
     const job = name('remote');
     let startedAt = 0;
     let abortedAt = 0;
@@ -471,7 +484,10 @@ describe('pools', () => {
     const main = makeQueue({ concurrency: 1 });
     const pool = main.pool({ name: 'slow', concurrency: 2 });
     const events: string[] = [];
-    main.onLifecycle(() => events.push('started'), () => events.push('stopping'));
+    main.onLifecycle(
+      () => events.push('started'),
+      () => events.push('stopping'),
+    );
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const running: string[] = [];

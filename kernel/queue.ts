@@ -6,12 +6,13 @@ import { errors } from './errors';
 import type { EventBus } from './events';
 import type { Logger } from './logger';
 import { UUID } from './ids';
+import { TOPIC, type Jobs, type Registry } from './topics';
 
 /**
  * Durable jobs in PostgreSQL (platform.jobs). Workers claim with one `FOR UPDATE SKIP LOCKED`
  * statement, are woken through the event bus (`queue.wakeup`) and also poll. A job enqueued inside
  * a caller's transaction (a kernel `Tx`) wakes the workers after that transaction's COMMIT, so it
- * starts at once rather than at the next poll; services never publish the wake-up themselves. Each Queue heartbeats a
+ * starts at once rather than at the next poll; services never publish the wake-up (TOPIC.queueWakeup) themselves. Each Queue heartbeats a
  * platform.workers row; any worker sweeps jobs held by a worker that stopped heartbeating, so
  * nothing stays `running` forever. Built on SKIP LOCKED rather than pg-boss 10, which polls
  * (>= 0.5 s), cannot cancel a running job and has no heartbeat-based recovery
@@ -111,9 +112,6 @@ interface RunningJob {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-/** Published after a job is committed (by the queue alone): idle workers claim at once instead of at their next poll. */
-const QUEUE_WAKEUP = 'queue.wakeup';
-
 const CLAIM = `
   UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
          started_at = now(), updated_at = now()
@@ -160,7 +158,6 @@ const SWEEP = `
   FROM lost WHERE j.id = lost.id
   RETURNING j.id, j.name, j.data, j.state, j.attempt, j.max_attempts`;
 
-
 function describeError(err: unknown): { code: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' && e.code ? e.code : 'job_failed';
@@ -176,7 +173,12 @@ function positiveInt(field: string, value: number | undefined, fallback: number,
   return value;
 }
 
-export class Queue {
+/**
+ * Typed by a registry of job names and their data (kernel/topics.ts, the default): a name not in it,
+ * or data of another shape, does not compile. Every queue claims from one table, so the registry is
+ * the platform's; only kernel tests and benches give one of their own.
+ */
+export class Queue<J extends Registry = Jobs> {
   private readonly db: DataSource;
   private readonly events: EventBus;
   private readonly logger: Logger;
@@ -196,18 +198,10 @@ export class Queue {
   private offWakeup?: () => void;
   private offCancel?: () => void;
 
-  private readonly pools: Queue[] = [];
+  private readonly pools: Queue<J>[] = [];
   private readonly lifecycle: { started: (() => void)[]; stopping: (() => void)[] } = { started: [], stopping: [] };
 
-  constructor(opts: {
-    db: DataSource;
-    events: EventBus;
-    logger: Logger;
-    concurrency?: number;
-    heartbeatMs?: number;
-    staleAfterMs?: number;
-    pollMs?: number;
-  }) {
+  constructor(opts: { db: DataSource; events: EventBus; logger: Logger; concurrency?: number; heartbeatMs?: number; staleAfterMs?: number; pollMs?: number }) {
     this.db = opts.db;
     this.events = opts.events;
     this.concurrency = opts.concurrency ?? 4;
@@ -217,13 +211,13 @@ export class Queue {
     this.logger = opts.logger.child({ component: 'queue', worker: this.workerId });
   }
 
-  register<T>(name: string, handler: JobHandler<T>, options: HandlerOptions = {}): void {
+  register<N extends keyof J & string>(name: N, handler: JobHandler<J[N]>, options: HandlerOptions = {}): void {
     this.handlers.set(name, { handler: handler as JobHandler, options });
     if (this.started) void this.claim();
   }
 
   /** Given `tx`, the job is written in that transaction and the workers are woken after its COMMIT. */
-  async enqueue<T>(name: string, data: T, options: EnqueueOptions = {}, tx?: Tx): Promise<string> {
+  async enqueue<N extends keyof J & string>(name: N, data: J[N], options: EnqueueOptions = {}, tx?: Tx): Promise<string> {
     const params: unknown[] = [];
     const sql = `SELECT ${this.expression(params, name, data, options)} AS id`;
     const [row] = rowsOf<{ id: string | null }>(await (tx ? tx.manager.query(sql, params) : this.db.query(sql, params)));
@@ -239,7 +233,7 @@ export class Queue {
    * trip, and the workers are woken after `tx` commits. The expression's value is the job's id
    * (NULL only after three lost key races).
    */
-  addJob<T>(tx: Tx, params: unknown[], name: string, data: T, options: EnqueueOptions = {}): string {
+  addJob<N extends keyof J & string>(tx: Tx, params: unknown[], name: N, data: J[N], options: EnqueueOptions = {}): string {
     const sql = this.expression(params, name, data, options);
     tx.afterCommit(() => this.wake(name));
     return sql;
@@ -247,10 +241,10 @@ export class Queue {
 
   /** Idle workers of `name` claim at once instead of at their next poll. */
   private async wake(name: string): Promise<void> {
-    await this.events.publish(QUEUE_WAKEUP, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
+    await this.events.publish(TOPIC.queueWakeup, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
   }
 
-  private expression<T>(params: unknown[], name: string, data: T, options: EnqueueOptions): string {
+  private expression(params: unknown[], name: string, data: unknown, options: EnqueueOptions): string {
     const priority = options.priority ?? 'normal';
     if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
     const at = params.length;
@@ -283,7 +277,7 @@ export class Queue {
     );
     if (!row) return (await this.get(id))?.state ?? null;
     if (row.state !== 'running') return row.state;
-    await this.events.publish('queue.cancel', { id, reason: message }).catch((err) => this.logger.warn('queue cancel not published', { err }));
+    await this.events.publish(TOPIC.queueCancel, { id, reason: message }).catch((err) => this.logger.warn('queue cancel not published', { err }));
     // The holder aborts within CHECK_MS even without the event, and abandons the handler after the grace.
     const deadline = Date.now() + CHECK_MS + ABORT_GRACE_MS + 1000;
     while (Date.now() < deadline) {
@@ -337,10 +331,10 @@ export class Queue {
     if (this.started) return;
     await this.heartbeat();
     this.started = true;
-    this.offWakeup = this.events.subscribe(QUEUE_WAKEUP, (p: { name?: string } | undefined) => {
+    this.offWakeup = this.events.subscribe(TOPIC.queueWakeup, (p: { name?: string } | undefined) => {
       if (!p?.name || this.handlers.has(p.name)) void this.claim();
     });
-    this.offCancel = this.events.subscribe('queue.cancel', (p: { id?: string; reason?: string } | undefined) => {
+    this.offCancel = this.events.subscribe(TOPIC.queueCancel, (p: { id?: string; reason?: string } | undefined) => {
       if (p?.id) this.running.get(p.id)?.abort(new JobAbortedError('cancelled', p.reason ?? 'The job was cancelled'));
     });
     const every = (ms: number, fn: () => Promise<void>) => {
@@ -368,8 +362,8 @@ export class Queue {
    * queue: one kind of long job (agent tasks waiting on a model) never holds the slots of the
    * others. Register the pool's handlers on the pool.
    */
-  pool(opts: { name: string; concurrency: number }): Queue {
-    const pool = new Queue({
+  pool(opts: { name: string; concurrency: number }): Queue<J> {
+    const pool = new Queue<J>({
       db: this.db,
       events: this.events,
       logger: this.logger.child({ pool: opts.name }),
@@ -465,7 +459,10 @@ export class Queue {
     const ctx = { id: row.id, name: row.name, data: row.data, attempt: row.attempt, maxAttempts: row.max_attempts };
     const completion = (params: unknown[]) => {
       params.push(row.id, this.workerId);
-      return { sql: `platform.finish_job($${params.length - 1}::uuid, $${params.length}::uuid, 'completed', NULL, 0)`, done: () => (job.completedInline = true) };
+      return {
+        sql: `platform.finish_job($${params.length - 1}::uuid, $${params.length}::uuid, 'completed', NULL, 0)`,
+        done: () => (job.completedInline = true),
+      };
     };
     Promise.resolve()
       .then(() => handler({ ...ctx, signal: controller.signal, completion }))
@@ -487,13 +484,7 @@ export class Queue {
     this.running.set(row.id, job);
   }
 
-  private async finish(
-    row: ClaimedRow,
-    job: RunningJob,
-    outcome: Outcome,
-    ctx: JobAttempt,
-    options: HandlerOptions,
-  ): Promise<void> {
+  private async finish(row: ClaimedRow, job: RunningJob, outcome: Outcome, ctx: JobAttempt, options: HandlerOptions): Promise<void> {
     // A handler that still returned normally did its work, whatever aborted it.
     if (outcome.ok && job.completedInline) {
       this.counts.completed++;
@@ -509,10 +500,7 @@ export class Queue {
       await this.db.query(HAND_BACK, [[row.id], this.workerId]);
       return;
     }
-    const error =
-      job.abortedBy === 'timeout'
-        ? { code: 'timeout', message: `Job exceeded its timeout of ${row.timeout_ms} ms` }
-        : describeError(outcome.error);
+    const error = job.abortedBy === 'timeout' ? { code: 'timeout', message: `Job exceeded its timeout of ${row.timeout_ms} ms` } : describeError(outcome.error);
     const retryable = (outcome.error as { retryable?: unknown } | null)?.retryable !== false;
     const retry = retryable && row.attempt < row.max_attempts;
     const delay = retry ? Math.round(Math.random() * row.backoff_ms * 2 ** (row.attempt - 1)) : 0;
@@ -539,10 +527,7 @@ export class Queue {
 
   private async heartbeat(): Promise<void> {
     // An upsert: a worker swept while paused (GC, suspended VM) registers again.
-    await this.db.query(
-      `INSERT INTO platform.workers (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-      [this.workerId],
-    );
+    await this.db.query(`INSERT INTO platform.workers (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`, [this.workerId]);
   }
 
   private async sweep(): Promise<void> {

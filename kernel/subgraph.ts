@@ -1,13 +1,5 @@
 import 'reflect-metadata';
-import {
-  GraphQLError,
-  execute,
-  parse,
-  validate,
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLSchema,
-} from 'graphql';
+import { GraphQLError, execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
@@ -19,6 +11,7 @@ import { ANONYMOUS, authorize, type KeyService, type Principal, type Surface } f
 import type { RateLimitSnapshot } from './rate-limit';
 import type { SubgraphName } from './config';
 import type { Logger } from './logger';
+import type { TopicName } from './topics';
 import { load, type LoaderDefinition, type RequestLoaders } from './loaders';
 
 /** What every resolver receives: who calls, and the request's id and rate-limit standing. */
@@ -156,7 +149,12 @@ export interface SubgraphExecutor {
   (query: string, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string): Promise<ExecutionResult>;
   readonly schema: GraphQLSchema;
   /** A document the caller has already validated against `schema`. */
-  executeDocument(document: DocumentNode, variables: Record<string, unknown> | undefined, context: RequestContext, operationName?: string): Promise<ExecutionResult>;
+  executeDocument(
+    document: DocumentNode,
+    variables: Record<string, unknown> | undefined,
+    context: RequestContext,
+    operationName?: string,
+  ): Promise<ExecutionResult>;
 }
 
 /**
@@ -233,7 +231,7 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
  */
 export interface SubscriptionRoute {
   field: string;
-  topic: string;
+  topic: TopicName;
   filter: (payload: any, args: Record<string, unknown>) => boolean;
   query: string;
   args?: (args: Record<string, unknown>) => Record<string, unknown>;

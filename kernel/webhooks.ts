@@ -8,6 +8,7 @@ import type { Logger } from './logger';
 import { guardedFetch, validateCallbackUrl, type OutboundPolicy } from './outbound';
 import type { JobAttempt, JobContext, Queue } from './queue';
 import { UUID } from './ids';
+import { JOB, type Jobs } from './topics';
 
 /**
  * Signed outbound webhooks (CONTRACT.md section 8). A delivery is a row in
@@ -22,7 +23,6 @@ import { UUID } from './ids';
  * than signed with an empty key, which anyone could forge.
  */
 
-export const WEBHOOK_JOB = 'webhook.deliver';
 export const WEBHOOK_USER_AGENT = 'automation-platform-webhooks/1';
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
 
@@ -78,9 +78,7 @@ export interface WebhookSenderOptions {
   timeoutMs?: number;
 }
 
-interface DeliverJob {
-  deliveryId: string;
-}
+type DeliverJob = Jobs[typeof JOB.webhookDeliver];
 
 /** Thrown by the job handler so the queue retries (or, when not retryable, gives up at once). */
 class DeliveryAttemptError extends Error {
@@ -120,7 +118,7 @@ export class WebhookSender {
   }
 
   registerWorker(): void {
-    this.queue.register<DeliverJob>(WEBHOOK_JOB, (ctx) => this.attempt(ctx), {
+    this.queue.register(JOB.webhookDeliver, (ctx) => this.attempt(ctx), {
       onFinalFailure: (ctx, error) => this.giveUp(ctx, error),
     });
   }
@@ -156,10 +154,10 @@ export class WebhookSender {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [id, req.url, req.event, body, secretEnc, service, resourceType, resourceId, this.maxAttempts],
       );
-      await this.queue.enqueue<DeliverJob>(
-        WEBHOOK_JOB,
+      await this.queue.enqueue(
+        JOB.webhookDeliver,
         { deliveryId: id },
-        { maxAttempts: this.maxAttempts, backoffMs: this.backoffMs, timeoutMs: this.timeoutMs + JOB_TIMEOUT_MARGIN_MS, key: `${WEBHOOK_JOB}:${id}` },
+        { maxAttempts: this.maxAttempts, backoffMs: this.backoffMs, timeoutMs: this.timeoutMs + JOB_TIMEOUT_MARGIN_MS, key: `${JOB.webhookDeliver}:${id}` },
         tx,
       );
     });
@@ -283,10 +281,7 @@ export class WebhookSender {
          ON CONFLICT (delivery_id, attempt) DO NOTHING`,
         [id, Math.max(ctx.attempt, 1), `${error.code}: ${error.message}`],
       );
-      await m.query(
-        `UPDATE platform.webhook_deliveries SET state = 'failed', updated_at = now() WHERE id = $1 AND state = 'pending'`,
-        [id],
-      );
+      await m.query(`UPDATE platform.webhook_deliveries SET state = 'failed', updated_at = now() WHERE id = $1 AND state = 'pending'`, [id]);
     });
   }
 
@@ -353,7 +348,13 @@ export function sign(secret: string, body: string | Buffer): string {
 /** Checks an X-SVC-Signature value (with or without the `sha256=` prefix) in constant time. */
 export function verifySignature(secret: string, body: string | Buffer, header: string): boolean {
   if (!secret || typeof header !== 'string') return false;
-  const provided = Buffer.from(header.trim().replace(/^sha256=/i, '').toLowerCase(), 'utf8');
+  const provided = Buffer.from(
+    header
+      .trim()
+      .replace(/^sha256=/i, '')
+      .toLowerCase(),
+    'utf8',
+  );
   const expected = Buffer.from(sign(secret, body).slice('sha256='.length), 'utf8');
   return provided.length === expected.length && timingSafeEqual(provided, expected);
 }

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { verifySignature } from '../kernel/webhooks';
-import { SCHEDULE_FIRE_JOB } from '../subgraphs/engine/schedule.service';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { sleep, until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
+import { JOB } from '../kernel/topics';
 
 /**
  * The control plane's workflow surface (spec 1, Workflows) served by the engine: list, trigger
@@ -54,20 +54,31 @@ const getExecution = async (id: string, query = '') => {
   return res.body.data;
 };
 const waitStatus = (id: string, status: string) =>
-  untilValue(`execution ${id} ${status}`, () => getExecution(id), (e) => e.status === status, { timeoutMs: 15_000, everyMs: 100 });
+  untilValue(
+    `execution ${id} ${status}`,
+    () => getExecution(id),
+    (e) => e.status === status,
+    { timeoutMs: 15_000, everyMs: 100 },
+  );
 
 before(async () => {
   receiverUrl = (await receiver.start()).url;
   p = await startTestPlatform(ENV);
   operator = (await p.createKey({ name: 'operator', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
   reader = (await p.createKey({ name: 'reader', permissions: ['workflow:read'] })).key;
-  ids.intake = await createWorkflow('Order Intake', [start, { name: 'Tag', type: 'engine.set', parameters: { values: { order: '{{ $json.orderId }}', seen: true } } }], {
-    active: true,
-    tags: ['sales'],
-    description: 'Takes orders in',
-  });
+  ids.intake = await createWorkflow(
+    'Order Intake',
+    [start, { name: 'Tag', type: 'engine.set', parameters: { values: { order: '{{ $json.orderId }}', seen: true } } }],
+    {
+      active: true,
+      tags: ['sales'],
+      description: 'Takes orders in',
+    },
+  );
   ids.dormant = await createWorkflow('Dormant', [start, { name: 'Noop', type: 'engine.noOp' }], { tags: ['sales'] });
-  ids.failing = await createWorkflow('Failing', [start, { name: 'Boom', type: 'engine.code', parameters: { code: 'throw new Error("boom")' } }], { active: true });
+  ids.failing = await createWorkflow('Failing', [start, { name: 'Boom', type: 'engine.code', parameters: { code: 'throw new Error("boom")' } }], {
+    active: true,
+  });
   ids.waiter = await createWorkflow('Waiter', [start, { name: 'Hold', type: 'engine.wait', parameters: { resume: 'webhook' } }], { active: true });
 });
 
@@ -87,17 +98,32 @@ describe('workflows and triggers', () => {
     const res = await p.rest('GET', `${CP}?tag=sales&active=true`, { key: reader });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const list = res.body.data.workflows;
-    assert.deepEqual(list.map((w: any) => w.name), ['Order Intake']);
+    assert.deepEqual(
+      list.map((w: any) => w.name),
+      ['Order Intake'],
+    );
     const w = list[0];
     assert.deepEqual(
-      { workflowId: w.workflowId, description: w.description, tags: w.tags, active: w.active, version: w.version, nodes: w.nodes, executionCount: w.executionCount, successRate: w.successRate },
+      {
+        workflowId: w.workflowId,
+        description: w.description,
+        tags: w.tags,
+        active: w.active,
+        version: w.version,
+        nodes: w.nodes,
+        executionCount: w.executionCount,
+        successRate: w.successRate,
+      },
       { workflowId: ids.intake, description: 'Takes orders in', tags: ['sales'], active: true, version: 1, nodes: 2, executionCount: 1, successRate: 100 },
     );
     assert.equal(typeof w.averageDuration, 'number');
     assert.ok(w.averageDuration < 5, 'seconds, not milliseconds');
     assert.ok(Date.parse(w.lastExecutedAt) > 0);
     const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
-    assert.deepEqual(inactive.map((x: any) => x.name), ['Dormant']);
+    assert.deepEqual(
+      inactive.map((x: any) => x.name),
+      ['Dormant'],
+    );
     // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
     const otherService = await p.rest('GET', '/v1/engine/workflows', { key: reader });
     assertError(otherService, 403, 'insufficient_permissions');
@@ -109,7 +135,7 @@ describe('workflows and triggers', () => {
     assertError(await p.rest('GET', CP, { key: null }), 401, 'missing_authorization');
   });
 
-  test('GET {control_plane_url}/api/v1/workflows (platform overview): the same list in that layout\'s envelope and snake_case', async () => {
+  test("GET {control_plane_url}/api/v1/workflows (platform overview): the same list in that layout's envelope and snake_case", async () => {
     const res = await p.rest('GET', '/control-plane/api/v1/workflows?tag=sales&active=true', { key: reader });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.success, true);
@@ -146,7 +172,13 @@ describe('workflows and triggers', () => {
     assert.ok(done.completedAt && !done.failedAt && !done.cancelledAt);
     assert.ok(done.duration < 5);
     const withData = await getExecution(d.executionId, '?includeData=true');
-    assert.deepEqual(withData.nodeData.map((n: any) => [n.nodeName, n.status]), [['Start', 'completed'], ['Tag', 'completed']]);
+    assert.deepEqual(
+      withData.nodeData.map((n: any) => [n.nodeName, n.status]),
+      [
+        ['Start', 'completed'],
+        ['Tag', 'completed'],
+      ],
+    );
     // The engine's view of the same execution, through the URL given.
     const engine = await p.rest('GET', d.engineExecutionUrl.slice(p.url.length));
     assert.equal(engine.body.data.status, 'success');
@@ -175,15 +207,21 @@ describe('workflows and triggers', () => {
     assert.equal(assertError(await trigger({ workflowId: 'dormant', payload: {} }), 409, 'WORKFLOW_INACTIVE').details.workflowId, ids.dormant);
     const big = assertError(await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }), 413, 'PAYLOAD_TOO_LARGE');
     assert.ok(big.details.size_bytes > big.details.limit_bytes);
-    const fields = (res: any) => assertError(res, 400, 'validation_error').details.errors.map((e: any) => e.field).sort();
+    const fields = (res: any) =>
+      assertError(res, 400, 'validation_error')
+        .details.errors.map((e: any) => e.field)
+        .sort();
     assert.deepEqual(fields(await trigger({ payload: {} })), ['workflowId']);
     assert.deepEqual(fields(await trigger({ workflowId: ids.intake })), ['payload']);
-    assert.deepEqual(
-      fields(await trigger({ workflowId: ids.intake, payload: {}, execution: { mode: 'later', timeout: 301, priority: 'urgent' } })),
-      ['execution.mode', 'execution.priority', 'execution.timeout'],
-    );
+    assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, execution: { mode: 'later', timeout: 301, priority: 'urgent' } })), [
+      'execution.mode',
+      'execution.priority',
+      'execution.timeout',
+    ]);
     assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, surprise: 1 })), ['surprise']);
-    assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, webhook: { url: `${receiverUrl}/x`, events: ['execution.exploded'] } })), ['webhook.events']);
+    assert.deepEqual(fields(await trigger({ workflowId: ids.intake, payload: {}, webhook: { url: `${receiverUrl}/x`, events: ['execution.exploded'] } })), [
+      'webhook.events',
+    ]);
     assertError(await trigger({ workflowId: ids.intake, payload: {}, webhook: { url: 'ftp://example.com/hook' } }), 400, 'WEBHOOK_INVALID');
     const denied = assertError(await trigger({ workflowId: ids.intake, payload: {} }, reader), 403, 'insufficient_permissions');
     assert.equal(denied.details.required, 'workflow:execute');
@@ -245,11 +283,16 @@ describe('execution webhooks', () => {
     const secret = 'whsec-test-123';
     const url = `${receiverUrl}/hooks`;
     const a = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-1' }, webhook: { url, secret } })).body.data.executionId;
-    const s = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-2' }, execution: { mode: 'sync' }, webhook: { url, secret } })).body.data.executionId;
+    const s = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-2' }, execution: { mode: 'sync' }, webhook: { url, secret } })).body.data
+      .executionId;
     const f = (await trigger({ workflowId: ids.failing, payload: {}, webhook: { url, secret } })).body.data.executionId;
     const w = (await trigger({ workflowId: ids.waiter, payload: {}, webhook: { url, secret, events: ['execution.waiting'] } })).body.data.executionId;
-    const only = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-3' }, webhook: { url, events: ['execution.completed'] } })).body.data.executionId;
-    const events = (id: string) => deliveriesFor(id).map((d) => d.event).sort();
+    const only = (await trigger({ workflowId: ids.intake, payload: { orderId: 'W-3' }, webhook: { url, events: ['execution.completed'] } })).body.data
+      .executionId;
+    const events = (id: string) =>
+      deliveriesFor(id)
+        .map((d) => d.event)
+        .sort();
     await waitFor('deliveries', async () =>
       events(a).length === 2 && events(s).length === 2 && events(f).length === 2 && events(w).length === 1 && events(only).length === 1 ? true : undefined,
     );
@@ -282,12 +325,23 @@ describe('webhook registration', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const w = res.body.data;
     assert.match(w.webhookId, /^[0-9a-f-]{36}$/);
-    assert.deepEqual({ workflowId: w.workflowId, url: w.url, method: w.method, active: w.active }, { workflowId: ids.intake, url: `${p.url}/webhook/cp/orders`, method: 'POST', active: true });
+    assert.deepEqual(
+      { workflowId: w.workflowId, url: w.url, method: w.method, active: w.active },
+      { workflowId: ids.intake, url: `${p.url}/webhook/cp/orders`, method: 'POST', active: true },
+    );
     assert.ok(w.createdAt);
     assert.equal(w.authentication.apiKeyValue, undefined);
-    const hit = await fetch(`${p.url}/webhook/cp/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-shop-key': 'shop-secret-1' }, body: '{"orderId":"H-1"}' });
+    const hit = await fetch(`${p.url}/webhook/cp/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-shop-key': 'shop-secret-1' },
+      body: '{"orderId":"H-1"}',
+    });
     assert.equal(hit.status, 200);
-    const bad = assertError(await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { path: '/cp/x', method: 'TRACE' } }), 400, 'WEBHOOK_INVALID');
+    const bad = assertError(
+      await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { path: '/cp/x', method: 'TRACE' } }),
+      400,
+      'WEBHOOK_INVALID',
+    );
     assert.equal(bad.details.field, 'method');
     assertError(await p.rest('POST', `${CP}/no-such-flow/webhooks`, { key: operator, body: { path: '/cp/y', method: 'POST' } }), 404, 'WORKFLOW_NOT_FOUND');
     assertError(await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { method: 'POST' } }), 400, 'validation_error');
@@ -296,31 +350,57 @@ describe('webhook registration', () => {
 
 describe('schedules', () => {
   test('create: nextRunAt with the time zone offset, defaults; SCHEDULE_INVALID, validation_error; list, update, delete', async () => {
-    const res = await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 9 * * 1-5', timezone: 'Europe/Paris', payload: { report: 'daily' } } });
+    const res = await p.rest('POST', `${CP}/${ids.intake}/schedule`, {
+      key: operator,
+      body: { cron: '0 9 * * 1-5', timezone: 'Europe/Paris', payload: { report: 'daily' } },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const s = res.body.data;
-    assert.deepEqual({ workflowId: s.workflowId, cron: s.cron, timezone: s.timezone, enabled: s.enabled }, { workflowId: ids.intake, cron: '0 9 * * 1-5', timezone: 'Europe/Paris', enabled: true });
+    assert.deepEqual(
+      { workflowId: s.workflowId, cron: s.cron, timezone: s.timezone, enabled: s.enabled },
+      { workflowId: ids.intake, cron: '0 9 * * 1-5', timezone: 'Europe/Paris', enabled: true },
+    );
     assert.match(s.nextRunAt, /^\d{4}-\d\d-\d\dT09:00:00\+0[12]:00$/);
     const next = new Date(s.nextRunAt);
     assert.ok(next.getTime() > Date.now() && [1, 2, 3, 4, 5].includes(next.getUTCDay()));
     const utc = (await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '30 6 * * *' } })).body.data;
     assert.equal(utc.timezone, 'UTC');
     assert.match(utc.nextRunAt, /T06:30:00\+00:00$/);
-    const kathmandu = (await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 0 12 * * *', timezone: 'Asia/Kathmandu', enabled: false } })).body.data;
+    const kathmandu = (
+      await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 0 12 * * *', timezone: 'Asia/Kathmandu', enabled: false } })
+    ).body.data;
     assert.equal(kathmandu.enabled, false);
     assert.equal(kathmandu.nextRunAt, undefined, 'disabled: no next run');
 
     const invalid = assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '61 * * * *' } }), 400, 'SCHEDULE_INVALID');
     assert.deepEqual([invalid.details.field, invalid.details.cron], ['cron', '61 * * * *']);
-    assert.match(assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * *' } }), 400, 'SCHEDULE_INVALID').details.reason, /5 fields/);
-    const tz = assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * * * *', timezone: 'Mars/Olympus' } }), 400, 'validation_error');
-    assert.deepEqual(tz.details.errors.map((e: any) => e.field), ['timezone']);
-    assert.deepEqual(assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map((e: any) => e.field), ['cron']);
+    assert.match(
+      assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * *' } }), 400, 'SCHEDULE_INVALID').details.reason,
+      /5 fields/,
+    );
+    const tz = assertError(
+      await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * * * *', timezone: 'Mars/Olympus' } }),
+      400,
+      'validation_error',
+    );
+    assert.deepEqual(
+      tz.details.errors.map((e: any) => e.field),
+      ['timezone'],
+    );
+    assert.deepEqual(
+      assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map(
+        (e: any) => e.field,
+      ),
+      ['cron'],
+    );
     assertError(await p.rest('POST', `${CP}/no-such-flow/schedule`, { key: operator, body: { cron: '* * * * *' } }), 404, 'WORKFLOW_NOT_FOUND');
     assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: reader, body: { cron: '* * * * *' } }), 403, 'insufficient_permissions');
 
     const listed = (await p.rest('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
-    assert.deepEqual(listed.map((x: any) => x.scheduleId), [s.scheduleId, utc.scheduleId, kathmandu.scheduleId]);
+    assert.deepEqual(
+      listed.map((x: any) => x.scheduleId),
+      [s.scheduleId, utc.scheduleId, kathmandu.scheduleId],
+    );
     const updated = await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: '15 10 * * *', timezone: 'America/New_York' } });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.match(updated.body.data.nextRunAt, /T10:15:00-0[45]:00$/);
@@ -330,7 +410,14 @@ describe('schedules', () => {
   });
 
   test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {
-    const id = await createWorkflow('Ticker', [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Stamp', type: 'engine.set', parameters: { values: { ticked: true } } }], { active: true });
+    const id = await createWorkflow(
+      'Ticker',
+      [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Stamp', type: 'engine.set', parameters: { values: { ticked: true } } },
+      ],
+      { active: true },
+    );
     const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *', payload: { report: 'tick' } } })).body.data;
     const runs = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=100`)).body.data.executions;
     await waitFor('two scheduled runs', async () => ((await runs()).length >= 2 ? true : undefined), 10_000);
@@ -341,7 +428,10 @@ describe('schedules', () => {
       return e.status === 'success' ? e : undefined;
     });
     const item = done.result.items[0];
-    assert.deepEqual([item.report, item.ticked, item.scheduleId, item.cron, item.timezone, item.missedRuns], ['tick', true, s.scheduleId, '* * * * * *', 'UTC', 0]);
+    assert.deepEqual(
+      [item.report, item.ticked, item.scheduleId, item.cron, item.timezone, item.missedRuns],
+      ['tick', true, s.scheduleId, '* * * * * *', 'UTC', 0],
+    );
     assert.ok(Date.parse(item.scheduledFor) > 0);
     await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
     await sleep(1200);
@@ -360,17 +450,23 @@ describe('schedules', () => {
   });
 
   test('exactly once per due time with two platforms on one database; catch-up once after downtime', async () => {
-    const id = await createWorkflow('Once', [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Noop', type: 'engine.noOp' }], { active: true });
+    const id = await createWorkflow(
+      'Once',
+      [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Noop', type: 'engine.noOp' },
+      ],
+      { active: true },
+    );
     const p2 = await startTestPlatform(ENV, { database: p.db });
     try {
       const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *' } })).body.data;
       await sleep(3500);
       await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
       await sleep(500);
-      const fired = (await p.platform.kernel.db.query(
-        `SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`,
-        [id],
-      )) as { due: string }[];
+      const fired = (await p.platform.kernel.db.query(`SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`, [
+        id,
+      ])) as { due: string }[];
       assert.ok(fired.length >= 2, `fired ${fired.length} times in 3.5 s`);
       assert.equal(new Set(fired.map((f) => f.due)).size, fired.length, 'no due time fired twice');
 
@@ -380,7 +476,7 @@ describe('schedules', () => {
       await p.platform.kernel.db.query(`UPDATE engine.schedules SET next_run_at = $2 WHERE id = $1`, [minute.scheduleId, due]);
       await Promise.all(
         [p, p2, p, p2].map((x, i) =>
-          x.platform.kernel.queue.enqueue(SCHEDULE_FIRE_JOB, { scheduleId: minute.scheduleId, due: due.toISOString() }, { key: `test-claim-${i}` }),
+          x.platform.kernel.queue.enqueue(JOB.scheduleFire, { scheduleId: minute.scheduleId, due: due.toISOString() }, { key: `test-claim-${i}` }),
         ),
       );
       const claimed = await waitFor('the forced due time to fire', async () => {
@@ -393,7 +489,12 @@ describe('schedules', () => {
       });
       assert.equal(jobs.length, 4, 'every job ran; one fired, three found the due time taken');
       assert.equal(claimed.length, 1);
-      assert.equal((await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [minute.scheduleId]))[0].n, 1);
+      assert.equal(
+        (
+          await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [minute.scheduleId])
+        )[0].n,
+        1,
+      );
     } finally {
       await p2.stop();
     }
@@ -410,11 +511,15 @@ describe('schedules', () => {
     p = await startTestPlatform(ENV, { database: db });
     restartedOn = db;
     const ran = await waitFor('the catch-up run', async () => {
-      const rows = await p.platform.kernel.db.query(`SELECT input->0->'json' AS json FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [down.scheduleId]);
+      const rows = await p.platform.kernel.db.query(`SELECT input->0->'json' AS json FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [
+        down.scheduleId,
+      ]);
       return rows.length ? rows : undefined;
     });
     await sleep(1000);
-    const all = await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [down.scheduleId]);
+    const all = await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [
+      down.scheduleId,
+    ]);
     assert.equal(all[0].n, 1, 'one run for the whole missed window');
     assert.ok(ran[0].json.missedRuns >= 11, `missedRuns ${ran[0].json.missedRuns}`);
     const [row] = await p.platform.kernel.db.query(`SELECT next_run_at FROM engine.schedules WHERE id = $1`, [down.scheduleId]);

@@ -6,18 +6,10 @@ import { errors, type FieldError } from '../errors';
 import type { EventBus } from '../events';
 import type { Logger } from '../logger';
 import { ApiKeyEntity } from './api-key.entity';
-import {
-  KEY_SERVICES,
-  TIERS,
-  hasPermission,
-  isPlatformAdmin,
-  type Environment,
-  type KeyService,
-  type Principal,
-  type Tier,
-} from './principal';
+import { KEY_SERVICES, TIERS, hasPermission, isPlatformAdmin, type Environment, type KeyService, type Principal, type Tier } from './principal';
 import { UsageRecorder } from './usage-recorder';
 import { UUID } from '../ids';
+import { TOPIC } from '../topics';
 
 /** Key prefixes per service and environment (CONTRACT.md section 4). */
 export const KEY_PREFIXES: Record<KeyService, Record<Environment, string>> = {
@@ -30,7 +22,6 @@ export const KEY_PREFIXES: Record<KeyService, Record<Environment, string>> = {
 
 const PERMISSION = /^(\*|[a-z][a-z-]*:(\*|[a-z][a-z-]*))$/;
 const CACHE_TTL_MS = 10_000;
-export const KEY_CHANGED = 'apiKey.changed';
 /** The entity's columns under its property names (key_hash is never read back). */
 const KEY_COLUMNS = `id, name, service, environment, tier, permissions, key_prefix AS "keyPrefix", created_by AS "createdBy", created_at AS "createdAt",
   updated_at AS "updatedAt", expires_at AS "expiresAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt", last_used_ip AS "lastUsedIp",
@@ -100,7 +91,7 @@ export class ApiKeyService {
     this.repo = db.getRepository(ApiKeyEntity);
     this.usage = new UsageRecorder(db, logger);
     // A revoked or changed key must stop working at once in every process.
-    events.subscribe(KEY_CHANGED, ({ id }: { id: string }) => {
+    events.subscribe(TOPIC.apiKeyChanged, ({ id }: { id: string }) => {
       for (const [hash, entry] of this.cache) if (entry.row.id === id) this.cache.delete(hash);
     });
   }
@@ -112,11 +103,7 @@ export class ApiKeyService {
     const cacheKey = hash.toString('hex');
     let entry = this.cache.get(cacheKey);
     if (!entry || Date.now() - entry.at > CACHE_TTL_MS) {
-      const row = await this.repo
-        .createQueryBuilder('k')
-        .addSelect('k.keyHash')
-        .where('k.key_hash = :hash', { hash })
-        .getOne();
+      const row = await this.repo.createQueryBuilder('k').addSelect('k.keyHash').where('k.key_hash = :hash', { hash }).getOne();
       if (!row) throw errors.invalidApiKey();
       entry = { row, hash: row.keyHash, at: Date.now() };
       if (this.cache.size > 10_000) this.cache.clear();
@@ -183,10 +170,13 @@ export class ApiKeyService {
     const key = await this.get(actor, id);
     validate(input);
     if (key.revokedAt) throw errors.conflict('A revoked key cannot be changed', { key_id: id });
-    await this.repo.update({ id }, {
-      ...(input.name !== undefined && { name: input.name }),
-      ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }),
-    });
+    await this.repo.update(
+      { id },
+      {
+        ...(input.name !== undefined && { name: input.name }),
+        ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }),
+      },
+    );
     await this.changed(id);
     return this.load(id);
   }
@@ -257,7 +247,7 @@ export class ApiKeyService {
   }
 
   private async changed(id: string): Promise<void> {
-    await this.events.publish(KEY_CHANGED, { id });
+    await this.events.publish(TOPIC.apiKeyChanged, { id });
   }
 }
 
@@ -303,4 +293,3 @@ function validate(input: CreateKeyInput): void {
   }
   if (problems.length) throw errors.validation(problems);
 }
-

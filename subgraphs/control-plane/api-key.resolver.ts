@@ -7,6 +7,7 @@ import { errors } from '../../kernel/errors';
 import type { RequestContext } from '../../kernel/subgraph';
 import { ApiKey, ApiKeyUsage, CreatedApiKey, RateLimitStatus } from './api-key.types';
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs';
+import { TOPIC } from '../../kernel/topics';
 
 export function toApiKey(row: ApiKeyEntity): ApiKey {
   const status = row.revokedAt ? 'revoked' : row.expiresAt && row.expiresAt <= new Date() ? 'expired' : 'active';
@@ -44,11 +45,7 @@ export class ApiKeyResolver {
 
   @Authorized('keys:manage')
   @Mutation(() => ApiKey)
-  async updateApiKey(
-    @Arg('id', () => ID) id: string,
-    @Arg('input') input: UpdateApiKeyInput,
-    @Ctx() ctx: RequestContext,
-  ): Promise<ApiKey> {
+  async updateApiKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateApiKeyInput, @Ctx() ctx: RequestContext): Promise<ApiKey> {
     return toApiKey(await this.keys.update(ctx.principal, id, input));
   }
 
@@ -60,7 +57,7 @@ export class ApiKeyResolver {
 
   @Authorized('keys:manage')
   @Subscription(() => ApiKey, {
-    topics: 'apiKey.changed',
+    topics: TOPIC.apiKeyChanged,
     description: 'Emits the whole key whenever it is changed or revoked (served by the gateway).',
   })
   apiKeyUpdated(@Arg('id', () => ID) _id: string, @Root() key: ApiKey): ApiKey {

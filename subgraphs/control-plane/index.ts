@@ -9,13 +9,7 @@ import { AgentService } from './agent.service';
 import { ApiKeyResolver } from './api-key.resolver';
 import { TaskArtifactEntity } from './artifact.entity';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
-import {
-  createOrchestrations,
-  orchestrationEntities,
-  orchestrationMigrations,
-  orchestrationSubscription,
-  startOrchestrations,
-} from './orchestration.module';
+import { createOrchestrations, orchestrationEntities, orchestrationMigrations, orchestrationSubscription, startOrchestrations } from './orchestration.module';
 import { HealthService } from './health.service';
 import { MetricsResolver } from './metrics.resolver';
 import { ResourceSampler } from './metrics.sampler';
@@ -28,7 +22,8 @@ import { seedAgentPrompts } from './prompts.seed';
 import { TaskEntity } from './task.entity';
 import { TaskResolver } from './task.resolver';
 import { TaskRuntime } from './task.runtime';
-import { AGENT_CONCURRENCY, TASK_UPDATED, TaskService } from './task.service';
+import { AGENT_CONCURRENCY, TaskService } from './task.service';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * The control plane: API keys and rate limits, the agent catalogue, agent tasks, gates and
@@ -80,7 +75,10 @@ export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
     const pool = kernel.queue.pool({ name: 'agent-tasks', concurrency: AGENT_CONCURRENCY });
     const taskRuntime = new TaskRuntime({ db: kernel.db, tasks, operations: kernel.operations, llm: kernel.llm, webhooks: kernel.webhooks, cipher, logger });
     taskRuntime.register(pool);
-    kernel.queue.onLifecycle(() => taskRuntime.startReconciling(pool), () => taskRuntime.stopReconciling());
+    kernel.queue.onLifecycle(
+      () => taskRuntime.startReconciling(pool),
+      () => taskRuntime.stopReconciling(),
+    );
     runtime = taskRuntime;
     agentQueue = pool;
   }
@@ -109,7 +107,6 @@ export function controlPlaneServices(kernel: Kernel): ControlPlaneServices {
   return services;
 }
 
-
 /** Seeds the agent prompts; when the prompt library is not reachable yet, tries again in the background. */
 async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
   try {
@@ -127,17 +124,24 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
   entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
-  migrations: [ControlPlaneTasks1763769600400, ...orchestrationMigrations, TaskRunClock1763769601160, ResourceSamples1763769601600, TaskListIndexes1763769601610, KeyTaskSlots1763769601710],
+  migrations: [
+    ControlPlaneTasks1763769600400,
+    ...orchestrationMigrations,
+    TaskRunClock1763769601160,
+    ResourceSamples1763769601600,
+    TaskListIndexes1763769601610,
+    KeyTaskSlots1763769601710,
+  ],
   subscriptions: [
     {
       field: 'apiKeyUpdated',
-      topic: 'apiKey.changed',
+      topic: TOPIC.apiKeyChanged,
       filter: (payload: { id: string }, args) => payload.id === args.id,
       query: 'apiKey',
     },
     {
       field: 'taskUpdated',
-      topic: TASK_UPDATED,
+      topic: TOPIC.taskUpdated,
       filter: (payload: { taskId?: string }, args) => payload?.taskId === args.taskId,
       query: 'task',
     },
@@ -150,7 +154,13 @@ export const controlPlane: ServiceModule<Kernel> = {
       name: 'control-plane',
       surface: 'control-plane',
       resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrations.resolvers],
-      instances: [new ApiKeyResolver(kernel.keys), new AgentResolver(s.agents), new TaskResolver(s.tasks), new MetricsResolver(s.metrics, s.health), ...orchestrations.instances],
+      instances: [
+        new ApiKeyResolver(kernel.keys),
+        new AgentResolver(s.agents),
+        new TaskResolver(s.tasks),
+        new MetricsResolver(s.metrics, s.health),
+        ...orchestrations.instances,
+      ],
     };
   },
   start: async (kernel) => {

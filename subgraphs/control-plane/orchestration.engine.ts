@@ -8,9 +8,16 @@ import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { WebhookSender } from '../../kernel/webhooks';
 import { validateGate, type GateValidationResult } from './gate.catalog';
-import { OrchestrationStageEntity, OrchestrationTaskEntity, type OrchestrationFailure, type OrchestrationOutcome, type OrchestrationStatus } from './orchestration.entity';
+import {
+  OrchestrationStageEntity,
+  OrchestrationTaskEntity,
+  type OrchestrationFailure,
+  type OrchestrationOutcome,
+  type OrchestrationStatus,
+} from './orchestration.entity';
 import { gateFailure, mergeOutputs, taskFailure, taskOutputs } from './orchestration.outcome';
 import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from './orchestration.tasks';
+import { JOB, TOPIC } from '../../kernel/topics';
 
 /**
  * The orchestration state machine. All state lives in the three orchestration tables; `advance`
@@ -38,9 +45,6 @@ import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from 
  * read in orchestration.outcome.ts; this file holds the transitions and when they happen.
  */
 
-export const ADVANCE_JOB = 'control-plane.orchestration.advance';
-export const UPDATED_TOPIC = 'control-plane.orchestration.updated';
-export const TASK_UPDATED_TOPIC = 'control-plane.task.updated';
 const WATCHDOG_MS = 15_000;
 /** Seconds a task is assumed to take when the agent catalogue gives no average. */
 export const DEFAULT_TASK_SECONDS = 60;
@@ -81,7 +85,7 @@ export class OrchestrationEngine {
   }
 
   register(): void {
-    this.deps.queue.register<{ orchestrationId: string }>(ADVANCE_JOB, (job) => this.advance(job.data.orchestrationId), {
+    this.deps.queue.register(JOB.orchestrationAdvance, (job) => this.advance(job.data.orchestrationId), {
       onFinalFailure: (job, error) => this.failStuck((job.data as { orchestrationId: string }).orchestrationId, error),
     });
   }
@@ -89,7 +93,7 @@ export class OrchestrationEngine {
   /** Listens to task events and resumes every unfinished orchestration (the service's start hook). */
   async start(): Promise<void> {
     this.off?.();
-    this.off = this.deps.events.subscribe(TASK_UPDATED_TOPIC, (p: { orchestrationId?: string | null } | undefined) => {
+    this.off = this.deps.events.subscribe(TOPIC.taskUpdated, (p: { orchestrationId?: string | null } | undefined) => {
       if (p?.orchestrationId) {
         this.trigger(p.orchestrationId).catch((err) => this.logger.warn('orchestration trigger failed', { err, orchestrationId: p.orchestrationId }));
       }
@@ -116,18 +120,17 @@ export class OrchestrationEngine {
     const data = { orchestrationId };
     const opts = { maxAttempts: 5, backoffMs: 500, timeoutMs: 120_000 };
     if (runAt) {
-      await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, runAt, key: `${ADVANCE_JOB}:watch:${orchestrationId}` }, tx);
+      await this.deps.queue.enqueue(JOB.orchestrationAdvance, data, { ...opts, runAt, key: `${JOB.orchestrationAdvance}:watch:${orchestrationId}` }, tx);
       return;
     }
-    const id = await this.deps.queue.enqueue(ADVANCE_JOB, data, { ...opts, key: `${ADVANCE_JOB}:${orchestrationId}` }, tx);
+    const id = await this.deps.queue.enqueue(JOB.orchestrationAdvance, data, { ...opts, key: `${JOB.orchestrationAdvance}:${orchestrationId}` }, tx);
     const job = await this.deps.queue.get(id);
-    if (job && job.state !== 'queued') await this.deps.queue.enqueue(ADVANCE_JOB, data, opts, tx);
+    if (job && job.state !== 'queued') await this.deps.queue.enqueue(JOB.orchestrationAdvance, data, opts, tx);
   }
 
   /** One step of the state machine (see the file comment). Idempotent. */
   async advance(orchestrationId: string): Promise<void> {
     const afterCommit: (() => Promise<unknown>)[] = [];
-    let publish: OrchestrationStatus | null = null;
     await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
       const [o]: OrchestrationRow[] = await m.query(
@@ -295,18 +298,20 @@ export class OrchestrationEngine {
             WHERE orchestration_id = $1`,
           [orchestrationId, o.stages_completed, o.tasks_completed, eta],
         );
-        publish = o.status;
+        const status = o.status;
+        tx.afterCommit(() => this.published(orchestrationId, status));
       }
       if (tasks.some((t) => t.status === 'running')) await this.trigger(orchestrationId, tx, new Date(Date.now() + WATCHDOG_MS));
     });
-    if (publish) await this.published(orchestrationId, publish);
     for (const run of afterCommit) {
       await run().catch((err) => this.logger.info('task of a failed orchestration not cancelled', { err: String(err), orchestrationId }));
     }
   }
 
   async published(orchestrationId: string, status: OrchestrationStatus): Promise<void> {
-    await this.deps.events.publish(UPDATED_TOPIC, { orchestrationId, status }).catch((err) => this.logger.warn('orchestration event not published', { err }));
+    await this.deps.events
+      .publish(TOPIC.orchestrationUpdated, { orchestrationId, status })
+      .catch((err) => this.logger.warn('orchestration event not published', { err }));
   }
 
   /** Seconds left: the stages not completed, a parallel stage as long as its longest task. */

@@ -5,11 +5,12 @@ import { Queue } from '../../kernel/queue';
 import type { SubscriptionRoute } from '../../kernel/subgraph';
 import { GateResolver } from './gate.resolver';
 import { OrchestrationEntity, OrchestrationStageEntity, OrchestrationTaskEntity } from './orchestration.entity';
-import { OrchestrationEngine, UPDATED_TOPIC } from './orchestration.engine';
+import { OrchestrationEngine } from './orchestration.engine';
 import type { TaskPort } from './orchestration.tasks';
 import { OrchestrationResolver } from './orchestration.resolver';
 import { OrchestrationService, catalogDirectory } from './orchestration.service';
 import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600550-control-plane-orchestrations';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * Gates and orchestrations as the control plane's index.ts registers them: entities, migration,
@@ -24,7 +25,7 @@ export const orchestrationResolvers = [GateResolver, OrchestrationResolver] as c
 /** `orchestrationUpdated(orchestrationId, includeTaskDetails)`: the twin query gets the same arguments. */
 export const orchestrationSubscription: SubscriptionRoute = {
   field: 'orchestrationUpdated',
-  topic: UPDATED_TOPIC,
+  topic: TOPIC.orchestrationUpdated,
   filter: (payload: { orchestrationId?: string }, args) => payload?.orchestrationId === args.orchestrationId,
   query: 'orchestration',
 };
@@ -72,7 +73,10 @@ export async function startOrchestrations(kernel: Kernel): Promise<void> {
 }
 
 function webhookCipher(kernel: Kernel): SecretCipher {
-  return new SecretCipher(createHash('sha256').update(`orchestration-webhooks:${kernel.secrets.internal}`).digest(), 'automation-platform/orchestration-webhook-secret/v1');
+  return new SecretCipher(
+    createHash('sha256').update(`orchestration-webhooks:${kernel.secrets.internal}`).digest(),
+    'automation-platform/orchestration-webhook-secret/v1',
+  );
 }
 
 function silentLogger(): Kernel['logger'] {

@@ -12,11 +12,12 @@ import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec 
 import { validateGate } from './gate.catalog';
 import { TASK_COLUMNS, toTaskEntity, type TaskEntity, type TaskError, type TaskEvent, type TaskProgress, type TaskResult } from './task.entity';
 import { buildResult } from './task.results';
-import { present, TASK_JOB, type TaskJobData, type TaskService } from './task.service';
+import { present, type TaskJobData, type TaskService } from './task.service';
+import { JOB } from '../../kernel/topics';
 
 /**
  * The `control-plane.task` job: one task from queued to its end, in real steps, each published
- * (TASK_UPDATED) as it starts:
+ * (TOPIC.taskUpdated) as it starts:
  *   [validating the entry gate]  forge.validateGates: the gate catalogue against forge.outputs
  *   rendering instructions       the prompt `<agentId>-<taskType>` (its newest active version)
  *                                through the prompt library's public `renderPrompt`
@@ -32,8 +33,13 @@ import { present, TASK_JOB, type TaskJobData, type TaskService } from './task.se
 
 const RENDER = /* GraphQL */ `
   query AgentPrompt($promptId: ID!, $variables: JSONObject) {
-    renderPrompt(promptId: $promptId, variables: $variables) { promptId version rendered }
-  }`;
+    renderPrompt(promptId: $promptId, variables: $variables) {
+      promptId
+      version
+      rendered
+    }
+  }
+`;
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const NOT_PROVIDED = '(not provided)';
 const DEFAULT_TEMPERATURE = 0.2;
@@ -83,7 +89,7 @@ export class TaskRuntime {
   constructor(private readonly deps: TaskRuntimeDeps) {}
 
   register(queue: Queue): void {
-    queue.register<TaskJobData>(TASK_JOB, (job) => this.run(job), {
+    queue.register(JOB.task, (job) => this.run(job), {
       onFinalFailure: async (job, error) => {
         const data = job.data as TaskJobData;
         const timedOut = error.code === 'timeout';
@@ -106,7 +112,11 @@ export class TaskRuntime {
     const agent = findAgent(task.agentId);
     const spec = agent && findTaskType(agent, task.taskType);
     if (!agent || !spec) {
-      await this.fail(taskId, { code: 'agent_execution_failed', message: `${task.agentId}/${task.taskType} is no longer in the agent catalogue`, details: { retryable: false } });
+      await this.fail(taskId, {
+        code: 'agent_execution_failed',
+        message: `${task.agentId}/${task.taskType} is no longer in the agent catalogue`,
+        details: { retryable: false },
+      });
       return { failed: 'unknown agent' };
     }
     const deadline = task.startedAt!.getTime() + task.timeoutSeconds * 1000;
@@ -154,7 +164,15 @@ export class TaskRuntime {
     };
   }
 
-  private async steps(task: TaskEntity, agent: AgentSpec, spec: TaskTypeSpec, secretEnc: Buffer | null, signal: AbortSignal, deadline: number, job: JobContext<TaskJobData>): Promise<void> {
+  private async steps(
+    task: TaskEntity,
+    agent: AgentSpec,
+    spec: TaskTypeSpec,
+    secretEnc: Buffer | null,
+    signal: AbortSignal,
+    deadline: number,
+    job: JobContext<TaskJobData>,
+  ): Promise<void> {
     const gate = task.forge?.validateGates === true;
     const names = [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
     let done = 0;
@@ -258,8 +276,9 @@ export class TaskRuntime {
     const move = async (tx?: Tx): Promise<RunningRow | null> => {
       // Like progress, `running` is re-derived by a resumed attempt (the claimed job is durable):
       // its commit need not wait for the WAL flush.
-      const [row] = rowsOf(await (tx?.manager ?? this.deps.db.manager).query(
-        `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+      const [row] = rowsOf(
+        await (tx?.manager ?? this.deps.db.manager).query(
+          `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
          UPDATE control_plane.tasks t
             SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
                 progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
@@ -267,13 +286,20 @@ export class TaskRuntime {
                   ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
            FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p, relaxed
           WHERE t.id = p.id AND t.status IN ('queued','running')
-          RETURNING ${TASK_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}, p.previous, t.webhook_secret_enc`,
-        [taskId],
-      ));
+          RETURNING ${TASK_COLUMNS.split(',')
+            .map((c) => `t.${c.trim()}`)
+            .join(', ')}, p.previous, t.webhook_secret_enc`,
+          [taskId],
+        ),
+      );
       if (!row) return null;
       const task = toTaskEntity(row);
       if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
-        await this.notify(tx, task, 'task.started', row.webhook_secret_enc, { status: 'running', startedAt: task.startedAt, estimatedDuration: task.estimatedDuration });
+        await this.notify(tx, task, 'task.started', row.webhook_secret_enc, {
+          status: 'running',
+          startedAt: task.startedAt,
+          estimatedDuration: task.estimatedDuration,
+        });
       }
       return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
     };
@@ -302,13 +328,15 @@ export class TaskRuntime {
   /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
   async fail(taskId: string, error: TaskError): Promise<void> {
     const task = await withTransaction(this.deps.db, async (tx) => {
-      const [row] = rowsOf(await tx.manager.query(
-        `UPDATE control_plane.tasks
+      const [row] = rowsOf(
+        await tx.manager.query(
+          `UPDATE control_plane.tasks
             SET status = 'failed', error = $2, updated_at = now()
           WHERE id = $1 AND status IN ('queued','running')
           RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
-        [taskId, JSON.stringify(error)],
-      ));
+          [taskId, JSON.stringify(error)],
+        ),
+      );
       if (!row) return null;
       const failed = toTaskEntity(row);
       if (failed.webhookUrl && failed.webhookEvents?.includes('task.failed')) {
@@ -321,13 +349,15 @@ export class TaskRuntime {
 
   /** The job was cancelled without the task (the queue's own cancel): the task follows. */
   private async cancelled(taskId: string, reason: string): Promise<void> {
-    const [row] = rowsOf(await this.deps.db.query(
-      `UPDATE control_plane.tasks
+    const [row] = rowsOf(
+      await this.deps.db.query(
+        `UPDATE control_plane.tasks
           SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
-      [taskId, reason],
-    ));
+        [taskId, reason],
+      ),
+    );
     if (row) await this.deps.tasks.publish(toTaskEntity(row));
   }
 
@@ -399,7 +429,7 @@ export class TaskRuntime {
 function progressOf(names: string[], done: number, detail?: string): TaskProgress {
   return {
     percentage: Math.round((done / names.length) * 100),
-    currentStep: done >= names.length ? 'completed' : detail ?? names[done]!,
+    currentStep: done >= names.length ? 'completed' : (detail ?? names[done]!),
     stepsCompleted: done,
     stepsTotal: names.length,
   };
@@ -409,9 +439,12 @@ function seconds(ms: number | null): number | null {
   return ms === null ? null : Math.round(ms) / 1000;
 }
 
-
 function describe(err: unknown, task: TaskEntity): TaskError {
   if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details ?? {} };
   const message = err instanceof Error ? err.message : String(err);
-  return { code: 'agent_execution_failed', message: `The agent failed: ${message}`, details: { agent_id: task.agentId, execution_id: task.id, reason: message, retryable: false } };
+  return {
+    code: 'agent_execution_failed',
+    message: `The agent failed: ${message}`,
+    details: { agent_id: task.agentId, execution_id: task.id, reason: message, retryable: false },
+  };
 }

@@ -32,6 +32,7 @@ import {
 } from './task.entity';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
+import { JOB, TOPIC, type Jobs } from '../../kernel/topics';
 
 /**
  * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
@@ -42,13 +43,11 @@ import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/
  *    CONTEXT_VALIDATION_FAILED), webhook URL (400 WEBHOOK_INVALID);
  *  - an API key has at most its tier's concurrentExecutions tasks queued or running (429
  *    RATE_LIMIT_EXCEEDED, window "concurrent"); tasks an orchestration starts do not count;
- *  - every change publishes TASK_UPDATED {taskId, status, orchestrationId};
+ *  - every change publishes TOPIC.taskUpdated {taskId, status, orchestrationId};
  *  - cancel: a queued task is cancelled at once, a running one too (its model call is aborted
  *    through the job's signal); a finished task is a 409 conflict.
  */
 
-export const TASK_JOB = 'control-plane.task';
-export const TASK_UPDATED = 'control-plane.task.updated';
 /** The spec's endpoint limit: agent executions one worker process runs at once. */
 export const AGENT_CONCURRENCY = 50;
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -93,10 +92,7 @@ export interface TaskListFilter {
 }
 
 /** The job's data: the task, and whether task.started must be delivered with the move to running. */
-export interface TaskJobData {
-  taskId: string;
-  notifyStart: boolean;
-}
+export type TaskJobData = Jobs[typeof JOB.task];
 
 export interface TaskServiceDeps {
   db: DataSource;
@@ -180,7 +176,12 @@ export class TaskService {
     ];
     // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
     return withTransaction(origin?.tx ?? this.deps.db, async (tx) => {
-      const addJob = this.deps.queue.addJob<TaskJobData>(tx, params, TASK_JOB, job, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${TASK_JOB}:${id}` });
+      const addJob = this.deps.queue.addJob(tx, params, JOB.task, job, {
+        priority: v.priority,
+        timeoutMs: v.timeout * 1000,
+        maxAttempts: 2,
+        key: `${JOB.task}:${id}`,
+      });
       const sql = `
         WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
         job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
@@ -231,7 +232,8 @@ export class TaskService {
       if (!isObject(input.forge)) add('forge', 'must be an object');
       else {
         const f = input.forge;
-        if (f.stage !== undefined && f.stage !== null && !(STAGES as readonly string[]).includes(f.stage)) add('forge.stage', `must be one of ${STAGES.join(', ')}`);
+        if (f.stage !== undefined && f.stage !== null && !(STAGES as readonly string[]).includes(f.stage))
+          add('forge.stage', `must be one of ${STAGES.join(', ')}`);
         if (f.validateGates !== undefined && f.validateGates !== null && typeof f.validateGates !== 'boolean') add('forge.validateGates', 'must be a boolean');
         if (f.outputs !== undefined && f.outputs !== null && !isObject(f.outputs)) add('forge.outputs', 'must be an object');
         if (f.validateGates === true && !f.stage) add('forge.stage', 'is required when forge.validateGates is true');
@@ -423,20 +425,23 @@ export class TaskService {
       throw errors.field('reason', 'must be a string of at most 1000 characters');
     }
     if (typeof taskId !== 'string' || !UUID.test(taskId)) throw errors.notFound('task', String(taskId));
-    const [row] = rowsOf(await this.deps.db.query(
-      `UPDATE control_plane.tasks
+    const [row] = rowsOf(
+      await this.deps.db.query(
+        `UPDATE control_plane.tasks
           SET status = 'cancelled', cancel_reason = $2, updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
-      [taskId, reason ?? null],
-    ));
+        [taskId, reason ?? null],
+      ),
+    );
     if (!row) {
       const task = await this.get(principal, taskId);
       throw errors.conflict(`Task ${taskId} is already ${task.status}; only queued or running tasks can be cancelled`, { taskId, status: task.status });
     }
     const task = toTaskEntity(row);
     // The queue aborts a running job's signal (its model call) within a second; a queued job never starts.
-    if (task.jobId) await this.deps.queue.cancel(task.jobId, reason ?? 'task cancelled').catch((err) => this.deps.logger.warn('task job not cancelled', { err, taskId }));
+    if (task.jobId)
+      await this.deps.queue.cancel(task.jobId, reason ?? 'task cancelled').catch((err) => this.deps.logger.warn('task job not cancelled', { err, taskId }));
     await this.publish(task);
     return task;
   }
@@ -445,13 +450,14 @@ export class TaskService {
 
   async publish(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
     const event: TaskUpdatedEvent = { taskId: task.id, status: task.status, orchestrationId: task.orchestrationId };
-    await this.deps.events.publish(TASK_UPDATED, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
+    await this.deps.events.publish(TOPIC.taskUpdated, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
   }
 
   /** The task once it has finished, or as it is after `ms` (woken by events, never polling). */
   async waitForEnd(taskId: string, ms: number): Promise<TaskEntity> {
-    this.unsubscribe ??= this.deps.events.subscribe(TASK_UPDATED, (e: TaskUpdatedEvent) => {
-      for (const wake of this.waiters.get(e?.taskId) ?? []) wake(e);
+    this.unsubscribe ??= this.deps.events.subscribe(TOPIC.taskUpdated, (e) => {
+      // The kernel's registry types a status as a string; this topic only carries this service's TaskStatus.
+      for (const wake of this.waiters.get(e?.taskId) ?? []) wake(e as TaskUpdatedEvent);
     });
     let wake!: (e: TaskUpdatedEvent | null) => void;
     const woken = new Promise<TaskUpdatedEvent | null>((resolve) => (wake = resolve));

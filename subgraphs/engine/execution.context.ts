@@ -13,6 +13,7 @@ import type { ExecutionNotifier, NotifyConfig } from './execution.notify';
 import type { OperationsLike } from './execution.platform';
 import type { ExecutionView, RequestLog, StoreTarget } from './execution.store';
 import type { WorkflowService, WorkflowVersion } from './workflow.service';
+import { TOPIC } from '../../kernel/topics';
 
 /*
  * What the parts of the execution runner share (execution.runner.ts and the files it is built
@@ -21,10 +22,6 @@ import type { WorkflowService, WorkflowVersion } from './workflow.service';
  * to import another to speak of a run.
  */
 
-export const EXECUTION_UPDATED = 'engine.execution.updated';
-export const EXECUTION_CANCEL = 'engine.execution.cancel';
-export const EXECUTE_JOB = 'engine.execute';
-export const RESUME_JOB = 'engine.resume';
 export const MAX_DEPTH = 10;
 
 export interface StartOptions {
@@ -102,6 +99,5 @@ export interface RunnerDeps {
 
 /** Announces an execution's new status (subscriptions, waiters); a failure to announce is logged, not thrown. */
 export async function publishUpdate(deps: Pick<RunnerDeps, 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
-  await deps.events.publish(EXECUTION_UPDATED, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
+  await deps.events.publish(TOPIC.executionUpdated, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
 }
-

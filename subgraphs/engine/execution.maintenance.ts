@@ -4,6 +4,7 @@ import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { ExecutionErrorInfo } from './executor';
 import type { ExecutionRunner } from './execution.runner';
+import { JOB } from '../../kernel/topics';
 
 /**
  * Every minute (an `engine.maintenance` job that plans its successor; every process start plans
@@ -13,7 +14,6 @@ import type { ExecutionRunner } from './execution.runner';
  * stopped heartbeating (queued runs are the queue's to recover).
  */
 
-export const MAINTENANCE_JOB = 'engine.maintenance';
 const EVERY_MS = 60_000;
 const STALE_AFTER_S = 60;
 
@@ -21,7 +21,6 @@ export interface Retention {
   executionMaxAgeDays: number;
   executionMaxCount: number;
 }
-
 
 export class ExecutionMaintenance {
   constructor(
@@ -35,13 +34,13 @@ export class ExecutionMaintenance {
   ) {}
 
   register(queue: Queue): void {
-    queue.register(MAINTENANCE_JOB, () => this.run());
+    queue.register(JOB.maintenance, () => this.run());
   }
 
   /** Plans a run `delayMs` from now (one per minute whoever plans it). */
   async plan(delayMs: number): Promise<void> {
     const at = Date.now() + delayMs;
-    await this.queue.enqueue(MAINTENANCE_JOB, {}, { runAt: new Date(at), key: `${MAINTENANCE_JOB}:${Math.floor(at / EVERY_MS)}`, timeoutMs: 5 * 60_000 });
+    await this.queue.enqueue(JOB.maintenance, {}, { runAt: new Date(at), key: `${JOB.maintenance}:${Math.floor(at / EVERY_MS)}`, timeoutMs: 5 * 60_000 });
   }
 
   async run(): Promise<{ pruned: number; stale: number }> {

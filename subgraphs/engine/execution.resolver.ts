@@ -2,11 +2,11 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
-import { EXECUTION_UPDATED } from './execution.context';
 import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
 import type { ExecutionDetail, ExecutionService } from './execution.service';
 import { ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './execution.types';
+import { TOPIC } from '../../kernel/topics';
 
 export function toExecution(v: ExecutionDetail): WorkflowExecution {
   return {
@@ -19,7 +19,9 @@ export function toExecution(v: ExecutionDetail): WorkflowExecution {
     mode: v.mode,
     progress: v.progress,
     result: v.result,
-    error: v.error ? { code: v.error.code, message: v.error.message, node: v.error.node ?? null, nodeType: v.error.nodeType ?? null, details: v.error.details ?? {} } : null,
+    error: v.error
+      ? { code: v.error.code, message: v.error.message, node: v.error.node ?? null, nodeType: v.error.nodeType ?? null, details: v.error.details ?? {} }
+      : null,
     duration: v.durationMs,
     startedAt: v.startedAt,
     finishedAt: v.finishedAt,
@@ -78,7 +80,9 @@ export class ExecutionResolver {
   }
 
   @Authorized('workflow:execute')
-  @Mutation(() => WorkflowExecution, { description: 'Cancels a running or waiting execution: the running node is aborted. `reason` goes to the execution log.' })
+  @Mutation(() => WorkflowExecution, {
+    description: 'Cancels a running or waiting execution: the running node is aborted. `reason` goes to the execution log.',
+  })
   async cancelExecution(
     @Arg('executionId', () => ID) executionId: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | undefined,
@@ -114,7 +118,7 @@ export class ExecutionResolver {
 
   @Authorized('workflow:read')
   @Subscription(() => WorkflowExecution, {
-    topics: EXECUTION_UPDATED,
+    topics: TOPIC.executionUpdated,
     description: 'Emits the whole execution on every status and progress change (served by the gateway).',
   })
   executionUpdated(@Arg('executionId', () => ID) _executionId: string, @Root() execution: WorkflowExecution): WorkflowExecution {

@@ -4,10 +4,11 @@ import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, WorkflowExecutor } from './executor';
 import type { Item } from './expressions';
 import { eventFor } from './execution.notify';
-import { ExecutionStop, publishUpdate, RESUME_JOB, type RunContext, type RunnerDeps } from './execution.context';
+import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './execution.context';
 import type { ExecutionChildren } from './execution.children';
 import type { ExecutionReads } from './execution.reads';
 import { nodeRow, writeExecution, type ExecutionView, type Pending, type RowUpdate } from './execution.store';
+import { JOB } from '../../kernel/topics';
 
 /**
  * The executions running in this process: one run from its start (or its stored node outputs)
@@ -61,7 +62,8 @@ export class ExecutionRuns {
     const pending: Pending = { rows: [], logs: [...firstLogs], since: firstLogs.length ? Date.now() : 0 };
     let progress: Progress = { nodesCompleted: ctx.done.size, nodesTotal: ctx.version.definition.nodes.length, currentNode: null };
     const flush = async (currentNode: string | null) => {
-      if (await this.write(ctx, pending, { nodes_completed: progress.nodesCompleted, current_node: currentNode })) await publishUpdate(this.deps, ctx.id, 'running');
+      if (await this.write(ctx, pending, { nodes_completed: progress.nodesCompleted, current_node: currentNode }))
+        await publishUpdate(this.deps, ctx.id, 'running');
     };
 
     let outcome: RunOutcome;
@@ -71,7 +73,13 @@ export class ExecutionRuns {
       outcome = await this.executor.run({
         compiled,
         // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
-        execution: { id: ctx.id, mode: ctx.mode, get resumeUrl() { return resumeUrl(ctx.id); } },
+        execution: {
+          id: ctx.id,
+          mode: ctx.mode,
+          get resumeUrl() {
+            return resumeUrl(ctx.id);
+          },
+        },
         workflow: { id: ctx.version.workflowId, name: ctx.version.name, active: ctx.version.active, timezone: ctx.version.definition.settings.timezone },
         input: ctx.input,
         startNode: ctx.startNode,
@@ -144,14 +152,14 @@ export class ExecutionRuns {
           const m = tx.manager;
           const jobId = outcome.until
             ? await this.deps.queue.enqueue(
-                RESUME_JOB,
+                JOB.resume,
                 { executionId: ctx.id },
                 {
                   runAt: outcome.until,
                   maxAttempts: 2,
                   timeoutMs: (executionTimeoutSeconds(ctx.version.definition.settings) + 60) * 1000,
                   // Per wait: a later wait (another Wait node, a loop) is enqueued while this execution's resume job still runs.
-                  key: `${RESUME_JOB}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
+                  key: `${JOB.resume}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
                 },
                 tx,
               )
@@ -159,7 +167,14 @@ export class ExecutionRuns {
           row = await this.write(
             ctx,
             pending,
-            { nodes_completed: progress.nodesCompleted, current_node: outcome.node, status: 'waiting', resume_state: state, wait_till: outcome.until, job_id: jobId },
+            {
+              nodes_completed: progress.nodesCompleted,
+              current_node: outcome.node,
+              status: 'waiting',
+              resume_state: state,
+              wait_till: outcome.until,
+              job_id: jobId,
+            },
             m,
           );
         });

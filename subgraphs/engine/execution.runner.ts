@@ -11,20 +11,12 @@ import type { NotifyConfig } from './execution.notify';
 import { CODE_LIMITS, EXPRESSION_LIMITS, type CodeRunner } from './sandbox';
 import { ProcessSandbox } from './sandbox.process';
 import { ExecutionChildren } from './execution.children';
-import {
-  EXECUTE_JOB,
-  EXECUTION_CANCEL,
-  ExecutionStop,
-  publishUpdate,
-  type RunContext,
-  type RunnerDeps,
-  type StartOptions,
-  type Started,
-} from './execution.context';
+import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps, type StartOptions, type Started } from './execution.context';
 import { ExecutionReads } from './execution.reads';
 import { ExecutionJobs } from './execution.resume';
 import { ExecutionRuns } from './execution.run';
 import { REQUEST_LOG_INSERT, requestLogRow, type ExecutionView } from './execution.store';
+import { JOB, TOPIC } from '../../kernel/topics';
 
 /**
  * Runs executions and keeps them: the row in engine.executions, run data in execution_nodes,
@@ -78,7 +70,7 @@ export class ExecutionRunner {
   /** Job handlers and the cross-process cancel signal. */
   register(queue: Queue): void {
     this.jobs.register(queue);
-    this.deps.events.subscribe(EXECUTION_CANCEL, (p: { executionId?: string } | undefined) => {
+    this.deps.events.subscribe(TOPIC.executionCancel, (p: { executionId?: string } | undefined) => {
       if (p?.executionId) this.runs.abort(p.executionId, new ExecutionStop('canceled', 'The execution was canceled'));
     });
   }
@@ -91,7 +83,11 @@ export class ExecutionRunner {
     const { version } = opts;
     const compiled = compile(version.definition);
     const startNode = opts.startNode !== undefined ? opts.startNode : chooseStart(compiled, opts.mode);
-    const meta = { originalExecutionId: opts.originalExecutionId ?? null, parentExecutionId: opts.parentExecutionId ?? null, webhookId: opts.webhookId ?? null };
+    const meta = {
+      originalExecutionId: opts.originalExecutionId ?? null,
+      parentExecutionId: opts.parentExecutionId ?? null,
+      webhookId: opts.webhookId ?? null,
+    };
     const started = `Execution started (${opts.mode}${opts.originalExecutionId ? `, retry of ${opts.originalExecutionId}` : ''})`;
     const view = (startedAt: Date): ExecutionView => ({
       id,
@@ -119,9 +115,9 @@ export class ExecutionRunner {
       const store = async (tx: Tx) => {
         const m = tx.manager;
         const jobId = await this.deps.queue.enqueue(
-          EXECUTE_JOB,
+          JOB.execute,
           { executionId: id },
-          { timeoutMs, maxAttempts: 2, key: `${EXECUTE_JOB}:${id}`, priority: opts.priority ?? 'normal' },
+          { timeoutMs, maxAttempts: 2, key: `${JOB.execute}:${id}`, priority: opts.priority ?? 'normal' },
           tx,
         );
         const log = opts.requestLog ? [requestLogRow(opts.requestLog, { status: 'running', error: null }, id)] : [];
@@ -163,10 +159,11 @@ export class ExecutionRunner {
         }
         const at = row.started_at as Date;
         await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
+        // After the COMMIT of this transaction or of the caller's (opts.tx) that it joins.
+        tx.afterCommit(() => publishUpdate(this.deps, id, 'running'));
         return at;
       };
       const startedAt = await withTransaction(opts.tx ?? this.deps.db, store);
-      if (!opts.tx) await publishUpdate(this.deps, id, 'running');
       return { view: view(startedAt) };
     }
 
@@ -212,13 +209,12 @@ export class ExecutionRunner {
     );
     if (!row) return null;
     this.runs.abort(executionId, new ExecutionStop('canceled', 'The execution was canceled'));
-    await this.deps.events.publish(EXECUTION_CANCEL, { executionId });
+    await this.deps.events.publish(TOPIC.executionCancel, { executionId });
     if (row.job_id) await this.deps.queue.cancel(row.job_id, 'execution canceled');
     // Sub-executions started by this one stop with it.
-    const children = await this.deps.db.query(
-      `SELECT id FROM engine.executions WHERE parent_execution_id = $1 AND status IN ('running','waiting')`,
-      [executionId],
-    );
+    const children = await this.deps.db.query(`SELECT id FROM engine.executions WHERE parent_execution_id = $1 AND status IN ('running','waiting')`, [
+      executionId,
+    ]);
     for (const c of children) await this.cancel(c.id);
     await publishUpdate(this.deps, executionId, 'canceled');
     return { previous: row.previous };

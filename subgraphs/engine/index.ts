@@ -7,7 +7,6 @@ import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './exec
 import { ExecutionResolver, toExecution } from './execution.resolver';
 import { ExecutionMaintenance } from './execution.maintenance';
 import { ExecutionNotifier } from './execution.notify';
-import { EXECUTION_UPDATED } from './execution.context';
 import { ExecutionRunner } from './execution.runner';
 import { ExecutionService } from './execution.service';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
@@ -26,6 +25,7 @@ import { WebhookTriggerService } from './webhook-trigger.service';
 import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
 import { toWorkflow, WorkflowResolver } from './workflow.resolver';
 import { WorkflowService, type WorkflowHooks } from './workflow.service';
+import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services, built once per kernel (nothing here touches the kernel until used). */
 export function createEngine(kernel: Kernel) {
@@ -35,7 +35,11 @@ export function createEngine(kernel: Kernel) {
   const notifier = new ExecutionNotifier(
     () => kernel.webhooks,
     // Built on first use (schema emission runs with a stand-in kernel that has no secrets).
-    () => (executionSecrets ??= new SecretCipher(platformKey(kernel.secrets.internal, 'engine-execution-webhooks'), 'automation-platform/engine-execution-webhook/v1')),
+    () =>
+      (executionSecrets ??= new SecretCipher(
+        platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
+        'automation-platform/engine-execution-webhook/v1',
+      )),
     () => ({ allowHttp: kernel.config.webhookAllowHttp, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
     kernel.logger,
     () => kernel.config.publicUrl,
@@ -58,7 +62,14 @@ export function createEngine(kernel: Kernel) {
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
   });
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger);
-  const maintenance = new ExecutionMaintenance(kernel.db, kernel.queue, runner, () => kernel.config.engine, kernel.logger, () => schedules.heal());
+  const maintenance = new ExecutionMaintenance(
+    kernel.db,
+    kernel.queue,
+    runner,
+    () => kernel.config.engine,
+    kernel.logger,
+    () => schedules.heal(),
+  );
   const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
   // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
   const triggersChanged = () => inbound.triggersChanged();
@@ -69,7 +80,16 @@ export function createEngine(kernel: Kernel) {
     () => platformKey(kernel.secrets.internal, 'engine-webhook-secrets'),
     triggersChanged,
   );
-  const inbound: WebhookInbound = new WebhookInbound(kernel.events, kernel.db, runner, workflows, kernel.rateLimiter, () => triggers.cipher, (path) => triggers.urlFor(path), kernel.logger);
+  const inbound: WebhookInbound = new WebhookInbound(
+    kernel.events,
+    kernel.db,
+    runner,
+    workflows,
+    kernel.rateLimiter,
+    () => triggers.cipher,
+    (path) => triggers.urlFor(path),
+    kernel.logger,
+  );
   hooks.changed = async (record) => {
     await triggersChanged();
     await schedules.syncNodes(record.id);
@@ -94,12 +114,27 @@ export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> 
  */
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
-  entities: [WorkflowEntity, WorkflowVersionEntity, ExecutionEntity, ExecutionNodeEntity, ExecutionLogEntity, WebhookTriggerEntity, WebhookLogEntity, ScheduleEntity],
-  migrations: [Engine1763769600700, EngineSchedules1763769600800, ExecutionRunClock1763769601180, WebhookPathParameters1763769601190, ExecutionNodeRuns1763769601730],
+  entities: [
+    WorkflowEntity,
+    WorkflowVersionEntity,
+    ExecutionEntity,
+    ExecutionNodeEntity,
+    ExecutionLogEntity,
+    WebhookTriggerEntity,
+    WebhookLogEntity,
+    ScheduleEntity,
+  ],
+  migrations: [
+    Engine1763769600700,
+    EngineSchedules1763769600800,
+    ExecutionRunClock1763769601180,
+    WebhookPathParameters1763769601190,
+    ExecutionNodeRuns1763769601730,
+  ],
   subscriptions: [
     {
       field: 'executionUpdated',
-      topic: EXECUTION_UPDATED,
+      topic: TOPIC.executionUpdated,
       filter: (payload: { executionId: string }, args) => payload.executionId === args.executionId,
       query: 'execution',
     },

@@ -12,6 +12,7 @@ import type { ExecutionRunner } from './execution.runner';
 import { checkPayload } from './execution.service';
 import { isPlainObject } from './nodes/types';
 import { type WorkflowService } from './workflow.service';
+import { JOB, type Jobs } from '../../kernel/topics';
 
 /**
  * Schedules, one table for both kinds (engine.schedules): those registered through the control
@@ -36,9 +37,7 @@ import { type WorkflowService } from './workflow.service';
  * is active.
  */
 
-export const SCHEDULE_FIRE_JOB = 'engine.schedule.fire';
 /** Jobs of the engine's first scheduler (one chain per workflow version); dropped if any remain. */
-const LEGACY_SCHEDULE_JOB = 'engine.schedule';
 const OVERDUE_S = 10;
 const MAX_PER_WORKFLOW = 100;
 const COLUMNS = `s.id, s.workflow_id, s.node_name, s.cron, s.timezone, s.payload, s.enabled, s.next_run_at, s.last_run_at,
@@ -69,12 +68,7 @@ export interface ScheduleInput {
   enabled?: boolean | null;
 }
 
-interface FireJob {
-  scheduleId: string;
-  /** ISO time this job claims. */
-  due: string;
-}
-
+type FireJob = Jobs[typeof JOB.scheduleFire];
 
 function toView(r: any): ScheduleView {
   return {
@@ -113,8 +107,8 @@ export class WorkflowSchedules {
   ) {}
 
   register(queue: Queue): void {
-    queue.register<FireJob>(SCHEDULE_FIRE_JOB, (ctx) => this.fire(ctx));
-    queue.register(LEGACY_SCHEDULE_JOB, async () => ({ skipped: 'superseded by engine.schedule.fire' }));
+    queue.register(JOB.scheduleFire, (ctx) => this.fire(ctx));
+    queue.register(JOB.legacySchedule, async () => ({ skipped: 'superseded by engine.schedule.fire' }));
   }
 
   /** At start: node schedules follow the definitions, overdue schedules get their job again. */
@@ -130,10 +124,9 @@ export class WorkflowSchedules {
 
   /** Plans the job of every enabled schedule overdue by more than OVERDUE_S (a job that got lost). */
   async heal(): Promise<number> {
-    const rows = await this.db.query(
-      `SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`,
-      [OVERDUE_S],
-    );
+    const rows = await this.db.query(`SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`, [
+      OVERDUE_S,
+    ]);
     for (const r of rows) await this.plan(undefined, r.id, r.next_run_at);
     return rows.length;
   }
@@ -185,7 +178,8 @@ export class WorkflowSchedules {
     return withTransaction(this.db, async (tx) => {
       const m = tx.manager;
       const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NULL`, [workflow.id]);
-      if (n >= MAX_PER_WORKFLOW) throw errors.conflict(`A workflow has at most ${MAX_PER_WORKFLOW} schedules`, { workflowId: workflow.id, limit: MAX_PER_WORKFLOW });
+      if (n >= MAX_PER_WORKFLOW)
+        throw errors.conflict(`A workflow has at most ${MAX_PER_WORKFLOW} schedules`, { workflowId: workflow.id, limit: MAX_PER_WORKFLOW });
       const [row] = await m.query(
         `INSERT INTO engine.schedules AS s (workflow_id, cron, timezone, payload, enabled, next_run_at, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
@@ -218,7 +212,15 @@ export class WorkflowSchedules {
       const [current] = await m.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1 FOR UPDATE`, [id]);
       if (!current) throw scheduleNotFound(id);
       refuseNodeSchedule(current);
-      const v = check({ cron: input.cron ?? current.cron, timezone: input.timezone ?? current.timezone, payload: input.payload ?? current.payload, enabled: input.enabled ?? current.enabled }, false);
+      const v = check(
+        {
+          cron: input.cron ?? current.cron,
+          timezone: input.timezone ?? current.timezone,
+          payload: input.payload ?? current.payload,
+          enabled: input.enabled ?? current.enabled,
+        },
+        false,
+      );
       const timingChanged = v.cron !== current.cron || v.timezone !== current.timezone || (v.enabled && !current.enabled);
       let next: Date | null = v.enabled ? (timingChanged ? nextRun(v.cron!, v.timezone!, new Date()) : current.next_run_at) : null;
       if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
@@ -248,10 +250,10 @@ export class WorkflowSchedules {
 
   /** One job per schedule and due time (the key); several plans of the same due time make one job. */
   private plan(tx: Tx | undefined, scheduleId: string, due: Date): Promise<string> {
-    return this.queue.enqueue<FireJob>(
-      SCHEDULE_FIRE_JOB,
+    return this.queue.enqueue(
+      JOB.scheduleFire,
       { scheduleId, due: due.toISOString() },
-      { runAt: due, key: `${SCHEDULE_FIRE_JOB}:${scheduleId}:${due.getTime()}`, timeoutMs: 60_000, maxAttempts: 3, backoffMs: 500, priority: 'high' },
+      { runAt: due, key: `${JOB.scheduleFire}:${scheduleId}:${due.getTime()}`, timeoutMs: 60_000, maxAttempts: 3, backoffMs: 500, priority: 'high' },
       tx,
     );
   }
@@ -313,8 +315,8 @@ export class WorkflowSchedules {
       if (next) await this.plan(tx, scheduleId, next);
       return { executionId, skipped, missedRuns, next: next?.toISOString() ?? null };
     });
+    // The execution's `running` event is published by runner.begin after this transaction's COMMIT.
     if ('executionId' in outcome && outcome.executionId) {
-      await this.runner.publish(outcome.executionId, 'running');
       if (outcome.missedRuns) this.logger.info('schedule caught up after downtime', { scheduleId, due: due.toISOString(), missedRuns: outcome.missedRuns });
     }
     return outcome;
@@ -336,7 +338,8 @@ function check(input: ScheduleInput, creating: boolean): { cron?: string; timezo
   const timezone = input.timezone ?? 'UTC';
   if (!validTimezone(timezone)) problems.push({ field: 'timezone', message: `must be an IANA time zone (e.g. Europe/Paris), not "${String(timezone)}"` });
   if (input.payload !== undefined && input.payload !== null && !isPlainObject(input.payload)) problems.push({ field: 'payload', message: 'must be an object' });
-  if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') problems.push({ field: 'enabled', message: 'must be a boolean' });
+  if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean')
+    problems.push({ field: 'enabled', message: 'must be a boolean' });
   if (creating && (input.cron === undefined || input.cron === null)) problems.push({ field: 'cron', message: 'is required' });
   else if (typeof input.cron !== 'string') problems.push({ field: 'cron', message: 'must be a string' });
   if (problems.length) throw errors.validation(problems);

@@ -19,6 +19,7 @@ import type { WebhookReply } from './nodes/types';
 import type { WebhookAuthConfig, WebhookRateLimit } from './webhook-trigger.entity';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
 import { type WorkflowService } from './workflow.service';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * Inbound requests on `/webhook/<path>` (and the trigger test). Callable without a platform key:
@@ -37,7 +38,6 @@ export interface TestInput {
 
 const LAST_NODE_TIMEOUT_MS = 300_000;
 /** Every process clears its trigger cache on this event (a trigger or a workflow changed). */
-const TRIGGERS_CHANGED = 'engine.webhook-triggers.changed';
 /** A cached lookup is used at most this long, even if an invalidation got lost. */
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_PATHS = 10_000;
@@ -57,7 +57,7 @@ export class WebhookInbound {
   /**
    * The triggers (with their workflow's active flag and version) by path: the lookup every
    * inbound request makes, kept in memory. Cleared on every change of a trigger or a workflow,
-   * in every process (TRIGGERS_CHANGED), and never older than CACHE_TTL_MS.
+   * in every process (TOPIC.webhookTriggersChanged), and never older than CACHE_TTL_MS.
    */
   private readonly cache: SharedReadCache<any[] | null>;
 
@@ -71,7 +71,7 @@ export class WebhookInbound {
     private readonly urlFor: (path: string) => string,
     private readonly logger: Logger,
   ) {
-    this.cache = new SharedReadCache(events, TRIGGERS_CHANGED, { ttlMs: CACHE_TTL_MS, maxGroups: CACHE_MAX_PATHS });
+    this.cache = new SharedReadCache(events, TOPIC.webhookTriggersChanged, { ttlMs: CACHE_TTL_MS, maxGroups: CACHE_MAX_PATHS });
   }
 
   /**
@@ -89,7 +89,10 @@ export class WebhookInbound {
     if (!trigger) {
       if (rows.length) {
         const allowed = rows.map((r: any) => r.method);
-        return { ...errorReply(new AppError('method_not_allowed', `${method} is not allowed on /webhook/${path}`, { allowed })), headers: { allow: allowed.join(', ') } };
+        return {
+          ...errorReply(new AppError('method_not_allowed', `${method} is not allowed on /webhook/${path}`, { allowed })),
+          headers: { allow: allowed.join(', ') },
+        };
       }
       return errorReply(errors.notFound('webhook', `/webhook/${path}`));
     }
@@ -126,7 +129,11 @@ export class WebhookInbound {
         WHERE t.parameterised AND t.segments = $1`,
       [segments.length],
     );
-    const specificity = (pattern: string) => pattern.split('/').map((s) => (s.startsWith(':') ? '1' : '0')).join('');
+    const specificity = (pattern: string) =>
+      pattern
+        .split('/')
+        .map((s) => (s.startsWith(':') ? '1' : '0'))
+        .join('');
     const best = new Map<string, any>();
     for (const row of candidates.sort((a, b) => specificity(a.path).localeCompare(specificity(b.path)))) {
       if (taken.has(row.method) || best.has(row.method)) continue;
@@ -137,7 +144,10 @@ export class WebhookInbound {
   }
 
   /** Runs the inbound path of a trigger with a request made up of the given data and headers. */
-  async test(id: string, input: TestInput): Promise<{ testExecutionId: string | null; webhookResponse: WebhookReply; workflowResult: { status: string; duration: number | null } | null }> {
+  async test(
+    id: string,
+    input: TestInput,
+  ): Promise<{ testExecutionId: string | null; webhookResponse: WebhookReply; workflowResult: { status: string; duration: number | null } | null }> {
     if (!UUID.test(id)) throw webhookNotFound(id);
     const [trigger] = await this.db.query(
       `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = $1`,
@@ -148,7 +158,13 @@ export class WebhookInbound {
     for (const [k, v] of Object.entries(input.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
     const body = Buffer.from(JSON.stringify(input.data ?? {}));
     let execution: ExecutionView | null = null;
-    const webhookResponse = await this.handle(trigger, { path: trigger.path, method: trigger.method, headers, query: input.query ?? {}, body }, 'test', true, (v) => (execution = v));
+    const webhookResponse = await this.handle(
+      trigger,
+      { path: trigger.path, method: trigger.method, headers, query: input.query ?? {}, body },
+      'test',
+      true,
+      (v) => (execution = v),
+    );
     const ran = execution as ExecutionView | null;
     return {
       testExecutionId: ran?.id ?? null,
@@ -157,7 +173,13 @@ export class WebhookInbound {
     };
   }
 
-  private async handle(trigger: any, req: InboundRequest, sourceIp: string | null, test: boolean, onExecution?: (v: ExecutionView) => void): Promise<WebhookReply> {
+  private async handle(
+    trigger: any,
+    req: InboundRequest,
+    sourceIp: string | null,
+    test: boolean,
+    onExecution?: (v: ExecutionView) => void,
+  ): Promise<WebhookReply> {
     const started = performance.now();
     const log = async (status: 'success' | 'failed' | 'rejected', out: WebhookReply, reason: string | null, executionId: string | null = null) => {
       await this.db
@@ -177,7 +199,8 @@ export class WebhookInbound {
     }
     if (trigger.rate_limit && !test) {
       const rl = trigger.rate_limit as WebhookRateLimit;
-      const key = rl.keyBy === 'global' ? 'global' : rl.keyBy?.startsWith('header:') ? `h:${req.headers[rl.keyBy.slice(7).toLowerCase()] ?? ''}` : `ip:${sourceIp ?? ''}`;
+      const key =
+        rl.keyBy === 'global' ? 'global' : rl.keyBy?.startsWith('header:') ? `h:${req.headers[rl.keyBy.slice(7).toLowerCase()] ?? ''}` : `ip:${sourceIp ?? ''}`;
       try {
         await this.limiter.consumeNamed(`webhook:${trigger.id}:${rl.windowMs}`, key, rl.maxRequests, Math.max(1, Math.ceil(rl.windowMs / 1000)));
       } catch (err) {
@@ -364,7 +387,13 @@ export class WebhookInbound {
 /** Hex HMAC of the raw body, with or without an `<algorithm>=` prefix, compared in constant time. */
 export function verifyHmac(algorithm: string, secret: string, body: Buffer, header: string): boolean {
   if (algorithm === 'sha256') return verifySignature(secret, body, header);
-  const given = Buffer.from(header.trim().replace(new RegExp(`^${algorithm}=`, 'i'), '').toLowerCase(), 'utf8');
+  const given = Buffer.from(
+    header
+      .trim()
+      .replace(new RegExp(`^${algorithm}=`, 'i'), '')
+      .toLowerCase(),
+    'utf8',
+  );
   const expected = Buffer.from(createHmac(algorithm, secret).update(body).digest('hex'), 'utf8');
   return safeEqual(given, expected);
 }
@@ -375,7 +404,14 @@ function contentType(req: InboundRequest): string {
 
 function isBinary(req: InboundRequest): boolean {
   const type = contentType(req);
-  return req.body.length > 0 && !!type && !type.includes('json') && !type.startsWith('text/') && type !== 'application/x-www-form-urlencoded' && type !== 'application/xml';
+  return (
+    req.body.length > 0 &&
+    !!type &&
+    !type.includes('json') &&
+    !type.startsWith('text/') &&
+    type !== 'application/x-www-form-urlencoded' &&
+    type !== 'application/xml'
+  );
 }
 
 /** The request's body for the workflow; refused (400) when it, or the query string, breaks the input policy (kernel/input-policy.ts). */
@@ -419,7 +455,6 @@ function redact(headers: Record<string, string>, trigger: any): Record<string, s
   if ((trigger.auth_type === 'basic' || trigger.auth_type === 'oauth') && 'authorization' in out) out.authorization = '[redacted]';
   return out;
 }
-
 
 /** The values of `pattern`'s `:name` segments in `segments`, or null when the literal segments differ. */
 function matchPath(pattern: string, segments: string[]): Record<string, string> | null {

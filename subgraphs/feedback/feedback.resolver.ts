@@ -3,7 +3,7 @@ import { PUBLIC } from '../../kernel/auth/principal';
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
-import { REQUEST_UPDATED, userOf, type FeedbackService, type UserRow } from './feedback.service';
+import { userOf, type FeedbackService, type UserRow } from './feedback.service';
 import type { SignIn } from './index';
 import {
   CreateProjectInput,
@@ -18,6 +18,7 @@ import {
   UpdateProjectInput,
   VoteSummary,
 } from './feedback.types';
+import { TOPIC } from '../../kernel/topics';
 
 @ObjectType({ description: 'A signed-in session: the token to send as Authorization: Bearer.' })
 export class FeedbackSession {
@@ -55,7 +56,10 @@ export class FeedbackResolver {
   /** PUBLIC: the public projects are the service's front page. */
   @Authorized(PUBLIC)
   @Query(() => FeedbackProjectPage, { description: 'Public projects, newest first.' })
-  async feedbackProjects(@Arg('limit', () => Int, { defaultValue: 20 }) limit: number, @Arg('offset', () => Int, { defaultValue: 0 }) offset: number): Promise<FeedbackProjectPage> {
+  async feedbackProjects(
+    @Arg('limit', () => Int, { defaultValue: 20 }) limit: number,
+    @Arg('offset', () => Int, { defaultValue: 0 }) offset: number,
+  ): Promise<FeedbackProjectPage> {
     const { projects, total } = await this.service.publicProjects(limit, offset);
     return { projects, pagination: pageInfo(total, limit, offset) };
   }
@@ -75,13 +79,20 @@ export class FeedbackResolver {
 
   @Authorized()
   @Mutation(() => FeedbackProject)
-  createFeedbackProject(@Arg('input', () => CreateProjectInput, { validate: false }) input: CreateProjectInput, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
+  createFeedbackProject(
+    @Arg('input', () => CreateProjectInput, { validate: false }) input: CreateProjectInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeedbackProject> {
     return this.service.createProject(ctx.principal, input);
   }
 
   @Authorized()
   @Mutation(() => FeedbackProject, { description: 'Owner only.' })
-  updateFeedbackProject(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateProjectInput, { validate: false }) input: UpdateProjectInput, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
+  updateFeedbackProject(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateProjectInput, { validate: false }) input: UpdateProjectInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeedbackProject> {
     return this.service.updateProject(ctx.principal, id, input);
   }
 
@@ -93,7 +104,11 @@ export class FeedbackResolver {
 
   @Authorized()
   @Mutation(() => FeedbackProject, { description: 'Owner only: the user may moderate the project’s requests.' })
-  async addProjectModerator(@Arg('projectId', () => ID) projectId: string, @Arg('userId', () => ID) userId: string, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
+  async addProjectModerator(
+    @Arg('projectId', () => ID) projectId: string,
+    @Arg('userId', () => ID) userId: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeedbackProject> {
     return this.service.addModerator(ctx.principal, projectId, userId);
   }
 
@@ -126,13 +141,21 @@ export class FeedbackResolver {
   /** PUBLIC: anonymous submissions where the project allows them (checked by the service). */
   @Authorized(PUBLIC)
   @Mutation(() => FeatureRequest, { description: 'pending when the project requires approval, else approved.' })
-  submitFeatureRequest(@Arg('projectId', () => ID) projectId: string, @Arg('input', () => FeatureRequestInput, { validate: false }) input: FeatureRequestInput, @Ctx() ctx: RequestContext): Promise<FeatureRequest> {
+  submitFeatureRequest(
+    @Arg('projectId', () => ID) projectId: string,
+    @Arg('input', () => FeatureRequestInput, { validate: false }) input: FeatureRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeatureRequest> {
     return this.service.submit(ctx.principal, projectId, input as any);
   }
 
   @Authorized()
   @Mutation(() => FeatureRequest, { description: 'The author, the project owner or a moderator.' })
-  updateFeatureRequest(@Arg('requestId', () => ID) requestId: string, @Arg('input', () => FeatureRequestInput, { validate: false }) input: FeatureRequestInput, @Ctx() ctx: RequestContext): Promise<FeatureRequest> {
+  updateFeatureRequest(
+    @Arg('requestId', () => ID) requestId: string,
+    @Arg('input', () => FeatureRequestInput, { validate: false }) input: FeatureRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeatureRequest> {
     return this.service.updateRequest(ctx.principal, requestId, input);
   }
 
@@ -143,7 +166,9 @@ export class FeedbackResolver {
   }
 
   @Authorized()
-  @Mutation(() => FeatureRequest, { description: 'Owner and moderators: pending → approved|rejected, approved → completed|rejected, rejected → approved, completed → approved.' })
+  @Mutation(() => FeatureRequest, {
+    description: 'Owner and moderators: pending → approved|rejected, approved → completed|rejected, rejected → approved, completed → approved.',
+  })
   setFeatureRequestStatus(@Arg('requestId', () => ID) requestId: string, @Arg('status') status: string, @Ctx() ctx: RequestContext): Promise<FeatureRequest> {
     return this.service.setStatus(ctx.principal, requestId, status);
   }
@@ -196,7 +221,10 @@ export class FeedbackResolver {
 
   /** PUBLIC: the request is refetched with the subscriber's own rights. */
   @Authorized(PUBLIC)
-  @Subscription(() => FeatureRequest, { topics: REQUEST_UPDATED, description: 'Emits the whole request on every vote, comment and change (served by the gateway).' })
+  @Subscription(() => FeatureRequest, {
+    topics: TOPIC.feedbackRequestUpdated,
+    description: 'Emits the whole request on every vote, comment and change (served by the gateway).',
+  })
   requestUpdated(@Arg('requestId', () => ID) _requestId: string, @Root() request: FeatureRequest): FeatureRequest {
     return request;
   }

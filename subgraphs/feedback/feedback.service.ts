@@ -2,9 +2,11 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { withTransaction } from '../../kernel/db/transaction';
 import type { EventBus } from '../../kernel/events';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
@@ -18,10 +20,9 @@ import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/
  *   again is 409 `already_voted`, delete removes; `votes_count` = up − down, recomputed from the
  *   votes under the request's row lock, so concurrent votes never drift.
  * - Comments: the author edits; the author, the owner and moderators delete.
- * Every change to a request publishes REQUEST_UPDATED (the requestUpdated subscription).
+ * Every change to a request publishes TOPIC.feedbackRequestUpdated (the requestUpdated subscription).
  */
 
-export const REQUEST_UPDATED = 'feedback.request.updated';
 export const STATUSES = ['pending', 'approved', 'rejected', 'completed'] as const;
 export const PRIORITIES = ['low', 'medium', 'high', 'critical'] as const;
 const TRANSITIONS: Record<string, string[]> = {
@@ -33,19 +34,54 @@ const TRANSITIONS: Record<string, string[]> = {
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
 const SORTS: Record<string, string> = { created_at: 'created_at', votes_count: 'votes_count', title: 'title' };
 
-export interface UserRow { id: string; email: string; username: string; name: string; avatar: string | null; createdAt: Date }
+export interface UserRow {
+  id: string;
+  email: string;
+  username: string;
+  name: string;
+  avatar: string | null;
+  createdAt: Date;
+}
 export interface ProjectRow {
-  id: string; name: string; description: string; slug: string; ownerId: string;
+  id: string;
+  name: string;
+  description: string;
+  slug: string;
+  ownerId: string;
   settings: { isPublic: boolean; allowAnonymous: boolean; requireApproval: boolean };
   stats: { totalRequests: number; totalVotes: number; totalComments: number };
   createdAt: Date;
 }
 export interface RequestRow {
-  id: string; projectId: string; authorId: string | null; title: string; description: string; status: string;
-  category: string | null; tags: string[]; priority: string; votesCount: number; commentsCount: number; createdAt: Date; updatedAt: Date;
+  id: string;
+  projectId: string;
+  authorId: string | null;
+  title: string;
+  description: string;
+  status: string;
+  category: string | null;
+  tags: string[];
+  priority: string;
+  votesCount: number;
+  commentsCount: number;
+  createdAt: Date;
+  updatedAt: Date;
 }
-export interface VoteSummary { totalVotes: number; upVotes: number; downVotes: number; userVote: string; userVoteId: string }
-export interface CommentRow { id: string; requestId: string; authorId: string; body: string; createdAt: Date; updatedAt: Date }
+export interface VoteSummary {
+  totalVotes: number;
+  upVotes: number;
+  downVotes: number;
+  userVote: string;
+  userVoteId: string;
+}
+export interface CommentRow {
+  id: string;
+  requestId: string;
+  authorId: string;
+  body: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 const PROJECT = `p.id, p.name, p.description, p.slug, p.owner_id, p.is_public, p.allow_anonymous, p.require_approval, p.created_at,
   (SELECT count(*)::int FROM feedback.requests r WHERE r.project_id = p.id) AS total_requests,
@@ -55,17 +91,38 @@ const REQUEST = `id, project_id, author_id, title, description, status, category
 
 const toUser = (r: any): UserRow => ({ id: r.id, email: r.email, username: r.username, name: r.name, avatar: r.avatar, createdAt: r.created_at });
 const toProject = (r: any): ProjectRow => ({
-  id: r.id, name: r.name, description: r.description, slug: r.slug, ownerId: r.owner_id,
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  slug: r.slug,
+  ownerId: r.owner_id,
   settings: { isPublic: r.is_public, allowAnonymous: r.allow_anonymous, requireApproval: r.require_approval },
   stats: { totalRequests: r.total_requests, totalVotes: r.total_votes, totalComments: r.total_comments },
   createdAt: r.created_at,
 });
 const toRequest = (r: any): RequestRow => ({
-  id: r.id, projectId: r.project_id, authorId: r.author_id, title: r.title, description: r.description, status: r.status,
-  category: r.category, tags: r.tags, priority: r.priority, votesCount: r.votes_count, commentsCount: r.comments_count,
-  createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  projectId: r.project_id,
+  authorId: r.author_id,
+  title: r.title,
+  description: r.description,
+  status: r.status,
+  category: r.category,
+  tags: r.tags,
+  priority: r.priority,
+  votesCount: r.votes_count,
+  commentsCount: r.comments_count,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
-const toComment = (r: any): CommentRow => ({ id: r.id, requestId: r.request_id, authorId: r.author_id, body: r.body, createdAt: r.created_at, updatedAt: r.updated_at });
+const toComment = (r: any): CommentRow => ({
+  id: r.id,
+  requestId: r.request_id,
+  authorId: r.author_id,
+  body: r.body,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 /** The signed-in user, or 401. */
 export function userOf(p: Principal): string {
@@ -83,7 +140,14 @@ export class FeedbackService {
 
   // ---- users --------------------------------------------------------------------------------
 
-  async upsertUser(u: { provider: 'github' | 'google'; providerId: string; email: string; username: string; name: string; avatar: string | null }): Promise<UserRow> {
+  async upsertUser(u: {
+    provider: 'github' | 'google';
+    providerId: string;
+    email: string;
+    username: string;
+    name: string;
+    avatar: string | null;
+  }): Promise<UserRow> {
     const [row] = await this.db.query(
       `INSERT INTO feedback.users (provider, provider_id, email, username, name, avatar) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (provider, provider_id) DO UPDATE SET email = EXCLUDED.email, username = EXCLUDED.username, name = EXCLUDED.name,
@@ -111,7 +175,12 @@ export class FeedbackService {
     else if (!SLUG.test(input.slug)) problems.push({ field: 'slug', message: 'slug must be lowercase letters, digits and "-", 1 to 64 characters' });
     if (problems.length) throw errors.validation(problems);
     try {
-      const [{ id }] = await this.db.query(`INSERT INTO feedback.projects (name, description, slug, owner_id) VALUES ($1, $2, $3, $4) RETURNING id`, [input.name, input.description, input.slug, owner]);
+      const [{ id }] = await this.db.query(`INSERT INTO feedback.projects (name, description, slug, owner_id) VALUES ($1, $2, $3, $4) RETURNING id`, [
+        input.name,
+        input.description,
+        input.slug,
+        owner,
+      ]);
       return this.project(p, id);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw errors.validation([{ field: 'slug', message: `the slug "${input.slug}" is already taken` }]);
@@ -130,7 +199,10 @@ export class FeedbackService {
 
   async publicProjects(limit: number, offset: number): Promise<{ projects: ProjectRow[]; total: number }> {
     page(limit, offset, 100);
-    const rows = await this.db.query(`SELECT ${PROJECT}, count(*) OVER ()::int AS n FROM feedback.projects p WHERE p.is_public ORDER BY p.created_at DESC, p.id LIMIT $1 OFFSET $2`, [limit, offset]);
+    const rows = await this.db.query(
+      `SELECT ${PROJECT}, count(*) OVER ()::int AS n FROM feedback.projects p WHERE p.is_public ORDER BY p.created_at DESC, p.id LIMIT $1 OFFSET $2`,
+      [limit, offset],
+    );
     return { projects: rows.map(toProject), total: rows[0]?.n ?? 0 };
   }
 
@@ -139,7 +211,11 @@ export class FeedbackService {
     return rows.map(toProject);
   }
 
-  async updateProject(p: Principal, id: string, input: { name?: string | null; description?: string | null; settings?: Partial<ProjectRow['settings']> | null }): Promise<ProjectRow> {
+  async updateProject(
+    p: Principal,
+    id: string,
+    input: { name?: string | null; description?: string | null; settings?: Partial<ProjectRow['settings']> | null },
+  ): Promise<ProjectRow> {
     const project = await this.ownerOnly(p, id);
     const problems: FieldError[] = [];
     text(problems, 'name', input.name, 200, false);
@@ -172,12 +248,21 @@ export class FeedbackService {
     const rows = ids.length
       ? await this.db.query(`SELECT project_id, user_id FROM feedback.moderators WHERE project_id = ANY($1::uuid[]) ORDER BY project_id, created_at`, [ids])
       : [];
-    return groupedByKey(keys, rows, (r: any) => r.project_id as string, (r: any) => r.user_id as string);
+    return groupedByKey(
+      keys,
+      rows,
+      (r: any) => r.project_id as string,
+      (r: any) => r.user_id as string,
+    );
   });
 
   // ---- requests -----------------------------------------------------------------------------
 
-  async submit(p: Principal, projectId: string, input: { title?: string; description?: string; category?: string | null; tags?: string[] | null; priority?: string | null }): Promise<RequestRow> {
+  async submit(
+    p: Principal,
+    projectId: string,
+    input: { title?: string; description?: string; category?: string | null; tags?: string[] | null; priority?: string | null },
+  ): Promise<RequestRow> {
     const project = await this.project(p, projectId);
     const author = optionalUser(p);
     if (!author && !project.settings.allowAnonymous) userOf(p);
@@ -202,7 +287,11 @@ export class FeedbackService {
     return toRequest(row);
   }
 
-  async list(p: Principal, projectId: string, q: { limit: number; offset: number; status?: string | null; category?: string | null; sort?: string | null; order?: string | null }) {
+  async list(
+    p: Principal,
+    projectId: string,
+    q: { limit: number; offset: number; status?: string | null; category?: string | null; sort?: string | null; order?: string | null },
+  ) {
     await this.project(p, projectId);
     page(q.limit, q.offset, 100);
     const problems: FieldError[] = [];
@@ -221,17 +310,30 @@ export class FeedbackService {
     return { requests: rows.map(toRequest), total: rows[0]?.n ?? 0 };
   }
 
-  async updateRequest(p: Principal, id: string, input: { title?: string | null; description?: string | null; category?: string | null; tags?: string[] | null; priority?: string | null }): Promise<RequestRow> {
+  async updateRequest(
+    p: Principal,
+    id: string,
+    input: { title?: string | null; description?: string | null; category?: string | null; tags?: string[] | null; priority?: string | null },
+  ): Promise<RequestRow> {
     const current = await this.editable(p, id);
     const problems: FieldError[] = [];
     text(problems, 'title', input.title, 200, false);
     text(problems, 'description', input.description, 10000, false);
     checkRequestFields(problems, input);
     if (problems.length) throw errors.validation(problems);
-    const [row] = rowsOf(await this.db.query(
-      `UPDATE feedback.requests SET title = $2, description = $3, category = $4, tags = $5, priority = $6, updated_at = now() WHERE id = $1 RETURNING ${REQUEST}`,
-      [id, input.title ?? current.title, input.description ?? current.description, input.category !== undefined ? input.category : current.category, input.tags ?? current.tags, input.priority ?? current.priority],
-    ));
+    const [row] = rowsOf(
+      await this.db.query(
+        `UPDATE feedback.requests SET title = $2, description = $3, category = $4, tags = $5, priority = $6, updated_at = now() WHERE id = $1 RETURNING ${REQUEST}`,
+        [
+          id,
+          input.title ?? current.title,
+          input.description ?? current.description,
+          input.category !== undefined ? input.category : current.category,
+          input.tags ?? current.tags,
+          input.priority ?? current.priority,
+        ],
+      ),
+    );
     return this.changed(toRequest(row));
   }
 
@@ -249,10 +351,13 @@ export class FeedbackService {
     if (!TRANSITIONS[current.status]!.includes(status)) {
       throw errors.conflict(`A ${current.status} request cannot become ${status}`, { status: current.status, allowed: TRANSITIONS[current.status] });
     }
-    const [row] = rowsOf(await this.db.query(
-      `UPDATE feedback.requests SET status = $3, updated_at = now() WHERE id = $1 AND status = $2 RETURNING ${REQUEST}`,
-      [id, current.status, status],
-    ));
+    const [row] = rowsOf(
+      await this.db.query(`UPDATE feedback.requests SET status = $3, updated_at = now() WHERE id = $1 AND status = $2 RETURNING ${REQUEST}`, [
+        id,
+        current.status,
+        status,
+      ]),
+    );
     if (!row) throw errors.conflict('The request changed meanwhile: read it again');
     return this.changed(toRequest(row));
   }
@@ -263,9 +368,11 @@ export class FeedbackService {
     const user = userOf(p);
     if (type !== 'upvote' && type !== 'downvote') throw errors.field('type', 'must be upvote or downvote');
     await this.request(p, requestId);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       const [req] = await m.query(`SELECT status FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
-      if (req.status !== 'approved') throw new AppError('request_not_approved', `Votes are taken on approved requests only (this one is ${req.status})`, { status: req.status });
+      if (req.status !== 'approved')
+        throw new AppError('request_not_approved', `Votes are taken on approved requests only (this one is ${req.status})`, { status: req.status });
       const [existing] = await m.query(`SELECT type FROM feedback.votes WHERE request_id = $1 AND user_id = $2`, [requestId, user]);
       if (existing?.type === type) throw new AppError('already_voted', `You already gave this request an ${type}`, { type });
       await m.query(
@@ -273,21 +380,22 @@ export class FeedbackService {
         [requestId, user, type],
       );
       await recount(m, requestId);
+      tx.afterCommit(() => this.announce(requestId));
     });
-    await this.changed(await this.requestRow(requestId));
     return this.summary(p, requestId);
   }
 
   async unvote(p: Principal, requestId: string): Promise<VoteSummary> {
     const user = userOf(p);
     await this.request(p, requestId);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
       const gone = rowsOf(await m.query(`DELETE FROM feedback.votes WHERE request_id = $1 AND user_id = $2 RETURNING 1`, [requestId, user]));
       if (!gone.length) throw errors.notFound('vote', `${requestId}/${user}`);
       await recount(m, requestId);
+      tx.afterCommit(() => this.announce(requestId));
     });
-    await this.changed(await this.requestRow(requestId));
     return this.summary(p, requestId);
   }
 
@@ -310,13 +418,14 @@ export class FeedbackService {
     const problems: FieldError[] = [];
     text(problems, 'body', body, 5000, true);
     if (problems.length) throw errors.validation(problems);
-    const row = await this.db.transaction(async (m) => {
+    const row = await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
       const [c] = await m.query(`INSERT INTO feedback.comments (request_id, author_id, body) VALUES ($1, $2, $3) RETURNING *`, [requestId, user, body]);
       await recount(m, requestId);
+      tx.afterCommit(() => this.announce(requestId));
       return c;
     });
-    await this.changed(await this.requestRow(requestId));
     return toComment(row);
   }
 
@@ -343,12 +452,13 @@ export class FeedbackService {
       const project = await this.project(p, (await this.requestRow(c.requestId)).projectId);
       if (!(await this.isStaff(project, user))) throw forbidden('Only its author, the project owner and moderators delete a comment');
     }
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [c.requestId]);
       await m.query(`DELETE FROM feedback.comments WHERE id = $1`, [id]);
       await recount(m, c.requestId);
+      tx.afterCommit(() => this.announce(c.requestId));
     });
-    await this.changed(await this.requestRow(c.requestId));
     return { id };
   }
 
@@ -389,8 +499,13 @@ export class FeedbackService {
   }
 
   private async changed(req: RequestRow): Promise<RequestRow> {
-    await this.events.publish(REQUEST_UPDATED, { requestId: req.id });
+    await this.announce(req.id);
     return req;
+  }
+
+  /** Subscribers refetch the request. Inside a transaction it is sent by `tx.afterCommit`, never before the COMMIT. */
+  private announce(requestId: string): Promise<void> {
+    return this.events.publish(TOPIC.feedbackRequestUpdated, { requestId });
   }
 }
 
@@ -415,7 +530,8 @@ function text(problems: FieldError[], field: string, value: unknown, max: number
 }
 
 function checkRequestFields(problems: FieldError[], input: { category?: string | null; tags?: string[] | null; priority?: string | null }): void {
-  if (input.priority != null && !(PRIORITIES as readonly string[]).includes(input.priority)) problems.push({ field: 'priority', message: `must be one of ${PRIORITIES.join(', ')}` });
+  if (input.priority != null && !(PRIORITIES as readonly string[]).includes(input.priority))
+    problems.push({ field: 'priority', message: `must be one of ${PRIORITIES.join(', ')}` });
   if (input.category != null) text(problems, 'category', input.category, 100, false);
   if (input.tags != null && (input.tags.length > 20 || input.tags.some((t) => typeof t !== 'string' || !t || t.length > 50))) {
     problems.push({ field: 'tags', message: 'at most 20 tags of 1 to 50 characters' });

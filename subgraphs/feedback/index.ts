@@ -6,9 +6,10 @@ import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { requestOrigin } from '../../kernel/http';
 import { FeedbackProjectResolver, FeedbackResolver, toUser, type FeedbackSession } from './feedback.resolver';
-import { FeedbackService, REQUEST_UPDATED } from './feedback.service';
+import { FeedbackService } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * The feature-request service (spec 3, section B): projects, requests, votes, comments and
@@ -50,7 +51,7 @@ export const feedback: ServiceModule<Kernel> = {
   subscriptions: [
     {
       field: 'requestUpdated',
-      topic: REQUEST_UPDATED,
+      topic: TOPIC.feedbackRequestUpdated,
       filter: (payload: { requestId: string }, args) => payload.requestId === args.requestId,
       query: 'featureRequest',
     },
@@ -87,8 +88,7 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
     const p = (req.params as { provider: string }).provider;
     return p === 'github' || p === 'google' ? p : undefined;
   };
-  const unknown = (reply: FastifyReply) =>
-    reply.code(404).send(envelopes.feedback.error(errors.notFound('identity provider', 'must be github or google')));
+  const unknown = (reply: FastifyReply) => reply.code(404).send(envelopes.feedback.error(errors.notFound('identity provider', 'must be github or google')));
 
   scope.get(`${PREFIX}/auth/:provider`, async (req, reply) => {
     const p = provider(req);
@@ -98,7 +98,10 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
       return reply.code(503).send(envelopes.feedback.error(err));
     }
     const state = randomBytes(24).toString('base64url');
-    reply.header('set-cookie', `${STATE_COOKIE}=${state}; Max-Age=600; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax${req.protocol === 'https' ? '; Secure' : ''}`);
+    reply.header(
+      'set-cookie',
+      `${STATE_COOKIE}=${state}; Max-Age=600; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax${req.protocol === 'https' ? '; Secure' : ''}`,
+    );
     return reply.header('cache-control', 'no-store').redirect(authorizeUrl(kernel.config, p, callbackUri(req, p), state), 302);
   });
 
@@ -108,7 +111,11 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
     const q = req.query as Record<string, unknown>;
     if (typeof q.error === 'string') return back(reply, { error: 'access_denied', message: String(q.error_description ?? q.error).slice(0, 300) });
     if (q.state !== undefined) {
-      const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${STATE_COOKIE}=`))?.slice(STATE_COOKIE.length + 1) ?? '';
+      const cookie =
+        (req.headers.cookie ?? '')
+          .split(/;\s*/)
+          .find((c) => c.startsWith(`${STATE_COOKIE}=`))
+          ?.slice(STATE_COOKIE.length + 1) ?? '';
       const given = Buffer.from(String(q.state));
       if (!cookie || given.length !== cookie.length || !timingSafeEqual(given, Buffer.from(cookie))) {
         return back(reply, { error: 'invalid_state', message: 'The sign-in was not started from this browser, or it expired: start again' });

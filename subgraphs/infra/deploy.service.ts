@@ -2,15 +2,26 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { rowById, rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { withTransaction } from '../../kernel/db/transaction';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import { Access, type Caller } from './access';
 import { checkPage } from './account.service';
-import { RevisionNotFound, WorkloadNotFound, type ClusterDriver, type LogLine, type RolloutStatus, type RolloutStrategy, type WorkloadRef, type WorkloadSpec } from './cluster/driver';
+import {
+  RevisionNotFound,
+  WorkloadNotFound,
+  type ClusterDriver,
+  type LogLine,
+  type RolloutStatus,
+  type RolloutStrategy,
+  type WorkloadRef,
+  type WorkloadSpec,
+} from './cluster/driver';
 import { infraPage, type InfraDeletion, type InfraDeployment, type InfraDeploymentPage, type InfraService, type InfraServicePage } from './infra.types';
 import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
 import { UUID } from '../../kernel/ids';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * Services and their rollouts. A service is a workload (a Kubernetes Deployment named after it in
@@ -24,7 +35,6 @@ import { UUID } from '../../kernel/ids';
 export const SERVICE_TYPES = ['backend', 'frontend', 'worker', 'database', 'cache'];
 export const STRATEGIES: RolloutStrategy[] = ['rolling-update', 'recreate'];
 export const SERVICE_STATUSES = ['deploying', 'running', 'stopped', 'failed'];
-export const DEPLOYMENT_UPDATED = 'infra.deployment.updated';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** An OCI image reference: [registry[:port]/]path[:tag][@digest]. */
 const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
@@ -50,12 +60,16 @@ export class DeployService {
 
   // ---- services -----------------------------------------------------------------------------
 
-  async createService(p: Principal, input: { project: string; name: string; type?: string | null; image: string; replicas?: number | null; strategy?: string | null }): Promise<InfraService> {
+  async createService(
+    p: Principal,
+    input: { project: string; name: string; type?: string | null; image: string; replicas?: number | null; strategy?: string | null },
+  ): Promise<InfraService> {
     const caller = await this.access.caller(p, 'service:write');
     const project = await this.projects.load(input.project, viewerOf(caller));
     await this.access.mayChange(caller, project.id);
     const problems: FieldError[] = [];
-    if (typeof input.name !== 'string' || !DNS_LABEL.test(input.name)) problems.push({ field: 'name', message: 'must be a DNS label: lowercase letters, digits and -, 1 to 63 characters' });
+    if (typeof input.name !== 'string' || !DNS_LABEL.test(input.name))
+      problems.push({ field: 'name', message: 'must be a DNS label: lowercase letters, digits and -, 1 to 63 characters' });
     const type = input.type ?? 'backend';
     if (!SERVICE_TYPES.includes(type)) problems.push({ field: 'type', message: `must be one of ${SERVICE_TYPES.join(', ')}` });
     checkRollout(input, problems, true);
@@ -68,14 +82,21 @@ export class DeployService {
           `INSERT INTO infra.services (project_id, name, type, image, replicas, strategy) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
           [project.id, input.name, type, input.image, replicas, strategy],
         );
-        await this.startDeployment(m, caller, { id: s.id, name: input.name, slug: project.slug, projectId: project.id }, 'create', { image: input.image, replicas, strategy }, null, () =>
-          this.driver.apply(spec(project.slug, input.name, input.image, replicas, strategy, s.id)),
+        await this.startDeployment(
+          m,
+          caller,
+          { id: s.id, name: input.name, slug: project.slug, projectId: project.id },
+          'create',
+          { image: input.image, replicas, strategy },
+          null,
+          () => this.driver.apply(spec(project.slug, input.name, input.image, replicas, strategy, s.id)),
         );
         return s.id as string;
       });
       return this.service(id);
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `Project ${project.name} already has a service named ${input.name}`, { field: 'name' });
+      if ((err as { code?: string }).code === '23505')
+        throw new AppError('conflict', `Project ${project.name} already has a service named ${input.name}`, { field: 'name' });
       throw err;
     }
   }
@@ -91,7 +112,11 @@ export class DeployService {
     if (args.status) where.push(`${SERVICE_STATUS_SQL} = $${params.push(args.status)}`);
     const sql = `${SERVICE_SELECT} WHERE ${where.join(' AND ')}`;
     const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM (${sql}) x`, params);
-    const rows = await this.db.query(`${sql} ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, args.limit, (args.page - 1) * args.limit]);
+    const rows = await this.db.query(`${sql} ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
+      ...params,
+      args.limit,
+      (args.page - 1) * args.limit,
+    ]);
     return { data: rows.map(toService), pagination: infraPage(n, args.page, args.limit) };
   }
 
@@ -125,7 +150,12 @@ export class DeployService {
     const strategy = (input.strategy ?? s.strategy) as RolloutStrategy;
     const deploymentId = await this.db.transaction(async (m) => {
       const target = await this.lockService(m, id);
-      await m.query(`UPDATE infra.services SET image = $2, replicas = $3, strategy = $4, updated_at = now() WHERE id = $1`, [id, input.image, replicas, strategy]);
+      await m.query(`UPDATE infra.services SET image = $2, replicas = $3, strategy = $4, updated_at = now() WHERE id = $1`, [
+        id,
+        input.image,
+        replicas,
+        strategy,
+      ]);
       return this.startDeployment(m, caller, target, 'deploy', { image: input.image, replicas, strategy }, target.image, () =>
         this.driver.apply(spec(target.slug, target.name, input.image, replicas, strategy, id)),
       );
@@ -138,7 +168,7 @@ export class DeployService {
     const caller = await this.access.caller(p, 'service:deploy');
     const s = await this.service(id, caller);
     await this.access.mayChange(caller, s.projectId);
-    if (revision != null && !/^[1-9]\d{0,9}$/.test(revision)) throw errors.field('revision', 'must be a revision number (see the service\'s deployments)');
+    if (revision != null && !/^[1-9]\d{0,9}$/.test(revision)) throw errors.field('revision', "must be a revision number (see the service's deployments)");
     const deploymentId = await this.db.transaction(async (m) => {
       const target = await this.lockService(m, id);
       const ref = { namespace: target.slug, name: target.name };
@@ -146,10 +176,14 @@ export class DeployService {
       const current = (await this.driver.rolloutStatus(ref)).revision;
       const to = revision ? history.find((r) => r.revision === revision) : history.filter((r) => r.revision !== current).at(-1);
       if (!to) {
-        throw new AppError('validation_error', revision ? `Revision ${revision} is not in the service's history` : 'There is no earlier revision to roll back to', {
-          errors: [{ field: 'revision', message: 'unknown revision' }],
-          available: history.map((r) => r.revision),
-        });
+        throw new AppError(
+          'validation_error',
+          revision ? `Revision ${revision} is not in the service's history` : 'There is no earlier revision to roll back to',
+          {
+            errors: [{ field: 'revision', message: 'unknown revision' }],
+            available: history.map((r) => r.revision),
+          },
+        );
       }
       if (to.revision === current) throw errors.conflict(`Revision ${to.revision} is already the current one`, { revision: to.revision });
       await m.query(`UPDATE infra.services SET image = $2, updated_at = now() WHERE id = $1`, [id, to.image]);
@@ -172,7 +206,11 @@ export class DeployService {
     await this.service(serviceId, caller);
     checkPage(page, limit);
     const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM infra.deployments WHERE service_id = $1`, [serviceId]);
-    const rows = await this.db.query(`SELECT * FROM infra.deployments WHERE service_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [serviceId, limit, (page - 1) * limit]);
+    const rows = await this.db.query(`SELECT * FROM infra.deployments WHERE service_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
+      serviceId,
+      limit,
+      (page - 1) * limit,
+    ]);
     return { data: rows.map(toDeployment), pagination: infraPage(n, page, limit) };
   }
 
@@ -219,8 +257,8 @@ export class DeployService {
 
   private async follow(deploymentId: string): Promise<void> {
     let finished: InfraDeployment | undefined;
-    let changed = false;
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async (tx) => {
+      const m = tx.manager;
       const [d] = await m.query(
         `SELECT d.*, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
            FROM infra.deployments d JOIN infra.services s ON s.id = d.service_id JOIN infra.projects p ON p.id = s.project_id
@@ -230,11 +268,21 @@ export class DeployService {
       if (!d) return;
       const ref = { namespace: d.slug, name: d.service_name };
       const status = await this.recovering(ref, d.service_id, () => this.driver.rolloutStatus(ref));
-      const progress = { updated: status.replicas.updated, ready: status.replicas.ready, available: status.replicas.available, desired: status.replicas.desired };
+      const progress = {
+        updated: status.replicas.updated,
+        ready: status.replicas.ready,
+        available: status.replicas.available,
+        desired: status.replicas.desired,
+      };
       const done = status.phase !== 'in-progress';
-      changed = done || JSON.stringify(progress) !== JSON.stringify(d.progress) || status.message !== d.message;
+      const changed = done || JSON.stringify(progress) !== JSON.stringify(d.progress) || status.message !== d.message;
       await m.query(`UPDATE infra.services SET checked_at = now() WHERE id = $1`, [d.service_id]);
       if (!changed) return;
+      tx.afterCommit(() =>
+        this.events
+          .publish(TOPIC.deploymentUpdated, { deploymentId })
+          .catch((err) => this.logger.warn('infra: deployment event not published', { err, deploymentId })),
+      );
       const [row] = rowsOf(
         await m.query(
           `UPDATE infra.deployments SET progress = $2, message = $3, revision = $4, status = $5, finished_at = CASE WHEN $5 <> 'in-progress' THEN now() END
@@ -256,9 +304,11 @@ export class DeployService {
         m,
       );
     });
-    if (changed) await this.events.publish(DEPLOYMENT_UPDATED, { deploymentId });
     if (finished?.status === 'failed') {
-      await this.notify.raise('deployment_failed', finished.serviceId, 'critical', finished.message ?? 'The rollout failed', { deploymentId, image: finished.targetImage });
+      await this.notify.raise('deployment_failed', finished.serviceId, 'critical', finished.message ?? 'The rollout failed', {
+        deploymentId,
+        image: finished.targetImage,
+      });
     } else if (finished?.status === 'success') {
       await this.notify.resolve('deployment_failed', finished.serviceId);
     }
@@ -284,7 +334,16 @@ export class DeployService {
       [row] = await m.query(
         `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-        [s.id, kind, target.strategy, target.image, previousImage, target.replicas, { updated: 0, ready: 0, available: 0, desired: target.replicas }, `${caller.kind}:${caller.id}`],
+        [
+          s.id,
+          kind,
+          target.strategy,
+          target.image,
+          previousImage,
+          target.replicas,
+          { updated: 0, ready: 0, available: 0, desired: target.replicas },
+          `${caller.kind}:${caller.id}`,
+        ],
       );
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
@@ -305,7 +364,15 @@ export class DeployService {
     await m.query(`UPDATE infra.deployments SET revision = $2, message = $3 WHERE id = $1`, [row.id, status.revision, status.message]);
     await this.notify.emit(
       'deployment.created',
-      { deploymentId: row.id, kind, service: { id: s.id, name: s.name, projectId: s.projectId }, image: target.image, previousImage, replicas: target.replicas, strategy: target.strategy },
+      {
+        deploymentId: row.id,
+        kind,
+        service: { id: s.id, name: s.name, projectId: s.projectId },
+        image: target.image,
+        previousImage,
+        replicas: target.replicas,
+        strategy: target.strategy,
+      },
       m,
     );
     return row.id;
@@ -354,12 +421,21 @@ function checkRollout(input: { image?: string; replicas?: number | null; strateg
   if (imageRequired && (typeof input.image !== 'string' || input.image.length > 512 || !IMAGE.test(input.image))) {
     problems.push({ field: 'image', message: 'must be an image reference such as registry.example.com/team/api:1.4.2' });
   }
-  if (input.replicas != null && (!Number.isInteger(input.replicas) || input.replicas < 0 || input.replicas > 100)) problems.push({ field: 'replicas', message: 'must be an integer from 0 to 100' });
-  if (input.strategy != null && !STRATEGIES.includes(input.strategy as RolloutStrategy)) problems.push({ field: 'strategy', message: `must be one of ${STRATEGIES.join(', ')}` });
+  if (input.replicas != null && (!Number.isInteger(input.replicas) || input.replicas < 0 || input.replicas > 100))
+    problems.push({ field: 'replicas', message: 'must be an integer from 0 to 100' });
+  if (input.strategy != null && !STRATEGIES.includes(input.strategy as RolloutStrategy))
+    problems.push({ field: 'strategy', message: `must be one of ${STRATEGIES.join(', ')}` });
 }
 
 function spec(namespace: string, name: string, image: string, replicas: number, strategy: RolloutStrategy, serviceId: string): WorkloadSpec {
-  return { namespace, name, image, replicas, strategy, labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'automation-platform', 'platform/service-id': serviceId } };
+  return {
+    namespace,
+    name,
+    image,
+    replicas,
+    strategy,
+    labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'automation-platform', 'platform/service-id': serviceId },
+  };
 }
 
 const viewerOf = (caller: Caller) => (caller.admin ? null : caller.id);

@@ -11,11 +11,12 @@ import type { ClusterDriver } from './cluster/driver';
 import { KubernetesDriver } from './cluster/kubernetes';
 import { LocalDriver } from './cluster/local';
 import { ClusterService } from './cluster.service';
-import { DEPLOYMENT_UPDATED, DeployService } from './deploy.service';
+import { DeployService } from './deploy.service';
 import { InfraResolver, type InfraServices } from './infra.resolver';
 import { Infra1763769601500 } from './migrations/1763769601500-infra';
 import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * The infrastructure service (spec 3, section C): users and roles, projects, services with their
@@ -34,7 +35,8 @@ export function infraServices(kernel: Kernel): Infra {
   let b = built.get(kernel);
   if (!b) {
     const { db, config, logger } = kernel;
-    const driver: ClusterDriver = config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
+    const driver: ClusterDriver =
+      config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
     const access = new Access(db);
     const notify = new NotifyService(
       db,
@@ -66,7 +68,7 @@ export const infra: ServiceModule<Kernel> = {
   subscriptions: [
     {
       field: 'deploymentUpdated',
-      topic: DEPLOYMENT_UPDATED,
+      topic: TOPIC.deploymentUpdated,
       filter: (payload: { deploymentId: string }, args) => payload.deploymentId === args.deploymentId,
       query: 'infraDeployment',
     },

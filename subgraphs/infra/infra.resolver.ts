@@ -3,7 +3,7 @@ import { PUBLIC } from '../../kernel/auth/principal';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { AccountService } from './account.service';
 import type { ClusterService } from './cluster.service';
-import { DEPLOYMENT_UPDATED, type DeployService } from './deploy.service';
+import type { DeployService } from './deploy.service';
 import {
   CreateInfraProjectInput,
   CreateInfraServiceInput,
@@ -32,6 +32,7 @@ import {
 } from './infra.types';
 import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
+import { TOPIC } from '../../kernel/topics';
 
 export interface InfraServices {
   accounts: AccountService;
@@ -94,7 +95,11 @@ export class InfraResolver {
 
   @Authorized()
   @Mutation(() => InfraUser, { description: 'Your own name and password, or anything with user:write.' })
-  updateInfraUser(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateInfraUserInput, { validate: false }) input: UpdateInfraUserInput, @Ctx() ctx: RequestContext): Promise<InfraUser> {
+  updateInfraUser(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateInfraUserInput, { validate: false }) input: UpdateInfraUserInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraUser> {
     return this.s.accounts.update(ctx.principal, id, input);
   }
 
@@ -125,13 +130,20 @@ export class InfraResolver {
 
   @Authorized('project:write')
   @Mutation(() => InfraProject)
-  createInfraProject(@Arg('input', () => CreateInfraProjectInput, { validate: false }) input: CreateInfraProjectInput, @Ctx() ctx: RequestContext): Promise<InfraProject> {
+  createInfraProject(
+    @Arg('input', () => CreateInfraProjectInput, { validate: false }) input: CreateInfraProjectInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraProject> {
     return this.s.projects.create(ctx.principal, input);
   }
 
   @Authorized('project:write')
   @Mutation(() => InfraProject, { description: 'Members and admins.' })
-  updateInfraProject(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateInfraProjectInput, { validate: false }) input: UpdateInfraProjectInput, @Ctx() ctx: RequestContext): Promise<InfraProject> {
+  updateInfraProject(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateInfraProjectInput, { validate: false }) input: UpdateInfraProjectInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraProject> {
     return this.s.projects.update(ctx.principal, id, input);
   }
 
@@ -142,8 +154,13 @@ export class InfraResolver {
   }
 
   @Authorized('project:write')
-  @Mutation(() => InfraProject, { description: 'Owners and admins add a member or change a member\'s role (owner or contributor).' })
-  addInfraProjectMember(@Arg('id', () => ID) id: string, @Arg('userId', () => ID) userId: string, @Arg('role', { defaultValue: 'contributor' }) role: string, @Ctx() ctx: RequestContext): Promise<InfraProject> {
+  @Mutation(() => InfraProject, { description: "Owners and admins add a member or change a member's role (owner or contributor)." })
+  addInfraProjectMember(
+    @Arg('id', () => ID) id: string,
+    @Arg('userId', () => ID) userId: string,
+    @Arg('role', { defaultValue: 'contributor' }) role: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraProject> {
     return this.s.projects.addMember(ctx.principal, id, userId, role);
   }
 
@@ -175,7 +192,10 @@ export class InfraResolver {
 
   @Authorized('service:write')
   @Mutation(() => InfraService, { description: 'Creates the service and starts its first rollout.' })
-  createInfraService(@Arg('input', () => CreateInfraServiceInput, { validate: false }) input: CreateInfraServiceInput, @Ctx() ctx: RequestContext): Promise<InfraService> {
+  createInfraService(
+    @Arg('input', () => CreateInfraServiceInput, { validate: false }) input: CreateInfraServiceInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraService> {
     return this.s.deploys.createService(ctx.principal, input);
   }
 
@@ -187,13 +207,21 @@ export class InfraResolver {
 
   @Authorized('service:deploy')
   @Mutation(() => InfraDeployment, { description: 'Starts a rollout of a new image (409 while another is in progress).' })
-  deployInfraService(@Arg('id', () => ID) id: string, @Arg('input', () => DeployInput, { validate: false }) input: DeployInput, @Ctx() ctx: RequestContext): Promise<InfraDeployment> {
+  deployInfraService(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => DeployInput, { validate: false }) input: DeployInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraDeployment> {
     return this.s.deploys.deploy(ctx.principal, id, input);
   }
 
   @Authorized('service:deploy')
   @Mutation(() => InfraDeployment, { description: 'Rolls back to a revision, by default the previous one (kubectl rollout undo).' })
-  rollbackInfraService(@Arg('id', () => ID) id: string, @Arg('revision', () => String, { nullable: true }) revision: string | null, @Ctx() ctx: RequestContext): Promise<InfraDeployment> {
+  rollbackInfraService(
+    @Arg('id', () => ID) id: string,
+    @Arg('revision', () => String, { nullable: true }) revision: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraDeployment> {
     return this.s.deploys.rollback(ctx.principal, id, revision);
   }
 
@@ -204,7 +232,7 @@ export class InfraResolver {
   }
 
   @Authorized('service:read')
-  @Query(() => InfraDeploymentPage, { description: 'A service\'s rollouts, newest first.' })
+  @Query(() => InfraDeploymentPage, { description: "A service's rollouts, newest first." })
   infraDeployments(
     @Arg('serviceId', () => ID) serviceId: string,
     @Arg('page', () => Int, { defaultValue: 1 }) page: number,
@@ -216,13 +244,20 @@ export class InfraResolver {
 
   @Authorized('service:logs')
   @Query(() => InfraLogs, { description: 'The last `lines` log lines (GET /services/:id/logs?follow=true streams them).' })
-  async infraServiceLogs(@Arg('id', () => ID) id: string, @Arg('lines', () => Int, { defaultValue: 100 }) lines: number, @Ctx() ctx: RequestContext): Promise<InfraLogs> {
+  async infraServiceLogs(
+    @Arg('id', () => ID) id: string,
+    @Arg('lines', () => Int, { defaultValue: 100 }) lines: number,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraLogs> {
     return { logs: await this.s.deploys.collectLogs(ctx.principal, id, lines) };
   }
 
   /** PUBLIC here: the deployment is refetched through infraDeployment with the subscriber's rights. */
   @Authorized(PUBLIC)
-  @Subscription(() => InfraDeployment, { topics: DEPLOYMENT_UPDATED, description: 'Emits the whole deployment on every progress or status change (served by the gateway).' })
+  @Subscription(() => InfraDeployment, {
+    topics: TOPIC.deploymentUpdated,
+    description: 'Emits the whole deployment on every progress or status change (served by the gateway).',
+  })
   deploymentUpdated(@Arg('deploymentId', () => ID) _deploymentId: string, @Root() deployment: InfraDeployment): InfraDeployment {
     return deployment;
   }
@@ -257,7 +292,10 @@ export class InfraResolver {
 
   @Authorized('webhook:write')
   @Mutation(() => InfraWebhook, { description: 'The secret that signs deliveries is in this answer only.' })
-  createInfraWebhook(@Arg('input', () => CreateInfraWebhookInput, { validate: false }) input: CreateInfraWebhookInput, @Ctx() ctx: RequestContext): Promise<InfraWebhook> {
+  createInfraWebhook(
+    @Arg('input', () => CreateInfraWebhookInput, { validate: false }) input: CreateInfraWebhookInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<InfraWebhook> {
     return this.s.notify.register(ctx.principal, input);
   }
 

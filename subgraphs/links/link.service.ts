@@ -7,6 +7,7 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { rowsOf } from '../../kernel/db/rows';
 import type { EventBus } from '../../kernel/events';
 import { UUID } from '../../kernel/ids';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * Short links with optional password or PIN protection (spec 3, section A; CONTRACT.md section 8).
@@ -27,7 +28,6 @@ export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;
 export const RESERVED_SLUGS = ['api', 'admin', 'static', 'assets', 'health'];
 export const LOCKOUT = { failures: 5, windowSeconds: 15 * 60 };
 const SLUG = /^[A-Za-z0-9_-]{3,64}$/;
-export const LINKS_CHANGED = 'links.changed';
 
 export interface LinkRow {
   id: string;
@@ -110,7 +110,7 @@ export class LinkService {
     private readonly events: EventBus,
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {
-    events.subscribe(LINKS_CHANGED, ({ slug }: { slug?: string }) => {
+    events.subscribe(TOPIC.linksChanged, ({ slug }: { slug?: string }) => {
       if (slug) this.bySlug.delete(slug);
       else this.bySlug.clear();
     });
@@ -137,7 +137,17 @@ export class LinkService {
         const [row] = await this.db.query(
           `INSERT INTO links.links (slug, url, owner_id, protection_type, secret_hash, protection_hint, content_classification, expires_at, is_active)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-          [candidate, url, this.owner(principal), protection.type ?? 'none', secretHash, common.hint ?? null, common.classification ?? 'general', common.expiresAt ?? null, common.isActive ?? true],
+          [
+            candidate,
+            url,
+            this.owner(principal),
+            protection.type ?? 'none',
+            secretHash,
+            common.hint ?? null,
+            common.classification ?? 'general',
+            common.expiresAt ?? null,
+            common.isActive ?? true,
+          ],
         );
         return toRow(row);
       } catch (err) {
@@ -164,7 +174,9 @@ export class LinkService {
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM links.links WHERE $1 OR owner_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
       [all, this.owner(principal), limit, offset],
     );
-    const total = rows[0]?.total ?? (offset ? (await this.db.query(`SELECT count(*)::int AS n FROM links.links WHERE $1 OR owner_id = $2`, [all, this.owner(principal)]))[0].n : 0);
+    const total =
+      rows[0]?.total ??
+      (offset ? (await this.db.query(`SELECT count(*)::int AS n FROM links.links WHERE $1 OR owner_id = $2`, [all, this.owner(principal)]))[0].n : 0);
     return { links: rows.map(toRow), total };
   }
 
@@ -177,26 +189,28 @@ export class LinkService {
     const common = checkCommon(problems, input);
     if (problems.length) throw errors.validation(problems);
     const secretHash = protection.secret ? await hashSecret(protection.secret) : undefined;
-    const type = protection.remove ? 'none' : protection.type ?? current.protectionType;
-    const [row] = rowsOf(await this.db.query(
-      `UPDATE links.links SET url = $2, protection_type = $3,
+    const type = protection.remove ? 'none' : (protection.type ?? current.protectionType);
+    const [row] = rowsOf(
+      await this.db.query(
+        `UPDATE links.links SET url = $2, protection_type = $3,
               secret_hash = CASE WHEN $3 = 'none' THEN NULL WHEN $4::text IS NOT NULL THEN $4 ELSE secret_hash END,
               protection_hint = CASE WHEN $3 = 'none' THEN NULL WHEN $5 THEN $6 ELSE protection_hint END,
               content_classification = $7, expires_at = CASE WHEN $8 THEN $9::timestamptz ELSE expires_at END, is_active = $10, updated_at = now()
         WHERE id = $1 RETURNING ${COLUMNS}`,
-      [
-        id,
-        url ?? current.url,
-        type,
-        secretHash ?? null,
-        input.protectionHint !== undefined,
-        common.hint ?? null,
-        common.classification ?? current.contentClassification,
-        input.expiresAt !== undefined,
-        common.expiresAt ?? null,
-        common.isActive ?? current.isActive,
-      ],
-    ));
+        [
+          id,
+          url ?? current.url,
+          type,
+          secretHash ?? null,
+          input.protectionHint !== undefined,
+          common.hint ?? null,
+          common.classification ?? current.contentClassification,
+          input.expiresAt !== undefined,
+          common.expiresAt ?? null,
+          common.isActive ?? current.isActive,
+        ],
+      ),
+    );
     await this.changed(current.slug);
     return toRow(row);
   }
@@ -241,7 +255,13 @@ export class LinkService {
    */
   recordVisit(link: LinkRow, visit: Omit<Visit, 'at'>): void {
     const clip = (v: string | null, n: number) => (v ? v.slice(0, n) : null);
-    this.pending.push({ linkId: link.id, at: new Date(), referrer: clip(visit.referrer, 2048), userAgent: clip(visit.userAgent, 512), country: clip(visit.country, 8) });
+    this.pending.push({
+      linkId: link.id,
+      at: new Date(),
+      referrer: clip(visit.referrer, 2048),
+      userAgent: clip(visit.userAgent, 512),
+      country: clip(visit.country, 8),
+    });
     if (this.pending.length >= 500) void this.flush();
     else if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => void this.flush(), 100);
@@ -293,7 +313,7 @@ export class LinkService {
     const gone = unavailable(link);
     if (gone) throw new AppError('link_gone', `The link is ${gone}`, { reason: gone });
     if (link.protectionType === 'none') return link;
-    const given = link.protectionType === 'pin' ? secret.pin ?? secret.password : secret.password ?? secret.pin;
+    const given = link.protectionType === 'pin' ? (secret.pin ?? secret.password) : (secret.password ?? secret.pin);
     if (typeof given !== 'string' || !given) throw errors.field(link.protectionType, 'is required');
     const attempt = await this.reserveAttempt(linkId, ip);
     const ok = given.length <= 128 && (await verifySecret(row.secret_hash, given));
@@ -325,12 +345,14 @@ export class LinkService {
 
   private async changed(slug: string): Promise<void> {
     this.bySlug.delete(slug);
-    await this.events.publish(LINKS_CHANGED, { slug });
+    await this.events.publish(TOPIC.linksChanged, { slug });
   }
 }
 
 function randomSlug(): string {
-  return randomBytes(6).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x');
+  return randomBytes(6)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x');
 }
 
 function checkUrl(problems: FieldError[], url: unknown, required: boolean): string | undefined {
@@ -369,7 +391,8 @@ function checkProtection(problems: FieldError[], input: LinkInput, update: boole
     return {};
   }
   if (password != null) {
-    if (typeof password !== 'string' || [...password].length < 4 || [...password].length > 128) problems.push({ field: 'password', message: 'must be 4 to 128 characters' });
+    if (typeof password !== 'string' || [...password].length < 4 || [...password].length > 128)
+      problems.push({ field: 'password', message: 'must be 4 to 128 characters' });
     return { type: 'password', secret: password };
   }
   if (pin != null) {
@@ -382,7 +405,8 @@ function checkProtection(problems: FieldError[], input: LinkInput, update: boole
 function checkCommon(problems: FieldError[], input: LinkInput): { hint?: string | null; classification?: string; expiresAt?: Date | null; isActive?: boolean } {
   const out: ReturnType<typeof checkCommon> = {};
   if (input.protectionHint != null) {
-    if (typeof input.protectionHint !== 'string' || input.protectionHint.length > 200) problems.push({ field: 'protection_hint', message: 'must be at most 200 characters' });
+    if (typeof input.protectionHint !== 'string' || input.protectionHint.length > 200)
+      problems.push({ field: 'protection_hint', message: 'must be at most 200 characters' });
     else out.hint = input.protectionHint;
   }
   if (input.contentClassification != null) {

@@ -3,10 +3,10 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import { JobAbortedError, type Queue } from '../../kernel/queue';
 import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.entity';
-import { CHAIN_JOB } from './chain.service';
 import type { PromptService } from './prompt.service';
 import type { PromptTestService } from './prompt-test.service';
 import { describeFailure, seconds } from './shared';
+import { JOB } from '../../kernel/topics';
 
 /**
  * The `promptlib.chain` job: runs one execution's steps order by order. Steps sharing an order
@@ -47,7 +47,7 @@ export class ChainRunner {
   ) {}
 
   register(queue: Queue): void {
-    queue.register<{ executionId: string }>(CHAIN_JOB, (job) => this.run(job.data.executionId, job.signal), {
+    queue.register(JOB.chain, (job) => this.run(job.data.executionId, job.signal), {
       onFinalFailure: (job, error) => this.failAtCurrentStep((job.data as { executionId: string }).executionId, error),
     });
   }
@@ -71,10 +71,10 @@ export class ChainRunner {
     for (const order of orders) {
       const group = exec.steps.filter((s) => s.order === order && !done.has(`${s.order}:${s.outputKey}`));
       if (!group.length) continue;
-      await this.db.query(
-        `UPDATE promptlib.chain_executions SET current_step = $2, updated_at = now() WHERE execution_id = $1 AND status = 'running'`,
-        [executionId, order],
-      );
+      await this.db.query(`UPDATE promptlib.chain_executions SET current_step = $2, updated_at = now() WHERE execution_id = $1 AND status = 'running'`, [
+        executionId,
+        order,
+      ]);
       // Siblings of a failed step are aborted; the job's own abort (timeout, shutdown) reaches all.
       const siblings = new AbortController();
       const onAbort = () => siblings.abort(signal.reason);
@@ -97,7 +97,13 @@ export class ChainRunner {
         // A stopping worker hands the job back: the execution resumes elsewhere, it has not failed.
         if (cause instanceof JobAbortedError && (cause.code === 'shutdown' || cause.code === 'worker_lost')) throw cause;
         const { code, message, details } = describeFailure(cause);
-        await this.markFailed(executionId, { step: order, promptId: step.promptId, code, message, ...(details && Object.keys(details).length ? { details } : {}) });
+        await this.markFailed(executionId, {
+          step: order,
+          promptId: step.promptId,
+          code,
+          message,
+          ...(details && Object.keys(details).length ? { details } : {}),
+        });
         return;
       }
     }

@@ -27,14 +27,13 @@ import {
   UUID,
   type ModelParams,
 } from './shared';
+import { JOB } from '../../kernel/topics';
 
 /**
  * Chains: ordered steps, each running a prompt; outputs feed later steps through
  * `inputMapping`. An execution is a row plus a `promptlib.chain` job (chain-runner.ts).
  * Versions behave as for prompts: in-place updates touch the latest version only.
  */
-
-export const CHAIN_JOB = 'promptlib.chain';
 
 export interface ChainView {
   chainId: string;
@@ -275,7 +274,8 @@ export class ChainService {
   async execute(principal: Principal, chainId: string, input: ExecuteChainData): Promise<ExecutionView> {
     const problems: FieldError[] = [];
     const vars = input.initialVariables;
-    if (vars === null || typeof vars !== 'object' || Array.isArray(vars)) problems.push({ field: 'initialVariables', message: 'is required and must be an object' });
+    if (vars === null || typeof vars !== 'object' || Array.isArray(vars))
+      problems.push({ field: 'initialVariables', message: 'is required and must be an object' });
     checkModelParams(problems, input);
     throwIf(problems);
     const { limitKey, tier, keyId } = callerKey(principal);
@@ -287,7 +287,10 @@ export class ChainService {
       const version = await this.prompts.loadVersion(step.promptId, step.version);
       for (const name of version.variables) {
         if (!(name in step.inputMapping) && (!Object.hasOwn(vars, name) || vars[name] === null)) {
-          missing.push({ field: `initialVariables.${name}`, message: `is required by step ${step.order} (prompt ${step.promptId}), which does not map it from an earlier step` });
+          missing.push({
+            field: `initialVariables.${name}`,
+            message: `is required by step ${step.order} (prompt ${step.promptId}), which does not map it from an earlier step`,
+          });
         }
       }
     }
@@ -299,14 +302,19 @@ export class ChainService {
         `INSERT INTO promptlib.chain_executions
            (execution_id, chain_id, chain_version, status, current_step, total_steps, initial_variables, model, temperature, max_tokens, key_id)
          VALUES ($1, $2, $3, 'running', 1, $4, $5, $6, $7, $8, $9)`,
-        [executionId, chainId, chain.version, totalSteps, JSON.stringify(vars), model, input.temperature ?? DEFAULT_TEMPERATURE, input.maxTokens ?? DEFAULT_MAX_TOKENS, keyId],
+        [
+          executionId,
+          chainId,
+          chain.version,
+          totalSteps,
+          JSON.stringify(vars),
+          model,
+          input.temperature ?? DEFAULT_TEMPERATURE,
+          input.maxTokens ?? DEFAULT_MAX_TOKENS,
+          keyId,
+        ],
       );
-      await this.queue.enqueue(
-        CHAIN_JOB,
-        { executionId },
-        { maxAttempts: 1, timeoutMs: Math.min(60 * 60_000, totalSteps * 120_000 + 60_000) },
-        tx,
-      );
+      await this.queue.enqueue(JOB.chain, { executionId }, { maxAttempts: 1, timeoutMs: Math.min(60 * 60_000, totalSteps * 120_000 + 60_000) }, tx);
     });
     return this.getExecution(principal, executionId);
   }
@@ -346,10 +354,14 @@ export class ChainService {
   }
 
   private async insertVersion(m: EntityManager, chainId: string, version: number, description: string, steps: StoredStep[], metadata: Record<string, unknown>) {
-    await m.query(
-      `INSERT INTO promptlib.chain_versions (chain_id, version, description, steps, metadata, prompt_ids) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [chainId, version, description, JSON.stringify(steps), JSON.stringify(metadata), promptIds(steps)],
-    );
+    await m.query(`INSERT INTO promptlib.chain_versions (chain_id, version, description, steps, metadata, prompt_ids) VALUES ($1, $2, $3, $4, $5, $6)`, [
+      chainId,
+      version,
+      description,
+      JSON.stringify(steps),
+      JSON.stringify(metadata),
+      promptIds(steps),
+    ]);
   }
 }
 

@@ -6,6 +6,7 @@ import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
 import { FragmentLoader } from './fragment-loader';
 import { expandTemplate, NO_FRAGMENTS, parseTemplate, renderTemplate, type Expansion } from './render';
 import { promptNotFound, round2, seconds, throwIf } from './shared';
+import { TOPIC } from '../../kernel/topics';
 
 /**
  * Prompts read: a prompt with its versions, performance and pins, the list, one version as
@@ -125,7 +126,6 @@ function performanceOf(rows: { total: number; ok: number; tokens: string | numbe
 }
 
 /** Published (with the prompt's id) after a change to a prompt's versions, status or pins. */
-export const PROMPT_CHANGED = 'promptlib.prompt.changed';
 
 export class PromptReads {
   readonly loader: FragmentLoader;
@@ -140,7 +140,7 @@ export class PromptReads {
     events: EventBus,
   ) {
     this.loader = new FragmentLoader(db);
-    this.versions = new SharedReadCache(events, PROMPT_CHANGED, { ttlMs: 60_000, maxGroups: 10_000 });
+    this.versions = new SharedReadCache(events, TOPIC.promptChanged, { ttlMs: 60_000, maxGroups: 10_000 });
   }
 
   async get(promptId: string, opts: { version?: number | null; environment?: string | null } = {}): Promise<PromptView> {
@@ -322,5 +322,4 @@ export class PromptReads {
     const rows = await (manager ?? this.db.manager).query(`SELECT 1 FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
     return rows.length > 0;
   }
-
 }
