@@ -64,7 +64,17 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     anonymousPerMinute: config.anonymousRateLimit,
   });
   let draining = false;
-  const app = buildApp({ front, gateway, edge, surfaces, logger: kernel.logger, trustProxy: config.trustProxy, isDraining: () => draining, requests: kernel.requests, inbound: kernel.inbound });
+  const app = buildApp({
+    front,
+    gateway,
+    edge,
+    surfaces,
+    logger: kernel.logger,
+    trustProxy: config.trustProxy,
+    isDraining: () => draining,
+    requests: kernel.requests,
+    inbound: kernel.inbound,
+  });
   for (const service of services) {
     if (!remote[service.name]) await service.http?.(app, { kernel, admit: (req) => edge.admit(presentedCredentials(req)) });
   }

@@ -63,7 +63,14 @@ function isAnswer(text: string): boolean {
 function isN8nAnswer(text: string): boolean {
   try {
     const v = JSON.parse(text);
-    return Object.keys(v).length === 5 && v.orderId === 'o-42' && v.total === 42.5 && v.email === 'ann@example.com' && v.lane === 'standard' && v.status === 'accepted';
+    return (
+      Object.keys(v).length === 5 &&
+      v.orderId === 'o-42' &&
+      v.total === 42.5 &&
+      v.email === 'ann@example.com' &&
+      v.lane === 'standard' &&
+      v.status === 'accepted'
+    );
   } catch {
     return false;
   }
@@ -75,7 +82,13 @@ const n8nLink = (node: string, index = 0) => ({ node, type: 'main', index });
 export const N8N_BENCH_WORKFLOW = {
   name: 'Bench n8n orders',
   nodes: [
-    { name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], parameters: { httpMethod: 'POST', path: 'bench/n8n-orders', responseMode: 'responseNode', options: {} } },
+    {
+      name: 'Webhook',
+      type: 'n8n-nodes-base.webhook',
+      typeVersion: 2,
+      position: [0, 0],
+      parameters: { httpMethod: 'POST', path: 'bench/n8n-orders', responseMode: 'responseNode', options: {} },
+    },
     {
       name: 'Order',
       type: 'n8n-nodes-base.set',
@@ -112,7 +125,9 @@ export const N8N_BENCH_WORKFLOW = {
       type: 'n8n-nodes-base.code',
       typeVersion: 2,
       position: [800, 0],
-      parameters: { jsCode: "return $input.all().map((item) => ({ json: { ...item.json, lane: item.json.total > 100 ? 'priority' : 'standard', status: 'accepted' } }));" },
+      parameters: {
+        jsCode: "return $input.all().map((item) => ({ json: { ...item.json, lane: item.json.total > 100 ? 'priority' : 'standard', status: 'accepted' } }));",
+      },
     },
     { name: 'Respond', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, position: [1000, 0], parameters: { options: {} } },
   ],
@@ -125,7 +140,6 @@ export const N8N_BENCH_WORKFLOW = {
   },
   settings: { executionOrder: 'v1' },
 };
-
 
 export interface EngineBenchFigures {
   ours: LoadFigures;
@@ -217,7 +231,11 @@ async function serve(): Promise<void> {
       { extraRoutes: baselineRoutes(info) },
     );
     const call = async (p: string, body: unknown) => {
-      const res = await fetch(running!.url + p, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(running!.url + p, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
       return json.data;
@@ -227,7 +245,11 @@ async function serve(): Promise<void> {
       active: true,
       nodes: [
         { name: 'Hook', type: 'engine.webhook' },
-        { name: 'Set', type: 'engine.set', parameters: { values: { orderId: '{{ $json.body.id }}', total: '{{ $json.body.total }}', status: 'accepted' }, keepOnlySet: true } },
+        {
+          name: 'Set',
+          type: 'engine.set',
+          parameters: { values: { orderId: '{{ $json.body.id }}', total: '{{ $json.body.total }}', status: 'accepted' }, keepOnlySet: true },
+        },
       ],
       connections: { Hook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
     });

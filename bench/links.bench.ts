@@ -68,7 +68,11 @@ async function serve(): Promise<void> {
     );
     await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
     const call = async (p: string, body: unknown) => {
-      const res = await fetch(running!.url + p, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(running!.url + p, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
       return json.data;
@@ -76,7 +80,11 @@ async function serve(): Promise<void> {
     const link = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench' });
     const locked = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench-locked', password: PASSWORD });
     for (let i = 0; i < 5; i++) {
-      await fetch(`${running.url}/links/api/links/${locked.id}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' }, body: '{"password":"wrong guess"}' });
+      await fetch(`${running.url}/links/api/links/${locked.id}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' },
+        body: '{"password":"wrong guess"}',
+      });
     }
     const info: ServerInfo = { url: running.url, bareUrl: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, linkId: link.id, protectedId: locked.id };
     process.stdout.write(JSON.stringify(info) + '\n');
@@ -123,8 +131,19 @@ export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> 
       {
         redirect: { url: `${info.url}/links/bench`, accept: redirect },
         baseline: { url: `${info.bareUrl}/r`, accept: redirect },
-        verify: { url: `${info.url}/links/api/links/${info.protectedId}/verify`, ...post, headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' }, connections: 4 },
-        locked: { url: `${info.url}/links/api/links/${info.protectedId}/verify`, ...post, headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' }, accept: (s) => s === 429, connections: 8 },
+        verify: {
+          url: `${info.url}/links/api/links/${info.protectedId}/verify`,
+          ...post,
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' },
+          connections: 4,
+        },
+        locked: {
+          url: `${info.url}/links/api/links/${info.protectedId}/verify`,
+          ...post,
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' },
+          accept: (s) => s === 429,
+          connections: 8,
+        },
       },
       { warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS, onSlice: (name, s: Slice) => name === 'redirect' && (answers += s.latencies.length) },
     );

@@ -55,7 +55,14 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
       new Promise<any>((resolve, reject) => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
         const req = http.request(
-          { host: '127.0.0.1', port, path: p, method, agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(payload && { 'content-length': Buffer.byteLength(payload) }) } },
+          {
+            host: '127.0.0.1',
+            port,
+            path: p,
+            method,
+            agent,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(payload && { 'content-length': Buffer.byteLength(payload) }) },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c) => chunks.push(c));
@@ -77,14 +84,20 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
     });
     const keys: string[] = [];
     for (let i = 0; i < KEYS; i++) {
-      const created = await call('POST', '/control-plane/api/v1/auth/api-keys', admin, { name: `bench ${i}`, service: 'promptlib', permissions: ['prompt:test'], tier: 'enterprise' });
+      const created = await call('POST', '/control-plane/api/v1/auth/api-keys', admin, {
+        name: `bench ${i}`,
+        service: 'promptlib',
+        permissions: ['prompt:test'],
+        tier: 'enterprise',
+      });
       keys.push(created.data.api_key);
     }
     let next = 0;
     const variables = { topic: 'federated GraphQL', audience: 'operators' };
     const testOnce = () => call('POST', '/v1/promptlib/prompts/bench-prompt/test', keys[next++ % keys.length]!, { variables, model: 'bench-model' });
     const rendered = 'Summarise federated GraphQL for operators in one line.';
-    const directOnce = () => platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
+    const directOnce = () =>
+      platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
 
     // Warm-up, as the other phases discard their first 2 s: JIT, connection pools, caches.
     for (let i = 0; i < WARMUP; i++) await Promise.all([testOnce(), directOnce()]);
@@ -140,5 +153,6 @@ function round(n: number): number {
 }
 
 if (require.main === module) {
-  benchPromptTests(process.env.DATABASE_URL!).then((f) => process.stdout.write(JSON.stringify(f, null, 2) + '\n'));
+  // A rejection is left unhandled on purpose: Node prints it and exits non-zero, as a failed script should.
+  void benchPromptTests(process.env.DATABASE_URL!).then((f) => process.stdout.write(JSON.stringify(f, null, 2) + '\n'));
 }

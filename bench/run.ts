@@ -434,7 +434,11 @@ function notYet(id: string, name: string, unit: string, arrives: string): Figure
 
 function gitCommit(): string | null {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || null;
+    return (
+      execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim() || null
+    );
   } catch {
     return null;
   }
@@ -627,7 +631,11 @@ async function main(): Promise<void> {
     if (ONLY.has('engine')) {
       engine = await phase('workflow executions', () => benchEngine(dbServer.url));
       raw.engine = engine;
-      for (const [name, f] of [['engine webhook', engine.ours], ['engine n8n workflow', engine.n8n], ['engine baseline', engine.baseline]] as const) {
+      for (const [name, f] of [
+        ['engine webhook', engine.ours],
+        ['engine n8n workflow', engine.n8n],
+        ['engine baseline', engine.baseline],
+      ] as const) {
         if (f.non2xx) problems.push(`${name}: ${f.non2xx} non-2xx answers (${JSON.stringify(f.statusCodes)})`);
         if (f.errors) problems.push(`${name}: ${f.errors} connection errors`);
         if (f.mismatches) problems.push(`${name}: ${f.mismatches} answers without the expected body`);
@@ -641,11 +649,17 @@ async function main(): Promise<void> {
     if (ONLY.has('links')) {
       links = await phase('short links', () => benchLinks(dbServer.url));
       raw.links = links;
-      for (const [name, f] of [['link redirect', links.redirect], ['bare redirect', links.baseline], ['link verify', links.verify], ['locked-out verify', links.locked]] as const) {
+      for (const [name, f] of [
+        ['link redirect', links.redirect],
+        ['bare redirect', links.baseline],
+        ['link verify', links.verify],
+        ['locked-out verify', links.locked],
+      ] as const) {
         if (f.non2xx) problems.push(`${name}: ${f.non2xx} unexpected answers (${JSON.stringify(f.statusCodes)})`);
         if (f.errors) problems.push(`${name}: ${f.errors} connection errors`);
       }
-      if (links.persisted.visits < links.persisted.answers) problems.push(`links: ${links.persisted.answers} redirects but only ${links.persisted.visits} visits stored`);
+      if (links.persisted.visits < links.persisted.answers)
+        problems.push(`links: ${links.persisted.answers} redirects but only ${links.persisted.visits} visits stored`);
     }
 
     if (ONLY.has('scale')) {
@@ -669,14 +683,22 @@ async function main(): Promise<void> {
       bare ? { ...f, reference: pick(bare), referenceRatio: ratio(pick(ours), pick(bare)) } : f;
     if (b && bare) {
       figures.push(
-        read(figure('baseline.rps', 'Same-server baseline read (reference: bare node:http + pg)', 'req/s', b.requestsPerSecond, null), b, (l) => l.requestsPerSecond),
+        read(
+          figure('baseline.rps', 'Same-server baseline read (reference: bare node:http + pg)', 'req/s', b.requestsPerSecond, null),
+          b,
+          (l) => l.requestsPerSecond,
+        ),
         read(figure('baseline.p50', 'Same-server baseline p50', 'ms', b.latencyP50Ms, null), b, (l) => l.latencyP50Ms),
       );
     }
     if (measuredLoads.rest && b) {
       const r = measuredLoads.rest;
       figures.push(
-        read(figure('rest.rps', 'REST read `GET /control-plane/api/v1/auth/api-keys/:key_id`', 'req/s', r.requestsPerSecond, b.requestsPerSecond), r, (l) => l.requestsPerSecond),
+        read(
+          figure('rest.rps', 'REST read `GET /control-plane/api/v1/auth/api-keys/:key_id`', 'req/s', r.requestsPerSecond, b.requestsPerSecond),
+          r,
+          (l) => l.requestsPerSecond,
+        ),
         read(figure('rest.p50', 'REST read p50 latency', 'ms', r.latencyP50Ms, b.latencyP50Ms), r, (l) => l.latencyP50Ms),
         read(figure('rest.p99', 'REST read p99 latency', 'ms', r.latencyP99Ms, b.latencyP99Ms), r, (l) => l.latencyP99Ms),
       );
@@ -692,7 +714,9 @@ async function main(): Promise<void> {
     if (memory.idleMb !== undefined) {
       figures.push(
         figure('memory.idle', 'Resident memory of the platform process, idle after start', 'MB', memory.idleMb, null, 'the `all` role, as `npm start` runs it'),
-        ...(memory.loadMb !== undefined ? [figure('memory.load', 'Resident memory at its peak under the REST and GraphQL load', 'MB', memory.loadMb, memory.idleMb, 'baseline: idle')] : []),
+        ...(memory.loadMb !== undefined
+          ? [figure('memory.load', 'Resident memory at its peak under the REST and GraphQL load', 'MB', memory.loadMb, memory.idleMb, 'baseline: idle')]
+          : []),
       );
     }
     if (subscription) {
@@ -706,13 +730,33 @@ async function main(): Promise<void> {
       figures.push(
         figure('queue.p50', 'Queue enqueue → start p50 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP50Ms, queue.pgBoss.enqueueToStartP50Ms),
         figure('queue.p99', 'Queue enqueue → start p99 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP99Ms, queue.pgBoss.enqueueToStartP99Ms),
-        figure('queue.jobs', 'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)', 'jobs/s', queue.ours.jobsPerSecond, queue.pgBoss.jobsPerSecond, cut),
+        figure(
+          'queue.jobs',
+          'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)',
+          'jobs/s',
+          queue.ours.jobsPerSecond,
+          queue.pgBoss.jobsPerSecond,
+          cut,
+        ),
       );
     }
     if (prompts) {
       figures.push(
-        figure('promptlib.rps', 'Prompt test runs, concurrency 16 (baseline: the same model call made directly)', 'runs/s', prompts.platform.runsPerSecond, prompts.direct.callsPerSecond),
-        figure('promptlib.p50', 'Prompt test p50, one at a time (baseline: direct model call)', 'ms', prompts.platform.p50Ms, prompts.direct.p50Ms, `platform overhead at p50: ${prompts.overheadP50Ms} ms (aim < 1.5 ms)`),
+        figure(
+          'promptlib.rps',
+          'Prompt test runs, concurrency 16 (baseline: the same model call made directly)',
+          'runs/s',
+          prompts.platform.runsPerSecond,
+          prompts.direct.callsPerSecond,
+        ),
+        figure(
+          'promptlib.p50',
+          'Prompt test p50, one at a time (baseline: direct model call)',
+          'ms',
+          prompts.platform.p50Ms,
+          prompts.direct.p50Ms,
+          `platform overhead at p50: ${prompts.overheadP50Ms} ms (aim < 1.5 ms)`,
+        ),
         figure('promptlib.p99', 'Prompt test p99, one at a time (baseline: direct model call)', 'ms', prompts.platform.p99Ms, prompts.direct.p99Ms),
       );
     }
@@ -741,18 +785,57 @@ async function main(): Promise<void> {
     }
     if (tasks) {
       figures.push(
-        figure('agents.tasks', `Agent tasks completed per second, end to end, offline model (baseline: the raw queue's no-op jobs)`, 'tasks/s', tasks.endToEnd.tasksPerSecond, tasks.baseline.endToEndJobsPerSecond, 'aim: ≥ 0.6 of the raw queue'),
-        figure('agents.p50', 'Agent task enqueue → start p50, unloaded (baseline: raw queue)', 'ms', tasks.latency.enqueueToStartP50Ms, tasks.baseline.enqueueToStartP50Ms),
-        figure('agents.p99', 'Agent task enqueue → start p99, unloaded (baseline: raw queue)', 'ms', tasks.latency.enqueueToStartP99Ms, tasks.baseline.enqueueToStartP99Ms, 'aim: under 50 ms'),
+        figure(
+          'agents.tasks',
+          `Agent tasks completed per second, end to end, offline model (baseline: the raw queue's no-op jobs)`,
+          'tasks/s',
+          tasks.endToEnd.tasksPerSecond,
+          tasks.baseline.endToEndJobsPerSecond,
+          'aim: ≥ 0.6 of the raw queue',
+        ),
+        figure(
+          'agents.p50',
+          'Agent task enqueue → start p50, unloaded (baseline: raw queue)',
+          'ms',
+          tasks.latency.enqueueToStartP50Ms,
+          tasks.baseline.enqueueToStartP50Ms,
+        ),
+        figure(
+          'agents.p99',
+          'Agent task enqueue → start p99, unloaded (baseline: raw queue)',
+          'ms',
+          tasks.latency.enqueueToStartP99Ms,
+          tasks.baseline.enqueueToStartP99Ms,
+          'aim: under 50 ms',
+        ),
       );
     } else {
       figures.push(notYet('agents.tasks', 'Agent tasks completed per second', 'tasks/s', 'BENCH_ONLY=tasks'));
     }
     if (links) {
       figures.push(
-        figure('links.redirects', 'Short-link redirects `GET /links/{slug}`, visits recorded (baseline: a bare node:http 302 handler)', 'req/s', links.redirect.requestsPerSecond, links.baseline.requestsPerSecond, 'aim: ≥ 0.5 and ≥ 10,000/s'),
-        figure('links.redirect.p99', 'Short-link redirect p99 latency (baseline: bare node:http)', 'ms', links.redirect.latencyP99Ms, links.baseline.latencyP99Ms),
-        figure('links.verify', 'Password verifications per second, argon2id (baseline: a locked-out caller, answered without hashing)', 'req/s', links.verify.requestsPerSecond, links.locked.requestsPerSecond),
+        figure(
+          'links.redirects',
+          'Short-link redirects `GET /links/{slug}`, visits recorded (baseline: a bare node:http 302 handler)',
+          'req/s',
+          links.redirect.requestsPerSecond,
+          links.baseline.requestsPerSecond,
+          'aim: ≥ 0.5 and ≥ 10,000/s',
+        ),
+        figure(
+          'links.redirect.p99',
+          'Short-link redirect p99 latency (baseline: bare node:http)',
+          'ms',
+          links.redirect.latencyP99Ms,
+          links.baseline.latencyP99Ms,
+        ),
+        figure(
+          'links.verify',
+          'Password verifications per second, argon2id (baseline: a locked-out caller, answered without hashing)',
+          'req/s',
+          links.verify.requestsPerSecond,
+          links.locked.requestsPerSecond,
+        ),
       );
     } else {
       figures.push(notYet('links.redirects', 'Short-link redirects per second', 'req/s', 'BENCH_ONLY=links'));
@@ -767,7 +850,15 @@ async function main(): Promise<void> {
       durationsMs,
       machine: host,
       commit: gitCommit(),
-      settings: { connections: CONNECTIONS, pipelining: PIPELINING, warmupSeconds: WARMUP_S, durationSeconds: DURATION_S, rounds: ROUNDS, keys: KEYS, database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded' },
+      settings: {
+        connections: CONNECTIONS,
+        pipelining: PIPELINING,
+        warmupSeconds: WARMUP_S,
+        durationSeconds: DURATION_S,
+        rounds: ROUNDS,
+        keys: KEYS,
+        database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded',
+      },
       figures,
       problems,
       raw,

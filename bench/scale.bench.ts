@@ -64,12 +64,17 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
     };
     // Keys in rotation: the metrics endpoints allow 10 a minute per key.
     const keys: string[] = [];
-    for (let i = 0; i < 60; i++) keys.push((await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: `scale ${i}`, tier: 'enterprise' })).data.api_key);
+    for (let i = 0; i < 60; i++)
+      keys.push((await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: `scale ${i}`, tier: 'enterprise' })).data.api_key);
     let turn = 0;
     const key = () => keys[turn++ % keys.length]!;
     const workflows: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const wf = await call('POST', '/v1/engine/workflows', adminKey, { name: `scale ${i}`, nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} });
+      const wf = await call('POST', '/v1/engine/workflows', adminKey, {
+        name: `scale ${i}`,
+        nodes: [{ name: 'Start', type: 'engine.manualTrigger' }],
+        connections: {},
+      });
       workflows.push(wf.data.workflowId ?? wf.data.id);
     }
 
@@ -134,7 +139,8 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
     (pg.Client.prototype as any).query = function (this: pg.Client, q: any, values?: any, ...rest: any[]) {
       const text = typeof q === 'string' ? q : q?.text;
       const params = Array.isArray(values) ? values : q?.values;
-      if (typeof text === 'string' && /^\s*(SELECT|WITH)/i.test(text) && /control_plane\.tasks|engine\.executions/.test(text)) recorded.push({ text, values: params ?? [] });
+      if (typeof text === 'string' && /^\s*(SELECT|WITH)/i.test(text) && /control_plane\.tasks|engine\.executions/.test(text))
+        recorded.push({ text, values: params ?? [] });
       return (original as any).call(this, q, values, ...rest);
     };
     try {
@@ -150,7 +156,12 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
             for (const c of n.Plans ?? []) walk(c);
           };
           walk(plan);
-          plans.push({ endpoint: name, sql: r.text.replace(/\s+/g, ' ').slice(0, 160), nodes, seqScan: nodes.some((n) => /^Seq Scan on (tasks|executions)$/.test(n)) });
+          plans.push({
+            endpoint: name,
+            sql: r.text.replace(/\s+/g, ' ').slice(0, 160),
+            nodes,
+            seqScan: nodes.some((n) => /^Seq Scan on (tasks|executions)$/.test(n)),
+          });
         }
       }
     } finally {
@@ -195,9 +206,24 @@ export function scaleMarkdown(f: ScaleFigures): string {
     `| --- | ${f.sizes.map(() => '---').join(' | ')} |`,
   ];
   for (const [name, bySize] of Object.entries(f.endpoints)) {
-    lines.push(`| ${name} | ${f.sizes.map((s) => { const x = bySize[String(s)]; return x ? `${x.p50Ms} / ${x.p99Ms}${x.p99Ms >= 100 ? ' **over**' : ''}` : '—'; }).join(' | ')} |`);
+    lines.push(
+      `| ${name} | ${f.sizes
+        .map((s) => {
+          const x = bySize[String(s)];
+          return x ? `${x.p50Ms} / ${x.p99Ms}${x.p99Ms >= 100 ? ' **over**' : ''}` : '—';
+        })
+        .join(' | ')} |`,
+    );
   }
-  lines.push('', `Generation time (s): ${Object.entries(f.generationSeconds).map(([s, t]) => `${Number(s).toLocaleString('en')}: ${t}`).join(', ')}.`, '', '## Plans at the largest size', '');
+  lines.push(
+    '',
+    `Generation time (s): ${Object.entries(f.generationSeconds)
+      .map(([s, t]) => `${Number(s).toLocaleString('en')}: ${t}`)
+      .join(', ')}.`,
+    '',
+    '## Plans at the largest size',
+    '',
+  );
   for (const p of f.plans) lines.push(`- ${p.endpoint}${p.seqScan ? ' — **sequential scan**' : ''}: ${p.nodes.join(' → ')} (\`${p.sql}…\`)`);
   return lines.join('\n') + '\n';
 }

@@ -33,7 +33,6 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 export const BASELINE_PATH = '/bench/baseline/api-keys/:key_id';
 
-
 /**
  * The baseline: the full path minus REST adapter → gateway → subgraph. Same authentication and
  * rate limiting (Edge.admit, same headers), same authorization check, same database read, same
@@ -92,9 +91,11 @@ async function startBareReference(databaseUrl: string): Promise<{ url: string; c
 /** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
 async function inParallel(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 async function main(): Promise<void> {

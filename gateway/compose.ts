@@ -12,9 +12,7 @@ export interface SubgraphSdl {
  * In-process subgraphs get a placeholder URL: the gateway routes them to a local data source.
  */
 export function composeSupergraph(subgraphs: SubgraphSdl[]): string {
-  const result = composeServices(
-    subgraphs.map((s) => ({ name: s.name, typeDefs: parse(s.sdl), url: s.url ?? `local://${s.name}` })),
-  );
+  const result = composeServices(subgraphs.map((s) => ({ name: s.name, typeDefs: parse(s.sdl), url: s.url ?? `local://${s.name}` })));
   if (result.errors?.length) {
     throw new Error(`Supergraph composition failed:\n${result.errors.map((e) => `  - ${e.message}`).join('\n')}`);
   }

@@ -18,7 +18,10 @@ export class LocalDataSource implements GraphQLDataSource<RequestContext> {
 
 /** A subgraph in another process: the request context travels signed (kernel/auth/handoff.ts). */
 export class SignedRemoteDataSource extends RemoteGraphQLDataSource<RequestContext> {
-  constructor(url: string, private readonly secret: string) {
+  constructor(
+    url: string,
+    private readonly secret: string,
+  ) {
     super({ url });
   }
 

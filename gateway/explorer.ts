@@ -123,10 +123,7 @@ export function registerExplorer(app: FastifyInstance, opts: ExplorerOptions): v
   app.get<{ Params: { file: string } }>(`${base}/explorer/:file`, async (req, reply) => {
     const asset = assets.get(req.params.file);
     if (!asset) return reply.callNotFound();
-    reply
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('x-content-type-options', 'nosniff')
-      .type(asset.type);
+    reply.header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff').type(asset.type);
     return asset.body;
   });
 }

@@ -78,7 +78,7 @@ export class PlatformGateway {
       this.apiSchema = apiSchema;
     });
     this.apollo = new ApolloServer<RequestContext>({
-      gateway: this.gateway as any,
+      gateway: this.gateway,
       validationRules: limitRules(this.limits),
       parseOptions: { maxTokens: this.limits.maxTokens },
       introspection: opts.introspection ?? true,
@@ -104,7 +104,8 @@ export class PlatformGateway {
 
   /** The gateway's own executor: runs a resolved operation from its cached query plan. */
   private get executor() {
-    return (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> }).executor;
+    return (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> })
+      .executor;
   }
 
   /**
@@ -187,7 +188,8 @@ export class PlatformGateway {
       const problems = validate(this.schema, document, this.validationRules);
       const operation = problems.length ? undefined : getOperationAST(document, operationName);
       if (problems.length) result = problems;
-      else if (!operation) result = [new GraphQLError(operationName ? `Unknown operation named "${operationName}".` : 'The document has several operations: give operationName.')];
+      else if (!operation)
+        result = [new GraphQLError(operationName ? `Unknown operation named "${operationName}".` : 'The document has several operations: give operationName.')];
       else {
         result = {
           query,
@@ -340,7 +342,9 @@ function operationChecks(schema: () => GraphQLSchema, limits: QueryLimits): Apol
       return {
         async didResolveOperation({ operation, document, request }) {
           if (!operation) {
-            throw badRequest(request.operationName ? `Unknown operation named "${request.operationName}".` : 'The document has several operations: give operationName.');
+            throw badRequest(
+              request.operationName ? `Unknown operation named "${request.operationName}".` : 'The document has several operations: give operationName.',
+            );
           }
           if (operation.operation === 'subscription') {
             throw badRequest('Subscriptions are served over WebSocket (graphql-ws protocol) on /graphql, not over HTTP.');

@@ -132,7 +132,10 @@ test('cost: absurd sizes stay finite', () => {
 });
 
 test('the standard GraphiQL introspection query passes with the defaults, at the flat introspection cost', () => {
-  for (const options of [{}, { descriptions: true, schemaDescription: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, oneOf: true }]) {
+  for (const options of [
+    {},
+    { descriptions: true, schemaDescription: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, oneOf: true },
+  ]) {
     const query = getIntrospectionQuery(options);
     assert.deepEqual(check(query), []);
     assert.equal(details(limitError(check(query, { maxCost: INTROSPECTION_COST - 1 }), 'cost')).actual, INTROSPECTION_COST);

@@ -191,12 +191,7 @@ function countTokens(source: string, position: number): { before: number; total:
 // Measuring an operation: one pass over its selections, each fragment measured once.
 
 type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
-type FieldValue = (
-  node: FieldNode,
-  parent: GraphQLCompositeType | undefined,
-  def: GraphQLField<unknown, unknown> | undefined,
-  selection: number,
-) => number;
+type FieldValue = (node: FieldNode, parent: GraphQLCompositeType | undefined, def: GraphQLField<unknown, unknown> | undefined, selection: number) => number;
 
 function measure(
   schema: GraphQLSchema,
@@ -230,17 +225,12 @@ function measure(
         case Kind.FIELD: {
           const def = parent && fieldDef(schema, parent, selection.name.value);
           const type = def && getNamedType(def.type);
-          const inner = selection.selectionSet
-            ? selectionSet(selection.selectionSet, isCompositeType(type) ? type : undefined)
-            : 0;
+          const inner = selection.selectionSet ? selectionSet(selection.selectionSet, isCompositeType(type) ? type : undefined) : 0;
           value = fieldValue(selection, parent, def, inner);
           break;
         }
         case Kind.INLINE_FRAGMENT:
-          value = selectionSet(
-            selection.selectionSet,
-            selection.typeCondition ? compositeType(schema, selection.typeCondition) : parent,
-          );
+          value = selectionSet(selection.selectionSet, selection.typeCondition ? compositeType(schema, selection.typeCondition) : parent);
           break;
         case Kind.FRAGMENT_SPREAD:
           value = spread(selection.name.value);
@@ -255,36 +245,32 @@ function measure(
 }
 
 function operationDepth(schema: GraphQLSchema, op: OperationDefinitionNode, getFragment: FragmentLookup): number {
-  return measure(schema, op, getFragment, Math.max, (node, parent, _def, inner) =>
-    (parent?.name === '__Type' && node.name.value === 'ofType' ? 0 : 1) + inner,
-  );
+  return measure(schema, op, getFragment, Math.max, (node, parent, _def, inner) => (parent?.name === '__Type' && node.name.value === 'ofType' ? 0 : 1) + inner);
 }
 
-function operationCost(
-  schema: GraphQLSchema,
-  op: OperationDefinitionNode,
-  getFragment: FragmentLookup,
-  variable: (name: string) => unknown,
-): number {
+function operationCost(schema: GraphQLSchema, op: OperationDefinitionNode, getFragment: FragmentLookup, variable: (name: string) => unknown): number {
   // Capped so absurd size arguments stay finite (and JSON-serialisable) numbers.
   const cap = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER);
-  return measure(schema, op, getFragment, (a, b) => cap(a + b), (node, _parent, def, inner) => {
-    if (node.name.value === SchemaMetaFieldDef.name) return INTROSPECTION_COST;
-    if (node.name.value === TypeMetaFieldDef.name) return TYPE_INTROSPECTION_COST;
-    if (node.name.value.startsWith('__')) return 0;
-    const isList = def !== undefined && isListType(getNullableType(def.type));
-    return cap(1 + (isList ? listSize(node, variable) : 1) * inner);
-  });
+  return measure(
+    schema,
+    op,
+    getFragment,
+    (a, b) => cap(a + b),
+    (node, _parent, def, inner) => {
+      if (node.name.value === SchemaMetaFieldDef.name) return INTROSPECTION_COST;
+      if (node.name.value === TypeMetaFieldDef.name) return TYPE_INTROSPECTION_COST;
+      if (node.name.value.startsWith('__')) return 0;
+      const isList = def !== undefined && isListType(getNullableType(def.type));
+      return cap(1 + (isList ? listSize(node, variable) : 1) * inner);
+    },
+  );
 }
 
 function listSize(node: FieldNode, variable: (name: string) => unknown): number {
   let size: number | undefined;
   for (const arg of node.arguments ?? []) {
     if (!SIZE_ARGUMENTS.has(arg.name.value)) continue;
-    const raw =
-      arg.value.kind === Kind.INT ? Number(arg.value.value)
-      : arg.value.kind === Kind.VARIABLE ? variable(arg.value.name.value)
-      : undefined;
+    const raw = arg.value.kind === Kind.INT ? Number(arg.value.value) : arg.value.kind === Kind.VARIABLE ? variable(arg.value.name.value) : undefined;
     if (typeof raw === 'number' && !Number.isNaN(raw)) size = Math.max(size ?? 0, raw, 0);
   }
   return Math.min(size ?? DEFAULT_LIST_SIZE, Number.MAX_SAFE_INTEGER);
@@ -304,11 +290,7 @@ function compositeType(schema: GraphQLSchema, node: NamedTypeNode): GraphQLCompo
   return isCompositeType(type) ? type : undefined;
 }
 
-function fieldDef(
-  schema: GraphQLSchema,
-  parent: GraphQLCompositeType,
-  name: string,
-): GraphQLField<unknown, unknown> | undefined {
+function fieldDef(schema: GraphQLSchema, parent: GraphQLCompositeType, name: string): GraphQLField<unknown, unknown> | undefined {
   if (name === SchemaMetaFieldDef.name && parent === schema.getQueryType()) return SchemaMetaFieldDef;
   if (name === TypeMetaFieldDef.name && parent === schema.getQueryType()) return TypeMetaFieldDef;
   if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;

@@ -3,10 +3,12 @@ import type { Server } from 'node:http';
 import {
   GraphQLError,
   Kind,
+  OperationTypeNode,
   getOperationAST,
   print,
   validate,
   type ExecutionArgs,
+  type DocumentNode,
   type ExecutionResult,
   type FieldNode,
   type OperationDefinitionNode,
@@ -111,12 +113,7 @@ export function attachSubscriptions(opts: {
 }
 
 /** subscription { alias: fieldUpdated(args) { … } } -> query { alias: field(args) { … } } */
-function twinQuery(
-  document: { definitions: readonly any[] },
-  operation: OperationDefinitionNode,
-  field: FieldNode,
-  route: SubscriptionRoute,
-) {
+function twinQuery(document: DocumentNode, operation: OperationDefinitionNode, field: FieldNode, route: SubscriptionRoute) {
   const renamed: FieldNode = {
     ...field,
     alias: field.alias ?? { kind: Kind.NAME, value: field.name.value },
@@ -124,7 +121,7 @@ function twinQuery(
   };
   const op: OperationDefinitionNode = {
     ...operation,
-    operation: 'query' as any,
+    operation: OperationTypeNode.QUERY,
     selectionSet: { ...operation.selectionSet, selections: [renamed] },
   };
   return {
@@ -165,10 +162,7 @@ function listen(
       while (!pending.length && !done) await new Promise<void>((resolve) => (wake = resolve));
       if (done) return { done: true, value: undefined };
       pending.shift();
-      const result = await opts.gateway.execute(
-        { query: plan.query, variables: execArgs.variableValues ?? {} },
-        execArgs.contextValue as RequestContext,
-      );
+      const result = await opts.gateway.execute({ query: plan.query, variables: execArgs.variableValues ?? {} }, execArgs.contextValue as RequestContext);
       const value = {
         data: result.data ?? null,
         ...(result.errors?.length && {

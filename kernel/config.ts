@@ -19,8 +19,7 @@ const url = (protocols: string[]) =>
       message: `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`,
     });
 
-const optional = <T extends z.ZodTypeAny>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+const optional = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 export const SUBGRAPH_NAMES = ['control-plane', 'promptlib', 'engine', 'links', 'feedback', 'infra'] as const;
 export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
@@ -39,7 +38,12 @@ const envSchema = z.object({
   LLM_MODELS: z
     .string()
     .default('default')
-    .transform((v) => v.split(',').map((m) => m.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+    )
     .refine((v) => v.length > 0, 'must name at least one model'),
   WEBHOOK_ALLOW_HTTP: bool,
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool,
@@ -74,7 +78,10 @@ const envSchema = z.object({
     .default('')
     .transform((v, ctx) => {
       const out: Partial<Record<SubgraphName, string>> = {};
-      for (const pair of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const pair of v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const [name, target] = pair.split('=');
         if (!SUBGRAPH_NAMES.includes(name as SubgraphName) || !target || !/^https?:\/\//.test(target)) {
           ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${pair}" is not <subgraph>=<http url>; subgraphs: ${SUBGRAPH_NAMES.join(', ')}` });
@@ -179,7 +186,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     graphql: {
-      introspection: e.GRAPHQL_INTROSPECTION === undefined || e.GRAPHQL_INTROSPECTION === '' ? e.NODE_ENV !== 'production' : ['true', '1', 'yes'].includes(e.GRAPHQL_INTROSPECTION),
+      introspection:
+        e.GRAPHQL_INTROSPECTION === undefined || e.GRAPHQL_INTROSPECTION === ''
+          ? e.NODE_ENV !== 'production'
+          : ['true', '1', 'yes'].includes(e.GRAPHQL_INTROSPECTION),
     },
     anonymousRateLimit: e.ANONYMOUS_RATE_LIMIT,
     subgraphUrls: e.SUBGRAPH_URLS,

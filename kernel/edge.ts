@@ -116,8 +116,13 @@ export class Edge {
     } catch (err) {
       if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') {
         const retryAfter = Number(err.details.retryAfter ?? 3600);
-        Object.assign(headers, windowHeaders({ limit: perHour, remaining: 0, resetAt: new Date(Date.now() + retryAfter * 1000) }), { 'retry-after': String(retryAfter) });
-        throw new EdgeRejection(new AppError('RATE_LIMIT_EXCEEDED', `Rate limit of ${perHour} requests per hour exceeded`, { ...err.details, scope: name }), headers);
+        Object.assign(headers, windowHeaders({ limit: perHour, remaining: 0, resetAt: new Date(Date.now() + retryAfter * 1000) }), {
+          'retry-after': String(retryAfter),
+        });
+        throw new EdgeRejection(
+          new AppError('RATE_LIMIT_EXCEEDED', `Rate limit of ${perHour} requests per hour exceeded`, { ...err.details, scope: name }),
+          headers,
+        );
       }
       throw err;
     }
@@ -144,10 +149,14 @@ export class Edge {
           'retry-after': String(retryAfter),
         });
         throw new EdgeRejection(
-          new AppError('RATE_LIMIT_EXCEEDED', `Too many ${name === 'auth-failures' ? 'failed authentications' : name.replace('-', ' ') + ' requests'} from this address: at most ${perMinute} a minute`, {
-            ...err.details,
-            scope: 'address',
-          }),
+          new AppError(
+            'RATE_LIMIT_EXCEEDED',
+            `Too many ${name === 'auth-failures' ? 'failed authentications' : name.replace('-', ' ') + ' requests'} from this address: at most ${perMinute} a minute`,
+            {
+              ...err.details,
+              scope: 'address',
+            },
+          ),
           headers,
         );
       }

@@ -41,7 +41,7 @@ export const envelopes = {
     success: (data) => data,
     error: (err, meta) => {
       const code = INFRA_CODES[err.status] ?? err.code.toLowerCase();
-      const details = code === err.code || 'reason' in (err.details ?? {}) ? err.details ?? {} : { reason: err.code, ...err.details };
+      const details = code === err.code || 'reason' in (err.details ?? {}) ? (err.details ?? {}) : { reason: err.code, ...err.details };
       const retryAfter = err.status === 429 && typeof err.details?.retryAfter === 'number' ? { retryAfter: err.details.retryAfter } : {};
       return { error: code, message: err.message, details, requestId: meta.requestId, ...retryAfter };
     },

@@ -97,15 +97,12 @@ export const errors = {
   alreadyExists: (field: string, value: unknown, existingId?: string) =>
     new AppError('resource_already_exists', `A resource with ${field} "${String(value)}" already exists`, { field, value, existing_id: existingId }),
   conflict: (message: string, details: ErrorDetails = {}) => new AppError('conflict', message, details),
-  missingAuthorization: () =>
-    new AppError('missing_authorization', 'Authorization header with a Bearer API key is required'),
+  missingAuthorization: () => new AppError('missing_authorization', 'Authorization header with a Bearer API key is required'),
   invalidApiKey: () => new AppError('invalid_api_key', 'The API key is invalid or has been revoked'),
-  expiredApiKey: (expiredAt: Date) =>
-    new AppError('expired_api_key', 'The API key has expired', { expired_at: expiredAt.toISOString() }),
+  expiredApiKey: (expiredAt: Date) => new AppError('expired_api_key', 'The API key has expired', { expired_at: expiredAt.toISOString() }),
   insufficientPermissions: (required: string | string[], has: string[]) =>
     new AppError('insufficient_permissions', `This operation requires the permission ${[required].flat().join(', ')}`, { required, has }),
-  internal: (requestId?: string) =>
-    new AppError('internal_server_error', 'An internal error occurred', requestId ? { request_id: requestId } : {}),
+  internal: (requestId?: string) => new AppError('internal_server_error', 'An internal error occurred', requestId ? { request_id: requestId } : {}),
 };
 
 /** Reads an AppError back out of a GraphQL error (or any error) by its extensions, never its text. */

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { Client } from 'pg';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
+import type { AnyNames } from './topics';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 
 let db: TestDatabase;
@@ -18,10 +19,11 @@ after(async () => {
 });
 
 const logger = createLogger('silent');
-const next = (bus: EventBus, topic: string) => new Promise<unknown>((resolve) => bus.subscribe(topic, resolve));
+// The transports themselves, with topics of the tests' own (the registry is the callers' contract).
+const next = (bus: EventBus<AnyNames>, topic: string) => new Promise<unknown>((resolve) => bus.subscribe(topic, resolve));
 
 test('in-process: subscribers of a topic get its events; unsubscribe stops them', async () => {
-  const bus = await createEventBus({ kind: 'memory' }, logger);
+  const bus = await createEventBus<AnyNames>({ kind: 'memory' }, logger);
   const got: unknown[] = [];
   const off = bus.subscribe('t', (p) => got.push(p));
   bus.subscribe('other', () => assert.fail('wrong topic'));
@@ -38,8 +40,8 @@ test('across processes through PostgreSQL LISTEN/NOTIFY, once per subscriber', a
     url: db.url,
     notify: (channel: string, payload: string) => notifier.query('SELECT pg_notify($1, $2)', [channel, payload]),
   };
-  const a = await createEventBus(transport, logger);
-  const b = await createEventBus(transport, logger);
+  const a = await createEventBus<AnyNames>(transport, logger);
+  const b = await createEventBus<AnyNames>(transport, logger);
   const seenByA: unknown[] = [];
   a.subscribe('task.updated', (p) => seenByA.push(p));
   const atB = next(b, 'task.updated');
@@ -54,8 +56,8 @@ test('across processes through PostgreSQL LISTEN/NOTIFY, once per subscriber', a
 test('across processes through Redis when REDIS_URL is given', async (t) => {
   const url = process.env.TEST_REDIS_URL;
   if (!url) return t.skip('TEST_REDIS_URL is not set (.ci/run sets it)');
-  const a = await createEventBus({ kind: 'redis', url }, logger);
-  const b = await createEventBus({ kind: 'redis', url }, logger);
+  const a = await createEventBus<AnyNames>({ kind: 'redis', url }, logger);
+  const b = await createEventBus<AnyNames>({ kind: 'redis', url }, logger);
   const atB = next(b, 'execution.updated');
   await a.publish('execution.updated', { executionId: 'e1' });
   assert.deepEqual(await atB, { executionId: 'e1' });

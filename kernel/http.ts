@@ -4,6 +4,13 @@ import type { Envelope } from './envelopes';
 import { AppError, errors } from './errors';
 import type { Logger } from './logger';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once per request by the route that answers it (the REST surfaces, /webhook), read by its error paths. */
+    requestId?: string;
+  }
+}
+
 /**
  * What every HTTP route needs, whoever serves it: the REST surfaces (rest-adapter/), the GraphQL
  * and webhook routes (server/), and the routes a service serves itself (streams, Prometheus text,
@@ -34,7 +41,7 @@ export function requestOrigin(req: FastifyRequest): string | undefined {
  * logged 500; all in the surface's envelope.
  */
 export function sendError(reply: FastifyReply, err: unknown, envelope: Envelope, logger: Logger): FastifyReply {
-  const requestId = (reply.request as any).requestId ?? newRequestId();
+  const requestId = reply.request.requestId ?? newRequestId();
   let appError: AppError;
   if (err instanceof EdgeRejection) {
     reply.headers(err.headers);

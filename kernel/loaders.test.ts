@@ -23,8 +23,25 @@ test('byKey and groupedByKey answer one value per key, in the keys’ order, abs
     { k: 'a', v: 1 },
     { k: 'a', v: 11 },
   ];
-  assert.deepEqual(byKey(['a', 'x', 'b'], rows.slice(0, 2), (r) => r.k, null, (r) => r.v), [1, null, 2]);
-  assert.deepEqual(groupedByKey(['x', 'a', 'b'], rows, (r) => r.k, (r) => r.v), [[], [1, 11], [2]]);
+  assert.deepEqual(
+    byKey(
+      ['a', 'x', 'b'],
+      rows.slice(0, 2),
+      (r) => r.k,
+      null,
+      (r) => r.v,
+    ),
+    [1, null, 2],
+  );
+  assert.deepEqual(
+    groupedByKey(
+      ['x', 'a', 'b'],
+      rows,
+      (r) => r.k,
+      (r) => r.v,
+    ),
+    [[], [1, 11], [2]],
+  );
 });
 
 test('loads of one tick make one batch; a loader set is per carrier, created on first use', async () => {
@@ -56,7 +73,12 @@ const detailOf = defineLoader<string, string>('test.detailByItem', async (keys) 
 const itemBatches: string[][] = [];
 const itemById = defineLoader<string, { id: string } | null>('test.itemById', async (keys) => {
   itemBatches.push([...keys]);
-  return byKey(keys, ['a', 'b', 'c'].filter((id) => keys.includes(id)).map((id) => ({ id })), (r) => r.id, null);
+  return byKey(
+    keys,
+    ['a', 'b', 'c'].filter((id) => keys.includes(id)).map((id) => ({ id })),
+    (r) => r.id,
+    null,
+  );
 });
 
 @ObjectType()
@@ -95,7 +117,10 @@ test('a field resolver loads once for the whole list, and each execution has its
   const ctx: RequestContext = { principal: ADMIN, requestId: 'r1' };
   const first = await execute('{ loaderItems { id detail } }', undefined, ctx);
   assert.equal(first.errors, undefined);
-  assert.deepEqual((first.data as any).loaderItems.map((i: any) => i.detail), ['detail of a', 'detail of b', 'detail of c', 'detail of d']);
+  assert.deepEqual(
+    (first.data as any).loaderItems.map((i: any) => i.detail),
+    ['detail of a', 'detail of b', 'detail of c', 'detail of d'],
+  );
   assert.deepEqual(detailBatches, [['a', 'b', 'c', 'd']]);
   // The same context object again (a subscription reruns its query with its connection's context):
   // loaded anew, never from the earlier execution's cache.

@@ -47,7 +47,10 @@ export function parsePeriod(startDate: unknown, endDate: unknown, granularity: u
   if (!allowed.includes(g)) problems.push({ field: 'granularity', message: `must be one of ${allowed.join(', ')}` });
   if (start && end && end <= start) problems.push({ field: 'endDate', message: 'must be after startDate' });
   if (!problems.length && (end!.getTime() - start!.getTime()) / BUCKET_MS[g] > MAX_BUCKETS) {
-    problems.push({ field: 'granularity', message: `the period holds more than ${MAX_BUCKETS} ${g} buckets: choose a coarser granularity or a shorter period` });
+    problems.push({
+      field: 'granularity',
+      message: `the period holds more than ${MAX_BUCKETS} ${g} buckets: choose a coarser granularity or a shorter period`,
+    });
   }
   if (problems.length) throw errors.validation(problems);
   return { start: start!, end: end!, granularity: g };
@@ -196,7 +199,11 @@ const AGG_SQL: Record<Aggregation, (v: string) => string> = {
  * Checks a custom query against `catalog` (every problem at once, with the allowed values);
  * `elsewhere` names the metrics another service answers, listed among the allowed ones.
  */
-export function checkMetricsQuery(q: MetricsQuery, catalog: Record<string, MetricDef>, elsewhere: readonly string[] = []): { def: MetricDef; start: Date; end: Date } {
+export function checkMetricsQuery(
+  q: MetricsQuery,
+  catalog: Record<string, MetricDef>,
+  elsewhere: readonly string[] = [],
+): { def: MetricDef; start: Date; end: Date } {
   const problems: FieldError[] = [];
   const details: Record<string, unknown> = {};
   const def = catalog[q.metric];
@@ -212,7 +219,10 @@ export function checkMetricsQuery(q: MetricsQuery, catalog: Record<string, Metri
     const fields = Object.keys(def.fields);
     for (const f of Object.keys(q.filters ?? {})) if (!fields.includes(f)) problems.push({ field: `filters.${f}`, message: `unknown field for ${q.metric}` });
     for (const [f, v] of Object.entries(q.filters ?? {})) {
-      if (fields.includes(f) && !(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || (Array.isArray(v) && v.every((x) => typeof x === 'string')))) {
+      if (
+        fields.includes(f) &&
+        !(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || (Array.isArray(v) && v.every((x) => typeof x === 'string')))
+      ) {
         problems.push({ field: `filters.${f}`, message: 'must be a string, number, boolean or a list of strings' });
       }
     }

@@ -27,11 +27,34 @@ function rejectsWith(code: string, details: Record<string, unknown> = {}) {
 
 describe('isPrivateAddress', () => {
   const privateOnes = [
-    '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-    '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '198.18.0.1',
-    '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:7f00:1::1', '[::1]',
-    'not-an-ip', '',
+    '127.0.0.1',
+    '127.255.0.9',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '224.0.0.1',
+    '198.18.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fe80::1%eth0',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::1',
+    '[::1]',
+    'not-an-ip',
+    '',
   ];
   const publicOnes = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '93.184.216.34', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'];
   for (const ip of privateOnes) it(`${ip || '(empty)'} is not public`, () => assert.equal(isPrivateAddress(ip), true));
@@ -70,12 +93,21 @@ describe('createGuardedLookup', () => {
 
   it('refuses a host when any resolved address is private', async () => {
     await assert.rejects(
-      call([{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }], true),
+      call(
+        [
+          { address: '93.184.216.34', family: 4 },
+          { address: '127.0.0.1', family: 4 },
+        ],
+        true,
+      ),
       rejectsWith('WEBHOOK_INVALID', { reason: 'private_address', address: '127.0.0.1' }),
     );
   });
   it('passes public addresses through in both callback shapes', async () => {
-    const addrs = [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800::1', family: 6 }];
+    const addrs = [
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:2800::1', family: 6 },
+    ];
     assert.deepEqual(await call(addrs, true), addrs);
     assert.deepEqual(await call(addrs, false), { address: '93.184.216.34', family: 4 });
   });
@@ -117,11 +149,7 @@ describe('guardedFetch', () => {
   it('refuses private, loopback, link-local and mapped literal addresses without connecting', async () => {
     const before = seen.length;
     for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0', '2130706433', '10.0.0.1', '169.254.169.254', '[fe80::1]']) {
-      await assert.rejects(
-        guardedFetch(`http://${host}:${port}/`, {}, GUARDED),
-        rejectsWith('WEBHOOK_INVALID', { reason: 'private_address' }),
-        host,
-      );
+      await assert.rejects(guardedFetch(`http://${host}:${port}/`, {}, GUARDED), rejectsWith('WEBHOOK_INVALID', { reason: 'private_address' }), host);
     }
     assert.equal(seen.length, before);
   });
@@ -190,7 +218,10 @@ describe('guardedFetch', () => {
   it('stops when the caller aborts', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    await assert.rejects(guardedFetch(`${base}/hang`, { signal: controller.signal, timeoutMs: 5000 }, OPEN), rejectsWith('upstream_error', { reason: 'aborted' }));
+    await assert.rejects(
+      guardedFetch(`${base}/hang`, { signal: controller.signal, timeoutMs: 5000 }, OPEN),
+      rejectsWith('upstream_error', { reason: 'aborted' }),
+    );
   });
 
   it('reports network failures as upstream_error', async () => {

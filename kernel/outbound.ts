@@ -144,11 +144,7 @@ function isLocalhostName(hostname: string): boolean {
  * when allowed), carries no credentials, and (unless private networks are allowed) does not name a
  * private IP literal or localhost. Hostnames are resolved only when the request is made.
  */
-export function validateCallbackUrl(
-  url: string,
-  policy: { allowHttp: boolean; allowPrivateNetworks?: boolean },
-  field = 'url',
-): void {
+export function validateCallbackUrl(url: string, policy: { allowHttp: boolean; allowPrivateNetworks?: boolean }, field = 'url'): void {
   const invalid = (reason: string, message: string) => new AppError('WEBHOOK_INVALID', message, { field, reason });
   if (typeof url !== 'string' || url.trim() === '') throw invalid('missing', `${field} is required`);
   if (url.length > 2048) throw invalid('too_long', `${field} must be at most 2048 characters`);
@@ -179,8 +175,7 @@ type Resolver = (hostname: string, family: number) => Promise<LookupAddress[]>;
 type LookupCallback = (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void;
 export type LookupFunction = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void;
 
-const systemResolver: Resolver = (hostname, family) =>
-  dns.promises.lookup(hostname, { all: true, family: family as 0 | 4 | 6, verbatim: true });
+const systemResolver: Resolver = (hostname, family) => dns.promises.lookup(hostname, { all: true, family: family as 0 | 4 | 6, verbatim: true });
 
 /**
  * A `lookup` for net/http/https that resolves every address of the host and refuses the whole
@@ -270,9 +265,7 @@ export async function guardedFetch(url: string, init: GuardedRequestInit, policy
     agent: false,
     lookup: createGuardedLookup(policy, (e) => (refusal = e)) as unknown as net.LookupFunction,
     signal: controller.signal,
-    ...(parsed.username || parsed.password
-      ? { auth: `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` }
-      : {}),
+    ...(parsed.username || parsed.password ? { auth: `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` } : {}),
   };
 
   try {
@@ -281,8 +274,7 @@ export async function guardedFetch(url: string, init: GuardedRequestInit, policy
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
-        const finish = () =>
-          resolve({ status: res.statusCode ?? 0, headers: flattenHeaders(res.headers), body: Buffer.concat(chunks), truncated });
+        const finish = () => resolve({ status: res.statusCode ?? 0, headers: flattenHeaders(res.headers), body: Buffer.concat(chunks), truncated });
         res.on('data', (chunk: Buffer) => {
           if (truncated) return;
           const room = maxBytes - size;

@@ -41,8 +41,19 @@ test('PUBLIC is an explicit, accepted choice', async () => {
 });
 
 test('an operation may accept the keys of another named surface', () => {
-  const cpKey = { kind: 'apiKey' as const, keyId: 'k', name: 'k', service: 'control-plane' as const, environment: 'live' as const, tier: 'free' as const, permissions: ['workflow:read'] };
-  assert.throws(() => authorize(cpKey, 'engine', 'workflow:read'), (e: any) => e.code === 'insufficient_permissions');
+  const cpKey = {
+    kind: 'apiKey' as const,
+    keyId: 'k',
+    name: 'k',
+    service: 'control-plane' as const,
+    environment: 'live' as const,
+    tier: 'free' as const,
+    permissions: ['workflow:read'],
+  };
+  assert.throws(
+    () => authorize(cpKey, 'engine', 'workflow:read'),
+    (e: any) => e.code === 'insufficient_permissions',
+  );
   authorize(cpKey, ['engine', 'control-plane'], 'workflow:read');
   assert.equal(alsoOn('control-plane'), 'surface:control-plane');
 });

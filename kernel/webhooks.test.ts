@@ -153,11 +153,14 @@ describe('WebhookSender', () => {
     const d = await settled(sender, id);
 
     assert.equal(d.state, 'delivered');
-    assert.deepEqual(d.attempts.map((a) => [a.attempt, a.status, a.error]), [
-      [1, 500, 'HTTP 500'],
-      [2, 500, 'HTTP 500'],
-      [3, 200, null],
-    ]);
+    assert.deepEqual(
+      d.attempts.map((a) => [a.attempt, a.status, a.error]),
+      [
+        [1, 500, 'HTTP 500'],
+        [2, 500, 'HTTP 500'],
+        [3, 200, null],
+      ],
+    );
     assert.equal(received.length, 3);
     for (const r of received) {
       assert.deepEqual(r.raw, received[0].raw);
@@ -184,11 +187,14 @@ describe('WebhookSender', () => {
 
     assert.equal(d.state, 'failed');
     assert.equal(d.deliveredAt, null);
-    assert.deepEqual(d.attempts.map((a) => [a.attempt, a.status, a.error]), [
-      [1, 503, 'HTTP 503'],
-      [2, 503, 'HTTP 503'],
-      [3, 503, 'HTTP 503'],
-    ]);
+    assert.deepEqual(
+      d.attempts.map((a) => [a.attempt, a.status, a.error]),
+      [
+        [1, 503, 'HTTP 503'],
+        [2, 503, 'HTTP 503'],
+        [3, 503, 'HTTP 503'],
+      ],
+    );
     // No fourth request, and the queue's job ended failed too.
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(received.length, 3);
@@ -221,7 +227,10 @@ describe('WebhookSender', () => {
     const sender = await start({ maxAttempts: 2, backoffMs: 10 });
     const d = await settled(sender, await sender.send({ url: closedUrl, event: 'e', payload: {}, source }));
     assert.equal(d.state, 'failed');
-    assert.deepEqual(d.attempts.map((a) => a.status), [null, null]);
+    assert.deepEqual(
+      d.attempts.map((a) => a.status),
+      [null, null],
+    );
     assert.match(d.attempts[0].error!, /^upstream_error: .*ECONNREFUSED/);
   });
 
@@ -248,7 +257,13 @@ describe('WebhookSender', () => {
   });
 
   it('refuses http:// unless allowed', async () => {
-    const httpsOnly = new WebhookSender({ db, queue: new Queue({ db, events, logger }), logger, encryptionKey, policy: { allowHttp: false, allowPrivateNetworks: true } });
+    const httpsOnly = new WebhookSender({
+      db,
+      queue: new Queue({ db, events, logger }),
+      logger,
+      encryptionKey,
+      policy: { allowHttp: false, allowPrivateNetworks: true },
+    });
     await assert.rejects(
       httpsOnly.send({ url, event: 'e', payload: {}, source }),
       (err) => err instanceof AppError && err.code === 'WEBHOOK_INVALID' && err.details.reason === 'protocol_not_allowed',
@@ -309,7 +324,10 @@ describe('WebhookSender', () => {
     await sender.send({ url, event: 'deployment.started', payload: {}, source: { ...s, resourceId: 'dep_10' } });
 
     const listed = await sender.list({ resourceType: 'deployment', resourceId: 'dep_9' });
-    assert.deepEqual(listed.map((d) => d.id), [second, first]);
+    assert.deepEqual(
+      listed.map((d) => d.id),
+      [second, first],
+    );
     assert.ok(listed.every((d) => d.state === 'pending' && d.attempts.length === 0));
     assert.equal((await sender.list({ resourceType: 'deployment', limit: 1 })).length, 1);
     assert.equal(await sender.get('00000000-0000-0000-0000-000000000000'), null);
@@ -319,9 +337,6 @@ describe('WebhookSender', () => {
   });
 
   it('rejects a bad encryption key', () => {
-    assert.throws(
-      () => new WebhookSender({ db, queue: new Queue({ db, events, logger }), logger, encryptionKey: randomBytes(16), policy: OPEN }),
-      /32-byte/,
-    );
+    assert.throws(() => new WebhookSender({ db, queue: new Queue({ db, events, logger }), logger, encryptionKey: randomBytes(16), policy: OPEN }), /32-byte/);
   });
 });

@@ -15,7 +15,20 @@ import { metricsRoutes } from './surfaces/metrics.routes';
 
 /** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
 export const surfaces: Surface[] = [
-  { name: 'v1', prefix: '/v1', envelope: envelopes.v1, routes: [...rateLimitRoutes, ...controlPlaneRoutes, ...metricsRoutes, ...controlPlaneWorkflowRoutes, ...orchestrationRoutes, ...promptlibRoutes, ...engineRoutes] },
+  {
+    name: 'v1',
+    prefix: '/v1',
+    envelope: envelopes.v1,
+    routes: [
+      ...rateLimitRoutes,
+      ...controlPlaneRoutes,
+      ...metricsRoutes,
+      ...controlPlaneWorkflowRoutes,
+      ...orchestrationRoutes,
+      ...promptlibRoutes,
+      ...engineRoutes,
+    ],
+  },
   {
     name: 'control-plane-api',
     prefix: '/control-plane/api/v1',

@@ -124,7 +124,8 @@ function permissionOf(op: OperationDefinitionNode): string | null {
   const root = op.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
   if (!root || root.kind !== Kind.FIELD) return null;
   const entry = getMetadataStorage().authorizedFields.find((a) => a.fieldName === root.name.value);
-  const roles = (entry?.roles ?? []).filter((r) => !r.startsWith('surface:'));
+  // type-graphql types the roles `any[]`; this schema's are strings.
+  const roles = (entry?.roles ?? []).filter((r): r is string => typeof r === 'string' && !r.startsWith('surface:'));
   if (roles.includes('@public')) return null;
   return roles[0] ?? ANY_CALLER_LABEL;
 }
@@ -141,7 +142,14 @@ const ERROR_CODES: Record<number, string[]> = {
 };
 
 /** Spec 3's codes on the infrastructure surface (the platform's own in details.reason). */
-const INFRA_CODES: Record<number, string> = { 400: 'invalid_request', 401: 'authentication_failed', 403: 'insufficient_permissions', 404: 'not_found', 429: 'rate_limit_exceeded', 500: 'server_error' };
+const INFRA_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'authentication_failed',
+  403: 'insufficient_permissions',
+  404: 'not_found',
+  429: 'rate_limit_exceeded',
+  500: 'server_error',
+};
 
 function envelopeSchemas(surface: Surface): { success: Schema; error: Schema } {
   const details = { type: 'object', description: 'For validation errors: errors[] {field, message}.' };
@@ -164,7 +172,11 @@ function envelopeSchemas(surface: Surface): { success: Schema; error: Schema } {
   if (name === 'feedback') {
     return {
       success: { type: 'object', required: ['success', 'message', 'data'], properties: { success: { const: true }, message: { type: 'string' }, data } },
-      error: { type: 'object', required: ['success', 'message', 'error'], properties: { success: { const: false }, message: { type: 'string' }, error: { type: 'string', description: 'The error code.' }, details } },
+      error: {
+        type: 'object',
+        required: ['success', 'message', 'error'],
+        properties: { success: { const: false }, message: { type: 'string' }, error: { type: 'string', description: 'The error code.' }, details },
+      },
     };
   }
   if (name === 'infra') {
@@ -173,7 +185,13 @@ function envelopeSchemas(surface: Surface): { success: Schema; error: Schema } {
       error: {
         type: 'object',
         required: ['error', 'message', 'details', 'requestId'],
-        properties: { error: { type: 'string', enum: [...new Set(Object.values(INFRA_CODES)), 'conflict', 'service_unavailable'] }, message: { type: 'string' }, details, requestId: { type: 'string' }, retryAfter: { type: 'integer' } },
+        properties: {
+          error: { type: 'string', enum: [...new Set(Object.values(INFRA_CODES)), 'conflict', 'service_unavailable'] },
+          message: { type: 'string' },
+          details,
+          requestId: { type: 'string' },
+          retryAfter: { type: 'integer' },
+        },
       },
     };
   }
@@ -189,14 +207,25 @@ function envelopeSchemas(surface: Surface): { success: Schema; error: Schema } {
  * parameter); an id nobody has, 404 (the code is the resource's own: not stated); a body that is
  * not an object, 400.
  */
-function exampleOf(surface: Surface, route: RouteDef, params: Set<string>, needsQuery: boolean, hasBody: boolean, bodyRequired: boolean, permission: string | null): DocumentedExample | null {
+function exampleOf(
+  surface: Surface,
+  route: RouteDef,
+  params: Set<string>,
+  needsQuery: boolean,
+  hasBody: boolean,
+  bodyRequired: boolean,
+  permission: string | null,
+): DocumentedExample | null {
   // Operations for a signed-in person (no permission named) have no example run with a key.
   if (permission === ANY_CALLER_LABEL) return null;
-  const path = surface.prefix + route.path.replace(/:(\w+)/g, (_m, p: string) => (/id$|Id$/i.test(p) ? '00000000-0000-4000-8000-000000000000' : 'no-such-thing'));
+  const path =
+    surface.prefix + route.path.replace(/:(\w+)/g, (_m, p: string) => (/id$|Id$/i.test(p) ? '00000000-0000-4000-8000-000000000000' : 'no-such-thing'));
   const invalid = surface.name === 'infra' ? INFRA_CODES[400] : 'validation_error';
   // The feature-request surface is for signed-in people: an API key gets 401 there.
-  if (surface.name === 'feedback' && permission !== null) return { method: route.method, path, ...(hasBody ? { body: {} } : {}), status: 401, code: 'unauthorized' };
-  if (route.method === 'GET' && params.size === 0) return needsQuery ? { method: 'GET', path, status: 400, code: invalid } : { method: 'GET', path, status: 200 };
+  if (surface.name === 'feedback' && permission !== null)
+    return { method: route.method, path, ...(hasBody ? { body: {} } : {}), status: 401, code: 'unauthorized' };
+  if (route.method === 'GET' && params.size === 0)
+    return needsQuery ? { method: 'GET', path, status: 400, code: invalid } : { method: 'GET', path, status: 200 };
   if ((route.method === 'GET' || route.method === 'DELETE') && params.size > 0) return { method: route.method, path, status: 404 };
   if (hasBody && params.size > 0 && !bodyRequired) return { method: route.method, path, body: {}, status: 404 };
   if (hasBody) return { method: route.method, path, body: [], status: 400 };
@@ -206,13 +235,49 @@ function exampleOf(surface: Surface, route: RouteDef, params: Set<string>, needs
 /** Routes services serve themselves, beside the route tables (not GraphQL answers). */
 const SERVICE_ROUTES: { path: string; method: 'get' | 'post'; summary: string; permission: string | null; tag: string }[] = [
   { path: '/health', method: 'get', summary: 'Liveness: {status: ok}, 503 while starting or draining.', permission: null, tag: 'platform' },
-  { path: '/metrics', method: 'get', summary: 'Prometheus text format (tasks, executions, queue, requests, process).', permission: 'metrics:read', tag: 'platform' },
-  { path: '/links/{slug}', method: 'get', summary: 'The public short link: 302 to the destination, or the gate page of a protected link (200 HTML); 404 unknown, 410 expired or inactive.', permission: null, tag: 'links' },
+  {
+    path: '/metrics',
+    method: 'get',
+    summary: 'Prometheus text format (tasks, executions, queue, requests, process).',
+    permission: 'metrics:read',
+    tag: 'platform',
+  },
+  {
+    path: '/links/{slug}',
+    method: 'get',
+    summary: 'The public short link: 302 to the destination, or the gate page of a protected link (200 HTML); 404 unknown, 410 expired or inactive.',
+    permission: null,
+    tag: 'links',
+  },
   { path: '/links/{slug}', method: 'post', summary: 'The gate page form (password or PIN) of a protected link.', permission: null, tag: 'links' },
-  { path: '/feedback/api/v1/auth/{provider}', method: 'get', summary: 'Starts GitHub or Google sign-in (302 to the provider).', permission: null, tag: 'feedback' },
-  { path: '/feedback/api/v1/auth/{provider}/callback', method: 'get', summary: 'The provider sends the browser back here; 302 to FEEDBACK_FRONTEND_URL with the token.', permission: null, tag: 'feedback' },
-  { path: '/infra/api/v1/services/{id}/logs', method: 'get', summary: 'The service\'s log lines as {logs}; with follow=true an NDJSON stream of them.', permission: 'service:logs', tag: 'infra' },
-  { path: '/webhook/{path}', method: 'post', summary: 'Inbound workflow webhooks (any method the trigger registers), authenticated as the trigger says.', permission: null, tag: 'webhook' },
+  {
+    path: '/feedback/api/v1/auth/{provider}',
+    method: 'get',
+    summary: 'Starts GitHub or Google sign-in (302 to the provider).',
+    permission: null,
+    tag: 'feedback',
+  },
+  {
+    path: '/feedback/api/v1/auth/{provider}/callback',
+    method: 'get',
+    summary: 'The provider sends the browser back here; 302 to FEEDBACK_FRONTEND_URL with the token.',
+    permission: null,
+    tag: 'feedback',
+  },
+  {
+    path: '/infra/api/v1/services/{id}/logs',
+    method: 'get',
+    summary: "The service's log lines as {logs}; with follow=true an NDJSON stream of them.",
+    permission: 'service:logs',
+    tag: 'infra',
+  },
+  {
+    path: '/webhook/{path}',
+    method: 'post',
+    summary: 'Inbound workflow webhooks (any method the trigger registers), authenticated as the trigger says.',
+    permission: null,
+    tag: 'webhook',
+  },
 ];
 
 export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version: string): { document: Schema; examples: DocumentedExample[] } {
@@ -226,7 +291,12 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
     for (const route of surface.routes) {
       const doc = parse(route.operation);
       const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
-      const varTypes = new Map((op.variableDefinitions ?? []).map((d) => [d.variable.name.value, { type: typeFromAST(schema, d.type as any) as GraphQLInputType, required: d.type.kind === Kind.NON_NULL_TYPE && !d.defaultValue }]));
+      const varTypes = new Map(
+        (op.variableDefinitions ?? []).map((d) => [
+          d.variable.name.value,
+          { type: typeFromAST(schema, d.type) as GraphQLInputType, required: d.type.kind === Kind.NON_NULL_TYPE && !d.defaultValue },
+        ]),
+      );
       const t = trace(route);
       const snake = !!surface.snakeCase;
       const parameters: Schema[] = [];
@@ -280,7 +350,10 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
           .map(([code, codes]) => [
             code,
             {
-              description: surface.name === 'infra' ? INFRA_CODES[Number(code)]! : codes.filter((c) => (ERROR_STATUS as Record<string, number>)[c] === Number(code)).join(', '),
+              description:
+                surface.name === 'infra'
+                  ? INFRA_CODES[Number(code)]!
+                  : codes.filter((c) => (ERROR_STATUS as Record<string, number>)[c] === Number(code)).join(', '),
               content: { 'application/json': { schema: { $ref: `#/components/schemas/${surface.name}.error` } } },
             },
           ]),
@@ -326,7 +399,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       description: `${r.summary} Served by the service itself (not a GraphQL answer).${r.permission ? ` Needs the permission \`${r.permission}\`.` : ''}`,
       'x-permission': r.permission,
       ...(params.length ? { parameters: params } : {}),
-      responses: { '200': { description: 'Success' }, default: { description: 'An error in the surface\'s envelope' } },
+      responses: { '200': { description: 'Success' }, default: { description: "An error in the surface's envelope" } },
       ...(r.permission ? {} : { security: [] }),
     };
   }
@@ -345,9 +418,13 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       security: [{ bearer: [] }, { apiKey: [] }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An API key (cp_live_sk_…, ver_…, eng_…, lnk_…, inf_…) or, on /feedback and /infra, a session token.' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The infrastructure surface\'s header.' },
-          engineKey: { type: 'apiKey', in: 'header', name: 'X-ENGINE-API-KEY', description: 'The engine native surface\'s header.' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (cp_live_sk_…, ver_…, eng_…, lnk_…, inf_…) or, on /feedback and /infra, a session token.',
+          },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: "The infrastructure surface's header." },
+          engineKey: { type: 'apiKey', in: 'header', name: 'X-ENGINE-API-KEY', description: "The engine native surface's header." },
         },
         schemas: envelopes,
       },

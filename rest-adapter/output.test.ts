@@ -41,7 +41,9 @@ test('output: an aliased root field is found by its alias', async () => {
 });
 
 test('output: omitNulls drops null fields of the answer (of each item of a list), not nested ones', async () => {
-  const one = await answer(defineRoute({ method: 'GET', path: '/p', omitNulls: true, operation: `query P { pause { orchestrationId reason: pauseReason currentStage } }` }));
+  const one = await answer(
+    defineRoute({ method: 'GET', path: '/p', omitNulls: true, operation: `query P { pause { orchestrationId reason: pauseReason currentStage } }` }),
+  );
   assert.deepEqual(one, { orchestrationId: 'o1', currentStage: 'build' });
   const list = await answer(defineRoute({ method: 'GET', path: '/p', omitNulls: true, operation: `query P { pauses { orchestrationId pauseReason } }` }));
   assert.deepEqual(list, [{ orchestrationId: 'o1' }, { orchestrationId: 'o2', pauseReason: 'why' }]);
@@ -50,10 +52,15 @@ test('output: omitNulls drops null fields of the answer (of each item of a list)
 });
 
 test('output: snakeCase converts keys deeply, keeps opaque contents and values verbatim', async () => {
-  const out = await answer(defineRoute({ method: 'GET', path: '/p', snakeCase: true, operation: `query P { pause { orchestrationId pausedAt currentStage } }` }));
+  const out = await answer(
+    defineRoute({ method: 'GET', path: '/p', snakeCase: true, operation: `query P { pause { orchestrationId pausedAt currentStage } }` }),
+  );
   assert.deepEqual(out, { orchestration_id: 'o1', paused_at: '2026-01-01T00:00:00.000Z', current_stage: 'build' });
   assert.deepEqual(
-    shapeOutput({ userId: 'u', nestedList: [{ createdAt: 1 }], clientData: { keepMe: { deepKey: 1 } }, textValue: 'camelCase' }, { snakeCase: true, opaque: ['clientData'] }),
+    shapeOutput(
+      { userId: 'u', nestedList: [{ createdAt: 1 }], clientData: { keepMe: { deepKey: 1 } }, textValue: 'camelCase' },
+      { snakeCase: true, opaque: ['clientData'] },
+    ),
     { user_id: 'u', nested_list: [{ created_at: 1 }], client_data: { keepMe: { deepKey: 1 } }, text_value: 'camelCase' },
   );
 });
@@ -73,10 +80,11 @@ test('output: both options together drop nulls first, then snake_case; they also
 test('output: a route without pick must select exactly one root field (refused when declared)', () => {
   const route = defineRoute({ method: 'GET', path: '/two', operation: `query T { pause { status } pauses { status } }` });
   assert.throws(() => routeOutput(route), /GET \/two: an operation without `pick` must select exactly one root field/);
-  const picked = defineRoute({ method: 'GET', path: '/two', operation: `query T { pause { status } pauses { status } }`, pick: (d) => d });
+  const picked = defineRoute({ method: 'GET', path: '/two', operation: `query T { pause { status } pauses { status } }`, pick: (d: unknown) => d });
   assert.doesNotThrow(() => routeOutput(picked));
 });
 
 test('output: every declared route builds its answer (a route without pick selects one root field)', () => {
-  for (const surface of surfaces) for (const route of surface.routes) assert.doesNotThrow(() => routeOutput(route), `${surface.name} ${route.method} ${route.path}`);
+  for (const surface of surfaces)
+    for (const route of surface.routes) assert.doesNotThrow(() => routeOutput(route), `${surface.name} ${route.method} ${route.path}`);
 });

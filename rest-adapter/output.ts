@@ -58,7 +58,7 @@ export function routeOutput(route: RouteDef): (data: any, req: RestRequest) => u
     } catch (err) {
       throw new Error(`Route ${route.method} ${route.path}: ${(err as Error).message}`);
     }
-    select = (data) => data[key];
+    select = (data: Record<string, unknown>) => data[key];
   }
   const pick = select;
   return (data, req) => shapeOutput(pick(data, req), route);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   GraphQLError,
   GraphQLID,
@@ -66,7 +66,7 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Registers one REST surface: its routes, its JSON parsing, its envelope for every answer. */
 export function registerSurface(app: FastifyInstance, surface: Surface, deps: SurfaceDeps): void {
   const meta = (req: FastifyRequest): Meta => ({
-    requestId: (req as any).requestId ?? newRequestId(),
+    requestId: req.requestId ?? newRequestId(),
     timestamp: new Date().toISOString(),
   });
   const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) => {
@@ -94,7 +94,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
         done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
       });
 
-      scope.setErrorHandler((err: any, req, reply) => {
+      scope.setErrorHandler((err: FastifyError, req, reply) => {
         if (err instanceof EdgeRejection) {
           reply.headers(err.headers);
           return fail(req, reply, err.error);
@@ -104,13 +104,17 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
           return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: req.routeOptions.bodyLimit }));
         }
         if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-          return fail(req, reply, new AppError('invalid_json', 'The request body must be JSON (Content-Type: application/json)', { parse_error: 'unsupported content type' }));
+          return fail(
+            req,
+            reply,
+            new AppError('invalid_json', 'The request body must be JSON (Content-Type: application/json)', { parse_error: 'unsupported content type' }),
+          );
         }
         if (typeof err.statusCode === 'number' && err.statusCode < 500) {
           return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
         }
         deps.logger.error('unhandled error in REST route', { err, url: req.url });
-        return fail(req, reply, errors.internal((req as any).requestId));
+        return fail(req, reply, errors.internal(req.requestId));
       });
 
       const patterns = surface.routes.map((r) => ({ method: r.method, regex: pathRegex(r.path) }));
@@ -134,20 +138,20 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
           bodyLimit: route.bodyLimit ?? surface.bodyLimit ?? DEFAULT_BODY_LIMIT,
           handler: async (req, reply) => {
             const requestId = newRequestId();
-            (req as any).requestId = requestId;
+            req.requestId = requestId;
             assertAcceptableParams(req.params as Record<string, unknown>);
             assertAcceptableParams(req.query as Record<string, unknown>);
             const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), requestId);
             reply.headers(admission.headers);
             const opaque = new Set(route.opaque ?? []);
             const body = surface.snakeCase ? convertKeys(req.body, toCamel, opaque) : req.body;
-            const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as any, body };
+            const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as RestRequest['query'], body };
             const variables = route.variables?.(rest) ?? {};
             checks.check(variables, body, surface.snakeCase);
             const result = await run(variables, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
             const data = answer(result.data, rest);
-            const status = typeof route.status === 'function' ? route.status(result.data, rest) : route.status ?? 200;
+            const status = typeof route.status === 'function' ? route.status(result.data, rest) : (route.status ?? 200);
             return reply.code(status).send(surface.envelope.success(data, meta(req)));
           },
         });
@@ -166,7 +170,7 @@ function variableChecks(route: RouteDef, gateway: OperationGateway) {
   const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
   if (!op) throw new Error(`Route ${route.method} ${route.path}: the operation has no definition`);
   const vars = (op.variableDefinitions ?? []).map((def) => {
-    const type = typeFromAST(gateway.schema, def.type as any) as GraphQLInputType | undefined;
+    const type = typeFromAST(gateway.schema, def.type) as GraphQLInputType | undefined;
     if (!type) throw new Error(`Route ${route.method} ${route.path}: unknown type for $${def.variable.name.value}`);
     return { name: def.variable.name.value, type, hasDefault: !!def.defaultValue };
   });

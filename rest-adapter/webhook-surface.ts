@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
 import type { InboundReply, InboundWebhooks } from '../kernel/inbound';
@@ -29,8 +29,13 @@ const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection',
 
 const RECEIVE = /* GraphQL */ `
   mutation ReceiveWebhook($request: WorkflowWebhookRequestInput!) {
-    receiveWebhook(request: $request) { status headers body }
-  }`;
+    receiveWebhook(request: $request) {
+      status
+      headers
+      body
+    }
+  }
+`;
 
 export interface WebhookSurfaceDeps {
   gateway: Pick<OperationGateway, 'prepare'>;
@@ -56,7 +61,11 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
         const baseUrl = deps.edge.baseUrl({ origin: requestOrigin(req) });
         const path = (req.params as Record<string, string>)['*'] ?? '';
         const direct = deps.inbound?.receiver;
-        if (direct) return direct({ path, method: req.method, headers, query: { ...(req.query as Record<string, unknown>) }, body, bodyTooLarge, baseUrl }, req.ip ?? null);
+        if (direct)
+          return direct(
+            { path, method: req.method, headers, query: { ...(req.query as Record<string, unknown>) }, body, bodyTooLarge, baseUrl },
+            req.ip ?? null,
+          );
         const result = await receive(
           {
             request: {
@@ -69,7 +78,7 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
               bodyTooLarge,
             },
           },
-          { principal: ANONYMOUS, requestId: (req as any).requestId ?? newRequestId(), ip: req.ip, baseUrl },
+          { principal: ANONYMOUS, requestId: req.requestId ?? newRequestId(), ip: req.ip, baseUrl },
         );
         if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
         return result.data!.receiveWebhook as InboundReply;
@@ -78,19 +87,20 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
       const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
         reply
           .code(err.status)
-          .header('x-request-id', (req as any).requestId ?? newRequestId())
+          .header('x-request-id', req.requestId ?? newRequestId())
           .send({ success: false, error: { code: err.code, message: err.message, details: err.details ?? {} } });
 
-      scope.setErrorHandler(async (err: any, req, reply) => {
+      scope.setErrorHandler(async (err: FastifyError, req, reply) => {
         if (err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
           // The trigger logs the refusal (rejected, payload_too_large); the answer is 413 whatever the path.
           await forward(req, Buffer.alloc(0), true).catch(() => undefined);
           return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: WEBHOOK_BODY_LIMIT }));
         }
         if (err instanceof AppError) return fail(req, reply, err);
-        if (typeof err?.statusCode === 'number' && err.statusCode < 500) return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
+        if (typeof err?.statusCode === 'number' && err.statusCode < 500)
+          return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
         deps.logger.error('unhandled error on /webhook', { err, url: req.url });
-        return fail(req, reply, errors.internal((req as any).requestId));
+        return fail(req, reply, errors.internal(req.requestId));
       });
       scope.setNotFoundHandler((req, reply) => fail(req, reply, errors.notFound('webhook', req.url.split('?')[0]!)));
 
@@ -98,10 +108,10 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
         method: [...METHODS],
         url: '/*',
         handler: async (req, reply) => {
-          (req as any).requestId = newRequestId();
+          req.requestId = newRequestId();
           const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
           const answer = await forward(req, body, false);
-          reply.code(answer.status).header('x-request-id', (req as any).requestId);
+          reply.code(answer.status).header('x-request-id', req.requestId);
           for (const [name, value] of Object.entries(answer.headers ?? {})) {
             if (!HOP_BY_HOP.has(name.toLowerCase())) reply.header(name, value);
           }

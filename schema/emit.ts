@@ -40,7 +40,8 @@ export function readCommitted(): { subgraphs: Record<string, string>; supergraph
 }
 
 if (require.main === module) {
-  emitSchema().then(({ subgraphs, supergraph }) => {
+  // A rejection is left unhandled on purpose: Node prints it and exits non-zero, as a failed script should.
+  void emitSchema().then(({ subgraphs, supergraph }) => {
     mkdirSync(path.join(SCHEMA_DIR, 'subgraphs'), { recursive: true });
     for (const [name, sdl] of Object.entries(subgraphs)) {
       writeFileSync(path.join(SCHEMA_DIR, 'subgraphs', `${name}.graphql`), sdl);

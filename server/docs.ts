@@ -39,7 +39,10 @@ export function registerDocs(app: FastifyInstance, surfaces: Surface[], schema: 
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(body));
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE));
   app.get('/docs/redoc.standalone.js', async (_req, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send((redoc ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')))),
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .send((redoc ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')))),
   );
   app.get('/docs/docs.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(BOOT));
 }

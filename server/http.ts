@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
 import { AppError } from '../kernel/errors';
 import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
@@ -100,9 +100,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   }
 
-  app.get('/health', async (_req, reply) =>
-    deps.isDraining() ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'ok' }),
-  );
+  app.get('/health', async (_req, reply) => (deps.isDraining() ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'ok' })));
 
   const graphql = async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method === 'GET') acceptableQueryString(req.query as Record<string, unknown>);
@@ -168,7 +166,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerExplorer(app, { path: '/graphql', fallback: graphql });
   registerDashboard(app);
 
-  app.setErrorHandler((err: any, _req, reply) => {
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof AppError) return sendGraphQLError(reply, err);
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return sendGraphQLError(reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: GRAPHQL_BODY_LIMIT }));

@@ -31,11 +31,22 @@ const SAMPLES: Record<string, unknown> = {
 const sample = (name: string) => SAMPLES[name] ?? `the ${name} of the task`;
 
 /** The variables the runtime gives a prompt (task.runtime.ts promptVariables), for a context. */
-function variablesFor(spec: { required: string[]; optional: string[]; artifact: { path: (c: Record<string, unknown>) => string } }, context: Record<string, unknown>) {
+function variablesFor(
+  spec: { required: string[]; optional: string[]; artifact: { path: (c: Record<string, unknown>) => string } },
+  context: Record<string, unknown>,
+) {
   const v: Record<string, string> = {};
   for (const [k, val] of Object.entries(context)) v[k] = typeof val === 'string' ? val : JSON.stringify(val);
   for (const name of [...spec.required, ...spec.optional]) v[name] ??= '(not provided)';
-  return { ...v, context: JSON.stringify(context), forgeStage: 'DESIGN', previousOutputs: '(none)', primaryPath: spec.artifact.path(context), agentId: 'a', taskType: 't' };
+  return {
+    ...v,
+    context: JSON.stringify(context),
+    forgeStage: 'DESIGN',
+    previousOutputs: '(none)',
+    primaryPath: spec.artifact.path(context),
+    agentId: 'a',
+    taskType: 't',
+  };
 }
 
 describe('the agent catalogue', () => {
@@ -84,4 +95,3 @@ describe('the agent catalogue', () => {
     }
   });
 });
-

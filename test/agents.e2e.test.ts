@@ -21,7 +21,12 @@ function goodAnswer(body: any): string {
   const prompt: string = body.messages.at(-1).content;
   const main = /The main file is (\S+)/.exec(prompt)![1]!;
   const sections = /The main file has these sections, as headings: ([^\n]+)\./.exec(prompt)?.[1]?.split(', ') ?? ['Overview'];
-  const doc = [`# Guide`, '', 'See the [reference](reference.md).', ...sections.flatMap((s) => ['', `## ${s}`, '', `About ${s.toLowerCase()}.`, '', '```sh', 'curl -s localhost:4000/health', '```'])].join('\n');
+  const doc = [
+    `# Guide`,
+    '',
+    'See the [reference](reference.md).',
+    ...sections.flatMap((s) => ['', `## ${s}`, '', `About ${s.toLowerCase()}.`, '', '```sh', 'curl -s localhost:4000/health', '```']),
+  ].join('\n');
   const dir = main.includes('/') ? main.slice(0, main.lastIndexOf('/') + 1) : '';
   return JSON.stringify({
     summary: 'Wrote the guide and its reference page.',
@@ -33,7 +38,10 @@ function goodAnswer(body: any): string {
 }
 
 /** The required criteria of a gate, from the gate catalogue. */
-const required = (stage: 'DESIGN', gateType: 'entry' | 'exit') => gateCriteria(stage, gateType).filter((c) => c.required).map((c) => c.name);
+const required = (stage: 'DESIGN', gateType: 'entry' | 'exit') =>
+  gateCriteria(stage, gateType)
+    .filter((c) => c.required)
+    .map((c) => c.name);
 
 /** The task once it has ended (completed, failed or cancelled). */
 const waitFor = (taskId: string) =>
@@ -69,7 +77,15 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     assert.equal(res.status, 200);
     const agents = res.body.data.agents;
     assert.equal(agents.length, 20);
-    assert.deepEqual([...new Set(agents.map((a: any) => a.domain))].sort(), ['automation', 'devops', 'documentation', 'engineering', 'incident', 'orchestration', 'prompts']);
+    assert.deepEqual([...new Set(agents.map((a: any) => a.domain))].sort(), [
+      'automation',
+      'devops',
+      'documentation',
+      'engineering',
+      'incident',
+      'orchestration',
+      'prompts',
+    ]);
     for (const a of agents) {
       assert.ok(a.capabilities.length >= 2 && a.capabilities.includes('custom'), a.agentId);
       assert.ok(['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'].includes(a.forgeStage));
@@ -77,7 +93,10 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
       assert.equal(typeof a.outputs.summary, 'string');
     }
     const byDomain = await p.rest('GET', `${CP}/agents?domain=incident`);
-    assert.deepEqual(byDomain.body.data.agents.map((a: any) => a.agentId), ['incident-commander', 'triage-responder', 'postmortem-analyst']);
+    assert.deepEqual(
+      byDomain.body.data.agents.map((a: any) => a.agentId),
+      ['incident-commander', 'triage-responder', 'postmortem-analyst'],
+    );
   });
 
   test('one agent, with figures from its real task history', async () => {
@@ -189,9 +208,16 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
   test('an answer without files still ends with the main file; update-docs modifies the file it names', async () => {
     fake.reply(() => 'Just prose, no JSON.');
-    const t = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: { agentId: 'docs-author', taskType: 'update-docs', context: { docPath: 'docs/setup.md', changes: 'PORT defaults to 4000' }, execution: { mode: 'sync' } },
-    })).body.data;
+    const t = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: {
+          agentId: 'docs-author',
+          taskType: 'update-docs',
+          context: { docPath: 'docs/setup.md', changes: 'PORT defaults to 4000' },
+          execution: { mode: 'sync' },
+        },
+      })
+    ).body.data;
     assert.equal(t.status, 'completed');
     assert.deepEqual(t.result.filesModified, ['docs/setup.md']);
     assert.deepEqual(t.result.filesCreated, []);
@@ -200,34 +226,71 @@ describe('POST /v1/control-plane/agents/execute', () => {
   });
 
   test('domain outputs are measured on the files (devops manifests, schedules, pipeline audits, gate reviews)', async () => {
-    fake.reply(() => JSON.stringify({ summary: 's', files: [{ path: 'deploy/api/deployment.yaml', content: 'kind: Deployment\nmetadata: {name: api\n', action: 'create' }] }));
-    const manifest = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: { agentId: 'platform-deployer', taskType: 'write-manifest', context: { service: 'api', image: 'api:1' }, execution: { mode: 'sync' } },
-    })).body.data;
+    fake.reply(() =>
+      JSON.stringify({ summary: 's', files: [{ path: 'deploy/api/deployment.yaml', content: 'kind: Deployment\nmetadata: {name: api\n', action: 'create' }] }),
+    );
+    const manifest = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: { agentId: 'platform-deployer', taskType: 'write-manifest', context: { service: 'api', image: 'api:1' }, execution: { mode: 'sync' } },
+      })
+    ).body.data;
     assert.equal(manifest.result.output.manifestPath, 'deploy/api/deployment.yaml');
     assert.equal(manifest.result.output.validation.valid, false);
 
     fake.reply(() => JSON.stringify({ summary: 's', files: [{ path: 'schedules/optimization.md', content: '# Proposed\n\ncron: 7 2 * * *\n' }] }));
-    const schedules = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: {
-        agentId: 'schedule-optimizer',
-        taskType: 'optimize-schedules',
-        context: { schedules: [{ name: 'backup', cron: '0 2 * * *' }, { name: 'report', cron: '0 */2 * * *' }, { name: 'broken', cron: 'every day' }] },
-        execution: { mode: 'sync' },
-      },
-    })).body.data.result.output;
-    assert.deepEqual(schedules.schedules.map((s: any) => [s.name, s.valid]), [['backup', true], ['report', true], ['broken', false], ['proposed-1', true]]);
-    assert.deepEqual(schedules.conflicts.map((c: any) => [c.a, c.b]), [['backup', 'report']]);
+    const schedules = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: {
+          agentId: 'schedule-optimizer',
+          taskType: 'optimize-schedules',
+          context: {
+            schedules: [
+              { name: 'backup', cron: '0 2 * * *' },
+              { name: 'report', cron: '0 */2 * * *' },
+              { name: 'broken', cron: 'every day' },
+            ],
+          },
+          execution: { mode: 'sync' },
+        },
+      })
+    ).body.data.result.output;
+    assert.deepEqual(
+      schedules.schedules.map((s: any) => [s.name, s.valid]),
+      [
+        ['backup', true],
+        ['report', true],
+        ['broken', false],
+        ['proposed-1', true],
+      ],
+    );
+    assert.deepEqual(
+      schedules.conflicts.map((c: any) => [c.a, c.b]),
+      [['backup', 'report']],
+    );
 
     fake.reply(() => 'report');
-    const audit = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: { agentId: 'pipeline-auditor', taskType: 'audit-pipeline', context: { pipeline: 'on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: echo ${{ secrets.TOKEN }}\n' }, execution: { mode: 'sync' } },
-    })).body.data.result.output;
+    const audit = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: {
+          agentId: 'pipeline-auditor',
+          taskType: 'audit-pipeline',
+          context: { pipeline: 'on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: echo ${{ secrets.TOKEN }}\n' },
+          execution: { mode: 'sync' },
+        },
+      })
+    ).body.data.result.output;
     assert.deepEqual(audit.findings.map((f: any) => f.rule).sort(), ['default-token-permissions', 'secret-in-log', 'unpinned-action']);
 
-    const gate = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: { agentId: 'forge-gatekeeper', taskType: 'review-gate', context: { stage: 'DESIGN', gateType: 'exit', outputs: {} }, execution: { mode: 'sync' } },
-    })).body.data.result.output;
+    const gate = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: {
+          agentId: 'forge-gatekeeper',
+          taskType: 'review-gate',
+          context: { stage: 'DESIGN', gateType: 'exit', outputs: {} },
+          execution: { mode: 'sync' },
+        },
+      })
+    ).body.data.result.output;
     assert.equal(gate.recommendation, 'hold');
     assert.deepEqual(gate.gate.missingCriteria, required('DESIGN', 'exit'));
   });
@@ -238,20 +301,34 @@ describe('POST /v1/control-plane/agents/execute', () => {
     const cases: [unknown, number, string, (d: any) => void][] = [
       [{ taskType: 'write-guide', context: {} }, 400, 'validation_error', (d) => assert.match(`${d.errors[0].field} ${d.errors[0].message}`, /agentId/)],
       [{ ...guide(), agentId: 'nobody' }, 404, 'AGENT_NOT_FOUND', (d) => assert.equal(d.agentId, 'nobody')],
-      [{ ...guide(), taskType: 'write-poem' }, 400, 'INVALID_TASK_TYPE', (d) => assert.deepEqual(d.supportedTaskTypes, ['write-guide', 'api-reference', 'update-docs', 'custom'])],
+      [
+        { ...guide(), taskType: 'write-poem' },
+        400,
+        'INVALID_TASK_TYPE',
+        (d) => assert.deepEqual(d.supportedTaskTypes, ['write-guide', 'api-reference', 'update-docs', 'custom']),
+      ],
       [{ ...guide(), context: { topic: 'x', audience: '  ' } }, 422, 'CONTEXT_VALIDATION_FAILED', (d) => assert.deepEqual(d.missing, ['audience'])],
       [
         { agentId: 'forge-gatekeeper', taskType: 'review-gate', context: { stage: 'LAUNCH', gateType: 'exit' } },
         422,
         'CONTEXT_VALIDATION_FAILED',
-        (d) => assert.deepEqual(d.invalid.map((i: any) => i.field), ['stage']),
+        (d) =>
+          assert.deepEqual(
+            d.invalid.map((i: any) => i.field),
+            ['stage'],
+          ),
       ],
       [guide({ execution: { timeout: 4 } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.timeout')],
       [guide({ execution: { timeout: 3601 } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.timeout')],
       [guide({ execution: { priority: 'urgent' } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'execution.priority')],
       [guide({ forge: { validateGates: true } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'forge.stage')],
       [guide({ webhook: { url: 'ftp://example.com/hook' } }), 400, 'WEBHOOK_INVALID', (d) => assert.equal(d.field, 'webhook.url')],
-      [guide({ webhook: { url: 'https://example.com/hook', events: ['task.exploded'] } }), 400, 'validation_error', (d) => assert.equal(d.errors[0].field, 'webhook.events')],
+      [
+        guide({ webhook: { url: 'https://example.com/hook', events: ['task.exploded'] } }),
+        400,
+        'validation_error',
+        (d) => assert.equal(d.errors[0].field, 'webhook.events'),
+      ],
       [guide({ config: { temperature: 3 } }), 400, 'invalid_agent_configuration', (d) => assert.equal(d.valid_range, '0.0-1.0')],
       [guide({ config: { model: 'gpt-99' } }), 400, 'invalid_agent_configuration', (d) => assert.equal(d.field, 'config.model')],
     ];
@@ -286,9 +363,11 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(fake.chatBodies().length, 0, 'the model was not called');
 
     const outputs = Object.fromEntries(needed.map((n) => [n, `the ${n}`]));
-    const passed = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs }, execution: { mode: 'sync' } }),
-    })).body.data;
+    const passed = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs }, execution: { mode: 'sync' } }),
+      })
+    ).body.data;
     assert.equal(passed.status, 'completed');
     assert.equal(passed.progress.stepsTotal, 4);
     const prompt = fake.chatBodies()[0].messages[0].content;
@@ -303,9 +382,11 @@ describe('POST /v1/control-plane/agents/execute', () => {
       body: { template: 'Status of {{incident}}: {{status}}. Respond with JSON.\nkeys: summary, files', createNewVersion: true },
     });
     assert.equal(upd.status, 200, JSON.stringify(upd.body));
-    const t = (await p.rest('POST', `${CP}/agents/execute`, {
-      body: { agentId: 'incident-commander', taskType: 'status-update', context: { incident: 'INC-7', status: 'mitigated' }, execution: { mode: 'sync' } },
-    })).body.data;
+    const t = (
+      await p.rest('POST', `${CP}/agents/execute`, {
+        body: { agentId: 'incident-commander', taskType: 'status-update', context: { incident: 'INC-7', status: 'mitigated' }, execution: { mode: 'sync' } },
+      })
+    ).body.data;
     assert.equal(t.status, 'completed');
     assert.equal(t.result.promptVersion, 2);
     assert.equal(fake.chatBodies()[0].messages[0].content, 'Status of INC-7: mitigated. Respond with JSON.\nkeys: summary, files');
@@ -359,7 +440,6 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(fourth.status, 202);
     for (const r of [second, fourth]) await p.rest('POST', `${CP}/agents/tasks/${r.body.data.taskId}/cancel`, { key: k.key });
   });
-
 });
 
 describe('GET /v1/control-plane/agents/tasks', () => {
@@ -367,32 +447,59 @@ describe('GET /v1/control-plane/agents/tasks', () => {
     fake.reply(goodAnswer);
     const run = (body: unknown) => p.rest('POST', `${CP}/agents/execute`, { body: { ...(body as object), execution: { mode: 'sync' } } });
     const ids: string[] = [];
-    for (const topic of ['a', 'b', 'c']) ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: `1.${topic}`, changes: topic } })).body.data.taskId);
+    for (const topic of ['a', 'b', 'c'])
+      ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: `1.${topic}`, changes: topic } })).body.data.taskId);
     fake.reply(() => ({ status: 500 }));
     ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: '2.0', changes: 'x' } })).body.data.taskId);
 
     const page1 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&sortOrder=asc`);
     assert.equal(page1.status, 200);
     assert.deepEqual(page1.body.data.pagination, { total: 4, limit: 2, offset: 0, hasMore: true });
-    assert.deepEqual(page1.body.data.tasks.map((t: any) => t.taskId), ids.slice(0, 2));
+    assert.deepEqual(
+      page1.body.data.tasks.map((t: any) => t.taskId),
+      ids.slice(0, 2),
+    );
     assert.deepEqual(Object.keys(page1.body.data.tasks[0]).sort(), ['agentId', 'completedAt', 'createdAt', 'duration', 'status', 'taskId', 'taskType']);
     const page2 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&offset=2&sortOrder=asc`);
-    assert.deepEqual(page2.body.data.tasks.map((t: any) => t.taskId), ids.slice(2));
+    assert.deepEqual(
+      page2.body.data.tasks.map((t: any) => t.taskId),
+      ids.slice(2),
+    );
     assert.equal(page2.body.data.pagination.hasMore, false);
 
     const newest = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter`);
-    assert.deepEqual(newest.body.data.tasks.map((t: any) => t.taskId), [...ids].reverse());
+    assert.deepEqual(
+      newest.body.data.tasks.map((t: any) => t.taskId),
+      [...ids].reverse(),
+    );
     const failed = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&status=failed`);
-    assert.deepEqual(failed.body.data.tasks.map((t: any) => t.taskId), [ids[3]]);
+    assert.deepEqual(
+      failed.body.data.tasks.map((t: any) => t.taskId),
+      [ids[3]],
+    );
     assert.equal(failed.body.data.tasks[0].completedAt, null);
 
     const byCompletion = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=completedAt&sortOrder=desc`)).body.data.tasks;
-    assert.deepEqual(byCompletion.map((t: any) => t.taskId), [ids[2], ids[1], ids[0], ids[3]], 'unfinished last');
+    assert.deepEqual(
+      byCompletion.map((t: any) => t.taskId),
+      [ids[2], ids[1], ids[0], ids[3]],
+      'unfinished last',
+    );
     const byDuration = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=duration&sortOrder=asc`)).body.data.tasks;
     const durations = byDuration.map((t: any) => t.duration);
-    assert.deepEqual(durations, [...durations].sort((a: number, b: number) => a - b));
+    assert.deepEqual(
+      durations,
+      [...durations].sort((a: number, b: number) => a - b),
+    );
 
-    for (const [q, field] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['offset=-1', 'offset'], ['sortBy=name', 'sortBy'], ['sortOrder=up', 'sortOrder'], ['status=done', 'status']]) {
+    for (const [q, field] of [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['offset=-1', 'offset'],
+      ['sortBy=name', 'sortBy'],
+      ['sortOrder=up', 'sortOrder'],
+      ['status=done', 'status'],
+    ]) {
       const bad = await p.rest('GET', `${CP}/agents/tasks?${q}`);
       assert.equal(bad.status, 400, q);
       assert.equal(bad.body.error.details.errors[0].field, field);

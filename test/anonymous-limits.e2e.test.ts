@@ -43,7 +43,11 @@ describe('per-address limits at the edge', () => {
     assert.ok(Number(over.headers.get('x-ratelimit-reset')) > Date.now() / 1000);
     const gql = await p.graphql('{ __typename }', {}, null);
     assert.equal(gql.status, 200, 'another address still has its budget');
-    assert.equal((await p.rest('GET', '/v1/control-plane/agents', { headers: from('203.0.113.1') })).status, 200, 'keys are limited by their tier, not the address');
+    assert.equal(
+      (await p.rest('GET', '/v1/control-plane/agents', { headers: from('203.0.113.1') })).status,
+      200,
+      'keys are limited by their tier, not the address',
+    );
   });
 
   test('failed authentications: 401 up to the budget, then 429 even for another wrong key', async () => {
@@ -57,11 +61,19 @@ describe('per-address limits at the edge', () => {
 
   test('anonymous introspection has its own lower budget', async () => {
     const introspect = () =>
-      fetch(`${p.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...from('203.0.113.3') }, body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }) });
+      fetch(`${p.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...from('203.0.113.3') },
+        body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
+      });
     const wide = await startTestPlatform({ TRUST_PROXY: 'true' }); // the general anonymous budget (120) is not the limit here
     try {
       const again = () =>
-        fetch(`${wide.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...from('203.0.113.3') }, body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }) });
+        fetch(`${wide.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...from('203.0.113.3') },
+          body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
+        });
       for (let i = 0; i < ANONYMOUS_INTROSPECTION_PER_MINUTE; i++) assert.equal((await again()).status, 200);
       const over = await again();
       assert.equal(over.status, 429);

@@ -94,7 +94,10 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
 
     const past = await p.rest('POST', KEYS, { body: { expires_at: '2001-01-01T00:00:00Z' } });
     assert.equal(past.status, 400);
-    assert.deepEqual(past.body.error.details.errors.map((e: any) => e.field), ['expires_at']);
+    assert.deepEqual(
+      past.body.error.details.errors.map((e: any) => e.field),
+      ['expires_at'],
+    );
 
     const unknown = await p.rest('POST', KEYS, { body: { name: 'x', colour: 'red' } });
     assert.equal(unknown.status, 400);
@@ -300,10 +303,9 @@ describe('GET /v1/rate-limits/status and tier limits', () => {
 
 describe('the same operations through GraphQL', () => {
   test('createApiKey, apiKeys and revokeApiKey', async () => {
-    const created = await p.graphql(
-      `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey key { id name tier permissions status } } }`,
-      { input: { name: 'gql', permissions: ['metrics:read'], tier: 'starter' } },
-    );
+    const created = await p.graphql(`mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey key { id name tier permissions status } } }`, {
+      input: { name: 'gql', permissions: ['metrics:read'], tier: 'starter' },
+    });
     assert.equal(created.status, 200);
     const { apiKey, key } = created.body.data.createApiKey;
     assert.match(apiKey, /^cp_live_sk_/);

@@ -87,7 +87,10 @@ describe('the operations dashboard', () => {
         name: 'Browser-watched',
         stages: [
           { stage: 'RESEARCH', tasks: [{ id: 'plan', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: `HOLD:${h}` } }] },
-          { stage: 'DESIGN', tasks: [{ id: 'guide', agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'checkout', audience: 'developers' } }] },
+          {
+            stage: 'DESIGN',
+            tasks: [{ id: 'guide', agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'checkout', audience: 'developers' } }],
+          },
         ],
       }),
     );
@@ -110,7 +113,12 @@ describe('the operations dashboard', () => {
   test('cancel a running task from its lane; pause and resume', async () => {
     const h = hold('browser-cancel');
     const created = await p.rest('POST', '/v1/control-plane/orchestration/create', {
-      body: { name: 'To cancel', stages: [{ stage: 'RESEARCH', tasks: [{ id: 'slow', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: `HOLD:${h}` } }] }] },
+      body: {
+        name: 'To cancel',
+        stages: [
+          { stage: 'RESEARCH', tasks: [{ id: 'slow', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: `HOLD:${h}` } }] },
+        ],
+      },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     await page.goto(`${p.url}/dashboard#/orchestrations/${created.body.data.orchestrationId}`);
@@ -179,7 +187,11 @@ describe('docs and the GraphQL explorer', () => {
     await page.evaluate((k) => sessionStorage.setItem('platform.apiKey', k), p.adminKey);
     await page.goto(`${p.url}/graphql`);
     await page.locator('.graphiql-container').waitFor({ timeout: 20_000 });
-    await page.getByText('Headers').first().click().catch(() => undefined);
+    await page
+      .getByText('Headers')
+      .first()
+      .click()
+      .catch(() => undefined);
     const headers = await page.evaluate(() => document.body.innerText);
     assert.ok(headers.includes(`Bearer ${p.adminKey}`), 'the headers editor holds the session key');
     await shot('explorer');

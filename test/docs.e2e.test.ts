@@ -49,13 +49,17 @@ describe('/openapi.json', () => {
         if (!('x-permission' in op)) missing.push(`${r.method} ${path}: permission`);
         if (!Object.keys(op.responses).some((c) => c.startsWith('2'))) missing.push(`${r.method} ${path}: success response`);
         if (!op.responses['400'] || !op.responses['404']) missing.push(`${r.method} ${path}: error responses`);
-        if (['POST', 'PUT', 'PATCH'].includes(r.method) && /\bbody\b/.test(String(r.variables)) && !op.requestBody) missing.push(`${r.method} ${path}: request body`);
+        if (['POST', 'PUT', 'PATCH'].includes(r.method) && /\bbody\b/.test(String(r.variables)) && !op.requestBody)
+          missing.push(`${r.method} ${path}: request body`);
       }
     }
     assert.deepEqual(missing, []);
     assert.ok(count > 150, `${count} routes`);
     const tags = doc.tags.map((t: any) => t.name);
-    assert.deepEqual(tags, surfaces.map((s) => s.name));
+    assert.deepEqual(
+      tags,
+      surfaces.map((s) => s.name),
+    );
     // Spot checks of what the document says.
     const create = doc.paths['/control-plane/api/v1/auth/api-keys'].post;
     assert.equal(create['x-permission'], 'keys:manage');
@@ -82,7 +86,8 @@ describe('/openapi.json', () => {
         examples.slice(i, i + 16).map(async (e) => {
           const res = await p.rest(e.method, e.path, { body: e.body });
           const code = typeof res.body?.error === 'string' ? res.body.error : res.body?.error?.code;
-          if (res.status !== e.status || (e.code && code !== e.code)) failures.push(`${e.method} ${e.path}: documented ${e.status} ${e.code ?? ''}, answered ${res.status} ${code ?? ''}`);
+          if (res.status !== e.status || (e.code && code !== e.code))
+            failures.push(`${e.method} ${e.path}: documented ${e.status} ${e.code ?? ''}, answered ${res.status} ${code ?? ''}`);
         }),
       );
     }

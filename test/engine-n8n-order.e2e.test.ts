@@ -34,7 +34,14 @@ const LOOP_WITH_WAIT = {
     { id: '1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
     { id: '2', name: 'Make', type: 'engine.code', position: [200, 0], parameters: { code: 'return [{ json: { n: 1 } }, { json: { n: 2 } }];' } },
     { id: '3', name: 'Loop', type: 'n8n-nodes-base.splitInBatches', typeVersion: 3, position: [400, 0], parameters: { options: {} } },
-    { id: '4', name: 'Nap', type: 'n8n-nodes-base.wait', typeVersion: 1.1, position: [600, 100], parameters: { resume: 'timeInterval', amount: 1, unit: 'seconds' } },
+    {
+      id: '4',
+      name: 'Nap',
+      type: 'n8n-nodes-base.wait',
+      typeVersion: 1.1,
+      position: [600, 100],
+      parameters: { resume: 'timeInterval', amount: 1, unit: 'seconds' },
+    },
     { id: '5', name: 'Mark', type: 'engine.set', position: [800, 100], parameters: { values: { seen: '{{ $json.n * 10 }}' } } },
     { id: '6', name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, -100], parameters: {} },
   ],
@@ -58,14 +65,19 @@ async function execution(id: string): Promise<any> {
 }
 
 describe('n8n execution order v1, persisted', () => {
-  test('a loop with a Wait inside runs, waits per batch, resumes in place and ends with n8n\'s result; each run has its run index', async () => {
+  test("a loop with a Wait inside runs, waits per batch, resumes in place and ends with n8n's result; each run has its run index", async () => {
     const imported = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: LOOP_WITH_WAIT } });
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
     const started = await p.rest('POST', `/v1/engine/workflows/${imported.body.data.workflowId}/execute`, { body: { data: {} } });
     assert.equal(started.status, 200, JSON.stringify(started.body));
     const id = started.body.data.executionId;
 
-    const waiting = await untilValue('the first wait', () => execution(id), (e) => e.status === 'waiting', { timeoutMs: 30_000, everyMs: 50 });
+    const waiting = await untilValue(
+      'the first wait',
+      () => execution(id),
+      (e) => e.status === 'waiting',
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     assert.deepEqual(
       waiting.nodeData.map((n: any) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0'],
@@ -90,15 +102,42 @@ describe('n8n execution order v1, persisted', () => {
       ['Start#0', 'Make#0', 'Loop#0', 'Nap#0', 'Mark#0', 'Loop#1', 'Nap#1', 'Mark#1', 'Loop#2', 'Done#0'],
     );
     const loop = (run: number) => done.nodeData.find((n: any) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
-    assert.deepEqual(loop(0)[1].map((i: any) => i.json), [{ n: 1 }], 'batch 1 by the loop output');
-    assert.deepEqual(loop(1)[1].map((i: any) => i.json), [{ n: 2 }], 'batch 2: the context survived the wait');
-    assert.deepEqual(loop(2)[0].map((i: any) => i.json), [{ n: 1, seen: 10 }, { n: 2, seen: 20 }], 'done: every processed item');
-    const rows = await p.platform.kernel.db.query(`SELECT node_name, run_index, state FROM engine.execution_nodes WHERE execution_id = $1 AND node_name = 'Loop' ORDER BY run_index`, [id]);
-    assert.deepEqual(rows.map((r: any) => [r.run_index, r.state.noItemsLeft, r.state.done]), [[0, false, false], [1, true, false], [2, true, true]]);
+    assert.deepEqual(
+      loop(0)[1].map((i: any) => i.json),
+      [{ n: 1 }],
+      'batch 1 by the loop output',
+    );
+    assert.deepEqual(
+      loop(1)[1].map((i: any) => i.json),
+      [{ n: 2 }],
+      'batch 2: the context survived the wait',
+    );
+    assert.deepEqual(
+      loop(2)[0].map((i: any) => i.json),
+      [
+        { n: 1, seen: 10 },
+        { n: 2, seen: 20 },
+      ],
+      'done: every processed item',
+    );
+    const rows = await p.platform.kernel.db.query(
+      `SELECT node_name, run_index, state FROM engine.execution_nodes WHERE execution_id = $1 AND node_name = 'Loop' ORDER BY run_index`,
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r: any) => [r.run_index, r.state.noItemsLeft, r.state.done]),
+      [
+        [0, false, false],
+        [1, true, false],
+        [2, true, true],
+      ],
+    );
   });
 
   test("n8n's legacy order v0 is refused at import; a workflow of ours still refuses loops", async () => {
-    const v0 = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: { ...LOOP_WITH_WAIT, name: 'Legacy loop', settings: { executionOrder: 'v0' } } } });
+    const v0 = await p.rest('POST', '/v1/engine/workflows/import', {
+      body: { workflow: { ...LOOP_WITH_WAIT, name: 'Legacy loop', settings: { executionOrder: 'v0' } } },
+    });
     assert.equal(v0.status, 400, JSON.stringify(v0.body));
     assert.deepEqual([v0.body.error.code, v0.body.error.details.reason], ['WORKFLOW_INVALID', 'unsupported_execution_order']);
     const ours = await p.rest('POST', '/v1/engine/workflows', {
@@ -109,7 +148,11 @@ describe('n8n execution order v1, persisted', () => {
           { name: 'A', type: 'engine.noOp' },
           { name: 'B', type: 'engine.noOp' },
         ],
-        connections: { Start: { main: [[{ node: 'A', type: 'main', index: 0 }]] }, A: { main: [[{ node: 'B', type: 'main', index: 0 }]] }, B: { main: [[{ node: 'A', type: 'main', index: 0 }]] } },
+        connections: {
+          Start: { main: [[{ node: 'A', type: 'main', index: 0 }]] },
+          A: { main: [[{ node: 'B', type: 'main', index: 0 }]] },
+          B: { main: [[{ node: 'A', type: 'main', index: 0 }]] },
+        },
       },
     });
     assert.equal(ours.status, 400, JSON.stringify(ours.body));

@@ -43,17 +43,34 @@ describe('prompt node', () => {
     const wf = await create('Prompted', [
       start,
       { name: 'Split', type: 'engine.code', parameters: { code: 'return items[0].json.customers.map((c) => ({ customer: c }));' } },
-      { name: 'Greet', type: 'engine.prompt', parameters: { promptId: 'greet-customer', variables: { customer: '{{ $json.customer }}', topic: 'billing' }, model: 'model-b', temperature: 0.1 } },
-      { name: 'Keep', type: 'engine.set', parameters: { values: { text: '{{ $json.output }}', tokens: '{{ $json.metadata.tokensUsed }}' }, keepOnlySet: true } },
+      {
+        name: 'Greet',
+        type: 'engine.prompt',
+        parameters: { promptId: 'greet-customer', variables: { customer: '{{ $json.customer }}', topic: 'billing' }, model: 'model-b', temperature: 0.1 },
+      },
+      {
+        name: 'Keep',
+        type: 'engine.set',
+        parameters: { values: { text: '{{ $json.output }}', tokens: '{{ $json.metadata.tokensUsed }}' }, keepOnlySet: true },
+      },
     ]);
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
     fake.reset();
     const done = await run(wf.body.data.workflowId, { customers: ['Ann', 'Bob'] });
     assert.equal(done.status, 'success', JSON.stringify(done.error));
-    assert.deepEqual(done.result.items.map((i: any) => i.text), ['echo: Say hello to Ann about billing.', 'echo: Say hello to Bob about billing.']);
+    assert.deepEqual(
+      done.result.items.map((i: any) => i.text),
+      ['echo: Say hello to Ann about billing.', 'echo: Say hello to Bob about billing.'],
+    );
     assert.ok(done.result.items.every((i: any) => i.tokens > 0));
     const bodies = fake.chatBodies();
-    assert.deepEqual(bodies.map((b) => [b.model, b.temperature]), [['model-b', 0.1], ['model-b', 0.1]]);
+    assert.deepEqual(
+      bodies.map((b) => [b.model, b.temperature]),
+      [
+        ['model-b', 0.1],
+        ['model-b', 0.1],
+      ],
+    );
     const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
     const greet = data.nodeData.find((n: any) => n.nodeName === 'Greet').output.main[0][0].json;
     assert.deepEqual(Object.keys(greet).sort(), ['metadata', 'output']);
@@ -69,7 +86,10 @@ describe('prompt node', () => {
     const failed = await run(wf.body.data.workflowId, {});
     assert.equal(failed.status, 'error');
     assert.deepEqual([failed.error.code, failed.error.node, failed.error.details.code], ['NODE_EXECUTION_FAILED', 'Greet', 'PROMPT_NOT_FOUND']);
-    const wf2 = await create('Missing variable', [start, { name: 'Greet', type: 'engine.prompt', parameters: { promptId: 'greet-customer', variables: { customer: 'Ann' } } }]);
+    const wf2 = await create('Missing variable', [
+      start,
+      { name: 'Greet', type: 'engine.prompt', parameters: { promptId: 'greet-customer', variables: { customer: 'Ann' } } },
+    ]);
     const failed2 = await run(wf2.body.data.workflowId, {});
     assert.equal(failed2.error.details.code, 'validation_error');
     const missing = await create('No prompt id', [start, { name: 'Greet', type: 'engine.prompt', parameters: {} }]);
@@ -83,8 +103,16 @@ describe('agent node', () => {
     fake.reply(() => guide);
     const wf = await create('Agentic', [
       start,
-      { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: '{{ $json.topic }}', audience: 'operators' }, timeout: 60 } },
-      { name: 'Pick', type: 'engine.set', parameters: { values: { summary: '{{ $json.result.output.summary }}', task: '{{ $json.taskId }}' }, keepOnlySet: true } },
+      {
+        name: 'Write',
+        type: 'engine.agent',
+        parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: '{{ $json.topic }}', audience: 'operators' }, timeout: 60 },
+      },
+      {
+        name: 'Pick',
+        type: 'engine.set',
+        parameters: { values: { summary: '{{ $json.result.output.summary }}', task: '{{ $json.taskId }}' }, keepOnlySet: true },
+      },
     ]);
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
     const done = await run(wf.body.data.workflowId, { topic: 'webhooks' });
@@ -102,12 +130,20 @@ describe('agent node', () => {
   });
 
   test('a task that cannot start or fails fails the node (continueOnFail keeps going); canceling the execution cancels the task', async () => {
-    const wf = await create('Unknown agent', [start, { name: 'Write', type: 'engine.agent', parameters: { agentId: 'nobody', taskType: 'write-guide', context: {} } }]);
+    const wf = await create('Unknown agent', [
+      start,
+      { name: 'Write', type: 'engine.agent', parameters: { agentId: 'nobody', taskType: 'write-guide', context: {} } },
+    ]);
     const failed = await run(wf.body.data.workflowId, {});
     assert.deepEqual([failed.status, failed.error.node, failed.error.details.code], ['error', 'Write', 'AGENT_NOT_FOUND']);
     const soft = await create('Soft', [
       start,
-      { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { audience: 'ops' } }, continueOnFail: true },
+      {
+        name: 'Write',
+        type: 'engine.agent',
+        parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { audience: 'ops' } },
+        continueOnFail: true,
+      },
     ]);
     const kept = await run(soft.body.data.workflowId, {});
     assert.equal(kept.status, 'success');
@@ -115,7 +151,10 @@ describe('agent node', () => {
 
     fake.delay(20_000);
     try {
-      const slow = await create('Slow agent', [start, { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'x', audience: 'y' } } }]);
+      const slow = await create('Slow agent', [
+        start,
+        { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'x', audience: 'y' } } },
+      ]);
       const started = (await p.rest('POST', `/v1/engine/workflows/${slow.body.data.workflowId}/execute`, { body: { data: {} } })).body.data;
       const running = async () => (await p.rest('GET', '/v1/control-plane/agents/tasks?status=running&agentId=docs-author')).body.data.tasks;
       let tasks: any[] = [];

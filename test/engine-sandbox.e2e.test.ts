@@ -21,7 +21,10 @@ async function runCode(code: string) {
   const wf = await p.rest('POST', '/v1/engine/workflows', {
     body: {
       name: `code ${Math.random()}`,
-      nodes: [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Code', type: 'engine.code', parameters: { code } }],
+      nodes: [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Code', type: 'engine.code', parameters: { code } },
+      ],
       connections: { Start: { main: [[{ node: 'Code' }]] } },
     },
   });
@@ -36,7 +39,11 @@ const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 describe('Code nodes that would take the platform down', () => {
   const hostile: [string, string, RegExp][] = [
     ['a 2 GB fast-elements array', 'const a = new Array(2**28).fill(1.5); return [{json:{n:a.length}}]', /crashed its sandbox process|memory limit/],
-    ['WebAssembly memory grown to 2 GB', 'const m = new WebAssembly.Memory({ initial: 1, maximum: 32768 }); m.grow(32767); return [{json:{ok:true}}]', /WebAssembly is not defined/],
+    [
+      'WebAssembly memory grown to 2 GB',
+      'const m = new WebAssembly.Memory({ initial: 1, maximum: 32768 }); m.grow(32767); return [{json:{ok:true}}]',
+      /WebAssembly is not defined/,
+    ],
     ['a 2 GB typed array', 'const a = new Float64Array(2**28); a.fill(1); return [{json:{n:a.length}}]', /memory limit|crashed|Array buffer allocation failed/],
     ['a 512 MB string', "const s = 'x'.repeat(2**29); return [{json:{n:s.length}}]", /memory limit|crashed|Invalid string length/],
     ['deep recursion', 'const f = (n) => f(n + 1) + 1; return [{json:{n:f(0)}}]', /call stack/],

@@ -42,7 +42,11 @@ describe('inbound webhooks with the engine in another process', () => {
     });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     const send = (key: string) =>
-      fetch(`${split.gatewayUrl}/webhook/remote/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hook-key': key }, body: JSON.stringify({ order: 7 }) });
+      fetch(`${split.gatewayUrl}/webhook/remote/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hook-key': key },
+        body: JSON.stringify({ order: 7 }),
+      });
     const ok = await send('right-key');
     assert.equal(ok.status, 200);
     const answer = (await ok.json()) as any;
@@ -61,10 +65,18 @@ describe('inbound webhooks with the engine in another process', () => {
     const wf = await call('POST', '/v1/engine/workflows', {
       name: 'Cached intake',
       active: true,
-      nodes: [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Done', type: 'engine.set', parameters: { values: { ok: true } } }],
+      nodes: [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Done', type: 'engine.set', parameters: { values: { ok: true } } },
+      ],
       connections: { Hook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
     });
-    const hook = await call('POST', '/v1/engine/webhooks', { workflowId: wf.body.data.workflowId, method: 'POST', path: '/cached/path', responseMode: 'lastNode' });
+    const hook = await call('POST', '/v1/engine/webhooks', {
+      workflowId: wf.body.data.workflowId,
+      method: 'POST',
+      path: '/cached/path',
+      responseMode: 'lastNode',
+    });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     const send = () => fetch(`${second}/webhook/cached/path`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal((await send()).status, 200);
@@ -72,7 +84,11 @@ describe('inbound webhooks with the engine in another process', () => {
     const removed = await call('DELETE', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}`);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     // The change travels as a PostgreSQL notification; the cache would otherwise keep the trigger for 10 s.
-    const status = await readUntil(async () => (await send()).status, (s) => s !== 200, { timeoutMs: 2_000, everyMs: 50 });
+    const status = await readUntil(
+      async () => (await send()).status,
+      (s) => s !== 200,
+      { timeoutMs: 2_000, everyMs: 50 },
+    );
     assert.equal(status, 404);
   });
 });

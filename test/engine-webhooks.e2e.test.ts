@@ -23,7 +23,11 @@ before(async () => {
   ]);
   replyWorkflowId = await workflow('Replies', [
     { name: 'Hook', type: 'engine.webhook' },
-    { name: 'Reply', type: 'engine.respondToWebhook', parameters: { statusCode: 201, headers: { 'Content-Type': 'text/plain', 'X-Order': '{{ $json.body.order }}' }, body: 'accepted {{ $json.body.order }}' } },
+    {
+      name: 'Reply',
+      type: 'engine.respondToWebhook',
+      parameters: { statusCode: 201, headers: { 'Content-Type': 'text/plain', 'X-Order': '{{ $json.body.order }}' }, body: 'accepted {{ $json.body.order }}' },
+    },
     { name: 'Later', type: 'engine.noOp' },
   ]);
 });
@@ -90,8 +94,24 @@ describe('inbound webhooks by authentication mode', () => {
   test('none: onReceived answers 200 {success, executionId, message}; the request is the start item', async () => {
     const hook = await registered({ path: '/orders/new' });
     assert.deepEqual(
-      { path: hook.path, url: hook.url, method: hook.method, responseMode: hook.responseMode, active: hook.active, authentication: hook.authentication, workflowName: hook.workflowName },
-      { path: '/orders/new', url: `${p.url}/webhook/orders/new`, method: 'POST', responseMode: 'onReceived', active: true, authentication: { type: 'none' }, workflowName: 'Intake' },
+      {
+        path: hook.path,
+        url: hook.url,
+        method: hook.method,
+        responseMode: hook.responseMode,
+        active: hook.active,
+        authentication: hook.authentication,
+        workflowName: hook.workflowName,
+      },
+      {
+        path: '/orders/new',
+        url: `${p.url}/webhook/orders/new`,
+        method: 'POST',
+        responseMode: 'onReceived',
+        active: true,
+        authentication: { type: 'none' },
+        workflowName: 'Intake',
+      },
     );
     const res = await send('orders/new?source=shop', { json: { order: 42 } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -100,7 +120,10 @@ describe('inbound webhooks by authentication mode', () => {
     const e = await executionOf(res.body.executionId);
     assert.equal(e.status, 'success');
     const item = e.nodeData[0].output.main[0][0].json;
-    assert.deepEqual({ body: item.body, query: item.query, method: item.method, path: item.path }, { body: { order: 42 }, query: { source: 'shop' }, method: 'POST', path: '/orders/new' });
+    assert.deepEqual(
+      { body: item.body, query: item.query, method: item.method, path: item.path },
+      { body: { order: 42 }, query: { source: 'shop' }, method: 'POST', path: '/orders/new' },
+    );
     assert.equal(item.headers['content-type'], 'application/json');
     assert.equal(e.result.items[0].seen, 42);
   });
@@ -183,7 +206,11 @@ describe('inbound webhooks by authentication mode', () => {
     assert.ok(stored.secret_enc.length > 28);
     assert.ok(!stored.secret_enc.toString('utf8').includes(secret));
     const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l: any) => [l.reason, l.statusCode]);
-    assert.deepEqual(rejected, [['invalid_signature', 403], ['invalid_signature', 403], ['missing_signature', 401]]);
+    assert.deepEqual(rejected, [
+      ['invalid_signature', 403],
+      ['invalid_signature', 403],
+      ['missing_signature', 401],
+    ]);
 
     const sha512 = await registered({ path: 'signed-512', authentication: { type: 'hmac', hmacSecret: secret, hmacAlgorithm: 'sha512' } });
     const sig512 = createHmac('sha512', secret).update(raw).digest('hex');
@@ -239,7 +266,10 @@ describe('answers, limits and logs', () => {
     assert.match(failed.body.error.message, /out of stock/);
     assert.equal(failed.body.error.details.node, 'Boom');
     const [entry] = (await logs(failing.webhookId)).logs;
-    assert.deepEqual([entry.status, entry.reason, entry.statusCode, entry.executionId], ['failed', 'execution_failed', 500, failed.body.error.details.executionId]);
+    assert.deepEqual(
+      [entry.status, entry.reason, entry.statusCode, entry.executionId],
+      ['failed', 'execution_failed', 500, failed.body.error.details.executionId],
+    );
   });
 
   test('logs: success, failed, rejected with reason, sourceIp and responseTime; statistics; status filter and limit', async () => {
@@ -249,7 +279,10 @@ describe('answers, limits and logs', () => {
     await send('counted', { json: {} });
     const page = await logs(hook.webhookId);
     assert.equal(page.webhookId, hook.webhookId);
-    assert.deepEqual(page.logs.map((l: any) => l.status), ['rejected', 'success', 'success']);
+    assert.deepEqual(
+      page.logs.map((l: any) => l.status),
+      ['rejected', 'success', 'success'],
+    );
     const [rejected, success] = page.logs;
     assert.deepEqual([rejected.reason, rejected.statusCode, rejected.method], ['missing_credentials', 401, 'POST']);
     assert.ok(rejected.sourceIp);
@@ -262,7 +295,17 @@ describe('answers, limits and logs', () => {
     assert.ok(stats.lastTriggered && stats.averageResponseTime >= 0);
     const listed = (await p.rest('GET', `/v1/engine/webhooks?workflowId=${workflowId}&limit=100`)).body.data;
     const item = listed.webhooks.find((w: any) => w.webhookId === hook.webhookId);
-    assert.deepEqual(Object.keys(item).sort(), ['active', 'lastTriggered', 'method', 'path', 'responseMode', 'totalRequests', 'url', 'webhookId', 'workflowId']);
+    assert.deepEqual(Object.keys(item).sort(), [
+      'active',
+      'lastTriggered',
+      'method',
+      'path',
+      'responseMode',
+      'totalRequests',
+      'url',
+      'webhookId',
+      'workflowId',
+    ]);
     assert.equal(item.totalRequests, 3);
   });
 
@@ -387,7 +430,14 @@ describe('webhook trigger management (/v1/engine/webhooks)', () => {
   });
 
   test('test: runs the trigger’s path with made-up data and headers, even for an inactive workflow', async () => {
-    const sleepy = await workflow('Dormant', [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Echo', type: 'engine.set', parameters: { values: { got: '{{ $json.body.x }}' } } }], false);
+    const sleepy = await workflow(
+      'Dormant',
+      [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Echo', type: 'engine.set', parameters: { values: { got: '{{ $json.body.x }}' } } },
+      ],
+      false,
+    );
     const hook = await registered({ workflowId: sleepy, path: 'tested', authentication: { type: 'apiKey', apiKeyValue: 'tested-key-1' } });
     const ok = await p.rest('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: { x: 1 }, headers: { 'X-API-Key': 'tested-key-1' } } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));

@@ -40,8 +40,18 @@ async function handleUpstream(req: IncomingMessage, res: import('node:http').Ser
     res.end(JSON.stringify(value));
   };
   const url = new URL(req.url!, 'http://x');
-  if (url.pathname === '/orders') return json(200, [{ id: 1, total: 40 }, { id: 2, total: 400 }]);
-  if (url.pathname === '/echo') return json(200, { method: req.method, query: Object.fromEntries(url.searchParams), body: body ? JSON.parse(body) : null, trace: req.headers['x-trace'] ?? null });
+  if (url.pathname === '/orders')
+    return json(200, [
+      { id: 1, total: 40 },
+      { id: 2, total: 400 },
+    ]);
+  if (url.pathname === '/echo')
+    return json(200, {
+      method: req.method,
+      query: Object.fromEntries(url.searchParams),
+      body: body ? JSON.parse(body) : null,
+      trace: req.headers['x-trace'] ?? null,
+    });
   if (url.pathname === '/flaky') {
     if (upstreamState.flakyFailures > 0) {
       upstreamState.flakyFailures--;
@@ -84,7 +94,12 @@ async function execution(id: string, includeData = false) {
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
 const waitStatus = (id: string, status: string, timeoutMs = 15_000) =>
-  untilValue(`execution ${id} to be ${status}`, () => execution(id, true), (e) => e.status === status, { timeoutMs, everyMs: 100 });
+  untilValue(
+    `execution ${id} to be ${status}`,
+    () => execution(id, true),
+    (e) => e.status === status,
+    { timeoutMs, everyMs: 100 },
+  );
 
 function assertError(res: { status: number; body: any }, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -98,11 +113,16 @@ function assertError(res: { status: number; body: any }, status: number, code: s
 describe('workflow definitions (/v1/engine/workflows)', () => {
   test('create, get, update (version on every change), activate, duplicate, export, list, delete', async () => {
     const def = chain([start, { name: 'Greet', type: 'engine.set', parameters: { values: { greeting: 'Hello {{ $json.name }}' } }, position: [200, 0] }]);
-    const created = await p.rest('POST', '/v1/engine/workflows', { body: { name: 'Greeter', ...def, settings: { timezone: 'Europe/Oslo' }, tags: ['crm', 'demo'] } });
+    const created = await p.rest('POST', '/v1/engine/workflows', {
+      body: { name: 'Greeter', ...def, settings: { timezone: 'Europe/Oslo' }, tags: ['crm', 'demo'] },
+    });
     assert.equal(created.status, 201);
     const d = created.body.data;
     assert.match(d.workflowId, /^[0-9a-f-]{36}$/);
-    assert.deepEqual({ name: d.name, active: d.active, version: d.version, webhookUrl: d.webhookUrl }, { name: 'Greeter', active: false, version: 1, webhookUrl: null });
+    assert.deepEqual(
+      { name: d.name, active: d.active, version: d.version, webhookUrl: d.webhookUrl },
+      { name: 'Greeter', active: false, version: 1, webhookUrl: null },
+    );
     assert.match(created.body.meta.requestId, /^req_/);
     const id = d.workflowId;
 
@@ -122,7 +142,9 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
     assert.ok(renamed.body.data.updatedAt);
     assert.equal((await p.rest('PUT', `/v1/engine/workflows/${id}`, { body: { name: 'Greeter 2' } })).body.data.version, 2, 'no change, same version');
     const nodes = [...def.nodes, { name: 'Done', type: 'engine.noOp' }];
-    const changed = await p.rest('PUT', `/v1/engine/workflows/${id}`, { body: { nodes, connections: { ...def.connections, Greet: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } } });
+    const changed = await p.rest('PUT', `/v1/engine/workflows/${id}`, {
+      body: { nodes, connections: { ...def.connections, Greet: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } },
+    });
     assert.equal(changed.body.data.version, 3);
 
     const on = await p.rest('POST', `/v1/engine/workflows/${id}/activate`);
@@ -154,7 +176,10 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
     const listed = await p.rest('GET', '/v1/engine/workflows?active=true&tag=crm&limit=1');
     assert.equal(listed.status, 200);
     const item = listed.body.data.workflows[0];
-    assert.deepEqual({ workflowId: item.workflowId, name: item.name, active: item.active, nodes: item.nodes, executions: item.executions }, { workflowId: id, name: 'Greeter 2', active: true, nodes: 3, executions: 0 });
+    assert.deepEqual(
+      { workflowId: item.workflowId, name: item.name, active: item.active, nodes: item.nodes, executions: item.executions },
+      { workflowId: id, name: 'Greeter 2', active: true, nodes: 3, executions: 0 },
+    );
     assert.deepEqual(listed.body.data.pagination, { total: 1, limit: 1, offset: 0, hasMore: false });
     const all = (await p.rest('GET', '/v1/engine/workflows?limit=2')).body.data.pagination;
     assert.equal(all.limit, 2);
@@ -181,12 +206,23 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
     assert.equal(assertError(await post([start, { ...start }]), 400, 'WORKFLOW_INVALID').details.reason, 'duplicate_node_name');
     const dangling = assertError(await post([start], { Start: { main: [[{ node: 'Nowhere', type: 'main', index: 0 }]] } }), 400, 'WORKFLOW_INVALID');
     assert.deepEqual([dangling.details.reason, dangling.details.target], ['unknown_connection_target', 'Nowhere']);
-    const output = assertError(await post([start, { name: 'N', type: 'engine.noOp' }], { Start: { main: [[], [{ node: 'N', type: 'main', index: 0 }]] } }), 400, 'WORKFLOW_INVALID');
+    const output = assertError(
+      await post([start, { name: 'N', type: 'engine.noOp' }], { Start: { main: [[], [{ node: 'N', type: 'main', index: 0 }]] } }),
+      400,
+      'WORKFLOW_INVALID',
+    );
     assert.equal(output.details.reason, 'invalid_output');
     const cron = assertError(await post([{ name: 'Every', type: 'engine.scheduleTrigger', parameters: { cron: '61 * * * *' } }]), 400, 'SCHEDULE_INVALID');
     assert.equal(cron.details.node, 'Every');
-    const shape = assertError(await p.rest('POST', '/v1/engine/workflows', { body: { name: 'x', nodes: [{ type: 'engine.noOp' }], connections: {} } }), 400, 'validation_error');
-    assert.ok(shape.details.errors.some((e: any) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message))), JSON.stringify(shape));
+    const shape = assertError(
+      await p.rest('POST', '/v1/engine/workflows', { body: { name: 'x', nodes: [{ type: 'engine.noOp' }], connections: {} } }),
+      400,
+      'validation_error',
+    );
+    assert.ok(
+      shape.details.errors.some((e: any) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message))),
+      JSON.stringify(shape),
+    );
     assert.equal(await count(), before, 'nothing was stored');
   });
 });
@@ -215,7 +251,12 @@ describe('executions', () => {
     const done = await waitStatus(async.executionId, 'success');
     assert.deepEqual(
       done.nodeData.map((n: any) => [n.nodeName, n.nodeType, n.status]),
-      [['Start', 'engine.manualTrigger', 'success'], ['Fetch', 'engine.httpRequest', 'success'], ['Big?', 'engine.if', 'success'], ['Flag', 'engine.set', 'success']],
+      [
+        ['Start', 'engine.manualTrigger', 'success'],
+        ['Fetch', 'engine.httpRequest', 'success'],
+        ['Big?', 'engine.if', 'success'],
+        ['Flag', 'engine.set', 'success'],
+      ],
     );
     assert.deepEqual(done.nodeData[2].output, { main: [[{ json: { id: 2, total: 400 } }], [{ json: { id: 1, total: 40 } }]] });
     assert.equal(typeof done.nodeData[1].duration, 'number');
@@ -223,24 +264,43 @@ describe('executions', () => {
 
     const logs = (await p.rest('GET', `/v1/engine/executions/${async.executionId}/logs`)).body.data;
     assert.equal(logs.executionId, async.executionId);
-    assert.deepEqual(logs.logs.map((l: any) => l.message), ['Execution started (manual)', 'Execution succeeded (4 nodes run)']);
+    assert.deepEqual(
+      logs.logs.map((l: any) => l.message),
+      ['Execution started (manual)', 'Execution succeeded (4 nodes run)'],
+    );
     assert.equal(logs.logs[0].level, 'info');
 
     const failing = await createWorkflow('Broken', chain([start, { name: 'Boom', type: 'engine.code', parameters: { code: 'throw new Error("no stock")' } }]));
     const failed = await execute(failing, { mode: 'sync' });
     assert.equal(failed.status, 'error');
-    assert.deepEqual({ code: failed.error.code, node: failed.error.node, nodeType: failed.error.nodeType }, { code: 'NODE_EXECUTION_FAILED', node: 'Boom', nodeType: 'engine.code' });
+    assert.deepEqual(
+      { code: failed.error.code, node: failed.error.node, nodeType: failed.error.nodeType },
+      { code: 'NODE_EXECUTION_FAILED', node: 'Boom', nodeType: 'engine.code' },
+    );
     assert.match(failed.error.message, /no stock/);
     assert.ok(failed.failedAt);
 
     const byWorkflow = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data;
     assert.equal(byWorkflow.executions.length, 2);
-    assert.deepEqual(Object.keys(byWorkflow.executions[0]).sort(), ['duration', 'executionId', 'finishedAt', 'mode', 'startedAt', 'status', 'workflowId', 'workflowName']);
+    assert.deepEqual(Object.keys(byWorkflow.executions[0]).sort(), [
+      'duration',
+      'executionId',
+      'finishedAt',
+      'mode',
+      'startedAt',
+      'status',
+      'workflowId',
+      'workflowName',
+    ]);
     const errors = (await p.rest('GET', `/v1/engine/executions?status=error&workflowId=${failing}`)).body.data;
-    assert.deepEqual(errors.executions.map((e: any) => e.executionId), [failed.executionId]);
+    assert.deepEqual(
+      errors.executions.map((e: any) => e.executionId),
+      [failed.executionId],
+    );
     const future = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2999-01-01T00:00:00Z`)).body.data;
     assert.equal(future.executions.length, 0);
-    const window = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2000-01-01T00:00:00Z&endDate=2999-01-01T00:00:00Z&limit=1`)).body.data;
+    const window = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2000-01-01T00:00:00Z&endDate=2999-01-01T00:00:00Z&limit=1`)).body
+      .data;
     assert.deepEqual(window.pagination, { total: 2, limit: 1, offset: 0, hasMore: true });
     assertError(await p.rest('GET', '/v1/engine/executions?status=completed'), 400, 'validation_error');
 
@@ -276,7 +336,15 @@ describe('executions', () => {
     assert.notEqual(retried.body.data.executionId, first.executionId);
     assert.equal(retried.body.data.status, 'running');
     const second = await waitStatus(retried.body.data.executionId, 'success');
-    assert.deepEqual(second.nodeData.map((n: any) => [n.nodeName, n.reused]), [['Start', true], ['Stamp', true], ['Call', false], ['After', false]]);
+    assert.deepEqual(
+      second.nodeData.map((n: any) => [n.nodeName, n.reused]),
+      [
+        ['Start', true],
+        ['Stamp', true],
+        ['Call', false],
+        ['After', false],
+      ],
+    );
     assert.deepEqual(second.result.items, [{ ok: true, stamp }], 'Stamp was not run again');
     assert.equal(second.originalExecutionId, first.executionId);
 
@@ -284,13 +352,28 @@ describe('executions', () => {
     const again = await execute(id, { mode: 'sync' });
     const fromStamp = await p.rest('POST', `/v1/engine/executions/${again.executionId}/retry`, { body: { fromNode: 'Stamp' } });
     const third = await waitStatus(fromStamp.body.data.executionId, 'success');
-    assert.deepEqual(third.nodeData.map((n: any) => [n.nodeName, n.reused]), [['Start', true], ['Stamp', false], ['Call', false], ['After', false]]);
+    assert.deepEqual(
+      third.nodeData.map((n: any) => [n.nodeName, n.reused]),
+      [
+        ['Start', true],
+        ['Stamp', false],
+        ['Call', false],
+        ['After', false],
+      ],
+    );
     assertError(await p.rest('POST', `/v1/engine/executions/${again.executionId}/retry`, { body: { fromNode: 'Nope' } }), 400, 'validation_error');
     assertError(await p.rest('POST', `/v1/engine/executions/${third.executionId}/retry`, { body: {} }), 409, 'conflict');
   });
 
   test('cancel aborts the running node (its HTTP call included): canceled, canceledAt', async () => {
-    const id = await createWorkflow('Slow', chain([start, { name: 'Slow call', type: 'engine.httpRequest', parameters: { url: `${upstreamUrl}/slow`, timeout: 60_000 } }, { name: 'Never', type: 'engine.noOp' }]));
+    const id = await createWorkflow(
+      'Slow',
+      chain([
+        start,
+        { name: 'Slow call', type: 'engine.httpRequest', parameters: { url: `${upstreamUrl}/slow`, timeout: 60_000 } },
+        { name: 'Never', type: 'engine.noOp' },
+      ]),
+    );
     const started = await execute(id);
     await waitFor('the slow call to be running', async () => (await execution(started.executionId)).progress.currentNode === 'Slow call');
     const abortedBefore = upstreamState.slowAborted;
@@ -301,7 +384,11 @@ describe('executions', () => {
     await waitFor('the upstream request to be aborted', async () => upstreamState.slowAborted > abortedBefore, 5000);
     const after = await execution(started.executionId, true);
     assert.equal(after.status, 'canceled');
-    assert.deepEqual(after.nodeData.map((n: any) => n.nodeName), ['Start'], 'nothing after the canceled node ran');
+    assert.deepEqual(
+      after.nodeData.map((n: any) => n.nodeName),
+      ['Start'],
+      'nothing after the canceled node ran',
+    );
     assertError(await p.rest('POST', `/v1/engine/executions/${started.executionId}/cancel`), 409, 'conflict');
     const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs;
     assert.ok(logs.some((l: any) => l.message === 'Execution canceled'));
@@ -313,7 +400,9 @@ describe('executions', () => {
   });
 
   test('the workflow-level execution timeout fails the execution with EXECUTION_FAILED', async () => {
-    const id = await createWorkflow('Too slow', chain([start, { name: 'Slow call', type: 'engine.httpRequest', parameters: { url: `${upstreamUrl}/slow` } }]), { settings: { executionTimeout: 1 } });
+    const id = await createWorkflow('Too slow', chain([start, { name: 'Slow call', type: 'engine.httpRequest', parameters: { url: `${upstreamUrl}/slow` } }]), {
+      settings: { executionTimeout: 1 },
+    });
     const e = await execute(id, { mode: 'sync' });
     assert.equal(e.status, 'error');
     assert.equal(e.error.code, 'EXECUTION_FAILED');
@@ -322,7 +411,10 @@ describe('executions', () => {
   });
 
   test('a sync request answers within its timeout with the execution still running', async () => {
-    const id = await createWorkflow('Waits a bit', chain([start, { name: 'Pause', type: 'engine.code', parameters: { code: 'const end = Date.now() + 2500; while (Date.now() < end) {} return items;' } }]));
+    const id = await createWorkflow(
+      'Waits a bit',
+      chain([start, { name: 'Pause', type: 'engine.code', parameters: { code: 'const end = Date.now() + 2500; while (Date.now() < end) {} return items;' } }]),
+    );
     const t = Date.now();
     const e = await execute(id, { mode: 'sync', timeout: 1 });
     assert.ok(Date.now() - t < 2300);
@@ -345,7 +437,10 @@ describe('executions', () => {
     assert.match(escape.error.message, /process is not defined/);
     const fs = await run('return [{ fs: typeof require }]');
     assert.deepEqual(fs.result.items, [{ fs: 'undefined' }]);
-    const expression = await createWorkflow('Expression', chain([start, { name: 'Set', type: 'engine.set', parameters: { values: { p: '{{ this.constructor.constructor("return process")() }}' } } }]));
+    const expression = await createWorkflow(
+      'Expression',
+      chain([start, { name: 'Set', type: 'engine.set', parameters: { values: { p: '{{ this.constructor.constructor("return process")() }}' } } }]),
+    );
     const viaExpression = await execute(expression, { mode: 'sync' });
     assert.equal(viaExpression.status, 'error');
     assert.match(viaExpression.error.message, /process is not defined/);
@@ -357,8 +452,22 @@ describe('executions', () => {
       'Echo',
       chain([
         start,
-        { name: 'Post', type: 'engine.httpRequest', parameters: { method: 'POST', url: `${upstreamUrl}/echo`, query: { page: '{{ $json.page }}' }, headers: { 'X-Trace': 't-{{ $json.page }}' }, body: { items: '{{ $json.items }}' } } },
-        { name: 'Count', type: 'engine.code', parameters: { code: 'return [{ method: $json.method, page: $json.query.page, trace: $json.trace, count: $json.body.items.length }]' } },
+        {
+          name: 'Post',
+          type: 'engine.httpRequest',
+          parameters: {
+            method: 'POST',
+            url: `${upstreamUrl}/echo`,
+            query: { page: '{{ $json.page }}' },
+            headers: { 'X-Trace': 't-{{ $json.page }}' },
+            body: { items: '{{ $json.items }}' },
+          },
+        },
+        {
+          name: 'Count',
+          type: 'engine.code',
+          parameters: { code: 'return [{ method: $json.method, page: $json.query.page, trace: $json.trace, count: $json.body.items.length }]' },
+        },
       ]),
     );
     const e = await execute(id, { mode: 'sync', data: { page: 3, items: [1, 2, 3] } });
@@ -366,25 +475,53 @@ describe('executions', () => {
   });
 
   test('executeWorkflow runs another workflow with the items and passes on its result', async () => {
-    const child = await createWorkflow('Child', chain([start, { name: 'Double', type: 'engine.set', parameters: { values: { doubled: '{{ $json.n * 2 }}' } } }]));
-    const parent = await createWorkflow('Parent', chain([start, { name: 'Split', type: 'engine.code', parameters: { code: 'return [{ n: 1 }, { n: 2 }]' } }, { name: 'Call child', type: 'engine.executeWorkflow', parameters: { workflowId: child } }]));
+    const child = await createWorkflow(
+      'Child',
+      chain([start, { name: 'Double', type: 'engine.set', parameters: { values: { doubled: '{{ $json.n * 2 }}' } } }]),
+    );
+    const parent = await createWorkflow(
+      'Parent',
+      chain([
+        start,
+        { name: 'Split', type: 'engine.code', parameters: { code: 'return [{ n: 1 }, { n: 2 }]' } },
+        { name: 'Call child', type: 'engine.executeWorkflow', parameters: { workflowId: child } },
+      ]),
+    );
     const e = await execute(parent, { mode: 'sync' });
     assert.equal(e.status, 'success', JSON.stringify(e));
-    assert.deepEqual(e.result.items, [{ n: 1, doubled: 2 }, { n: 2, doubled: 4 }]);
+    assert.deepEqual(e.result.items, [
+      { n: 1, doubled: 2 },
+      { n: 2, doubled: 4 },
+    ]);
     const children = (await p.rest('GET', `/v1/engine/executions?workflowId=${child}`)).body.data.executions;
     assert.equal(children.length, 1);
     assert.equal(children[0].mode, 'subworkflow');
   });
 
   test('wait with resume "webhook": waiting, resumeUrl, the request becomes the item, then success', async () => {
-    const id = await createWorkflow('Approval', chain([start, { name: 'Wait for approval', type: 'engine.wait', parameters: { resume: 'webhook' } }, { name: 'Decide', type: 'engine.set', parameters: { values: { approved: '{{ $json.body.approved }}', by: '{{ $json.query.by }}' }, keepOnlySet: true } }]));
+    const id = await createWorkflow(
+      'Approval',
+      chain([
+        start,
+        { name: 'Wait for approval', type: 'engine.wait', parameters: { resume: 'webhook' } },
+        {
+          name: 'Decide',
+          type: 'engine.set',
+          parameters: { values: { approved: '{{ $json.body.approved }}', by: '{{ $json.query.by }}' }, keepOnlySet: true },
+        },
+      ]),
+    );
     const started = await execute(id, { data: { order: 9 } });
     const waiting = await waitStatus(started.executionId, 'waiting');
     assert.match(waiting.resumeUrl, new RegExp(`^${p.url}/webhook/resume/${started.executionId}/[0-9a-f]{40}$`));
     assert.equal(waiting.progress.currentNode, 'Wait for approval');
     const wrong = await fetch(`${p.url}/webhook/resume/${started.executionId}/${'0'.repeat(40)}`, { method: 'POST' });
     assert.equal(wrong.status, 404);
-    const resumed = await fetch(`${waiting.resumeUrl}?by=lee`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
+    const resumed = await fetch(`${waiting.resumeUrl}?by=lee`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ approved: true }),
+    });
     assert.equal(resumed.status, 200);
     assert.deepEqual(await resumed.json(), { success: true, executionId: started.executionId, status: 'resumed' });
     const done = await waitStatus(started.executionId, 'success');
@@ -393,7 +530,13 @@ describe('executions', () => {
   });
 
   test('schedule triggers start only active workflows', async () => {
-    const id = await createWorkflow('Every second', chain([{ name: 'Tick', type: 'engine.scheduleTrigger', parameters: { cron: '* * * * * *' } }, { name: 'Note', type: 'engine.set', parameters: { values: { ran: true } } }]));
+    const id = await createWorkflow(
+      'Every second',
+      chain([
+        { name: 'Tick', type: 'engine.scheduleTrigger', parameters: { cron: '* * * * * *' } },
+        { name: 'Note', type: 'engine.set', parameters: { values: { ran: true } } },
+      ]),
+    );
     await sleep(1500);
     const count = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.pagination.total;
     assert.equal(await count(), 0, 'inactive: never started');
@@ -418,7 +561,11 @@ describe('executions', () => {
     const big = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } } });
     const tooLarge = assertError(big, 413, 'PAYLOAD_TOO_LARGE');
     assert.equal(tooLarge.details.limit_bytes, 5 * 1024 * 1024);
-    assertError(await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { raw: JSON.stringify({ data: { blob: 'y'.repeat(7 * 1024 * 1024) } }) }), 413, 'PAYLOAD_TOO_LARGE');
+    assertError(
+      await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { raw: JSON.stringify({ data: { blob: 'y'.repeat(7 * 1024 * 1024) } }) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     assertError(await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { mode: 'later' } }), 400, 'validation_error');
 
     assertError(await p.rest('GET', '/v1/engine/workflows', { key: null }), 401, 'missing_authorization');
@@ -441,7 +588,11 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId: id, path: '/orders', method: 'POST', responseMode: 'lastNode' } });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     await p.rest('POST', `/v1/engine/workflows/${id}/activate`);
-    const res = await fetch(`${p.url}/webhook/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ total: 150 }) });
+    const res = await fetch(`${p.url}/webhook/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ total: 150 }),
+    });
     assert.equal(res.status, 202);
     assert.deepEqual(await res.json(), { label: 'HIGH', total: 150 });
     assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.webhookUrl, `${p.url}/webhook/orders`);
@@ -465,7 +616,13 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     const patched = await native('PATCH', `/workflows/${w.workflowId}`, { active: true });
     assert.equal(patched.status, 200);
     assert.deepEqual([patched.body.data.active, patched.body.data.version], [true, 2]);
-    const put = await native('PUT', `/workflows/${w.workflowId}`, { id: w.workflowId, name: 'Renamed', versionId: 'ignored', nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} });
+    const put = await native('PUT', `/workflows/${w.workflowId}`, {
+      id: w.workflowId,
+      name: 'Renamed',
+      versionId: 'ignored',
+      nodes: [{ name: 'Start', type: 'engine.manualTrigger' }],
+      connections: {},
+    });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.deepEqual([put.body.data.name, put.body.data.nodes.length], ['Renamed', 1]);
     const got = await native('GET', `/workflows/${w.workflowId}`);
@@ -498,22 +655,41 @@ describe('subscription executionUpdated', () => {
     const waiting = await waitStatus(started.executionId, 'waiting');
     const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     clients.push(client);
-    const sub = subscribe(client, 'subscription($id: ID!) { executionUpdated(executionId: $id) { executionId workflowName status progress { nodesCompleted nodesTotal currentNode } } }', { id: started.executionId });
+    const sub = subscribe(
+      client,
+      'subscription($id: ID!) { executionUpdated(executionId: $id) { executionId workflowName status progress { nodesCompleted nodesTotal currentNode } } }',
+      { id: started.executionId },
+    );
     await sleep(300); // the subscription is set up
     await fetch(`${waiting.resumeUrl}`, { method: 'POST' });
     await sub.until((e) => e.data?.executionUpdated?.status === 'success', 10_000);
     const events = sub.events.map((e) => e.data?.executionUpdated ?? e);
     assert.ok(events.every((e) => e.executionId === started.executionId && e.workflowName === 'Watched'));
-    assert.ok(events.some((e) => e.status === 'running' && e.progress.currentNode === 'Slow call'), JSON.stringify(events));
+    assert.ok(
+      events.some((e) => e.status === 'running' && e.progress.currentNode === 'Slow call'),
+      JSON.stringify(events),
+    );
     assert.deepEqual(events[events.length - 1].progress, { nodesCompleted: 4, nodesTotal: 4, currentNode: null });
     const nodes = events.map((e) => e.progress.nodesCompleted);
-    assert.deepEqual(nodes, [...nodes].sort((a, b) => a - b), 'progress only moves forward');
+    assert.deepEqual(
+      nodes,
+      [...nodes].sort((a, b) => a - b),
+      'progress only moves forward',
+    );
   });
 });
 
 describe('restart', () => {
   test('a waiting execution resumes after the platform restarts; old executions are pruned', async () => {
-    const id = await createWorkflow('Patient', chain([start, { name: 'Before', type: 'engine.set', parameters: { values: { step: 'before' } } }, { name: 'Nap', type: 'engine.wait', parameters: { seconds: 2 } }, { name: 'After', type: 'engine.set', parameters: { values: { step: 'after', was: '{{ $node["Before"].json.step }}' } } }]));
+    const id = await createWorkflow(
+      'Patient',
+      chain([
+        start,
+        { name: 'Before', type: 'engine.set', parameters: { values: { step: 'before' } } },
+        { name: 'Nap', type: 'engine.wait', parameters: { seconds: 2 } },
+        { name: 'After', type: 'engine.set', parameters: { values: { step: 'after', was: '{{ $node["Before"].json.step }}' } } },
+      ]),
+    );
     const started = await execute(id, { data: { n: 1 } });
     const waiting = await waitStatus(started.executionId, 'waiting');
     assert.ok(waiting.waitTill);
@@ -525,15 +701,22 @@ describe('restart', () => {
     try {
       const resumed = await waitStatus(started.executionId, 'success', 20_000);
       assert.deepEqual(resumed.result.items, [{ n: 1, step: 'after', was: 'before' }]);
-      assert.deepEqual(resumed.nodeData.map((n: any) => n.nodeName), ['Start', 'Before', 'Nap', 'After']);
+      assert.deepEqual(
+        resumed.nodeData.map((n: any) => n.nodeName),
+        ['Start', 'Before', 'Nap', 'After'],
+      );
       const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs.map((l: any) => l.message);
       assert.ok(logs.includes('Resumed'), JSON.stringify(logs));
 
       // Pruning: keep at most ENGINE_EXECUTION_MAX_COUNT finished executions per workflow, none older than the max age.
-      await waitFor('the fillers to resume', async () => {
-        const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&status=waiting`)).body.data;
-        return list.pagination.total === 0 ? true : undefined;
-      }, 20_000);
+      await waitFor(
+        'the fillers to resume',
+        async () => {
+          const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&status=waiting`)).body.data;
+          return list.pagination.total === 0 ? true : undefined;
+        },
+        20_000,
+      );
       const other = await createWorkflow('Old one', chain([start]));
       const old = await execute(other, { mode: 'sync' });
       await p.platform.kernel.db.query(`UPDATE engine.executions SET finished_at = now() - interval '30 days' WHERE id = $1`, [old.executionId]);

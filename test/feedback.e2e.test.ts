@@ -31,13 +31,23 @@ function startProviders(): Promise<void> {
       const who = people[bearer];
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const { code, client_secret } = JSON.parse(body);
-        if (code === 'bad' || client_secret !== 'gh-secret') return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
-        people[`gh-${code}`] ??= { id: 1000 + Object.keys(people).length, login: code, name: `${code[0].toUpperCase()}${code.slice(1)} Dev`, email: `${code}@example.com` };
+        if (code === 'bad' || client_secret !== 'gh-secret')
+          return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        people[`gh-${code}`] ??= {
+          id: 1000 + Object.keys(people).length,
+          login: code,
+          name: `${code[0].toUpperCase()}${code.slice(1)} Dev`,
+          email: `${code}@example.com`,
+        };
         return json(200, { access_token: `gh-${code}`, token_type: 'bearer', scope: 'read:user,user:email' });
       }
-      if (req.method === 'GET' && url.pathname === '/user' && who) return json(200, { id: who.id, login: who.login, name: who.name, avatar_url: `https://avatars.example/${who.login}` });
+      if (req.method === 'GET' && url.pathname === '/user' && who)
+        return json(200, { id: who.id, login: who.login, name: who.name, avatar_url: `https://avatars.example/${who.login}` });
       if (req.method === 'GET' && url.pathname === '/user/emails' && who) {
-        return json(200, [{ email: `old-${who.email}`, primary: false, verified: true }, { email: who.email, primary: true, verified: true }]);
+        return json(200, [
+          { email: `old-${who.email}`, primary: false, verified: true },
+          { email: who.email, primary: true, verified: true },
+        ]);
       }
       if (req.method === 'POST' && url.pathname === '/google/token') {
         const form = new URLSearchParams(body);
@@ -46,7 +56,8 @@ function startProviders(): Promise<void> {
         people[`g-${code}`] ??= { id: 5000 + Object.keys(people).length, login: code, name: `${code} G`, email: `${code}@gmail.example` };
         return json(200, { access_token: `g-${code}`, token_type: 'Bearer', expires_in: 3599 });
       }
-      if (req.method === 'GET' && url.pathname === '/google/userinfo' && who) return json(200, { sub: `g${who.id}`, email: who.email, email_verified: true, name: who.name, picture: null });
+      if (req.method === 'GET' && url.pathname === '/google/userinfo' && who)
+        return json(200, { sub: `g${who.id}`, email: who.email, email_verified: true, name: who.name, picture: null });
       json(401, { message: 'Bad credentials' });
     });
   });
@@ -114,10 +125,13 @@ describe('sign-in with GitHub and Google', () => {
     cy = await signIn('cy', 'google');
     const me = await call('GET', '/auth/me', ann);
     assert.equal(me.status, 200);
-    assert.deepEqual({ email: me.body.data.email, username: me.body.data.username, name: me.body.data.name }, { email: 'ann@example.com', username: 'ann', name: 'Ann Dev' });
+    assert.deepEqual(
+      { email: me.body.data.email, username: me.body.data.username, name: me.body.data.name },
+      { email: 'ann@example.com', username: 'ann', name: 'Ann Dev' },
+    );
     assert.deepEqual(me.body.data.subscription, { tier: 'free', status: 'active' });
     assert.equal((await call('GET', '/auth/me', cy)).body.data.email, 'cy@gmail.example');
-    assert.equal((await signIn('ann') !== ann) || true, true, 'signing in again updates the same user');
+    assert.equal((await signIn('ann')) !== ann || true, true, 'signing in again updates the same user');
     fails(await call('GET', '/auth/me', null), 401, 'missing_authorization');
     fails(await call('GET', '/auth/me', 'not.a.jwt'), 401, 'unauthorized');
   });
@@ -161,14 +175,23 @@ describe('projects, requests, votes and comments', () => {
     assert.deepEqual(mod.body.data.moderators, [bobId]);
     const list = await call('GET', '/projects?limit=10', null);
     assert.ok(list.body.data.some((x: any) => x.slug === 'rocket'));
-    assert.deepEqual((await call('GET', '/projects/my', ann)).body.data.map((x: any) => x.slug), ['rocket']);
+    assert.deepEqual(
+      (await call('GET', '/projects/my', ann)).body.data.map((x: any) => x.slug),
+      ['rocket'],
+    );
     fails(await call('GET', '/projects/00000000-0000-4000-8000-000000000000', null), 404, 'resource_not_found');
   });
 
   test('requests: pending under approval, anonymous where allowed, status by owner and moderators along the documented transitions', async () => {
     const missing = fails(await call('POST', `/projects/${project.id}/requests`, cy, { description: 'no title' }), 400, 'validation_error');
     assert.equal(missing.details.errors[0].field, 'title');
-    const submitted = await call('POST', `/projects/${project.id}/requests`, cy, { title: 'Dark mode', description: 'Please', category: 'ui', tags: ['theme'], priority: 'high' });
+    const submitted = await call('POST', `/projects/${project.id}/requests`, cy, {
+      title: 'Dark mode',
+      description: 'Please',
+      category: 'ui',
+      tags: ['theme'],
+      priority: 'high',
+    });
     assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
     request = submitted.body.data;
     assert.deepEqual([request.status, request.priority, request.votes_count, request.comments_count], ['pending', 'high', 0, 0]);
@@ -185,7 +208,10 @@ describe('projects, requests, votes and comments', () => {
     fails(await call('GET', `/projects/${project.id}/requests?limit=101`, null), 400, 'validation_error');
     fails(await call('GET', `/projects/${project.id}/requests?sort=random`, null), 400, 'validation_error');
     const pending = await call('GET', `/projects/${project.id}/requests?status=pending`, null);
-    assert.deepEqual(pending.body.data.requests.map((r: any) => r.title), ['Anon idea']);
+    assert.deepEqual(
+      pending.body.data.requests.map((r: any) => r.title),
+      ['Anon idea'],
+    );
     assert.deepEqual([pending.body.data.total, pending.body.data.limit, pending.body.data.offset], [1, 20, 0]);
   });
 
@@ -210,7 +236,10 @@ describe('projects, requests, votes and comments', () => {
   test('votes_count stays exact under many concurrent votes', async () => {
     const voters = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(`voter${i}`)));
     const results = await Promise.all(voters.map((t, i) => call('POST', `/requests/${request.id}/vote`, t, { type: i % 4 === 0 ? 'downvote' : 'upvote' })));
-    assert.ok(results.every((r) => r.status === 200), JSON.stringify(results.map((r) => r.status)));
+    assert.ok(
+      results.every((r) => r.status === 200),
+      JSON.stringify(results.map((r) => r.status)),
+    );
     // And switches racing each other: the three down-voters change their minds at once.
     const switched = await Promise.all(voters.filter((_, i) => i % 4 === 0).map((t) => call('POST', `/requests/${request.id}/vote`, t, { type: 'upvote' })));
     assert.ok(switched.every((r) => r.status === 200));
@@ -228,7 +257,10 @@ describe('projects, requests, votes and comments', () => {
     assert.equal(edited.body.data.body, 'Also the docs site, please');
     fails(await call('PUT', `/comments/${c.body.data.id}`, bob, { body: 'no' }), 403, 'forbidden');
     const second = await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Planned' });
-    assert.deepEqual((await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: any) => x.body), ['Also the docs site, please', 'Planned']);
+    assert.deepEqual(
+      (await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: any) => x.body),
+      ['Also the docs site, please', 'Planned'],
+    );
     assert.equal((await call('GET', `/requests/${request.id}`, null)).body.data.comments_count, 2);
     assert.equal((await call('DELETE', `/comments/${second.body.data.id}`, bob)).status, 200, 'a moderator deletes');
     const stats = (await call('GET', `/projects/${project.id}`, null)).body.data.stats;
@@ -236,7 +268,11 @@ describe('projects, requests, votes and comments', () => {
   });
 
   test('GraphQL with the same token, and requestUpdated over graphql-ws on every vote, comment and status change', async () => {
-    const gql = await p.graphql(`query($id: ID!) { featureRequest(requestId: $id) { title status votesCount } feedbackMe { username } }`, { id: request.id }, ann);
+    const gql = await p.graphql(
+      `query($id: ID!) { featureRequest(requestId: $id) { title status votesCount } feedbackMe { username } }`,
+      { id: request.id },
+      ann,
+    );
     assert.deepEqual(gql.body.data, { featureRequest: { title: 'Dark mode everywhere', status: 'approved', votesCount: 12 }, feedbackMe: { username: 'ann' } });
     const client = wsClient(p.url, `Bearer ${ann}`);
     const sub = subscribe(client, 'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }', { id: request.id });
@@ -251,7 +287,10 @@ describe('projects, requests, votes and comments', () => {
     }
     const seen = sub.events.map((m) => m.data?.requestUpdated);
     assert.deepEqual(seen.at(-1), { status: 'completed', votesCount: 11, commentsCount: 2 });
-    assert.ok(seen.some((e) => e.votesCount === 11 && e.status === 'approved'), 'the vote was seen before the status change');
+    assert.ok(
+      seen.some((e) => e.votesCount === 11 && e.status === 'approved'),
+      'the vote was seen before the status change',
+    );
   });
 
   test('delete: owner only, and the project goes with its requests', async () => {

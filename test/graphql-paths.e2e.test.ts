@@ -11,7 +11,6 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * answers compared (status, content type and body), and a few are pinned down outright.
  */
 
-
 let p: TestPlatform;
 let keyId: string;
 let reader: string;
@@ -61,20 +60,29 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     }
     const partial = await both('{ a: apiKey(id: "nope"){ id } b: __typename }');
     assert.equal(partial.post.status, 404);
-    assert.deepEqual(JSON.parse(partial.post.body).errors.map((e: any) => [e.path, e.extensions.code, 'http' in e.extensions]), [[['a'], 'resource_not_found', false]]);
+    assert.deepEqual(
+      JSON.parse(partial.post.body).errors.map((e: any) => [e.path, e.extensions.code, 'http' in e.extensions]),
+      [[['a'], 'resource_not_found', false]],
+    );
     const spanning = JSON.parse((await both('query($id: ID!){ apiKey(id: $id){ name auditLabel } }', { id: keyId })).post.body);
     assert.deepEqual(spanning, { data: { apiKey: { name: 'paths', auditLabel: `audited:${keyId.slice(0, 8)}` } } });
   });
 
   test('what the compiled path does not answer itself gets Apollo Server’s own answer', async () => {
     const post = (body: unknown) =>
-      fetch(`${p.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
-        async (r) => ({ status: r.status, body: (await r.json()) as any }),
-      );
+      fetch(`${p.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
     assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
     const wrongType = await post({ query: 'query($id: ID!){ apiKey(id: $id){ name auditLabel } }', variables: { id: { nested: true } } });
-    assert.deepEqual([wrongType.status, wrongType.body.errors[0].extensions.code, wrongType.body.data], [400, 'BAD_USER_INPUT', undefined], 'a plan across subgraphs too');
+    assert.deepEqual(
+      [wrongType.status, wrongType.body.errors[0].extensions.code, wrongType.body.data],
+      [400, 'BAD_USER_INPUT', undefined],
+      'a plan across subgraphs too',
+    );
     const unknownField = await post({ query: '{ apiKeys { nope } }' });
     assert.deepEqual([unknownField.status, unknownField.body.errors[0].extensions.code], [400, 'GRAPHQL_VALIDATION_FAILED']);
     const two = await post({ query: 'query A { __typename } query B { __typename }' });

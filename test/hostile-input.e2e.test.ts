@@ -19,7 +19,15 @@ const POLICY = /NUL|surrogate|nests/;
 before(async () => {
   p = await startTestPlatform();
   const wf = await p.rest('POST', '/v1/engine/workflows', {
-    body: { name: 'Hostile', active: true, nodes: [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Done', type: 'engine.noOp' }], connections: { Hook: { main: [[{ node: 'Done' }]] } } },
+    body: {
+      name: 'Hostile',
+      active: true,
+      nodes: [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Done', type: 'engine.noOp' },
+      ],
+      connections: { Hook: { main: [[{ node: 'Done' }]] } },
+    },
   });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
   const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId: wf.body.data.workflowId, path: '/hostile', method: 'POST' } });
@@ -71,7 +79,8 @@ describe('malformed input on every REST surface', () => {
       const failures: string[] = [];
       const expect400 = (what: string, res: { status: number; body: any }, codes = ['invalid_json', 'validation_error']) => {
         const e = errorOf(res.body);
-        if (res.status !== 400 || !codes.includes(e.code!) || !POLICY.test(e.message ?? '')) failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        if (res.status !== 400 || !codes.includes(e.code!) || !POLICY.test(e.message ?? ''))
+          failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       };
       if (post) {
         for (const [name, body] of Object.entries(bodies)) {
@@ -114,7 +123,9 @@ describe('malformed input on the inbound webhook surface (no key at all)', () =>
 
 describe('data stored before the policy existed', () => {
   test('a workflow whose settings nest thousands of levels deep: the YAML export answers 400, never 500', async () => {
-    const wf = await p.rest('POST', '/v1/engine/workflows', { body: { name: 'Deep', nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} } });
+    const wf = await p.rest('POST', '/v1/engine/workflows', {
+      body: { name: 'Deep', nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} },
+    });
     const id = wf.body.data.workflowId;
     await p.platform.kernel.db.query(`UPDATE engine.workflows SET settings = jsonb_build_object('deep', $2::jsonb) WHERE id = $1`, [id, deep(3000)]);
     for (const format of ['yaml', 'json']) {
@@ -145,7 +156,9 @@ describe('malformed GraphQL requests', () => {
       assert.match(errorOf(post.body).message!, POLICY);
       // In a query string the deep case is kept under the URL size limit (past it: 431 from the HTTP server).
       const inUrl = name === 'deep' ? `{"id":"x","d":${deep(100)}}` : variables;
-      const get = await send('GET', `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(inUrl)}`, undefined, { 'apollo-require-preflight': '1' });
+      const get = await send('GET', `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(inUrl)}`, undefined, {
+        'apollo-require-preflight': '1',
+      });
       assert.equal(get.status, 400, `GET ${name}: ${JSON.stringify(get.body).slice(0, 200)}`);
     }
   });

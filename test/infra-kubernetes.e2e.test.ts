@@ -60,7 +60,6 @@ async function kubectl(...args: string[]): Promise<string> {
   }
 }
 
-
 /**
  * At each frozen state of the rollout the platform's message (its watcher reads the same API) and
  * kubectl's `rollout status --watch=false` agree; then one controller step. Returns the sentences.
@@ -96,13 +95,16 @@ describe('deployments on Kubernetes', () => {
     const dep = (await call('GET', `/services/${service.id}/deployments`)).body.data[0];
     const sentences = await agreeUntilDone('storefront', dep.deploymentId);
     assert.equal(sentences[0], 'Waiting for deployment spec update to be observed...');
-    assert.ok(sentences.some((s) => /out of 3 new replicas have been updated/.test(s)), sentences.join(' | '));
+    assert.ok(
+      sentences.some((s) => /out of 3 new replicas have been updated/.test(s)),
+      sentences.join(' | '),
+    );
     assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
     const s = (await call('GET', `/services/${service.id}`)).body;
     assert.deepEqual({ status: s.status, replicas: s.replicas }, { status: 'running', replicas: { desired: 3, ready: 3, available: 3 } });
   });
 
-  test('deploy a new image with recreate; history and undo by kubectl\'s logic', async () => {
+  test("deploy a new image with recreate; history and undo by kubectl's logic", async () => {
     const res = await call('POST', `/services/${service.id}/deploy`, { image: 'registry.example.com/store/api:1.1.0', strategy: 'recreate' });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal(k8s.deployment('storefront', 'api').spec.strategy.type, 'Recreate');
@@ -110,7 +112,13 @@ describe('deployments on Kubernetes', () => {
     assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
     const history = await kubectl('rollout', 'history', 'deployment/api', '-n', 'storefront');
     assert.match(history, /REVISION/);
-    assert.deepEqual(history.split('\n').map((l) => l.trim().split(/\s+/)[0]).filter((w) => /^\d+$/.test(w!)), ['1', '2']);
+    assert.deepEqual(
+      history
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/)[0])
+        .filter((w) => /^\d+$/.test(w!)),
+      ['1', '2'],
+    );
 
     const back = await call('POST', `/services/${service.id}/rollback`, {});
     assert.equal(back.status, 202, JSON.stringify(back.body));
@@ -124,7 +132,13 @@ describe('deployments on Kubernetes', () => {
       return d.status === 'success' ? d : null;
     });
     assert.equal(done.revision, '3', 'the reused ReplicaSet takes the newest revision, as on Kubernetes');
-    assert.deepEqual(k8s.replicaSets('storefront').map((rs) => rs.metadata.annotations['deployment.kubernetes.io/revision']).sort(), ['2', '3']);
+    assert.deepEqual(
+      k8s
+        .replicaSets('storefront')
+        .map((rs) => rs.metadata.annotations['deployment.kubernetes.io/revision'])
+        .sort(),
+      ['2', '3'],
+    );
     const unknown = await call('POST', `/services/${service.id}/rollback`, { revision: '7' });
     assert.equal(unknown.status, 400);
     assert.deepEqual(unknown.body.details.available, ['2', '3']);
@@ -145,12 +159,18 @@ describe('deployments on Kubernetes', () => {
     await until('repaired', async () => (await call('GET', `/deployments/${back.body.deploymentId}`)).body.status === 'success');
   });
 
-  test('logs: the pods\' lines with their pod; follow=true streams what the containers print next', async () => {
+  test("logs: the pods' lines with their pod; follow=true streams what the containers print next", async () => {
     k8s.print('storefront', 'api', 'GET /health 200');
     const logs = (await call('GET', `/services/${service.id}/logs?lines=50`)).body.logs;
-    assert.ok(logs.some((l: any) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'), JSON.stringify(logs));
+    assert.ok(
+      logs.some((l: any) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
+      JSON.stringify(logs),
+    );
     const abort = new AbortController();
-    const res = await fetch(`${p.url}${API}/services/${service.id}/logs?lines=1&follow=true`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+    const res = await fetch(`${p.url}${API}/services/${service.id}/logs?lines=1&follow=true`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: abort.signal,
+    });
     assert.equal(res.status, 200);
     const reader = res.body!.getReader();
     let text = '';
@@ -166,7 +186,11 @@ describe('deployments on Kubernetes', () => {
     await until('the followed line', async () => text.includes('payment provider timed out'));
     abort.abort();
     await reading;
-    const line = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.message.includes('payment provider'));
+    const line = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.message.includes('payment provider'));
     assert.equal(line.level, 'error');
   });
 
@@ -219,7 +243,9 @@ describe('cluster, nodes and metrics from the API', () => {
     );
     assert.deepEqual(c.security, { podsecuritystandards: 'baseline', rbacEnabled: true, networkPoliciesEnabled: true, encryptionAtRest: false });
     assert.equal(c.compute.cpuAllocatable, '6');
-    const alert = await until('node_not_ready', async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.find((a: any) => a.rule === 'node_not_ready'));
+    const alert = await until('node_not_ready', async () =>
+      (await call('GET', '/infrastructure/alerts?open=true')).body.data.find((a: any) => a.rule === 'node_not_ready'),
+    );
     assert.equal(alert.subject, 'node-b');
   });
 });
@@ -234,10 +260,18 @@ describe('alert.triggered', () => {
       const open = async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: any) => a.rule === 'cpu_high');
       assert.deepEqual(await open(), [], 'at 29.2% nothing is raised');
       k8s.setUsage('node-b', { cpu: '3', memory: '4Gi' }); // 3.5 of 6 cores: 58.3%
-      const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high')).then((r) => ({ ...r, signature: String(r.signature) }));
+      const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high')).then((r) => ({
+        ...r,
+        signature: String(r.signature),
+      }));
       assert.ok(verifySignature(reg.secret, delivered.raw, delivered.signature));
       assert.deepEqual(
-        { event: delivered.body.event, severity: delivered.body.data.severity, utilizationPercent: delivered.body.data.utilizationPercent, thresholdPercent: delivered.body.data.thresholdPercent },
+        {
+          event: delivered.body.event,
+          severity: delivered.body.data.severity,
+          utilizationPercent: delivered.body.data.utilizationPercent,
+          thresholdPercent: delivered.body.data.thresholdPercent,
+        },
         { event: 'alert.triggered', severity: 'warning', utilizationPercent: 58.3, thresholdPercent: 50 },
       );
       assert.equal((await open()).length, 1);

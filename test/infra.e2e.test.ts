@@ -56,7 +56,6 @@ function assertError(res: Answer, status: number, code: string) {
   assert.match(res.body.requestId, /^req_/);
 }
 
-
 let seq = 0;
 async function user(roles: string[], password = 'user-password-1') {
   const email = `u${++seq}-${roles.join('-')}@infra.test`;
@@ -139,9 +138,14 @@ describe('auth', () => {
 
 describe('users and roles', () => {
   test('POST /users (admin): 201 with the spec fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
-    const res = await call('POST', '/users', { body: { email: 'New.Person@Infra.test', name: 'New Person', password: 'long-enough-1', roles: ['maintainer'] } });
+    const res = await call('POST', '/users', {
+      body: { email: 'New.Person@Infra.test', name: 'New Person', password: 'long-enough-1', roles: ['maintainer'] },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    assert.deepEqual({ email: res.body.email, name: res.body.name, roles: res.body.roles }, { email: 'new.person@infra.test', name: 'New Person', roles: ['maintainer'] });
+    assert.deepEqual(
+      { email: res.body.email, name: res.body.name, roles: res.body.roles },
+      { email: 'new.person@infra.test', name: 'New Person', roles: ['maintainer'] },
+    );
     assert.ok(res.body.id && res.body.createdAt);
     assertError(await call('POST', '/users', { body: { email: 'new.person@infra.test', name: 'Again', password: 'long-enough-1' } }), 409, 'conflict');
     const bad = await call('POST', '/users', { body: { email: 'not-an-email', name: '', password: 'short', roles: ['root'] } });
@@ -172,7 +176,11 @@ describe('users and roles', () => {
     const maint = await user(['maintainer']);
     assertError(await call('GET', '/users', { token: dev.token }), 403, 'insufficient_permissions');
     assert.equal((await call('GET', '/users', { token: maint.token })).status, 200);
-    assertError(await call('POST', '/users', { token: maint.token, body: { email: 'x@infra.test', name: 'x', password: 'long-enough-1' } }), 403, 'insufficient_permissions');
+    assertError(
+      await call('POST', '/users', { token: maint.token, body: { email: 'x@infra.test', name: 'x', password: 'long-enough-1' } }),
+      403,
+      'insufficient_permissions',
+    );
     assertError(await call('POST', '/projects', { token: dev.token, body: { name: 'Not mine' } }), 403, 'insufficient_permissions');
     assert.equal((await call('POST', '/projects', { token: maint.token, body: { name: `Maint ${seq}` } })).status, 201);
     assertError(await call('POST', '/webhooks', { token: dev.token, body: { url: hookUrl, events: ['deployment.created'] } }), 403, 'insufficient_permissions');
@@ -198,7 +206,7 @@ describe('users and roles', () => {
     assertError(await call('GET', '/users', { token: promotedToken }), 403, 'insufficient_permissions');
   });
 
-  test('DELETE /users/:id: {success, message}; the deleted person\'s token stops working; the last admin stays', async () => {
+  test("DELETE /users/:id: {success, message}; the deleted person's token stops working; the last admin stays", async () => {
     const u = await user(['developer']);
     const res = await call('DELETE', `/users/${u.id}`);
     assert.equal(res.status, 200);
@@ -215,7 +223,11 @@ describe('users and roles', () => {
 describe('projects', () => {
   test('POST /projects: status active, owner, members, repository and ci; GET one has members, the list their count', async () => {
     const maint = await user(['maintainer']);
-    const created = await project(maint.token, { visibility: 'private', repository: { url: 'https://git.example/acme/api', branch: 'trunk' }, ci: { enabled: true, provider: 'github-actions' } });
+    const created = await project(maint.token, {
+      visibility: 'private',
+      repository: { url: 'https://git.example/acme/api', branch: 'trunk' },
+      ci: { enabled: true, provider: 'github-actions' },
+    });
     assert.equal(created.status, 'active');
     assert.equal(created.visibility, 'private');
     assert.deepEqual(created.owner, { id: maint.id, name: `User ${seq - 1}`, email: maint.email });
@@ -230,7 +242,11 @@ describe('projects', () => {
     const got = await call('GET', `/projects/${created.id}`, { token: maint.token });
     assert.deepEqual(got.body.members, created.members);
     assertError(await call('POST', '/projects', { token: maint.token, body: { name: created.name } }), 409, 'conflict');
-    assertError(await call('POST', '/projects', { token: maint.token, body: { name: 'x', visibility: 'secret', repository: { url: 'ftp://x' } } }), 400, 'invalid_request');
+    assertError(
+      await call('POST', '/projects', { token: maint.token, body: { name: 'x', visibility: 'secret', repository: { url: 'ftp://x' } } }),
+      400,
+      'invalid_request',
+    );
   });
 
   test('a private project is invisible to non-members (404), visible once they are added; only owners manage members', async () => {
@@ -278,10 +294,15 @@ describe('services, deploy, rollback (local driver)', () => {
   });
 
   test('POST /services creates the service and rolls it out: deploying, then running with every replica', async () => {
-    const res = await call('POST', '/services', { body: { project: pr.id, name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', replicas: 3 } });
+    const res = await call('POST', '/services', {
+      body: { project: pr.id, name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', replicas: 3 },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     svc = res.body;
-    assert.deepEqual({ name: svc.name, type: svc.type, image: svc.image, status: svc.status, desired: svc.replicas.desired }, { name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', status: 'deploying', desired: 3 });
+    assert.deepEqual(
+      { name: svc.name, type: svc.type, image: svc.image, status: svc.status, desired: svc.replicas.desired },
+      { name: 'api', type: 'backend', image: 'registry.example.com/shop/api:1.0.0', status: 'deploying', desired: 3 },
+    );
     assert.deepEqual(svc.endpoints, [`http://api.${pr.slug}.svc.cluster.local`]);
     const running = await until('the service to run', async () => {
       const s = (await call('GET', `/services/${svc.id}`)).body;
@@ -291,7 +312,10 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(running.health.status, 'healthy');
     assert.ok(running.health.lastCheck);
     const list = await call('GET', `/services?project=${pr.id}&status=running`);
-    assert.deepEqual(list.body.data.map((s: any) => s.id), [svc.id]);
+    assert.deepEqual(
+      list.body.data.map((s: any) => s.id),
+      [svc.id],
+    );
     assert.deepEqual(list.body.pagination, { page: 1, limit: 20, total: 1, totalPages: 1 });
     assertError(await call('POST', '/services', { body: { project: pr.id, name: 'api', image: 'x:1' } }), 409, 'conflict');
     const bad = await call('POST', '/services', { body: { project: pr.id, name: 'Not_A_Label', image: 'UPPER CASE', replicas: 1000, strategy: 'blue-green' } });
@@ -301,7 +325,9 @@ describe('services, deploy, rollback (local driver)', () => {
   });
 
   test('POST /services/:id/deploy: 202 {deploymentId, status in-progress, progress, createdAt}; a second one meanwhile is 409; it completes', async () => {
-    const res = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:1.1.0', replicas: 3, strategy: 'rolling-update' } });
+    const res = await call('POST', `/services/${svc.id}/deploy`, {
+      body: { image: 'registry.example.com/shop/api:1.1.0', replicas: 3, strategy: 'rolling-update' },
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal(res.body.status, 'in-progress');
     assert.deepEqual(Object.keys(res.body.progress).sort(), ['available', 'desired', 'ready', 'updated']);
@@ -314,20 +340,26 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(done.message, 'deployment "api" successfully rolled out');
     assert.equal(done.revision, '2');
     const history = await call('GET', `/services/${svc.id}/deployments`);
-    assert.deepEqual(history.body.data.map((d: any) => [d.kind, d.targetImage, d.status]), [
-      ['deploy', 'registry.example.com/shop/api:1.1.0', 'success'],
-      ['create', 'registry.example.com/shop/api:1.0.0', 'success'],
-    ]);
+    assert.deepEqual(
+      history.body.data.map((d: any) => [d.kind, d.targetImage, d.status]),
+      [
+        ['deploy', 'registry.example.com/shop/api:1.1.0', 'success'],
+        ['create', 'registry.example.com/shop/api:1.0.0', 'success'],
+      ],
+    );
   });
 
   test('POST /services/:id/rollback: default the previous revision; a named revision; an unknown one 400', async () => {
     const back = await call('POST', `/services/${svc.id}/rollback`, { body: {} });
     assert.equal(back.status, 202, JSON.stringify(back.body));
-    assert.deepEqual({ status: back.body.status, targetImage: back.body.targetImage, previousImage: back.body.previousImage }, {
-      status: 'in-progress',
-      targetImage: 'registry.example.com/shop/api:1.0.0',
-      previousImage: 'registry.example.com/shop/api:1.1.0',
-    });
+    assert.deepEqual(
+      { status: back.body.status, targetImage: back.body.targetImage, previousImage: back.body.previousImage },
+      {
+        status: 'in-progress',
+        targetImage: 'registry.example.com/shop/api:1.0.0',
+        previousImage: 'registry.example.com/shop/api:1.1.0',
+      },
+    );
     const done = await settled(back.body.deploymentId);
     assert.equal(done.status, 'success');
     assert.equal(done.revision, '3', 'kubectl numbering: the rolled-back template becomes the newest revision');
@@ -353,7 +385,11 @@ describe('services, deploy, rollback (local driver)', () => {
   });
 
   test('a rollout that cannot progress fails: deployment failed, service failed, a deployment_failed alert', async () => {
-    const s = (await call('POST', '/services', { body: { project: pr.id, name: 'worker', type: 'worker', image: 'registry.example.com/shop/worker:1.0.0', replicas: 1 } })).body;
+    const s = (
+      await call('POST', '/services', {
+        body: { project: pr.id, name: 'worker', type: 'worker', image: 'registry.example.com/shop/worker:1.0.0', replicas: 1 },
+      })
+    ).body;
     await until('worker running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
     const res = await call('POST', `/services/${s.id}/deploy`, { body: { image: 'registry.example.com/shop/worker:fail-missing' } });
     const done = await settled(res.body.deploymentId);
@@ -399,7 +435,10 @@ describe('services, deploy, rollback (local driver)', () => {
     assertError(await call('GET', `/services/${svc.id}/logs`, { token: null }), 401, 'authentication_failed');
 
     const abort = new AbortController();
-    const res = await fetch(`${p.url}${API}/services/${svc.id}/logs?lines=1&follow=true`, { headers: { authorization: `Bearer ${admin}` }, signal: abort.signal });
+    const res = await fetch(`${p.url}${API}/services/${svc.id}/logs?lines=1&follow=true`, {
+      headers: { authorization: `Bearer ${admin}` },
+      signal: abort.signal,
+    });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /application\/x-ndjson/);
     const reader = res.body!.getReader();
@@ -441,7 +480,7 @@ describe('cluster, nodes, metrics (this host)', () => {
     assert.ok(c.lastHealthCheck);
   });
 
-  test('GET /infrastructure/nodes and /metrics: this host\'s real figures', async () => {
+  test("GET /infrastructure/nodes and /metrics: this host's real figures", async () => {
     const nodes = (await call('GET', '/infrastructure/nodes')).body.data;
     assert.equal(nodes.length, 1);
     assert.equal(nodes[0].name, os.hostname());
@@ -465,7 +504,10 @@ describe('webhooks', () => {
     const reg = await call('POST', '/webhooks', { body: { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true } });
     assert.equal(reg.status, 201, JSON.stringify(reg.body));
     assert.match(reg.body.secret, /^whsec_/);
-    assert.deepEqual({ url: reg.body.url, events: reg.body.events, active: reg.body.active }, { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true });
+    assert.deepEqual(
+      { url: reg.body.url, events: reg.body.events, active: reg.body.active },
+      { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true },
+    );
     const listed = (await call('GET', '/webhooks')).body.data.find((w: any) => w.id === reg.body.id);
     assert.ok(listed && !('secret' in listed));
 
@@ -484,7 +526,12 @@ describe('webhooks', () => {
     }
     const completed = got.find((r) => r.event === 'deployment.completed')!;
     assert.deepEqual(
-      { deploymentId: completed.body.data.deploymentId, status: completed.body.data.status, image: completed.body.data.image, service: completed.body.data.service.name },
+      {
+        deploymentId: completed.body.data.deploymentId,
+        status: completed.body.data.status,
+        image: completed.body.data.image,
+        service: completed.body.data.service.name,
+      },
       { deploymentId: dep.deploymentId, status: 'success', image: 'hooked:1', service: 'hooked' },
     );
     assert.equal(typeof completed.body.data.duration, 'number');
@@ -504,18 +551,28 @@ describe('webhooks', () => {
 });
 
 describe('GraphQL: the same operations and roles; deploymentUpdated streams a rollout', () => {
-  test('a developer\'s deployInfraService is refused; deploymentUpdated emits progress up to success', async () => {
+  test("a developer's deployInfraService is refused; deploymentUpdated emits progress up to success", async () => {
     const dev = await user(['developer']);
     const pr = await project();
     const s = (await call('POST', '/services', { body: { project: pr.id, name: 'streamed', image: 'streamed:1', replicas: 4 } })).body;
     await until('running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
-    const refused = await p.graphql(`mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId } }`, { id: s.id }, dev.token);
+    const refused = await p.graphql(
+      `mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId } }`,
+      { id: s.id },
+      dev.token,
+    );
     assert.equal(refused.body.errors[0].extensions.code, 'insufficient_permissions');
 
-    const d = await p.graphql(`mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId status } }`, { id: s.id }, admin);
+    const d = await p.graphql(
+      `mutation($id: ID!) { deployInfraService(id: $id, input: { image: "streamed:2" }) { deploymentId status } }`,
+      { id: s.id },
+      admin,
+    );
     const deploymentId = d.body.data.deployInfraService.deploymentId;
     const client = wsClient(p.url, `Bearer ${admin}`);
-    const sub = subscribe(client, `subscription($id: ID!) { deploymentUpdated(deploymentId: $id) { status progress { updated ready available desired } } }`, { id: deploymentId });
+    const sub = subscribe(client, `subscription($id: ID!) { deploymentUpdated(deploymentId: $id) { status progress { updated ready available desired } } }`, {
+      id: deploymentId,
+    });
     await sub.until((v) => v.data.deploymentUpdated.status !== 'in-progress', 180_000);
     await client.dispose();
     const events = sub.events.map((v) => v.data.deploymentUpdated);
@@ -523,7 +580,11 @@ describe('GraphQL: the same operations and roles; deploymentUpdated streams a ro
     assert.deepEqual(events.at(-1).progress, { updated: 4, ready: 4, available: 4, desired: 4 });
     assert.ok(events.length >= 2, `progress events: ${events.length}`);
     const ready = events.map((e) => e.progress.ready);
-    assert.deepEqual(ready, [...ready].sort((a, b) => a - b), 'ready replicas never go back');
+    assert.deepEqual(
+      ready,
+      [...ready].sort((a, b) => a - b),
+      'ready replicas never go back',
+    );
   });
 });
 

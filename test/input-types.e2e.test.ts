@@ -118,7 +118,7 @@ describe('wrong types on every documented body field of every REST surface', () 
           // Every envelope: `error: {code, details}`, or (feedback, infra) `error: code` beside `details`;
           // infra answers spec 3's `invalid_request` and keeps the platform's code in details.reason.
           const details = res.body?.details ?? res.body?.error?.details;
-          const code = typeof res.body?.error === 'string' ? details?.reason ?? res.body.error : res.body?.error?.code;
+          const code = typeof res.body?.error === 'string' ? (details?.reason ?? res.body.error) : res.body?.error?.code;
           const named = details?.errors?.some((e: { field: string }) => e.field === c.field);
           if (res.status !== 400 || code !== 'validation_error' || !named) {
             failures.push(`${c.method} ${c.path} ${JSON.stringify(c.body)} -> ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`);

@@ -42,7 +42,12 @@ export function runtimeImports(source: string): string[] {
     const [, , typeOnly, clause = '', specifier = ''] = m;
     if (typeOnly) continue;
     if (/^\{[^}]*\}$/.test(clause.trim())) {
-      const names = clause.trim().slice(1, -1).split(',').map((n) => n.trim()).filter(Boolean);
+      const names = clause
+        .trim()
+        .slice(1, -1)
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((n) => n.startsWith('type '))) continue;
     }
     specifiers.push(specifier);

@@ -51,7 +51,14 @@ describe('POST /links/api/links', () => {
     assert.equal(res.body.success, true);
     const l = res.body.data;
     assert.deepEqual(
-      { slug: l.slug, url: l.url, is_active: l.is_active, protection_type: l.protection_type, content_classification: l.content_classification, expires_at: l.expires_at },
+      {
+        slug: l.slug,
+        url: l.url,
+        is_active: l.is_active,
+        protection_type: l.protection_type,
+        content_classification: l.content_classification,
+        expires_at: l.expires_at,
+      },
       { slug: 'docs-home', url: dest, is_active: true, protection_type: 'none', content_classification: 'work', expires_at: null },
     );
     assert.match(l.user_id, /^[0-9a-f-]{36}$/);
@@ -172,7 +179,12 @@ describe('protected links', () => {
 describe('owners, lifetimes and GraphQL', () => {
   test('another key can neither read, change, delete nor list the link', async () => {
     const mine = (await create({ url: dest, custom_slug: 'mine-only' })).body.data;
-    for (const [method, path, body] of [['GET', `/links/api/links/${mine.id}`], ['PATCH', `/links/api/links/${mine.id}`, { url: dest }], ['DELETE', `/links/api/links/${mine.id}`], ['GET', `/links/api/links/${mine.id}/visits`]] as const) {
+    for (const [method, path, body] of [
+      ['GET', `/links/api/links/${mine.id}`],
+      ['PATCH', `/links/api/links/${mine.id}`, { url: dest }],
+      ['DELETE', `/links/api/links/${mine.id}`],
+      ['GET', `/links/api/links/${mine.id}/visits`],
+    ] as const) {
       const res = await call(method, path, { key: other, body });
       assert.equal(res.status, 404, `${method} ${path}`);
     }
@@ -196,10 +208,18 @@ describe('owners, lifetimes and GraphQL', () => {
   });
 
   test('every operation is GraphQL too: createLink, link, links, linkVisits, updateLink, verifyLink, deleteLink', async () => {
-    const created = await p.graphql(`mutation { createLink(input: {url: "${dest}", customSlug: "via-gql", pin: "1234"}) { id slug protectionType } }`, {}, owner);
+    const created = await p.graphql(
+      `mutation { createLink(input: {url: "${dest}", customSlug: "via-gql", pin: "1234"}) { id slug protectionType } }`,
+      {},
+      owner,
+    );
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const gid = created.body.data.createLink.id;
-    const read = await p.graphql(`query($id: ID!) { link(id: $id) { slug visits } links(limit: 50) { pagination { total } } linkVisits(id: $id) { visits { at } } }`, { id: gid }, owner);
+    const read = await p.graphql(
+      `query($id: ID!) { link(id: $id) { slug visits } links(limit: 50) { pagination { total } } linkVisits(id: $id) { visits { at } } }`,
+      { id: gid },
+      owner,
+    );
     assert.equal(read.body.data.link.slug, 'via-gql');
     const v = await p.graphql(`mutation($id: ID!) { verifyLink(id: $id, pin: "1234") { destination } }`, { id: gid }, null);
     assert.equal(v.body.data.verifyLink.destination, dest);
@@ -221,12 +241,21 @@ describe('the gate page in a real browser (headless Chromium)', () => {
     await create({ url: dest, custom_slug: 'browser-gate', password: 'open sesame', protection_hint: 'a classic' });
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage({ javaScriptEnabled: false });
       await page.goto(`${p.url}/links/browser-gate`);
-      assert.match(await page.textContent('.hint') ?? '', /a classic/);
+      assert.match((await page.textContent('.hint')) ?? '', /a classic/);
       await page.fill('#secret', 'wrong guess');
       await page.click('button[type=submit]');
       assert.match((await page.textContent('.notice')) ?? '', /Wrong password/);

@@ -72,7 +72,11 @@ async function assertConstant(name: string, query: string, check: (data: any, n:
   const many = await counted(query, { limit: 100 });
   check(many.data, 100);
   assert.ok(few.statements.length > 0, `${name}: no statement was counted (the counters are not installed)`);
-  assert.equal(many.statements.length, few.statements.length, `${name}: ${few.statements.length} statements for 10, ${many.statements.length} for 100:\n${many.statements.join('\n---\n')}`);
+  assert.equal(
+    many.statements.length,
+    few.statements.length,
+    `${name}: ${few.statements.length} statements for 10, ${many.statements.length} for 100:\n${many.statements.join('\n---\n')}`,
+  );
   console.log(`# ${name}: ${few.statements.length} statements for 10 parents, ${many.statements.length} for 100`);
   return many.statements.length;
 }
@@ -104,10 +108,11 @@ before(async () => {
     ).rows;
     const files = Array.from({ length: i % 3 }, (_, j) => ({ path: `dir/file-${j}.txt`, content: `task ${i} file ${j}` }));
     for (const f of files) {
-      await seed.query(
-        `INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes) VALUES ($1, $2, 'created', $3, 1, length($3))`,
-        [id, f.path, f.content],
-      );
+      await seed.query(`INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes) VALUES ($1, $2, 'created', $3, 1, length($3))`, [
+        id,
+        f.path,
+        f.content,
+      ]);
     }
     expected.artifacts.set(id, files);
   }
@@ -120,7 +125,10 @@ before(async () => {
     const res = await p.rest('POST', '/v1/engine/workflows', {
       body: {
         name: `Loader ${i}`,
-        nodes: [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Noop', type: 'engine.noOp' }],
+        nodes: [
+          { name: 'Start', type: 'engine.manualTrigger' },
+          { name: 'Noop', type: 'engine.noOp' },
+        ],
         connections: { Start: { main: [[{ node: 'Noop', type: 'main', index: 0 }]] } },
       },
     });
@@ -138,7 +146,14 @@ before(async () => {
         await seed.query(
           `INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, started_at, finished_at, failed_at, duration_ms, error)
            VALUES (gen_random_uuid(), $1, 1, $2, 'manual', $3, $3::timestamptz + make_interval(secs => $4::int / 1000.0), $5, $4, $6) RETURNING id`,
-          [workflowId, ok ? 'success' : 'error', new Date(startedAt), duration, ok ? null : new Date(startedAt + duration), ok ? null : JSON.stringify({ code: 'X', message: 'boom' })],
+          [
+            workflowId,
+            ok ? 'success' : 'error',
+            new Date(startedAt),
+            duration,
+            ok ? null : new Date(startedAt + duration),
+            ok ? null : JSON.stringify({ code: 'X', message: 'boom' }),
+          ],
         )
       ).rows;
       executionNo++;
@@ -157,7 +172,10 @@ before(async () => {
       }
       const logs = Array.from({ length: executionNo % 3 }, (_, l) => `execution ${executionNo} line ${l}`);
       for (const message of logs) await seed.query(`INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $2)`, [id, message]);
-      expected.nodes.set(id, nodes.map((n) => ({ ...n, output: { main: n.output } })));
+      expected.nodes.set(
+        id,
+        nodes.map((n) => ({ ...n, output: { main: n.output } })),
+      );
       expected.logs.set(id, logs);
     }
     const finished = succeeded + failed;
@@ -168,7 +186,11 @@ before(async () => {
       lastExecuted: last === null ? null : new Date(last).toISOString(),
     });
     if (i % 3 === 0 || i === 1) {
-      await seed.query(`INSERT INTO engine.webhook_triggers (workflow_id, path, method, active) VALUES ($1, $2, 'POST', $3)`, [workflowId, `loader-${i}`, i !== 1]);
+      await seed.query(`INSERT INTO engine.webhook_triggers (workflow_id, path, method, active) VALUES ($1, $2, 'POST', $3)`, [
+        workflowId,
+        `loader-${i}`,
+        i !== 1,
+      ]);
     }
     expected.hooks.set(workflowId, i % 3 === 0 ? `/webhook/loader-${i}` : null);
   }
@@ -200,7 +222,11 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
       assert.equal(workflows.length, n);
       for (const w of workflows) {
         const stats = expected.stats.get(w.workflowId)!;
-        assert.deepEqual(w.statistics, { executions: stats.executions, successRate: stats.successRate, averageDuration: stats.averageDuration }, `statistics of ${w.workflowId}`);
+        assert.deepEqual(
+          w.statistics,
+          { executions: stats.executions, successRate: stats.successRate, averageDuration: stats.averageDuration },
+          `statistics of ${w.workflowId}`,
+        );
         assert.equal(w.lastExecuted, stats.lastExecuted);
         const hook = expected.hooks.get(w.workflowId);
         if (hook === null) assert.equal(w.webhookUrl, null);
@@ -209,7 +235,11 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
       assert.ok(workflows.some((w) => w.webhookUrl) && workflows.some((w) => w.statistics.executions === 3));
     };
     const selection = `workflows { workflowId statistics { executions successRate averageDuration } lastExecuted webhookUrl }`;
-    await assertConstant('workflows { statistics lastExecuted webhookUrl }', `query W($limit: Int!) { workflows(limit: $limit) { ${selection} } }`, check('workflows'));
+    await assertConstant(
+      'workflows { statistics lastExecuted webhookUrl }',
+      `query W($limit: Int!) { workflows(limit: $limit) { ${selection} } }`,
+      check('workflows'),
+    );
     await assertConstant(
       'controlPlaneWorkflows { statistics lastExecuted webhookUrl }',
       `query W($limit: Int!) { controlPlaneWorkflows(limit: $limit) { ${selection} } }`,
@@ -245,14 +275,23 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
        VALUES ($1, 'POST', 'success', 200, 10, false), ($1, 'POST', 'rejected', 401, 3, false), ($1, 'POST', 'success', 200, 99, true)`,
       [triggers[0]!.id],
     );
-    const few = await counted(`query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`, { limit: 10 });
-    const all = await counted(`query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`, { limit: 100 });
+    const few = await counted(
+      `query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`,
+      { limit: 10 },
+    );
+    const all = await counted(
+      `query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`,
+      { limit: 100 },
+    );
     assert.equal(all.data.workflowWebhooks.webhooks.length, triggers.length);
     assert.equal(all.statements.length, few.statements.length, all.statements.join('\n---\n'));
     console.log(`# workflowWebhooks { statistics }: ${few.statements.length} statements for 10 parents, ${all.statements.length} for ${triggers.length}`);
     for (const w of all.data.workflowWebhooks.webhooks) {
       const newest = w.webhookId === triggers[0]!.id;
-      assert.deepEqual(w.statistics, newest ? { totalRequests: 2, failedRequests: 1, rejectedRequests: 1 } : { totalRequests: 0, failedRequests: 0, rejectedRequests: 0 });
+      assert.deepEqual(
+        w.statistics,
+        newest ? { totalRequests: 2, failedRequests: 1, rejectedRequests: 1 } : { totalRequests: 0, failedRequests: 0, rejectedRequests: 0 },
+      );
     }
   });
 

@@ -57,7 +57,7 @@ const day = (d: number, h = 0, m = 0) => new Date(Date.UTC(2026, 2, d, h, m));
 
 /** A deterministic sequence, so the history is the same on every run. */
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
 before(async () => {
   // The generated history is months old: the engine's retention (14 days by default) would prune
@@ -106,7 +106,16 @@ before(async () => {
     );
   }
 
-  const wf = await p.rest('POST', '/v1/engine/workflows', { body: { name: 'Metered', nodes: [{ name: 'Start', type: 'engine.manualTrigger' }, { name: 'Shape', type: 'engine.set', parameters: { values: { a: 1 } } }], connections: { Start: { main: [[{ node: 'Shape', type: 'main', index: 0 }]] } } } });
+  const wf = await p.rest('POST', '/v1/engine/workflows', {
+    body: {
+      name: 'Metered',
+      nodes: [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Shape', type: 'engine.set', parameters: { values: { a: 1 } } },
+      ],
+      connections: { Start: { main: [[{ node: 'Shape', type: 'main', index: 0 }]] } },
+    },
+  });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
   workflowId = wf.body.data.workflowId ?? wf.body.data.id;
   for (let i = 0; i < 30; i++) {
@@ -126,7 +135,17 @@ before(async () => {
     await db.query(
       `INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, started_at, finished_at, failed_at, canceled_at, duration_ms, error)
        VALUES ($1, $2, 1, $3, 'manual', $4, $5, $6, $7, $8, $9)`,
-      [id, workflowId, status, e.at, end, status === 'error' ? end : null, status === 'canceled' ? end : null, e.ms, status === 'error' ? { code: 'NODE_EXECUTION_FAILED', message: 'x' } : null],
+      [
+        id,
+        workflowId,
+        status,
+        e.at,
+        end,
+        status === 'error' ? end : null,
+        status === 'canceled' ? end : null,
+        e.ms,
+        status === 'error' ? { code: 'NODE_EXECUTION_FAILED', message: 'x' } : null,
+      ],
     );
     for (const [seq, n] of e.nodes.entries()) {
       await db.query(
@@ -181,31 +200,53 @@ describe('GET /metrics/agents', () => {
       const ts = tasks.filter((t) => t.type === type);
       assert.deepEqual(
         m.taskTypeBreakdown.find((x: any) => x.taskType === type),
-        { taskType: type, executions: ts.length, successRate: pct(ts.filter((t) => t.status === 'completed').length, ts.length), averageDuration: r3(avg(ts.map((t) => t.ms)) / 1000) },
+        {
+          taskType: type,
+          executions: ts.length,
+          successRate: pct(ts.filter((t) => t.status === 'completed').length, ts.length),
+          averageDuration: r3(avg(ts.map((t) => t.ms)) / 1000),
+        },
       );
     }
     const codes = ['TASK_TIMEOUT', 'agent_execution_failed'];
     for (const code of codes) {
       const n = tasks.filter((t) => t.code === code).length;
-      assert.deepEqual(m.errorBreakdown.find((e: any) => e.errorCode === code), { errorCode: code, count: n, percentage: pct(n, failed) });
+      assert.deepEqual(
+        m.errorBreakdown.find((e: any) => e.errorCode === code),
+        { errorCode: code, count: n, percentage: pct(n, failed) },
+      );
     }
   });
 
-  test('one agent, hourly buckets: 72 buckets, the agent\'s figures only', async () => {
+  test("one agent, hourly buckets: 72 buckets, the agent's figures only", async () => {
     const res = await get(`${M}/agents?agentId=${A2}&startDate=2026-03-01T00:00:00Z&endDate=2026-03-04T00:00:00Z&granularity=hour`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const mine = tasks.filter((t) => t.agent === A2);
     assert.equal(res.body.data.agentId, A2);
     assert.equal(res.body.data.timeseries.length, 72);
     assert.equal(res.body.data.summary.totalExecutions, mine.length);
-    assert.equal(res.body.data.summary.p95Duration, r3(percentile(mine.map((t) => t.ms), 0.95) / 1000));
-    assert.equal(res.body.data.timeseries.reduce((a: number, b: any) => a + b.executions, 0), mine.length);
+    assert.equal(
+      res.body.data.summary.p95Duration,
+      r3(
+        percentile(
+          mine.map((t) => t.ms),
+          0.95,
+        ) / 1000,
+      ),
+    );
+    assert.equal(
+      res.body.data.timeseries.reduce((a: number, b: any) => a + b.executions, 0),
+      mine.length,
+    );
   });
 
   test('bad periods and unknown agents: 400 naming the field, 404 AGENT_NOT_FOUND', async () => {
     const missing = await get(`${M}/agents?endDate=2026-03-03`);
     assertError(missing, 400, 'validation_error');
-    assert.deepEqual(missing.body.error.details.errors.map((e: any) => e.field), ['startDate']);
+    assert.deepEqual(
+      missing.body.error.details.errors.map((e: any) => e.field),
+      ['startDate'],
+    );
     assertError(await get(`${M}/agents?startDate=2026-03-05&endDate=2026-03-01`), 400, 'validation_error');
     assertError(await get(`${M}/agents?startDate=yesterday&endDate=2026-03-01`), 400, 'validation_error');
     assertError(await get(`${M}/agents?startDate=2026-03-01&endDate=2026-03-02&granularity=minute`), 400, 'validation_error');
@@ -216,7 +257,7 @@ describe('GET /metrics/agents', () => {
 });
 
 describe('GET /metrics/workflows', () => {
-  test('the engine\'s executions: summary, buckets, node performance', async () => {
+  test("the engine's executions: summary, buckets, node performance", async () => {
     const res = await get(`${M}/workflows?workflowId=${workflowId}&startDate=2026-03-01&endDate=2026-03-03`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const w = res.body.data;
@@ -230,9 +271,24 @@ describe('GET /metrics/workflows', () => {
         failedExecutions: failed,
         successRate: pct(ok, execs.length),
         averageDuration: r3(avg(execs.map((e) => e.ms)) / 1000),
-        p50Duration: r3(percentile(execs.map((e) => e.ms), 0.5) / 1000),
-        p95Duration: r3(percentile(execs.map((e) => e.ms), 0.95) / 1000),
-        p99Duration: r3(percentile(execs.map((e) => e.ms), 0.99) / 1000),
+        p50Duration: r3(
+          percentile(
+            execs.map((e) => e.ms),
+            0.5,
+          ) / 1000,
+        ),
+        p95Duration: r3(
+          percentile(
+            execs.map((e) => e.ms),
+            0.95,
+          ) / 1000,
+        ),
+        p99Duration: r3(
+          percentile(
+            execs.map((e) => e.ms),
+            0.99,
+          ) / 1000,
+        ),
       },
     );
     assert.equal(w.timeseries.length, 3);
@@ -240,7 +296,12 @@ describe('GET /metrics/workflows', () => {
     const shape = execs.map((e) => e.nodes[1]!);
     assert.deepEqual(
       w.nodePerformance.find((n: any) => n.nodeName === 'Shape'),
-      { nodeName: 'Shape', executions: shape.length, averageDuration: r3(avg(shape.map((n) => n.ms)) / 1000), failureRate: pct(shape.filter((n) => !n.ok).length, shape.length) },
+      {
+        nodeName: 'Shape',
+        executions: shape.length,
+        averageDuration: r3(avg(shape.map((n) => n.ms)) / 1000),
+        failureRate: pct(shape.filter((n) => !n.ok).length, shape.length),
+      },
     );
     assertError(await get(`${M}/workflows?workflowId=nope&startDate=2026-03-01&endDate=2026-03-03`), 400, 'validation_error');
     assertError(await get(`${M}/workflows?workflowId=00000000-0000-4000-8000-000000000000&startDate=2026-03-01&endDate=2026-03-03`), 404, 'WORKFLOW_NOT_FOUND');
@@ -250,10 +311,34 @@ describe('GET /metrics/workflows', () => {
 describe('GET /metrics/orchestrations', () => {
   test('summary, stage performance and gate validations with the common failures', async () => {
     const rows = [
-      { status: 'completed', stages: [['RESEARCH', 'completed', 60, true, []], ['DESIGN', 'completed', 120, true, []]] },
-      { status: 'completed', stages: [['RESEARCH', 'completed', 30, false, ['researchFindings']], ['DESIGN', 'completed', 90, true, []]] },
-      { status: 'failed', stages: [['RESEARCH', 'failed', 45, false, ['researchFindings', 'riskAssessment']], ['DESIGN', 'pending', 0, null, []]] },
-      { status: 'cancelled', stages: [['RESEARCH', 'completed', 20, true, []], ['DESIGN', 'running', 0, null, []]] },
+      {
+        status: 'completed',
+        stages: [
+          ['RESEARCH', 'completed', 60, true, []],
+          ['DESIGN', 'completed', 120, true, []],
+        ],
+      },
+      {
+        status: 'completed',
+        stages: [
+          ['RESEARCH', 'completed', 30, false, ['researchFindings']],
+          ['DESIGN', 'completed', 90, true, []],
+        ],
+      },
+      {
+        status: 'failed',
+        stages: [
+          ['RESEARCH', 'failed', 45, false, ['researchFindings', 'riskAssessment']],
+          ['DESIGN', 'pending', 0, null, []],
+        ],
+      },
+      {
+        status: 'cancelled',
+        stages: [
+          ['RESEARCH', 'completed', 20, true, []],
+          ['DESIGN', 'running', 0, null, []],
+        ],
+      },
     ] as const;
     const durations: number[] = [];
     for (const [i, o] of rows.entries()) {
@@ -286,7 +371,16 @@ describe('GET /metrics/orchestrations', () => {
         await db.query(
           `INSERT INTO control_plane.orchestration_stages (orchestration_id, position, stage, status, gate_enabled, tasks_total, tasks_completed, gate_result, started_at, completed_at, failed_at)
            VALUES ($1, $2, $3, $4, true, 1, 0, $5, $6, $7, $8)`,
-          [id, pos, stage, status, passed === null ? null : { passed, missingCriteria: missing, validatedAt: ended.toISOString() }, started, status === 'completed' ? ended : null, status === 'failed' ? ended : null],
+          [
+            id,
+            pos,
+            stage,
+            status,
+            passed === null ? null : { passed, missingCriteria: missing, validatedAt: ended.toISOString() },
+            started,
+            status === 'completed' ? ended : null,
+            status === 'failed' ? ended : null,
+          ],
         );
       }
     }
@@ -318,13 +412,16 @@ describe('GET /metrics/orchestrations', () => {
       ],
     });
     const research = (await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=DESIGN`)).body.data;
-    assert.deepEqual(research.stagePerformance.map((s: any) => s.stage), ['DESIGN']);
+    assert.deepEqual(
+      research.stagePerformance.map((s: any) => s.stage),
+      ['DESIGN'],
+    );
     assertError(await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=LAUNCH`), 400, 'validation_error');
   });
 });
 
 describe('GET /metrics/costs', () => {
-  test('the price table over the period\'s usage, by service, agent, workflow and day; top agents; forecast', async () => {
+  test("the price table over the period's usage, by service, agent, workflow and day; top agents; forecast", async () => {
     const billed = tasks.filter((t) => t.status !== 'cancelled');
     const tokens = billed.reduce((a, t) => a + t.tokens, 0);
     const agentsCost = billed.length * PRICES.perAgentExecution + (tokens / 1000) * PRICES.per1000Tokens;
@@ -334,19 +431,48 @@ describe('GET /metrics/costs', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const c = res.body.data;
     const baseFee = (PRICES.baseFeePerMonth.starter * 3) / 30;
-    assert.deepEqual(c.summary, { totalCost: money(baseFee + agentsCost + wfCost + 4 * PRICES.perOrchestration), currency: 'USD', tier: 'starter', baseFee: money(baseFee), usageFee: money(agentsCost + wfCost + 4 * PRICES.perOrchestration) });
-    assert.deepEqual(c.breakdown.find((b: any) => b.category === 'agents'), { category: 'agents', cost: money(agentsCost), executions: billed.length, tokens, costPerExecution: money(agentsCost / billed.length) });
-    assert.deepEqual(c.breakdown.find((b: any) => b.category === 'workflows'), { category: 'workflows', cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution });
-    assert.deepEqual(c.breakdown.find((b: any) => b.category === 'orchestrations'), { category: 'orchestrations', cost: money(4 * PRICES.perOrchestration), orchestrations: 4, costPerOrchestration: PRICES.perOrchestration });
+    assert.deepEqual(c.summary, {
+      totalCost: money(baseFee + agentsCost + wfCost + 4 * PRICES.perOrchestration),
+      currency: 'USD',
+      tier: 'starter',
+      baseFee: money(baseFee),
+      usageFee: money(agentsCost + wfCost + 4 * PRICES.perOrchestration),
+    });
+    assert.deepEqual(
+      c.breakdown.find((b: any) => b.category === 'agents'),
+      { category: 'agents', cost: money(agentsCost), executions: billed.length, tokens, costPerExecution: money(agentsCost / billed.length) },
+    );
+    assert.deepEqual(
+      c.breakdown.find((b: any) => b.category === 'workflows'),
+      { category: 'workflows', cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution },
+    );
+    assert.deepEqual(
+      c.breakdown.find((b: any) => b.category === 'orchestrations'),
+      { category: 'orchestrations', cost: money(4 * PRICES.perOrchestration), orchestrations: 4, costPerOrchestration: PRICES.perOrchestration },
+    );
     const byAgent = [A1, A2].map((a) => {
       const ts = billed.filter((t) => t.agent === a);
-      return { agentId: a, executions: ts.length, cost: money(ts.length * PRICES.perAgentExecution + (ts.reduce((x, t) => x + t.tokens, 0) / 1000) * PRICES.per1000Tokens) };
+      return {
+        agentId: a,
+        executions: ts.length,
+        cost: money(ts.length * PRICES.perAgentExecution + (ts.reduce((x, t) => x + t.tokens, 0) / 1000) * PRICES.per1000Tokens),
+      };
     });
-    assert.deepEqual(c.topAgents, byAgent.sort((x, y) => y.cost - x.cost).map((a) => ({ agentId: a.agentId, cost: a.cost, executions: a.executions })));
-    assert.deepEqual(c.forecast, { projectedMonthlyTotal: money(PRICES.baseFeePerMonth.starter + ((agentsCost + wfCost + 4 * PRICES.perOrchestration) / 3) * 31), basedOnDaysOfData: 3, confidenceLevel: 'low' });
+    assert.deepEqual(
+      c.topAgents,
+      byAgent.sort((x, y) => y.cost - x.cost).map((a) => ({ agentId: a.agentId, cost: a.cost, executions: a.executions })),
+    );
+    assert.deepEqual(c.forecast, {
+      projectedMonthlyTotal: money(PRICES.baseFeePerMonth.starter + ((agentsCost + wfCost + 4 * PRICES.perOrchestration) / 3) * 31),
+      basedOnDaysOfData: 3,
+      confidenceLevel: 'low',
+    });
 
     const perDay = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=day`)).body.data.breakdown;
-    assert.deepEqual(perDay.map((b: any) => b.category), ['2026-03-01', '2026-03-02', '2026-03-03']);
+    assert.deepEqual(
+      perDay.map((b: any) => b.category),
+      ['2026-03-01', '2026-03-02', '2026-03-03'],
+    );
     assert.equal(perDay[1].orchestrations, 4);
     const perWorkflow = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=workflow`)).body.data.breakdown;
     assert.deepEqual(perWorkflow, [{ category: workflowId, cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution }]);
@@ -361,19 +487,44 @@ describe('POST /metrics/query', () => {
     const range = { start: '2026-03-01T00:00:00Z', end: '2026-03-04T00:00:00Z' };
     const res = await query({ metric: 'agent_duration', aggregation: 'p95', groupBy: ['agentId'], filters: { status: 'completed' }, timeRange: range });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const expected = [A1, A2].sort().map((a) => ({ agentId: a, value: percentile(tasks.filter((t) => t.agent === a && t.status === 'completed').map((t) => t.ms), 0.95) / 1000 }));
-    assert.deepEqual(res.body.data.results.map((r: any) => r.agentId), expected.map((e) => e.agentId));
+    const expected = [A1, A2].sort().map((a) => ({
+      agentId: a,
+      value:
+        percentile(
+          tasks.filter((t) => t.agent === a && t.status === 'completed').map((t) => t.ms),
+          0.95,
+        ) / 1000,
+    }));
+    assert.deepEqual(
+      res.body.data.results.map((r: any) => r.agentId),
+      expected.map((e) => e.agentId),
+    );
     // Four decimals (PostgreSQL's float and this test's may round the fifth differently).
-    for (const [i, e] of expected.entries()) assert.ok(Math.abs(res.body.data.results[i].value - e.value) < 0.00015, `${res.body.data.results[i].value} vs ${e.value}`);
+    for (const [i, e] of expected.entries())
+      assert.ok(Math.abs(res.body.data.results[i].value - e.value) < 0.00015, `${res.body.data.results[i].value} vs ${e.value}`);
     assert.deepEqual(res.body.data.timeRange, { start: '2026-03-01T00:00:00.000Z', end: '2026-03-04T00:00:00.000Z' });
-    const count = await query({ metric: 'agent_executions', aggregation: 'count', groupBy: ['taskType', 'status'], filters: { agentId: [A1] }, timeRange: range });
+    const count = await query({
+      metric: 'agent_executions',
+      aggregation: 'count',
+      groupBy: ['taskType', 'status'],
+      filters: { agentId: [A1] },
+      timeRange: range,
+    });
     const mine = tasks.filter((t) => t.agent === A1);
-    assert.equal(count.body.data.results.reduce((a: number, r: any) => a + r.value, 0), mine.length);
-    assert.equal(count.body.data.results.find((r: any) => r.taskType === 'build' && r.status === 'completed').value, mine.filter((t) => t.type === 'build' && t.status === 'completed').length);
+    assert.equal(
+      count.body.data.results.reduce((a: number, r: any) => a + r.value, 0),
+      mine.length,
+    );
+    assert.equal(
+      count.body.data.results.find((r: any) => r.taskType === 'build' && r.status === 'completed').value,
+      mine.filter((t) => t.type === 'build' && t.status === 'completed').length,
+    );
     const rate = await query({ metric: 'workflow_success_rate', aggregation: 'avg', timeRange: range });
     assert.equal(rate.status, 200, JSON.stringify(rate.body));
     const finished = execs.filter((e) => e.status !== 'canceled');
-    assert.deepEqual(rate.body.data.results, [{ value: Math.round((finished.filter((e) => e.status === 'success').length / finished.length) * 100 * 10_000) / 10_000 }]);
+    assert.deepEqual(rate.body.data.results, [
+      { value: Math.round((finished.filter((e) => e.status === 'success').length / finished.length) * 100 * 10_000) / 10_000 },
+    ]);
   });
 
   test('unknown metric, field or aggregation: 400 with the allowed values; the 6th query in a minute is 429', async () => {
@@ -430,17 +581,23 @@ describe('system resources and health', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const r = res.body.data;
     const now = (await db.query(`SELECT * FROM control_plane.resource_samples WHERE at >= $1 AND at < $2`, [start, end])).rows;
-    assert.equal(r.summary.totalRequests, now.reduce((a, x) => a + x.requests_total, 0));
+    assert.equal(
+      r.summary.totalRequests,
+      now.reduce((a, x) => a + x.requests_total, 0),
+    );
     // real (float4) columns: the two sides may round the second decimal differently
     assert.ok(Math.abs(r.summary.peakCpuUsage - Math.max(...now.map((x) => x.cpu_percent))) < 0.011);
     assert.ok(r.summary.averageMemoryUsage > 0 && r.summary.averageMemoryUsage <= 100);
     assert.ok(r.timeseries.length >= 2);
-    assert.equal(r.timeseries.reduce((a: number, b: any) => a + b.requests.total, 0), r.summary.totalRequests);
+    assert.equal(
+      r.timeseries.reduce((a: number, b: any) => a + b.requests.total, 0),
+      r.summary.totalRequests,
+    );
     for (const b of r.timeseries) assert.deepEqual(Object.keys(b).sort(), ['cpu', 'memory', 'network', 'requests', 'storage', 'timestamp']);
     assertError(await get(`${M}/system/resources?startDate=${start}&endDate=${end}&granularity=week`), 400, 'validation_error');
   });
 
-  test('health: every part probed, the host\'s resources, the caller\'s limits', async () => {
+  test("health: every part probed, the host's resources, the caller's limits", async () => {
     const res = await get(`${M}/system/health`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const h = res.body.data;

@@ -52,7 +52,10 @@ function answerFor(agentId: string, prompt: string): string {
     case 'workflow-architect':
       return JSON.stringify({
         summary: 'Checkout workflow.',
-        files: files(['workflows/checkout.json', JSON.stringify({ name: 'checkout', nodes: [{ name: 'Start', type: 'engine.manualTrigger', parameters: {} }], connections: {} })]),
+        files: files([
+          'workflows/checkout.json',
+          JSON.stringify({ name: 'checkout', nodes: [{ name: 'Start', type: 'engine.manualTrigger', parameters: {} }], connections: {} }),
+        ]),
       });
     case 'docs-author':
       return JSON.stringify({ summary: 'A guide.', files: files(['docs/guide.md', '# Guide\n\nHow to check out.\n']) });
@@ -95,7 +98,8 @@ async function startReceiver(): Promise<Receiver> {
 // ---- helpers ---------------------------------------------------------------------------------
 
 /** Orchestrations wait on stages of model calls: a longer deadline than `until`'s own. */
-const waitFor = <T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000) => until(what, probe, timeoutMs, 50);
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000) =>
+  until(what, probe, timeoutMs, 50);
 
 async function status(id: string, details = false, platform = p) {
   const res = await platform.rest('GET', `${ORCH}/status/${id}${details ? '?includeTaskDetails=true' : ''}`);
@@ -180,16 +184,22 @@ describe('gates', () => {
     const res = await p.rest('GET', `${ORCH}/gates`);
     assert.equal(res.status, 200);
     const stages = res.body.data.stages;
-    assert.deepEqual(stages.map((s: any) => s.stage), ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR']);
+    assert.deepEqual(
+      stages.map((s: any) => s.stage),
+      ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'],
+    );
     assert.deepEqual(stages[0].entry, []);
     for (let i = 1; i < stages.length; i++) assert.deepEqual(stages[i].entry, stages[i - 1].exit);
     const implement = stages[2].exit;
-    assert.deepEqual(implement.find((k: any) => k.name === 'tests'), {
-      name: 'tests',
-      required: true,
-      description: 'The tests written with the implementation',
-      evidence: ['testFiles'],
-    });
+    assert.deepEqual(
+      implement.find((k: any) => k.name === 'tests'),
+      {
+        name: 'tests',
+        required: true,
+        description: 'The tests written with the implementation',
+        evidence: ['testFiles'],
+      },
+    );
   });
 
   test('POST /orchestration/validate-gate: passed, and failed still success with missingCriteria', async () => {
@@ -216,7 +226,10 @@ describe('gates', () => {
     assertError(await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'TESTING', gateType: 'exit', outputs: {} } }), 400, 'validation_error');
     const gateType = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'middle', outputs: {} } });
     assertError(gateType, 400, 'validation_error');
-    assert.ok(gateType.body.error.details.errors.some((e: any) => e.field.endsWith('gateType')), JSON.stringify(gateType.body));
+    assert.ok(
+      gateType.body.error.details.errors.some((e: any) => e.field.endsWith('gateType')),
+      JSON.stringify(gateType.body),
+    );
     const missing = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'exit' } });
     assertError(missing, 400, 'validation_error');
     assert.match(JSON.stringify(missing.body.error.details.errors), /outputs/);
@@ -224,8 +237,16 @@ describe('gates', () => {
     const reader = await p.createKey({ permissions: ['orchestration:read'] });
     const writerOnly = await p.createKey({ permissions: ['agent:execute'] });
     assert.equal((await p.rest('POST', `${ORCH}/validate-gate`, { key: reader.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } })).status, 200);
-    assertError(await p.rest('POST', `${ORCH}/validate-gate`, { key: writerOnly.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }), 403, 'insufficient_permissions');
-    assertError(await p.rest('POST', `${ORCH}/validate-gate`, { key: null, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }), 401, 'missing_authorization');
+    assertError(
+      await p.rest('POST', `${ORCH}/validate-gate`, { key: writerOnly.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
+      403,
+      'insufficient_permissions',
+    );
+    assertError(
+      await p.rest('POST', `${ORCH}/validate-gate`, { key: null, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
+      401,
+      'missing_authorization',
+    );
   });
 });
 
@@ -235,7 +256,9 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
   test('stages: known names, in delivery order, each once', async () => {
     const unknown = await post({ name: 'x', stages: [{ stage: 'TESTING', tasks: [research().tasks[0]] }] });
     assertError(unknown, 400, 'validation_error');
-    assert.deepEqual(unknown.body.error.details.errors, [{ field: 'stages[0].stage', message: 'must be one of RESEARCH, DESIGN, IMPLEMENT, VERIFY, DEPLOY, MONITOR' }]);
+    assert.deepEqual(unknown.body.error.details.errors, [
+      { field: 'stages[0].stage', message: 'must be one of RESEARCH, DESIGN, IMPLEMENT, VERIFY, DEPLOY, MONITOR' },
+    ]);
 
     const order = await post({ name: 'x', stages: [{ ...research(), stage: 'DESIGN' }, research()] });
     assertError(order, 400, 'validation_error');
@@ -267,7 +290,13 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
       name: 'x',
       stages: [
         research(),
-        { stage: 'DESIGN', tasks: [{ ...plan, id: 'a', dependencies: ['nothing-here'] }, { ...plan, id: 'b', dependencies: ['stage:VERIFY'] }] },
+        {
+          stage: 'DESIGN',
+          tasks: [
+            { ...plan, id: 'a', dependencies: ['nothing-here'] },
+            { ...plan, id: 'b', dependencies: ['stage:VERIFY'] },
+          ],
+        },
       ],
     });
     assertError(missing, 422, 'workflow_validation_failed');
@@ -282,7 +311,14 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
     const circular = await post({
       name: 'x',
       stages: [
-        { stage: 'RESEARCH', parallel: true, tasks: [{ ...plan, id: 'a', dependencies: ['b'] }, { ...plan, id: 'b', dependencies: ['a'] }] },
+        {
+          stage: 'RESEARCH',
+          parallel: true,
+          tasks: [
+            { ...plan, id: 'a', dependencies: ['b'] },
+            { ...plan, id: 'b', dependencies: ['a'] },
+          ],
+        },
         { stage: 'DESIGN', tasks: [{ ...plan, id: 'c', dependencies: ['stage:DESIGN'] }] },
       ],
     });
@@ -292,7 +328,18 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
     assert.deepEqual(circular.body.error.details.errors.find((e: any) => e.cycle)?.cycle.length, 3);
 
     // In a stage that is not parallel each task also waits for the one before it.
-    const order = await post({ name: 'x', stages: [{ stage: 'RESEARCH', tasks: [{ ...plan, id: 'first', dependencies: ['second'] }, { ...plan, id: 'second' }] }] });
+    const order = await post({
+      name: 'x',
+      stages: [
+        {
+          stage: 'RESEARCH',
+          tasks: [
+            { ...plan, id: 'first', dependencies: ['second'] },
+            { ...plan, id: 'second' },
+          ],
+        },
+      ],
+    });
     assertError(order, 422, 'workflow_validation_failed');
     assert.equal(order.body.error.details.errors[0].type, 'circular_dependency');
 
@@ -340,7 +387,12 @@ describe('an orchestration run', () => {
             stage: 'IMPLEMENT',
             gateValidation: {},
             tasks: [
-              { agentId: 'backend-engineer', taskType: 'implement-endpoint', context: { specification: 'POST /checkout', language: 'typescript' }, dependencies: ['stage:DESIGN'] },
+              {
+                agentId: 'backend-engineer',
+                taskType: 'implement-endpoint',
+                context: { specification: 'POST /checkout', language: 'typescript' },
+                dependencies: ['stage:DESIGN'],
+              },
             ],
           },
         ],
@@ -382,9 +434,14 @@ describe('an orchestration run', () => {
     assert.ok(new Date(byKey.notes.startedAt) < new Date(byKey.flow.completedAt));
 
     // Each stage's tasks got the outputs of the stages before it.
-    const rows = await p.platform.kernel.db.query(`SELECT agent_id, stage, forge, created_by_key FROM control_plane.tasks WHERE orchestration_id = $1`, [c.orchestrationId]);
+    const rows = await p.platform.kernel.db.query(`SELECT agent_id, stage, forge, created_by_key FROM control_plane.tasks WHERE orchestration_id = $1`, [
+      c.orchestrationId,
+    ]);
     assert.equal(rows.length, 5);
-    assert.ok(rows.every((r: any) => r.created_by_key === writer.id), 'the tasks run on behalf of the key that created the orchestration');
+    assert.ok(
+      rows.every((r: any) => r.created_by_key === writer.id),
+      'the tasks run on behalf of the key that created the orchestration',
+    );
     const implement = rows.find((r: any) => r.stage === 'IMPLEMENT');
     assert.equal(implement.forge.outputs.planPath, 'plans/checkout.md');
     assert.equal(implement.forge.outputs.workflowPath, 'workflows/checkout.json');
@@ -402,7 +459,10 @@ describe('an orchestration run', () => {
       'orchestration.stage_completed IMPLEMENT',
       'orchestration.stage_completed RESEARCH',
     ]);
-    assert.ok(mine.every((d) => d.signatureValid), 'every delivery carries a valid X-SVC-Signature');
+    assert.ok(
+      mine.every((d) => d.signatureValid),
+      'every delivery carries a valid X-SVC-Signature',
+    );
     const completed = mine.find((d) => d.event === 'orchestration.completed')!;
     assert.equal(completed.body.event, 'orchestration.completed');
     assert.equal(completed.body.result.success, true);
@@ -501,7 +561,12 @@ describe('an orchestration run', () => {
   test('a stage without gateValidation is not gated', async () => {
     const c = await create({
       name: 'ungated',
-      stages: [{ stage: 'IMPLEMENT', tasks: [{ agentId: 'backend-engineer', taskType: 'implement-endpoint', context: { specification: 'NO-TESTS', language: 'go' } }] }],
+      stages: [
+        {
+          stage: 'IMPLEMENT',
+          tasks: [{ agentId: 'backend-engineer', taskType: 'implement-endpoint', context: { specification: 'NO-TESTS', language: 'go' } }],
+        },
+      ],
     });
     const done = await untilStatus(c.orchestrationId, 'completed');
     assert.equal(done.stages[0].gateValidation.enabled, false);
@@ -574,10 +639,16 @@ describe('pause, resume, cancel', () => {
     const s = await status(c.orchestrationId, true);
     assert.equal(s.status, 'cancelled');
     assert.equal(s.stages[0].status, 'cancelled');
-    assert.deepEqual(s.stages[0].tasks.map((t: any) => t.status), ['cancelled', 'cancelled']);
+    assert.deepEqual(
+      s.stages[0].tasks.map((t: any) => t.status),
+      ['cancelled', 'cancelled'],
+    );
     assert.equal(s.stages[1].tasks[0].status, 'pending');
     const tasks = await p.platform.kernel.db.query(`SELECT status FROM control_plane.tasks WHERE orchestration_id = $1`, [c.orchestrationId]);
-    assert.deepEqual(tasks.map((t: any) => t.status), ['cancelled', 'cancelled']);
+    assert.deepEqual(
+      tasks.map((t: any) => t.status),
+      ['cancelled', 'cancelled'],
+    );
     assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`), 409, 'conflict');
     assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/resume`), 409, 'conflict');
   });
@@ -624,10 +695,15 @@ describe('orchestrationUpdated over graphql-ws', () => {
     const last = seen.at(-1);
     assert.equal(last.status, 'completed');
     assert.equal(last.progress.overallPercentage, 100);
-    assert.ok(seen.some((o) => o.currentStage === 'DESIGN' && o.status === 'running'), 'a progress change between the stages was emitted');
+    assert.ok(
+      seen.some((o) => o.currentStage === 'DESIGN' && o.status === 'running'),
+      'a progress change between the stages was emitted',
+    );
 
     const stranger = await p.createKey({ permissions: ['agent:read'] });
-    const refusal = subscribe(ws(p, stranger.key), `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { status } }`, { id: c.orchestrationId });
+    const refusal = subscribe(ws(p, stranger.key), `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id) { status } }`, {
+      id: c.orchestrationId,
+    });
     await refusal.done;
     const refused = refusal.errors[0];
     assert.equal(refused[0].extensions.code, 'insufficient_permissions');
@@ -694,7 +770,11 @@ describe('a restart mid-orchestration', () => {
           name: 'survivor',
           stages: [
             research({ context: { objective: `HOLD:${h}` } }),
-            { stage: 'DESIGN', gateValidation: {}, tasks: [{ agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: 'g', trigger: 'webhook' } }] },
+            {
+              stage: 'DESIGN',
+              gateValidation: {},
+              tasks: [{ agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: 'g', trigger: 'webhook' } }],
+            },
           ],
           webhook: { url: receiver.url, secret: SECRET },
         },
@@ -706,7 +786,9 @@ describe('a restart mid-orchestration', () => {
       await first.stop({ keepDatabase: true });
       firstStopped = true;
       release(h);
-      const [row] = await query(database.url, `SELECT status, current_stage FROM control_plane.orchestrations WHERE orchestration_id = $1`, [c.orchestrationId]);
+      const [row] = await query(database.url, `SELECT status, current_stage FROM control_plane.orchestrations WHERE orchestration_id = $1`, [
+        c.orchestrationId,
+      ]);
       assert.deepEqual(row, { status: 'running', current_stage: 'RESEARCH' });
     } finally {
       if (!firstStopped) {
@@ -718,7 +800,10 @@ describe('a restart mid-orchestration', () => {
     const second = await startTestPlatform(env, { database });
     try {
       const done = await untilStatus(c.orchestrationId, 'completed', second);
-      assert.deepEqual(done.stages.map((s: any) => s.status), ['completed', 'completed']);
+      assert.deepEqual(
+        done.stages.map((s: any) => s.status),
+        ['completed', 'completed'],
+      );
       assert.equal(done.result.tasksCompleted, 2);
       const hooks = await waitFor('webhooks after the restart', () => {
         const list = receiver.deliveries.slice(before).filter((d) => d.body.orchestrationId === c.orchestrationId);

@@ -106,7 +106,9 @@ describe('POST /v1/promptlib/prompts', () => {
     const error = fails(res, 400, 'validation_error');
     assert.deepEqual(fields(error), ['name']);
     const mismatch = fails(
-      await p.rest('POST', `${V1}/prompts`, { body: { name: 'mismatch', description: 'x', template: 'Hi {{name}} from {{city}}', variables: ['name', 'zip'] } }),
+      await p.rest('POST', `${V1}/prompts`, {
+        body: { name: 'mismatch', description: 'x', template: 'Hi {{name}} from {{city}}', variables: ['name', 'zip'] },
+      }),
       400,
       'validation_error',
     );
@@ -145,10 +147,7 @@ describe('GET, PUT and DELETE /v1/promptlib/prompts/{promptId}', () => {
     assert.equal(d.name, 'greeting');
     assert.deepEqual(d.variables, ['name', 'place']);
     assert.deepEqual(d.metadata, { domain: 'support', tags: ['greet', 'cx'], agentId: 'docs-author', version: '1.0.0', fragments: [] });
-    assert.deepEqual(
-      { ...d.performance, byVersion: undefined },
-      { totalTests: 0, averageTokens: 0, averageLatency: 0, successRate: 0, byVersion: undefined },
-    );
+    assert.deepEqual({ ...d.performance, byVersion: undefined }, { totalTests: 0, averageTokens: 0, averageLatency: 0, successRate: 0, byVersion: undefined });
   });
 
   test('unknown prompt or version: 404 PROMPT_NOT_FOUND with details; a bad version is a 400', async () => {
@@ -229,9 +228,20 @@ describe('GET /v1/promptlib/prompts', () => {
     assert.equal(item.domain, 'billing');
     assert.deepEqual(billing.pagination, { total: 3, limit: 20, offset: 0, hasMore: false });
 
-    assert.deepEqual(ok(await p.rest('GET', `${V1}/prompts?domain=billing&tag=t1`)).prompts.map((x: any) => x.promptId).sort(), ['list-a', 'list-c']);
-    assert.deepEqual(ok(await p.rest('GET', `${V1}/prompts?domain=billing&status=active`)).prompts.map((x: any) => x.promptId), ['list-c']);
-    assert.deepEqual(ok(await p.rest('GET', `${V1}/prompts?agentId=billing-bot`)).prompts.map((x: any) => x.promptId), ['list-a']);
+    assert.deepEqual(
+      ok(await p.rest('GET', `${V1}/prompts?domain=billing&tag=t1`))
+        .prompts.map((x: any) => x.promptId)
+        .sort(),
+      ['list-a', 'list-c'],
+    );
+    assert.deepEqual(
+      ok(await p.rest('GET', `${V1}/prompts?domain=billing&status=active`)).prompts.map((x: any) => x.promptId),
+      ['list-c'],
+    );
+    assert.deepEqual(
+      ok(await p.rest('GET', `${V1}/prompts?agentId=billing-bot`)).prompts.map((x: any) => x.promptId),
+      ['list-a'],
+    );
 
     const page = ok(await p.rest('GET', `${V1}/prompts?domain=billing&limit=1&offset=1`));
     assert.equal(page.prompts.length, 1);
@@ -246,9 +256,18 @@ describe('GET /v1/promptlib/prompts', () => {
 
 describe('fragments and rendering', () => {
   test('fragment CRUD: example is an alias of examples; versions; list with usedInPrompts and domain', async () => {
-    const role = ok(await p.rest('POST', `${V1}/fragments`, {
-      body: { name: 'expert-role', type: 'role', content: 'You are an expert in {{domain}}.', description: 'expert', metadata: { domain: 'science', tags: ['core'] } },
-    }), 201);
+    const role = ok(
+      await p.rest('POST', `${V1}/fragments`, {
+        body: {
+          name: 'expert-role',
+          type: 'role',
+          content: 'You are an expert in {{domain}}.',
+          description: 'expert',
+          metadata: { domain: 'science', tags: ['core'] },
+        },
+      }),
+      201,
+    );
     assert.deepEqual(Object.keys(role).sort(), ['createdAt', 'fragmentId', 'type', 'version']);
     assert.deepEqual({ ...role, createdAt: undefined }, { fragmentId: 'expert-role', type: 'role', version: 1, createdAt: undefined });
     const fmt = ok(await p.rest('POST', `${V1}/fragments`, { body: { name: 'answer-format', type: 'example', content: 'Answer in {{style}} style.' } }), 201);
@@ -258,7 +277,9 @@ describe('fragments and rendering', () => {
     const badType = fails(await p.rest('POST', `${V1}/fragments`, { body: { name: 'odd', type: 'poem', content: 'x' } }), 400, 'validation_error');
     assert.deepEqual(fields(badType), ['type']);
 
-    const v2 = ok(await p.rest('PUT', `${V1}/fragments/expert-role`, { body: { content: 'You are a world-class expert in {{domain}}.', createNewVersion: true } }));
+    const v2 = ok(
+      await p.rest('PUT', `${V1}/fragments/expert-role`, { body: { content: 'You are a world-class expert in {{domain}}.', createNewVersion: true } }),
+    );
     assert.equal(v2.version, 2);
     const got = ok(await p.rest('GET', `${V1}/fragments/expert-role`));
     assert.equal(got.content, 'You are a world-class expert in {{domain}}.');
@@ -286,7 +307,12 @@ describe('fragments and rendering', () => {
 
     fake.reset();
     const res = await p.rest('POST', `${V1}/prompts/explain/test`, {
-      body: { variables: { domain: 'physics', style: 'plain', topic: '{{fragment:expert-role}} and {{topic}}' }, model: 'model-b', temperature: 0.2, maxTokens: 100 },
+      body: {
+        variables: { domain: 'physics', style: 'plain', topic: '{{fragment:expert-role}} and {{topic}}' },
+        model: 'model-b',
+        temperature: 0.2,
+        maxTokens: 100,
+      },
     });
     const d = ok(res);
     const rendered =
@@ -327,7 +353,10 @@ describe('fragments and rendering', () => {
   test('test parameters: temperature 0.0 to 1.0, a known model; unknown prompt 404', async () => {
     const vars = { domain: 'x', style: 'y', topic: 'z' };
     const hot = fails(await p.rest('POST', `${V1}/prompts/explain/test`, { body: { variables: vars, temperature: 1.5 } }), 400, 'validation_error');
-    assert.ok(fields(hot).some((f: string) => f.includes('temperature')), JSON.stringify(hot));
+    assert.ok(
+      fields(hot).some((f: string) => f.includes('temperature')),
+      JSON.stringify(hot),
+    );
     const model = fails(await p.rest('POST', `${V1}/prompts/explain/test`, { body: { variables: vars, model: 'gpt-9' } }), 400, 'validation_error');
     assert.deepEqual(fields(model), ['model']);
     fails(await p.rest('POST', `${V1}/prompts/nope/test`, { body: { variables: {} } }), 404, 'PROMPT_NOT_FOUND');
@@ -362,9 +391,12 @@ describe('fragments and rendering', () => {
 
   test('usage is real; deleting a fragment an active prompt uses is a 409 unless force=true', async () => {
     await p.rest('PUT', `${V1}/prompts/explain`, { body: { status: 'active' } });
-    ok(await p.rest('POST', `${V1}/chains`, {
-      body: { name: 'explainer', description: 'uses explain', steps: [{ order: 1, promptId: 'explain', outputKey: 'text' }] },
-    }), 201);
+    ok(
+      await p.rest('POST', `${V1}/chains`, {
+        body: { name: 'explainer', description: 'uses explain', steps: [{ order: 1, promptId: 'explain', outputKey: 'text' }] },
+      }),
+      201,
+    );
     const usage = ok(await p.rest('GET', `${V1}/fragments/answer-format`)).usage;
     assert.deepEqual(usage, { promptCount: 1, chainCount: 1 }, 'through house-style');
 
@@ -406,7 +438,11 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
   const cases = Array.from({ length: 6 }, (_, i) => ({ text: `case number ${i}` }));
 
   test('runs both arms over every case within a bound, recommends by the documented rule, stores the test', async () => {
-    await createPrompt({ name: 'summary-long', template: 'Please read the following text very carefully and then write a summary: {{text}}', variables: ['text'] });
+    await createPrompt({
+      name: 'summary-long',
+      template: 'Please read the following text very carefully and then write a summary: {{text}}',
+      variables: ['text'],
+    });
     fake.reset();
     const load = concurrency(40);
     const res = await p.rest('POST', `${V1}/prompts/ab-test`, {
@@ -427,7 +463,11 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
     assert.ok(promptB.averageTokens < promptA.averageTokens);
     assert.equal(recommendation, 'promptB');
     assert.match(reason, /fewer tokens/);
-    assert.deepEqual(d.promptA, { promptId: 'summary-long', version: 1, template: 'Please read the following text very carefully and then write a summary: {{text}}' });
+    assert.deepEqual(d.promptA, {
+      promptId: 'summary-long',
+      version: 1,
+      template: 'Please read the following text very carefully and then write a summary: {{text}}',
+    });
     assert.equal(d.promptB.promptId, null);
 
     const again = ok(await p.rest('GET', `${V1}/prompts/ab-test/${d.testId}`));
@@ -441,9 +481,11 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
       const content: string = body.messages.at(-1).content;
       return content.startsWith('Summarize') ? { status: 400, content: 'refused' } : `echo: ${content}`;
     });
-    const d = ok(await p.rest('POST', `${V1}/prompts/ab-test`, {
-      body: { promptA: { promptId: 'summary-long' }, promptB: { template: 'Summarize: {{text}}' }, testCases: cases.slice(0, 2) },
-    }));
+    const d = ok(
+      await p.rest('POST', `${V1}/prompts/ab-test`, {
+        body: { promptA: { promptId: 'summary-long' }, promptB: { template: 'Summarize: {{text}}' }, testCases: cases.slice(0, 2) },
+      }),
+    );
     fake.reply(null);
     assert.equal(d.results.promptB.failedTests, 2);
     assert.equal(d.results.promptB.runs[0].error.code, 'upstream_error');
@@ -453,13 +495,15 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
 
   test('an inline prompt with its variables ({template, variables}), as spec 2 allows; undeclared or unused variables refused', async () => {
     fake.reset();
-    const d = ok(await p.rest('POST', `${V1}/prompts/ab-test`, {
-      body: {
-        promptA: { template: 'Summarize: {{text}}', variables: ['text'] },
-        promptB: { template: 'Summarize briefly: {{text}}', variables: ['text'] },
-        testCases: cases.slice(0, 2),
-      },
-    }));
+    const d = ok(
+      await p.rest('POST', `${V1}/prompts/ab-test`, {
+        body: {
+          promptA: { template: 'Summarize: {{text}}', variables: ['text'] },
+          promptB: { template: 'Summarize briefly: {{text}}', variables: ['text'] },
+          testCases: cases.slice(0, 2),
+        },
+      }),
+    );
     assert.equal(d.results.promptA.successfulTests, 2);
     assert.equal(d.results.promptB.successfulTests, 2);
     assert.deepEqual(d.promptA, { promptId: null, version: null, template: 'Summarize: {{text}}' });
@@ -467,7 +511,11 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
     fake.reset();
     const wrong = fails(
       await p.rest('POST', `${V1}/prompts/ab-test`, {
-        body: { promptA: { template: 'Summarize: {{text}}', variables: ['txt'] }, promptB: { promptId: 'summary-long', variables: ['text'] }, testCases: [{ text: 'a' }] },
+        body: {
+          promptA: { template: 'Summarize: {{text}}', variables: ['txt'] },
+          promptB: { promptId: 'summary-long', variables: ['text'] },
+          testCases: [{ text: 'a' }],
+        },
       }),
       400,
       'validation_error',
@@ -480,7 +528,10 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
       400,
       'validation_error',
     );
-    assert.ok(fields(undeclared).every((f: string) => f === 'promptA.variables'), JSON.stringify(undeclared.details));
+    assert.ok(
+      fields(undeclared).every((f: string) => f === 'promptA.variables'),
+      JSON.stringify(undeclared.details),
+    );
     assert.equal(fake.chatBodies().length, 0);
   });
 
@@ -544,7 +595,14 @@ describe('chains', () => {
 
     const unknownVar = fails(
       await p.rest('POST', `${V1}/chains`, {
-        body: { name: 'broken', description: 'x', steps: [{ order: 1, promptId: 'outline', outputKey: 'o' }, { order: 2, promptId: 'critique', outputKey: 'c', inputMapping: { text: 'step_1.o' } }] },
+        body: {
+          name: 'broken',
+          description: 'x',
+          steps: [
+            { order: 1, promptId: 'outline', outputKey: 'o' },
+            { order: 2, promptId: 'critique', outputKey: 'c', inputMapping: { text: 'step_1.o' } },
+          ],
+        },
       }),
       400,
       'validation_error',
@@ -559,25 +617,44 @@ describe('chains', () => {
   });
 
   test('create, get, list', async () => {
-    const created = ok(await p.rest('POST', `${V1}/chains`, { body: { name: 'article', description: 'Writes an article', steps, metadata: { domain: 'docs' } } }), 201);
+    const created = ok(
+      await p.rest('POST', `${V1}/chains`, { body: { name: 'article', description: 'Writes an article', steps, metadata: { domain: 'docs' } } }),
+      201,
+    );
     assert.deepEqual({ ...created, createdAt: undefined }, { chainId: 'article', version: 1, stepsCount: 4, createdAt: undefined });
     fails(await p.rest('POST', `${V1}/chains`, { body: { name: 'article', description: 'x', steps } }), 409, 'resource_already_exists');
     const chain = ok(await p.rest('GET', `${V1}/chains/article`));
     assert.equal(chain.name, 'article');
-    assert.deepEqual(chain.steps, steps.map((s) => ({ inputMapping: {}, ...s })));
+    assert.deepEqual(
+      chain.steps,
+      steps.map((s) => ({ inputMapping: {}, ...s })),
+    );
     assert.deepEqual(chain.performance, { totalExecutions: 0, averageTokens: 0, averageLatency: 0, successRate: 0 });
     const list = ok(await p.rest('GET', `${V1}/chains?domain=docs`));
     assert.deepEqual(list.pagination, { total: 1, limit: 20, hasMore: false });
     assert.deepEqual(
       { ...list.chains[0], createdAt: undefined, description: undefined, version: undefined },
-      { chainId: 'article', name: 'article', domain: 'docs', stepsCount: 4, executions: 0, successRate: 0, createdAt: undefined, description: undefined, version: undefined },
+      {
+        chainId: 'article',
+        name: 'article',
+        domain: 'docs',
+        stepsCount: 4,
+        executions: 0,
+        successRate: 0,
+        createdAt: undefined,
+        description: undefined,
+        version: undefined,
+      },
     );
   });
 
   test('execute: 202, steps in order, parallel steps at once, outputs mapped, then the result', async () => {
     fake.reset();
     const load = concurrency(150);
-    const started = ok(await p.rest('POST', `${V1}/chains/article/execute`, { body: { initialVariables: { topic: 'tides' }, model: 'model-c', temperature: 0.1 } }), 202);
+    const started = ok(
+      await p.rest('POST', `${V1}/chains/article/execute`, { body: { initialVariables: { topic: 'tides' }, model: 'model-c', temperature: 0.1 } }),
+      202,
+    );
     assert.deepEqual(Object.keys(started).sort(), ['chainId', 'currentStep', 'executionId', 'startedAt', 'status', 'totalSteps']);
     assert.equal(started.status, 'running');
     assert.equal(started.currentStep, 1);
@@ -586,7 +663,10 @@ describe('chains', () => {
     const done = await poll(started.executionId, undefined, seen);
     fake.reply(null);
     assert.equal(done.status, 'completed', JSON.stringify(done));
-    assert.ok(seen.some((s) => s.status === 'running' && s.completedSteps.length > 0 && s.completedSteps.length < 4), 'steps appear as they finish');
+    assert.ok(
+      seen.some((s) => s.status === 'running' && s.completedSteps.length > 0 && s.completedSteps.length < 4),
+      'steps appear as they finish',
+    );
     assert.equal(load.max, 2, 'the two order-2 steps ran at once');
 
     const outline = 'echo: Outline tides';
@@ -595,11 +675,17 @@ describe('chains', () => {
       step_2: { critique: `echo: Critique ${outline}`, expanded: `echo: Expand ${outline}` },
       step_3: { article: `echo: Combine echo: Critique ${outline} with echo: Expand ${outline}` },
     });
-    assert.deepEqual(done.completedSteps.map((s: any) => s.step), [1, 2, 2, 3]);
+    assert.deepEqual(
+      done.completedSteps.map((s: any) => s.step),
+      [1, 2, 2, 3],
+    );
     for (const s of done.completedSteps) {
       for (const f of ['step', 'promptId', 'output', 'tokensUsed', 'latency', 'completedAt']) assert.ok(f in s, f);
     }
-    assert.equal(done.totalTokens, done.completedSteps.reduce((n: number, s: any) => n + s.tokensUsed, 0));
+    assert.equal(
+      done.totalTokens,
+      done.completedSteps.reduce((n: number, s: any) => n + s.tokensUsed, 0),
+    );
     assert.ok(done.totalLatency > 0);
     assert.ok(done.completedAt);
     assert.equal(done.error, undefined);
@@ -674,7 +760,10 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     await p.rest('PUT', `${V1}/prompts/welcome`, { body: { status: 'active' } });
     fake.reset();
     fake.reply(() => '```\nHello {{name}}, the whole team is glad you are here!\n```');
-    const d = platformOk(await p.rest('POST', `${API}/prompts/refine`, { body: { prompt_id: 'welcome', refinement_goals: ['be warmer', 'mention the team'] } }), 201);
+    const d = platformOk(
+      await p.rest('POST', `${API}/prompts/refine`, { body: { prompt_id: 'welcome', refinement_goals: ['be warmer', 'mention the team'] } }),
+      201,
+    );
     fake.reply(null);
     assert.equal(d.prompt_id, 'welcome');
     assert.equal(d.version, 2);
@@ -713,7 +802,10 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     assert.match(missing.body.metadata.request_id, /^req_/);
     const empty = await p.rest('POST', `${API}/prompts/refine`, { body: { prompt_id: 'welcome', refinement_goals: [] } });
     assert.equal(empty.status, 400);
-    assert.deepEqual(empty.body.error.details.errors.map((e: any) => e.field), ['refinement_goals']);
+    assert.deepEqual(
+      empty.body.error.details.errors.map((e: any) => e.field),
+      ['refinement_goals'],
+    );
   });
 
   test('promote pins the latest version per environment; production makes it active', async () => {
@@ -727,15 +819,21 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     assert.equal(ok(await p.rest('GET', `${V1}/prompts/welcome`)).status, 'active');
     const pinned = ok(await p.rest('GET', `${V1}/prompts/welcome?environment=production`));
     assert.equal(pinned.version, 2);
-    assert.deepEqual(pinned.environments.map((e: any) => [e.environment, e.version]), [
-      ['production', 2],
-      ['staging', 2],
-    ]);
+    assert.deepEqual(
+      pinned.environments.map((e: any) => [e.environment, e.version]),
+      [
+        ['production', 2],
+        ['staging', 2],
+      ],
+    );
     const agents = await p.graphql(`{ renderPrompt(promptId: "welcome", variables: {name: "Bo"}) { version } }`);
     assert.equal(agents.body.data.renderPrompt.version, 2);
     const bad = await p.rest('POST', `${API}/prompts/promote`, { body: { prompt_id: 'welcome', environment: 'Prod!' } });
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.error.details.errors.map((e: any) => e.field), ['environment']);
+    assert.deepEqual(
+      bad.body.error.details.errors.map((e: any) => e.field),
+      ['environment'],
+    );
     const none = await p.rest('GET', `${V1}/prompts/welcome?environment=qa`);
     assert.equal(none.status, 404);
     assert.equal(none.body.error.details.environment, 'qa');
@@ -749,7 +847,11 @@ describe('keys and permissions', () => {
     assert.match((await p.createKey({ service: 'promptlib', environment: 'test', permissions: ['prompt:read'] })).key, /^ver_test_/);
     ok(await p.rest('GET', `${V1}/prompts`, { key: reader.key }));
     ok(await p.rest('GET', `${V1}/fragments`, { key: reader.key }));
-    const denied = fails(await p.rest('POST', `${V1}/prompts`, { key: reader.key, body: { name: 'x', description: 'x', template: 'x', variables: [] } }), 403, 'insufficient_permissions');
+    const denied = fails(
+      await p.rest('POST', `${V1}/prompts`, { key: reader.key, body: { name: 'x', description: 'x', template: 'x', variables: [] } }),
+      403,
+      'insufficient_permissions',
+    );
     assert.equal(denied.details.required, 'prompt:write');
     assert.deepEqual(denied.details.has, ['prompt:read']);
     fails(await p.rest('POST', `${V1}/prompts/explain/test`, { key: reader.key, body: { variables: {} } }), 403, 'insufficient_permissions');
@@ -765,7 +867,12 @@ describe('keys and permissions', () => {
     ok(await p.rest('POST', `${V1}/prompts/perf/test`, { key: tester.key, body: { variables: { x: 'y' } } }));
 
     await createPrompt({ name: 'solo', template: 'Solo {{x}}', variables: ['x'] });
-    ok(await p.rest('POST', `${V1}/chains`, { body: { name: 'solo-chain', description: 'one step', steps: [{ order: 1, promptId: 'solo', outputKey: 'out' }] } }), 201);
+    ok(
+      await p.rest('POST', `${V1}/chains`, {
+        body: { name: 'solo-chain', description: 'one step', steps: [{ order: 1, promptId: 'solo', outputKey: 'out' }] },
+      }),
+      201,
+    );
     const runner = await p.createKey({ service: 'promptlib', permissions: ['chain:execute'] });
     const started = ok(await p.rest('POST', `${V1}/chains/solo-chain/execute`, { key: runner.key, body: { initialVariables: { x: 'y' } } }), 202);
     assert.equal((await poll(started.executionId, runner.key)).status, 'completed', 'chain:execute may poll its executions');
@@ -815,18 +922,22 @@ describe('GraphQL', () => {
       `mutation($input: CreatePromptInput!) { createPrompt(input: $input) { promptId version status variables performance { totalTests } } }`,
       { input: { name: 'gql-prompt', description: 'via GraphQL', template: 'GraphQL {{thing}}', variables: ['thing'] } },
     );
-    assert.deepEqual(created.body.data.createPrompt, { promptId: 'gql-prompt', version: 1, status: 'draft', variables: ['thing'], performance: { totalTests: 0 } });
-    const dup = await p.graphql(
-      `mutation($input: CreatePromptInput!) { createPrompt(input: $input) { promptId } }`,
-      { input: { name: 'gql-prompt', description: 'x', template: 'x', variables: [] } },
-    );
+    assert.deepEqual(created.body.data.createPrompt, {
+      promptId: 'gql-prompt',
+      version: 1,
+      status: 'draft',
+      variables: ['thing'],
+      performance: { totalTests: 0 },
+    });
+    const dup = await p.graphql(`mutation($input: CreatePromptInput!) { createPrompt(input: $input) { promptId } }`, {
+      input: { name: 'gql-prompt', description: 'x', template: 'x', variables: [] },
+    });
     assert.equal(dup.status, 409);
     assert.equal(dup.body.errors[0].extensions.code, 'resource_already_exists');
 
-    const rendered = await p.graphql(
-      `query($v: JSONObject) { renderPrompt(promptId: "gql-prompt", version: 1, variables: $v) { rendered variables } }`,
-      { v: { thing: 'works' } },
-    );
+    const rendered = await p.graphql(`query($v: JSONObject) { renderPrompt(promptId: "gql-prompt", version: 1, variables: $v) { rendered variables } }`, {
+      v: { thing: 'works' },
+    });
     assert.deepEqual(rendered.body.data.renderPrompt, { rendered: 'GraphQL works', variables: ['thing'] });
     const listed = await p.graphql(`{ prompts(status: "draft", limit: 100) { prompts { promptId } pagination { total hasMore } } }`);
     assert.ok(listed.body.data.prompts.prompts.some((x: any) => x.promptId === 'gql-prompt'));

@@ -17,7 +17,14 @@ async function withHook(env: Record<string, string>): Promise<{ p: TestPlatform;
   const p = await startTestPlatform(env);
   platforms.push(p);
   const wf = await p.rest('POST', '/v1/engine/workflows', {
-    body: { name: 'Linked', nodes: [{ name: 'Hook', type: 'engine.webhook' }, { name: 'Done', type: 'engine.noOp' }], connections: { Hook: { main: [[{ node: 'Done' }]] } } },
+    body: {
+      name: 'Linked',
+      nodes: [
+        { name: 'Hook', type: 'engine.webhook' },
+        { name: 'Done', type: 'engine.noOp' },
+      ],
+      connections: { Hook: { main: [[{ node: 'Done' }]] } },
+    },
   });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
   const workflowId = wf.body.data.workflowId;
@@ -39,7 +46,7 @@ describe('absolute URLs', () => {
     assert.equal(run.body.data.engineExecutionUrl, `https://platform.example.com/v1/engine/executions/${run.body.data.executionId}`);
   });
 
-  test('without PUBLIC_URL: the request\'s own scheme and host; X-Forwarded-* ignored unless TRUST_PROXY', async () => {
+  test("without PUBLIC_URL: the request's own scheme and host; X-Forwarded-* ignored unless TRUST_PROXY", async () => {
     const { p, workflowId } = await withHook({});
     const direct = (await p.rest('GET', `/v1/engine/workflows/${workflowId}`, { headers: forwarded })).body.data;
     assert.equal(direct.webhookUrl, `${p.url}/webhook/linked`, 'forwarded headers are not believed without TRUST_PROXY');

@@ -86,13 +86,19 @@ describe('SIGKILL and restart', () => {
       return { status: res.status, body: (await res.json()) as any };
     };
     // The pieces: two prompts and a chain; a workflow that naps 2 s between two steps.
-    for (const [name, template, variable] of [['outline', 'Outline {{topic}}', 'topic'], ['expand', 'Expand {{draft}}', 'draft']] as const) {
+    for (const [name, template, variable] of [
+      ['outline', 'Outline {{topic}}', 'topic'],
+      ['expand', 'Expand {{draft}}', 'draft'],
+    ] as const) {
       assert.equal((await rest(a.url, 'POST', '/v1/promptlib/prompts', { name, description: name, template, variables: [variable] })).status, 201);
     }
     const chain = await rest(a.url, 'POST', '/v1/promptlib/chains', {
       name: 'article',
       description: 'two steps',
-      steps: [{ order: 1, promptId: 'outline', outputKey: 'outline' }, { order: 2, promptId: 'expand', outputKey: 'text', inputMapping: { draft: 'step_1.outline' } }],
+      steps: [
+        { order: 1, promptId: 'outline', outputKey: 'outline' },
+        { order: 2, promptId: 'expand', outputKey: 'text', inputMapping: { draft: 'step_1.outline' } },
+      ],
     });
     assert.equal(chain.status, 201, JSON.stringify(chain.body));
     const wf = await rest(a.url, 'POST', '/v1/engine/workflows', {
@@ -110,15 +116,22 @@ describe('SIGKILL and restart', () => {
     // A finished task whose webhook receiver holds the delivery: it is in flight at the kill.
     holdMs = 60_000;
     const hooked = await rest(a.url, 'POST', '/v1/control-plane/agents/execute', {
-      agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'hooks', audience: 'ops' },
-      webhook: { url: receiverUrl, events: ['task.completed'] }, execution: { mode: 'sync' },
+      agentId: 'docs-author',
+      taskType: 'write-guide',
+      context: { topic: 'hooks', audience: 'ops' },
+      webhook: { url: receiverUrl, events: ['task.completed'] },
+      execution: { mode: 'sync' },
     });
     assert.equal(hooked.body.data.status, 'completed', JSON.stringify(hooked.body));
     await until('the delivery reached the receiver', async () => received.length === 1);
 
     // Then work that is running at the kill: a task and a chain mid-model-call, an execution napping.
     fake.delay(60_000);
-    const running = await rest(a.url, 'POST', '/v1/control-plane/agents/execute', { agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'killed', audience: 'ops' } });
+    const running = await rest(a.url, 'POST', '/v1/control-plane/agents/execute', {
+      agentId: 'docs-author',
+      taskType: 'write-guide',
+      context: { topic: 'killed', audience: 'ops' },
+    });
     const chainRun = await rest(a.url, 'POST', '/v1/promptlib/chains/article/execute', { initialVariables: { topic: 'tides' } });
     assert.equal(chainRun.status, 202, JSON.stringify(chainRun.body));
     const execution = await rest(a.url, 'POST', `/v1/engine/workflows/${wf.body.data.workflowId}/execute`, { data: {} });
@@ -154,8 +167,13 @@ describe('SIGKILL and restart', () => {
       return e.status !== 'waiting' && e.status !== 'running' && e;
     });
     assert.equal(done.status, 'success', JSON.stringify(done));
-    assert.deepEqual(done.nodeData.map((n: any) => n.nodeName), ['Start', 'Before', 'Nap', 'After']);
-    t.diagnostic(`after the restart: task ${task.status}, chain ${chainEnd.status}${chainEnd.error ? ` (${chainEnd.error.message})` : ''}, execution ${done.status}`);
+    assert.deepEqual(
+      done.nodeData.map((n: any) => n.nodeName),
+      ['Start', 'Before', 'Nap', 'After'],
+    );
+    t.diagnostic(
+      `after the restart: task ${task.status}, chain ${chainEnd.status}${chainEnd.error ? ` (${chainEnd.error.message})` : ''}, execution ${done.status}`,
+    );
     const runs = (await get(`/v1/engine/executions?workflowId=${wf.body.data.workflowId}`)).executions;
     assert.equal(runs.length, 1, 'the workflow ran once');
 
@@ -166,8 +184,10 @@ describe('SIGKILL and restart', () => {
     await pg.connect();
     try {
       const [delivery] = (await pg.query(`SELECT state FROM platform.webhook_deliveries WHERE id = $1`, [delivered[0]!.delivery])).rows;
-      await until('the delivery is recorded as delivered', async () =>
-        (await pg.query(`SELECT state FROM platform.webhook_deliveries WHERE id = $1`, [delivered[0]!.delivery])).rows[0]?.state === 'delivered');
+      await until(
+        'the delivery is recorded as delivered',
+        async () => (await pg.query(`SELECT state FROM platform.webhook_deliveries WHERE id = $1`, [delivered[0]!.delivery])).rows[0]?.state === 'delivered',
+      );
       assert.ok(delivery);
       const stuck = await until('no job of the killed process stays running', async () => {
         const { rows } = await pg.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE state = 'running'`);

@@ -33,7 +33,10 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
 
     const listed = await call('GET', '/control-plane/api/v1/auth/api-keys', key, undefined);
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.data.api_keys.map((k: any) => k.id), [id]);
+    assert.deepEqual(
+      listed.body.data.api_keys.map((k: any) => k.id),
+      [id],
+    );
 
     const denied = await call('POST', '/control-plane/api/v1/auth/api-keys', key, { permissions: ['*'] });
     assert.equal(denied.status, 403);
@@ -74,7 +77,11 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
     assert.equal(((await direct.json()) as any).errors[0].extensions.code, 'missing_authorization');
 
     const forgedContext = Buffer.from(
-      JSON.stringify({ principal: { kind: 'apiKey', keyId: 'x', service: 'control-plane', permissions: ['*'], tier: 'enterprise', environment: 'live', name: 'forged' }, requestId: 'r', iat: Date.now() }),
+      JSON.stringify({
+        principal: { kind: 'apiKey', keyId: 'x', service: 'control-plane', permissions: ['*'], tier: 'enterprise', environment: 'live', name: 'forged' },
+        requestId: 'r',
+        iat: Date.now(),
+      }),
     ).toString('base64url');
     const forged = await fetch(`${subgraphUrl}/graphql`, {
       method: 'POST',
@@ -95,6 +102,9 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
   test('SIGTERM drains every process and each exits 0', async () => {
     for (const p of split.procs) p.child.kill('SIGTERM');
     const codes = await Promise.all(split.procs.map((p) => p.exit));
-    assert.deepEqual(codes, split.procs.map(() => 0));
+    assert.deepEqual(
+      codes,
+      split.procs.map(() => 0),
+    );
   });
 });

@@ -26,11 +26,7 @@ function client(authorization?: string): Client {
 describe('subscriptions over graphql-ws through the gateway', () => {
   test('apiKeyUpdated emits the whole selection, including a field of another subgraph, on every change', async () => {
     const k = await p.createKey({ name: 'watched', permissions: ['agent:read'] });
-    const sub = subscribe(
-      client(`Bearer ${p.adminKey}`),
-      `subscription($id: ID!) { apiKeyUpdated(id: $id) { id name status auditLabel } }`,
-      { id: k.id },
-    );
+    const sub = subscribe(client(`Bearer ${p.adminKey}`), `subscription($id: ID!) { apiKeyUpdated(id: $id) { id name status auditLabel } }`, { id: k.id });
     await sleep(300); // let the subscription register
     await p.rest('PATCH', `/control-plane/api/v1/auth/api-keys/${k.id}`, { body: { name: 'renamed' } });
     await sub.waitFor(1);
@@ -65,11 +61,9 @@ describe('subscriptions over graphql-ws through the gateway', () => {
     await weak.done;
     assert.equal(weak.errors[0][0].extensions.code, 'insufficient_permissions');
 
-    const missing = subscribe(
-      client(`Bearer ${p.adminKey}`),
-      `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`,
-      { id: '00000000-0000-4000-8000-000000000000' },
-    );
+    const missing = subscribe(client(`Bearer ${p.adminKey}`), `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`, {
+      id: '00000000-0000-4000-8000-000000000000',
+    });
     await missing.done;
     assert.equal(missing.errors[0][0].extensions.code, 'resource_not_found');
   });

@@ -66,8 +66,14 @@ describe('agent tasks in split mode', () => {
       // (the subscription may open after the first steps' events: the model call holds the task
       // running for 1.5 s, so what it sees is zero or more `running`, then `completed`)
       assert.ok(done >= 0, JSON.stringify(statuses));
-      assert.ok(statuses.slice(0, done).every((s) => s === 'running'), JSON.stringify(statuses));
-      assert.ok(statuses.slice(done).every((s) => s === 'completed'), JSON.stringify(statuses));
+      assert.ok(
+        statuses.slice(0, done).every((s) => s === 'running'),
+        JSON.stringify(statuses),
+      );
+      assert.ok(
+        statuses.slice(done).every((s) => s === 'completed'),
+        JSON.stringify(statuses),
+      );
       const last = sub.events.at(-1);
       assert.equal(last.progress.percentage, 100);
       assert.equal(last.result.output.severity, 'SEV2');
@@ -92,7 +98,10 @@ describe('agent tasks in split mode', () => {
     const before = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
     assert.equal(before.body.data.status, 'completed', JSON.stringify(before.body));
     const version = before.body.data.result.promptVersion as number;
-    const edited = await call('PUT', `/v1/promptlib/prompts/${id}`, { template: 'Postmortem of {{incident}} at {{severity}}, edited.', createNewVersion: true });
+    const edited = await call('PUT', `/v1/promptlib/prompts/${id}`, {
+      template: 'Postmortem of {{incident}} at {{severity}}, edited.',
+      createNewVersion: true,
+    });
     assert.equal(edited.status, 200, JSON.stringify(edited.body));
     const seen = fake.chatBodies().length;
     const after = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
@@ -111,7 +120,13 @@ describe('agent tasks in split mode', () => {
     const pg = new PgClient({ connectionString: split.databaseUrl });
     await pg.connect();
     try {
-      await until('the job to be cancelled', async () => (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state === 'cancelled', 5000);
+      await until(
+        'the job to be cancelled',
+        async () =>
+          (await pg.query(`SELECT j.state FROM platform.jobs j JOIN control_plane.tasks t ON t.job_id = j.id WHERE t.id = $1`, [taskId])).rows[0]?.state ===
+          'cancelled',
+        5000,
+      );
     } finally {
       await pg.end();
     }

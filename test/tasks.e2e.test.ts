@@ -77,7 +77,11 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.data.status, 'cancelled');
     const [row] = await p.platform.kernel.db.query(`SELECT job_id FROM control_plane.tasks WHERE id = $1`, [created.taskId]);
-    const job = (await untilValue('the job to be cancelled', () => p.platform.kernel.queue.get(row.job_id), (j) => j?.state === 'cancelled'))!;
+    const job = (await untilValue(
+      'the job to be cancelled',
+      () => p.platform.kernel.queue.get(row.job_id),
+      (j) => j?.state === 'cancelled',
+    ))!;
     assert.ok(job.finishedAt);
     assert.ok(Date.now() - t0 < 5_000, 'the handler stopped well before the model would have answered');
     const t = await getTask(created.taskId);
@@ -118,7 +122,10 @@ describe('races between cancel, start, timeout and completion', () => {
       await canceller.query('BEGIN');
       await canceller.query('SELECT now()');
       await sleep(30);
-      await p.platform.kernel.db.query(`UPDATE control_plane.tasks SET status = 'running', started_at = now() WHERE id = $1 AND status IN ('queued','running')`, [id]);
+      await p.platform.kernel.db.query(
+        `UPDATE control_plane.tasks SET status = 'running', started_at = now() WHERE id = $1 AND status IN ('queued','running')`,
+        [id],
+      );
       const { rows } = await canceller.query(
         `UPDATE control_plane.tasks SET status = 'cancelled', cancel_reason = 'race', updated_at = now()
           WHERE id = $1 AND status IN ('queued','running') RETURNING duration_ms, started_at, cancelled_at`,
@@ -149,7 +156,11 @@ describe('races between cancel, start, timeout and completion', () => {
       }),
     );
     for (const o of outcomes) {
-      const t = await untilValue(`task ${o.id} to end`, () => getTask(o.id), (got) => TERMINAL.includes(got.status));
+      const t = await untilValue(
+        `task ${o.id} to end`,
+        () => getTask(o.id),
+        (got) => TERMINAL.includes(got.status),
+      );
       assertConsistent(t);
       assert.equal(t.status === 'cancelled', o.cancelled, `task ${o.id}: the cancel's answer and the final state agree`);
     }
@@ -232,7 +243,10 @@ describe('webhooks task.started, task.completed, task.failed', () => {
     await until('two deliveries', () => received.length >= 2);
     // Each delivery is its own job: arrival order is not guaranteed, the events' timestamps are.
     received.sort((a, b) => Date.parse(a.body.timestamp) - Date.parse(b.body.timestamp) || (a.event === 'task.started' ? -1 : 1));
-    assert.deepEqual(received.map((r) => r.event), ['task.started', 'task.completed']);
+    assert.deepEqual(
+      received.map((r) => r.event),
+      ['task.started', 'task.completed'],
+    );
     for (const r of received) {
       assert.ok(r.signature && verifySignature(secret, r.raw, r.signature), 'signature verifies over the raw body');
       assert.ok(!verifySignature('another secret', r.raw, r.signature!));
@@ -250,11 +264,16 @@ describe('webhooks task.started, task.completed, task.failed', () => {
   test('only the events asked for; task.failed carries the error; no secret, no signature', async () => {
     received.length = 0;
     fake.reply(() => ({ status: 500 }));
-    const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }) })).body.data;
+    const t = (
+      await p.rest('POST', `${CP}/agents/execute`, { body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }) })
+    ).body.data;
     assert.equal(t.status, 'failed');
     await until('a delivery', () => received.length >= 1);
     await sleep(200);
-    assert.deepEqual(received.map((r) => r.event), ['task.failed']);
+    assert.deepEqual(
+      received.map((r) => r.event),
+      ['task.failed'],
+    );
     assert.equal(received[0]!.signature, undefined);
     assert.equal(received[0]!.body.result.error.code, 'upstream_error');
     // Every attempt is recorded by the kernel's delivery log.
@@ -270,8 +289,11 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     clients.push(c);
     return c;
   }
-  const subscribe = (c: Client, taskId: string, selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }') =>
-    subscribeTo(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
+  const subscribe = (
+    c: Client,
+    taskId: string,
+    selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }',
+  ) => subscribeTo(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
 
   test('emits the whole task on every state and progress change', async () => {
     await pool().stop({ graceMs: 0 });
@@ -291,7 +313,11 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     assert.ok(seen.every((t) => t.taskId === created.taskId));
     assert.ok(seen.some((t) => t.status === 'running'));
     const percentages = seen.map((t) => t.progress.percentage);
-    assert.deepEqual(percentages, [...percentages].sort((a, b) => a - b), 'progress only moves forward');
+    assert.deepEqual(
+      percentages,
+      [...percentages].sort((a, b) => a - b),
+      'progress only moves forward',
+    );
     const last = seen.at(-1);
     assert.equal(last.status, 'completed');
     assert.deepEqual(last.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });

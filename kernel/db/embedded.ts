@@ -36,7 +36,10 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; logger: Log
   if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) throw new Error(`${root} exists but holds no PostgreSQL cluster`);
   const password = fs.readFileSync(path.join(root, 'password'), 'utf8').trim();
 
-  let pid = 0, port = 0, shared = false, child: ChildProcess | undefined;
+  let pid = 0,
+    port = 0,
+    shared = false,
+    child: ChildProcess | undefined;
   for (let attempt = 1; !pid; attempt++) {
     const running = await findRunning(pgdata);
     if (running) {
@@ -171,11 +174,24 @@ async function initCluster(root: string, ids: Ids, initdbPath: string, log: Logg
   fs.writeFileSync(pwfile, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
   if (ids.uid !== undefined) for (const file of [tmp, pwfile]) fs.chownSync(file, ids.uid, ids.gid!);
   log.info('initialising embedded postgres cluster', { dataDir: root });
-  const initdb = spawn(initdbPath, [
-    '-D', path.join(tmp, 'pgdata'), '-U', USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--no-instructions',
-    // The builtin provider's C.UTF-8 needs no OS locale, and LC_* = C exists everywhere.
-    '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8',
-  ], { ...ids, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const initdb = spawn(
+    initdbPath,
+    [
+      '-D',
+      path.join(tmp, 'pgdata'),
+      '-U',
+      USER,
+      `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256',
+      '--no-instructions',
+      // The builtin provider's C.UTF-8 needs no OS locale, and LC_* = C exists everywhere.
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+    ],
+    { ...ids, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const tail = pipeLines(initdb, log);
   const [code] = (await once(initdb, 'close')) as [number | null];
   try {
@@ -226,9 +242,10 @@ async function ensureDatabase(port: number, password: string): Promise<void> {
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
     // 42P04 duplicate_database, 23505 unique_violation: a concurrent start created it first.
-    if (!rowCount) await client.query(`CREATE DATABASE ${DATABASE}`).catch((err: { code?: string }) => {
-      if (err.code !== '42P04' && err.code !== '23505') throw err;
-    });
+    if (!rowCount)
+      await client.query(`CREATE DATABASE ${DATABASE}`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04' && err.code !== '23505') throw err;
+      });
   } finally {
     await client.end();
   }
@@ -264,14 +281,14 @@ function own(pid: number, child: ChildProcess | undefined, log: Logger): void {
 function pipeLines(child: ChildProcess, log: Logger): string[] {
   const tail: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
-    if (stream) readline.createInterface({ input: stream }).on('line', (line) => {
-      log.debug('postgres', { line });
-      if (tail.push(line) > 20) tail.shift();
-    });
+    if (stream)
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        log.debug('postgres', { line });
+        if (tail.push(line) > 20) tail.shift();
+      });
   }
   return tail;
 }
-
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -305,11 +322,19 @@ function procStat(pid: number): { state: string; ppid: number } | undefined {
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {
-  try { process.kill(pid, sig); } catch { /* already gone */ }
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* already gone */
+  }
 }
 
 function readText(file: string): string {
-  try { return fs.readFileSync(file, 'utf8'); } catch { return ''; }
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -14,7 +14,13 @@ export function rowsOf<T = any>(result: unknown): T[] {
  * The row an id names, or 404 `resource_not_found` for `resource` — also when the id is not a
  * UUID, so no malformed id reaches PostgreSQL. `params` start with the id ($1).
  */
-export async function rowById<T = any>(q: { query(sql: string, params?: unknown[]): Promise<any> }, resource: string, id: string, sql: string, params: unknown[] = [id]): Promise<T> {
+export async function rowById<T = any>(
+  q: { query(sql: string, params?: unknown[]): Promise<any> },
+  resource: string,
+  id: string,
+  sql: string,
+  params: unknown[] = [id],
+): Promise<T> {
   if (!UUID.test(id)) throw errors.notFound(resource, id);
   const [row] = rowsOf<T>(await q.query(sql, params));
   if (!row) throw errors.notFound(resource, id);

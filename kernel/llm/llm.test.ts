@@ -4,15 +4,7 @@ import { startFakeLlm, type FakeLlm } from '../../test/support/fake-llm';
 import { freePort } from '../../test/support/net';
 import { AppError } from '../errors';
 import { createLogger } from '../logger';
-import {
-  countPromptTokens,
-  countTokens,
-  createLlmProvider,
-  OfflineProvider,
-  OpenAiCompatibleProvider,
-  type ChatMessage,
-  type LlmProvider,
-} from './index';
+import { countPromptTokens, countTokens, createLlmProvider, OfflineProvider, OpenAiCompatibleProvider, type ChatMessage, type LlmProvider } from './index';
 
 const logger = createLogger('silent');
 const MODELS = ['default', 'model-b', 'model-c'];
@@ -183,7 +175,7 @@ describe('OpenAI-compatible provider', () => {
     assert.ok(Date.now() - started < 1_200);
   });
 
-  it('an abort through signal rejects with the signal\'s own reason', async () => {
+  it("an abort through signal rejects with the signal's own reason", async () => {
     fake.delay(3_000);
     const reason = new Error('task cancelled');
     const ac = new AbortController();
@@ -229,7 +221,10 @@ describe('OpenAI-compatible provider', () => {
   it('the fake lists its models', async () => {
     const res = await fetch(`${fake.url}/models`);
     const body = (await res.json()) as { data: { id: string }[] };
-    assert.deepEqual(body.data.map((m) => m.id), MODELS);
+    assert.deepEqual(
+      body.data.map((m) => m.id),
+      MODELS,
+    );
   });
 });
 

@@ -43,11 +43,15 @@ export interface OfflineOptions {
 /** The last user message (or the last message), the one the offline answer is about. */
 function subject(messages: readonly ChatMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return messages[i].content ?? '';
-  return messages.length ? messages[messages.length - 1].content ?? '' : '';
+  return messages.length ? (messages[messages.length - 1].content ?? '') : '';
 }
 
 function firstLines(text: string): string {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).slice(0, MAX_LINES);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, MAX_LINES);
   const joined = lines.join(' / ');
   return joined.length > MAX_ASKED_CHARS ? `${joined.slice(0, MAX_ASKED_CHARS - 1)}…` : joined;
 }
@@ -58,7 +62,13 @@ export function requestedKeys(text: string): string[] {
   if (!match) return [];
   const keys = match[1]
     .split(',')
-    .map((k) => k.trim().replace(/[.;]+$/, '').replace(/^["'`]+|["'`]+$/g, '').trim())
+    .map((k) =>
+      k
+        .trim()
+        .replace(/[.;]+$/, '')
+        .replace(/^["'`]+|["'`]+$/g, '')
+        .trim(),
+    )
     .filter(Boolean);
   return [...new Set(keys)];
 }

@@ -8,8 +8,20 @@ import { controlPlaneWorkflowRoutes } from './control-plane-workflows.routes';
 
 const KEY_FIELDS = /* GraphQL */ `
   fragment KeyFields on ApiKey {
-    id name service environment tier permissions keyPrefix status createdAt expiresAt lastUsedAt revokedAt
-  }`;
+    id
+    name
+    service
+    environment
+    tier
+    permissions
+    keyPrefix
+    status
+    createdAt
+    expiresAt
+    lastUsedAt
+    revokedAt
+  }
+`;
 
 /** The snake_case fields of a key, as this surface answers them (the bench baseline reuses it). */
 export const keyOut = (k: any) => ({
@@ -32,8 +44,16 @@ export const apiKeyRoutes = [
     method: 'POST',
     path: '/auth/api-keys',
     operation: /* GraphQL */ `
-      mutation CreateApiKey($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey key { ...KeyFields } } }
-      ${KEY_FIELDS}`,
+      mutation CreateApiKey($input: CreateApiKeyInput!) {
+        createApiKey(input: $input) {
+          apiKey
+          key {
+            ...KeyFields
+          }
+        }
+      }
+      ${KEY_FIELDS}
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     pick: ({ createApiKey: { apiKey, key } }) => {
@@ -44,13 +64,27 @@ export const apiKeyRoutes = [
   defineRoute({
     method: 'GET',
     path: '/auth/api-keys',
-    operation: /* GraphQL */ `query ListApiKeys { apiKeys { ...KeyFields } } ${KEY_FIELDS}`,
+    operation: /* GraphQL */ `
+      query ListApiKeys {
+        apiKeys {
+          ...KeyFields
+        }
+      }
+      ${KEY_FIELDS}
+    `,
     pick: ({ apiKeys }) => ({ api_keys: apiKeys.map(keyOut) }),
   }),
   defineRoute({
     method: 'GET',
     path: '/auth/api-keys/:key_id',
-    operation: /* GraphQL */ `query GetApiKey($id: ID!) { apiKey(id: $id) { ...KeyFields } } ${KEY_FIELDS}`,
+    operation: /* GraphQL */ `
+      query GetApiKey($id: ID!) {
+        apiKey(id: $id) {
+          ...KeyFields
+        }
+      }
+      ${KEY_FIELDS}
+    `,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ apiKey }) => keyOut(apiKey),
   }),
@@ -58,15 +92,27 @@ export const apiKeyRoutes = [
     method: 'PATCH',
     path: '/auth/api-keys/:key_id',
     operation: /* GraphQL */ `
-      mutation UpdateApiKey($id: ID!, $input: UpdateApiKeyInput!) { updateApiKey(id: $id, input: $input) { ...KeyFields } }
-      ${KEY_FIELDS}`,
+      mutation UpdateApiKey($id: ID!, $input: UpdateApiKeyInput!) {
+        updateApiKey(id: $id, input: $input) {
+          ...KeyFields
+        }
+      }
+      ${KEY_FIELDS}
+    `,
     variables: ({ params, body }) => ({ id: params.key_id, input: body ?? {} }),
     pick: ({ updateApiKey }) => keyOut(updateApiKey),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/auth/api-keys/:key_id',
-    operation: /* GraphQL */ `mutation RevokeApiKey($id: ID!) { revokeApiKey(id: $id) { ...KeyFields } } ${KEY_FIELDS}`,
+    operation: /* GraphQL */ `
+      mutation RevokeApiKey($id: ID!) {
+        revokeApiKey(id: $id) {
+          ...KeyFields
+        }
+      }
+      ${KEY_FIELDS}
+    `,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ revokeApiKey }) => ({ ...keyOut(revokeApiKey), revoked: true }),
   }),
@@ -75,8 +121,16 @@ export const apiKeyRoutes = [
     path: '/auth/api-keys/:key_id/usage',
     operation: /* GraphQL */ `
       query ApiKeyUsage($id: ID!) {
-        apiKeyUsage(id: $id) { keyId requestsToday requestsThisMonth totalRequests lastUsedAt lastUsedIp }
-      }`,
+        apiKeyUsage(id: $id) {
+          keyId
+          requestsToday
+          requestsThisMonth
+          totalRequests
+          lastUsedAt
+          lastUsedIp
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ apiKeyUsage: u }) => ({
       key_id: u.keyId,
@@ -95,17 +149,61 @@ export const apiKeyRoutes = [
 
 const WORKFLOW_FIELDS = /* GraphQL */ `
   fragment WorkflowOrchestrationFields on Orchestration {
-    orchestrationId name description status currentStage
-    progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
-    stages {
-      stage status tasksTotal tasksCompleted startedAt completedAt duration
-      gateValidation { enabled exitGatePassed outputs validation { missingCriteria } }
-      tasks { agentId taskType taskId status }
+    orchestrationId
+    name
+    description
+    status
+    currentStage
+    progress {
+      stagesCompleted
+      stagesTotal
+      tasksCompleted
+      tasksTotal
+      overallPercentage
     }
-    result { success stagesCompleted tasksCompleted outputs }
-    error { code message details }
-    createdAt pausedAt completedAt failedAt cancelledAt estimatedCompletionAt duration
-  }`;
+    stages {
+      stage
+      status
+      tasksTotal
+      tasksCompleted
+      startedAt
+      completedAt
+      duration
+      gateValidation {
+        enabled
+        exitGatePassed
+        outputs
+        validation {
+          missingCriteria
+        }
+      }
+      tasks {
+        agentId
+        taskType
+        taskId
+        status
+      }
+    }
+    result {
+      success
+      stagesCompleted
+      tasksCompleted
+      outputs
+    }
+    error {
+      code
+      message
+      details
+    }
+    createdAt
+    pausedAt
+    completedAt
+    failedAt
+    cancelledAt
+    estimatedCompletionAt
+    duration
+  }
+`;
 
 /** The orchestration in the alternate layout's snake_case; outputs and details are kept verbatim. */
 function workflowOut(o: any) {
@@ -158,9 +256,12 @@ export const orchestrationWorkflowRoutes = [
     path: '/orchestration/workflows',
     operation: /* GraphQL */ `
       mutation CreateOrchestrationWorkflow($input: CreateOrchestrationWorkflowInput!) {
-        createOrchestrationWorkflow(input: $input) { ...WorkflowOrchestrationFields }
+        createOrchestrationWorkflow(input: $input) {
+          ...WorkflowOrchestrationFields
+        }
       }
-      ${WORKFLOW_FIELDS}`,
+      ${WORKFLOW_FIELDS}
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
     opaque: ['context'],
     status: 201,
@@ -170,8 +271,13 @@ export const orchestrationWorkflowRoutes = [
     method: 'GET',
     path: '/orchestration/workflows/:workflow_id',
     operation: /* GraphQL */ `
-      query OrchestrationWorkflow($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ...WorkflowOrchestrationFields } }
-      ${WORKFLOW_FIELDS}`,
+      query OrchestrationWorkflow($id: ID!) {
+        orchestration(orchestrationId: $id, includeTaskDetails: true) {
+          ...WorkflowOrchestrationFields
+        }
+      }
+      ${WORKFLOW_FIELDS}
+    `,
     variables: ({ params }) => ({ id: params.workflow_id }),
     pick: ({ orchestration }) => workflowOut(orchestration),
   }),
@@ -185,10 +291,29 @@ export const agentExecuteRoutes = [
     path: '/agents/:agent_id/execute',
     operation: /* GraphQL */ `
       mutation ExecuteAgent($input: ExecuteTaskInput!) {
-        executeTask(input: $input) { taskId agentId status result { output filesCreated filesModified linesWritten tokensUsed } error { code message details } duration }
-      }`,
+        executeTask(input: $input) {
+          taskId
+          agentId
+          status
+          result {
+            output
+            filesCreated
+            filesModified
+            linesWritten
+            tokensUsed
+          }
+          error {
+            code
+            message
+            details
+          }
+          duration
+        }
+      }
+    `,
     variables: ({ params, body }) => {
-      if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });
+      if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body)))
+        throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });
       if (typeof body?.input !== 'string' || !body.input.trim()) throw errors.field('input', 'is required: the request, as a string');
       return {
         input: {
@@ -205,7 +330,9 @@ export const agentExecuteRoutes = [
       execution_id: t.taskId,
       agent_id: t.agentId,
       status: t.status,
-      output: t.result ? { ...t.result.output, files_created: t.result.filesCreated, files_modified: t.result.filesModified, lines_written: t.result.linesWritten } : null,
+      output: t.result
+        ? { ...t.result.output, files_created: t.result.filesCreated, files_modified: t.result.filesModified, lines_written: t.result.linesWritten }
+        : null,
       ...(t.error && { error: t.error }),
       metrics: { duration_ms: t.duration === null ? null : Math.round(t.duration * 1000), tokens_used: t.result?.tokensUsed ?? 0 },
     }),
@@ -216,6 +343,4 @@ export const agentExecuteRoutes = [
 
 const workflowList = controlPlaneWorkflowRoutes.find((r) => r.method === 'GET' && r.path === '/control-plane/workflows')!;
 
-export const overviewWorkflowRoutes: RouteDef[] = [
-  { ...workflowList, path: '/workflows', snakeCase: true },
-];
+export const overviewWorkflowRoutes: RouteDef[] = [{ ...workflowList, path: '/workflows', snakeCase: true }];

@@ -14,16 +14,51 @@ const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
 const EXECUTION_FIELDS = /* GraphQL */ `
   fragment ControlPlaneExecutionFields on WorkflowExecution {
-    executionId workflowId workflowName controlPlaneStatus
-    progress { nodesCompleted nodesTotal currentNode }
-    result error { code message node nodeType details }
-    duration startedAt finishedAt failedAt canceledAt estimatedCompletionAt waitTill engineExecutionUrl
-  }`;
+    executionId
+    workflowId
+    workflowName
+    controlPlaneStatus
+    progress {
+      nodesCompleted
+      nodesTotal
+      currentNode
+    }
+    result
+    error {
+      code
+      message
+      node
+      nodeType
+      details
+    }
+    duration
+    startedAt
+    finishedAt
+    failedAt
+    canceledAt
+    estimatedCompletionAt
+    waitTill
+    engineExecutionUrl
+  }
+`;
 
 const SCHEDULE_FIELDS = /* GraphQL */ `
   fragment ControlPlaneScheduleFields on WorkflowSchedule {
-    scheduleId workflowId cron timezone nextRunAt enabled payload nodeName lastRunAt lastExecutionId runs createdAt updatedAt
-  }`;
+    scheduleId
+    workflowId
+    cron
+    timezone
+    nextRunAt
+    enabled
+    payload
+    nodeName
+    lastRunAt
+    lastExecutionId
+    runs
+    createdAt
+    updatedAt
+  }
+`;
 
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
@@ -51,10 +86,19 @@ export function executionOut(e: any) {
     workflowName: e.workflowName,
     status: e.controlPlaneStatus,
     progress: e.progress,
-    result: r ? { success: true, outputs: { lastNode: r.lastNode ?? null, items: r.items ?? [] }, nodesExecuted: r.nodesExecuted ?? 0, duration: seconds(e.duration) } : undefined,
+    result: r
+      ? { success: true, outputs: { lastNode: r.lastNode ?? null, items: r.items ?? [] }, nodesExecuted: r.nodesExecuted ?? 0, duration: seconds(e.duration) }
+      : undefined,
     error: e.error ? { code: e.error.code, message: e.error.message, nodeName: e.error.node ?? null, details: e.error.details ?? {} } : undefined,
     nodeData: e.nodeData
-      ? e.nodeData.map((n: any) => ({ nodeName: n.nodeName, runIndex: n.runIndex, nodeType: n.nodeType, status: n.status === 'success' ? 'completed' : n.status === 'error' ? 'failed' : n.status, duration: n.duration / 1000, output: n.output }))
+      ? e.nodeData.map((n: any) => ({
+          nodeName: n.nodeName,
+          runIndex: n.runIndex,
+          nodeType: n.nodeType,
+          status: n.status === 'success' ? 'completed' : n.status === 'error' ? 'failed' : n.status,
+          duration: n.duration / 1000,
+          output: n.output,
+        }))
       : undefined,
     engineExecutionUrl: e.engineExecutionUrl,
     startedAt: e.startedAt,
@@ -75,13 +119,36 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       query ControlPlaneWorkflows($active: Boolean, $tag: String, $limit: Int, $offset: Int) {
         controlPlaneWorkflows(active: $active, tag: $tag, limit: $limit, offset: $offset) {
           workflows {
-            workflowId name description tags active version nodeCount lastExecuted webhookUrl
-            statistics { executions successRate averageDuration }
+            workflowId
+            name
+            description
+            tags
+            active
+            version
+            nodeCount
+            lastExecuted
+            webhookUrl
+            statistics {
+              executions
+              successRate
+              averageDuration
+            }
           }
-          pagination { total limit offset hasMore }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
-    variables: ({ query }) => ({ active: boolParam(query.active), tag: str(query.tag), limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
+      }
+    `,
+    variables: ({ query }) => ({
+      active: boolParam(query.active),
+      tag: str(query.tag),
+      limit: intParam(query.limit) ?? 20,
+      offset: intParam(query.offset) ?? 0,
+    }),
     pick: ({ controlPlaneWorkflows: page }) => ({
       workflows: page.workflows.map((w: any) =>
         omitNulls({
@@ -106,8 +173,13 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'POST',
     path: '/control-plane/workflows/trigger',
     operation: /* GraphQL */ `
-      mutation ControlPlaneTriggerWorkflow($input: TriggerWorkflowInput!) { triggerWorkflow(input: $input) { ...ControlPlaneExecutionFields } }
-      ${EXECUTION_FIELDS}`,
+      mutation ControlPlaneTriggerWorkflow($input: TriggerWorkflowInput!) {
+        triggerWorkflow(input: $input) {
+          ...ControlPlaneExecutionFields
+        }
+      }
+      ${EXECUTION_FIELDS}
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     // async: 202 running; sync: 200 once it ended (a failed run too: the error is in the execution), 202 while it still runs or waits.
@@ -115,7 +187,13 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     pick: ({ triggerWorkflow: e }, req) => {
       const mode = req.body?.execution?.mode ?? 'async';
       if (mode === 'async') {
-        return { executionId: e.executionId, workflowId: e.workflowId, status: e.controlPlaneStatus, startedAt: e.startedAt, engineExecutionUrl: e.engineExecutionUrl };
+        return {
+          executionId: e.executionId,
+          workflowId: e.workflowId,
+          status: e.controlPlaneStatus,
+          startedAt: e.startedAt,
+          engineExecutionUrl: e.engineExecutionUrl,
+        };
       }
       return executionOut(e);
     },
@@ -126,10 +204,26 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       query ControlPlaneExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
         controlPlaneExecutions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
-          executions { executionId workflowId workflowName controlPlaneStatus startedAt finishedAt failedAt canceledAt duration }
-          pagination { total limit offset hasMore }
+          executions {
+            executionId
+            workflowId
+            workflowName
+            controlPlaneStatus
+            startedAt
+            finishedAt
+            failedAt
+            canceledAt
+            duration
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({
       workflowId: str(query.workflowId),
       status: str(query.status),
@@ -160,10 +254,18 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       query ControlPlaneExecution($executionId: ID!, $includeData: Boolean!) {
         controlPlaneExecution(executionId: $executionId) {
           ...ControlPlaneExecutionFields
-          nodeData @include(if: $includeData) { nodeName runIndex nodeType status duration output }
+          nodeData @include(if: $includeData) {
+            nodeName
+            runIndex
+            nodeType
+            status
+            duration
+            output
+          }
         }
       }
-      ${EXECUTION_FIELDS}`,
+      ${EXECUTION_FIELDS}
+    `,
     variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
     pick: ({ controlPlaneExecution }) => executionOut(controlPlaneExecution),
   }),
@@ -172,8 +274,13 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     path: '/control-plane/workflows/executions/:executionId/cancel',
     operation: /* GraphQL */ `
       mutation ControlPlaneCancelExecution($executionId: ID!, $reason: String) {
-        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) { executionId status: controlPlaneStatus cancelledAt: canceledAt }
-      }`,
+        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) {
+          executionId
+          status: controlPlaneStatus
+          cancelledAt: canceledAt
+        }
+      }
+    `,
     variables: ({ params, body }) => ({ executionId: params.executionId, reason: body?.reason }),
   }),
   defineRoute({
@@ -182,10 +289,24 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       mutation ControlPlaneCreateWebhook($workflowId: ID!, $input: WorkflowWebhookRegistrationInput!) {
         controlPlaneCreateWorkflowWebhook(workflowId: $workflowId, input: $input) {
-          webhookId workflowId path url method active responseMode createdAt
-          authentication { type apiKeyHeader hmacHeader hmacAlgorithm username }
+          webhookId
+          workflowId
+          path
+          url
+          method
+          active
+          responseMode
+          createdAt
+          authentication {
+            type
+            apiKeyHeader
+            hmacHeader
+            hmacAlgorithm
+            username
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     pick: ({ controlPlaneCreateWorkflowWebhook: w }) => ({
@@ -205,9 +326,12 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     path: '/control-plane/workflows/:workflowId/schedule',
     operation: /* GraphQL */ `
       mutation ControlPlaneCreateSchedule($workflowId: ID!, $input: WorkflowScheduleInput!) {
-        createWorkflowSchedule(workflowId: $workflowId, input: $input) { ...ControlPlaneScheduleFields }
+        createWorkflowSchedule(workflowId: $workflowId, input: $input) {
+          ...ControlPlaneScheduleFields
+        }
       }
-      ${SCHEDULE_FIELDS}`,
+      ${SCHEDULE_FIELDS}
+    `,
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -217,8 +341,13 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'GET',
     path: '/control-plane/workflows/:workflowId/schedules',
     operation: /* GraphQL */ `
-      query ControlPlaneSchedules($workflowId: ID!) { workflowSchedules(workflowId: $workflowId) { ...ControlPlaneScheduleFields } }
-      ${SCHEDULE_FIELDS}`,
+      query ControlPlaneSchedules($workflowId: ID!) {
+        workflowSchedules(workflowId: $workflowId) {
+          ...ControlPlaneScheduleFields
+        }
+      }
+      ${SCHEDULE_FIELDS}
+    `,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
     pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(omitNulls) }),
   }),
@@ -227,9 +356,12 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     path: '/control-plane/workflows/schedules/:scheduleId',
     operation: /* GraphQL */ `
       mutation ControlPlaneUpdateSchedule($scheduleId: ID!, $input: UpdateWorkflowScheduleInput!) {
-        updateWorkflowSchedule(scheduleId: $scheduleId, input: $input) { ...ControlPlaneScheduleFields }
+        updateWorkflowSchedule(scheduleId: $scheduleId, input: $input) {
+          ...ControlPlaneScheduleFields
+        }
       }
-      ${SCHEDULE_FIELDS}`,
+      ${SCHEDULE_FIELDS}
+    `,
     variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     omitNulls: true,
@@ -238,7 +370,13 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'DELETE',
     path: '/control-plane/workflows/schedules/:scheduleId',
     operation: /* GraphQL */ `
-      mutation ControlPlaneDeleteSchedule($scheduleId: ID!) { deleteWorkflowSchedule(scheduleId: $scheduleId) { scheduleId deletedAt } }`,
+      mutation ControlPlaneDeleteSchedule($scheduleId: ID!) {
+        deleteWorkflowSchedule(scheduleId: $scheduleId) {
+          scheduleId
+          deletedAt
+        }
+      }
+    `,
     variables: ({ params }) => ({ scheduleId: params.scheduleId }),
   }),
 ];

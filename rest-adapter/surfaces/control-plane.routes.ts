@@ -5,13 +5,47 @@ import { defineRoute, intParam, type RestRequest } from '../route';
 
 export const TASK_FIELDS = /* GraphQL */ `
   fragment TaskFields on Task {
-    taskId status agentId taskType priority mode timeout
-    progress { percentage currentStep stepsCompleted stepsTotal }
-    result { output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion }
-    error { code message details }
-    createdAt startedAt completedAt failedAt cancelledAt cancelReason
-    estimatedDuration estimatedCompletionAt duration orchestrationId stage
-  }`;
+    taskId
+    status
+    agentId
+    taskType
+    priority
+    mode
+    timeout
+    progress {
+      percentage
+      currentStep
+      stepsCompleted
+      stepsTotal
+    }
+    result {
+      output
+      filesCreated
+      filesModified
+      linesWritten
+      model
+      tokensUsed
+      promptId
+      promptVersion
+    }
+    error {
+      code
+      message
+      details
+    }
+    createdAt
+    startedAt
+    completedAt
+    failedAt
+    cancelledAt
+    cancelReason
+    estimatedDuration
+    estimatedCompletionAt
+    duration
+    orchestrationId
+    stage
+  }
+`;
 
 /** TaskFields' data as the gateway answers it (declared by hand, checked against TASK_FIELDS by review: no code generator). */
 export interface TaskRow {
@@ -49,12 +83,35 @@ export interface TaskRow {
 
 const AGENT_FIELDS = /* GraphQL */ `
   fragment AgentFields on Agent {
-    agentId name domain forgeStage version description capabilities
-    inputs { required optional }
+    agentId
+    name
+    domain
+    forgeStage
+    version
+    description
+    capabilities
+    inputs {
+      required
+      optional
+    }
     outputs
-    taskTypes { taskType title description inputs { required optional } artifactFormat expectedSections typicalDuration }
-    averageDuration successRate totalExecutions
-  }`;
+    taskTypes {
+      taskType
+      title
+      description
+      inputs {
+        required
+        optional
+      }
+      artifactFormat
+      expectedSections
+      typicalDuration
+    }
+    averageDuration
+    successRate
+    totalExecutions
+  }
+`;
 
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
@@ -88,14 +145,26 @@ export function taskOut(t: TaskRow) {
 }
 
 const EXECUTE = /* GraphQL */ `
-  mutation ExecuteAgentTask($input: ExecuteTaskInput!) { executeTask(input: $input) { ...TaskFields } }
-  ${TASK_FIELDS}`;
+  mutation ExecuteAgentTask($input: ExecuteTaskInput!) {
+    executeTask(input: $input) {
+      ...TaskFields
+    }
+  }
+  ${TASK_FIELDS}
+`;
 
 const getTask = (path: string) =>
   defineRoute<{ task: TaskRow }>({
     method: 'GET',
     path,
-    operation: /* GraphQL */ `query GetTask($taskId: ID!) { task(taskId: $taskId) { ...TaskFields } } ${TASK_FIELDS}`,
+    operation: /* GraphQL */ `
+      query GetTask($taskId: ID!) {
+        task(taskId: $taskId) {
+          ...TaskFields
+        }
+      }
+      ${TASK_FIELDS}
+    `,
     variables: ({ params }) => ({ taskId: params.taskId }),
     pick: ({ task }) => taskOut(task),
   });
@@ -116,7 +185,14 @@ export const controlPlaneRoutes = [
   defineRoute({
     method: 'GET',
     path: '/control-plane/agents',
-    operation: /* GraphQL */ `query ListAgents($domain: String) { agents(domain: $domain) { ...AgentFields } } ${AGENT_FIELDS}`,
+    operation: /* GraphQL */ `
+      query ListAgents($domain: String) {
+        agents(domain: $domain) {
+          ...AgentFields
+        }
+      }
+      ${AGENT_FIELDS}
+    `,
     variables: ({ query }) => ({ domain: str(query.domain) }),
     pick: ({ agents }) => ({ agents }),
   }),
@@ -124,12 +200,44 @@ export const controlPlaneRoutes = [
     method: 'GET',
     path: '/control-plane/agents/tasks',
     operation: /* GraphQL */ `
-      query ListTasks($agentId: String, $status: String, $taskType: String, $orchestrationId: ID, $limit: Int, $offset: Int, $sortBy: String, $sortOrder: String) {
-        tasks(agentId: $agentId, status: $status, taskType: $taskType, orchestrationId: $orchestrationId, limit: $limit, offset: $offset, sortBy: $sortBy, sortOrder: $sortOrder) {
-          tasks { taskId agentId taskType status createdAt completedAt duration }
-          pagination { total limit offset hasMore }
+      query ListTasks(
+        $agentId: String
+        $status: String
+        $taskType: String
+        $orchestrationId: ID
+        $limit: Int
+        $offset: Int
+        $sortBy: String
+        $sortOrder: String
+      ) {
+        tasks(
+          agentId: $agentId
+          status: $status
+          taskType: $taskType
+          orchestrationId: $orchestrationId
+          limit: $limit
+          offset: $offset
+          sortBy: $sortBy
+          sortOrder: $sortOrder
+        ) {
+          tasks {
+            taskId
+            agentId
+            taskType
+            status
+            createdAt
+            completedAt
+            duration
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({
       agentId: str(query.agentId),
       status: str(query.status),
@@ -146,21 +254,49 @@ export const controlPlaneRoutes = [
     method: 'GET',
     path: '/control-plane/agents/tasks/:taskId/artifacts',
     operation: /* GraphQL */ `
-      query TaskArtifacts($taskId: ID!) { task(taskId: $taskId) { taskId artifacts { path kind lines bytes content createdAt } } }`,
+      query TaskArtifacts($taskId: ID!) {
+        task(taskId: $taskId) {
+          taskId
+          artifacts {
+            path
+            kind
+            lines
+            bytes
+            content
+            createdAt
+          }
+        }
+      }
+    `,
     variables: ({ params }) => ({ taskId: params.taskId }),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/agents/tasks/:taskId/cancel',
     operation: /* GraphQL */ `
-      mutation CancelTask($taskId: ID!, $reason: String) { cancelTask(taskId: $taskId, reason: $reason) { taskId status cancelledAt cancelReason } }`,
+      mutation CancelTask($taskId: ID!, $reason: String) {
+        cancelTask(taskId: $taskId, reason: $reason) {
+          taskId
+          status
+          cancelledAt
+          cancelReason
+        }
+      }
+    `,
     variables: ({ params, body }) => ({ taskId: params.taskId, reason: body?.reason }),
     omitNulls: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/control-plane/agents/:agentId',
-    operation: /* GraphQL */ `query GetAgent($agentId: ID!) { agent(agentId: $agentId) { ...AgentFields } } ${AGENT_FIELDS}`,
+    operation: /* GraphQL */ `
+      query GetAgent($agentId: ID!) {
+        agent(agentId: $agentId) {
+          ...AgentFields
+        }
+      }
+      ${AGENT_FIELDS}
+    `,
     variables: ({ params }) => ({ agentId: params.agentId }),
   }),
   // The platform overview's polling example.

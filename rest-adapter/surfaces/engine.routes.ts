@@ -12,27 +12,111 @@ const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
 const WORKFLOW_FIELDS = /* GraphQL */ `
   fragment WorkflowFields on Workflow {
-    workflowId name description tags active version nodeCount
-    nodes { name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce }
-    connections settings createdAt updatedAt webhookUrl lastExecuted
-    statistics { executions successRate averageDuration }
-  }`;
+    workflowId
+    name
+    description
+    tags
+    active
+    version
+    nodeCount
+    nodes {
+      name
+      type
+      position
+      parameters
+      id
+      typeVersion
+      notes
+      disabled
+      retryOnFail
+      maxTries
+      waitBetweenTries
+      continueOnFail
+      timeout
+      onError
+      alwaysOutputData
+      executeOnce
+    }
+    connections
+    settings
+    createdAt
+    updatedAt
+    webhookUrl
+    lastExecuted
+    statistics {
+      executions
+      successRate
+      averageDuration
+    }
+  }
+`;
 
 const EXECUTION_FIELDS = /* GraphQL */ `
   fragment ExecutionFields on WorkflowExecution {
-    executionId workflowId workflowName status mode
-    progress { nodesCompleted nodesTotal currentNode }
-    result error { code message node nodeType details }
-    duration startedAt finishedAt failedAt canceledAt estimatedCompletionAt waitTill resumeUrl originalExecutionId
-  }`;
+    executionId
+    workflowId
+    workflowName
+    status
+    mode
+    progress {
+      nodesCompleted
+      nodesTotal
+      currentNode
+    }
+    result
+    error {
+      code
+      message
+      node
+      nodeType
+      details
+    }
+    duration
+    startedAt
+    finishedAt
+    failedAt
+    canceledAt
+    estimatedCompletionAt
+    waitTill
+    resumeUrl
+    originalExecutionId
+  }
+`;
 
 const WEBHOOK_FIELDS = /* GraphQL */ `
   fragment WebhookFields on WorkflowWebhook {
-    webhookId workflowId workflowName path url method responseMode active createdAt updatedAt
-    authentication { type apiKeyHeader hmacHeader hmacAlgorithm username }
-    rateLimit { windowMs maxRequests keyBy }
-    statistics { totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered }
-  }`;
+    webhookId
+    workflowId
+    workflowName
+    path
+    url
+    method
+    responseMode
+    active
+    createdAt
+    updatedAt
+    authentication {
+      type
+      apiKeyHeader
+      hmacHeader
+      hmacAlgorithm
+      username
+    }
+    rateLimit {
+      windowMs
+      maxRequests
+      keyBy
+    }
+    statistics {
+      totalRequests
+      successfulRequests
+      failedRequests
+      rejectedRequests
+      averageResponseTime
+      lastTriggered
+    }
+  }
+`;
 
 const workflowOut = (w: any) => ({
   workflowId: w.workflowId,
@@ -100,7 +184,14 @@ const UPDATE_FIELDS = ['name', 'description', 'tags', 'nodes', 'connections', 'a
 const getWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId',
-  operation: /* GraphQL */ `query EngineWorkflow($workflowId: ID!) { workflow(workflowId: $workflowId) { ...WorkflowFields } } ${WORKFLOW_FIELDS}`,
+  operation: /* GraphQL */ `
+    query EngineWorkflow($workflowId: ID!) {
+      workflow(workflowId: $workflowId) {
+        ...WorkflowFields
+      }
+    }
+    ${WORKFLOW_FIELDS}
+  `,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
   pick: ({ workflow }) => workflowOut(workflow),
 });
@@ -111,10 +202,29 @@ const listWorkflows = defineRoute({
   operation: /* GraphQL */ `
     query EngineWorkflows($active: Boolean, $tag: String, $search: String, $limit: Int, $offset: Int) {
       workflows(active: $active, tag: $tag, search: $search, limit: $limit, offset: $offset) {
-        workflows { workflowId name active tags nodeCount lastExecuted webhookUrl statistics { executions successRate averageDuration } }
-        pagination { total limit offset hasMore }
+        workflows {
+          workflowId
+          name
+          active
+          tags
+          nodeCount
+          lastExecuted
+          webhookUrl
+          statistics {
+            executions
+            successRate
+            averageDuration
+          }
+        }
+        pagination {
+          total
+          limit
+          offset
+          hasMore
+        }
       }
-    }`,
+    }
+  `,
   variables: ({ query }) => ({
     active: boolParam(query.active),
     tag: query.tag,
@@ -142,7 +252,14 @@ const listWorkflows = defineRoute({
 const deleteWorkflow = defineRoute({
   method: 'DELETE',
   path: '/workflows/:workflowId',
-  operation: /* GraphQL */ `mutation EngineDeleteWorkflow($workflowId: ID!) { deleteWorkflow(workflowId: $workflowId) { workflowId deletedAt } }`,
+  operation: /* GraphQL */ `
+    mutation EngineDeleteWorkflow($workflowId: ID!) {
+      deleteWorkflow(workflowId: $workflowId) {
+        workflowId
+        deletedAt
+      }
+    }
+  `,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
 });
 
@@ -159,18 +276,38 @@ const duplicateWorkflow = defineRoute({
   path: '/workflows/:workflowId/duplicate',
   operation: /* GraphQL */ `
     mutation EngineDuplicateWorkflow($workflowId: ID!, $name: String!) {
-      duplicateWorkflow(workflowId: $workflowId, name: $name) { workflowId name active version createdAt }
-    }`,
+      duplicateWorkflow(workflowId: $workflowId, name: $name) {
+        workflowId
+        name
+        active
+        version
+        createdAt
+      }
+    }
+  `,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, name: body?.name }),
   status: 201,
-  pick: ({ duplicateWorkflow: w }, req) => ({ workflowId: w.workflowId, name: w.name, sourceWorkflowId: req.params.workflowId, active: w.active, version: w.version, createdAt: w.createdAt }),
+  pick: ({ duplicateWorkflow: w }, req) => ({
+    workflowId: w.workflowId,
+    name: w.name,
+    sourceWorkflowId: req.params.workflowId,
+    active: w.active,
+    version: w.version,
+    createdAt: w.createdAt,
+  }),
 });
 
 const exportWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId/export',
   operation: /* GraphQL */ `
-    query EngineExportWorkflow($workflowId: ID!, $format: String) { exportWorkflow(workflowId: $workflowId, format: $format) { format workflow } }`,
+    query EngineExportWorkflow($workflowId: ID!, $format: String) {
+      exportWorkflow(workflowId: $workflowId, format: $format) {
+        format
+        workflow
+      }
+    }
+  `,
   variables: ({ params, query }) => ({ workflowId: params.workflowId, format: query.format ?? 'json' }),
 });
 
@@ -179,8 +316,16 @@ const importWorkflow = defineRoute({
   path: '/workflows/import',
   operation: /* GraphQL */ `
     mutation EngineImportWorkflow($workflow: JSON!, $name: String) {
-      importWorkflow(workflow: $workflow, name: $name) { workflowId name nodes: nodeCount active version createdAt }
-    }`,
+      importWorkflow(workflow: $workflow, name: $name) {
+        workflowId
+        name
+        nodes: nodeCount
+        active
+        version
+        createdAt
+      }
+    }
+  `,
   variables: ({ body }) => ({ workflow: body?.workflow, name: body?.name }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -191,16 +336,26 @@ const executeWorkflow = defineRoute({
   path: '/workflows/:workflowId/execute',
   operation: /* GraphQL */ `
     mutation EngineExecuteWorkflow($workflowId: ID!, $input: ExecuteWorkflowInput) {
-      executeWorkflow(workflowId: $workflowId, input: $input) { ...ExecutionFields }
+      executeWorkflow(workflowId: $workflowId, input: $input) {
+        ...ExecutionFields
+      }
     }
-    ${EXECUTION_FIELDS}`,
+    ${EXECUTION_FIELDS}
+  `,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
   pick: ({ executeWorkflow: e }) => {
     const out = executionOut(e);
     // async: executionId, workflowId, status running, startedAt; sync: the finished execution.
     return e.status === 'running'
-      ? { executionId: out.executionId, workflowId: out.workflowId, workflowName: out.workflowName, status: out.status, startedAt: out.startedAt, progress: out.progress }
+      ? {
+          executionId: out.executionId,
+          workflowId: out.workflowId,
+          workflowName: out.workflowName,
+          status: out.status,
+          startedAt: out.startedAt,
+          progress: out.progress,
+        }
       : out;
   },
 });
@@ -212,10 +367,22 @@ const getExecution = defineRoute({
     query EngineExecution($executionId: ID!, $includeData: Boolean!) {
       execution(executionId: $executionId) {
         ...ExecutionFields
-        nodeData @include(if: $includeData) { nodeName runIndex nodeType status startedAt duration tries reused output error }
+        nodeData @include(if: $includeData) {
+          nodeName
+          runIndex
+          nodeType
+          status
+          startedAt
+          duration
+          tries
+          reused
+          output
+          error
+        }
       }
     }
-    ${EXECUTION_FIELDS}`,
+    ${EXECUTION_FIELDS}
+  `,
   variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
   pick: ({ execution }) => executionOut(execution),
 });
@@ -226,10 +393,25 @@ const listExecutions = defineRoute({
   operation: /* GraphQL */ `
     query EngineExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
       executions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
-        executions { executionId workflowId workflowName status mode duration startedAt finishedAt }
-        pagination { total limit offset hasMore }
+        executions {
+          executionId
+          workflowId
+          workflowName
+          status
+          mode
+          duration
+          startedAt
+          finishedAt
+        }
+        pagination {
+          total
+          limit
+          offset
+          hasMore
+        }
       }
-    }`,
+    }
+  `,
   variables: ({ query }) => ({
     workflowId: query.workflowId,
     status: query.status,
@@ -246,8 +428,15 @@ const retryExecution = defineRoute({
   path: '/executions/:executionId/retry',
   operation: /* GraphQL */ `
     mutation EngineRetryExecution($executionId: ID!, $fromNode: String) {
-      retryExecution(executionId: $executionId, fromNode: $fromNode) { executionId originalExecutionId workflowId status startedAt }
-    }`,
+      retryExecution(executionId: $executionId, fromNode: $fromNode) {
+        executionId
+        originalExecutionId
+        workflowId
+        status
+        startedAt
+      }
+    }
+  `,
   variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: body?.fromNode }),
   status: 201,
 });
@@ -255,14 +444,29 @@ const retryExecution = defineRoute({
 const cancelExecution = defineRoute({
   method: 'POST',
   path: '/executions/:executionId/cancel',
-  operation: /* GraphQL */ `mutation EngineCancelExecution($executionId: ID!) { cancelExecution(executionId: $executionId) { executionId status canceledAt } }`,
+  operation: /* GraphQL */ `
+    mutation EngineCancelExecution($executionId: ID!) {
+      cancelExecution(executionId: $executionId) {
+        executionId
+        status
+        canceledAt
+      }
+    }
+  `,
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
 const deleteExecution = defineRoute({
   method: 'DELETE',
   path: '/executions/:executionId',
-  operation: /* GraphQL */ `mutation EngineDeleteExecution($executionId: ID!) { deleteExecution(executionId: $executionId) { executionId deletedAt } }`,
+  operation: /* GraphQL */ `
+    mutation EngineDeleteExecution($executionId: ID!) {
+      deleteExecution(executionId: $executionId) {
+        executionId
+        deletedAt
+      }
+    }
+  `,
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
@@ -270,7 +474,18 @@ const executionLogs = defineRoute({
   method: 'GET',
   path: '/executions/:executionId/logs',
   operation: /* GraphQL */ `
-    query EngineExecutionLogs($executionId: ID!) { execution(executionId: $executionId) { executionId logs { timestamp level node message } } }`,
+    query EngineExecutionLogs($executionId: ID!) {
+      execution(executionId: $executionId) {
+        executionId
+        logs {
+          timestamp
+          level
+          node
+          message
+        }
+      }
+    }
+  `,
   variables: ({ params }) => ({ executionId: params.executionId }),
   pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(omitNulls) }),
 });
@@ -279,8 +494,13 @@ const createWebhook = defineRoute({
   method: 'POST',
   path: '/webhooks',
   operation: /* GraphQL */ `
-    mutation EngineCreateWebhook($input: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $input) { ...WebhookFields } }
-    ${WEBHOOK_FIELDS}`,
+    mutation EngineCreateWebhook($input: CreateWorkflowWebhookInput!) {
+      createWorkflowWebhook(input: $input) {
+        ...WebhookFields
+      }
+    }
+    ${WEBHOOK_FIELDS}
+  `,
   variables: ({ body }) => ({ input: body }),
   status: 201,
   pick: ({ createWorkflowWebhook: w }) => webhookOut(w),
@@ -289,7 +509,14 @@ const createWebhook = defineRoute({
 const getWebhook = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhookId',
-  operation: /* GraphQL */ `query EngineWebhook($webhookId: ID!) { workflowWebhook(webhookId: $webhookId) { ...WebhookFields } } ${WEBHOOK_FIELDS}`,
+  operation: /* GraphQL */ `
+    query EngineWebhook($webhookId: ID!) {
+      workflowWebhook(webhookId: $webhookId) {
+        ...WebhookFields
+      }
+    }
+    ${WEBHOOK_FIELDS}
+  `,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
   pick: ({ workflowWebhook: w }) => webhookOut(w),
 });
@@ -300,10 +527,28 @@ const listWebhooks = defineRoute({
   operation: /* GraphQL */ `
     query EngineWebhooks($workflowId: ID, $active: Boolean, $limit: Int, $offset: Int) {
       workflowWebhooks(workflowId: $workflowId, active: $active, limit: $limit, offset: $offset) {
-        webhooks { webhookId workflowId path url method active responseMode statistics { totalRequests lastTriggered } }
-        pagination { total limit offset hasMore }
+        webhooks {
+          webhookId
+          workflowId
+          path
+          url
+          method
+          active
+          responseMode
+          statistics {
+            totalRequests
+            lastTriggered
+          }
+        }
+        pagination {
+          total
+          limit
+          offset
+          hasMore
+        }
       }
-    }`,
+    }
+  `,
   variables: ({ query }) => ({
     workflowId: query.workflowId,
     active: boolParam(query.active),
@@ -331,9 +576,12 @@ const updateWebhook = defineRoute({
   path: '/webhooks/:webhookId',
   operation: /* GraphQL */ `
     mutation EngineUpdateWebhook($webhookId: ID!, $input: UpdateWorkflowWebhookInput!) {
-      updateWorkflowWebhook(webhookId: $webhookId, input: $input) { ...WebhookFields }
+      updateWorkflowWebhook(webhookId: $webhookId, input: $input) {
+        ...WebhookFields
+      }
     }
-    ${WEBHOOK_FIELDS}`,
+    ${WEBHOOK_FIELDS}
+  `,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   pick: ({ updateWorkflowWebhook: w }) => ({ ...webhookOut(w), webhookId: w.webhookId, updatedAt: w.updatedAt }),
 });
@@ -341,7 +589,14 @@ const updateWebhook = defineRoute({
 const deleteWebhook = defineRoute({
   method: 'DELETE',
   path: '/webhooks/:webhookId',
-  operation: /* GraphQL */ `mutation EngineDeleteWebhook($webhookId: ID!) { deleteWorkflowWebhook(webhookId: $webhookId) { webhookId deletedAt } }`,
+  operation: /* GraphQL */ `
+    mutation EngineDeleteWebhook($webhookId: ID!) {
+      deleteWorkflowWebhook(webhookId: $webhookId) {
+        webhookId
+        deletedAt
+      }
+    }
+  `,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
 });
 
@@ -351,9 +606,19 @@ const testWebhook = defineRoute({
   operation: /* GraphQL */ `
     mutation EngineTestWebhook($webhookId: ID!, $input: TestWorkflowWebhookInput) {
       testWorkflowWebhook(webhookId: $webhookId, input: $input) {
-        testExecutionId webhookResponse { status headers body } workflowResult { status duration }
+        testExecutionId
+        webhookResponse {
+          status
+          headers
+          body
+        }
+        workflowResult {
+          status
+          duration
+        }
       }
-    }`,
+    }
+  `,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
@@ -365,10 +630,26 @@ const webhookLogs = defineRoute({
     query EngineWebhookLogs($webhookId: ID!, $limit: Int, $offset: Int, $status: String) {
       workflowWebhookLogs(webhookId: $webhookId, limit: $limit, offset: $offset, status: $status) {
         webhookId
-        logs { timestamp method sourceIp status reason statusCode responseTime executionId test }
-        pagination { total limit offset hasMore }
+        logs {
+          timestamp
+          method
+          sourceIp
+          status
+          reason
+          statusCode
+          responseTime
+          executionId
+          test
+        }
+        pagination {
+          total
+          limit
+          offset
+          hasMore
+        }
       }
-    }`,
+    }
+  `,
   variables: ({ params, query }) => ({
     webhookId: params.webhookId,
     limit: intParam(query.limit) ?? 50,
@@ -410,7 +691,17 @@ const createWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows',
   operation: /* GraphQL */ `
-    mutation EngineCreateWorkflow($input: CreateWorkflowInput!) { createWorkflow(input: $input) { workflowId name active version createdAt webhookUrl } }`,
+    mutation EngineCreateWorkflow($input: CreateWorkflowInput!) {
+      createWorkflow(input: $input) {
+        workflowId
+        name
+        active
+        version
+        createdAt
+        webhookUrl
+      }
+    }
+  `,
   variables: ({ body }) => ({ input: body }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -421,8 +712,15 @@ const updateWorkflow = defineRoute({
   path: '/workflows/:workflowId',
   operation: /* GraphQL */ `
     mutation EngineUpdateWorkflow($workflowId: ID!, $input: UpdateWorkflowInput!) {
-      updateWorkflow(workflowId: $workflowId, input: $input) { workflowId name active version updatedAt }
-    }`,
+      updateWorkflow(workflowId: $workflowId, input: $input) {
+        workflowId
+        name
+        active
+        version
+        updatedAt
+      }
+    }
+  `,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
@@ -436,7 +734,14 @@ export const engineRoutes: RouteDef[] = [createWorkflow, updateWorkflow, ...shar
 const nativeCreate = defineRoute({
   method: 'POST',
   path: '/workflows',
-  operation: /* GraphQL */ `mutation EngineNativeCreate($workflow: JSON!) { importWorkflow(workflow: $workflow) { ...WorkflowFields } } ${WORKFLOW_FIELDS}`,
+  operation: /* GraphQL */ `
+    mutation EngineNativeCreate($workflow: JSON!) {
+      importWorkflow(workflow: $workflow) {
+        ...WorkflowFields
+      }
+    }
+    ${WORKFLOW_FIELDS}
+  `,
   variables: ({ body }) => ({ workflow: body }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -449,9 +754,12 @@ const nativeUpdate = (method: 'PUT' | 'PATCH') =>
     path: '/workflows/:workflowId',
     operation: /* GraphQL */ `
       mutation EngineNativeUpdate($workflowId: ID!, $input: UpdateWorkflowInput!) {
-        updateWorkflow(workflowId: $workflowId, input: $input) { ...WorkflowFields }
+        updateWorkflow(workflowId: $workflowId, input: $input) {
+          ...WorkflowFields
+        }
       }
-      ${WORKFLOW_FIELDS}`,
+      ${WORKFLOW_FIELDS}
+    `,
     // Clients of the native interface send whole workflow objects (id, versionId, …): only the fields we own are taken.
     variables: ({ params, body }) => ({
       workflowId: params.workflowId,

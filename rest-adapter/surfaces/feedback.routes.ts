@@ -16,7 +16,22 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'GET',
     path: '/auth/me',
-    operation: /* GraphQL */ `query FeedbackMe { feedbackMe { id email username name avatar subscription { tier status } createdAt } }`,
+    operation: /* GraphQL */ `
+      query FeedbackMe {
+        feedbackMe {
+          id
+          email
+          username
+          name
+          avatar
+          subscription {
+            tier
+            status
+          }
+          createdAt
+        }
+      }
+    `,
     snakeCase: true,
   }),
   defineRoute({
@@ -58,7 +73,13 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id',
-    operation: /* GraphQL */ `mutation DeleteFeedbackProject($id: ID!) { deleteFeedbackProject(id: $id) { id } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteFeedbackProject($id: ID!) {
+        deleteFeedbackProject(id: $id) {
+          id
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
@@ -114,7 +135,13 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/requests/:id',
-    operation: /* GraphQL */ `mutation DeleteFeatureRequest($id: ID!) { deleteFeatureRequest(requestId: $id) { id } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteFeatureRequest($id: ID!) {
+        deleteFeatureRequest(requestId: $id) {
+          id
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
@@ -170,7 +197,13 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/comments/:id',
-    operation: /* GraphQL */ `mutation DeleteFeatureRequestComment($id: ID!) { deleteFeatureRequestComment(commentId: $id) { id } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteFeatureRequestComment($id: ID!) {
+        deleteFeatureRequestComment(commentId: $id) {
+          id
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
 ];

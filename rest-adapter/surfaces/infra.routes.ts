@@ -24,13 +24,27 @@ export const infraRoutes = [
   defineRoute({
     method: 'POST',
     path: '/auth/login',
-    operation: /* GraphQL */ `mutation InfraLogin($email: String!, $password: String!) { infraLogin(email: $email, password: $password) { token expiresIn } }`,
+    operation: /* GraphQL */ `
+      mutation InfraLogin($email: String!, $password: String!) {
+        infraLogin(email: $email, password: $password) {
+          token
+          expiresIn
+        }
+      }
+    `,
     variables: ({ body }) => ({ email: body?.email, password: body?.password }),
   }),
   defineRoute({
     method: 'POST',
     path: '/auth/refresh',
-    operation: /* GraphQL */ `mutation InfraRefreshToken { infraRefreshToken { token expiresIn } }`,
+    operation: /* GraphQL */ `
+      mutation InfraRefreshToken {
+        infraRefreshToken {
+          token
+          expiresIn
+        }
+      }
+    `,
   }),
   // ---- users
   defineRoute({
@@ -66,7 +80,14 @@ export const infraRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/users/:id',
-    operation: /* GraphQL */ `mutation DeleteInfraUser($id: ID!) { deleteInfraUser(id: $id) { success message } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteInfraUser($id: ID!) {
+        deleteInfraUser(id: $id) {
+          success
+          message
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   // ---- projects
@@ -98,7 +119,14 @@ export const infraRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id',
-    operation: /* GraphQL */ `mutation DeleteInfraProject($id: ID!) { deleteInfraProject(id: $id) { success message } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteInfraProject($id: ID!) {
+        deleteInfraProject(id: $id) {
+          success
+          message
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
@@ -137,7 +165,14 @@ export const infraRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/services/:id',
-    operation: /* GraphQL */ `mutation DeleteInfraService($id: ID!) { deleteInfraService(id: $id) { success message } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteInfraService($id: ID!) {
+        deleteInfraService(id: $id) {
+          success
+          message
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
@@ -170,22 +205,124 @@ export const infraRoutes = [
   defineRoute({
     method: 'GET',
     path: '/infrastructure/cluster',
-    operation: /* GraphQL */ `query InfraCluster { infraCluster { name version status nodes { total ready notReady } compute { cpuAllocatable memoryAllocatable cpuUsed memoryUsed } storage { persistentVolumes persistentVolumeClaims totalCapacity } networking { networkPolicies serviceCount ingressCount } security { podsecuritystandards rbacEnabled networkPoliciesEnabled encryptionAtRest } lastHealthCheck } }`,
+    operation: /* GraphQL */ `
+      query InfraCluster {
+        infraCluster {
+          name
+          version
+          status
+          nodes {
+            total
+            ready
+            notReady
+          }
+          compute {
+            cpuAllocatable
+            memoryAllocatable
+            cpuUsed
+            memoryUsed
+          }
+          storage {
+            persistentVolumes
+            persistentVolumeClaims
+            totalCapacity
+          }
+          networking {
+            networkPolicies
+            serviceCount
+            ingressCount
+          }
+          security {
+            podsecuritystandards
+            rbacEnabled
+            networkPoliciesEnabled
+            encryptionAtRest
+          }
+          lastHealthCheck
+        }
+      }
+    `,
   }),
   defineRoute({
     method: 'GET',
     path: '/infrastructure/nodes',
-    operation: /* GraphQL */ `query InfraNodes { infraNodes { data { name status type instanceType kubeletVersion containerRuntimeVersion osImage kernelVersion capacity { cpu memory } allocatable { cpu memory } podCount createdAt } } }`,
+    operation: /* GraphQL */ `
+      query InfraNodes {
+        infraNodes {
+          data {
+            name
+            status
+            type
+            instanceType
+            kubeletVersion
+            containerRuntimeVersion
+            osImage
+            kernelVersion
+            capacity {
+              cpu
+              memory
+            }
+            allocatable {
+              cpu
+              memory
+            }
+            podCount
+            createdAt
+          }
+        }
+      }
+    `,
   }),
   defineRoute({
     method: 'GET',
     path: '/infrastructure/metrics',
-    operation: /* GraphQL */ `query InfraMetrics { infraMetrics { timestamp cluster { cpu { used allocatable utilizationPercent } memory { used allocatable utilizationPercent } disk { used allocatable utilizationPercent } } network { ingressBytesPerSecond egressBytesPerSecond connectionCount } } }`,
+    operation: /* GraphQL */ `
+      query InfraMetrics {
+        infraMetrics {
+          timestamp
+          cluster {
+            cpu {
+              used
+              allocatable
+              utilizationPercent
+            }
+            memory {
+              used
+              allocatable
+              utilizationPercent
+            }
+            disk {
+              used
+              allocatable
+              utilizationPercent
+            }
+          }
+          network {
+            ingressBytesPerSecond
+            egressBytesPerSecond
+            connectionCount
+          }
+        }
+      }
+    `,
   }),
   defineRoute({
     method: 'GET',
     path: '/infrastructure/alerts',
-    operation: /* GraphQL */ `query InfraAlerts($open: Boolean) { infraAlerts(open: $open) { id rule subject severity message data createdAt resolvedAt } }`,
+    operation: /* GraphQL */ `
+      query InfraAlerts($open: Boolean) {
+        infraAlerts(open: $open) {
+          id
+          rule
+          subject
+          severity
+          message
+          data
+          createdAt
+          resolvedAt
+        }
+      }
+    `,
     variables: ({ query }) => ({ open: query.open === 'true' }),
     pick: ({ infraAlerts }) => ({ data: infraAlerts }),
   }),
@@ -200,19 +337,53 @@ export const infraRoutes = [
   defineRoute({
     method: 'GET',
     path: '/webhooks',
-    operation: /* GraphQL */ `query InfraWebhooks { infraWebhooks { id url events active createdAt } }`,
+    operation: /* GraphQL */ `
+      query InfraWebhooks {
+        infraWebhooks {
+          id
+          url
+          events
+          active
+          createdAt
+        }
+      }
+    `,
     pick: ({ infraWebhooks }) => ({ data: infraWebhooks }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/webhooks/:id',
-    operation: /* GraphQL */ `mutation DeleteInfraWebhook($id: ID!) { deleteInfraWebhook(id: $id) { success message } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteInfraWebhook($id: ID!) {
+        deleteInfraWebhook(id: $id) {
+          success
+          message
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
     method: 'GET',
     path: '/webhooks/:id/deliveries',
-    operation: /* GraphQL */ `query InfraWebhookDeliveries($id: ID!) { infraWebhookDeliveries(id: $id) { id event state attempts { attempt status error durationMs at } createdAt deliveredAt } }`,
+    operation: /* GraphQL */ `
+      query InfraWebhookDeliveries($id: ID!) {
+        infraWebhookDeliveries(id: $id) {
+          id
+          event
+          state
+          attempts {
+            attempt
+            status
+            error
+            durationMs
+            at
+          }
+          createdAt
+          deliveredAt
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
     pick: ({ infraWebhookDeliveries }) => ({ data: infraWebhookDeliveries }),
   }),

@@ -30,8 +30,19 @@ export const linkRoutes = [
     path: '/api/links/slug/:slug',
     operation: /* GraphQL */ `
       query LinkBySlug($slug: String!) {
-        linkBySlug(slug: $slug) { id slug destination userId isActive expiresAt protectionType protectionHint contentClassification }
-      }`,
+        linkBySlug(slug: $slug) {
+          id
+          slug
+          destination
+          userId
+          isActive
+          expiresAt
+          protectionType
+          protectionHint
+          contentClassification
+        }
+      }
+    `,
     variables: ({ params }) => ({ slug: params.slug }),
     snakeCase: true,
   }),
@@ -52,7 +63,14 @@ export const linkRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/api/links/:id',
-    operation: /* GraphQL */ `mutation DeleteLink($id: ID!) { deleteLink(id: $id) { id deletedAt } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteLink($id: ID!) {
+        deleteLink(id: $id) {
+          id
+          deletedAt
+        }
+      }
+    `,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
@@ -61,8 +79,23 @@ export const linkRoutes = [
     path: '/api/links/:id/visits',
     operation: /* GraphQL */ `
       query LinkVisits($id: ID!, $limit: Int, $offset: Int) {
-        linkVisits(id: $id, limit: $limit, offset: $offset) { linkId visits { at referrer userAgent country } pagination { total limit offset hasMore } }
-      }`,
+        linkVisits(id: $id, limit: $limit, offset: $offset) {
+          linkId
+          visits {
+            at
+            referrer
+            userAgent
+            country
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
+        }
+      }
+    `,
     variables: ({ params, query }) => ({ id: params.id, limit: intParam(query.limit) ?? 50, offset: intParam(query.offset) ?? 0 }),
     snakeCase: true,
   }),

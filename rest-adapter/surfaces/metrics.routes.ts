@@ -20,7 +20,12 @@ export const metricsRoutes = [
       agentMetrics(startDate: $startDate, endDate: $endDate, agentId: $agentId, granularity: $granularity) {
         agentId ${PERIOD} ${SUMMARY} ${BUCKETS} taskTypeBreakdown { taskType executions successRate averageDuration } ${ERRORS}
       } }`,
-    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), agentId: str(query.agentId), granularity: str(query.granularity) }),
+    variables: ({ query }) => ({
+      startDate: str(query.startDate),
+      endDate: str(query.endDate),
+      agentId: str(query.agentId),
+      granularity: str(query.granularity),
+    }),
   }),
   defineRoute({
     method: 'GET',
@@ -29,20 +34,58 @@ export const metricsRoutes = [
       workflowMetrics(startDate: $startDate, endDate: $endDate, workflowId: $workflowId, granularity: $granularity) {
         workflowId ${PERIOD} ${SUMMARY} ${BUCKETS} nodePerformance { nodeName executions averageDuration failureRate } ${ERRORS}
       } }`,
-    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), workflowId: str(query.workflowId), granularity: str(query.granularity) }),
+    variables: ({ query }) => ({
+      startDate: str(query.startDate),
+      endDate: str(query.endDate),
+      workflowId: str(query.workflowId),
+      granularity: str(query.granularity),
+    }),
     // Spec: the workflow summary is the agents' without totalProcessingTime.
-    pick: ({ workflowMetrics: { summary: { totalProcessingTime: _t, ...summary }, ...w } }) => ({ ...w, summary }),
+    pick: ({
+      workflowMetrics: {
+        summary: { totalProcessingTime: _t, ...summary },
+        ...w
+      },
+    }) => ({ ...w, summary }),
   }),
   defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/orchestrations',
-    operation: /* GraphQL */ `query OrchestrationMetrics($startDate: String!, $endDate: String!, $stage: String) {
-      orchestrationMetrics(startDate: $startDate, endDate: $endDate, stage: $stage) {
-        period { start end }
-        summary { totalOrchestrations completed failed cancelled successRate averageDuration averageStagesCompleted averageTasksPerOrchestration }
-        stagePerformance { stage completionRate averageDuration }
-        gateValidationMetrics { totalValidations passed failed passRate commonFailures { criteria failures } }
-      } }`,
+    operation: /* GraphQL */ `
+      query OrchestrationMetrics($startDate: String!, $endDate: String!, $stage: String) {
+        orchestrationMetrics(startDate: $startDate, endDate: $endDate, stage: $stage) {
+          period {
+            start
+            end
+          }
+          summary {
+            totalOrchestrations
+            completed
+            failed
+            cancelled
+            successRate
+            averageDuration
+            averageStagesCompleted
+            averageTasksPerOrchestration
+          }
+          stagePerformance {
+            stage
+            completionRate
+            averageDuration
+          }
+          gateValidationMetrics {
+            totalValidations
+            passed
+            failed
+            passRate
+            commonFailures {
+              criteria
+              failures
+            }
+          }
+        }
+      }
+    `,
     variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), stage: str(query.stage) }),
   }),
   defineRoute({
@@ -54,7 +97,10 @@ export const metricsRoutes = [
         resources { cpu { usage available } memory { usage available } storage { usage available } }
         rateLimits { tier requestsPerMinute { limit current utilizationPercentage } concurrentExecutions { limit current utilizationPercentage } }
       } }`,
-    pick: ({ systemHealth: h }) => ({ ...h, services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v as Record<string, unknown>)])) }),
+    pick: ({ systemHealth: h }) => ({
+      ...h,
+      services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v as Record<string, unknown>)])),
+    }),
   }),
   defineRoute({
     method: 'GET',
@@ -70,22 +116,62 @@ export const metricsRoutes = [
   defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/costs',
-    operation: /* GraphQL */ `query CostMetrics($startDate: String!, $endDate: String!, $groupBy: String) {
-      costMetrics(startDate: $startDate, endDate: $endDate, groupBy: $groupBy) {
-        period { start end }
-        summary { totalCost currency tier baseFee usageFee }
-        groupBy
-        breakdown { category cost executions orchestrations tokens costPerExecution costPerOrchestration }
-        topAgents { agentId cost executions }
-        forecast { projectedMonthlyTotal basedOnDaysOfData confidenceLevel }
-      } }`,
+    operation: /* GraphQL */ `
+      query CostMetrics($startDate: String!, $endDate: String!, $groupBy: String) {
+        costMetrics(startDate: $startDate, endDate: $endDate, groupBy: $groupBy) {
+          period {
+            start
+            end
+          }
+          summary {
+            totalCost
+            currency
+            tier
+            baseFee
+            usageFee
+          }
+          groupBy
+          breakdown {
+            category
+            cost
+            executions
+            orchestrations
+            tokens
+            costPerExecution
+            costPerOrchestration
+          }
+          topAgents {
+            agentId
+            cost
+            executions
+          }
+          forecast {
+            projectedMonthlyTotal
+            basedOnDaysOfData
+            confidenceLevel
+          }
+        }
+      }
+    `,
     variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), groupBy: str(query.groupBy) }),
     pick: ({ costMetrics: c }) => ({ ...c, breakdown: c.breakdown.map(part) }),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/metrics/query',
-    operation: /* GraphQL */ `query MetricsQuery($input: MetricsQueryInput!) { metricsQuery(input: $input) { metric aggregation results timeRange { start end } } }`,
+    operation: /* GraphQL */ `
+      query MetricsQuery($input: MetricsQueryInput!) {
+        metricsQuery(input: $input) {
+          metric
+          aggregation
+          results
+          timeRange {
+            start
+            end
+          }
+        }
+      }
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
   }),
 ];

@@ -6,18 +6,76 @@ import { boolParam, defineRoute, intParam, type RestRequest } from '../route';
 const GATE_RESULT = `stage gateType passed criteria { name required met } missingCriteria validatedAt`;
 export const ORCHESTRATION_FIELDS = /* GraphQL */ `
   fragment OrchestrationFields on Orchestration {
-    orchestrationId name description status currentStage
-    progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
-    stages {
-      stage status parallel tasksTotal tasksCompleted startedAt completedAt duration
-      gateValidation { enabled required exitGatePassed outputs validation { missingCriteria validatedAt } }
-      tasks { key taskId agentId taskType status dependencies progress result error startedAt completedAt }
+    orchestrationId
+    name
+    description
+    status
+    currentStage
+    progress {
+      stagesCompleted
+      stagesTotal
+      tasksCompleted
+      tasksTotal
+      overallPercentage
     }
-    result { success stagesCompleted tasksCompleted outputs }
-    error { code message details }
-    pauseReason cancelReason tasksCancelled
-    createdAt pausedAt resumedAt completedAt failedAt cancelledAt estimatedCompletionAt duration updatedAt
-  }`;
+    stages {
+      stage
+      status
+      parallel
+      tasksTotal
+      tasksCompleted
+      startedAt
+      completedAt
+      duration
+      gateValidation {
+        enabled
+        required
+        exitGatePassed
+        outputs
+        validation {
+          missingCriteria
+          validatedAt
+        }
+      }
+      tasks {
+        key
+        taskId
+        agentId
+        taskType
+        status
+        dependencies
+        progress
+        result
+        error
+        startedAt
+        completedAt
+      }
+    }
+    result {
+      success
+      stagesCompleted
+      tasksCompleted
+      outputs
+    }
+    error {
+      code
+      message
+      details
+    }
+    pauseReason
+    cancelReason
+    tasksCancelled
+    createdAt
+    pausedAt
+    resumedAt
+    completedAt
+    failedAt
+    cancelledAt
+    estimatedCompletionAt
+    duration
+    updatedAt
+  }
+`;
 
 const body = (req: RestRequest) => req.body ?? {};
 const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
@@ -92,10 +150,21 @@ export const orchestrationRoutes = [
     operation: /* GraphQL */ `
       mutation CreateOrchestration($input: CreateOrchestrationInput!) {
         createOrchestration(input: $input) {
-          orchestrationId name status currentStage createdAt estimatedCompletionAt
-          stages { stage status tasksTotal tasksCompleted }
+          orchestrationId
+          name
+          status
+          currentStage
+          createdAt
+          estimatedCompletionAt
+          stages {
+            stage
+            status
+            tasksTotal
+            tasksCompleted
+          }
         }
-      }`,
+      }
+    `,
     variables: (req) => ({ input: body(req) }),
     status: 201,
     pick: ({ createOrchestration: o }) => ({
@@ -113,9 +182,12 @@ export const orchestrationRoutes = [
     path: '/control-plane/orchestration/status/:orchestrationId',
     operation: /* GraphQL */ `
       query OrchestrationStatus($orchestrationId: ID!, $includeTaskDetails: Boolean) {
-        orchestration(orchestrationId: $orchestrationId, includeTaskDetails: $includeTaskDetails) { ...OrchestrationFields }
+        orchestration(orchestrationId: $orchestrationId, includeTaskDetails: $includeTaskDetails) {
+          ...OrchestrationFields
+        }
       }
-      ${ORCHESTRATION_FIELDS}`,
+      ${ORCHESTRATION_FIELDS}
+    `,
     variables: ({ params, query }) => ({ orchestrationId: params.orchestrationId, includeTaskDetails: boolParam(query.includeTaskDetails) }),
     pick: ({ orchestration }) => orchestrationOut(orchestration),
   }),
@@ -130,7 +202,24 @@ export const orchestrationRoutes = [
     method: 'GET',
     path: '/control-plane/orchestration/gates',
     operation: /* GraphQL */ `
-      query GateCatalog { gateCatalog { stage entry { name required description evidence } exit { name required description evidence } } }`,
+      query GateCatalog {
+        gateCatalog {
+          stage
+          entry {
+            name
+            required
+            description
+            evidence
+          }
+          exit {
+            name
+            required
+            description
+            evidence
+          }
+        }
+      }
+    `,
     pick: ({ gateCatalog }) => ({ stages: gateCatalog }),
   }),
   defineRoute({
@@ -138,8 +227,15 @@ export const orchestrationRoutes = [
     path: '/control-plane/orchestration/:orchestrationId/pause',
     operation: /* GraphQL */ `
       mutation PauseOrchestration($orchestrationId: ID!, $reason: String) {
-        pauseOrchestration(orchestrationId: $orchestrationId, reason: $reason) { orchestrationId status pausedAt reason: pauseReason currentStage }
-      }`,
+        pauseOrchestration(orchestrationId: $orchestrationId, reason: $reason) {
+          orchestrationId
+          status
+          pausedAt
+          reason: pauseReason
+          currentStage
+        }
+      }
+    `,
     variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: body?.reason }),
     omitNulls: true,
   }),
@@ -148,8 +244,15 @@ export const orchestrationRoutes = [
     path: '/control-plane/orchestration/:orchestrationId/resume',
     operation: /* GraphQL */ `
       mutation ResumeOrchestration($orchestrationId: ID!) {
-        resumeOrchestration(orchestrationId: $orchestrationId) { orchestrationId status resumedAt currentStage estimatedCompletionAt }
-      }`,
+        resumeOrchestration(orchestrationId: $orchestrationId) {
+          orchestrationId
+          status
+          resumedAt
+          currentStage
+          estimatedCompletionAt
+        }
+      }
+    `,
     variables: ({ params }) => ({ orchestrationId: params.orchestrationId }),
     omitNulls: true,
   }),
@@ -159,9 +262,14 @@ export const orchestrationRoutes = [
     operation: /* GraphQL */ `
       mutation CancelOrchestration($orchestrationId: ID!, $reason: String, $cancelRunningTasks: Boolean) {
         cancelOrchestration(orchestrationId: $orchestrationId, reason: $reason, cancelRunningTasks: $cancelRunningTasks) {
-          orchestrationId status cancelledAt reason: cancelReason tasksCancelled
+          orchestrationId
+          status
+          cancelledAt
+          reason: cancelReason
+          tasksCancelled
         }
-      }`,
+      }
+    `,
     variables: ({ params, body }) => ({
       orchestrationId: params.orchestrationId,
       reason: body?.reason,
@@ -175,10 +283,25 @@ export const orchestrationRoutes = [
     operation: /* GraphQL */ `
       query ListOrchestrations($status: String, $stage: String, $limit: Int, $offset: Int) {
         orchestrations(status: $status, stage: $stage, limit: $limit, offset: $offset) {
-          orchestrations { orchestrationId name status currentStage progress { overallPercentage } createdAt }
-          pagination { total limit offset hasMore }
+          orchestrations {
+            orchestrationId
+            name
+            status
+            currentStage
+            progress {
+              overallPercentage
+            }
+            createdAt
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({
       status: str(query.status),
       stage: str(query.stage),

@@ -9,9 +9,21 @@ export const promptlibPlatformRoutes = [
     operation: /* GraphQL */ `
       mutation RefinePrompt($input: RefinePromptInput!) {
         refinePrompt(input: $input) {
-          promptId version previousVersion status template variables compatible warnings refinementGoals model tokensUsed createdAt
+          promptId
+          version
+          previousVersion
+          status
+          template
+          variables
+          compatible
+          warnings
+          refinementGoals
+          model
+          tokensUsed
+          createdAt
         }
-      }`,
+      }
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     snakeCase: true,
@@ -21,8 +33,16 @@ export const promptlibPlatformRoutes = [
     path: '/prompts/promote',
     operation: /* GraphQL */ `
       mutation PromotePrompt($input: PromotePromptInput!) {
-        promotePrompt(input: $input) { promptId environment version previousVersion status promotedAt }
-      }`,
+        promotePrompt(input: $input) {
+          promptId
+          environment
+          version
+          previousVersion
+          status
+          promotedAt
+        }
+      }
+    `,
     variables: ({ body }) => ({ input: body ?? {} }),
     snakeCase: true,
   }),

@@ -13,21 +13,86 @@ const PROMPT_FIELDS = /* GraphQL */ `
   }`;
 const FRAGMENT_FIELDS = /* GraphQL */ `
   fragment FragmentFields on Fragment {
-    fragmentId name type content description version latestVersion metadata usage { promptCount chainCount } createdAt updatedAt
-  }`;
+    fragmentId
+    name
+    type
+    content
+    description
+    version
+    latestVersion
+    metadata
+    usage {
+      promptCount
+      chainCount
+    }
+    createdAt
+    updatedAt
+  }
+`;
 const CHAIN_FIELDS = /* GraphQL */ `
   fragment ChainFields on Chain {
-    chainId name description version latestVersion stepsCount metadata createdAt updatedAt
-    steps { order promptId version inputMapping outputKey agentId parallel }
-    performance { totalExecutions averageTokens averageLatency successRate }
-  }`;
+    chainId
+    name
+    description
+    version
+    latestVersion
+    stepsCount
+    metadata
+    createdAt
+    updatedAt
+    steps {
+      order
+      promptId
+      version
+      inputMapping
+      outputKey
+      agentId
+      parallel
+    }
+    performance {
+      totalExecutions
+      averageTokens
+      averageLatency
+      successRate
+    }
+  }
+`;
 const EXECUTION_FIELDS = /* GraphQL */ `
   fragment ExecutionFields on ChainExecution {
-    executionId chainId chainVersion status currentStep totalSteps model temperature
-    completedSteps { step promptId version outputKey output tokensUsed latency completedAt }
-    result error { step promptId code message details }
-    totalTokens totalLatency duration startedAt completedAt failedAt
-  }`;
+    executionId
+    chainId
+    chainVersion
+    status
+    currentStep
+    totalSteps
+    model
+    temperature
+    completedSteps {
+      step
+      promptId
+      version
+      outputKey
+      output
+      tokensUsed
+      latency
+      completedAt
+    }
+    result
+    error {
+      step
+      promptId
+      code
+      message
+      details
+    }
+    totalTokens
+    totalLatency
+    duration
+    startedAt
+    completedAt
+    failedAt
+  }
+`;
 const RUN = `testCase success output tokensUsed latency error { code message }`;
 const ARM_RESULT = `averageTokens averageLatency successfulTests failedTests successRate runs { ${RUN} }`;
 const AB_FIELDS = /* GraphQL */ `
@@ -69,7 +134,15 @@ export const promptRoutes = [
     method: 'POST',
     path: '/promptlib/prompts',
     operation: /* GraphQL */ `
-      mutation CreatePrompt($input: CreatePromptInput!) { createPrompt(input: $input) { promptId version status createdAt } }`,
+      mutation CreatePrompt($input: CreatePromptInput!) {
+        createPrompt(input: $input) {
+          promptId
+          version
+          status
+          createdAt
+        }
+      }
+    `,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -79,10 +152,29 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       query ListPrompts($domain: String, $agentId: String, $status: String, $tag: String, $limit: Int, $offset: Int) {
         prompts(domain: $domain, agentId: $agentId, status: $status, tag: $tag, limit: $limit, offset: $offset) {
-          prompts { promptId name description domain agentId tags version status testsRun successRate createdAt updatedAt }
-          pagination { total limit offset hasMore }
+          prompts {
+            promptId
+            name
+            description
+            domain
+            agentId
+            tags
+            version
+            status
+            testsRun
+            successRate
+            createdAt
+            updatedAt
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({
       domain: str(query.domain),
       agentId: str(query.agentId),
@@ -96,13 +188,26 @@ export const promptRoutes = [
     method: 'POST',
     path: '/promptlib/prompts/ab-test',
     operation: /* GraphQL */ `
-      mutation RunPromptAbTest($input: PromptAbTestInput!) { runPromptAbTest(input: $input) { ...AbFields } } ${AB_FIELDS}`,
+      mutation RunPromptAbTest($input: PromptAbTestInput!) {
+        runPromptAbTest(input: $input) {
+          ...AbFields
+        }
+      }
+      ${AB_FIELDS}
+    `,
     variables: (req) => ({ input: body(req) }),
   }),
   defineRoute({
     method: 'GET',
     path: '/promptlib/prompts/ab-test/:testId',
-    operation: /* GraphQL */ `query PromptAbTest($testId: ID!) { promptAbTest(testId: $testId) { ...AbFields } } ${AB_FIELDS}`,
+    operation: /* GraphQL */ `
+      query PromptAbTest($testId: ID!) {
+        promptAbTest(testId: $testId) {
+          ...AbFields
+        }
+      }
+      ${AB_FIELDS}
+    `,
     variables: ({ params }) => ({ testId: params.testId }),
   }),
   defineRoute({
@@ -110,8 +215,12 @@ export const promptRoutes = [
     path: '/promptlib/prompts/:promptId',
     operation: /* GraphQL */ `
       query GetPrompt($promptId: ID!, $version: Int, $environment: String) {
-        prompt(promptId: $promptId, version: $version, environment: $environment) { ...PromptFields }
-      } ${PROMPT_FIELDS}`,
+        prompt(promptId: $promptId, version: $version, environment: $environment) {
+          ...PromptFields
+        }
+      }
+      ${PROMPT_FIELDS}
+    `,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: str(query.environment) }),
   }),
   defineRoute({
@@ -119,8 +228,14 @@ export const promptRoutes = [
     path: '/promptlib/prompts/:promptId',
     operation: /* GraphQL */ `
       mutation UpdatePrompt($promptId: ID!, $input: UpdatePromptInput!) {
-        updatePrompt(promptId: $promptId, input: $input) { promptId version status updatedAt }
-      }`,
+        updatePrompt(promptId: $promptId, input: $input) {
+          promptId
+          version
+          status
+          updatedAt
+        }
+      }
+    `,
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
   }),
   defineRoute({
@@ -128,8 +243,13 @@ export const promptRoutes = [
     path: '/promptlib/prompts/:promptId',
     operation: /* GraphQL */ `
       mutation DeletePrompt($promptId: ID!, $version: Int) {
-        deletePrompt(promptId: $promptId, version: $version) { promptId versionsDeleted deletedAt }
-      }`,
+        deletePrompt(promptId: $promptId, version: $version) {
+          promptId
+          versionsDeleted
+          deletedAt
+        }
+      }
+    `,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version) }),
   }),
   defineRoute({
@@ -138,11 +258,29 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       mutation TestPrompt($promptId: ID!, $input: TestPromptInput!) {
         testPrompt(promptId: $promptId, input: $input) {
-          testId promptId version output metadata { model tokensUsed latency temperature } createdAt
+          testId
+          promptId
+          version
+          output
+          metadata {
+            model
+            tokensUsed
+            latency
+            temperature
+          }
+          createdAt
         }
-      }`,
+      }
+    `,
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
-    pick: ({ testPrompt: t }) => ({ output: t.output, metadata: t.metadata, testId: t.testId, promptId: t.promptId, version: t.version, createdAt: t.createdAt }),
+    pick: ({ testPrompt: t }) => ({
+      output: t.output,
+      metadata: t.metadata,
+      testId: t.testId,
+      promptId: t.promptId,
+      version: t.version,
+      createdAt: t.createdAt,
+    }),
   }),
   defineRoute({
     method: 'POST',
@@ -150,9 +288,18 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       query RenderPrompt($promptId: ID!, $variables: JSONObject, $version: Int, $environment: String) {
         renderPrompt(promptId: $promptId, variables: $variables, version: $version, environment: $environment) {
-          promptId version status rendered variables fragments { fragmentId version }
+          promptId
+          version
+          status
+          rendered
+          variables
+          fragments {
+            fragmentId
+            version
+          }
         }
-      }`,
+      }
+    `,
     variables: (req) => {
       const { variables, version, environment } = body(req);
       return { promptId: req.params.promptId, variables: variables ?? {}, version, environment };
@@ -165,7 +312,15 @@ export const chainRoutes = [
     method: 'POST',
     path: '/promptlib/chains',
     operation: /* GraphQL */ `
-      mutation CreateChain($input: CreateChainInput!) { createChain(input: $input) { chainId version stepsCount createdAt } }`,
+      mutation CreateChain($input: CreateChainInput!) {
+        createChain(input: $input) {
+          chainId
+          version
+          stepsCount
+          createdAt
+        }
+      }
+    `,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -175,10 +330,26 @@ export const chainRoutes = [
     operation: /* GraphQL */ `
       query ListChains($domain: String, $limit: Int, $offset: Int) {
         chains(domain: $domain, limit: $limit, offset: $offset) {
-          chains { chainId name description domain version stepsCount executions successRate createdAt }
-          pagination { total limit offset hasMore }
+          chains {
+            chainId
+            name
+            description
+            domain
+            version
+            stepsCount
+            executions
+            successRate
+            createdAt
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({ domain: str(query.domain), limit: intParam(query.limit), offset: intParam(query.offset) }),
     pick: ({ chains: { chains, pagination } }) => ({ chains, pagination: { total: pagination.total, limit: pagination.limit, hasMore: pagination.hasMore } }),
   }),
@@ -186,7 +357,13 @@ export const chainRoutes = [
     method: 'GET',
     path: '/promptlib/chains/executions/:executionId',
     operation: /* GraphQL */ `
-      query ChainExecution($executionId: ID!) { chainExecution(executionId: $executionId) { ...ExecutionFields } } ${EXECUTION_FIELDS}`,
+      query ChainExecution($executionId: ID!) {
+        chainExecution(executionId: $executionId) {
+          ...ExecutionFields
+        }
+      }
+      ${EXECUTION_FIELDS}
+    `,
     variables: ({ params }) => ({ executionId: params.executionId }),
     pick: ({ chainExecution }) => execution(chainExecution),
   }),
@@ -194,7 +371,13 @@ export const chainRoutes = [
     method: 'GET',
     path: '/promptlib/chains/:chainId',
     operation: /* GraphQL */ `
-      query GetChain($chainId: ID!, $version: Int) { chain(chainId: $chainId, version: $version) { ...ChainFields } } ${CHAIN_FIELDS}`,
+      query GetChain($chainId: ID!, $version: Int) {
+        chain(chainId: $chainId, version: $version) {
+          ...ChainFields
+        }
+      }
+      ${CHAIN_FIELDS}
+    `,
     variables: ({ params, query }) => ({ chainId: params.chainId, version: intParam(query.version) }),
     pick: ({ chain }) => ({ ...chain, steps: steps(chain.steps) }),
   }),
@@ -203,14 +386,27 @@ export const chainRoutes = [
     path: '/promptlib/chains/:chainId',
     operation: /* GraphQL */ `
       mutation UpdateChain($chainId: ID!, $input: UpdateChainInput!) {
-        updateChain(chainId: $chainId, input: $input) { chainId version stepsCount updatedAt }
-      }`,
+        updateChain(chainId: $chainId, input: $input) {
+          chainId
+          version
+          stepsCount
+          updatedAt
+        }
+      }
+    `,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/chains/:chainId',
-    operation: /* GraphQL */ `mutation DeleteChain($chainId: ID!) { deleteChain(chainId: $chainId) { chainId deletedAt } }`,
+    operation: /* GraphQL */ `
+      mutation DeleteChain($chainId: ID!) {
+        deleteChain(chainId: $chainId) {
+          chainId
+          deletedAt
+        }
+      }
+    `,
     variables: ({ params }) => ({ chainId: params.chainId }),
   }),
   defineRoute({
@@ -218,8 +414,16 @@ export const chainRoutes = [
     path: '/promptlib/chains/:chainId/execute',
     operation: /* GraphQL */ `
       mutation ExecuteChain($chainId: ID!, $input: ExecuteChainInput!) {
-        executeChain(chainId: $chainId, input: $input) { executionId chainId status currentStep totalSteps startedAt }
-      }`,
+        executeChain(chainId: $chainId, input: $input) {
+          executionId
+          chainId
+          status
+          currentStep
+          totalSteps
+          startedAt
+        }
+      }
+    `,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
     status: 202,
   }),
@@ -230,7 +434,15 @@ export const fragmentRoutes = [
     method: 'POST',
     path: '/promptlib/fragments',
     operation: /* GraphQL */ `
-      mutation CreateFragment($input: CreateFragmentInput!) { createFragment(input: $input) { fragmentId type version createdAt } }`,
+      mutation CreateFragment($input: CreateFragmentInput!) {
+        createFragment(input: $input) {
+          fragmentId
+          type
+          version
+          createdAt
+        }
+      }
+    `,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -240,10 +452,25 @@ export const fragmentRoutes = [
     operation: /* GraphQL */ `
       query ListFragments($type: String, $domain: String, $tag: String, $limit: Int, $offset: Int) {
         fragments(type: $type, domain: $domain, tag: $tag, limit: $limit, offset: $offset) {
-          fragments { fragmentId name type domain tags version usedInPrompts createdAt }
-          pagination { total limit offset hasMore }
+          fragments {
+            fragmentId
+            name
+            type
+            domain
+            tags
+            version
+            usedInPrompts
+            createdAt
+          }
+          pagination {
+            total
+            limit
+            offset
+            hasMore
+          }
         }
-      }`,
+      }
+    `,
     variables: ({ query }) => ({
       type: str(query.type),
       domain: str(query.domain),
@@ -260,8 +487,13 @@ export const fragmentRoutes = [
     method: 'GET',
     path: '/promptlib/fragments/:fragmentId',
     operation: /* GraphQL */ `
-      query GetFragment($fragmentId: ID!, $version: Int) { fragment(fragmentId: $fragmentId, version: $version) { ...FragmentFields } }
-      ${FRAGMENT_FIELDS}`,
+      query GetFragment($fragmentId: ID!, $version: Int) {
+        fragment(fragmentId: $fragmentId, version: $version) {
+          ...FragmentFields
+        }
+      }
+      ${FRAGMENT_FIELDS}
+    `,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, version: intParam(query.version) }),
   }),
   defineRoute({
@@ -269,15 +501,26 @@ export const fragmentRoutes = [
     path: '/promptlib/fragments/:fragmentId',
     operation: /* GraphQL */ `
       mutation UpdateFragment($fragmentId: ID!, $input: UpdateFragmentInput!) {
-        updateFragment(fragmentId: $fragmentId, input: $input) { fragmentId version updatedAt }
-      }`,
+        updateFragment(fragmentId: $fragmentId, input: $input) {
+          fragmentId
+          version
+          updatedAt
+        }
+      }
+    `,
     variables: (req) => ({ fragmentId: req.params.fragmentId, input: body(req) }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/fragments/:fragmentId',
     operation: /* GraphQL */ `
-      mutation DeleteFragment($fragmentId: ID!, $force: Boolean) { deleteFragment(fragmentId: $fragmentId, force: $force) { fragmentId deletedAt } }`,
+      mutation DeleteFragment($fragmentId: ID!, $force: Boolean) {
+        deleteFragment(fragmentId: $fragmentId, force: $force) {
+          fragmentId
+          deletedAt
+        }
+      }
+    `,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, force: boolParam(query.force) }),
   }),
 ];

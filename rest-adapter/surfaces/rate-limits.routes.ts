@@ -10,13 +10,29 @@ export const rateLimitRoutes = [
         rateLimitStatus {
           tier
           limits {
-            perMinute { limit remaining resetAt }
-            perHour { limit remaining resetAt }
-            perDay { limit remaining resetAt }
+            perMinute {
+              limit
+              remaining
+              resetAt
+            }
+            perHour {
+              limit
+              remaining
+              resetAt
+            }
+            perDay {
+              limit
+              remaining
+              resetAt
+            }
           }
-          burst { limit remaining }
+          burst {
+            limit
+            remaining
+          }
           concurrentExecutions
         }
-      }`,
+      }
+    `,
   }),
 ];

@@ -44,16 +44,34 @@ describe('agent.catalog.json', () => {
         },
       );
     };
-    refused(broken((c) => (c.agents[2].domain = 'marketing')), /agents\[2\]\.domain: Invalid enum value/);
+    refused(
+      broken((c) => (c.agents[2].domain = 'marketing')),
+      /agents\[2\]\.domain: Invalid enum value/,
+    );
     refused(
       broken((c) => (c.agents[0].taskTypes[0].artifact.path = 'plans/{slug:title|plan}.md')),
       /agents\[0\]\.taskTypes\[0\]\.artifact\.path: \{slug:…\} reads "title", which is not an input of the task type/,
     );
-    refused(broken((c) => (c.agents[0].taskTypes[0].artifact.path = 'plans/{upper:objective}.md')), /unknown placeholder form "upper"/);
-    refused(broken((c) => (c.agents[1].agentId = c.agents[0].agentId)), /agents\[1\]\.agentId: agent "factory-orchestrator" appears twice/);
-    refused(broken((c) => delete c.agents[4].taskTypes[0].instructions), /agents\[4\]\.taskTypes\[0\]\.instructions: Required/);
-    refused(broken((c) => (c.agents[0].taskTypes[0].checks = { objective: 'number' })), /agents\[0\]\.taskTypes\[0\]\.checks\.objective/);
-    refused(broken((c) => (c.agents[0].custom.dir = '../outside')), /agents\[0\]\.custom\.dir: must stay inside/);
+    refused(
+      broken((c) => (c.agents[0].taskTypes[0].artifact.path = 'plans/{upper:objective}.md')),
+      /unknown placeholder form "upper"/,
+    );
+    refused(
+      broken((c) => (c.agents[1].agentId = c.agents[0].agentId)),
+      /agents\[1\]\.agentId: agent "factory-orchestrator" appears twice/,
+    );
+    refused(
+      broken((c) => delete c.agents[4].taskTypes[0].instructions),
+      /agents\[4\]\.taskTypes\[0\]\.instructions: Required/,
+    );
+    refused(
+      broken((c) => (c.agents[0].taskTypes[0].checks = { objective: 'number' })),
+      /agents\[0\]\.taskTypes\[0\]\.checks\.objective/,
+    );
+    refused(
+      broken((c) => (c.agents[0].custom.dir = '../outside')),
+      /agents\[0\]\.custom\.dir: must stay inside/,
+    );
     // Every problem at once, not the first only.
     refused(
       broken((c) => {

@@ -91,18 +91,52 @@ function pascal(value: unknown, fallback: string): string {
 }
 
 const EXTENSIONS: Record<string, string> = {
-  typescript: 'ts', ts: 'ts', javascript: 'js', js: 'js', node: 'js', python: 'py', py: 'py', go: 'go', golang: 'go',
-  java: 'java', kotlin: 'kt', ruby: 'rb', rust: 'rs', csharp: 'cs', 'c#': 'cs', php: 'php', swift: 'swift', scala: 'scala',
-  elixir: 'ex', sql: 'sql', bash: 'sh', shell: 'sh',
+  typescript: 'ts',
+  ts: 'ts',
+  javascript: 'js',
+  js: 'js',
+  node: 'js',
+  python: 'py',
+  py: 'py',
+  go: 'go',
+  golang: 'go',
+  java: 'java',
+  kotlin: 'kt',
+  ruby: 'rb',
+  rust: 'rs',
+  csharp: 'cs',
+  'c#': 'cs',
+  php: 'php',
+  swift: 'swift',
+  scala: 'scala',
+  elixir: 'ex',
+  sql: 'sql',
+  bash: 'sh',
+  shell: 'sh',
 };
 
 export function extensionFor(language: unknown, fallback = 'ts'): string {
-  return typeof language === 'string' ? EXTENSIONS[language.trim().toLowerCase()] ?? fallback : fallback;
+  return typeof language === 'string' ? (EXTENSIONS[language.trim().toLowerCase()] ?? fallback) : fallback;
 }
 
 const LANGUAGES: Record<string, string> = {
-  ts: 'typescript', tsx: 'typescript', js: 'javascript', jsx: 'javascript', py: 'python', go: 'go', java: 'java', kt: 'kotlin',
-  rb: 'ruby', rs: 'rust', cs: 'csharp', php: 'php', swift: 'swift', scala: 'scala', ex: 'elixir', sql: 'sql', sh: 'bash',
+  ts: 'typescript',
+  tsx: 'typescript',
+  js: 'javascript',
+  jsx: 'javascript',
+  py: 'python',
+  go: 'go',
+  java: 'java',
+  kt: 'kotlin',
+  rb: 'ruby',
+  rs: 'rust',
+  cs: 'csharp',
+  php: 'php',
+  swift: 'swift',
+  scala: 'scala',
+  ex: 'elixir',
+  sql: 'sql',
+  sh: 'bash',
 };
 
 /** The programming language of a file extension, or null (documents, data). */
@@ -152,7 +186,9 @@ const FORMS = ['slug', 'pascal', 'ext', 'text', 'string'] as const;
 function compilePath(template: string): ArtifactSpec['path'] {
   const pick = (context: Record<string, unknown>, field: string) => {
     for (const alternative of field.split('??')) {
-      const value = alternative.split('.').reduce<unknown>((v, key) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined), context);
+      const value = alternative
+        .split('.')
+        .reduce<unknown>((v, key) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined), context);
       if (value !== undefined && value !== null) return value;
     }
     return undefined;
@@ -181,9 +217,11 @@ function placeholderFields(template: string): { form: string; roots: string[] }[
 }
 
 const pathTemplate = z.string().superRefine((template, ctx) => {
-  if (template.replace(PLACEHOLDER, '').match(/[{}]/)) ctx.addIssue({ code: 'custom', message: `"${template}" has a brace outside a {form:field} placeholder` });
+  if (template.replace(PLACEHOLDER, '').match(/[{}]/))
+    ctx.addIssue({ code: 'custom', message: `"${template}" has a brace outside a {form:field} placeholder` });
   for (const m of template.matchAll(PLACEHOLDER)) {
-    if (!(FORMS as readonly string[]).includes(m[1]!)) ctx.addIssue({ code: 'custom', message: `unknown placeholder form "${m[1]}" (known: ${FORMS.join(', ')})` });
+    if (!(FORMS as readonly string[]).includes(m[1]!))
+      ctx.addIssue({ code: 'custom', message: `unknown placeholder form "${m[1]}" (known: ${FORMS.join(', ')})` });
     if (!FIELD.test(m[2]!)) ctx.addIssue({ code: 'custom', message: `"${m[2]}" is not a field (name, name.sub, or alternatives joined by ??)` });
   }
 });
@@ -211,14 +249,16 @@ const taskTypeSchema = z
   .strict()
   .superRefine((t, ctx) => {
     const inputs = new Set([...t.required, ...t.optional]);
-    if (t.taskType === CUSTOM_TASK_TYPE) ctx.addIssue({ code: 'custom', path: ['taskType'], message: `"${CUSTOM_TASK_TYPE}" is added to every agent; describe it under "custom"` });
+    if (t.taskType === CUSTOM_TASK_TYPE)
+      ctx.addIssue({ code: 'custom', path: ['taskType'], message: `"${CUSTOM_TASK_TYPE}" is added to every agent; describe it under "custom"` });
     if (t.required.length === 0) ctx.addIssue({ code: 'custom', path: ['required'], message: 'a task type needs at least one required input' });
     for (const name of Object.keys(t.checks ?? {})) {
       if (!inputs.has(name)) ctx.addIssue({ code: 'custom', path: ['checks', name], message: `checks "${name}", which is not an input of the task type` });
     }
     for (const { form, roots } of placeholderFields(t.artifact.path)) {
       for (const root of roots) {
-        if (!inputs.has(root)) ctx.addIssue({ code: 'custom', path: ['artifact', 'path'], message: `{${form}:…} reads "${root}", which is not an input of the task type` });
+        if (!inputs.has(root))
+          ctx.addIssue({ code: 'custom', path: ['artifact', 'path'], message: `{${form}:…} reads "${root}", which is not an input of the task type` });
       }
     }
   });
@@ -234,7 +274,13 @@ const agentSchema = z
     outputs: z.record(text).refine((o) => 'summary' in o, 'every agent outputs a summary'),
     taskTypes: z.array(taskTypeSchema).nonempty(),
     custom: z
-      .object({ dir: text.regex(/^[\w./-]+$/, 'must be a relative directory').refine((d) => !d.startsWith('/') && !d.split('/').includes('..'), 'must stay inside the task’s tree'), format: z.enum(FORMATS), ext: text.regex(/^\w+$/) })
+      .object({
+        dir: text
+          .regex(/^[\w./-]+$/, 'must be a relative directory')
+          .refine((d) => !d.startsWith('/') && !d.split('/').includes('..'), 'must stay inside the task’s tree'),
+        format: z.enum(FORMATS),
+        ext: text.regex(/^\w+$/),
+      })
       .strict(),
   })
   .strict()
@@ -272,7 +318,9 @@ function inputCheck(check: z.infer<typeof checkSchema>): InputCheck {
 export function parseCatalogue(raw: unknown, source = 'agent.catalog.json'): AgentSpec[] {
   const parsed = catalogueSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `  ${i.path.reduce<string>((at, key) => (typeof key === 'number' ? `${at}[${key}]` : at ? `${at}.${key}` : key), '') || '(root)'}: ${i.message}`);
+    const problems = parsed.error.issues.map(
+      (i) => `  ${i.path.reduce<string>((at, key) => (typeof key === 'number' ? `${at}[${key}]` : at ? `${at}.${key}` : key), '') || '(root)'}: ${i.message}`,
+    );
     throw new Error(`${source} is not a valid agent catalogue:\n${problems.join('\n')}`);
   }
   return parsed.data.agents.map((a) => ({
@@ -284,20 +332,22 @@ export function parseCatalogue(raw: unknown, source = 'agent.catalog.json'): Age
     description: a.description,
     outputs: a.outputs,
     taskTypes: [
-      ...a.taskTypes.map(
-        (t): TaskTypeSpec => ({
-          taskType: t.taskType,
-          title: t.title,
-          description: t.description,
-          required: t.required,
-          optional: t.optional,
-          ...(t.checks && { checks: Object.fromEntries(Object.entries(t.checks).map(([name, check]) => [name, inputCheck(check)])) }),
-          artifact: { path: compilePath(t.artifact.path), format: t.artifact.format, ...(t.artifact.modifies !== undefined && { modifies: t.artifact.modifies }) },
-          ...(t.sections && { sections: t.sections }),
-          instructions: t.instructions,
-          typicalSeconds: t.typicalSeconds,
-        }),
-      ),
+      ...a.taskTypes.map((t): TaskTypeSpec => ({
+        taskType: t.taskType,
+        title: t.title,
+        description: t.description,
+        required: t.required,
+        optional: t.optional,
+        ...(t.checks && { checks: Object.fromEntries(Object.entries(t.checks).map(([name, check]) => [name, inputCheck(check)])) }),
+        artifact: {
+          path: compilePath(t.artifact.path),
+          format: t.artifact.format,
+          ...(t.artifact.modifies !== undefined && { modifies: t.artifact.modifies }),
+        },
+        ...(t.sections && { sections: t.sections }),
+        instructions: t.instructions,
+        typicalSeconds: t.typicalSeconds,
+      })),
       custom(a.custom.dir, a.custom.format, a.custom.ext),
     ],
   }));

@@ -3,15 +3,17 @@ import { describe, test } from 'node:test';
 import { AppError } from '../../kernel/errors';
 import { EXIT_CRITERIA, STAGES, gateCriteria, hasValue, validateGate } from './gate.catalog';
 
-const fullExit = (stage: (typeof STAGES)[number]) =>
-  Object.fromEntries(EXIT_CRITERIA[stage].map((k) => [k.name, `${k.name} value`]));
+const fullExit = (stage: (typeof STAGES)[number]) => Object.fromEntries(EXIT_CRITERIA[stage].map((k) => [k.name, `${k.name} value`]));
 
 describe('gate catalogue', () => {
   test('six stages in delivery order, each exit gate documented with at least one required criterion', () => {
     assert.deepEqual([...STAGES], ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR']);
     for (const stage of STAGES) {
       const exit = gateCriteria(stage, 'exit');
-      assert.ok(exit.some((k) => k.required), stage);
+      assert.ok(
+        exit.some((k) => k.required),
+        stage,
+      );
       for (const k of exit) assert.ok(k.name && k.description, `${stage}.${k.name}`);
       assert.equal(new Set(exit.map((k) => k.name)).size, exit.length, `${stage} names unique`);
     }
@@ -41,7 +43,10 @@ describe('gate catalogue', () => {
 
       const bad = validateGate(stage, 'exit', {});
       assert.equal(bad.passed, false);
-      assert.deepEqual(bad.missingCriteria, EXIT_CRITERIA[stage].filter((k) => k.required).map((k) => k.name));
+      assert.deepEqual(
+        bad.missingCriteria,
+        EXIT_CRITERIA[stage].filter((k) => k.required).map((k) => k.name),
+      );
       assert.equal(bad.stage, stage);
       assert.equal(bad.gateType, 'exit');
     });
@@ -67,11 +72,14 @@ describe('gate catalogue', () => {
     // What backend-engineer produces (task.results.ts): entryPoint and testFiles.
     const code = validateGate('IMPLEMENT', 'exit', { summary: 's', entryPoint: 'src/api.ts', testFiles: ['src/api.test.ts'] });
     assert.equal(code.passed, true);
-    assert.deepEqual(code.criteria.map((k) => [k.name, k.met]), [
-      ['implementation', true],
-      ['tests', true],
-      ['documentation', false],
-    ]);
+    assert.deepEqual(
+      code.criteria.map((k) => [k.name, k.met]),
+      [
+        ['implementation', true],
+        ['tests', true],
+        ['documentation', false],
+      ],
+    );
     const untested = validateGate('IMPLEMENT', 'exit', { entryPoint: 'src/api.ts', testFiles: [] });
     assert.deepEqual(untested.missingCriteria, ['tests']);
     assert.equal(validateGate('RESEARCH', 'exit', { planPath: 'plans/x.md' }).passed, true);
@@ -103,7 +111,13 @@ describe('gate catalogue', () => {
   });
 
   test('unknown stage or gate type is a validation_error', () => {
-    assert.throws(() => validateGate('TESTING', 'exit', {}), (e: unknown) => e instanceof AppError && e.code === 'validation_error');
-    assert.throws(() => validateGate('DESIGN', 'middle' as 'exit', {}), (e: unknown) => e instanceof AppError && e.code === 'validation_error');
+    assert.throws(
+      () => validateGate('TESTING', 'exit', {}),
+      (e: unknown) => e instanceof AppError && e.code === 'validation_error',
+    );
+    assert.throws(
+      () => validateGate('DESIGN', 'middle' as 'exit', {}),
+      (e: unknown) => e instanceof AppError && e.code === 'validation_error',
+    );
   });
 });

@@ -57,12 +57,23 @@ export const EXIT_CRITERIA: Readonly<Record<StageName, readonly GateCriterion[]>
     c('risks', false, 'Known risks and open questions'),
   ],
   DESIGN: [
-    c('design', true, 'The design artefact: architecture, workflow, prompt or interface definition', ['workflowPath', 'promptPath', 'documentationPath', 'planPath']),
+    c('design', true, 'The design artefact: architecture, workflow, prompt or interface definition', [
+      'workflowPath',
+      'promptPath',
+      'documentationPath',
+      'planPath',
+    ]),
     c('apiContract', false, 'The interfaces to build: endpoints, schemas, events'),
     c('dataModel', false, 'Entities, storage and migrations'),
   ],
   IMPLEMENT: [
-    c('implementation', true, 'What was built: code, configuration, workflow, prompt or documents', ['entryPoint', 'manifestPath', 'workflowPath', 'promptPath', 'documentationPath']),
+    c('implementation', true, 'What was built: code, configuration, workflow, prompt or documents', [
+      'entryPoint',
+      'manifestPath',
+      'workflowPath',
+      'promptPath',
+      'documentationPath',
+    ]),
     c('tests', true, 'The tests written with the implementation', ['testFiles']),
     c('documentation', false, 'Where the change is documented', ['documentationPath']),
   ],
@@ -115,12 +126,7 @@ export function hasValue(value: unknown): boolean {
  * catalogue does not know are added as required criteria of their own.
  * Throws validation_error for an unknown stage or gate type; a failed gate is a result, not an error.
  */
-export function validateGate(
-  stage: string,
-  gateType: GateType,
-  outputs: Record<string, unknown>,
-  required?: readonly string[],
-): GateValidationResult {
+export function validateGate(stage: string, gateType: GateType, outputs: Record<string, unknown>, required?: readonly string[]): GateValidationResult {
   if (!isStage(stage)) throw errors.field('stage', `must be one of ${STAGES.join(', ')}`);
   if (gateType !== 'entry' && gateType !== 'exit') throw errors.field('gateType', 'must be entry or exit');
   const source = outputs ?? {};

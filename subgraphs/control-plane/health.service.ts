@@ -64,8 +64,12 @@ export class HealthService {
       subgraphs,
     };
     const unhealthy = [
-      ...Object.entries(parts).filter(([k, v]) => k !== 'subgraphs' && (v as PartHealth).status === 'unhealthy').map(([k]) => k),
-      ...Object.entries(subgraphs).filter(([, v]) => (v as PartHealth).status === 'unhealthy').map(([k]) => `subgraph:${k}`),
+      ...Object.entries(parts)
+        .filter(([k, v]) => k !== 'subgraphs' && (v as PartHealth).status === 'unhealthy')
+        .map(([k]) => k),
+      ...Object.entries(subgraphs)
+        .filter(([, v]) => (v as PartHealth).status === 'unhealthy')
+        .map(([k]) => `subgraph:${k}`),
     ];
     const degraded = Object.values(parts).some((v) => (v as PartHealth).status === 'degraded');
     const d = disk();
@@ -121,13 +125,24 @@ export class HealthService {
 
   private async cache(): Promise<PartHealth> {
     const redis = this.deps.redis;
-    if (!redis) return { status: 'healthy', message: 'in-process (REDIS_URL not set)', memoryUsage: process.memoryUsage().heapUsed, operations: this.deps.requests.total };
+    if (!redis)
+      return {
+        status: 'healthy',
+        message: 'in-process (REDIS_URL not set)',
+        memoryUsage: process.memoryUsage().heapUsed,
+        operations: this.deps.requests.total,
+      };
     try {
       const started = performance.now();
       await redis.ping();
       const info = await redis.info();
       const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-      return { status: 'healthy', responseTime: Math.round((performance.now() - started) * 1000) / 1000, memoryUsage: field('used_memory'), operations: field('total_commands_processed') };
+      return {
+        status: 'healthy',
+        responseTime: Math.round((performance.now() - started) * 1000) / 1000,
+        memoryUsage: field('used_memory'),
+        operations: field('total_commands_processed'),
+      };
     } catch (err) {
       return { status: 'unhealthy', message: (err as Error).message };
     }
@@ -149,7 +164,12 @@ export class HealthService {
       `SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'queued')::int AS queued
          FROM control_plane.tasks WHERE status IN ('queued','running')`,
     );
-    return { status: 'healthy', activeExecutions: r.running, queuedTasks: r.queued, capacityUtilization: Math.round((r.running / AGENT_CONCURRENCY) * 10_000) / 100 };
+    return {
+      status: 'healthy',
+      activeExecutions: r.running,
+      queuedTasks: r.queued,
+      capacityUtilization: Math.round((r.running / AGENT_CONCURRENCY) * 10_000) / 100,
+    };
   }
 
   /** In-process subgraphs are healthy when this answer is given; remote ones answer their /health. */
@@ -178,7 +198,10 @@ export class HealthService {
     const p = ctx.principal;
     if (p.kind !== 'apiKey' || !ctx.rateLimit) return { tier: null, requestsPerMinute: null, concurrentExecutions: null };
     const minute = ctx.rateLimit.limits.perMinute;
-    const [{ n }] = await this.deps.db.query(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE created_by_key = $1 AND status IN ('queued','running')`, [p.keyId]);
+    const [{ n }] = await this.deps.db.query(
+      `SELECT count(*)::int AS n FROM control_plane.tasks WHERE created_by_key = $1 AND status IN ('queued','running')`,
+      [p.keyId],
+    );
     const limit = TIER_LIMITS[p.tier].concurrentExecutions;
     const current = minute.limit - minute.remaining;
     return {

@@ -54,7 +54,7 @@ export class MetricsResolver {
   }
 
   @Authorized('metrics:read')
-  @Query(() => CostMetrics, { description: 'The price table applied to the period\'s usage, grouped, with the month-end forecast.' })
+  @Query(() => CostMetrics, { description: "The price table applied to the period's usage, grouped, with the month-end forecast." })
   costMetrics(
     @Arg('startDate') startDate: string,
     @Arg('endDate') endDate: string,

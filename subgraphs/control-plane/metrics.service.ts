@@ -2,7 +2,18 @@ import type { DataSource } from 'typeorm';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { AppError, errors } from '../../kernel/errors';
 import type { MetricsQueryInput, MetricsQueryResult } from '../../kernel/graphql-types';
-import { checkMetricsQuery, limitMetrics, parsePeriod, percent, round, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
+import {
+  checkMetricsQuery,
+  limitMetrics,
+  parsePeriod,
+  percent,
+  round,
+  runMetricsQuery,
+  runStatistics,
+  seconds,
+  type MetricDef,
+  type RunSource,
+} from '../../kernel/metrics';
 import type { Operations } from '../../kernel/operations';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { AGENTS } from './agent.catalog';
@@ -27,7 +38,14 @@ const TASKS: RunSource = {
   errorCode: `t.error->>'code'`,
 };
 
-const TASK_FIELDS = { agentId: 't.agent_id', taskType: 't.task_type', status: 't.status', priority: 't.priority', stage: 't.stage', 'forge.stage': `t.forge->>'stage'` };
+const TASK_FIELDS = {
+  agentId: 't.agent_id',
+  taskType: 't.task_type',
+  status: 't.status',
+  priority: 't.priority',
+  stage: 't.stage',
+  'forge.stage': `t.forge->>'stage'`,
+};
 
 /** The control plane's metrics of POST /metrics/query (the engine adds the workflow ones). */
 export const CONTROL_PLANE_METRICS: Record<string, MetricDef> = {
@@ -76,7 +94,19 @@ export const CONTROL_PLANE_METRICS: Record<string, MetricDef> = {
   },
 };
 
-const ENGINE_QUERY = /* GraphQL */ `query EngineMetricsQuery($input: MetricsQueryInput!) { engineMetricsQuery(input: $input) { metric aggregation results timeRange { start end } } }`;
+const ENGINE_QUERY = /* GraphQL */ `
+  query EngineMetricsQuery($input: MetricsQueryInput!) {
+    engineMetricsQuery(input: $input) {
+      metric
+      aggregation
+      results
+      timeRange {
+        start
+        end
+      }
+    }
+  }
+`;
 
 export class MetricsService {
   private engineMetrics?: Promise<string[]>;
@@ -87,10 +117,14 @@ export class MetricsService {
     private readonly limiter: RateLimiter,
   ) {}
 
-  async agents(principal: Principal, args: { agentId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<AgentMetrics> {
+  async agents(
+    principal: Principal,
+    args: { agentId?: string | null; startDate?: string; endDate?: string; granularity?: string | null },
+  ): Promise<AgentMetrics> {
     await limitMetrics(this.limiter, principal, 'agents');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
-    if (args.agentId != null && !AGENTS.some((a) => a.agentId === args.agentId)) throw new AppError('AGENT_NOT_FOUND', `Agent ${args.agentId} not found`, { agentId: args.agentId });
+    if (args.agentId != null && !AGENTS.some((a) => a.agentId === args.agentId))
+      throw new AppError('AGENT_NOT_FOUND', `Agent ${args.agentId} not found`, { agentId: args.agentId });
     const stats = await runStatistics(this.db, TASKS, period, args.agentId ? 't.agent_id = $3' : '', args.agentId ? [args.agentId] : []);
     const types = await this.db.query(
       `SELECT t.task_type AS type, count(*)::int AS n, count(*) FILTER (WHERE ${TASKS.ok})::int AS ok, coalesce(avg(t.duration_ms), 0)::float8 AS avg
@@ -161,7 +195,13 @@ export class MetricsService {
       stagePerformance: stages
         .sort((a: any, b: any) => STAGE_ORDER.indexOf(a.stage) - STAGE_ORDER.indexOf(b.stage))
         .map((r: any) => ({ stage: r.stage, completionRate: percent(r.completed, r.started), averageDuration: round(r.duration, 3) })),
-      gateValidationMetrics: { totalValidations: g.total, passed: g.passed, failed: g.total - g.passed, passRate: percent(g.passed, g.total), commonFailures: failures },
+      gateValidationMetrics: {
+        totalValidations: g.total,
+        passed: g.passed,
+        failed: g.total - g.passed,
+        passRate: percent(g.passed, g.total),
+        commonFailures: failures,
+      },
     };
   }
 
@@ -265,7 +305,13 @@ export class MetricsService {
         { category: 'orchestrations', cost: money(orchCost), orchestrations: nOrch, costPerOrchestration: PRICES.perOrchestration },
       ];
     } else if (groupBy === 'agent') {
-      breakdown = perAgent.map((a) => ({ category: a.agentId, cost: money(a.cost), executions: a.executions, tokens: a.tokens, costPerExecution: money(a.cost / a.executions) }));
+      breakdown = perAgent.map((a) => ({
+        category: a.agentId,
+        cost: money(a.cost),
+        executions: a.executions,
+        tokens: a.tokens,
+        costPerExecution: money(a.cost / a.executions),
+      }));
     } else if (groupBy === 'workflow') {
       breakdown = [...byKey(executions, (e) => e.workflowId)].map(([id, rows]) => {
         const n = sum(rows, (r) => r.executions);
@@ -275,9 +321,21 @@ export class MetricsService {
       const dayKeys = [...new Set([...tasks.map((t) => t.day), ...executions.map((e) => e.day), ...orchestrations.map((o) => o.day)])].sort();
       breakdown = dayKeys.map((day) => {
         const t = tasks.filter((x) => x.day === day);
-        const e = sum(executions.filter((x) => x.day === day), (x) => x.executions);
-        const o = sum(orchestrations.filter((x) => x.day === day), (x) => x.n);
-        const cost = taskCost(sum(t, (x) => x.n), sum(t, (x) => x.tokens)) + e * PRICES.perWorkflowExecution + o * PRICES.perOrchestration;
+        const e = sum(
+          executions.filter((x) => x.day === day),
+          (x) => x.executions,
+        );
+        const o = sum(
+          orchestrations.filter((x) => x.day === day),
+          (x) => x.n,
+        );
+        const cost =
+          taskCost(
+            sum(t, (x) => x.n),
+            sum(t, (x) => x.tokens),
+          ) +
+          e * PRICES.perWorkflowExecution +
+          o * PRICES.perOrchestration;
         return { category: day, cost: money(cost), executions: sum(t, (x) => x.n) + e, orchestrations: o };
       });
     }
@@ -297,7 +355,11 @@ export class MetricsService {
         .sort((a, b) => b.cost - a.cost || a.agentId.localeCompare(b.agentId))
         .slice(0, 5)
         .map((a) => ({ agentId: a.agentId, cost: money(a.cost), executions: a.executions })),
-      forecast: { projectedMonthlyTotal: money(projected), basedOnDaysOfData: daysWithData, confidenceLevel: daysWithData >= 14 ? 'high' : daysWithData >= 7 ? 'medium' : 'low' },
+      forecast: {
+        projectedMonthlyTotal: money(projected),
+        basedOnDaysOfData: daysWithData,
+        confidenceLevel: daysWithData >= 14 ? 'high' : daysWithData >= 7 ? 'medium' : 'low',
+      },
     };
   }
 

@@ -30,7 +30,10 @@ export class OrchestrationStageInput {
   @Field(() => [OrchestrationTaskInput]) tasks: OrchestrationTaskInput[];
   @Field(() => Boolean, { nullable: true, description: 'Run the tasks at once (still honouring dependencies); default false: in order.' })
   parallel?: boolean | null;
-  @Field(() => OrchestrationGateInput, { nullable: true, description: 'Validate the exit gate when the tasks are done; a failed gate fails the orchestration.' })
+  @Field(() => OrchestrationGateInput, {
+    nullable: true,
+    description: 'Validate the exit gate when the tasks are done; a failed gate fails the orchestration.',
+  })
   gateValidation?: OrchestrationGateInput | null;
 }
 
@@ -73,7 +76,9 @@ export class CreateOrchestrationWorkflowInput {
 
 @ArgsType()
 export class OrchestrationListArgs {
-  @Field(() => String, { nullable: true }) @IsOptional() @IsIn(ORCHESTRATION_STATUSES, { message: `must be one of ${ORCHESTRATION_STATUSES.join(', ')}` })
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @IsIn(ORCHESTRATION_STATUSES, { message: `must be one of ${ORCHESTRATION_STATUSES.join(', ')}` })
   status?: string | null;
   @Field(() => String, { nullable: true, description: 'The current stage.' }) stage?: string | null;
   @Field(() => Int, { nullable: true, defaultValue: 20 }) @IsOptional() @IsInt() @Min(1) @Max(100) limit?: number;

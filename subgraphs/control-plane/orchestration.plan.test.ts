@@ -26,7 +26,10 @@ describe('planOrchestration', () => {
       ],
       accept,
     );
-    assert.deepEqual(plan[0]!.tasks.map((x) => x.key), ['a', 'a#2']);
+    assert.deepEqual(
+      plan[0]!.tasks.map((x) => x.key),
+      ['a', 'a#2'],
+    );
     assert.deepEqual(plan[1]!.tasks[1]!.dependsOn, ['first']);
     assert.equal(plan[1]!.gateEnabled, false);
   });
@@ -35,7 +38,10 @@ describe('planOrchestration', () => {
     assert.deepEqual(errorsOf([{ stage: 'RESEARCH', tasks: [t('a'), t('a'), t('b', { dependencies: ['a'] })] }]), [
       { type: 'missing_dependency', task: 'b', dependency: 'a' },
     ]);
-    assert.deepEqual(errorsOf([{ stage: 'RESEARCH', parallel: true, tasks: [t('a', { dependencies: ['a'] })] }]).map((e) => e.type), ['circular_dependency']);
+    assert.deepEqual(
+      errorsOf([{ stage: 'RESEARCH', parallel: true, tasks: [t('a', { dependencies: ['a'] })] }]).map((e) => e.type),
+      ['circular_dependency'],
+    );
     assert.deepEqual(
       errorsOf([
         { stage: 'RESEARCH', tasks: [t('a', { dependencies: ['b'] })] },
@@ -51,7 +57,10 @@ describe('planOrchestration', () => {
   test('a three-task cycle in a parallel stage is reported once, with its path', () => {
     let details: any;
     try {
-      planOrchestration([{ stage: 'IMPLEMENT', parallel: true, tasks: [t('a', { dependencies: ['c'] }), t('b', { dependencies: ['a'] }), t('c', { dependencies: ['b'] })] }], accept);
+      planOrchestration(
+        [{ stage: 'IMPLEMENT', parallel: true, tasks: [t('a', { dependencies: ['c'] }), t('b', { dependencies: ['a'] }), t('c', { dependencies: ['b'] })] }],
+        accept,
+      );
     } catch (err) {
       details = (err as AppError).details;
     }
@@ -61,10 +70,28 @@ describe('planOrchestration', () => {
   });
 
   test('gates: per stage by default, all or none for the alternate layout', () => {
-    const stages: StageSpec[] = [{ stage: 'RESEARCH', tasks: [t('a')], gateValidation: { exit: { required: ['x'] } } }, { stage: 'DESIGN', tasks: [t('b')] }];
-    assert.deepEqual(planOrchestration(stages, accept).map((s) => [s.gateEnabled, s.gateRequired]), [[true, ['x']], [false, null]]);
-    assert.deepEqual(planOrchestration(stages, accept, { gates: 'all' }).map((s) => s.gateEnabled), [true, true]);
-    assert.deepEqual(planOrchestration(stages, accept, { gates: 'none' }).map((s) => [s.gateEnabled, s.gateRequired]), [[false, null], [false, null]]);
+    const stages: StageSpec[] = [
+      { stage: 'RESEARCH', tasks: [t('a')], gateValidation: { exit: { required: ['x'] } } },
+      { stage: 'DESIGN', tasks: [t('b')] },
+    ];
+    assert.deepEqual(
+      planOrchestration(stages, accept).map((s) => [s.gateEnabled, s.gateRequired]),
+      [
+        [true, ['x']],
+        [false, null],
+      ],
+    );
+    assert.deepEqual(
+      planOrchestration(stages, accept, { gates: 'all' }).map((s) => s.gateEnabled),
+      [true, true],
+    );
+    assert.deepEqual(
+      planOrchestration(stages, accept, { gates: 'none' }).map((s) => [s.gateEnabled, s.gateRequired]),
+      [
+        [false, null],
+        [false, null],
+      ],
+    );
   });
 
   test('the agent check names the task', () => {

@@ -72,11 +72,7 @@ const CRITERION = /^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/;
 /** Checks one task against the agent catalogue; throws the catalogue's AppError. */
 export type TaskChecker = (agentId: string, taskType: string, context: Record<string, unknown>) => void;
 
-export function planOrchestration(
-  stages: StageSpec[],
-  checkTask: TaskChecker,
-  opts: { gates?: 'stage' | 'all' | 'none' } = {},
-): PlannedStage[] {
+export function planOrchestration(stages: StageSpec[], checkTask: TaskChecker, opts: { gates?: 'stage' | 'all' | 'none' } = {}): PlannedStage[] {
   checkShape(stages);
   const planned = assignKeys(stages, opts.gates ?? 'stage');
   stages.forEach((s, i) =>
@@ -94,11 +90,9 @@ export function planOrchestration(
   const explicit = new Set(stages.flatMap((s) => s.tasks.map((t) => t.id).filter((id): id is string => !!id)));
   const problems = resolveDependencies(planned, explicit);
   if (problems.length) {
-    throw new AppError(
-      'workflow_validation_failed',
-      `The orchestration's dependencies are invalid: ${problems.map((p) => p.message).join('; ')}`,
-      { errors: problems },
-    );
+    throw new AppError('workflow_validation_failed', `The orchestration's dependencies are invalid: ${problems.map((p) => p.message).join('; ')}`, {
+      errors: problems,
+    });
   }
   return planned;
 }
@@ -152,7 +146,8 @@ function checkShape(stages: StageSpec[]): void {
     });
     const required = s.gateValidation?.exit?.required;
     if (required) {
-      if (required.length > LIMITS.gateCriteria) problems.push({ field: `${at}.gateValidation.exit.required`, message: `must hold at most ${LIMITS.gateCriteria} criteria` });
+      if (required.length > LIMITS.gateCriteria)
+        problems.push({ field: `${at}.gateValidation.exit.required`, message: `must hold at most ${LIMITS.gateCriteria} criteria` });
       required.forEach((name, k) => {
         if (typeof name !== 'string' || !CRITERION.test(name)) {
           problems.push({ field: `${at}.gateValidation.exit.required[${k}]`, message: 'must be a criterion name (letters, digits, "_", ".", "-")' });
@@ -213,7 +208,12 @@ function resolveDependencies(stages: PlannedStage[], explicit: Set<string>): Dep
           const name = stageRef[1]!.trim().toUpperCase();
           const target = stages.find((x) => x.stage === name);
           if (!target) {
-            problems.push({ type: 'missing_dependency', ...here, dependency: raw, message: `${t.key} (${s.stage}) depends on stage ${name}, which is not a stage of this orchestration` });
+            problems.push({
+              type: 'missing_dependency',
+              ...here,
+              dependency: raw,
+              message: `${t.key} (${s.stage}) depends on stage ${name}, which is not a stage of this orchestration`,
+            });
           } else if (target.position >= s.position) {
             problems.push({
               type: 'circular_dependency',
@@ -239,7 +239,12 @@ function resolveDependencies(stages: PlannedStage[], explicit: Set<string>): Dep
           target = running[0] ?? byId.get(dep);
         }
         if (!target) {
-          problems.push({ type: 'missing_dependency', ...here, dependency: raw, message: `${t.key} (${s.stage}) depends on ${dep}, which is no task of this orchestration` });
+          problems.push({
+            type: 'missing_dependency',
+            ...here,
+            dependency: raw,
+            message: `${t.key} (${s.stage}) depends on ${dep}, which is no task of this orchestration`,
+          });
         } else if (target.stage > s.position) {
           problems.push({
             type: 'circular_dependency',

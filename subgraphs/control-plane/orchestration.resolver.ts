@@ -1,9 +1,9 @@
 import { Arg, Args, Authorized, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { RequestContext } from '../../kernel/subgraph';
-import { UPDATED_TOPIC } from './orchestration.engine';
 import { CreateOrchestrationInput, CreateOrchestrationWorkflowInput, OrchestrationArgs, OrchestrationListArgs } from './orchestration.inputs';
 import type { OrchestrationService } from './orchestration.service';
 import { Orchestration, OrchestrationList } from './orchestration.types';
+import { TOPIC } from '../../kernel/topics';
 
 @Resolver(() => Orchestration)
 export class OrchestrationResolver {
@@ -62,7 +62,7 @@ export class OrchestrationResolver {
 
   @Authorized('orchestration:read')
   @Subscription(() => Orchestration, {
-    topics: UPDATED_TOPIC,
+    topics: TOPIC.orchestrationUpdated,
     description: 'Emits the whole orchestration on every state and progress change (served by the gateway).',
   })
   orchestrationUpdated(@Args() _args: OrchestrationArgs, @Root() orchestration: Orchestration): Orchestration {

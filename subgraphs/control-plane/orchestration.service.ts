@@ -9,21 +9,10 @@ import { validateCallbackUrl } from '../../kernel/outbound';
 import { findAgent, findTaskType } from './agent.catalog';
 import { present } from './task.service';
 import { STAGES, isStage, stageIndex } from './gate.catalog';
-import {
-  ORCHESTRATION_EVENTS,
-  OrchestrationEntity,
-  OrchestrationStageEntity,
-  OrchestrationTaskEntity,
-  type OrchestrationStatus,
-} from './orchestration.entity';
+import { ORCHESTRATION_EVENTS, OrchestrationEntity, OrchestrationStageEntity, OrchestrationTaskEntity, type OrchestrationStatus } from './orchestration.entity';
 import { DEFAULT_TASK_SECONDS, type OrchestrationEngine } from './orchestration.engine';
 import { orchestrationPrincipal, type TaskPort } from './orchestration.tasks';
-import type {
-  CreateOrchestrationInput,
-  CreateOrchestrationWorkflowInput,
-  OrchestrationListArgs,
-  OrchestrationWebhookInput,
-} from './orchestration.inputs';
+import type { CreateOrchestrationInput, CreateOrchestrationWorkflowInput, OrchestrationListArgs, OrchestrationWebhookInput } from './orchestration.inputs';
 import { planOrchestration, type PlannedStage, type StageSpec, type TaskChecker } from './orchestration.plan';
 import type { Orchestration, OrchestrationList, OrchestrationStage, OrchestrationTask } from './orchestration.types';
 import { UUID } from '../../kernel/ids';
@@ -75,7 +64,6 @@ export const catalogDirectory: AgentDirectory = {
     return (agent && findTaskType(agent, taskType)?.typicalSeconds) || DEFAULT_TASK_SECONDS;
   },
 };
-
 
 /**
  * Orchestrations: create (validated into a plan, stored, first advance enqueued in the same
@@ -165,10 +153,9 @@ export class OrchestrationService {
 
   async resume(principal: Principal, orchestrationId: string): Promise<Orchestration> {
     await this.transition(orchestrationId, ['paused'], 'resume', async (m, tx) => {
-      await m.query(
-        `UPDATE control_plane.orchestrations SET status = 'running', resumed_at = now(), updated_at = now() WHERE orchestration_id = $1`,
-        [orchestrationId],
-      );
+      await m.query(`UPDATE control_plane.orchestrations SET status = 'running', resumed_at = now(), updated_at = now() WHERE orchestration_id = $1`, [
+        orchestrationId,
+      ]);
       await this.deps.engine.trigger(orchestrationId, tx);
     });
     await this.deps.engine.published(orchestrationId, 'running');
@@ -273,7 +260,17 @@ export class OrchestrationService {
           `INSERT INTO control_plane.orchestration_stages
              (orchestration_id, position, stage, status, parallel, gate_enabled, gate_required, tasks_total, started_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [id, s.position, s.stage, s.position === 0 ? 'running' : 'pending', s.parallel, s.gateEnabled, s.gateEnabled ? s.gateRequired : null, s.tasks.length, s.position === 0 ? new Date() : null],
+          [
+            id,
+            s.position,
+            s.stage,
+            s.position === 0 ? 'running' : 'pending',
+            s.parallel,
+            s.gateEnabled,
+            s.gateEnabled ? s.gateRequired : null,
+            s.tasks.length,
+            s.position === 0 ? new Date() : null,
+          ],
         );
         for (const t of s.tasks) {
           await m.query(

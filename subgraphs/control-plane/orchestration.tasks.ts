@@ -72,7 +72,8 @@ export class OrchestrationTasks {
       t.status = status;
       t.progress = progress;
       if (status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
-      if (status === 'failed' || status === 'cancelled') t.error = (task.error ?? { code: status, message: `The task was ${status}` }) as Record<string, unknown>;
+      if (status === 'failed' || status === 'cancelled')
+        t.error = (task.error ?? { code: status, message: `The task was ${status}` }) as Record<string, unknown>;
       const finished = status !== 'running';
       await m.query(
         `UPDATE control_plane.orchestration_tasks
@@ -134,7 +135,8 @@ export class OrchestrationTasks {
       t.taskId = task.id;
       t.status = TASK_STATUS[task.status] ?? 'running';
       if (t.status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
-      if (t.status === 'failed' || t.status === 'cancelled') t.error = (task.error ?? { code: t.status, message: `The task was ${t.status}` }) as Record<string, unknown>;
+      if (t.status === 'failed' || t.status === 'cancelled')
+        t.error = (task.error ?? { code: t.status, message: `The task was ${t.status}` }) as Record<string, unknown>;
       if (t.status === 'pending') t.status = 'running';
       t.progress = t.status === 'completed' ? 100 : 0;
       t.startedAt = new Date();

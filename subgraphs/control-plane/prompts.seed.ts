@@ -29,10 +29,7 @@ export interface PromptSeed {
 }
 
 export function agentPrompt(agent: AgentSpec, spec: TaskTypeSpec): PromptSeed {
-  const inputs = [
-    ...spec.required.map((name) => `- ${name} (required): {{${name}}}`),
-    ...spec.optional.map((name) => `- ${name} (optional): {{${name}}}`),
-  ];
+  const inputs = [...spec.required.map((name) => `- ${name} (required): {{${name}}}`), ...spec.optional.map((name) => `- ${name} (optional): {{${name}}}`)];
   const sections = spec.sections?.length ? `\nThe main file has these sections, as headings: ${spec.sections.join(', ')}.` : '';
   const template = [
     `You are ${agent.name} (${agent.agentId}), the ${agent.domain} agent of an automated delivery factory. ${agent.description}`,
@@ -78,10 +75,26 @@ export function agentPromptSeeds(): PromptSeed[] {
   return AGENTS.flatMap((agent) => agent.taskTypes.map((spec) => agentPrompt(agent, spec))).filter((s) => !OWNED_ELSEWHERE.has(s.name));
 }
 
-const EXISTING = /* GraphQL */ `query SeedPromptsExisting($promptIds: [ID!]!) { promptsExisting(promptIds: $promptIds) }`;
-const CREATE = /* GraphQL */ `mutation SeedPrompt($input: CreatePromptInput!) { createPrompt(input: $input) { promptId } }`;
+const EXISTING = /* GraphQL */ `
+  query SeedPromptsExisting($promptIds: [ID!]!) {
+    promptsExisting(promptIds: $promptIds)
+  }
+`;
+const CREATE = /* GraphQL */ `
+  mutation SeedPrompt($input: CreatePromptInput!) {
+    createPrompt(input: $input) {
+      promptId
+    }
+  }
+`;
 const ACTIVATE = /* GraphQL */ `
-  mutation ActivateSeededPrompt($promptId: ID!) { updatePrompt(promptId: $promptId, input: {status: "active"}) { promptId status } }`;
+  mutation ActivateSeededPrompt($promptId: ID!) {
+    updatePrompt(promptId: $promptId, input: { status: "active" }) {
+      promptId
+      status
+    }
+  }
+`;
 
 /**
  * Creates (active) every agent prompt that does not exist yet, after one look-up of which exist

@@ -89,30 +89,49 @@ export function auditPipeline(text: string): Finding[] {
   for (const m of text.matchAll(/uses:\s*["']?([^\s"'#]+)@([^\s"'#]+)/g)) {
     const [, action, ref] = m as unknown as [string, string, string];
     if (action.startsWith('./') || action.startsWith('docker://')) continue;
-    if (!/^[0-9a-f]{40}$/.test(ref)) findings.push({ rule: 'unpinned-action', severity: 'medium', message: `${action}@${ref} is not pinned to a full commit SHA` });
+    if (!/^[0-9a-f]{40}$/.test(ref))
+      findings.push({ rule: 'unpinned-action', severity: 'medium', message: `${action}@${ref} is not pinned to a full commit SHA` });
   }
-  if (!/^\s*permissions\s*:/m.test(text)) findings.push({ rule: 'default-token-permissions', severity: 'medium', message: 'no `permissions:` block: the token gets the repository default, often read-write' });
-  if (/permissions\s*:\s*write-all/.test(text)) findings.push({ rule: 'write-all-permissions', severity: 'high', message: '`permissions: write-all` grants the token every scope' });
+  if (!/^\s*permissions\s*:/m.test(text))
+    findings.push({
+      rule: 'default-token-permissions',
+      severity: 'medium',
+      message: 'no `permissions:` block: the token gets the repository default, often read-write',
+    });
+  if (/permissions\s*:\s*write-all/.test(text))
+    findings.push({ rule: 'write-all-permissions', severity: 'high', message: '`permissions: write-all` grants the token every scope' });
   if (/echo[^\n]*\$\{\{\s*secrets\./.test(text)) findings.push({ rule: 'secret-in-log', severity: 'high', message: 'a secret is echoed in a run step' });
   if (/run\s*:[^\n]*\$\{\{\s*github\.event\.(issue|pull_request|comment|head_commit)\./.test(text)) {
-    findings.push({ rule: 'script-injection', severity: 'high', message: 'untrusted event data is interpolated into a run step; pass it through an environment variable' });
+    findings.push({
+      rule: 'script-injection',
+      severity: 'high',
+      message: 'untrusted event data is interpolated into a run step; pass it through an environment variable',
+    });
   }
-  if (/pull_request_target/.test(text)) findings.push({ rule: 'pull-request-target', severity: 'medium', message: '`pull_request_target` runs with secrets on code from forks; check out the base ref only' });
+  if (/pull_request_target/.test(text))
+    findings.push({
+      rule: 'pull-request-target',
+      severity: 'medium',
+      message: '`pull_request_target` runs with secrets on code from forks; check out the base ref only',
+    });
   return findings;
 }
 
 /** Static checks of a dependency manifest (package.json shape, or its text). */
 export function auditManifest(manifest: unknown): Finding[] {
   const data = typeof manifest === 'string' ? tryJson(manifest) : manifest;
-  if (!data || typeof data !== 'object') return [{ rule: 'unreadable-manifest', severity: 'low', message: 'the manifest is not JSON; only the model review applies' }];
+  if (!data || typeof data !== 'object')
+    return [{ rule: 'unreadable-manifest', severity: 'low', message: 'the manifest is not JSON; only the model review applies' }];
   const findings: Finding[] = [];
   for (const group of ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies']) {
     const deps = (data as Record<string, unknown>)[group];
     if (!deps || typeof deps !== 'object') continue;
     for (const [name, version] of Object.entries(deps as Record<string, unknown>)) {
       const v = String(version);
-      if (v === '*' || v === 'latest' || v === '') findings.push({ rule: 'floating-version', severity: 'high', message: `${group}.${name} is "${v}": any version installs` });
-      else if (/^(git|github:|https?:|file:)/.test(v)) findings.push({ rule: 'non-registry-source', severity: 'medium', message: `${group}.${name} comes from ${v.split(':')[0]}, outside the registry` });
+      if (v === '*' || v === 'latest' || v === '')
+        findings.push({ rule: 'floating-version', severity: 'high', message: `${group}.${name} is "${v}": any version installs` });
+      else if (/^(git|github:|https?:|file:)/.test(v))
+        findings.push({ rule: 'non-registry-source', severity: 'medium', message: `${group}.${name} comes from ${v.split(':')[0]}, outside the registry` });
       else if (/^[\^~>]/.test(v)) findings.push({ rule: 'range-version', severity: 'low', message: `${group}.${name} is a range (${v}); rely on a lockfile` });
     }
   }

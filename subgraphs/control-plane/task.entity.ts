@@ -128,4 +128,3 @@ export function toTaskEntity(r: any): TaskEntity {
     updatedAt: r.updated_at,
   });
 }
-

@@ -75,7 +75,12 @@ function linksValid(doc: FileDraft, files: FileDraft[], context: Record<string, 
   return true;
 }
 
-const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/\s+/g, '-');
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .trim()
+    .replace(/\s+/g, '-');
 
 function resolveRelative(dir: string, target: string): string | null {
   const parts = target.startsWith('/') ? [] : dir ? dir.split('/') : [];
@@ -115,7 +120,13 @@ function documentation(spec: TaskTypeSpec, primary: FileDraft, files: FileDraft[
   };
 }
 
-export function domainOutput(agent: AgentSpec, spec: TaskTypeSpec, context: Record<string, unknown>, primary: FileDraft, files: FileDraft[]): Record<string, unknown> {
+export function domainOutput(
+  agent: AgentSpec,
+  spec: TaskTypeSpec,
+  context: Record<string, unknown>,
+  primary: FileDraft,
+  files: FileDraft[],
+): Record<string, unknown> {
   const text = primary.content;
   switch (agent.domain) {
     case 'documentation':
@@ -184,7 +195,8 @@ export function domainOutput(agent: AgentSpec, spec: TaskTypeSpec, context: Reco
       if (agent.agentId === 'forge-gatekeeper') {
         const report = { reportPath: primary.path, sections: headingsOf(text) };
         if (spec.taskType === 'custom') return report;
-        const outputs = context.outputs && typeof context.outputs === 'object' && !Array.isArray(context.outputs) ? (context.outputs as Record<string, unknown>) : {};
+        const outputs =
+          context.outputs && typeof context.outputs === 'object' && !Array.isArray(context.outputs) ? (context.outputs as Record<string, unknown>) : {};
         const gateType = spec.taskType === 'review-gate' ? (context.gateType as 'entry' | 'exit') : 'exit';
         const gate = validateGate(String(context.stage), gateType, outputs);
         return { ...report, gate, recommendation: gate.passed ? 'proceed' : 'hold' };

@@ -4,8 +4,9 @@ import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { TaskEntity } from './task.entity';
 import { ExecuteTaskInputType, TaskListArgs } from './task.inputs';
-import { TASK_UPDATED, type ExecuteTaskInput, type TaskService } from './task.service';
+import { type ExecuteTaskInput, type TaskService } from './task.service';
 import { Task, TaskArtifact, TaskList } from './task.types';
+import { TOPIC } from '../../kernel/topics';
 
 export function toTask(t: TaskEntity): Task {
   const unfinished = t.status === 'queued' || t.status === 'running';
@@ -75,7 +76,7 @@ export class TaskResolver {
 
   @Authorized('agent:read')
   @Subscription(() => Task, {
-    topics: TASK_UPDATED,
+    topics: TOPIC.taskUpdated,
     description: 'Emits the whole task on every state and progress change (served by the gateway).',
   })
   taskUpdated(@Arg('taskId', () => ID) _taskId: string, @Root() task: Task): Task {

@@ -24,12 +24,38 @@ describe('reading a model answer', () => {
     const guide = docs.taskTypes[0]!;
     const context = { topic: 'Webhooks', audience: 'developers', sourceFiles: ['docs/api/webhooks.md'] };
     const main = `docs/guides/${slugify('Webhooks', '')}.md`;
-    const body = ['# Webhooks', '## Overview', '## Prerequisites', '## Steps', '```sh', 'curl x', '```', '## Troubleshooting', 'See [the API](../api/webhooks.md) and [steps](#steps).'].join('\n');
-    const good = buildResult(docs, guide, context, JSON.stringify({ summary: 's', files: [{ path: main, content: body }, { path: '../escape.md', content: 'x' }] }));
+    const body = [
+      '# Webhooks',
+      '## Overview',
+      '## Prerequisites',
+      '## Steps',
+      '```sh',
+      'curl x',
+      '```',
+      '## Troubleshooting',
+      'See [the API](../api/webhooks.md) and [steps](#steps).',
+    ].join('\n');
+    const good = buildResult(
+      docs,
+      guide,
+      context,
+      JSON.stringify({
+        summary: 's',
+        files: [
+          { path: main, content: body },
+          { path: '../escape.md', content: 'x' },
+        ],
+      }),
+    );
     assert.deepEqual(good.output.quality, { completeness: 0.67, examplesIncluded: true, crossReferencesValid: true });
     assert.deepEqual(good.filesCreated, [main]);
     assert.match((good.output.notes as string[])[0]!, /1 file\(s\) of the answer were left out/);
-    const broken = buildResult(docs, guide, context, JSON.stringify({ summary: 's', files: [{ path: main, content: '# X\n[gone](missing.md)\n[nowhere](#nowhere)' }] }));
+    const broken = buildResult(
+      docs,
+      guide,
+      context,
+      JSON.stringify({ summary: 's', files: [{ path: main, content: '# X\n[gone](missing.md)\n[nowhere](#nowhere)' }] }),
+    );
     assert.equal((broken.output.quality as any).crossReferencesValid, false);
   });
 });

@@ -51,7 +51,11 @@ function draft(path: string, content: string, kind: ArtifactKind): FileDraft {
   return { path, content, kind, lines: countLines(content), bytes: Buffer.byteLength(content) };
 }
 
-const humanize = (key: string) => key.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[-_]+/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const humanize = (key: string) =>
+  key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/[-_]+/g, ' ')
+    .replace(/^./, (c) => c.toUpperCase());
 
 /** The main file written from an answer that came without usable files. */
 function fallbackContent(spec: TaskTypeSpec, json: Record<string, unknown> | null, text: string, summary: string): string {
@@ -62,7 +66,11 @@ function fallbackContent(spec: TaskTypeSpec, json: Record<string, unknown> | nul
     case 'markdown': {
       const parts = [`# ${spec.title}`, '', summary];
       for (const [k, v] of Object.entries(rest)) {
-        const body = Array.isArray(v) ? v.map((x) => `- ${typeof x === 'string' ? x : JSON.stringify(x)}`).join('\n') : typeof v === 'string' ? v : `\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\``;
+        const body = Array.isArray(v)
+          ? v.map((x) => `- ${typeof x === 'string' ? x : JSON.stringify(x)}`).join('\n')
+          : typeof v === 'string'
+            ? v
+            : `\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\``;
         parts.push('', `## ${humanize(k)}`, '', body);
       }
       return `${parts.join('\n')}\n`;
@@ -103,7 +111,10 @@ export function buildResult(agent: AgentSpec, spec: TaskTypeSpec, context: Recor
       const kind: ArtifactKind = file?.action === 'modify' || existing.has(path) ? 'modified' : 'created';
       byPath.set(path, draft(path, content, kind));
     }
-    if (dropped) notes.push(`${dropped} file(s) of the answer were left out: a relative path and text content are required, at most ${MAX_FILES} files and ${MAX_TOTAL_BYTES / 1024 / 1024} MB`);
+    if (dropped)
+      notes.push(
+        `${dropped} file(s) of the answer were left out: a relative path and text content are required, at most ${MAX_FILES} files and ${MAX_TOTAL_BYTES / 1024 / 1024} MB`,
+      );
   }
 
   let summary = typeof json?.summary === 'string' ? json.summary.trim().slice(0, MAX_SUMMARY) : '';
@@ -131,7 +142,10 @@ export function buildResult(agent: AgentSpec, spec: TaskTypeSpec, context: Recor
 const sameFormat = (a: string, b: string) => extOf(a) === extOf(b);
 
 function firstSentence(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => l && !l.startsWith('#') && !l.startsWith('```'));
+  const line = text
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l && !l.startsWith('#') && !l.startsWith('```'));
   return (line ?? '').slice(0, 300);
 }
 

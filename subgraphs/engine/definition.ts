@@ -1,5 +1,14 @@
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { ON_ERROR, versionOf, workflowInvalid, type Connection, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition.types';
+import {
+  ON_ERROR,
+  versionOf,
+  workflowInvalid,
+  type Connection,
+  type Connections,
+  type WorkflowDefinition,
+  type WorkflowNode,
+  type WorkflowSettings,
+} from './definition.types';
 import { validTimezone } from './nodes/core';
 import { NODE_PREFIX, NODE_TYPES, nodeType } from './nodes';
 import { isPlainObject, type NodeDefinition } from './nodes/types';
@@ -185,10 +194,7 @@ function checkSettings(s: Record<string, unknown>, problems: FieldError[]): void
   }
 }
 
-function checkConnections(
-  raw: Record<string, unknown>,
-  byName: Map<string, { node: WorkflowNode; def: NodeDefinition }>,
-): Connections {
+function checkConnections(raw: Record<string, unknown>, byName: Map<string, { node: WorkflowNode; def: NodeDefinition }>): Connections {
   const out: Connections = {};
   for (const [source, value] of Object.entries(raw)) {
     const from = byName.get(source);
@@ -200,7 +206,11 @@ function checkConnections(
     }
     for (const kind of Object.keys(value)) {
       if (kind !== 'main') {
-        throw workflowInvalid(`Connections of "${source}" use the type "${kind}"; only "main" exists`, { reason: 'invalid_connection_type', node: source, type: kind });
+        throw workflowInvalid(`Connections of "${source}" use the type "${kind}"; only "main" exists`, {
+          reason: 'invalid_connection_type',
+          node: source,
+          type: kind,
+        });
       }
     }
     const main = value.main ?? [];
@@ -220,7 +230,11 @@ function checkConnections(
           }
           const to = byName.get(c.node);
           if (!to) {
-            throw workflowInvalid(`"${source}" connects to "${c.node}", which is not a node`, { reason: 'unknown_connection_target', node: source, target: c.node });
+            throw workflowInvalid(`"${source}" connects to "${c.node}", which is not a node`, {
+              reason: 'unknown_connection_target',
+              node: source,
+              target: c.node,
+            });
           }
           if (c.type !== undefined && c.type !== 'main') {
             throw workflowInvalid(`The connection from "${source}" to "${c.node}" has type "${String(c.type)}"; only "main" exists`, {
@@ -326,17 +340,21 @@ export function compile(definition: WorkflowDefinition): CompiledWorkflow {
     const inCycle = definition.nodes.map((n) => n.name).filter((n) => !order.includes(n));
     // n8n's v1 order runs loops (Split In Batches, a loop back to an earlier node): the executor guards against endless ones.
     if (v1) order.push(...inCycle);
-    else throw workflowInvalid(`The connections form a loop through ${inCycle.map((n) => `"${n}"`).join(', ')}; workflows must not loop`, {
-      reason: 'cycle',
-      nodes: inCycle,
-    });
+    else
+      throw workflowInvalid(`The connections form a loop through ${inCycle.map((n) => `"${n}"`).join(', ')}; workflows must not loop`, {
+        reason: 'cycle',
+        nodes: inCycle,
+      });
   }
   const scheduling = new Map<string, Edge[]>();
   const inputSlots = new Map<string, number>();
   if (v1) {
     for (const n of definition.nodes) {
       scheduling.set(n.name, schedulingOrder(outgoing.get(n.name)!, byName));
-      inputSlots.set(n.name, incoming.get(n.name)!.reduce((max, e) => Math.max(max, e.input + 1), 0));
+      inputSlots.set(
+        n.name,
+        incoming.get(n.name)!.reduce((max, e) => Math.max(max, e.input + 1), 0),
+      );
     }
   }
   const compiled = { definition, v1, order, byName, incoming, outgoing, scheduling, inputSlots };

@@ -18,11 +18,29 @@ const EXECUTE_TASK = /* GraphQL */ `
   mutation EngineAgentNode($input: ExecuteTaskInput!) { executeTask(input: $input) { ${TASK_FIELDS} } }`;
 const GET_TASK = /* GraphQL */ `query EngineAgentNodeTask($taskId: ID!) { task(taskId: $taskId) { ${TASK_FIELDS} } }`;
 const CANCEL_TASK = /* GraphQL */ `
-  mutation EngineAgentNodeCancel($taskId: ID!, $reason: String) { cancelTask(taskId: $taskId, reason: $reason) { taskId status } }`;
+  mutation EngineAgentNodeCancel($taskId: ID!, $reason: String) {
+    cancelTask(taskId: $taskId, reason: $reason) {
+      taskId
+      status
+    }
+  }
+`;
 const TEST_PROMPT = /* GraphQL */ `
   mutation EnginePromptNode($promptId: ID!, $input: TestPromptInput!) {
-    testPrompt(promptId: $promptId, input: $input) { testId promptId version output metadata { model tokensUsed latency temperature } }
-  }`;
+    testPrompt(promptId: $promptId, input: $input) {
+      testId
+      promptId
+      version
+      output
+      metadata {
+        model
+        tokensUsed
+        latency
+        temperature
+      }
+    }
+  }
+`;
 
 const POLL_FIRST_MS = 200;
 const POLL_MAX_MS = 2_000;

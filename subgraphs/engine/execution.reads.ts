@@ -29,7 +29,10 @@ export class ExecutionReads {
 
   async load(id: string): Promise<any | null> {
     if (!UUID.test(id)) return null;
-    const [row] = await this.deps.db.query(`SELECT e.*, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`, [id]);
+    const [row] = await this.deps.db.query(
+      `SELECT e.*, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`,
+      [id],
+    );
     return row ?? null;
   }
 

@@ -5,9 +5,10 @@ import { UUID } from '../../kernel/ids';
 import type { JobAttempt, JobContext, Queue } from '../../kernel/queue';
 import type { ExecutionErrorInfo } from './executor';
 import { eventFor, type NotifyConfig } from './execution.notify';
-import { EXECUTE_JOB, publishUpdate, RESUME_JOB, type RunnerDeps } from './execution.context';
+import { publishUpdate, type RunnerDeps } from './execution.context';
 import type { ExecutionReads } from './execution.reads';
 import type { ExecutionRuns } from './execution.run';
+import { JOB } from '../../kernel/topics';
 
 /**
  * The queue's side of executions: the `engine.execute` job runs a queued execution, the
@@ -27,8 +28,8 @@ export class ExecutionJobs {
     const onFinalFailure = async (ctx: JobAttempt, error: { code: string; message: string }) => {
       await this.failLost((ctx.data as { executionId: string }).executionId, ctx.id, `${error.code}: ${error.message}`);
     };
-    queue.register<{ executionId: string }>(EXECUTE_JOB, (ctx) => this.runQueued(ctx), { onFinalFailure });
-    queue.register<{ executionId: string }>(RESUME_JOB, (ctx) => this.resume(ctx), { onFinalFailure });
+    queue.register(JOB.execute, (ctx) => this.runQueued(ctx), { onFinalFailure });
+    queue.register(JOB.resume, (ctx) => this.resume(ctx), { onFinalFailure });
   }
 
   private async runQueued(job: JobContext<{ executionId: string }>): Promise<unknown> {
@@ -104,7 +105,7 @@ export class ExecutionJobs {
     const resumed = await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
       // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
-      const jobId = await this.deps.queue.enqueue(RESUME_JOB, { executionId }, { key: `${RESUME_JOB}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
+      const jobId = await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
       const rows = rowsOf(
         await m.query(
           `UPDATE engine.executions SET resume_state = resume_state || jsonb_build_object('resumeData', $2::jsonb), job_id = $3, updated_at = now()

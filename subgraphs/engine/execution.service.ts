@@ -79,7 +79,6 @@ export interface NodeDataRow {
   error: unknown;
 }
 
-
 export function executionNotFound(id: string): AppError {
   return errors.notFound('execution', id);
 }
@@ -125,11 +124,13 @@ export class ExecutionService {
       problems.push({ field: 'execution.timeout', message: `must be whole seconds from 1 to ${TRIGGER_SYNC_MAX_S}` });
     }
     const priority = ex.priority ?? 'normal';
-    if (!(PRIORITIES as readonly string[]).includes(priority)) problems.push({ field: 'execution.priority', message: `must be one of ${PRIORITIES.join(', ')}` });
+    if (!(PRIORITIES as readonly string[]).includes(priority))
+      problems.push({ field: 'execution.priority', message: `must be one of ${PRIORITIES.join(', ')}` });
     if (input.environment !== undefined && input.environment !== null && (typeof input.environment !== 'string' || input.environment.length > 50)) {
       problems.push({ field: 'environment', message: 'must be a string of at most 50 characters' });
     }
-    if (input.webhook !== undefined && input.webhook !== null && !isPlainObject(input.webhook)) problems.push({ field: 'webhook', message: 'must be an object' });
+    if (input.webhook !== undefined && input.webhook !== null && !isPlainObject(input.webhook))
+      problems.push({ field: 'webhook', message: 'must be an object' });
     if (problems.length) throw errors.validation(problems);
     checkPayload(input.payload);
     const id = randomUUID();
@@ -158,7 +159,8 @@ export class ExecutionService {
     const mode = input.mode ?? 'async';
     if (mode !== 'sync' && mode !== 'async') throw errors.field('mode', 'must be sync or async');
     const timeout = input.timeout ?? DEFAULT_SYNC_TIMEOUT_S;
-    if (!Number.isFinite(timeout) || timeout < 1 || timeout > MAX_SYNC_TIMEOUT_S) throw errors.field('timeout', `must be seconds from 1 to ${MAX_SYNC_TIMEOUT_S}`);
+    if (!Number.isFinite(timeout) || timeout < 1 || timeout > MAX_SYNC_TIMEOUT_S)
+      throw errors.field('timeout', `must be seconds from 1 to ${MAX_SYNC_TIMEOUT_S}`);
     const data = input.data ?? {};
     if (!isPlainObject(data)) throw errors.field('data', 'must be an object');
     checkPayload(data);
@@ -250,13 +252,13 @@ export class ExecutionService {
     let reuse: string[] = [];
     if (start) {
       const rerun = descendants(compiled, start);
-      const stored = await this.db.query(
-        `SELECT DISTINCT node_name FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL`,
-        [id],
-      );
+      const stored = await this.db.query(`SELECT DISTINCT node_name FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL`, [id]);
       reuse = stored.map((r: any) => r.node_name as string).filter((n: string) => compiled.byName.has(n) && !rerun.has(n));
     }
-    const startNode = original.start_node && compiled.byName.has(original.start_node) ? original.start_node : chooseStart(compiled, original.mode === 'retry' ? 'manual' : original.mode);
+    const startNode =
+      original.start_node && compiled.byName.has(original.start_node)
+        ? original.start_node
+        : chooseStart(compiled, original.mode === 'retry' ? 'manual' : original.mode);
     const started = await this.runner.begin({
       version,
       mode: 'retry',
@@ -271,7 +273,8 @@ export class ExecutionService {
   }
 
   async cancel(id: string, reason?: string | null): Promise<ExecutionDetail> {
-    if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > 1000)) throw errors.field('reason', 'must be at most 1000 characters');
+    if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > 1000))
+      throw errors.field('reason', 'must be at most 1000 characters');
     const result = await this.runner.cancel(id, reason);
     if (!result) {
       const view = await this.runner.view(id);
@@ -307,7 +310,13 @@ export class ExecutionService {
           [ids],
         )
       : [];
-    return byKey(keys, rows, (r: any) => r.id as string, null, (r: any): ExecutionDetail => ({ ...this.runner.toView(r), estimatedCompletionAt: null }));
+    return byKey(
+      keys,
+      rows,
+      (r: any) => r.id as string,
+      null,
+      (r: any): ExecutionDetail => ({ ...this.runner.toView(r), estimatedCompletionAt: null }),
+    );
   });
 
   /**
@@ -326,7 +335,12 @@ export class ExecutionService {
           [ids],
         )
       : [];
-    return groupedByKey(keys, rows, (r: any) => r.execution_id as string, (r: any): ExecutionLogRow => ({ timestamp: r.at, level: r.level, node: r.node, message: r.message }));
+    return groupedByKey(
+      keys,
+      rows,
+      (r: any) => r.execution_id as string,
+      (r: any): ExecutionLogRow => ({ timestamp: r.at, level: r.level, node: r.node, message: r.message }),
+    );
   });
 
   /** Each execution's run data per node (empty for one without). */
@@ -339,18 +353,23 @@ export class ExecutionService {
           [ids],
         )
       : [];
-    return groupedByKey(keys, rows, (r: any) => r.execution_id as string, (r: any): NodeDataRow => ({
-      nodeName: r.node_name,
-      runIndex: r.run_index,
-      nodeType: r.node_type,
-      status: r.status,
-      startedAt: r.started_at,
-      duration: r.duration_ms,
-      tries: r.tries,
-      reused: r.reused,
-      output: r.output === null ? null : { main: r.output },
-      error: r.error,
-    }));
+    return groupedByKey(
+      keys,
+      rows,
+      (r: any) => r.execution_id as string,
+      (r: any): NodeDataRow => ({
+        nodeName: r.node_name,
+        runIndex: r.run_index,
+        nodeType: r.node_type,
+        status: r.status,
+        startedAt: r.started_at,
+        duration: r.duration_ms,
+        tries: r.tries,
+        reused: r.reused,
+        output: r.output === null ? null : { main: r.output },
+        error: r.error,
+      }),
+    );
   });
 
   /** Executions per minute by the calling key's tier (the platform itself is not limited). */

@@ -81,7 +81,6 @@ export interface StoreTarget {
   notify?: NotifyConfig | null;
 }
 
-
 /**
  * What a write reads back: the columns the database decides (times, duration); the rest of the
  * row is what the write itself set, filled in from the run (no JSON parsed back for nothing).
@@ -121,7 +120,21 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
     for (const [column, value, cast = ''] of fields) if (value !== undefined) assign.push(`${column} = $${params.push(value)}${cast}`);
     statement = `UPDATE engine.executions e SET ${assign.join(', ')} WHERE e.id = $1 AND e.status = 'running' RETURNING ${WRITTEN_COLUMNS}`;
   } else {
-    const columns = ['id', 'workflow_id', 'workflow_version', 'mode', 'input', 'start_node', 'nodes_total', 'nodes_completed', 'current_node', 'original_execution_id', 'parent_execution_id', 'webhook_id', 'started_at'];
+    const columns = [
+      'id',
+      'workflow_id',
+      'workflow_version',
+      'mode',
+      'input',
+      'start_node',
+      'nodes_total',
+      'nodes_completed',
+      'current_node',
+      'original_execution_id',
+      'parent_execution_id',
+      'webhook_id',
+      'started_at',
+    ];
     const values = [
       '$1',
       `$${params.push(ctx.version.workflowId)}`,

@@ -21,7 +21,9 @@ export class ExecutionError {
 @ObjectType({ description: 'Run data of one node.' })
 export class ExecutionNodeData {
   @Field() nodeName: string;
-  @Field(() => Int, { description: 'Which run of the node this is, from 0: workflows in n8n’s execution order v1 run a node once per arriving branch, and loops run it again.' })
+  @Field(() => Int, {
+    description: 'Which run of the node this is, from 0: workflows in n8n’s execution order v1 run a node once per arriving branch, and loops run it again.',
+  })
   runIndex: number;
   @Field() nodeType: string;
   @Field({ description: 'success or error (an error with continueOnFail still passed items on).' }) status: string;

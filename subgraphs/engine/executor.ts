@@ -138,7 +138,6 @@ export function chooseStart(compiled: CompiledWorkflow, mode: string): string | 
   return preferred ?? of('manualTrigger') ?? nodes[0]?.name ?? null;
 }
 
-
 export class WorkflowExecutor {
   constructor(private readonly expressions: ExpressionEngine) {}
 
@@ -196,7 +195,15 @@ export class WorkflowExecutor {
         const { result, run } = outcome;
         if (result.wait) {
           log('info', result.wait.webhook ? 'Waiting for the resume webhook' : `Waiting until ${result.wait.until!.toISOString()}`, name);
-          return { status: 'waiting', node: name, runIndex: 0, items: inputs[0] ?? [], until: result.wait.until, webhook: result.wait.webhook, nodesExecuted: executed };
+          return {
+            status: 'waiting',
+            node: name,
+            runIndex: 0,
+            items: inputs[0] ?? [],
+            until: result.wait.until,
+            webhook: result.wait.webhook,
+            nodesExecuted: executed,
+          };
         }
         if (result.reply && !replied) {
           replied = true;
@@ -347,7 +354,8 @@ export class WorkflowExecutor {
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const stopped = new Promise<never>((_, reject) => {
-      const fail = () => reject(timedOut ? new NodeError(`Ran past its time limit of ${node.timeout} s`, { reason: 'timeout' }) : new Aborted(req.signal.reason));
+      const fail = () =>
+        reject(timedOut ? new NodeError(`Ran past its time limit of ${node.timeout} s`, { reason: 'timeout' }) : new Aborted(req.signal.reason));
       if (controller.signal.aborted) fail();
       controller.signal.addEventListener('abort', fail, { once: true });
     });
@@ -447,7 +455,7 @@ function n8nOutputs(node: WorkflowNode, inputs: Item[][], result: NodeResult): N
   let outputs = result.outputs;
   if (node.onError === 'continueErrorOutput') {
     const errors: Item[] = [];
-    const regular = Math.max(outputs.length, (nodeType(node.type)?.outputs?.(node.parameters, versionOf(node)) ?? 1));
+    const regular = Math.max(outputs.length, nodeType(node.type)?.outputs?.(node.parameters, versionOf(node)) ?? 1);
     outputs = Array.from({ length: regular }, (_, o) =>
       (outputs[o] ?? []).filter((item, index) => {
         if (!isErrorItem(item)) return true;
@@ -476,7 +484,8 @@ function checked(result: NodeResult): NodeResult {
 
 function describe(err: unknown): { message: string; details: Record<string, unknown> } {
   if (err instanceof NodeError) return { message: err.message, details: err.details };
-  if (err instanceof ExpressionError) return { message: err.message, details: { reason: err.reason === 'expression' ? 'expression' : err.reason, expression: err.expression } };
+  if (err instanceof ExpressionError)
+    return { message: err.message, details: { reason: err.reason === 'expression' ? 'expression' : err.reason, expression: err.expression } };
   if (err instanceof SandboxError) return { message: err.message, details: { reason: err.reason } };
   if (err instanceof AppError) return { message: err.message, details: { code: err.code, ...err.details } };
   return { message: err instanceof Error ? err.message : String(err), details: {} };

@@ -145,7 +145,15 @@ export class V1Execution {
     const { result, run } = outcome;
     if (result.wait) {
       log('info', result.wait.webhook ? 'Waiting for the resume webhook' : `Waiting until ${result.wait.until!.toISOString()}`, node.name);
-      return { status: 'waiting', node: node.name, runIndex, items: inputs[0] ?? [], until: result.wait.until, webhook: result.wait.webhook, nodesExecuted: this.executed };
+      return {
+        status: 'waiting',
+        node: node.name,
+        runIndex,
+        items: inputs[0] ?? [],
+        until: result.wait.until,
+        webhook: result.wait.webhook,
+        nodesExecuted: this.executed,
+      };
     }
     if (result.reply && !this.replied) {
       this.replied = true;

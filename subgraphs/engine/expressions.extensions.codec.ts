@@ -36,7 +36,7 @@ export function codec(): Codec {
   /** Lenient, as a TextDecoder: a malformed sequence becomes U+FFFD. */
   function fromUtf8(bytes: number[]): string {
     let out = '';
-    for (let i = 0; i < bytes.length; ) {
+    for (let i = 0; i < bytes.length;) {
       const b = bytes[i]!;
       const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
       let c = len === 1 ? b : len ? b & (0xff >> (len + 1)) : -1;
@@ -65,7 +65,10 @@ export function codec(): Codec {
 
   /** Forgiving like js-base64 (n8n's): URL-safe letters accepted, anything else outside the alphabet skipped. */
   function fromBase64(text: string): number[] {
-    const clean = text.replace(/-/g, '+').replace(/_/g, '/').replace(/[^A-Za-z0-9+/]/g, '');
+    const clean = text
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .replace(/[^A-Za-z0-9+/]/g, '');
     const out: number[] = [];
     let acc = 0;
     let bits = 0;
@@ -259,7 +262,7 @@ export function codec(): Codec {
     const lane = new Array<number>(25).fill(0);
     let [x, y] = [1, 0];
     for (let t = 0; t < 24; t++) {
-      rot[x + 5 * y] = ((t + 1) * (t + 2)) / 2 % 64;
+      rot[x + 5 * y] = (((t + 1) * (t + 2)) / 2) % 64;
       [x, y] = [y, (2 * x + 3 * y) % 5];
     }
     for (let px = 0; px < 5; px++) for (let py = 0; py < 5; py++) lane[px + 5 * py] = py + 5 * ((2 * px + 3 * py) % 5);
@@ -296,7 +299,11 @@ export function codec(): Codec {
       }
     }
     let out = '';
-    for (let i = 0; i < 8; i++) for (let k = 0; k < 8; k++) out += Number((s[i]! >> BigInt(8 * k)) & 0xffn).toString(16).padStart(2, '0');
+    for (let i = 0; i < 8; i++)
+      for (let k = 0; k < 8; k++)
+        out += Number((s[i]! >> BigInt(8 * k)) & 0xffn)
+          .toString(16)
+          .padStart(2, '0');
     return out;
   }
 

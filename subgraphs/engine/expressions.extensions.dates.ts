@@ -68,8 +68,39 @@ export function dateExtensions(lib: Lib): ExtensionTable {
   const DURATION_UNITS = ['milliseconds', 'seconds', 'minutes', 'hours', 'days', 'weeks', 'months', 'quarters', 'years'];
   const DATE_PARTS = ['day', 'week', 'month', 'year', 'hour', 'minute', 'second', 'millisecond', 'weekNumber', 'yearDayNumber', 'weekday'];
   // Units n8n accepts besides luxon's own: singular for durations, plural and short for dates.
-  const TO_DURATION_UNIT: Record<string, string> = { day: 'days', month: 'months', year: 'years', week: 'weeks', hour: 'hours', minute: 'minutes', second: 'seconds', millisecond: 'milliseconds', ms: 'milliseconds', sec: 'seconds', secs: 'seconds', hr: 'hours', hrs: 'hours', min: 'minutes', mins: 'minutes' };
-  const TO_DATE_UNIT: Record<string, string> = { days: 'day', months: 'month', years: 'year', hours: 'hour', minutes: 'minute', seconds: 'second', milliseconds: 'millisecond', hrs: 'hour', hr: 'hour', mins: 'minute', min: 'minute', secs: 'second', sec: 'second', ms: 'millisecond' };
+  const TO_DURATION_UNIT: Record<string, string> = {
+    day: 'days',
+    month: 'months',
+    year: 'years',
+    week: 'weeks',
+    hour: 'hours',
+    minute: 'minutes',
+    second: 'seconds',
+    millisecond: 'milliseconds',
+    ms: 'milliseconds',
+    sec: 'seconds',
+    secs: 'seconds',
+    hr: 'hours',
+    hrs: 'hours',
+    min: 'minutes',
+    mins: 'minutes',
+  };
+  const TO_DATE_UNIT: Record<string, string> = {
+    days: 'day',
+    months: 'month',
+    years: 'year',
+    hours: 'hour',
+    minutes: 'minute',
+    seconds: 'second',
+    milliseconds: 'millisecond',
+    hrs: 'hour',
+    hr: 'hour',
+    mins: 'minute',
+    min: 'minute',
+    secs: 'second',
+    sec: 'second',
+    ms: 'millisecond',
+  };
 
   // luxon's own test (DateTime.isDateTime), which needs no luxon: without it there are no DateTimes.
   const isDateTime = (d: unknown): d is LuxonDateTime => !!d && (d as { isLuxonDateTime?: boolean }).isLuxonDateTime === true;

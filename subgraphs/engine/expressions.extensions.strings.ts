@@ -11,7 +11,67 @@ import type { ExtensionTable, Lib } from './expressions.extensions';
 export function stringExtensions(lib: Lib): ExtensionTable {
   // n8n strips currency symbols (xe.com's list, in its order: the first that matches wins) before
   // reading a number.
-  const CURRENCIES = ['Lek', '؋', '$', 'ƒ', '₼', 'Br', 'BZ$', '$b', 'KM', 'P', 'лв', 'R$', '៛', '¥', '₡', 'kn', '₱', 'Kč', 'kr', 'RD$', '£', '€', '¢', 'Q', 'L', 'Ft', '₹', 'Rp', '﷼', '₪', 'J$', '₩', '₭', 'ден', 'RM', '₨', '₮', 'MT', 'C$', '₦', 'B/.', 'Gs', 'S/.', 'zł', 'lei', '₽', 'Дин.', 'S', 'R', 'CHF', 'NT$', '฿', 'TT$', '₺', '₴', '$U', 'Bs', '₫', 'Z$'];
+  const CURRENCIES = [
+    'Lek',
+    '؋',
+    '$',
+    'ƒ',
+    '₼',
+    'Br',
+    'BZ$',
+    '$b',
+    'KM',
+    'P',
+    'лв',
+    'R$',
+    '៛',
+    '¥',
+    '₡',
+    'kn',
+    '₱',
+    'Kč',
+    'kr',
+    'RD$',
+    '£',
+    '€',
+    '¢',
+    'Q',
+    'L',
+    'Ft',
+    '₹',
+    'Rp',
+    '﷼',
+    '₪',
+    'J$',
+    '₩',
+    '₭',
+    'ден',
+    'RM',
+    '₨',
+    '₮',
+    'MT',
+    'C$',
+    '₦',
+    'B/.',
+    'Gs',
+    'S/.',
+    'zł',
+    'lei',
+    '₽',
+    'Дин.',
+    'S',
+    'R',
+    'CHF',
+    'NT$',
+    '฿',
+    'TT$',
+    '₺',
+    '₴',
+    '$U',
+    'Bs',
+    '₫',
+    'Z$',
+  ];
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const CURRENCY = new RegExp(CURRENCIES.map(escape).join('|'), 'gu');
   const noCurrency = (s: string) => s.replace(CURRENCY, '');
@@ -81,12 +141,53 @@ export function stringExtensions(lib: Lib): ExtensionTable {
   // replaceSpecialChars: n8n transliterates every script (the transliteration library); here Latin
   // letters lose their accents and ligatures are spelled out. A character with no ASCII spelling
   // here fails the expression instead of silently differing from n8n.
-  const LATIN: Record<string, string> = { ß: 'ss', Æ: 'AE', æ: 'ae', Œ: 'OE', œ: 'oe', Ø: 'O', ø: 'o', Đ: 'D', đ: 'd', Ð: 'D', ð: 'd', Þ: 'Th', þ: 'th', Ł: 'L', ł: 'l', Ħ: 'H', ħ: 'h', ı: 'i', ĸ: 'q', ŀ: 'l', Ŀ: 'L', ŉ: "'n", Ŋ: 'N', ŋ: 'n', ſ: 's', '‘': "'", '’': "'", '‚': "'", '“': '"', '”': '"', '„': '"', '–': '-', '—': '-', '…': '...', '\u00a0': ' ', '«': '<<', '»': '>>' };
+  const LATIN: Record<string, string> = {
+    ß: 'ss',
+    Æ: 'AE',
+    æ: 'ae',
+    Œ: 'OE',
+    œ: 'oe',
+    Ø: 'O',
+    ø: 'o',
+    Đ: 'D',
+    đ: 'd',
+    Ð: 'D',
+    ð: 'd',
+    Þ: 'Th',
+    þ: 'th',
+    Ł: 'L',
+    ł: 'l',
+    Ħ: 'H',
+    ħ: 'h',
+    ı: 'i',
+    ĸ: 'q',
+    ŀ: 'l',
+    Ŀ: 'L',
+    ŉ: "'n",
+    Ŋ: 'N',
+    ŋ: 'n',
+    ſ: 's',
+    '‘': "'",
+    '’': "'",
+    '‚': "'",
+    '“': '"',
+    '”': '"',
+    '„': '"',
+    '–': '-',
+    '—': '-',
+    '…': '...',
+    '\u00a0': ' ',
+    '«': '<<',
+    '»': '>>',
+  };
   function replaceSpecialChars(s: string) {
     return s
       .normalize('NFKD')
       .replace(/\p{M}/gu, '')
-      .replace(/[^\x00-\x7f]/gu, (c) => LATIN[c] ?? lib.fail(`replaceSpecialChars() cannot spell "${c}" in ASCII here (only Latin letters and common punctuation are transliterated)`));
+      .replace(
+        /[^\x00-\x7f]/gu,
+        (c) => LATIN[c] ?? lib.fail(`replaceSpecialChars() cannot spell "${c}" in ASCII here (only Latin letters and common punctuation are transliterated)`),
+      );
   }
 
   /** Markdown syntax goes, its text stays (lists, headings, emphasis, links, images, code, quotes, HTML tags). */
@@ -173,7 +274,14 @@ export function stringExtensions(lib: Lib): ExtensionTable {
     },
     urlEncode: (s, [all]: [boolean?]) => (all ? encodeURI(String(s)) : encodeURIComponent(String(s))),
     quote(s, [mark = '"']: [string?]) {
-      return mark + s.replace(/\\/g, '\\\\').split(mark).join('\\' + mark) + mark;
+      return (
+        mark +
+        s
+          .replace(/\\/g, '\\\\')
+          .split(mark)
+          .join('\\' + mark) +
+        mark
+      );
     },
     replaceSpecialChars,
     length: (s) => s.length,

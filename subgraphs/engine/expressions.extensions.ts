@@ -179,7 +179,10 @@ function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: str
     $ifEmpty: function (value: unknown, fallback: unknown) {
       if (arguments.length !== 2) fail('expected two arguments (value, defaultValue) for this function');
       const empty =
-        value === undefined || value === null || value === '' || (typeof value === 'object' && (Array.isArray(value) ? !value.length : !Object.keys(value).length));
+        value === undefined ||
+        value === null ||
+        value === '' ||
+        (typeof value === 'object' && (Array.isArray(value) ? !value.length : !Object.keys(value).length));
       return empty ? fallback : value;
     },
     $min: Math.min,

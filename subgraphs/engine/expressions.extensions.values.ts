@@ -174,7 +174,13 @@ export function objectExtensions(lib: Lib): ExtensionTable {
   const form = (s: string) =>
     lib.codec
       .utf8(s)
-      .map((b) => (/[A-Za-z0-9*\-._]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : b === 0x20 ? '+' : '%' + b.toString(16).toUpperCase().padStart(2, '0')))
+      .map((b) =>
+        /[A-Za-z0-9*\-._]/.test(String.fromCharCode(b)) && b < 0x80
+          ? String.fromCharCode(b)
+          : b === 0x20
+            ? '+'
+            : '%' + b.toString(16).toUpperCase().padStart(2, '0'),
+      )
       .join('');
   const undefinedFor = () => undefined;
   const table: Record<string, (o: Record<string, unknown>, args: any) => unknown> = {

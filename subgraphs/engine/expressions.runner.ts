@@ -68,7 +68,22 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
   const vars = Object.freeze({ ...P.vars });
   const prevNode = P.prevNode ? Object.freeze({ ...P.prevNode }) : undefined;
   const H = X ? X.helpers : {};
-  const PARAMS = ['$json', '$input', '$node', '$', '$itemIndex', '$execution', '$workflow', '$now', '$today', '$runIndex', '$vars', '$prevNode', '$$ext', '$$opt'];
+  const PARAMS = [
+    '$json',
+    '$input',
+    '$node',
+    '$',
+    '$itemIndex',
+    '$execution',
+    '$workflow',
+    '$now',
+    '$today',
+    '$runIndex',
+    '$vars',
+    '$prevNode',
+    '$$ext',
+    '$$opt',
+  ];
   const HELPERS = ['$if', '$ifEmpty', '$min', '$max', '$average', '$not', 'min', 'max', 'not', 'average', 'numberList', 'zip'];
   const helperValues = HELPERS.map((h) => H[h]);
   const FNS = P.exprs.map((src) => {
@@ -122,7 +137,8 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
       if (fn instanceof Error) throw fn;
       const v = fn(...args);
       if (inText) r = encode(text(v));
-      else if (P.n8n && typeof v === 'function') r = fail(v === X?.luxon?.DateTime ? 'this is a DateTime, please access its methods' : 'this is a function, please add ()');
+      else if (P.n8n && typeof v === 'function')
+        r = fail(v === X?.luxon?.DateTime ? 'this is a DateTime, please access its methods' : 'this is a function, please add ()');
       else r = encode(v);
     } catch (err) {
       const message = String((err && (err as Error).message) || err);

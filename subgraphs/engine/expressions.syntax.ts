@@ -39,7 +39,9 @@ type Node =
 
 // Words that cannot start a member chain (operators and statements); `this`, `null`, literals can.
 const OPERATOR_WORDS = new Set(
-  'typeof void delete await yield new in of instanceof return throw case else do if while for var let const class extends function import export default switch try catch finally break continue debugger with'.split(' '),
+  'typeof void delete await yield new in of instanceof return throw case else do if while for var let const class extends function import export default switch try catch finally break continue debugger with'.split(
+    ' ',
+  ),
 );
 /**
  * Calls the dispatcher would always send to the receiver's own method: on these receivers, these
@@ -52,7 +54,41 @@ const OWN_METHODS: Record<string, ReadonlySet<string>> = {
   $input: new Set(['first', 'last']),
   '$()': new Set(['first', 'last']),
 };
-const PUNCTUATORS = ['>>>=', '...', '===', '!==', '**=', '<<=', '>>=', '>>>', '&&=', '||=', '??=', '=>', '==', '!=', '<=', '>=', '&&', '||', '??', '?.', '++', '--', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '**', '<<', '>>'];
+const PUNCTUATORS = [
+  '>>>=',
+  '...',
+  '===',
+  '!==',
+  '**=',
+  '<<=',
+  '>>=',
+  '>>>',
+  '&&=',
+  '||=',
+  '??=',
+  '=>',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '??',
+  '?.',
+  '++',
+  '--',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '&=',
+  '|=',
+  '^=',
+  '**',
+  '<<',
+  '>>',
+];
 const CLOSERS: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
 
 /** Reads source text into tokens, brackets as groups, template literals with their nested parts. */
@@ -216,7 +252,7 @@ class Writer {
 
   sequence(nodes: Node[]): string {
     let out = '';
-    for (let i = 0; i < nodes.length; ) {
+    for (let i = 0; i < nodes.length;) {
       const end = this.chainEnd(nodes, i);
       if (end > i) {
         out += this.chain(nodes.slice(i, end));
@@ -239,7 +275,7 @@ class Writer {
   private chainEnd(nodes: Node[], i: number): number {
     let j = i;
     const first = nodes[j];
-    if (!first || (first.t === 'p') || (first.t === 'id' && OPERATOR_WORDS.has(first.s) && first.s !== 'new')) return i;
+    if (!first || first.t === 'p' || (first.t === 'id' && OPERATOR_WORDS.has(first.s) && first.s !== 'new')) return i;
     if (first.t === 'id' && first.s === 'new') {
       // `new Callee.path(args)` is the chain's head
       j = this.chainEnd(nodes, j + 1);

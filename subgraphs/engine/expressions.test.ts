@@ -37,7 +37,18 @@ describe('templates', () => {
   });
 
   test('plain paths compile to accessors; anything else does not', () => {
-    for (const src of ['$json', '$json.a.b', '$json["a b"][0].c', '$node["Fetch order"].json.id', "$node.Set.json.x", "$('Set').item.json.x", '$input.first().json.y', '$input.item.json', '$execution.id', '$itemIndex']) {
+    for (const src of [
+      '$json',
+      '$json.a.b',
+      '$json["a b"][0].c',
+      '$node["Fetch order"].json.id',
+      '$node.Set.json.x',
+      "$('Set').item.json.x",
+      '$input.first().json.y',
+      '$input.item.json',
+      '$execution.id',
+      '$itemIndex',
+    ]) {
       assert.ok(compilePath(src), src);
     }
     for (const src of ['$json.a + 1', '$json.a.toUpperCase()', 'Math.max(1, 2)', '$json[$json.key]', '$jsonx', '$node[name].json']) {
@@ -82,8 +93,20 @@ describe('resolving parameters', () => {
   test('other expressions run in the sandbox, all items of a node in one evaluation', async () => {
     const before = sandbox.runs;
     const out = await engine.resolve(
-      { double: '{{ $json.n * 2 }}', label: '{{ $json.name.toUpperCase() }}-{{ $itemIndex }}', total: '{{ $input.all().reduce((s, i) => s + i.json.n, 0) }}', ref: '{{ $node["A"].json.x + 1 }}' },
-      data([{ n: 1, name: 'a' }, { n: 2, name: 'b' }, { n: 3, name: 'c' }], { A: [{ x: 10 }, { x: 20 }, { x: 30 }] }),
+      {
+        double: '{{ $json.n * 2 }}',
+        label: '{{ $json.name.toUpperCase() }}-{{ $itemIndex }}',
+        total: '{{ $input.all().reduce((s, i) => s + i.json.n, 0) }}',
+        ref: '{{ $node["A"].json.x + 1 }}',
+      },
+      data(
+        [
+          { n: 1, name: 'a' },
+          { n: 2, name: 'b' },
+          { n: 3, name: 'c' },
+        ],
+        { A: [{ x: 10 }, { x: 20 }, { x: 30 }] },
+      ),
     );
     assert.deepEqual(out, [
       { double: 2, label: 'A-0', total: 6, ref: 11 },
@@ -155,7 +178,7 @@ describe("n8n's syntax: the rewrite before the sandbox", () => {
   });
 
   test('strings, regular expressions, comments and property reads are left alone', () => {
-    for (const source of ["'a.isEmpty()' + \"b.sum()\"", '/x.sum()/.test($json.a) ? 1 / 2 : 3', '$json.keys', '1 + /* .sum() */ 2', '$json.a ? .5 : 1']) {
+    for (const source of ['\'a.isEmpty()\' + "b.sum()"', '/x.sum()/.test($json.a) ? 1 / 2 : 3', '$json.keys', '1 + /* .sum() */ 2', '$json.a ? .5 : 1']) {
       assert.equal(rewrite(source).code, source, source);
       assert.equal(rewrite(source).extensions, false, source);
     }
@@ -166,7 +189,13 @@ describe("n8n's syntax: the rewrite before the sandbox", () => {
 
 describe("n8n's rule", () => {
   test('$now and $today are luxon DateTimes in the workflow time zone (UTC by default)', async () => {
-    const params = { zone: '={{ $now.zoneName }}', now: '={{ $now.toMillis() }}', iso: '={{ $now }}', today: '={{ $today.toISO() }}', kind: '={{ DateTime.isDateTime($today) }}' };
+    const params = {
+      zone: '={{ $now.zoneName }}',
+      now: '={{ $now.toMillis() }}',
+      iso: '={{ $now }}',
+      today: '={{ $today.toISO() }}',
+      kind: '={{ DateTime.isDateTime($today) }}',
+    };
     const before = Date.now();
     const [berlin] = await n8n(params, { ...data([{}]), workflow: { id: 'w', name: 'W', active: true, timezone: 'Europe/Berlin' } });
     const after = Date.now();
@@ -179,12 +208,19 @@ describe("n8n's rule", () => {
     const [utc] = await n8n({ zone: '={{ $now.zoneName }}', text: '=Today: {{ $today }}' });
     assert.equal(utc!.zone, 'UTC');
     assert.match(utc!.text as string, /^Today: \d{4}-\d{2}-\d{2}T00:00:00\.000Z$/);
-    await assert.rejects(n8n({ v: '={{ $now }}' }, { ...data([{}]), workflow: { id: 'w', name: 'W', active: true, timezone: 'Mars/Olympus' } }), /time zone "Mars\/Olympus" is not a time zone/);
+    await assert.rejects(
+      n8n({ v: '={{ $now }}' }, { ...data([{}]), workflow: { id: 'w', name: 'W', active: true, timezone: 'Mars/Olympus' } }),
+      /time zone "Mars\/Olympus" is not a time zone/,
+    );
   });
 
   test('text around expressions joins values as n8n does; a whole expression keeps its type', async () => {
     const [out] = await n8n(
-      { text: '=obj {{ $json.obj }} arr {{ $json.arr }} n {{ null }} z {{ 0 }} f {{ false }} nan {{ 0 / 0 }} d {{ new Date(0) .getTime() }}.', whole: '={{ $json.obj }}', plain: '=no braces' },
+      {
+        text: '=obj {{ $json.obj }} arr {{ $json.arr }} n {{ null }} z {{ 0 }} f {{ false }} nan {{ 0 / 0 }} d {{ new Date(0) .getTime() }}.',
+        whole: '={{ $json.obj }}',
+        plain: '=no braces',
+      },
       data([{ obj: { a: 1 }, arr: [1, [2, null], 'x'] }]),
     );
     assert.deepEqual(out, { text: 'obj [object Object] arr 1,2,,x n  z 0 f false nan  d 0.', whole: { a: 1 }, plain: 'no braces' });
@@ -203,7 +239,10 @@ describe("n8n's rule", () => {
   test('$execution.mode is test or production; $workflow is id, name, active', async () => {
     const [manual] = await n8n({ mode: '={{ $execution.mode }}', id: '={{ $execution.id }}', wf: '={{ $workflow }}', name: '={{ $workflow.name }}' });
     assert.deepEqual(manual, { mode: 'test', id: 'exec-1', wf: { id: 'wf-1', name: 'Orders', active: true }, name: 'Orders' });
-    const [webhook] = await n8n({ mode: '={{ $execution.mode }}', computed: '={{ $execution.mode.toUpperCase() }}' }, { ...data([{}]), execution: { id: 'e', mode: 'webhook', resumeUrl: '' } });
+    const [webhook] = await n8n(
+      { mode: '={{ $execution.mode }}', computed: '={{ $execution.mode.toUpperCase() }}' },
+      { ...data([{}]), execution: { id: 'e', mode: 'webhook', resumeUrl: '' } },
+    );
     assert.deepEqual(webhook, { mode: 'production', computed: 'PRODUCTION' });
   });
 
@@ -230,7 +269,14 @@ describe('variables', () => {
   test('$vars, $prevNode, $runIndex; $("Node").item and $node by paired item — by plain path and in the sandbox', async () => {
     const before = sandbox.runs;
     const paths = await n8n(
-      { vars: '={{ $vars.region }}', prev: '={{ $prevNode.name }}', run: '={{ $runIndex }}', item: "={{ $('Source').item.json.n }}", legacy: '={{ $node["Source"].json.n }}', first: "={{ $('Source').first().json.n }}" },
+      {
+        vars: '={{ $vars.region }}',
+        prev: '={{ $prevNode.name }}',
+        run: '={{ $runIndex }}',
+        item: "={{ $('Source').item.json.n }}",
+        legacy: '={{ $node["Source"].json.n }}',
+        first: "={{ $('Source').first().json.n }}",
+      },
       withLineage(),
     );
     assert.equal(sandbox.runs, before, 'plain paths');
@@ -279,9 +325,16 @@ describe('cost', () => {
   });
 
   test("one evaluation's prototype changes and globals are not visible to the next", async () => {
-    const [first] = await n8n({ v: '={{ (String.prototype.trim = () => "hacked", Array.prototype.sum = () => -1, DateTime.prototype.toISO = () => "hacked", globalThis.leak = 1, "a".trim()) }}' });
+    const [first] = await n8n({
+      v: '={{ (String.prototype.trim = () => "hacked", Array.prototype.sum = () => -1, DateTime.prototype.toISO = () => "hacked", globalThis.leak = 1, "a".trim()) }}',
+    });
     assert.equal(first!.v, 'hacked');
-    const [next] = await n8n({ leak: '={{ typeof leak }}', trim: '={{ " a ".trim() }}', sum: '={{ [1, 2].sum() }}', iso: '={{ DateTime.fromMillis(0, { zone: "UTC" }).toISO() }}' });
+    const [next] = await n8n({
+      leak: '={{ typeof leak }}',
+      trim: '={{ " a ".trim() }}',
+      sum: '={{ [1, 2].sum() }}',
+      iso: '={{ DateTime.fromMillis(0, { zone: "UTC" }).toISO() }}',
+    });
     assert.deepEqual(next, { leak: 'undefined', trim: 'a', sum: 3, iso: '1970-01-01T00:00:00.000Z' });
   });
 });

@@ -106,7 +106,21 @@ interface Task {
 const DATE_NAMES = ['DateTime', 'Duration', 'Interval'];
 const HELPER_NAMES = ['$ifEmpty', '$min', '$max', '$average', '$not', 'min', 'max', 'not', 'average', 'numberList', 'zip'];
 /** Extensions that need luxon (the others work on Dates too without it). */
-const LUXON_EXTENSIONS = new Set(['beginningOf', 'endOfMonth', 'extract', 'isBetween', 'isDst', 'isInLast', 'isWeekend', 'minus', 'plus', 'format', 'toDateTime', 'diffTo', 'diffToNow']);
+const LUXON_EXTENSIONS = new Set([
+  'beginningOf',
+  'endOfMonth',
+  'extract',
+  'isBetween',
+  'isDst',
+  'isInLast',
+  'isWeekend',
+  'minus',
+  'plus',
+  'format',
+  'toDateTime',
+  'diffTo',
+  'diffToNow',
+]);
 
 export class ExpressionEngine {
   readonly sandbox: CodeRunner;
@@ -184,7 +198,13 @@ export class ExpressionEngine {
     let out: string;
     try {
       const prelude = preludeFor(rewritten, n8n);
-      out = await this.sandbox.run({ body: EXPRESSION_RUNNER, input: JSON.stringify(payload), signal, prelude, warmup: prelude === 'n8n' ? zoneWarmup(payload.timezone) : undefined });
+      out = await this.sandbox.run({
+        body: EXPRESSION_RUNNER,
+        input: JSON.stringify(payload),
+        signal,
+        prelude,
+        warmup: prelude === 'n8n' ? zoneWarmup(payload.timezone) : undefined,
+      });
     } catch (err) {
       const e = err as SandboxError;
       const reason = e instanceof SandboxError ? e.reason : 'script';
@@ -228,7 +248,9 @@ function plainPath(expr: string, scope: PathScope, index: number, n8n: boolean):
 /** The least the expressions need in their context: luxon costs most, so it is asked for only when used. */
 function preludeFor(rewritten: Rewritten[], n8n: boolean): Prelude {
   const dates = (r: Rewritten) =>
-    DATE_NAMES.some((n) => r.names.has(n)) || [...r.calls].some((c) => LUXON_EXTENSIONS.has(c)) || (n8n && (r.identifiers.has('$now') || r.identifiers.has('$today')));
+    DATE_NAMES.some((n) => r.names.has(n)) ||
+    [...r.calls].some((c) => LUXON_EXTENSIONS.has(c)) ||
+    (n8n && (r.identifiers.has('$now') || r.identifiers.has('$today')));
   if (rewritten.some(dates)) return 'n8n';
   return rewritten.some((r) => r.extensions || HELPER_NAMES.some((n) => r.identifiers.has(n))) ? 'extensions' : 'bare';
 }

@@ -91,7 +91,15 @@ export class ProcessSandbox implements CodeRunner {
           );
         req.signal?.addEventListener('abort', onAbort, { once: true });
         worker.child.on('message', onMessage);
-        worker.child.send({ id, body: req.body, input: req.input, prelude: req.prelude, warmup: req.warmup, memoryMb: this.opts.memoryMb, timeoutMs } satisfies ChildRequest);
+        worker.child.send({
+          id,
+          body: req.body,
+          input: req.input,
+          prelude: req.prelude,
+          warmup: req.warmup,
+          memoryMb: this.opts.memoryMb,
+          timeoutMs,
+        } satisfies ChildRequest);
       });
     } finally {
       this.release(worker);

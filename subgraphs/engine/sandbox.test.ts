@@ -7,7 +7,8 @@ import { Sandbox, SandboxError, type Prelude } from './sandbox';
 const sandbox = new Sandbox({ memoryMb: 32, timeoutMs: 500, poolSize: 2 });
 after(() => sandbox.dispose());
 
-const run = (body: string, input = '{}', opts: { timeoutMs?: number; signal?: AbortSignal; prelude?: Prelude; warmup?: string } = {}) => sandbox.run({ body, input, ...opts });
+const run = (body: string, input = '{}', opts: { timeoutMs?: number; signal?: AbortSignal; prelude?: Prelude; warmup?: string } = {}) =>
+  sandbox.run({ body, input, ...opts });
 
 async function rejectsWith(p: Promise<unknown>, reason: SandboxError['reason'], message?: RegExp) {
   await assert.rejects(p, (err: unknown) => {
@@ -35,7 +36,11 @@ describe('sandbox (isolated-vm)', () => {
   });
 
   test('a memory bomb hits the memory limit and takes only its isolate down', async () => {
-    await rejectsWith(run('const a = []; for (;;) a.push({ x: Math.random(), s: "y".repeat(64) });', '{}', { timeoutMs: 10_000 }), 'memory', /memory limit of 32 MB/);
+    await rejectsWith(
+      run('const a = []; for (;;) a.push({ x: Math.random(), s: "y".repeat(64) });', '{}', { timeoutMs: 10_000 }),
+      'memory',
+      /memory limit of 32 MB/,
+    );
     // The pool replaced the isolate: the next run works.
     assert.equal(await run('return "still here"'), 'still here');
   });
@@ -90,7 +95,12 @@ describe('sandbox (isolated-vm)', () => {
     const tamper = `globalThis.secret = 42; Array.prototype.push = null; String.prototype.trim = () => 'x';
       DateTime.prototype.toISO = () => 'hacked'; DateTime.fromMillis(0).constructor.now = () => 0; return 'set'`;
     const check = `return JSON.stringify([typeof globalThis.secret, typeof [].push, ' a '.trim(), typeof DateTime === 'function' ? DateTime.fromMillis(0, { zone: 'UTC' }).toISO() : 'bare'])`;
-    for (const [first, second] of [['n8n', 'n8n'], ['bare', 'bare'], ['n8n', 'bare'], ['bare', 'n8n']] as [Prelude, Prelude][]) {
+    for (const [first, second] of [
+      ['n8n', 'n8n'],
+      ['bare', 'bare'],
+      ['n8n', 'bare'],
+      ['bare', 'n8n'],
+    ] as [Prelude, Prelude][]) {
       for (let i = 0; i < 3; i++) {
         if (first === 'n8n') assert.equal(await run(tamper, '{}', { prelude: first }), 'set');
         else assert.equal(await run(tamper.replace(/DateTime[^;]*;/g, ''), '{}', { prelude: first }), 'set');

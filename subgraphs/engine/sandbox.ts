@@ -122,9 +122,7 @@ export class Sandbox implements CodeRunner {
   private readonly slots: Slot[] = [];
   private readonly waiters: ((slot: Slot) => void)[] = [];
 
-  constructor(
-    private readonly opts: { memoryMb: number; timeoutMs: number; poolSize?: number },
-  ) {}
+  constructor(private readonly opts: { memoryMb: number; timeoutMs: number; poolSize?: number }) {}
 
   get memoryMb(): number {
     return this.opts.memoryMb;

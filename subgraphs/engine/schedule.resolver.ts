@@ -33,7 +33,8 @@ export class ScheduleResolver {
 
   @Authorized('workflow:write', alsoOn('control-plane'))
   @Mutation(() => WorkflowSchedule, {
-    description: 'Runs the workflow (by id or slug) on a cron schedule while it is active: SCHEDULE_INVALID for a bad cron, validation_error for an unknown time zone.',
+    description:
+      'Runs the workflow (by id or slug) on a cron schedule while it is active: SCHEDULE_INVALID for a bad cron, validation_error for an unknown time zone.',
   })
   async createWorkflowSchedule(
     @Arg('workflowId', () => ID) workflowId: string,

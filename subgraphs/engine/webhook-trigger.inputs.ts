@@ -46,7 +46,10 @@ export class WorkflowWebhookRegistrationInput {
 
 @InputType()
 export class UpdateWorkflowWebhookInput {
-  @Field(() => WorkflowWebhookAuthenticationInput, { nullable: true, description: 'Replaces the authentication; the same type without a secret keeps the stored secret.' })
+  @Field(() => WorkflowWebhookAuthenticationInput, {
+    nullable: true,
+    description: 'Replaces the authentication; the same type without a secret keeps the stored secret.',
+  })
   authentication?: WorkflowWebhookAuthenticationInput;
   @Field(() => Boolean, { nullable: true }) active?: boolean;
   @Field(() => String, { nullable: true }) responseMode?: string;

@@ -56,10 +56,7 @@ export class WebhookTriggerResolver {
 
   @Authorized('workflow:write')
   @Mutation(() => WorkflowWebhook)
-  async updateWorkflowWebhook(
-    @Arg('webhookId', () => ID) webhookId: string,
-    @Arg('input') input: UpdateWorkflowWebhookInput,
-  ): Promise<WorkflowWebhook> {
+  async updateWorkflowWebhook(@Arg('webhookId', () => ID) webhookId: string, @Arg('input') input: UpdateWorkflowWebhookInput): Promise<WorkflowWebhook> {
     return toWebhook(await this.triggers.update(webhookId, input));
   }
 
@@ -71,7 +68,8 @@ export class WebhookTriggerResolver {
 
   @Authorized('workflow:write')
   @Mutation(() => WorkflowWebhookTest, {
-    description: 'Sends a made-up request (data as the JSON body, the given headers) through the trigger, authentication included, and waits for the workflow (up to 60 s). Runs even when the workflow is inactive.',
+    description:
+      'Sends a made-up request (data as the JSON body, the given headers) through the trigger, authentication included, and waits for the workflow (up to 60 s). Runs even when the workflow is inactive.',
   })
   testWorkflowWebhook(
     @Arg('webhookId', () => ID) webhookId: string,
@@ -116,7 +114,8 @@ export class WebhookTriggerResolver {
     const encoding = request.bodyEncoding ?? 'base64';
     if (encoding !== 'base64' && encoding !== 'utf8') throw errors.field('request.bodyEncoding', 'must be base64 or utf8');
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(request.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    for (const [k, v] of Object.entries(request.headers ?? {}))
+      if (v !== undefined && v !== null) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
     return this.inbound.receive(
       {
         path: request.path,

@@ -7,13 +7,7 @@ import { SecretCipher, sha256 } from '../../kernel/crypto';
 import { AppError, errors } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { workflowNotFound, type WorkflowService } from './workflow.service';
-import {
-  RESPONSE_MODES,
-  WEBHOOK_AUTH_TYPES,
-  WEBHOOK_METHODS,
-  type WebhookAuthConfig,
-  type WebhookRateLimit,
-} from './webhook-trigger.entity';
+import { RESPONSE_MODES, WEBHOOK_AUTH_TYPES, WEBHOOK_METHODS, type WebhookAuthConfig, type WebhookRateLimit } from './webhook-trigger.entity';
 
 /**
  * Webhook triggers: registration (with their own authentication, never the platform's API
@@ -99,9 +93,11 @@ export function webhookNotFound(id: string): AppError {
 
 /** `/orders/new/` -> `orders/new` */
 export function normalisePath(path: string): string {
-  return String(path ?? '').trim().replace(/^\/+|\/+$/g, '').replace(/\/{2,}/g, '/');
+  return String(path ?? '')
+    .trim()
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/\/{2,}/g, '/');
 }
-
 
 export class WebhookTriggerService {
   private cipherInstance?: SecretCipher;
@@ -278,9 +274,17 @@ export class WebhookTriggerService {
   readonly byId: LoaderDefinition<string, TriggerView | null> = defineLoader('engine.webhooksById', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
     const rows = ids.length
-      ? await this.db.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = ANY($1::uuid[])`, [ids])
+      ? await this.db.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = ANY($1::uuid[])`, [
+          ids,
+        ])
       : [];
-    return byKey(keys, rows, (r: any) => r.id as string, null, (r) => this.toView(r));
+    return byKey(
+      keys,
+      rows,
+      (r: any) => r.id as string,
+      null,
+      (r) => this.toView(r),
+    );
   });
 
   /** From the request logs (test calls excluded); zeros for a trigger without any. */
@@ -295,15 +299,23 @@ export class WebhookTriggerService {
           [ids],
         )
       : [];
-    const stats = byKey(keys, rows, (r: any) => r.webhook_id as string, null, (r: any): TriggerStats => ({
-      totalRequests: r.total,
-      successfulRequests: r.ok,
-      failedRequests: r.failed + r.rejected,
-      rejectedRequests: r.rejected,
-      averageResponseTime: r.avg === null ? 0 : Math.round(r.avg * 100) / 100,
-      lastTriggered: r.last,
-    }));
-    return stats.map((s) => s ?? { totalRequests: 0, successfulRequests: 0, failedRequests: 0, rejectedRequests: 0, averageResponseTime: 0, lastTriggered: null });
+    const stats = byKey(
+      keys,
+      rows,
+      (r: any) => r.webhook_id as string,
+      null,
+      (r: any): TriggerStats => ({
+        totalRequests: r.total,
+        successfulRequests: r.ok,
+        failedRequests: r.failed + r.rejected,
+        rejectedRequests: r.rejected,
+        averageResponseTime: r.avg === null ? 0 : Math.round(r.avg * 100) / 100,
+        lastTriggered: r.last,
+      }),
+    );
+    return stats.map(
+      (s) => s ?? { totalRequests: 0, successfulRequests: 0, failedRequests: 0, rejectedRequests: 0, averageResponseTime: 0, lastTriggered: null },
+    );
   });
 
   /** The URL path of each workflow's first active trigger (null for a workflow without one). */
@@ -316,7 +328,13 @@ export class WebhookTriggerService {
           [ids],
         )
       : [];
-    return byKey(keys, rows, (r: any) => r.workflow_id as string, null, (r: any) => this.urlFor(r.path));
+    return byKey(
+      keys,
+      rows,
+      (r: any) => r.workflow_id as string,
+      null,
+      (r: any) => this.urlFor(r.path),
+    );
   });
 
   private toView(row: any): TriggerView {
@@ -344,16 +362,26 @@ function checkPath(raw: unknown): string {
   if (typeof raw !== 'string' || !raw.trim()) throw webhookInvalid('path is required', { field: 'path', reason: 'missing' });
   const path = normalisePath(raw);
   if (!path || path.length > 300 || !PATH.test(path)) {
-    throw webhookInvalid('path must be URL path segments of letters, digits and -._~:@!$&\'()*+,;=', { field: 'path', reason: 'invalid_path', path: raw });
+    throw webhookInvalid("path must be URL path segments of letters, digits and -._~:@!$&'()*+,;=", { field: 'path', reason: 'invalid_path', path: raw });
   }
-  if (RESERVED.includes(path.split('/')[0]!)) throw webhookInvalid(`paths under /webhook/${path.split('/')[0]}/ are reserved`, { field: 'path', reason: 'reserved_path' });
+  if (RESERVED.includes(path.split('/')[0]!))
+    throw webhookInvalid(`paths under /webhook/${path.split('/')[0]}/ are reserved`, { field: 'path', reason: 'reserved_path' });
   if (path.split('/').some((s) => s === '.' || s === '..')) {
-    throw webhookInvalid('path may not contain "." or ".." segments (it must stay under /webhook/)', { field: 'path', reason: 'path_escapes_prefix', path: raw });
+    throw webhookInvalid('path may not contain "." or ".." segments (it must stay under /webhook/)', {
+      field: 'path',
+      reason: 'path_escapes_prefix',
+      path: raw,
+    });
   }
-  const names = path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const names = path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
   const bad = names.find((n) => !PARAMETER.test(n));
-  if (bad !== undefined) throw webhookInvalid(`path parameter ":${bad}" must be a name of letters, digits and "_"`, { field: 'path', reason: 'invalid_parameter', path: raw });
-  if (new Set(names).size !== names.length) throw webhookInvalid('path parameters must have distinct names', { field: 'path', reason: 'duplicate_parameter', path: raw });
+  if (bad !== undefined)
+    throw webhookInvalid(`path parameter ":${bad}" must be a name of letters, digits and "_"`, { field: 'path', reason: 'invalid_parameter', path: raw });
+  if (new Set(names).size !== names.length)
+    throw webhookInvalid('path parameters must have distinct names', { field: 'path', reason: 'duplicate_parameter', path: raw });
   return path;
 }
 
@@ -395,7 +423,10 @@ function checkAuthentication(
 ): { type: string; config: WebhookAuthConfig; hash?: Buffer; hmacSecret?: string; keep?: boolean } {
   const type = raw.type ?? 'none';
   if (!(WEBHOOK_AUTH_TYPES as readonly string[]).includes(type)) {
-    throw webhookInvalid(`authentication.type must be one of ${WEBHOOK_AUTH_TYPES.join(', ')}`, { field: 'authentication.type', reason: 'invalid_authentication' });
+    throw webhookInvalid(`authentication.type must be one of ${WEBHOOK_AUTH_TYPES.join(', ')}`, {
+      field: 'authentication.type',
+      reason: 'invalid_authentication',
+    });
   }
   // Updating other fields of the same type keeps the stored secret when none is given.
   const sameType = currentType === type;
@@ -412,7 +443,8 @@ function checkAuthentication(
   };
   const header = (field: 'apiKeyHeader' | 'hmacHeader', fallback: string) => {
     const v = raw[field] ?? fallback;
-    if (!HEADER_NAME.test(v)) throw webhookInvalid(`authentication.${field} must be an HTTP header name`, { field: `authentication.${field}`, reason: 'invalid_header' });
+    if (!HEADER_NAME.test(v))
+      throw webhookInvalid(`authentication.${field} must be an HTTP header name`, { field: `authentication.${field}`, reason: 'invalid_header' });
     return v;
   };
   switch (type) {
@@ -426,14 +458,25 @@ function checkAuthentication(
       const value = secret('hmacSecret', 8);
       const algorithm = raw.hmacAlgorithm ?? 'sha256';
       if (!['sha256', 'sha1', 'sha512'].includes(algorithm)) {
-        throw webhookInvalid('authentication.hmacAlgorithm must be sha256, sha1 or sha512', { field: 'authentication.hmacAlgorithm', reason: 'invalid_algorithm' });
+        throw webhookInvalid('authentication.hmacAlgorithm must be sha256, sha1 or sha512', {
+          field: 'authentication.hmacAlgorithm',
+          reason: 'invalid_algorithm',
+        });
       }
-      return { type, config: { hmacHeader: header('hmacHeader', 'X-Signature'), hmacAlgorithm: algorithm as WebhookAuthConfig['hmacAlgorithm'] }, hmacSecret: value, keep: !value };
+      return {
+        type,
+        config: { hmacHeader: header('hmacHeader', 'X-Signature'), hmacAlgorithm: algorithm as WebhookAuthConfig['hmacAlgorithm'] },
+        hmacSecret: value,
+        keep: !value,
+      };
     }
     case 'basic': {
       const username = raw.username;
       if (typeof username !== 'string' || !username || username.length > 200 || username.includes(':')) {
-        throw webhookInvalid('authentication.username is required (1 to 200 characters, no colon)', { field: 'authentication.username', reason: 'missing_secret' });
+        throw webhookInvalid('authentication.username is required (1 to 200 characters, no colon)', {
+          field: 'authentication.username',
+          reason: 'missing_secret',
+        });
       }
       const password = secret('password', 8);
       return { type, config: { username }, hash: password ? sha256(password) : undefined, keep: !password };

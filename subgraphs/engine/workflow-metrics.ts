@@ -91,18 +91,21 @@ export class WorkflowUsage {
   @Field(() => Int) executions: number;
 }
 
-
 export class WorkflowMetricsService {
   constructor(
     private readonly db: DataSource,
     private readonly limiter: RateLimiter,
   ) {}
 
-  async workflows(principal: Principal, args: { workflowId?: string | null; startDate?: string; endDate?: string; granularity?: string | null }): Promise<WorkflowMetrics> {
+  async workflows(
+    principal: Principal,
+    args: { workflowId?: string | null; startDate?: string; endDate?: string; granularity?: string | null },
+  ): Promise<WorkflowMetrics> {
     await limitMetrics(this.limiter, principal, 'workflows');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
     if (args.workflowId != null && !UUID.test(args.workflowId)) throw errors.field('workflowId', 'must be a workflow id');
-    if (args.workflowId && !(await this.db.query(`SELECT 1 FROM engine.workflows WHERE id = $1`, [args.workflowId])).length) throw workflowNotFound(args.workflowId);
+    if (args.workflowId && !(await this.db.query(`SELECT 1 FROM engine.workflows WHERE id = $1`, [args.workflowId])).length)
+      throw workflowNotFound(args.workflowId);
     const where = args.workflowId ? 't.workflow_id = $3' : '';
     const stats = await runStatistics(this.db, EXECUTIONS, period, where, args.workflowId ? [args.workflowId] : []);
     const nodes = await this.db.query(
@@ -117,7 +120,12 @@ export class WorkflowMetricsService {
       period: { start: period.start, end: period.end, granularity: period.granularity },
       summary: stats.summary,
       timeseries: stats.timeseries,
-      nodePerformance: nodes.map((n: any) => ({ nodeName: n.name, executions: n.runs, averageDuration: seconds(n.avg), failureRate: percent(n.failed, n.runs) })),
+      nodePerformance: nodes.map((n: any) => ({
+        nodeName: n.name,
+        executions: n.runs,
+        averageDuration: seconds(n.avg),
+        failureRate: percent(n.failed, n.runs),
+      })),
       errorBreakdown: stats.errorBreakdown,
     };
   }
@@ -173,7 +181,7 @@ export class WorkflowMetricsResolver {
   }
 
   @Authorized('metrics:read', alsoOn('control-plane'))
-  @Query(() => EngineHealth, { description: 'Executions running and waiting (the control plane\'s health view).' })
+  @Query(() => EngineHealth, { description: "Executions running and waiting (the control plane's health view)." })
   engineHealth(@Ctx() ctx: RequestContext): Promise<EngineHealth> {
     return this.metrics.health(ctx.principal);
   }
@@ -186,7 +194,10 @@ export class WorkflowMetricsResolver {
 
   @Authorized('metrics:read', alsoOn('control-plane'))
   @Query(() => MetricsQueryResult, { description: 'The workflow metrics of POST /metrics/query (the control plane forwards them).' })
-  engineMetricsQuery(@Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput, @Ctx() ctx: RequestContext): Promise<MetricsQueryResult> {
+  engineMetricsQuery(
+    @Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<MetricsQueryResult> {
     return this.metrics.query(ctx.principal, input);
   }
 }

@@ -81,11 +81,7 @@ export class WorkflowResolver {
 
   @Authorized('workflow:write')
   @Mutation(() => Workflow, { description: 'An inactive copy under a new name.' })
-  async duplicateWorkflow(
-    @Arg('workflowId', () => ID) workflowId: string,
-    @Arg('name') name: string,
-    @Ctx() ctx: RequestContext,
-  ): Promise<Workflow> {
+  async duplicateWorkflow(@Arg('workflowId', () => ID) workflowId: string, @Arg('name') name: string, @Ctx() ctx: RequestContext): Promise<Workflow> {
     return created(ctx, this.triggers, await this.service.duplicate(ctx.principal, workflowId, name));
   }
 

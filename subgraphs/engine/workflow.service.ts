@@ -87,7 +87,10 @@ const NODE_PERMISSIONS: Record<string, string> = { 'engine.agent': 'agent:execut
 
 /** A workflow's name as the slug `workflowId` may be given as: lower case, runs of other characters as `-`. */
 export function slugify(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }
 
 function checkNodePermissions(principal: Principal | undefined, nodes: WorkflowNode[]): void {
@@ -124,7 +127,6 @@ function toRecord(row: any): WorkflowRecord {
   };
 }
 
-
 export class WorkflowService {
   private readonly versions = new Map<string, WorkflowVersion>();
 
@@ -142,7 +144,16 @@ export class WorkflowService {
         await m.query(
           `INSERT INTO engine.workflows (name, description, tags, active, nodes, connections, settings, created_by)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-          [meta.name, meta.description ?? null, meta.tags ?? [], input.active === true, JSON.stringify(def.nodes), JSON.stringify(def.connections), JSON.stringify(def.settings), creator(principal)],
+          [
+            meta.name,
+            meta.description ?? null,
+            meta.tags ?? [],
+            input.active === true,
+            JSON.stringify(def.nodes),
+            JSON.stringify(def.connections),
+            JSON.stringify(def.settings),
+            creator(principal),
+          ],
         ),
       );
       const rec = toRecord(row);
@@ -227,7 +238,16 @@ export class WorkflowService {
           `UPDATE engine.workflows SET name = $2, description = $3, tags = $4, active = $5, nodes = $6, connections = $7, settings = $8,
                   version = version + 1, updated_at = now()
            WHERE id = $1 RETURNING ${COLUMNS}`,
-          [id, next.name, next.description, next.tags, next.active, JSON.stringify(next.nodes), JSON.stringify(next.connections), JSON.stringify(next.settings)],
+          [
+            id,
+            next.name,
+            next.description,
+            next.tags,
+            next.active,
+            JSON.stringify(next.nodes),
+            JSON.stringify(next.connections),
+            JSON.stringify(next.settings),
+          ],
         ),
       );
       const record = toRecord(row);

@@ -2,10 +2,15 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../kernel/graphql-types';
 
-@ObjectType({ description: 'A node of a workflow: its type (`engine.<name>` or an n8n core node), parameters (strings may hold {{ expressions }}) and per-node settings.' })
+@ObjectType({
+  description: 'A node of a workflow: its type (`engine.<name>` or an n8n core node), parameters (strings may hold {{ expressions }}) and per-node settings.',
+})
 export class WorkflowNode {
   @Field() name: string;
-  @Field({ description: "engine.<name> (e.g. engine.set), or one of n8n's core nodes under its own name (n8n-nodes-base.set at its typeVersion): README, \"Workflow engine\" and \"Workflows from n8n\"." })
+  @Field({
+    description:
+      'engine.<name> (e.g. engine.set), or one of n8n\'s core nodes under its own name (n8n-nodes-base.set at its typeVersion): README, "Workflow engine" and "Workflows from n8n".',
+  })
   type: string;
   @Field(() => [Float], { description: '[x, y] in the editor.' }) position: number[];
   @Field(() => GraphQLJSONObject) parameters: Record<string, unknown>;
@@ -22,7 +27,7 @@ export class WorkflowNode {
   @Field(() => String, {
     nullable: true,
     description:
-      "n8n nodes: stopWorkflow (default), continueRegularOutput (a failure passes the input on), or continueErrorOutput (items that failed leave by an extra last output).",
+      'n8n nodes: stopWorkflow (default), continueRegularOutput (a failure passes the input on), or continueErrorOutput (items that failed leave by an extra last output).',
   })
   onError?: string;
   @Field(() => Boolean, { nullable: true, description: 'n8n nodes: a node that outputs nothing passes one empty item on.' }) alwaysOutputData?: boolean;

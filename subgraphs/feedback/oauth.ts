@@ -28,7 +28,13 @@ export function authorizeUrl(config: Config, provider: Provider, redirectUri: st
     return u.toString();
   }
   const u = new URL('https://accounts.google.com/o/oauth2/v2/auth');
-  u.search = new URLSearchParams({ client_id: config.google.clientId ?? '', redirect_uri: redirectUri, response_type: 'code', scope: 'openid email profile', state }).toString();
+  u.search = new URLSearchParams({
+    client_id: config.google.clientId ?? '',
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'openid email profile',
+    state,
+  }).toString();
   return u.toString();
 }
 
@@ -49,20 +55,44 @@ export async function exchange(config: Config, provider: Provider, code: string,
     if (typeof token.access_token !== 'string') throw upstream(provider, token.error_description ?? token.error ?? 'no access token');
     const auth = { authorization: `Bearer ${token.access_token}`, accept: 'application/vnd.github+json' };
     const user = await call(`${config.github.apiUrl}/user`, { headers: auth });
-    const emails = (await call(`${config.github.apiUrl}/user/emails`, { headers: auth })) as unknown as { email: string; primary: boolean; verified: boolean }[];
+    const emails = (await call(`${config.github.apiUrl}/user/emails`, { headers: auth })) as unknown as {
+      email: string;
+      primary: boolean;
+      verified: boolean;
+    }[];
     const primary = Array.isArray(emails) ? emails.find((e) => e.primary && e.verified) : undefined;
     if (!primary) throw upstream(provider, 'the GitHub account has no verified primary email address');
-    return { provider, providerId: String(user.id), email: primary.email, username: String(user.login), name: String(user.name ?? user.login), avatar: user.avatar_url ?? null };
+    return {
+      provider,
+      providerId: String(user.id),
+      email: primary.email,
+      username: String(user.login),
+      name: String(user.name ?? user.login),
+      avatar: user.avatar_url ?? null,
+    };
   }
   const token = await call(config.google.tokenUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ code, client_id: config.google.clientId!, client_secret: config.google.clientSecret!, redirect_uri: redirectUri, grant_type: 'authorization_code' }).toString(),
+    body: new URLSearchParams({
+      code,
+      client_id: config.google.clientId!,
+      client_secret: config.google.clientSecret!,
+      redirect_uri: redirectUri,
+      grant_type: 'authorization_code',
+    }).toString(),
   });
   if (typeof token.access_token !== 'string') throw upstream(provider, token.error_description ?? token.error ?? 'no access token');
   const info = await call(config.google.userinfoUrl, { headers: { authorization: `Bearer ${token.access_token}` } });
   if (!info.email || info.email_verified === false) throw upstream(provider, 'the Google account has no verified email address');
-  return { provider, providerId: String(info.sub), email: info.email, username: String(info.email).split('@')[0]!, name: String(info.name ?? info.email), avatar: info.picture ?? null };
+  return {
+    provider,
+    providerId: String(info.sub),
+    email: info.email,
+    username: String(info.email).split('@')[0]!,
+    name: String(info.name ?? info.email),
+    avatar: info.picture ?? null,
+  };
 }
 
 async function call(url: string, init: RequestInit): Promise<Record<string, any>> {

@@ -66,10 +66,14 @@ export class Access {
     if (caller.admin) return;
     const role = await this.membership(caller, projectId);
     if (role === 'owner' || (role && !owner)) return;
-    throw new AppError('insufficient_permissions', owner ? 'Only the project owner or an admin may do this' : 'Only members of the project or an admin may do this', {
-      required: owner ? 'project owner' : 'project member',
-      project: projectId,
-    });
+    throw new AppError(
+      'insufficient_permissions',
+      owner ? 'Only the project owner or an admin may do this' : 'Only members of the project or an admin may do this',
+      {
+        required: owner ? 'project owner' : 'project member',
+        project: projectId,
+      },
+    );
   }
 }
 

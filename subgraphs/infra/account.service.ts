@@ -43,13 +43,15 @@ export class AccountService {
     const ok = password.length <= 1024 && (await verifySecret(u.password_hash, password));
     if (!ok) {
       // Counted and locked in one statement, so parallel guesses cannot slip past the limit.
-      const [after] = rowsOf(await this.db.query(
-        `UPDATE infra.users
+      const [after] = rowsOf(
+        await this.db.query(
+          `UPDATE infra.users
             SET failed_logins = failed_logins + 1,
                 locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + make_interval(secs => $3) END
           WHERE id = $1 RETURNING failed_logins, locked_until`,
-        [u.id, LOCKOUT.failures, LOCKOUT.seconds],
-      ));
+          [u.id, LOCKOUT.failures, LOCKOUT.seconds],
+        ),
+      );
       if (after?.locked_until) throw this.locked(after.locked_until);
       throw this.badCredentials();
     }
@@ -59,7 +61,8 @@ export class AccountService {
 
   /** A new token for the person behind a valid one, with their current roles. */
   async refresh(p: Principal): Promise<InfraToken> {
-    if (p.kind !== 'user') throw new AppError('validation_error', 'Refreshing needs a user token (Authorization: Bearer <token from /auth/login>)', { reason: 'not_a_user_token' });
+    if (p.kind !== 'user')
+      throw new AppError('validation_error', 'Refreshing needs a user token (Authorization: Bearer <token from /auth/login>)', { reason: 'not_a_user_token' });
     const caller = await this.access.caller(p);
     return this.issue(caller.id, (caller as Extract<Caller, { kind: 'user' }>).roles);
   }
@@ -99,7 +102,8 @@ export class AccountService {
 
   async me(p: Principal): Promise<InfraUser> {
     const caller = await this.access.caller(p);
-    if (caller.kind !== 'user') throw new AppError('validation_error', 'An API key is not a user: /users/me needs a user token', { reason: 'not_a_user_token' });
+    if (caller.kind !== 'user')
+      throw new AppError('validation_error', 'An API key is not a user: /users/me needs a user token', { reason: 'not_a_user_token' });
     return this.byId(caller.id);
   }
 
@@ -109,7 +113,10 @@ export class AccountService {
     if (role != null && !ROLES.includes(role as never)) throw errors.field('role', `must be one of ${ROLES.join(', ')}`);
     const where = role ? `WHERE $3 = ANY(u.roles)` : '';
     const params = role ? [limit, (page - 1) * limit, role] : [limit, (page - 1) * limit];
-    const rows = await this.db.query(`SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total FROM ${USER_FROM} ${where} ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`, params);
+    const rows = await this.db.query(
+      `SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total FROM ${USER_FROM} ${where} ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`,
+      params,
+    );
     const total = rows[0]?.total ?? (page > 1 ? (await this.db.query(`SELECT count(*)::int AS n FROM ${USER_FROM} ${where}`, role ? [role] : []))[0].n : 0);
     return { data: rows.map(toUser), pagination: infraPage(total, page, limit) };
   }
@@ -124,7 +131,9 @@ export class AccountService {
   async create(p: Principal, input: { email: string; name: string; password: string; roles?: string[] | null }): Promise<InfraUser> {
     await this.access.caller(p, 'user:write');
     const problems: FieldError[] = [];
-    const email = String(input.email ?? '').trim().toLowerCase();
+    const email = String(input.email ?? '')
+      .trim()
+      .toLowerCase();
     if (!EMAIL.test(email) || email.length > 254) problems.push({ field: 'email', message: 'must be an e-mail address' });
     checkName(input.name, problems);
     checkPassword(input.password, problems);
@@ -175,7 +184,8 @@ export class AccountService {
       try {
         await m.query(`DELETE FROM infra.users WHERE id = $1`, [id]);
       } catch (err) {
-        if ((err as { code?: string }).code === '23503') throw errors.conflict(`${target.email} owns projects: transfer or delete them first`, { reason: 'owns_projects' });
+        if ((err as { code?: string }).code === '23503')
+          throw errors.conflict(`${target.email} owns projects: transfer or delete them first`, { reason: 'owns_projects' });
         throw err;
       }
     });
@@ -206,7 +216,8 @@ function checkName(name: unknown, problems: FieldError[]): void {
 }
 
 function checkPassword(password: unknown, problems: FieldError[]): void {
-  if (typeof password !== 'string' || password.length < 8 || password.length > 128) problems.push({ field: 'password', message: 'must be 8 to 128 characters' });
+  if (typeof password !== 'string' || password.length < 8 || password.length > 128)
+    problems.push({ field: 'password', message: 'must be 8 to 128 characters' });
 }
 
 function checkRoles(roles: string[], problems: FieldError[]): void {

@@ -61,11 +61,17 @@ export class ClusterService {
     for (const [resource, figure] of Object.entries(m.cluster) as [keyof ClusterMetrics['cluster'], ClusterMetrics['cluster']['cpu']][]) {
       const rule = `${resource}_high`;
       if (figure.utilizationPercent >= this.thresholdPercent) {
-        await this.notify.raise(rule, 'cluster', 'warning', `Cluster ${resource} utilisation is ${figure.utilizationPercent}% (threshold ${this.thresholdPercent}%)`, {
-          resource,
-          utilizationPercent: figure.utilizationPercent,
-          thresholdPercent: this.thresholdPercent,
-        });
+        await this.notify.raise(
+          rule,
+          'cluster',
+          'warning',
+          `Cluster ${resource} utilisation is ${figure.utilizationPercent}% (threshold ${this.thresholdPercent}%)`,
+          {
+            resource,
+            utilizationPercent: figure.utilizationPercent,
+            thresholdPercent: this.thresholdPercent,
+          },
+        );
       } else {
         await this.notify.resolve(rule, 'cluster');
       }

@@ -65,7 +65,7 @@ export class CreateInfraUserInput {
 export class UpdateInfraUserInput {
   @Field({ nullable: true }) name?: string;
   @Field(() => [String], { nullable: true, description: 'Admins only.' }) roles?: string[];
-  @Field({ nullable: true, description: 'Your own, or any user\'s as an admin; 8 to 128 characters.' }) password?: string;
+  @Field({ nullable: true, description: "Your own, or any user's as an admin; 8 to 128 characters." }) password?: string;
 }
 
 // ---- projects ---------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ export class CreateInfraServiceInput {
 @InputType()
 export class DeployInput {
   @Field() image: string;
-  @Field(() => Int, { nullable: true, description: 'Default: the service\'s current count.' }) replicas?: number;
+  @Field(() => Int, { nullable: true, description: "Default: the service's current count." }) replicas?: number;
   @Field({ nullable: true, description: 'rolling-update (default) or recreate' }) strategy?: string;
 }
 
@@ -222,7 +222,7 @@ export class InfraDeployment {
   @Field() targetImage: string;
   @Field(() => String, { nullable: true }) previousImage: string | null;
   @Field(() => String, { nullable: true, description: 'The workload revision (kubectl rollout history).' }) revision: string | null;
-  @Field(() => String, { nullable: true, description: 'kubectl rollout status\'s sentence.' }) message: string | null;
+  @Field(() => String, { nullable: true, description: "kubectl rollout status's sentence." }) message: string | null;
   @Field() createdAt: Date;
   @Field(() => Date, { nullable: true }) finishedAt: Date | null;
 }

@@ -83,7 +83,13 @@ export class NotifyService {
     for (const h of hooks) {
       const payload = { id: `evt_${randomUUID().replace(/-/g, '')}`, timestamp: new Date().toISOString(), event, data };
       await this.sender.send(
-        { url: h.url, secret: this.cipher.decrypt(h.secret_enc, h.id), event, payload, source: { service: 'infra', resourceType: 'infra-webhook', resourceId: h.id } },
+        {
+          url: h.url,
+          secret: this.cipher.decrypt(h.secret_enc, h.id),
+          event,
+          payload,
+          source: { service: 'infra', resourceType: 'infra-webhook', resourceId: h.id },
+        },
         m,
       );
     }
@@ -108,7 +114,16 @@ export class NotifyService {
   async alerts(p: Principal, open: boolean): Promise<InfraAlert[]> {
     await this.access.caller(p, 'cluster:read');
     const rows = await this.db.query(`SELECT * FROM infra.alerts ${open ? 'WHERE resolved_at IS NULL' : ''} ORDER BY created_at DESC, id LIMIT 200`);
-    return rows.map((r: any) => ({ id: r.id, rule: r.rule, subject: r.subject, severity: r.severity, message: r.message, data: r.data, createdAt: r.created_at, resolvedAt: r.resolved_at }));
+    return rows.map((r: any) => ({
+      id: r.id,
+      rule: r.rule,
+      subject: r.subject,
+      severity: r.severity,
+      message: r.message,
+      data: r.data,
+      createdAt: r.created_at,
+      resolvedAt: r.resolved_at,
+    }));
   }
 
   private row(id: string) {

@@ -65,14 +65,26 @@ export class ProjectService {
         const [row] = await m.query(
           `INSERT INTO infra.projects (name, slug, description, visibility, owner_id, repository_url, repository_branch, ci_enabled, ci_provider)
            VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'main'), coalesce($8, false), $9) RETURNING id`,
-          [values.name, slug, values.description ?? '', values.visibility ?? 'private', caller.kind === 'user' ? caller.id : null, values.repository?.url ?? null, values.repository?.branch ?? null, values.ci?.enabled ?? null, values.ci?.provider ?? null],
+          [
+            values.name,
+            slug,
+            values.description ?? '',
+            values.visibility ?? 'private',
+            caller.kind === 'user' ? caller.id : null,
+            values.repository?.url ?? null,
+            values.repository?.branch ?? null,
+            values.ci?.enabled ?? null,
+            values.ci?.provider ?? null,
+          ],
         );
-        if (caller.kind === 'user') await m.query(`INSERT INTO infra.project_members (project_id, user_id, role) VALUES ($1, $2, 'owner')`, [row.id, caller.id]);
+        if (caller.kind === 'user')
+          await m.query(`INSERT INTO infra.project_members (project_id, user_id, role) VALUES ($1, $2, 'owner')`, [row.id, caller.id]);
         return row.id as string;
       });
       return this.load(id, null);
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `A project named like "${values.name}" (${slug}) already exists`, { field: 'name', slug });
+      if ((err as { code?: string }).code === '23505')
+        throw new AppError('conflict', `A project named like "${values.name}" (${slug}) already exists`, { field: 'name', slug });
       throw err;
     }
   }
@@ -87,7 +99,17 @@ export class ProjectService {
               status = coalesce($5, status), repository_url = coalesce($6, repository_url), repository_branch = coalesce($7, repository_branch),
               ci_enabled = coalesce($8, ci_enabled), ci_provider = coalesce($9, ci_provider), updated_at = now()
         WHERE id = $1`,
-      [id, v.name ?? null, v.description ?? null, v.visibility ?? null, v.status ?? null, v.repository?.url ?? null, v.repository?.branch ?? null, v.ci?.enabled ?? null, v.ci?.provider ?? null],
+      [
+        id,
+        v.name ?? null,
+        v.description ?? null,
+        v.visibility ?? null,
+        v.status ?? null,
+        v.repository?.url ?? null,
+        v.repository?.branch ?? null,
+        v.ci?.enabled ?? null,
+        v.ci?.provider ?? null,
+      ],
     );
     return this.load(id, null);
   }
@@ -99,7 +121,8 @@ export class ProjectService {
     try {
       await this.db.query(`DELETE FROM infra.projects WHERE id = $1`, [id]);
     } catch (err) {
-      if ((err as { code?: string }).code === '23503') throw errors.conflict(`Project ${project.name} still has services: delete them first`, { reason: 'has_services' });
+      if ((err as { code?: string }).code === '23503')
+        throw errors.conflict(`Project ${project.name} still has services: delete them first`, { reason: 'has_services' });
       throw err;
     }
     return { success: true, message: `Project ${project.name} deleted` };
@@ -124,7 +147,8 @@ export class ProjectService {
     await this.access.mayChange(caller, id, true);
     const member = project.members.find((m) => m.id === userId);
     if (!member) throw errors.notFound('project member', userId);
-    if (member.role === 'owner' && project.members.filter((m) => m.role === 'owner').length === 1) throw errors.conflict('A project keeps at least one owner', { reason: 'last_owner' });
+    if (member.role === 'owner' && project.members.filter((m) => m.role === 'owner').length === 1)
+      throw errors.conflict('A project keeps at least one owner', { reason: 'last_owner' });
     await this.db.query(`DELETE FROM infra.project_members WHERE project_id = $1 AND user_id = $2`, [id, userId]);
     return this.load(id, null);
   }
@@ -132,7 +156,13 @@ export class ProjectService {
   /** The project if `viewer` (a user id; null: organisation-wide) may see it; 404 otherwise, as if absent. */
   async load(id: string, viewer: string | null): Promise<InfraProject> {
     const params: unknown[] = [id];
-    const row = await rowById(this.db, 'project', id, `SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = $1 AND ${visibleProjects({ id: viewer ?? '', admin: viewer === null }, params)}`, params);
+    const row = await rowById(
+      this.db,
+      'project',
+      id,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = $1 AND ${visibleProjects({ id: viewer ?? '', admin: viewer === null }, params)}`,
+      params,
+    );
     const members = await this.db.query(
       `SELECT u.id, u.name, m.role FROM infra.project_members m JOIN infra.users u ON u.id = m.user_id WHERE m.project_id = $1 ORDER BY m.added_at, u.id`,
       [id],
@@ -143,12 +173,16 @@ export class ProjectService {
   private validate(input: ProjectInput, creating: boolean): ProjectInput {
     const problems: FieldError[] = [];
     const name = input.name?.trim();
-    if ((creating || input.name != null) && (!name || name.length > 100 || !slugOf(name))) problems.push({ field: 'name', message: 'must be 1 to 100 characters with at least one letter or digit' });
+    if ((creating || input.name != null) && (!name || name.length > 100 || !slugOf(name)))
+      problems.push({ field: 'name', message: 'must be 1 to 100 characters with at least one letter or digit' });
     if (input.description != null && input.description.length > 2000) problems.push({ field: 'description', message: 'must be at most 2000 characters' });
-    if (input.visibility != null && !VISIBILITIES.includes(input.visibility)) problems.push({ field: 'visibility', message: `must be one of ${VISIBILITIES.join(', ')}` });
-    if (input.status != null && !PROJECT_STATUSES.includes(input.status)) problems.push({ field: 'status', message: `must be one of ${PROJECT_STATUSES.join(', ')}` });
+    if (input.visibility != null && !VISIBILITIES.includes(input.visibility))
+      problems.push({ field: 'visibility', message: `must be one of ${VISIBILITIES.join(', ')}` });
+    if (input.status != null && !PROJECT_STATUSES.includes(input.status))
+      problems.push({ field: 'status', message: `must be one of ${PROJECT_STATUSES.join(', ')}` });
     const url = input.repository?.url;
-    if (url != null && (url.length > 2048 || !/^https?:\/\/[^\s]+$/.test(url))) problems.push({ field: 'repository.url', message: 'must be an http or https URL' });
+    if (url != null && (url.length > 2048 || !/^https?:\/\/[^\s]+$/.test(url)))
+      problems.push({ field: 'repository.url', message: 'must be an http or https URL' });
     const branch = input.repository?.branch;
     if (branch != null && (!branch.trim() || branch.length > 255)) problems.push({ field: 'repository.branch', message: 'must be 1 to 255 characters' });
     if (input.ci?.provider != null && input.ci.provider.length > 100) problems.push({ field: 'ci.provider', message: 'must be at most 100 characters' });

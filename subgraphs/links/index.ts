@@ -96,7 +96,11 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
-      return html(reply, err.status, gatePage(link, err.code === 'validation_error' ? `Enter the ${link.protectionType === 'pin' ? 'PIN' : 'password'}.` : err.message));
+      return html(
+        reply,
+        err.status,
+        gatePage(link, err.code === 'validation_error' ? `Enter the ${link.protectionType === 'pin' ? 'PIN' : 'password'}.` : err.message),
+      );
     }
     reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req)));
     return visit(req, reply, link);
@@ -107,7 +111,8 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     const body = (req.body ?? {}) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === 'string' ? v : v == null ? undefined : String(v));
     try {
-      if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw errors.field('body', 'must be a JSON object with password or pin');
+      if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))
+        throw errors.field('body', 'must be a JSON object with password or pin');
       const link = await service.verify((req.params as { id: string }).id, { password: str(body.password), pin: str(body.pin) }, req.ip);
       reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req))).header('cache-control', 'no-store');
       return reply.send(envelopes.links.success({ id: link.id, slug: link.slug, destination: link.url }));
@@ -118,7 +123,6 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     }
   });
 }
-
 
 function header(req: FastifyRequest, name: string): string | null {
   const v = req.headers[name];

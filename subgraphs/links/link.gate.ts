@@ -61,7 +61,10 @@ export function unlockCookie(key: Buffer, link: LinkRow, secure: boolean): strin
 export function unlocked(key: Buffer, link: LinkRow, cookieHeader: string | undefined): boolean {
   if (!cookieHeader) return false;
   const name = `${cookieName(link)}=`;
-  const value = cookieHeader.split(/;\s*/).find((c) => c.startsWith(name))?.slice(name.length);
+  const value = cookieHeader
+    .split(/;\s*/)
+    .find((c) => c.startsWith(name))
+    ?.slice(name.length);
   const [expires, signature] = (value ?? '').split('.');
   if (!expires || !signature || !/^\d+$/.test(expires) || Number(expires) * 1000 < Date.now()) return false;
   const expected = Buffer.from(mac(key, link, Number(expires)));

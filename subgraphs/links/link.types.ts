@@ -67,7 +67,8 @@ export class LinkDeletion {
 @InputType()
 export class CreateLinkInput {
   @Field({ description: 'http or https.' }) url: string;
-  @Field(() => String, { nullable: true, description: '3 to 64 letters, digits, "-" or "_"; random when not given; "api" is reserved.' }) customSlug?: string | null;
+  @Field(() => String, { nullable: true, description: '3 to 64 letters, digits, "-" or "_"; random when not given; "api" is reserved.' }) customSlug?:
+    string | null;
   @Field(() => String, { nullable: true, description: '4 to 128 characters (not with pin).' }) password?: string | null;
   @Field(() => String, { nullable: true, description: 'Exactly 4 or 6 digits (not with password).' }) pin?: string | null;
   @Field(() => String, { nullable: true }) protectionHint?: string | null;

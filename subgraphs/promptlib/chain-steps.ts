@@ -39,7 +39,8 @@ export function validateSteps(steps: StepInput[] | undefined | null, field = 'st
     if (!Number.isInteger(step.order) || step.order < 1) problems.push({ field: `${at}.order`, message: 'must be an integer of at least 1' });
     else byOrder.set(step.order, [...(byOrder.get(step.order) ?? []), { step, index }]);
     if (typeof step.promptId !== 'string' || !SLUG.test(step.promptId)) problems.push({ field: `${at}.promptId`, message: SLUG_RULE });
-    if (step.version != null && !(Number.isInteger(step.version) && step.version >= 1)) problems.push({ field: `${at}.version`, message: 'must be an integer of at least 1' });
+    if (step.version != null && !(Number.isInteger(step.version) && step.version >= 1))
+      problems.push({ field: `${at}.version`, message: 'must be an integer of at least 1' });
     if (typeof step.outputKey !== 'string' || !VARIABLE_NAME.test(step.outputKey)) {
       problems.push({ field: `${at}.outputKey`, message: 'must be a name: letters, digits, "_" and "-", not starting with a digit or "-"' });
     }
@@ -47,7 +48,8 @@ export function validateSteps(steps: StepInput[] | undefined | null, field = 'st
       problems.push({ field: `${at}.agentId`, message: 'must be a string of at most 100 characters' });
     }
     const mapping = step.inputMapping;
-    if (mapping != null && (typeof mapping !== 'object' || Array.isArray(mapping))) problems.push({ field: `${at}.inputMapping`, message: 'must be an object' });
+    if (mapping != null && (typeof mapping !== 'object' || Array.isArray(mapping)))
+      problems.push({ field: `${at}.inputMapping`, message: 'must be an object' });
   });
   const orders = [...byOrder.keys()].sort((a, b) => a - b);
   if (orders.some((order, i) => order !== i + 1)) {
@@ -61,7 +63,8 @@ export function validateSteps(steps: StepInput[] | undefined | null, field = 'st
     }
     const keys = new Set<string>();
     for (const { step, index } of group) {
-      if (keys.has(step.outputKey)) problems.push({ field: `${field}.${index}.outputKey`, message: `"${step.outputKey}" is already the output of another step of order ${order}` });
+      if (keys.has(step.outputKey))
+        problems.push({ field: `${field}.${index}.outputKey`, message: `"${step.outputKey}" is already the output of another step of order ${order}` });
       keys.add(step.outputKey);
     }
   }
@@ -95,13 +98,13 @@ export function validateSteps(steps: StepInput[] | undefined | null, field = 'st
   });
   // Kept in the client's order (problems name steps by their index); the runner groups by order.
   const stored: StoredStep[] = steps.map((s) => ({
-      order: s.order,
-      promptId: s.promptId,
-      ...(s.version != null && { version: s.version }),
-      inputMapping: (s.inputMapping ?? {}) as Record<string, string>,
-      outputKey: s.outputKey,
-      ...(s.agentId != null && { agentId: s.agentId }),
-      ...(s.parallel != null && { parallel: s.parallel }),
+    order: s.order,
+    promptId: s.promptId,
+    ...(s.version != null && { version: s.version }),
+    inputMapping: (s.inputMapping ?? {}) as Record<string, string>,
+    outputKey: s.outputKey,
+    ...(s.agentId != null && { agentId: s.agentId }),
+    ...(s.parallel != null && { parallel: s.parallel }),
   }));
   return { steps: stored, problems };
 }

@@ -201,15 +201,9 @@ export class FragmentService {
     const metadata = input.metadata != null ? checkMetadata(problems, 'metadata', input.metadata) : null;
     throwIf(problems);
     await this.db.transaction(async (m) => {
-      const [parent] = await m.query(
-        `SELECT latest_version, version_seq FROM promptlib.fragments WHERE fragment_id = $1 FOR UPDATE`,
-        [fragmentId],
-      );
+      const [parent] = await m.query(`SELECT latest_version, version_seq FROM promptlib.fragments WHERE fragment_id = $1 FOR UPDATE`, [fragmentId]);
       if (!parent) throw errors.notFound('fragment', fragmentId);
-      const [latest] = await m.query(`SELECT * FROM promptlib.fragment_versions WHERE fragment_id = $1 AND version = $2`, [
-        fragmentId,
-        parent.latest_version,
-      ]);
+      const [latest] = await m.query(`SELECT * FROM promptlib.fragment_versions WHERE fragment_id = $1 AND version = $2`, [fragmentId, parent.latest_version]);
       const content: string = input.content ?? latest.content;
       const version: number = input.createNewVersion ? parent.version_seq + 1 : latest.version;
       const refs = input.content != null ? await this.checkContent(content, { id: fragmentId, version }, m) : latest.fragment_refs;
@@ -217,10 +211,7 @@ export class FragmentService {
       const meta = metadata ?? latest.metadata;
       if (input.createNewVersion) {
         await this.insertVersion(m, fragmentId, version, content, description, meta, refs);
-        await m.query(`UPDATE promptlib.fragments SET latest_version = $2, version_seq = $2, updated_at = now() WHERE fragment_id = $1`, [
-          fragmentId,
-          version,
-        ]);
+        await m.query(`UPDATE promptlib.fragments SET latest_version = $2, version_seq = $2, updated_at = now() WHERE fragment_id = $1`, [fragmentId, version]);
       } else {
         await m.query(
           `UPDATE promptlib.fragment_versions SET content = $3, description = $4, metadata = $5, fragment_refs = $6, updated_at = now()

@@ -213,7 +213,19 @@ export class PromptTestService {
       const [row] = await m.query(
         `INSERT INTO promptlib.ab_tests (test_id, prompt_a, prompt_b, test_cases, model, temperature, max_tokens, results, recommendation, reason, key_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
-        [testId, JSON.stringify(armOut(arms[0])), JSON.stringify(armOut(arms[1])), JSON.stringify(input.testCases), model, temperature, maxTokens, JSON.stringify(results), recommendation, reason, keyId],
+        [
+          testId,
+          JSON.stringify(armOut(arms[0])),
+          JSON.stringify(armOut(arms[1])),
+          JSON.stringify(input.testCases),
+          model,
+          temperature,
+          maxTokens,
+          JSON.stringify(results),
+          recommendation,
+          reason,
+          keyId,
+        ],
       );
       for (const [i, job] of jobs.entries()) {
         const arm = arms[job.arm]!;
@@ -326,7 +338,13 @@ export class PromptTestService {
   private async resolveArm(label: 'promptA' | 'promptB', arm: AbArmData): Promise<ResolvedArm> {
     if (arm.promptId != null) {
       const version = await this.prompts.loadVersion(arm.promptId, arm.version);
-      return { label, promptId: version.promptId, version: version.version, template: version.template, expansion: await this.prompts.expand(version.template) };
+      return {
+        label,
+        promptId: version.promptId,
+        version: version.version,
+        template: version.template,
+        expansion: await this.prompts.expand(version.template),
+      };
     }
     const template = arm.template!;
     const expansion = await this.prompts.expand(template, `${label}.template`);
@@ -344,7 +362,8 @@ function checkArm(problems: FieldError[], field: string, arm: AbArmData | undefi
   const hasTemplate = arm.template != null;
   if (hasId === hasTemplate) problems.push({ field, message: 'must give either promptId (with an optional version) or an inline template' });
   if (!hasId && arm.version != null) problems.push({ field: `${field}.version`, message: 'only applies with promptId' });
-  if (hasId && arm.variables != null) problems.push({ field: `${field}.variables`, message: 'only applies with an inline template (a stored prompt declares its own)' });
+  if (hasId && arm.variables != null)
+    problems.push({ field: `${field}.variables`, message: 'only applies with an inline template (a stored prompt declares its own)' });
   if (hasTemplate) checkText(problems, `${field}.template`, arm.template, { required: true, max: 100_000 });
 }
 

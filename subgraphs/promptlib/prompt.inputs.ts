@@ -55,7 +55,10 @@ export class PromptAbArmInput {
   @Field(() => String, { nullable: true }) promptId?: string;
   @Field(() => Int, { nullable: true }) @IsOptional() @Min(1) version?: number;
   @Field(() => String, { nullable: true }) template?: string;
-  @Field(() => [String], { nullable: true, description: 'With an inline template: the variables it declares, checked against its placeholders as a stored prompt\'s are.' })
+  @Field(() => [String], {
+    nullable: true,
+    description: "With an inline template: the variables it declares, checked against its placeholders as a stored prompt's are.",
+  })
   variables?: string[];
 }
 

@@ -85,10 +85,7 @@ export class PromptResolver {
 
   @Authorized('prompt:write')
   @Mutation(() => PromptDeletion, { description: 'Deletes one version, or the whole prompt when no version is given.' })
-  deletePrompt(
-    @Arg('promptId', () => ID) promptId: string,
-    @Arg('version', () => Int, { nullable: true }) version?: number,
-  ): Promise<PromptDeletion> {
+  deletePrompt(@Arg('promptId', () => ID) promptId: string, @Arg('version', () => Int, { nullable: true }) version?: number): Promise<PromptDeletion> {
     return this.promptService.delete(promptId, version);
   }
 

@@ -113,10 +113,7 @@ export class PromptService extends PromptReads {
       if (input.createNewVersion) {
         const version = parent.version_seq + 1;
         await this.insertVersion(m, { ...next, version });
-        await m.query(
-          `UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`,
-          [promptId, version],
-        );
+        await m.query(`UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, version]);
       } else {
         await m.query(
           `UPDATE promptlib.prompt_versions
@@ -127,10 +124,7 @@ export class PromptService extends PromptReads {
         await m.query(`UPDATE promptlib.prompts SET updated_at = now() WHERE prompt_id = $1`, [promptId]);
       }
       if (input.status === 'archived') {
-        await m.query(
-          `UPDATE promptlib.prompt_versions SET status = 'archived', updated_at = now() WHERE prompt_id = $1 AND status <> 'archived'`,
-          [promptId],
-        );
+        await m.query(`UPDATE promptlib.prompt_versions SET status = 'archived', updated_at = now() WHERE prompt_id = $1 AND status <> 'archived'`, [promptId]);
       }
     });
     await this.versions.changed(promptId);
@@ -177,10 +171,7 @@ export class PromptService extends PromptReads {
         status: 'draft',
         fragmentRefs: ids,
       });
-      await m.query(`UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`, [
-        promptId,
-        number,
-      ]);
+      await m.query(`UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, number]);
       return this.loadVersion(promptId, number, m);
     });
     await this.versions.changed(promptId);
@@ -195,7 +186,9 @@ export class PromptService extends PromptReads {
         await m.query(`DELETE FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
         return n as number;
       }
-      const deleted = rowsOf(await m.query(`DELETE FROM promptlib.prompt_versions WHERE prompt_id = $1 AND version = $2 RETURNING version`, [promptId, version]));
+      const deleted = rowsOf(
+        await m.query(`DELETE FROM promptlib.prompt_versions WHERE prompt_id = $1 AND version = $2 RETURNING version`, [promptId, version]),
+      );
       if (!deleted.length) throw promptNotFound(promptId, { version });
       const [{ latest }] = await m.query(`SELECT max(version) AS latest FROM promptlib.prompt_versions WHERE prompt_id = $1`, [promptId]);
       if (latest === null) await m.query(`DELETE FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
@@ -212,7 +205,10 @@ export class PromptService extends PromptReads {
     environment: string,
   ): Promise<{ promptId: string; environment: string; version: number; previousVersion: number | null; status: PromptStatus; promotedAt: Date }> {
     if (typeof environment !== 'string' || !ENVIRONMENT.test(environment)) {
-      throw errors.field('environment', 'must be an environment name: lowercase letters, digits, "-" and "_", starting with a letter (e.g. production, staging)');
+      throw errors.field(
+        'environment',
+        'must be an environment name: lowercase letters, digits, "-" and "_", starting with a letter (e.g. production, staging)',
+      );
     }
     const promoted = await this.db.transaction(async (m) => {
       const parent = await this.lock(m, promptId);

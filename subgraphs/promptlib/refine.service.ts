@@ -52,7 +52,8 @@ export class RefineService {
       problems.push({ field: 'refinementGoals', message: `must list at most ${MAX_REFINEMENT_GOALS} goals` });
     } else {
       goals.forEach((g, i) => {
-        if (typeof g !== 'string' || !g.trim() || g.length > 1000) problems.push({ field: `refinementGoals.${i}`, message: 'must be a non-empty string of at most 1000 characters' });
+        if (typeof g !== 'string' || !g.trim() || g.length > 1000)
+          problems.push({ field: `refinementGoals.${i}`, message: 'must be a non-empty string of at most 1000 characters' });
       });
     }
     checkModelParams(problems, input);

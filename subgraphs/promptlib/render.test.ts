@@ -3,15 +3,7 @@ import { describe, test } from 'node:test';
 import { AppError } from '../../kernel/errors';
 import { recommend } from './ab-rule';
 import { validateSteps } from './chain-steps';
-import {
-  checkDeclaredVariables,
-  expandTemplate,
-  MAX_FRAGMENT_DEPTH,
-  parseTemplate,
-  renderTemplate,
-  type FragmentLookup,
-  type FragmentSource,
-} from './render';
+import { checkDeclaredVariables, expandTemplate, MAX_FRAGMENT_DEPTH, parseTemplate, renderTemplate, type FragmentLookup, type FragmentSource } from './render';
 
 /** A lookup over fragment versions: bare references resolve to the highest version. */
 function library(...fragments: FragmentSource[]): FragmentLookup {
@@ -84,10 +76,7 @@ describe('renderTemplate', () => {
   });
 
   test('fragments: a bare reference resolves to the newest version, an explicit one stays pinned', () => {
-    const lookup = library(
-      { id: 'tone', version: 1, content: 'be formal' },
-      { id: 'tone', version: 2, content: 'be friendly' },
-    );
+    const lookup = library({ id: 'tone', version: 1, content: 'be formal' }, { id: 'tone', version: 2, content: 'be friendly' });
     assert.equal(renderTemplate('{{fragment:tone}}', {}, lookup).text, 'be friendly');
     const pinned = renderTemplate('{{fragment:tone:1}}', {}, lookup);
     assert.equal(pinned.text, 'be formal');
@@ -115,10 +104,7 @@ describe('renderTemplate', () => {
   });
 
   test('cycles are rejected with the path', () => {
-    const lookup = library(
-      { id: 'a', version: 1, content: 'A {{fragment:b}}' },
-      { id: 'b', version: 1, content: 'B {{fragment:a}}' },
-    );
+    const lookup = library({ id: 'a', version: 1, content: 'A {{fragment:b}}' }, { id: 'b', version: 1, content: 'B {{fragment:a}}' });
     const err = appError(() => renderTemplate('{{fragment:a}}', {}, lookup));
     assert.match(err.message, /cycle: a:1 → b:1 → a:1/);
     assert.deepEqual(err.details.cycle, ['a:1', 'b:1', 'a:1']);

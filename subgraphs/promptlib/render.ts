@@ -28,10 +28,7 @@ export interface FragmentRef {
   version?: number;
 }
 
-export type Token =
-  | { kind: 'text'; text: string }
-  | { kind: 'variable'; name: string }
-  | { kind: 'fragment'; ref: FragmentRef; raw: string };
+export type Token = { kind: 'text'; text: string } | { kind: 'variable'; name: string } | { kind: 'fragment'; ref: FragmentRef; raw: string };
 
 export interface ParsedTemplate {
   tokens: Token[];
@@ -119,11 +116,7 @@ export interface Expansion {
  * Inlines the fragments a template reaches. Throws a 400 for an unknown fragment or version, a
  * cycle, or nesting deeper than `maxDepth`. Each fragment version is parsed once per expansion.
  */
-export function expandTemplate(
-  template: string,
-  lookup: FragmentLookup,
-  opts: { field?: string; maxDepth?: number } = {},
-): Expansion {
+export function expandTemplate(template: string, lookup: FragmentLookup, opts: { field?: string; maxDepth?: number } = {}): Expansion {
   const field = opts.field ?? 'template';
   const maxDepth = opts.maxDepth ?? MAX_FRAGMENT_DEPTH;
   const parsed = new Map<string, ParsedTemplate>();
@@ -143,9 +136,7 @@ export function expandTemplate(
         const source = lookup(token.ref);
         if (!source) {
           const message =
-            token.ref.version === undefined
-              ? `fragment "${token.ref.id}" does not exist`
-              : `fragment "${token.ref.id}" has no version ${token.ref.version}`;
+            token.ref.version === undefined ? `fragment "${token.ref.id}" does not exist` : `fragment "${token.ref.id}" has no version ${token.ref.version}`;
           throw new AppError('validation_error', `${field}: ${message}`, {
             errors: [{ field, message }],
             fragment: refLabel(token.ref),
@@ -232,7 +223,10 @@ export function checkDeclaredVariables(declared: string[], used: string[], field
     if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
       problems.push({ field: `${field}.${i}`, message: `"${name}" is not a variable name (letters, digits, "_" and "-", not starting with a digit or "-")` });
     } else if (!used.includes(name)) {
-      problems.push({ field, message: `"${name}" is not used by the template (it uses ${used.length ? used.map((u) => `{{${u}}}`).join(', ') : 'no variables'})` });
+      problems.push({
+        field,
+        message: `"${name}" is not used by the template (it uses ${used.length ? used.map((u) => `{{${u}}}`).join(', ') : 'no variables'})`,
+      });
     }
   });
   for (const name of used) {

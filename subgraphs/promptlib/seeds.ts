@@ -33,4 +33,3 @@ export const SEEDS: (CreatePromptData & { status: PromptStatus })[] = [
     variables: ['goals', 'template'],
   },
 ];
-

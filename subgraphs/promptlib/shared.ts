@@ -7,15 +7,15 @@ export { UUID };
 
 /** Helpers every prompt-library service shares: errors, validation of common fields, numbers. */
 
-
 export function promptNotFound(promptId: string, extra: { version?: number; environment?: string; status?: string } = {}): AppError {
-  const what = extra.version !== undefined
-    ? `Prompt ${promptId} has no version ${extra.version}`
-    : extra.environment !== undefined
-      ? `Prompt ${promptId} has no version promoted to ${extra.environment}`
-      : extra.status !== undefined
-        ? `Prompt ${promptId} has no ${extra.status} version`
-        : `Prompt ${promptId} not found`;
+  const what =
+    extra.version !== undefined
+      ? `Prompt ${promptId} has no version ${extra.version}`
+      : extra.environment !== undefined
+        ? `Prompt ${promptId} has no version promoted to ${extra.environment}`
+        : extra.status !== undefined
+          ? `Prompt ${promptId} has no ${extra.status} version`
+          : `Prompt ${promptId} not found`;
   return new AppError('PROMPT_NOT_FOUND', what, { promptId, ...extra });
 }
 
@@ -117,7 +117,6 @@ export function round2(n: number | string | null | undefined): number {
 export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === '23505' || (err as { driverError?: { code?: string } })?.driverError?.code === '23505';
 }
-
 
 /** Runs `fn` over `items` with at most `limit` running at once; results in input order. */
 export async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {

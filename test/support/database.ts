@@ -17,10 +17,7 @@ let server: Promise<Database> | undefined;
 let open = 0;
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  server ??= resolveDatabase(
-    { ...loadConfig(process.env), dataDir: process.env.TEST_DATA_DIR ?? './data/test-postgres' },
-    createLogger('warn'),
-  );
+  server ??= resolveDatabase({ ...loadConfig(process.env), dataDir: process.env.TEST_DATA_DIR ?? './data/test-postgres' }, createLogger('warn'));
   const base = await server;
   open++;
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;

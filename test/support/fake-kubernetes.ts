@@ -45,11 +45,11 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
   let resourceVersion = 1;
   const created = new Date(Date.UTC(2026, 0, 1)).toISOString();
 
-  const nodes = [
-    node('node-a', true, 'm5.large', '2', '8039404Ki', true),
-    node('node-b', !opts.notReadyNode, 'm5.xlarge', '4', '16078808Ki', false),
-  ];
-  const usage: Record<string, { cpu: string; memory: string }> = { 'node-a': { cpu: '500m', memory: '2097152Ki' }, 'node-b': { cpu: '1250000000n', memory: '4Gi' } };
+  const nodes = [node('node-a', true, 'm5.large', '2', '8039404Ki', true), node('node-b', !opts.notReadyNode, 'm5.xlarge', '4', '16078808Ki', false)];
+  const usage: Record<string, { cpu: string; memory: string }> = {
+    'node-a': { cpu: '500m', memory: '2097152Ki' },
+    'node-b': { cpu: '1250000000n', memory: '4Gi' },
+  };
 
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const templateHash = (template: unknown) => createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 10);
@@ -159,7 +159,13 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
       const ns = m[1]!;
       if (method === 'POST') {
         if (deployments.has(key(ns, body.metadata.name))) return send(res, 409, status(409, 'AlreadyExists', 'exists'));
-        const obj = { apiVersion: 'apps/v1', kind: 'Deployment', ...body, metadata: { ...body.metadata, namespace: ns, uid: randomUUID(), generation: 1, creationTimestamp: new Date().toISOString(), annotations: {} }, status: {} };
+        const obj = {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          ...body,
+          metadata: { ...body.metadata, namespace: ns, uid: randomUUID(), generation: 1, creationTimestamp: new Date().toISOString(), annotations: {} },
+          status: {},
+        };
         const d: Deployment = { obj, rollout: startRollout(undefined, obj.spec.replicas, strategyOf(obj), image(obj), true) };
         deployments.set(key(ns, obj.metadata.name), d);
         setTemplate(d);
@@ -189,7 +195,9 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
       }
     }
     if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/replicasets$/.exec(p))) {
-      const items = [...replicaSets.values()].filter((rs) => rs.metadata.namespace === m![1] && matches(rs.metadata.labels, url.searchParams.get('labelSelector')));
+      const items = [...replicaSets.values()].filter(
+        (rs) => rs.metadata.namespace === m![1] && matches(rs.metadata.labels, url.searchParams.get('labelSelector')),
+      );
       return send(res, 200, list('ReplicaSetList', 'apps/v1', items));
     }
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(p))) {
@@ -217,15 +225,35 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     }
     if (p === '/api/v1/nodes') return send(res, 200, list('NodeList', 'v1', nodes));
     if ((m = /^\/api\/v1\/nodes\/([^/]+)\/proxy\/stats\/summary$/.exec(p))) {
-      return send(res, 200, { node: { nodeName: m[1], fs: { usedBytes: 20 * 1024 ** 3, capacityBytes: 100 * 1024 ** 3 }, network: { rxBytes: 1000 * resourceVersion, txBytes: 500 * resourceVersion } } });
+      return send(res, 200, {
+        node: {
+          nodeName: m[1],
+          fs: { usedBytes: 20 * 1024 ** 3, capacityBytes: 100 * 1024 ** 3 },
+          network: { rxBytes: 1000 * resourceVersion, txBytes: 500 * resourceVersion },
+        },
+      });
     }
     if (p === '/apis/metrics.k8s.io/v1beta1/nodes') {
-      return send(res, 200, { kind: 'NodeMetricsList', apiVersion: 'metrics.k8s.io/v1beta1', items: nodes.map((n) => ({ metadata: { name: n.metadata.name }, timestamp: new Date().toISOString(), window: '10s', usage: usage[n.metadata.name] })) });
+      return send(res, 200, {
+        kind: 'NodeMetricsList',
+        apiVersion: 'metrics.k8s.io/v1beta1',
+        items: nodes.map((n) => ({ metadata: { name: n.metadata.name }, timestamp: new Date().toISOString(), window: '10s', usage: usage[n.metadata.name] })),
+      });
     }
-    if (p === '/api/v1/persistentvolumes') return send(res, 200, list('PersistentVolumeList', 'v1', [{ metadata: { name: 'pv-1' }, spec: { capacity: { storage: '50Gi' } } }, { metadata: { name: 'pv-2' }, spec: { capacity: { storage: '10Gi' } } }]));
-    if (p === '/api/v1/persistentvolumeclaims') return send(res, 200, list('PersistentVolumeClaimList', 'v1', [{ metadata: { name: 'data', namespace: 'default' } }]));
+    if (p === '/api/v1/persistentvolumes')
+      return send(
+        res,
+        200,
+        list('PersistentVolumeList', 'v1', [
+          { metadata: { name: 'pv-1' }, spec: { capacity: { storage: '50Gi' } } },
+          { metadata: { name: 'pv-2' }, spec: { capacity: { storage: '10Gi' } } },
+        ]),
+      );
+    if (p === '/api/v1/persistentvolumeclaims')
+      return send(res, 200, list('PersistentVolumeClaimList', 'v1', [{ metadata: { name: 'data', namespace: 'default' } }]));
     if (p === '/api/v1/services') return send(res, 200, list('ServiceList', 'v1', [{ metadata: { name: 'kubernetes', namespace: 'default' } }]));
-    if (p === '/apis/networking.k8s.io/v1/networkpolicies') return send(res, 200, list('NetworkPolicyList', 'networking.k8s.io/v1', [{ metadata: { name: 'deny-all', namespace: 'default' } }]));
+    if (p === '/apis/networking.k8s.io/v1/networkpolicies')
+      return send(res, 200, list('NetworkPolicyList', 'networking.k8s.io/v1', [{ metadata: { name: 'deny-all', namespace: 'default' } }]));
     if (p === '/apis/networking.k8s.io/v1/ingresses') return send(res, 200, list('IngressList', 'networking.k8s.io/v1', []));
     send(res, 404, status(404, 'NotFound', `the server could not find the requested resource (${method} ${p})`));
   }
@@ -233,16 +261,29 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
   const withVersion = (obj: any) => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(resourceVersion++) } });
   const list = (kind: string, apiVersion: string, items: any[]) => ({ kind, apiVersion, metadata: { resourceVersion: String(resourceVersion) }, items });
   function pod(name: string, namespace: string, d: any) {
-    return { metadata: { name, namespace, labels: d.spec.template.metadata?.labels ?? {} }, spec: { nodeName: 'node-a', containers: d.spec.template.spec.containers }, status: { phase: 'Running' } };
+    return {
+      metadata: { name, namespace, labels: d.spec.template.metadata?.labels ?? {} },
+      spec: { nodeName: 'node-a', containers: d.spec.template.spec.containers },
+      status: { phase: 'Running' },
+    };
   }
   function node(name: string, ready: boolean, instanceType: string, cpu: string, memory: string, controlPlane: boolean) {
     return {
-      metadata: { name, creationTimestamp: created, labels: { 'node.kubernetes.io/instance-type': instanceType, ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '' } : {}) } },
+      metadata: {
+        name,
+        creationTimestamp: created,
+        labels: { 'node.kubernetes.io/instance-type': instanceType, ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '' } : {}) },
+      },
       status: {
         capacity: { cpu, memory, 'ephemeral-storage': '100Gi' },
         allocatable: { cpu, memory },
         conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
-        nodeInfo: { kubeletVersion: 'v1.31.2', containerRuntimeVersion: 'containerd://1.7.22', osImage: 'Ubuntu 24.04.1 LTS', kernelVersion: '6.8.0-45-generic' },
+        nodeInfo: {
+          kubeletVersion: 'v1.31.2',
+          containerRuntimeVersion: 'containerd://1.7.22',
+          osImage: 'Ubuntu 24.04.1 LTS',
+          kernelVersion: '6.8.0-45-generic',
+        },
       },
     };
   }
@@ -325,8 +366,22 @@ const CORE_RESOURCES = [
 ] as const;
 
 const GROUPS = [
-  { name: 'apps', version: 'v1', resources: [['deployments', 'Deployment', true, ['deploy']], ['replicasets', 'ReplicaSet', true, ['rs']]] as const },
-  { name: 'networking.k8s.io', version: 'v1', resources: [['networkpolicies', 'NetworkPolicy', true, ['netpol']], ['ingresses', 'Ingress', true, ['ing']]] as const },
+  {
+    name: 'apps',
+    version: 'v1',
+    resources: [
+      ['deployments', 'Deployment', true, ['deploy']],
+      ['replicasets', 'ReplicaSet', true, ['rs']],
+    ] as const,
+  },
+  {
+    name: 'networking.k8s.io',
+    version: 'v1',
+    resources: [
+      ['networkpolicies', 'NetworkPolicy', true, ['netpol']],
+      ['ingresses', 'Ingress', true, ['ing']],
+    ] as const,
+  },
   { name: 'rbac.authorization.k8s.io', version: 'v1', resources: [['roles', 'Role', true, []]] as const },
   { name: 'metrics.k8s.io', version: 'v1beta1', resources: [['nodes', 'NodeMetrics', false, []]] as const },
 ];

@@ -80,7 +80,14 @@ export const N8N_EXPORT = {
       typeVersion: 1.1,
       position: [1100, 0],
     },
-    { parameters: { content: '## Orders over 100 are high priority' }, id: 'n', name: 'Sticky Note', type: 'n8n-nodes-base.stickyNote', typeVersion: 1, position: [0, 300] },
+    {
+      parameters: { content: '## Orders over 100 are high priority' },
+      id: 'n',
+      name: 'Sticky Note',
+      type: 'n8n-nodes-base.stickyNote',
+      typeVersion: 1,
+      position: [0, 300],
+    },
   ],
   connections: {
     Webhook: { main: [[link('Big order?')]] },

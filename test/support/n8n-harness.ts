@@ -92,7 +92,13 @@ export async function runOutput(type: string, typeVersion: number, parameters: J
 }
 
 /** What the execution reports when that node fails (`runOutput`'s arguments); the test fails if it does not. */
-export async function outputFailure(type: string, typeVersion: number, parameters: Json, items: Json[] | Json[][], opts?: HarnessOptions): Promise<ExecutionErrorInfo> {
+export async function outputFailure(
+  type: string,
+  typeVersion: number,
+  parameters: Json,
+  items: Json[] | Json[][],
+  opts?: HarnessOptions,
+): Promise<ExecutionErrorInfo> {
   const err = await runOutput(type, typeVersion, parameters, items, opts).then(
     () => {
       throw new Error(`n8n-nodes-base.${type} ${typeVersion} should have failed`);
@@ -128,7 +134,9 @@ export async function runWorkflow(
   const definition = validateDefinition(imported);
   const compiled = compile(definition);
   const nodes = new Map<string, Json[][]>();
-  const done = new Map<string, Item[][]>(Object.entries(opts.pinned ?? {}).map(([name, outputs]) => [name, outputs.map((list) => list.map((json) => ({ json })))]));
+  const done = new Map<string, Item[][]>(
+    Object.entries(opts.pinned ?? {}).map(([name, outputs]) => [name, outputs.map((list) => list.map((json) => ({ json })))]),
+  );
   const replies: WebhookReply[] = [];
   const runs: WorkflowRun['runs'] = [];
   const mode = opts.mode ?? 'manual';

@@ -73,7 +73,12 @@ export function subscribe(client: Client, query: string, variables: Record<strin
     events,
     errors,
     done,
-    waitFor: (count, timeoutMs = 5000) => wait(() => (events.length >= count || errors.length > 0 || ended ? true : undefined), timeoutMs, () => true).then(() => undefined),
+    waitFor: (count, timeoutMs = 5000) =>
+      wait(
+        () => (events.length >= count || errors.length > 0 || ended ? true : undefined),
+        timeoutMs,
+        () => true,
+      ).then(() => undefined),
     until: (match, timeoutMs = 10_000) =>
       wait(
         () => {

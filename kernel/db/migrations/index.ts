@@ -6,4 +6,11 @@ import { AddJob1763769601700 } from './1763769601700-add-job';
 import { FinishJob1763769601720 } from './1763769601720-finish-job';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
-export const kernelMigrations: Function[] = [PlatformSchema1763769600000, Jobs1763769600100, WebhookDeliveries1763769600200, RunClock1763769601150, AddJob1763769601700, FinishJob1763769601720];
+export const kernelMigrations: Function[] = [
+  PlatformSchema1763769600000,
+  Jobs1763769600100,
+  WebhookDeliveries1763769600200,
+  RunClock1763769601150,
+  AddJob1763769601700,
+  FinishJob1763769601720,
+];

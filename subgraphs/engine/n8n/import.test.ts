@@ -59,7 +59,7 @@ describe('n8n import', () => {
     assert.equal(nodes[2].typeVersion, 3.4);
     assert.deepEqual(nodes[2].position, [440, -100]);
     const source = N8N_EXPORT.nodes.find((n) => n.name === 'Big order?')!;
-    assert.deepEqual(nodes[1].parameters, source.parameters, 'native nodes keep n8n\'s parameters verbatim');
+    assert.deepEqual(nodes[1].parameters, source.parameters, "native nodes keep n8n's parameters verbatim");
     assert.deepEqual(nodes[6].parameters, { statusCode: 202, body: '{{ { label: $json.label, total: $json.total } }}' });
     validateDefinition({ nodes: imported.nodes, connections: imported.connections, settings: imported.settings });
   });
@@ -74,7 +74,8 @@ describe('n8n import', () => {
     assert.deepEqual(small.replies[0]!.body, { label: 'NORMAL', total: 20 });
   });
 
-  const one = (node: Record<string, unknown>) => (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
+  const one = (node: Record<string, unknown>) =>
+    (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
 
   test('HTTP Request v4 and v1, Wait, Schedule and Function are mapped to engine nodes', () => {
     const http4 = one({
@@ -106,15 +107,42 @@ describe('n8n import', () => {
       timeout: 5000,
     });
     assert.match(http4.notes, /credentials were not imported/);
-    const http1 = one({ type: 'n8n-nodes-base.httpRequest', typeVersion: 1, parameters: { url: 'https://x.example.com', requestMethod: 'PUT', jsonParameters: true, bodyParametersJson: '={{ JSON.stringify($json) }}' } });
+    const http1 = one({
+      type: 'n8n-nodes-base.httpRequest',
+      typeVersion: 1,
+      parameters: { url: 'https://x.example.com', requestMethod: 'PUT', jsonParameters: true, bodyParametersJson: '={{ JSON.stringify($json) }}' },
+    });
     assert.deepEqual(http1.parameters, { url: 'https://x.example.com', method: 'PUT', body: '{{ JSON.stringify($json) }}' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 2, unit: 'minutes' } }).parameters, { seconds: 120 });
+    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 2, unit: 'minutes' } }).parameters, {
+      seconds: 120,
+    });
     assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'webhook' } }).parameters, { resume: 'webhook' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } } }).parameters, { cron: '0 9 * * 1-5' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 15 }] } } }).parameters, { cron: '*/15 * * * *' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), { name: 'N', type: 'engine.code', position: [0, 0], parameters: { code: 'return items;' }, typeVersion: 1 });
+    assert.deepEqual(
+      one({
+        type: 'n8n-nodes-base.scheduleTrigger',
+        typeVersion: 1.2,
+        parameters: { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } },
+      }).parameters,
+      { cron: '0 9 * * 1-5' },
+    );
+    assert.deepEqual(
+      one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 15 }] } } })
+        .parameters,
+      { cron: '*/15 * * * *' },
+    );
+    assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), {
+      name: 'N',
+      type: 'engine.code',
+      position: [0, 0],
+      parameters: { code: 'return items;' },
+      typeVersion: 1,
+    });
     const noOp = one({ type: 'n8n-nodes-base.noOp', typeVersion: 1, retryOnFail: true, maxTries: 4, onError: 'continueRegularOutput' });
-    assert.deepEqual([noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail], ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined], 'run natively with n8n’s own error handling');
+    assert.deepEqual(
+      [noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail],
+      ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined],
+      'run natively with n8n’s own error handling',
+    );
   });
 
   test('Respond to Webhook answers with the first item, all items, or either under "Put Response in Field"', async () => {
@@ -151,17 +179,34 @@ describe('n8n import', () => {
         },
       );
     invalid({ type: 'n8n-nodes-base.slack', typeVersion: 2, parameters: {} }, 'unknown_node_type');
-    invalid({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } }, 'unsupported_option', 'language: python');
+    invalid(
+      { type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { language: 'python', pythonCode: 'return items' } },
+      'unsupported_option',
+      'language: python',
+    );
     invalid({ type: 'n8n-nodes-base.merge', typeVersion: 3, parameters: { mode: 'combineBySql' } }, 'unsupported_option', 'mode');
     invalid({ type: 'n8n-nodes-base.set', typeVersion: 9, parameters: {} }, 'unsupported_version');
     assert.throws(
-      () => importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0] }], connections: {}, settings: { executionOrder: 'v0' } }),
+      () =>
+        importWorkflow({
+          name: 'x',
+          nodes: [{ name: 'N', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0] }],
+          connections: {},
+          settings: { executionOrder: 'v0' },
+        }),
       (err: unknown) => err instanceof AppError && err.details.reason === 'unsupported_execution_order' && /legacy execution order "v0"/.test(err.message),
     );
     const old = importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0] }], connections: {} });
     assert.deepEqual(old.settings, { executionOrder: 'v1' }, 'an export from before n8n 1.0 runs in v1 order');
-    assert.deepEqual(importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'engine.noOp' }], connections: {} }).settings, {}, 'our own format keeps its order');
+    assert.deepEqual(
+      importWorkflow({ name: 'x', nodes: [{ name: 'N', type: 'engine.noOp' }], connections: {} }).settings,
+      {},
+      'our own format keeps its order',
+    );
     invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { options: { responseKey: 'a.b' } } }, 'unsupported_parameter');
-    invalid({ type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } }, 'unsupported_parameter');
+    invalid(
+      { type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } },
+      'unsupported_parameter',
+    );
   });
 });

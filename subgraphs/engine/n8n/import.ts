@@ -37,7 +37,7 @@ export interface ImportedWorkflow {
 export function importWorkflow(raw: Params): ImportedWorkflow {
   const nodes = Array.isArray(raw.nodes) ? raw.nodes : raw.nodes;
   const mapped = Array.isArray(nodes)
-    ? nodes.filter((n) => !(isPlainObject(n) && (n.type === 'n8n-nodes-base.stickyNote'))).map((n) => (isPlainObject(n) && isN8nType(n.type) ? mapNode(n) : n))
+    ? nodes.filter((n) => !(isPlainObject(n) && n.type === 'n8n-nodes-base.stickyNote')).map((n) => (isPlainObject(n) && isN8nType(n.type) ? mapNode(n) : n))
     : nodes;
   const settings: Record<string, unknown> = isPlainObject(raw.settings) ? { ...raw.settings } : {};
   if (typeof settings.executionTimeout === 'number' && settings.executionTimeout <= 0) delete settings.executionTimeout;
@@ -129,7 +129,9 @@ function n8nExecutionOrder(settings: Record<string, unknown>): void {
 /** Every n8n type an import accepts: those run natively, then those mapped to an engine node. */
 export function supportedN8nTypes(): string[] {
   const native = [...NODE_TYPES.entries()].filter(([, d]) => d.n8n).map(([t]) => t);
-  const mapped = Object.keys(MAPPERS).map((k) => `${N8N_PREFIXES[0]}${k}`).filter((t) => !native.includes(t));
+  const mapped = Object.keys(MAPPERS)
+    .map((k) => `${N8N_PREFIXES[0]}${k}`)
+    .filter((t) => !native.includes(t));
   return [...native, ...mapped];
 }
 
@@ -258,7 +260,9 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
         out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(params.bodyParameters?.parameters);
       } else if (type === 'form-urlencoded') {
         const form = entries(params.bodyParameters?.parameters);
-        out.body = Object.entries(form).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+        out.body = Object.entries(form)
+          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+          .join('&');
         out.headers = { ...(out.headers ?? {}), 'Content-Type': 'application/x-www-form-urlencoded' };
       } else {
         throw new Unsupported(`the body content type "${type}" is not supported`);

@@ -32,7 +32,13 @@ describe('n8n node settings', () => {
       {
         nodes: [
           { name: 'Start', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
-          { name: 'Check', type: 'engine.code', onError: 'continueErrorOutput', position: [200, 0], parameters: { code: "return [{ json: { error: 'no' } }]" } },
+          {
+            name: 'Check',
+            type: 'engine.code',
+            onError: 'continueErrorOutput',
+            position: [200, 0],
+            parameters: { code: "return [{ json: { error: 'no' } }]" },
+          },
           { name: 'Failed', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [400, 100], parameters: {} },
         ],
         connections: { Start: { main: [[{ node: 'Check', type: 'main', index: 0 }]] }, Check: { main: [[], [{ node: 'Failed', type: 'main', index: 0 }]] } },
@@ -78,7 +84,13 @@ describe("n8n's v1 order in expressions", () => {
       {
         nodes: [
           { name: 'Start', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
-          { name: 'Sort', type: 'n8n-nodes-base.sort', typeVersion: 1, position: [200, 0], parameters: { sortFieldsUi: { sortField: [{ fieldName: 'id', order: 'descending' }] } } },
+          {
+            name: 'Sort',
+            type: 'n8n-nodes-base.sort',
+            typeVersion: 1,
+            position: [200, 0],
+            parameters: { sortFieldsUi: { sortField: [{ fieldName: 'id', order: 'descending' }] } },
+          },
           {
             name: 'Tag',
             type: 'n8n-nodes-base.set',
@@ -100,7 +112,16 @@ describe("n8n's v1 order in expressions", () => {
         connections: { Start: { main: [[{ node: 'Sort', type: 'main', index: 0 }]] }, Sort: { main: [[{ node: 'Tag', type: 'main', index: 0 }]] } },
         settings: { executionOrder: 'v1' },
       },
-      { pinned: { Start: [[{ id: 1, label: 'one' }, { id: 2, label: 'two' }]] } },
+      {
+        pinned: {
+          Start: [
+            [
+              { id: 1, label: 'one' },
+              { id: 2, label: 'two' },
+            ],
+          ],
+        },
+      },
     );
     assert.equal(run.status, 'success', JSON.stringify(run.error));
     assert.deepEqual(run.nodes.get('Tag'), [

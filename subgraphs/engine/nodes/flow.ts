@@ -11,11 +11,17 @@ export const wait: NodeDefinition = {
     'Suspends the execution (status waiting) for `seconds`, or until `until` (a timestamp), or until its resume URL is called (`resume: "webhook"`; the URL is `$execution.resumeUrl`, and the request becomes the item). It then passes its items on, also after a restart.',
   missing: (p) => (p.seconds === undefined && p.until === undefined && p.resume === undefined ? ['seconds | until | resume'] : []),
   invalid: (p) => {
-    if (p.resume !== undefined && p.resume !== 'webhook' && p.resume !== 'timer') return { parameter: 'resume', message: 'must be "webhook" (or "timer" with seconds or until)' };
-    if (p.seconds !== undefined && !isExpression(p.seconds) && !(Number.isFinite(Number(p.seconds)) && Number(p.seconds) >= 0 && Number(p.seconds) <= MAX_WAIT_SECONDS)) {
+    if (p.resume !== undefined && p.resume !== 'webhook' && p.resume !== 'timer')
+      return { parameter: 'resume', message: 'must be "webhook" (or "timer" with seconds or until)' };
+    if (
+      p.seconds !== undefined &&
+      !isExpression(p.seconds) &&
+      !(Number.isFinite(Number(p.seconds)) && Number(p.seconds) >= 0 && Number(p.seconds) <= MAX_WAIT_SECONDS)
+    ) {
       return { parameter: 'seconds', message: `must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` };
     }
-    if (p.until !== undefined && !isExpression(p.until) && Number.isNaN(Date.parse(String(p.until)))) return { parameter: 'until', message: 'must be an ISO 8601 timestamp' };
+    if (p.until !== undefined && !isExpression(p.until) && Number.isNaN(Date.parse(String(p.until))))
+      return { parameter: 'until', message: 'must be an ISO 8601 timestamp' };
     if (p.resume === 'timer' && p.seconds === undefined && p.until === undefined) return { parameter: 'seconds', message: 'a timer needs seconds or until' };
     return undefined;
   },
@@ -40,9 +46,13 @@ export const respondToWebhook: NodeDefinition = {
   name: 'respondToWebhook',
   inProcess: true,
   description:
-    'Shapes the answer to the webhook request that started the execution (trigger in responseMode lastNode): `statusCode` (default 200), `headers`, `body` (default: the first item\'s json). The answer is sent at once; the execution goes on. Passes its items on.',
+    "Shapes the answer to the webhook request that started the execution (trigger in responseMode lastNode): `statusCode` (default 200), `headers`, `body` (default: the first item's json). The answer is sent at once; the execution goes on. Passes its items on.",
   invalid: (p) => {
-    if (p.statusCode !== undefined && !isExpression(p.statusCode) && !(Number.isInteger(Number(p.statusCode)) && Number(p.statusCode) >= 100 && Number(p.statusCode) <= 599)) {
+    if (
+      p.statusCode !== undefined &&
+      !isExpression(p.statusCode) &&
+      !(Number.isInteger(Number(p.statusCode)) && Number(p.statusCode) >= 100 && Number(p.statusCode) <= 599)
+    ) {
       return { parameter: 'statusCode', message: 'must be an HTTP status from 100 to 599' };
     }
     if (p.headers !== undefined && !isPlainObject(p.headers) && !isExpression(p.headers)) return { parameter: 'headers', message: 'must be an object' };

@@ -56,7 +56,8 @@ async function request(p: Record<string, any>, ctx: Parameters<NodeDefinition['e
     throw new NodeError(`Invalid URL: ${String(p.url)}`);
   }
   if (isPlainObject(p.query)) {
-    for (const [k, v] of Object.entries(p.query)) if (v !== undefined && v !== null) url.searchParams.append(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    for (const [k, v] of Object.entries(p.query))
+      if (v !== undefined && v !== null) url.searchParams.append(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
   }
   const headers: Record<string, string> = {};
   if (isPlainObject(p.headers)) for (const [k, v] of Object.entries(p.headers)) if (v !== undefined && v !== null) headers[k] = String(v);
@@ -95,7 +96,10 @@ async function request(p: Record<string, any>, ctx: Parameters<NodeDefinition['e
     }
   }
   if ((res.status < 200 || res.status > 299) && p.ignoreHttpErrors !== true) {
-    throw new NodeError(`Request to ${url.host} failed with status ${res.status}`, { statusCode: res.status, body: typeof parsed === 'string' ? parsed.slice(0, 1000) : parsed });
+    throw new NodeError(`Request to ${url.host} failed with status ${res.status}`, {
+      statusCode: res.status,
+      body: typeof parsed === 'string' ? parsed.slice(0, 1000) : parsed,
+    });
   }
   if (p.fullResponse === true) return [{ json: { statusCode: res.status, headers: res.headers, body: parsed } }];
   if (Array.isArray(parsed)) return parsed.map((v) => ({ json: isPlainObject(v) ? v : { value: v } }));

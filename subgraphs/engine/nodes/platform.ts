@@ -36,7 +36,11 @@ export const agent: NodeDefinition = {
   missing: (p) => ['agentId', 'taskType'].filter((k) => !(typeof p[k] === 'string' && p[k].trim())),
   invalid: (p) => {
     if (p.context !== undefined && !isPlainObject(p.context) && !isExpression(p.context)) return { parameter: 'context', message: 'must be an object' };
-    if (p.timeout !== undefined && !isExpression(p.timeout) && !(Number.isInteger(Number(p.timeout)) && Number(p.timeout) >= 5 && Number(p.timeout) <= MAX_TASK_TIMEOUT_S)) {
+    if (
+      p.timeout !== undefined &&
+      !isExpression(p.timeout) &&
+      !(Number.isInteger(Number(p.timeout)) && Number(p.timeout) >= 5 && Number(p.timeout) <= MAX_TASK_TIMEOUT_S)
+    ) {
       return { parameter: 'timeout', message: `must be seconds from 5 to ${MAX_TASK_TIMEOUT_S}` };
     }
     if (p.priority !== undefined && !isExpression(p.priority) && !PRIORITIES.includes(String(p.priority))) {

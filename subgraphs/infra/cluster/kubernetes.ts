@@ -1,6 +1,19 @@
 import { Writable } from 'node:stream';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { bytes, RevisionNotFound, WorkloadNotFound, type ClusterDriver, type ClusterInfo, type ClusterMetrics, type LogLine, type NodeInfo, type Revision, type RolloutStatus, type WorkloadRef, type WorkloadSpec } from './driver';
+import {
+  bytes,
+  RevisionNotFound,
+  WorkloadNotFound,
+  type ClusterDriver,
+  type ClusterInfo,
+  type ClusterMetrics,
+  type LogLine,
+  type NodeInfo,
+  type Revision,
+  type RolloutStatus,
+  type WorkloadRef,
+  type WorkloadSpec,
+} from './driver';
 import { REVISION_ANNOTATION, rolloutStatusOf } from './rollout';
 
 /**
@@ -100,7 +113,11 @@ export class KubernetesDriver implements ClusterDriver {
     const d = await this.deployment(ref);
     const sets = await this.replicaSets(ref, d);
     const target = revision ? sets.find((rs) => rs.metadata!.annotations![REVISION_ANNOTATION] === revision) : sets.at(-2);
-    if (!target) throw new RevisionNotFound(revision ?? 'previous', sets.map((rs) => rs.metadata!.annotations![REVISION_ANNOTATION]!));
+    if (!target)
+      throw new RevisionNotFound(
+        revision ?? 'previous',
+        sets.map((rs) => rs.metadata!.annotations![REVISION_ANNOTATION]!),
+      );
     const template = structuredClone(target.spec!.template!);
     delete template.metadata?.labels?.[POD_TEMPLATE_HASH];
     d.spec!.template = template;
@@ -120,7 +137,12 @@ export class KubernetesDriver implements ClusterDriver {
       const all: LogLine[] = [];
       for (const pod of pods) {
         const text = await core.readNamespacedPodLog({ name: pod, namespace: ref.namespace, tailLines: opts.lines, timestamps: true });
-        all.push(...text.split('\n').filter(Boolean).map((l) => parseLine(l, pod)));
+        all.push(
+          ...text
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => parseLine(l, pod)),
+        );
       }
       yield* all.sort((a, b) => a.timestamp.localeCompare(b.timestamp)).slice(-opts.lines);
       return;
@@ -291,14 +313,19 @@ export class KubernetesDriver implements ClusterDriver {
       .sort((a, b) => Number(a.metadata!.annotations![REVISION_ANNOTATION]) - Number(b.metadata!.annotations![REVISION_ANNOTATION]));
   }
 
-  private async summary(node: string): Promise<{ node?: { fs?: { usedBytes?: number; capacityBytes?: number }; network?: { rxBytes?: number; txBytes?: number } } } | undefined> {
+  private async summary(
+    node: string,
+  ): Promise<{ node?: { fs?: { usedBytes?: number; capacityBytes?: number }; network?: { rxBytes?: number; txBytes?: number } } } | undefined> {
     const { kc } = await this.client();
     const cluster = kc.getCurrentCluster();
     if (!cluster) return undefined;
     try {
       const init: RequestInit & { headers: Record<string, string> } = { headers: {} };
       await kc.applyToFetchOptions(init as never);
-      const res = await fetch(`${cluster.server}/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`, { headers: init.headers, signal: AbortSignal.timeout(5000) });
+      const res = await fetch(`${cluster.server}/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`, {
+        headers: init.headers,
+        signal: AbortSignal.timeout(5000),
+      });
       return res.ok ? ((await res.json()) as never) : undefined;
     } catch {
       return undefined;
@@ -320,8 +347,21 @@ export function quantity(q: string): number {
   if (!m) return 0;
   const n = Number(m[1]);
   const unit: Record<string, number> = {
-    n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15,
-    Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5,
+    n: 1e-9,
+    u: 1e-6,
+    m: 1e-3,
+    '': 1,
+    k: 1e3,
+    K: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+    Ki: 1024,
+    Mi: 1024 ** 2,
+    Gi: 1024 ** 3,
+    Ti: 1024 ** 4,
+    Pi: 1024 ** 5,
   };
   return n * (unit[m[2]!] ?? 1);
 }

@@ -1,7 +1,20 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import { connections, disk as diskOf, network as readNetwork, osImage } from '../../../kernel/host';
-import { bytes, RevisionNotFound, WorkloadNotFound, type ClusterDriver, type ClusterInfo, type ClusterMetrics, type LogLine, type NodeInfo, type Revision, type RolloutStatus, type WorkloadRef, type WorkloadSpec } from './driver';
+import {
+  bytes,
+  RevisionNotFound,
+  WorkloadNotFound,
+  type ClusterDriver,
+  type ClusterInfo,
+  type ClusterMetrics,
+  type LogLine,
+  type NodeInfo,
+  type Revision,
+  type RolloutStatus,
+  type WorkloadRef,
+  type WorkloadSpec,
+} from './driver';
 import { REVISION_ANNOTATION, rolloutSettled, rolloutStatusOf, startRollout, statusOf, stepRollout, type SimulatedRollout } from './rollout';
 
 /**
@@ -44,7 +57,14 @@ export class LocalDriver implements ClusterDriver {
     const w = this.workloads.get(key);
     const templateChanged = !w || w.spec.image !== spec.image;
     if (!w) {
-      const created: Workload = { spec, revisions: [], current: '0', generation: 0, rollout: startRollout(undefined, spec.replicas, spec.strategy, spec.image, true), logs: [] };
+      const created: Workload = {
+        spec,
+        revisions: [],
+        current: '0',
+        generation: 0,
+        rollout: startRollout(undefined, spec.replicas, spec.strategy, spec.image, true),
+        logs: [],
+      };
       this.workloads.set(key, created);
     }
     const target = this.workloads.get(key)!;
@@ -52,7 +72,13 @@ export class LocalDriver implements ClusterDriver {
     target.spec = spec;
     target.generation += 1;
     if (templateChanged) this.newRevision(target, spec.image);
-    this.log(target, 'info', templateChanged ? `Scaling up new replica set ${spec.name}-${target.current} (${spec.image}) to ${spec.replicas}` : `Scaled ${spec.name} to ${spec.replicas}`);
+    this.log(
+      target,
+      'info',
+      templateChanged
+        ? `Scaling up new replica set ${spec.name}-${target.current} (${spec.image}) to ${spec.replicas}`
+        : `Scaled ${spec.name} to ${spec.replicas}`,
+    );
     return this.status(target);
   }
 
@@ -67,7 +93,11 @@ export class LocalDriver implements ClusterDriver {
   async rollback(ref: WorkloadRef, revision?: string): Promise<RolloutStatus> {
     const w = this.get(ref);
     const target = revision ? w.revisions.find((r) => r.revision === revision) : w.revisions.filter((r) => r.revision !== w.current).at(-1);
-    if (!target) throw new RevisionNotFound(revision ?? 'previous', w.revisions.map((r) => r.revision));
+    if (!target)
+      throw new RevisionNotFound(
+        revision ?? 'previous',
+        w.revisions.map((r) => r.revision),
+      );
     return this.apply({ ...w.spec, image: target.image });
   }
 
@@ -201,9 +231,11 @@ export class LocalDriver implements ClusterDriver {
       if (rolloutSettled(before)) continue;
       w.rollout = stepRollout(before);
       const pod = `${w.spec.name}-${w.current}-${w.rollout.updated}`;
-      if (w.rollout.deadlineExceeded && !before.deadlineExceeded) this.log(w, 'error', `Failed to pull image "${w.spec.image}": rollout exceeded its progress deadline`, pod);
+      if (w.rollout.deadlineExceeded && !before.deadlineExceeded)
+        this.log(w, 'error', `Failed to pull image "${w.spec.image}": rollout exceeded its progress deadline`, pod);
       else if (w.rollout.failing && w.rollout.updated > before.updated) this.log(w, 'warn', `Back-off pulling image "${w.spec.image}"`, pod);
-      else if (w.rollout.ready > before.ready) this.log(w, 'info', `Container started from ${w.spec.image}; replica ${w.rollout.ready} of ${w.spec.replicas} ready`, pod);
+      else if (w.rollout.ready > before.ready)
+        this.log(w, 'info', `Container started from ${w.spec.image}; replica ${w.rollout.ready} of ${w.spec.replicas} ready`, pod);
       else if (w.rollout.old < before.old) this.log(w, 'info', `Stopped an old replica (${w.rollout.old} left)`, pod);
     }
   }

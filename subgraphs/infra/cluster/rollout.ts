@@ -35,13 +35,25 @@ export function rolloutStatusOf(d: DeploymentLike): RolloutStatus {
     return { ...base, phase: 'failed', message: `deployment "${name}" exceeded its progress deadline` };
   }
   if (replicas.updated < desired) {
-    return { ...base, phase: 'in-progress', message: `Waiting for deployment "${name}" rollout to finish: ${replicas.updated} out of ${desired} new replicas have been updated...` };
+    return {
+      ...base,
+      phase: 'in-progress',
+      message: `Waiting for deployment "${name}" rollout to finish: ${replicas.updated} out of ${desired} new replicas have been updated...`,
+    };
   }
   if ((s.replicas ?? 0) > replicas.updated) {
-    return { ...base, phase: 'in-progress', message: `Waiting for deployment "${name}" rollout to finish: ${(s.replicas ?? 0) - replicas.updated} old replicas are pending termination...` };
+    return {
+      ...base,
+      phase: 'in-progress',
+      message: `Waiting for deployment "${name}" rollout to finish: ${(s.replicas ?? 0) - replicas.updated} old replicas are pending termination...`,
+    };
   }
   if (replicas.available < replicas.updated) {
-    return { ...base, phase: 'in-progress', message: `Waiting for deployment "${name}" rollout to finish: ${replicas.available} of ${replicas.updated} updated replicas are available...` };
+    return {
+      ...base,
+      phase: 'in-progress',
+      message: `Waiting for deployment "${name}" rollout to finish: ${replicas.available} of ${replicas.updated} updated replicas are available...`,
+    };
   }
   return { ...base, phase: 'success', message: `deployment "${name}" successfully rolled out` };
 }
@@ -71,7 +83,13 @@ export function imageFails(image: string): boolean {
   return tag.startsWith('fail');
 }
 
-export function startRollout(previous: SimulatedRollout | undefined, desired: number, strategy: SimulatedRollout['strategy'], image: string, templateChanged: boolean): SimulatedRollout {
+export function startRollout(
+  previous: SimulatedRollout | undefined,
+  desired: number,
+  strategy: SimulatedRollout['strategy'],
+  image: string,
+  templateChanged: boolean,
+): SimulatedRollout {
   const running = previous ? previous.updated + previous.old : 0;
   if (!templateChanged && previous) return { ...previous, desired, steps: 0, deadlineExceeded: false };
   return { desired, updated: 0, ready: 0, old: running, strategy, failing: imageFails(image), steps: 0, deadlineExceeded: false };

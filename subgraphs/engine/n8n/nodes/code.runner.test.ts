@@ -13,9 +13,10 @@ after(disposeCodeTesting);
 
 describe("n8n Code: n8n's variables", () => {
   test('$input.first(), last(), item, $json and $itemIndex when running once for all items', async () => {
-    assertItems(await run('return [{ f: $input.first().json.a, l: $input.last().json.a, i: $input.item.json.a, j: $json.a, idx: $itemIndex }]', [{ a: 1 }, { a: 2 }]), [
-      { f: 1, l: 2, i: 1, j: 1, idx: 0 },
-    ]);
+    assertItems(
+      await run('return [{ f: $input.first().json.a, l: $input.last().json.a, i: $input.item.json.a, j: $json.a, idx: $itemIndex }]', [{ a: 1 }, { a: 2 }]),
+      [{ f: 1, l: 2, i: 1, j: 1, idx: 0 }],
+    );
   });
 
   test("$('Node'): first, last, all, item, itemMatching, isExecuted", async () => {
@@ -45,7 +46,10 @@ return [{ first: n.first().json.a, last: n.last().json.a, all: n.all().length, i
   });
 
   test('$execution, $workflow, $mode, $runIndex, $nodeVersion, $vars, $parameter', async () => {
-    const [out] = await run('return { e: $execution, w: $workflow, m: $mode, r: $runIndex, v: $nodeVersion, vars: $vars, p: typeof $parameter.jsCode, id: $executionId }', [{}]);
+    const [out] = await run(
+      'return { e: $execution, w: $workflow, m: $mode, r: $runIndex, v: $nodeVersion, vars: $vars, p: typeof $parameter.jsCode, id: $executionId }',
+      [{}],
+    );
     assert.deepEqual(out, {
       e: { id: 'harness', mode: 'test', resumeUrl: 'http://localhost/resume' },
       w: { active: false, id: 'harness', name: 'Harness' },
@@ -57,7 +61,11 @@ return [{ first: n.first().json.a, last: n.last().json.a, all: n.all().length, i
       id: 'harness',
     });
     const [production] = (await direct('return { e: $execution, w: $workflow, m: $mode }', [{}])).items;
-    assert.deepEqual(production, { e: { id: 'e1', mode: 'production', resumeUrl: 'http://x/resume/e1' }, w: { active: true, id: 'w1', name: 'W' }, m: 'webhook' });
+    assert.deepEqual(production, {
+      e: { id: 'e1', mode: 'production', resumeUrl: 'http://x/resume/e1' },
+      w: { active: true, id: 'w1', name: 'W' },
+      m: 'webhook',
+    });
   });
 
   test('$env is refused as n8n refuses it by default', async () => {
@@ -69,7 +77,9 @@ return [{ first: n.first().json.a, last: n.last().json.a, all: n.all().length, i
   });
 
   test('btoa and atob', async () => {
-    assertItems(await run('return { b: btoa("hello n8n"), a: atob("aGVsbG8gbjhu"), e: btoa(""), p: atob(btoa("ab")) }'), [{ b: 'aGVsbG8gbjhu', a: 'hello n8n', e: '', p: 'ab' }]);
+    assertItems(await run('return { b: btoa("hello n8n"), a: atob("aGVsbG8gbjhu"), e: btoa(""), p: atob(btoa("ab")) }'), [
+      { b: 'aGVsbG8gbjhu', a: 'hello n8n', e: '', p: 'ab' },
+    ]);
     assert.equal(await failure('return { b: btoa("€") }'), 'Invalid character');
   });
 
@@ -105,7 +115,10 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
         { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
         codeNode('Make', 200, { jsCode: 'return [{ n: 1 }, { n: 2 }, { n: 3 }]' }),
         codeNode('Reverse', 400, { jsCode: 'return $input.all().reverse()' }),
-        codeNode('Look', 600, { mode: 'runOnceForEachItem', jsCode: "return { mine: $json.n, fromMake: $('Make').item.json.n, sameIndex: $node['Make'].json.n }" }),
+        codeNode('Look', 600, {
+          mode: 'runOnceForEachItem',
+          jsCode: "return { mine: $json.n, fromMake: $('Make').item.json.n, sameIndex: $node['Make'].json.n }",
+        }),
       ],
       connections: { Start: link('Make'), Make: link('Reverse'), Reverse: link('Look') },
       settings: { executionOrder: 'v1' },
@@ -118,13 +131,17 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
   });
 
   test('execution order v1: $prevNode, $runIndex, and input items that carry their paired item', async () => {
-    const out = await runNode(node('return [{ prev: $prevNode, run: $runIndex, keys: Object.keys($input.first()) }]'), [{ a: 1 }], { settings: { executionOrder: 'v1' } });
+    const out = await runNode(node('return [{ prev: $prevNode, run: $runIndex, keys: Object.keys($input.first()) }]'), [{ a: 1 }], {
+      settings: { executionOrder: 'v1' },
+    });
     assert.deepEqual(out[0], [{ prev: { name: 'Input 1', outputIndex: 0, runIndex: 0 }, run: 0, keys: ['json', 'pairedItem'] }]);
   });
 
   test('$prevNode and node contexts need execution order v1 (an n8n Code node in a workflow of ours without it)', async () => {
     // An import always runs in v1 order (n8n/import.ts): only a workflow created in our format lacks it.
-    await assert.rejects(direct('return { p: $prevNode.name }', [{}]), { message: "$prevNode is not available here: the node that fed this one is known in n8n's execution order v1 only" });
+    await assert.rejects(direct('return { p: $prevNode.name }', [{}]), {
+      message: "$prevNode is not available here: the node that fed this one is known in n8n's execution order v1 only",
+    });
     await assert.rejects(direct("return $('Input 1').context", [{}], { nodes: { 'Input 1': [{}] } }), {
       message: "$('Input 1').context is not available here: node contexts are kept in n8n's execution order v1 only",
     });
@@ -137,7 +154,8 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
       context: (name: string) => (name === 'Loop' ? { noItemsLeft: true } : undefined),
     };
     const inputSource = [{ previousNode: 'Loop', previousNodeOutput: 1, previousNodeRun: 2 }];
-    const source = "return { done: $('Loop').context.noItemsLeft, input: $input.context.noItemsLeft, node: $node['Loop'].context.noItemsLeft, origin: $('Loop').item.json.origin, run: $runIndex, prev: $prevNode.outputIndex }";
+    const source =
+      "return { done: $('Loop').context.noItemsLeft, input: $input.context.noItemsLeft, node: $node['Loop'].context.noItemsLeft, origin: $('Loop').item.json.origin, run: $runIndex, prev: $prevNode.outputIndex }";
     const out = await direct(source, [{ a: 1 }, { a: 2 }], { lineage, inputSource, mode: 'runOnceForEachItem', nodes: { Loop: [{ x: 1 }] } });
     assert.deepEqual(out.items, [
       { done: true, input: true, node: true, origin: 10, run: 2, prev: 1 },
@@ -153,7 +171,10 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
   });
 
   test('continueOnFail, each item: a failing item becomes an {error} item, the others go on', async () => {
-    const out = await direct('if ($json.a === 2) throw new Error("bad");\nreturn { ok: $json.a }', [{ a: 1 }, { a: 2 }, { a: 3 }], { continueOnFail: true, mode: 'runOnceForEachItem' });
+    const out = await direct('if ($json.a === 2) throw new Error("bad");\nreturn { ok: $json.a }', [{ a: 1 }, { a: 2 }, { a: 3 }], {
+      continueOnFail: true,
+      mode: 'runOnceForEachItem',
+    });
     assert.deepEqual(out.items, [{ ok: 1 }, { error: 'bad [line 1]' }, { ok: 3 }]);
     assert.deepEqual(out.paired, [{ item: 0 }, { item: 1 }, { item: 2 }]);
   });
@@ -229,7 +250,10 @@ describe('n8n Code: errors', () => {
   });
 
   test("the line is the named function's, else the code's own line", async () => {
-    assert.equal(await failure('function my_function() {\n  null.map();\n}\nmy_function();\nreturn []'), "Cannot read properties of null (reading 'map') [line 2]");
+    assert.equal(
+      await failure('function my_function() {\n  null.map();\n}\nmy_function();\nreturn []'),
+      "Cannot read properties of null (reading 'map') [line 2]",
+    );
     assert.equal(await failure('const list = [1];\nlist.map((x) => {\n  return x.a.b;\n});'), "Cannot read properties of undefined (reading 'b') [line 2]");
   });
 

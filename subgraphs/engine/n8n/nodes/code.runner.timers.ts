@@ -66,7 +66,8 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
     const id = typeof h === 'object' && h !== null ? ids.get(h) : Number(h);
     timers = timers.filter((t) => t.id !== id);
   };
-  const earliest = (): Timer | undefined => timers.reduce<Timer | undefined>((a, t) => (!a || t.due < a.due || (t.due === a.due && t.seq < a.seq) ? t : a), undefined);
+  const earliest = (): Timer | undefined =>
+    timers.reduce<Timer | undefined>((a, t) => (!a || t.due < a.due || (t.due === a.due && t.seq < a.seq) ? t : a), undefined);
   const fire = (t: Timer) => {
     timers = timers.filter((x) => x !== t);
     clock = Math.max(clock, t.due);

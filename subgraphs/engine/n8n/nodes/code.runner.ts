@@ -116,7 +116,23 @@ function codeRunner(payload: string): Promise<string> {
     };
   const noop = () => undefined;
   const console: Record<string, any> = { log: logAt('info'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') };
-  for (const m of ['trace', 'dir', 'dirxml', 'table', 'time', 'timeEnd', 'timeLog', 'assert', 'clear', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd']) console[m] = noop;
+  for (const m of [
+    'trace',
+    'dir',
+    'dirxml',
+    'table',
+    'time',
+    'timeEnd',
+    'timeLog',
+    'assert',
+    'clear',
+    'count',
+    'countReset',
+    'group',
+    'groupCollapsed',
+    'groupEnd',
+  ])
+    console[m] = noop;
 
   // ----- timers, in virtual time (code.runner.timers.ts)
   const { globals: timerGlobals, settle } = VIRTUAL_TIMERS(host);
@@ -132,8 +148,10 @@ function codeRunner(payload: string): Promise<string> {
   };
   // Outputs are not kept apart and a node runs once per execution here: only the first branch and run exist.
   const onlyFirst = (name: string, branch: any, run: any) => {
-    if (branch !== undefined && branch !== 0) throw host(`Branch ${branch} of node '${name}' is not available here: a node's outputs are read together (only branch 0)`);
-    if (run !== undefined && run !== -1 && !(run === 0 && P.runIndex === 0)) throw host(`Run ${run} of node "${name}" is not available here: only its last run is`);
+    if (branch !== undefined && branch !== 0)
+      throw host(`Branch ${branch} of node '${name}' is not available here: a node's outputs are read together (only branch 0)`);
+    if (run !== undefined && run !== -1 && !(run === 0 && P.runIndex === 0))
+      throw host(`Run ${run} of node "${name}" is not available here: only its last run is`);
   };
   const notHere = (what: string) => () => {
     throw host(`${what} is not available here`);
@@ -305,7 +323,9 @@ function codeRunner(payload: string): Promise<string> {
     $rawParameter: P.node.parameters,
     $now: now,
     $today: today,
-    $prevNode: P.source ?? Object.defineProperties({}, Object.fromEntries(['name', 'outputIndex', 'runIndex'].map((k) => [k, { get: unknownSource, enumerable: true }]))),
+    $prevNode:
+      P.source ??
+      Object.defineProperties({}, Object.fromEntries(['name', 'outputIndex', 'runIndex'].map((k) => [k, { get: unknownSource, enumerable: true }]))),
     $items: (name?: string, branch?: number, run?: number) => {
       if (name === undefined) return items;
       onlyFirst(name, branch, run);
@@ -350,7 +370,10 @@ function codeRunner(payload: string): Promise<string> {
       }
       // n8n's runner passes on nothing for null or any other falsy answer.
       if (!r) continue;
-      const entry: { index: number; json?: unknown; binary?: 1 | 2 } = { index: i, json: (typeof r === 'object' || typeof r === 'function') && 'json' in r ? r.json : r };
+      const entry: { index: number; json?: unknown; binary?: 1 | 2 } = {
+        index: i,
+        json: (typeof r === 'object' || typeof r === 'function') && 'json' in r ? r.json : r,
+      };
       if (r.binary) entry.binary = typeof r.binary === 'object' ? 1 : 2;
       results.push(entry);
     }

@@ -13,7 +13,8 @@ after(disposeCodeTesting);
 
 describe('n8n Code: Run Once for All Items', () => {
   test('1 and 2: the default code adds a field to every item through $input.all()', async () => {
-    const source = "// Loop over input items and add a new field\n// called 'myNewField' to the JSON of each one\nfor (const item of $input.all()) {\n  item.json.myNewField = 1;\n}\n\nreturn $input.all();";
+    const source =
+      "// Loop over input items and add a new field\n// called 'myNewField' to the JSON of each one\nfor (const item of $input.all()) {\n  item.json.myNewField = 1;\n}\n\nreturn $input.all();";
     for (const version of [1, 2]) {
       assertItems(await run(source, [{ value: 1 }, { value: 2 }], { version }), [
         { value: 1, myNewField: 1 },
@@ -89,7 +90,8 @@ describe('n8n Code: Run Once for All Items', () => {
 
 describe('n8n Code: Run Once for Each Item', () => {
   test('1 and 2: the default code adds a field to each item through $input.item (n8n test workflow)', async () => {
-    const source = "// Add a new field called 'myNewField' to the\n// JSON of the item\n$input.item.json.myNewField = $input.item.json.value;\n\nreturn $input.item;";
+    const source =
+      "// Add a new field called 'myNewField' to the\n// JSON of the item\n$input.item.json.myNewField = $input.item.json.value;\n\nreturn $input.item;";
     for (const version of [1, 2]) {
       assertItems(await each(source, [{ value: 1 }, { value: 2 }], { version }), [
         { value: 1, myNewField: 1 },
@@ -120,15 +122,21 @@ describe('n8n Code: Run Once for Each Item', () => {
     assertItems(await each('return $json.a > 1 ? 0 : ""', [{ a: 1 }, { a: 2 }]), []);
   });
 
-  test("a value that is not an object fails, counted among the items passed on", async () => {
+  test('a value that is not an object fails, counted among the items passed on', async () => {
     assert.equal(await failure('return "text"', [{}], { mode: 'runOnceForEachItem' }), "A 'json' property isn't an object [item 0]");
     assert.equal(await failure('return [$json]', [{}], { mode: 'runOnceForEachItem' }), "A 'json' property isn't an object [item 0]");
-    assert.equal(await failure('return $itemIndex === 0 ? null : { json: 5 }', [{}, {}], { mode: 'runOnceForEachItem' }), "A 'json' property isn't an object [item 0]");
+    assert.equal(
+      await failure('return $itemIndex === 0 ? null : { json: 5 }', [{}, {}], { mode: 'runOnceForEachItem' }),
+      "A 'json' property isn't an object [item 0]",
+    );
     assert.equal(await failure('return { json: {}, binary: "x" }', [{}], { mode: 'runOnceForEachItem' }), "A 'binary' property isn't an object [item 0]");
   });
 
   test('methods that read every item are refused, naming the line', async () => {
-    assert.equal(await failure('// all items\nconst all = $input.all();\nreturn all[0];', [{}], { mode: 'runOnceForEachItem' }), "Can't use .all() here [line 2, for item 0]");
+    assert.equal(
+      await failure('// all items\nconst all = $input.all();\nreturn all[0];', [{}], { mode: 'runOnceForEachItem' }),
+      "Can't use .all() here [line 2, for item 0]",
+    );
     assert.equal(await failure('return $input.first()', [{}], { mode: 'runOnceForEachItem' }), "Can't use .first() here [line 1, for item 0]");
   });
 
@@ -143,7 +151,11 @@ describe('n8n Code: Run Once for Each Item', () => {
   });
 
   test('each item may wait on timers of its own', async () => {
-    assertItems(await each('await new Promise((r) => setTimeout(r, 100 - $itemIndex * 10));\nreturn { i: $itemIndex }', [{}, {}, {}]), [{ i: 0 }, { i: 1 }, { i: 2 }]);
+    assertItems(await each('await new Promise((r) => setTimeout(r, 100 - $itemIndex * 10));\nreturn { i: $itemIndex }', [{}, {}, {}]), [
+      { i: 0 },
+      { i: 1 },
+      { i: 2 },
+    ]);
   });
 });
 
@@ -192,7 +204,10 @@ describe('n8n Code: what is refused at import', () => {
   });
 
   test('an unknown mode and an unknown version', () => {
-    assert.equal(importRefusal({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { mode: 'sometimes', jsCode: 'return []' } })?.reason, 'invalid_parameter');
+    assert.equal(
+      importRefusal({ type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { mode: 'sometimes', jsCode: 'return []' } })?.reason,
+      'invalid_parameter',
+    );
     assert.equal(importRefusal(node('return []', { version: 3 }))?.reason, 'unsupported_version');
   });
 });

@@ -31,13 +31,17 @@ const MODES = ['runOnceForAllItems', 'runOnceForEachItem'];
 
 const LANGUAGES: Record<string, string> = {
   python: 'Python (Beta), which n8n runs on Pyodide',
-  pythonNative: "Python (Native), which n8n runs on its Python task runner",
+  pythonNative: 'Python (Native), which n8n runs on its Python task runner',
 };
 
 /** n8n features the code may use that the sandbox does not offer: `needs` says what would. */
 const CODE_GAPS: { pattern: RegExp; uses: (m: RegExpMatchArray) => string; needs: string }[] = [
   { pattern: /\$getWorkflowStaticData\b/, uses: () => '$getWorkflowStaticData', needs: 'workflow static data kept between executions' },
-  { pattern: /\bhelpers\s*\./, uses: () => 'helpers (HTTP requests, binary data)', needs: "n8n's helpers inside the code sandbox (an HTTP Request node makes requests)" },
+  {
+    pattern: /\bhelpers\s*\./,
+    uses: () => 'helpers (HTTP requests, binary data)',
+    needs: "n8n's helpers inside the code sandbox (an HTTP Request node makes requests)",
+  },
   { pattern: /\$evaluateExpression\b/, uses: () => '$evaluateExpression', needs: 'the expression engine inside the code sandbox' },
   { pattern: /\$fromA[Ii]\b/, uses: () => '$fromAI', needs: 'an AI agent calling the workflow as a tool' },
   { pattern: /\$jmes[Pp]ath\b/, uses: (m) => m[0]!, needs: 'a JMESPath implementation in the sandbox' },
@@ -47,7 +51,11 @@ const CODE_GAPS: { pattern: RegExp; uses: (m: RegExpMatchArray) => string; needs
   { pattern: /\$node\s*(?:\[[^\]]*\]|\.\s*[\w$]+)\s*\.\s*parameter\b/, uses: () => '$node[…].parameter', needs: "other nodes' parameters in the sandbox" },
   { pattern: /\$execution\s*\.\s*customData\b/, uses: () => '$execution.customData', needs: 'custom data stored with the execution' },
   { pattern: /\bresumeFormUrl\b/, uses: () => '$execution.resumeFormUrl', needs: "n8n's form-waiting URL" },
-  { pattern: /\b(Buffer|TextEncoder|TextDecoder|TextEncoderStream|TextDecoderStream|FormData)\b/, uses: (m) => m[1]!, needs: 'that Node.js global in the code sandbox' },
+  {
+    pattern: /\b(Buffer|TextEncoder|TextDecoder|TextEncoderStream|TextDecoderStream|FormData)\b/,
+    uses: (m) => m[1]!,
+    needs: 'that Node.js global in the code sandbox',
+  },
 ];
 
 /** Comments are dropped first: mentioning a feature in a comment does not use it. */
@@ -317,13 +325,19 @@ export function thrownMessage(stack: string): { message: string; description?: s
   const lineNumber = line === undefined ? undefined : Number(line);
   const where = lineNumber === undefined ? '' : ` [line ${lineNumber}]`;
   const messageRow = rows.find((r) => r.includes('Error:'));
-  const [details, type] = messageRow ? messageRow.split(':').map((s) => s.trim()).reverse() : [];
+  const [details, type] = messageRow
+    ? messageRow
+        .split(':')
+        .map((s) => s.trim())
+        .reverse()
+    : [];
   if (!details) return { message: `Unknown error${where}`, lineNumber };
   return { message: `${details}${where}`, description: type === 'Error' ? undefined : type, lineNumber };
 }
 
 function codeFailure(err: RunnerError): NodeError {
-  if (err.kind !== 'user') return new NodeError(err.message ?? 'Unknown error', { reason: 'script', ...(err.kind === 'compile' ? { description: 'SyntaxError' } : {}) });
+  if (err.kind !== 'user')
+    return new NodeError(err.message ?? 'Unknown error', { reason: 'script', ...(err.kind === 'compile' ? { description: 'SyntaxError' } : {}) });
   const { message, description, lineNumber } = thrownMessage(err.stack ?? '');
   return new NodeError(message, { reason: 'script', description, lineNumber });
 }
@@ -334,7 +348,8 @@ function sandboxFailure(err: SandboxError, timeoutMs: number, memoryMb: number):
       const s = Math.round(timeoutMs / 100) / 10;
       return new NodeError(`Task execution timed out after ${s} ${s === 1 ? 'second' : 'seconds'}`, {
         reason: 'timeout',
-        description: 'The code was taking too long, so it was stopped: process the data in smaller batches, and make sure every path of the code ends (no endless loop, no promise that never settles).',
+        description:
+          'The code was taking too long, so it was stopped: process the data in smaller batches, and make sure every path of the code ends (no endless loop, no promise that never settles).',
       });
     }
     case 'memory':

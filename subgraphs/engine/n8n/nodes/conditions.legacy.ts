@@ -33,7 +33,8 @@ const orZero = (v: unknown) => (v || 0) as number;
 const text = (v: unknown) => String(v || '');
 
 function stringValue(v: unknown, operation: string): string {
-  if (typeof v !== 'string') throw new NodeError(`The operation "${operation}" needs a string as value 1, not ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v}`);
+  if (typeof v !== 'string')
+    throw new NodeError(`The operation "${operation}" needs a string as value 1, not ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v}`);
   return v;
 }
 

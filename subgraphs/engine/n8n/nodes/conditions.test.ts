@@ -28,7 +28,11 @@ function filterNode(conditions: Json[], options: Json | undefined = STRICT, comb
 /** The values of `v` that Filter keeps. */
 async function kept(c: Omit<Case, 'kept'>, settings?: Json): Promise<unknown[]> {
   const node = filterNode([{ leftValue: '={{ $json.v }}', rightValue: c.rightValue ?? '', operator: c.operator }], c.options ?? STRICT);
-  const [out] = await runNode(node, c.values.map((v) => ({ v })), { settings });
+  const [out] = await runNode(
+    node,
+    c.values.map((v) => ({ v })),
+    { settings },
+  );
   return (out ?? []).map((j) => j.v);
 }
 
@@ -69,7 +73,10 @@ describe('n8n filter conditions: strings', () => {
 
   test('a /…/g pattern matches every item (no state carried from one item to the next)', async () => {
     // n8n's Switch test workflow: /^value$/g on the same value.
-    assert.deepEqual(await kept({ operator: { type: 'string', operation: 'regex' }, rightValue: '/^value$/g', values: ['value', 'value', 'other'] }), ['value', 'value']);
+    assert.deepEqual(await kept({ operator: { type: 'string', operation: 'regex' }, rightValue: '/^value$/g', values: ['value', 'value', 'other'] }), [
+      'value',
+      'value',
+    ]);
   });
 
   test('exists and notExists: undefined and null do not exist, an empty string does', async () => {
@@ -182,7 +189,7 @@ describe('n8n filter conditions: arrays and objects', () => {
 });
 
 describe('n8n filter conditions: type validation', () => {
-  test('strict: a value of the wrong type fails with n8n\'s message naming condition and item', async () => {
+  test("strict: a value of the wrong type fails with n8n's message naming condition and item", async () => {
     const node = filterNode([
       { leftValue: 'x', rightValue: 'x', operator: { type: 'string', operation: 'equals' } },
       { leftValue: '={{ $json.n }}', rightValue: 3, operator: { type: 'number', operation: 'gt' } },
@@ -204,17 +211,42 @@ describe('n8n filter conditions: type validation', () => {
   });
 
   test('strict: an object is not a string', async () => {
-    const info = await failure(filterNode([{ leftValue: '={{ $json.o }}', rightValue: 'x', operator: { type: 'string', operation: 'equals' } }]), [{ o: { a: 1 } }]);
-    assert.equal(info.message, "Node \"Node\" failed: Wrong type: '[object Object]' is an object but was expecting a string [condition 0, item 0]");
+    const info = await failure(filterNode([{ leftValue: '={{ $json.o }}', rightValue: 'x', operator: { type: 'string', operation: 'equals' } }]), [
+      { o: { a: 1 } },
+    ]);
+    assert.equal(info.message, 'Node "Node" failed: Wrong type: \'[object Object]\' is an object but was expecting a string [condition 0, item 0]');
   });
 
   test('loose: values are converted as n8n converts them', async () => {
     await check({
       'number from string': { operator: { type: 'number', operation: 'gt' }, rightValue: '4', options: LOOSE, values: ['5', ' 12 ', 3], kept: ['5', ' 12 '] },
-      'string from number and object': { operator: { type: 'string', operation: 'contains' }, rightValue: 1, options: LOOSE, values: [10, { a: 1 }, 'x'], kept: [10, { a: 1 }] },
-      'array from JSON text': { operator: { type: 'array', operation: 'contains', rightType: 'any' }, rightValue: 'b', options: LOOSE, values: ['["a","b"]', "['b']", '[]'], kept: ['["a","b"]', "['b']"] },
-      'object from JSON and JavaScript text': { operator: { type: 'object', operation: 'notEmpty', singleValue: true }, options: LOOSE, values: ['{"a":1}', "{b: 'x',}", '{}'], kept: ['{"a":1}', "{b: 'x',}"] },
-      'empty string as number 0 (filter versions below 3)': { operator: { type: 'number', operation: 'equals' }, rightValue: 0, options: LOOSE, values: ['', '5'], kept: [''] },
+      'string from number and object': {
+        operator: { type: 'string', operation: 'contains' },
+        rightValue: 1,
+        options: LOOSE,
+        values: [10, { a: 1 }, 'x'],
+        kept: [10, { a: 1 }],
+      },
+      'array from JSON text': {
+        operator: { type: 'array', operation: 'contains', rightType: 'any' },
+        rightValue: 'b',
+        options: LOOSE,
+        values: ['["a","b"]', "['b']", '[]'],
+        kept: ['["a","b"]', "['b']"],
+      },
+      'object from JSON and JavaScript text': {
+        operator: { type: 'object', operation: 'notEmpty', singleValue: true },
+        options: LOOSE,
+        values: ['{"a":1}', "{b: 'x',}", '{}'],
+        kept: ['{"a":1}', "{b: 'x',}"],
+      },
+      'empty string as number 0 (filter versions below 3)': {
+        operator: { type: 'number', operation: 'equals' },
+        rightValue: 0,
+        options: LOOSE,
+        values: ['', '5'],
+        kept: [''],
+      },
     });
   });
 
@@ -226,7 +258,10 @@ describe('n8n filter conditions: type validation', () => {
   });
 
   test('without stored typeValidation the runtime reads loose (as n8n: only "strict" is strict)', async () => {
-    assert.deepEqual(await kept({ operator: { type: 'number', operation: 'equals' }, rightValue: '1', options: { caseSensitive: true }, values: [1, '2'] }), [1]);
+    assert.deepEqual(
+      await kept({ operator: { type: 'number', operation: 'equals' }, rightValue: '1', options: { caseSensitive: true }, values: [1, '2'] }),
+      [1],
+    );
   });
 });
 
@@ -235,11 +270,20 @@ describe('n8n filter conditions: combining', () => {
     { leftValue: '={{ $json.a }}', rightValue: 1, operator: { type: 'number', operation: 'equals' } },
     { leftValue: '={{ $json.b }}', rightValue: 'x', operator: { type: 'string', operation: 'equals' } },
   ];
-  const items = [{ a: 1, b: 'x' }, { a: 1, b: 'y' }, { a: 2, b: 'x' }, { a: 2, b: 'y' }];
+  const items = [
+    { a: 1, b: 'x' },
+    { a: 1, b: 'y' },
+    { a: 2, b: 'x' },
+    { a: 2, b: 'y' },
+  ];
 
   test('and keeps the items meeting every condition, or those meeting one', async () => {
     assert.deepEqual((await runNode(filterNode(conds, STRICT, 'and'), items))[0], [{ a: 1, b: 'x' }]);
-    assert.deepEqual((await runNode(filterNode(conds, STRICT, 'or'), items))[0], [{ a: 1, b: 'x' }, { a: 1, b: 'y' }, { a: 2, b: 'x' }]);
+    assert.deepEqual((await runNode(filterNode(conds, STRICT, 'or'), items))[0], [
+      { a: 1, b: 'x' },
+      { a: 1, b: 'y' },
+      { a: 2, b: 'x' },
+    ]);
   });
 
   test('and stops at the first failing condition: a later wrong type is not reached', async () => {
@@ -252,11 +296,14 @@ describe('n8n filter conditions: combining', () => {
     assert.deepEqual((await runNode(filterNode(conds, STRICT, 'xor'), items))[0], []);
   });
 
-  test('without stored options the filter takes what n8n\'s editor derives from the node: strict unless looseTypeValidation', async () => {
+  test("without stored options the filter takes what n8n's editor derives from the node: strict unless looseTypeValidation", async () => {
     const node = (params: Json): NodeUnderTest => ({
       type: 'n8n-nodes-base.filter',
       typeVersion: 2.2,
-      parameters: { conditions: { conditions: [{ leftValue: '={{ $json.v }}', rightValue: 1, operator: { type: 'number', operation: 'equals' } }], combinator: 'and' }, ...params },
+      parameters: {
+        conditions: { conditions: [{ leftValue: '={{ $json.v }}', rightValue: 1, operator: { type: 'number', operation: 'equals' } }], combinator: 'and' },
+        ...params,
+      },
     });
     await failure(node({}), [{ v: '1' }]);
     assert.deepEqual((await runNode(node({ looseTypeValidation: true }), [{ v: '1' }, { v: 2 }]))[0], [{ v: '1' }]);

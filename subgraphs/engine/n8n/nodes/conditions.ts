@@ -216,7 +216,13 @@ function conditionPasses(condition: Record<string, any>, settings: FilterSetting
   return compare ? compare(left, right, { exists, ignoreCase: settings.ignoreCase }) : false;
 }
 
-function operands(condition: Record<string, any>, operator: Operator, settings: FilterSettings, index: number, run: FilterRun): { left: unknown; right: unknown } {
+function operands(
+  condition: Record<string, any>,
+  operator: Operator,
+  settings: FilterSettings,
+  index: number,
+  run: FilterRun,
+): { left: unknown; right: unknown } {
   const { leftValue, rightValue } = condition;
   const left = parseOperand(leftValue, operator.type, settings, run.zone);
   const right = parseOperand(rightValue, operator.rightType, settings, run.zone);
@@ -342,11 +348,24 @@ const mapValues = <T, U>(o: Record<string, T>, f: (v: T, k: string) => U): Recor
 
 const COMPARISONS: Record<string, Record<string, Compare>> = {
   string: mapValues(STRING_OPS, (op, name) => strings(op, name)),
-  number: { ...BY_EXISTENCE, ...mapValues(ORDERED, (op): Compare => (l, r) => op(l, r)) },
+  number: {
+    ...BY_EXISTENCE,
+    ...mapValues(
+      ORDERED,
+      (op): Compare =>
+        (l, r) =>
+          op(l, r),
+    ),
+  },
   dateTime: {
     ...BY_EXISTENCE,
     // A missing date compares as false either way.
-    ...mapValues(DATE_OPS, (op): Compare => (l: DateTime | undefined, r: DateTime | undefined) => Boolean(l && r) && op(l!.toMillis(), r!.toMillis())),
+    ...mapValues(
+      DATE_OPS,
+      (op): Compare =>
+        (l: DateTime | undefined, r: DateTime | undefined) =>
+          Boolean(l && r) && op(l!.toMillis(), r!.toMillis()),
+    ),
   },
   boolean: {
     ...BY_EXISTENCE,
@@ -360,7 +379,12 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
     notContains: (l, r, { ignoreCase }) => !arrayContains(l ?? [], r, ignoreCase),
     empty: (l) => (l ?? []).length === 0,
     notEmpty: (l) => (l ?? []).length !== 0,
-    ...mapValues(ARRAY_LENGTH, (op): Compare => (l, r) => op((l ?? []).length, r)),
+    ...mapValues(
+      ARRAY_LENGTH,
+      (op): Compare =>
+        (l, r) =>
+          op((l ?? []).length, r),
+    ),
   },
   object: {
     empty: (l) => !l || Object.keys(l).length === 0,

@@ -61,7 +61,12 @@ describe('n8n Crypto 1: hash', () => {
 
   test('the value is an expression per item', async () => {
     const out = await runNode(crypto({ action: 'hash', type: 'SHA256', value: '={{ $json.text }}' }), [{ text: 'test' }, { text: '' }]);
-    assert.deepEqual(out, [[{ text: 'test', data: DIGESTS.SHA256![0] }, { text: '', data: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }]]);
+    assert.deepEqual(out, [
+      [
+        { text: 'test', data: DIGESTS.SHA256![0] },
+        { text: '', data: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' },
+      ],
+    ]);
   });
 
   test('an algorithm node:crypto does not know fails, naming it, at its item', async () => {
@@ -82,7 +87,10 @@ describe('n8n Crypto 1: hmac', () => {
   test('SHA256 (RFC 4231 test case 2) as hex, SHA512 as base64', async () => {
     const out = await runNode(crypto({ action: 'hmac', type: 'SHA256', value: 'what do ya want for nothing?', secret: 'Jefe' }), [{}]);
     assert.deepEqual(out, [[{ data: '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843' }]]);
-    const b64 = await runNode(crypto({ action: 'hmac', type: 'SHA512', value: 'The quick brown fox jumps over the lazy dog', secret: 'key', encoding: 'base64' }), [{}]);
+    const b64 = await runNode(
+      crypto({ action: 'hmac', type: 'SHA512', value: 'The quick brown fox jumps over the lazy dog', secret: 'key', encoding: 'base64' }),
+      [{}],
+    );
     assert.deepEqual(b64, [[{ data: 'tCrwkFe6weLUFwjkipAuCbX/fxKrQopP6GZTxz3SSPuC+UilSfe3kaW0GRXuTR7Dk1NX5OIxclDQNyr6Lr7rOg==' }]]);
   });
 });

@@ -71,7 +71,10 @@ export const crypto: NodeDefinition = {
     unsupported(p) {
       const action = p.action ?? DEFAULTS.action;
       if ((action === 'hash' || action === 'hmac') && p.binaryData === true) {
-        return { option: 'binaryData', message: `${action} of a binary file is not supported: items here carry no binary data; ${action} a text value (binaryData off)` };
+        return {
+          option: 'binaryData',
+          message: `${action} of a binary file is not supported: items here carry no binary data; ${action} a text value (binaryData off)`,
+        };
       }
       return undefined;
     },

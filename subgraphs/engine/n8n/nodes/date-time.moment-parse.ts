@@ -42,7 +42,8 @@ export function inZone(reading: Reading, zone: string): DateTime {
 // ---------------------------------------------------------------------------------------------
 // Without a format
 
-const ISO_EXTENDED = /^\s*((?:[+-]\d{6}|\d{4})-(?:\d\d-\d\d|W\d\d-\d|W\d\d|\d\d\d|\d\d))(?:(T| )(\d\d(?::\d\d(?::\d\d(?:[.,]\d+)?)?)?)([+-]\d\d(?::?\d\d)?|\s*Z)?)?$/;
+const ISO_EXTENDED =
+  /^\s*((?:[+-]\d{6}|\d{4})-(?:\d\d-\d\d|W\d\d-\d|W\d\d|\d\d\d|\d\d))(?:(T| )(\d\d(?::\d\d(?::\d\d(?:[.,]\d+)?)?)?)([+-]\d\d(?::?\d\d)?|\s*Z)?)?$/;
 const ISO_BASIC = /^\s*((?:[+-]\d{6}|\d{4})(?:\d\d\d\d|W\d\d\d|W\d\d|\d\d\d|\d\d|))(?:(T| )(\d\d(?:\d\d(?:\d\d(?:[.,]\d+)?)?)?)([+-]\d\d(?::?\d\d)?|\s*Z)?)?$/;
 /** Date forms moment accepts without a time only. */
 const DATE_ONLY = /^(?:[+-]?\d{4,6}-?W\d\d|\d{4}-\d\d|\d{6}|\d{4})$/;
@@ -68,20 +69,35 @@ function readIso(text: string): Reading | null | undefined {
   return parts.offset ? { instant: d.toMillis() } : { wall: wallOf(d) };
 }
 
-const RFC_2822 = /^(?:(Mon|Tue|Wed|Thu|Fri|Sat|Sun),?\s)?(\d{1,2})\s(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s(\d{2,4})\s(\d\d):(\d\d)(?::(\d\d))?\s(?:(UT|GMT|[ECMP][SD]T)|([Zz])|([+-]\d{4}))$/;
+const RFC_2822 =
+  /^(?:(Mon|Tue|Wed|Thu|Fri|Sat|Sun),?\s)?(\d{1,2})\s(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s(\d{2,4})\s(\d\d):(\d\d)(?::(\d\d))?\s(?:(UT|GMT|[ECMP][SD]T)|([Zz])|([+-]\d{4}))$/;
 /** Hours from UTC of RFC 2822's obsolete North American zones. */
 const RFC_ZONES: Record<string, number> = { UT: 0, GMT: 0, EDT: -4, EST: -5, CDT: -5, CST: -6, MDT: -6, MST: -7, PDT: -7, PST: -8 };
 
 function readRfc2822(text: string): Reading | null | undefined {
-  const cleaned = text.replace(/\([^()]*\)|[\n\t]/g, ' ').replace(/(\s\s+)/g, ' ').trim();
+  const cleaned = text
+    .replace(/\([^()]*\)|[\n\t]/g, ' ')
+    .replace(/(\s\s+)/g, ' ')
+    .trim();
   const m = RFC_2822.exec(cleaned);
   if (!m) return undefined;
   const [, weekday, day, month, yearText, hour, minute, second, named, , numeric] = m;
   const short = Number(yearText);
   // moment's two- and three-digit years: up to 49 is 20xx, up to 999 is 19xx.
   const year = short <= 49 ? 2000 + short : short <= 999 ? 1900 + short : short;
-  const offsetMinutes = named ? RFC_ZONES[named]! * 60 : numeric ? (numeric[0] === '-' ? -1 : 1) * (Number(numeric.slice(1, 3)) * 60 + Number(numeric.slice(3))) : 0;
-  const utc = Date.UTC(year, MONTHS.findIndex((n) => n.startsWith(month!)), Number(day), Number(hour), Number(minute), Number(second ?? 0));
+  const offsetMinutes = named
+    ? RFC_ZONES[named]! * 60
+    : numeric
+      ? (numeric[0] === '-' ? -1 : 1) * (Number(numeric.slice(1, 3)) * 60 + Number(numeric.slice(3)))
+      : 0;
+  const utc = Date.UTC(
+    year,
+    MONTHS.findIndex((n) => n.startsWith(month!)),
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second ?? 0),
+  );
   if (weekday && WEEKDAYS[new Date(utc).getUTCDay()]!.slice(0, 3) !== weekday) return null;
   return { instant: utc - offsetMinutes * 60_000 };
 }
@@ -124,7 +140,11 @@ type Reader = { lenient: RegExp; strict: RegExp; read: (input: string, into: Par
 
 const int = (s: string): number => Math.trunc(Number(s)) || 0;
 const twoDigitYear = (s: string): number => int(s) + (int(s) > 68 ? 1900 : 2000);
-const namesPattern = (names: string[]) => names.slice().sort((a, b) => b.length - a.length).join('|');
+const namesPattern = (names: string[]) =>
+  names
+    .slice()
+    .sort((a, b) => b.length - a.length)
+    .join('|');
 const MONTHS_SHORT = MONTHS.map((n) => n.slice(0, 3));
 const WEEKDAYS_SHORT = WEEKDAYS.map((n) => n.slice(0, 3));
 const WEEKDAYS_MIN = WEEKDAYS.map((n) => n.slice(0, 2));
@@ -142,7 +162,10 @@ const D1to2 = /\d\d?/;
 const D2 = /\d\d/;
 const NO_LEADING_ZERO = /^[1-9]\d?/;
 const HAS_ZERO = /^([1-9]\d|\d)/;
-const set = (field: 'month' | 'day' | 'hour' | 'minute' | 'second', shift = 0) => (s: string, p: Parse) => void (p[field] = int(s) + shift);
+const set =
+  (field: 'month' | 'day' | 'hour' | 'minute' | 'second', shift = 0) =>
+  (s: string, p: Parse) =>
+    void (p[field] = int(s) + shift);
 const hour12 = (read: Reader['read']) => (s: string, p: Parse) => {
   read(s, p);
   p.bigHour = true;
@@ -242,7 +265,8 @@ function tokensOf(format: string): string[] {
   let tokens = formats.get(format);
   if (!tokens) {
     const unread = unreadTokens(format);
-    if (unread.length) throw new Error(`The format token "${unread[0]}" cannot be read (week-based dates, ordinals other than Do, eras and zone names are not supported)`);
+    if (unread.length)
+      throw new Error(`The format token "${unread[0]}" cannot be read (week-based dates, ordinals other than Do, eras and zone names are not supported)`);
     tokens = splitFormat(format);
     if (formats.size > 1000) formats.clear();
     formats.set(format, tokens);

@@ -55,7 +55,9 @@ describe('n8n Date & Time 2: addToDate and subtractFromDate', () => {
   const GMT = zone('Etc/GMT');
 
   test('n8n’s test workflow: 2 days (the default unit) added, then subtracted, as newDate', async () => {
-    const added = await one({ operation: 'addToDate', magnitude: '={{ $json.currentDate }}', duration: 2 }, GMT, { currentDate: '2023-04-11T13:51:59.965+00:00' });
+    const added = await one({ operation: 'addToDate', magnitude: '={{ $json.currentDate }}', duration: 2 }, GMT, {
+      currentDate: '2023-04-11T13:51:59.965+00:00',
+    });
     assert.deepEqual(added, { newDate: '2023-04-13T13:51:59.965+00:00' });
     const subtracted = await one({ operation: 'subtractFromDate', magnitude: '={{ $json.newDate }}', duration: 2 }, GMT, added);
     assert.deepEqual(subtracted, { newDate: '2023-04-11T13:51:59.965+00:00' });
@@ -64,7 +66,10 @@ describe('n8n Date & Time 2: addToDate and subtractFromDate', () => {
   test('units: calendar days keep the wall-clock time over a DST change, hours do not; month ends', async () => {
     const ny = zone('America/New_York');
     assert.equal((await one({ operation: 'addToDate', magnitude: '2023-03-11T12:00:00', duration: 1 }, ny)).newDate, '2023-03-12T12:00:00.000-04:00');
-    assert.equal((await one({ operation: 'addToDate', magnitude: '2023-03-11T12:00:00', timeUnit: 'hours', duration: 24 }, ny)).newDate, '2023-03-12T13:00:00.000-04:00');
+    assert.equal(
+      (await one({ operation: 'addToDate', magnitude: '2023-03-11T12:00:00', timeUnit: 'hours', duration: 24 }, ny)).newDate,
+      '2023-03-12T13:00:00.000-04:00',
+    );
     const units: [string, number, string][] = [
       ['months', 1, '2023-02-28T10:00:00.000Z'],
       ['quarters', 1, '2023-04-30T10:00:00.000Z'],
@@ -77,7 +82,10 @@ describe('n8n Date & Time 2: addToDate and subtractFromDate', () => {
     for (const [timeUnit, duration, expected] of units) {
       assert.equal((await one({ operation: 'addToDate', magnitude: '2023-01-31T10:00:00Z', timeUnit, duration })).newDate, expected, timeUnit);
     }
-    assert.equal((await one({ operation: 'subtractFromDate', magnitude: '2023-03-31T10:00:00Z', timeUnit: 'months', duration: 1, outputFieldName: 'd' })).d, '2023-02-28T10:00:00.000Z');
+    assert.equal(
+      (await one({ operation: 'subtractFromDate', magnitude: '2023-03-31T10:00:00Z', timeUnit: 'months', duration: 1, outputFieldName: 'd' })).d,
+      '2023-02-28T10:00:00.000Z',
+    );
   });
 });
 
@@ -94,7 +102,8 @@ describe('n8n Date & Time 2: formatDate', () => {
       X: '1681221119',
       x: '1681221119965',
     };
-    for (const [format, expected] of Object.entries(presets)) assert.equal((await one({ operation: 'formatDate', date, format })).formattedDate, expected, format);
+    for (const [format, expected] of Object.entries(presets))
+      assert.equal((await one({ operation: 'formatDate', date, format })).formattedDate, expected, format);
   });
 
   test('a custom luxon format', async () => {
@@ -122,7 +131,13 @@ describe('n8n Date & Time 2: formatDate', () => {
   });
 
   test('From Date Format reads the date with a luxon format (digits are then not a timestamp)', async () => {
-    const read = await one({ operation: 'formatDate', date: '11.04.2023 14:30', format: 'custom', customFormat: 'yyyy-MM-dd HH:mm', options: { fromFormat: 'dd.MM.yyyy HH:mm' } });
+    const read = await one({
+      operation: 'formatDate',
+      date: '11.04.2023 14:30',
+      format: 'custom',
+      customFormat: 'yyyy-MM-dd HH:mm',
+      options: { fromFormat: 'dd.MM.yyyy HH:mm' },
+    });
     assert.equal(read.formattedDate, '2023-04-11 14:30');
     assert.equal((await one({ operation: 'formatDate', date: '20230411', options: { fromFormat: 'yyyyMMdd' } })).formattedDate, '04/11/2023');
     await assert.rejects(runNode(v2({ operation: 'formatDate', date: '2023-04-11', options: { fromFormat: 'dd.MM.yyyy' } }), [{}]), (err: NodeFailed) =>
@@ -144,7 +159,8 @@ describe('n8n Date & Time 2: roundDate', () => {
       minute: '2023-04-12T15:45:00.000Z',
       second: '2023-04-12T15:45:30.000Z',
     };
-    for (const [toNearest, expected] of Object.entries(units)) assert.equal((await one({ operation: 'roundDate', date, toNearest })).roundedDate, expected, toNearest);
+    for (const [toNearest, expected] of Object.entries(units))
+      assert.equal((await one({ operation: 'roundDate', date, toNearest })).roundedDate, expected, toNearest);
   });
 
   test('round up to the end of the month (the next month’s start, as n8n does)', async () => {
@@ -152,7 +168,9 @@ describe('n8n Date & Time 2: roundDate', () => {
   });
 
   test('n8n’s test workflow: a yyyy/MM/dd text to the day, in Etc/GMT', async () => {
-    assert.deepEqual(await one({ operation: 'roundDate', date: '2023/04/11', toNearest: 'day' }, zone('Etc/GMT')), { roundedDate: '2023-04-11T00:00:00.000+00:00' });
+    assert.deepEqual(await one({ operation: 'roundDate', date: '2023/04/11', toNearest: 'day' }, zone('Etc/GMT')), {
+      roundedDate: '2023-04-11T00:00:00.000+00:00',
+    });
   });
 });
 
@@ -202,7 +220,10 @@ describe('n8n Date & Time 2: extractDate', () => {
 describe('n8n Date & Time 2: items', () => {
   test('Include Input Fields keeps the item’s fields; without it the item holds the result only', async () => {
     const item = { a: 1, when: '2023-04-11T13:51:59Z' };
-    assert.deepEqual(await one({ operation: 'extractDate', date: '={{ $json.when }}', part: 'year', options: { includeInputFields: true } }, {}, item), { ...item, datePart: 2023 });
+    assert.deepEqual(await one({ operation: 'extractDate', date: '={{ $json.when }}', part: 'year', options: { includeInputFields: true } }, {}, item), {
+      ...item,
+      datePart: 2023,
+    });
     assert.deepEqual(await one({ operation: 'extractDate', date: '={{ $json.when }}', part: 'year' }, {}, item), { datePart: 2023 });
   });
 
@@ -215,7 +236,10 @@ describe('n8n Date & Time 2: items', () => {
   });
 
   test('with onError continueRegularOutput a failed item becomes {error}, the others go on', async () => {
-    const out = await runNode(v2({ operation: 'extractDate', date: '={{ $json.d }}' }, { onError: 'continueRegularOutput' }), [{ d: 'not-a-date' }, { d: '2023-04-11' }]);
+    const out = await runNode(v2({ operation: 'extractDate', date: '={{ $json.d }}' }, { onError: 'continueRegularOutput' }), [
+      { d: 'not-a-date' },
+      { d: '2023-04-11' },
+    ]);
     assert.deepEqual(out, [[{ error: 'Invalid date format' }, { datePart: 4 }]]);
   });
 
@@ -229,7 +253,16 @@ describe('n8n Date & Time 2: items', () => {
         node('Subtract date', { operation: 'subtractFromDate', magnitude: '={{ $json.newDate }}', duration: 2 }, 400),
         node('Format Date', { operation: 'formatDate', date: '={{ $json.newDate }}', format: 'yyyy/MM/dd' }, 600),
         node('Round Date', { operation: 'roundDate', date: '={{ $json.formattedDate }}', toNearest: 'day' }, 800),
-        node('Get between date', { operation: 'getTimeBetweenDates', startDate: "={{ $node['Subtract date'].json.newDate }}", endDate: "={{ $node['Add to date'].json.newDate }}", units: ['day'] }, 1000),
+        node(
+          'Get between date',
+          {
+            operation: 'getTimeBetweenDates',
+            startDate: "={{ $node['Subtract date'].json.newDate }}",
+            endDate: "={{ $node['Add to date'].json.newDate }}",
+            units: ['day'],
+          },
+          1000,
+        ),
         node('Extract Date', { operation: 'extractDate', date: '={{ $node.Start.json.currentDate }}', part: 'hour', outputFieldName: 'date' }, 1200),
       ],
       connections: Object.fromEntries(chain.slice(0, -1).map((from, i) => [from, { main: [[{ node: chain[i + 1], type: 'main', index: 0 }]] }])),
@@ -253,7 +286,10 @@ describe('n8n Date & Time 2: items', () => {
 
 describe('n8n Date & Time: versions', () => {
   test('version 2 imports with any of its options; a version it does not implement is refused', () => {
-    assert.equal(importRefusal(v2({ operation: 'formatDate', date: 'x', format: 'custom', customFormat: 'yyyy zz', options: { fromFormat: 'kkkk-WW', timezone: true } })), undefined);
+    assert.equal(
+      importRefusal(v2({ operation: 'formatDate', date: 'x', format: 'custom', customFormat: 'yyyy zz', options: { fromFormat: 'kkkk-WW', timezone: true } })),
+      undefined,
+    );
     const refusal = importRefusal({ type: 'n8n-nodes-base.dateTime', typeVersion: 3, parameters: {} });
     assert.equal(refusal?.reason, 'unsupported_version');
     assert.deepEqual(refusal?.supportedVersions, [1, 2]);

@@ -69,7 +69,14 @@ describe('n8n Date & Time 1: format', () => {
   });
 
   test('numbers are Unix timestamps: milliseconds, seconds with a fraction, seconds; also as text (n8n’s test)', async () => {
-    const out = await runNode(v1({ value: '={{ $json.d }}', options: {} }), [{ d: 1682918315906 }, { d: 1682918315.906 }, { d: 1682918315 }, { d: '1682918315906' }, { d: '1682918315.906' }, { d: '1682918315' }]);
+    const out = await runNode(v1({ value: '={{ $json.d }}', options: {} }), [
+      { d: 1682918315906 },
+      { d: 1682918315.906 },
+      { d: 1682918315 },
+      { d: '1682918315906' },
+      { d: '1682918315.906' },
+      { d: '1682918315' },
+    ]);
     assert.deepEqual(
       out[0]!.map((j) => j.data),
       Array.from({ length: 6 }, () => '05/01/2023'),
@@ -83,7 +90,10 @@ describe('n8n Date & Time 1: format', () => {
 
   test('from and to time zones (n8n’s test workflow, workflow in New York)', async () => {
     assert.equal(await data({ value: '08/01/2022', toFormat: 'YYYY/MM/DD', options: { fromTimezone: 'US/Hawaii' } }, NY), '2022/07/31');
-    assert.equal(await data({ value: '08/01/2022', toFormat: 'YYYY/MM/DD', options: { fromTimezone: 'US/Hawaii', toTimezone: 'US/Pacific' } }, NY), '2022/07/31');
+    assert.equal(
+      await data({ value: '08/01/2022', toFormat: 'YYYY/MM/DD', options: { fromTimezone: 'US/Hawaii', toTimezone: 'US/Pacific' } }, NY),
+      '2022/07/31',
+    );
     assert.equal(await data({ value: '08/01/2022', toFormat: 'x', options: { fromTimezone: 'US/Hawaii', toTimezone: 'US/Pacific' } }, NY), '1659312000000');
     const special = { value: '2022-01-12', toFormat: 'MM-DD-YYYY', options: { fromFormat: 'YYYY-DD-MM', fromTimezone: 'US/Hawaii', toTimezone: 'US/Pacific' } };
     assert.equal(await data(special, NY), '12-01-2022');
@@ -117,7 +127,10 @@ describe('n8n Date & Time 1: format', () => {
   test('a wall-clock time that happens twice (summer time ends) is the earlier, as moment reads it', async () => {
     const format = 'YYYY-MM-DD HH:mm Z';
     assert.equal(await inServerZone('Europe/Berlin', () => data({ value: '2022-10-30 02:30', toFormat: format, options: {} })), '2022-10-30 02:30 +02:00');
-    assert.equal(await data({ value: '2022-10-30 02:30', toFormat: format, options: { fromTimezone: 'Europe/Berlin', toTimezone: 'Europe/Berlin' } }), '2022-10-30 02:30 +02:00');
+    assert.equal(
+      await data({ value: '2022-10-30 02:30', toFormat: format, options: { fromTimezone: 'Europe/Berlin', toTimezone: 'Europe/Berlin' } }),
+      '2022-10-30 02:30 +02:00',
+    );
   });
 
   test('a value moment cannot read fails, asking for the From Format', async () => {
@@ -176,7 +189,9 @@ describe('n8n Date & Time 1: calculate', () => {
   test('with onError continueRegularOutput a failed item becomes {error}, the others go on', async () => {
     const node = v1({ action: 'calculate', value: '={{ $json.v }}', duration: 1, options: {} }, { onError: 'continueRegularOutput' });
     const out = await runNode(node, [{ v: 'garbage' }, { v: '08/01/2022' }]);
-    assert.deepEqual(out, [[{ error: 'Unrecognized date input. Please specify a format in the "From Format" field.' }, { v: '08/01/2022', data: '2022-08-02T00:00:00.000Z' }]]);
+    assert.deepEqual(out, [
+      [{ error: 'Unrecognized date input. Please specify a format in the "From Format" field.' }, { v: '08/01/2022', data: '2022-08-02T00:00:00.000Z' }],
+    ]);
   });
 });
 
@@ -202,6 +217,8 @@ describe('n8n Date & Time 1: refusals', () => {
 
   test('a format from an expression is checked when it runs', async () => {
     assert.equal(importRefusal(v1({ value: 'x', toFormat: '={{ "zz" }}' })), undefined);
-    await assert.rejects(runNode(v1({ value: '08/01/2022', toFormat: '={{ "zz" }}', options: {} }), [{}]), (err: NodeFailed) => /"zz" is not supported/.test(err.info.message));
+    await assert.rejects(runNode(v1({ value: '08/01/2022', toFormat: '={{ "zz" }}', options: {} }), [{}]), (err: NodeFailed) =>
+      /"zz" is not supported/.test(err.info.message),
+    );
   });
 });

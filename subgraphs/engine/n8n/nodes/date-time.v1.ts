@@ -75,7 +75,17 @@ function format(p: Params, workflowZone: string): string | undefined {
 
 /** moment's unit names (normalizeUnits): singular, plural or shorthand, any case but M / m. */
 const UNIT_ALIASES: Record<string, string> = {};
-for (const [unit, short] of Object.entries({ year: 'y', quarter: 'Q', month: 'M', week: 'w', day: 'd', hour: 'h', minute: 'm', second: 's', millisecond: 'ms' })) {
+for (const [unit, short] of Object.entries({
+  year: 'y',
+  quarter: 'Q',
+  month: 'M',
+  week: 'w',
+  day: 'd',
+  hour: 'h',
+  minute: 'm',
+  second: 's',
+  millisecond: 'ms',
+})) {
   Object.assign(UNIT_ALIASES, { [unit]: unit, [`${unit}s`]: unit, [short]: unit });
 }
 
@@ -138,17 +148,25 @@ export function unsupportedV1(p: Params): { option: string; message: string } | 
   const action = p.action ?? DEFAULTS.action;
   if (action === 'format' && literal(p.toFormat)) {
     const [token] = unwrittenTokens(p.toFormat);
-    if (token) return { option: 'toFormat', message: `the format token "${token}" (era names or years, zone abbreviations) is not supported: write the date without it, e.g. with Z for the offset` };
+    if (token)
+      return {
+        option: 'toFormat',
+        message: `the format token "${token}" (era names or years, zone abbreviations) is not supported: write the date without it, e.g. with Z for the offset`,
+      };
   }
   if (literal(options.fromFormat) && options.fromFormat) {
     const [token] = unreadTokens(options.fromFormat);
     if (token) {
-      return { option: 'options.fromFormat', message: `the format token "${token}" cannot be read (week-based dates, ordinals other than Do, eras, zone names, or a weekday without the day of the month): read the date with day, month and year tokens` };
+      return {
+        option: 'options.fromFormat',
+        message: `the format token "${token}" cannot be read (week-based dates, ordinals other than Do, eras, zone names, or a weekday without the day of the month): read the date with day, month and year tokens`,
+      };
     }
   }
   for (const name of ['fromTimezone', 'toTimezone']) {
     const zone = options[name];
-    if (literal(zone) && zone && !isZone(zone)) return { option: `options.${name}`, message: `"${zone}" is not a time zone: use an IANA name such as Europe/Berlin` };
+    if (literal(zone) && zone && !isZone(zone))
+      return { option: `options.${name}`, message: `"${zone}" is not a time zone: use an IANA name such as Europe/Berlin` };
   }
   return undefined;
 }

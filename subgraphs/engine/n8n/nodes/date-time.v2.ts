@@ -118,7 +118,12 @@ const OPERATIONS: Record<string, Operation> = {
     if (mode === 'roundDown') return { value: date.startOf(param(p, 'toNearest') as DateTimeUnit).toString() };
     if (mode !== 'roundUp') return undefined;
     const to = param(p, 'to') as DateTimeUnit;
-    return { value: date.plus({ [to]: 1 }).startOf(to).toString() };
+    return {
+      value: date
+        .plus({ [to]: 1 })
+        .startOf(to)
+        .toString(),
+    };
   },
   getTimeBetweenDates(p, zone) {
     const start = parseDate(param(p, 'startDate'), zone);

@@ -22,20 +22,43 @@ const counted = subWorkflow({ type: 'engine.code', parameters: { code: 'return [
 describe('n8n Execute Workflow', () => {
   for (const typeVersion of [1, 1.1, 1.2]) {
     test(`${typeVersion}: an inline workflow (source parameter) runs with all items and passes on its last node's items`, async () => {
-      const out = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion, parameters: { source: 'parameter', workflowJson: doubled } }, [{ n: 1 }, { n: 2 }]);
-      assert.deepEqual(out, [[{ n: 1, doubled: 2 }, { n: 2, doubled: 4 }]]);
+      const out = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion, parameters: { source: 'parameter', workflowJson: doubled } }, [
+        { n: 1 },
+        { n: 2 },
+      ]);
+      assert.deepEqual(out, [
+        [
+          { n: 1, doubled: 2 },
+          { n: 2, doubled: 4 },
+        ],
+      ]);
     });
   }
 
   test('mode each: one run per item, the results in item order', async () => {
-    const out = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: counted, mode: 'each' } }, [{ n: 5 }, { n: 6 }]);
-    assert.deepEqual(out, [[{ count: 1, first: 5 }, { count: 1, first: 6 }]]);
-    const once = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: counted } }, [{ n: 5 }, { n: 6 }]);
+    const out = await runNode(
+      { type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: counted, mode: 'each' } },
+      [{ n: 5 }, { n: 6 }],
+    );
+    assert.deepEqual(out, [
+      [
+        { count: 1, first: 5 },
+        { count: 1, first: 6 },
+      ],
+    ]);
+    const once = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: counted } }, [
+      { n: 5 },
+      { n: 6 },
+    ]);
     assert.deepEqual(once, [[{ count: 2, first: 5 }]]);
   });
 
   test('waitForSubWorkflow false passes the input on', async () => {
-    const node = { type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: doubled, options: { waitForSubWorkflow: false } } };
+    const node = {
+      type: 'n8n-nodes-base.executeWorkflow',
+      typeVersion: 1.1,
+      parameters: { source: 'parameter', workflowJson: doubled, options: { waitForSubWorkflow: false } },
+    };
     assert.deepEqual(await runNode(node, [{ n: 1 }]), [[{ n: 1 }]]);
   });
 
@@ -49,19 +72,30 @@ describe('n8n Execute Workflow', () => {
     };
     const v1 = await runNode({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1, parameters: { workflowId: 'wf-1' } }, [{ n: 1 }], { services });
     const v12 = await runNode(
-      { type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.2, parameters: { workflowId: { __rl: true, value: 'wf-2', mode: 'list' }, workflowInputs: { mappingMode: 'defineBelow', value: {} } } },
+      {
+        type: 'n8n-nodes-base.executeWorkflow',
+        typeVersion: 1.2,
+        parameters: { workflowId: { __rl: true, value: 'wf-2', mode: 'list' }, workflowInputs: { mappingMode: 'defineBelow', value: {} } },
+      },
       [{ n: 2 }],
       { services },
     );
     assert.deepEqual([v1, v12], [[[{ from: 'wf-1' }]], [[{ from: 'wf-2' }]]]);
-    assert.deepEqual(calls, [['wf-1', [{ n: 1 }]], ['wf-2', [{ n: 2 }]]]);
+    assert.deepEqual(calls, [
+      ['wf-1', [{ n: 1 }]],
+      ['wf-2', [{ n: 2 }]],
+    ]);
   });
 
   test('1.2 workflowInputs defined below: each item becomes the mapped fields', async () => {
     const node = {
       type: 'n8n-nodes-base.executeWorkflow',
       typeVersion: 1.2,
-      parameters: { source: 'parameter', workflowJson: counted, workflowInputs: { mappingMode: 'defineBelow', value: { n: '={{ $json.price * 10 }}' }, schema: [] } },
+      parameters: {
+        source: 'parameter',
+        workflowJson: counted,
+        workflowInputs: { mappingMode: 'defineBelow', value: { n: '={{ $json.price * 10 }}' }, schema: [] },
+      },
     };
     assert.deepEqual(await runNode(node, [{ price: 3 }, { price: 4 }]), [[{ count: 2, first: 30 }]]);
   });
@@ -87,11 +121,18 @@ describe('n8n Execute Workflow', () => {
       pick(importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1, parameters: { source: 'localFile', workflowPath: '/x.json' } })),
       { reason: 'unsupported_option', option: 'source: localFile' },
     );
-    assert.equal(importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'url', workflowUrl: 'https://x' } })?.option, 'source: url');
+    assert.equal(
+      importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'url', workflowUrl: 'https://x' } })?.option,
+      'source: url',
+    );
     const bad = importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { source: 'parameter', workflowJson: '{nope' } });
     assert.equal(bad?.reason, 'invalid_parameter');
     assert.match(bad!.message, /workflowJson is not JSON/);
-    assert.deepEqual(importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { workflowId: { __rl: true, value: '', mode: 'list' } } })?.missingParameters, ['workflowId']);
+    assert.deepEqual(
+      importRefusal({ type: 'n8n-nodes-base.executeWorkflow', typeVersion: 1.1, parameters: { workflowId: { __rl: true, value: '', mode: 'list' } } })
+        ?.missingParameters,
+      ['workflowId'],
+    );
   });
 });
 

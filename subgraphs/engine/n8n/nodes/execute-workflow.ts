@@ -35,9 +35,16 @@ export const executeWorkflow: NodeDefinition = {
     versions: [1, 1.1, 1.2],
     unsupported(p) {
       const source = p.source ?? 'database';
-      if (!SOURCES.includes(source)) return { option: `source: ${source}`, message: `the source "${source}" is not supported: store the workflow and call it by id, or paste its JSON (source "parameter")` };
+      if (!SOURCES.includes(source))
+        return {
+          option: `source: ${source}`,
+          message: `the source "${source}" is not supported: store the workflow and call it by id, or paste its JSON (source "parameter")`,
+        };
       if (isPlainObject(p.workflowInputs) && p.workflowInputs.attemptToConvertTypes === true) {
-        return { option: 'workflowInputs.attemptToConvertTypes', message: 'converting the mapped inputs to the sub-workflow’s declared types is not supported: convert them in the expressions' };
+        return {
+          option: 'workflowInputs.attemptToConvertTypes',
+          message: 'converting the mapped inputs to the sub-workflow’s declared types is not supported: convert them in the expressions',
+        };
       }
       return undefined;
     },

@@ -15,4 +15,14 @@ import { splitInBatches } from './split-in-batches';
  */
 export const N8N_NODE_PREFIX = 'n8n-nodes-base.';
 
-export const N8N_NODES: readonly NodeDefinition[] = [noOp, ...setNodes, ...routingNodes, ...mergeNodes, ...itemListNodes, ...dateCryptoNodes, ...codeNodes, executeWorkflow, splitInBatches];
+export const N8N_NODES: readonly NodeDefinition[] = [
+  noOp,
+  ...setNodes,
+  ...routingNodes,
+  ...mergeNodes,
+  ...itemListNodes,
+  ...dateCryptoNodes,
+  ...codeNodes,
+  executeWorkflow,
+  splitInBatches,
+];

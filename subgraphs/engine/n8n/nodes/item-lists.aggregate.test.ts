@@ -14,12 +14,22 @@ const fields = (...list: Json[]) => ({ fieldToAggregate: list });
 
 describe('n8n Aggregate 1: individual fields', () => {
   test('each field becomes a list of its values, null and missing values left out, nulls inside lists too', async () => {
-    const out = await run('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'age' }, { fieldToAggregate: 'tags' }) }, people);
+    const out = await run(
+      'aggregate',
+      1,
+      { fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'age' }, { fieldToAggregate: 'tags' }) },
+      people,
+    );
     assert.deepEqual(out, [{ name: ['Ada', 'Alan', 'Grace'], age: [36], tags: [['math'], ['logic']] }]);
   });
 
   test('keepMissing keeps null and missing values (and nulls inside lists)', async () => {
-    const out = await run('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'age' }, { fieldToAggregate: 'tags' }), options: { keepMissing: true } }, people);
+    const out = await run(
+      'aggregate',
+      1,
+      { fieldsToAggregate: fields({ fieldToAggregate: 'age' }, { fieldToAggregate: 'tags' }), options: { keepMissing: true } },
+      people,
+    );
     assert.deepEqual(out, [{ age: [36, null, undefined], tags: [['math', null], ['logic'], undefined] }]);
   });
 
@@ -39,7 +49,10 @@ describe('n8n Aggregate 1: individual fields', () => {
   });
 
   test('disableDotNotation reads and writes keys that contain dots as they are', async () => {
-    const out = await run('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'a.b' }), options: { disableDotNotation: true } }, [{ 'a.b': 1, a: { b: 2 } }, { 'a.b': 3 }]);
+    const out = await run('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'a.b' }), options: { disableDotNotation: true } }, [
+      { 'a.b': 1, a: { b: 2 } },
+      { 'a.b': 3 },
+    ]);
     assert.deepEqual(out, [{ 'a.b': [1, 3] }]);
   });
 
@@ -49,7 +62,12 @@ describe('n8n Aggregate 1: individual fields', () => {
   });
 
   test('an output field used twice fails, naming it', async () => {
-    const info = await failure('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'age', renameField: true, outputFieldName: 'name' }) }, people);
+    const info = await failure(
+      'aggregate',
+      1,
+      { fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'age', renameField: true, outputFieldName: 'name' }) },
+      people,
+    );
     assert.match(info.message, /The 'name' output field is used more than once$/);
     assert.equal(info.details.description, 'Please make sure each output field name is unique');
   });
@@ -61,7 +79,12 @@ describe('n8n Aggregate 1: individual fields', () => {
   });
 
   test('includeBinaries is accepted: items here carry json only, so the result is the same', async () => {
-    const out = await run('aggregate', 1, { fieldsToAggregate: fields({ fieldToAggregate: 'name' }), options: { includeBinaries: true, keepOnlyUnique: true } }, people);
+    const out = await run(
+      'aggregate',
+      1,
+      { fieldsToAggregate: fields({ fieldToAggregate: 'name' }), options: { includeBinaries: true, keepOnlyUnique: true } },
+      people,
+    );
     assert.deepEqual(out, [{ name: ['Ada', 'Alan', 'Grace'] }]);
   });
 });
@@ -83,7 +106,10 @@ describe('n8n Aggregate 1: all item data', () => {
   });
 
   test('all fields except some; fields to exclude left from another mode are not read', async () => {
-    const except = await run('aggregate', 1, { aggregate: 'aggregateAllItemData', include: 'allFieldsExcept', fieldsToExclude: 'c' }, [{ a: 1, c: 3 }, { c: 4 }]);
+    const except = await run('aggregate', 1, { aggregate: 'aggregateAllItemData', include: 'allFieldsExcept', fieldsToExclude: 'c' }, [
+      { a: 1, c: 3 },
+      { c: 4 },
+    ]);
     assert.deepEqual(except, [{ data: [{ a: 1 }] }]);
     const stale = await run('aggregate', 1, { aggregate: 'aggregateAllItemData', include: 'allFields', fieldsToExclude: 'c' }, [{ a: 1, c: 3 }]);
     assert.deepEqual(stale, [{ data: [{ a: 1, c: 3 }] }]);
@@ -101,15 +127,35 @@ describe('n8n Item Lists: concatenate items', () => {
       const info = await failure('itemLists', version, { operation: 'aggregateItems', fieldsToAggregate: fields({ fieldToAggregate: 'nowhere' }) }, people);
       assert.match(info.message, /Couldn't find the field 'nowhere' in the input data$/);
     }
-    const kept = await run('itemLists', 2, { operation: 'aggregateItems', fieldsToAggregate: fields({ fieldToAggregate: 'nowhere' }), options: { keepMissing: true } }, [{ a: 1 }]);
+    const kept = await run(
+      'itemLists',
+      2,
+      { operation: 'aggregateItems', fieldsToAggregate: fields({ fieldToAggregate: 'nowhere' }), options: { keepMissing: true } },
+      [{ a: 1 }],
+    );
     assert.deepEqual(kept, [{ nowhere: [undefined] }]);
-    const nested = await failure('itemLists', 1, { operation: 'aggregateItems', fieldsToAggregate: fields({ fieldToAggregate: 'address.city' }), options: { disableDotNotation: true } }, people);
+    const nested = await failure(
+      'itemLists',
+      1,
+      { operation: 'aggregateItems', fieldsToAggregate: fields({ fieldToAggregate: 'address.city' }), options: { disableDotNotation: true } },
+      people,
+    );
     assert.match(String(nested.details.description), /turn off 'disable dot notation'/);
   });
 
   test('Item Lists 2.1 and later: a field no item has gives an empty list', async () => {
-    for (const [version, operation] of [[2.1, 'aggregateItems'], [2.2, 'aggregateItems'], [3, 'concatenateItems'], [3.1, 'concatenateItems']] as const) {
-      const out = await run('itemLists', version, { operation, fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'nowhere' }) }, people);
+    for (const [version, operation] of [
+      [2.1, 'aggregateItems'],
+      [2.2, 'aggregateItems'],
+      [3, 'concatenateItems'],
+      [3.1, 'concatenateItems'],
+    ] as const) {
+      const out = await run(
+        'itemLists',
+        version,
+        { operation, fieldsToAggregate: fields({ fieldToAggregate: 'name' }, { fieldToAggregate: 'nowhere' }) },
+        people,
+      );
       assert.deepEqual(out, [{ name: ['Ada', 'Alan', 'Grace'], nowhere: [] }], `version ${version}`);
     }
   });
@@ -125,7 +171,12 @@ describe('n8n Item Lists: concatenate items', () => {
   });
 
   test('Item Lists 3 lists them as text, like the Aggregate node', async () => {
-    const out = await run('itemLists', 3, { operation: 'concatenateItems', aggregate: 'aggregateAllItemData', destinationFieldName: 'data2', include: 'allFieldsExcept', fieldsToExclude: 'b' }, [{ a: 1, b: 2 }]);
+    const out = await run(
+      'itemLists',
+      3,
+      { operation: 'concatenateItems', aggregate: 'aggregateAllItemData', destinationFieldName: 'data2', include: 'allFieldsExcept', fieldsToExclude: 'b' },
+      [{ a: 1, b: 2 }],
+    );
     assert.deepEqual(out, [{ data2: [{ a: 1 }] }]);
   });
 });

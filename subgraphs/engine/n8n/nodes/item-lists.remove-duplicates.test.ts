@@ -26,7 +26,7 @@ describe('n8n Remove Duplicates 1, 1.1, 2', () => {
     assert.deepEqual(out, [{ customer: { name: 'Ada' } }, { customer: { name: 'Alan' } }]);
   });
 
-  test('all fields except some (of the first item\'s fields)', async () => {
+  test("all fields except some (of the first item's fields)", async () => {
     const out = await run('removeDuplicates', 1, { compare: 'allFieldsExcept', fieldsToExclude: 'id, total' }, orders);
     assert.deepEqual(out, [orders[0], orders[1]]);
   });
@@ -37,13 +37,24 @@ describe('n8n Remove Duplicates 1, 1.1, 2', () => {
   });
 
   test('disableDotNotation compares keys that contain dots as they are', async () => {
-    const items = [{ 'a.b': 1, a: { b: 1 } }, { 'a.b': 1, a: { b: 2 } }];
-    assert.deepEqual(await run('removeDuplicates', 2, { compare: 'selectedFields', fieldsToCompare: 'a.b', options: { disableDotNotation: true } }, items), [items[0]]);
+    const items = [
+      { 'a.b': 1, a: { b: 1 } },
+      { 'a.b': 1, a: { b: 2 } },
+    ];
+    assert.deepEqual(await run('removeDuplicates', 2, { compare: 'selectedFields', fieldsToCompare: 'a.b', options: { disableDotNotation: true } }, items), [
+      items[0],
+    ]);
   });
 
   test('no fields given fails, naming what is missing', async () => {
-    assert.match((await failure('removeDuplicates', 2, { compare: 'selectedFields' }, orders)).message, /No fields specified. Please add a field to compare on$/);
-    assert.match((await failure('removeDuplicates', 2, { compare: 'allFieldsExcept' }, orders)).message, /No fields specified. Please add a field to exclude from comparison$/);
+    assert.match(
+      (await failure('removeDuplicates', 2, { compare: 'selectedFields' }, orders)).message,
+      /No fields specified. Please add a field to compare on$/,
+    );
+    assert.match(
+      (await failure('removeDuplicates', 2, { compare: 'allFieldsExcept' }, orders)).message,
+      /No fields specified. Please add a field to exclude from comparison$/,
+    );
   });
 
   test('a compared field missing from an item fails', async () => {
@@ -59,7 +70,10 @@ describe('n8n Remove Duplicates 1, 1.1, 2', () => {
     // The positions are in n8n's sorted order (null, 1, 'x'), where the null is skipped.
     const v2 = await failure('removeDuplicates', 2, { compare: 'selectedFields', fieldsToCompare: 'v' }, items);
     assert.equal(v2.details.description, "The type of this field varies between items, in item [1] it's a number and in item [2] it's a string ");
-    assert.deepEqual(await run('removeDuplicates', 1.1, { compare: 'selectedFields', fieldsToCompare: 'v' }, [{ v: 1 }, { v: null }, { v: 1 }]), [{ v: 1 }, { v: null }]);
+    assert.deepEqual(await run('removeDuplicates', 1.1, { compare: 'selectedFields', fieldsToCompare: 'v' }, [{ v: 1 }, { v: null }, { v: 1 }]), [
+      { v: 1 },
+      { v: null },
+    ]);
   });
 
   test('2: the operations that keep a history across executions are refused at import, saying what they need', () => {
@@ -76,13 +90,21 @@ describe('n8n Remove Duplicates 1, 1.1, 2', () => {
 describe('n8n Item Lists: remove duplicates, per version', () => {
   test('1 and 2 list fields as a collection of field names', async () => {
     for (const version of [1, 2, 2.1, 2.2]) {
-      const out = await run('itemLists', version, { operation: 'removeDuplicates', compare: 'selectedFields', fieldsToCompare: { fields: [{ fieldName: 'total' }] } }, orders);
+      const out = await run(
+        'itemLists',
+        version,
+        { operation: 'removeDuplicates', compare: 'selectedFields', fieldsToCompare: { fields: [{ fieldName: 'total' }] } },
+        orders,
+      );
       assert.deepEqual(out, [orders[0], orders[3]], `version ${version}`);
     }
   });
 
   test('3 lists them as text and fails on a type that varies', async () => {
-    assert.deepEqual(await run('itemLists', 3, { operation: 'removeDuplicates', compare: 'selectedFields', fieldsToCompare: 'total' }, orders), [orders[0], orders[3]]);
+    assert.deepEqual(await run('itemLists', 3, { operation: 'removeDuplicates', compare: 'selectedFields', fieldsToCompare: 'total' }, orders), [
+      orders[0],
+      orders[3],
+    ]);
     const info = await failure('itemLists', 3, { operation: 'removeDuplicates', compare: 'selectedFields', fieldsToCompare: 'mixed' }, [...mixed, ...mixed]);
     assert.match(info.message, /'mixed' isn't always the same type$/);
   });
@@ -102,7 +124,12 @@ describe('n8n Item Lists: remove duplicates, per version', () => {
   });
 
   test('removeOtherFields after all fields except some keeps the compared leaf paths', async () => {
-    const out = await run('itemLists', 3.1, { operation: 'removeDuplicates', compare: 'allFieldsExcept', fieldsToExclude: 'id', options: { removeOtherFields: true } }, orders);
+    const out = await run(
+      'itemLists',
+      3.1,
+      { operation: 'removeDuplicates', compare: 'allFieldsExcept', fieldsToExclude: 'id', options: { removeOtherFields: true } },
+      orders,
+    );
     assert.deepEqual(out, [
       { customer: { name: 'Ada' }, total: 10 },
       { customer: { name: 'Alan' }, total: 10 },

@@ -37,9 +37,15 @@ describe('n8n Sort 1: simple', () => {
   });
 
   test('a nested field by dot notation; with it disabled, a key with dots', async () => {
-    const nested = [{ name: 'x', p: { n: 2 } }, { name: 'y', p: { n: 1 } }];
+    const nested = [
+      { name: 'x', p: { n: 2 } },
+      { name: 'y', p: { n: 1 } },
+    ];
     assert.deepEqual(names(await run('sort', 1, by({ fieldName: 'p.n' }), nested)), ['y', 'x']);
-    const dotted = [{ name: 'x', 'p.n': 1, p: { n: 2 } }, { name: 'y', 'p.n': 2, p: { n: 1 } }];
+    const dotted = [
+      { name: 'x', 'p.n': 1, p: { n: 2 } },
+      { name: 'y', 'p.n': 2, p: { n: 1 } },
+    ];
     assert.deepEqual(names(await run('sort', 1, { ...by({ fieldName: 'p.n' }), options: { disableDotNotation: true } }, dotted)), ['x', 'y']);
   });
 
@@ -56,7 +62,10 @@ describe('n8n Sort 1: random and code', () => {
     const items = Array.from({ length: 30 }, (_, n) => ({ n }));
     const out = await run('sort', 1, { type: 'random' }, items);
     assert.equal(out.length, 30);
-    assert.deepEqual([...out].sort((a, b) => a.n - b.n), items);
+    assert.deepEqual(
+      [...out].sort((a, b) => a.n - b.n),
+      items,
+    );
   });
 
   test('code compares two items a and b, in the code sandbox', async () => {
@@ -76,7 +85,10 @@ describe('n8n Sort 1: random and code', () => {
   });
 
   test('code without return fails as n8n does; a syntax error is reported', async () => {
-    assert.match((await failure('sort', 1, { type: 'code', code: 'a.json.n - b.json.n' }, [{ n: 1 }])).message, /Sort code doesn't return. Please add a 'return' statement to your code$/);
+    assert.match(
+      (await failure('sort', 1, { type: 'code', code: 'a.json.n - b.json.n' }, [{ n: 1 }])).message,
+      /Sort code doesn't return. Please add a 'return' statement to your code$/,
+    );
     assert.match((await failure('sort', 1, { type: 'code', code: 'return (' }, [{ n: 1 }, { n: 2 }])).message, /Sort code failed: SyntaxError/);
   });
 });

@@ -21,7 +21,11 @@ const entries = [
 describe('n8n Split Out 1', () => {
   test('a list of objects becomes the items themselves; a list of values goes under the field name', async () => {
     assert.deepEqual(await run('splitOut', 1, { fieldToSplitOut: 'rows' }, [{ rows: [{ a: 1 }, { a: 2 }], x: 0 }]), [{ a: 1 }, { a: 2 }]);
-    assert.deepEqual(await run('splitOut', 1, { fieldToSplitOut: 'tags' }, [{ tags: ['x', 'y'] }, { tags: ['z'] }]), [{ tags: 'x' }, { tags: 'y' }, { tags: 'z' }]);
+    assert.deepEqual(await run('splitOut', 1, { fieldToSplitOut: 'tags' }, [{ tags: ['x', 'y'] }, { tags: ['z'] }]), [
+      { tags: 'x' },
+      { tags: 'y' },
+      { tags: 'z' },
+    ]);
   });
 
   test('an object splits into its values, a single value or null into one item, a missing field into none', async () => {
@@ -30,7 +34,9 @@ describe('n8n Split Out 1', () => {
   });
 
   test('all other fields: copied before the split field, which is removed (a nested one from its parent)', async () => {
-    const out = await run('splitOut', 1, { fieldToSplitOut: 'order.lines', include: 'allOtherFields' }, [{ id: 7, order: { lines: [1, 2], total: 3 }, z: true }]);
+    const out = await run('splitOut', 1, { fieldToSplitOut: 'order.lines', include: 'allOtherFields' }, [
+      { id: 7, order: { lines: [1, 2], total: 3 }, z: true },
+    ]);
     assert.deepEqual(out, [
       { id: 7, order: { total: 3 }, z: true, 'order.lines': 1 },
       { id: 7, order: { total: 3 }, z: true, 'order.lines': 2 },
@@ -38,7 +44,9 @@ describe('n8n Split Out 1', () => {
   });
 
   test('selected other fields (text, read by dot notation) follow the split field; none given fails', async () => {
-    const out = await run('splitOut', 1, { fieldToSplitOut: 'tags', include: 'selectedOtherFields', fieldsToInclude: 'id, meta.owner' }, [{ id: 1, tags: ['a'], meta: { owner: 'me' } }]);
+    const out = await run('splitOut', 1, { fieldToSplitOut: 'tags', include: 'selectedOtherFields', fieldsToInclude: 'id, meta.owner' }, [
+      { id: 1, tags: ['a'], meta: { owner: 'me' } },
+    ]);
     assert.deepEqual(out, [{ tags: 'a', id: 1, 'meta.owner': 'me' }]);
     const info = await failure('splitOut', 1, { fieldToSplitOut: 'tags', include: 'selectedOtherFields' }, [{ tags: ['a'] }]);
     assert.match(info.message, /No fields specified$/);
@@ -50,7 +58,9 @@ describe('n8n Split Out 1', () => {
       { data3: 2, data2: 'b', data: entries[1] },
       { data3: 3, data2: 'c', data: entries[2] },
     ]);
-    assert.deepEqual(await run('splitOut', 1, { fieldToSplitOut: ' tag, data4', options: { destinationFieldName: 'entry1, entry2' } }, [sample]), [{ entry1: 'bar', entry2: null }]);
+    assert.deepEqual(await run('splitOut', 1, { fieldToSplitOut: ' tag, data4', options: { destinationFieldName: 'entry1, entry2' } }, [sample]), [
+      { entry1: 'bar', entry2: null },
+    ]);
     const selected = await run(
       'splitOut',
       1,
@@ -82,7 +92,10 @@ describe('n8n Split Out 1', () => {
   });
 
   test('the field can be an expression, read for each item', async () => {
-    const out = await run('splitOut', 1, { fieldToSplitOut: '={{ $json.which }}' }, [{ which: 'x', x: [1, 2] }, { which: 'y', y: [3] }]);
+    const out = await run('splitOut', 1, { fieldToSplitOut: '={{ $json.which }}' }, [
+      { which: 'x', x: [1, 2] },
+      { which: 'y', y: [3] },
+    ]);
     assert.deepEqual(out, [{ x: 1 }, { x: 2 }, { y: 3 }]);
   });
 
@@ -97,9 +110,12 @@ describe('n8n Item Lists: split out items, per version', () => {
   });
 
   test('1: selected other fields come first, the split field itself is not copied', async () => {
-    const out = await run('itemLists', 1, { fieldToSplitOut: 'tags', include: 'selectedOtherFields', fieldsToInclude: { fields: [{ fieldName: 'id' }, { fieldName: 'tags' }] } }, [
-      { id: 1, tags: ['a'] },
-    ]);
+    const out = await run(
+      'itemLists',
+      1,
+      { fieldToSplitOut: 'tags', include: 'selectedOtherFields', fieldsToInclude: { fields: [{ fieldName: 'id' }, { fieldName: 'tags' }] } },
+      [{ id: 1, tags: ['a'] }],
+    );
     assert.deepEqual(out, [{ id: 1, tags: 'a' }]);
     assert.deepEqual(Object.keys(out[0]!), ['id', 'tags']);
   });
@@ -123,8 +139,15 @@ describe('n8n Item Lists: split out items, per version', () => {
   });
 
   test('2.2: single values split as lists of one; other fields listed as a collection (n8n test case)', async () => {
-    assert.deepEqual(await run('itemLists', 2.2, { fieldToSplitOut: ' tag, data4', options: { destinationFieldName: 'entry1, entry2' } }, [sample]), [{ entry1: 'bar', entry2: null }]);
-    const out = await run('itemLists', 2.2, { fieldToSplitOut: 'data, data2', include: 'selectedOtherFields', fieldsToInclude: { fields: [{ fieldName: 'tag' }] } }, [sample]);
+    assert.deepEqual(await run('itemLists', 2.2, { fieldToSplitOut: ' tag, data4', options: { destinationFieldName: 'entry1, entry2' } }, [sample]), [
+      { entry1: 'bar', entry2: null },
+    ]);
+    const out = await run(
+      'itemLists',
+      2.2,
+      { fieldToSplitOut: 'data, data2', include: 'selectedOtherFields', fieldsToInclude: { fields: [{ fieldName: 'tag' }] } },
+      [sample],
+    );
     assert.deepEqual(out, [
       { data: entries[0], data2: 'a', tag: 'bar' },
       { data: entries[1], data2: 'b', tag: 'bar' },
@@ -148,7 +171,9 @@ describe('n8n Item Lists: split out items, per version', () => {
 
   test('3 and 3.1: selected fields are text, and a selected field named like the split one is copied whole', async () => {
     for (const version of [3, 3.1]) {
-      const out = await run('itemLists', version, { fieldToSplitOut: '$json.tags', include: 'selectedOtherFields', fieldsToInclude: 'id, tags' }, [{ id: 1, tags: ['a', 'b'] }]);
+      const out = await run('itemLists', version, { fieldToSplitOut: '$json.tags', include: 'selectedOtherFields', fieldsToInclude: 'id, tags' }, [
+        { id: 1, tags: ['a', 'b'] },
+      ]);
       assert.deepEqual(out, [
         { tags: ['a', 'b'], id: 1 },
         { tags: ['a', 'b'], id: 1 },
@@ -157,7 +182,9 @@ describe('n8n Item Lists: split out items, per version', () => {
   });
 
   test('3: destination field for a list of objects puts each object under it', async () => {
-    const out = await run('itemLists', 3, { fieldToSplitOut: 'data', include: 'allOtherFields', options: { destinationFieldName: 'newData' } }, [{ data: [{ n: 1 }], keep: true }]);
+    const out = await run('itemLists', 3, { fieldToSplitOut: 'data', include: 'allOtherFields', options: { destinationFieldName: 'newData' } }, [
+      { data: [{ n: 1 }], keep: true },
+    ]);
     assert.deepEqual(out, [{ keep: true, newData: { n: 1 } }]);
   });
 });

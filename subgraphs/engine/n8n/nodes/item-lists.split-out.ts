@@ -69,7 +69,12 @@ function settings(p: Params, first: Params, variant: SplitOutVariant): Settings 
 
 function fieldNames(value: unknown, variant: SplitOutVariant): string[] {
   if (variant.legacy) return [text(value, 'Field To Split Out')];
-  const names = variant.fields === 'list' ? fieldList(value, 'Fields To Split Out').map(String) : text(value, 'Fields To Split Out').split(',').map((f) => f.trim());
+  const names =
+    variant.fields === 'list'
+      ? fieldList(value, 'Fields To Split Out').map(String)
+      : text(value, 'Fields To Split Out')
+          .split(',')
+          .map((f) => f.trim());
   return variant.current ? names.map((f) => f.replace(/^\$json\./, '')) : names;
 }
 

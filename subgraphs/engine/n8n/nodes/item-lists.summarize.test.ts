@@ -26,7 +26,12 @@ const chars = summarizing(
   { aggregation: 'countUnique', field: 'char' },
   { aggregation: 'concatenate', field: 'char', separateBy: ', ' },
 );
-const charsOf = (list: string[]) => ({ appended_char: list, count_char: list.length, unique_count_char: new Set(list).size, concatenated_char: list.join(', ') });
+const charsOf = (list: string[]) => ({
+  appended_char: list,
+  count_char: list.length,
+  unique_count_char: new Set(list).size,
+  concatenated_char: list.join(', '),
+});
 
 describe('n8n Item Lists: summarize (n8n test cases)', () => {
   test('split by two fields: one item per group, the split fields first', async () => {
@@ -64,12 +69,18 @@ describe('n8n Item Lists: summarize (n8n test cases)', () => {
 });
 
 describe('n8n Item Lists: summarize, per version', () => {
-  const dates = [{ d: '1925-04-10', n: 'x' }, { d: '1979-10-12', n: 3 }, { d: '', n: null }];
+  const dates = [
+    { d: '1925-04-10', n: 'x' },
+    { d: '1979-10-12', n: 3 },
+    { d: '', n: null },
+  ];
 
   test('1 and 2: max and min consider numbers only (none: Infinity); 3: any value, empty ones skipped, compared by < and >', async () => {
     const params = summarizing({ aggregation: 'max', field: 'd' }, { aggregation: 'min', field: 'd' }, { aggregation: 'min', field: 'n' });
-    for (const version of [1, 2, 2.2]) assert.deepEqual(await itemLists(version, params, dates), [{ max_d: -Infinity, min_d: Infinity, min_n: 3 }], `version ${version}`);
-    for (const version of [3, 3.1]) assert.deepEqual(await itemLists(version, params, dates), [{ max_d: '1979-10-12', min_d: '1925-04-10', min_n: 'x' }], `version ${version}`);
+    for (const version of [1, 2, 2.2])
+      assert.deepEqual(await itemLists(version, params, dates), [{ max_d: -Infinity, min_d: Infinity, min_n: 3 }], `version ${version}`);
+    for (const version of [3, 3.1])
+      assert.deepEqual(await itemLists(version, params, dates), [{ max_d: '1979-10-12', min_d: '1925-04-10', min_n: 'x' }], `version ${version}`);
   });
 
   test('1 keeps key names as built; 2 and later replace dots and spaces by _, drop brackets and quotes, and move those keys last', async () => {
@@ -125,7 +136,10 @@ describe('n8n Item Lists: summarize, per version', () => {
   });
 
   test('at least one aggregation needs a field', async () => {
-    assert.match((await failure('itemLists', 3, { operation: 'summarize' }, rows)).message, /You need to add at least one aggregation to 'Fields to Summarize' with non empty 'Field'$/);
+    assert.match(
+      (await failure('itemLists', 3, { operation: 'summarize' }, rows)).message,
+      /You need to add at least one aggregation to 'Fields to Summarize' with non empty 'Field'$/,
+    );
   });
 });
 
@@ -167,14 +181,27 @@ describe('n8n Summarize 1 and 1.1', () => {
     const out = await run(
       'summarize',
       1,
-      { ...summarizing({ aggregation: 'sum', field: 'p.v' }, { aggregation: 'concatenate', field: 'p.v', separateBy: 'other', customSeparator: ' | ' }), fieldsToSplitBy: 'k', options: { outputFormat: 'singleItem' } },
-      [{ k: 'a', p: { v: 1 } }, { k: 'a', p: { v: 2 } }, { k: 'b', p: { v: 3 } }],
+      {
+        ...summarizing({ aggregation: 'sum', field: 'p.v' }, { aggregation: 'concatenate', field: 'p.v', separateBy: 'other', customSeparator: ' | ' }),
+        fieldsToSplitBy: 'k',
+        options: { outputFormat: 'singleItem' },
+      },
+      [
+        { k: 'a', p: { v: 1 } },
+        { k: 'a', p: { v: 2 } },
+        { k: 'b', p: { v: 3 } },
+      ],
     );
     assert.deepEqual(out, [{ a: { sum_p_v: 3, concatenated_p_v: '1 | 2' }, b: { sum_p_v: 3, concatenated_p_v: '3' } }]);
   });
 
   test('includeEmpty counts empty values too (count and count unique)', async () => {
-    const params = summarizing({ field: 'email' }, { field: 'email', aggregation: 'countUnique' }, { field: 'group', aggregation: 'count', includeEmpty: true }, { field: 'group', aggregation: 'countUnique', includeEmpty: true });
+    const params = summarizing(
+      { field: 'email' },
+      { field: 'email', aggregation: 'countUnique' },
+      { field: 'group', aggregation: 'count', includeEmpty: true },
+      { field: 'group', aggregation: 'countUnique', includeEmpty: true },
+    );
     assert.deepEqual(await run('summarize', 1.1, params, users), [{ count_email: 4, unique_count_email: 4, count_group: 5, unique_count_group: 3 }]);
   });
 
@@ -187,7 +214,12 @@ describe('n8n Summarize 1 and 1.1', () => {
   });
 
   test('sum and average skip values that are no numbers', async () => {
-    const out = await run('summarize', 1, summarizing({ aggregation: 'sum', field: 'v' }, { aggregation: 'average', field: 'v' }), [{ v: 2 }, { v: '3' }, { v: 4 }, {}]);
+    const out = await run('summarize', 1, summarizing({ aggregation: 'sum', field: 'v' }, { aggregation: 'average', field: 'v' }), [
+      { v: 2 },
+      { v: '3' },
+      { v: 4 },
+      {},
+    ]);
     assert.deepEqual(out, [{ sum_v: 6, average_v: 3 }]);
   });
 
@@ -216,7 +248,9 @@ describe('n8n Summarize 1 and 1.1', () => {
   });
 
   test('disableDotNotation reads keys with dots as they are', async () => {
-    const out = await run('summarize', 1.1, { ...summarizing({ aggregation: 'sum', field: 'a.b' }), options: { disableDotNotation: true } }, [{ 'a.b': 2, a: { b: 5 } }]);
+    const out = await run('summarize', 1.1, { ...summarizing({ aggregation: 'sum', field: 'a.b' }), options: { disableDotNotation: true } }, [
+      { 'a.b': 2, a: { b: 5 } },
+    ]);
     assert.deepEqual(out, [{ sum_a_b: 2 }]);
   });
 });

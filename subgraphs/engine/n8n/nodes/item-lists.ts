@@ -74,8 +74,7 @@ const itemListsOperation = (params: Record<string, any> | undefined) => fixedOpt
 
 export const itemLists: NodeDefinition = {
   name: 'itemLists',
-  description:
-    "n8n's Item Lists: concatenate (aggregate) items, limit, remove duplicates, sort, split out items, or summarize, as each of its versions does.",
+  description: "n8n's Item Lists: concatenate (aggregate) items, limit, remove duplicates, sort, split out items, or summarize, as each of its versions does.",
   n8n: { versions: [1, 2, 2.1, 2.2, 3, 3.1] },
   inProcess: true,
   raw: ['code'],

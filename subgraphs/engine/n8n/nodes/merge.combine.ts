@@ -25,10 +25,13 @@ function checkPairs(pairs: FieldPair[]): FieldPair[] {
   }
   pairs.forEach((pair, i) => {
     if (pair.field1 === '' || pair.field2 === '') {
-      throw new NodeError(`You need to define both fields in "Fields to Match" for pair ${i + 1}, field 1 = '${String(pair.field1)}', field 2 = '${String(pair.field2)}'`, {
-        parameter: 'fieldsToMatch',
-        pair: i + 1,
-      });
+      throw new NodeError(
+        `You need to define both fields in "Fields to Match" for pair ${i + 1}, field 1 = '${String(pair.field1)}', field 2 = '${String(pair.field2)}'`,
+        {
+          parameter: 'fieldsToMatch',
+          pair: i + 1,
+        },
+      );
     }
   });
   return pairs;
@@ -68,8 +71,18 @@ function oneSided(c: ByFields, input1: Item[], input2: Item[]): Item[] {
 export function combineByFields(c: ByFields, [input1 = [], input2 = []]: Item[][], shared: Shared): Item[] {
   const pairs = checkPairs(c.pairs);
   if (c.requireFields) {
-    requirePresent(input1, pairs.map((p) => p.field1), c.disableDotNotation, 'Input 1');
-    requirePresent(input2, pairs.map((p) => p.field2), c.disableDotNotation, 'Input 2');
+    requirePresent(
+      input1,
+      pairs.map((p) => p.field1),
+      c.disableDotNotation,
+      'Input 1',
+    );
+    requirePresent(
+      input2,
+      pairs.map((p) => p.field2),
+      c.disableDotNotation,
+      'Input 2',
+    );
   }
   if (!input1.length || !input2.length) return oneSided(c, input1, input2);
   if (!pairs.length) return c.joinMode === 'keepMatches' || c.joinMode === 'keepEverything' || c.joinMode === 'enrichInput2' ? [] : input1;
@@ -93,7 +106,11 @@ export function combineByFields(c: ByFields, [input1 = [], input2 = []]: Item[][
       return [...mergeMatched(m.matched, c.clash, c.joinMode, shared), ...unmatched2()];
     default: {
       const kept =
-        c.outputDataFrom === 'input1' ? m.matched.map((r) => r.entry) : c.outputDataFrom === 'input2' ? m.matched2 : mergeMatched(m.matched, c.clash, undefined, shared);
+        c.outputDataFrom === 'input1'
+          ? m.matched.map((r) => r.entry)
+          : c.outputDataFrom === 'input2'
+            ? m.matched2
+            : mergeMatched(m.matched, c.clash, undefined, shared);
       return c.joinMode === 'keepEverything' ? [...kept, ...unmatched1(), ...unmatched2()] : kept;
     }
   }

@@ -39,7 +39,15 @@ export interface ByFields {
 
 export type MergeConfig =
   | { kind: 'append' }
-  | { kind: 'v1'; mode: V1Mode; join: 'inner' | 'left' | 'outer'; property1: unknown; property2: unknown; overwrite: 'always' | 'blank' | 'undefined'; output: 'input1' | 'input2' }
+  | {
+      kind: 'v1';
+      mode: V1Mode;
+      join: 'inner' | 'left' | 'outer';
+      property1: unknown;
+      property2: unknown;
+      overwrite: 'always' | 'blank' | 'undefined';
+      output: 'input1' | 'input2';
+    }
   | ByFields
   | { kind: 'byPosition'; clash: Clash; includeUnpaired: boolean; v2: boolean }
   | { kind: 'all'; clash: Clash }
@@ -91,7 +99,10 @@ class Reader {
   numberInputs(value: unknown): number {
     if (value === undefined) return 2;
     if (typeof value === 'number' && Number.isInteger(value) && value >= 2 && value <= MAX_INPUTS) return value;
-    throw new MergeProblem('numberInputs', `numberInputs ${JSON.stringify(value)} is not supported: it must be a number of inputs from 2 to ${MAX_INPUTS}, as n8n offers`);
+    throw new MergeProblem(
+      'numberInputs',
+      `numberInputs ${JSON.stringify(value)} is not supported: it must be a number of inputs from 2 to ${MAX_INPUTS}, as n8n offers`,
+    );
   }
 
   clash(options: Record<string, any>, line: 2 | 3): Clash {
@@ -123,7 +134,8 @@ class Reader {
   fieldsString(value: unknown): FieldPair[] {
     const text = value ?? '';
     if (this.atImport && isExpression(text)) return [];
-    if (typeof text !== 'string') throw new MergeProblem('fieldsToMatchString', `fieldsToMatchString must be text (field names separated by commas), not ${JSON.stringify(text)}`);
+    if (typeof text !== 'string')
+      throw new MergeProblem('fieldsToMatchString', `fieldsToMatchString must be text (field names separated by commas), not ${JSON.stringify(text)}`);
     return text.split(',').map((f) => ({ field1: f.trim(), field2: f.trim() }));
   }
 

@@ -80,7 +80,10 @@ describe('n8n Merge 3: combine by matching fields', () => {
   });
 
   test('keep everything with addSuffix: every key suffixed with its input number, unmatched items too', async () => {
-    const out = await merged(3.2, byFields({ joinMode: 'keepEverything', options: { clashHandling: { values: { resolveClash: 'addSuffix' } } } }), [A.slice(3, 4), B.slice(2, 4)]);
+    const out = await merged(3.2, byFields({ joinMode: 'keepEverything', options: { clashHandling: { values: { resolveClash: 'addSuffix' } } } }), [
+      A.slice(3, 4),
+      B.slice(2, 4),
+    ]);
     same(out, [
       { id_1: 6, data_1: 'e', name_1: 'Ron' },
       { id_2: 3, data_2: 'cc', country_2: 'UA' },
@@ -111,12 +114,24 @@ describe('n8n Merge 3: combine by matching fields', () => {
 
   test('fields with different names (advanced) match input 1 field to input 2 field', async () => {
     const params = { mode: 'combine', advanced: true, mergeByFields: { values: [{ field1: 'id', field2: 'userId' }] } };
-    same(await merged(3, params, [[{ id: 7, a: 1 }], [{ userId: 7, b: 2 }, { userId: 8, b: 3 }]]), [{ id: 7, a: 1, userId: 7, b: 2 }]);
+    same(
+      await merged(3, params, [
+        [{ id: 7, a: 1 }],
+        [
+          { userId: 7, b: 2 },
+          { userId: 8, b: 3 },
+        ],
+      ]),
+      [{ id: 7, a: 1, userId: 7, b: 2 }],
+    );
   });
 
   test('several fields must all match; field names are trimmed', async () => {
     const out = await merged(3.1, byFields({ fieldsToMatchString: 'id , kind' }), [
-      [{ id: 1, kind: 'x', a: 1 }, { id: 1, kind: 'y', a: 2 }],
+      [
+        { id: 1, kind: 'x', a: 1 },
+        { id: 1, kind: 'y', a: 2 },
+      ],
       [{ id: 1, kind: 'y', b: 1 }],
     ]);
     same(out, [{ id: 1, kind: 'y', a: 2, b: 1 }]);
@@ -126,15 +141,24 @@ describe('n8n Merge 3: combine by matching fields', () => {
     const nested = [[{ user: { id: 1 }, n: 'x' }], [{ user: { id: 1 }, m: 'y' }]];
     same(await merged(3.2, byFields({ fieldsToMatchString: 'user.id' }), nested), [{ user: { id: 1 }, n: 'x', m: 'y' }]);
     same(await merged(3.2, byFields({ fieldsToMatchString: 'user.id', options: { disableDotNotation: true } }), nested), []);
-    same(await merged(3.2, byFields({ fieldsToMatchString: 'user.id', options: { disableDotNotation: true } }), [[{ 'user.id': 1, n: 'x' }], [{ 'user.id': 1 }]]), [
-      { 'user.id': 1, n: 'x' },
-    ]);
+    same(
+      await merged(3.2, byFields({ fieldsToMatchString: 'user.id', options: { disableDotNotation: true } }), [[{ 'user.id': 1, n: 'x' }], [{ 'user.id': 1 }]]),
+      [{ 'user.id': 1, n: 'x' }],
+    );
   });
 
   test('values match when deeply equal; fuzzy compare also matches "1" with 1 and "true" with true', async () => {
     const inputs = [
-      [{ id: '1', a: 1 }, { id: { k: [1, 2] }, a: 2 }, { id: 'TRUE', a: 3 }],
-      [{ id: 1, b: 1 }, { id: { k: [1, 2] }, b: 2 }, { id: true, b: 3 }],
+      [
+        { id: '1', a: 1 },
+        { id: { k: [1, 2] }, a: 2 },
+        { id: 'TRUE', a: 3 },
+      ],
+      [
+        { id: 1, b: 1 },
+        { id: { k: [1, 2] }, b: 2 },
+        { id: true, b: 3 },
+      ],
     ];
     same(await merged(3.2, byFields(), inputs), [{ id: { k: [1, 2] }, a: 2, b: 2 }]);
     // n8n's loose rules also equate "1" and true, so the first item matches twice.
@@ -194,7 +218,10 @@ describe('n8n Merge 3: clash handling of nested fields', () => {
     const input1 = [{ a: { x: 1 } }];
     const all = (values: Record<string, unknown>) => ({ mode: 'combine', combineBy: 'combineAll', options: { clashHandling: { values } } });
     const input2 = [{ a: { y: 2 } }, { a: { z: 3 } }];
-    same(await merged(3.2, all({ resolveClash: 'preferLast', overrideEmpty: true }), [input1, input2]), [{ a: { x: 1, y: 2, z: 3 } }, { a: { x: 1, y: 2, z: 3 } }]);
+    same(await merged(3.2, all({ resolveClash: 'preferLast', overrideEmpty: true }), [input1, input2]), [
+      { a: { x: 1, y: 2, z: 3 } },
+      { a: { x: 1, y: 2, z: 3 } },
+    ]);
     same(input1, [{ a: { x: 1 } }]);
     same(await merged(3.2, all({ resolveClash: 'preferLast' }), [input1, input2]), [{ a: { x: 1, y: 2 } }, { a: { x: 1, z: 3 } }]);
   });
@@ -241,15 +268,39 @@ describe('n8n Merge 3: combine by position', () => {
 });
 
 describe('n8n Merge 3: all possible combinations', () => {
-  const all = (values?: Record<string, unknown>) => ({ mode: 'combine', combineBy: 'combineAll', ...(values ? { options: { clashHandling: { values } } } : {}) });
+  const all = (values?: Record<string, unknown>) => ({
+    mode: 'combine',
+    combineBy: 'combineAll',
+    ...(values ? { options: { clashHandling: { values } } } : {}),
+  });
 
   test('every item of input 1 with every item of input 2, in that order', async () => {
-    same(await merged(3.1, all(), [[{ a: 1 }, { a: 2 }], [{ b: 1 }, { b: 2 }]]), [{ a: 1, b: 1 }, { a: 1, b: 2 }, { a: 2, b: 1 }, { a: 2, b: 2 }]);
+    same(
+      await merged(3.1, all(), [
+        [{ a: 1 }, { a: 2 }],
+        [{ b: 1 }, { b: 2 }],
+      ]),
+      [
+        { a: 1, b: 1 },
+        { a: 1, b: 2 },
+        { a: 2, b: 1 },
+        { a: 2, b: 2 },
+      ],
+    );
     assert.equal((await merged(3, all(), [A, B])).length, 25);
   });
 
   test('prefer input 1: input 1 merged last, so input 2 leads the order and the keys', async () => {
-    const out = await merged(3.2, all({ resolveClash: 'preferInput1' }), [[{ k: 'a1', x: 1 }, { k: 'a2', x: 2 }], [{ k: 'b1', y: 1 }, { k: 'b2', y: 2 }]]);
+    const out = await merged(3.2, all({ resolveClash: 'preferInput1' }), [
+      [
+        { k: 'a1', x: 1 },
+        { k: 'a2', x: 2 },
+      ],
+      [
+        { k: 'b1', y: 1 },
+        { k: 'b2', y: 2 },
+      ],
+    ]);
     same(out, [
       { k: 'a1', y: 1, x: 1 },
       { k: 'a2', y: 1, x: 2 },
@@ -308,11 +359,17 @@ describe('n8n Merge 3: what an import refuses', () => {
     const v2Value = importRefusal(mergeNode(3.2, byFields({ options: { clashHandling: { values: { resolveClash: 'preferInput2' } } } })));
     assert.equal(v2Value?.option, 'options.clashHandling.values.resolveClash');
     assert.match(v2Value!.message, /preferLast/);
-    assert.equal(importRefusal(mergeNode(3.2, byFields({ options: { clashHandling: { values: { mergeMode: 'deepMerge' } } } })))?.option, 'options.clashHandling');
+    assert.equal(
+      importRefusal(mergeNode(3.2, byFields({ options: { clashHandling: { values: { mergeMode: 'deepMerge' } } } })))?.option,
+      'options.clashHandling',
+    );
   });
 
   test('accepted: every mode with its options, and expressions in option values', () => {
-    assert.equal(importRefusal(mergeNode(3.2, byFields({ joinMode: '={{ $json.mode }}', options: { fuzzyCompare: true, multipleMatches: 'first' } }))), undefined);
+    assert.equal(
+      importRefusal(mergeNode(3.2, byFields({ joinMode: '={{ $json.mode }}', options: { fuzzyCompare: true, multipleMatches: 'first' } }))),
+      undefined,
+    );
     assert.equal(importRefusal(mergeNode(3.1, { mode: 'combine', combineBy: 'combineByPosition', numberInputs: 5 })), undefined);
     assert.equal(importRefusal(mergeNode(3, { mode: 'chooseBranch', output: 'empty' })), undefined);
   });

@@ -23,7 +23,9 @@ function run(config: MergeConfig, inputs: Item[][]): Item[] {
     case 'byFields':
       return combineByFields(config, inputs, shared);
     case 'byPosition':
-      return config.v2 ? byPositionV2(config.clash, config.includeUnpaired, inputs, shared) : byPositionV3(config.clash, config.includeUnpaired, inputs, shared);
+      return config.v2
+        ? byPositionV2(config.clash, config.includeUnpaired, inputs, shared)
+        : byPositionV3(config.clash, config.includeUnpaired, inputs, shared);
     case 'all':
       return allCombinations(config.clash, inputs, shared);
     case 'chooseBranch':

@@ -5,13 +5,7 @@ import { merged, mergeNode, same } from './merge.testing';
 
 after(disposeHarness);
 
-const A = [
-  { key: 1, v: 'a1', blank: '' },
-  { key: 2, v: 'a2' },
-  { key: 9, v: 'a9' },
-  { v: 'no key' },
-  { key: { o: 1 }, v: 'object key' },
-];
+const A = [{ key: 1, v: 'a1', blank: '' }, { key: 2, v: 'a2' }, { key: 9, v: 'a9' }, { v: 'no key' }, { key: { o: 1 }, v: 'object key' }];
 const B = [
   { id: '1', v: 'b1', blank: 'filled', extra: 1 },
   { id: 2, v: 'b2', extra: 2 },
@@ -55,7 +49,10 @@ describe('n8n Merge 1', () => {
     const one = [{ a: 1, s: 'x' }, { a: 2 }, { a: 3 }];
     const two = [{ b: 1, s: 'y' }, { b: 2 }];
     same(await merged(1, { mode: 'mergeByIndex' }, [one, two]), [{ a: 1, s: 'y', b: 1 }, { a: 2, b: 2 }, { a: 3 }]);
-    same(await merged(1, { mode: 'mergeByIndex', join: 'inner' }, [one, two]), [{ a: 1, s: 'y', b: 1 }, { a: 2, b: 2 }]);
+    same(await merged(1, { mode: 'mergeByIndex', join: 'inner' }, [one, two]), [
+      { a: 1, s: 'y', b: 1 },
+      { a: 2, b: 2 },
+    ]);
     same(await merged(1, { mode: 'mergeByIndex', join: 'outer' }, [two, one]), [{ b: 1, s: 'x', a: 1 }, { b: 2, a: 2 }, { a: 3 }]);
   });
 
@@ -66,7 +63,10 @@ describe('n8n Merge 1', () => {
   });
 
   test('multiplex, pass-through, wait', async () => {
-    same(await merged(1, { mode: 'multiplex' }, [[{ a: 1, s: 1 }, { a: 2 }], [{ s: 9 }]]), [{ a: 1, s: 9 }, { a: 2, s: 9 }]);
+    same(await merged(1, { mode: 'multiplex' }, [[{ a: 1, s: 1 }, { a: 2 }], [{ s: 9 }]]), [
+      { a: 1, s: 9 },
+      { a: 2, s: 9 },
+    ]);
     same(await merged(1, { mode: 'passThrough' }, [[{ a: 1 }], [{ b: 1 }]]), [{ a: 1 }]);
     same(await merged(1, { mode: 'passThrough', output: 'input2' }, [[{ a: 1 }], [{ b: 1 }]]), [{ b: 1 }]);
     same(await merged(1, { mode: 'wait' }, [[{ a: 1 }], [{ b: 1 }, { b: 2 }]]), [{}]);

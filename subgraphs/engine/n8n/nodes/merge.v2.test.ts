@@ -20,7 +20,12 @@ const MATCHED = [
   { id: 2, data: 'd', input: 2, text: 'foo', tag: 'second' },
 ];
 const V2 = [2, 2.1];
-const byFields = (extra: Record<string, unknown> = {}) => ({ mode: 'combine', mergeByFields: { values: [{ field1: 'id', field2: 'id' }] }, options: {}, ...extra });
+const byFields = (extra: Record<string, unknown> = {}) => ({
+  mode: 'combine',
+  mergeByFields: { values: [{ field1: 'id', field2: 'id' }] },
+  options: {},
+  ...extra,
+});
 
 describe('n8n Merge 2 and 2.1', () => {
   for (const v of V2) {
@@ -110,11 +115,23 @@ describe('n8n Merge 2: merge by position and multiplex', () => {
 
   test('multiplex: every combination; prefer input 1 puts input 2 first', async () => {
     const multiplex = (options: Record<string, unknown> = {}) => ({ mode: 'combine', combinationMode: 'multiplex', options });
-    same(await merged(2, multiplex(), [[{ a: 1 }, { a: 2 }], [{ b: 1 }]]), [{ a: 1, b: 1 }, { a: 2, b: 1 }]);
-    same(await merged(2.1, multiplex(resolve('preferInput1')), [[{ k: 'a', x: 1 }], [{ k: 'b', y: 1 }, { k: 'c', y: 2 }]]), [
-      { k: 'a', y: 1, x: 1 },
-      { k: 'a', y: 2, x: 1 },
+    same(await merged(2, multiplex(), [[{ a: 1 }, { a: 2 }], [{ b: 1 }]]), [
+      { a: 1, b: 1 },
+      { a: 2, b: 1 },
     ]);
+    same(
+      await merged(2.1, multiplex(resolve('preferInput1')), [
+        [{ k: 'a', x: 1 }],
+        [
+          { k: 'b', y: 1 },
+          { k: 'c', y: 2 },
+        ],
+      ]),
+      [
+        { k: 'a', y: 1, x: 1 },
+        { k: 'a', y: 2, x: 1 },
+      ],
+    );
     same(await merged(2, multiplex(), [[{ a: 1 }], []]), []);
   });
 });

@@ -7,12 +7,23 @@ after(disposeHarness);
 
 /** n8n's Switch (routing.switch.ts): which output each item leaves by, per version. */
 
-const sw = (typeVersion: number, parameters: Json, settings: Json = {}): NodeUnderTest => ({ type: 'n8n-nodes-base.switch', typeVersion, parameters, ...settings });
+const sw = (typeVersion: number, parameters: Json, settings: Json = {}): NodeUnderTest => ({
+  type: 'n8n-nodes-base.switch',
+  typeVersion,
+  parameters,
+  ...settings,
+});
 const CONTINUE = { onError: 'continueRegularOutput' };
 
 describe('n8n Switch 1', () => {
   const items = [{ n: 1 }, { n: 5 }, { n: 12 }];
-  const rules = { rules: [{ operation: 'equal', value2: 1, output: 2 }, { operation: 'larger', value2: 4, output: 1 }, { operation: 'larger', value2: 2, output: 0 }] };
+  const rules = {
+    rules: [
+      { operation: 'equal', value2: 1, output: 2 },
+      { operation: 'larger', value2: 4, output: 1 },
+      { operation: 'larger', value2: 2, output: 0 },
+    ],
+  };
 
   test('rules: the first matching rule sends the item to its output, of four', async () => {
     assert.deepEqual(await runNode(sw(1, { value1: '={{ $json.n }}', rules }), items), [[], [items[1], items[2]], [items[0]], []]);
@@ -25,7 +36,12 @@ describe('n8n Switch 1', () => {
   });
 
   test('rules on strings and dates (a date rule without value2 compares with 0)', async () => {
-    const strings = { rules: [{ operation: 'regex', value2: '/^k/i', output: 1 }, { operation: 'notEqual', value2: 'x', output: 2 }] };
+    const strings = {
+      rules: [
+        { operation: 'regex', value2: '/^k/i', output: 1 },
+        { operation: 'notEqual', value2: 'x', output: 2 },
+      ],
+    };
     const words = [{ w: 'Kiwi' }, { w: 'apple' }, { w: 'x' }];
     assert.deepEqual(await runNode(sw(1, { dataType: 'string', value1: '={{ $json.w }}', rules: strings }), words), [[], [words[0]], [words[1]], []]);
     const dates = { rules: [{ operation: 'before', value2: '2000-01-01', output: 1 }, { output: 2 }] };
@@ -42,20 +58,33 @@ describe('n8n Switch 1', () => {
 
   test('with onError continueRegularOutput, an item that fails becomes { error } on output 0', async () => {
     const node = sw(1, { mode: 'expression', output: '={{ $json.o }}' }, CONTINUE);
-    assert.deepEqual(await runNode(node, [{ o: 9 }, { o: 1 }]), [[{ error: 'The output 9 is not allowed. It has to be between 0 and 3!' }], [{ o: 1 }], [], []]);
+    assert.deepEqual(await runNode(node, [{ o: 9 }, { o: 1 }]), [
+      [{ error: 'The output 9 is not allowed. It has to be between 0 and 3!' }],
+      [{ o: 1 }],
+      [],
+      [],
+    ]);
   });
 });
 
 describe('n8n Switch 2', () => {
   const items = [{ s: 'red' }, { s: 'green' }, { s: 'blue' }];
-  const rules = { rules: [{ value2: 'red', outputKey: 'R' }, { operation: 'startsWith', value2: 'g' }] };
+  const rules = {
+    rules: [
+      { value2: 'red', outputKey: 'R' },
+      { operation: 'startsWith', value2: 'g' },
+    ],
+  };
 
   test('rules: one output per rule, the first matching rule wins', async () => {
     assert.deepEqual(await runNode(sw(2, { dataType: 'string', value1: '={{ $json.s }}', rules }), items), [[items[0]], [items[1]]]);
   });
 
   test("rules: the fallback output is one of the rules' outputs", async () => {
-    assert.deepEqual(await runNode(sw(2, { dataType: 'string', value1: '={{ $json.s }}', rules, fallbackOutput: 0 }), items), [[items[0], items[2]], [items[1]]]);
+    assert.deepEqual(await runNode(sw(2, { dataType: 'string', value1: '={{ $json.s }}', rules, fallbackOutput: 0 }), items), [
+      [items[0], items[2]],
+      [items[1]],
+    ]);
     const info = await failure(sw(2, { dataType: 'string', value1: '={{ $json.s }}', rules, fallbackOutput: 2 }), items);
     assert.match(info.message, /The output 2 is not allowed\. It has to be between 0 and 1!/);
   });
@@ -79,7 +108,7 @@ describe('n8n Switch 2', () => {
   test('outputs are the rules: connections beyond them are refused', async () => {
     assert.equal(await connectionRefusal(sw(2, { rules }), 1), undefined);
     assert.equal((await connectionRefusal(sw(2, { rules }), 2))?.reason, 'invalid_output');
-    assert.equal((await connectionRefusal(sw(2, { mode: 'expression', outputsAmount: 6 }), 5)), undefined);
+    assert.equal(await connectionRefusal(sw(2, { mode: 'expression', outputsAmount: 6 }), 5), undefined);
   });
 
   test('an outputsAmount given as an expression is refused, naming it', () => {
@@ -111,15 +140,25 @@ describe('n8n Switch 3, 3.1, 3.2', () => {
   test('rules: allMatchingOutputs sends an item to every output whose rule matches', async () => {
     const values = [rule('a', 'notEquals'), rule('b', 'notEquals'), rule('c')];
     assert.deepEqual(await runNode(sw(3.2, { rules: { values } }), items), [[items[1], items[2]], [items[0]], []]);
-    assert.deepEqual(await runNode(sw(3.2, { rules: { values }, options: { allMatchingOutputs: true } }), items), [[items[1], items[2]], [items[0], items[2]], [items[2]]]);
+    assert.deepEqual(await runNode(sw(3.2, { rules: { values }, options: { allMatchingOutputs: true } }), items), [
+      [items[1], items[2]],
+      [items[0], items[2]],
+      [items[2]],
+    ]);
   });
 
-  test('fallbackOutput: extra adds a last output (renamed or not), an index reuses a rule\'s output', async () => {
+  test("fallbackOutput: extra adds a last output (renamed or not), an index reuses a rule's output", async () => {
     const values = [rule('a')];
-    assert.deepEqual(await runNode(sw(3.2, { rules: { values }, options: { fallbackOutput: 'extra', renameFallbackOutput: 'Other' } }), items), [[items[0]], [items[1], items[2]]]);
-    assert.deepEqual(await runNode(sw(3.2, { rules: { values: [rule('a'), rule('b')] }, options: { fallbackOutput: 0 } }), items), [[items[0], items[2]], [items[1]]]);
+    assert.deepEqual(await runNode(sw(3.2, { rules: { values }, options: { fallbackOutput: 'extra', renameFallbackOutput: 'Other' } }), items), [
+      [items[0]],
+      [items[1], items[2]],
+    ]);
+    assert.deepEqual(await runNode(sw(3.2, { rules: { values: [rule('a'), rule('b')] }, options: { fallbackOutput: 0 } }), items), [
+      [items[0], items[2]],
+      [items[1]],
+    ]);
     assert.deepEqual(await runNode(sw(3.2, { rules: { values }, options: { fallbackOutput: 'none' } }), items), [[items[0]]]);
-    assert.equal((await connectionRefusal(sw(3.2, { rules: { values }, options: { fallbackOutput: 'extra' } }), 1)), undefined);
+    assert.equal(await connectionRefusal(sw(3.2, { rules: { values }, options: { fallbackOutput: 'extra' } }), 1), undefined);
     assert.equal((await connectionRefusal(sw(3.2, { rules: { values } }), 1))?.reason, 'invalid_output');
   });
 
@@ -129,7 +168,7 @@ describe('n8n Switch 3, 3.1, 3.2', () => {
     assert.match(String(info.details.description), /zero based/);
   });
 
-  test('rules left at n8n\'s default (one rule, empty equals empty) send every item to output 0', async () => {
+  test("rules left at n8n's default (one rule, empty equals empty) send every item to output 0", async () => {
     assert.deepEqual(await runNode(sw(3, {}), items), [items]);
   });
 
@@ -137,7 +176,7 @@ describe('n8n Switch 3, 3.1, 3.2', () => {
     assert.deepEqual(await runNode(sw(3, { rules: { values: [] } }), items), [[]]);
   });
 
-  test('ignoreCase and looseTypeValidation apply through the rules\' filters as n8n\'s editor sets them', async () => {
+  test("ignoreCase and looseTypeValidation apply through the rules' filters as n8n's editor sets them", async () => {
     const upper = [{ v: 'A' }];
     assert.deepEqual(await runNode(sw(3.2, { rules: { values: [rule('a', 'equals', {}, null)] }, options: { ignoreCase: true } }), upper), [upper]);
     assert.deepEqual(await runNode(sw(3.2, { rules: { values: [rule('a', 'equals', {}, null)] } }), upper), [[]]);
@@ -150,7 +189,7 @@ describe('n8n Switch 3, 3.1, 3.2', () => {
   test('a rule that fails on a wrong type names condition and item; with onError continue it becomes { error } on output 0', async () => {
     const values = [rule(3, 'gt'), rule(10, 'lt')];
     const info = await failure(sw(3.2, { rules: { values } }), [{ v: 5 }, { v: 'x' }]);
-    assert.equal(info.message, "Node \"Node\" failed: Wrong type: 'x' is a string but was expecting a number [condition 0, item 1]");
+    assert.equal(info.message, 'Node "Node" failed: Wrong type: \'x\' is a string but was expecting a number [condition 0, item 1]');
     const out = await runNode(sw(3.2, { rules: { values } }, CONTINUE), [{ v: 5 }, { v: 'x' }, { v: 1 }]);
     assert.deepEqual(out, [[{ v: 5 }, { error: "Wrong type: 'x' is a string but was expecting a number [condition 0, item 1]" }], [{ v: 1 }]]);
   });
@@ -160,10 +199,10 @@ describe('n8n Switch 3, 3.1, 3.2', () => {
     assert.deepEqual(await runNode(node, [{ o: 2 }, { o: '0' }]), [[{ o: '0' }], [], [{ o: 2 }]]);
   });
 
-  test('expression: an index that is no number, or the output after the last, fails with n8n\'s wording', async () => {
+  test("expression: an index that is no number, or the output after the last, fails with n8n's wording", async () => {
     const node = sw(3.2, { mode: 'expression', numberOutputs: 2, output: '={{ $json.o }}' });
     const invalid = await failure(node, [{ o: 'two' }]);
-    assert.equal(invalid.message, "Node \"Node\" failed: Invalid input for 'Output Index' [item 0]");
+    assert.equal(invalid.message, 'Node "Node" failed: Invalid input for \'Output Index\' [item 0]');
     assert.equal(invalid.details.description, "'output' expects a number but we got 'two'");
     const past = await failure(node, [{ o: 2 }]);
     assert.equal(past.message, 'Node "Node" failed: The output 2 is not allowed.');

@@ -62,7 +62,9 @@ function checkRange(index: unknown, outputs: Item[][]): void {
 function checkRangeV3(index: unknown, outputs: Item[][]): void {
   const n = outputs.length;
   if (Number(index) === n) {
-    throw new NodeError(`The output ${String(index)} is not allowed.`, { description: `Output indexes are zero based, if you want to use the extra output use ${Number(index) - 1}` });
+    throw new NodeError(`The output ${String(index)} is not allowed.`, {
+      description: `Output indexes are zero based, if you want to use the extra output use ${Number(index) - 1}`,
+    });
   }
   if ((index as number) < 0 || (index as number) > n) {
     throw new NodeError(`The output ${String(index)} is not allowed`, { description: `It has to be between 0 and ${n - 1}` });
@@ -87,7 +89,12 @@ function firstMatch(params: Params, first: Params, onMatch: (rule: Params, index
 const version1: Router = {
   outputs: () => emptyOutputs(4),
   route(params, _i, outputs, first) {
-    const targets = mode(params) === 'expression' ? [params.output ?? 0] : mode(params) === 'rules' ? firstMatch(params, first, (rule) => ('output' in rule ? rule.output : 0)) : [];
+    const targets =
+      mode(params) === 'expression'
+        ? [params.output ?? 0]
+        : mode(params) === 'rules'
+          ? firstMatch(params, first, (rule) => ('output' in rule ? rule.output : 0))
+          : [];
     targets.forEach((t) => checkRange(t, outputs));
     return targets;
   },
@@ -163,7 +170,8 @@ function version3(version: number, zone: string): Router {
 /** The list of an output key (as JavaScript indexes an array: "1" is 1, 1.5 or "x" is no output). */
 function slot(outputs: Item[][], key: unknown): Item[] {
   const found: unknown = (outputs as unknown as Record<string, unknown>)[String(key)];
-  if (!Array.isArray(found)) throw new NodeError(`The item cannot be sent to output ${JSON.stringify(key) ?? String(key)}: the node has outputs 0 to ${outputs.length - 1}`);
+  if (!Array.isArray(found))
+    throw new NodeError(`The item cannot be sent to output ${JSON.stringify(key) ?? String(key)}: the node has outputs 0 to ${outputs.length - 1}`);
   return found as Item[];
 }
 

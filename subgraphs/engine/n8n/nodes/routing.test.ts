@@ -10,7 +10,11 @@ after(disposeHarness);
 const ifV1 = (parameters: Json): NodeUnderTest => ({ type: 'n8n-nodes-base.if', typeVersion: 1, parameters });
 
 describe('n8n If 1', () => {
-  const items = [{ n: 1, s: 'apple', b: true }, { n: 5, s: 'Banana', b: false }, { n: 12, s: 'kiwi', b: true }];
+  const items = [
+    { n: 1, s: 'apple', b: true },
+    { n: 5, s: 'Banana', b: false },
+    { n: 12, s: 'kiwi', b: true },
+  ];
 
   test('conditions of every type, all of them (the default) or any', async () => {
     const conditions = {
@@ -24,7 +28,7 @@ describe('n8n If 1', () => {
     assert.deepEqual(await runNode(ifV1({ conditions: some }), items), [[items[1]], [items[0], items[2]]]);
   });
 
-  test('operations and values left out of an export take n8n\'s defaults (number: smaller than 0)', async () => {
+  test("operations and values left out of an export take n8n's defaults (number: smaller than 0)", async () => {
     assert.deepEqual(await runNode(ifV1({ conditions: { number: [{ value1: '={{ $json.n }}' }] } }), [{ n: -1 }, { n: 0 }]), [[{ n: -1 }], [{ n: 0 }]]);
   });
 
@@ -36,12 +40,19 @@ describe('n8n If 1', () => {
   });
 
   test('string operations, regex with flags, emptiness of objects', async () => {
-    const run = (condition: Json, values: unknown[]) => runNode(ifV1({ conditions: { string: [{ value1: '={{ $json.v }}', ...condition }] } }), values.map((v) => ({ v })));
+    const run = (condition: Json, values: unknown[]) =>
+      runNode(
+        ifV1({ conditions: { string: [{ value1: '={{ $json.v }}', ...condition }] } }),
+        values.map((v) => ({ v })),
+      );
     assert.deepEqual(await run({ operation: 'regex', value2: '/^b/i' }, ['Banana', 'apple']), [[{ v: 'Banana' }], [{ v: 'apple' }]]);
     assert.deepEqual(await run({ operation: 'notRegex', value2: 'an' }, ['Banana', 'kiwi']), [[{ v: 'kiwi' }], [{ v: 'Banana' }]]);
     assert.deepEqual(await run({ operation: 'startsWith', value2: 'ki' }, ['kiwi', 'Kiwi']), [[{ v: 'kiwi' }], [{ v: 'Kiwi' }]]);
     assert.deepEqual(await run({ operation: 'endsWith', value2: 'wi' }, ['kiwi', 'wiki']), [[{ v: 'kiwi' }], [{ v: 'wiki' }]]);
-    assert.deepEqual(await run({ operation: 'isEmpty' }, ['', {}, [], 'x', 0]), [[{ v: '' }, { v: {} }, { v: [] }], [{ v: 'x' }, { v: 0 }]]);
+    assert.deepEqual(await run({ operation: 'isEmpty' }, ['', {}, [], 'x', 0]), [
+      [{ v: '' }, { v: {} }, { v: [] }],
+      [{ v: 'x' }, { v: 0 }],
+    ]);
     assert.deepEqual(await run({ operation: 'isNotEmpty' }, [null, 'x']), [[{ v: 'x' }], [{ v: null }]]);
   });
 
@@ -58,7 +69,7 @@ describe('n8n If 1', () => {
     assert.equal(info.message, 'Node "Node" failed: The value "soon" is not a valid DateTime.');
   });
 
-  test('types are checked in n8n\'s order (boolean, date, number, string) whatever the export\'s order', async () => {
+  test("types are checked in n8n's order (boolean, date, number, string) whatever the export's order", async () => {
     // With "any", the passing string condition would decide first if the export's order counted.
     const conditions = { string: [{ value1: 'a', operation: 'equal', value2: 'a' }], dateTime: [{ value1: 'never', value2: '2020-01-01' }] };
     const info = await failure(ifV1({ conditions, combineOperation: 'any' }), [{}]);
@@ -82,9 +93,13 @@ const ifV2 = (typeVersion: number, parameters: Json): NodeUnderTest => ({ type: 
 
 describe('n8n If 2, 2.1, 2.2', () => {
   const count = (operation: string, rightValue: unknown) => ({ leftValue: '={{ $json.count }}', rightValue, operator: { type: 'number', operation } });
-  const fruit = [{ count: 1, label: 'Apple' }, { count: 5, label: 'Banana' }, { count: 12, label: 'Kiwi' }];
+  const fruit = [
+    { count: 1, label: 'Apple' },
+    { count: 5, label: 'Banana' },
+    { count: 12, label: 'Kiwi' },
+  ];
 
-  test('true by output 0, false by output 1 (n8n\'s number test workflow), in every version', async () => {
+  test("true by output 0, false by output 1 (n8n's number test workflow), in every version", async () => {
     for (const version of [2, 2.1, 2.2]) {
       const conditions = filterParam([count('equals', '1'), count('gt', '10')], { caseSensitive: true, leftValue: '' }, 'or');
       assert.deepEqual(await runNode(ifV2(version, { conditions, options: {} }), fruit), [[fruit[0], fruit[2]], [fruit[1]]], `version ${version}`);
@@ -135,7 +150,11 @@ describe('n8n If 2, 2.1, 2.2', () => {
 });
 
 describe('n8n Filter', () => {
-  const items = [{ n: 1, s: 'a' }, { n: 5, s: 'b' }, { n: 9, s: 'c' }];
+  const items = [
+    { n: 1, s: 'a' },
+    { n: 5, s: 'b' },
+    { n: 9, s: 'c' },
+  ];
 
   test('1: keeps the items meeting the conditions, AND (default) or OR', async () => {
     const conditions = { number: [{ value1: '={{ $json.n }}', operation: 'largerEqual', value2: 5 }], string: [{ value1: '={{ $json.s }}', value2: 'a' }] };

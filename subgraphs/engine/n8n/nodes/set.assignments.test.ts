@@ -6,7 +6,9 @@ import { assertItems, assignments, expectedOf, failureOf, LOOSE_CASES, runSet, s
 after(disposeHarness);
 
 /** Set 3.3+ assignments from [name, type, value]. */
-const assign = (...list: [string, string, unknown][]) => ({ assignments: { assignments: list.map(([name, type, value], i) => ({ id: `id-${i}`, name, value, type })) } });
+const assign = (...list: [string, string, unknown][]) => ({
+  assignments: { assignments: list.map(([name, type, value], i) => ({ id: `id-${i}`, name, value, type })) },
+});
 
 describe('n8n Set 3.3 and 3.4: assignments and type conversion', () => {
   for (const version of [3.3, 3.4]) {
@@ -97,7 +99,9 @@ describe('n8n Set 3.3 and 3.4: other input fields', () => {
 describe('n8n Set 3.3 and 3.4: failures and refusals', () => {
   test('with continue on failure, an item whose expression fails becomes an error item; the others run', async () => {
     // n8n's own expression errors fail (a JavaScript error inside {{ }} gives undefined, as in n8n).
-    const out = await runSet(3.4, assign(['v', 'string', "={{ $json.a ? $json.a.b : $('Nowhere').item.json.x }}"]), [{ a: { b: 'ok' } }, {}], { onError: 'continueRegularOutput' });
+    const out = await runSet(3.4, assign(['v', 'string', "={{ $json.a ? $json.a.b : $('Nowhere').item.json.x }}"]), [{ a: { b: 'ok' } }, {}], {
+      onError: 'continueRegularOutput',
+    });
     assert.equal(out.length, 2);
     assertItems([out[0]!], [{ v: 'ok' }]);
     assert.match(String(out[1]!.error), /Nowhere/);

@@ -27,7 +27,11 @@ describe('n8n Set 1 and 2', () => {
   }
 
   test('dot notation (the default) writes nested fields and array elements', async () => {
-    const nested = { string: [{ name: 'nested.string', value: 'foo' }], boolean: [{ name: 'nested.boolean', value: true }], number: [{ name: 'nested.number', value: 1 }] };
+    const nested = {
+      string: [{ name: 'nested.string', value: 'foo' }],
+      boolean: [{ name: 'nested.boolean', value: true }],
+      number: [{ name: 'nested.number', value: 1 }],
+    };
     assertItems(await runSet(1, { values: nested, options: {} }, [INPUT]), [
       { nested: { foo: 'bar', boolean: true, number: 1, string: 'foo' }, list: ['foo'] },
     ]);
@@ -36,13 +40,23 @@ describe('n8n Set 1 and 2', () => {
   });
 
   test('dotNotation false writes names as they are', async () => {
-    const nested = { string: [{ name: 'nested.string', value: 'foo' }], boolean: [{ name: 'nested.boolean', value: true }], number: [{ name: 'nested.number', value: 1 }] };
+    const nested = {
+      string: [{ name: 'nested.string', value: 'foo' }],
+      boolean: [{ name: 'nested.boolean', value: true }],
+      number: [{ name: 'nested.number', value: 1 }],
+    };
     const out = await runSet(2, { values: nested, options: { dotNotation: false } }, [INPUT]);
     assertItems(out, [{ nested: { foo: 'bar' }, list: ['foo'], 'nested.boolean': true, 'nested.number': 1, 'nested.string': 'foo' }]);
   });
 
   test('version 1 keeps a number field given as text as text; version 2 makes it a number when it reads as one', async () => {
-    const values = { number: [{ name: 'n', value: '123456' }, { name: 'word', value: 'abc' }, { name: 'empty', value: '' }] };
+    const values = {
+      number: [
+        { name: 'n', value: '123456' },
+        { name: 'word', value: 'abc' },
+        { name: 'empty', value: '' },
+      ],
+    };
     assertItems(await runSet(1, { keepOnlySet: true, values }, [{}]), [{ n: '123456', word: 'abc', empty: '' }]);
     assertItems(await runSet(2, { keepOnlySet: true, values }, [{}]), [{ n: 123456, word: 'abc', empty: 0 }]);
   });
@@ -67,19 +81,35 @@ describe('n8n Set 1 and 2', () => {
   });
 
   test('a field the item has keeps its place; a dotted key the item has is written as that key', async () => {
-    const values = { string: [{ name: 'a', value: 'new' }, { name: 'x.y', value: 'literal' }] };
+    const values = {
+      string: [
+        { name: 'a', value: 'new' },
+        { name: 'x.y', value: 'literal' },
+      ],
+    };
     const out = await runSet(1, { values }, [{ a: 'old', 'x.y': 'before', z: 1 }]);
     assertItems(out, [{ a: 'new', 'x.y': 'literal', z: 1 }]);
   });
 
   test('a path through a non-object replaces it; writing past an array end fills the gap with null', async () => {
-    const values = { string: [{ name: 'a.b', value: 'v' }, { name: 'list[3]', value: 'w' }, { name: 'fresh[1].k', value: 'z' }] };
+    const values = {
+      string: [
+        { name: 'a.b', value: 'v' },
+        { name: 'list[3]', value: 'w' },
+        { name: 'fresh[1].k', value: 'z' },
+      ],
+    };
     const out = await runSet(1, { keepOnlySet: false, values }, [{ a: 'text', list: ['x'] }]);
     assertItems(out, [{ a: { b: 'v' }, list: ['x', null, null, 'w'], fresh: [null, { k: 'z' }] }]);
   });
 
   test('a path through __proto__, constructor or prototype writes nothing', async () => {
-    const values = { string: [{ name: '__proto__.polluted', value: 'yes' }, { name: 'a.constructor.b', value: 'no' }] };
+    const values = {
+      string: [
+        { name: '__proto__.polluted', value: 'yes' },
+        { name: 'a.constructor.b', value: 'no' },
+      ],
+    };
     const out = await runSet(1, { keepOnlySet: true, values }, [{}]);
     assertItems(out, [{ a: {} }]);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
@@ -89,12 +119,28 @@ describe('n8n Set 1 and 2', () => {
 describe('n8n Set: input items are never modified', () => {
   const input = { a: { b: 1, keep: { deep: true } }, list: [1, 2] };
   const cases: [string, number, Record<string, unknown>][] = [
-    ['version 1', 1, { values: { number: [{ name: 'a.b', value: 2 }, { name: 'list[0]', value: 9 }] } }],
+    [
+      'version 1',
+      1,
+      {
+        values: {
+          number: [
+            { name: 'a.b', value: 2 },
+            { name: 'list[0]', value: 9 },
+          ],
+        },
+      },
+    ],
     [
       'version 3.4, all input fields',
       3.4,
       {
-        assignments: { assignments: [{ id: '1', name: 'a.b', value: 2, type: 'number' }, { id: '2', name: 'list[0]', value: 9, type: 'number' }] },
+        assignments: {
+          assignments: [
+            { id: '1', name: 'a.b', value: 2, type: 'number' },
+            { id: '2', name: 'list[0]', value: 9, type: 'number' },
+          ],
+        },
         includeOtherFields: true,
       },
     ],

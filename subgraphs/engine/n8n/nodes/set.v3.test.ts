@@ -23,26 +23,34 @@ describe('n8n Set 3.0–3.2: manual mapping and type conversion', () => {
     });
   }
 
-  test('a value that does not convert fails with n8n\'s message for its item', async () => {
+  test("a value that does not convert fails with n8n's message for its item", async () => {
     const params = { ...fields({ name: 'count', type: 'numberValue', numberValue: '={{ $json.n }}' }), include: 'none' };
     const failure = await failureOf(runSet(3.2, params, [{ n: '4' }, { n: 'four' }]));
     assert.equal(failure.message, "'count' expects a number but we got 'four' [item 1]");
     assert.match(String(failure.details.description), /change the type for the field "count" or activate the option “Ignore Type Conversion Errors”/);
     const array = await failureOf(runSet(3, { ...fields({ name: 'list', type: 'arrayValue', arrayValue: 'a, b' }), include: 'none' }, [{}]));
     assert.equal(array.message, "'list' expects a array but we got 'a, b' [item 0]");
-    const bool = await failureOf(runSet(3, { ...fields({ name: 'flag', type: 'booleanValue', booleanValue: '={{ $json.v }}' }), include: 'none' }, [{ v: [1, 2] }]));
+    const bool = await failureOf(
+      runSet(3, { ...fields({ name: 'flag', type: 'booleanValue', booleanValue: '={{ $json.v }}' }), include: 'none' }, [{ v: [1, 2] }]),
+    );
     assert.equal(bool.message, "'flag' expects a boolean but we got array [item 0]");
   });
 
   test('unstored types and values take n8n defaults: string, "" (0), "true", "" and {}', async () => {
-    const params = { ...fields({ name: 'text' }, { name: 'n', type: 'numberValue' }, { name: 'b', type: 'booleanValue' }, { name: 'o', type: 'objectValue' }), include: 'none' };
+    const params = {
+      ...fields({ name: 'text' }, { name: 'n', type: 'numberValue' }, { name: 'b', type: 'booleanValue' }, { name: 'o', type: 'objectValue' }),
+      include: 'none',
+    };
     assertItems(await runSet(3, params, [{}]), [{ text: '', n: 0, b: true, o: {} }]);
     const failure = await failureOf(runSet(3, { ...fields({ name: 'a', type: 'arrayValue' }), include: 'none' }, [{}]));
     assert.equal(failure.message, "'a' expects a array but we got '' [item 0]");
   });
 
   test('null and undefined: 3.0 writes text, 3.1 refuses a string field (or null when ignoring errors), 3.2 writes null', async () => {
-    const strings = { ...fields({ name: 's', stringValue: '={{ null }}' }, { name: 'n', type: 'numberValue', numberValue: '={{ $json.none }}' }), include: 'none' };
+    const strings = {
+      ...fields({ name: 's', stringValue: '={{ null }}' }, { name: 'n', type: 'numberValue', numberValue: '={{ $json.none }}' }),
+      include: 'none',
+    };
     assertItems(await runSet(3, strings, [{ none: null }]), [{ s: 'null', n: null }]);
     const failure = await failureOf(runSet(3.1, strings, [{ none: null }]));
     assert.equal(failure.message, "'s' expects a string but we got 'null' [item 0]");
@@ -54,7 +62,11 @@ describe('n8n Set 3.0–3.2: manual mapping and type conversion', () => {
   test('an object field given as an expression is the JSON of its text, repaired as n8n does', async () => {
     const params = {
       ...fields(
-        { name: 'made', type: 'objectValue', objectValue: '={ "n": {{ $json.n }}, "s": "{{ $json.s }}", "list": {{ JSON.stringify($json.list) }}, "o": "{{ $json.obj }}" }' },
+        {
+          name: 'made',
+          type: 'objectValue',
+          objectValue: '={ "n": {{ $json.n }}, "s": "{{ $json.s }}", "list": {{ JSON.stringify($json.list) }}, "o": "{{ $json.obj }}" }',
+        },
         { name: 'repaired', type: 'objectValue', objectValue: "={ key: 'v', }" },
         { name: 'whole', type: 'objectValue', objectValue: '={{ $json.obj }}' },
       ),
@@ -74,14 +86,20 @@ describe('n8n Set 3.0–3.2: manual mapping and type conversion', () => {
 
   test('an object field given as text reads JSON or a JavaScript object literal', async () => {
     const literal = "{a: 1, 'b': [1, 2,], c: undefined, d: -2, /* note */ e, [f]: 0x10, g: `t`,}";
-    const params = { ...fields({ name: 'js', type: 'objectValue', objectValue: literal }, { name: 'json', type: 'objectValue', objectValue: '{"x": null}' }), include: 'none' };
+    const params = {
+      ...fields({ name: 'js', type: 'objectValue', objectValue: literal }, { name: 'json', type: 'objectValue', objectValue: '{"x": null}' }),
+      include: 'none',
+    };
     assertItems(await runSet(3.1, params, [{}]), [{ js: { a: 1, b: [1, 2], c: 'undefined', d: -2, e: 'e', f: 16 }, json: { x: null } }]);
     const failure = await failureOf(runSet(3.1, { ...fields({ name: 'o', type: 'objectValue', objectValue: '{a: 1} + 1' }), include: 'none' }, [{}]));
     assert.equal(failure.message, "'o' expects a object but we got '{a: 1} + 1' [item 0]");
   });
 
   test('fields are written in the order of their names as object keys: integer-like names first, a repeated name once', async () => {
-    const params = { ...fields({ name: 'b', stringValue: '1' }, { name: '2', stringValue: '2' }, { name: 'a', stringValue: '3' }, { name: 'b', stringValue: '4' }), include: 'none' };
+    const params = {
+      ...fields({ name: 'b', stringValue: '1' }, { name: '2', stringValue: '2' }, { name: 'a', stringValue: '3' }, { name: 'b', stringValue: '4' }),
+      include: 'none',
+    };
     assertItems(await runSet(3, params, [{}]), [{ '2': '2', b: '4', a: '3' }]);
   });
 
@@ -121,7 +139,7 @@ describe('n8n Set 3.0–3.2: include', () => {
     assertItems(out, [{ 'a.b': 1, 'b.c': 3, 'x.y': 'v' }]);
   });
 
-  test('an unknown include option fails with n8n\'s message', async () => {
+  test("an unknown include option fails with n8n's message", async () => {
     const failure = await failureOf(runSet(3, { ...set, include: 'some' }, [input]));
     assert.equal(failure.message, 'The include option "some" is not known!');
   });
@@ -140,8 +158,14 @@ describe('n8n Set 3.x: JSON mode (raw)', () => {
 
   test('expressions inside the JSON are resolved for each item', async () => {
     const params = { mode: 'raw', jsonOutput: '={ "name": "{{ $json.first }} {{ $json.last }}", "tags": {{ $json.tags.toJsonString() }} }', include: 'none' };
-    const out = await runSet(3.2, params, [{ first: 'Ada', last: 'L', tags: ['x'] }, { first: 'Bo', last: 'M', tags: [] }]);
-    assertItems(out, [{ name: 'Ada L', tags: ['x'] }, { name: 'Bo M', tags: [] }]);
+    const out = await runSet(3.2, params, [
+      { first: 'Ada', last: 'L', tags: ['x'] },
+      { first: 'Bo', last: 'M', tags: [] },
+    ]);
+    assertItems(out, [
+      { name: 'Ada L', tags: ['x'] },
+      { name: 'Bo M', tags: [] },
+    ]);
   });
 
   test("n8n's default JSON when the node stores none; repaired JSON", async () => {
@@ -149,7 +173,7 @@ describe('n8n Set 3.x: JSON mode (raw)', () => {
     assertItems(await runSet(3.1, { mode: 'raw', jsonOutput: "{ name: 'x', list: [1, 2,], }", include: 'none' }, [{}]), [{ name: 'x', list: [1, 2] }]);
   });
 
-  test('JSON that is invalid, not an object, or null fails with n8n\'s messages', async () => {
+  test("JSON that is invalid, not an object, or null fails with n8n's messages", async () => {
     const invalid = await failureOf(runSet(3, { mode: 'raw', jsonOutput: '{ "a": 1,, }' }, [{}]));
     assert.equal(invalid.message, "The 'JSON Output' in item 0 contains invalid JSON");
     const list = await failureOf(runSet(3, { mode: 'raw', jsonOutput: '=[{{ 1 }}]' }, [{}]));
@@ -160,7 +184,7 @@ describe('n8n Set 3.x: JSON mode (raw)', () => {
 });
 
 describe('n8n Set 3.x: node settings', () => {
-  test('continuing on failure makes an error item for the failing item only (n8n\'s shapes per mode)', async () => {
+  test("continuing on failure makes an error item for the failing item only (n8n's shapes per mode)", async () => {
     const manual = { ...fields({ name: 'n', type: 'numberValue', numberValue: '={{ $json.v }}' }), include: 'none' };
     const out = await runSet(3.2, manual, [{ v: '1' }, { v: 'x' }], { onError: 'continueRegularOutput' });
     assertItems(out, [{ n: 1 }, { error: "'n' expects a number but we got 'x' [item 1]", pairedItem: { item: 1 } }]);

@@ -64,7 +64,11 @@ async function parametersOf(ctx: NodeContext): Promise<(Params | Error)[]> {
     return await ctx.parameters();
   } catch (err) {
     if (!ctx.continueOnFail || ctx.signal.aborted) throw err;
-    const one = (i: number) => ctx.parameters([i]).then((p) => p[0]!, (e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    const one = (i: number) =>
+      ctx.parameters([i]).then(
+        (p) => p[0]!,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      );
     return Promise.all(ctx.items.map((_, i) => one(i)));
   }
 }
@@ -104,7 +108,10 @@ function listedFields(raw: Params, version: number): FieldsOf {
   const rawList: unknown[] = Array.isArray(raw.fields?.values) ? raw.fields.values : [];
   const jsonTemplates = new Set(
     rawList
-      .filter((e): e is Params => isPlainObject(e) && e.type === 'objectValue' && (e.objectValue === undefined || (typeof e.objectValue === 'string' && e.objectValue.startsWith('='))))
+      .filter(
+        (e): e is Params =>
+          isPlainObject(e) && e.type === 'objectValue' && (e.objectValue === undefined || (typeof e.objectValue === 'string' && e.objectValue.startsWith('='))),
+      )
       .map((e) => e.name ?? ''),
   );
   return (p, i, options) => {

@@ -30,9 +30,28 @@ describe('n8n Split In Batches: the node', () => {
     assert.deepEqual(await call(3, { batchSize: 2 }, numbers(3), state), [[], [{ n: 1 }, { n: 2 }]]);
     assert.equal(state.noItemsLeft, false);
     assert.equal(state.currentRunIndex, 0);
-    assert.deepEqual(await call(3, { batchSize: 2 }, [{ n: 1, ok: true }, { n: 2, ok: true }], state, loopSource), [[], [{ n: 3 }]]);
+    assert.deepEqual(
+      await call(
+        3,
+        { batchSize: 2 },
+        [
+          { n: 1, ok: true },
+          { n: 2, ok: true },
+        ],
+        state,
+        loopSource,
+      ),
+      [[], [{ n: 3 }]],
+    );
     assert.equal(state.noItemsLeft, true);
-    assert.deepEqual(await call(3, { batchSize: 2 }, [{ n: 3, ok: true }], state, loopSource), [[{ n: 1, ok: true }, { n: 2, ok: true }, { n: 3, ok: true }], []]);
+    assert.deepEqual(await call(3, { batchSize: 2 }, [{ n: 3, ok: true }], state, loopSource), [
+      [
+        { n: 1, ok: true },
+        { n: 2, ok: true },
+        { n: 3, ok: true },
+      ],
+      [],
+    ]);
     assert.equal(state.done, true);
     assert.equal(state.currentRunIndex, 2);
     assert.deepEqual(await call(3, {}, numbers(2), {}), [[], [{ n: 1 }]], 'batchSize 1 by default');
@@ -53,11 +72,14 @@ describe('n8n Split In Batches: the node', () => {
     const state: Record<string, unknown> = {};
     await call(3, { batchSize: 1 }, numbers(3), state);
     assert.deepEqual(await call(3, { batchSize: 1, options: { reset: true } }, [{ x: 1 }, { x: 2 }], state), [[], [{ x: 1 }]]);
-    assert.deepEqual((state.items as Item[]).map((i) => i.json), [{ x: 2 }]);
+    assert.deepEqual(
+      (state.items as Item[]).map((i) => i.json),
+      [{ x: 2 }],
+    );
     assert.equal(state.currentRunIndex, 0);
   });
 
-  test('later batches keep their paired item to the first run\'s input (n8n\'s sourceOverwrite)', async () => {
+  test("later batches keep their paired item to the first run's input (n8n's sourceOverwrite)", async () => {
     const first: SourceData = { previousNode: 'Start', previousNodeOutput: 0, previousNodeRun: 0 };
     const state: Record<string, unknown> = {};
     await call(3, { batchSize: 1 }, numbers(2), state, first);
@@ -86,7 +108,13 @@ describe('n8n Split In Batches: the node', () => {
 const trigger = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} };
 const body = { name: 'Body', type: 'engine.set', position: [400, 200], parameters: { values: { seen: '{{ $json.n * 10 }}' } } };
 const after1 = { name: 'After', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [400, -200], parameters: {} };
-const loopNode = (typeVersion: number, parameters: Json = {}) => ({ name: 'Loop', type: 'n8n-nodes-base.splitInBatches', typeVersion, position: [200, 0], parameters });
+const loopNode = (typeVersion: number, parameters: Json = {}) => ({
+  name: 'Loop',
+  type: 'n8n-nodes-base.splitInBatches',
+  typeVersion,
+  position: [200, 0],
+  parameters,
+});
 const to = (node: string, index = 0) => ({ node, type: 'main', index });
 
 describe('n8n Split In Batches: loops (execution order v1)', () => {
@@ -102,8 +130,14 @@ describe('n8n Split In Batches: loops (execution order v1)', () => {
     assert.equal(run.status, 'success', JSON.stringify(run.error));
     const seq = run.runs.map((r) => `${r.node}#${r.runIndex}`);
     assert.deepEqual(seq, ['Start#0', 'Loop#0', 'Body#0', 'Loop#1', 'Body#1', 'Loop#2', 'Body#2', 'Loop#3', 'After#0']);
-    assert.deepEqual(run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.map((j) => j.n)), [[1, 2], [3, 4], [5]]);
-    assert.deepEqual(run.result, numbers(5).map((j) => ({ ...j, seen: j.n * 10 })));
+    assert.deepEqual(
+      run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.map((j) => j.n)),
+      [[1, 2], [3, 4], [5]],
+    );
+    assert.deepEqual(
+      run.result,
+      numbers(5).map((j) => ({ ...j, seen: j.n * 10 })),
+    );
   });
 
   test('v2: "loop" is output 0, "done" output 1', async () => {
@@ -116,8 +150,14 @@ describe('n8n Split In Batches: loops (execution order v1)', () => {
       { input: numbers(3) },
     );
     assert.equal(run.status, 'success', JSON.stringify(run.error));
-    assert.deepEqual(run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.length), [2, 1]);
-    assert.deepEqual(run.result.map((j) => j.seen), [10, 20, 30]);
+    assert.deepEqual(
+      run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.length),
+      [2, 1],
+    );
+    assert.deepEqual(
+      run.result.map((j) => j.seen),
+      [10, 20, 30],
+    );
   });
 
   test('v1: batches until none is left; the branch then ends', async () => {
@@ -130,7 +170,13 @@ describe('n8n Split In Batches: loops (execution order v1)', () => {
       { input: numbers(4) },
     );
     assert.equal(run.status, 'success', JSON.stringify(run.error));
-    assert.deepEqual(run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.map((j) => j.n)), [[1, 2], [3, 4]]);
+    assert.deepEqual(
+      run.runs.filter((r) => r.node === 'Body').map((r) => r.output[0]!.map((j) => j.n)),
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    );
     assert.equal(run.runs.filter((r) => r.node === 'Loop').length, 3);
   });
 

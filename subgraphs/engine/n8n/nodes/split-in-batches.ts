@@ -40,7 +40,8 @@ export const splitInBatches: NodeDefinition = {
     const [p] = await ctx.parameters([0]);
     const batchSize = batchSizeOf(p!.batchSize, version);
     const context = (ctx.state ?? {}) as BatchContext;
-    const batch = context.items === undefined || p!.options?.reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
+    const batch =
+      context.items === undefined || p!.options?.reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
     context.noItemsLeft = context.items!.length === 0;
     if (batch.length === 0) {
       if (version === 1) return { outputs: [[]] };
@@ -88,6 +89,7 @@ function withSource(paired: Item['pairedItem'], source: SourceData | undefined):
 function batchSizeOf(value: unknown, version: number): number {
   if (value === undefined || value === null || value === '') return version >= 3 ? 1 : 10;
   const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isFinite(n) || n < 1) throw new NodeError(`Batch Size must be a number of at least 1; it is ${JSON.stringify(value)}`, { parameter: 'batchSize' });
+  if (!Number.isFinite(n) || n < 1)
+    throw new NodeError(`Batch Size must be a number of at least 1; it is ${JSON.stringify(value)}`, { parameter: 'batchSize' });
   return Math.floor(n);
 }
