@@ -1,5 +1,5 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { gql, useQuery, useSubscription } from '../api';
 import { Percent, seconds, StatusBadge, when } from './common';
 
@@ -89,6 +89,14 @@ function List() {
 function Detail({ id }: { id: string }) {
   const q = useQuery(`query($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, [id]);
   useSubscription(`subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ orchestration: d.orchestrationUpdated }));
+  // The query and the subscription start together: a change that lands after the query read the
+  // orchestration but before the server has the subscription is in neither. Read it once more
+  // when the subscription is surely in place (tasks start within milliseconds of creation).
+  useEffect(() => {
+    const again = setTimeout(() => q.reload(), 1000);
+    return () => clearTimeout(again);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [id]);
   const [error, setError] = useState<string | null>(null);
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
