@@ -37,6 +37,11 @@ export function defineRoute<D = any>(def: RouteDef<D>): RouteDef {
 }
 
 /** A query-string integer: a number when it is one, else the raw string so validation names it. */
+/** A text query parameter: absent when missing or empty (as intParam and boolParam). */
+export function strParam(v: unknown): unknown {
+  return v === undefined || v === '' ? undefined : v;
+}
+
 export function intParam(v: unknown): unknown {
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;

@@ -1,5 +1,5 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
+import { boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
 
 /**
  * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
@@ -60,7 +60,6 @@ const SCHEDULE_FIELDS = /* GraphQL */ `
   }
 `;
 
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
 
 /** The finish time under the name of the state it finished in (spec 1: completedAt, failedAt, cancelledAt). */
@@ -145,7 +144,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     `,
     variables: ({ query }) => ({
       active: boolParam(query.active),
-      tag: str(query.tag),
+      tag: strParam(query.tag),
       limit: intParam(query.limit) ?? 20,
       offset: intParam(query.offset) ?? 0,
     }),
@@ -225,10 +224,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       }
     `,
     variables: ({ query }) => ({
-      workflowId: str(query.workflowId),
-      status: str(query.status),
-      startDate: str(query.startDate),
-      endDate: str(query.endDate),
+      workflowId: strParam(query.workflowId),
+      status: strParam(query.status),
+      startDate: strParam(query.startDate),
+      endDate: strParam(query.endDate),
       limit: intParam(query.limit) ?? 20,
       offset: intParam(query.offset) ?? 0,
     }),

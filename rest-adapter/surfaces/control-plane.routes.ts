@@ -1,5 +1,5 @@
 import { omitNulls } from '../output';
-import { defineRoute, intParam, type RestRequest } from '../route';
+import { defineRoute, intParam, strParam, type RestRequest } from '../route';
 
 /** The control plane's main layout, `{base_url}/v1/control-plane` (spec 1): agents and tasks. */
 
@@ -113,7 +113,6 @@ const AGENT_FIELDS = /* GraphQL */ `
   }
 `;
 
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
 
 /** A task in the shape of its state (spec 1, Task): progress while running, result when completed, error when failed. */
@@ -193,7 +192,7 @@ export const controlPlaneRoutes = [
       }
       ${AGENT_FIELDS}
     `,
-    variables: ({ query }) => ({ domain: str(query.domain) }),
+    variables: ({ query }) => ({ domain: strParam(query.domain) }),
     pick: ({ agents }) => ({ agents }),
   }),
   defineRoute({
@@ -239,14 +238,14 @@ export const controlPlaneRoutes = [
       }
     `,
     variables: ({ query }) => ({
-      agentId: str(query.agentId),
-      status: str(query.status),
-      taskType: str(query.taskType),
-      orchestrationId: str(query.orchestrationId),
+      agentId: strParam(query.agentId),
+      status: strParam(query.status),
+      taskType: strParam(query.taskType),
+      orchestrationId: strParam(query.orchestrationId),
       limit: intParam(query.limit),
       offset: intParam(query.offset),
-      sortBy: str(query.sortBy),
-      sortOrder: str(query.sortOrder),
+      sortBy: strParam(query.sortBy),
+      sortOrder: strParam(query.sortOrder),
     }),
   }),
   getTask('/control-plane/agents/tasks/:taskId'),

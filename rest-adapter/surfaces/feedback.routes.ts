@@ -1,4 +1,4 @@
-import { defineRoute, intParam } from '../route';
+import { defineRoute, intParam, strParam } from '../route';
 
 /**
  * The feature-request service, `{base_url}/api/v1` on the `/feedback` surface (spec 3, section B),
@@ -10,7 +10,6 @@ const PROJECT = `id name description slug ownerId settings { isPublic allowAnony
 const REQUEST = `id projectId authorId title description status category tags priority votesCount commentsCount createdAt updatedAt`;
 const VOTES = `totalVotes upVotes downVotes userVote userVoteId`;
 const COMMENT = `id requestId authorId body createdAt updatedAt`;
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 
 export const feedbackRoutes = [
   defineRoute({
@@ -103,10 +102,10 @@ export const feedbackRoutes = [
       id: params.id,
       limit: intParam(query.limit) ?? 20,
       offset: intParam(query.offset) ?? 0,
-      status: str(query.status),
-      category: str(query.category),
-      sort: str(query.sort),
-      order: str(query.order),
+      status: strParam(query.status),
+      category: strParam(query.category),
+      sort: strParam(query.sort),
+      order: strParam(query.order),
     }),
     snakeCase: true,
   }),

@@ -1,4 +1,4 @@
-import { defineRoute, intParam } from '../route';
+import { defineRoute, intParam, strParam } from '../route';
 
 /**
  * The infrastructure service, `{base_url}/api/v1` on the `/infra` surface (spec 3, section C):
@@ -16,7 +16,6 @@ const LISTED_PROJECT = `${PROJECT_HEAD} ${PROJECT_TAIL} members: memberCount`;
 const SERVICE = `id projectId name type status image strategy replicas { desired ready available } endpoints health { status lastCheck } createdAt`;
 const DEPLOYMENT = `deploymentId serviceId kind status strategy progress { updated ready available desired } targetImage previousImage revision message createdAt finishedAt`;
 const WEBHOOK = `id url events active secret createdAt`;
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const paging = (query: Record<string, unknown>) => ({ page: intParam(query.page) ?? 1, limit: intParam(query.limit) ?? 20 });
 
 export const infraRoutes = [
@@ -51,7 +50,7 @@ export const infraRoutes = [
     method: 'GET',
     path: '/users',
     operation: /* GraphQL */ `query InfraUsers($page: Int, $limit: Int, $role: String) { infraUsers(page: $page, limit: $limit, role: $role) { data { ${USER} } ${PAGE} } }`,
-    variables: ({ query }) => ({ ...paging(query), role: str(query.role) }),
+    variables: ({ query }) => ({ ...paging(query), role: strParam(query.role) }),
   }),
   defineRoute({
     method: 'GET',
@@ -95,7 +94,7 @@ export const infraRoutes = [
     method: 'GET',
     path: '/projects',
     operation: /* GraphQL */ `query InfraProjects($page: Int, $limit: Int, $status: String) { infraProjects(page: $page, limit: $limit, status: $status) { data { ${LISTED_PROJECT} } ${PAGE} } }`,
-    variables: ({ query }) => ({ ...paging(query), status: str(query.status) }),
+    variables: ({ query }) => ({ ...paging(query), status: strParam(query.status) }),
   }),
   defineRoute({
     method: 'GET',
@@ -147,7 +146,7 @@ export const infraRoutes = [
     method: 'GET',
     path: '/services',
     operation: /* GraphQL */ `query InfraServices($project: ID, $status: String, $page: Int, $limit: Int) { infraServices(project: $project, status: $status, page: $page, limit: $limit) { data { ${SERVICE} } ${PAGE} } }`,
-    variables: ({ query }) => ({ project: str(query.project), status: str(query.status), ...paging(query) }),
+    variables: ({ query }) => ({ project: strParam(query.project), status: strParam(query.status), ...paging(query) }),
   }),
   defineRoute({
     method: 'POST',

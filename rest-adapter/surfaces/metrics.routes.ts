@@ -1,5 +1,5 @@
 import { omitNulls } from '../output';
-import { defineRoute } from '../route';
+import { defineRoute, strParam } from '../route';
 
 /** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). */
 
@@ -8,7 +8,6 @@ const SUMMARY = `summary { totalExecutions successfulExecutions failedExecutions
 const BUCKETS = `timeseries { timestamp executions successful failed averageDuration totalDuration }`;
 const ERRORS = `errorBreakdown { errorCode count percentage }`;
 const PART = `status responseTime uptime activeExecutions queuedTasks capacityUtilization engineStatus connections queryLatencyP95 memoryUsage operations depth message`;
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 /** A health part without its null fields (each part has its own). */
 const part = (p: Record<string, unknown>) => omitNulls(p);
 
@@ -21,10 +20,10 @@ export const metricsRoutes = [
         agentId ${PERIOD} ${SUMMARY} ${BUCKETS} taskTypeBreakdown { taskType executions successRate averageDuration } ${ERRORS}
       } }`,
     variables: ({ query }) => ({
-      startDate: str(query.startDate),
-      endDate: str(query.endDate),
-      agentId: str(query.agentId),
-      granularity: str(query.granularity),
+      startDate: strParam(query.startDate),
+      endDate: strParam(query.endDate),
+      agentId: strParam(query.agentId),
+      granularity: strParam(query.granularity),
     }),
   }),
   defineRoute({
@@ -35,10 +34,10 @@ export const metricsRoutes = [
         workflowId ${PERIOD} ${SUMMARY} ${BUCKETS} nodePerformance { nodeName executions averageDuration failureRate } ${ERRORS}
       } }`,
     variables: ({ query }) => ({
-      startDate: str(query.startDate),
-      endDate: str(query.endDate),
-      workflowId: str(query.workflowId),
-      granularity: str(query.granularity),
+      startDate: strParam(query.startDate),
+      endDate: strParam(query.endDate),
+      workflowId: strParam(query.workflowId),
+      granularity: strParam(query.granularity),
     }),
     // Spec: the workflow summary is the agents' without totalProcessingTime.
     pick: ({
@@ -86,7 +85,7 @@ export const metricsRoutes = [
         }
       }
     `,
-    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), stage: str(query.stage) }),
+    variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), stage: strParam(query.stage) }),
   }),
   defineRoute({
     method: 'GET',
@@ -111,7 +110,7 @@ export const metricsRoutes = [
         timeseries { timestamp cpu { usage peak } memory { usage peak } storage { usage growth } network { inbound outbound } requests { total successful failed } }
         summary { averageCpuUsage peakCpuUsage averageMemoryUsage peakMemoryUsage totalRequests totalDataTransferred }
       } }`,
-    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), granularity: str(query.granularity) }),
+    variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), granularity: strParam(query.granularity) }),
   }),
   defineRoute({
     method: 'GET',
@@ -153,7 +152,7 @@ export const metricsRoutes = [
         }
       }
     `,
-    variables: ({ query }) => ({ startDate: str(query.startDate), endDate: str(query.endDate), groupBy: str(query.groupBy) }),
+    variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), groupBy: strParam(query.groupBy) }),
     pick: ({ costMetrics: c }) => ({ ...c, breakdown: c.breakdown.map(part) }),
   }),
   defineRoute({

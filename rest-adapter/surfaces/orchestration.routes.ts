@@ -1,5 +1,5 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, type RestRequest } from '../route';
+import { boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
 
 /** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). */
 
@@ -78,7 +78,6 @@ export const ORCHESTRATION_FIELDS = /* GraphQL */ `
 `;
 
 const body = (req: RestRequest) => req.body ?? {};
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 
 function stageOut(s: any) {
   const gate = s.gateValidation;
@@ -303,8 +302,8 @@ export const orchestrationRoutes = [
       }
     `,
     variables: ({ query }) => ({
-      status: str(query.status),
-      stage: str(query.stage),
+      status: strParam(query.status),
+      stage: strParam(query.stage),
       limit: intParam(query.limit),
       offset: intParam(query.offset),
     }),

@@ -1,5 +1,5 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, type RestRequest } from '../route';
+import { boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
 
 /** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). */
 
@@ -103,7 +103,6 @@ const AB_FIELDS = /* GraphQL */ `
     results { promptA { ${ARM_RESULT} } promptB { ${ARM_RESULT} } recommendation reason }
   }`;
 
-const str = (v: unknown) => (v === undefined || v === '' ? undefined : v);
 const body = (req: RestRequest) => req.body ?? {};
 
 const steps = (list: any[]) => list.map((s) => omitNulls(s));
@@ -176,10 +175,10 @@ export const promptRoutes = [
       }
     `,
     variables: ({ query }) => ({
-      domain: str(query.domain),
-      agentId: str(query.agentId),
-      status: str(query.status),
-      tag: str(query.tag),
+      domain: strParam(query.domain),
+      agentId: strParam(query.agentId),
+      status: strParam(query.status),
+      tag: strParam(query.tag),
       limit: intParam(query.limit),
       offset: intParam(query.offset),
     }),
@@ -221,7 +220,7 @@ export const promptRoutes = [
       }
       ${PROMPT_FIELDS}
     `,
-    variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: str(query.environment) }),
+    variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: strParam(query.environment) }),
   }),
   defineRoute({
     method: 'PUT',
@@ -350,7 +349,7 @@ export const chainRoutes = [
         }
       }
     `,
-    variables: ({ query }) => ({ domain: str(query.domain), limit: intParam(query.limit), offset: intParam(query.offset) }),
+    variables: ({ query }) => ({ domain: strParam(query.domain), limit: intParam(query.limit), offset: intParam(query.offset) }),
     pick: ({ chains: { chains, pagination } }) => ({ chains, pagination: { total: pagination.total, limit: pagination.limit, hasMore: pagination.hasMore } }),
   }),
   defineRoute({
@@ -472,9 +471,9 @@ export const fragmentRoutes = [
       }
     `,
     variables: ({ query }) => ({
-      type: str(query.type),
-      domain: str(query.domain),
-      tag: str(query.tag),
+      type: strParam(query.type),
+      domain: strParam(query.domain),
+      tag: strParam(query.tag),
       limit: intParam(query.limit),
       offset: intParam(query.offset),
     }),
