@@ -2,6 +2,17 @@ import { errors } from '../errors';
 import { UUID } from '../ids';
 
 /**
+ * Typed reads and writes for the stores (`<thing>.store.ts`): every SQL statement of a service
+ * lives in its store and goes through these, so a row has one declared shape (the store's
+ * `XRow` interface) and no caller handles TypeORM's result forms.
+ */
+
+/** What runs SQL: the DataSource, a transaction's EntityManager (`tx.manager`), a QueryRunner. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+/**
  * TypeORM's `query()` returns plain rows for SELECT and INSERT … RETURNING, but `[rows, rowCount]`
  * for UPDATE and DELETE: the rows either way.
  */
@@ -10,19 +21,34 @@ export function rowsOf<T = any>(result: unknown): T[] {
   return result as T[];
 }
 
+/** Every row the statement returns (a write's RETURNING rows included), typed as `R`. */
+export async function rows<R>(q: Queryable, sql: string, params?: unknown[]): Promise<R[]> {
+  return rowsOf<R>(await q.query(sql, params));
+}
+
+/** The first row the statement returns, or undefined. */
+export async function one<R>(q: Queryable, sql: string, params?: unknown[]): Promise<R | undefined> {
+  return (await rows<R>(q, sql, params))[0];
+}
+
+/** The number in the first column of the first row (`SELECT count(*) …`), 0 when there is no row. */
+export async function count(q: Queryable, sql: string, params?: unknown[]): Promise<number> {
+  const row = await one<Record<string, unknown>>(q, sql, params);
+  return row ? Number(Object.values(row)[0] ?? 0) : 0;
+}
+
+/** A statement run for its effect alone. */
+export async function exec(q: Queryable, sql: string, params?: unknown[]): Promise<void> {
+  await q.query(sql, params);
+}
+
 /**
  * The row an id names, or 404 `resource_not_found` for `resource` — also when the id is not a
  * UUID, so no malformed id reaches PostgreSQL. `params` start with the id ($1).
  */
-export async function rowById<T = any>(
-  q: { query(sql: string, params?: unknown[]): Promise<any> },
-  resource: string,
-  id: string,
-  sql: string,
-  params: unknown[] = [id],
-): Promise<T> {
+export async function rowById<T = any>(q: Queryable, resource: string, id: string, sql: string, params: unknown[] = [id]): Promise<T> {
   if (!UUID.test(id)) throw errors.notFound(resource, id);
-  const [row] = rowsOf<T>(await q.query(sql, params));
+  const row = await one<T>(q, sql, params);
   if (!row) throw errors.notFound(resource, id);
   return row;
 }
