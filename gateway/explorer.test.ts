@@ -1,4 +1,3 @@
-import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerExplorer } from './explorer';
@@ -6,7 +5,7 @@ import { registerExplorer } from './explorer';
 let app: FastifyInstance;
 let origin: string;
 
-before(async () => {
+beforeAll(async () => {
   app = Fastify();
   registerExplorer(app, {
     path: '/graphql',
@@ -15,7 +14,7 @@ before(async () => {
   origin = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 
-after(() => app.close());
+afterAll(() => app.close());
 
 async function getPage() {
   const res = await fetch(`${origin}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });

@@ -1,4 +1,3 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GraphQLError, buildSchema, getIntrospectionQuery, parse, specifiedRules, validate } from 'graphql';
 import { DEFAULT_LIMITS, INTROSPECTION_COST, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { SharedReadCache } from './cache';
 import { createEventBus } from './events';
 import { createLogger } from './logger';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { ConfigError, loadConfig } from './config';
 
 test('defaults follow CONTRACT.md section 3', () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
 import { Client } from 'pg';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
@@ -8,12 +7,12 @@ import { createTestDatabase, type TestDatabase } from '../test/support/database'
 
 let db: TestDatabase;
 let notifier: Client;
-before(async () => {
+beforeAll(async () => {
   db = await createTestDatabase();
   notifier = new Client({ connectionString: db.url });
   await notifier.connect();
 });
-after(async () => {
+afterAll(async () => {
   await notifier.end();
   await db.drop();
 });

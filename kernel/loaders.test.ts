@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { Authorized, Ctx, Directive, Field, FieldResolver, ID, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ANONYMOUS, type Principal } from './auth/principal';
 import { createLogger } from './logger';

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
 import { freePort, readBody } from '../test/support/net';
 import { AppError } from './errors';
 import { createGuardedLookup, guardedFetch, isPrivateAddress, validateCallbackUrl, type OutboundPolicy } from './outbound';
@@ -119,7 +118,7 @@ describe('guardedFetch', () => {
   let base: string;
   const seen: Seen[] = [];
 
-  before(async () => {
+  beforeAll(async () => {
     server = http.createServer((req, res) => {
       void readBody(req).then((body) => {
         seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
@@ -141,7 +140,7 @@ describe('guardedFetch', () => {
     port = (server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
   });
-  after(async () => {
+  afterAll(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });

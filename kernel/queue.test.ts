@@ -1,4 +1,3 @@
-import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -18,7 +17,7 @@ let bus: EventBus;
 // Each test makes up its own job names (no other test's worker claims them), hence an open registry.
 const queues: Queue<AnyNames>[] = [];
 
-before(async () => {
+beforeAll(async () => {
   database = await createTestDatabase();
   ds = createDataSource({ url: database.url, entities: [], migrations: kernelMigrations });
   await ds.initialize();
@@ -31,7 +30,7 @@ afterEach(async () => {
   await Promise.all(queues.splice(0).map((q) => q.stop({ graceMs: 0 })));
 });
 
-after(async () => {
+afterAll(async () => {
   await bus.close();
   await ds.destroy();
   await database.drop();

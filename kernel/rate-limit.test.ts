@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
 import Redis from 'ioredis';
 import { RateLimiter, RateLimitExceeded, TIER_LIMITS, rateLimitHeaders } from './rate-limit';
 

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { Authorized, Query, Resolver } from 'type-graphql';
 import { PUBLIC, alsoOn, authorize } from './auth/principal';
 import { buildSubgraph } from './subgraph';

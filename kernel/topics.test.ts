@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
 import type { EventBus } from './events';
 import type { Queue } from './queue';
 import { JOB, JOB_NAMES, TOPIC, TOPIC_NAMES } from './topics';

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, afterEach, before, describe, it } from 'node:test';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { createDataSource } from './db/data-source';
@@ -76,7 +75,7 @@ describe('WebhookSender', () => {
     }
   }
 
-  before(async () => {
+  beforeAll(async () => {
     tdb = await createTestDatabase();
     db = createDataSource({ url: tdb.url, entities: [], migrations: kernelMigrations });
     await db.initialize();
@@ -100,7 +99,7 @@ describe('WebhookSender', () => {
     received = [];
   });
 
-  after(async () => {
+  afterAll(async () => {
     receiver.closeAllConnections();
     await new Promise((resolve) => receiver.close(resolve));
     await events.close();

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { buildSchema, graphql } from 'graphql';
 import { surfaces } from './index';
 import { omitNulls, rootKey, routeOutput, shapeOutput } from './output';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { emitSchema, readCommitted } from './emit';
 
 test('the committed subgraph SDL and supergraph are what the code emits (run `npm run schema:emit`)', async () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { offlineAnswer } from '../kernel/llm/offline';
 import { AGENTS, DOMAINS } from '../subgraphs/control-plane/agent.catalog';
 import { agentPromptSeeds } from '../subgraphs/control-plane/prompts.seed';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
 import { gateCriteria } from '../subgraphs/control-plane/gate.catalog';
 import { seedAgentPrompts } from '../subgraphs/control-plane/prompts.seed';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -58,11 +57,11 @@ const waitFor = (taskId: string) =>
 
 const guide = (extra: Record<string, unknown> = {}) => guideTask({ topic: 'Signing webhooks', audience: 'backend developers' }, extra);
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default', 'model-b'] });
   p = await startTestPlatform(fakeLlmEnv(fake.url, 'model-default,model-b'));
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await fake?.close();
 });

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { getIntrospectionQuery } from 'graphql';
 import { ANONYMOUS_INTROSPECTION_PER_MINUTE, AUTH_FAILURES_PER_MINUTE } from '../kernel/edge';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -16,11 +15,11 @@ let p: TestPlatform;
 let closed: TestPlatform;
 const ANONYMOUS = 5;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform({ TRUST_PROXY: 'true', ANONYMOUS_RATE_LIMIT: String(ANONYMOUS) });
   closed = await startTestPlatform({ NODE_ENV: 'production' });
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await closed?.stop();
 });

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { sleep } from './support/until';
 
 const KEYS = '/control-plane/api/v1/auth/api-keys';
 let p: TestPlatform;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
 import { verifySignature } from '../kernel/webhooks';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
@@ -61,7 +60,7 @@ const waitStatus = (id: string, status: string) =>
     { timeoutMs: 15_000, everyMs: 100 },
   );
 
-before(async () => {
+beforeAll(async () => {
   receiverUrl = (await receiver.start()).url;
   p = await startTestPlatform(ENV);
   operator = (await p.createKey({ name: 'operator', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
@@ -82,7 +81,7 @@ before(async () => {
   ids.waiter = await createWorkflow('Waiter', [start, { name: 'Hold', type: 'engine.wait', parameters: { resume: 'webhook' } }], { active: true });
 });
 
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await restartedOn?.drop();
   await receiver.close();

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DASHBOARD_DIR } from '../gateway/dashboard';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -33,7 +32,7 @@ function hold(name: string): string {
   return name;
 }
 
-before(async () => {
+beforeAll(async () => {
   assert.ok(existsSync(path.join(DASHBOARD_DIR, 'index.html')), 'the dashboard is built (npm install runs `npm run build:dashboard`)');
   mkdirSync(SHOTS, { recursive: true });
   fake = await startFakeLlm({ models: ['model-default'] });
@@ -51,7 +50,7 @@ before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
 });
-after(async () => {
+afterAll(async () => {
   for (const h of holds.values()) h.release();
   await browser?.close();
   await p?.stop();

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { surfaces } from '../rest-adapter';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -12,13 +11,13 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 let p: TestPlatform;
 let doc: any;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
   const res = await fetch(`${p.url}/openapi.json`);
   assert.equal(res.status, 200);
   doc = await res.json();
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { splitInBatches } from '../subgraphs/engine/n8n/nodes/split-in-batches';
 import { NODE_TYPES } from '../subgraphs/engine/nodes';
 import type { NodeDefinition } from '../subgraphs/engine/nodes/types';
@@ -17,10 +16,10 @@ import { untilValue } from './support/until';
 if (!NODE_TYPES.has('n8n-nodes-base.splitInBatches')) (NODE_TYPES as Map<string, NodeDefinition>).set('n8n-nodes-base.splitInBatches', splitInBatches);
 
 let p: TestPlatform;
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { chain, start, type WorkflowNode } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -14,11 +13,11 @@ let p: TestPlatform;
 let fake: FakeLlm;
 const guide = JSON.stringify({ summary: 'A guide', files: [{ path: 'docs/guide.md', content: '# Guide\n\n## Overview\nText\n' }] });
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default', 'model-b'] });
   p = await startTestPlatform({ LLM_BASE_URL: fake.url, LLM_MODELS: 'model-default,model-b' });
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await fake?.close();
 });

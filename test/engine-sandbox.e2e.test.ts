@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -10,10 +9,10 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  */
 
 let p: TestPlatform;
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { readUntil } from './support/until';
 
@@ -13,11 +12,11 @@ let split: SplitTopology;
 
 const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
 
-before(async () => {
+beforeAll(async () => {
   split = await startSplitTopology({}, 'engine');
 });
 
-after(async () => {
+afterAll(async () => {
   await split?.stop();
 });
 

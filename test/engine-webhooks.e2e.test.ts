@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
@@ -11,7 +10,7 @@ let workflowId: string;
 let failingWorkflowId: string;
 let replyWorkflowId: string;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
   workflowId = await workflow('Intake', [
     { name: 'Hook', type: 'engine.webhook' },
@@ -31,7 +30,7 @@ before(async () => {
     { name: 'Later', type: 'engine.noOp' },
   ]);
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { after, before, describe, test } from 'node:test';
 import type { Client } from 'graphql-ws';
 import { chain, start, type WorkflowNode } from './support/fixtures';
 import { N8N_EXPORT } from './support/n8n-export';
@@ -20,13 +19,13 @@ let upstreamUrl = '';
 const upstreamState = { flakyFailures: 0, slowAborted: 0, slowStarted: 0 };
 const clients: Client[] = [];
 
-before(async () => {
+beforeAll(async () => {
   upstream = createServer((req, res) => void handleUpstream(req, res));
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
   p = await startTestPlatform(ENV);
 });
-after(async () => {
+afterAll(async () => {
   for (const c of clients) await c.dispose();
   await p?.stop();
   upstream?.closeAllConnections();

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
@@ -64,7 +63,7 @@ function startProviders(): Promise<void> {
   return new Promise((r) => provider.listen(0, '127.0.0.1', () => r()));
 }
 
-before(async () => {
+beforeAll(async () => {
   await startProviders();
   providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
   p = await startTestPlatform({
@@ -79,7 +78,7 @@ before(async () => {
     FEEDBACK_FRONTEND_URL: FRONTEND,
   });
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   provider?.close();
 });

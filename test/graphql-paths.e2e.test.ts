@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -15,12 +14,12 @@ let p: TestPlatform;
 let keyId: string;
 let reader: string;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform({}, { extraSubgraphs: [auditSubgraph()] });
   keyId = (await p.createKey({ name: 'paths' })).id;
   reader = (await p.createKey({ name: 'reader', permissions: ['agent:read'] })).key;
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { surfaces } from '../rest-adapter';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
@@ -16,7 +15,7 @@ let p: TestPlatform;
 const ID = '00000000-0000-4000-8000-000000000000';
 const POLICY = /NUL|surrogate|nests/;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
   const wf = await p.rest('POST', '/v1/engine/workflows', {
     body: {
@@ -33,7 +32,7 @@ before(async () => {
   const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId: wf.body.data.workflowId, path: '/hostile', method: 'POST' } });
   assert.equal(hook.status, 201, JSON.stringify(hook.body));
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

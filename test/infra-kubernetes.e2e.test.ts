@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { verifySignature } from '../kernel/webhooks';
 import { startFakeKubernetes, type FakeKubernetes } from './support/fake-kubernetes';
@@ -26,7 +25,7 @@ let k8s: FakeKubernetes;
 let p: TestPlatform;
 let token: string;
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'fake-k8s-'));
   k8s = await startFakeKubernetes({ dir, deadlineSteps: 3, notReadyNode: true });
   p = await startTestPlatform({
@@ -40,7 +39,7 @@ before(async () => {
   });
   token = (await p.rest('POST', `${API}/auth/login`, { key: null, body: { email: 'ops@infra.test', password: 'ops-password-1' } })).body.token;
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await k8s?.close();
   rmSync(dir, { recursive: true, force: true });

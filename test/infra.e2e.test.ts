@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { after, before, describe, test } from 'node:test';
 import { verifySignature } from '../kernel/webhooks';
 import { localWebhooksEnv } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
@@ -24,7 +23,7 @@ const receiver = webhookReceiver(() => 204);
 const received = receiver.requests;
 let hookUrl: string;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform({
     INFRA_ADMIN_EMAIL: ADMIN.email,
     INFRA_ADMIN_PASSWORD: ADMIN.password,
@@ -35,7 +34,7 @@ before(async () => {
   hookUrl = `${(await receiver.start()).url}/hooks/infra`;
   admin = (await login(ADMIN.email, ADMIN.password)).body.token;
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await receiver.close();
 });
@@ -289,7 +288,7 @@ describe('services, deploy, rollback (local driver)', () => {
   let pr: any;
   let svc: any;
 
-  before(async () => {
+  beforeAll(async () => {
     pr = await project(admin, { name: `Shop ${++seq}` });
   });
 

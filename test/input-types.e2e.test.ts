@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import {
   buildClientSchema,
   getIntrospectionQuery,
@@ -30,12 +29,12 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 let p: TestPlatform;
 let schema: GraphQLSchema;
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform();
   const res = await p.graphql(getIntrospectionQuery());
   schema = buildClientSchema(res.body.data);
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
 });
 

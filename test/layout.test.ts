@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { describe, test } from 'node:test';
 
 /**
  * The layout of ARCHITECTURE.md, checked on the sources (not on dist/, which may hold stale files):

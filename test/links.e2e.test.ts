@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 
@@ -19,7 +18,7 @@ let other: string;
 const PASSWORD = 'correct horse battery';
 const answers: Answer[] = [];
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform({ TRUST_PROXY: 'true' });
   destination = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Destination ${req.url}</h1>`));
   await new Promise<void>((r) => destination.listen(0, '127.0.0.1', r));
@@ -28,7 +27,7 @@ before(async () => {
   other = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
   assert.match(owner, /^lnk_live_/);
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   destination?.close();
 });

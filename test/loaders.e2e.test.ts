@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -89,7 +88,7 @@ const expected = {
   logs: new Map<string, string[]>(),
 };
 
-before(async () => {
+beforeAll(async () => {
   uninstall = installCounters();
   p = await startTestPlatform();
   seed = new pg.Client({ connectionString: p.db.url });
@@ -119,7 +118,8 @@ before(async () => {
 
   // 110 workflows; workflow i has i % 4 executions (alternately success and error) and, for
   // i % 3 == 0, an active webhook trigger (workflow 1 has an inactive one only).
-  const start = Date.parse('2026-01-01T00:00:00Z');
+  // Recent: the engine's maintenance prunes executions past EXECUTION_MAX_AGE_DAYS a few seconds after start.
+  const start = Date.now() - 2 * 86_400_000;
   let executionNo = 0;
   for (let i = 0; i < 110; i++) {
     const res = await p.rest('POST', '/v1/engine/workflows', {
@@ -196,7 +196,7 @@ before(async () => {
   }
 });
 
-after(async () => {
+afterAll(async () => {
   uninstall?.();
   await seed?.end();
   await p?.stop();

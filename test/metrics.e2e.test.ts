@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
 import { Client } from 'pg';
 import { AGENTS } from '../subgraphs/control-plane/agent.catalog';
 import { PRICES } from '../subgraphs/control-plane/pricing';
@@ -59,7 +58,7 @@ const day = (d: number, h = 0, m = 0) => new Date(Date.UTC(2026, 2, d, h, m));
 let seed = 42;
 const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
-before(async () => {
+beforeAll(async () => {
   // The generated history is months old: the engine's retention (14 days by default) would prune
   // it at its first maintenance run, a minute after start, in the middle of a slow run of this file.
   p = await startTestPlatform({ METRICS_SAMPLE_INTERVAL_MS: '200', ENGINE_EXECUTION_MAX_AGE_DAYS: '36500' });
@@ -156,7 +155,7 @@ before(async () => {
   }
   await db.query(`SET session_replication_role = DEFAULT`);
 });
-after(async () => {
+afterAll(async () => {
   await db?.end();
   await p?.stop();
 });

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
 import type { Client } from 'graphql-ws';
 import { verifySignature } from '../kernel/webhooks';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -153,7 +152,7 @@ async function query(url: string, sql: string, params: unknown[]) {
 
 // ---------------------------------------------------------------------------------------------
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
   fake.reply(async (body) => {
     const prompt = String(body.messages.map((m: any) => m.content).join('\n'));
@@ -171,7 +170,7 @@ before(async () => {
   p = await startTestPlatform(fakeLlmEnv(fake.url));
 });
 
-after(async () => {
+afterAll(async () => {
   for (const c of clients) await c.dispose();
   for (const h of holds.values()) h.release();
   await p?.stop();

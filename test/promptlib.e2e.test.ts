@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { sleep, untilValue } from './support/until';
@@ -12,11 +11,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let p: TestPlatform;
 let fake: FakeLlm;
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: MODELS });
   p = await startTestPlatform({ LLM_BASE_URL: fake.url, LLM_MODELS: MODELS.join(',') });
 });
-after(async () => {
+afterAll(async () => {
   await p?.stop();
   await fake?.close();
 });
@@ -559,7 +558,7 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
 });
 
 describe('chains', () => {
-  before(async () => {
+  beforeAll(async () => {
     await createPrompt({ name: 'outline', template: 'Outline {{topic}}', variables: ['topic'] });
     await createPrompt({ name: 'critique', template: 'Critique {{draft}}', variables: ['draft'] });
     await createPrompt({ name: 'expand', template: 'Expand {{draft}}', variables: ['draft'] });

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -9,7 +8,7 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  */
 
 const platforms: TestPlatform[] = [];
-after(async () => {
+afterAll(async () => {
   for (const p of platforms) await p.stop();
 });
 

@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -35,13 +34,13 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'resilience-'));
 const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
 const procs: ChildProcess[] = [];
 
-before(async () => {
+beforeAll(async () => {
   db = await createTestDatabase();
   fake = await startFakeLlm({ models: ['model-default'] });
   fake.reply(() => answer);
   receiverUrl = `${(await receiver.start()).url}/hook`;
 });
-after(async () => {
+afterAll(async () => {
   for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   await receiver.close();
   await fake?.close();
@@ -75,7 +74,7 @@ async function startPlatform(): Promise<{ url: string; child: ChildProcess }> {
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000) => poll(what, probe, timeoutMs, 100);
 
 describe('SIGKILL and restart', () => {
-  test('a task, a chain, a waiting execution and a webhook delivery in flight: none lost, none stuck, none run twice', async (t) => {
+  test('a task, a chain, a waiting execution and a webhook delivery in flight: none lost, none stuck, none run twice', async () => {
     const a = await startPlatform();
     const rest = async (base: string, method: string, p: string, body?: unknown) => {
       const res = await fetch(base + p, {
@@ -171,7 +170,7 @@ describe('SIGKILL and restart', () => {
       done.nodeData.map((n: any) => n.nodeName),
       ['Start', 'Before', 'Nap', 'After'],
     );
-    t.diagnostic(
+    console.log(
       `after the restart: task ${task.status}, chain ${chainEnd.status}${chainEnd.error ? ` (${chainEnd.error.message})` : ''}, execution ${done.status}`,
     );
     const runs = (await get(`/v1/engine/executions?workflowId=${wf.body.data.workflowId}`)).executions;
@@ -179,7 +178,7 @@ describe('SIGKILL and restart', () => {
 
     const delivered = await until('the delivery in flight is delivered', async () => received.length >= 2 && received);
     assert.equal(new Set(delivered.map((r) => r.delivery)).size, 1, 'the same delivery id (receivers can tell a retry)');
-    t.diagnostic(`the delivery in flight reached the receiver ${delivered.length} times under one id`);
+    console.log(`the delivery in flight reached the receiver ${delivered.length} times under one id`);
     const pg = new Client({ connectionString: db.url });
     await pg.connect();
     try {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { Client as PgClient } from 'pg';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { subscribe, wsClient } from './support/subscribe';
@@ -16,12 +15,12 @@ let subgraphUrl: string;
 
 const call = (method: string, p: string, key: string | null, body?: unknown) => split.call(method, p, body, key);
 
-before(async () => {
+beforeAll(async () => {
   split = await startSplitTopology();
   ({ gatewayUrl, subgraphUrl, adminKey } = split);
 });
 
-after(async () => {
+afterAll(async () => {
   await split?.stop();
 });
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import type { Client } from 'graphql-ws';
 import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -9,10 +8,10 @@ import { sleep } from './support/until';
 let p: TestPlatform;
 const clients: Client[] = [];
 
-before(async () => {
+beforeAll(async () => {
   p = await startTestPlatform({}, { extraSubgraphs: [auditSubgraph()] });
 });
-after(async () => {
+afterAll(async () => {
   for (const c of clients) await c.dispose();
   await p?.stop();
 });

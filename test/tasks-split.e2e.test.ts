@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { Client as PgClient } from 'pg';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -17,12 +16,12 @@ let fake: FakeLlm;
 
 const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: ['default'] });
   split = await startSplitTopology({ LLM_BASE_URL: fake.url });
 });
 
-after(async () => {
+afterAll(async () => {
   await split?.stop();
   await fake?.close();
 });

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
 import type { Client } from 'graphql-ws';
 import { Queue } from '../kernel/queue';
 import { verifySignature } from '../kernel/webhooks';
@@ -28,11 +27,11 @@ const pool = () => controlPlaneServices(p.platform.kernel).agentQueue!;
 
 const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/${id}`)).body.data;
 
-before(async () => {
+beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
   p = await startTestPlatform(fakeLlmEnv(fake.url));
 });
-after(async () => {
+afterAll(async () => {
   for (const c of clients) await c.dispose();
   await p?.stop();
   await fake?.close();
@@ -230,10 +229,10 @@ describe('webhooks task.started, task.completed, task.failed', () => {
   const received = receiver.requests;
   let url: string;
 
-  before(async () => {
+  beforeAll(async () => {
     url = `${(await receiver.start()).url}/hooks/tasks`;
   });
-  after(() => receiver.close());
+  afterAll(() => receiver.close());
 
   test('signed deliveries with {event, taskId, agentId, timestamp, result}', async () => {
     received.length = 0;

@@ -1,4 +1,3 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,16 +21,16 @@ async function connect(url: string): Promise<Client> {
   return client;
 }
 
-async function timedStart(dataDir: string, label: string, t: { diagnostic(msg: string): void }) {
+async function timedStart(dataDir: string, label: string) {
   const started = Date.now();
   const server = await startEmbeddedPostgres({ dataDir, logger });
-  t.diagnostic(`${label}: ${Date.now() - started} ms`);
+  console.log(`${label}: ${Date.now() - started} ms`);
   return server;
 }
 
-test('persists data across restarts and isolates transactions', async (t) => {
+test('persists data across restarts and isolates transactions', async () => {
   const dataDir = tempDir();
-  const first = await timedStart(dataDir, 'first start (initdb)', t);
+  const first = await timedStart(dataDir, 'first start (initdb)');
   assert.match(first.url, /^postgres:\/\/postgres:[0-9a-f]+@127\.0\.0\.1:\d+\/platform$/);
   const a = await connect(first.url);
   const b = await connect(first.url);
@@ -53,7 +52,7 @@ test('persists data across restarts and isolates transactions', async (t) => {
   await first.stop();
   assert.equal(fs.existsSync(pidFile(dataDir)), false, 'server shut down cleanly');
 
-  const second = await timedStart(dataDir, 'second start (existing cluster)', t);
+  const second = await timedStart(dataDir, 'second start (existing cluster)');
   const c = await connect(second.url);
   try {
     assert.deepEqual((await c.query('SELECT id, name FROM items')).rows, [{ id: 1, name: 'kept' }]);
@@ -64,10 +63,10 @@ test('persists data across restarts and isolates transactions', async (t) => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('a second start on a running directory reuses the server and does not stop it', async (t) => {
+test('a second start on a running directory reuses the server and does not stop it', async () => {
   const dataDir = tempDir();
   const owner = await startEmbeddedPostgres({ dataDir, logger });
-  const reuser = await timedStart(dataDir, 'start reusing a running server', t);
+  const reuser = await timedStart(dataDir, 'start reusing a running server');
   assert.equal(reuser.url, owner.url);
   await reuser.stop();
   const client = await connect(owner.url);

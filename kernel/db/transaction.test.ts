@@ -1,4 +1,3 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DataSource, EntityManager } from 'typeorm';
 import { withTransaction } from './transaction';

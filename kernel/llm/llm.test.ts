@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
 import { startFakeLlm, type FakeLlm } from '../../test/support/fake-llm';
 import { freePort } from '../../test/support/net';
 import { AppError } from '../errors';
@@ -23,11 +22,11 @@ describe('OpenAI-compatible provider', () => {
   let fake: FakeLlm;
   let llm: LlmProvider;
 
-  before(async () => {
+  beforeAll(async () => {
     fake = await startFakeLlm({ models: MODELS });
     llm = createLlmProvider({ baseUrl: fake.url, apiKey: 'sk-test-123', models: MODELS }, logger);
   });
-  after(() => fake.close());
+  afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
   it('is the provider chosen when LLM_BASE_URL is set', () => {

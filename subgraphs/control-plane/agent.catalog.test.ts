@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import shipped from './agent.catalog.json';
 import { AGENTS, DOMAINS, parseCatalogue } from './agent.catalog';
 

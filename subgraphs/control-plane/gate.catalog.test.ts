@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { AppError } from '../../kernel/errors';
 import { EXIT_CRITERIA, STAGES, gateCriteria, hasValue, validateGate } from './gate.catalog';
 

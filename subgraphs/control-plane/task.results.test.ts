@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { AGENTS, slugify } from './agent.catalog';
 import { countLines, safePath } from './task.files';
 import { buildResult, parseAnswer } from './task.results';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import { countRuns, cronProblem, isoWithOffset, nextRun, validTimezone } from './cron';
 import { CONTROL_PLANE_STATUS, controlPlaneStatus, fromControlPlaneStatus } from './execution.status';
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { AppError } from '../../kernel/errors';
 import { guardedFetch } from '../../kernel/outbound';
 import { compile, validateDefinition } from './definition';
@@ -12,7 +11,7 @@ import { CODE_LIMITS, Sandbox } from './sandbox';
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 2 });
 const executor = new WorkflowExecutor(new ExpressionEngine(expressionSandbox));
-after(() => {
+afterAll(() => {
   expressionSandbox.dispose();
   codeSandbox.dispose();
 });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, describe, test } from 'node:test';
 import { ExpressionEngine, ExpressionError, type ExpressionData } from './expressions';
 import { EXTENSION_NAMES, PRELUDE_KEY } from './expressions.extensions';
 import { Sandbox } from './sandbox';
@@ -13,7 +12,7 @@ import { Sandbox } from './sandbox';
 
 const sandbox = new Sandbox({ memoryMb: 32, timeoutMs: 2000, poolSize: 2 });
 const engine = new ExpressionEngine(sandbox);
-after(() => sandbox.dispose());
+afterAll(() => sandbox.dispose());
 
 function data(json: Record<string, unknown> = {}, timezone?: string): ExpressionData {
   return {

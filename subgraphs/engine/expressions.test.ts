@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { DateTime } from 'luxon';
 import { compilePath, ExpressionEngine, ExpressionError, parseTemplate, type ExpressionData } from './expressions';
 import { rewrite } from './expressions.syntax';
@@ -17,7 +16,7 @@ class CountingSandbox extends Sandbox {
 }
 const sandbox = new CountingSandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const engine = new ExpressionEngine(sandbox);
-after(() => sandbox.dispose());
+afterAll(() => sandbox.dispose());
 
 function data(items: Record<string, unknown>[], nodes: Record<string, Record<string, unknown>[]> = {}): ExpressionData {
   return {

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { SandboxError } from './sandbox';
 import { ProcessSandbox } from './sandbox.process';
 
 /** The process pool: what would abort a V8 process costs one evaluation; the pool goes on. */
 
 const pool = new ProcessSandbox({ memoryMb: 64, timeoutMs: 10_000, processes: 2 });
-after(() => pool.dispose());
+afterAll(() => pool.dispose());
 
 const run = (code: string, timeoutMs?: number) => pool.run({ body: code, input: '{}', timeoutMs });
 

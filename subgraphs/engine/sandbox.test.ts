@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import ivm from 'isolated-vm';
 import { PRELUDE_KEY } from './expressions.extensions';
 import { Sandbox, SandboxError, type Prelude } from './sandbox';
 
 const sandbox = new Sandbox({ memoryMb: 32, timeoutMs: 500, poolSize: 2 });
-after(() => sandbox.dispose());
+afterAll(() => sandbox.dispose());
 
 const run = (body: string, input = '{}', opts: { timeoutMs?: number; signal?: AbortSignal; prelude?: Prelude; warmup?: string } = {}) =>
   sandbox.run({ body, input, ...opts });

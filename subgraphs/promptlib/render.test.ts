@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { AppError } from '../../kernel/errors';
 import { recommend } from './ab-rule';
 import { validateSteps } from './chain-steps';

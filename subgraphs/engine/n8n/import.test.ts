@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { AppError } from '../../../kernel/errors';
 import { compile, validateDefinition } from '../definition';
 import { chooseStart, WorkflowExecutor } from '../executor';
@@ -13,7 +12,7 @@ import { disposeHarness, runWorkflow } from '../../../test/support/n8n-harness';
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 1 });
 const executor = new WorkflowExecutor(new ExpressionEngine(expressionSandbox));
-after(() => {
+afterAll(() => {
   expressionSandbox.dispose();
   codeSandbox.dispose();
   disposeHarness();

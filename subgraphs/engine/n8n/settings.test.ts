@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runNode, runWorkflow } from '../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** n8n's node settings, applied by the executor to any node (n8n's WorkflowExecute semantics). */
 describe('n8n node settings', () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { runNode, runWorkflow, type Json } from '../../../../test/support/n8n-harness';
 import { thrownMessage } from './code';
 import { assertItems, direct, disposeCodeTesting, each, failure, node, run } from './code.testing';
@@ -9,7 +8,7 @@ import { assertItems, direct, disposeCodeTesting, each, failure, node, run } fro
  * and node contexts, continueOnFail, promises and timers, and n8n's messages for thrown errors.
  */
 
-after(disposeCodeTesting);
+afterAll(disposeCodeTesting);
 
 describe("n8n Code: n8n's variables", () => {
   test('$input.first(), last(), item, $json and $itemIndex when running once for all items', async () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { importRefusal } from '../../../../test/support/n8n-harness';
 import { assertItems, direct, disposeCodeTesting, each, failure, node, run } from './code.testing';
 
@@ -9,7 +8,7 @@ import { assertItems, direct, disposeCodeTesting, each, failure, node, run } fro
  * workflow for the node), errors with n8n's messages; and what is refused at import.
  */
 
-after(disposeCodeTesting);
+afterAll(disposeCodeTesting);
 
 describe('n8n Code: Run Once for All Items', () => {
   test('1 and 2: the default code adds a field to every item through $input.all()', async () => {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, runNode, type Json, type NodeUnderTest } from '../../../../test/support/n8n-harness';
 import { failure } from './routing.testing';
 
@@ -8,7 +7,7 @@ import { failure } from './routing.testing';
  * case gives the operator, the items' values (read by `={{ $json.v }}`) and which n8n keeps.
  */
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const STRICT = { caseSensitive: true, leftValue: '', typeValidation: 'strict', version: 2 };
 const LOOSE = { ...STRICT, typeValidation: 'loose' };

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, verify } from 'node:crypto';
-import { after, describe, test } from 'node:test';
 import { NodeFailed, disposeHarness, importRefusal, runNode, type Json } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const crypto = (parameters: Json, settings: Json = {}) => ({ type: 'n8n-nodes-base.crypto', typeVersion: 1, parameters, ...settings });
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { NodeFailed, disposeHarness, importRefusal, runNode, runWorkflow, type Json } from '../../../../test/support/n8n-harness';
 
 /**
@@ -9,8 +8,8 @@ import { NodeFailed, disposeHarness, importRefusal, runNode, runWorkflow, type J
  */
 
 const serverZone = process.env.TZ;
-before(() => void (process.env.TZ = 'UTC'));
-after(() => {
+beforeAll(() => void (process.env.TZ = 'UTC'));
+afterAll(() => {
   process.env.TZ = serverZone;
   disposeHarness();
 });

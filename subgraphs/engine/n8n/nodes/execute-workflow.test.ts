@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, NodeFailed, runNode } from '../../../../test/support/n8n-harness';
 import type { Item } from '../../expressions';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** An n8n sub-workflow: Execute Workflow Trigger → a node of ours that shows what it received. */
 function subWorkflow(last: Record<string, unknown>) {

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, outputFailure as failure, runOutput as run, type Json } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const people = [
   { name: 'Ada', tags: ['math', null], address: { city: 'London' }, age: 36 },

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, outputFailure as failure, runOutput as run, type Json } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const by = (...sortField: Json[]) => ({ sortFieldsUi: { sortField } });
 const names = (items: Json[]) => items.map((i) => i.name);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, outputFailure as failure, runOutput as run, type Json } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** The item of n8n's own tests for Item Lists 2.2 and later. */
 const sample = {

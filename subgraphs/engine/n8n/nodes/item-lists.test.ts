@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runWorkflow, type Json } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const VERSIONS: Record<string, number[]> = {
   itemLists: [1, 2, 2.1, 2.2, 3, 3.1],

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal } from '../../../../test/support/n8n-harness';
 import { merged, mergeNode, same } from './merge.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 const A = [{ key: 1, v: 'a1', blank: '' }, { key: 2, v: 'a2' }, { key: 9, v: 'a9' }, { v: 'no key' }, { key: { o: 1 }, v: 'object key' }];
 const B = [

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, NodeFailed, runNode } from '../../../../test/support/n8n-harness';
 import { merged, mergeFailure as failure, mergeNode, same } from './merge.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 // The inputs of n8n's pinned Merge 2 test workflows (combine by fields / by position).
 const A = [

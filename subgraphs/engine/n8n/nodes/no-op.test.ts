@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runNode } from '../../../../test/support/n8n-harness';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 describe('n8n No Operation', () => {
   test('passes its items on unchanged', async () => {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runNode, type Json, type NodeUnderTest } from '../../../../test/support/n8n-harness';
 import { connectionRefusal, failure } from './routing.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** n8n's Switch (routing.switch.ts): which output each item leaves by, per version. */
 

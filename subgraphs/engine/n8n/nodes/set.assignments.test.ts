@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal } from '../../../../test/support/n8n-harness';
 import { assertItems, assignments, expectedOf, failureOf, LOOSE_CASES, runSet, setNode, STRICT_CASES, TYPED_INPUT } from './set.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** Set 3.3+ assignments from [name, type, value]. */
 const assign = (...list: [string, string, unknown][]) => ({

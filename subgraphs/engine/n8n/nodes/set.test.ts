@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runWorkflow } from '../../../../test/support/n8n-harness';
 import { assertItems, runSet, setNode } from './set.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** n8n's Set test workflow's input item (its Code node). */
 const INPUT = { nested: { foo: 'bar' }, list: ['foo'] };

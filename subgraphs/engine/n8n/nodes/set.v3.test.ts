@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runWorkflow } from '../../../../test/support/n8n-harness';
 import { assertItems, expectedOf, failureOf, listedFields, LOOSE_CASES, runSet, setNode, STRICT_CASES, TYPED_INPUT } from './set.testing';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** A 3.0–3.2 manual mapping of `values` fields. */
 const fields = (...values: Record<string, unknown>[]) => ({ fields: { values } });

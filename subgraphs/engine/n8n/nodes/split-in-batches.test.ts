@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
 import { disposeHarness, importRefusal, runWorkflow, type Json } from '../../../../test/support/n8n-harness';
 import type { Item, NodeContext, SourceData } from '../../nodes/types';
 import { splitInBatches } from './split-in-batches';
 
-after(disposeHarness);
+afterAll(disposeHarness);
 
 /** One run of the node itself, with a context kept between calls (as the executor keeps it). */
 async function call(version: number, parameters: Json, items: Json[], state: Record<string, unknown>, source: SourceData | null = null) {
