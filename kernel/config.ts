@@ -94,6 +94,7 @@ const envSchema = z.object({
   INTERNAL_SECRET: optional(z.string().min(32)),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   WORKER_STALE_AFTER_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  WORKER_POLL_MS: z.coerce.number().int().min(10).max(3_600_000).default(250),
   DB_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   // Workflow engine: pruning of finished executions (subgraphs/engine).
@@ -137,6 +138,8 @@ export interface Config {
   workerConcurrency: number;
   /** A worker silent this long is presumed dead and its running jobs are reclaimed (it heartbeats at a sixth of it, at most every 5 s). */
   workerStaleAfterMs: number;
+  /** How often idle workers look for due jobs; a job queued in a committed transaction wakes them at once anyway. */
+  workerPollMs: number;
   dbPoolSize: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** The resource sampler: every intervalMs a row, kept retentionDays. */
@@ -197,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { sampleIntervalMs: e.METRICS_SAMPLE_INTERVAL_MS, retentionDays: e.METRICS_RETENTION_DAYS },
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
+    workerPollMs: e.WORKER_POLL_MS,
     dbPoolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
     engine: { executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS, executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT, sandboxProcesses: e.SANDBOX_PROCESSES },

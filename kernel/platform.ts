@@ -87,6 +87,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     concurrency: config.workerConcurrency,
     staleAfterMs: config.workerStaleAfterMs,
     heartbeatMs: Math.min(5_000, Math.floor(config.workerStaleAfterMs / 6)),
+    pollMs: config.workerPollMs,
   });
   const webhooks = new WebhookSender({
     db,

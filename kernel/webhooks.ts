@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { DataSource, EntityManager } from 'typeorm';
-import { isTx, withTransaction, type Tx } from './db/transaction';
+import type { DataSource } from 'typeorm';
+import { withTransaction, type Tx } from './db/transaction';
 import { SecretCipher } from './crypto';
 import { AppError, errors } from './errors';
 import type { Logger } from './logger';
@@ -123,12 +123,8 @@ export class WebhookSender {
     });
   }
 
-  /**
-   * Given `tx`, the delivery is stored in that transaction (its job wakes the workers after the
-   * COMMIT). A bare EntityManager (infra, not yet moved to `Tx`) stores it there too, but its job
-   * is then found at the workers' next poll.
-   */
-  async send(req: WebhookRequest, tx?: Tx | EntityManager): Promise<string> {
+  /** Given `tx`, the delivery is stored in that transaction and its job wakes the workers after the COMMIT. */
+  async send(req: WebhookRequest, tx?: Tx): Promise<string> {
     validateCallbackUrl(req.url, this.policy);
     if (typeof req.event !== 'string' || req.event.length === 0 || req.event.length > 200) {
       throw errors.field('event', 'must be a string of 1 to 200 characters');
@@ -146,8 +142,7 @@ export class WebhookSender {
     const id = randomUUID();
     const secretEnc = req.secret ? this.cipher.encrypt(req.secret, id) : null;
 
-    const outer = tx && !isTx(tx) ? { manager: tx, afterCommit: () => undefined } : tx;
-    await withTransaction(outer ?? this.db, async (tx) => {
+    await withTransaction(tx ?? this.db, async (tx) => {
       await tx.manager.query(
         `INSERT INTO platform.webhook_deliveries
            (id, url, event, body, secret_enc, source_service, resource_type, resource_id, max_attempts)

@@ -4,7 +4,7 @@ import { verifySignature } from '../kernel/webhooks';
 import { localWebhooksEnv } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
-import { until } from './support/until';
+import { readUntil, until } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 
 /**
@@ -29,6 +29,8 @@ beforeAll(async () => {
     INFRA_ADMIN_PASSWORD: ADMIN.password,
     LOCAL_ROLLOUT_STEP_MS: '25',
     INFRA_WATCH_INTERVAL_MS: '20',
+    // Idle workers look for jobs hourly: a delivery that starts promptly was woken after its COMMIT.
+    WORKER_POLL_MS: '3600000',
     ...localWebhooksEnv,
   });
   hookUrl = `${(await receiver.start()).url}/hooks/infra`;
@@ -512,7 +514,10 @@ describe('webhooks', () => {
 
     received.length = 0;
     const pr = await project();
+    const posted = Date.now();
     const s = (await call('POST', '/services', { body: { project: pr.id, name: 'hooked', image: 'hooked:1', replicas: 2 } })).body;
+    const first = await readUntil(() => received.find((r) => r.event === 'deployment.created'), Boolean, { timeoutMs: 5_000 });
+    assert.ok(first && first.at - posted < 5_000, 'deployment.created arrives within seconds, not at the next poll of the queue (hourly here)');
     const dep = await until('the created deployment', async () => (await call('GET', `/services/${s.id}/deployments`)).body.data[0]);
     await settled(dep.deploymentId);
     // (String: an unsigned delivery must fail the signature assertions below, not the type check)

@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors } from '../../kernel/errors';
+import { AccountStore } from './account.store';
+import { ProjectStore } from './project.store';
 
 /**
  * Who may do what on the infrastructure service. People hold roles; a role is a set of
@@ -34,13 +36,19 @@ export type Caller =
   | { kind: 'key'; id: string; permissions: string[]; admin: true };
 
 export class Access {
-  constructor(private readonly db: DataSource) {}
+  private readonly accounts: AccountStore;
+  private readonly projects: ProjectStore;
+
+  constructor(db: DataSource) {
+    this.accounts = new AccountStore(db);
+    this.projects = new ProjectStore(db);
+  }
 
   /** The caller with its current rights; 401 when the person behind a token no longer exists. */
   async caller(p: Principal, permission?: string): Promise<Caller> {
     let caller: Caller;
     if (p.kind === 'user') {
-      const [u] = await this.db.query(`SELECT id, roles FROM infra.users WHERE id::text = $1`, [p.userId]);
+      const u = await this.accounts.identity(p.userId);
       if (!u) throw new AppError('unauthorized', 'The user of this token no longer exists');
       caller = { kind: 'user', id: u.id, roles: u.roles, permissions: permissionsOf(u.roles), admin: u.roles.includes('admin') };
     } else if (p.kind === 'apiKey') {
@@ -57,8 +65,7 @@ export class Access {
   /** The caller's role in a project (`null`: not a member). */
   async membership(caller: Caller, projectId: string): Promise<'owner' | 'contributor' | null> {
     if (caller.kind !== 'user') return null;
-    const [m] = await this.db.query(`SELECT role FROM infra.project_members WHERE project_id = $1 AND user_id = $2`, [projectId, caller.id]);
-    return m?.role ?? null;
+    return this.projects.memberRole(projectId, caller.id);
   }
 
   /** Changes to a project's services and deployments: members and admins. */
@@ -80,10 +87,4 @@ export class Access {
 /** 403 unless the (already resolved) caller holds `permission`. */
 export function demand(caller: Caller, permission: string): void {
   if (!hasPermission(caller.permissions, permission)) throw errors.insufficientPermissions(permission, caller.permissions);
-}
-
-/** A SQL condition (over alias `p`) for the projects `caller` may see; pushes its parameter onto `params`. */
-export function visibleProjects(caller: Pick<Caller, 'id' | 'admin'>, params: unknown[]): string {
-  if (caller.admin) return 'true';
-  return `(p.visibility <> 'private' OR EXISTS (SELECT 1 FROM infra.project_members m WHERE m.project_id = p.id AND m.user_id::text = $${params.push(caller.id)}))`;
 }

@@ -2,9 +2,10 @@ import type { DataSource } from 'typeorm';
 import { burnVerification, hashSecret, verifySecret } from '../../kernel/auth/passwords';
 import type { Principal } from '../../kernel/auth/principal';
 import type { TokenSigner } from '../../kernel/auth/jwt';
-import { rowById, rowsOf } from '../../kernel/db/rows';
+import type { Queryable } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { Access, demand, permissionsOf, ROLES, type Caller } from './access';
+import { AccountStore } from './account.store';
 import { infraPage, type InfraDeletion, type InfraToken, type InfraUser, type InfraUserPage } from './infra.types';
 
 /**
@@ -17,15 +18,16 @@ export const TOKEN_TTL_SECONDS = 3600;
 export const LOCKOUT = { failures: 5, seconds: 15 * 60 };
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-const USER_COLUMNS = `u.id, u.email, u.name, u.roles, u.created_at, u.updated_at, u.last_login_at, o.id AS org_id, o.name AS org_name`;
-const USER_FROM = `infra.users u JOIN infra.organizations o ON o.id = u.organization_id`;
-
 export class AccountService {
+  private readonly store: AccountStore;
+
   constructor(
     private readonly db: DataSource,
     private readonly tokens: TokenSigner,
     private readonly access: Access,
-  ) {}
+  ) {
+    this.store = new AccountStore(db);
+  }
 
   // ---- sessions -----------------------------------------------------------------------------
 
@@ -34,7 +36,7 @@ export class AccountService {
     if (typeof email !== 'string' || !email.trim()) problems.push({ field: 'email', message: 'is required' });
     if (typeof password !== 'string' || !password) problems.push({ field: 'password', message: 'is required' });
     if (problems.length) throw errors.validation(problems);
-    const [u] = await this.db.query(`SELECT id, roles, password_hash, locked_until FROM infra.users WHERE email = $1`, [email.trim().toLowerCase()]);
+    const u = await this.store.credentials(email.trim().toLowerCase());
     if (!u) {
       await burnVerification(password);
       throw this.badCredentials();
@@ -43,19 +45,11 @@ export class AccountService {
     const ok = password.length <= 1024 && (await verifySecret(u.password_hash, password));
     if (!ok) {
       // Counted and locked in one statement, so parallel guesses cannot slip past the limit.
-      const [after] = rowsOf(
-        await this.db.query(
-          `UPDATE infra.users
-            SET failed_logins = failed_logins + 1,
-                locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + make_interval(secs => $3) END
-          WHERE id = $1 RETURNING failed_logins, locked_until`,
-          [u.id, LOCKOUT.failures, LOCKOUT.seconds],
-        ),
-      );
+      const after = await this.store.countFailedLogin(u.id, LOCKOUT.failures, LOCKOUT.seconds);
       if (after?.locked_until) throw this.locked(after.locked_until);
       throw this.badCredentials();
     }
-    await this.db.query(`UPDATE infra.users SET failed_logins = 0, locked_until = NULL, last_login_at = now() WHERE id = $1`, [u.id]);
+    await this.store.loggedIn(u.id);
     return this.issue(u.id, u.roles);
   }
 
@@ -84,17 +78,11 @@ export class AccountService {
   /** CONTRACT.md section 3: INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
   async bootstrap(admin: { email?: string; password?: string }): Promise<void> {
     await this.db.transaction(async (m) => {
-      await m.query(`SELECT pg_advisory_xact_lock(hashtextextended('infra.bootstrap', 0))`);
-      let [org] = await m.query(`SELECT id FROM infra.organizations ORDER BY created_at LIMIT 1`);
-      if (!org) [org] = await m.query(`INSERT INTO infra.organizations (name) VALUES ('Default organization') RETURNING id`);
+      await this.store.lockBootstrap(m);
+      const orgId = (await this.store.firstOrganizationId(m)) ?? (await this.store.insertDefaultOrganization(m));
       if (!admin.email || !admin.password) return;
-      const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM infra.users`);
-      if (n > 0) return;
-      await m.query(`INSERT INTO infra.users (email, name, password_hash, roles, organization_id) VALUES ($1, 'Administrator', $2, '{admin}', $3)`, [
-        admin.email.trim().toLowerCase(),
-        await hashSecret(admin.password),
-        org.id,
-      ]);
+      if ((await this.store.countUsers(m)) > 0) return;
+      await this.store.insertAdmin(m, admin.email.trim().toLowerCase(), await hashSecret(admin.password), orgId);
     });
   }
 
@@ -111,14 +99,8 @@ export class AccountService {
     await this.access.caller(p, 'user:read');
     checkPage(page, limit);
     if (role != null && !ROLES.includes(role as never)) throw errors.field('role', `must be one of ${ROLES.join(', ')}`);
-    const where = role ? `WHERE $3 = ANY(u.roles)` : '';
-    const params = role ? [limit, (page - 1) * limit, role] : [limit, (page - 1) * limit];
-    const rows = await this.db.query(
-      `SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total FROM ${USER_FROM} ${where} ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`,
-      params,
-    );
-    const total = rows[0]?.total ?? (page > 1 ? (await this.db.query(`SELECT count(*)::int AS n FROM ${USER_FROM} ${where}`, role ? [role] : []))[0].n : 0);
-    return { data: rows.map(toUser), pagination: infraPage(total, page, limit) };
+    const { users, total } = await this.store.list(role, page, limit);
+    return { data: users, pagination: infraPage(total, page, limit) };
   }
 
   /** Anyone reads themself; `user:read` reads everyone. */
@@ -142,12 +124,8 @@ export class AccountService {
     if (problems.length) throw errors.validation(problems);
     const hashed = await hashSecret(input.password);
     try {
-      const [row] = await this.db.query(
-        `INSERT INTO infra.users (email, name, password_hash, roles, organization_id)
-         SELECT $1, $2, $3, $4, id FROM infra.organizations ORDER BY created_at LIMIT 1 RETURNING id`,
-        [email, input.name.trim(), hashed, [...new Set(roles)]],
-      );
-      return this.byId(row.id);
+      const id = await this.store.insert({ email, name: input.name.trim(), passwordHash: hashed, roles: [...new Set(roles)] });
+      return this.byId(id);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `A user with e-mail ${email} already exists`, { field: 'email' });
       throw err;
@@ -167,10 +145,11 @@ export class AccountService {
     if (problems.length) throw errors.validation(problems);
     await this.db.transaction(async (m) => {
       if (input.roles != null && target.roles.includes('admin') && !input.roles.includes('admin')) await this.keepAnAdmin(m, id);
-      await m.query(
-        `UPDATE infra.users SET name = coalesce($2, name), roles = coalesce($3, roles), password_hash = coalesce($4, password_hash), updated_at = now() WHERE id = $1`,
-        [id, input.name?.trim() ?? null, input.roles ? [...new Set(input.roles)] : null, input.password != null ? await hashSecret(input.password) : null],
-      );
+      await this.store.update(m, id, {
+        name: input.name?.trim() ?? null,
+        roles: input.roles ? [...new Set(input.roles)] : null,
+        passwordHash: input.password != null ? await hashSecret(input.password) : null,
+      });
     });
     return this.byId(id);
   }
@@ -182,7 +161,7 @@ export class AccountService {
     await this.db.transaction(async (m) => {
       if (target.roles.includes('admin')) await this.keepAnAdmin(m, id);
       try {
-        await m.query(`DELETE FROM infra.users WHERE id = $1`, [id]);
+        await this.store.deleteById(m, id);
       } catch (err) {
         if ((err as { code?: string }).code === '23503')
           throw errors.conflict(`${target.email} owns projects: transfer or delete them first`, { reason: 'owns_projects' });
@@ -193,14 +172,14 @@ export class AccountService {
   }
 
   /** The last admin stays (under a lock, so two parallel demotions cannot both pass). */
-  private async keepAnAdmin(m: { query: DataSource['query'] }, leaving: string): Promise<void> {
-    await m.query(`SELECT pg_advisory_xact_lock(hashtextextended('infra.admins', 0))`);
-    const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM infra.users WHERE 'admin' = ANY(roles) AND id <> $1`, [leaving]);
-    if (n === 0) throw errors.conflict('The organisation must keep at least one admin', { reason: 'last_admin' });
+  private async keepAnAdmin(m: Queryable, leaving: string): Promise<void> {
+    await this.store.lockAdmins(m);
+    if ((await this.store.countAdminsExcept(m, leaving)) === 0)
+      throw errors.conflict('The organisation must keep at least one admin', { reason: 'last_admin' });
   }
 
   async byId(id: string): Promise<InfraUser> {
-    return toUser(await rowById(this.db, 'user', id, `SELECT ${USER_COLUMNS} FROM ${USER_FROM} WHERE u.id = $1`));
+    return this.store.byId(id);
   }
 }
 
@@ -222,17 +201,4 @@ function checkPassword(password: unknown, problems: FieldError[]): void {
 
 function checkRoles(roles: string[], problems: FieldError[]): void {
   if (!roles.length || roles.some((r) => !ROLES.includes(r as never))) problems.push({ field: 'roles', message: `must be one or more of ${ROLES.join(', ')}` });
-}
-
-function toUser(r: any): InfraUser {
-  return {
-    id: r.id,
-    email: r.email,
-    name: r.name,
-    roles: r.roles,
-    organization: { id: r.org_id, name: r.org_name },
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    lastLoginAt: r.last_login_at,
-  };
 }

@@ -1,8 +1,7 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
-import { rowById, rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { withTransaction } from '../../kernel/db/transaction';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import { Access, type Caller } from './access';
@@ -17,6 +16,7 @@ import {
   type WorkloadRef,
   type WorkloadSpec,
 } from './cluster/driver';
+import { DeployStore } from './deploy.store';
 import { infraPage, type InfraDeletion, type InfraDeployment, type InfraDeploymentPage, type InfraService, type InfraServicePage } from './infra.types';
 import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
@@ -39,14 +39,10 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** An OCI image reference: [registry[:port]/]path[:tag][@digest]. */
 const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 
-const SERVICE_SELECT = `SELECT s.*, p.slug, d.status AS d_status, d.progress AS d_progress
-  FROM infra.services s JOIN infra.projects p ON p.id = s.project_id
-  LEFT JOIN LATERAL (SELECT status, progress FROM infra.deployments WHERE service_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) d ON true`;
-const SERVICE_STATUS_SQL = `CASE WHEN d.status = 'in-progress' THEN 'deploying' WHEN d.status = 'failed' THEN 'failed' WHEN s.replicas = 0 THEN 'stopped' ELSE 'running' END`;
-
 export class DeployService {
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  private readonly store: DeployStore;
 
   constructor(
     private readonly db: DataSource,
@@ -56,7 +52,9 @@ export class DeployService {
     private readonly notify: NotifyService,
     private readonly events: EventBus,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.store = new DeployStore(db);
+  }
 
   // ---- services -----------------------------------------------------------------------------
 
@@ -77,21 +75,18 @@ export class DeployService {
     const replicas = input.replicas ?? 1;
     const strategy = (input.strategy ?? 'rolling-update') as RolloutStrategy;
     try {
-      const id = await this.db.transaction(async (m) => {
-        const [s] = await m.query(
-          `INSERT INTO infra.services (project_id, name, type, image, replicas, strategy) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [project.id, input.name, type, input.image, replicas, strategy],
-        );
+      const id = await withTransaction(this.db, async (tx) => {
+        const serviceId = await this.store.insertService(tx.manager, { projectId: project.id, name: input.name, type, image: input.image, replicas, strategy });
         await this.startDeployment(
-          m,
+          tx,
           caller,
-          { id: s.id, name: input.name, slug: project.slug, projectId: project.id },
+          { id: serviceId, name: input.name, slug: project.slug, projectId: project.id },
           'create',
           { image: input.image, replicas, strategy },
           null,
-          () => this.driver.apply(spec(project.slug, input.name, input.image, replicas, strategy, s.id)),
+          () => this.driver.apply(spec(project.slug, input.name, input.image, replicas, strategy, serviceId)),
         );
-        return s.id as string;
+        return serviceId;
       });
       return this.service(id);
     } catch (err) {
@@ -106,18 +101,8 @@ export class DeployService {
     checkPage(args.page, args.limit);
     if (args.status != null && !SERVICE_STATUSES.includes(args.status)) throw errors.field('status', `must be one of ${SERVICE_STATUSES.join(', ')}`);
     if (args.project != null && !UUID.test(args.project)) throw errors.field('project', 'must be a project id');
-    const params: unknown[] = [];
-    const where = [visible(caller, params)];
-    if (args.project) where.push(`s.project_id = $${params.push(args.project)}`);
-    if (args.status) where.push(`${SERVICE_STATUS_SQL} = $${params.push(args.status)}`);
-    const sql = `${SERVICE_SELECT} WHERE ${where.join(' AND ')}`;
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM (${sql}) x`, params);
-    const rows = await this.db.query(`${sql} ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
-      ...params,
-      args.limit,
-      (args.page - 1) * args.limit,
-    ]);
-    return { data: rows.map(toService), pagination: infraPage(n, args.page, args.limit) };
+    const { services, total } = await this.store.services(caller, args, args.page, args.limit);
+    return { data: services, pagination: infraPage(total, args.page, args.limit) };
   }
 
   async getService(p: Principal, id: string): Promise<InfraService> {
@@ -131,7 +116,7 @@ export class DeployService {
     await this.access.mayChange(caller, s.projectId);
     const ref = await this.ref(id);
     await this.db.transaction(async (m) => {
-      await m.query(`DELETE FROM infra.services WHERE id = $1`, [id]);
+      await this.store.deleteService(m, id);
       await this.driver.remove(ref);
     });
     return { success: true, message: `Service ${s.name} deleted` };
@@ -148,15 +133,10 @@ export class DeployService {
     if (problems.length) throw errors.validation(problems);
     const replicas = input.replicas ?? s.replicas.desired;
     const strategy = (input.strategy ?? s.strategy) as RolloutStrategy;
-    const deploymentId = await this.db.transaction(async (m) => {
-      const target = await this.lockService(m, id);
-      await m.query(`UPDATE infra.services SET image = $2, replicas = $3, strategy = $4, updated_at = now() WHERE id = $1`, [
-        id,
-        input.image,
-        replicas,
-        strategy,
-      ]);
-      return this.startDeployment(m, caller, target, 'deploy', { image: input.image, replicas, strategy }, target.image, () =>
+    const deploymentId = await withTransaction(this.db, async (tx) => {
+      const target = await this.lockService(tx, id);
+      await this.store.setRollout(tx.manager, id, input.image, replicas, strategy);
+      return this.startDeployment(tx, caller, target, 'deploy', { image: input.image, replicas, strategy }, target.image, () =>
         this.driver.apply(spec(target.slug, target.name, input.image, replicas, strategy, id)),
       );
     });
@@ -169,8 +149,8 @@ export class DeployService {
     const s = await this.service(id, caller);
     await this.access.mayChange(caller, s.projectId);
     if (revision != null && !/^[1-9]\d{0,9}$/.test(revision)) throw errors.field('revision', "must be a revision number (see the service's deployments)");
-    const deploymentId = await this.db.transaction(async (m) => {
-      const target = await this.lockService(m, id);
+    const deploymentId = await withTransaction(this.db, async (tx) => {
+      const target = await this.lockService(tx, id);
       const ref = { namespace: target.slug, name: target.name };
       const history = await this.driver.history(ref);
       const current = (await this.driver.rolloutStatus(ref)).revision;
@@ -186,8 +166,8 @@ export class DeployService {
         );
       }
       if (to.revision === current) throw errors.conflict(`Revision ${to.revision} is already the current one`, { revision: to.revision });
-      await m.query(`UPDATE infra.services SET image = $2, updated_at = now() WHERE id = $1`, [id, to.image]);
-      return this.startDeployment(m, caller, target, 'rollback', { image: to.image, replicas: target.replicas, strategy: target.strategy }, target.image, () =>
+      await this.store.setImage(tx.manager, id, to.image);
+      return this.startDeployment(tx, caller, target, 'rollback', { image: to.image, replicas: target.replicas, strategy: target.strategy }, target.image, () =>
         this.driver.rollback(ref, to.revision),
       );
     });
@@ -205,13 +185,8 @@ export class DeployService {
     const caller = await this.access.caller(p, 'service:read');
     await this.service(serviceId, caller);
     checkPage(page, limit);
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM infra.deployments WHERE service_id = $1`, [serviceId]);
-    const rows = await this.db.query(`SELECT * FROM infra.deployments WHERE service_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
-      serviceId,
-      limit,
-      (page - 1) * limit,
-    ]);
-    return { data: rows.map(toDeployment), pagination: infraPage(n, page, limit) };
+    const { deployments, total } = await this.store.deployments(serviceId, page, limit);
+    return { data: deployments, pagination: infraPage(total, page, limit) };
   }
 
   // ---- logs ---------------------------------------------------------------------------------
@@ -248,8 +223,8 @@ export class DeployService {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      const ids: { id: string }[] = await this.db.query(`SELECT id FROM infra.deployments WHERE status = 'in-progress'`);
-      for (const { id } of ids) await this.follow(id).catch((err) => this.logger.warn('infra: rollout not followed', { err, deploymentId: id }));
+      for (const id of await this.store.inProgress())
+        await this.follow(id).catch((err) => this.logger.warn('infra: rollout not followed', { err, deploymentId: id }));
     } finally {
       this.ticking = false;
     }
@@ -258,13 +233,7 @@ export class DeployService {
   private async follow(deploymentId: string): Promise<void> {
     let finished: InfraDeployment | undefined;
     await withTransaction(this.db, async (tx) => {
-      const m = tx.manager;
-      const [d] = await m.query(
-        `SELECT d.*, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
-           FROM infra.deployments d JOIN infra.services s ON s.id = d.service_id JOIN infra.projects p ON p.id = s.project_id
-          WHERE d.id = $1 AND d.status = 'in-progress' FOR UPDATE OF d SKIP LOCKED`,
-        [deploymentId],
-      );
+      const d = await this.store.lockToFollow(tx.manager, deploymentId);
       if (!d) return;
       const ref = { namespace: d.slug, name: d.service_name };
       const status = await this.recovering(ref, d.service_id, () => this.driver.rolloutStatus(ref));
@@ -276,22 +245,16 @@ export class DeployService {
       };
       const done = status.phase !== 'in-progress';
       const changed = done || JSON.stringify(progress) !== JSON.stringify(d.progress) || status.message !== d.message;
-      await m.query(`UPDATE infra.services SET checked_at = now() WHERE id = $1`, [d.service_id]);
+      await this.store.markChecked(tx.manager, d.service_id);
       if (!changed) return;
       tx.afterCommit(() =>
         this.events
           .publish(TOPIC.deploymentUpdated, { deploymentId })
           .catch((err) => this.logger.warn('infra: deployment event not published', { err, deploymentId })),
       );
-      const [row] = rowsOf(
-        await m.query(
-          `UPDATE infra.deployments SET progress = $2, message = $3, revision = $4, status = $5, finished_at = CASE WHEN $5 <> 'in-progress' THEN now() END
-            WHERE id = $1 RETURNING *`,
-          [deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress'],
-        ),
-      );
+      const row = await this.store.recordProgress(tx.manager, deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress');
       if (!done) return;
-      finished = toDeployment(row);
+      finished = row;
       await this.notify.emit(
         'deployment.completed',
         {
@@ -301,7 +264,7 @@ export class DeployService {
           image: d.target_image,
           duration: Math.round((finished.finishedAt!.getTime() - finished.createdAt.getTime()) / 100) / 10,
         },
-        m,
+        tx,
       );
     });
     if (finished?.status === 'failed') {
@@ -318,10 +281,11 @@ export class DeployService {
 
   /**
    * Inserts the in-progress row, then applies the change: a driver that refuses it (the cluster
-   * is unreachable, a revision is gone) rolls the whole transaction back.
+   * is unreachable, a revision is gone) rolls the whole transaction back. The deployment.created
+   * deliveries are queued in `tx`, so they wake the workers once it commits.
    */
   private async startDeployment(
-    m: EntityManager,
+    tx: Tx,
     caller: Caller,
     s: { id: string; name: string; slug: string; projectId: string },
     kind: 'create' | 'deploy' | 'rollback',
@@ -329,26 +293,22 @@ export class DeployService {
     previousImage: string | null,
     apply: () => Promise<RolloutStatus>,
   ): Promise<string> {
-    let row;
+    let deploymentId: string;
     try {
-      [row] = await m.query(
-        `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-        [
-          s.id,
-          kind,
-          target.strategy,
-          target.image,
-          previousImage,
-          target.replicas,
-          { updated: 0, ready: 0, available: 0, desired: target.replicas },
-          `${caller.kind}:${caller.id}`,
-        ],
-      );
+      deploymentId = await this.store.insertDeployment(tx.manager, {
+        serviceId: s.id,
+        kind,
+        strategy: target.strategy,
+        image: target.image,
+        previousImage,
+        replicas: target.replicas,
+        createdBy: `${caller.kind}:${caller.id}`,
+      });
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
-        const [open] = await this.db.query(`SELECT id FROM infra.deployments WHERE service_id = $1 AND status = 'in-progress'`, [s.id]);
-        throw errors.conflict(`Service ${s.name} has a deployment in progress: wait for it to finish`, { deploymentId: open?.id ?? null });
+        // Read outside the failed transaction, which answers nothing more.
+        const open = await this.store.inProgressOf(s.id);
+        throw errors.conflict(`Service ${s.name} has a deployment in progress: wait for it to finish`, { deploymentId: open ?? null });
       }
       throw err;
     }
@@ -361,11 +321,11 @@ export class DeployService {
       this.logger.error('infra: the cluster refused a change', { err, service: s.id });
       throw new AppError('service_unavailable', 'The cluster did not accept the change; nothing was deployed', { reason: 'cluster_unavailable' });
     }
-    await m.query(`UPDATE infra.deployments SET revision = $2, message = $3 WHERE id = $1`, [row.id, status.revision, status.message]);
+    await this.store.setRevision(tx.manager, deploymentId, status.revision, status.message);
     await this.notify.emit(
       'deployment.created',
       {
-        deploymentId: row.id,
+        deploymentId,
         kind,
         service: { id: s.id, name: s.name, projectId: s.projectId },
         image: target.image,
@@ -373,9 +333,9 @@ export class DeployService {
         replicas: target.replicas,
         strategy: target.strategy,
       },
-      m,
+      tx,
     );
-    return row.id;
+    return deploymentId;
   }
 
   /** The local driver forgets its workloads on restart: apply the service's spec again and retry. */
@@ -384,36 +344,32 @@ export class DeployService {
       return await run();
     } catch (err) {
       if (!(err instanceof WorkloadNotFound)) throw err;
-      const [s] = await this.db.query(`SELECT image, replicas, strategy FROM infra.services WHERE id = $1`, [serviceId]);
+      const s = await this.store.spec(serviceId);
       if (!s) throw err;
       await this.driver.apply(spec(ref.namespace, ref.name, s.image, s.replicas, s.strategy, serviceId));
       return run();
     }
   }
 
-  private async lockService(m: EntityManager, id: string) {
-    const [s] = await m.query(
-      `SELECT s.id, s.name, s.image, s.replicas, s.strategy, s.project_id AS "projectId", p.slug FROM infra.services s JOIN infra.projects p ON p.id = s.project_id WHERE s.id = $1 FOR UPDATE OF s`,
-      [id],
-    );
+  private async lockService(tx: Tx, id: string) {
+    const s = await this.store.lockService(tx.manager, id);
     if (!s) throw errors.notFound('service', id);
-    return s as { id: string; name: string; image: string; replicas: number; strategy: RolloutStrategy; projectId: string; slug: string };
+    return s;
   }
 
-  private async ref(id: string, m: Pick<EntityManager, 'query'> = this.db.manager): Promise<WorkloadRef> {
-    const [r] = await m.query(`SELECT s.name, p.slug FROM infra.services s JOIN infra.projects p ON p.id = s.project_id WHERE s.id = $1`, [id]);
+  private async ref(id: string): Promise<WorkloadRef> {
+    const r = await this.store.workload(id);
     if (!r) throw errors.notFound('service', id);
     return { namespace: r.slug, name: r.name };
   }
 
   /** The service, if `caller` may see its project (404 otherwise, as if absent). */
-  async service(id: string, caller?: Caller): Promise<InfraService> {
-    const params: unknown[] = [id];
-    return toService(await rowById(this.db, 'service', id, `${SERVICE_SELECT} WHERE s.id = $1 AND ${caller ? visible(caller, params) : 'true'}`, params));
+  service(id: string, caller?: Caller): Promise<InfraService> {
+    return this.store.service(id, caller);
   }
 
-  async deployment(id: string): Promise<InfraDeployment> {
-    return toDeployment(await rowById(this.db, 'deployment', id, `SELECT * FROM infra.deployments WHERE id = $1`));
+  deployment(id: string): Promise<InfraDeployment> {
+    return this.store.deployment(id);
   }
 }
 
@@ -439,45 +395,3 @@ function spec(namespace: string, name: string, image: string, replicas: number, 
 }
 
 const viewerOf = (caller: Caller) => (caller.admin ? null : caller.id);
-
-/** Services of projects the caller may see (over aliases `s` and `p`). */
-function visible(caller: Caller, params: unknown[]): string {
-  if (caller.admin) return 'true';
-  return `(p.visibility <> 'private' OR EXISTS (SELECT 1 FROM infra.project_members m WHERE m.project_id = s.project_id AND m.user_id::text = $${params.push(caller.id)}))`;
-}
-
-function toService(r: any): InfraService {
-  const progress = r.d_progress ?? { ready: 0, available: 0 };
-  const status = r.d_status === 'in-progress' ? 'deploying' : r.d_status === 'failed' ? 'failed' : r.replicas === 0 ? 'stopped' : 'running';
-  const health = r.replicas === 0 ? 'unknown' : progress.available >= r.replicas ? 'healthy' : progress.available > 0 ? 'degraded' : 'unhealthy';
-  return {
-    id: r.id,
-    projectId: r.project_id,
-    name: r.name,
-    type: r.type,
-    status,
-    image: r.image,
-    strategy: r.strategy,
-    replicas: { desired: r.replicas, ready: progress.ready, available: progress.available },
-    endpoints: [`http://${r.name}.${r.slug}.svc.cluster.local`],
-    health: { status: health, lastCheck: r.checked_at },
-    createdAt: r.created_at,
-  };
-}
-
-function toDeployment(r: any): InfraDeployment {
-  return {
-    deploymentId: r.id,
-    serviceId: r.service_id,
-    kind: r.kind,
-    status: r.status,
-    strategy: r.strategy,
-    progress: r.progress,
-    targetImage: r.target_image,
-    previousImage: r.previous_image,
-    revision: r.revision,
-    message: r.message,
-    createdAt: r.created_at,
-    finishedAt: r.finished_at,
-  };
-}

@@ -1,13 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import { errors, type FieldError } from '../../kernel/errors';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { WebhookSender } from '../../kernel/webhooks';
-import { rowById } from '../../kernel/db/rows';
+import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { Access } from './access';
 import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } from './infra.types';
+import { NotifyStore } from './notify.store';
 
 /**
  * Webhook registrations and alerts. A delivery is `{id, timestamp, event, data}` sent through the
@@ -27,6 +28,8 @@ export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'al
 export type InfraEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export class NotifyService {
+  private readonly store: NotifyStore;
+
   constructor(
     private readonly db: DataSource,
     private readonly access: Access,
@@ -34,7 +37,9 @@ export class NotifyService {
     /** Built on first use (the platform secret is not read while the schema is only being emitted). */
     private readonly secrets: () => SecretCipher,
     private readonly policy: OutboundPolicy,
-  ) {}
+  ) {
+    this.store = new NotifyStore(db);
+  }
 
   private cipherInstance?: SecretCipher;
   private get cipher(): SecretCipher {
@@ -51,35 +56,41 @@ export class NotifyService {
     if (problems.length) throw errors.validation(problems);
     const id = randomUUID();
     const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-    const [row] = await this.db.query(
-      `INSERT INTO infra.webhooks (id, url, events, active, secret_enc, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-      [id, input.url, [...new Set(input.events)], input.active ?? true, this.cipher.encrypt(secret, id), `${caller.kind}:${caller.id}`],
-    );
-    return { ...toWebhook(row), secret };
+    const hook = await this.store.insertWebhook({
+      id,
+      url: input.url,
+      events: [...new Set(input.events)],
+      active: input.active ?? true,
+      secretEnc: this.cipher.encrypt(secret, id),
+      createdBy: `${caller.kind}:${caller.id}`,
+    });
+    return { ...hook, secret };
   }
 
   async list(p: Principal): Promise<InfraWebhook[]> {
     await this.access.caller(p, 'webhook:read');
-    return (await this.db.query(`SELECT * FROM infra.webhooks ORDER BY created_at DESC, id`)).map(toWebhook);
+    return this.store.webhooks();
   }
 
   async remove(p: Principal, id: string): Promise<InfraDeletion> {
     await this.access.caller(p, 'webhook:write');
-    await this.row(id);
-    await this.db.query(`DELETE FROM infra.webhooks WHERE id = $1`, [id]);
+    await this.store.mustExist(id);
+    await this.store.deleteWebhook(id);
     return { success: true, message: `Webhook ${id} deleted` };
   }
 
   async deliveries(p: Principal, id: string): Promise<InfraWebhookDelivery[]> {
     await this.access.caller(p, 'webhook:read');
-    await this.row(id);
+    await this.store.mustExist(id);
     return this.sender.list({ resourceType: 'infra-webhook', resourceId: id, limit: 100 });
   }
 
-  /** Queues one delivery per active registration of `event` (in `m`'s transaction when given). */
-  async emit(event: InfraEvent, data: Record<string, unknown>, m?: EntityManager): Promise<void> {
-    const q = m ?? this.db.manager;
-    const hooks = await q.query(`SELECT id, url, secret_enc FROM infra.webhooks WHERE active AND $1 = ANY(events)`, [event]);
+  /**
+   * Queues one delivery per active registration of `event`: in `tx` when given, so the deliveries
+   * exist only if it commits and their jobs wake the workers right after its COMMIT.
+   */
+  async emit(event: InfraEvent, data: Record<string, unknown>, tx?: Tx): Promise<void> {
+    const hooks = await this.store.subscribers(tx?.manager ?? this.db.manager, event);
     for (const h of hooks) {
       const payload = { id: `evt_${randomUUID().replace(/-/g, '')}`, timestamp: new Date().toISOString(), event, data };
       await this.sender.send(
@@ -90,47 +101,25 @@ export class NotifyService {
           payload,
           source: { service: 'infra', resourceType: 'infra-webhook', resourceId: h.id },
         },
-        m,
+        tx,
       );
     }
   }
 
   /** Opens an alert unless one is open for the same rule and subject; only the opener notifies. */
   async raise(rule: string, subject: string, severity: 'warning' | 'critical', message: string, data: Record<string, unknown>): Promise<void> {
-    await this.db.transaction(async (m) => {
-      const [row] = await m.query(
-        `INSERT INTO infra.alerts (rule, subject, severity, message, data) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (rule, subject) WHERE resolved_at IS NULL DO NOTHING RETURNING *`,
-        [rule, subject, severity, message, data],
-      );
-      if (row) await this.emit('alert.triggered', { alertId: row.id, rule, subject, severity, message, ...data }, m);
+    await withTransaction(this.db, async (tx) => {
+      const alertId = await this.store.openAlert(tx.manager, { rule, subject, severity, message, data });
+      if (alertId) await this.emit('alert.triggered', { alertId, rule, subject, severity, message, ...data }, tx);
     });
   }
 
   async resolve(rule: string, subject: string): Promise<void> {
-    await this.db.query(`UPDATE infra.alerts SET resolved_at = now() WHERE rule = $1 AND subject = $2 AND resolved_at IS NULL`, [rule, subject]);
+    await this.store.resolveAlert(rule, subject);
   }
 
   async alerts(p: Principal, open: boolean): Promise<InfraAlert[]> {
     await this.access.caller(p, 'cluster:read');
-    const rows = await this.db.query(`SELECT * FROM infra.alerts ${open ? 'WHERE resolved_at IS NULL' : ''} ORDER BY created_at DESC, id LIMIT 200`);
-    return rows.map((r: any) => ({
-      id: r.id,
-      rule: r.rule,
-      subject: r.subject,
-      severity: r.severity,
-      message: r.message,
-      data: r.data,
-      createdAt: r.created_at,
-      resolvedAt: r.resolved_at,
-    }));
+    return this.store.alerts(open);
   }
-
-  private row(id: string) {
-    return rowById(this.db, 'webhook', id, `SELECT id FROM infra.webhooks WHERE id = $1`);
-  }
-}
-
-function toWebhook(r: any): InfraWebhook {
-  return { id: r.id, url: r.url, events: r.events, active: r.active, secret: null, createdAt: r.created_at };
 }

@@ -1,9 +1,10 @@
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { rowById } from '../../kernel/db/rows';
-import { Access, visibleProjects } from './access';
+import { Access } from './access';
 import { checkPage } from './account.service';
+import { AccountStore } from './account.store';
+import { ProjectStore, type ProjectFields } from './project.store';
 import { infraPage, type InfraDeletion, type InfraProject, type InfraProjectPage } from './infra.types';
 
 /**
@@ -15,40 +16,24 @@ import { infraPage, type InfraDeletion, type InfraProject, type InfraProjectPage
 export const VISIBILITIES = ['private', 'internal', 'public'];
 export const PROJECT_STATUSES = ['active', 'archived'];
 
-interface ProjectInput {
-  name?: string | null;
-  description?: string | null;
-  visibility?: string | null;
-  status?: string | null;
-  repository?: { url?: string | null; branch?: string | null } | null;
-  ci?: { enabled?: boolean | null; provider?: string | null } | null;
-}
-
-const COLUMNS = `p.*, o.name AS owner_name, o.email AS owner_email,
-  (SELECT count(*)::int FROM infra.project_members m WHERE m.project_id = p.id) AS member_count`;
-const FROM = `infra.projects p LEFT JOIN infra.users o ON o.id = p.owner_id`;
-
 export class ProjectService {
+  private readonly store: ProjectStore;
+  private readonly users: AccountStore;
+
   constructor(
     private readonly db: DataSource,
     private readonly access: Access,
-  ) {}
+  ) {
+    this.store = new ProjectStore(db);
+    this.users = new AccountStore(db);
+  }
 
   async list(p: Principal, args: { page: number; limit: number; status?: string | null }): Promise<InfraProjectPage> {
     const caller = await this.access.caller(p, 'project:read');
     checkPage(args.page, args.limit);
     if (args.status != null && !PROJECT_STATUSES.includes(args.status)) throw errors.field('status', `must be one of ${PROJECT_STATUSES.join(', ')}`);
-    const params: unknown[] = [];
-    const where = [visibleProjects(caller, params)];
-    if (args.status) where.push(`p.status = $${params.push(args.status)}`);
-    const sql = `FROM ${FROM} WHERE ${where.join(' AND ')}`;
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n ${sql}`, params);
-    const rows = await this.db.query(`SELECT ${COLUMNS} ${sql} ORDER BY p.created_at DESC, p.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
-      ...params,
-      args.limit,
-      (args.page - 1) * args.limit,
-    ]);
-    return { data: rows.map((r: any) => toProject(r, [])), pagination: infraPage(n, args.page, args.limit) };
+    const { projects, total } = await this.store.list(caller, args.status, args.page, args.limit);
+    return { data: projects, pagination: infraPage(total, args.page, args.limit) };
   }
 
   async get(p: Principal, id: string): Promise<InfraProject> {
@@ -56,30 +41,15 @@ export class ProjectService {
     return this.load(id, caller.admin || caller.kind !== 'user' ? null : caller.id);
   }
 
-  async create(p: Principal, input: ProjectInput & { name: string }): Promise<InfraProject> {
+  async create(p: Principal, input: ProjectFields & { name: string }): Promise<InfraProject> {
     const caller = await this.access.caller(p, 'project:write');
     const values = this.validate(input, true);
     const slug = slugOf(values.name!);
     try {
       const id = await this.db.transaction(async (m) => {
-        const [row] = await m.query(
-          `INSERT INTO infra.projects (name, slug, description, visibility, owner_id, repository_url, repository_branch, ci_enabled, ci_provider)
-           VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'main'), coalesce($8, false), $9) RETURNING id`,
-          [
-            values.name,
-            slug,
-            values.description ?? '',
-            values.visibility ?? 'private',
-            caller.kind === 'user' ? caller.id : null,
-            values.repository?.url ?? null,
-            values.repository?.branch ?? null,
-            values.ci?.enabled ?? null,
-            values.ci?.provider ?? null,
-          ],
-        );
-        if (caller.kind === 'user')
-          await m.query(`INSERT INTO infra.project_members (project_id, user_id, role) VALUES ($1, $2, 'owner')`, [row.id, caller.id]);
-        return row.id as string;
+        const projectId = await this.store.insert(m, slug, caller.kind === 'user' ? caller.id : null, values);
+        if (caller.kind === 'user') await this.store.insertOwner(m, projectId, caller.id);
+        return projectId;
       });
       return this.load(id, null);
     } catch (err) {
@@ -89,28 +59,12 @@ export class ProjectService {
     }
   }
 
-  async update(p: Principal, id: string, input: ProjectInput): Promise<InfraProject> {
+  async update(p: Principal, id: string, input: ProjectFields): Promise<InfraProject> {
     const caller = await this.access.caller(p, 'project:write');
     await this.load(id, caller.admin ? null : caller.id);
     await this.access.mayChange(caller, id);
     const v = this.validate(input, false);
-    await this.db.query(
-      `UPDATE infra.projects SET name = coalesce($2, name), description = coalesce($3, description), visibility = coalesce($4, visibility),
-              status = coalesce($5, status), repository_url = coalesce($6, repository_url), repository_branch = coalesce($7, repository_branch),
-              ci_enabled = coalesce($8, ci_enabled), ci_provider = coalesce($9, ci_provider), updated_at = now()
-        WHERE id = $1`,
-      [
-        id,
-        v.name ?? null,
-        v.description ?? null,
-        v.visibility ?? null,
-        v.status ?? null,
-        v.repository?.url ?? null,
-        v.repository?.branch ?? null,
-        v.ci?.enabled ?? null,
-        v.ci?.provider ?? null,
-      ],
-    );
+    await this.store.update(id, v);
     return this.load(id, null);
   }
 
@@ -119,7 +73,7 @@ export class ProjectService {
     const project = await this.load(id, caller.admin ? null : caller.id);
     await this.access.mayChange(caller, id, true);
     try {
-      await this.db.query(`DELETE FROM infra.projects WHERE id = $1`, [id]);
+      await this.store.deleteById(id);
     } catch (err) {
       if ((err as { code?: string }).code === '23503')
         throw errors.conflict(`Project ${project.name} still has services: delete them first`, { reason: 'has_services' });
@@ -133,11 +87,8 @@ export class ProjectService {
     await this.load(id, caller.admin ? null : caller.id);
     await this.access.mayChange(caller, id, true);
     if (role !== 'owner' && role !== 'contributor') throw errors.field('role', 'must be owner or contributor');
-    await rowById(this.db, 'user', userId, `SELECT 1 FROM infra.users WHERE id = $1`);
-    await this.db.query(
-      `INSERT INTO infra.project_members (project_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-      [id, userId, role],
-    );
+    await this.users.mustExist(userId);
+    await this.store.upsertMember(id, userId, role);
     return this.load(id, null);
   }
 
@@ -149,28 +100,16 @@ export class ProjectService {
     if (!member) throw errors.notFound('project member', userId);
     if (member.role === 'owner' && project.members.filter((m) => m.role === 'owner').length === 1)
       throw errors.conflict('A project keeps at least one owner', { reason: 'last_owner' });
-    await this.db.query(`DELETE FROM infra.project_members WHERE project_id = $1 AND user_id = $2`, [id, userId]);
+    await this.store.deleteMember(id, userId);
     return this.load(id, null);
   }
 
   /** The project if `viewer` (a user id; null: organisation-wide) may see it; 404 otherwise, as if absent. */
-  async load(id: string, viewer: string | null): Promise<InfraProject> {
-    const params: unknown[] = [id];
-    const row = await rowById(
-      this.db,
-      'project',
-      id,
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = $1 AND ${visibleProjects({ id: viewer ?? '', admin: viewer === null }, params)}`,
-      params,
-    );
-    const members = await this.db.query(
-      `SELECT u.id, u.name, m.role FROM infra.project_members m JOIN infra.users u ON u.id = m.user_id WHERE m.project_id = $1 ORDER BY m.added_at, u.id`,
-      [id],
-    );
-    return toProject(row, members);
+  load(id: string, viewer: string | null): Promise<InfraProject> {
+    return this.store.byId(id, { id: viewer ?? '', admin: viewer === null });
   }
 
-  private validate(input: ProjectInput, creating: boolean): ProjectInput {
+  private validate(input: ProjectFields, creating: boolean): ProjectFields {
     const problems: FieldError[] = [];
     const name = input.name?.trim();
     if ((creating || input.name != null) && (!name || name.length > 100 || !slugOf(name)))
@@ -200,22 +139,4 @@ export function slugOf(name: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 63)
     .replace(/-+$/, '');
-}
-
-function toProject(r: any, members: { id: string; name: string; role: string }[]): InfraProject {
-  return {
-    id: r.id,
-    name: r.name,
-    slug: r.slug,
-    description: r.description,
-    status: r.status,
-    visibility: r.visibility,
-    owner: r.owner_id ? { id: r.owner_id, name: r.owner_name, email: r.owner_email } : null,
-    memberCount: r.member_count,
-    members,
-    repository: { url: r.repository_url, branch: r.repository_branch },
-    ci: { enabled: r.ci_enabled, provider: r.ci_provider },
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
 }

@@ -1,0 +1,108 @@
+import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import type { InfraAlert, InfraWebhook } from './infra.types';
+
+/**
+ * How webhook registrations (infra.webhooks, the secret encrypted) and alerts (infra.alerts, at
+ * most one open per rule and subject) are kept. Methods that take a `Queryable` run in the
+ * caller's transaction.
+ */
+
+/** What a delivery needs of a registration. */
+export interface HookTargetRow {
+  id: string;
+  url: string;
+  secret_enc: Buffer;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string[];
+  active: boolean;
+  secret_enc: Buffer;
+  created_by: string;
+  created_at: Date;
+}
+
+interface AlertRow {
+  id: string;
+  rule: string;
+  subject: string;
+  severity: string;
+  message: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+  resolved_at: Date | null;
+}
+
+export class NotifyStore {
+  constructor(private readonly db: Queryable) {}
+
+  // ---- webhooks -----------------------------------------------------------------------------
+
+  async insertWebhook(hook: { id: string; url: string; events: string[]; active: boolean; secretEnc: Buffer; createdBy: string }): Promise<InfraWebhook> {
+    const row = await one<WebhookRow>(
+      this.db,
+      `INSERT INTO infra.webhooks (id, url, events, active, secret_enc, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+      [hook.id, hook.url, hook.events, hook.active, hook.secretEnc, hook.createdBy],
+    );
+    return toWebhook(row!);
+  }
+
+  async webhooks(): Promise<InfraWebhook[]> {
+    return (await rows<WebhookRow>(this.db, `SELECT * FROM infra.webhooks ORDER BY created_at DESC, id`)).map(toWebhook);
+  }
+
+  /** 404 unless the registration exists. */
+  async mustExist(id: string): Promise<void> {
+    await rowById(this.db, 'webhook', id, `SELECT id FROM infra.webhooks WHERE id = $1`);
+  }
+
+  deleteWebhook(id: string): Promise<void> {
+    return exec(this.db, `DELETE FROM infra.webhooks WHERE id = $1`, [id]);
+  }
+
+  /** The active registrations of `event`. */
+  subscribers(q: Queryable, event: string): Promise<HookTargetRow[]> {
+    return rows<HookTargetRow>(q, `SELECT id, url, secret_enc FROM infra.webhooks WHERE active AND $1 = ANY(events)`, [event]);
+  }
+
+  // ---- alerts -------------------------------------------------------------------------------
+
+  /** Opens the alert unless one is open for the same rule and subject: its id, or undefined. */
+  async openAlert(
+    q: Queryable,
+    a: { rule: string; subject: string; severity: string; message: string; data: Record<string, unknown> },
+  ): Promise<string | undefined> {
+    const row = await one<AlertRow>(
+      q,
+      `INSERT INTO infra.alerts (rule, subject, severity, message, data) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (rule, subject) WHERE resolved_at IS NULL DO NOTHING RETURNING *`,
+      [a.rule, a.subject, a.severity, a.message, a.data],
+    );
+    return row?.id;
+  }
+
+  resolveAlert(rule: string, subject: string): Promise<void> {
+    return exec(this.db, `UPDATE infra.alerts SET resolved_at = now() WHERE rule = $1 AND subject = $2 AND resolved_at IS NULL`, [rule, subject]);
+  }
+
+  /** The latest 200 alerts, or the open ones. */
+  async alerts(open: boolean): Promise<InfraAlert[]> {
+    const found = await rows<AlertRow>(this.db, `SELECT * FROM infra.alerts ${open ? 'WHERE resolved_at IS NULL' : ''} ORDER BY created_at DESC, id LIMIT 200`);
+    return found.map((r) => ({
+      id: r.id,
+      rule: r.rule,
+      subject: r.subject,
+      severity: r.severity,
+      message: r.message,
+      data: r.data,
+      createdAt: r.created_at,
+      resolvedAt: r.resolved_at,
+    }));
+  }
+}
+
+function toWebhook(r: WebhookRow): InfraWebhook {
+  return { id: r.id, url: r.url, events: r.events, active: r.active, secret: null, createdAt: r.created_at };
+}
