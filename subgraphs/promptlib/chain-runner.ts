@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import { JobAbortedError, type Queue } from '../../kernel/queue';
-import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.entity';
+import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.types';
 import type { PromptService } from './prompt.service';
 import type { PromptTestService } from './prompt-test.service';
 import { describeFailure, seconds } from './shared';

@@ -7,7 +7,7 @@ import { errors, type FieldError } from '../../kernel/errors';
 import type { LlmProvider } from '../../kernel/llm/types';
 import type { Queue } from '../../kernel/queue';
 import type { RateLimiter } from '../../kernel/rate-limit';
-import type { CompletedStep, ExecutionFailure, ExecutionStatus, StoredStep } from './chain.entity';
+import type { CompletedStep, ExecutionFailure, ExecutionStatus, StoredStep } from './chain.types';
 import { orderCount, validateSteps, type StepInput } from './chain-steps';
 import type { Page } from './prompt.reads';
 import type { PromptService } from './prompt.service';

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
-import { FRAGMENT_TYPES, type FragmentType } from './fragment.entity';
+import { FRAGMENT_TYPES, type FragmentType } from './fragment.types';
 import type { FragmentLoader } from './fragment-loader';
 import { expandTemplate, parseTemplate } from './render';
 import { checkMetadata, checkSlug, checkText, isUniqueViolation, throwIf } from './shared';

@@ -2,7 +2,7 @@ import { SharedReadCache } from '../../kernel/cache';
 import type { EventBus } from '../../kernel/events';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
-import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
+import { PROMPT_STATUSES, type PromptStatus } from './prompt.types';
 import { FragmentLoader } from './fragment-loader';
 import { expandTemplate, NO_FRAGMENTS, parseTemplate, renderTemplate, type Expansion } from './render';
 import { promptNotFound, round2, seconds, throwIf } from './shared';

@@ -1,7 +1,7 @@
 import { rowsOf } from '../../kernel/db/rows';
 import type { EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
-import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
+import { PROMPT_STATUSES, type PromptStatus } from './prompt.types';
 import { PromptReads, type PromptVersionRow, type PromptView } from './prompt.reads';
 import { SEEDS } from './seeds';
 import { checkDeclaredVariables, expandTemplate, NO_FRAGMENTS, parseTemplate, refLabel } from './render';
