@@ -1,4 +1,3 @@
-import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { SLUG, SLUG_RULE } from './render';
