@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import { JobAbortedError, type Queue } from '../../kernel/queue';
-import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.entity';
+import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.types';
+import * as executions from './chain-execution.store';
+import type { RunRow } from './chain-execution.store';
 import type { PromptService } from './prompt.service';
 import type { PromptTestService } from './prompt-test.service';
 import { describeFailure, seconds } from './shared';
@@ -16,18 +18,6 @@ import { JOB } from '../../kernel/topics';
  * after the steps already completed; a job that fails outright (timeout, lost worker) marks the
  * execution failed at its current step.
  */
-
-interface ExecutionRow {
-  execution_id: string;
-  status: string;
-  initial_variables: Record<string, unknown>;
-  model: string;
-  temperature: number;
-  max_tokens: number;
-  completed_steps: CompletedStep[];
-  key_id: string | null;
-  steps: StoredStep[];
-}
 
 class StepFailure extends Error {
   constructor(
@@ -53,13 +43,7 @@ export class ChainRunner {
   }
 
   async run(executionId: string, signal: AbortSignal): Promise<void> {
-    const [exec]: ExecutionRow[] = await this.db.query(
-      `SELECT e.execution_id, e.status, e.initial_variables, e.model, e.temperature, e.max_tokens, e.completed_steps, e.key_id, cv.steps
-         FROM promptlib.chain_executions e
-         JOIN promptlib.chain_versions cv ON cv.chain_id = e.chain_id AND cv.version = e.chain_version
-        WHERE e.execution_id = $1`,
-      [executionId],
-    );
+    const exec = await executions.runRow(this.db, executionId);
     if (!exec || exec.status !== 'running') return; // deleted with its chain, or already settled
     const outputs: Record<string, Record<string, string>> = {};
     const done = new Set<string>();
@@ -71,10 +55,7 @@ export class ChainRunner {
     for (const order of orders) {
       const group = exec.steps.filter((s) => s.order === order && !done.has(`${s.order}:${s.outputKey}`));
       if (!group.length) continue;
-      await this.db.query(`UPDATE promptlib.chain_executions SET current_step = $2, updated_at = now() WHERE execution_id = $1 AND status = 'running'`, [
-        executionId,
-        order,
-      ]);
+      await executions.setCurrentStep(this.db, executionId, order);
       // Siblings of a failed step are aborted; the job's own abort (timeout, shutdown) reaches all.
       const siblings = new AbortController();
       const onAbort = () => siblings.abort(signal.reason);
@@ -107,14 +88,10 @@ export class ChainRunner {
         return;
       }
     }
-    await this.db.query(
-      `UPDATE promptlib.chain_executions SET status = 'completed', result = $2, updated_at = now()
-        WHERE execution_id = $1 AND status = 'running'`,
-      [executionId, JSON.stringify(outputs)],
-    );
+    await executions.complete(this.db, executionId, outputs);
   }
 
-  private async runStep(exec: ExecutionRow, step: StoredStep, outputs: Record<string, Record<string, string>>, signal: AbortSignal): Promise<void> {
+  private async runStep(exec: RunRow, step: StoredStep, outputs: Record<string, Record<string, string>>, signal: AbortSignal): Promise<void> {
     const version = await this.prompts.loadVersion(step.promptId, step.version);
     const variables: Record<string, unknown> = { ...exec.initial_variables };
     for (const [name, ref] of Object.entries(step.inputMapping)) {
@@ -146,31 +123,15 @@ export class ChainRunner {
       completedAt: new Date().toISOString(),
     };
     (outputs[`step_${step.order}`] ??= {})[step.outputKey] = completed.output;
-    await this.db.query(
-      `UPDATE promptlib.chain_executions
-          SET completed_steps = completed_steps || $2::jsonb, total_tokens = total_tokens + $3,
-              total_latency_ms = total_latency_ms + $4, updated_at = now()
-        WHERE execution_id = $1 AND status = 'running'`,
-      [exec.execution_id, JSON.stringify([completed]), run.tokens, run.latencyMs],
-    );
+    await executions.appendStep(this.db, exec.execution_id, completed, run.latencyMs);
   }
 
   private async markFailed(executionId: string, error: ExecutionFailure): Promise<void> {
-    await this.db.query(
-      `UPDATE promptlib.chain_executions SET status = 'failed', error = $2, updated_at = now()
-        WHERE execution_id = $1 AND status = 'running'`,
-      [executionId, JSON.stringify(error)],
-    );
+    await executions.fail(this.db, executionId, error);
   }
 
   private async failAtCurrentStep(executionId: string, error: { code: string; message: string }): Promise<void> {
     this.logger.warn('chain execution failed outside a step', { executionId, error });
-    await this.db.query(
-      `UPDATE promptlib.chain_executions
-          SET status = 'failed', updated_at = now(),
-              error = jsonb_build_object('step', current_step, 'promptId', NULL, 'code', $2::text, 'message', $3::text)
-        WHERE execution_id = $1 AND status = 'running'`,
-      [executionId, error.code, error.message],
-    );
+    await executions.failAtCurrentStep(this.db, executionId, error);
   }
 }

@@ -1,5 +1,5 @@
 import type { FieldError } from '../../kernel/errors';
-import type { StoredStep } from './chain.entity';
+import type { StoredStep } from './chain.types';
 import { SLUG, SLUG_RULE, VARIABLE_NAME } from './render';
 
 /**

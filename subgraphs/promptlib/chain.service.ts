@@ -1,13 +1,15 @@
-import { rowsOf } from '../../kernel/db/rows';
 import { withTransaction } from '../../kernel/db/transaction';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { errors, type FieldError } from '../../kernel/errors';
 import type { LlmProvider } from '../../kernel/llm/types';
 import type { Queue } from '../../kernel/queue';
 import type { RateLimiter } from '../../kernel/rate-limit';
-import type { CompletedStep, ExecutionFailure, ExecutionStatus, StoredStep } from './chain.entity';
+import type { StoredStep } from './chain.types';
+import * as store from './chain.store';
+import * as executions from './chain-execution.store';
+import type { ExecutionView } from './chain-execution.store';
 import { orderCount, validateSteps, type StepInput } from './chain-steps';
 import type { Page } from './prompt.reads';
 import type { PromptService } from './prompt.service';
@@ -24,7 +26,6 @@ import {
   round2,
   seconds,
   throwIf,
-  UUID,
   type ModelParams,
 } from './shared';
 import { JOB } from '../../kernel/topics';
@@ -61,28 +62,6 @@ export interface ChainListItemView {
   createdAt: Date;
 }
 
-export interface ExecutionView {
-  executionId: string;
-  chainId: string;
-  chainVersion: number;
-  status: ExecutionStatus;
-  currentStep: number;
-  totalSteps: number;
-  completedSteps: (Omit<CompletedStep, 'completedAt'> & { completedAt: Date })[];
-  result: Record<string, Record<string, string>> | null;
-  error: ExecutionFailure | null;
-  totalTokens: number;
-  /** Seconds: the sum of the steps' model latencies. */
-  totalLatency: number;
-  /** Seconds from start to completion or failure (so far, while running). */
-  duration: number;
-  model: string;
-  temperature: number;
-  startedAt: Date;
-  completedAt: Date | null;
-  failedAt: Date | null;
-}
-
 export interface CreateChainData {
   name: string;
   description: string;
@@ -101,29 +80,6 @@ export interface ExecuteChainData extends ModelParams {
   initialVariables: Record<string, unknown>;
 }
 
-export function toExecution(r: any): ExecutionView {
-  const end = r.completed_at ?? r.failed_at ?? new Date();
-  return {
-    executionId: r.execution_id,
-    chainId: r.chain_id,
-    chainVersion: r.chain_version,
-    status: r.status,
-    currentStep: r.current_step,
-    totalSteps: r.total_steps,
-    completedSteps: r.completed_steps.map((c: CompletedStep) => ({ ...c, completedAt: new Date(c.completedAt) })),
-    result: r.result,
-    error: r.error,
-    totalTokens: r.total_tokens,
-    totalLatency: seconds(r.total_latency_ms),
-    duration: seconds(new Date(end).getTime() - new Date(r.started_at).getTime()),
-    model: r.model,
-    temperature: Number(r.temperature),
-    startedAt: r.started_at,
-    completedAt: r.completed_at,
-    failedAt: r.failed_at,
-  };
-}
-
 export class ChainService {
   constructor(
     private readonly db: DataSource,
@@ -134,26 +90,12 @@ export class ChainService {
   ) {}
 
   async get(chainId: string, version?: number | null): Promise<ChainView> {
-    const [row] = await this.db.query(
-      `SELECT c.latest_version, c.created_at AS chain_created_at, cv.*
-         FROM promptlib.chains c
-         JOIN promptlib.chain_versions cv ON cv.chain_id = c.chain_id AND cv.version = coalesce($2::int, c.latest_version)
-        WHERE c.chain_id = $1`,
-      [chainId, version ?? null],
-    );
+    const row = await store.viewRow(this.db, chainId, version ?? null);
     if (!row) {
-      const exists = (await this.db.query(`SELECT 1 FROM promptlib.chains WHERE chain_id = $1`, [chainId])).length > 0;
+      const exists = await store.exists(this.db, chainId);
       throw exists && version != null ? errors.notFound('chain_version', `${chainId}:${version}`) : errors.notFound('chain', chainId);
     }
-    const [stats] = await this.db.query(
-      `SELECT count(*)::int AS total,
-              count(*) FILTER (WHERE status = 'completed')::int AS completed,
-              count(*) FILTER (WHERE status = 'failed')::int AS failed,
-              avg(total_tokens) FILTER (WHERE status = 'completed') AS tokens,
-              avg(total_latency_ms) FILTER (WHERE status = 'completed') AS latency
-         FROM promptlib.chain_executions WHERE chain_id = $1`,
-      [chainId],
-    );
+    const stats = await executions.statsOf(this.db, chainId);
     const finished = stats.completed + stats.failed;
     return {
       chainId: row.chain_id,
@@ -176,20 +118,8 @@ export class ChainService {
   }
 
   async list(filter: { domain?: string | null; limit: number; offset: number }): Promise<{ chains: ChainListItemView[]; pagination: Page }> {
-    const from = `FROM promptlib.chains c JOIN promptlib.chain_versions cv ON cv.chain_id = c.chain_id AND cv.version = c.latest_version
-      WHERE ($1::text IS NULL OR cv.metadata->>'domain' = $1)`;
-    const [[{ total }], rows] = await Promise.all([
-      this.db.query(`SELECT count(*)::int AS total ${from}`, [filter.domain ?? null]),
-      this.db.query(
-        `SELECT c.chain_id, c.created_at, cv.version, cv.description, cv.metadata, jsonb_array_length(cv.steps) AS steps_count,
-                (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id) AS executions,
-                (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id AND e.status = 'completed') AS completed,
-                (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id AND e.status = 'failed') AS failed
-         ${from} ORDER BY c.created_at DESC, c.chain_id LIMIT $2 OFFSET $3`,
-        [filter.domain ?? null, filter.limit, filter.offset],
-      ),
-    ]);
-    const chains = rows.map((r: any): ChainListItemView => {
+    const { total, rows } = await store.list(this.db, filter.domain ?? null, { limit: filter.limit, offset: filter.offset });
+    const chains = rows.map((r): ChainListItemView => {
       const finished = r.completed + r.failed;
       return {
         chainId: r.chain_id,
@@ -216,8 +146,8 @@ export class ChainService {
     await this.checkPrompts(steps);
     try {
       await this.db.transaction(async (m) => {
-        await m.query(`INSERT INTO promptlib.chains (chain_id, latest_version, version_seq) VALUES ($1, 1, 1)`, [input.name]);
-        await this.insertVersion(m, input.name, 1, input.description, steps, metadata);
+        await store.insertChain(m, input.name);
+        await store.insertVersion(m, { chainId: input.name, version: 1, description: input.description, steps, metadata });
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.alreadyExists('name', input.name, input.name);
@@ -239,21 +169,17 @@ export class ChainService {
     throwIf(problems);
     if (steps) await this.checkPrompts(steps);
     await this.db.transaction(async (m) => {
-      const [parent] = await m.query(`SELECT latest_version, version_seq FROM promptlib.chains WHERE chain_id = $1 FOR UPDATE`, [chainId]);
+      const parent = await store.lockForUpdate(m, chainId);
       if (!parent) throw errors.notFound('chain', chainId);
-      const [latest] = await m.query(`SELECT * FROM promptlib.chain_versions WHERE chain_id = $1 AND version = $2`, [chainId, parent.latest_version]);
-      const next = { description: input.description ?? latest.description, steps: steps ?? latest.steps, metadata: metadata ?? latest.metadata };
+      const latest = (await store.versionRow(m, chainId, parent.latest_version))!;
+      const next = { chainId, description: input.description ?? latest.description, steps: steps ?? latest.steps, metadata: metadata ?? latest.metadata };
       if (input.createNewVersion) {
         const version = parent.version_seq + 1;
-        await this.insertVersion(m, chainId, version, next.description, next.steps, next.metadata);
-        await m.query(`UPDATE promptlib.chains SET latest_version = $2, version_seq = $2, updated_at = now() WHERE chain_id = $1`, [chainId, version]);
+        await store.insertVersion(m, { ...next, version });
+        await store.advanceLatest(m, chainId, version);
       } else {
-        await m.query(
-          `UPDATE promptlib.chain_versions SET description = $3, steps = $4, metadata = $5, prompt_ids = $6, updated_at = now()
-            WHERE chain_id = $1 AND version = $2`,
-          [chainId, latest.version, next.description, JSON.stringify(next.steps), JSON.stringify(next.metadata), promptIds(next.steps)],
-        );
-        await m.query(`UPDATE promptlib.chains SET updated_at = now() WHERE chain_id = $1`, [chainId]);
+        await store.updateVersion(m, { ...next, version: latest.version });
+        await store.touch(m, chainId);
       }
     });
     return this.get(chainId);
@@ -261,8 +187,7 @@ export class ChainService {
 
   /** Deletes the chain, every version and every execution of it. */
   async delete(chainId: string): Promise<{ chainId: string; deletedAt: Date }> {
-    const deleted = rowsOf(await this.db.query(`DELETE FROM promptlib.chains WHERE chain_id = $1 RETURNING chain_id`, [chainId]));
-    if (!deleted.length) throw errors.notFound('chain', chainId);
+    if (!(await store.deleteById(this.db, chainId))) throw errors.notFound('chain', chainId);
     return { chainId, deletedAt: new Date() };
   }
 
@@ -298,22 +223,17 @@ export class ChainService {
     const executionId = randomUUID();
     const totalSteps = orderCount(chain.steps);
     await withTransaction(this.db, async (tx) => {
-      await tx.manager.query(
-        `INSERT INTO promptlib.chain_executions
-           (execution_id, chain_id, chain_version, status, current_step, total_steps, initial_variables, model, temperature, max_tokens, key_id)
-         VALUES ($1, $2, $3, 'running', 1, $4, $5, $6, $7, $8, $9)`,
-        [
-          executionId,
-          chainId,
-          chain.version,
-          totalSteps,
-          JSON.stringify(vars),
-          model,
-          input.temperature ?? DEFAULT_TEMPERATURE,
-          input.maxTokens ?? DEFAULT_MAX_TOKENS,
-          keyId,
-        ],
-      );
+      await executions.insert(tx.manager, {
+        executionId,
+        chainId,
+        chainVersion: chain.version,
+        totalSteps,
+        initialVariables: vars,
+        model,
+        temperature: input.temperature ?? DEFAULT_TEMPERATURE,
+        maxTokens: input.maxTokens ?? DEFAULT_MAX_TOKENS,
+        keyId,
+      });
       await this.queue.enqueue(JOB.chain, { executionId }, { maxAttempts: 1, timeoutMs: Math.min(60 * 60_000, totalSteps * 120_000 + 60_000) }, tx);
     });
     return this.getExecution(principal, executionId);
@@ -326,9 +246,7 @@ export class ChainService {
     if (!hasPermission(granted, 'prompt:read') && !hasPermission(granted, 'chain:execute')) {
       throw errors.insufficientPermissions(['prompt:read', 'chain:execute'], granted);
     }
-    const [row] = UUID.test(executionId) ? await this.db.query(`SELECT * FROM promptlib.chain_executions WHERE execution_id = $1`, [executionId]) : [];
-    if (!row) throw errors.notFound('chain_execution', executionId);
-    return toExecution(row);
+    return executions.byId(this.db, executionId);
   }
 
   /** Every step's prompt (and pinned version) exists; mapped variables are variables of that prompt. */
@@ -352,19 +270,4 @@ export class ChainService {
     }
     throwIf(problems);
   }
-
-  private async insertVersion(m: EntityManager, chainId: string, version: number, description: string, steps: StoredStep[], metadata: Record<string, unknown>) {
-    await m.query(`INSERT INTO promptlib.chain_versions (chain_id, version, description, steps, metadata, prompt_ids) VALUES ($1, $2, $3, $4, $5, $6)`, [
-      chainId,
-      version,
-      description,
-      JSON.stringify(steps),
-      JSON.stringify(metadata),
-      promptIds(steps),
-    ]);
-  }
-}
-
-function promptIds(steps: StoredStep[]): string[] {
-  return [...new Set(steps.map((s) => s.promptId))];
 }

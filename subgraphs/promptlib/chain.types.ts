@@ -2,6 +2,41 @@ import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageInfo } from '../../kernel/graphql-types';
 
+/** A step as stored (chain_versions.steps): the validated input, sorted by order. */
+export interface StoredStep {
+  order: number;
+  promptId: string;
+  /** Absent: the prompt's latest version at the time the step runs. */
+  version?: number;
+  inputMapping: Record<string, string>;
+  outputKey: string;
+  agentId?: string;
+  parallel?: boolean;
+}
+
+export interface CompletedStep {
+  step: number;
+  promptId: string;
+  version: number;
+  outputKey: string;
+  output: string;
+  tokensUsed: number;
+  /** Seconds. */
+  latency: number;
+  completedAt: string;
+}
+
+export interface ExecutionFailure {
+  step: number;
+  promptId: string | null;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export const EXECUTION_STATUSES = ['running', 'completed', 'failed'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
 @ObjectType()
 export class ChainStep {
   @Field(() => Int) order: number;

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { sources } from './fragment.store';
 import { MAX_FRAGMENT_DEPTH, NO_FRAGMENTS, parseTemplate, type FragmentLookup, type FragmentRef, type FragmentSource } from './render';
 
 /**
@@ -37,16 +38,12 @@ export class FragmentLoader {
         } else if (!pinned.has(key)) exact.set(key, ref);
       }
       if (!bare.size && !exact.size) break;
-      const rows: { fragment_id: string; version: number; content: string; newest: boolean }[] = await run.query(
-        `SELECT fv.fragment_id, fv.version, fv.content, true AS newest
-           FROM promptlib.fragments f
-           JOIN promptlib.fragment_versions fv ON fv.fragment_id = f.fragment_id AND fv.version = f.latest_version
-          WHERE f.fragment_id = ANY($1::text[])
-         UNION ALL
-         SELECT fv.fragment_id, fv.version, fv.content, false AS newest
-           FROM promptlib.fragment_versions fv
-           JOIN unnest($2::text[], $3::int[]) AS want(id, version) ON want.id = fv.fragment_id AND want.version = fv.version`,
-        [[...bare], [...exact.values()].map((r) => r.id), [...exact.values()].map((r) => r.version)],
+      const wanted = [...exact.values()];
+      const rows = await sources(
+        run,
+        [...bare],
+        wanted.map((r) => r.id),
+        wanted.map((r) => r.version!),
       );
       const next: FragmentRef[] = [];
       for (const row of rows) {

@@ -2,6 +2,9 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageInfo } from '../../kernel/graphql-types';
 
+export const FRAGMENT_TYPES = ['role', 'constraints', 'examples', 'context', 'format'] as const;
+export type FragmentType = (typeof FRAGMENT_TYPES)[number];
+
 @ObjectType({ description: 'How many prompts and chains use a fragment (latest versions; through other fragments too).' })
 export class FragmentUsage {
   @Field(() => Int) promptCount: number;

@@ -1,15 +1,12 @@
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
-import { ChainEntity, ChainExecutionEntity, ChainVersionEntity } from './chain.entity';
 import { ChainResolver } from './chain.resolver';
 import { ChainRunner } from './chain-runner';
 import { ChainService } from './chain.service';
-import { FragmentEntity, FragmentVersionEntity } from './fragment.entity';
 import { FragmentResolver } from './fragment.resolver';
 import { FragmentService } from './fragment.service';
 import { Promptlib1763769600500 } from './migrations/1763769600500-promptlib';
 import { ChainRunClock1763769601170 } from './migrations/1763769601170-chain-run-clock';
-import { PromptAbTestEntity, PromptEntity, PromptPinEntity, PromptTestEntity, PromptVersionEntity } from './prompt.entity';
 import { PromptResolver } from './prompt.resolver';
 import { PromptService } from './prompt.service';
 import { PromptTestService } from './prompt-test.service';
@@ -43,18 +40,7 @@ function build(kernel: Kernel) {
  */
 export const promptlib: ServiceModule<Kernel> = {
   name: 'promptlib',
-  entities: [
-    PromptEntity,
-    PromptVersionEntity,
-    PromptPinEntity,
-    PromptTestEntity,
-    PromptAbTestEntity,
-    FragmentEntity,
-    FragmentVersionEntity,
-    ChainEntity,
-    ChainVersionEntity,
-    ChainExecutionEntity,
-  ],
+  entities: [],
   migrations: [Promptlib1763769600500, ChainRunClock1763769601170],
   subscriptions: [],
   create: (kernel) => {

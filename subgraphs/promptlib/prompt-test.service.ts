@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../../kernel/db/rows';
 import type { Principal } from '../../kernel/auth/principal';
 import { errors, type FieldError } from '../../kernel/errors';
 import type { LlmProvider } from '../../kernel/llm/types';
 import type { RateLimiter } from '../../kernel/rate-limit';
-import { recommend, type ArmSummary } from './ab-rule';
-import type { PromptVersionRow } from './prompt.reads';
+import { recommend } from './ab-rule';
+import type { PromptVersion } from './prompt.store';
+import * as store from './prompt-test.store';
+import type { AbArmResultView, AbTestView } from './prompt-test.store';
 import type { PromptService } from './prompt.service';
 import { renderExpansion, type Expansion, checkDeclaredVariables } from './render';
 import {
@@ -20,7 +23,6 @@ import {
   round2,
   seconds,
   throwIf,
-  UUID,
   type ModelParams,
 } from './shared';
 
@@ -55,32 +57,6 @@ export interface AbTestData extends ModelParams {
   promptA: AbArmData;
   promptB: AbArmData;
   testCases: Record<string, unknown>[];
-}
-
-export interface AbRunView {
-  testCase: number;
-  success: boolean;
-  output: string | null;
-  tokensUsed: number;
-  latency: number;
-  error: { code: string; message: string } | null;
-}
-
-export interface AbArmResultView extends ArmSummary {
-  successRate: number;
-  runs: AbRunView[];
-}
-
-export interface AbTestView {
-  testId: string;
-  promptA: { promptId: string | null; version: number | null; template: string };
-  promptB: { promptId: string | null; version: number | null; template: string };
-  testCases: Record<string, unknown>[];
-  model: string;
-  temperature: number;
-  maxTokens: number;
-  results: { promptA: AbArmResultView; promptB: AbArmResultView; recommendation: 'promptA' | 'promptB'; reason: string };
-  createdAt: Date;
 }
 
 /** Model calls of one A/B test running at once. */
@@ -129,7 +105,7 @@ export class PromptTestService {
     const maxTokens = input.maxTokens ?? DEFAULT_MAX_TOKENS;
     const run = await this.runModel(rendered.text, { model, temperature, maxTokens });
     const testId = randomUUID();
-    const [row] = await this.record(this.db.manager, {
+    const createdAt = await this.record(this.db.manager, {
       testId,
       version,
       source: 'test',
@@ -145,7 +121,7 @@ export class PromptTestService {
       version: version.version,
       output: run.output!,
       metadata: { model: run.model, tokensUsed: run.tokens, latency: seconds(run.latencyMs), temperature },
-      createdAt: row.created_at,
+      createdAt,
     };
   }
 
@@ -210,23 +186,17 @@ export class PromptTestService {
     const results = { promptA: a, promptB: b, recommendation, reason };
     const keyId = callerKey(principal).keyId;
     const createdAt: Date = await this.db.transaction(async (m) => {
-      const [row] = await m.query(
-        `INSERT INTO promptlib.ab_tests (test_id, prompt_a, prompt_b, test_cases, model, temperature, max_tokens, results, recommendation, reason, key_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
-        [
-          testId,
-          JSON.stringify(armOut(arms[0])),
-          JSON.stringify(armOut(arms[1])),
-          JSON.stringify(input.testCases),
-          model,
-          temperature,
-          maxTokens,
-          JSON.stringify(results),
-          recommendation,
-          reason,
-          keyId,
-        ],
-      );
+      const stored = await store.insertAbTest(m, {
+        testId,
+        promptA: armOut(arms[0]),
+        promptB: armOut(arms[1]),
+        testCases: input.testCases,
+        model,
+        temperature,
+        maxTokens,
+        results,
+        keyId,
+      });
       for (const [i, job] of jobs.entries()) {
         const arm = arms[job.arm]!;
         if (arm.promptId === null) continue; // inline templates have no version to record against
@@ -241,25 +211,19 @@ export class PromptTestService {
           keyId,
         });
       }
-      return row.created_at;
+      return stored;
     });
     return { testId, promptA: armOut(arms[0]), promptB: armOut(arms[1]), testCases: input.testCases, model, temperature, maxTokens, results, createdAt };
   }
 
   async getAbTest(testId: string): Promise<AbTestView> {
-    const [row] = UUID.test(testId) ? await this.db.query(`SELECT * FROM promptlib.ab_tests WHERE test_id = $1`, [testId]) : [];
-    if (!row) throw errors.notFound('ab_test', testId);
-    return abTestOf(row);
+    return store.abTestById(this.db, testId);
   }
 
   /** The A/B tests one of whose arms is a version of `promptId`, newest first. */
   async abTestsOf(promptId: string, limit: number): Promise<AbTestView[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
-    const rows = await this.db.query(
-      `SELECT * FROM promptlib.ab_tests WHERE prompt_a->>'promptId' = $1 OR prompt_b->>'promptId' = $1 ORDER BY created_at DESC, test_id LIMIT $2`,
-      [promptId, limit],
-    );
-    return rows.map(abTestOf);
+    return store.abTestsOf(this.db, promptId, limit);
   }
 
   /** Calls the model; a failure is returned (to be recorded), never thrown, unless the call was aborted. */
@@ -288,12 +252,12 @@ export class PromptTestService {
     }
   }
 
-  /** Stores one run against its prompt version. */
+  /** Stores one run against its prompt version; when it was stored. */
   async record(
-    m: EntityManager,
+    q: Queryable,
     r: {
       testId: string;
-      version: Pick<PromptVersionRow, 'promptId' | 'version'>;
+      version: Pick<PromptVersion, 'promptId' | 'version'>;
       source: 'test' | 'ab' | 'chain';
       abTestId?: string;
       executionId?: string;
@@ -302,30 +266,25 @@ export class PromptTestService {
       run: ModelRun;
       keyId: string | null;
     },
-  ): Promise<{ created_at: Date }[]> {
-    return m.query(
-      `INSERT INTO promptlib.prompt_tests
-         (test_id, prompt_id, version, source, ab_test_id, execution_id, variables, model, temperature, max_tokens, output, tokens_used, latency_ms, success, error, key_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING created_at`,
-      [
-        r.testId,
-        r.version.promptId,
-        r.version.version,
-        r.source,
-        r.abTestId ?? null,
-        r.executionId ?? null,
-        JSON.stringify(r.variables),
-        r.run.model,
-        r.params.temperature,
-        r.params.maxTokens,
-        r.run.output,
-        r.run.tokens,
-        r.run.latencyMs,
-        r.run.ok,
-        r.run.error ? JSON.stringify(r.run.error) : null,
-        r.keyId,
-      ],
-    );
+  ): Promise<Date> {
+    return store.insertRun(q, {
+      testId: r.testId,
+      promptId: r.version.promptId,
+      version: r.version.version,
+      source: r.source,
+      abTestId: r.abTestId ?? null,
+      executionId: r.executionId ?? null,
+      variables: r.variables,
+      model: r.run.model,
+      temperature: r.params.temperature,
+      maxTokens: r.params.maxTokens,
+      output: r.run.output,
+      tokensUsed: r.run.tokens,
+      latencyMs: r.run.latencyMs,
+      success: r.run.ok,
+      error: r.run.error,
+      keyId: r.keyId,
+    });
   }
 
   /** The per-minute prompt-test limit of the caller's tier (spec 2, Limits): 429 with retryAfter. */
@@ -365,18 +324,4 @@ function checkArm(problems: FieldError[], field: string, arm: AbArmData | undefi
   if (hasId && arm.variables != null)
     problems.push({ field: `${field}.variables`, message: 'only applies with an inline template (a stored prompt declares its own)' });
   if (hasTemplate) checkText(problems, `${field}.template`, arm.template, { required: true, max: 100_000 });
-}
-
-function abTestOf(row: any): AbTestView {
-  return {
-    testId: row.test_id,
-    promptA: row.prompt_a,
-    promptB: row.prompt_b,
-    testCases: row.test_cases,
-    model: row.model,
-    temperature: Number(row.temperature),
-    maxTokens: row.max_tokens,
-    results: row.results,
-    createdAt: row.created_at,
-  };
 }

@@ -1,7 +1,7 @@
 import { ArrayMaxSize, IsIn, IsInt, IsOptional, Length, Max, Min } from 'class-validator';
 import { ArgsType, Field, Float, InputType, Int } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { PROMPT_STATUSES } from './prompt.entity';
+import { PROMPT_STATUSES } from './prompt.types';
 
 @InputType()
 export class CreatePromptInput {

@@ -1,8 +1,12 @@
 import { SharedReadCache } from '../../kernel/cache';
 import type { EventBus } from '../../kernel/events';
 import type { DataSource, EntityManager } from 'typeorm';
+import * as store from './prompt.store';
+import type { PromptVersion } from './prompt.store';
+import * as runs from './prompt-test.store';
+import type { RunStatsRow } from './prompt-test.store';
 import { errors, type FieldError } from '../../kernel/errors';
-import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
+import { PROMPT_STATUSES, type PromptStatus } from './prompt.types';
 import { FragmentLoader } from './fragment-loader';
 import { expandTemplate, NO_FRAGMENTS, parseTemplate, renderTemplate, type Expansion } from './render';
 import { promptNotFound, round2, seconds, throwIf } from './shared';
@@ -73,19 +77,6 @@ export interface PromptRenderingView {
   fragments: { fragmentId: string; version: number }[];
 }
 
-export interface PromptVersionRow {
-  promptId: string;
-  version: number;
-  template: string;
-  description: string;
-  variables: string[];
-  metadata: Record<string, unknown>;
-  status: PromptStatus;
-  fragmentRefs: string[];
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 export interface PromptFilter {
   domain?: string | null;
   agentId?: string | null;
@@ -95,24 +86,7 @@ export interface PromptFilter {
   offset: number;
 }
 
-const VERSION_COLUMNS = `v.prompt_id, v.version, v.template, v.description, v.variables, v.metadata, v.status, v.fragment_refs, v.created_at, v.updated_at`;
-
-function toVersion(r: any): PromptVersionRow {
-  return {
-    promptId: r.prompt_id,
-    version: r.version,
-    template: r.template,
-    description: r.description,
-    variables: r.variables,
-    metadata: r.metadata,
-    status: r.status,
-    fragmentRefs: r.fragment_refs,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-function performanceOf(rows: { total: number; ok: number; tokens: string | number | null; latency: string | number | null }[]): Performance {
+function performanceOf(rows: Pick<RunStatsRow, 'total' | 'ok' | 'tokens' | 'latency'>[]): Performance {
   const total = rows.reduce((n, r) => n + Number(r.total), 0);
   const ok = rows.reduce((n, r) => n + Number(r.ok), 0);
   const tokens = rows.reduce((n, r) => n + Number(r.tokens ?? 0), 0);
@@ -133,7 +107,7 @@ export class PromptReads {
    * Version rows read on every test, chain step and agent task (the latest, the active, a given
    * number), kept until the prompt changes in any process (kernel/cache.ts).
    */
-  protected readonly versions: SharedReadCache<PromptVersionRow | null>;
+  protected readonly versions: SharedReadCache<PromptVersion | null>;
 
   constructor(
     protected readonly db: DataSource,
@@ -146,32 +120,13 @@ export class PromptReads {
   async get(promptId: string, opts: { version?: number | null; environment?: string | null } = {}): Promise<PromptView> {
     const version = opts.version ?? null;
     const environment = opts.environment ?? null;
-    const [row] = await this.db.query(
-      `SELECT p.created_at AS prompt_created_at, p.latest_version, ${VERSION_COLUMNS},
-              (SELECT array_agg(version ORDER BY version) FROM promptlib.prompt_versions WHERE prompt_id = p.prompt_id) AS versions
-         FROM promptlib.prompts p
-         JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id
-          AND v.version = CASE
-                WHEN $2::int IS NOT NULL THEN $2::int
-                WHEN $3::text IS NOT NULL THEN (SELECT version FROM promptlib.prompt_pins WHERE prompt_id = p.prompt_id AND environment = $3)
-                ELSE p.latest_version END
-        WHERE p.prompt_id = $1`,
-      [promptId, version, environment],
-    );
+    const row = await store.viewRow(this.db, promptId, version, environment);
     if (!row) {
       if ((version === null && environment === null) || !(await this.exists(promptId))) throw promptNotFound(promptId);
       throw promptNotFound(promptId, version !== null ? { version } : { environment: environment! });
     }
-    const [stats, pins] = await Promise.all([
-      this.db.query(
-        `SELECT version, count(*)::int AS total, count(*) FILTER (WHERE success)::int AS ok,
-                sum(tokens_used) FILTER (WHERE success) AS tokens, sum(latency_ms) FILTER (WHERE success) AS latency
-           FROM promptlib.prompt_tests WHERE prompt_id = $1 GROUP BY version ORDER BY version`,
-        [promptId],
-      ),
-      this.db.query(`SELECT environment, version, promoted_at FROM promptlib.prompt_pins WHERE prompt_id = $1 ORDER BY environment`, [promptId]),
-    ]);
-    const v = toVersion(row);
+    const [stats, pins] = await Promise.all([runs.statsByVersion(this.db, promptId), store.pinsOf(this.db, promptId)]);
+    const v = store.toVersion(row);
     return {
       promptId: v.promptId,
       name: v.promptId,
@@ -185,9 +140,9 @@ export class PromptReads {
       metadata: v.metadata,
       performance: {
         ...performanceOf(stats),
-        byVersion: stats.map((s: any) => ({ version: s.version, ...performanceOf([s]) })),
+        byVersion: stats.map((s) => ({ version: s.version, ...performanceOf([s]) })),
       },
-      environments: pins.map((p: any) => ({ environment: p.environment, version: p.version, promotedAt: p.promoted_at })),
+      environments: pins.map((p) => ({ environment: p.environment, version: p.version, promotedAt: p.promoted_at })),
       createdAt: row.prompt_created_at,
       updatedAt: v.updatedAt,
     };
@@ -199,31 +154,20 @@ export class PromptReads {
       problems.push({ field: 'status', message: `must be one of ${PROMPT_STATUSES.join(', ')}` });
     }
     throwIf(problems);
-    const where = `
-      WHERE ($1::text IS NULL OR v.metadata->>'domain' = $1)
-        AND ($2::text IS NULL OR v.metadata->>'agentId' = $2)
-        AND ($3::text IS NULL OR v.status = $3)
-        AND ($4::text IS NULL OR v.metadata->'tags' @> jsonb_build_array($4::text))`;
-    const from = `FROM promptlib.prompts p JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = p.latest_version`;
-    const params = [filter.domain ?? null, filter.agentId ?? null, filter.status ?? null, filter.tag ?? null];
-    const [[{ total }], rows] = await Promise.all([
-      this.db.query(`SELECT count(*)::int AS total ${from} ${where}`, params),
-      this.db.query(
-        `SELECT p.prompt_id, p.created_at AS prompt_created_at, v.version, v.status, v.description, v.metadata, v.updated_at
-         ${from} ${where} ORDER BY p.created_at DESC, p.prompt_id LIMIT $5 OFFSET $6`,
-        [...params, filter.limit, filter.offset],
-      ),
-    ]);
+    const { total, rows } = await store.list(
+      this.db,
+      { domain: filter.domain ?? null, agentId: filter.agentId ?? null, status: filter.status ?? null, tag: filter.tag ?? null },
+      { limit: filter.limit, offset: filter.offset },
+    );
     const stats = new Map<string, { total: number; ok: number }>();
     if (rows.length) {
-      const statRows = await this.db.query(
-        `SELECT prompt_id, count(*)::int AS total, count(*) FILTER (WHERE success)::int AS ok
-           FROM promptlib.prompt_tests WHERE prompt_id = ANY($1::text[]) GROUP BY prompt_id`,
-        [rows.map((r: any) => r.prompt_id)],
+      const statRows = await runs.countsByPrompt(
+        this.db,
+        rows.map((r) => r.prompt_id),
       );
       for (const s of statRows) stats.set(s.prompt_id, s);
     }
-    const prompts = rows.map((r: any): PromptListItemView => {
+    const prompts = rows.map((r): PromptListItemView => {
       const s = stats.get(r.prompt_id);
       const m = r.metadata ?? {};
       return {
@@ -245,16 +189,8 @@ export class PromptReads {
   }
 
   /** One version (default the latest) as stored; PROMPT_NOT_FOUND otherwise. */
-  async loadVersion(promptId: string, version?: number | null, manager?: EntityManager): Promise<PromptVersionRow> {
-    const read = async () => {
-      const [row] = await (manager ?? this.db.manager).query(
-        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompts p
-           JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = coalesce($2::int, p.latest_version)
-          WHERE p.prompt_id = $1`,
-        [promptId, version ?? null],
-      );
-      return row ? toVersion(row) : null;
-    };
+  async loadVersion(promptId: string, version?: number | null, manager?: EntityManager): Promise<PromptVersion> {
+    const read = async () => (await store.findVersion(manager ?? this.db.manager, promptId, version ?? null)) ?? null;
     // Inside a writer's transaction the rows are read as that transaction sees them, never cached.
     const found = manager ? await read() : await this.versions.get(promptId, String(version ?? 'latest'), read);
     if (found) return found;
@@ -267,14 +203,7 @@ export class PromptReads {
    * section 8). One indexed query for the version, one per fragment nesting level.
    */
   async renderForAgent(promptId: string, variables: Record<string, unknown>): Promise<PromptRenderingView> {
-    const active = await this.versions.get(promptId, 'active', async () => {
-      const [row] = await this.db.query(
-        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_versions v
-          WHERE v.prompt_id = $1 AND v.status = 'active' ORDER BY v.version DESC LIMIT 1`,
-        [promptId],
-      );
-      return row ? toVersion(row) : null;
-    });
+    const active = await this.versions.get(promptId, 'active', async () => (await store.newestActive(this.db, promptId)) ?? null);
     if (!active) throw promptNotFound(promptId, { status: 'active' });
     return this.renderVersion(active, variables);
   }
@@ -287,19 +216,14 @@ export class PromptReads {
   ): Promise<PromptRenderingView> {
     if (opts.version != null) return this.renderVersion(await this.loadVersion(promptId, opts.version), variables);
     if (opts.environment != null) {
-      const [row] = await this.db.query(
-        `SELECT ${VERSION_COLUMNS} FROM promptlib.prompt_pins pin
-           JOIN promptlib.prompt_versions v ON v.prompt_id = pin.prompt_id AND v.version = pin.version
-          WHERE pin.prompt_id = $1 AND pin.environment = $2`,
-        [promptId, opts.environment],
-      );
-      if (!row) throw (await this.exists(promptId)) ? promptNotFound(promptId, { environment: opts.environment }) : promptNotFound(promptId);
-      return this.renderVersion(toVersion(row), variables);
+      const pinned = await store.pinnedVersion(this.db, promptId, opts.environment);
+      if (!pinned) throw (await this.exists(promptId)) ? promptNotFound(promptId, { environment: opts.environment }) : promptNotFound(promptId);
+      return this.renderVersion(pinned, variables);
     }
     return this.renderForAgent(promptId, variables);
   }
 
-  async renderVersion(v: PromptVersionRow, variables: Record<string, unknown>): Promise<PromptRenderingView> {
+  async renderVersion(v: PromptVersion, variables: Record<string, unknown>): Promise<PromptRenderingView> {
     const lookup = v.fragmentRefs.length ? await this.loader.lookupFor([v.template]) : NO_FRAGMENTS;
     const r = renderTemplate(v.template, variables ?? {}, lookup);
     return { promptId: v.promptId, version: v.version, status: v.status, rendered: r.text, variables: r.variables, fragments: r.fragments };
@@ -314,12 +238,10 @@ export class PromptReads {
   /** The ids among `promptIds` that exist, in one query. */
   async existing(promptIds: string[]): Promise<string[]> {
     if (promptIds.length > 1000) throw errors.field('promptIds', 'at most 1000 ids at once');
-    const rows: { prompt_id: string }[] = await this.db.query(`SELECT prompt_id FROM promptlib.prompts WHERE prompt_id = ANY($1::text[])`, [promptIds]);
-    return rows.map((r) => r.prompt_id);
+    return store.existingIds(this.db, promptIds);
   }
 
   private async exists(promptId: string, manager?: EntityManager): Promise<boolean> {
-    const rows = await (manager ?? this.db.manager).query(`SELECT 1 FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
-    return rows.length > 0;
+    return store.exists(manager ?? this.db.manager, promptId);
   }
 }

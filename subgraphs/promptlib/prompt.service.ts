@@ -1,8 +1,9 @@
-import { rowsOf } from '../../kernel/db/rows';
 import type { EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
-import { PROMPT_STATUSES, type PromptStatus } from './prompt.entity';
-import { PromptReads, type PromptVersionRow, type PromptView } from './prompt.reads';
+import { PROMPT_STATUSES, type PromptStatus } from './prompt.types';
+import { PromptReads, type PromptView } from './prompt.reads';
+import * as store from './prompt.store';
+import type { NewPromptVersion, PromptLock, PromptVersion } from './prompt.store';
 import { SEEDS } from './seeds';
 import { checkDeclaredVariables, expandTemplate, NO_FRAGMENTS, parseTemplate, refLabel } from './render';
 import { checkMetadata, checkSlug, checkText, isUniqueViolation, promptNotFound, throwIf } from './shared';
@@ -58,8 +59,8 @@ export class PromptService extends PromptReads {
     checkDeclaredVariables(variables, analysis.variables);
     try {
       await this.db.transaction(async (m) => {
-        await m.query(`INSERT INTO promptlib.prompts (prompt_id, latest_version, version_seq) VALUES ($1, 1, 1)`, [input.name]);
-        await this.insertVersion(m, {
+        await store.insertPrompt(m, input.name);
+        await store.insertVersion(m, {
           promptId: input.name,
           version: 1,
           template: input.template,
@@ -101,7 +102,7 @@ export class PromptService extends PromptReads {
         ids = analysis.ids;
         labels = analysis.labels;
       }
-      const next = {
+      const next: Omit<NewPromptVersion, 'version'> = {
         promptId,
         template,
         description: input.description ?? latest.description,
@@ -112,20 +113,13 @@ export class PromptService extends PromptReads {
       };
       if (input.createNewVersion) {
         const version = parent.version_seq + 1;
-        await this.insertVersion(m, { ...next, version });
-        await m.query(`UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, version]);
+        await store.insertVersion(m, { ...next, version });
+        await store.advanceLatest(m, promptId, version);
       } else {
-        await m.query(
-          `UPDATE promptlib.prompt_versions
-              SET template = $3, description = $4, variables = $5, metadata = $6, status = $7, fragment_refs = $8, updated_at = now()
-            WHERE prompt_id = $1 AND version = $2`,
-          [promptId, latest.version, next.template, next.description, next.variables, JSON.stringify(next.metadata), next.status, next.fragmentRefs],
-        );
-        await m.query(`UPDATE promptlib.prompts SET updated_at = now() WHERE prompt_id = $1`, [promptId]);
+        await store.updateVersion(m, { ...next, version: latest.version });
+        await store.touch(m, promptId);
       }
-      if (input.status === 'archived') {
-        await m.query(`UPDATE promptlib.prompt_versions SET status = 'archived', updated_at = now() WHERE prompt_id = $1 AND status <> 'archived'`, [promptId]);
-      }
+      if (input.status === 'archived') await store.archiveAll(m, promptId);
     });
     await this.versions.changed(promptId);
     return this.get(promptId);
@@ -135,9 +129,9 @@ export class PromptService extends PromptReads {
   async addRefinedVersion(
     promptId: string,
     template: string,
-    basedOn: PromptVersionRow,
+    basedOn: PromptVersion,
     extraMetadata: Record<string, unknown>,
-  ): Promise<{ version: PromptVersionRow; warnings: string[] }> {
+  ): Promise<{ version: PromptVersion; warnings: string[] }> {
     const warnings: string[] = [];
     let variables: string[];
     let ids: string[] = [];
@@ -161,7 +155,7 @@ export class PromptService extends PromptReads {
     const version = await this.db.transaction(async (m) => {
       const parent = await this.lock(m, promptId);
       const number = parent.version_seq + 1;
-      await this.insertVersion(m, {
+      await store.insertVersion(m, {
         promptId,
         version: number,
         template,
@@ -171,7 +165,7 @@ export class PromptService extends PromptReads {
         status: 'draft',
         fragmentRefs: ids,
       });
-      await m.query(`UPDATE promptlib.prompts SET latest_version = $2, version_seq = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, number]);
+      await store.advanceLatest(m, promptId, number);
       return this.loadVersion(promptId, number, m);
     });
     await this.versions.changed(promptId);
@@ -182,17 +176,14 @@ export class PromptService extends PromptReads {
     const versionsDeleted = await this.db.transaction(async (m) => {
       await this.lock(m, promptId);
       if (version == null) {
-        const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM promptlib.prompt_versions WHERE prompt_id = $1`, [promptId]);
-        await m.query(`DELETE FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
-        return n as number;
+        const n = await store.countVersions(m, promptId);
+        await store.deleteById(m, promptId);
+        return n;
       }
-      const deleted = rowsOf(
-        await m.query(`DELETE FROM promptlib.prompt_versions WHERE prompt_id = $1 AND version = $2 RETURNING version`, [promptId, version]),
-      );
-      if (!deleted.length) throw promptNotFound(promptId, { version });
-      const [{ latest }] = await m.query(`SELECT max(version) AS latest FROM promptlib.prompt_versions WHERE prompt_id = $1`, [promptId]);
-      if (latest === null) await m.query(`DELETE FROM promptlib.prompts WHERE prompt_id = $1`, [promptId]);
-      else await m.query(`UPDATE promptlib.prompts SET latest_version = $2, updated_at = now() WHERE prompt_id = $1`, [promptId, latest]);
+      if (!(await store.deleteVersion(m, promptId, version))) throw promptNotFound(promptId, { version });
+      const latest = await store.maxVersion(m, promptId);
+      if (latest === null) await store.deleteById(m, promptId);
+      else await store.setLatestVersion(m, promptId, latest);
       return 1;
     });
     await this.versions.changed(promptId);
@@ -213,21 +204,11 @@ export class PromptService extends PromptReads {
     const promoted = await this.db.transaction(async (m) => {
       const parent = await this.lock(m, promptId);
       const version: number = parent.latest_version;
-      const [previous] = await m.query(`SELECT version FROM promptlib.prompt_pins WHERE prompt_id = $1 AND environment = $2`, [promptId, environment]);
-      const [pin] = await m.query(
-        `INSERT INTO promptlib.prompt_pins (prompt_id, environment, version) VALUES ($1, $2, $3)
-         ON CONFLICT (prompt_id, environment) DO UPDATE SET version = EXCLUDED.version, promoted_at = now()
-         RETURNING promoted_at`,
-        [promptId, environment, version],
-      );
-      if (environment === 'production') {
-        await m.query(
-          `UPDATE promptlib.prompt_versions SET status = 'active', updated_at = now() WHERE prompt_id = $1 AND version = $2 AND status <> 'active'`,
-          [promptId, version],
-        );
-      }
-      const [{ status }] = await m.query(`SELECT status FROM promptlib.prompt_versions WHERE prompt_id = $1 AND version = $2`, [promptId, version]);
-      return { promptId, environment, version, previousVersion: previous?.version ?? null, status, promotedAt: pin.promoted_at };
+      const previous = await store.pinOf(m, promptId, environment);
+      const promotedAt = await store.pin(m, promptId, environment, version);
+      if (environment === 'production') await store.activate(m, promptId, version);
+      const status = await store.statusOf(m, promptId, version);
+      return { promptId, environment, version, previousVersion: previous ?? null, status, promotedAt };
     });
     await this.versions.changed(promptId);
     return promoted;
@@ -237,12 +218,8 @@ export class PromptService extends PromptReads {
   async ensureSeeded(): Promise<void> {
     for (const seed of SEEDS) {
       await this.db.transaction(async (m) => {
-        const inserted = await m.query(
-          `INSERT INTO promptlib.prompts (prompt_id, latest_version, version_seq) VALUES ($1, 1, 1) ON CONFLICT DO NOTHING RETURNING prompt_id`,
-          [seed.name],
-        );
-        if (!inserted.length) return;
-        await this.insertVersion(m, {
+        if (!(await store.insertPromptIfMissing(m, seed.name))) return;
+        await store.insertVersion(m, {
           promptId: seed.name,
           version: 1,
           template: seed.template,
@@ -259,8 +236,8 @@ export class PromptService extends PromptReads {
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  private async lock(m: EntityManager, promptId: string): Promise<{ latest_version: number; version_seq: number }> {
-    const [parent] = await m.query(`SELECT latest_version, version_seq FROM promptlib.prompts WHERE prompt_id = $1 FOR UPDATE`, [promptId]);
+  private async lock(m: EntityManager, promptId: string): Promise<PromptLock> {
+    const parent = await store.lockForUpdate(m, promptId);
     if (!parent) throw promptNotFound(promptId);
     return parent;
   }
@@ -271,13 +248,5 @@ export class PromptService extends PromptReads {
     const lookup = direct.length ? await this.loader.lookupFor([template], { manager }) : NO_FRAGMENTS;
     const expansion = expandTemplate(template, lookup);
     return { variables: expansion.variables, ids: unique(direct.map((f) => f.id)), labels: direct.map(refLabel) };
-  }
-
-  private async insertVersion(m: EntityManager, v: Omit<PromptVersionRow, 'createdAt' | 'updatedAt'>): Promise<void> {
-    await m.query(
-      `INSERT INTO promptlib.prompt_versions (prompt_id, version, template, description, variables, metadata, status, fragment_refs)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [v.promptId, v.version, v.template, v.description, v.variables, JSON.stringify(v.metadata), v.status, v.fragmentRefs],
-    );
   }
 }

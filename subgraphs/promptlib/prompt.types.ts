@@ -2,6 +2,9 @@ import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { PageInfo } from '../../kernel/graphql-types';
 
+export const PROMPT_STATUSES = ['draft', 'active', 'archived'] as const;
+export type PromptStatus = (typeof PROMPT_STATUSES)[number];
+
 @ObjectType({ description: 'Runs of a prompt (tests, A/B test cases, chain steps) and how they went.' })
 export class PromptVersionPerformance {
   @Field(() => Int) version: number;

@@ -1,4 +1,4 @@
-import type { PromptStatus } from './prompt.entity';
+import type { PromptStatus } from './prompt.types';
 import type { CreatePromptData } from './prompt.service';
 
 /**

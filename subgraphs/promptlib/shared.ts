@@ -1,9 +1,6 @@
-import { rowsOf } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Principal, Tier } from '../../kernel/auth/principal';
 import { SLUG, SLUG_RULE } from './render';
-import { UUID } from '../../kernel/ids';
-export { UUID };
 
 /** Helpers every prompt-library service shares: errors, validation of common fields, numbers. */
 
