@@ -6,6 +6,7 @@ import { withTransaction } from '../../kernel/db/transaction';
 import type { EventBus } from '../../kernel/events';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
+import type { Logger } from '../../kernel/logger';
 import { TOPIC } from '../../kernel/topics';
 import * as projects from './project.store';
 import type { ProjectView } from './project.store';
@@ -51,6 +52,7 @@ export class FeedbackService {
   constructor(
     private readonly db: DataSource,
     private readonly events: EventBus,
+    private readonly logger: Logger,
   ) {}
 
   // ---- users --------------------------------------------------------------------------------
@@ -362,9 +364,15 @@ export class FeedbackService {
     return req;
   }
 
-  /** Subscribers refetch the request. Inside a transaction it is sent by `tx.afterCommit`, never before the COMMIT. */
+  /**
+   * Subscribers refetch the request. Inside a transaction it is sent by `tx.afterCommit`, never
+   * before the COMMIT. The change is committed either way, so a failed send is logged, not thrown:
+   * `afterCommit` would drop the error unseen, and a caller told "failed" would retry a done change.
+   */
   private announce(requestId: string): Promise<void> {
-    return this.events.publish(TOPIC.feedbackRequestUpdated, { requestId });
+    return this.events
+      .publish(TOPIC.feedbackRequestUpdated, { requestId })
+      .catch((err) => this.logger.warn('feedback request event not published', { err, requestId }));
   }
 }
 
