@@ -3,7 +3,8 @@ import { PUBLIC } from '../../kernel/auth/principal';
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
-import { userOf, type FeedbackService, type UserRow } from './feedback.service';
+import { userOf, type FeedbackService } from './feedback.service';
+import type { UserView } from './user.store';
 import type { SignIn } from './index';
 import {
   CreateProjectInput,
@@ -27,7 +28,7 @@ export class FeedbackSession {
   @Field(() => FeedbackUser) user: FeedbackUser;
 }
 
-export const toUser = (u: UserRow): FeedbackUser => ({ ...u, subscription: { tier: 'free', status: 'active' } });
+export const toUser = (u: UserView): FeedbackUser => ({ ...u, subscription: { tier: 'free', status: 'active' } });
 
 @Resolver()
 export class FeedbackResolver {

@@ -1,12 +1,19 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
-import { rowsOf } from '../../kernel/db/rows';
+import type { Queryable } from '../../kernel/db/rows';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { withTransaction } from '../../kernel/db/transaction';
 import type { EventBus } from '../../kernel/events';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
+import type { Logger } from '../../kernel/logger';
 import { TOPIC } from '../../kernel/topics';
+import * as projects from './project.store';
+import type { ProjectView } from './project.store';
+import * as requests from './request.store';
+import { SORTS, type CommentView, type RequestSort, type RequestView, type VoteSummary } from './request.store';
+import * as users from './user.store';
+import type { UserView } from './user.store';
 
 /**
  * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
@@ -32,97 +39,6 @@ const TRANSITIONS: Record<string, string[]> = {
   completed: ['approved'],
 };
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
-const SORTS: Record<string, string> = { created_at: 'created_at', votes_count: 'votes_count', title: 'title' };
-
-export interface UserRow {
-  id: string;
-  email: string;
-  username: string;
-  name: string;
-  avatar: string | null;
-  createdAt: Date;
-}
-export interface ProjectRow {
-  id: string;
-  name: string;
-  description: string;
-  slug: string;
-  ownerId: string;
-  settings: { isPublic: boolean; allowAnonymous: boolean; requireApproval: boolean };
-  stats: { totalRequests: number; totalVotes: number; totalComments: number };
-  createdAt: Date;
-}
-export interface RequestRow {
-  id: string;
-  projectId: string;
-  authorId: string | null;
-  title: string;
-  description: string;
-  status: string;
-  category: string | null;
-  tags: string[];
-  priority: string;
-  votesCount: number;
-  commentsCount: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-export interface VoteSummary {
-  totalVotes: number;
-  upVotes: number;
-  downVotes: number;
-  userVote: string;
-  userVoteId: string;
-}
-export interface CommentRow {
-  id: string;
-  requestId: string;
-  authorId: string;
-  body: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-const PROJECT = `p.id, p.name, p.description, p.slug, p.owner_id, p.is_public, p.allow_anonymous, p.require_approval, p.created_at,
-  (SELECT count(*)::int FROM feedback.requests r WHERE r.project_id = p.id) AS total_requests,
-  (SELECT coalesce(sum(r.up_votes + r.down_votes), 0)::int FROM feedback.requests r WHERE r.project_id = p.id) AS total_votes,
-  (SELECT coalesce(sum(r.comments_count), 0)::int FROM feedback.requests r WHERE r.project_id = p.id) AS total_comments`;
-const REQUEST = `id, project_id, author_id, title, description, status, category, tags, priority, votes_count, comments_count, created_at, updated_at`;
-
-const toUser = (r: any): UserRow => ({ id: r.id, email: r.email, username: r.username, name: r.name, avatar: r.avatar, createdAt: r.created_at });
-const toProject = (r: any): ProjectRow => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  slug: r.slug,
-  ownerId: r.owner_id,
-  settings: { isPublic: r.is_public, allowAnonymous: r.allow_anonymous, requireApproval: r.require_approval },
-  stats: { totalRequests: r.total_requests, totalVotes: r.total_votes, totalComments: r.total_comments },
-  createdAt: r.created_at,
-});
-const toRequest = (r: any): RequestRow => ({
-  id: r.id,
-  projectId: r.project_id,
-  authorId: r.author_id,
-  title: r.title,
-  description: r.description,
-  status: r.status,
-  category: r.category,
-  tags: r.tags,
-  priority: r.priority,
-  votesCount: r.votes_count,
-  commentsCount: r.comments_count,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-const toComment = (r: any): CommentRow => ({
-  id: r.id,
-  requestId: r.request_id,
-  authorId: r.author_id,
-  body: r.body,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 /** The signed-in user, or 401. */
 export function userOf(p: Principal): string {
@@ -136,6 +52,7 @@ export class FeedbackService {
   constructor(
     private readonly db: DataSource,
     private readonly events: EventBus,
+    private readonly logger: Logger,
   ) {}
 
   // ---- users --------------------------------------------------------------------------------
@@ -147,26 +64,17 @@ export class FeedbackService {
     username: string;
     name: string;
     avatar: string | null;
-  }): Promise<UserRow> {
-    const [row] = await this.db.query(
-      `INSERT INTO feedback.users (provider, provider_id, email, username, name, avatar) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (provider, provider_id) DO UPDATE SET email = EXCLUDED.email, username = EXCLUDED.username, name = EXCLUDED.name,
-         avatar = EXCLUDED.avatar, updated_at = now()
-       RETURNING id, email, username, name, avatar, created_at`,
-      [u.provider, u.providerId, u.email, u.username.slice(0, 100), u.name.slice(0, 200), u.avatar],
-    );
-    return toUser(row);
+  }): Promise<UserView> {
+    return users.upsert(this.db, { ...u, username: u.username.slice(0, 100), name: u.name.slice(0, 200) });
   }
 
-  async user(id: string): Promise<UserRow> {
-    const [row] = UUID.test(id) ? await this.db.query(`SELECT id, email, username, name, avatar, created_at FROM feedback.users WHERE id = $1`, [id]) : [];
-    if (!row) throw errors.notFound('user', id);
-    return toUser(row);
+  async user(id: string): Promise<UserView> {
+    return users.byId(this.db, id);
   }
 
   // ---- projects -----------------------------------------------------------------------------
 
-  async createProject(p: Principal, input: { name?: string; description?: string; slug?: string }): Promise<ProjectRow> {
+  async createProject(p: Principal, input: { name?: string; description?: string; slug?: string }): Promise<ProjectView> {
     const owner = userOf(p);
     const problems: FieldError[] = [];
     text(problems, 'name', input.name, 200, true);
@@ -175,12 +83,8 @@ export class FeedbackService {
     else if (!SLUG.test(input.slug)) problems.push({ field: 'slug', message: 'slug must be lowercase letters, digits and "-", 1 to 64 characters' });
     if (problems.length) throw errors.validation(problems);
     try {
-      const [{ id }] = await this.db.query(`INSERT INTO feedback.projects (name, description, slug, owner_id) VALUES ($1, $2, $3, $4) RETURNING id`, [
-        input.name,
-        input.description,
-        input.slug,
-        owner,
-      ]);
+      // The checks above required the name, the description and the slug.
+      const id = await projects.insert(this.db, { name: input.name!, description: input.description!, slug: input.slug!, ownerId: owner });
       return this.project(p, id);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw errors.validation([{ field: 'slug', message: `the slug "${input.slug}" is already taken` }]);
@@ -189,70 +93,58 @@ export class FeedbackService {
   }
 
   /** A project: public ones for anyone, private ones for their owner and moderators. */
-  async project(p: Principal, id: string, m: EntityManager = this.db.manager): Promise<ProjectRow> {
-    const [row] = UUID.test(id) ? await m.query(`SELECT ${PROJECT} FROM feedback.projects p WHERE p.id = $1`, [id]) : [];
-    if (!row) throw errors.notFound('project', id);
-    const project = toProject(row);
+  async project(p: Principal, id: string, m: Queryable = this.db): Promise<ProjectView> {
+    const project = await projects.byId(m, id);
     if (!project.settings.isPublic && !(await this.isStaff(project, optionalUser(p), m))) throw errors.notFound('project', id);
     return project;
   }
 
-  async publicProjects(limit: number, offset: number): Promise<{ projects: ProjectRow[]; total: number }> {
+  async publicProjects(limit: number, offset: number): Promise<{ projects: ProjectView[]; total: number }> {
     page(limit, offset, 100);
-    const rows = await this.db.query(
-      `SELECT ${PROJECT}, count(*) OVER ()::int AS n FROM feedback.projects p WHERE p.is_public ORDER BY p.created_at DESC, p.id LIMIT $1 OFFSET $2`,
-      [limit, offset],
-    );
-    return { projects: rows.map(toProject), total: rows[0]?.n ?? 0 };
+    return projects.publicPage(this.db, limit, offset);
   }
 
-  async myProjects(p: Principal): Promise<ProjectRow[]> {
-    const rows = await this.db.query(`SELECT ${PROJECT} FROM feedback.projects p WHERE p.owner_id = $1 ORDER BY p.created_at DESC`, [userOf(p)]);
-    return rows.map(toProject);
+  async myProjects(p: Principal): Promise<ProjectView[]> {
+    return projects.ofOwner(this.db, userOf(p));
   }
 
   async updateProject(
     p: Principal,
     id: string,
-    input: { name?: string | null; description?: string | null; settings?: Partial<ProjectRow['settings']> | null },
-  ): Promise<ProjectRow> {
+    input: { name?: string | null; description?: string | null; settings?: Partial<ProjectView['settings']> | null },
+  ): Promise<ProjectView> {
     const project = await this.ownerOnly(p, id);
     const problems: FieldError[] = [];
     text(problems, 'name', input.name, 200, false);
     text(problems, 'description', input.description, 5000, false);
     if (problems.length) throw errors.validation(problems);
     const s = { ...project.settings, ...(input.settings ?? {}) };
-    await this.db.query(
-      `UPDATE feedback.projects SET name = $2, description = $3, is_public = $4, allow_anonymous = $5, require_approval = $6, updated_at = now() WHERE id = $1`,
-      [id, input.name ?? project.name, input.description ?? project.description, s.isPublic, s.allowAnonymous, s.requireApproval],
-    );
+    await projects.update(this.db, id, { name: input.name ?? project.name, description: input.description ?? project.description, settings: s });
     return this.project(p, id);
   }
 
   async deleteProject(p: Principal, id: string): Promise<{ id: string }> {
     await this.ownerOnly(p, id);
-    await this.db.query(`DELETE FROM feedback.projects WHERE id = $1`, [id]);
+    await projects.deleteById(this.db, id);
     return { id };
   }
 
-  async addModerator(p: Principal, projectId: string, userId: string): Promise<ProjectRow> {
+  async addModerator(p: Principal, projectId: string, userId: string): Promise<ProjectView> {
     await this.ownerOnly(p, projectId);
     await this.user(userId);
-    await this.db.query(`INSERT INTO feedback.moderators (project_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [projectId, userId]);
+    await projects.addModerator(this.db, projectId, userId);
     return this.project(p, projectId);
   }
 
   /** Each project's moderators, in the order they were named (one query for a whole list of projects). */
   readonly moderatorsByProject: LoaderDefinition<string, string[]> = defineLoader('feedback.moderatorsByProject', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(`SELECT project_id, user_id FROM feedback.moderators WHERE project_id = ANY($1::uuid[]) ORDER BY project_id, created_at`, [ids])
-      : [];
+    const rows = ids.length ? await projects.moderators(this.db, ids) : [];
     return groupedByKey(
       keys,
       rows,
-      (r: any) => r.project_id as string,
-      (r: any) => r.user_id as string,
+      (r) => r.project_id,
+      (r) => r.user_id,
     );
   });
 
@@ -262,7 +154,7 @@ export class FeedbackService {
     p: Principal,
     projectId: string,
     input: { title?: string; description?: string; category?: string | null; tags?: string[] | null; priority?: string | null },
-  ): Promise<RequestRow> {
+  ): Promise<RequestView> {
     const project = await this.project(p, projectId);
     const author = optionalUser(p);
     if (!author && !project.settings.allowAnonymous) userOf(p);
@@ -272,19 +164,20 @@ export class FeedbackService {
     checkRequestFields(problems, input);
     if (problems.length) throw errors.validation(problems);
     const status = project.settings.requireApproval ? 'pending' : 'approved';
-    const [row] = await this.db.query(
-      `INSERT INTO feedback.requests (project_id, author_id, title, description, status, category, tags, priority)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${REQUEST}`,
-      [projectId, author, input.title, input.description, status, input.category ?? null, input.tags ?? [], input.priority ?? 'medium'],
-    );
-    return toRequest(row);
+    // text() above required the title and the description.
+    return requests.insert(this.db, projectId, author, status, {
+      title: input.title!,
+      description: input.description!,
+      category: input.category ?? null,
+      tags: input.tags ?? [],
+      priority: input.priority ?? 'medium',
+    });
   }
 
-  async request(p: Principal, id: string): Promise<RequestRow> {
-    const [row] = UUID.test(id) ? await this.db.query(`SELECT ${REQUEST} FROM feedback.requests WHERE id = $1`, [id]) : [];
-    if (!row) throw errors.notFound('request', id);
-    await this.project(p, row.project_id); // a private project's requests are as hidden as the project
-    return toRequest(row);
+  async request(p: Principal, id: string): Promise<RequestView> {
+    const request = await requests.byId(this.db, id);
+    await this.project(p, request.projectId); // a private project's requests are as hidden as the project
+    return request;
   }
 
   async list(
@@ -296,54 +189,47 @@ export class FeedbackService {
     page(q.limit, q.offset, 100);
     const problems: FieldError[] = [];
     if (q.status && !(STATUSES as readonly string[]).includes(q.status)) problems.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
-    if (q.sort && !SORTS[q.sort]) problems.push({ field: 'sort', message: `must be one of ${Object.keys(SORTS).join(', ')}` });
+    if (q.sort && !(SORTS as readonly string[]).includes(q.sort)) problems.push({ field: 'sort', message: `must be one of ${SORTS.join(', ')}` });
     if (q.order && q.order !== 'asc' && q.order !== 'desc') problems.push({ field: 'order', message: 'must be asc or desc' });
     if (problems.length) throw errors.validation(problems);
-    const sort = SORTS[q.sort ?? 'created_at']!;
-    const order = q.order ?? (sort === 'title' ? 'asc' : 'desc');
-    const rows = await this.db.query(
-      `SELECT ${REQUEST}, count(*) OVER ()::int AS n FROM feedback.requests
-        WHERE project_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR category = $3)
-        ORDER BY ${sort} ${order}, id LIMIT $4 OFFSET $5`,
-      [projectId, q.status ?? null, q.category ?? null, q.limit, q.offset],
+    const sort = (q.sort ?? 'created_at') as RequestSort;
+    const direction = (q.order ?? (sort === 'title' ? 'asc' : 'desc')) as 'asc' | 'desc';
+    return requests.list(
+      this.db,
+      { projectId, status: q.status ?? null, category: q.category ?? null },
+      { sort, direction },
+      { limit: q.limit, offset: q.offset },
     );
-    return { requests: rows.map(toRequest), total: rows[0]?.n ?? 0 };
   }
 
   async updateRequest(
     p: Principal,
     id: string,
     input: { title?: string | null; description?: string | null; category?: string | null; tags?: string[] | null; priority?: string | null },
-  ): Promise<RequestRow> {
+  ): Promise<RequestView> {
     const current = await this.editable(p, id);
     const problems: FieldError[] = [];
     text(problems, 'title', input.title, 200, false);
     text(problems, 'description', input.description, 10000, false);
     checkRequestFields(problems, input);
     if (problems.length) throw errors.validation(problems);
-    const [row] = rowsOf(
-      await this.db.query(
-        `UPDATE feedback.requests SET title = $2, description = $3, category = $4, tags = $5, priority = $6, updated_at = now() WHERE id = $1 RETURNING ${REQUEST}`,
-        [
-          id,
-          input.title ?? current.title,
-          input.description ?? current.description,
-          input.category !== undefined ? input.category : current.category,
-          input.tags ?? current.tags,
-          input.priority ?? current.priority,
-        ],
-      ),
-    );
-    return this.changed(toRequest(row));
+    const request = await requests.update(this.db, id, {
+      title: input.title ?? current.title,
+      description: input.description ?? current.description,
+      category: input.category !== undefined ? input.category : current.category,
+      tags: input.tags ?? current.tags,
+      priority: input.priority ?? current.priority,
+    });
+    return this.changed(request);
   }
 
   async deleteRequest(p: Principal, id: string): Promise<{ id: string }> {
     await this.editable(p, id);
-    await this.db.query(`DELETE FROM feedback.requests WHERE id = $1`, [id]);
+    await requests.deleteById(this.db, id);
     return { id };
   }
 
-  async setStatus(p: Principal, id: string, status: string): Promise<RequestRow> {
+  async setStatus(p: Principal, id: string, status: string): Promise<RequestView> {
     const current = await this.request(p, id);
     const project = await this.project(p, current.projectId);
     if (!(await this.isStaff(project, userOf(p)))) throw forbidden('Only the project owner and its moderators change a request’s status');
@@ -351,15 +237,9 @@ export class FeedbackService {
     if (!TRANSITIONS[current.status]!.includes(status)) {
       throw errors.conflict(`A ${current.status} request cannot become ${status}`, { status: current.status, allowed: TRANSITIONS[current.status] });
     }
-    const [row] = rowsOf(
-      await this.db.query(`UPDATE feedback.requests SET status = $3, updated_at = now() WHERE id = $1 AND status = $2 RETURNING ${REQUEST}`, [
-        id,
-        current.status,
-        status,
-      ]),
-    );
-    if (!row) throw errors.conflict('The request changed meanwhile: read it again');
-    return this.changed(toRequest(row));
+    const request = await requests.setStatus(this.db, id, current.status, status);
+    if (!request) throw errors.conflict('The request changed meanwhile: read it again');
+    return this.changed(request);
   }
 
   // ---- votes --------------------------------------------------------------------------------
@@ -370,16 +250,11 @@ export class FeedbackService {
     await this.request(p, requestId);
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      const [req] = await m.query(`SELECT status FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
-      if (req.status !== 'approved')
-        throw new AppError('request_not_approved', `Votes are taken on approved requests only (this one is ${req.status})`, { status: req.status });
-      const [existing] = await m.query(`SELECT type FROM feedback.votes WHERE request_id = $1 AND user_id = $2`, [requestId, user]);
-      if (existing?.type === type) throw new AppError('already_voted', `You already gave this request an ${type}`, { type });
-      await m.query(
-        `INSERT INTO feedback.votes (request_id, user_id, type) VALUES ($1, $2, $3) ON CONFLICT (request_id, user_id) DO UPDATE SET type = EXCLUDED.type, created_at = now()`,
-        [requestId, user, type],
-      );
-      await recount(m, requestId);
+      const status = await requests.lockStatus(m, requestId);
+      if (status !== 'approved') throw new AppError('request_not_approved', `Votes are taken on approved requests only (this one is ${status})`, { status });
+      if ((await requests.voteOf(m, requestId, user)) === type) throw new AppError('already_voted', `You already gave this request an ${type}`, { type });
+      await requests.upsertVote(m, requestId, user, type);
+      await requests.recount(m, requestId);
       tx.afterCommit(() => this.announce(requestId));
     });
     return this.summary(p, requestId);
@@ -390,10 +265,9 @@ export class FeedbackService {
     await this.request(p, requestId);
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
-      const gone = rowsOf(await m.query(`DELETE FROM feedback.votes WHERE request_id = $1 AND user_id = $2 RETURNING 1`, [requestId, user]));
-      if (!gone.length) throw errors.notFound('vote', `${requestId}/${user}`);
-      await recount(m, requestId);
+      await requests.lockForUpdate(m, requestId);
+      if (!(await requests.deleteVote(m, requestId, user))) throw errors.notFound('vote', `${requestId}/${user}`);
+      await requests.recount(m, requestId);
       tx.afterCommit(() => this.announce(requestId));
     });
     return this.summary(p, requestId);
@@ -401,62 +275,55 @@ export class FeedbackService {
 
   async summary(p: Principal, requestId: string): Promise<VoteSummary> {
     await this.request(p, requestId);
-    const user = optionalUser(p);
-    const [s] = await this.db.query(
-      `SELECT r.up_votes, r.down_votes, v.type, v.id FROM feedback.requests r
-         LEFT JOIN feedback.votes v ON v.request_id = r.id AND v.user_id = $2 WHERE r.id = $1`,
-      [requestId, user],
-    );
-    return { totalVotes: s.up_votes + s.down_votes, upVotes: s.up_votes, downVotes: s.down_votes, userVote: s.type ?? '', userVoteId: s.id ?? '' };
+    return requests.voteSummary(this.db, requestId, optionalUser(p));
   }
 
   // ---- comments -----------------------------------------------------------------------------
 
-  async comment(p: Principal, requestId: string, body: string): Promise<CommentRow> {
+  async comment(p: Principal, requestId: string, body: string): Promise<CommentView> {
     const user = userOf(p);
     await this.request(p, requestId);
     const problems: FieldError[] = [];
     text(problems, 'body', body, 5000, true);
     if (problems.length) throw errors.validation(problems);
-    const row = await withTransaction(this.db, async (tx) => {
+    return withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [requestId]);
-      const [c] = await m.query(`INSERT INTO feedback.comments (request_id, author_id, body) VALUES ($1, $2, $3) RETURNING *`, [requestId, user, body]);
-      await recount(m, requestId);
+      await requests.lockForUpdate(m, requestId);
+      const comment = await requests.insertComment(m, requestId, user, body);
+      await requests.recount(m, requestId);
       tx.afterCommit(() => this.announce(requestId));
-      return c;
+      return comment;
     });
-    return toComment(row);
   }
 
-  async comments(p: Principal, requestId: string): Promise<CommentRow[]> {
+  async comments(p: Principal, requestId: string): Promise<CommentView[]> {
     await this.request(p, requestId);
-    return (await this.db.query(`SELECT * FROM feedback.comments WHERE request_id = $1 ORDER BY created_at, id`, [requestId])).map(toComment);
+    return requests.comments(this.db, requestId);
   }
 
-  async editComment(p: Principal, id: string, body: string): Promise<CommentRow> {
+  async editComment(p: Principal, id: string, body: string): Promise<CommentView> {
     const c = await this.commentRow(p, id);
     if (c.authorId !== userOf(p)) throw forbidden('Only its author edits a comment');
     const problems: FieldError[] = [];
     text(problems, 'body', body, 5000, true);
     if (problems.length) throw errors.validation(problems);
-    const [row] = rowsOf(await this.db.query(`UPDATE feedback.comments SET body = $2, updated_at = now() WHERE id = $1 RETURNING *`, [id, body]));
-    await this.changed(await this.requestRow(c.requestId));
-    return toComment(row);
+    const comment = await requests.updateComment(this.db, id, body);
+    await this.changed(await requests.byId(this.db, c.requestId));
+    return comment;
   }
 
   async deleteComment(p: Principal, id: string): Promise<{ id: string }> {
     const c = await this.commentRow(p, id);
     const user = userOf(p);
     if (c.authorId !== user) {
-      const project = await this.project(p, (await this.requestRow(c.requestId)).projectId);
+      const project = await this.project(p, (await requests.byId(this.db, c.requestId)).projectId);
       if (!(await this.isStaff(project, user))) throw forbidden('Only its author, the project owner and moderators delete a comment');
     }
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      await m.query(`SELECT 1 FROM feedback.requests WHERE id = $1 FOR UPDATE`, [c.requestId]);
-      await m.query(`DELETE FROM feedback.comments WHERE id = $1`, [id]);
-      await recount(m, c.requestId);
+      await requests.lockForUpdate(m, c.requestId);
+      await requests.deleteComment(m, id);
+      await requests.recount(m, c.requestId);
       tx.afterCommit(() => this.announce(c.requestId));
     });
     return { id };
@@ -464,25 +331,19 @@ export class FeedbackService {
 
   // ---- helpers ------------------------------------------------------------------------------
 
-  private async commentRow(p: Principal, id: string): Promise<CommentRow> {
-    const [row] = UUID.test(id) ? await this.db.query(`SELECT * FROM feedback.comments WHERE id = $1`, [id]) : [];
-    if (!row) throw errors.notFound('comment', id);
-    await this.request(p, row.request_id);
-    return toComment(row);
+  private async commentRow(p: Principal, id: string): Promise<CommentView> {
+    const comment = await requests.commentById(this.db, id);
+    await this.request(p, comment.requestId);
+    return comment;
   }
 
-  private async requestRow(id: string): Promise<RequestRow> {
-    const [row] = await this.db.query(`SELECT ${REQUEST} FROM feedback.requests WHERE id = $1`, [id]);
-    return toRequest(row);
-  }
-
-  private async isStaff(project: ProjectRow, user: string | null, m: EntityManager = this.db.manager): Promise<boolean> {
+  private async isStaff(project: ProjectView, user: string | null, m: Queryable = this.db): Promise<boolean> {
     if (!user) return false;
     if (project.ownerId === user) return true;
-    return (await m.query(`SELECT 1 FROM feedback.moderators WHERE project_id = $1 AND user_id = $2`, [project.id, user])).length > 0;
+    return projects.isModerator(m, project.id, user);
   }
 
-  private async ownerOnly(p: Principal, id: string): Promise<ProjectRow> {
+  private async ownerOnly(p: Principal, id: string): Promise<ProjectView> {
     const user = userOf(p);
     const project = await this.project(p, id);
     if (project.ownerId !== user) throw forbidden('Only the project owner may do this');
@@ -490,7 +351,7 @@ export class FeedbackService {
   }
 
   /** The author, the project owner and moderators may edit and delete a request. */
-  private async editable(p: Principal, id: string): Promise<RequestRow> {
+  private async editable(p: Principal, id: string): Promise<RequestView> {
     const user = userOf(p);
     const req = await this.request(p, id);
     if (req.authorId === user) return req;
@@ -498,27 +359,21 @@ export class FeedbackService {
     throw forbidden('Only the author, the project owner and moderators may change this request');
   }
 
-  private async changed(req: RequestRow): Promise<RequestRow> {
+  private async changed(req: RequestView): Promise<RequestView> {
     await this.announce(req.id);
     return req;
   }
 
-  /** Subscribers refetch the request. Inside a transaction it is sent by `tx.afterCommit`, never before the COMMIT. */
+  /**
+   * Subscribers refetch the request. Inside a transaction it is sent by `tx.afterCommit`, never
+   * before the COMMIT. The change is committed either way, so a failed send is logged, not thrown:
+   * `afterCommit` would drop the error unseen, and a caller told "failed" would retry a done change.
+   */
   private announce(requestId: string): Promise<void> {
-    return this.events.publish(TOPIC.feedbackRequestUpdated, { requestId });
+    return this.events
+      .publish(TOPIC.feedbackRequestUpdated, { requestId })
+      .catch((err) => this.logger.warn('feedback request event not published', { err, requestId }));
   }
-}
-
-/** The request's counters from the rows they count (the caller holds the request's lock). */
-async function recount(m: EntityManager, requestId: string): Promise<void> {
-  await m.query(
-    `UPDATE feedback.requests SET
-       up_votes = (SELECT count(*) FROM feedback.votes WHERE request_id = $1 AND type = 'upvote'),
-       down_votes = (SELECT count(*) FROM feedback.votes WHERE request_id = $1 AND type = 'downvote'),
-       comments_count = (SELECT count(*) FROM feedback.comments WHERE request_id = $1)
-     WHERE id = $1`,
-    [requestId],
-  );
 }
 
 function text(problems: FieldError[], field: string, value: unknown, max: number, required: boolean): void {

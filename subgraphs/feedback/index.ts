@@ -30,7 +30,7 @@ const built = new WeakMap<Kernel, { service: FeedbackService; signIn: SignIn }>(
 function feedbackOf(kernel: Kernel) {
   let b = built.get(kernel);
   if (!b) {
-    const service = new FeedbackService(kernel.db, kernel.events);
+    const service = new FeedbackService(kernel.db, kernel.events, kernel.logger);
     const signIn: SignIn = async (provider, code, redirectUri) => {
       if (provider !== 'github' && provider !== 'google') throw errors.field('provider', 'must be github or google');
       if (!code) throw errors.field('code', 'code is required');

@@ -7,7 +7,8 @@ import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
 import { LinkResolver } from './link.resolver';
-import { LinkService, unavailable, type LinkRow } from './link.service';
+import { LinkService, unavailable } from './link.service';
+import type { LinkView } from './link.store';
 import { Links1763769601300 } from './migrations/1763769601300-links';
 
 /**
@@ -54,7 +55,7 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   const secure = (req: FastifyRequest) => req.protocol === 'https';
 
-  const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkRow) => {
+  const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkView) => {
     service.recordVisit(link, {
       referrer: header(req, 'referer'),
       userAgent: header(req, 'user-agent'),
@@ -63,7 +64,7 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     return reply.code(302).header('location', link.url).header('cache-control', 'no-store').send();
   };
 
-  const find = async (req: FastifyRequest, reply: FastifyReply): Promise<LinkRow | undefined> => {
+  const find = async (req: FastifyRequest, reply: FastifyReply): Promise<LinkView | undefined> => {
     const slug = (req.params as { slug: string }).slug;
     const link = textProblem(slug) ? null : await service.bySlugCached(slug);
     if (!link) {

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { LinkRow } from './link.service';
+import type { LinkView } from './link.store';
 
 /**
  * The visitor's side of a protected link: the gate page (a plain HTML form that works without
@@ -14,7 +14,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`=\/]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-export function gatePage(link: LinkRow, notice?: string): string {
+export function gatePage(link: LinkView, notice?: string): string {
   const pin = link.protectionType === 'pin';
   const field = pin
     ? `<input id="secret" name="pin" type="password" inputmode="numeric" autocomplete="off" pattern="[0-9]{4}([0-9]{2})?" required autofocus>`
@@ -49,16 +49,16 @@ export function simplePage(status: number, title: string, text: string): string 
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} ${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`;
 }
 
-const cookieName = (link: LinkRow) => `lnk_${link.id.replace(/-/g, '')}`;
-const mac = (key: Buffer, link: LinkRow, expires: number) =>
+const cookieName = (link: LinkView) => `lnk_${link.id.replace(/-/g, '')}`;
+const mac = (key: Buffer, link: LinkView, expires: number) =>
   createHmac('sha256', key).update(`${link.id}|${link.updatedAt.getTime()}|${expires}`).digest('base64url');
 
-export function unlockCookie(key: Buffer, link: LinkRow, secure: boolean): string {
+export function unlockCookie(key: Buffer, link: LinkView, secure: boolean): string {
   const expires = Math.floor(Date.now() / 1000) + UNLOCK_SECONDS;
   return `${cookieName(link)}=${expires}.${mac(key, link, expires)}; Max-Age=${UNLOCK_SECONDS}; Path=/links/${encodeURIComponent(link.slug)}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
-export function unlocked(key: Buffer, link: LinkRow, cookieHeader: string | undefined): boolean {
+export function unlocked(key: Buffer, link: LinkView, cookieHeader: string | undefined): boolean {
   if (!cookieHeader) return false;
   const name = `${cookieName(link)}=`;
   const value = cookieHeader

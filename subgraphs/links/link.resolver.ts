@@ -3,10 +3,11 @@ import { PUBLIC } from '../../kernel/auth/principal';
 import { errors } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
 import type { RequestContext } from '../../kernel/subgraph';
-import { type LinkRow, type LinkService } from './link.service';
+import type { LinkService } from './link.service';
+import type { LinkView } from './link.store';
 import { CreateLinkInput, Link, LinkDeletion, LinkLookup, LinkPage, LinkVerification, LinkVisitPage, UpdateLinkInput } from './link.types';
 
-export const toLink = (r: LinkRow): Link => ({
+export const toLink = (r: LinkView): Link => ({
   id: r.id,
   slug: r.slug,
   url: r.url,

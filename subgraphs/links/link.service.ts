@@ -4,10 +4,10 @@ import { hashSecret, verifySecret } from '../../kernel/auth/passwords';
 import type { Principal } from '../../kernel/auth/principal';
 import { isPlatformAdmin } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { rowsOf } from '../../kernel/db/rows';
 import type { EventBus } from '../../kernel/events';
-import { UUID } from '../../kernel/ids';
 import { TOPIC } from '../../kernel/topics';
+import * as store from './link.store';
+import type { LinkView, PendingVisit, Visit } from './link.store';
 
 /**
  * Short links with optional password or PIN protection (spec 3, section A; CONTRACT.md section 8).
@@ -23,26 +23,10 @@ import { TOPIC } from '../../kernel/topics';
  *   most a million values: the lockout is what makes guessing one impractical.
  */
 
-export const PROTECTION_TYPES = ['none', 'password', 'pin'] as const;
 export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;
 export const RESERVED_SLUGS = ['api', 'admin', 'static', 'assets', 'health'];
 export const LOCKOUT = { failures: 5, windowSeconds: 15 * 60 };
 const SLUG = /^[A-Za-z0-9_-]{3,64}$/;
-
-export interface LinkRow {
-  id: string;
-  slug: string;
-  url: string;
-  ownerId: string;
-  isActive: boolean;
-  expiresAt: Date | null;
-  protectionType: (typeof PROTECTION_TYPES)[number];
-  protectionHint: string | null;
-  contentClassification: string;
-  visits: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface LinkInput {
   url?: string | null;
@@ -56,42 +40,8 @@ export interface LinkInput {
   removeProtection?: boolean | null;
 }
 
-interface PendingVisit {
-  linkId: string;
-  at: Date;
-  referrer: string | null;
-  userAgent: string | null;
-  country: string | null;
-}
-
-export interface Visit {
-  at: Date;
-  referrer: string | null;
-  userAgent: string | null;
-  country: string | null;
-}
-
-const COLUMNS = `id, slug, url, owner_id, is_active, expires_at, protection_type, protection_hint, content_classification, visits, created_at, updated_at`;
-
-function toRow(r: any): LinkRow {
-  return {
-    id: r.id,
-    slug: r.slug,
-    url: r.url,
-    ownerId: r.owner_id,
-    isActive: r.is_active,
-    expiresAt: r.expires_at,
-    protectionType: r.protection_type,
-    protectionHint: r.protection_hint,
-    contentClassification: r.content_classification,
-    visits: r.visits,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
 /** Why a link cannot be visited now, or undefined when it can. */
-export function unavailable(link: LinkRow, now = Date.now()): 'inactive' | 'expired' | undefined {
+export function unavailable(link: LinkView, now = Date.now()): 'inactive' | 'expired' | undefined {
   if (!link.isActive) return 'inactive';
   if (link.expiresAt && link.expiresAt.getTime() <= now) return 'expired';
   return undefined;
@@ -103,7 +53,7 @@ export class LinkService {
   private flushing?: Promise<void>;
 
   /** slug -> link, for the public short link; emptied on every change in any process. */
-  private readonly bySlug = new Map<string, { link: LinkRow | null; at: number }>();
+  private readonly bySlug = new Map<string, { link: LinkView | null; at: number }>();
 
   constructor(
     private readonly db: DataSource,
@@ -122,7 +72,7 @@ export class LinkService {
     throw errors.missingAuthorization();
   }
 
-  async create(principal: Principal, input: LinkInput): Promise<LinkRow> {
+  async create(principal: Principal, input: LinkInput): Promise<LinkView> {
     const problems: FieldError[] = [];
     const url = checkUrl(problems, input.url, true)!;
     const slug = input.customSlug ?? null;
@@ -134,22 +84,15 @@ export class LinkService {
     for (let tries = 0; ; tries++) {
       const candidate = slug ?? randomSlug();
       try {
-        const [row] = await this.db.query(
-          `INSERT INTO links.links (slug, url, owner_id, protection_type, secret_hash, protection_hint, content_classification, expires_at, is_active)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-          [
-            candidate,
-            url,
-            this.owner(principal),
-            protection.type ?? 'none',
-            secretHash,
-            common.hint ?? null,
-            common.classification ?? 'general',
-            common.expiresAt ?? null,
-            common.isActive ?? true,
-          ],
-        );
-        return toRow(row);
+        return await store.insert(this.db, candidate, this.owner(principal), {
+          url,
+          protectionType: protection.type ?? 'none',
+          secretHash,
+          hint: common.hint ?? null,
+          classification: common.classification ?? 'general',
+          expiresAt: common.expiresAt ?? null,
+          isActive: common.isActive ?? true,
+        });
       } catch (err) {
         if ((err as { code?: string }).code !== '23505') throw err;
         if (slug !== null) throw errors.alreadyExists('custom_slug', slug);
@@ -158,30 +101,21 @@ export class LinkService {
     }
   }
 
-  async get(principal: Principal, id: string): Promise<LinkRow> {
-    if (!UUID.test(id)) throw errors.notFound('link', id);
-    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM links.links WHERE id = $1`, [id]);
+  async get(principal: Principal, id: string): Promise<LinkView> {
+    const link = await store.byId(this.db, id);
     // Another owner's link is as unknown as a missing one: its existence is not disclosed.
-    if (!row || (!isPlatformAdmin(principal) && row.owner_id !== this.owner(principal))) throw errors.notFound('link', id);
-    return toRow(row);
+    if (!isPlatformAdmin(principal) && link.ownerId !== this.owner(principal)) throw errors.notFound('link', id);
+    return link;
   }
 
-  async list(principal: Principal, limit: number, offset: number): Promise<{ links: LinkRow[]; total: number }> {
+  async list(principal: Principal, limit: number, offset: number): Promise<{ links: LinkView[]; total: number }> {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
     if (!Number.isInteger(offset) || offset < 0) throw errors.field('offset', 'must be an integer of at least 0');
-    const all = isPlatformAdmin(principal);
-    const rows = await this.db.query(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM links.links WHERE $1 OR owner_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
-      [all, this.owner(principal), limit, offset],
-    );
-    const total =
-      rows[0]?.total ??
-      (offset ? (await this.db.query(`SELECT count(*)::int AS n FROM links.links WHERE $1 OR owner_id = $2`, [all, this.owner(principal)]))[0].n : 0);
-    return { links: rows.map(toRow), total };
+    return store.list(this.db, { all: isPlatformAdmin(principal), ownerId: this.owner(principal) }, { limit, offset });
   }
 
   /** Protection changes per the spec's transition table: password or pin sets it, remove_protection clears it. */
-  async update(principal: Principal, id: string, input: LinkInput): Promise<LinkRow> {
+  async update(principal: Principal, id: string, input: LinkInput): Promise<LinkView> {
     const current = await this.get(principal, id);
     const problems: FieldError[] = [];
     const url = input.url != null ? checkUrl(problems, input.url, false) : undefined;
@@ -190,51 +124,40 @@ export class LinkService {
     if (problems.length) throw errors.validation(problems);
     const secretHash = protection.secret ? await hashSecret(protection.secret) : undefined;
     const type = protection.remove ? 'none' : (protection.type ?? current.protectionType);
-    const [row] = rowsOf(
-      await this.db.query(
-        `UPDATE links.links SET url = $2, protection_type = $3,
-              secret_hash = CASE WHEN $3 = 'none' THEN NULL WHEN $4::text IS NOT NULL THEN $4 ELSE secret_hash END,
-              protection_hint = CASE WHEN $3 = 'none' THEN NULL WHEN $5 THEN $6 ELSE protection_hint END,
-              content_classification = $7, expires_at = CASE WHEN $8 THEN $9::timestamptz ELSE expires_at END, is_active = $10, updated_at = now()
-        WHERE id = $1 RETURNING ${COLUMNS}`,
-        [
-          id,
-          url ?? current.url,
-          type,
-          secretHash ?? null,
-          input.protectionHint !== undefined,
-          common.hint ?? null,
-          common.classification ?? current.contentClassification,
-          input.expiresAt !== undefined,
-          common.expiresAt ?? null,
-          common.isActive ?? current.isActive,
-        ],
-      ),
+    const link = await store.update(
+      this.db,
+      id,
+      {
+        url: url ?? current.url,
+        protectionType: type,
+        secretHash: secretHash ?? null,
+        hint: common.hint ?? null,
+        classification: common.classification ?? current.contentClassification,
+        expiresAt: common.expiresAt ?? null,
+        isActive: common.isActive ?? current.isActive,
+      },
+      { setHint: input.protectionHint !== undefined, setExpiry: input.expiresAt !== undefined },
     );
     await this.changed(current.slug);
-    return toRow(row);
+    return link;
   }
 
   async delete(principal: Principal, id: string): Promise<{ id: string; deletedAt: Date }> {
     const link = await this.get(principal, id);
-    const [row] = rowsOf(await this.db.query(`DELETE FROM links.links WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
+    const deletedAt = await store.deleteById(this.db, id);
     await this.changed(link.slug);
-    return { id, deletedAt: row.deleted_at };
+    return { id, deletedAt };
   }
 
   async visits(principal: Principal, id: string, limit: number, offset: number): Promise<{ visits: Visit[]; total: number }> {
     await this.flush();
     const link = await this.get(principal, id);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
-    const rows = await this.db.query(
-      `SELECT at, referrer, user_agent, country FROM links.visits WHERE link_id = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [id, limit, Math.max(0, offset)],
-    );
-    return { visits: rows.map((r: any) => ({ at: r.at, referrer: r.referrer, userAgent: r.user_agent, country: r.country })), total: link.visits };
+    return { visits: await store.visits(this.db, id, limit, Math.max(0, offset)), total: link.visits };
   }
 
   /** The public view of a slug (cached, invalidated on every change); null when unknown. */
-  async bySlugCached(slug: string): Promise<LinkRow | null> {
+  async bySlugCached(slug: string): Promise<LinkView | null> {
     const hit = this.bySlug.get(slug);
     if (hit && Date.now() - hit.at < 60_000) return hit.link;
     const link = SLUG.test(slug) ? await this.findBySlug(slug) : null;
@@ -243,9 +166,8 @@ export class LinkService {
     return link;
   }
 
-  async findBySlug(slug: string): Promise<LinkRow | null> {
-    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM links.links WHERE slug = $1`, [slug]);
-    return row ? toRow(row) : null;
+  async findBySlug(slug: string): Promise<LinkView | null> {
+    return store.bySlug(this.db, slug);
   }
 
   /**
@@ -253,7 +175,7 @@ export class LinkService {
    * their links' counters, so a redirect costs no database round trip; reads of visits flush first,
    * and the service's stop flushes what is left when the process drains, so none is lost.
    */
-  recordVisit(link: LinkRow, visit: Omit<Visit, 'at'>): void {
+  recordVisit(link: LinkView, visit: Omit<Visit, 'at'>): void {
     const clip = (v: string | null, n: number) => (v ? v.slice(0, n) : null);
     this.pending.push({
       linkId: link.id,
@@ -276,19 +198,8 @@ export class LinkService {
     while (this.flushing) await this.flushing;
     if (!this.pending.length) return;
     const batch = this.pending.splice(0);
-    const column = <K extends keyof PendingVisit>(k: K) => batch.map((v) => v[k]);
-    this.flushing = this.db
-      .query(
-        `WITH v AS (
-           INSERT INTO links.visits (link_id, at, referrer, user_agent, country)
-           SELECT u.link_id, u.at, u.referrer, u.user_agent, u.country
-             FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]) AS u(link_id, at, referrer, user_agent, country)
-             JOIN links.links l ON l.id = u.link_id
-           RETURNING link_id
-         ), c AS (SELECT link_id, count(*)::int AS n FROM v GROUP BY link_id)
-         UPDATE links.links l SET visits = l.visits + c.n FROM c WHERE l.id = c.link_id`,
-        [column('linkId'), column('at'), column('referrer'), column('userAgent'), column('country')],
-      )
+    this.flushing = store
+      .insertVisits(this.db, batch)
       .then(
         () => undefined,
         (err) => {
@@ -305,41 +216,35 @@ export class LinkService {
    * Public verification of a protected link from `ip`. The lockout is checked, and the attempt
    * reserved as a failure, before the secret is hashed; a right secret turns it into a success.
    */
-  async verify(linkId: string, secret: { password?: string | null; pin?: string | null }, ip: string): Promise<LinkRow> {
-    if (!UUID.test(linkId)) throw errors.notFound('link', linkId);
-    const [row] = await this.db.query(`SELECT ${COLUMNS}, secret_hash FROM links.links WHERE id = $1`, [linkId]);
-    if (!row) throw errors.notFound('link', linkId);
-    const link = toRow(row);
+  async verify(linkId: string, secret: { password?: string | null; pin?: string | null }, ip: string): Promise<LinkView> {
+    const { link, secretHash } = await store.withSecret(this.db, linkId);
     const gone = unavailable(link);
     if (gone) throw new AppError('link_gone', `The link is ${gone}`, { reason: gone });
     if (link.protectionType === 'none') return link;
     const given = link.protectionType === 'pin' ? (secret.pin ?? secret.password) : (secret.password ?? secret.pin);
     if (typeof given !== 'string' || !given) throw errors.field(link.protectionType, 'is required');
     const attempt = await this.reserveAttempt(linkId, ip);
-    const ok = given.length <= 128 && (await verifySecret(row.secret_hash, given));
+    // A protected link always has a hash (the table's CHECK ties secret_hash to protection_type).
+    const ok = given.length <= 128 && (await verifySecret(secretHash!, given));
     if (!ok) throw new AppError('invalid_credentials', `Wrong ${link.protectionType === 'pin' ? 'PIN' : 'password'}`, { attempts_left: attempt.left });
-    await this.db.query(`UPDATE links.attempts SET success = true WHERE id = $1`, [attempt.id]);
+    await store.markSucceeded(this.db, attempt.id);
     return link;
   }
 
   private async reserveAttempt(linkId: string, ip: string): Promise<{ id: string; left: number }> {
     return this.db.transaction(async (m) => {
-      await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 7270010))`, [`${linkId}|${ip}`]);
-      const [w] = await m.query(
-        `SELECT count(*)::int AS n, min(at) AS oldest FROM links.attempts
-          WHERE link_id = $1 AND ip = $2 AND NOT success AND at > now() - $3::int * interval '1 second'`,
-        [linkId, ip, LOCKOUT.windowSeconds],
-      );
+      await store.lockAttempts(m, linkId, ip);
+      const w = await store.failures(m, linkId, ip, LOCKOUT.windowSeconds);
       if (w.n >= LOCKOUT.failures) {
-        const retryAfter = Math.max(1, Math.ceil((new Date(w.oldest).getTime() + LOCKOUT.windowSeconds * 1000 - Date.now()) / 1000));
+        const retryAfter = Math.max(1, Math.ceil((w.oldest!.getTime() + LOCKOUT.windowSeconds * 1000 - Date.now()) / 1000));
         throw new AppError('too_many_attempts', `Too many failed attempts from this address: try again in ${Math.ceil(retryAfter / 60)} minute(s)`, {
           retryAfter,
           limit: LOCKOUT.failures,
           window: `${LOCKOUT.windowSeconds}s`,
         });
       }
-      const [row] = await m.query(`INSERT INTO links.attempts (link_id, ip, success) VALUES ($1, $2, false) RETURNING id`, [linkId, ip]);
-      return { id: row.id, left: LOCKOUT.failures - w.n - 1 };
+      const id = await store.insertAttempt(m, linkId, ip);
+      return { id, left: LOCKOUT.failures - w.n - 1 };
     });
   }
 
