@@ -8,7 +8,7 @@ import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
 import { ApiKeyResolver } from './api-key.resolver';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
-import { createOrchestrations, orchestrationEntities, orchestrationMigrations, orchestrationSubscription, startOrchestrations } from './orchestration.module';
+import { createOrchestrations, orchestrationMigrations, orchestrationSubscription, startOrchestrations } from './orchestration.module';
 import { HealthService } from './health.service';
 import { MetricsResolver } from './metrics.resolver';
 import { ResourceSampler } from './metrics.sampler';
@@ -121,7 +121,7 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
-  entities: [...orchestrationEntities],
+  entities: [],
   migrations: [
     ControlPlaneTasks1763769600400,
     ...orchestrationMigrations,
