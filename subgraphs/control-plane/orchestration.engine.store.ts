@@ -1,21 +1,57 @@
-import { exec, rows, type Queryable } from '../../kernel/db/rows';
+import type { Principal } from '../../kernel/auth/principal';
+import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
 import {
   ORCHESTRATION_TASK_COLUMNS,
   STAGE_COLUMNS,
   toOrchestrationTaskRecord,
   toStageRecord,
+  type OrchestrationStatus,
   type OrchestrationTaskRow,
   type StageRow,
 } from './orchestration.store';
 
 /**
- * The state machine's statements (orchestration.engine.ts, orchestration.tasks.ts): the reads of
- * one orchestration's stages and tasks inside the advance's transaction, and every write it makes.
- * The orchestration row itself is read (and locked) by orchestrationStore.lockForAdvance.
+ * The state machine's statements (orchestration.engine.ts, orchestration.tasks.ts): which
+ * orchestrations to resume, the one it advances (locked) with its stages and tasks, read inside
+ * the advance's transaction, and every write it makes.
  */
 
-export const engineStore = {
+/** What the engine reads of the orchestration it advances, under its lock (with the webhook secret). */
+export interface AdvanceRow {
+  orchestration_id: string;
+  name: string;
+  status: OrchestrationStatus;
+  current_stage: string | null;
+  stages_completed: number;
+  tasks_completed: number;
+  created_at: Date;
+  webhook_url: string | null;
+  webhook_events: string[] | null;
+  webhook_secret_enc: Buffer | null;
+  principal: Principal;
+}
+
+export const orchestrationEngineStore = {
   // ---- one orchestration's state ------------------------------------------------------------
+
+  /** Orchestrations to resume at start: unfinished, or with tasks still running. */
+  unfinished: (q: Queryable) =>
+    rows<{ orchestration_id: string }>(
+      q,
+      `SELECT o.orchestration_id FROM control_plane.orchestrations o
+        WHERE o.status IN ('running','paused')
+           OR EXISTS (SELECT 1 FROM control_plane.orchestration_tasks t WHERE t.orchestration_id = o.orchestration_id AND t.status = 'running')`,
+    ),
+
+  /** The orchestration the engine advances, locked FOR UPDATE. */
+  lockForAdvance: (q: Queryable, orchestrationId: string) =>
+    one<AdvanceRow>(
+      q,
+      `SELECT orchestration_id, name, status, current_stage, stages_completed, tasks_completed, created_at,
+                webhook_url, webhook_events, webhook_secret_enc, principal
+           FROM control_plane.orchestrations WHERE orchestration_id = $1 FOR UPDATE`,
+      [orchestrationId],
+    ),
 
   stages: async (q: Queryable, orchestrationId: string) =>
     (

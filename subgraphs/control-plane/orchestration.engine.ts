@@ -6,9 +6,8 @@ import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { WebhookSender } from '../../kernel/webhooks';
 import { validateGate, type GateValidationResult } from './gate.catalog';
-import { engineStore } from './orchestration.engine.store';
+import { orchestrationEngineStore } from './orchestration.engine.store';
 import {
-  orchestrationStore,
   type OrchestrationFailure,
   type OrchestrationOutcome,
   type OrchestrationStatus,
@@ -84,7 +83,7 @@ export class OrchestrationEngine {
         this.trigger(p.orchestrationId).catch((err) => this.logger.warn('orchestration trigger failed', { err, orchestrationId: p.orchestrationId }));
       }
     });
-    const rows = await orchestrationStore.unfinished(this.deps.db);
+    const rows = await orchestrationEngineStore.unfinished(this.deps.db);
     for (const r of rows) await this.trigger(r.orchestration_id);
     if (rows.length) this.logger.info('resuming orchestrations', { count: rows.length });
   }
@@ -115,11 +114,11 @@ export class OrchestrationEngine {
     const afterCommit: (() => Promise<unknown>)[] = [];
     await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
-      const o = await orchestrationStore.lockForAdvance(m, orchestrationId);
+      const o = await orchestrationEngineStore.lockForAdvance(m, orchestrationId);
       if (!o) return;
       const principal = orchestrationPrincipal(orchestrationId);
-      const stages = await engineStore.stages(m, orchestrationId);
-      const tasks = await engineStore.tasks(m, orchestrationId);
+      const stages = await orchestrationEngineStore.stages(m, orchestrationId);
+      const tasks = await orchestrationEngineStore.tasks(m, orchestrationId);
       let changed = await this.tasks.mirror(m, principal, tasks);
 
       const counts = async () => {
@@ -127,7 +126,7 @@ export class OrchestrationEngine {
           const done = tasks.filter((t) => t.stagePosition === s.position && t.status === 'completed').length;
           if (done !== s.tasksCompleted) {
             s.tasksCompleted = done;
-            await engineStore.setStageTasksCompleted(m, orchestrationId, s.position, done);
+            await orchestrationEngineStore.setStageTasksCompleted(m, orchestrationId, s.position, done);
           }
         }
         o.tasks_completed = tasks.filter((t) => t.status === 'completed').length;
@@ -158,9 +157,9 @@ export class OrchestrationEngine {
       };
       const fail = async (stage: StageRecord, error: OrchestrationFailure) => {
         stage.status = 'failed';
-        await engineStore.failStage(m, orchestrationId, stage.position, json(stage.outputs), json(stage.gateResult));
+        await orchestrationEngineStore.failStage(m, orchestrationId, stage.position, json(stage.outputs), json(stage.gateResult));
         o.status = 'failed';
-        await engineStore.fail(m, orchestrationId, JSON.stringify(error));
+        await orchestrationEngineStore.fail(m, orchestrationId, JSON.stringify(error));
         await webhook('orchestration.failed', { stage: stage.stage, error });
         // Work of the failed orchestration that still runs is wasted: stop it.
         for (const t of tasks.filter((x) => x.status === 'running' && x.taskId)) {
@@ -179,7 +178,7 @@ export class OrchestrationEngine {
               tasksCompleted: o.tasks_completed,
               outputs,
             };
-            await engineStore.complete(m, orchestrationId, JSON.stringify(result), o.stages_completed, o.tasks_completed);
+            await orchestrationEngineStore.complete(m, orchestrationId, JSON.stringify(result), o.stages_completed, o.tasks_completed);
             o.status = 'completed';
             await webhook('orchestration.completed', { result });
             changed = true;
@@ -187,8 +186,8 @@ export class OrchestrationEngine {
           }
           if (stage.status === 'pending') {
             stage.status = 'running';
-            await engineStore.startStage(m, orchestrationId, stage.position);
-            await engineStore.setCurrentStage(m, orchestrationId, stage.stage);
+            await orchestrationEngineStore.startStage(m, orchestrationId, stage.position);
+            await orchestrationEngineStore.setCurrentStage(m, orchestrationId, stage.stage);
             o.current_stage = stage.stage;
             changed = true;
           }
@@ -212,9 +211,9 @@ export class OrchestrationEngine {
               break;
             }
             stage.status = 'completed';
-            await engineStore.completeStage(m, orchestrationId, stage.position, JSON.stringify(stage.outputs), json(gate));
+            await orchestrationEngineStore.completeStage(m, orchestrationId, stage.position, JSON.stringify(stage.outputs), json(gate));
             await counts();
-            await engineStore.setStagesCompleted(m, orchestrationId, o.stages_completed);
+            await orchestrationEngineStore.setStagesCompleted(m, orchestrationId, o.stages_completed);
             await webhook('orchestration.stage_completed', {
               stage: stage.stage,
               result: {
@@ -241,7 +240,7 @@ export class OrchestrationEngine {
       if (changed) {
         await counts();
         const eta = o.status === 'running' || o.status === 'paused' ? this.estimate(stages, tasks) : null;
-        await engineStore.setCounts(m, orchestrationId, o.stages_completed, o.tasks_completed, eta);
+        await orchestrationEngineStore.setCounts(m, orchestrationId, o.stages_completed, o.tasks_completed, eta);
         const status = o.status;
         tx.afterCommit(() => this.published(orchestrationId, status));
       }
@@ -273,6 +272,7 @@ export class OrchestrationEngine {
 
   /** The advance job failed for good (a bug or a lasting outage): nothing stays running forever. */
   private async failStuck(orchestrationId: string, error: { code: string; message: string }): Promise<void> {
-    if (await engineStore.failStuck(this.deps.db, orchestrationId, `${error.code}: ${error.message}`)) await this.published(orchestrationId, 'failed');
+    if (await orchestrationEngineStore.failStuck(this.deps.db, orchestrationId, `${error.code}: ${error.message}`))
+      await this.published(orchestrationId, 'failed');
   }
 }

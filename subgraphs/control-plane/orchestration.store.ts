@@ -5,7 +5,7 @@ import type { GateValidationResult, StageName } from './gate.catalog';
 /**
  * Where orchestrations are read and where orchestration.service.ts writes them: the three tables
  * control_plane.orchestrations, orchestration_stages and orchestration_tasks, their rows and the
- * records the service and the engine work on. The state machine's writes are in
+ * records the service and the engine work on. The state machine's own statements are in
  * orchestration.engine.store.ts.
  */
 
@@ -174,21 +174,6 @@ export interface OrchestrationTaskRecord {
   finishedAt: Date | null;
 }
 
-/** What the engine reads of the orchestration it advances, under its lock (with the webhook secret). */
-export interface AdvanceRow {
-  orchestration_id: string;
-  name: string;
-  status: OrchestrationStatus;
-  current_stage: string | null;
-  stages_completed: number;
-  tasks_completed: number;
-  created_at: Date;
-  webhook_url: string | null;
-  webhook_events: string[] | null;
-  webhook_secret_enc: Buffer | null;
-  principal: Principal;
-}
-
 const ORCHESTRATION_COLUMNS = `orchestration_id, name, description, status, current_stage, stages_total, stages_completed, tasks_total,
   tasks_completed, result, error, webhook_url, webhook_events, principal, key_id, pause_reason, cancel_reason, tasks_cancelled,
   created_at, paused_at, resumed_at, completed_at, failed_at, cancelled_at, estimated_completion_at, updated_at`;
@@ -323,25 +308,6 @@ export const orchestrationStore = {
         [orchestrationIds],
       )
     ).map(toOrchestrationTaskRecord),
-
-  /** Orchestrations to resume at start: unfinished, or with tasks still running. */
-  unfinished: (q: Queryable) =>
-    rows<{ orchestration_id: string }>(
-      q,
-      `SELECT o.orchestration_id FROM control_plane.orchestrations o
-        WHERE o.status IN ('running','paused')
-           OR EXISTS (SELECT 1 FROM control_plane.orchestration_tasks t WHERE t.orchestration_id = o.orchestration_id AND t.status = 'running')`,
-    ),
-
-  /** The orchestration the engine advances, locked FOR UPDATE. */
-  lockForAdvance: (q: Queryable, orchestrationId: string) =>
-    one<AdvanceRow>(
-      q,
-      `SELECT orchestration_id, name, status, current_stage, stages_completed, tasks_completed, created_at,
-                webhook_url, webhook_events, webhook_secret_enc, principal
-           FROM control_plane.orchestrations WHERE orchestration_id = $1 FOR UPDATE`,
-      [orchestrationId],
-    ),
 
   // ---- the service's writes -------------------------------------------------------------------
 

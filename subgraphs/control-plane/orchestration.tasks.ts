@@ -2,7 +2,7 @@ import type { Queryable } from '../../kernel/db/rows';
 import type { Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError } from '../../kernel/errors';
-import { engineStore } from './orchestration.engine.store';
+import { orchestrationEngineStore } from './orchestration.engine.store';
 import type { OrchestrationFailure, OrchestrationTaskRecord, OrchestrationTaskStatus, StageRecord } from './orchestration.store';
 
 /**
@@ -76,7 +76,7 @@ export class OrchestrationTasks {
       if (status === 'failed' || status === 'cancelled')
         t.error = (task.error ?? { code: status, message: `The task was ${status}` }) as Record<string, unknown>;
       const finished = status !== 'running';
-      await engineStore.mirrorTask(m, [t.orchestrationId, t.stagePosition, t.position, status, progress, json(t.result), json(t.error), finished]);
+      await orchestrationEngineStore.mirrorTask(m, [t.orchestrationId, t.stagePosition, t.position, status, progress, json(t.result), json(t.error), finished]);
       if (finished) t.finishedAt = new Date();
       changed = true;
     }
@@ -99,7 +99,7 @@ export class OrchestrationTasks {
       if (t.status !== 'pending') continue;
       const waits = t.dependsOn.some((k) => byKey.get(k)?.status !== 'completed') || (!stage.parallel && i > 0 && own[i - 1]!.status !== 'completed');
       if (waits) continue;
-      await engineStore.savepoint(m);
+      await orchestrationEngineStore.savepoint(m);
       let task: TaskLike;
       try {
         task = await this.port().create(
@@ -114,7 +114,7 @@ export class OrchestrationTasks {
           { orchestrationId, stage: stage.stage, tx },
         );
       } catch (err) {
-        await engineStore.rollbackToSavepoint(m);
+        await orchestrationEngineStore.rollbackToSavepoint(m);
         if (err instanceof AppError && err.status !== 429 && err.status < 500) {
           return {
             started,
@@ -127,7 +127,7 @@ export class OrchestrationTasks {
         }
         throw err; // a passing condition (rate limit, database): the job retries
       }
-      await engineStore.releaseSavepoint(m);
+      await orchestrationEngineStore.releaseSavepoint(m);
       t.taskId = task.id;
       t.status = TASK_STATUS[task.status] ?? 'running';
       if (t.status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
@@ -136,7 +136,16 @@ export class OrchestrationTasks {
       if (t.status === 'pending') t.status = 'running';
       t.progress = t.status === 'completed' ? 100 : 0;
       t.startedAt = new Date();
-      await engineStore.taskStarted(m, [t.orchestrationId, t.stagePosition, t.position, task.id, t.status, t.progress, json(t.result), json(t.error)]);
+      await orchestrationEngineStore.taskStarted(m, [
+        t.orchestrationId,
+        t.stagePosition,
+        t.position,
+        task.id,
+        t.status,
+        t.progress,
+        json(t.result),
+        json(t.error),
+      ]);
       started = true;
     }
     return { started };
