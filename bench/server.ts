@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { authorize } from '../kernel/auth/principal';
-import type { ApiKeyEntity } from '../kernel/auth/api-key.entity';
+import type { ApiKeyRecord } from '../kernel/auth/api-key.store';
 import { loadConfig } from '../kernel/config';
 import { AppError } from '../kernel/errors';
 import type { Kernel } from '../kernel/platform';
@@ -47,7 +47,7 @@ function baselineRoutes(app: FastifyInstance, kernel: Kernel, edge: Edge): void 
       reply.headers(admission.headers);
       const principal = admission.context.principal;
       authorize(principal, 'control-plane', 'keys:manage');
-      const key: ApiKeyEntity = await kernel.keys.get(principal, (req.params as { key_id: string }).key_id);
+      const key: ApiKeyRecord = await kernel.keys.get(principal, (req.params as { key_id: string }).key_id);
       return reply.send(envelopes.platform.success(keyOut(toApiKey(key)), meta()));
     } catch (err) {
       let error = err;

@@ -14,7 +14,6 @@ import { Queue } from './queue';
 import { RateLimiter } from './rate-limit';
 import { loadSecret } from './secrets';
 import { WebhookSender } from './webhooks';
-import { ApiKeyEntity } from './auth/api-key.entity';
 import { ApiKeyService } from './auth/api-key.service';
 import { TokenSigner } from './auth/jwt';
 import { RequestStats } from './request-stats';
@@ -60,7 +59,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   const database = await resolveDatabase(config, logger);
   const db = createDataSource({
     url: database.url,
-    entities: [ApiKeyEntity, ...(opts.entities ?? [])],
+    entities: opts.entities ?? [],
     migrations: [...kernelMigrations, ...(opts.migrations ?? [])],
     poolSize: config.dbPoolSize,
     applicationName: opts.name,

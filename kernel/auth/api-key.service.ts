@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { IsNull, type DataSource, type Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { errors, type FieldError } from '../errors';
 import type { EventBus } from '../events';
 import type { Logger } from '../logger';
-import { ApiKeyEntity } from './api-key.entity';
+import { apiKeyStore, type ApiKeyRecord } from './api-key.store';
 import { KEY_SERVICES, TIERS, hasPermission, isPlatformAdmin, type Environment, type KeyService, type Principal, type Tier } from './principal';
 import { UsageRecorder } from './usage-recorder';
 import { UUID } from '../ids';
@@ -22,11 +22,6 @@ export const KEY_PREFIXES: Record<KeyService, Record<Environment, string>> = {
 
 const PERMISSION = /^(\*|[a-z][a-z-]*:(\*|[a-z][a-z-]*))$/;
 const CACHE_TTL_MS = 10_000;
-/** The entity's columns under its property names (key_hash is never read back). */
-const KEY_COLUMNS = `id, name, service, environment, tier, permissions, key_prefix AS "keyPrefix", created_by AS "createdBy", created_at AS "createdAt",
-  updated_at AS "updatedAt", expires_at AS "expiresAt", revoked_at AS "revokedAt", last_used_at AS "lastUsedAt", last_used_ip AS "lastUsedIp",
-  request_count::text AS "requestCount"`;
-
 export function parseKeyPrefix(plain: string): { service: KeyService; environment: Environment } | null {
   for (const service of KEY_SERVICES) {
     for (const environment of ['live', 'test'] as const) {
@@ -67,7 +62,7 @@ export interface KeyUsage {
 
 type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 interface CachedKey {
-  row: ApiKeyEntity;
+  row: ApiKeyRecord;
   hash: Buffer;
   at: number;
 }
@@ -79,7 +74,6 @@ interface CachedKey {
  * confirmed with a constant-time compare.
  */
 export class ApiKeyService {
-  private readonly repo: Repository<ApiKeyEntity>;
   private readonly cache = new Map<string, CachedKey>();
   readonly usage: UsageRecorder;
 
@@ -88,7 +82,6 @@ export class ApiKeyService {
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {
-    this.repo = db.getRepository(ApiKeyEntity);
     this.usage = new UsageRecorder(db, logger);
     // A revoked or changed key must stop working at once in every process.
     events.subscribe(TOPIC.apiKeyChanged, ({ id }: { id: string }) => {
@@ -103,7 +96,7 @@ export class ApiKeyService {
     const cacheKey = hash.toString('hex');
     let entry = this.cache.get(cacheKey);
     if (!entry || Date.now() - entry.at > CACHE_TTL_MS) {
-      const row = await this.repo.createQueryBuilder('k').addSelect('k.keyHash').where('k.key_hash = :hash', { hash }).getOne();
+      const row = await apiKeyStore.byHash(this.db, hash);
       if (!row) throw errors.invalidApiKey();
       entry = { row, hash: row.keyHash, at: Date.now() };
       if (this.cache.size > 10_000) this.cache.clear();
@@ -116,7 +109,7 @@ export class ApiKeyService {
     return toPrincipal(row);
   }
 
-  async create(actor: Principal, input: CreateKeyInput): Promise<{ key: ApiKeyEntity; plain: string }> {
+  async create(actor: Principal, input: CreateKeyInput): Promise<{ key: ApiKeyRecord; plain: string }> {
     const caller = requireKeyActor(actor);
     const permissions = input.permissions ?? ['*'];
     const service = input.service ?? 'control-plane';
@@ -132,59 +125,48 @@ export class ApiKeyService {
       }
     }
     const plain = generateKey(service, environment);
-    const key = await this.repo.save(
-      this.repo.create({
-        name: input.name ?? 'Unnamed key',
-        service,
-        environment,
-        tier,
-        permissions: [...new Set(permissions)],
-        keyHash: hashKey(plain),
-        keyPrefix: plain.slice(0, KEY_PREFIXES[service][environment].length + 4),
-        createdBy: caller.keyId,
-        expiresAt: input.expiresAt ?? null,
-      }),
-    );
-    return { key: await this.load(key.id), plain };
+    const id = await apiKeyStore.insert(this.db, {
+      name: input.name ?? 'Unnamed key',
+      service,
+      environment,
+      tier,
+      permissions: [...new Set(permissions)],
+      keyHash: hashKey(plain),
+      keyPrefix: plain.slice(0, KEY_PREFIXES[service][environment].length + 4),
+      createdBy: caller.keyId,
+      expiresAt: input.expiresAt ?? null,
+    });
+    return { key: await this.load(id), plain };
   }
 
-  async list(actor: Principal): Promise<ApiKeyEntity[]> {
+  async list(actor: Principal): Promise<ApiKeyRecord[]> {
     const caller = requireKeyActor(actor);
-    const where = isPlatformAdmin(caller) ? {} : [{ createdBy: caller.keyId }, { id: caller.keyId }];
-    return this.repo.find({ where, order: { createdAt: 'DESC' } });
+    return apiKeyStore.list(this.db, isPlatformAdmin(caller) ? null : caller.keyId);
   }
 
-  async get(actor: Principal, id: string): Promise<ApiKeyEntity> {
+  async get(actor: Principal, id: string): Promise<ApiKeyRecord> {
     const caller = requireKeyActor(actor);
-    // A plain statement: this read serves every key lookup (and the REST read the bench measures),
-    // and TypeORM's query builder costs more than the query itself here.
-    const [row] = UUID.test(id) ? await this.repo.manager.query(`SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = $1`, [id]) : [];
-    const key = row ? (Object.assign(new ApiKeyEntity(), row) as ApiKeyEntity) : null;
+    // One plain statement: this read serves every key lookup (and the REST read the bench measures).
+    const key = UUID.test(id) ? await apiKeyStore.byId(this.db, id) : undefined;
     if (!key || !(isPlatformAdmin(caller) || key.createdBy === caller.keyId || key.id === caller.keyId)) {
       throw errors.notFound('api_key', id);
     }
     return key;
   }
 
-  async update(actor: Principal, id: string, input: UpdateKeyInput): Promise<ApiKeyEntity> {
+  async update(actor: Principal, id: string, input: UpdateKeyInput): Promise<ApiKeyRecord> {
     const key = await this.get(actor, id);
     validate(input);
     if (key.revokedAt) throw errors.conflict('A revoked key cannot be changed', { key_id: id });
-    await this.repo.update(
-      { id },
-      {
-        ...(input.name !== undefined && { name: input.name }),
-        ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }),
-      },
-    );
+    await apiKeyStore.update(this.db, id, { name: input.name, expiresAt: input.expiresAt });
     await this.changed(id);
     return this.load(id);
   }
 
-  async revoke(actor: Principal, id: string): Promise<ApiKeyEntity> {
+  async revoke(actor: Principal, id: string): Promise<ApiKeyRecord> {
     await this.get(actor, id);
     // Idempotent: revoking twice keeps the first revocation time.
-    await this.repo.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    await apiKeyStore.revoke(this.db, id);
     await this.changed(id);
     return this.load(id);
   }
@@ -192,13 +174,7 @@ export class ApiKeyService {
   async usageOf(actor: Principal, id: string): Promise<KeyUsage> {
     const key = await this.get(actor, id);
     await this.usage.flush();
-    const [row] = await this.db.query(
-      `SELECT
-         coalesce(sum(requests) FILTER (WHERE day = (now() AT TIME ZONE 'UTC')::date), 0)::bigint AS today,
-         coalesce(sum(requests) FILTER (WHERE day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::bigint AS month
-       FROM platform.api_key_usage WHERE key_id = $1`,
-      [id],
-    );
+    const row = await apiKeyStore.usage(this.db, id);
     const fresh = await this.load(id);
     return {
       keyId: key.id,
@@ -218,21 +194,12 @@ export class ApiKeyService {
     if (opts.plain) {
       const parsed = parseKeyPrefix(opts.plain);
       if (parsed?.service !== 'control-plane') throw new Error('BOOTSTRAP_API_KEY must be a control-plane key');
-      await this.db.query(
-        `INSERT INTO platform.api_keys (name, service, environment, tier, permissions, key_hash, key_prefix)
-         VALUES ('bootstrap', 'control-plane', $1, 'enterprise', '{*}', $2, $3)
-         ON CONFLICT (key_hash) DO UPDATE SET permissions = '{*}', revoked_at = NULL, expires_at = NULL`,
-        [parsed.environment, hashKey(opts.plain), opts.plain.slice(0, 15)],
-      );
+      await apiKeyStore.ensureBootstrap(this.db, parsed.environment, hashKey(opts.plain), opts.plain.slice(0, 15));
       return undefined;
     }
-    if ((await this.repo.count()) > 0) return undefined;
+    if ((await apiKeyStore.count(this.db)) > 0) return undefined;
     const plain = generateKey('control-plane', 'live');
-    await this.db.query(
-      `INSERT INTO platform.api_keys (name, service, environment, tier, permissions, key_hash, key_prefix)
-       VALUES ('bootstrap', 'control-plane', 'live', 'enterprise', '{*}', $1, $2)`,
-      [hashKey(plain), plain.slice(0, 15)],
-    );
+    await apiKeyStore.insertBootstrap(this.db, hashKey(plain), plain.slice(0, 15));
     await mkdir(opts.dataDir, { recursive: true });
     const file = path.join(opts.dataDir, 'bootstrap-key');
     await writeFile(file, plain + '\n', { mode: 0o600 });
@@ -240,8 +207,8 @@ export class ApiKeyService {
     return plain;
   }
 
-  private async load(id: string): Promise<ApiKeyEntity> {
-    const key = await this.repo.findOneBy({ id });
+  private async load(id: string): Promise<ApiKeyRecord> {
+    const key = await apiKeyStore.byId(this.db, id);
     if (!key) throw errors.notFound('api_key', id);
     return key;
   }
@@ -256,7 +223,7 @@ function requireKeyActor(actor: Principal): ApiKeyPrincipal {
   return actor;
 }
 
-function toPrincipal(row: ApiKeyEntity): ApiKeyPrincipal {
+function toPrincipal(row: ApiKeyRecord): ApiKeyPrincipal {
   return {
     kind: 'apiKey',
     keyId: row.id,

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { AppError, errors } from '../../kernel/errors';
 import { AGENTS, DOMAINS, findAgent, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
+import { agentStore } from './agent.store';
 
 /**
  * The agent catalogue with figures from real task history: averageDuration (seconds, completed
@@ -43,18 +44,7 @@ export class AgentService {
   }
 
   private async stats(agentIds: string[]): Promise<Map<string, AgentStats>> {
-    const rows: { agent_id: string; completed: number; failed: number; avg_ms: number | null }[] = await this.db.query(
-      `SELECT a.agent_id, count(*) FILTER (WHERE r.status = 'completed')::int AS completed,
-              count(*) FILTER (WHERE r.status = 'failed')::int AS failed,
-              avg(r.duration_ms) FILTER (WHERE r.status = 'completed')::float AS avg_ms
-         FROM unnest($1::text[]) AS a(agent_id)
-         CROSS JOIN LATERAL (
-           SELECT status, duration_ms FROM control_plane.tasks t
-            WHERE t.agent_id = a.agent_id AND t.status IN ('completed','failed')
-            ORDER BY t.created_at DESC LIMIT ${STATS_WINDOW}) r
-        GROUP BY a.agent_id`,
-      [agentIds],
-    );
+    const rows = await agentStore.stats(this.db, agentIds, STATS_WINDOW);
     const out = new Map<string, AgentStats>(agentIds.map((id) => [id, { totalExecutions: 0, averageDuration: 0, successRate: 0 }]));
     for (const r of rows) {
       const finished = r.completed + r.failed;

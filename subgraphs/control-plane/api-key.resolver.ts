@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver, Subscription, Root } from 'type-graphql';
 import type { ApiKeyService } from '../../kernel/auth/api-key.service';
-import type { ApiKeyEntity } from '../../kernel/auth/api-key.entity';
+import type { ApiKeyRecord } from '../../kernel/auth/api-key.store';
 import { ANY_CALLER } from '../../kernel/auth/principal';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { errors } from '../../kernel/errors';
@@ -9,7 +9,7 @@ import { ApiKey, ApiKeyUsage, CreatedApiKey, RateLimitStatus } from './api-key.t
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs';
 import { TOPIC } from '../../kernel/topics';
 
-export function toApiKey(row: ApiKeyEntity): ApiKey {
+export function toApiKey(row: ApiKeyRecord): ApiKey {
   const status = row.revokedAt ? 'revoked' : row.expiresAt && row.expiresAt <= new Date() ? 'expired' : 'active';
   return { ...row, status };
 }

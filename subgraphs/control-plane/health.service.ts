@@ -12,6 +12,7 @@ import type { RequestStats } from '../../kernel/request-stats';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { ResourceSampler } from './metrics.sampler';
 import type { PartHealth, SystemHealth } from './metrics.types';
+import { healthStore } from './health.store';
 import { AGENT_CONCURRENCY } from './task.service';
 
 /**
@@ -97,11 +98,11 @@ export class HealthService {
       const started = performance.now();
       for (let i = 0; i < PROBES; i++) {
         const t = performance.now();
-        await this.deps.db.query('SELECT 1');
+        await healthStore.ping(this.deps.db);
         this.probes.push(performance.now() - t);
       }
       if (this.probes.length > PROBE_WINDOW) this.probes.splice(0, this.probes.length - PROBE_WINDOW);
-      const [{ n }] = await this.deps.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()`);
+      const n = await healthStore.connections(this.deps.db);
       const sorted = [...this.probes].sort((a, b) => a - b);
       return {
         status: 'healthy',
@@ -160,10 +161,7 @@ export class HealthService {
   }
 
   private async agents(): Promise<PartHealth> {
-    const [r] = await this.deps.db.query(
-      `SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'queued')::int AS queued
-         FROM control_plane.tasks WHERE status IN ('queued','running')`,
-    );
+    const r = await healthStore.activeTasks(this.deps.db);
     return {
       status: 'healthy',
       activeExecutions: r.running,
@@ -198,10 +196,7 @@ export class HealthService {
     const p = ctx.principal;
     if (p.kind !== 'apiKey' || !ctx.rateLimit) return { tier: null, requestsPerMinute: null, concurrentExecutions: null };
     const minute = ctx.rateLimit.limits.perMinute;
-    const [{ n }] = await this.deps.db.query(
-      `SELECT count(*)::int AS n FROM control_plane.tasks WHERE created_by_key = $1 AND status IN ('queued','running')`,
-      [p.keyId],
-    );
+    const n = await healthStore.activeTasksOfKey(this.deps.db, p.keyId);
     const limit = TIER_LIMITS[p.tier].concurrentExecutions;
     const current = minute.limit - minute.remaining;
     return {

@@ -7,9 +7,8 @@ import type { ServiceModule } from '../../kernel/subgraph';
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
 import { ApiKeyResolver } from './api-key.resolver';
-import { TaskArtifactEntity } from './artifact.entity';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
-import { createOrchestrations, orchestrationEntities, orchestrationMigrations, orchestrationSubscription, startOrchestrations } from './orchestration.module';
+import { createOrchestrations, orchestrationMigrations, orchestrationSubscription, startOrchestrations } from './orchestration.module';
 import { HealthService } from './health.service';
 import { MetricsResolver } from './metrics.resolver';
 import { ResourceSampler } from './metrics.sampler';
@@ -19,7 +18,6 @@ import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-li
 import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
 import { registerPrometheus } from './prometheus';
 import { seedAgentPrompts } from './prompts.seed';
-import { TaskEntity } from './task.entity';
 import { TaskResolver } from './task.resolver';
 import { TaskRuntime } from './task.runtime';
 import { AGENT_CONCURRENCY, TaskService } from './task.service';
@@ -123,7 +121,7 @@ async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
 
 export const controlPlane: ServiceModule<Kernel> = {
   name: 'control-plane',
-  entities: [TaskEntity, TaskArtifactEntity, ...orchestrationEntities],
+  entities: [],
   migrations: [
     ControlPlaneTasks1763769600400,
     ...orchestrationMigrations,

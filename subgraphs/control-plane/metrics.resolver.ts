@@ -67,6 +67,6 @@ export class MetricsResolver {
   @Authorized('metrics:read')
   @Query(() => MetricsQueryResult, { description: 'A custom aggregation over a metric (5 a minute per key).' })
   metricsQuery(@Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput, @Ctx() ctx: RequestContext): Promise<MetricsQueryResult> {
-    return this.metrics.query(ctx.principal, input);
+    return this.metrics.customQuery(ctx.principal, input);
   }
 }

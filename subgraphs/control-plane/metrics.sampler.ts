@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { cpuPercent, cpuTimes, disk, network } from '../../kernel/host';
 import type { Logger } from '../../kernel/logger';
 import type { RequestStats } from '../../kernel/request-stats';
+import { metricsStore } from './metrics.store';
 
 /**
  * Records this host's CPU, memory, storage and network, and the HTTP answers of this process,
@@ -44,25 +45,20 @@ export class ResourceSampler {
     const d = disk();
     const total = os.totalmem();
     const used = total - os.freemem();
-    await this.db.query(
-      `INSERT INTO control_plane.resource_samples
-         (process, cpu_percent, memory_percent, memory_used, storage_used, storage_total, network_in, network_out, requests_total, requests_successful, requests_failed)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [
-        this.process,
-        cpuPercent(this.last.cpu, cpu),
-        (used / total) * 100,
-        used,
-        d.total - d.free,
-        d.total,
-        Math.max(0, net.rx - this.last.net.rx),
-        Math.max(0, net.tx - this.last.net.tx),
-        r.total - this.last.total,
-        r.successful - this.last.ok,
-        failed - this.last.failed,
-      ],
-    );
+    await metricsStore.insertSample(this.db, {
+      process: this.process,
+      cpuPercent: cpuPercent(this.last.cpu, cpu),
+      memoryPercent: (used / total) * 100,
+      memoryUsed: used,
+      storageUsed: d.total - d.free,
+      storageTotal: d.total,
+      networkIn: Math.max(0, net.rx - this.last.net.rx),
+      networkOut: Math.max(0, net.tx - this.last.net.tx),
+      requestsTotal: r.total - this.last.total,
+      requestsSuccessful: r.successful - this.last.ok,
+      requestsFailed: failed - this.last.failed,
+    });
     this.last = { cpu, net, total: r.total, ok: r.successful, failed };
-    await this.db.query(`DELETE FROM control_plane.resource_samples WHERE at < now() - make_interval(days => $1)`, [this.retentionDays]);
+    await metricsStore.prune(this.db, this.retentionDays);
   }
 }

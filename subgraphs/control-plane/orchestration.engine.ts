@@ -1,20 +1,19 @@
-import { rowsOf } from '../../kernel/db/rows';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { WebhookSender } from '../../kernel/webhooks';
 import { validateGate, type GateValidationResult } from './gate.catalog';
+import { orchestrationEngineStore } from './orchestration.engine.store';
 import {
-  OrchestrationStageEntity,
-  OrchestrationTaskEntity,
   type OrchestrationFailure,
   type OrchestrationOutcome,
   type OrchestrationStatus,
-} from './orchestration.entity';
+  type OrchestrationTaskRecord,
+  type StageRecord,
+} from './orchestration.store';
 import { gateFailure, mergeOutputs, taskFailure, taskOutputs } from './orchestration.outcome';
 import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from './orchestration.tasks';
 import { JOB, TOPIC } from '../../kernel/topics';
@@ -48,20 +47,6 @@ import { JOB, TOPIC } from '../../kernel/topics';
 const WATCHDOG_MS = 15_000;
 /** Seconds a task is assumed to take when the agent catalogue gives no average. */
 export const DEFAULT_TASK_SECONDS = 60;
-
-interface OrchestrationRow {
-  orchestration_id: string;
-  name: string;
-  status: OrchestrationStatus;
-  current_stage: string | null;
-  stages_completed: number;
-  tasks_completed: number;
-  created_at: Date;
-  webhook_url: string | null;
-  webhook_events: string[] | null;
-  webhook_secret_enc: Buffer | null;
-  principal: Principal;
-}
 
 export class OrchestrationEngine {
   private readonly logger: Logger;
@@ -98,11 +83,7 @@ export class OrchestrationEngine {
         this.trigger(p.orchestrationId).catch((err) => this.logger.warn('orchestration trigger failed', { err, orchestrationId: p.orchestrationId }));
       }
     });
-    const rows: { orchestration_id: string }[] = await this.deps.db.query(
-      `SELECT o.orchestration_id FROM control_plane.orchestrations o
-        WHERE o.status IN ('running','paused')
-           OR EXISTS (SELECT 1 FROM control_plane.orchestration_tasks t WHERE t.orchestration_id = o.orchestration_id AND t.status = 'running')`,
-    );
+    const rows = await orchestrationEngineStore.unfinished(this.deps.db);
     for (const r of rows) await this.trigger(r.orchestration_id);
     if (rows.length) this.logger.info('resuming orchestrations', { count: rows.length });
   }
@@ -133,16 +114,11 @@ export class OrchestrationEngine {
     const afterCommit: (() => Promise<unknown>)[] = [];
     await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
-      const [o]: OrchestrationRow[] = await m.query(
-        `SELECT orchestration_id, name, status, current_stage, stages_completed, tasks_completed, created_at,
-                webhook_url, webhook_events, webhook_secret_enc, principal
-           FROM control_plane.orchestrations WHERE orchestration_id = $1 FOR UPDATE`,
-        [orchestrationId],
-      );
+      const o = await orchestrationEngineStore.lockForAdvance(m, orchestrationId);
       if (!o) return;
       const principal = orchestrationPrincipal(orchestrationId);
-      const stages = await m.getRepository(OrchestrationStageEntity).find({ where: { orchestrationId }, order: { position: 'ASC' } });
-      const tasks = await m.getRepository(OrchestrationTaskEntity).find({ where: { orchestrationId }, order: { stagePosition: 'ASC', position: 'ASC' } });
+      const stages = await orchestrationEngineStore.stages(m, orchestrationId);
+      const tasks = await orchestrationEngineStore.tasks(m, orchestrationId);
       let changed = await this.tasks.mirror(m, principal, tasks);
 
       const counts = async () => {
@@ -150,11 +126,7 @@ export class OrchestrationEngine {
           const done = tasks.filter((t) => t.stagePosition === s.position && t.status === 'completed').length;
           if (done !== s.tasksCompleted) {
             s.tasksCompleted = done;
-            await m.query(`UPDATE control_plane.orchestration_stages SET tasks_completed = $3 WHERE orchestration_id = $1 AND position = $2`, [
-              orchestrationId,
-              s.position,
-              done,
-            ]);
+            await orchestrationEngineStore.setStageTasksCompleted(m, orchestrationId, s.position, done);
           }
         }
         o.tasks_completed = tasks.filter((t) => t.status === 'completed').length;
@@ -183,19 +155,11 @@ export class OrchestrationEngine {
           tx,
         );
       };
-      const fail = async (stage: OrchestrationStageEntity, error: OrchestrationFailure) => {
+      const fail = async (stage: StageRecord, error: OrchestrationFailure) => {
         stage.status = 'failed';
-        await m.query(
-          `UPDATE control_plane.orchestration_stages SET status = 'failed', failed_at = now(), outputs = $3, gate_result = $4
-            WHERE orchestration_id = $1 AND position = $2`,
-          [orchestrationId, stage.position, json(stage.outputs), json(stage.gateResult)],
-        );
+        await orchestrationEngineStore.failStage(m, orchestrationId, stage.position, json(stage.outputs), json(stage.gateResult));
         o.status = 'failed';
-        await m.query(
-          `UPDATE control_plane.orchestrations SET status = 'failed', error = $2, failed_at = now(), estimated_completion_at = NULL, updated_at = now()
-            WHERE orchestration_id = $1`,
-          [orchestrationId, JSON.stringify(error)],
-        );
+        await orchestrationEngineStore.fail(m, orchestrationId, JSON.stringify(error));
         await webhook('orchestration.failed', { stage: stage.stage, error });
         // Work of the failed orchestration that still runs is wasted: stop it.
         for (const t of tasks.filter((x) => x.status === 'running' && x.taskId)) {
@@ -214,13 +178,7 @@ export class OrchestrationEngine {
               tasksCompleted: o.tasks_completed,
               outputs,
             };
-            await m.query(
-              `UPDATE control_plane.orchestrations
-                  SET status = 'completed', result = $2, completed_at = now(), estimated_completion_at = NULL,
-                      stages_completed = $3, tasks_completed = $4, updated_at = now()
-                WHERE orchestration_id = $1`,
-              [orchestrationId, JSON.stringify(result), o.stages_completed, o.tasks_completed],
-            );
+            await orchestrationEngineStore.complete(m, orchestrationId, JSON.stringify(result), o.stages_completed, o.tasks_completed);
             o.status = 'completed';
             await webhook('orchestration.completed', { result });
             changed = true;
@@ -228,11 +186,8 @@ export class OrchestrationEngine {
           }
           if (stage.status === 'pending') {
             stage.status = 'running';
-            await m.query(
-              `UPDATE control_plane.orchestration_stages SET status = 'running', started_at = now() WHERE orchestration_id = $1 AND position = $2`,
-              [orchestrationId, stage.position],
-            );
-            await m.query(`UPDATE control_plane.orchestrations SET current_stage = $2 WHERE orchestration_id = $1`, [orchestrationId, stage.stage]);
+            await orchestrationEngineStore.startStage(m, orchestrationId, stage.position);
+            await orchestrationEngineStore.setCurrentStage(m, orchestrationId, stage.stage);
             o.current_stage = stage.stage;
             changed = true;
           }
@@ -256,16 +211,9 @@ export class OrchestrationEngine {
               break;
             }
             stage.status = 'completed';
-            await m.query(
-              `UPDATE control_plane.orchestration_stages SET status = 'completed', completed_at = now(), outputs = $3, gate_result = $4
-                WHERE orchestration_id = $1 AND position = $2`,
-              [orchestrationId, stage.position, JSON.stringify(stage.outputs), json(gate)],
-            );
+            await orchestrationEngineStore.completeStage(m, orchestrationId, stage.position, JSON.stringify(stage.outputs), json(gate));
             await counts();
-            await m.query(`UPDATE control_plane.orchestrations SET stages_completed = $2, updated_at = now() WHERE orchestration_id = $1`, [
-              orchestrationId,
-              o.stages_completed,
-            ]);
+            await orchestrationEngineStore.setStagesCompleted(m, orchestrationId, o.stages_completed);
             await webhook('orchestration.stage_completed', {
               stage: stage.stage,
               result: {
@@ -292,12 +240,7 @@ export class OrchestrationEngine {
       if (changed) {
         await counts();
         const eta = o.status === 'running' || o.status === 'paused' ? this.estimate(stages, tasks) : null;
-        await m.query(
-          `UPDATE control_plane.orchestrations
-              SET stages_completed = $2, tasks_completed = $3, estimated_completion_at = $4, updated_at = now()
-            WHERE orchestration_id = $1`,
-          [orchestrationId, o.stages_completed, o.tasks_completed, eta],
-        );
+        await orchestrationEngineStore.setCounts(m, orchestrationId, o.stages_completed, o.tasks_completed, eta);
         const status = o.status;
         tx.afterCommit(() => this.published(orchestrationId, status));
       }
@@ -315,7 +258,7 @@ export class OrchestrationEngine {
   }
 
   /** Seconds left: the stages not completed, a parallel stage as long as its longest task. */
-  estimate(stages: OrchestrationStageEntity[], tasks: OrchestrationTaskEntity[]): Date {
+  estimate(stages: StageRecord[], tasks: OrchestrationTaskRecord[]): Date {
     let seconds = 0;
     for (const s of stages) {
       if (s.status === 'completed' || s.status === 'failed' || s.status === 'cancelled') continue;
@@ -329,14 +272,7 @@ export class OrchestrationEngine {
 
   /** The advance job failed for good (a bug or a lasting outage): nothing stays running forever. */
   private async failStuck(orchestrationId: string, error: { code: string; message: string }): Promise<void> {
-    const rows = await this.deps.db.query(
-      `UPDATE control_plane.orchestrations
-          SET status = 'failed', failed_at = now(), estimated_completion_at = NULL, updated_at = now(),
-              error = jsonb_build_object('code', 'internal_server_error', 'message', 'The orchestration could not advance', 'details', jsonb_build_object('reason', $2::text))
-        WHERE orchestration_id = $1 AND status IN ('running','paused')
-        RETURNING orchestration_id`,
-      [orchestrationId, `${error.code}: ${error.message}`],
-    );
-    if (rowsOf(rows).length) await this.published(orchestrationId, 'failed');
+    if (await orchestrationEngineStore.failStuck(this.deps.db, orchestrationId, `${error.code}: ${error.message}`))
+      await this.published(orchestrationId, 'failed');
   }
 }

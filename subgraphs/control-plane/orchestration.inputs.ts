@@ -1,7 +1,7 @@
 import { ArrayMaxSize, IsIn, IsInt, IsOptional, Length, Max, Min } from 'class-validator';
 import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { ORCHESTRATION_STATUSES } from './orchestration.entity';
+import { ORCHESTRATION_STATUSES } from './orchestration.store';
 
 @InputType()
 export class OrchestrationExitGateInput {

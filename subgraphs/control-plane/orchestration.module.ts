@@ -4,7 +4,6 @@ import type { Kernel } from '../../kernel/platform';
 import { Queue } from '../../kernel/queue';
 import type { SubscriptionRoute } from '../../kernel/subgraph';
 import { GateResolver } from './gate.resolver';
-import { OrchestrationEntity, OrchestrationStageEntity, OrchestrationTaskEntity } from './orchestration.entity';
 import { OrchestrationEngine } from './orchestration.engine';
 import type { TaskPort } from './orchestration.tasks';
 import { OrchestrationResolver } from './orchestration.resolver';
@@ -13,12 +12,11 @@ import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600
 import { TOPIC } from '../../kernel/topics';
 
 /**
- * Gates and orchestrations as the control plane's index.ts registers them: entities, migration,
+ * Gates and orchestrations as the control plane's index.ts registers them: migration,
  * subscription route, resolvers (createOrchestrations, in `create`) and the engine's start hook
  * (startOrchestrations, in `start`: listens to task events and resumes unfinished orchestrations).
  */
 
-export const orchestrationEntities = [OrchestrationEntity, OrchestrationStageEntity, OrchestrationTaskEntity];
 export const orchestrationMigrations = [ControlPlaneOrchestrations1763769600550];
 export const orchestrationResolvers = [GateResolver, OrchestrationResolver] as const;
 

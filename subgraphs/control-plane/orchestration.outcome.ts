@@ -1,5 +1,5 @@
 import { gateCriteria, hasValue, type GateValidationResult, type StageName } from './gate.catalog';
-import type { OrchestrationFailure, OrchestrationTaskEntity } from './orchestration.entity';
+import type { OrchestrationFailure, OrchestrationTaskRecord } from './orchestration.store';
 
 /**
  * What the stages of an orchestration yield: a stage's outputs merged from its tasks' results,
@@ -46,7 +46,7 @@ export function gateFailure(gate: GateValidationResult, outputs: Record<string, 
   };
 }
 
-export function taskFailure(stage: string, t: OrchestrationTaskEntity): OrchestrationFailure {
+export function taskFailure(stage: string, t: OrchestrationTaskRecord): OrchestrationFailure {
   const e = (t.error ?? {}) as { code?: string; message?: string };
   return {
     code: 'agent_execution_failed',

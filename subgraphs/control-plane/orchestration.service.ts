@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
@@ -9,7 +10,14 @@ import { validateCallbackUrl } from '../../kernel/outbound';
 import { findAgent, findTaskType } from './agent.catalog';
 import { present } from './task.service';
 import { STAGES, isStage, stageIndex } from './gate.catalog';
-import { ORCHESTRATION_EVENTS, OrchestrationEntity, OrchestrationStageEntity, OrchestrationTaskEntity, type OrchestrationStatus } from './orchestration.entity';
+import {
+  ORCHESTRATION_EVENTS,
+  orchestrationStore,
+  type OrchestrationRecord,
+  type OrchestrationStatus,
+  type OrchestrationTaskRecord,
+  type StageRecord,
+} from './orchestration.store';
 import { DEFAULT_TASK_SECONDS, type OrchestrationEngine } from './orchestration.engine';
 import { orchestrationPrincipal, type TaskPort } from './orchestration.tasks';
 import type { CreateOrchestrationInput, CreateOrchestrationWorkflowInput, OrchestrationListArgs, OrchestrationWebhookInput } from './orchestration.inputs';
@@ -132,30 +140,20 @@ export class OrchestrationService {
     const limit = args.limit ?? 20;
     const offset = args.offset ?? 0;
     if (args.stage && !isStage(args.stage)) throw errors.field('stage', `must be one of ${STAGES.join(', ')}`);
-    const qb = this.deps.db.getRepository(OrchestrationEntity).createQueryBuilder('o');
-    if (args.status) qb.andWhere('o.status = :status', { status: args.status });
-    if (args.stage) qb.andWhere('o.current_stage = :stage', { stage: args.stage });
-    const [rows, total] = await qb.orderBy('o.created_at', 'DESC').addOrderBy('o.orchestration_id', 'DESC').skip(offset).take(limit).getManyAndCount();
+    const { rows, total } = await orchestrationStore.list(this.deps.db, { status: args.status, stage: args.stage }, limit, offset);
     return { orchestrations: await this.load(rows, false), pagination: pageInfo(total, limit, offset) };
   }
 
   async pause(principal: Principal, orchestrationId: string, reason?: string | null): Promise<Orchestration> {
     checkReason(reason);
-    await this.transition(orchestrationId, ['running'], 'pause', (m) =>
-      m.query(
-        `UPDATE control_plane.orchestrations SET status = 'paused', paused_at = now(), pause_reason = $2, updated_at = now() WHERE orchestration_id = $1`,
-        [orchestrationId, reason ?? null],
-      ),
-    );
+    await this.transition(orchestrationId, ['running'], 'pause', (m) => orchestrationStore.pause(m, orchestrationId, reason ?? null));
     await this.deps.engine.published(orchestrationId, 'paused');
     return this.get(principal, orchestrationId);
   }
 
   async resume(principal: Principal, orchestrationId: string): Promise<Orchestration> {
     await this.transition(orchestrationId, ['paused'], 'resume', async (m, tx) => {
-      await m.query(`UPDATE control_plane.orchestrations SET status = 'running', resumed_at = now(), updated_at = now() WHERE orchestration_id = $1`, [
-        orchestrationId,
-      ]);
+      await orchestrationStore.resume(m, orchestrationId);
       await this.deps.engine.trigger(orchestrationId, tx);
     });
     await this.deps.engine.published(orchestrationId, 'running');
@@ -171,18 +169,9 @@ export class OrchestrationService {
     checkReason(reason);
     let running: string[] = [];
     await this.transition(orchestrationId, ['running', 'paused'], 'cancel', async (m) => {
-      await m.query(
-        `UPDATE control_plane.orchestrations
-            SET status = 'cancelled', cancelled_at = now(), cancel_reason = $2, tasks_cancelled = 0, estimated_completion_at = NULL, updated_at = now()
-          WHERE orchestration_id = $1`,
-        [orchestrationId, reason ?? null],
-      );
-      await m.query(`UPDATE control_plane.orchestration_stages SET status = 'cancelled' WHERE orchestration_id = $1 AND status = 'running'`, [orchestrationId]);
-      const rows: { task_id: string }[] = await m.query(
-        `SELECT task_id FROM control_plane.orchestration_tasks WHERE orchestration_id = $1 AND status = 'running'`,
-        [orchestrationId],
-      );
-      running = rows.map((r) => r.task_id);
+      await orchestrationStore.cancel(m, orchestrationId, reason ?? null);
+      await orchestrationStore.cancelRunningStages(m, orchestrationId);
+      running = await orchestrationStore.runningTaskIds(m, orchestrationId);
     });
     if (cancelRunningTasks && running.length) {
       const acting = orchestrationPrincipal(orchestrationId);
@@ -201,15 +190,8 @@ export class OrchestrationService {
       );
       const cancelled = running.filter((_, i) => outcomes[i]);
       await this.deps.db.transaction(async (m) => {
-        await m.query(`UPDATE control_plane.orchestrations SET tasks_cancelled = $2, updated_at = now() WHERE orchestration_id = $1`, [
-          orchestrationId,
-          cancelled.length,
-        ]);
-        await m.query(
-          `UPDATE control_plane.orchestration_tasks SET status = 'cancelled', finished_at = coalesce(finished_at, now())
-            WHERE orchestration_id = $1 AND task_id = ANY($2::uuid[]) AND status = 'running'`,
-          [orchestrationId, cancelled],
-        );
+        await orchestrationStore.setTasksCancelled(m, orchestrationId, cancelled.length);
+        await orchestrationStore.cancelTasks(m, orchestrationId, cancelled);
       });
     }
     await this.deps.engine.published(orchestrationId, 'cancelled');
@@ -235,50 +217,44 @@ export class OrchestrationService {
     }
     await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
-      await m.query(
-        `INSERT INTO control_plane.orchestrations
-           (orchestration_id, name, description, status, current_stage, stages_total, tasks_total, webhook_url, webhook_events,
-            webhook_secret_enc, principal, key_id, estimated_completion_at)
-         VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, now() + $12::int * interval '1 second')`,
-        [
-          id,
-          input.name,
-          input.description ?? null,
-          plan[0]!.stage,
-          plan.length,
-          tasksTotal,
-          webhook?.url ?? null,
-          webhook?.events ?? null,
-          webhook?.secret ? this.deps.cipher.encrypt(webhook.secret, id) : null,
-          JSON.stringify(principal),
-          principal.kind === 'apiKey' ? principal.keyId : null,
-          Math.round(seconds),
-        ],
-      );
+      await orchestrationStore.insert(m, [
+        id,
+        input.name,
+        input.description ?? null,
+        plan[0]!.stage,
+        plan.length,
+        tasksTotal,
+        webhook?.url ?? null,
+        webhook?.events ?? null,
+        webhook?.secret ? this.deps.cipher.encrypt(webhook.secret, id) : null,
+        JSON.stringify(principal),
+        principal.kind === 'apiKey' ? principal.keyId : null,
+        Math.round(seconds),
+      ]);
       for (const s of plan) {
-        await m.query(
-          `INSERT INTO control_plane.orchestration_stages
-             (orchestration_id, position, stage, status, parallel, gate_enabled, gate_required, tasks_total, started_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [
+        await orchestrationStore.insertStage(m, [
+          id,
+          s.position,
+          s.stage,
+          s.position === 0 ? 'running' : 'pending',
+          s.parallel,
+          s.gateEnabled,
+          s.gateEnabled ? s.gateRequired : null,
+          s.tasks.length,
+          s.position === 0 ? new Date() : null,
+        ]);
+        for (const t of s.tasks) {
+          await orchestrationStore.insertTask(m, [
             id,
             s.position,
-            s.stage,
-            s.position === 0 ? 'running' : 'pending',
-            s.parallel,
-            s.gateEnabled,
-            s.gateEnabled ? s.gateRequired : null,
-            s.tasks.length,
-            s.position === 0 ? new Date() : null,
-          ],
-        );
-        for (const t of s.tasks) {
-          await m.query(
-            `INSERT INTO control_plane.orchestration_tasks
-               (orchestration_id, stage_position, position, task_key, agent_id, task_type, context, dependencies, depends_on)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-            [id, s.position, t.position, t.key, t.agentId, t.taskType, JSON.stringify(t.context), t.dependencies, t.dependsOn],
-          );
+            t.position,
+            t.key,
+            t.agentId,
+            t.taskType,
+            JSON.stringify(t.context),
+            t.dependencies,
+            t.dependsOn,
+          ]);
         }
       }
       await this.deps.engine.trigger(id, tx);
@@ -305,10 +281,9 @@ export class OrchestrationService {
     return { url: webhook.url, events: [...new Set(events)], secret: webhook.secret ?? undefined };
   }
 
-  private async row(orchestrationId: string, m?: EntityManager, lock = false): Promise<OrchestrationEntity> {
+  private async row(orchestrationId: string, m: Queryable = this.deps.db, lock = false): Promise<OrchestrationRecord> {
     if (!UUID.test(orchestrationId)) throw errors.notFound('orchestration', orchestrationId);
-    const repo = (m ?? this.deps.db.manager).getRepository(OrchestrationEntity);
-    const row = await repo.findOne({ where: { orchestrationId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const row = await orchestrationStore.byId(m, orchestrationId, lock);
     if (!row) throw errors.notFound('orchestration', orchestrationId);
     return row;
   }
@@ -317,7 +292,7 @@ export class OrchestrationService {
     orchestrationId: string,
     from: OrchestrationStatus[],
     action: string,
-    apply: (m: EntityManager, tx: Tx) => Promise<unknown>,
+    apply: (m: Queryable, tx: Tx) => Promise<unknown>,
   ): Promise<void> {
     await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
@@ -333,24 +308,11 @@ export class OrchestrationService {
     });
   }
 
-  private async load(rows: OrchestrationEntity[], includeTaskDetails: boolean, m: EntityManager = this.deps.db.manager): Promise<Orchestration[]> {
+  private async load(rows: OrchestrationRecord[], includeTaskDetails: boolean, m: Queryable = this.deps.db): Promise<Orchestration[]> {
     if (!rows.length) return [];
     const ids = rows.map((r) => r.orchestrationId);
-    const stages = await m
-      .getRepository(OrchestrationStageEntity)
-      .createQueryBuilder('s')
-      .where('s.orchestration_id = ANY(:ids)', { ids })
-      .orderBy('s.position', 'ASC')
-      .getMany();
-    const tasks = includeTaskDetails
-      ? await m
-          .getRepository(OrchestrationTaskEntity)
-          .createQueryBuilder('t')
-          .where('t.orchestration_id = ANY(:ids)', { ids })
-          .orderBy('t.stage_position', 'ASC')
-          .addOrderBy('t.position', 'ASC')
-          .getMany()
-      : [];
+    const stages = await orchestrationStore.stagesOf(m, ids);
+    const tasks = includeTaskDetails ? await orchestrationStore.tasksOf(m, ids) : [];
     return rows.map((r) =>
       toOrchestration(
         r,
@@ -367,7 +329,7 @@ function checkReason(reason?: string | null): void {
 
 const seconds = (from: Date | null, to: Date | null) => (from && to ? Math.round(to.getTime() - from.getTime()) / 1000 : null);
 
-export function toOrchestration(o: OrchestrationEntity, stages: OrchestrationStageEntity[], tasks: OrchestrationTaskEntity[] | null): Orchestration {
+export function toOrchestration(o: OrchestrationRecord, stages: StageRecord[], tasks: OrchestrationTaskRecord[] | null): Orchestration {
   const current = stages.find((s) => s.stage === o.currentStage && s.status !== 'completed');
   const share = current && current.tasksTotal ? current.tasksCompleted / current.tasksTotal : 0;
   const overall = o.status === 'completed' ? 100 : Math.round(((o.stagesCompleted + share) / o.stagesTotal) * 1000) / 10;
@@ -403,7 +365,7 @@ export function toOrchestration(o: OrchestrationEntity, stages: OrchestrationSta
   };
 }
 
-function toStage(s: OrchestrationStageEntity, tasks: OrchestrationTaskEntity[] | null): OrchestrationStage {
+function toStage(s: StageRecord, tasks: OrchestrationTaskRecord[] | null): OrchestrationStage {
   return {
     stage: s.stage,
     status: s.status,
@@ -424,7 +386,7 @@ function toStage(s: OrchestrationStageEntity, tasks: OrchestrationTaskEntity[] |
   };
 }
 
-function toTask(t: OrchestrationTaskEntity): OrchestrationTask {
+function toTask(t: OrchestrationTaskRecord): OrchestrationTask {
   return {
     key: t.taskKey,
     taskId: t.taskId,

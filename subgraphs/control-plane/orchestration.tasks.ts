@@ -1,8 +1,9 @@
-import type { EntityManager } from 'typeorm';
+import type { Queryable } from '../../kernel/db/rows';
 import type { Tx } from '../../kernel/db/transaction';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError } from '../../kernel/errors';
-import type { OrchestrationFailure, OrchestrationStageEntity, OrchestrationTaskEntity, OrchestrationTaskStatus } from './orchestration.entity';
+import { orchestrationEngineStore } from './orchestration.engine.store';
+import type { OrchestrationFailure, OrchestrationTaskRecord, OrchestrationTaskStatus, StageRecord } from './orchestration.store';
 
 /**
  * An orchestration's tasks as the task service runs them (task.service.ts, reached through
@@ -11,7 +12,7 @@ import type { OrchestrationFailure, OrchestrationStageEntity, OrchestrationTaskE
  * decides when; this file knows how.
  */
 
-/** What the orchestration needs of a control-plane task (TaskService's TaskEntity). */
+/** What the orchestration needs of a control-plane task (TaskService's TaskRecord). */
 export interface TaskLike {
   id: string;
   status: string;
@@ -54,7 +55,7 @@ export class OrchestrationTasks {
   constructor(private readonly port: () => TaskPort) {}
 
   /** Copies the state of started, unfinished tasks from the task service into their rows. */
-  async mirror(m: EntityManager, principal: Principal, tasks: OrchestrationTaskEntity[]): Promise<boolean> {
+  async mirror(m: Queryable, principal: Principal, tasks: OrchestrationTaskRecord[]): Promise<boolean> {
     let changed = false;
     for (const t of tasks) {
       if (t.status !== 'running' || !t.taskId) continue;
@@ -75,12 +76,7 @@ export class OrchestrationTasks {
       if (status === 'failed' || status === 'cancelled')
         t.error = (task.error ?? { code: status, message: `The task was ${status}` }) as Record<string, unknown>;
       const finished = status !== 'running';
-      await m.query(
-        `UPDATE control_plane.orchestration_tasks
-            SET status = $4, progress = $5, result = $6, error = $7, finished_at = CASE WHEN $8 THEN coalesce(finished_at, now()) END
-          WHERE orchestration_id = $1 AND stage_position = $2 AND position = $3`,
-        [t.orchestrationId, t.stagePosition, t.position, status, progress, json(t.result), json(t.error), finished],
-      );
+      await orchestrationEngineStore.mirrorTask(m, [t.orchestrationId, t.stagePosition, t.position, status, progress, json(t.result), json(t.error), finished]);
       if (finished) t.finishedAt = new Date();
       changed = true;
     }
@@ -92,8 +88,8 @@ export class OrchestrationTasks {
     tx: Tx,
     principal: Principal,
     orchestrationId: string,
-    stage: OrchestrationStageEntity,
-    own: OrchestrationTaskEntity[],
+    stage: StageRecord,
+    own: OrchestrationTaskRecord[],
     previous: Record<string, unknown>,
   ): Promise<{ started: boolean; failure?: OrchestrationFailure }> {
     const m = tx.manager;
@@ -103,7 +99,7 @@ export class OrchestrationTasks {
       if (t.status !== 'pending') continue;
       const waits = t.dependsOn.some((k) => byKey.get(k)?.status !== 'completed') || (!stage.parallel && i > 0 && own[i - 1]!.status !== 'completed');
       if (waits) continue;
-      await m.query('SAVEPOINT start_task');
+      await orchestrationEngineStore.savepoint(m);
       let task: TaskLike;
       try {
         task = await this.port().create(
@@ -118,7 +114,7 @@ export class OrchestrationTasks {
           { orchestrationId, stage: stage.stage, tx },
         );
       } catch (err) {
-        await m.query('ROLLBACK TO SAVEPOINT start_task');
+        await orchestrationEngineStore.rollbackToSavepoint(m);
         if (err instanceof AppError && err.status !== 429 && err.status < 500) {
           return {
             started,
@@ -131,7 +127,7 @@ export class OrchestrationTasks {
         }
         throw err; // a passing condition (rate limit, database): the job retries
       }
-      await m.query('RELEASE SAVEPOINT start_task');
+      await orchestrationEngineStore.releaseSavepoint(m);
       t.taskId = task.id;
       t.status = TASK_STATUS[task.status] ?? 'running';
       if (t.status === 'completed') t.result = (task.result ?? {}) as Record<string, unknown>;
@@ -140,13 +136,16 @@ export class OrchestrationTasks {
       if (t.status === 'pending') t.status = 'running';
       t.progress = t.status === 'completed' ? 100 : 0;
       t.startedAt = new Date();
-      await m.query(
-        `UPDATE control_plane.orchestration_tasks
-            SET task_id = $4, status = $5, progress = $6, result = $7, error = $8, started_at = now(),
-                finished_at = CASE WHEN $5 <> 'running' THEN now() END
-          WHERE orchestration_id = $1 AND stage_position = $2 AND position = $3`,
-        [t.orchestrationId, t.stagePosition, t.position, task.id, t.status, t.progress, json(t.result), json(t.error)],
-      );
+      await orchestrationEngineStore.taskStarted(m, [
+        t.orchestrationId,
+        t.stagePosition,
+        t.position,
+        task.id,
+        t.status,
+        t.progress,
+        json(t.result),
+        json(t.error),
+      ]);
       started = true;
     }
     return { started };

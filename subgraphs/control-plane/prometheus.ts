@@ -5,6 +5,7 @@ import type { Kernel } from '../../kernel/platform';
 import type { ServiceHttpDeps } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { sendError } from '../../kernel/http';
+import { taskStore } from './task.store';
 
 /**
  * `GET /metrics`: the Prometheus text format (prom-client) for a key holding `metrics:read`:
@@ -33,9 +34,9 @@ export function registerPrometheus(app: FastifyInstance, { kernel, admit }: Serv
     labelNames: ['status'],
     registers: [registry],
     async collect() {
-      const rows = await kernel.db.query(`SELECT status, count(*)::int AS n FROM control_plane.tasks GROUP BY status`);
+      const rows = await taskStore.countsByStatus(kernel.db);
       this.reset();
-      for (const s of ['queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status: s }, rows.find((r: any) => r.status === s)?.n ?? 0);
+      for (const s of ['queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
     },
   });
   new Gauge({

@@ -1,4 +1,4 @@
-import type { ArtifactKind } from './artifact.entity';
+import type { ArtifactKind } from './task.store';
 
 /**
  * The files of an agent's answer as text: a path kept inside the task's tree, lines counted, the

@@ -2,13 +2,13 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
-import type { TaskEntity } from './task.entity';
+import type { TaskRecord } from './task.store';
 import { ExecuteTaskInputType, TaskListArgs } from './task.inputs';
 import { type ExecuteTaskInput, type TaskService } from './task.service';
 import { Task, TaskArtifact, TaskList } from './task.types';
 import { TOPIC } from '../../kernel/topics';
 
-export function toTask(t: TaskEntity): Task {
+export function toTask(t: TaskRecord): Task {
   const unfinished = t.status === 'queued' || t.status === 'running';
   const from = t.startedAt ?? t.createdAt;
   return {

@@ -1,5 +1,5 @@
 import type { AgentSpec, TaskTypeSpec } from './agent.catalog';
-import type { ArtifactKind } from './artifact.entity';
+import type { ArtifactKind } from './task.store';
 import { countLines, existingPaths, extOf, safePath, type FileDraft } from './task.files';
 import { domainOutput } from './task.outputs';
 

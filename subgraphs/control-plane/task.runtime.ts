@@ -1,4 +1,3 @@
-import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { SecretCipher } from '../../kernel/crypto';
@@ -10,7 +9,7 @@ import { JobAbortedError, type JobContext, type Queue } from '../../kernel/queue
 import type { WebhookSender } from '../../kernel/webhooks';
 import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { validateGate } from './gate.catalog';
-import { TASK_COLUMNS, toTaskEntity, type TaskEntity, type TaskError, type TaskEvent, type TaskProgress, type TaskResult } from './task.entity';
+import { taskStore, toTaskRecord, type TaskError, type TaskEvent, type TaskProgress, type TaskRecord, type TaskResult } from './task.store';
 import { buildResult } from './task.results';
 import { present, type TaskJobData, type TaskService } from './task.service';
 import { JOB } from '../../kernel/topics';
@@ -50,7 +49,7 @@ const STALE_AFTER_S = 60;
 class TaskStopped extends Error {}
 
 interface RunningRow {
-  task: TaskEntity;
+  task: TaskRecord;
   previous: string;
   secretEnc: Buffer | null;
 }
@@ -70,7 +69,7 @@ function valueText(value: unknown): string {
 }
 
 /** Variables of an agent prompt: the task type's inputs (or "(not provided)"), the other context fields, and the task's frame. */
-export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: TaskEntity): Record<string, string> {
+export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: TaskRecord): Record<string, string> {
   const v: Record<string, string> = {};
   for (const [k, val] of Object.entries(task.context)) if (VARIABLE.test(k) && present(val)) v[k] = valueText(val);
   for (const name of [...spec.required, ...spec.optional]) if (!(name in v)) v[name] = NOT_PROVIDED;
@@ -155,7 +154,7 @@ export class TaskRuntime {
     }
   }
 
-  private timeoutError(task: TaskEntity): TaskError {
+  private timeoutError(task: TaskRecord): TaskError {
     const elapsedMs = Date.now() - task.startedAt!.getTime();
     return {
       code: 'TASK_TIMEOUT',
@@ -165,7 +164,7 @@ export class TaskRuntime {
   }
 
   private async steps(
-    task: TaskEntity,
+    task: TaskRecord,
     agent: AgentSpec,
     spec: TaskTypeSpec,
     secretEnc: Buffer | null,
@@ -244,23 +243,9 @@ export class TaskRuntime {
     const jobEnd = job.completion(params);
     // One statement alone; in a transaction only when a webhook delivery is stored with it.
     const complete = async (tx?: Tx) => {
-      const [row] = await (tx?.manager ?? this.deps.db.manager).query(
-        `WITH t AS (
-           UPDATE control_plane.tasks
-              SET status = 'completed', result = $2, progress = $3, updated_at = now()
-            WHERE id = $1 AND status = 'running'
-            RETURNING ${TASK_COLUMNS}
-         ), files AS (
-           INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
-           SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
-             FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
-           RETURNING 1
-         ), job AS (SELECT ${jobEnd.sql} AS state FROM t)
-         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`,
-        params,
-      );
+      const row = await taskStore.complete(tx?.manager ?? this.deps.db.manager, jobEnd.sql, params);
       if (!row) throw new TaskStopped();
-      const done = toTaskEntity(row);
+      const done = toTaskRecord(row);
       if (wantsWebhook) await this.notify(tx, done, 'task.completed', secretEnc, { ...result, duration: seconds(done.durationMs) });
       return done;
     };
@@ -274,26 +259,9 @@ export class TaskRuntime {
   /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
   private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
     const move = async (tx?: Tx): Promise<RunningRow | null> => {
-      // Like progress, `running` is re-derived by a resumed attempt (the claimed job is durable):
-      // its commit need not wait for the WAL flush.
-      const [row] = rowsOf(
-        await (tx?.manager ?? this.deps.db.manager).query(
-          `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-         UPDATE control_plane.tasks t
-            SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
-                progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
-                  THEN '{"percentage": 0, "currentStep": "validating the entry gate", "stepsCompleted": 0, "stepsTotal": 4}'::jsonb
-                  ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
-           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p, relaxed
-          WHERE t.id = p.id AND t.status IN ('queued','running')
-          RETURNING ${TASK_COLUMNS.split(',')
-            .map((c) => `t.${c.trim()}`)
-            .join(', ')}, p.previous, t.webhook_secret_enc`,
-          [taskId],
-        ),
-      );
+      const row = await taskStore.markRunning(tx?.manager ?? this.deps.db.manager, taskId);
       if (!row) return null;
-      const task = toTaskEntity(row);
+      const task = toTaskRecord(row);
       if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
         await this.notify(tx, task, 'task.started', row.webhook_secret_enc, {
           status: 'running',
@@ -314,31 +282,17 @@ export class TaskRuntime {
     return running;
   }
 
-  private async progress(task: TaskEntity, progress: TaskProgress): Promise<void> {
-    // Progress is re-derived by a resumed attempt, so its commit need not wait for the WAL flush.
-    const rows = await this.deps.db.query(
-      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`,
-      [task.id, JSON.stringify(progress)],
-    );
-    if (!rowsOf(rows).length) throw new TaskStopped();
+  private async progress(task: TaskRecord, progress: TaskProgress): Promise<void> {
+    if (!(await taskStore.progress(this.deps.db, task.id, progress))) throw new TaskStopped();
     await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId });
   }
 
   /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
   async fail(taskId: string, error: TaskError): Promise<void> {
     const task = await withTransaction(this.deps.db, async (tx) => {
-      const [row] = rowsOf(
-        await tx.manager.query(
-          `UPDATE control_plane.tasks
-            SET status = 'failed', error = $2, updated_at = now()
-          WHERE id = $1 AND status IN ('queued','running')
-          RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
-          [taskId, JSON.stringify(error)],
-        ),
-      );
+      const row = await taskStore.fail(tx.manager, taskId, error);
       if (!row) return null;
-      const failed = toTaskEntity(row);
+      const failed = toTaskRecord(row);
       if (failed.webhookUrl && failed.webhookEvents?.includes('task.failed')) {
         await this.notify(tx, failed, 'task.failed', row.webhook_secret_enc, { status: 'failed', error, duration: seconds(failed.durationMs) });
       }
@@ -349,20 +303,12 @@ export class TaskRuntime {
 
   /** The job was cancelled without the task (the queue's own cancel): the task follows. */
   private async cancelled(taskId: string, reason: string): Promise<void> {
-    const [row] = rowsOf(
-      await this.deps.db.query(
-        `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
-        WHERE id = $1 AND status IN ('queued','running')
-        RETURNING ${TASK_COLUMNS}`,
-        [taskId, reason],
-      ),
-    );
-    if (row) await this.deps.tasks.publish(toTaskEntity(row));
+    const row = await taskStore.jobCancelled(this.deps.db, taskId, reason);
+    if (row) await this.deps.tasks.publish(toTaskRecord(row));
   }
 
   /** Stores the delivery in `tx` (outside the rare statement without one: in its own). */
-  private async notify(tx: Tx | undefined, task: TaskEntity, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
+  private async notify(tx: Tx | undefined, task: TaskRecord, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
     let secret: string | undefined;
     if (secretEnc && this.deps.cipher) {
       try {
@@ -392,12 +338,7 @@ export class TaskRuntime {
    * process without this handler, a lost row) are failed, so nothing stays running forever.
    */
   async reconcile(queue: Queue): Promise<number> {
-    const rows: { id: string; job_id: string | null }[] = await this.deps.db.query(
-      `SELECT id, job_id FROM control_plane.tasks
-        WHERE status IN ('queued','running') AND updated_at < now() - $1::int * interval '1 second'
-        ORDER BY updated_at LIMIT 200`,
-      [STALE_AFTER_S],
-    );
+    const rows = await taskStore.stale(this.deps.db, STALE_AFTER_S);
     let failed = 0;
     for (const r of rows) {
       const job = r.job_id ? await queue.get(r.job_id) : null;
@@ -439,7 +380,7 @@ function seconds(ms: number | null): number | null {
   return ms === null ? null : Math.round(ms) / 1000;
 }
 
-function describe(err: unknown, task: TaskEntity): TaskError {
+function describe(err: unknown, task: TaskRecord): TaskError {
   if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details ?? {} };
   const message = err instanceof Error ? err.message : String(err);
   return {

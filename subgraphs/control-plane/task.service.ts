@@ -1,6 +1,6 @@
-import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../../kernel/db/rows';
 import type { Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
@@ -12,24 +12,26 @@ import type { Queue } from '../../kernel/queue';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
-import { toArtifact, type TaskArtifactEntity } from './artifact.entity';
 import { STAGES } from './gate.catalog';
 import {
   FINISHED_STATUSES,
-  TASK_COLUMNS,
   TASK_EVENTS,
   TASK_MODES,
   TASK_PRIORITIES,
+  TASK_SORTS,
   TASK_STATUSES,
-  toTaskEntity,
-  type TaskEntity,
+  taskStore,
+  toArtifact,
+  toTaskRecord,
+  type TaskArtifactRecord,
   type TaskEvent,
   type TaskForge,
   type TaskModelConfig,
   type TaskMode,
   type TaskPriority,
+  type TaskRecord,
   type TaskStatus,
-} from './task.entity';
+} from './task.store';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
 import { JOB, TOPIC, type Jobs } from '../../kernel/topics';
@@ -106,8 +108,6 @@ export interface TaskServiceDeps {
   logger: Logger;
 }
 
-const SORTS: Record<string, string> = { createdAt: 'created_at', completedAt: 'completed_at', duration: 'duration_ms' };
-
 interface Validated {
   agent: AgentSpec;
   spec: TaskTypeSpec;
@@ -144,7 +144,7 @@ export class TaskService {
    * per-key limit; with `origin.tx` the task is created in the caller's transaction. Either way the
    * workers are woken and the queued state published once the task's transaction has committed.
    */
-  async create(principal: Principal, input: ExecuteTaskInput, origin?: TaskOrigin): Promise<TaskEntity> {
+  async create(principal: Principal, input: ExecuteTaskInput, origin?: TaskOrigin): Promise<TaskRecord> {
     const v = this.validate(input, origin);
     const estimatedDuration = await this.estimate(v.agent.agentId, v.spec);
     const id = randomUUID();
@@ -182,37 +182,25 @@ export class TaskService {
         maxAttempts: 2,
         key: `${JOB.task}:${id}`,
       });
-      const sql = `
-        WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
-        job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
-        task AS (
-          INSERT INTO control_plane.tasks
-            (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
-             webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
-          SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
-                 $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
-            FROM job WHERE job.id IS NOT NULL
-          RETURNING ${TASK_COLUMNS})
-        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`;
-      const [row] = rowsOf(await tx.manager.query(sql, params));
-      if (!row?.id) {
+      const created = await taskStore.insertQueued(tx.manager, addJob, params);
+      if (!created.task) {
         if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
         throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
           limit,
           window: 'concurrent',
           retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
           tier: principal.tier,
-          active: row?.active_before ?? limit,
+          active: created.activeBefore ?? limit,
         });
       }
-      const task = toTaskEntity(row);
+      const task = toTaskRecord(created.task);
       tx.afterCommit(() => this.publish(task));
       return task;
     });
   }
 
   /** create, then in sync mode wait for the end (at most min(timeout + 5, 300) s; then the task as it is). */
-  async execute(principal: Principal, input: ExecuteTaskInput): Promise<TaskEntity> {
+  async execute(principal: Principal, input: ExecuteTaskInput): Promise<TaskRecord> {
     const task = await this.create(principal, input);
     if (task.mode !== 'sync') return task;
     return this.waitForEnd(task.id, Math.min(task.timeoutSeconds + 5, SYNC_MAX_SECONDS) * 1000);
@@ -340,33 +328,27 @@ export class TaskService {
     const key = `${agentId}:${spec.taskType}`;
     const cached = this.estimates.get(key);
     if (cached && Date.now() - cached.at < ESTIMATE_TTL_MS) return cached.seconds;
-    const [row] = await this.deps.db.query(
-      `SELECT avg(duration_ms)::float AS avg_ms, count(*)::int AS n FROM (
-         SELECT duration_ms FROM control_plane.tasks
-          WHERE agent_id = $1 AND task_type = $2 AND status = 'completed'
-          ORDER BY completed_at DESC LIMIT 50) recent`,
-      [agentId, spec.taskType],
-    );
-    const seconds = row?.n > 0 && row.avg_ms !== null ? Math.round(row.avg_ms) / 1000 : spec.typicalSeconds;
+    const row = await taskStore.recentDurations(this.deps.db, agentId, spec.taskType);
+    const seconds = row && row.n > 0 && row.avg_ms !== null ? Math.round(row.avg_ms) / 1000 : spec.typicalSeconds;
     this.estimates.set(key, { seconds, at: Date.now() });
     return seconds;
   }
 
   // ---- reads --------------------------------------------------------------------------------
 
-  async get(_principal: Principal, taskId: string): Promise<TaskEntity> {
+  async get(_principal: Principal, taskId: string): Promise<TaskRecord> {
     const task = await this.find(taskId);
     if (!task) throw errors.notFound('task', taskId);
     return task;
   }
 
-  async find(taskId: string, manager?: EntityManager): Promise<TaskEntity | null> {
+  async find(taskId: string, q: Queryable = this.deps.db.manager): Promise<TaskRecord | null> {
     if (typeof taskId !== 'string' || !UUID.test(taskId)) return null;
-    const [row] = await (manager ?? this.deps.db.manager).query(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks WHERE id = $1`, [taskId]);
-    return row ? toTaskEntity(row) : null;
+    const row = await taskStore.byId(q, taskId);
+    return row ? toTaskRecord(row) : null;
   }
 
-  async list(_principal: Principal, filter: TaskListFilter): Promise<{ tasks: TaskEntity[]; total: number; limit: number; offset: number }> {
+  async list(_principal: Principal, filter: TaskListFilter): Promise<{ tasks: TaskRecord[]; total: number; limit: number; offset: number }> {
     const problems: FieldError[] = [];
     const limit = filter.limit ?? 20;
     const offset = filter.offset ?? 0;
@@ -374,7 +356,7 @@ export class TaskService {
     const sortOrder = (filter.sortOrder ?? 'desc').toLowerCase();
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
     if (!Number.isInteger(offset) || offset < 0) problems.push({ field: 'offset', message: 'must be an integer of 0 or more' });
-    if (!SORTS[sortBy]) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(SORTS).join(', ')}` });
+    if (!TASK_SORTS[sortBy]) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(TASK_SORTS).join(', ')}` });
     if (sortOrder !== 'asc' && sortOrder !== 'desc') problems.push({ field: 'sortOrder', message: 'must be asc or desc' });
     if (filter.status != null && !(TASK_STATUSES as readonly string[]).includes(filter.status)) {
       problems.push({ field: 'status', message: `must be one of ${TASK_STATUSES.join(', ')}` });
@@ -382,63 +364,37 @@ export class TaskService {
     if (filter.orchestrationId != null && !UUID.test(filter.orchestrationId)) problems.push({ field: 'orchestrationId', message: 'must be a UUID' });
     if (problems.length) throw errors.validation(problems);
 
-    // Only the filters given, so that each combination can use its index.
-    const params: unknown[] = [];
-    const conditions: string[] = [];
-    if (filter.agentId != null) conditions.push(`agent_id = $${params.push(filter.agentId)}`);
-    if (filter.status != null) conditions.push(`status = $${params.push(filter.status)}`);
-    if (filter.taskType != null) conditions.push(`task_type = $${params.push(filter.taskType)}`);
-    if (filter.orchestrationId != null) conditions.push(`orchestration_id = $${params.push(filter.orchestrationId)}`);
-    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
-    const dir = sortOrder === 'asc' ? 'ASC' : 'DESC';
-    const order = `${SORTS[sortBy]} ${dir}${sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
-    // The page's ids first (an index-only scan skips the offset without reading the rows it
-    // skips), then only those rows: a deep offset costs index entries, not whole tasks.
-    const [[{ total }], rows] = await Promise.all([
-      this.deps.db.query(`SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
-      this.deps.db.query(
-        `SELECT ${TASK_COLUMNS} FROM (SELECT id FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
-           JOIN control_plane.tasks USING (id) ORDER BY ${order}`,
-        [...params, limit, offset],
-      ),
-    ]);
-    return { tasks: rows.map(toTaskEntity), total, limit, offset };
+    const { rows, total } = await taskStore.list(
+      this.deps.db,
+      { agentId: filter.agentId, status: filter.status, taskType: filter.taskType, orchestrationId: filter.orchestrationId },
+      { sortBy, ascending: sortOrder === 'asc' },
+      limit,
+      offset,
+    );
+    return { tasks: rows.map(toTaskRecord), total, limit, offset };
   }
 
   /** The files each task wrote, by path (empty for a task without any): one query for a whole list of tasks. */
-  readonly artifactsByTask: LoaderDefinition<string, TaskArtifactEntity[]> = defineLoader('control-plane.artifactsByTask', async (taskIds) => {
+  readonly artifactsByTask: LoaderDefinition<string, TaskArtifactRecord[]> = defineLoader('control-plane.artifactsByTask', async (taskIds) => {
     const ids = taskIds.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.deps.db.query(
-          `SELECT task_id, path, kind, content, lines, bytes, created_at FROM control_plane.task_artifacts WHERE task_id = ANY($1::uuid[]) ORDER BY task_id, path`,
-          [ids],
-        )
-      : [];
-    return groupedByKey(taskIds, rows, (r: any) => r.task_id as string, toArtifact);
+    const rows = ids.length ? await taskStore.artifactsOf(this.deps.db, ids) : [];
+    return groupedByKey(taskIds, rows, (r) => r.task_id, toArtifact);
   });
 
   // ---- cancel -------------------------------------------------------------------------------
 
   /** Cancels a queued or running task; a finished one is a 409 conflict. */
-  async cancel(principal: Principal, taskId: string, reason?: string | null): Promise<TaskEntity> {
+  async cancel(principal: Principal, taskId: string, reason?: string | null): Promise<TaskRecord> {
     if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > 1000)) {
       throw errors.field('reason', 'must be a string of at most 1000 characters');
     }
     if (typeof taskId !== 'string' || !UUID.test(taskId)) throw errors.notFound('task', String(taskId));
-    const [row] = rowsOf(
-      await this.deps.db.query(
-        `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancel_reason = $2, updated_at = now()
-        WHERE id = $1 AND status IN ('queued','running')
-        RETURNING ${TASK_COLUMNS}`,
-        [taskId, reason ?? null],
-      ),
-    );
+    const row = await taskStore.cancel(this.deps.db, taskId, reason ?? null);
     if (!row) {
       const task = await this.get(principal, taskId);
       throw errors.conflict(`Task ${taskId} is already ${task.status}; only queued or running tasks can be cancelled`, { taskId, status: task.status });
     }
-    const task = toTaskEntity(row);
+    const task = toTaskRecord(row);
     // The queue aborts a running job's signal (its model call) within a second; a queued job never starts.
     if (task.jobId)
       await this.deps.queue.cancel(task.jobId, reason ?? 'task cancelled').catch((err) => this.deps.logger.warn('task job not cancelled', { err, taskId }));
@@ -448,13 +404,13 @@ export class TaskService {
 
   // ---- events -------------------------------------------------------------------------------
 
-  async publish(task: Pick<TaskEntity, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
+  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
     const event: TaskUpdatedEvent = { taskId: task.id, status: task.status, orchestrationId: task.orchestrationId };
     await this.deps.events.publish(TOPIC.taskUpdated, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
   }
 
   /** The task once it has finished, or as it is after `ms` (woken by events, never polling). */
-  async waitForEnd(taskId: string, ms: number): Promise<TaskEntity> {
+  async waitForEnd(taskId: string, ms: number): Promise<TaskRecord> {
     this.unsubscribe ??= this.deps.events.subscribe(TOPIC.taskUpdated, (e) => {
       // The kernel's registry types a status as a string; this topic only carries this service's TaskStatus.
       for (const wake of this.waiters.get(e?.taskId) ?? []) wake(e as TaskUpdatedEvent);

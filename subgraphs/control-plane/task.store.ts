@@ -1,0 +1,403 @@
+import { count, one, rows, type Queryable } from '../../kernel/db/rows';
+
+/**
+ * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
+ * are read and written: task.service.ts and task.runtime.ts decide, this file holds their
+ * statements. The runtime's statements are on the agent-task hot path (benchmarked): each state
+ * change is one statement.
+ */
+
+export const TASK_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const FINISHED_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+export const TASK_PRIORITIES = ['low', 'normal', 'high', 'critical'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+export const TASK_MODES = ['async', 'sync'] as const;
+export type TaskMode = (typeof TASK_MODES)[number];
+export const TASK_EVENTS = ['task.started', 'task.completed', 'task.failed'] as const;
+export type TaskEvent = (typeof TASK_EVENTS)[number];
+export const ARTIFACT_KINDS = ['created', 'modified'] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+
+export interface TaskProgress {
+  /** 0 to 100. */
+  percentage: number;
+  currentStep: string;
+  stepsCompleted: number;
+  stepsTotal: number;
+}
+
+export interface TaskResult {
+  output: Record<string, unknown>;
+  filesCreated: string[];
+  filesModified: string[];
+  linesWritten: number;
+  /** The model that answered ("offline:<model>" for the offline provider). */
+  model: string;
+  tokensUsed: number;
+  /** The prompt-library prompt and version the task ran. */
+  promptId: string;
+  promptVersion: number;
+}
+
+export interface TaskError {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+export interface TaskForge {
+  stage?: string;
+  validateGates?: boolean;
+  outputs?: Record<string, unknown>;
+}
+
+export interface TaskModelConfig {
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+/** A row of control_plane.tasks as TASK_COLUMNS reads it (the webhook secret is not among them). */
+export interface TaskRow {
+  id: string;
+  agent_id: string;
+  task_type: string;
+  status: TaskStatus;
+  priority: TaskPriority;
+  mode: TaskMode;
+  /** Seconds, 5 to 3600. */
+  timeout_seconds: number;
+  context: Record<string, unknown>;
+  forge: TaskForge | null;
+  model_config: TaskModelConfig | null;
+  webhook_url: string | null;
+  webhook_events: TaskEvent[] | null;
+  progress: TaskProgress | null;
+  result: TaskResult | null;
+  error: TaskError | null;
+  job_id: string | null;
+  created_by_key: string | null;
+  orchestration_id: string | null;
+  stage: string | null;
+  estimated_duration: number;
+  duration_ms: number | null;
+  cancel_reason: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  failed_at: Date | null;
+  cancelled_at: Date | null;
+  updated_at: Date;
+}
+
+/** An agent task (one execution of an agent), as the services handle it. */
+export interface TaskRecord {
+  /** The taskId. */
+  id: string;
+  agentId: string;
+  taskType: string;
+  status: TaskStatus;
+  priority: TaskPriority;
+  mode: TaskMode;
+  /** Seconds, 5 to 3600. */
+  timeoutSeconds: number;
+  context: Record<string, unknown>;
+  forge: TaskForge | null;
+  modelConfig: TaskModelConfig | null;
+  webhookUrl: string | null;
+  webhookEvents: TaskEvent[] | null;
+  progress: TaskProgress | null;
+  result: TaskResult | null;
+  error: TaskError | null;
+  jobId: string | null;
+  /** The API key that created the task (per-key concurrency); null for the platform itself. */
+  createdByKey: string | null;
+  /** Set for tasks an orchestration runs (they skip the per-key concurrency limit). */
+  orchestrationId: string | null;
+  stage: string | null;
+  /** Seconds, from the history of the agent and task type at creation. */
+  estimatedDuration: number;
+  durationMs: number | null;
+  cancelReason: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  failedAt: Date | null;
+  cancelledAt: Date | null;
+  updatedAt: Date;
+}
+
+/** A file an agent task produced, listed in the task's result. */
+export interface ArtifactRow {
+  task_id: string;
+  /** Relative path, unique within the task. */
+  path: string;
+  kind: ArtifactKind;
+  content: string;
+  lines: number;
+  bytes: number;
+  created_at: Date;
+}
+
+export interface TaskArtifactRecord {
+  taskId: string;
+  path: string;
+  kind: ArtifactKind;
+  content: string;
+  lines: number;
+  bytes: number;
+  createdAt: Date;
+}
+
+/** Columns every read selects (the secret is never read outside the runtime). */
+export const TASK_COLUMNS = `id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
+  webhook_url, webhook_events, progress, result, error, job_id, created_by_key, orchestration_id, stage,
+  estimated_duration, duration_ms, cancel_reason, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at`;
+
+export function toTaskRecord(r: TaskRow): TaskRecord {
+  return {
+    id: r.id,
+    agentId: r.agent_id,
+    taskType: r.task_type,
+    status: r.status,
+    priority: r.priority,
+    mode: r.mode,
+    timeoutSeconds: r.timeout_seconds,
+    context: r.context,
+    forge: r.forge,
+    modelConfig: r.model_config,
+    webhookUrl: r.webhook_url,
+    webhookEvents: r.webhook_events,
+    progress: r.progress,
+    result: r.result,
+    error: r.error,
+    jobId: r.job_id,
+    createdByKey: r.created_by_key,
+    orchestrationId: r.orchestration_id,
+    stage: r.stage,
+    estimatedDuration: Number(r.estimated_duration),
+    durationMs: r.duration_ms,
+    cancelReason: r.cancel_reason,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    completedAt: r.completed_at,
+    failedAt: r.failed_at,
+    cancelledAt: r.cancelled_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
+  return { taskId: r.task_id, path: r.path, kind: r.kind, content: r.content, lines: r.lines, bytes: r.bytes, createdAt: r.created_at };
+}
+
+/** What the create statement answers: the key's active tasks before it, and the task's columns (all null when it was not written). */
+interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
+  id: string | null;
+  active_before: number;
+}
+
+/** A task moved by the runtime, with what the step needs besides the task. */
+export interface RunningTaskRow extends TaskRow {
+  previous: TaskStatus;
+  webhook_secret_enc: Buffer | null;
+}
+
+/** The list's sort fields and their columns. */
+export const TASK_SORTS: Record<string, string> = { createdAt: 'created_at', completedAt: 'completed_at', duration: 'duration_ms' };
+
+/** The task list's filters, as columns (only those given, so each combination can use its index). */
+export interface TaskListWhere {
+  agentId?: string | null;
+  status?: string | null;
+  taskType?: string | null;
+  orchestrationId?: string | null;
+}
+
+export const taskStore = {
+  /** Mean duration of the last 50 completed runs of the agent and task type (null when none), and how many there were. */
+  recentDurations: (q: Queryable, agentId: string, taskType: string) =>
+    one<{ avg_ms: number | null; n: number }>(
+      q,
+      `SELECT avg(duration_ms)::float AS avg_ms, count(*)::int AS n FROM (
+         SELECT duration_ms FROM control_plane.tasks
+          WHERE agent_id = $1 AND task_type = $2 AND status = 'completed'
+          ORDER BY completed_at DESC LIMIT 50) recent`,
+      [agentId, taskType],
+    ),
+
+  /** The task (taskId already checked to be a UUID), or undefined. */
+  byId: (q: Queryable, taskId: string) => one<TaskRow>(q, `SELECT ${TASK_COLUMNS} FROM control_plane.tasks WHERE id = $1`, [taskId]),
+
+  /** One page of the list and the total; sortBy is a key of TASK_SORTS (checked by the service). */
+  async list(
+    q: Queryable,
+    filter: TaskListWhere,
+    sort: { sortBy: string; ascending: boolean },
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: TaskRow[]; total: number }> {
+    const params: unknown[] = [];
+    const conditions: string[] = [];
+    if (filter.agentId != null) conditions.push(`agent_id = $${params.push(filter.agentId)}`);
+    if (filter.status != null) conditions.push(`status = $${params.push(filter.status)}`);
+    if (filter.taskType != null) conditions.push(`task_type = $${params.push(filter.taskType)}`);
+    if (filter.orchestrationId != null) conditions.push(`orchestration_id = $${params.push(filter.orchestrationId)}`);
+    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+    const dir = sort.ascending ? 'ASC' : 'DESC';
+    const order = `${TASK_SORTS[sort.sortBy]} ${dir}${sort.sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
+    // The page's ids first (an index-only scan skips the offset without reading the rows it
+    // skips), then only those rows: a deep offset costs index entries, not whole tasks.
+    const [total, page] = await Promise.all([
+      count(q, `SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
+      rows<TaskRow>(
+        q,
+        `SELECT ${TASK_COLUMNS} FROM (SELECT id FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
+           JOIN control_plane.tasks USING (id) ORDER BY ${order}`,
+        [...params, limit, offset],
+      ),
+    ]);
+    return { rows: page, total };
+  },
+
+  /** The files of these tasks (UUIDs), by task and path. */
+  artifactsOf: (q: Queryable, taskIds: string[]) =>
+    rows<ArtifactRow>(
+      q,
+      `SELECT task_id, path, kind, content, lines, bytes, created_at FROM control_plane.task_artifacts WHERE task_id = ANY($1::uuid[]) ORDER BY task_id, path`,
+      [taskIds],
+    ),
+
+  /**
+   * The task and its queue job in one statement: with a per-key limit ($17) it first takes the
+   * key's lock and counts (control_plane.lock_key_tasks); the job (`addJob`, the queue's fragment
+   * over the same params) and the task are written only under the limit.
+   */
+  async insertQueued(q: Queryable, addJob: string, params: unknown[]): Promise<{ task: TaskRow | null; activeBefore: number | null }> {
+    const row = await one<CreatedTaskRow>(
+      q,
+      `
+        WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
+        job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
+        task AS (
+          INSERT INTO control_plane.tasks
+            (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
+             webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
+          SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
+                 $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
+            FROM job WHERE job.id IS NOT NULL
+          RETURNING ${TASK_COLUMNS})
+        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`,
+      params,
+    );
+    return { task: row?.id ? (row as TaskRow) : null, activeBefore: row?.active_before ?? null };
+  },
+
+  /** queued or running -> cancelled; undefined when the task is not (any more) either. */
+  cancel: (q: Queryable, taskId: string, reason: string | null) =>
+    one<TaskRow>(
+      q,
+      `UPDATE control_plane.tasks
+          SET status = 'cancelled', cancel_reason = $2, updated_at = now()
+        WHERE id = $1 AND status IN ('queued','running')
+        RETURNING ${TASK_COLUMNS}`,
+      [taskId, reason],
+    ),
+
+  /** Tasks by status, for the Prometheus gauge. */
+  countsByStatus: (q: Queryable) => rows<{ status: TaskStatus; n: number }>(q, `SELECT status, count(*)::int AS n FROM control_plane.tasks GROUP BY status`),
+  // ---- the runtime's steps (task.runtime.ts) ----------------------------------------------
+
+  /**
+   * queued (or running, for a resumed attempt) -> running, with the status it had and its
+   * webhook secret; undefined when the task is not runnable. Like progress, `running` is
+   * re-derived by a resumed attempt (the claimed job is durable): its commit need not wait for
+   * the WAL flush.
+   */
+  markRunning: (q: Queryable, taskId: string) =>
+    one<RunningTaskRow>(
+      q,
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+         UPDATE control_plane.tasks t
+            SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
+                progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
+                  THEN '{"percentage": 0, "currentStep": "validating the entry gate", "stepsCompleted": 0, "stepsTotal": 4}'::jsonb
+                  ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
+           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p, relaxed
+          WHERE t.id = p.id AND t.status IN ('queued','running')
+          RETURNING ${TASK_COLUMNS.split(',')
+            .map((c) => `t.${c.trim()}`)
+            .join(', ')}, p.previous, t.webhook_secret_enc`,
+      [taskId],
+    ),
+
+  /**
+   * The progress of a running task; false when it is no longer running. Progress is re-derived
+   * by a resumed attempt, so its commit need not wait for the WAL flush.
+   */
+  async progress(q: Queryable, taskId: string, progress: TaskProgress): Promise<boolean> {
+    const moved = await rows<{ id: string }>(
+      q,
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`,
+      [taskId, JSON.stringify(progress)],
+    );
+    return moved.length > 0;
+  },
+
+  /**
+   * running -> completed with its result, its files (params $4 to $8: paths, kinds, contents,
+   * lines, bytes) and the job's end (`jobEnd`, the queue's completion fragment over the same
+   * params) in one statement; undefined when the task was no longer running.
+   */
+  complete: (q: Queryable, jobEnd: string, params: unknown[]) =>
+    one<TaskRow & { job_state: unknown }>(
+      q,
+      `WITH t AS (
+           UPDATE control_plane.tasks
+              SET status = 'completed', result = $2, progress = $3, updated_at = now()
+            WHERE id = $1 AND status = 'running'
+            RETURNING ${TASK_COLUMNS}
+         ), files AS (
+           INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
+           SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
+             FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
+           RETURNING 1
+         ), job AS (SELECT ${jobEnd} AS state FROM t)
+         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`,
+      params,
+    ),
+
+  /** queued or running -> failed, with its webhook secret; undefined for a finished task. */
+  fail: (q: Queryable, taskId: string, error: TaskError) =>
+    one<TaskRow & { webhook_secret_enc: Buffer | null }>(
+      q,
+      `UPDATE control_plane.tasks
+            SET status = 'failed', error = $2, updated_at = now()
+          WHERE id = $1 AND status IN ('queued','running')
+          RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
+      [taskId, JSON.stringify(error)],
+    ),
+
+  /** queued or running -> cancelled after its job was (a reason given first is kept); undefined for a finished task. */
+  jobCancelled: (q: Queryable, taskId: string, reason: string) =>
+    one<TaskRow>(
+      q,
+      `UPDATE control_plane.tasks
+          SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
+        WHERE id = $1 AND status IN ('queued','running')
+        RETURNING ${TASK_COLUMNS}`,
+      [taskId, reason],
+    ),
+
+  /** Unfinished tasks unchanged for `staleSeconds`, oldest first (at most 200). */
+  stale: (q: Queryable, staleSeconds: number) =>
+    rows<{ id: string; job_id: string | null }>(
+      q,
+      `SELECT id, job_id FROM control_plane.tasks
+        WHERE status IN ('queued','running') AND updated_at < now() - $1::int * interval '1 second'
+        ORDER BY updated_at LIMIT 200`,
+      [staleSeconds],
+    ),
+};
