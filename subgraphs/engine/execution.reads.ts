@@ -9,7 +9,7 @@ import { executionReads as store, toView } from './execution-reads.store';
 /**
  * Reading executions back: a row, its view (with the resume URL a waiting one is called on, an
  * HMAC of its id), and the node outputs a stored execution continues from. Every part of the
- * runner reads through here; this reads nothing but the tables.
+ * runner reads through here; the statements are execution-reads.store.ts's.
  */
 export class ExecutionReads {
   constructor(private readonly deps: Pick<RunnerDeps, 'db' | 'secret'>) {}

@@ -350,6 +350,7 @@ export class WebhookInbound {
         if (!given) return { ...missing(`a signature in ${config.hmacHeader ?? 'X-Signature'}`), reason: 'missing_signature' };
         let secret: string;
         try {
+          // An hmac trigger always has one; were it missing, decrypting fails here like an unreadable one.
           secret = this.cipher().decrypt(trigger.secret_enc!, trigger.id);
         } catch (err) {
           this.logger.error('webhook HMAC secret unreadable', { err, webhookId: trigger.id });

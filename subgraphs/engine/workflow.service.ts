@@ -7,7 +7,7 @@ import { importWorkflow } from './n8n/import';
 import { isPlainObject } from './nodes/types';
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
-import { toRecord, toStats, workflowStore as store, type WorkflowRecord, type WorkflowStats } from './workflow.store';
+import { toRecord, toStats, workflowStore as store, type WorkflowFilter, type WorkflowRecord, type WorkflowStats } from './workflow.store';
 
 /** Workflow definitions: CRUD, activation, duplicate, export and import. No GraphQL here. */
 
@@ -25,13 +25,7 @@ export interface WorkflowInput {
 
 const NO_STATISTICS: WorkflowStats = { executions: 0, successRate: 0, averageDuration: 0, lastExecuted: null };
 
-export interface WorkflowListFilter {
-  active?: boolean;
-  tag?: string;
-  search?: string;
-  limit: number;
-  offset: number;
-}
+export type { WorkflowFilter as WorkflowListFilter } from './workflow.store';
 
 /** A definition version as executions need it. */
 export interface WorkflowVersion {
@@ -137,7 +131,7 @@ export class WorkflowService {
     return toRecord(rows[0]!);
   }
 
-  async list(filter: WorkflowListFilter): Promise<{ records: WorkflowRecord[]; total: number }> {
+  async list(filter: WorkflowFilter): Promise<{ records: WorkflowRecord[]; total: number }> {
     const { rows, total } = await store.list(this.db, filter);
     return { records: rows.map(toRecord), total };
   }
