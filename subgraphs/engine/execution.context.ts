@@ -5,7 +5,7 @@ import type { OutboundPolicy } from '../../kernel/outbound';
 import type { Priority, Queue } from '../../kernel/queue';
 import { type Tx } from '../../kernel/db/transaction';
 
-import type { ExecutionMode, ExecutionStatus } from './execution.entity';
+import type { ExecutionMode, ExecutionStatus } from './execution.store';
 import type { StoredRun } from './executor';
 import type { Item } from './expressions';
 import type { WebhookReply } from './nodes/types';

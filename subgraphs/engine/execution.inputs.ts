@@ -1,7 +1,7 @@
 import { IsIn, IsOptional, Max, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
-import { EXECUTION_STATUSES } from './execution.entity';
+import { EXECUTION_STATUSES } from './execution.store';
 import { CONTROL_PLANE_STATUSES } from './execution.status';
 
 @InputType()

@@ -1,10 +1,10 @@
-import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { ExecutionErrorInfo } from './executor';
 import type { ExecutionRunner } from './execution.runner';
 import { JOB } from '../../kernel/topics';
+import { crowdedWorkflows, failStale, pruneBeyond, pruneOlderThan, pruneWebhookLogs } from './execution-state.store';
 
 /**
  * Every minute (an `engine.maintenance` job that plans its successor; every process start plans
@@ -47,37 +47,11 @@ export class ExecutionMaintenance {
     // The next run is planned first: a failure below does not end the chain.
     await this.plan(EVERY_MS);
     const { executionMaxAgeDays, executionMaxCount } = this.retention();
-    let pruned = rowsOf(
-      await this.db.query(
-        `DELETE FROM engine.executions WHERE status NOT IN ('running','waiting') AND finished_at < now() - $1::int * interval '1 day' RETURNING id`,
-        [executionMaxAgeDays],
-      ),
-    ).length;
-    const crowded = await this.db.query(
-      `SELECT workflow_id FROM engine.executions WHERE status NOT IN ('running','waiting') GROUP BY workflow_id HAVING count(*) > $1`,
-      [executionMaxCount],
-    );
-    for (const { workflow_id } of crowded) {
-      pruned += rowsOf(
-        await this.db.query(
-          `DELETE FROM engine.executions WHERE id IN (
-             SELECT id FROM engine.executions WHERE workflow_id = $1 AND status NOT IN ('running','waiting')
-             ORDER BY started_at DESC, id DESC OFFSET $2)
-           RETURNING id`,
-          [workflow_id, executionMaxCount],
-        ),
-      ).length;
-    }
-    await this.db.query(`DELETE FROM engine.webhook_logs WHERE at < now() - $1::int * interval '1 day'`, [executionMaxAgeDays]);
+    let pruned = await pruneOlderThan(this.db, executionMaxAgeDays);
+    for (const workflowId of await crowdedWorkflows(this.db, executionMaxCount)) pruned += await pruneBeyond(this.db, workflowId, executionMaxCount);
+    await pruneWebhookLogs(this.db, executionMaxAgeDays);
     const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: 'The process running the execution stopped', details: { reason: 'process_lost' } };
-    const stale = rowsOf(
-      await this.db.query(
-        `UPDATE engine.executions SET status = 'error', error = $2, current_node = NULL, updated_at = now()
-         WHERE status = 'running' AND job_id IS NULL AND heartbeat_at < now() - $1::int * interval '1 second'
-         RETURNING id, notify`,
-        [STALE_AFTER_S, JSON.stringify(error)],
-      ),
-    );
+    const stale = await failStale(this.db, STALE_AFTER_S, error);
     for (const s of stale) {
       await this.runner.publish(s.id, 'error');
       await this.runner.notifyStored(s.id, s.notify);

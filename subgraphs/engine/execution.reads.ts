@@ -3,12 +3,13 @@ import { UUID } from '../../kernel/ids';
 import type { StoredRun } from './executor';
 import type { Item } from './expressions';
 import type { RunnerDeps } from './execution.context';
-import { EXECUTION_COLUMNS, toView, type ExecutionView } from './execution.store';
+import type { ExecutionRow, ExecutionView, ExecutionViewRow } from './execution.store';
+import { executionReads as store, toView } from './execution-reads.store';
 
 /**
  * Reading executions back: a row, its view (with the resume URL a waiting one is called on, an
  * HMAC of its id), and the node outputs a stored execution continues from. Every part of the
- * runner reads through here; this reads nothing but the tables.
+ * runner reads through here; the statements are execution-reads.store.ts's.
  */
 export class ExecutionReads {
   constructor(private readonly deps: Pick<RunnerDeps, 'db' | 'secret'>) {}
@@ -27,30 +28,19 @@ export class ExecutionReads {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
-  async load(id: string): Promise<any | null> {
+  async load(id: string): Promise<ExecutionRow | null> {
     if (!UUID.test(id)) return null;
-    const [row] = await this.deps.db.query(
-      `SELECT e.*, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`,
-      [id],
-    );
-    return row ?? null;
+    return (await store.load(this.deps.db, id)) ?? null;
   }
 
   async view(id: string): Promise<ExecutionView | null> {
     if (!UUID.test(id)) return null;
-    const [row] = await this.deps.db.query(
-      `SELECT ${EXECUTION_COLUMNS}, w.name AS workflow_name FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = $1`,
-      [id],
-    );
+    const row = await store.viewRow(this.deps.db, id);
     return row ? this.toView(row) : null;
   }
 
-  toView(row: any): ExecutionView {
+  toView(row: ExecutionViewRow): ExecutionView {
     return toView(row, (id) => this.resumeUrl(id));
-  }
-
-  columns(): string {
-    return EXECUTION_COLUMNS;
   }
 
   /**
@@ -58,10 +48,7 @@ export class ExecutionReads {
    * node once), and `stored`, every run by run index with the node's context after it (v1 replay).
    */
   async loadDone(id: string): Promise<{ done: Map<string, Item[][]>; stored: Map<string, StoredRun[]>; nextSeq: number }> {
-    const rows = await this.deps.db.query(
-      `SELECT node_name, run_index, seq, output, state FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL ORDER BY seq`,
-      [id],
-    );
+    const rows = await store.storedRuns(this.deps.db, id);
     const done = new Map<string, Item[][]>();
     const stored = new Map<string, StoredRun[]>();
     let nextSeq = 0;

@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { Queryable } from '../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { compile, executionTimeoutSeconds } from './definition';
 import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, WorkflowExecutor } from './executor';
@@ -7,7 +7,7 @@ import { eventFor } from './execution.notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './execution.context';
 import type { ExecutionChildren } from './execution.children';
 import type { ExecutionReads } from './execution.reads';
-import { nodeRow, writeExecution, type ExecutionView, type Pending, type RowUpdate } from './execution.store';
+import { heartbeat, nodeRow, writeExecution, type ExecutionView, type ExecutionViewRow, type Pending, type RowUpdate } from './execution.store';
 import { JOB } from '../../kernel/topics';
 
 /**
@@ -123,7 +123,7 @@ export class ExecutionRuns {
   private async finish(ctx: RunContext, outcome: RunOutcome, pending: Pending, progress: Progress): Promise<ExecutionView> {
     const log = (level: LogEntry['level'], message: string) => pending.logs.push({ at: new Date(), level, message });
     const done = { nodes_completed: progress.nodesCompleted, current_node: null };
-    let row: any | null = null;
+    let row: ExecutionViewRow | null = null;
     switch (outcome.status) {
       case 'success': {
         log('info', `Execution succeeded (${outcome.result.nodesExecuted} node${outcome.result.nodesExecuted === 1 ? '' : 's'} run)`);
@@ -206,7 +206,7 @@ export class ExecutionRuns {
     return view ?? this.gone(ctx);
   }
 
-  private write(ctx: RunContext, pending: Pending, set: RowUpdate, manager?: EntityManager): Promise<any | null> {
+  private write(ctx: RunContext, pending: Pending, set: RowUpdate, manager?: Queryable): Promise<ExecutionViewRow | null> {
     return writeExecution(manager ?? this.deps.db, ctx, pending, set);
   }
 
@@ -242,9 +242,7 @@ export class ExecutionRuns {
         this.heartbeat = undefined;
         return;
       }
-      this.deps.db
-        .query(`UPDATE engine.executions SET heartbeat_at = now() WHERE id = ANY($1::uuid[]) AND status = 'running'`, [ids])
-        .catch((err) => this.deps.logger.warn('execution heartbeat failed', { err }));
+      heartbeat(this.deps.db, ids).catch((err) => this.deps.logger.warn('execution heartbeat failed', { err }));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }

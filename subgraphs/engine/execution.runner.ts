@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import type { EntityManager } from 'typeorm';
-import { rowsOf } from '../../kernel/db/rows';
 import type { Queue } from '../../kernel/queue';
 import { compile, executionTimeoutSeconds } from './definition';
-import type { ExecutionStatus } from './execution.entity';
 import { chooseStart, WorkflowExecutor } from './executor';
 import { ExpressionEngine } from './expressions';
 import type { NotifyConfig } from './execution.notify';
@@ -15,7 +12,17 @@ import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps, type St
 import { ExecutionReads } from './execution.reads';
 import { ExecutionJobs } from './execution.resume';
 import { ExecutionRuns } from './execution.run';
-import { REQUEST_LOG_INSERT, requestLogRow, type ExecutionView } from './execution.store';
+import {
+  copyReusedNodes,
+  insertQueued,
+  requestLogRow,
+  type ExecutionRow,
+  type ExecutionStatus,
+  type ExecutionView,
+  type ExecutionViewRow,
+} from './execution.store';
+import { cancel } from './execution-state.store';
+import { executionReads } from './execution-reads.store';
 import { JOB, TOPIC } from '../../kernel/topics';
 
 /**
@@ -121,43 +128,20 @@ export class ExecutionRunner {
           tx,
         );
         const log = opts.requestLog ? [requestLogRow(opts.requestLog, { status: 'running', error: null }, id)] : [];
-        const [row] = rowsOf(
-          await m.query(
-            `WITH e AS (
-               INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total,
-                                              original_execution_id, parent_execution_id, webhook_id, job_id, notify)
-               VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14) RETURNING started_at
-             ), l AS (
-               INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $12)
-             ), w AS (${REQUEST_LOG_INSERT('$13')})
-             SELECT started_at FROM e`,
-            [
-              id,
-              version.workflowId,
-              version.version,
-              opts.mode,
-              JSON.stringify(opts.input),
-              startNode,
-              compiled.order.length,
-              meta.originalExecutionId,
-              meta.parentExecutionId,
-              meta.webhookId,
-              jobId,
-              started,
-              JSON.stringify(log),
-              opts.notify ? JSON.stringify(opts.notify) : null,
-            ],
-          ),
-        );
-        if (opts.reuse) {
-          await m.query(
-            `INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
-             SELECT $1, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, true, output, error, state
-             FROM engine.execution_nodes WHERE execution_id = $2 AND node_name = ANY($3::text[]) AND output IS NOT NULL`,
-            [id, opts.reuse.executionId, opts.reuse.nodes],
-          );
-        }
-        const at = row.started_at as Date;
+        const at = await insertQueued(m, {
+          id,
+          version,
+          mode: opts.mode,
+          input: opts.input,
+          startNode,
+          nodesTotal: compiled.order.length,
+          meta,
+          jobId,
+          message: started,
+          requestLog: log,
+          notify: opts.notify,
+        });
+        if (opts.reuse) await copyReusedNodes(m, id, opts.reuse.executionId, opts.reuse.nodes);
         await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
         // After the COMMIT of this transaction or of the caller's (opts.tx) that it joins.
         tx.afterCommit(() => publishUpdate(this.deps, id, 'running'));
@@ -197,25 +181,13 @@ export class ExecutionRunner {
   /** Cancels a running or waiting execution; the process running it stops between nodes and aborts the current one. */
   async cancel(executionId: string, reason?: string | null): Promise<{ previous: ExecutionStatus } | null> {
     const message = reason ? `Execution canceled: ${reason.slice(0, 1000)}` : 'Execution canceled';
-    const [row] = rowsOf(
-      await this.deps.db.query(
-        `WITH old AS (SELECT id, status, job_id FROM engine.executions WHERE id = $1 AND status IN ('running','waiting') FOR UPDATE),
-         l AS (INSERT INTO engine.execution_logs (execution_id, level, message) SELECT id, 'warn', $2 FROM old)
-         UPDATE engine.executions e SET status = 'canceled', current_node = NULL, resume_state = NULL, wait_till = NULL, updated_at = now()
-         FROM old WHERE e.id = old.id
-         RETURNING old.status AS previous, old.job_id`,
-        [executionId, message],
-      ),
-    );
+    const row = await cancel(this.deps.db, executionId, message);
     if (!row) return null;
     this.runs.abort(executionId, new ExecutionStop('canceled', 'The execution was canceled'));
     await this.deps.events.publish(TOPIC.executionCancel, { executionId });
     if (row.job_id) await this.deps.queue.cancel(row.job_id, 'execution canceled');
     // Sub-executions started by this one stop with it.
-    const children = await this.deps.db.query(`SELECT id FROM engine.executions WHERE parent_execution_id = $1 AND status IN ('running','waiting')`, [
-      executionId,
-    ]);
-    for (const c of children) await this.cancel(c.id);
+    for (const child of await executionReads.activeChildren(this.deps.db, executionId)) await this.cancel(child);
     await publishUpdate(this.deps, executionId, 'canceled');
     return { previous: row.previous };
   }
@@ -235,7 +207,7 @@ export class ExecutionRunner {
     return this.reads.checkResumeToken(executionId, token);
   }
 
-  load(id: string): Promise<any | null> {
+  load(id: string): Promise<ExecutionRow | null> {
     return this.reads.load(id);
   }
 
@@ -243,12 +215,8 @@ export class ExecutionRunner {
     return this.reads.view(id);
   }
 
-  toView(row: any): ExecutionView {
+  toView(row: ExecutionViewRow): ExecutionView {
     return this.reads.toView(row);
-  }
-
-  columns(): string {
-    return this.reads.columns();
   }
 
   publish(executionId: string, status: ExecutionStatus): Promise<void> {

@@ -1,6 +1,5 @@
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
-import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Principal, Tier } from '../../kernel/auth/principal';
@@ -8,10 +7,11 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { compile, descendants } from './definition';
 import type { ExecutionNotifier, NotifyInput } from './execution.notify';
-import { EXECUTION_STATUSES, type ExecutionStatus } from './execution.entity';
+import { EXECUTION_STATUSES, type ExecutionStatus } from './execution.store';
+import { executionReads as store, toLogRow, toNodeData, type ExecutionFilter, type ExecutionLogRow, type NodeDataRow } from './execution-reads.store';
+import { deleteExecution } from './execution-state.store';
 import { chooseStart } from './executor';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
-import type { Item } from './expressions';
 import { isPlainObject } from './nodes/types';
 import { type WorkflowService } from './workflow.service';
 
@@ -43,40 +43,10 @@ export interface ExecuteInput {
   timeout?: number | null;
 }
 
-export interface ExecutionListFilter {
-  workflowId?: string;
-  status?: string;
-  startDate?: Date;
-  endDate?: Date;
-  limit: number;
-  offset: number;
-}
+export type { ExecutionFilter as ExecutionListFilter, ExecutionLogRow, NodeDataRow } from './execution-reads.store';
 
 export interface ExecutionDetail extends ExecutionView {
   estimatedCompletionAt: Date | null;
-}
-
-/** The log entries an execution answers with (the oldest ones; a runaway loop can log far more). */
-const LOG_LIMIT = 5000;
-
-export interface ExecutionLogRow {
-  timestamp: Date;
-  level: string;
-  node: string | null;
-  message: string;
-}
-
-export interface NodeDataRow {
-  nodeName: string;
-  runIndex: number;
-  nodeType: string;
-  status: string;
-  startedAt: Date;
-  duration: number;
-  tries: number;
-  reused: boolean;
-  output: unknown;
-  error: unknown;
 }
 
 export function executionNotFound(id: string): AppError {
@@ -187,44 +157,19 @@ export class ExecutionService {
     if (!view) throw executionNotFound(id);
     let estimatedCompletionAt: Date | null = null;
     if (view.status === 'running') {
-      const [row] = await this.db.query(
-        `SELECT avg(duration_ms)::float AS avg FROM (
-           SELECT duration_ms FROM engine.executions WHERE workflow_id = $1 AND status = 'success' ORDER BY started_at DESC LIMIT 100) d`,
-        [view.workflowId],
-      );
-      if (row?.avg !== null && row?.avg !== undefined) estimatedCompletionAt = new Date(view.startedAt.getTime() + Math.round(row.avg));
+      const avg = await store.averageSuccessMs(this.db, view.workflowId);
+      if (avg !== null) estimatedCompletionAt = new Date(view.startedAt.getTime() + Math.round(avg));
     }
     return { ...view, estimatedCompletionAt };
   }
 
-  async list(filter: ExecutionListFilter): Promise<{ executions: ExecutionDetail[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.workflowId !== undefined) {
-      if (!UUID.test(filter.workflowId)) return { executions: [], total: 0 };
-      where.push(`e.workflow_id = $${params.push(filter.workflowId)}`);
+  async list(filter: ExecutionFilter): Promise<{ executions: ExecutionDetail[]; total: number }> {
+    if (filter.workflowId !== undefined && !UUID.test(filter.workflowId)) return { executions: [], total: 0 };
+    if (filter.status !== undefined && !EXECUTION_STATUSES.includes(filter.status as ExecutionStatus)) {
+      throw errors.field('status', `must be one of ${EXECUTION_STATUSES.join(', ')}`);
     }
-    if (filter.status !== undefined) {
-      if (!EXECUTION_STATUSES.includes(filter.status as ExecutionStatus)) throw errors.field('status', `must be one of ${EXECUTION_STATUSES.join(', ')}`);
-      where.push(`e.status = $${params.push(filter.status)}`);
-    }
-    if (filter.startDate) where.push(`e.started_at >= $${params.push(filter.startDate)}`);
-    if (filter.endDate) where.push(`e.started_at <= $${params.push(filter.endDate)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    // The page and the count as two statements: a window count would make the page read every
-    // matching row (and join each to its workflow) before the LIMIT.
-    const [rows, [{ n: total }]] = await Promise.all([
-      // The page's ids first (an index-only scan past the offset), then only those rows.
-      this.db.query(
-        `SELECT ${this.runner.columns()}, w.name AS workflow_name
-         FROM (SELECT e.id FROM engine.executions e ${clause} ORDER BY e.started_at DESC, e.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
-         JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id
-         ORDER BY e.started_at DESC, e.id DESC`,
-        [...params, filter.limit, filter.offset],
-      ),
-      this.db.query(`SELECT count(*)::int AS n FROM engine.executions e ${clause}`, params),
-    ]);
-    return { executions: rows.map((r: any) => ({ ...this.runner.toView(r), estimatedCompletionAt: null })), total };
+    const { rows, total } = await store.list(this.db, filter);
+    return { executions: rows.map((r) => ({ ...this.runner.toView(r), estimatedCompletionAt: null })), total };
   }
 
   /**
@@ -252,8 +197,7 @@ export class ExecutionService {
     let reuse: string[] = [];
     if (start) {
       const rerun = descendants(compiled, start);
-      const stored = await this.db.query(`SELECT DISTINCT node_name FROM engine.execution_nodes WHERE execution_id = $1 AND output IS NOT NULL`, [id]);
-      reuse = stored.map((r: any) => r.node_name as string).filter((n: string) => compiled.byName.has(n) && !rerun.has(n));
+      reuse = (await store.nodesWithOutput(this.db, id)).filter((n) => compiled.byName.has(n) && !rerun.has(n));
     }
     const startNode =
       original.start_node && compiled.byName.has(original.start_node)
@@ -262,7 +206,7 @@ export class ExecutionService {
     const started = await this.runner.begin({
       version,
       mode: 'retry',
-      input: original.input as Item[],
+      input: original.input,
       startNode,
       inline: false,
       originalExecutionId: id,
@@ -289,33 +233,26 @@ export class ExecutionService {
     const view = await this.runner.view(id);
     if (!view) throw executionNotFound(id);
     if (view.status === 'running' || view.status === 'waiting') await this.runner.cancel(id);
-    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.executions WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
-    if (!row) throw executionNotFound(id);
-    return { executionId: id, deletedAt: row.deleted_at };
+    const deletedAt = await deleteExecution(this.db, id);
+    if (!deletedAt) throw executionNotFound(id);
+    return { executionId: id, deletedAt };
   }
 
   /** Cancels what still runs of a workflow about to be deleted. */
   async cancelAllOf(workflowId: string): Promise<void> {
-    const rows = await this.db.query(`SELECT id FROM engine.executions WHERE workflow_id = $1 AND status IN ('running','waiting')`, [workflowId]);
-    for (const r of rows) await this.runner.cancel(r.id);
+    for (const id of await store.activeOfWorkflow(this.db, workflowId)) await this.runner.cancel(id);
   }
 
   /** Executions by id (null for a missing one), as the list shows them: federation references. */
   readonly byId: LoaderDefinition<string, ExecutionDetail | null> = defineLoader('engine.executionsById', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT ${this.runner.columns()}, w.name AS workflow_name
-           FROM engine.executions e JOIN engine.workflows w ON w.id = e.workflow_id WHERE e.id = ANY($1::uuid[])`,
-          [ids],
-        )
-      : [];
+    const rows = ids.length ? await store.viewRows(this.db, ids) : [];
     return byKey(
       keys,
       rows,
-      (r: any) => r.id as string,
+      (r) => r.id,
       null,
-      (r: any): ExecutionDetail => ({ ...this.runner.toView(r), estimatedCompletionAt: null }),
+      (r): ExecutionDetail => ({ ...this.runner.toView(r), estimatedCompletionAt: null }),
     );
   });
 
@@ -325,51 +262,15 @@ export class ExecutionService {
    */
   readonly logsByExecution: LoaderDefinition<string, ExecutionLogRow[]> = defineLoader('engine.logsByExecution', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT k.execution_id, l.at, l.level, l.node, l.message
-           FROM unnest($1::uuid[]) AS k(execution_id)
-           CROSS JOIN LATERAL (SELECT id, at, level, node, message FROM engine.execution_logs
-                               WHERE execution_id = k.execution_id ORDER BY id LIMIT ${LOG_LIMIT}) l
-           ORDER BY k.execution_id, l.id`,
-          [ids],
-        )
-      : [];
-    return groupedByKey(
-      keys,
-      rows,
-      (r: any) => r.execution_id as string,
-      (r: any): ExecutionLogRow => ({ timestamp: r.at, level: r.level, node: r.node, message: r.message }),
-    );
+    const rows = ids.length ? await store.logs(this.db, ids) : [];
+    return groupedByKey(keys, rows, (r) => r.execution_id, toLogRow);
   });
 
   /** Each execution's run data per node (empty for one without). */
   readonly nodeDataByExecution: LoaderDefinition<string, NodeDataRow[]> = defineLoader('engine.nodeDataByExecution', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT execution_id, node_name, run_index, node_type, status, started_at, duration_ms, tries, reused, output, error
-           FROM engine.execution_nodes WHERE execution_id = ANY($1::uuid[]) ORDER BY execution_id, seq, node_name, run_index`,
-          [ids],
-        )
-      : [];
-    return groupedByKey(
-      keys,
-      rows,
-      (r: any) => r.execution_id as string,
-      (r: any): NodeDataRow => ({
-        nodeName: r.node_name,
-        runIndex: r.run_index,
-        nodeType: r.node_type,
-        status: r.status,
-        startedAt: r.started_at,
-        duration: r.duration_ms,
-        tries: r.tries,
-        reused: r.reused,
-        output: r.output === null ? null : { main: r.output },
-        error: r.error,
-      }),
-    );
+    const rows = ids.length ? await store.nodeData(this.db, ids) : [];
+    return groupedByKey(keys, rows, (r) => r.execution_id, toNodeData);
   });
 
   /** Executions per minute by the calling key's tier (the platform itself is not limited). */

@@ -1,4 +1,4 @@
-import type { ExecutionStatus } from './execution.entity';
+import type { ExecutionStatus } from './execution.store';
 
 /**
  * The two spellings of an execution's status, mapped in this one place: the engine's (spec 2:

@@ -1,6 +1,4 @@
-import { rowsOf } from '../../kernel/db/rows';
-import type { DataSource, EntityManager } from 'typeorm';
-import type { ExecutionMode, ExecutionStatus } from './execution.entity';
+import { exec, one, type Queryable } from '../../kernel/db/rows';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor';
 import type { Item } from './expressions';
 import type { NotifyConfig } from './execution.notify';
@@ -9,8 +7,51 @@ import type { WorkflowVersion } from './workflow.service';
 /**
  * How executions are kept: the row in engine.executions, run data in execution_nodes, log lines
  * in execution_logs, and (for webhook-started ones) the request's entry in webhook_logs, all
- * written by one statement per write (execution.runner.ts decides when).
+ * written by one statement per write (execution.runner.ts decides when). Changes made outside a
+ * run (cancel, resume, lost jobs, maintenance) are in execution-state.store.ts, reads in
+ * execution-reads.store.ts.
  */
+
+export const EXECUTION_STATUSES = ['running', 'success', 'error', 'waiting', 'canceled'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const EXECUTION_MODES = ['manual', 'webhook', 'schedule', 'retry', 'subworkflow', 'test', 'error'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+/** The columns of an execution a view is made from (EXECUTION_COLUMNS), with its workflow's name where joined. */
+export interface ExecutionViewRow {
+  id: string;
+  workflow_id: string;
+  workflow_version: number;
+  status: ExecutionStatus;
+  mode: ExecutionMode;
+  nodes_total: number;
+  nodes_completed: number;
+  current_node: string | null;
+  result: unknown;
+  error: ExecutionErrorInfo | null;
+  wait_till: Date | null;
+  resume_state: unknown;
+  original_execution_id: string | null;
+  parent_execution_id: string | null;
+  webhook_id: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  failed_at: Date | null;
+  canceled_at: Date | null;
+  duration_ms: number | null;
+  workflow_name?: string;
+}
+
+/** Every column of engine.executions (`SELECT e.*`). */
+export interface ExecutionRow extends ExecutionViewRow {
+  input: Item[];
+  start_node: string | null;
+  job_id: string | null;
+  /** A control-plane trigger's webhook subscription (execution.notify.ts). */
+  notify: NotifyConfig | null;
+  heartbeat_at: Date;
+  updated_at: Date;
+}
 
 export interface ExecutionView {
   id: string;
@@ -98,7 +139,7 @@ export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.sta
  * landed first wins). A final write also carries the webhook request's log entry. Returns
  * the execution row, or null when nothing was updated.
  */
-export async function writeExecution(db: DataSource | EntityManager, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<any | null> {
+export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<ExecutionViewRow | null> {
   const rows = pending.rows.splice(0);
   const logs = pending.logs.splice(0).map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
   pending.since = 0;
@@ -179,7 +220,7 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
     ), w AS (${REQUEST_LOG_INSERT('$4')})
     SELECT * FROM e`;
   try {
-    const [row] = rowsOf(await db.query(sql, params));
+    const row = await one<Omit<ExecutionViewRow, 'workflow_name'>>(db, sql, params);
     if (!row) return null;
     ctx.stored = true;
     // Only a running row is written, and a running row has no result, error or resume state of its own.
@@ -200,31 +241,6 @@ export async function writeExecution(db: DataSource | EntityManager, ctx: StoreT
     if ((err as { code?: string }).code === '23503') return null;
     throw err;
   }
-}
-
-export function toView(row: any, resumeUrl: (executionId: string) => string): ExecutionView {
-  const state = row.resume_state as { webhook?: boolean } | null;
-  return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    workflowName: row.workflow_name,
-    workflowVersion: row.workflow_version,
-    status: row.status,
-    mode: row.mode,
-    progress: { nodesCompleted: row.nodes_completed, nodesTotal: row.nodes_total, currentNode: row.current_node },
-    result: row.result,
-    error: row.error,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    failedAt: row.failed_at,
-    canceledAt: row.canceled_at,
-    durationMs: row.duration_ms,
-    waitTill: row.wait_till,
-    resumeUrl: row.status === 'waiting' && state?.webhook ? resumeUrl(row.id) : null,
-    originalExecutionId: row.original_execution_id,
-    parentExecutionId: row.parent_execution_id,
-    webhookId: row.webhook_id,
-  };
 }
 
 /** Inserts the 0 or 1 webhook request log entries given as JSON in `param`. */
@@ -265,4 +281,72 @@ export function nodeRow(run: NodeRun, seq: number) {
   if (run.runIndex) row.run_index = run.runIndex;
   if (run.state) row.state = run.state;
   return row;
+}
+
+/** What a queued execution is inserted with (its first log line and job in the same transaction). */
+export interface QueuedExecution {
+  id: string;
+  version: WorkflowVersion;
+  mode: ExecutionMode;
+  input: Item[];
+  startNode: string | null;
+  nodesTotal: number;
+  meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
+  jobId: string;
+  /** The first log line. */
+  message: string;
+  /** The webhook request's log entry (0 or 1, requestLogRow). */
+  requestLog: ReturnType<typeof requestLogRow>[];
+  notify: NotifyConfig | null | undefined;
+}
+
+/**
+ * One statement: a queued execution's row, its first log line and the webhook request's log
+ * entry. Returns when it started (the database's clock).
+ */
+export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Date> {
+  const row = await one<{ started_at: Date }>(
+    q,
+    `WITH e AS (
+       INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total,
+                                      original_execution_id, parent_execution_id, webhook_id, job_id, notify)
+       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14) RETURNING started_at
+     ), l AS (
+       INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $12)
+     ), w AS (${REQUEST_LOG_INSERT('$13')})
+     SELECT started_at FROM e`,
+    [
+      x.id,
+      x.version.workflowId,
+      x.version.version,
+      x.mode,
+      JSON.stringify(x.input),
+      x.startNode,
+      x.nodesTotal,
+      x.meta.originalExecutionId,
+      x.meta.parentExecutionId,
+      x.meta.webhookId,
+      x.jobId,
+      x.message,
+      JSON.stringify(x.requestLog),
+      x.notify ? JSON.stringify(x.notify) : null,
+    ],
+  );
+  return row!.started_at;
+}
+
+/** A retry's copies of the original's node runs it reuses (marked `reused`, not run again). */
+export function copyReusedNodes(q: Queryable, executionId: string, fromExecutionId: string, nodes: string[]): Promise<void> {
+  return exec(
+    q,
+    `INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
+     SELECT $1, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, true, output, error, state
+     FROM engine.execution_nodes WHERE execution_id = $2 AND node_name = ANY($3::text[]) AND output IS NOT NULL`,
+    [executionId, fromExecutionId, nodes],
+  );
+}
+
+/** The inline runs of this process are alive (maintenance fails those whose heartbeat stops). */
+export function heartbeat(q: Queryable, ids: string[]): Promise<void> {
+  return exec(q, `UPDATE engine.executions SET heartbeat_at = now() WHERE id = ANY($1::uuid[]) AND status = 'running'`, [ids]);
 }

@@ -3,7 +3,6 @@ import type { Kernel } from '../../kernel/platform';
 import { Queue } from '../../kernel/queue';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
-import { ExecutionEntity, ExecutionLogEntity, ExecutionNodeEntity } from './execution.entity';
 import { ExecutionResolver, toExecution } from './execution.resolver';
 import { ExecutionMaintenance } from './execution.maintenance';
 import { ExecutionNotifier } from './execution.notify';
@@ -14,15 +13,12 @@ import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
 import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
 import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execution-node-runs';
-import { ScheduleEntity } from './schedule.entity';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
 import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
-import { WebhookLogEntity, WebhookTriggerEntity } from './webhook-trigger.entity';
 import { toWebhook, WebhookTriggerResolver } from './webhook-trigger.resolver';
 import { WebhookInbound } from './webhook-trigger.inbound';
 import { WebhookTriggerService } from './webhook-trigger.service';
-import { WorkflowEntity, WorkflowVersionEntity } from './workflow.entity';
 import { toWorkflow, WorkflowResolver } from './workflow.resolver';
 import { WorkflowService, type WorkflowHooks } from './workflow.service';
 import { TOPIC } from '../../kernel/topics';
@@ -114,16 +110,7 @@ export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> 
  */
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
-  entities: [
-    WorkflowEntity,
-    WorkflowVersionEntity,
-    ExecutionEntity,
-    ExecutionNodeEntity,
-    ExecutionLogEntity,
-    WebhookTriggerEntity,
-    WebhookLogEntity,
-    ScheduleEntity,
-  ],
+  entities: [],
   migrations: [
     Engine1763769600700,
     EngineSchedules1763769600800,

@@ -1,8 +1,7 @@
 import { UUID } from '../../kernel/ids';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import { rowsOf } from '../../kernel/db/rows';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Logger } from '../../kernel/logger';
@@ -13,6 +12,9 @@ import { checkPayload } from './execution.service';
 import { isPlainObject } from './nodes/types';
 import { type WorkflowService } from './workflow.service';
 import { JOB, type Jobs } from '../../kernel/topics';
+import { scheduleStore as store, toView, type ScheduleView } from './schedule.store';
+
+export type { ScheduleView } from './schedule.store';
 
 /**
  * Schedules, one table for both kinds (engine.schedules): those registered through the control
@@ -40,26 +42,6 @@ import { JOB, type Jobs } from '../../kernel/topics';
 /** Jobs of the engine's first scheduler (one chain per workflow version); dropped if any remain. */
 const OVERDUE_S = 10;
 const MAX_PER_WORKFLOW = 100;
-const COLUMNS = `s.id, s.workflow_id, s.node_name, s.cron, s.timezone, s.payload, s.enabled, s.next_run_at, s.last_run_at,
-  s.last_scheduled_for, s.last_execution_id, s.runs, s.created_at, s.updated_at`;
-
-export interface ScheduleView {
-  id: string;
-  workflowId: string;
-  /** Set for a scheduleTrigger node's schedule (changed through the workflow, not here). */
-  nodeName: string | null;
-  cron: string;
-  timezone: string;
-  payload: Record<string, unknown>;
-  enabled: boolean;
-  nextRunAt: Date | null;
-  lastRunAt: Date | null;
-  lastScheduledFor: Date | null;
-  lastExecutionId: string | null;
-  runs: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface ScheduleInput {
   cron?: string | null;
@@ -69,25 +51,6 @@ export interface ScheduleInput {
 }
 
 type FireJob = Jobs[typeof JOB.scheduleFire];
-
-function toView(r: any): ScheduleView {
-  return {
-    id: r.id,
-    workflowId: r.workflow_id,
-    nodeName: r.node_name,
-    cron: r.cron,
-    timezone: r.timezone,
-    payload: r.payload ?? {},
-    enabled: r.enabled,
-    nextRunAt: r.enabled ? r.next_run_at : null,
-    lastRunAt: r.last_run_at,
-    lastScheduledFor: r.last_scheduled_for,
-    lastExecutionId: r.last_execution_id,
-    runs: r.runs,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
 export function scheduleNotFound(id: string): AppError {
   return errors.notFound('schedule', id);
@@ -113,20 +76,13 @@ export class WorkflowSchedules {
 
   /** At start: node schedules follow the definitions, overdue schedules get their job again. */
   async restore(): Promise<void> {
-    const rows = await this.db.query(
-      `SELECT w.id FROM engine.workflows w
-       WHERE (w.active AND w.nodes @> '[{"type": "engine.scheduleTrigger"}]'::jsonb)
-          OR EXISTS (SELECT 1 FROM engine.schedules s WHERE s.workflow_id = w.id AND s.node_name IS NOT NULL)`,
-    );
-    for (const r of rows) await this.syncNodes(r.id);
+    for (const id of await store.workflowsWithNodeSchedules(this.db)) await this.syncNodes(id);
     await this.heal();
   }
 
   /** Plans the job of every enabled schedule overdue by more than OVERDUE_S (a job that got lost). */
   async heal(): Promise<number> {
-    const rows = await this.db.query(`SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`, [
-      OVERDUE_S,
-    ]);
+    const rows = await store.overdue(this.db, OVERDUE_S);
     for (const r of rows) await this.plan(undefined, r.id, r.next_run_at);
     return rows.length;
   }
@@ -139,29 +95,21 @@ export class WorkflowSchedules {
   async syncNodes(workflowId: string): Promise<void> {
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      const [w] = await m.query(`SELECT id, active, nodes, settings FROM engine.workflows WHERE id = $1 FOR UPDATE`, [workflowId]);
+      const w = await store.lockWorkflow(m, workflowId);
       if (!w) return;
-      const nodes = (w.active ? (w.nodes as any[]) : []).filter((n) => n.type === 'engine.scheduleTrigger' && !n.disabled);
-      await m.query(`DELETE FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NOT NULL AND NOT (node_name = ANY($2::text[]))`, [
+      const nodes = (w.active ? w.nodes : []).filter((n) => n.type === 'engine.scheduleTrigger' && !n.disabled);
+      await store.deleteNodeSchedulesExcept(
+        m,
         workflowId,
         nodes.map((n) => n.name),
-      ]);
+      );
       const now = new Date();
       for (const n of nodes) {
         const tz = String(n.parameters?.timezone ?? w.settings?.timezone ?? 'UTC');
         const cron = String(n.parameters?.cron ?? '');
         const next = nextRun(cron, tz, now);
         if (!next) continue;
-        const [row] = await m.query(
-          `INSERT INTO engine.schedules AS s (workflow_id, node_name, cron, timezone, enabled, next_run_at)
-           VALUES ($1, $2, $3, $4, true, $5)
-           ON CONFLICT (workflow_id, node_name) WHERE node_name IS NOT NULL DO UPDATE SET
-             next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND s.enabled THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
-             updated_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND s.enabled THEN s.updated_at ELSE now() END,
-             cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, enabled = true
-           RETURNING id, next_run_at`,
-          [workflowId, n.name, cron, tz, next],
-        );
+        const row = await store.upsertNodeSchedule(m, workflowId, n.name, cron, tz, next);
         await this.plan(tx, row.id, row.next_run_at);
       }
     });
@@ -177,22 +125,22 @@ export class WorkflowSchedules {
     if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
     return withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM engine.schedules WHERE workflow_id = $1 AND node_name IS NULL`, [workflow.id]);
-      if (n >= MAX_PER_WORKFLOW)
+      if ((await store.countOfWorkflow(m, workflow.id)) >= MAX_PER_WORKFLOW)
         throw errors.conflict(`A workflow has at most ${MAX_PER_WORKFLOW} schedules`, { workflowId: workflow.id, limit: MAX_PER_WORKFLOW });
-      const [row] = await m.query(
-        `INSERT INTO engine.schedules AS s (workflow_id, cron, timezone, payload, enabled, next_run_at, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-        [workflow.id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next, principal.kind === 'apiKey' ? principal.keyId : null],
+      const row = await store.insert(
+        m,
+        workflow.id,
+        { cron: v.cron, timezone: v.timezone, payload: v.payload ?? {}, enabled: v.enabled, nextRunAt: next },
+        principal.kind === 'apiKey' ? principal.keyId : null,
       );
-      if (row.enabled) await this.plan(tx, row.id, row.next_run_at);
+      if (row.enabled) await this.plan(tx, row.id, row.next_run_at!);
       return toView(row);
     });
   }
 
   async get(id: string): Promise<ScheduleView> {
     if (!UUID.test(id)) throw scheduleNotFound(id);
-    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1`, [id]);
+    const row = await store.byId(this.db, id);
     if (!row) throw scheduleNotFound(id);
     return toView(row);
   }
@@ -200,8 +148,7 @@ export class WorkflowSchedules {
   /** The workflow's schedules (its scheduleTrigger nodes' included), oldest first. */
   async list(workflowRef: string): Promise<ScheduleView[]> {
     const workflow = await this.workflows.resolve(workflowRef);
-    const rows = await this.db.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.workflow_id = $1 ORDER BY s.created_at, s.id`, [workflow.id]);
-    return rows.map(toView);
+    return (await store.ofWorkflow(this.db, workflow.id)).map(toView);
   }
 
   /** Changes cron, timezone, payload or enabled; a new cron, time zone or re-enabling starts from now. */
@@ -209,7 +156,7 @@ export class WorkflowSchedules {
     if (!UUID.test(id)) throw scheduleNotFound(id);
     return withTransaction(this.db, async (tx) => {
       const m = tx.manager;
-      const [current] = await m.query(`SELECT ${COLUMNS} FROM engine.schedules s WHERE s.id = $1 FOR UPDATE`, [id]);
+      const current = await store.lockForUpdate(m, id);
       if (!current) throw scheduleNotFound(id);
       refuseNodeSchedule(current);
       const v = check(
@@ -225,14 +172,8 @@ export class WorkflowSchedules {
       let next: Date | null = v.enabled ? (timingChanged ? nextRun(v.cron!, v.timezone!, new Date()) : current.next_run_at) : null;
       if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
       if (!v.enabled) next = current.next_run_at;
-      const [row] = rowsOf(
-        await m.query(
-          `UPDATE engine.schedules s SET cron = $2, timezone = $3, payload = $4, enabled = $5, next_run_at = $6, updated_at = now()
-           WHERE s.id = $1 RETURNING ${COLUMNS}`,
-          [id, v.cron, v.timezone, JSON.stringify(v.payload ?? {}), v.enabled, next],
-        ),
-      );
-      if (row.enabled) await this.plan(tx, row.id, row.next_run_at);
+      const row = await store.update(m, id, { cron: v.cron, timezone: v.timezone, payload: v.payload ?? {}, enabled: v.enabled, nextRunAt: next });
+      if (row.enabled) await this.plan(tx, row.id, row.next_run_at!);
       return toView(row);
     });
   }
@@ -240,9 +181,9 @@ export class WorkflowSchedules {
   async delete(id: string): Promise<{ scheduleId: string; deletedAt: Date }> {
     const current = await this.get(id);
     refuseNodeSchedule({ node_name: current.nodeName, workflow_id: current.workflowId });
-    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.schedules WHERE id = $1 AND node_name IS NULL RETURNING now() AS deleted_at`, [id]));
-    if (!row) throw scheduleNotFound(id);
-    return { scheduleId: id, deletedAt: row.deleted_at };
+    const deletedAt = await store.deleteById(this.db, id);
+    if (!deletedAt) throw scheduleNotFound(id);
+    return { scheduleId: id, deletedAt };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -265,11 +206,7 @@ export class WorkflowSchedules {
     const outcome = await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
       // The claim: only while the row is still due at exactly this time (a concurrent claimer waits, then finds it moved).
-      const [row] = await m.query(
-        `SELECT ${COLUMNS}, w.active AS workflow_active FROM engine.schedules s JOIN engine.workflows w ON w.id = s.workflow_id
-         WHERE s.id = $1 AND s.enabled AND s.next_run_at = $2 FOR UPDATE OF s`,
-        [scheduleId, due],
-      );
+      const row = await store.claimDue(m, scheduleId, due);
       if (!row) return { skipped: 'not due (already fired, changed or removed)' } as const;
       const now = new Date();
       const missedRuns = countRuns(row.cron, row.timezone, due, now);
@@ -304,14 +241,7 @@ export class WorkflowSchedules {
           });
         }
       }
-      await m.query(
-        `UPDATE engine.schedules SET next_run_at = $2, enabled = $3, last_scheduled_for = $4,
-                last_run_at = CASE WHEN $5::uuid IS NULL THEN last_run_at ELSE now() END,
-                last_execution_id = coalesce($5::uuid, last_execution_id),
-                runs = runs + CASE WHEN $5::uuid IS NULL THEN 0 ELSE 1 END, updated_at = now()
-         WHERE id = $1`,
-        [scheduleId, next ?? row.next_run_at, next !== null, due, executionId],
-      );
+      await store.fired(m, scheduleId, { nextRunAt: next ?? row.next_run_at, enabled: next !== null, scheduledFor: due, executionId });
       if (next) await this.plan(tx, scheduleId, next);
       return { executionId, skipped, missedRuns, next: next?.toISOString() ?? null };
     });

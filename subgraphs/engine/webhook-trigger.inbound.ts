@@ -16,7 +16,7 @@ import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { MAX_PAYLOAD_BYTES } from './execution.service';
 import type { InboundRequest } from '../../kernel/inbound';
 import type { WebhookReply } from './nodes/types';
-import type { WebhookAuthConfig, WebhookRateLimit } from './webhook-trigger.entity';
+import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './webhook-trigger.store';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
 import { type WorkflowService } from './workflow.service';
 import { TOPIC } from '../../kernel/topics';
@@ -42,8 +42,9 @@ const LAST_NODE_TIMEOUT_MS = 300_000;
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_PATHS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
-const TRIGGER_COLUMNS = `t.id, t.workflow_id, t.path, t.method, t.auth_type, t.auth_config, t.secret_hash, t.secret_enc, t.response_mode, t.rate_limit,
-  t.active, w.active AS workflow_active, w.version`;
+
+/** A trigger an inbound request names, with the values of its path's `:name` segments (a parameterised path). */
+type Trigger = InboundTriggerRow & { params?: Record<string, string> };
 
 function reply(status: number, body: unknown, headers: Record<string, string> = {}): WebhookReply {
   return { status, headers, body };
@@ -59,7 +60,7 @@ export class WebhookInbound {
    * inbound request makes, kept in memory. Cleared on every change of a trigger or a workflow,
    * in every process (TOPIC.webhookTriggersChanged), and never older than CACHE_TTL_MS.
    */
-  private readonly cache: SharedReadCache<any[] | null>;
+  private readonly cache: SharedReadCache<Trigger[] | null>;
 
   constructor(
     events: EventBus,
@@ -85,10 +86,10 @@ export class WebhookInbound {
     const method = String(req.method ?? '').toUpperCase();
     if (path.startsWith('resume/')) return this.resume(path, req);
     const rows = await this.lookup(path);
-    const trigger = rows.find((r: any) => r.method === method);
+    const trigger = rows.find((r) => r.method === method);
     if (!trigger) {
       if (rows.length) {
-        const allowed = rows.map((r: any) => r.method);
+        const allowed = rows.map((r) => r.method);
         return {
           ...errorReply(new AppError('method_not_allowed', `${method} is not allowed on /webhook/${path}`, { allowed })),
           headers: { allow: allowed.join(', ') },
@@ -104,13 +105,10 @@ export class WebhookInbound {
     return this.cache.changed();
   }
 
-  private async lookup(path: string): Promise<any[]> {
+  private async lookup(path: string): Promise<Trigger[]> {
     // Only triggers that exist are kept (null is not): unknown paths would fill the cache.
     const rows = await this.cache.get(path, 'triggers', async () => {
-      const exact: any[] = await this.db.query(
-        `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.path = $1`,
-        [path],
-      );
+      const exact: Trigger[] = await store.inboundByPath(this.db, path);
       const found = [...exact, ...(await this.byPattern(path, new Set(exact.map((r) => r.method))))];
       return found.length ? found : null;
     });
@@ -122,19 +120,15 @@ export class WebhookInbound {
    * has, each with the `params` it captures. Where several patterns of one method match, the most
    * specific wins: the one whose first parameter comes latest (`orders/:id/items` before `:kind/:id/items`).
    */
-  private async byPattern(path: string, taken: Set<string>): Promise<any[]> {
+  private async byPattern(path: string, taken: Set<string>): Promise<Trigger[]> {
     const segments = path.split('/');
-    const candidates: any[] = await this.db.query(
-      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id
-        WHERE t.parameterised AND t.segments = $1`,
-      [segments.length],
-    );
+    const candidates = await store.inboundParameterised(this.db, segments.length);
     const specificity = (pattern: string) =>
       pattern
         .split('/')
         .map((s) => (s.startsWith(':') ? '1' : '0'))
         .join('');
-    const best = new Map<string, any>();
+    const best = new Map<string, Trigger>();
     for (const row of candidates.sort((a, b) => specificity(a.path).localeCompare(specificity(b.path)))) {
       if (taken.has(row.method) || best.has(row.method)) continue;
       const params = matchPath(row.path, segments);
@@ -149,10 +143,7 @@ export class WebhookInbound {
     input: TestInput,
   ): Promise<{ testExecutionId: string | null; webhookResponse: WebhookReply; workflowResult: { status: string; duration: number | null } | null }> {
     if (!UUID.test(id)) throw webhookNotFound(id);
-    const [trigger] = await this.db.query(
-      `SELECT ${TRIGGER_COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = $1`,
-      [id],
-    );
+    const trigger = await store.inboundById(this.db, id);
     if (!trigger) throw webhookNotFound(id);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     for (const [k, v] of Object.entries(input.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
@@ -174,7 +165,7 @@ export class WebhookInbound {
   }
 
   private async handle(
-    trigger: any,
+    trigger: Trigger,
     req: InboundRequest,
     sourceIp: string | null,
     test: boolean,
@@ -182,12 +173,18 @@ export class WebhookInbound {
   ): Promise<WebhookReply> {
     const started = performance.now();
     const log = async (status: 'success' | 'failed' | 'rejected', out: WebhookReply, reason: string | null, executionId: string | null = null) => {
-      await this.db
-        .query(
-          `INSERT INTO engine.webhook_logs (webhook_id, method, source_ip, status, reason, status_code, response_time_ms, execution_id, test)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [trigger.id, trigger.method, sourceIp, status, reason, out.status, Math.round(performance.now() - started), executionId, test],
-        )
+      await store
+        .insertLog(this.db, {
+          webhookId: trigger.id,
+          method: trigger.method,
+          sourceIp,
+          status,
+          reason,
+          statusCode: out.status,
+          responseTimeMs: Math.round(performance.now() - started),
+          executionId,
+          test,
+        })
         .catch((err) => this.logger.warn('webhook log not written', { err, webhookId: trigger.id }));
       return out;
     };
@@ -198,7 +195,7 @@ export class WebhookInbound {
       return reject(new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: MAX_PAYLOAD_BYTES }), 'payload_too_large');
     }
     if (trigger.rate_limit && !test) {
-      const rl = trigger.rate_limit as WebhookRateLimit;
+      const rl = trigger.rate_limit;
       const key =
         rl.keyBy === 'global' ? 'global' : rl.keyBy?.startsWith('header:') ? `h:${req.headers[rl.keyBy.slice(7).toLowerCase()] ?? ''}` : `ip:${sourceIp ?? ''}`;
       try {
@@ -308,7 +305,7 @@ export class WebhookInbound {
     }
   }
 
-  private authenticate(trigger: any, req: InboundRequest): { error: AppError; reason: string; headers?: Record<string, string> } | null {
+  private authenticate(trigger: Trigger, req: InboundRequest): { error: AppError; reason: string; headers?: Record<string, string> } | null {
     const config = (trigger.auth_config ?? {}) as WebhookAuthConfig;
     const missing = (what: string, headers?: Record<string, string>) => ({
       error: new AppError('unauthorized', `The webhook requires ${what}`, { authentication: trigger.auth_type }, 401),
@@ -353,7 +350,8 @@ export class WebhookInbound {
         if (!given) return { ...missing(`a signature in ${config.hmacHeader ?? 'X-Signature'}`), reason: 'missing_signature' };
         let secret: string;
         try {
-          secret = this.cipher().decrypt(trigger.secret_enc, trigger.id);
+          // An hmac trigger always has one; were it missing, decrypting fails here like an unreadable one.
+          secret = this.cipher().decrypt(trigger.secret_enc!, trigger.id);
         } catch (err) {
           this.logger.error('webhook HMAC secret unreadable', { err, webhookId: trigger.id });
           return wrong('secret_unreadable');
@@ -445,7 +443,7 @@ function decodeBody(req: InboundRequest): unknown {
 }
 
 /** The credential a trigger checked is not handed to the workflow (nor stored in its run data). */
-function redact(headers: Record<string, string>, trigger: any): Record<string, string> {
+function redact(headers: Record<string, string>, trigger: Trigger): Record<string, string> {
   const out = { ...headers };
   const config = (trigger.auth_config ?? {}) as WebhookAuthConfig;
   if (trigger.auth_type === 'apiKey') {

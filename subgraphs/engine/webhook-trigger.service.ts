@@ -1,13 +1,29 @@
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
-import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { SecretCipher, sha256 } from '../../kernel/crypto';
 import { AppError, errors } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { workflowNotFound, type WorkflowService } from './workflow.service';
-import { RESPONSE_MODES, WEBHOOK_AUTH_TYPES, WEBHOOK_METHODS, type WebhookAuthConfig, type WebhookRateLimit } from './webhook-trigger.entity';
+import {
+  RESPONSE_MODES,
+  toLogView,
+  toStats,
+  toView,
+  WEBHOOK_AUTH_TYPES,
+  WEBHOOK_METHODS,
+  webhookTriggerStore as store,
+  webhookUrl,
+  type TriggerChanges,
+  type TriggerStats,
+  type TriggerView,
+  type WebhookAuthConfig,
+  type WebhookLogView,
+  type WebhookRateLimit,
+} from './webhook-trigger.store';
+
+export type { TriggerStats, TriggerView, WebhookLogView } from './webhook-trigger.store';
 
 /**
  * Webhook triggers: registration (with their own authentication, never the platform's API
@@ -15,21 +31,6 @@ import { RESPONSE_MODES, WEBHOOK_AUTH_TYPES, WEBHOOK_METHODS, type WebhookAuthCo
  * as SHA-256 digests; the HMAC secret, needed to verify, AES-256-GCM encrypted with the trigger
  * id as associated data. None is ever returned. Inbound requests: webhook-trigger.inbound.ts.
  */
-
-export interface TriggerView {
-  id: string;
-  workflowId: string;
-  workflowName: string;
-  path: string;
-  url: string;
-  method: string;
-  authentication: { type: string } & WebhookAuthConfig;
-  responseMode: string;
-  rateLimit: WebhookRateLimit | null;
-  active: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface AuthenticationInput {
   type?: string | null;
@@ -53,35 +54,12 @@ export interface TriggerInput {
   active?: boolean | null;
 }
 
-export interface TriggerStats {
-  totalRequests: number;
-  successfulRequests: number;
-  failedRequests: number;
-  rejectedRequests: number;
-  averageResponseTime: number;
-  lastTriggered: Date | null;
-}
-
-export interface WebhookLogView {
-  timestamp: Date;
-  method: string;
-  sourceIp: string | null;
-  status: string;
-  reason: string | null;
-  statusCode: number;
-  responseTime: number;
-  executionId: string | null;
-  test: boolean;
-}
-
-const WEBHOOK_PREFIX = '/webhook/';
 const RESERVED = ['resume'];
 /** A path segment `:name` is a parameter (n8n's `/webhook/orders/:orderId`): the workflow gets its value in `$json.params`. */
 const PARAMETER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 const PATH = /^[A-Za-z0-9._~:@!$&'()*+,;=-]+(\/[A-Za-z0-9._~:@!$&'()*+,;=-]+)*$/;
 const REGISTRATIONS_PER_MINUTE = 10;
-const COLUMNS = `t.id, t.workflow_id, t.path, t.method, t.auth_type, t.auth_config, t.response_mode, t.rate_limit, t.active, t.created_at, t.updated_at, w.name AS workflow_name`;
 
 export function webhookInvalid(message: string, details: Record<string, unknown>): AppError {
   return new AppError('WEBHOOK_INVALID', message, details);
@@ -118,7 +96,7 @@ export class WebhookTriggerService {
   }
 
   urlFor(path: string): string {
-    return `${WEBHOOK_PREFIX}${path}`;
+    return webhookUrl(path);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -136,34 +114,28 @@ export class WebhookTriggerService {
     const rateLimit = checkRateLimit(input.rateLimit);
     const auth = checkAuthentication(input.authentication ?? { type: 'none' }, null);
     const view = await this.db.transaction(async (m) => {
-      const [{ id }] = await m.query(`SELECT gen_random_uuid() AS id`);
+      const id = await store.newId(m);
       try {
-        await m.query(
-          `INSERT INTO engine.webhook_triggers (id, workflow_id, path, method, auth_type, auth_config, secret_hash, secret_enc, response_mode, rate_limit, active, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [
-            id,
-            workflowId,
-            path,
-            method,
-            auth.type,
-            JSON.stringify(auth.config),
-            auth.hash ?? null,
-            auth.hmacSecret ? this.cipher.encrypt(auth.hmacSecret, id) : null,
-            responseMode,
-            rateLimit ? JSON.stringify(rateLimit) : null,
-            input.active ?? true,
-            principal.kind === 'apiKey' ? principal.keyId : null,
-          ],
-        );
+        await store.insert(m, id, {
+          workflowId,
+          path,
+          method,
+          authType: auth.type,
+          authConfig: auth.config,
+          secretHash: auth.hash ?? null,
+          secretEnc: auth.hmacSecret ? this.cipher.encrypt(auth.hmacSecret, id) : null,
+          responseMode,
+          rateLimit,
+          active: input.active ?? true,
+          createdBy: principal.kind === 'apiKey' ? principal.keyId : null,
+        });
       } catch (err) {
         if ((err as { code?: string }).code === '23505') {
           throw errors.alreadyExists('path', `${method} /${path}`); // also a parameterised path of the same shape
         }
         throw err;
       }
-      const [row] = await m.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = $1`, [id]);
-      return this.toView(row);
+      return toView((await store.byId(m, id))!);
     });
     await this.changed();
     return view;
@@ -171,57 +143,39 @@ export class WebhookTriggerService {
 
   async get(id: string): Promise<TriggerView> {
     if (!UUID.test(id)) throw webhookNotFound(id);
-    const [row] = await this.db.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = $1`, [id]);
+    const row = await store.byId(this.db, id);
     if (!row) throw webhookNotFound(id);
-    return this.toView(row);
+    return toView(row);
   }
 
   async list(filter: { workflowId?: string; active?: boolean; limit: number; offset: number }): Promise<{ webhooks: TriggerView[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.workflowId !== undefined) {
-      if (!UUID.test(filter.workflowId)) return { webhooks: [], total: 0 };
-      where.push(`t.workflow_id = $${params.push(filter.workflowId)}`);
-    }
-    if (filter.active !== undefined) where.push(`t.active = $${params.push(filter.active)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const rows = await this.db.query(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id ${clause}
-       ORDER BY t.created_at DESC, t.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
-    );
-    let total = rows[0]?.total ?? 0;
-    if (!rows.length && filter.offset > 0) total = (await this.db.query(`SELECT count(*)::int AS n FROM engine.webhook_triggers t ${clause}`, params))[0].n;
-    return { webhooks: rows.map((r: any) => this.toView(r)), total };
+    if (filter.workflowId !== undefined && !UUID.test(filter.workflowId)) return { webhooks: [], total: 0 };
+    const { rows, total } = await store.list(this.db, filter);
+    return { webhooks: rows.map(toView), total };
   }
 
   async update(id: string, input: TriggerInput): Promise<TriggerView> {
     if (!UUID.test(id)) throw webhookNotFound(id);
     await this.db.transaction(async (m) => {
-      const [current] = await m.query(`SELECT id, auth_type, auth_config, secret_hash, secret_enc FROM engine.webhook_triggers WHERE id = $1 FOR UPDATE`, [id]);
+      const current = await store.lockForUpdate(m, id);
       if (!current) throw webhookNotFound(id);
-      const sets: string[] = [];
-      const params: unknown[] = [id];
-      if (input.path !== undefined) sets.push(`path = $${params.push(checkPath(input.path))}`);
-      if (input.method !== undefined) sets.push(`method = $${params.push(checkMethod(input.method))}`);
-      if (input.responseMode !== undefined) sets.push(`response_mode = $${params.push(checkResponseMode(input.responseMode))}`);
-      if (input.rateLimit !== undefined) {
-        const rl = checkRateLimit(input.rateLimit);
-        sets.push(`rate_limit = $${params.push(rl ? JSON.stringify(rl) : null)}`);
-      }
-      if (input.active !== undefined && input.active !== null) sets.push(`active = $${params.push(input.active)}`);
+      const changes: TriggerChanges = {};
+      if (input.path !== undefined) changes.path = checkPath(input.path);
+      if (input.method !== undefined) changes.method = checkMethod(input.method);
+      if (input.responseMode !== undefined) changes.responseMode = checkResponseMode(input.responseMode);
+      if (input.rateLimit !== undefined) changes.rateLimit = checkRateLimit(input.rateLimit);
+      if (input.active !== undefined && input.active !== null) changes.active = input.active;
       if (input.authentication !== undefined && input.authentication !== null) {
         const auth = checkAuthentication(input.authentication, current.auth_type);
-        const keepSecret = auth.keep;
-        sets.push(`auth_type = $${params.push(auth.type)}`, `auth_config = $${params.push(JSON.stringify(auth.config))}`);
-        if (!keepSecret) {
-          sets.push(`secret_hash = $${params.push(auth.hash ?? null)}`);
-          sets.push(`secret_enc = $${params.push(auth.hmacSecret ? this.cipher.encrypt(auth.hmacSecret, id) : null)}`);
-        }
+        changes.auth = {
+          type: auth.type,
+          config: auth.config,
+          // Kept (no new secret of the same type): the stored one stays.
+          secret: auth.keep ? undefined : { hash: auth.hash ?? null, enc: auth.hmacSecret ? this.cipher.encrypt(auth.hmacSecret, id) : null },
+        };
       }
-      if (!sets.length) return;
       try {
-        await m.query(`UPDATE engine.webhook_triggers SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+        await store.update(m, id, changes);
       } catch (err) {
         if ((err as { code?: string }).code === '23505') throw errors.alreadyExists('path', `${input.method ?? ''} /${input.path ?? ''}`.trim());
         throw err;
@@ -233,86 +187,33 @@ export class WebhookTriggerService {
 
   async delete(id: string): Promise<{ webhookId: string; deletedAt: Date }> {
     if (!UUID.test(id)) throw webhookNotFound(id);
-    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.webhook_triggers WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
-    if (!row) throw webhookNotFound(id);
+    const deletedAt = await store.deleteById(this.db, id);
+    if (!deletedAt) throw webhookNotFound(id);
     await this.changed();
-    return { webhookId: id, deletedAt: row.deleted_at };
+    return { webhookId: id, deletedAt };
   }
 
   async logs(id: string, filter: { limit: number; offset: number; status?: string }): Promise<{ logs: WebhookLogView[]; total: number }> {
     await this.get(id);
-    const params: unknown[] = [id];
-    let clause = `webhook_id = $1`;
-    if (filter.status !== undefined) {
-      if (!['success', 'failed', 'rejected'].includes(filter.status)) throw errors.field('status', 'must be success, failed or rejected');
-      clause += ` AND status = $${params.push(filter.status)}`;
+    if (filter.status !== undefined && !['success', 'failed', 'rejected'].includes(filter.status)) {
+      throw errors.field('status', 'must be success, failed or rejected');
     }
-    const rows = await this.db.query(
-      `SELECT at, method, source_ip, status, reason, status_code, response_time_ms, execution_id, test, count(*) OVER ()::int AS total
-       FROM engine.webhook_logs WHERE ${clause} ORDER BY id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
-    );
-    let total = rows[0]?.total ?? 0;
-    if (!rows.length && filter.offset > 0) total = (await this.db.query(`SELECT count(*)::int AS n FROM engine.webhook_logs WHERE ${clause}`, params))[0].n;
-    return {
-      total,
-      logs: rows.map((r: any) => ({
-        timestamp: r.at,
-        method: r.method,
-        sourceIp: r.source_ip,
-        status: r.status,
-        reason: r.reason,
-        statusCode: r.status_code,
-        responseTime: r.response_time_ms,
-        executionId: r.execution_id,
-        test: r.test,
-      })),
-    };
+    const { rows, total } = await store.logs(this.db, id, filter);
+    return { total, logs: rows.map(toLogView) };
   }
 
   /** Triggers by id (null for a missing one): federation references. */
   readonly byId: LoaderDefinition<string, TriggerView | null> = defineLoader('engine.webhooksById', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(`SELECT ${COLUMNS} FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id WHERE t.id = ANY($1::uuid[])`, [
-          ids,
-        ])
-      : [];
-    return byKey(
-      keys,
-      rows,
-      (r: any) => r.id as string,
-      null,
-      (r) => this.toView(r),
-    );
+    const rows = ids.length ? await store.byIds(this.db, ids) : [];
+    return byKey(keys, rows, (r) => r.id, null, toView);
   });
 
   /** From the request logs (test calls excluded); zeros for a trigger without any. */
   readonly statisticsByWebhook: LoaderDefinition<string, TriggerStats> = defineLoader('engine.statisticsByWebhook', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT webhook_id, count(*)::int AS total, count(*) FILTER (WHERE status = 'success')::int AS ok,
-                  count(*) FILTER (WHERE status = 'failed')::int AS failed, count(*) FILTER (WHERE status = 'rejected')::int AS rejected,
-                  avg(response_time_ms)::float AS avg, max(at) FILTER (WHERE status <> 'rejected') AS last
-           FROM engine.webhook_logs WHERE webhook_id = ANY($1::uuid[]) AND NOT test GROUP BY webhook_id`,
-          [ids],
-        )
-      : [];
-    const stats = byKey(
-      keys,
-      rows,
-      (r: any) => r.webhook_id as string,
-      null,
-      (r: any): TriggerStats => ({
-        totalRequests: r.total,
-        successfulRequests: r.ok,
-        failedRequests: r.failed + r.rejected,
-        rejectedRequests: r.rejected,
-        averageResponseTime: r.avg === null ? 0 : Math.round(r.avg * 100) / 100,
-        lastTriggered: r.last,
-      }),
-    );
+    const rows = ids.length ? await store.statistics(this.db, ids) : [];
+    const stats = byKey(keys, rows, (r) => r.webhook_id, null, toStats);
     return stats.map(
       (s) => s ?? { totalRequests: 0, successfulRequests: 0, failedRequests: 0, rejectedRequests: 0, averageResponseTime: 0, lastTriggered: null },
     );
@@ -321,38 +222,15 @@ export class WebhookTriggerService {
   /** The URL path of each workflow's first active trigger (null for a workflow without one). */
   readonly webhookUrlByWorkflow: LoaderDefinition<string, string | null> = defineLoader('engine.webhookUrlByWorkflow', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT DISTINCT ON (workflow_id) workflow_id, path FROM engine.webhook_triggers
-           WHERE workflow_id = ANY($1::uuid[]) AND active ORDER BY workflow_id, created_at`,
-          [ids],
-        )
-      : [];
+    const rows = ids.length ? await store.firstActivePaths(this.db, ids) : [];
     return byKey(
       keys,
       rows,
-      (r: any) => r.workflow_id as string,
+      (r) => r.workflow_id,
       null,
-      (r: any) => this.urlFor(r.path),
+      (r) => this.urlFor(r.path),
     );
   });
-
-  private toView(row: any): TriggerView {
-    return {
-      id: row.id,
-      workflowId: row.workflow_id,
-      workflowName: row.workflow_name,
-      path: `/${row.path}`,
-      url: this.urlFor(row.path),
-      method: row.method,
-      authentication: { type: row.auth_type, ...(row.auth_config ?? {}) },
-      responseMode: row.response_mode,
-      rateLimit: row.rate_limit,
-      active: row.active,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

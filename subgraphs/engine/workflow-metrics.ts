@@ -6,24 +6,15 @@ import type { RequestContext } from '../../kernel/subgraph';
 import { errors } from '../../kernel/errors';
 import { workflowNotFound } from './workflow.service';
 import { ErrorFigures, MetricsPeriod, MetricsQueryInput, MetricsQueryResult, RunBucketType, RunSummaryType } from '../../kernel/graphql-types';
-import { limitMetrics, parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef, type RunSource } from '../../kernel/metrics';
+import { limitMetrics, parsePeriod, percent, runMetricsQuery, runStatistics, seconds, type MetricDef } from '../../kernel/metrics';
 import { UUID } from '../../kernel/ids';
+import { EXECUTIONS, workflowMetricsStore as store } from './workflow-metrics.store';
 
 /**
  * The engine's figures for the control plane's metrics (spec 1): workflow executions over a
  * period, per-node performance, daily usage for the cost view, and the workflow metrics of the
  * custom query. Computed in SQL over the engine's own tables.
  */
-
-const EXECUTIONS: RunSource = {
-  table: 'engine.executions',
-  at: 't.started_at',
-  finished: `t.status IN ('success','error','canceled')`,
-  ok: `t.status = 'success'`,
-  failed: `t.status = 'error'`,
-  durationMs: 't.duration_ms',
-  errorCode: `t.error->>'code'`,
-};
 
 /** The engine's metrics of POST /metrics/query. */
 export const ENGINE_METRICS: Record<string, MetricDef> = {
@@ -104,23 +95,16 @@ export class WorkflowMetricsService {
     await limitMetrics(this.limiter, principal, 'workflows');
     const period = parsePeriod(args.startDate, args.endDate, args.granularity, ['hour', 'day', 'week', 'month'], 'day');
     if (args.workflowId != null && !UUID.test(args.workflowId)) throw errors.field('workflowId', 'must be a workflow id');
-    if (args.workflowId && !(await this.db.query(`SELECT 1 FROM engine.workflows WHERE id = $1`, [args.workflowId])).length)
-      throw workflowNotFound(args.workflowId);
+    if (args.workflowId && !(await store.workflowExists(this.db, args.workflowId))) throw workflowNotFound(args.workflowId);
     const where = args.workflowId ? 't.workflow_id = $3' : '';
     const stats = await runStatistics(this.db, EXECUTIONS, period, where, args.workflowId ? [args.workflowId] : []);
-    const nodes = await this.db.query(
-      `SELECT n.node_name AS name, count(*)::int AS runs, avg(n.duration_ms)::float8 AS avg, count(*) FILTER (WHERE n.status = 'error')::int AS failed
-         FROM engine.execution_nodes n JOIN engine.executions t ON t.id = n.execution_id
-        WHERE ${EXECUTIONS.at} >= $1 AND ${EXECUTIONS.at} < $2 AND ${EXECUTIONS.finished}${where ? ` AND ${where}` : ''}
-        GROUP BY n.node_name ORDER BY avg(n.duration_ms) DESC, n.node_name`,
-      stats.args,
-    );
+    const nodes = await store.nodeFigures(this.db, where, stats.args);
     return {
       workflowId: args.workflowId ?? null,
       period: { start: period.start, end: period.end, granularity: period.granularity },
       summary: stats.summary,
       timeseries: stats.timeseries,
-      nodePerformance: nodes.map((n: any) => ({
+      nodePerformance: nodes.map((n) => ({
         nodeName: n.name,
         executions: n.runs,
         averageDuration: seconds(n.avg),
@@ -132,15 +116,11 @@ export class WorkflowMetricsService {
 
   async health(principal: Principal): Promise<EngineHealth> {
     await limitMetrics(this.limiter, principal, 'health');
-    const [r] = await this.db.query(
-      `SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'waiting')::int AS waiting,
-              count(*)::int AS total, count(*) FILTER (WHERE status = 'error')::int AS failed
-         FROM engine.executions`,
-    );
+    const r = await store.health(this.db);
     return { status: 'running', activeExecutions: r.running, waitingExecutions: r.waiting, totalExecutions: r.total, failedExecutions: r.failed };
   }
 
-  async query(principal: Principal, input: MetricsQueryInput): Promise<MetricsQueryResult> {
+  async customQuery(principal: Principal, input: MetricsQueryInput): Promise<MetricsQueryResult> {
     await limitMetrics(this.limiter, principal, 'query');
     return runMetricsQuery(this.db, input, ENGINE_METRICS);
   }
@@ -148,12 +128,7 @@ export class WorkflowMetricsService {
   /** Executions per workflow and UTC day whose start falls in [start, end). */
   async usage(principal: Principal, start: Date, end: Date): Promise<WorkflowUsage[]> {
     await limitMetrics(this.limiter, principal, 'costs');
-    const rows = await this.db.query(
-      `SELECT t.workflow_id AS id, to_char(t.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
-         FROM engine.executions t WHERE t.started_at >= $1 AND t.started_at < $2 GROUP BY 1, 2 ORDER BY 2, 1`,
-      [start, end],
-    );
-    return rows.map((r: any) => ({ workflowId: r.id, day: r.day, executions: r.n }));
+    return (await store.usage(this.db, start, end)).map((r) => ({ workflowId: r.id, day: r.day, executions: r.n }));
   }
 }
 
@@ -198,6 +173,6 @@ export class WorkflowMetricsResolver {
     @Arg('input', () => MetricsQueryInput, { validate: false }) input: MetricsQueryInput,
     @Ctx() ctx: RequestContext,
   ): Promise<MetricsQueryResult> {
-    return this.metrics.query(ctx.principal, input);
+    return this.metrics.customQuery(ctx.principal, input);
   }
 }

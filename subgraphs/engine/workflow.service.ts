@@ -1,29 +1,17 @@
-import { rowsOf } from '../../kernel/db/rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import YAML from 'yaml';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
-import { validateDefinition, type Connections, type WorkflowDefinition, type WorkflowNode, type WorkflowSettings } from './definition';
+import { validateDefinition, type WorkflowDefinition, type WorkflowNode } from './definition';
 import { importWorkflow } from './n8n/import';
 import { isPlainObject } from './nodes/types';
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
+import { toRecord, toStats, workflowStore as store, type WorkflowFilter, type WorkflowRecord, type WorkflowStats } from './workflow.store';
 
 /** Workflow definitions: CRUD, activation, duplicate, export and import. No GraphQL here. */
 
-export interface WorkflowRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  active: boolean;
-  version: number;
-  nodes: WorkflowNode[];
-  connections: Connections;
-  settings: WorkflowSettings;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type { WorkflowRecord, WorkflowStats } from './workflow.store';
 
 export interface WorkflowInput {
   name?: string;
@@ -35,31 +23,9 @@ export interface WorkflowInput {
   settings?: unknown;
 }
 
-export interface WorkflowStats {
-  executions: number;
-  successRate: number;
-  averageDuration: number;
-  lastExecuted: Date | null;
-}
-
 const NO_STATISTICS: WorkflowStats = { executions: 0, successRate: 0, averageDuration: 0, lastExecuted: null };
 
-function toStats(r: any): WorkflowStats {
-  return {
-    executions: r.executions,
-    successRate: r.finished ? Math.round((r.succeeded / r.finished) * 10_000) / 100 : 0,
-    averageDuration: r.average_duration === null ? 0 : Math.round(r.average_duration),
-    lastExecuted: r.last_executed,
-  };
-}
-
-export interface WorkflowListFilter {
-  active?: boolean;
-  tag?: string;
-  search?: string;
-  limit: number;
-  offset: number;
-}
+export type { WorkflowFilter as WorkflowListFilter } from './workflow.store';
 
 /** A definition version as executions need it. */
 export interface WorkflowVersion {
@@ -79,7 +45,6 @@ export interface WorkflowHooks {
   deleted?(id: string): Promise<void>;
 }
 
-const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, created_at, updated_at`;
 const MAX_TAGS = 20;
 
 /** Node types that act with the platform's authority: saving them needs what running them directly would. */
@@ -111,22 +76,6 @@ export function workflowNotFound(id: string): AppError {
   return new AppError('WORKFLOW_NOT_FOUND', `Workflow ${id} not found`, { workflowId: id });
 }
 
-function toRecord(row: any): WorkflowRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    tags: row.tags,
-    active: row.active,
-    version: row.version,
-    nodes: row.nodes,
-    connections: row.connections,
-    settings: row.settings,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
 export class WorkflowService {
   private readonly versions = new Map<string, WorkflowVersion>();
 
@@ -140,21 +89,18 @@ export class WorkflowService {
     const def = validateDefinition({ nodes: input.nodes, connections: input.connections, settings: input.settings });
     checkNodePermissions(principal, def.nodes);
     const record = await this.db.transaction(async (m) => {
-      const [row] = rowsOf(
-        await m.query(
-          `INSERT INTO engine.workflows (name, description, tags, active, nodes, connections, settings, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-          [
-            meta.name,
-            meta.description ?? null,
-            meta.tags ?? [],
-            input.active === true,
-            JSON.stringify(def.nodes),
-            JSON.stringify(def.connections),
-            JSON.stringify(def.settings),
-            creator(principal),
-          ],
-        ),
+      const row = await store.insert(
+        m,
+        {
+          name: meta.name!,
+          description: meta.description ?? null,
+          tags: meta.tags ?? [],
+          active: input.active === true,
+          nodes: def.nodes,
+          connections: def.connections,
+          settings: def.settings,
+        },
+        creator(principal),
       );
       const rec = toRecord(row);
       await this.storeVersion(m, rec);
@@ -166,7 +112,7 @@ export class WorkflowService {
 
   async get(id: string, manager?: EntityManager): Promise<WorkflowRecord> {
     if (!UUID.test(id)) throw workflowNotFound(id);
-    const [row] = await (manager ?? this.db).query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = $1`, [id]);
+    const row = await store.byId(manager ?? this.db, id);
     if (!row) throw workflowNotFound(id);
     return toRecord(row);
   }
@@ -177,34 +123,16 @@ export class WorkflowService {
     if (UUID.test(ref)) return this.get(ref);
     const slug = slugify(ref);
     if (!slug) throw workflowNotFound(ref);
-    const rows = await this.db.query(
-      `SELECT ${COLUMNS} FROM engine.workflows
-       WHERE trim(both '-' from regexp_replace(lower(name), '[^a-z0-9]+', '-', 'g')) = $1 ORDER BY created_at DESC LIMIT 10`,
-      [slug],
-    );
+    const rows = await store.bySlug(this.db, slug);
     if (!rows.length) throw workflowNotFound(ref);
     if (rows.length > 1) {
-      throw errors.conflict(`Several workflows have the slug "${slug}"; give the workflowId`, { slug, workflowIds: rows.map((r: any) => r.id) });
+      throw errors.conflict(`Several workflows have the slug "${slug}"; give the workflowId`, { slug, workflowIds: rows.map((r) => r.id) });
     }
-    return toRecord(rows[0]);
+    return toRecord(rows[0]!);
   }
 
-  async list(filter: WorkflowListFilter): Promise<{ records: WorkflowRecord[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.active !== undefined) where.push(`active = $${params.push(filter.active)}`);
-    if (filter.tag) where.push(`$${params.push(filter.tag)} = ANY(tags)`);
-    if (filter.search) where.push(`name ILIKE $${params.push(`%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const rows = await this.db.query(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM engine.workflows ${clause}
-       ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
-    );
-    let total = rows[0]?.total ?? 0;
-    if (!rows.length && filter.offset > 0) {
-      total = (await this.db.query(`SELECT count(*)::int AS n FROM engine.workflows ${clause}`, params))[0].n;
-    }
+  async list(filter: WorkflowFilter): Promise<{ records: WorkflowRecord[]; total: number }> {
+    const { rows, total } = await store.list(this.db, filter);
     return { records: rows.map(toRecord), total };
   }
 
@@ -233,24 +161,7 @@ export class WorkflowService {
       // Any change to a workflow holding agent or prompt nodes (its nodes, but also its wiring,
       // settings or name) needs what running those nodes needs: permissions follow what a change does.
       checkNodePermissions(principal, next.nodes);
-      const [row] = rowsOf(
-        await m.query(
-          `UPDATE engine.workflows SET name = $2, description = $3, tags = $4, active = $5, nodes = $6, connections = $7, settings = $8,
-                  version = version + 1, updated_at = now()
-           WHERE id = $1 RETURNING ${COLUMNS}`,
-          [
-            id,
-            next.name,
-            next.description,
-            next.tags,
-            next.active,
-            JSON.stringify(next.nodes),
-            JSON.stringify(next.connections),
-            JSON.stringify(next.settings),
-          ],
-        ),
-      );
-      const record = toRecord(row);
+      const record = toRecord(await store.update(m, id, next));
       await this.storeVersion(m, record);
       return { record, changed: true };
     });
@@ -265,11 +176,11 @@ export class WorkflowService {
   async delete(id: string): Promise<{ workflowId: string; deletedAt: Date }> {
     await this.get(id);
     await this.hooks.deleting?.(id);
-    const [row] = rowsOf(await this.db.query(`DELETE FROM engine.workflows WHERE id = $1 RETURNING now() AS deleted_at`, [id]));
-    if (!row) throw workflowNotFound(id);
+    const deletedAt = await store.deleteById(this.db, id);
+    if (!deletedAt) throw workflowNotFound(id);
     for (const key of this.versions.keys()) if (key.startsWith(`${id}:`)) this.versions.delete(key);
     await this.hooks.deleted?.(id);
-    return { workflowId: id, deletedAt: row.deleted_at };
+    return { workflowId: id, deletedAt };
   }
 
   async duplicate(principal: Principal, id: string, name: string): Promise<WorkflowRecord> {
@@ -323,10 +234,7 @@ export class WorkflowService {
     const key = `${workflowId}:${version}`;
     const cached = this.versions.get(key);
     if (cached) return cached;
-    const [row] = await this.db.query(
-      `SELECT workflow_id, version, name, active, nodes, connections, settings FROM engine.workflow_versions WHERE workflow_id = $1 AND version = $2`,
-      [workflowId, version],
-    );
+    const row = await store.version(this.db, workflowId, version);
     if (!row) throw workflowNotFound(workflowId);
     const v: WorkflowVersion = {
       workflowId,
@@ -343,7 +251,7 @@ export class WorkflowService {
   /** The current version of a workflow as executions need it, reusing the cache. */
   async current(id: string): Promise<WorkflowVersion> {
     if (!UUID.test(id)) throw workflowNotFound(id);
-    const [row] = await this.db.query(`SELECT version FROM engine.workflows WHERE id = $1`, [id]);
+    const row = await store.currentVersion(this.db, id);
     if (!row) throw workflowNotFound(id);
     return this.version(id, row.version);
   }
@@ -351,8 +259,8 @@ export class WorkflowService {
   /** Workflows by id (null for a missing one): federation references. */
   readonly byId: LoaderDefinition<string, WorkflowRecord | null> = defineLoader('engine.workflowsById', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length ? await this.db.query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = ANY($1::uuid[])`, [ids]) : [];
-    return byKey(keys, rows, (r: any) => r.id as string, null, toRecord);
+    const rows = ids.length ? await store.byIds(this.db, ids) : [];
+    return byKey(keys, rows, (r) => r.id, null, toRecord);
   });
 
   /**
@@ -361,32 +269,19 @@ export class WorkflowService {
    */
   readonly statisticsByWorkflow: LoaderDefinition<string, WorkflowStats> = defineLoader('engine.statisticsByWorkflow', async (keys) => {
     const ids = keys.filter((id) => UUID.test(id));
-    const rows = ids.length
-      ? await this.db.query(
-          `SELECT workflow_id, count(*)::int AS executions,
-                  count(*) FILTER (WHERE status = 'success')::int AS succeeded,
-                  count(*) FILTER (WHERE status IN ('success','error'))::int AS finished,
-                  avg(duration_ms) FILTER (WHERE status IN ('success','error'))::float AS average_duration,
-                  max(started_at) AS last_executed
-           FROM engine.executions WHERE workflow_id = ANY($1::uuid[]) GROUP BY workflow_id`,
-          [ids],
-        )
-      : [];
-    return byKey(keys, rows, (r: any) => r.workflow_id as string, null, toStats).map((stats) => stats ?? { ...NO_STATISTICS });
+    const rows = ids.length ? await store.statistics(this.db, ids) : [];
+    return byKey(keys, rows, (r) => r.workflow_id, null, toStats).map((stats) => stats ?? { ...NO_STATISTICS });
   });
 
   private async lock(m: EntityManager, id: string): Promise<WorkflowRecord> {
     if (!UUID.test(id)) throw workflowNotFound(id);
-    const [row] = await m.query(`SELECT ${COLUMNS} FROM engine.workflows WHERE id = $1 FOR UPDATE`, [id]);
+    const row = await store.lockForUpdate(m, id);
     if (!row) throw workflowNotFound(id);
     return toRecord(row);
   }
 
   private async storeVersion(m: EntityManager, r: WorkflowRecord): Promise<void> {
-    await m.query(
-      `INSERT INTO engine.workflow_versions (workflow_id, version, name, active, nodes, connections, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [r.id, r.version, r.name, r.active, JSON.stringify(r.nodes), JSON.stringify(r.connections), JSON.stringify(r.settings)],
-    );
+    await store.insertVersion(m, r);
   }
 }
 
