@@ -128,6 +128,34 @@ describe('agent node', () => {
     fake.reply(null);
   });
 
+  test('waits on the task’s events, not by polling: a task of 3 s is read once after it starts and once when it ends', async () => {
+    const ops = p.platform.kernel.operations;
+    const execute = ops.execute.bind(ops);
+    let reads = 0;
+    ops.execute = ((query: string, variables?: Record<string, unknown>) => {
+      if (query.includes('EngineAgentNodeTask')) reads++;
+      return execute(query, variables);
+    }) as typeof ops.execute;
+    fake.reply(() => guide);
+    fake.delay(3_000);
+    try {
+      const wf = await create('Patient agent', [
+        start,
+        { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'x', audience: 'y' } } },
+      ]);
+      const started = Date.now();
+      const done = await run(wf.body.data.workflowId, {});
+      assert.equal(done.status, 'success', JSON.stringify(done.error));
+      assert.ok(Date.now() - started >= 3_000, 'the model took its 3 s');
+      // Polling every 200 ms growing to 2 s read it six times in those 3 s.
+      assert.ok(reads >= 1 && reads <= 2, `the task was read ${reads} times`);
+    } finally {
+      ops.execute = execute;
+      fake.delay(0);
+      fake.reply(null);
+    }
+  });
+
   test('a task that cannot start or fails fails the node (continueOnFail keeps going); canceling the execution cancels the task', async () => {
     const wf = await create('Unknown agent', [
       start,

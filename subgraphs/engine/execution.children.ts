@@ -17,7 +17,7 @@ import type { WorkflowVersion } from './workflow.service';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'logger'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -34,7 +34,7 @@ export class ExecutionChildren {
         const execution = { id: ctx.id, mode: ctx.mode, resumeUrl: '' };
         return this.executor.runInline(json, items, { execution, signal, services: this.services({ ...ctx, depth: ctx.depth + 1 }) });
       },
-      runTask: (request: TaskRequest, signal: AbortSignal) => runTask(this.operations(), request, signal),
+      runTask: (request: TaskRequest, signal: AbortSignal) => runTask(this.operations(), this.deps.events, request, signal),
       testPrompt: (request: PromptTestRequest, signal: AbortSignal) => runPromptTest(this.operations(), request, signal),
     };
   }

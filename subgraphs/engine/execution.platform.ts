@@ -1,4 +1,6 @@
 import { AppError } from '../../kernel/errors';
+import type { EventBus } from '../../kernel/events';
+import { TOPIC } from '../../kernel/topics';
 import { NodeError, type PromptTestRequest, type TaskRequest } from './nodes/types';
 
 /**
@@ -42,8 +44,14 @@ const TEST_PROMPT = /* GraphQL */ `
   }
 `;
 
-const POLL_FIRST_MS = 200;
-const POLL_MAX_MS = 2_000;
+/**
+ * A task is followed through the control plane's taskUpdated events: it is read again when one
+ * says it has ended, and — should an event be lost between processes — after RECHECK_MS without one.
+ */
+export const TASK_RECHECK_MS = 10_000;
+const ENDED = new Set(['completed', 'failed', 'cancelled']);
+
+export type TaskEvents = Pick<EventBus, 'subscribe'>;
 
 /** A failure of the other service, as the node's failure (its code and details kept). */
 function asNodeError(err: unknown, what: string): unknown {
@@ -51,25 +59,12 @@ function asNodeError(err: unknown, what: string): unknown {
   return err;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /**
- * Starts the task (async, so that its id is known at once), then follows it until it ends. When
- * the execution is canceled (or its time runs out) the task is cancelled too. A failed or
- * cancelled task fails the node with the task's error.
+ * Starts the task (async, so that its id is known at once), then waits for its end event and
+ * reads it. When the execution is canceled (or its time runs out) the task is cancelled too. A
+ * failed or cancelled task fails the node with the task's error.
  */
-export async function runTask(ops: OperationsLike, req: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function runTask(ops: OperationsLike, events: TaskEvents, req: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
   let task: any;
   try {
     const input = {
@@ -82,19 +77,31 @@ export async function runTask(ops: OperationsLike, req: TaskRequest, signal: Abo
   } catch (err) {
     throw asNodeError(err, `The agent task could not start`);
   }
-  let wait = POLL_FIRST_MS;
-  while (task.status === 'queued' || task.status === 'running') {
-    await sleep(wait, signal);
-    if (signal.aborted) {
-      await ops.execute(CANCEL_TASK, { taskId: task.taskId, reason: 'the workflow execution stopped' }).catch(() => undefined);
-      throw signal.reason ?? new Error('aborted');
+  // It may have ended between the start's answer and the subscription: read once after subscribing.
+  let ended = true;
+  let wake: (() => void) | undefined;
+  const unsubscribe = events.subscribe(TOPIC.taskUpdated, (event) => {
+    if (event.taskId !== task.taskId || !ENDED.has(event.status)) return;
+    ended = true;
+    wake?.();
+  });
+  try {
+    while (task.status === 'queued' || task.status === 'running') {
+      if (!ended) await new Promise<void>((resolve) => (wake = untilAbortOr(TASK_RECHECK_MS, signal, resolve)));
+      wake = undefined;
+      ended = false;
+      if (signal.aborted) {
+        await ops.execute(CANCEL_TASK, { taskId: task.taskId, reason: 'the workflow execution stopped' }).catch(() => undefined);
+        throw signal.reason ?? new Error('aborted');
+      }
+      try {
+        task = (await ops.execute<{ task: any }>(GET_TASK, { taskId: task.taskId })).task;
+      } catch (err) {
+        throw asNodeError(err, `Task ${task.taskId} could not be read`);
+      }
     }
-    wait = Math.min(POLL_MAX_MS, Math.round(wait * 1.5));
-    try {
-      task = (await ops.execute<{ task: any }>(GET_TASK, { taskId: task.taskId })).task;
-    } catch (err) {
-      throw asNodeError(err, `Task ${task.taskId} could not be read`);
-    }
+  } finally {
+    unsubscribe();
   }
   if (task.status !== 'completed') {
     const error = task.error ?? { code: 'agent_execution_failed', message: `The task was ${task.status}`, details: {} };
@@ -106,6 +113,19 @@ export async function runTask(ops: OperationsLike, req: TaskRequest, signal: Abo
     });
   }
   return { taskId: task.taskId, agentId: task.agentId, taskType: task.taskType, status: task.status, result: task.result, duration: task.duration };
+}
+
+/** Calls `done` once: after `ms`, on abort, or when the returned function is called. */
+function untilAbortOr(ms: number, signal: AbortSignal, done: () => void): () => void {
+  const timer = setTimeout(finish, ms);
+  signal.addEventListener('abort', finish, { once: true });
+  if (signal.aborted) finish();
+  function finish() {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', finish);
+    done();
+  }
+  return finish;
 }
 
 /** One test run of a stored prompt; the item is `{output, metadata}` (metadata adds promptId, version, testId). */
