@@ -4,7 +4,15 @@ import path from 'node:path';
 import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';
 import { createKernel, type Kernel } from './kernel/platform';
 import type { FastifyInstance } from 'fastify';
-import { buildSubgraph, createExecutor, type BuiltSubgraph, type SubgraphExecutor } from './kernel/subgraph';
+import {
+  buildSubgraph,
+  createExecutor,
+  subgraphSpec,
+  type BuiltService,
+  type BuiltSubgraph,
+  type ServiceModule,
+  type SubgraphExecutor,
+} from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
 import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
 import { Edge } from './kernel/edge';
@@ -29,12 +37,13 @@ export interface RunningPlatform {
   port: number;
   url: string;
   kernel: Kernel;
+  /** The services this process hosts, as built (tests and benchmarks reach their parts through them). */
+  services: Partial<Record<SubgraphName, BuiltService>>;
   /** The bootstrap key generated at this start, if one was. */
   generatedKey?: string;
   stop(): Promise<void>;
 }
 
-const entities = services.flatMap((s) => s.entities);
 const migrations = services.flatMap((s) => s.migrations);
 const subscriptionRoutes = services.flatMap((s) => s.subscriptions);
 
@@ -51,11 +60,12 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const role = opts.role ?? 'all';
   const front = new HttpFront();
   const port = await front.listen(config.port, config.host);
-  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: role !== 'all', name: role });
+  const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: role !== 'all', name: role });
   const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
 
   const remote = config.subgraphUrls as Record<string, string>;
-  const gateway = await startGateway(kernel, remote, opts.extraSubgraphs);
+  const hosted = buildServices(kernel, remote);
+  const gateway = await startGateway(kernel, hosted, remote, opts.extraSubgraphs);
   const edge = new Edge({
     keys: kernel.keys,
     limiter: kernel.rateLimiter,
@@ -75,12 +85,10 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     requests: kernel.requests,
     inbound: kernel.inbound,
   });
-  for (const service of services) {
-    if (!remote[service.name]) await service.http?.(app, { kernel, admit: (req) => edge.admit(presentedCredentials(req)) });
-  }
+  for (const { built } of hosted) await built.http?.(app, { admit: (req) => edge.admit(presentedCredentials(req)) });
   opts.extraRoutes?.(app, kernel, edge);
   // Seeding and recovery before the first request: /health says `starting` until they are done.
-  await startServices(kernel, remote);
+  await startServices(hosted);
   await front.attach(app);
   const subscriptions = attachSubscriptions({
     server: front.server,
@@ -98,16 +106,17 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     port,
     url: `http://127.0.0.1:${port}`,
     kernel,
+    services: builtServices(hosted),
     generatedKey,
     async stop() {
       draining = true;
       const log = kernel.logger;
       const forced = setTimeout(() => front.server.closeAllConnections(), 15_000);
-      for (const service of services) if (!remote[service.name]) service.drain?.(kernel);
+      for (const { built } of hosted) built.drain?.();
       await Promise.all([front.close(), subscriptions.close()]);
       clearTimeout(forced);
       log.debug('stopped accepting requests');
-      for (const service of services) if (!remote[service.name]) await service.stop?.(kernel);
+      for (const { built } of hosted) await built.stop?.();
       await kernel.queue.stop({ graceMs: 10_000 });
       log.debug('workers stopped');
       await gateway.stop();
@@ -121,10 +130,12 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 export async function startSubgraph(config: Config, name: SubgraphName): Promise<RunningPlatform> {
   const service = services.find((s) => s.name === name);
   if (!service) throw new Error(`Unknown subgraph "${name}"; known: ${services.map((s) => s.name).join(', ')}`);
-  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: `subgraph:${name}` });
-  const gateway = await startGateway(kernel, {});
+  const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: true, name: `subgraph:${name}` });
+  // Its operations plan over the whole supergraph: the other services run in this process too (kernel.operations).
+  const hosted = buildServices(kernel, {});
+  const gateway = await startGateway(kernel, hosted, {});
   const app = buildSubgraphServer(gateway.built[name]!, kernel.secrets.internal, kernel.logger);
-  await service.start?.(kernel);
+  await hosted.find((h) => h.module === service)!.built.start?.();
   await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   kernel.logger.info('subgraph ready', { subgraph: name, port });
@@ -132,6 +143,7 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
     port,
     url: `http://127.0.0.1:${port}`,
     kernel,
+    services: builtServices(hosted),
     async stop() {
       await app.close();
       await gateway.stop();
@@ -141,15 +153,18 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
 }
 
 export async function startWorker(config: Config): Promise<RunningPlatform> {
-  const kernel = await createKernel(config, { entities, migrations, migrate: true, distributedEvents: true, name: 'worker' });
-  const gateway = await startGateway(kernel, {}); // also registers each service's job handlers
-  await startServices(kernel, {});
+  const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: true, name: 'worker' });
+  const hosted = buildServices(kernel, {}); // every service's job handlers
+  // The jobs call other services' operations (kernel.operations): the worker plans over the supergraph too.
+  const gateway = await startGateway(kernel, hosted, {});
+  await startServices(hosted);
   await kernel.queue.start();
   kernel.logger.info('worker ready', { concurrency: config.workerConcurrency });
   return {
     port: 0,
     url: '',
     kernel,
+    services: builtServices(hosted),
     async stop() {
       await kernel.queue.stop({ graceMs: 10_000 });
       await gateway.stop();
@@ -163,17 +178,14 @@ export async function startWorker(config: Config): Promise<RunningPlatform> {
  * role lets its services call each other's public operations through it (kernel.operations).
  * Subgraphs named in `remote` are reached over HTTP; all others are built and run in-process.
  */
-async function startGateway(kernel: Kernel, remote: Record<string, string>, extra: BuiltSubgraph[] = []) {
+async function startGateway(kernel: Kernel, hosted: Hosted[], remote: Record<string, string>, extra: BuiltSubgraph[] = []) {
   const local: Record<string, SubgraphExecutor> = {};
   const built: Record<string, BuiltSubgraph> = {};
   const sdls: SubgraphSdl[] = [];
   for (const service of services) {
-    if (remote[service.name]) {
-      sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remote[service.name] });
-      continue;
-    }
-    built[service.name] = await buildSubgraph(await service.create(kernel));
+    if (remote[service.name]) sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remote[service.name] });
   }
+  for (const h of hosted) built[h.module.name] = await buildSubgraph(subgraphSpec(h.module, h.built));
   for (const b of [...Object.values(built), ...extra]) {
     local[b.name] = createExecutor(b.schema, kernel.logger);
     sdls.push({ name: b.name, sdl: b.sdl });
@@ -191,9 +203,29 @@ async function startGateway(kernel: Kernel, remote: Record<string, string>, extr
   return Object.assign(gateway, { built });
 }
 
-/** The start hooks of the services this process hosts (seeding, recovery). */
-async function startServices(kernel: Kernel, remote: Record<string, string>): Promise<void> {
-  for (const service of services) if (!remote[service.name]) await service.start?.(kernel);
+interface Hosted {
+  module: ServiceModule<Kernel>;
+  built: BuiltService;
+}
+
+/** Phases 1 and 2 for the services this process hosts (all but the remote ones): built, job handlers registered. */
+function buildServices(kernel: Kernel, remote: Record<string, string>): Hosted[] {
+  return services
+    .filter((module) => !remote[module.name])
+    .map((module) => {
+      const built = module.build(kernel);
+      built.jobs?.();
+      return { module, built };
+    });
+}
+
+function builtServices(hosted: Hosted[]): RunningPlatform['services'] {
+  return Object.fromEntries(hosted.map((h) => [h.module.name, h.built]));
+}
+
+/** The start phase of the services this process hosts (seeding, recovery, timers). */
+async function startServices(hosted: Hosted[]): Promise<void> {
+  for (const { built } of hosted) await built.start?.();
 }
 
 function committedSdl(name: string): string {
@@ -238,7 +270,7 @@ async function cli(): Promise<void> {
       running = await startWorker(config);
       break;
     case 'migrate': {
-      const kernel = await createKernel(config, { entities, migrations, migrate: true, name: 'migrate' });
+      const kernel = await createKernel(config, { migrations, migrate: true, name: 'migrate' });
       await kernel.close();
       return;
     }

@@ -71,7 +71,7 @@ async function inParallel(n: number, width: number, fn: (i: number) => Promise<u
 
 async function benchOurs(url: string): Promise<QueueFigures> {
   const logger = createLogger('warn');
-  const db = createDataSource({ url, entities: [], migrations: kernelMigrations, applicationName: 'bench-queue' });
+  const db = createDataSource({ url, migrations: kernelMigrations, applicationName: 'bench-queue' });
   await db.initialize();
   await db.runMigrations();
   const notify = (channel: string, payload: string) => db.query('SELECT pg_notify($1, $2)', [channel, payload]);

@@ -13,7 +13,7 @@ import { createLogger } from '../kernel/logger';
 import { Queue } from '../kernel/queue';
 import type { AnyNames } from '../kernel/topics';
 import { startPlatform, type RunningPlatform } from '../main';
-import { controlPlaneServices } from '../subgraphs/control-plane';
+import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
@@ -121,7 +121,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
         child.once('message', () => resolve());
         child.send({ cmd });
       });
-    const db = createDataSource({ url: info.dbUrl, entities: [], migrations: [], applicationName: 'bench-tasks-driver', poolSize: 4 });
+    const db = createDataSource({ url: info.dbUrl, migrations: [], applicationName: 'bench-tasks-driver', poolSize: 4 });
     await db.initialize();
     try {
       let k = 0;
@@ -225,7 +225,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
 /** The raw queue on the same database: no-op jobs, the agent pool's concurrency, one process. */
 async function rawQueue(url: string): Promise<TaskBenchFigures['baseline']> {
   const logger = createLogger('error');
-  const db = createDataSource({ url, entities: [], migrations: [], applicationName: 'bench-tasks-queue' });
+  const db = createDataSource({ url, migrations: [], applicationName: 'bench-tasks-queue' });
   await db.initialize();
   const events = await createEventBus({ kind: 'memory' }, logger);
   const producer = new Queue<AnyNames>({ db, events, logger });
@@ -344,7 +344,7 @@ async function serve(): Promise<void> {
   for (let i = 0; i < KEYS; i++) {
     keys.push((await kernel.keys.create(admin, { name: `bench tasks ${i}`, tier: 'enterprise', permissions: ['agent:execute', 'agent:read'] })).plain);
   }
-  const pool = controlPlaneServices(kernel).agentQueue!;
+  const pool = (running.services['control-plane'] as ControlPlaneBuilt).agentQueue;
   process.on('message', (m: { cmd?: string }) => {
     const done = () => process.send?.({ ok: m.cmd });
     if (m.cmd === 'pause') void pool.stop({ graceMs: 5000 }).then(done);

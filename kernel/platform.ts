@@ -44,8 +44,7 @@ export interface Kernel {
 }
 
 export interface KernelOptions {
-  /** Entities and migrations of the services this process hosts (kernel's are always added). */
-  entities?: Function[];
+  /** Migrations of the services this process hosts (the kernel's are always added). */
   migrations?: Function[];
   /** Apply pending migrations (start does; `npm run migrate` does only this). */
   migrate?: boolean;
@@ -59,7 +58,6 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   const database = await resolveDatabase(config, logger);
   const db = createDataSource({
     url: database.url,
-    entities: opts.entities ?? [],
     migrations: [...kernelMigrations, ...(opts.migrations ?? [])],
     poolSize: config.dbPoolSize,
     applicationName: opts.name,

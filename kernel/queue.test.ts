@@ -19,7 +19,7 @@ const queues: Queue<AnyNames>[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ds = createDataSource({ url: database.url, entities: [], migrations: kernelMigrations });
+  ds = createDataSource({ url: database.url, migrations: kernelMigrations });
   await ds.initialize();
   await ds.runMigrations();
   bus = await createEventBus({ kind: 'memory' }, logger);

@@ -68,6 +68,8 @@ export interface EntityReference<V> {
   loader: LoaderDefinition<string, V | null>;
   /** The row as the GraphQL type (e.g. the resolver's `toWorkflow`). */
   toEntity: (row: V) => unknown;
+  /** Whether this caller may see the row, beyond the permission (its own keys only, say): a hidden row resolves to null, as a missing one. */
+  visible?: (row: V, ctx: RequestContext) => boolean;
 }
 
 export interface BuiltSubgraph {
@@ -113,7 +115,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       __resolveReference: async (reference: Record<string, unknown>, ctx: RequestContext) => {
         authorize(ctx.principal, spec.surface, ref.permission);
         const row = await load(ctx, ref.loader, String(reference[ref.key]));
-        return row === null ? null : ref.toEntity(row);
+        return row === null || (ref.visible && !ref.visible(row, ctx)) ? null : ref.toEntity(row);
       },
     };
   }
@@ -237,35 +239,65 @@ export interface SubscriptionRoute {
   args?: (args: Record<string, unknown>) => Record<string, unknown>;
 }
 
-/** One business service: its tables, its migrations, its subgraph and its subscriptions. */
+/**
+ * One business service as every process knows it before building anything: its name, the key
+ * service its operations accept, its migrations, its subscription routes and its GraphQL classes —
+ * enough to print its schema with no kernel at all (schema/emit.ts).
+ *
+ * A process that hosts the service runs the phases in order (main.ts):
+ *   1. `build(kernel)`  its objects and resolver instances, wired; nothing runs yet
+ *   2. `jobs()`         its job handlers on the kernel's queue (processes with workers start the queue)
+ *   3. `http(app, …)`   its own HTTP routes, beside GraphQL and REST
+ *   4. `start()`        once every service can be reached (kernel.operations): seeding, recovery, timers
+ *   5. `drain()`, `stop()` when the process drains
+ */
 export interface ServiceModule<K = unknown> {
   name: SubgraphName;
-  entities: Function[];
+  /** The key service this subgraph's operations accept (CONTRACT.md section 4). */
+  surface: KeyService | 'feedback';
   migrations: Function[];
   subscriptions: SubscriptionRoute[];
-  /** Builds the subgraph (and registers the service's job handlers on the kernel's queue). */
-  create(kernel: K): SubgraphSpec | Promise<SubgraphSpec>;
-  /**
-   * Runs once this process can reach every service (kernel.operations is bound): seeding,
-   * recovery. Idempotent: every process of a split deployment runs it.
-   */
-  start?(kernel: K): Promise<void>;
-  /** Runs when the process starts draining, before it waits for requests in flight: end open streams. */
-  drain?(kernel: K): void;
-  /** Runs when the process drains, once no request comes in any more: write what is buffered. */
-  stop?(kernel: K): Promise<void>;
+  resolvers: NonEmptyArray<Function>;
+  orphanedTypes?: Function[];
+  build(kernel: K): BuiltService;
+}
+
+/** A service built on a live kernel: what its phases do. */
+export interface BuiltService {
+  /** One instance of each of the module's resolver classes, constructed with its services. */
+  instances: object[];
+  /** The federation entities (types with @key) other subgraphs may reference, by type name. */
+  references?: Record<string, EntityReference<any>>;
+  /** Registers the service's job handlers on the kernel's queue. */
+  jobs?(): void;
   /**
    * HTTP routes the service serves itself, beside GraphQL and the REST route tables: redirects,
    * HTML pages, streams (the public short link and its gate page, OAuth sign-in, followed logs).
-   * Mounted on the platform's HTTP server by the process that hosts the service, after `create`.
    * Each route authenticates through `deps.admit` and enforces the same permissions and limits
    * as the operation it stands beside.
    */
-  http?(app: FastifyInstance, deps: ServiceHttpDeps<K>): void | Promise<void>;
+  http?(app: FastifyInstance, deps: ServiceHttpDeps): void | Promise<void>;
+  /** Runs once this process can reach every service (kernel.operations is bound). Idempotent: every process of a split deployment runs it. */
+  start?(): Promise<void>;
+  /** Runs when the process starts draining, before it waits for requests in flight: end open streams. */
+  drain?(): void;
+  /** Runs when the process drains, once no request comes in any more: write what is buffered, stop timers. */
+  stop?(): Promise<void>;
 }
 
-export interface ServiceHttpDeps<K = unknown> {
-  kernel: K;
+/** The subgraph of a service: its classes, with the instances of a build (none for schema emission). */
+export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService): SubgraphSpec {
+  return {
+    name: service.name,
+    surface: service.surface,
+    resolvers: service.resolvers,
+    orphanedTypes: service.orphanedTypes,
+    instances: built?.instances ?? [],
+    references: built?.references,
+  };
+}
+
+export interface ServiceHttpDeps {
   /**
    * The edge's admission of a request (API key, JWT or anonymous; the key's rate limits): the
    * caller's context and the headers the answer carries. A refusal throws an error with

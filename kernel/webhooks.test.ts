@@ -77,7 +77,7 @@ describe('WebhookSender', () => {
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    db = createDataSource({ url: tdb.url, entities: [], migrations: kernelMigrations });
+    db = createDataSource({ url: tdb.url, migrations: kernelMigrations });
     await db.initialize();
     await db.runMigrations();
     events = await createEventBus({ kind: 'memory' }, logger);

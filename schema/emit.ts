@@ -1,30 +1,18 @@
 import 'reflect-metadata';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSubgraph } from '../kernel/subgraph';
+import { buildSubgraph, subgraphSpec } from '../kernel/subgraph';
 import { composeSupergraph } from '../gateway/compose';
 import { services } from '../subgraphs';
 
 /** The committed SDL lives in the source tree (schema/), next to this file's source. */
 export const SCHEMA_DIR = path.join(__dirname, '..', '..', 'schema');
 
-/**
- * Building a subgraph only wires resolvers to their services (and job handlers to the queue);
- * nothing runs. The services are therefore given a kernel where every property and call is an
- * inert stand-in, so emission needs no database.
- */
-function offlineKernel(): any {
-  const inert: ProxyHandler<any> = {
-    get: (_t, prop) => (prop === 'then' ? undefined : new Proxy(() => undefined, inert)),
-    apply: () => new Proxy(() => undefined, inert),
-  };
-  return new Proxy(() => undefined, inert);
-}
-
 export async function emitSchema(): Promise<{ subgraphs: Record<string, string>; supergraph: string }> {
   const subgraphs: Record<string, string> = {};
   for (const service of services) {
-    const built = await buildSubgraph(await service.create(offlineKernel()));
+    // The classes alone print the schema: no service is built, nothing needs a database.
+    const built = await buildSubgraph(subgraphSpec(service));
     subgraphs[service.name] = built.sdl;
   }
   const supergraph = composeSupergraph(Object.entries(subgraphs).map(([name, sdl]) => ({ name, sdl })));

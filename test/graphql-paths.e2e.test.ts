@@ -67,6 +67,21 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     assert.deepEqual(spanning, { data: { apiKey: { name: 'paths', auditLabel: `audited:${keyId.slice(0, 8)}` } } });
   });
 
+  test('a reference to ApiKey from another subgraph resolves in the control plane, with its permission and its visibility', async () => {
+    const other = (await p.createKey({ name: 'other manager', permissions: ['keys:manage'] })).key;
+    const query = `query($a: ID!, $b: ID!){ a: auditedKey(id: $a){ id name status } b: auditedKey(id: $b){ id name } }`;
+    const missing = '00000000-0000-0000-0000-000000000000';
+    const answer = async (key: string) => JSON.parse((await both(query, { a: keyId, b: missing }, key)).post.body);
+    assert.deepEqual(await answer(p.adminKey), { data: { a: { id: keyId, name: 'paths', status: 'active' }, b: null } });
+    // A manager that did not create the key does not see it (as GET /auth/api-keys/:id answers 404).
+    assert.deepEqual((await answer(other)).data, { a: null, b: null });
+    const denied = await answer(reader);
+    assert.deepEqual(
+      denied.errors.map((e: any) => e.extensions.code),
+      ['insufficient_permissions', 'insufficient_permissions'],
+    );
+  });
+
   test('what the compiled path does not answer itself gets Apollo Server’s own answer', async () => {
     const post = (body: unknown) =>
       fetch(`${p.url}/graphql`, {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
 import { Queue } from '../kernel/queue';
 import { verifySignature } from '../kernel/webhooks';
-import { controlPlaneServices } from '../subgraphs/control-plane';
+import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -23,7 +23,8 @@ const clients: Client[] = [];
 
 const answer = JSON.stringify({ summary: 'done', files: [{ path: 'docs/x.md', content: '# X\n\n## Overview\n' }] });
 const task = (topic: string, extra: Record<string, unknown> = {}) => guideTask({ topic, audience: 'operators' }, extra);
-const pool = () => controlPlaneServices(p.platform.kernel).agentQueue!;
+const controlPlane = () => p.platform.services['control-plane'] as ControlPlaneBuilt;
+const pool = () => controlPlane().agentQueue;
 
 const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/${id}`)).body.data;
 
@@ -212,7 +213,7 @@ describe('priority', () => {
         ids.push(res.body.data.taskId);
       }
       // One worker slot, so start order is claim order.
-      controlPlaneServices(p.platform.kernel).runtime!.register(one);
+      controlPlane().runtime.register(one);
       await one.start();
       await until('every task to complete', async () => (await Promise.all(ids.map(getTask))).every((t) => t.status === 'completed'));
       const order = fake.chatBodies().map((b) => /prio (\w+)/.exec(b.messages[0].content)![1]);

@@ -9,6 +9,7 @@ import { apiKeyStore, type ApiKeyRecord } from './api-key.store';
 import { KEY_SERVICES, TIERS, hasPermission, isPlatformAdmin, type Environment, type KeyService, type Principal, type Tier } from './principal';
 import { UsageRecorder } from './usage-recorder';
 import { UUID } from '../ids';
+import { defineLoader, type LoaderDefinition } from '../loaders';
 import { TOPIC } from '../topics';
 
 /** Key prefixes per service and environment (CONTRACT.md section 4). */
@@ -145,14 +146,27 @@ export class ApiKeyService {
   }
 
   async get(actor: Principal, id: string): Promise<ApiKeyRecord> {
-    const caller = requireKeyActor(actor);
     // One plain statement: this read serves every key lookup (and the REST read the bench measures).
     const key = UUID.test(id) ? await apiKeyStore.byId(this.db, id) : undefined;
-    if (!key || !(isPlatformAdmin(caller) || key.createdBy === caller.keyId || key.id === caller.keyId)) {
-      throw errors.notFound('api_key', id);
-    }
+    if (!key || !this.visibleTo(actor, key)) throw errors.notFound('api_key', id);
     return key;
   }
+
+  /** A key is seen by a platform admin, by the key that created it, and by itself; to others it does not exist. */
+  visibleTo(actor: Principal, key: ApiKeyRecord): boolean {
+    const caller = requireKeyActor(actor);
+    return isPlatformAdmin(caller) || key.createdBy === caller.keyId || key.id === caller.keyId;
+  }
+
+  /** Keys by id in one statement (federation references to ApiKey); null for a missing or malformed id. */
+  readonly byId: LoaderDefinition<string, ApiKeyRecord | null> = defineLoader('auth.apiKeysById', async (ids) => {
+    const found = await apiKeyStore.byIds(
+      this.db,
+      ids.filter((id) => UUID.test(id)),
+    );
+    const byId = new Map(found.map((k) => [k.id, k]));
+    return ids.map((id) => byId.get(id) ?? null);
+  });
 
   async update(actor: Principal, id: string, input: UpdateKeyInput): Promise<ApiKeyRecord> {
     const key = await this.get(actor, id);

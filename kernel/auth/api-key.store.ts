@@ -52,6 +52,9 @@ export const apiKeyStore = {
   /** The key (id already checked to be a UUID), or undefined. */
   byId: (q: Queryable, id: string) => one<ApiKeyRecord>(q, `SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = $1`, [id]),
 
+  /** The keys of these ids (UUIDs already checked); absent ones are left out. */
+  byIds: (q: Queryable, ids: readonly string[]) => rows<ApiKeyRecord>(q, `SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = ANY($1::uuid[])`, [ids]),
+
   /** Every key, newest first; with `keyId`, only that key and the keys it created. */
   list: (q: Queryable, keyId: string | null) =>
     keyId === null

@@ -1,24 +1,23 @@
 import 'reflect-metadata';
-import { DataSource, type MixedList, type EntitySchema } from 'typeorm';
+import { DataSource, type MixedList } from 'typeorm';
 
 export interface DataSourceOptions {
   url: string;
-  entities: MixedList<Function | string | EntitySchema>;
   migrations: MixedList<Function | string>;
   poolSize?: number;
   applicationName?: string;
 }
 
 /**
- * One TypeORM data source per process over every entity the process hosts. Each service keeps
- * its tables in its own PostgreSQL schema (the entity's `schema`); the schema is created by the
- * service's first migration. Never `synchronize`.
+ * One TypeORM data source per process: its pool, its transactions and the migrations of every
+ * service the process hosts. Each service keeps its tables in its own PostgreSQL schema, created
+ * by its first migration, and reaches them only through its stores' SQL (`<thing>.store.ts`,
+ * kernel/db/rows.ts): no entity classes, never `synchronize`.
  */
 export function createDataSource(opts: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: opts.url,
-    entities: opts.entities,
     migrations: opts.migrations,
     migrationsTableName: 'platform_migrations',
     migrationsTransactionMode: 'each',

@@ -12,7 +12,7 @@ import { taskStore } from './task.store';
  * HTTP answers of this process by outcome, agent tasks by status, workflow executions, job queue
  * depth, and the Node.js process metrics. Figures are read at scrape time.
  */
-export function registerPrometheus(app: FastifyInstance, { kernel, admit }: ServiceHttpDeps<Kernel>): void {
+export function registerPrometheus(app: FastifyInstance, kernel: Kernel, { admit }: ServiceHttpDeps): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'platform_' });
   const stats = kernel.requests;

@@ -1,6 +1,21 @@
+/**
+ * Workflow engine (spec 2) — workflow definitions and versions, executions (sync, async, retry,
+ * cancel, waits that survive restarts), n8n imports, webhook triggers with their own
+ * authentication, schedules, and the `executionUpdated` subscription. Paths: /v1/engine,
+ * /engine/api/v1 and /webhook; the control plane's workflow paths (/v1/control-plane/workflows…)
+ * run its operations too.
+ *
+ * Owns: the `engine` schema (workflows, workflow_versions, executions, execution_nodes,
+ *   execution_logs, webhook_triggers, webhook_logs, schedules), through its stores.
+ * Calls: control plane (executeTask, task, cancelTask — the agent node, which waits on
+ *   taskUpdated events), promptlib (testPrompt — the prompt node), through their public
+ *   operations (kernel.operations).
+ * Publishes: executionUpdated, executionCancel, webhookTriggersChanged (the trigger caches).
+ * Jobs: executions, resumes, schedules, maintenance. Serves: /webhook/<path> (kernel/inbound.ts)
+ *   in the process hosting it.
+ */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
-import { Queue } from '../../kernel/queue';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
 import { ExecutionResolver, toExecution } from './execution.resolver';
@@ -23,19 +38,17 @@ import { toWorkflow, WorkflowResolver } from './workflow.resolver';
 import { WorkflowService, type WorkflowHooks } from './workflow.service';
 import { TOPIC } from '../../kernel/topics';
 
-/** The engine's services, built once per kernel (nothing here touches the kernel until used). */
+/** The engine's services on a kernel, wired to each other. */
 export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   const workflows = new WorkflowService(kernel.db, hooks);
-  let executionSecrets: SecretCipher | undefined;
+  const executionSecrets = new SecretCipher(
+    platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
+    'automation-platform/engine-execution-webhook/v1',
+  );
   const notifier = new ExecutionNotifier(
     () => kernel.webhooks,
-    // Built on first use (schema emission runs with a stand-in kernel that has no secrets).
-    () =>
-      (executionSecrets ??= new SecretCipher(
-        platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
-        'automation-platform/engine-execution-webhook/v1',
-      )),
+    () => executionSecrets,
     () => ({ allowHttp: kernel.config.webhookAllowHttp, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
     kernel.logger,
     () => kernel.config.publicUrl,
@@ -95,22 +108,9 @@ export function createEngine(kernel: Kernel) {
   return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
 }
 
-const engines = new WeakMap<Kernel, ReturnType<typeof createEngine>>();
-
-/** The engine services of a kernel this process hosts (tests and benchmarks reach in through it). */
-export function engineServices(kernel: Kernel): ReturnType<typeof createEngine> | undefined {
-  return engines.get(kernel);
-}
-
-/**
- * The workflow engine (spec 2): workflow definitions, executions (sync, async, retry, cancel,
- * waits that survive restarts), webhook triggers with their own authentication, schedules, and
- * the `executionUpdated` subscription. Paths: /v1/engine, /engine/api/v1 and /webhook; the
- * control plane's workflow paths (/v1/control-plane/workflows…) run its operations too.
- */
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
-  entities: [],
+  surface: 'engine',
   migrations: [
     Engine1763769600700,
     EngineSchedules1763769600800,
@@ -126,21 +126,12 @@ export const engine: ServiceModule<Kernel> = {
       query: 'execution',
     },
   ],
-  create: (kernel) => {
+  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
+  build: (kernel) => {
     const s = createEngine(kernel);
-    engines.set(kernel, s);
-    // Schema emission builds the subgraph with a stand-in kernel that runs nothing.
-    if (kernel.queue instanceof Queue) {
-      // This process's /webhook/<path> is answered by this engine directly (kernel/inbound.ts).
-      kernel.inbound.bind((request, sourceIp) => s.inbound.receive(request, sourceIp));
-      s.runner.register(kernel.queue);
-      s.schedules.register(kernel.queue);
-      s.maintenance.register(kernel.queue);
-    }
+    // This process's /webhook/<path> is answered by this engine directly (kernel/inbound.ts).
+    kernel.inbound.bind((request, sourceIp) => s.inbound.receive(request, sourceIp));
     return {
-      name: 'engine',
-      surface: 'engine',
-      resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
       instances: [
         new WorkflowResolver(s.workflows, s.triggers),
         new ExecutionResolver(s.executions),
@@ -154,12 +145,16 @@ export const engine: ServiceModule<Kernel> = {
         WorkflowExecution: { key: 'executionId', permission: 'workflow:read', loader: s.executions.byId, toEntity: toExecution },
         WorkflowWebhook: { key: 'webhookId', permission: 'workflow:read', loader: s.triggers.byId, toEntity: toWebhook },
       },
+      jobs: () => {
+        s.runner.register(kernel.queue);
+        s.schedules.register(kernel.queue);
+        s.maintenance.register(kernel.queue);
+      },
+      /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
+      start: async () => {
+        await s.maintenance.plan(5_000);
+        await s.schedules.restore();
+      },
     };
-  },
-  /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
-  start: async (kernel) => {
-    const s = engines.get(kernel) ?? createEngine(kernel);
-    await s.maintenance.plan(5_000);
-    await s.schedules.restore();
   },
 };

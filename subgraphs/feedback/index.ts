@@ -1,3 +1,15 @@
+/**
+ * Feature-request service (spec 3, section B) — projects, requests, votes, comments and
+ * moderation, for people signed in with GitHub or Google.
+ *
+ * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments), through
+ *   user/project/request stores.
+ * Calls: no other service (GitHub and Google for the OAuth code exchange).
+ * Publishes: feedbackRequestUpdated. Sessions are HS256 JWTs (audience `feedback`,
+ *   kernel/auth/jwt.ts) valid TOKEN_TTL_SECONDS, accepted on `/feedback/api/v1` and on `/graphql`
+ *   alike. Serves: the OAuth redirects (they are not JSON); the code exchange is the
+ *   `signInWithProvider` operation's.
+ */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';
@@ -11,42 +23,15 @@ import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
 import { TOPIC } from '../../kernel/topics';
 
-/**
- * The feature-request service (spec 3, section B): projects, requests, votes, comments and
- * moderation, for people signed in with GitHub or Google. Owns the `feedback` schema; calls no
- * other service. Sessions are HS256 JWTs (audience `feedback`, kernel/auth/jwt.ts) valid
- * TOKEN_TTL_SECONDS, accepted on `/feedback/api/v1` and on `/graphql` alike. The OAuth redirects
- * are served here (they are not JSON); the code exchange is the `signInWithProvider` operation's.
- */
-
 export const TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 const PREFIX = '/feedback/api/v1';
 const STATE_COOKIE = 'fb_oauth_state';
 
 export type SignIn = (provider: string, code: string, redirectUri: string) => Promise<FeedbackSession>;
 
-const built = new WeakMap<Kernel, { service: FeedbackService; signIn: SignIn }>();
-
-function feedbackOf(kernel: Kernel) {
-  let b = built.get(kernel);
-  if (!b) {
-    const service = new FeedbackService(kernel.db, kernel.events, kernel.logger);
-    const signIn: SignIn = async (provider, code, redirectUri) => {
-      if (provider !== 'github' && provider !== 'google') throw errors.field('provider', 'must be github or google');
-      if (!code) throw errors.field('code', 'code is required');
-      const profile = await exchange(kernel.config, provider, code, redirectUri);
-      const user = await service.upsertUser(profile);
-      const token = await kernel.tokens.issue({ userId: user.id, service: 'feedback', roles: [], permissions: [] }, TOKEN_TTL_SECONDS);
-      return { token, expiresIn: TOKEN_TTL_SECONDS, user: toUser(user) };
-    };
-    built.set(kernel, (b = { service, signIn }));
-  }
-  return b;
-}
-
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
-  entities: [],
+  surface: 'feedback',
   migrations: [Feedback1763769601400],
   subscriptions: [
     {
@@ -56,17 +41,23 @@ export const feedback: ServiceModule<Kernel> = {
       query: 'featureRequest',
     },
   ],
-  create: (kernel) => {
-    const { service, signIn } = feedbackOf(kernel);
-    return {
-      name: 'feedback',
-      surface: 'feedback',
-      resolvers: [FeedbackResolver, FeedbackProjectResolver],
-      instances: [new FeedbackResolver(service, signIn), new FeedbackProjectResolver(service)],
+  resolvers: [FeedbackResolver, FeedbackProjectResolver],
+  build: (kernel) => {
+    const service = new FeedbackService(kernel.db, kernel.events, kernel.logger);
+    const signIn: SignIn = async (provider, code, redirectUri) => {
+      if (provider !== 'github' && provider !== 'google') throw errors.field('provider', 'must be github or google');
+      if (!code) throw errors.field('code', 'code is required');
+      const profile = await exchange(kernel.config, provider, code, redirectUri);
+      const user = await service.upsertUser(profile);
+      const token = await kernel.tokens.issue({ userId: user.id, service: 'feedback', roles: [], permissions: [] }, TOKEN_TTL_SECONDS);
+      return { token, expiresIn: TOKEN_TTL_SECONDS, user: toUser(user) };
     };
-  },
-  http: (app, { kernel }) => {
-    app.register(async (scope) => registerSignIn(scope, kernel, feedbackOf(kernel).signIn));
+    return {
+      instances: [new FeedbackResolver(service, signIn), new FeedbackProjectResolver(service)],
+      http: (app) => {
+        app.register(async (scope) => registerSignIn(scope, kernel, signIn));
+      },
+    };
   },
 };
 

@@ -1,3 +1,16 @@
+/**
+ * Infrastructure service (spec 3, section C) — users and roles, projects, services with their
+ * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
+ * `kubernetes`), cluster figures, signed webhooks and alerts. People sign in with e-mail and
+ * password (HS256 JWT, audience `infra`, 3600 s); machines use infrastructure API keys
+ * (`inf_live_` / `inf_test_`, header X-API-Key or Bearer).
+ *
+ * Owns: the `infra` schema (users, organizations, projects, project_members, services,
+ *   deployments, webhooks, alerts), through account/project/deploy/notify stores.
+ * Calls: no other service (the cluster through its driver; webhook receivers through
+ *   kernel/webhooks.ts).
+ * Publishes: deploymentUpdated. Serves: `GET /services/:id/logs` (followed as NDJSON).
+ */
 import type { FastifyInstance } from 'fastify';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import { errors } from '../../kernel/errors';
@@ -18,52 +31,38 @@ import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
 import { TOPIC } from '../../kernel/topics';
 
-/**
- * The infrastructure service (spec 3, section C): users and roles, projects, services with their
- * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
- * `kubernetes`), cluster figures, signed webhooks and alerts. Owns the `infra` schema. People
- * sign in with e-mail and password (HS256 JWT, audience `infra`, 3600 s); machines use
- * infrastructure API keys (`inf_live_` / `inf_test_`, header X-API-Key or Bearer).
- */
-
 const PREFIX = '/infra/api/v1';
 const CLUSTER_CHECK_EVERY = 15;
 type Infra = InfraServices & { driver: ClusterDriver; streams: Set<AbortController> };
-const built = new WeakMap<Kernel, Infra>();
 
-export function infraServices(kernel: Kernel): Infra {
-  let b = built.get(kernel);
-  if (!b) {
-    const { db, config, logger } = kernel;
-    const driver: ClusterDriver =
-      config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
-    const access = new Access(db);
-    const notify = new NotifyService(
-      db,
-      access,
-      kernel.webhooks,
-      () => new SecretCipher(platformKey(kernel.secrets.internal, 'infra-webhooks'), 'automation-platform/infra-webhook-secret/v1'),
-      { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.outboundAllowPrivateNetworks },
-    );
-    const projects = new ProjectService(db, access);
-    const log = logger.child({ service: 'infra' });
-    b = {
-      driver,
-      streams: new Set(),
-      accounts: new AccountService(db, kernel.tokens, access),
-      projects,
-      deploys: new DeployService(db, access, projects, driver, notify, kernel.events, log),
-      cluster: new ClusterService(access, driver, notify, log, config.cluster.alertThresholdPercent),
-      notify,
-    };
-    built.set(kernel, b);
-  }
-  return b;
+function buildInfra(kernel: Kernel): Infra {
+  const { db, config, logger } = kernel;
+  const driver: ClusterDriver =
+    config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
+  const access = new Access(db);
+  const notify = new NotifyService(
+    db,
+    access,
+    kernel.webhooks,
+    () => new SecretCipher(platformKey(kernel.secrets.internal, 'infra-webhooks'), 'automation-platform/infra-webhook-secret/v1'),
+    { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.outboundAllowPrivateNetworks },
+  );
+  const projects = new ProjectService(db, access);
+  const log = logger.child({ service: 'infra' });
+  return {
+    driver,
+    streams: new Set(),
+    accounts: new AccountService(db, kernel.tokens, access),
+    projects,
+    deploys: new DeployService(db, access, projects, driver, notify, kernel.events, log),
+    cluster: new ClusterService(access, driver, notify, log, config.cluster.alertThresholdPercent),
+    notify,
+  };
 }
 
 export const infra: ServiceModule<Kernel> = {
   name: 'infra',
-  entities: [],
+  surface: 'infra',
   migrations: [Infra1763769601500],
   subscriptions: [
     {
@@ -73,26 +72,30 @@ export const infra: ServiceModule<Kernel> = {
       query: 'infraDeployment',
     },
   ],
-  create: (kernel) => ({ name: 'infra', surface: 'infra', resolvers: [InfraResolver], instances: [new InfraResolver(infraServices(kernel))] }),
-  start: async (kernel) => {
-    const s = infraServices(kernel);
-    await s.accounts.bootstrap(kernel.config.infraAdmin);
-    const every = kernel.config.cluster.watchIntervalMs;
-    s.deploys.start(every);
-    s.cluster.start(every * CLUSTER_CHECK_EVERY);
-  },
-  /** Followed log streams end when the process drains (a client following logs reconnects). */
-  drain: (kernel) => {
-    for (const stream of infraServices(kernel).streams) stream.abort();
-  },
-  stop: async (kernel) => {
-    const s = infraServices(kernel);
-    s.cluster.stop();
-    await s.deploys.stop();
-    await s.driver.close();
-  },
-  http: (app, deps) => {
-    app.register(async (scope) => registerLogs(scope, deps));
+  resolvers: [InfraResolver],
+  build: (kernel) => {
+    const s = buildInfra(kernel);
+    return {
+      instances: [new InfraResolver(s)],
+      http: (app, deps) => {
+        app.register(async (scope) => registerLogs(scope, s, kernel, deps));
+      },
+      start: async () => {
+        await s.accounts.bootstrap(kernel.config.infraAdmin);
+        const every = kernel.config.cluster.watchIntervalMs;
+        s.deploys.start(every);
+        s.cluster.start(every * CLUSTER_CHECK_EVERY);
+      },
+      /** Followed log streams end when the process drains (a client following logs reconnects). */
+      drain: () => {
+        for (const stream of s.streams) stream.abort();
+      },
+      stop: async () => {
+        s.cluster.stop();
+        await s.deploys.stop();
+        await s.driver.close();
+      },
+    };
   },
 };
 
@@ -102,8 +105,7 @@ export const infra: ServiceModule<Kernel> = {
  * until the client goes away. Served here because a stream is not a GraphQL answer; the checks
  * are the `infraServiceLogs` operation's own (DeployService.logs).
  */
-function registerLogs(scope: FastifyInstance, { kernel, admit }: ServiceHttpDeps<Kernel>): void {
-  const { deploys, streams } = infraServices(kernel);
+function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kernel: Kernel, { admit }: ServiceHttpDeps): void {
   scope.get(`${PREFIX}/services/:id/logs`, async (req, reply) => {
     try {
       const { context, headers } = await admit(req);

@@ -1,3 +1,13 @@
+/**
+ * Link service (spec 3, section A) — short links, optionally behind a password or PIN.
+ *
+ * Owns: the `links` schema (links, visits, attempts), through link.store.ts.
+ * Calls: no other service.
+ * Publishes: linksChanged (the redirect cache in every process). Serves: the public short link
+ *   `GET /links/{slug}` and its gate page's form directly from the service's cache — a redirect
+ *   must not cost a GraphQL operation — with the same rules as `verifyLink`; its GraphQL
+ *   operations back the REST paths of the `/links` surface.
+ */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';
@@ -11,39 +21,23 @@ import { LinkService, unavailable } from './link.service';
 import type { LinkView } from './link.store';
 import { Links1763769601300 } from './migrations/1763769601300-links';
 
-/**
- * The link service (spec 3, section A): short links, optionally behind a password or PIN.
- * Owns the `links` schema; calls no other service. Its GraphQL operations back the REST paths
- * of the `/links` surface; the public short link `GET /links/{slug}` (and its gate page's form)
- * is served here directly from the service's cache — a redirect must not cost a GraphQL
- * operation — with the same rules as `verifyLink`.
- */
-
-const services = new WeakMap<Kernel, LinkService>();
-
-export function linkServices(kernel: Kernel): LinkService {
-  let s = services.get(kernel);
-  if (!s) services.set(kernel, (s = new LinkService(kernel.db, kernel.events, (err) => kernel.logger.warn('link visits not written yet', { err }))));
-  return s;
-}
-
 export const links: ServiceModule<Kernel> = {
   name: 'links',
-  entities: [],
+  surface: 'links',
   migrations: [Links1763769601300],
   subscriptions: [],
-  create: (kernel) => ({
-    name: 'links',
-    surface: 'links',
-    resolvers: [LinkResolver],
-    instances: [new LinkResolver(linkServices(kernel))],
-  }),
-  /** Draining: the visits still buffered are written before the database closes. */
-  stop: (kernel) => linkServices(kernel).flush(),
-  http: (app, { kernel }) => {
-    const service = linkServices(kernel);
+  resolvers: [LinkResolver],
+  build: (kernel) => {
+    const service = new LinkService(kernel.db, kernel.events, (err) => kernel.logger.warn('link visits not written yet', { err }));
     const cookieKey = createHash('sha256').update(`link-unlock:${kernel.secrets.internal}`).digest();
-    app.register(async (scope) => registerPublicLinks(scope, service, cookieKey));
+    return {
+      instances: [new LinkResolver(service)],
+      http: (app) => {
+        app.register(async (scope) => registerPublicLinks(scope, service, cookieKey));
+      },
+      /** Draining: the visits still buffered are written before the database closes. */
+      stop: () => service.flush(),
+    };
   },
 };
 

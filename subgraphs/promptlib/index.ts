@@ -1,3 +1,13 @@
+/**
+ * Prompt library — versioned prompt templates with fragments, test runs against the model, A/B
+ * tests, chains, refine and promote. The control plane's agents render their instructions through
+ * `renderPrompt` (CONTRACT.md section 8).
+ *
+ * Owns: the `promptlib` schema (prompts, prompt_versions, prompt_pins, prompt_tests, ab_tests,
+ *   fragments, fragment_versions, chains, chain_versions, chain_executions), through its stores.
+ * Calls: no other service (the model through kernel.llm).
+ * Publishes: promptChanged (prompt caches in every process). Jobs: chain executions.
+ */
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ChainResolver } from './chain.resolver';
@@ -12,49 +22,24 @@ import { PromptService } from './prompt.service';
 import { PromptTestService } from './prompt-test.service';
 import { RefineService } from './refine.service';
 
-const built = new WeakMap<object, ReturnType<typeof build>>();
-
-/** The services of the prompt library, built once per kernel (`create` and `start` share them). */
-export function createPromptlib(kernel: Kernel) {
-  let services = built.get(kernel);
-  if (!services) built.set(kernel, (services = build(kernel)));
-  return services;
-}
-
-function build(kernel: Kernel) {
-  const prompts = new PromptService(kernel.db, kernel.events);
-  const tests = new PromptTestService(kernel.db, prompts, kernel.llm, kernel.rateLimiter);
-  return {
-    prompts,
-    tests,
-    refiner: new RefineService(prompts, tests, kernel.llm),
-    fragments: new FragmentService(kernel.db, prompts.loader),
-    chains: new ChainService(kernel.db, prompts, kernel.llm, kernel.rateLimiter, kernel.queue),
-    runner: new ChainRunner(kernel.db, prompts, tests, kernel.logger),
-  };
-}
-
-/**
- * The prompt library: prompts, fragments, chains, tests, A/B tests, refine and promote. The
- * control plane's agents render their instructions through `renderPrompt` (CONTRACT.md section 8).
- */
 export const promptlib: ServiceModule<Kernel> = {
   name: 'promptlib',
-  entities: [],
+  surface: 'promptlib',
   migrations: [Promptlib1763769600500, ChainRunClock1763769601170],
   subscriptions: [],
-  create: (kernel) => {
-    const s = createPromptlib(kernel);
-    s.runner.register(kernel.queue);
+  resolvers: [PromptResolver, FragmentResolver, ChainResolver],
+  build: (kernel) => {
+    const prompts = new PromptService(kernel.db, kernel.events);
+    const tests = new PromptTestService(kernel.db, prompts, kernel.llm, kernel.rateLimiter);
+    const refiner = new RefineService(prompts, tests, kernel.llm);
+    const fragments = new FragmentService(kernel.db, prompts.loader);
+    const chains = new ChainService(kernel.db, prompts, kernel.llm, kernel.rateLimiter, kernel.queue);
+    const runner = new ChainRunner(kernel.db, prompts, tests, kernel.logger);
     return {
-      name: 'promptlib',
-      surface: 'promptlib',
-      resolvers: [PromptResolver, FragmentResolver, ChainResolver],
-      instances: [new PromptResolver(s.prompts, s.tests, s.refiner), new FragmentResolver(s.fragments), new ChainResolver(s.chains)],
+      instances: [new PromptResolver(prompts, tests, refiner), new FragmentResolver(fragments), new ChainResolver(chains)],
+      jobs: () => runner.register(kernel.queue),
+      /** Seeds the prompts the platform itself uses (the prompt-refiner's), if they are missing. */
+      start: () => prompts.ensureSeeded(),
     };
-  },
-  /** Seeds the prompts the platform itself uses (the prompt-refiner's), if they are missing. */
-  start: async (kernel) => {
-    await createPromptlib(kernel).prompts.ensureSeeded();
   },
 };
