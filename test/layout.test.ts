@@ -201,4 +201,28 @@ describe('the layout (ARCHITECTURE.md)', () => {
     const found = circles(graph).map((c) => c.map(rel).join(' -> '));
     assert.deepEqual(found, [], `import circles:\n  ${found.join('\n  ')}`);
   });
+
+  test('SQL lives in the stores: no statement, repository or entity class elsewhere in a service', () => {
+    const SQL = /\.query(<[^>]*>)?\(|getRepository\(|createQueryBuilder\(|@Entity\(/;
+    const found: string[] = [];
+    for (const file of sourceFiles(path.join(ROOT, 'subgraphs'))) {
+      const name = rel(file);
+      if (name.endsWith('.store.ts') || name.endsWith('.test.ts') || name.includes('/migrations/')) continue;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => SQL.test(line) && found.push(`${name}:${i + 1}: ${line.trim()}`));
+    }
+    assert.deepEqual(found, [], `SQL outside <thing>.store.ts:\n  ${found.join('\n  ')}`);
+  });
+
+  test('each service says at the top of its index.ts what it owns and which services it calls', () => {
+    const services = readdirSync(path.join(ROOT, 'subgraphs')).filter((d) => statSync(path.join(ROOT, 'subgraphs', d)).isDirectory());
+    assert.ok(services.length >= 6);
+    for (const service of services) {
+      const head = readFileSync(path.join(ROOT, 'subgraphs', service, 'index.ts'), 'utf8').split('*/')[0]!;
+      assert.match(head, /^\/\*\*/, `${service}/index.ts starts with its notes`);
+      assert.match(head, /\n \* Owns: /, `${service}/index.ts says what it owns`);
+      assert.match(head, /\n \* Calls: /, `${service}/index.ts says which services it calls`);
+    }
+  });
 });
