@@ -1,5 +1,5 @@
 import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
-import type { ExecutionErrorInfo } from './executor';
+import type { ExecutionErrorInfo } from './executor.types';
 import type { NotifyConfig } from './execution.types';
 import type { ExecutionRow, ExecutionStatus } from './execution.store';
 

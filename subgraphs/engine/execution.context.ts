@@ -6,7 +6,7 @@ import type { Priority, Queue } from '../../kernel/queue';
 import { type Tx } from '../../kernel/db/transaction';
 
 import type { ExecutionMode, ExecutionStatus } from './execution.store';
-import type { StoredRun } from './executor';
+import type { StoredRun } from './executor.types';
 import type { Item } from './expressions';
 import type { WebhookReply } from './nodes/types';
 import type { ExecutionNotifier } from './execution.notify';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { UUID } from '../../kernel/ids';
 import type { JobAttempt, JobContext, Queue } from '../../kernel/queue';
-import type { ExecutionErrorInfo } from './executor';
+import type { ExecutionErrorInfo } from './executor.types';
 import { eventFor } from './execution.notify';
 import type { NotifyConfig } from './execution.types';
 import { publishUpdate, type RunnerDeps } from './execution.context';
