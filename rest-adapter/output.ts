@@ -1,6 +1,6 @@
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { convertKeys, toSnake } from './case';
-import type { RestRequest, RouteDef } from './route';
+import type { OutputOptions, RestRequest, RouteDef } from './route';
 
 /**
  * How a route's answer is made from its operation's data — the one mechanism of every surface.
@@ -13,16 +13,6 @@ import type { RestRequest, RouteDef } from './route';
 /** Drops the keys whose value is null or undefined (fields that do not apply in this state). */
 export function omitNulls<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-}
-
-/** The route options that shape an answer (after `pick`, if any). */
-export interface OutputOptions {
-  /** Drop null fields of the answer (of each item when it is a list); nested objects are kept as they are. */
-  omitNulls?: boolean;
-  /** snake_case every key of the answer, deeply, except inside the route's `opaque` keys. */
-  snakeCase?: boolean;
-  /** Keys whose contents are client data, kept verbatim by the case conversion. */
-  opaque?: string[];
 }
 
 /** Applies the output options to an answer. */

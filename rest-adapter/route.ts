@@ -1,5 +1,3 @@
-import type { OutputOptions } from './output';
-
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RestRequest {
@@ -7,6 +5,16 @@ export interface RestRequest {
   query: Record<string, string | string[] | undefined>;
   /** The JSON body, with keys already in GraphQL's camelCase on snake_case surfaces. */
   body: any;
+}
+
+/** The route options that shape an answer (after `pick`, if any); output.ts applies them. */
+export interface OutputOptions {
+  /** Drop null fields of the answer (of each item when it is a list); nested objects are kept as they are. */
+  omitNulls?: boolean;
+  /** snake_case every key of the answer, deeply, except inside the route's `opaque` keys. */
+  snakeCase?: boolean;
+  /** Keys whose contents are client data, kept verbatim by the case conversion. */
+  opaque?: string[];
 }
 
 /**

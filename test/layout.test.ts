@@ -10,9 +10,11 @@ import path from 'node:path';
  *   subgraphs/<service>/        each service alone: no other service's files, nothing above
  *   kernel/                     the bottom: imports none of the rooms above
  *
- * and no import circle anywhere, since a circle makes the load order decide which module sees
- * `undefined`. Only imports that survive compilation count: `import type` (and imports whose every
- * name is `type`) are erased by tsc, so they cannot form a circle at run time.
+ * and no import circle anywhere. Every import counts, type-only ones too (`import type`, `{ type A }`,
+ * `import('…')` in a type), though tsc erases them: ARCHITECTURE.md says what a room may import, not
+ * what survives compilation, and a type-only circle, harmless at load time, still ties two files
+ * together so that neither can be read, changed or moved alone; one value import added to it makes
+ * the load order decide which module sees `undefined` (#17 item 4).
  */
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -29,30 +31,16 @@ function sourceFiles(dir = ROOT, found: string[] = []): string[] {
 }
 
 /**
- * Static import and re-export specifiers of one file. The clause between `import`/`export` and
- * `from` admits only names, braces, commas and `*`, so a match cannot run across statements.
+ * Import and re-export specifiers of one file, type-only ones included. The clause between
+ * `import`/`export` and `from` admits only names, braces, commas and `*`, so a match cannot run
+ * across statements; `import('…')` is a type query or a lazy load.
  */
-const FROM = /^[ \t]*(import|export)\s+(type\s+)?([\w\s{},*$]*?)\s*from\s*['"]([^'"]+)['"]/gm;
+const FROM = /^[ \t]*(?:import|export)\s+[\w\s{},*$]*?\s*from\s*['"]([^'"]+)['"]/gm;
 const BARE = /^[ \t]*import\s*['"]([^'"]+)['"]/gm;
+const CALL = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
 
-export function runtimeImports(source: string): string[] {
-  const specifiers: string[] = [];
-  for (const m of source.matchAll(FROM)) {
-    const [, , typeOnly, clause = '', specifier = ''] = m;
-    if (typeOnly) continue;
-    if (/^\{[^}]*\}$/.test(clause.trim())) {
-      const names = clause
-        .trim()
-        .slice(1, -1)
-        .split(',')
-        .map((n) => n.trim())
-        .filter(Boolean);
-      if (names.length > 0 && names.every((n) => n.startsWith('type '))) continue;
-    }
-    specifiers.push(specifier);
-  }
-  for (const m of source.matchAll(BARE)) specifiers.push(m[1]!);
-  return specifiers;
+export function importSpecifiers(source: string): string[] {
+  return [FROM, BARE, CALL].flatMap((pattern) => [...source.matchAll(pattern)].map((m) => m[1]!));
 }
 
 /** A relative specifier resolved the way node16 resolution finds a .ts source; packages give undefined. */
@@ -68,7 +56,7 @@ function resolve(from: string, specifier: string): string | undefined {
 function buildGraph(files: string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const targets = runtimeImports(readFileSync(file, 'utf8'))
+    const targets = importSpecifiers(readFileSync(file, 'utf8'))
       .map((s) => resolve(file, s))
       .filter((t): t is string => t !== undefined && t.endsWith('.ts'));
     graph.set(file, [...new Set(targets)]);
@@ -174,7 +162,7 @@ function shortestCycle(graph: Map<string, string[]>, members: Set<string>, start
 describe('the layout (ARCHITECTURE.md)', () => {
   const graph = buildGraph(sourceFiles());
 
-  test('the scanner reads imports the way tsc keeps them', () => {
+  test('the scanner reads every import, type-only ones too', () => {
     const source = [
       "import 'reflect-metadata';",
       "import type { A } from './a';",
@@ -187,8 +175,9 @@ describe('the layout (ARCHITECTURE.md)', () => {
       "export * from './i';",
       "export type { J } from './j';",
       "const text = `import x from './not-an-import'`;",
+      "let k: typeof import('./k');",
     ].join('\n');
-    assert.deepEqual(runtimeImports(source).sort(), ['./d', './f', './h', './i', 'reflect-metadata']);
+    assert.deepEqual(importSpecifiers(source).sort(), ['./a', './b', './d', './f', './h', './i', './j', './k', 'reflect-metadata']);
     assert.ok(graph.size > 100, `only ${graph.size} source files found under ${ROOT}`);
   });
 

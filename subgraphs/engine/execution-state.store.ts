@@ -1,6 +1,6 @@
 import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
-import type { ExecutionErrorInfo } from './executor';
-import type { NotifyConfig } from './execution.notify';
+import type { ExecutionErrorInfo } from './executor.types';
+import type { NotifyConfig } from './execution.types';
 import type { ExecutionRow, ExecutionStatus } from './execution.store';
 
 /**

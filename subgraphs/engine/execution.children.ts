@@ -1,6 +1,7 @@
 import { AppError } from '../../kernel/errors';
 import { guardedFetch } from '../../kernel/outbound';
-import type { ExecutionErrorInfo, WorkflowExecutor } from './executor';
+import type { WorkflowExecutor } from './executor';
+import type { ExecutionErrorInfo } from './executor.types';
 import type { Item } from './expressions';
 import { NodeError, type NodeServices, type PromptTestRequest, type TaskRequest } from './nodes/types';
 import { MAX_DEPTH, type RunContext, type RunnerDeps, type StartOptions, type Started } from './execution.context';

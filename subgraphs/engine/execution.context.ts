@@ -6,10 +6,11 @@ import type { Priority, Queue } from '../../kernel/queue';
 import { type Tx } from '../../kernel/db/transaction';
 
 import type { ExecutionMode, ExecutionStatus } from './execution.store';
-import type { StoredRun } from './executor';
+import type { StoredRun } from './executor.types';
 import type { Item } from './expressions';
 import type { WebhookReply } from './nodes/types';
-import type { ExecutionNotifier, NotifyConfig } from './execution.notify';
+import type { ExecutionNotifier } from './execution.notify';
+import type { NotifyConfig } from './execution.types';
 import type { OperationsLike } from './execution.platform';
 import type { ExecutionView, RequestLog, StoreTarget } from './execution.store';
 import type { WorkflowService, WorkflowVersion } from './workflow.service';

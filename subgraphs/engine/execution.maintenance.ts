@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
-import type { ExecutionErrorInfo } from './executor';
+import type { ExecutionErrorInfo } from './executor.types';
 import type { ExecutionRunner } from './execution.runner';
 import { JOB } from '../../kernel/topics';
 import { crowdedWorkflows, failStale, pruneBeyond, pruneOlderThan, pruneWebhookLogs } from './execution-state.store';

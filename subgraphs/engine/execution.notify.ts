@@ -7,6 +7,7 @@ import type { Logger } from '../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { WebhookSender } from '../../kernel/webhooks';
 import type { ExecutionView } from './execution.store';
+import { EXECUTION_EVENTS, type ExecutionEvent, type NotifyConfig } from './execution.types';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
 
 /**
@@ -15,20 +16,8 @@ import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
  * subscription ({url, events, encrypted secret}) is kept on the execution row (`notify`), so the
  * process that finishes, resumes or recovers the execution sends what it asked for. Deliveries
  * go through kernel.webhooks (X-SVC-Signature, retries with backoff, every attempt recorded).
+ * The events and the stored subscription's shape are in execution.types.ts, which the stores read too.
  */
-
-export const EXECUTION_EVENTS = ['execution.started', 'execution.completed', 'execution.failed', 'execution.waiting'] as const;
-export type ExecutionEvent = (typeof EXECUTION_EVENTS)[number];
-
-/** Stored with the execution (jsonb). */
-export interface NotifyConfig {
-  url: string;
-  events: ExecutionEvent[];
-  /** base64 of the AES-256-GCM ciphertext (the execution id is the associated data); null: unsigned. */
-  secretEnc: string | null;
-  /** The platform's address as the triggering caller reached it: the base of the payload's links. */
-  baseUrl?: string;
-}
 
 export interface NotifyInput {
   url?: string | null;

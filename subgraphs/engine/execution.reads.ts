@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { UUID } from '../../kernel/ids';
-import type { StoredRun } from './executor';
+import type { StoredRun } from './executor.types';
 import type { Item } from './expressions';
 import type { RunnerDeps } from './execution.context';
 import type { ExecutionRow, ExecutionView, ExecutionViewRow } from './execution.store';

@@ -1,7 +1,8 @@
 import type { Queryable } from '../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { compile, executionTimeoutSeconds } from './definition';
-import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, WorkflowExecutor } from './executor';
+import type { WorkflowExecutor } from './executor';
+import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome } from './executor.types';
 import type { Item } from './expressions';
 import { eventFor } from './execution.notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './execution.context';

@@ -4,7 +4,7 @@ import type { Queue } from '../../kernel/queue';
 import { compile, executionTimeoutSeconds } from './definition';
 import { chooseStart, WorkflowExecutor } from './executor';
 import { ExpressionEngine } from './expressions';
-import type { NotifyConfig } from './execution.notify';
+import type { NotifyConfig } from './execution.types';
 import { CODE_LIMITS, EXPRESSION_LIMITS, type CodeRunner } from './sandbox';
 import { ProcessSandbox } from './sandbox.process';
 import { ExecutionChildren } from './execution.children';

@@ -1,7 +1,7 @@
 import { exec, one, type Queryable } from '../../kernel/db/rows';
-import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor';
+import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor.types';
 import type { Item } from './expressions';
-import type { NotifyConfig } from './execution.notify';
+import type { NotifyConfig } from './execution.types';
 import type { WorkflowVersion } from './workflow.service';
 
 /**

@@ -2,6 +2,20 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../kernel/graphql-types';
 
+/** The signed webhooks an execution started by the control plane's trigger can ask for (execution.notify.ts). */
+export const EXECUTION_EVENTS = ['execution.started', 'execution.completed', 'execution.failed', 'execution.waiting'] as const;
+export type ExecutionEvent = (typeof EXECUTION_EVENTS)[number];
+
+/** A control-plane trigger's webhook subscription (execution.notify.ts), stored with the execution (jsonb). */
+export interface NotifyConfig {
+  url: string;
+  events: ExecutionEvent[];
+  /** base64 of the AES-256-GCM ciphertext (the execution id is the associated data); null: unsigned. */
+  secretEnc: string | null;
+  /** The platform's address as the triggering caller reached it: the base of the payload's links. */
+  baseUrl?: string;
+}
+
 @ObjectType()
 export class ExecutionProgress {
   @Field(() => Int, { description: 'Nodes that ran or were skipped (no items reached them).' }) nodesCompleted: number;

@@ -3,19 +3,10 @@ import { compile, isTrigger, validateDefinition, versionOf, type CompiledWorkflo
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from './expressions';
 import { importWorkflow } from './n8n/import';
 import { nodeType } from './nodes';
-import {
-  isPlainObject,
-  NodeError,
-  type ItemLineage,
-  type NodeContext,
-  type NodeDefinition,
-  type NodeResult,
-  type NodeServices,
-  type SourceData,
-  type WebhookReply,
-} from './nodes/types';
+import { isPlainObject, NodeError, type NodeContext, type NodeDefinition, type NodeResult } from './nodes/types';
 import { SandboxError } from './sandbox';
 import { Aborted, V1Execution } from './executor.v1';
+import type { ExecutionErrorInfo, LogEntry, NodeRun, NodeRunner, NodeRunOutcome, Progress, RunOutcome, RunRequest, V1RunContext } from './executor.types';
 
 /**
  * The engine loop, with no database and no GraphQL (the execution service persists what the
@@ -33,102 +24,9 @@ import { Aborted, V1Execution } from './executor.v1';
  * re-run after a lost worker): those nodes are not run again.
  *
  * Workflows with n8n's `settings.executionOrder: 'v1'` run in n8n's v1 order instead, with
- * loops, several runs per node and paired items: executor.v1.ts.
+ * loops, several runs per node and paired items: executor.v1.ts. What both take and return is in
+ * executor.types.ts.
  */
-
-export interface ExecutionErrorInfo {
-  code: 'NODE_EXECUTION_FAILED' | 'EXECUTION_FAILED';
-  message: string;
-  node?: string;
-  nodeType?: string;
-  details: Record<string, unknown>;
-}
-
-export interface NodeRun {
-  node: string;
-  /** Which run of the node this is in the execution, from 0 (only v1 workflows run a node more than once). */
-  runIndex: number;
-  nodeType: string;
-  status: 'success' | 'error';
-  startedAt: Date;
-  durationMs: number;
-  tries: number;
-  /** Null when the node failed and stopped the execution. */
-  output: Item[][] | null;
-  error?: { message: string; details: Record<string, unknown> };
-  /** v1: the node's context after this run (NodeContext.state), when it keeps one; stored so that a replay restores it. */
-  state?: Record<string, unknown> | null;
-}
-
-/** A node run already stored (v1 replay): its outputs and the node's context after it. */
-export interface StoredRun {
-  output: Item[][];
-  state?: Record<string, unknown> | null;
-}
-
-/** What a v1 node run gets besides its items (executor.v1.ts). */
-export interface V1RunContext {
-  state: Record<string, unknown>;
-  inputSource: readonly (SourceData | null)[];
-  lineage: ItemLineage;
-}
-
-export interface LogEntry {
-  at: Date;
-  level: 'debug' | 'info' | 'warn' | 'error';
-  node?: string;
-  message: string;
-}
-
-export interface Progress {
-  nodesCompleted: number;
-  nodesTotal: number;
-  currentNode: string | null;
-}
-
-export interface ExecutorHooks {
-  beforeNode?(node: WorkflowNode, progress: Progress): Promise<void> | void;
-  afterNode?(run: NodeRun, progress: Progress): Promise<void> | void;
-  log?(entry: LogEntry): void;
-  /** The first respondToWebhook's answer, as soon as it is known. */
-  reply?(reply: WebhookReply): void;
-}
-
-export interface RunRequest {
-  compiled: CompiledWorkflow;
-  execution: { id: string; mode: string; resumeUrl: string };
-  /** timezone: the workflow's settings.timezone (dates in expressions and date nodes; default UTC). */
-  workflow: { id: string; name: string; active: boolean; timezone?: string };
-  /** What the start node emits. */
-  input: Item[];
-  /** The trigger that receives the input (chooseStart); null: every node without inputs. */
-  startNode: string | null;
-  done?: ReadonlyMap<string, Item[][]>;
-  /**
-   * v1 workflows: the node runs already stored, by node and run index (resume, retry, re-run).
-   * The execution is replayed from its start, each stored run taken from here instead of being run.
-   * Without it, `done` counts as run 0 of each of its nodes.
-   */
-  stored?: ReadonlyMap<string, readonly (StoredRun | undefined)[]>;
-  /** v1 workflows: how many times one node may run in one execution (default MAX_NODE_RUNS). */
-  maxNodeRuns?: number;
-  signal: AbortSignal;
-  services: NodeServices;
-  hooks?: ExecutorHooks;
-}
-
-export interface ExecutionResultData {
-  lastNode: string | null;
-  /** The json of the last node's items. */
-  items: Record<string, unknown>[];
-  nodesExecuted: number;
-}
-
-export type RunOutcome =
-  | { status: 'success'; result: ExecutionResultData }
-  | { status: 'error'; error: ExecutionErrorInfo; nodesExecuted: number }
-  | { status: 'waiting'; node: string; runIndex: number; items: Item[]; until: Date | null; webhook: boolean; nodesExecuted: number }
-  | { status: 'aborted'; reason: unknown; nodesExecuted: number };
 
 /** Which trigger starts an execution of this mode. */
 export function chooseStart(compiled: CompiledWorkflow, mode: string): string | null {
@@ -138,7 +36,7 @@ export function chooseStart(compiled: CompiledWorkflow, mode: string): string | 
   return preferred ?? of('manualTrigger') ?? nodes[0]?.name ?? null;
 }
 
-export class WorkflowExecutor {
+export class WorkflowExecutor implements NodeRunner {
   constructor(private readonly expressions: ExpressionEngine) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
@@ -269,7 +167,7 @@ export class WorkflowExecutor {
     req: RunRequest,
     log: (level: LogEntry['level'], message: string, node?: string) => void,
     v1?: V1RunContext,
-  ): Promise<{ kind: 'ok'; result: NodeResult; run: NodeRun } | { kind: 'failed'; run: NodeRun; error: ExecutionErrorInfo }> {
+  ): Promise<NodeRunOutcome> {
     const def = nodeType(node.type)!;
     const tries = node.retryOnFail ? (node.maxTries ?? 3) : 1;
     const startedAt = new Date();

@@ -1,5 +1,5 @@
 import { versionOf, type Edge, type WorkflowNode } from './definition';
-import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome, RunRequest, StoredRun, V1RunContext, WorkflowExecutor } from './executor';
+import type { ExecutionErrorInfo, LogEntry, NodeRunner, Progress, RunOutcome, RunRequest, StoredRun, V1RunContext } from './executor.types';
 import type { Item } from './expressions';
 import { nodeType } from './nodes';
 import type { ItemLineage, PairedItemData, SourceData } from './nodes/types';
@@ -66,7 +66,7 @@ export class V1Execution {
   private replied = false;
 
   constructor(
-    private readonly executor: WorkflowExecutor,
+    private readonly executor: NodeRunner,
     private readonly req: RunRequest,
   ) {
     this.stored = req.stored ?? new Map([...(req.done ?? [])].map(([name, output]) => [name, [{ output }]]));

@@ -1,5 +1,5 @@
 import type { DateTime as LuxonDateTime, DurationLikeObject } from 'luxon';
-import type { ExtensionTable, Lib } from './expressions.extensions';
+import type { ExtensionTable, Lib } from './expressions.extensions.types';
 
 /**
  * n8n's date extensions (on luxon DateTimes, JavaScript Dates, and ISO strings such as

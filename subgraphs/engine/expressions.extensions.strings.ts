@@ -1,4 +1,4 @@
-import type { ExtensionTable, Lib } from './expressions.extensions';
+import type { ExtensionTable, Lib } from './expressions.extensions.types';
 
 /**
  * n8n's string extensions (docs.n8n.io, "Data transformation functions: strings"), written for

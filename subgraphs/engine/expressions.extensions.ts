@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as Luxon from 'luxon';
-import { codec, type Codec } from './expressions.extensions.codec';
+import { codec } from './expressions.extensions.codec';
 import { dateConversions, dateExtensions } from './expressions.extensions.dates';
 import { stringExtensions } from './expressions.extensions.strings';
+import type { ExtensionTable, Lib } from './expressions.extensions.types';
 import { arrayExtensions, booleanExtensions, numberExtensions, objectExtensions } from './expressions.extensions.values';
 
 /**
@@ -24,25 +25,6 @@ import { arrayExtensions, booleanExtensions, numberExtensions, objectExtensions 
  * assembled into one script: each such function must only use what it receives. The script
  * leaves one hidden global, `globalThis[Symbol.for(PRELUDE_KEY)]` (PreludeApi), for the runners.
  */
-
-/** An extension: the value it is called on, and the call's arguments as a list. */
-export type ExtensionFn = (value: any, args: any) => unknown;
-export type ExtensionTable = Record<string, ExtensionFn>;
-
-/** What the extension tables get from the prelude. */
-export interface Lib {
-  luxon: typeof Luxon;
-  codec: Codec;
-  /** Throws one of n8n's expression errors: it fails the node (other errors in n8n expressions only give undefined). */
-  fail(message: string): never;
-  /** Deep equality of JSON-like values (lodash's isEqual for what expressions handle). */
-  isEqual(a: unknown, b: unknown): boolean;
-  /** Without null, undefined, "nil", "" and empty objects, recursively (arrays become objects, as in n8n). */
-  compactObject(o: object): Record<string, unknown>;
-  stringToDateTime(s: string, format?: string): Luxon.DateTime;
-  numberToDateTime(n: number, format?: string): Luxon.DateTime;
-  parseDateTime(v: unknown): Luxon.DateTime;
-}
 
 export const PRELUDE_KEY = 'n8n.expressions';
 /** The property that marks an error as one of n8n's expression errors (Symbol.for). */

@@ -1,4 +1,4 @@
-import type { ExtensionTable, Lib } from './expressions.extensions';
+import type { ExtensionTable, Lib } from './expressions.extensions.types';
 
 /**
  * n8n's number, boolean, array and object extensions (docs.n8n.io, "Data transformation

@@ -1,4 +1,4 @@
-import type { ExpressionData, Item } from './expressions';
+import type { ExpressionData, Item } from './expressions.types';
 
 /**
  * The fast path of expressions.ts: plain paths (`$json.customer.email`,

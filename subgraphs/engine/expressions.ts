@@ -3,10 +3,12 @@ import { EXPRESSION_RUNNER, type RunnerPayload } from './expressions.runner';
 import { compilePath, itemOf, MissingNode, NOT_A_PATH, readPath, STR, type PathScope } from './expressions.paths';
 import { ExpressionSyntaxError, rewrite, type Rewritten } from './expressions.syntax';
 import { parseTemplate, type Segment } from './expressions.templates';
+import type { ExpressionData, Item } from './expressions.types';
 import { Sandbox, SandboxError, EXPRESSION_LIMITS, type CodeRunner, type Prelude } from './sandbox';
 
 export { compilePath, type PathAccessor } from './expressions.paths';
 export { parseTemplate } from './expressions.templates';
+export type { ExpressionData, ExpressionLineage, Item } from './expressions.types';
 
 /**
  * `{{ … }}` in node parameters: n8n's expression language. `$json`, `$input` (`item`, `first()`,
@@ -30,35 +32,6 @@ export { parseTemplate } from './expressions.templates';
  * node — do fail it), and `$execution.mode` is `test` or `production`. Otherwise (the platform's
  * own nodes) `$now` is a Date, text embeds objects as JSON, and errors fail the node.
  */
-
-export interface Item {
-  json: Record<string, unknown>;
-  /** n8n: the input item this one came from (input 0 unless `input`). */
-  pairedItem?: { item: number; input?: number };
-}
-
-/** What v1 executions add: the run index and paired items (nodes/types.ts ItemLineage). */
-export interface ExpressionLineage {
-  readonly runIndex: number;
-  /** The item of `node` that input item `itemIndex` came from; undefined when `node` has not run. */
-  pairedItem(node: string, itemIndex: number): Item | undefined;
-}
-
-export interface ExpressionData {
-  /** The items of the node's main input. */
-  items: Item[];
-  /** The items each completed node passed on (all its outputs, in order), by node name. */
-  nodes: ReadonlyMap<string, Item[]>;
-  execution: { id: string; mode: string; resumeUrl: string };
-  /** timezone: the workflow's settings.timezone (default UTC). */
-  workflow: { id: string; name: string; active: boolean; timezone?: string };
-  /** n8n's `$vars` (default: none). */
-  vars?: Readonly<Record<string, string>>;
-  /** n8n's `$prevNode`: the node run that fed the main input. */
-  prevNode?: { name: string; outputIndex: number; runIndex: number };
-  /** v1 executions: `$runIndex`, and `$('Node').item` / `$node["Node"]` by paired item. */
-  lineage?: ExpressionLineage;
-}
 
 export class ExpressionError extends Error {
   constructor(

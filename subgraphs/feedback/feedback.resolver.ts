@@ -5,7 +5,6 @@ import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
 import { userOf, type FeedbackService } from './feedback.service';
 import type { UserView } from './user.store';
-import type { SignIn } from './index';
 import {
   CreateProjectInput,
   FeatureRequest,
@@ -29,6 +28,9 @@ export class FeedbackSession {
 }
 
 export const toUser = (u: UserView): FeedbackUser => ({ ...u, subscription: { tier: 'free', status: 'active' } });
+
+/** The OAuth code exchange, built by index.ts from the kernel's config and tokens; the redirect flow there runs it too. */
+export type SignIn = (provider: string, code: string, redirectUri: string) => Promise<FeedbackSession>;
 
 @Resolver()
 export class FeedbackResolver {

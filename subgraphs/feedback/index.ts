@@ -17,7 +17,7 @@ import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { requestOrigin } from '../../kernel/http';
-import { FeedbackProjectResolver, FeedbackResolver, toUser, type FeedbackSession } from './feedback.resolver';
+import { FeedbackProjectResolver, FeedbackResolver, toUser, type SignIn } from './feedback.resolver';
 import { FeedbackService } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
@@ -26,8 +26,6 @@ import { TOPIC } from '../../kernel/topics';
 export const TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 const PREFIX = '/feedback/api/v1';
 const STATE_COOKIE = 'fb_oauth_state';
-
-export type SignIn = (provider: string, code: string, redirectUri: string) => Promise<FeedbackSession>;
 
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',

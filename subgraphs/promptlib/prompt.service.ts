@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
-import { PROMPT_STATUSES, type PromptStatus } from './prompt.types';
+import { PROMPT_STATUSES, type CreatePromptData, type PromptStatus, type UpdatePromptData } from './prompt.types';
 import { PromptReads, type PromptView } from './prompt.reads';
 import * as store from './prompt.store';
 import type { NewPromptVersion, PromptLock, PromptVersion } from './prompt.store';
@@ -21,23 +21,6 @@ import { checkMetadata, checkSlug, checkText, isUniqueViolation, promptNotFound,
  *
  * This file writes; the reads (views, versions, rendering) are the class it extends (prompt.reads.ts).
  */
-
-export interface CreatePromptData {
-  name: string;
-  description: string;
-  template: string;
-  variables: string[];
-  metadata?: Record<string, unknown> | null;
-}
-
-export interface UpdatePromptData {
-  template?: string | null;
-  description?: string | null;
-  variables?: string[] | null;
-  metadata?: Record<string, unknown> | null;
-  status?: string | null;
-  createNewVersion?: boolean | null;
-}
 
 const ENVIRONMENT = /^[a-z][a-z0-9_-]{0,49}$/;
 

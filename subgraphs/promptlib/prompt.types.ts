@@ -5,6 +5,24 @@ import { PageInfo } from '../../kernel/graphql-types';
 export const PROMPT_STATUSES = ['draft', 'active', 'archived'] as const;
 export type PromptStatus = (typeof PROMPT_STATUSES)[number];
 
+/** What PromptService.create and update take; seeds.ts declares the platform's own prompts in the first. */
+export interface CreatePromptData {
+  name: string;
+  description: string;
+  template: string;
+  variables: string[];
+  metadata?: Record<string, unknown> | null;
+}
+
+export interface UpdatePromptData {
+  template?: string | null;
+  description?: string | null;
+  variables?: string[] | null;
+  metadata?: Record<string, unknown> | null;
+  status?: string | null;
+  createNewVersion?: boolean | null;
+}
+
 @ObjectType({ description: 'Runs of a prompt (tests, A/B test cases, chain steps) and how they went.' })
 export class PromptVersionPerformance {
   @Field(() => Int) version: number;

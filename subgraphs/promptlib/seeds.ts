@@ -1,5 +1,4 @@
-import type { PromptStatus } from './prompt.types';
-import type { CreatePromptData } from './prompt.service';
+import type { CreatePromptData, PromptStatus } from './prompt.types';
 
 /**
  * Prompts the platform itself uses, ensured at every start (missing ones are created; edited

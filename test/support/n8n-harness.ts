@@ -1,6 +1,7 @@
 import { AppError } from '../../kernel/errors';
 import { compile, validateDefinition } from '../../subgraphs/engine/definition';
-import { chooseStart, WorkflowExecutor, type ExecutionErrorInfo } from '../../subgraphs/engine/executor';
+import { chooseStart, WorkflowExecutor } from '../../subgraphs/engine/executor';
+import type { ExecutionErrorInfo } from '../../subgraphs/engine/executor.types';
 import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions';
 import { importWorkflow } from '../../subgraphs/engine/n8n/import';
 import { NODE_TYPES } from '../../subgraphs/engine/nodes';
