@@ -39,7 +39,7 @@ export function rootKey(operation: string): string {
 }
 
 /** The function that turns a route's operation data into its answer: built once per route. */
-export function routeOutput(route: RouteDef): (data: any, req: RestRequest) => unknown {
+export function routeOutput(route: RouteDef): (data: Record<string, unknown> | null | undefined, req: RestRequest) => unknown {
   let select = route.pick;
   if (!select) {
     let key: string;

@@ -3,8 +3,13 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RestRequest {
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;
-  /** The JSON body, with keys already in GraphQL's camelCase on snake_case surfaces. */
-  body: any;
+  /** The JSON body, with keys already in GraphQL's camelCase on snake_case surfaces: any JSON, checked by the operation's variable types. */
+  body: unknown;
+}
+
+/** One field of the body (undefined when the body is not an object): its value is checked as the variable it feeds. */
+export function bodyField(body: unknown, key: string): unknown {
+  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)[key] : undefined;
 }
 
 /** The route options that shape an answer (after `pick`, if any); output.ts applies them. */
@@ -22,7 +27,10 @@ export interface OutputOptions {
  * operation's variables (a variable that is the body itself reports field errors by the body's
  * field names). The answer is the operation's root field as selected (aliases rename, see
  * output.ts), shaped by `omitNulls` / `snakeCase`; `pick` replaces the root field only where the
- * answer is another shape. `D` is the operation's data, declared by hand where it is worth it.
+ * answer is another shape. `D` is the operation's data, declared by hand next to the selection it
+ * mirrors (no code generator): a route whose `pick` or `status` reads the data declares it.
+ * A bare `RouteDef` is the erased form a surface lists: routes of every data type, each checked
+ * where defineRoute declared it.
  */
 export interface RouteDef<D = any> extends OutputOptions {
   method: HttpMethod;
@@ -40,16 +48,17 @@ export interface RouteDef<D = any> extends OutputOptions {
   bodyLimit?: number;
 }
 
-export function defineRoute<D = any>(def: RouteDef<D>): RouteDef {
+/** Declares a route; without `D` its data is a record of unknowns, so a `pick` that reads into the data must declare it. */
+export function defineRoute<D = Record<string, unknown>>(def: RouteDef<D>): RouteDef {
   return def as RouteDef;
 }
 
-/** A query-string integer: a number when it is one, else the raw string so validation names it. */
 /** A text query parameter: absent when missing or empty (as intParam and boolParam). */
 export function strParam(v: unknown): unknown {
   return v === undefined || v === '' ? undefined : v;
 }
 
+/** A query-string integer: a number when it is one, else the raw string so validation names it. */
 export function intParam(v: unknown): unknown {
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;

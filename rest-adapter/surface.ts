@@ -51,7 +51,7 @@ export interface OperationGateway {
 }
 
 export interface OperationResult {
-  data?: Record<string, any> | null;
+  data?: Record<string, unknown> | null;
   errors?: readonly GraphQLFormattedError[];
 }
 

@@ -1,30 +1,32 @@
 import { AppError, errors } from '../../kernel/errors';
 import { omitNulls } from '../output';
-import { defineRoute, type RouteDef } from '../route';
+import { bodyField, defineRoute, type RouteDef } from '../route';
 import type { TaskRow } from './control-plane.routes';
 import { controlPlaneWorkflowRoutes } from './control-plane-workflows.routes';
+import { ORCHESTRATION, type Orchestration } from './orchestration.routes';
 
 /** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). */
 
-const KEY_FIELDS = /* GraphQL */ `
-  fragment KeyFields on ApiKey {
-    id
-    name
-    service
-    environment
-    tier
-    permissions
-    keyPrefix
-    status
-    createdAt
-    expiresAt
-    lastUsedAt
-    revokedAt
-  }
-`;
+const KEY = /* GraphQL */ `id name service environment tier permissions keyPrefix status createdAt expiresAt lastUsedAt revokedAt`;
+/** A DateTimeISO: the gateway answers an ISO string; the bench baseline passes the resolver's Date (both serialise alike). */
+type Instant = string | Date;
+export interface ApiKey {
+  id: string;
+  name: string;
+  service: string;
+  environment: string;
+  tier: string;
+  permissions: string[];
+  keyPrefix: string;
+  status: string;
+  createdAt: Instant;
+  expiresAt: Instant | null;
+  lastUsedAt: Instant | null;
+  revokedAt: Instant | null;
+}
 
 /** The snake_case fields of a key, as this surface answers them (the bench baseline reuses it). */
-export const keyOut = (k: any) => ({
+export const keyOut = (k: ApiKey) => ({
   id: k.id,
   name: k.name,
   permissions: k.permissions,
@@ -40,19 +42,16 @@ export const keyOut = (k: any) => ({
 });
 
 export const apiKeyRoutes = [
-  defineRoute({
+  defineRoute<{ createApiKey: { apiKey: string; key: ApiKey } }>({
     method: 'POST',
     path: '/auth/api-keys',
     operation: /* GraphQL */ `
       mutation CreateApiKey($input: CreateApiKeyInput!) {
         createApiKey(input: $input) {
           apiKey
-          key {
-            ...KeyFields
-          }
+          key { ${KEY} }
         }
       }
-      ${KEY_FIELDS}
     `,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
@@ -61,62 +60,67 @@ export const apiKeyRoutes = [
       return { api_key_id: id, api_key: apiKey, ...rest };
     },
   }),
-  defineRoute({
+  defineRoute<{ apiKeys: ApiKey[] }>({
     method: 'GET',
     path: '/auth/api-keys',
     operation: /* GraphQL */ `
       query ListApiKeys {
         apiKeys {
-          ...KeyFields
+          ${KEY}
         }
       }
-      ${KEY_FIELDS}
     `,
     pick: ({ apiKeys }) => ({ api_keys: apiKeys.map(keyOut) }),
   }),
-  defineRoute({
+  defineRoute<{ apiKey: ApiKey }>({
     method: 'GET',
     path: '/auth/api-keys/:key_id',
     operation: /* GraphQL */ `
       query GetApiKey($id: ID!) {
         apiKey(id: $id) {
-          ...KeyFields
+          ${KEY}
         }
       }
-      ${KEY_FIELDS}
     `,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ apiKey }) => keyOut(apiKey),
   }),
-  defineRoute({
+  defineRoute<{ updateApiKey: ApiKey }>({
     method: 'PATCH',
     path: '/auth/api-keys/:key_id',
     operation: /* GraphQL */ `
       mutation UpdateApiKey($id: ID!, $input: UpdateApiKeyInput!) {
         updateApiKey(id: $id, input: $input) {
-          ...KeyFields
+          ${KEY}
         }
       }
-      ${KEY_FIELDS}
     `,
     variables: ({ params, body }) => ({ id: params.key_id, input: body ?? {} }),
     pick: ({ updateApiKey }) => keyOut(updateApiKey),
   }),
-  defineRoute({
+  defineRoute<{ revokeApiKey: ApiKey }>({
     method: 'DELETE',
     path: '/auth/api-keys/:key_id',
     operation: /* GraphQL */ `
       mutation RevokeApiKey($id: ID!) {
         revokeApiKey(id: $id) {
-          ...KeyFields
+          ${KEY}
         }
       }
-      ${KEY_FIELDS}
     `,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ revokeApiKey }) => ({ ...keyOut(revokeApiKey), revoked: true }),
   }),
-  defineRoute({
+  defineRoute<{
+    apiKeyUsage: {
+      keyId: string;
+      requestsToday: number;
+      requestsThisMonth: number;
+      totalRequests: number;
+      lastUsedAt: string | null;
+      lastUsedIp: string | null;
+    };
+  }>({
     method: 'GET',
     path: '/auth/api-keys/:key_id/usage',
     operation: /* GraphQL */ `
@@ -147,73 +151,15 @@ export const apiKeyRoutes = [
 
 // ---- Orchestration workflows (alternate layout): an orchestration of agents grouped by stage ----
 
-const WORKFLOW_FIELDS = /* GraphQL */ `
-  fragment WorkflowOrchestrationFields on Orchestration {
-    orchestrationId
-    name
-    description
-    status
-    currentStage
-    progress {
-      stagesCompleted
-      stagesTotal
-      tasksCompleted
-      tasksTotal
-      overallPercentage
-    }
-    stages {
-      stage
-      status
-      tasksTotal
-      tasksCompleted
-      startedAt
-      completedAt
-      duration
-      gateValidation {
-        enabled
-        exitGatePassed
-        outputs
-        validation {
-          missingCriteria
-        }
-      }
-      tasks {
-        agentId
-        taskType
-        taskId
-        status
-      }
-    }
-    result {
-      success
-      stagesCompleted
-      tasksCompleted
-      outputs
-    }
-    error {
-      code
-      message
-      details
-    }
-    createdAt
-    pausedAt
-    completedAt
-    failedAt
-    cancelledAt
-    estimatedCompletionAt
-    duration
-  }
-`;
-
 /** The orchestration in the alternate layout's snake_case; outputs and details are kept verbatim. */
-function workflowOut(o: any) {
+function workflowOut(o: Orchestration) {
   return omitNulls({
     workflow_id: o.orchestrationId,
     name: o.name,
     description: o.description,
     status: o.status,
     current_stage: o.currentStage,
-    forge_validation: o.stages.some((s: any) => s.gateValidation.enabled),
+    forge_validation: o.stages.some((s) => s.gateValidation.enabled),
     progress: {
       stages_completed: o.progress.stagesCompleted,
       stages_total: o.progress.stagesTotal,
@@ -221,7 +167,7 @@ function workflowOut(o: any) {
       tasks_total: o.progress.tasksTotal,
       overall_percentage: o.progress.overallPercentage,
     },
-    stages: o.stages.map((s: any) =>
+    stages: o.stages.map((s) =>
       omitNulls({
         stage: s.stage,
         status: s.status,
@@ -233,7 +179,7 @@ function workflowOut(o: any) {
         exit_gate_passed: s.gateValidation.exitGatePassed,
         missing_criteria: s.gateValidation.validation?.missingCriteria,
         outputs: s.gateValidation.outputs,
-        agents: (s.tasks ?? []).map((t: any) => omitNulls({ agent_id: t.agentId, task_type: t.taskType, task_id: t.taskId, status: t.status })),
+        agents: (s.tasks ?? []).map((t) => omitNulls({ agent_id: t.agentId, task_type: t.taskType, task_id: t.taskId, status: t.status })),
       }),
     ),
     result: o.result
@@ -251,32 +197,30 @@ function workflowOut(o: any) {
 }
 
 export const orchestrationWorkflowRoutes = [
-  defineRoute({
+  defineRoute<{ createOrchestrationWorkflow: Orchestration }>({
     method: 'POST',
     path: '/orchestration/workflows',
     operation: /* GraphQL */ `
       mutation CreateOrchestrationWorkflow($input: CreateOrchestrationWorkflowInput!) {
         createOrchestrationWorkflow(input: $input) {
-          ...WorkflowOrchestrationFields
+          ${ORCHESTRATION}
         }
       }
-      ${WORKFLOW_FIELDS}
     `,
     variables: ({ body }) => ({ input: body ?? {} }),
     opaque: ['context'],
     status: 201,
     pick: ({ createOrchestrationWorkflow }) => workflowOut(createOrchestrationWorkflow),
   }),
-  defineRoute({
+  defineRoute<{ orchestration: Orchestration }>({
     method: 'GET',
     path: '/orchestration/workflows/:workflow_id',
     operation: /* GraphQL */ `
       query OrchestrationWorkflow($id: ID!) {
         orchestration(orchestrationId: $id, includeTaskDetails: true) {
-          ...WorkflowOrchestrationFields
+          ${ORCHESTRATION}
         }
       }
-      ${WORKFLOW_FIELDS}
     `,
     variables: ({ params }) => ({ id: params.workflow_id }),
     pick: ({ orchestration }) => workflowOut(orchestration),
@@ -314,14 +258,16 @@ export const agentExecuteRoutes = [
     variables: ({ params, body }) => {
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body)))
         throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });
-      if (typeof body?.input !== 'string' || !body.input.trim()) throw errors.field('input', 'is required: the request, as a string');
+      const input = bodyField(body, 'input');
+      const config = bodyField(body, 'config');
+      if (typeof input !== 'string' || !input.trim()) throw errors.field('input', 'is required: the request, as a string');
       return {
         input: {
           agentId: params.agent_id,
           taskType: 'custom',
-          context: { input: body.input },
+          context: { input },
           execution: { mode: 'sync' },
-          ...(body.config !== undefined && { config: body.config }),
+          ...(config !== undefined && { config }),
         },
       };
     },

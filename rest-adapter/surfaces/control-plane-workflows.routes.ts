@@ -1,5 +1,7 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
+import { bodyField, boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
+import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WORKFLOW_SUMMARY } from './selections';
+import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WorkflowSummary } from './selections';
 
 /**
  * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
@@ -12,58 +14,36 @@ import { boolParam, defineRoute, intParam, strParam, type RouteDef } from '../ro
 /** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
 const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
-const EXECUTION_FIELDS = /* GraphQL */ `
-  fragment ControlPlaneExecutionFields on WorkflowExecution {
-    executionId
-    workflowId
-    workflowName
-    controlPlaneStatus
-    progress {
-      nodesCompleted
-      nodesTotal
-      currentNode
-    }
-    result
-    error {
-      code
-      message
-      node
-      nodeType
-      details
-    }
-    duration
-    startedAt
-    finishedAt
-    failedAt
-    canceledAt
-    estimatedCompletionAt
-    waitTill
-    engineExecutionUrl
-  }
-`;
+const EXECUTION = /* GraphQL */ `${EXECUTION_RUN} controlPlaneStatus engineExecutionUrl`;
+interface Execution extends ExecutionRun {
+  /** completed / failed / cancelled, or the run's own state while it runs or waits. */
+  controlPlaneStatus: string;
+  engineExecutionUrl: string;
+  /** Selected by GET …/executions/:executionId?includeData=true only. */
+  nodeData?: ExecutionNodeData[] | null;
+}
+type ExecutionEnd = Pick<Execution, 'controlPlaneStatus' | 'finishedAt' | 'failedAt' | 'canceledAt'>;
 
-const SCHEDULE_FIELDS = /* GraphQL */ `
-  fragment ControlPlaneScheduleFields on WorkflowSchedule {
-    scheduleId
-    workflowId
-    cron
-    timezone
-    nextRunAt
-    enabled
-    payload
-    nodeName
-    lastRunAt
-    lastExecutionId
-    runs
-    createdAt
-    updatedAt
-  }
-`;
+const SCHEDULE = /* GraphQL */ `scheduleId workflowId cron timezone nextRunAt enabled payload nodeName lastRunAt lastExecutionId runs createdAt updatedAt`;
+/** A WorkflowSchedule's fields as selected (answered without its nulls). */
+type Schedule = Record<string, unknown>;
+
+interface WebhookRegistration {
+  webhookId: string;
+  workflowId: string;
+  path: string;
+  url: string;
+  method: string;
+  active: boolean;
+  responseMode: string;
+  createdAt: string;
+  authentication: WebhookAuthentication;
+}
 
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
 
 /** The finish time under the name of the state it finished in (spec 1: completedAt, failedAt, cancelledAt). */
-function endTimes(e: any) {
+function endTimes(e: ExecutionEnd) {
   switch (e.controlPlaneStatus) {
     case 'completed':
       return { completedAt: e.finishedAt };
@@ -77,7 +57,7 @@ function endTimes(e: any) {
 }
 
 /** A Workflow execution (spec 1) in the shape of its state. */
-export function executionOut(e: any) {
+export function executionOut(e: Execution) {
   const r = e.result as { lastNode?: string | null; items?: unknown[]; nodesExecuted?: number } | null;
   return omitNulls({
     executionId: e.executionId,
@@ -90,7 +70,7 @@ export function executionOut(e: any) {
       : undefined,
     error: e.error ? { code: e.error.code, message: e.error.message, nodeName: e.error.node ?? null, details: e.error.details ?? {} } : undefined,
     nodeData: e.nodeData
-      ? e.nodeData.map((n: any) => ({
+      ? e.nodeData.map((n) => ({
           nodeName: n.nodeName,
           runIndex: n.runIndex,
           nodeType: n.nodeType,
@@ -111,34 +91,14 @@ export function executionOut(e: any) {
 const unfinished = (status: string) => status === 'running' || status === 'waiting';
 
 export const controlPlaneWorkflowRoutes: RouteDef[] = [
-  defineRoute({
+  defineRoute<{ controlPlaneWorkflows: { workflows: WorkflowSummary[]; pagination: Pagination } }>({
     method: 'GET',
     path: '/control-plane/workflows',
     operation: /* GraphQL */ `
       query ControlPlaneWorkflows($active: Boolean, $tag: String, $limit: Int, $offset: Int) {
         controlPlaneWorkflows(active: $active, tag: $tag, limit: $limit, offset: $offset) {
-          workflows {
-            workflowId
-            name
-            description
-            tags
-            active
-            version
-            nodeCount
-            lastExecuted
-            webhookUrl
-            statistics {
-              executions
-              successRate
-              averageDuration
-            }
-          }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          workflows { ${WORKFLOW_SUMMARY} }
+          ${PAGINATION}
         }
       }
     `,
@@ -149,7 +109,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       offset: intParam(query.offset) ?? 0,
     }),
     pick: ({ controlPlaneWorkflows: page }) => ({
-      workflows: page.workflows.map((w: any) =>
+      workflows: page.workflows.map((w) =>
         omitNulls({
           workflowId: w.workflowId,
           name: w.name,
@@ -168,23 +128,22 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       pagination: page.pagination,
     }),
   }),
-  defineRoute({
+  defineRoute<{ triggerWorkflow: Execution }>({
     method: 'POST',
     path: '/control-plane/workflows/trigger',
     operation: /* GraphQL */ `
       mutation ControlPlaneTriggerWorkflow($input: TriggerWorkflowInput!) {
         triggerWorkflow(input: $input) {
-          ...ControlPlaneExecutionFields
+          ${EXECUTION}
         }
       }
-      ${EXECUTION_FIELDS}
     `,
     variables: ({ body }) => ({ input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     // async: 202 running; sync: 200 once it ended (a failed run too: the error is in the execution), 202 while it still runs or waits.
     status: ({ triggerWorkflow: e }) => (unfinished(e.controlPlaneStatus) ? 202 : 200),
     pick: ({ triggerWorkflow: e }, req) => {
-      const mode = req.body?.execution?.mode ?? 'async';
+      const mode = bodyField(bodyField(req.body, 'execution'), 'mode') ?? 'async';
       if (mode === 'async') {
         return {
           executionId: e.executionId,
@@ -197,7 +156,12 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       return executionOut(e);
     },
   }),
-  defineRoute({
+  defineRoute<{
+    controlPlaneExecutions: {
+      executions: (Pick<Execution, 'executionId' | 'workflowId' | 'workflowName' | 'startedAt' | 'duration'> & ExecutionEnd)[];
+      pagination: Pagination;
+    };
+  }>({
     method: 'GET',
     path: '/control-plane/workflows/executions',
     operation: /* GraphQL */ `
@@ -214,12 +178,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
             canceledAt
             duration
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
@@ -232,7 +191,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       offset: intParam(query.offset) ?? 0,
     }),
     pick: ({ controlPlaneExecutions: page }) => ({
-      executions: page.executions.map((e: any) =>
+      executions: page.executions.map((e) =>
         omitNulls({
           executionId: e.executionId,
           workflowId: e.workflowId,
@@ -246,24 +205,16 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       pagination: page.pagination,
     }),
   }),
-  defineRoute({
+  defineRoute<{ controlPlaneExecution: Execution }>({
     method: 'GET',
     path: '/control-plane/workflows/executions/:executionId',
     operation: /* GraphQL */ `
       query ControlPlaneExecution($executionId: ID!, $includeData: Boolean!) {
         controlPlaneExecution(executionId: $executionId) {
-          ...ControlPlaneExecutionFields
-          nodeData @include(if: $includeData) {
-            nodeName
-            runIndex
-            nodeType
-            status
-            duration
-            output
-          }
+          ${EXECUTION}
+          nodeData @include(if: $includeData) { ${EXECUTION_NODE_DATA} }
         }
       }
-      ${EXECUTION_FIELDS}
     `,
     variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
     pick: ({ controlPlaneExecution }) => executionOut(controlPlaneExecution),
@@ -280,9 +231,9 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
         }
       }
     `,
-    variables: ({ params, body }) => ({ executionId: params.executionId, reason: body?.reason }),
+    variables: ({ params, body }) => ({ executionId: params.executionId, reason: bodyField(body, 'reason') }),
   }),
-  defineRoute({
+  defineRoute<{ controlPlaneCreateWorkflowWebhook: WebhookRegistration }>({
     method: 'POST',
     path: '/control-plane/workflows/:workflowId/webhooks',
     operation: /* GraphQL */ `
@@ -296,13 +247,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
           active
           responseMode
           createdAt
-          authentication {
-            type
-            apiKeyHeader
-            hmacHeader
-            hmacAlgorithm
-            username
-          }
+          ${WEBHOOK_AUTHENTICATION}
         }
       }
     `,
@@ -326,26 +271,24 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       mutation ControlPlaneCreateSchedule($workflowId: ID!, $input: WorkflowScheduleInput!) {
         createWorkflowSchedule(workflowId: $workflowId, input: $input) {
-          ...ControlPlaneScheduleFields
+          ${SCHEDULE}
         }
       }
-      ${SCHEDULE_FIELDS}
     `,
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     bodyLimit: PAYLOAD_BODY_LIMIT,
     omitNulls: true,
   }),
-  defineRoute({
+  defineRoute<{ workflowSchedules: Schedule[] }>({
     method: 'GET',
     path: '/control-plane/workflows/:workflowId/schedules',
     operation: /* GraphQL */ `
       query ControlPlaneSchedules($workflowId: ID!) {
         workflowSchedules(workflowId: $workflowId) {
-          ...ControlPlaneScheduleFields
+          ${SCHEDULE}
         }
       }
-      ${SCHEDULE_FIELDS}
     `,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
     pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(omitNulls) }),
@@ -356,10 +299,9 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       mutation ControlPlaneUpdateSchedule($scheduleId: ID!, $input: UpdateWorkflowScheduleInput!) {
         updateWorkflowSchedule(scheduleId: $scheduleId, input: $input) {
-          ...ControlPlaneScheduleFields
+          ${SCHEDULE}
         }
       }
-      ${SCHEDULE_FIELDS}
     `,
     variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,

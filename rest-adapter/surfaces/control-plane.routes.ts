@@ -1,53 +1,18 @@
 import { omitNulls } from '../output';
-import { defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { bodyField, defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { PAGINATION } from './selections';
 
 /** The control plane's main layout, `{base_url}/v1/control-plane` (spec 1): agents and tasks. */
 
-export const TASK_FIELDS = /* GraphQL */ `
-  fragment TaskFields on Task {
-    taskId
-    status
-    agentId
-    taskType
-    priority
-    mode
-    timeout
-    progress {
-      percentage
-      currentStep
-      stepsCompleted
-      stepsTotal
-    }
-    result {
-      output
-      filesCreated
-      filesModified
-      linesWritten
-      model
-      tokensUsed
-      promptId
-      promptVersion
-    }
-    error {
-      code
-      message
-      details
-    }
-    createdAt
-    startedAt
-    completedAt
-    failedAt
-    cancelledAt
-    cancelReason
-    estimatedDuration
-    estimatedCompletionAt
-    duration
-    orchestrationId
-    stage
-  }
-`;
+/** A Task, whole: the task endpoints' and the agent execution's. */
+export const TASK = /* GraphQL */ `
+  taskId status agentId taskType priority mode timeout
+  progress { percentage currentStep stepsCompleted stepsTotal }
+  result { output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion }
+  error { code message details }
+  createdAt startedAt completedAt failedAt cancelledAt cancelReason estimatedDuration estimatedCompletionAt duration orchestrationId stage`;
 
-/** TaskFields' data as the gateway answers it (declared by hand, checked against TASK_FIELDS by review: no code generator). */
+/** TASK's data as the gateway answers it (declared by hand, checked against TASK by review: no code generator). */
 export interface TaskRow {
   taskId: string;
   status: string;
@@ -81,37 +46,12 @@ export interface TaskRow {
   stage: string | null;
 }
 
-const AGENT_FIELDS = /* GraphQL */ `
-  fragment AgentFields on Agent {
-    agentId
-    name
-    domain
-    forgeStage
-    version
-    description
-    capabilities
-    inputs {
-      required
-      optional
-    }
-    outputs
-    taskTypes {
-      taskType
-      title
-      description
-      inputs {
-        required
-        optional
-      }
-      artifactFormat
-      expectedSections
-      typicalDuration
-    }
-    averageDuration
-    successRate
-    totalExecutions
-  }
-`;
+const AGENT = /* GraphQL */ `
+  agentId name domain forgeStage version description capabilities
+  inputs { required optional }
+  outputs
+  taskTypes { taskType title description inputs { required optional } artifactFormat expectedSections typicalDuration }
+  averageDuration successRate totalExecutions`;
 
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
 
@@ -146,10 +86,9 @@ export function taskOut(t: TaskRow) {
 const EXECUTE = /* GraphQL */ `
   mutation ExecuteAgentTask($input: ExecuteTaskInput!) {
     executeTask(input: $input) {
-      ...TaskFields
+      ${TASK}
     }
   }
-  ${TASK_FIELDS}
 `;
 
 const getTask = (path: string) =>
@@ -159,10 +98,9 @@ const getTask = (path: string) =>
     operation: /* GraphQL */ `
       query GetTask($taskId: ID!) {
         task(taskId: $taskId) {
-          ...TaskFields
+          ${TASK}
         }
       }
-      ${TASK_FIELDS}
     `,
     variables: ({ params }) => ({ taskId: params.taskId }),
     pick: ({ task }) => taskOut(task),
@@ -187,10 +125,9 @@ export const controlPlaneRoutes = [
     operation: /* GraphQL */ `
       query ListAgents($domain: String) {
         agents(domain: $domain) {
-          ...AgentFields
+          ${AGENT}
         }
       }
-      ${AGENT_FIELDS}
     `,
     variables: ({ query }) => ({ domain: strParam(query.domain) }),
     pick: ({ agents }) => ({ agents }),
@@ -228,12 +165,7 @@ export const controlPlaneRoutes = [
             completedAt
             duration
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
@@ -282,7 +214,7 @@ export const controlPlaneRoutes = [
         }
       }
     `,
-    variables: ({ params, body }) => ({ taskId: params.taskId, reason: body?.reason }),
+    variables: ({ params, body }) => ({ taskId: params.taskId, reason: bodyField(body, 'reason') }),
     omitNulls: true,
   }),
   defineRoute({
@@ -291,10 +223,9 @@ export const controlPlaneRoutes = [
     operation: /* GraphQL */ `
       query GetAgent($agentId: ID!) {
         agent(agentId: $agentId) {
-          ...AgentFields
+          ${AGENT}
         }
       }
-      ${AGENT_FIELDS}
     `,
     variables: ({ params }) => ({ agentId: params.agentId }),
   }),

@@ -1,5 +1,7 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
+import { bodyField, boolParam, defineRoute, intParam, type RouteDef } from '../route';
+import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WORKFLOW_STATISTICS, WORKFLOW_SUMMARY } from './selections';
+import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WorkflowSummary } from './selections';
 
 /**
  * The workflow engine (spec 2): `/v1/engine/...` (main layout) and the native interface
@@ -10,115 +12,62 @@ import { boolParam, defineRoute, intParam, type RouteDef } from '../route';
 /** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
 const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
-const WORKFLOW_FIELDS = /* GraphQL */ `
-  fragment WorkflowFields on Workflow {
-    workflowId
-    name
-    description
-    tags
-    active
-    version
-    nodeCount
-    nodes {
-      name
-      type
-      position
-      parameters
-      id
-      typeVersion
-      notes
-      disabled
-      retryOnFail
-      maxTries
-      waitBetweenTries
-      continueOnFail
-      timeout
-      onError
-      alwaysOutputData
-      executeOnce
-    }
-    connections
-    settings
-    createdAt
-    updatedAt
-    webhookUrl
-    lastExecuted
-    statistics {
-      executions
-      successRate
-      averageDuration
-    }
+const WORKFLOW = /* GraphQL */ `
+  workflowId name description tags active version nodeCount
+  nodes {
+    name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData
+    executeOnce
   }
-`;
+  connections settings createdAt updatedAt webhookUrl lastExecuted ${WORKFLOW_STATISTICS}`;
+/** A node's fields as selected (null where the node does not set one): answered without its nulls. */
+type WorkflowNode = Record<string, unknown>;
+interface Workflow extends Omit<WorkflowSummary, 'description'> {
+  description: string | null;
+  nodes: WorkflowNode[];
+  connections: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
 
-const EXECUTION_FIELDS = /* GraphQL */ `
-  fragment ExecutionFields on WorkflowExecution {
-    executionId
-    workflowId
-    workflowName
-    status
-    mode
-    progress {
-      nodesCompleted
-      nodesTotal
-      currentNode
-    }
-    result
-    error {
-      code
-      message
-      node
-      nodeType
-      details
-    }
-    duration
-    startedAt
-    finishedAt
-    failedAt
-    canceledAt
-    estimatedCompletionAt
-    waitTill
-    resumeUrl
-    originalExecutionId
-  }
-`;
+const EXECUTION = /* GraphQL */ `${EXECUTION_RUN} status mode resumeUrl originalExecutionId`;
+interface Execution extends ExecutionRun {
+  status: string;
+  mode: string;
+  resumeUrl: string | null;
+  originalExecutionId: string | null;
+  /** Selected by GET /executions/:id?includeData=true only. */
+  nodeData?: ExecutionNodeData[] | null;
+}
 
-const WEBHOOK_FIELDS = /* GraphQL */ `
-  fragment WebhookFields on WorkflowWebhook {
-    webhookId
-    workflowId
-    workflowName
-    path
-    url
-    method
-    responseMode
-    active
-    createdAt
-    updatedAt
-    authentication {
-      type
-      apiKeyHeader
-      hmacHeader
-      hmacAlgorithm
-      username
-    }
-    rateLimit {
-      windowMs
-      maxRequests
-      keyBy
-    }
-    statistics {
-      totalRequests
-      successfulRequests
-      failedRequests
-      rejectedRequests
-      averageResponseTime
-      lastTriggered
-    }
-  }
-`;
+const WEBHOOK = /* GraphQL */ `
+  webhookId workflowId workflowName path url method responseMode active createdAt updatedAt ${WEBHOOK_AUTHENTICATION}
+  rateLimit { windowMs maxRequests keyBy }
+  statistics { totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered }`;
+interface Webhook {
+  webhookId: string;
+  workflowId: string;
+  workflowName: string;
+  path: string;
+  url: string;
+  method: string;
+  responseMode: string;
+  active: boolean;
+  createdAt: string;
+  updatedAt: string;
+  authentication: WebhookAuthentication;
+  rateLimit: { windowMs: number; maxRequests: number; keyBy: string } | null;
+  statistics: {
+    totalRequests: number;
+    successfulRequests: number;
+    failedRequests: number;
+    rejectedRequests: number;
+    averageResponseTime: number;
+    lastTriggered: string | null;
+  };
+}
 
-const workflowOut = (w: any) => ({
+const workflowOut = (w: Workflow) => ({
   workflowId: w.workflowId,
   name: w.name,
   ...(w.description !== null ? { description: w.description } : {}),
@@ -135,7 +84,7 @@ const workflowOut = (w: any) => ({
   webhookUrl: w.webhookUrl,
 });
 
-const executionOut = (e: any) => ({
+const executionOut = (e: Execution) => ({
   executionId: e.executionId,
   workflowId: e.workflowId,
   workflowName: e.workflowName,
@@ -158,7 +107,7 @@ const executionOut = (e: any) => ({
   ...(e.nodeData ? { nodeData: e.nodeData.map(omitNulls) } : {}),
 });
 
-const webhookOut = (w: any) => ({
+const webhookOut = (w: Webhook) => ({
   webhookId: w.webhookId,
   workflowId: w.workflowId,
   workflowName: w.workflowName,
@@ -174,54 +123,33 @@ const webhookOut = (w: any) => ({
   updatedAt: w.updatedAt,
 });
 
-const pagination = (p: any) => ({ total: p.total, limit: p.limit, offset: p.offset, hasMore: p.hasMore });
-
 const UPDATE_FIELDS = ['name', 'description', 'tags', 'nodes', 'connections', 'active', 'settings'];
 
 // ---------------------------------------------------------------------------------------------
 // Routes shared by both layouts (paths relative to the engine's base)
 
-const getWorkflow = defineRoute({
+const getWorkflow = defineRoute<{ workflow: Workflow }>({
   method: 'GET',
   path: '/workflows/:workflowId',
   operation: /* GraphQL */ `
     query EngineWorkflow($workflowId: ID!) {
       workflow(workflowId: $workflowId) {
-        ...WorkflowFields
+        ${WORKFLOW}
       }
     }
-    ${WORKFLOW_FIELDS}
   `,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
   pick: ({ workflow }) => workflowOut(workflow),
 });
 
-const listWorkflows = defineRoute({
+const listWorkflows = defineRoute<{ workflows: { workflows: WorkflowSummary[]; pagination: Pagination } }>({
   method: 'GET',
   path: '/workflows',
   operation: /* GraphQL */ `
     query EngineWorkflows($active: Boolean, $tag: String, $search: String, $limit: Int, $offset: Int) {
       workflows(active: $active, tag: $tag, search: $search, limit: $limit, offset: $offset) {
-        workflows {
-          workflowId
-          name
-          active
-          tags
-          nodeCount
-          lastExecuted
-          webhookUrl
-          statistics {
-            executions
-            successRate
-            averageDuration
-          }
-        }
-        pagination {
-          total
-          limit
-          offset
-          hasMore
-        }
+        workflows { ${WORKFLOW_SUMMARY} }
+        ${PAGINATION}
       }
     }
   `,
@@ -233,7 +161,7 @@ const listWorkflows = defineRoute({
     offset: intParam(query.offset) ?? 0,
   }),
   pick: ({ workflows: page }) => ({
-    workflows: page.workflows.map((w: any) => ({
+    workflows: page.workflows.map((w) => ({
       workflowId: w.workflowId,
       name: w.name,
       active: w.active,
@@ -245,7 +173,7 @@ const listWorkflows = defineRoute({
       averageDuration: w.statistics.averageDuration,
       ...(w.webhookUrl ? { webhookUrl: w.webhookUrl } : {}),
     })),
-    pagination: pagination(page.pagination),
+    pagination: page.pagination,
   }),
 });
 
@@ -271,7 +199,7 @@ const activation = (action: 'activate' | 'deactivate') =>
     variables: ({ params }) => ({ workflowId: params.workflowId }),
   });
 
-const duplicateWorkflow = defineRoute({
+const duplicateWorkflow = defineRoute<{ duplicateWorkflow: Pick<Workflow, 'workflowId' | 'name' | 'active' | 'version' | 'createdAt'> }>({
   method: 'POST',
   path: '/workflows/:workflowId/duplicate',
   operation: /* GraphQL */ `
@@ -285,7 +213,7 @@ const duplicateWorkflow = defineRoute({
       }
     }
   `,
-  variables: ({ params, body }) => ({ workflowId: params.workflowId, name: body?.name }),
+  variables: ({ params, body }) => ({ workflowId: params.workflowId, name: bodyField(body, 'name') }),
   status: 201,
   pick: ({ duplicateWorkflow: w }, req) => ({
     workflowId: w.workflowId,
@@ -326,21 +254,20 @@ const importWorkflow = defineRoute({
       }
     }
   `,
-  variables: ({ body }) => ({ workflow: body?.workflow, name: body?.name }),
+  variables: ({ body }) => ({ workflow: bodyField(body, 'workflow'), name: bodyField(body, 'name') }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
 
-const executeWorkflow = defineRoute({
+const executeWorkflow = defineRoute<{ executeWorkflow: Execution }>({
   method: 'POST',
   path: '/workflows/:workflowId/execute',
   operation: /* GraphQL */ `
     mutation EngineExecuteWorkflow($workflowId: ID!, $input: ExecuteWorkflowInput) {
       executeWorkflow(workflowId: $workflowId, input: $input) {
-        ...ExecutionFields
+        ${EXECUTION}
       }
     }
-    ${EXECUTION_FIELDS}
   `,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -360,34 +287,22 @@ const executeWorkflow = defineRoute({
   },
 });
 
-const getExecution = defineRoute({
+const getExecution = defineRoute<{ execution: Execution }>({
   method: 'GET',
   path: '/executions/:executionId',
   operation: /* GraphQL */ `
     query EngineExecution($executionId: ID!, $includeData: Boolean!) {
       execution(executionId: $executionId) {
-        ...ExecutionFields
-        nodeData @include(if: $includeData) {
-          nodeName
-          runIndex
-          nodeType
-          status
-          startedAt
-          duration
-          tries
-          reused
-          output
-          error
-        }
+        ${EXECUTION}
+        nodeData @include(if: $includeData) { ${EXECUTION_NODE_DATA} }
       }
     }
-    ${EXECUTION_FIELDS}
   `,
   variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
   pick: ({ execution }) => executionOut(execution),
 });
 
-const listExecutions = defineRoute({
+const listExecutions = defineRoute<{ executions: { executions: Record<string, unknown>[]; pagination: Pagination } }>({
   method: 'GET',
   path: '/executions',
   operation: /* GraphQL */ `
@@ -403,12 +318,7 @@ const listExecutions = defineRoute({
           startedAt
           finishedAt
         }
-        pagination {
-          total
-          limit
-          offset
-          hasMore
-        }
+        ${PAGINATION}
       }
     }
   `,
@@ -420,7 +330,7 @@ const listExecutions = defineRoute({
     limit: intParam(query.limit) ?? 20,
     offset: intParam(query.offset) ?? 0,
   }),
-  pick: ({ executions: page }) => ({ executions: page.executions.map((e: any) => omitNulls(e)), pagination: pagination(page.pagination) }),
+  pick: ({ executions: page }) => ({ executions: page.executions.map(omitNulls), pagination: page.pagination }),
 });
 
 const retryExecution = defineRoute({
@@ -437,7 +347,7 @@ const retryExecution = defineRoute({
       }
     }
   `,
-  variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: body?.fromNode }),
+  variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: bodyField(body, 'fromNode') }),
   status: 201,
 });
 
@@ -470,7 +380,7 @@ const deleteExecution = defineRoute({
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
-const executionLogs = defineRoute({
+const executionLogs = defineRoute<{ execution: { executionId: string; logs: Record<string, unknown>[] } }>({
   method: 'GET',
   path: '/executions/:executionId/logs',
   operation: /* GraphQL */ `
@@ -490,38 +400,41 @@ const executionLogs = defineRoute({
   pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(omitNulls) }),
 });
 
-const createWebhook = defineRoute({
+const createWebhook = defineRoute<{ createWorkflowWebhook: Webhook }>({
   method: 'POST',
   path: '/webhooks',
   operation: /* GraphQL */ `
     mutation EngineCreateWebhook($input: CreateWorkflowWebhookInput!) {
       createWorkflowWebhook(input: $input) {
-        ...WebhookFields
+        ${WEBHOOK}
       }
     }
-    ${WEBHOOK_FIELDS}
   `,
   variables: ({ body }) => ({ input: body }),
   status: 201,
   pick: ({ createWorkflowWebhook: w }) => webhookOut(w),
 });
 
-const getWebhook = defineRoute({
+const getWebhook = defineRoute<{ workflowWebhook: Webhook }>({
   method: 'GET',
   path: '/webhooks/:webhookId',
   operation: /* GraphQL */ `
     query EngineWebhook($webhookId: ID!) {
       workflowWebhook(webhookId: $webhookId) {
-        ...WebhookFields
+        ${WEBHOOK}
       }
     }
-    ${WEBHOOK_FIELDS}
   `,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
   pick: ({ workflowWebhook: w }) => webhookOut(w),
 });
 
-const listWebhooks = defineRoute({
+/** A webhook as its list shows it. */
+type ListedWebhook = Pick<Webhook, 'webhookId' | 'workflowId' | 'path' | 'url' | 'method' | 'active' | 'responseMode'> & {
+  statistics: Pick<Webhook['statistics'], 'totalRequests' | 'lastTriggered'>;
+};
+
+const listWebhooks = defineRoute<{ workflowWebhooks: { webhooks: ListedWebhook[]; pagination: Pagination } }>({
   method: 'GET',
   path: '/webhooks',
   operation: /* GraphQL */ `
@@ -540,12 +453,7 @@ const listWebhooks = defineRoute({
             lastTriggered
           }
         }
-        pagination {
-          total
-          limit
-          offset
-          hasMore
-        }
+        ${PAGINATION}
       }
     }
   `,
@@ -556,7 +464,7 @@ const listWebhooks = defineRoute({
     offset: intParam(query.offset) ?? 0,
   }),
   pick: ({ workflowWebhooks: page }) => ({
-    webhooks: page.webhooks.map((w: any) => ({
+    webhooks: page.webhooks.map((w) => ({
       webhookId: w.webhookId,
       workflowId: w.workflowId,
       path: w.path,
@@ -567,20 +475,19 @@ const listWebhooks = defineRoute({
       totalRequests: w.statistics.totalRequests,
       lastTriggered: w.statistics.lastTriggered,
     })),
-    pagination: pagination(page.pagination),
+    pagination: page.pagination,
   }),
 });
 
-const updateWebhook = defineRoute({
+const updateWebhook = defineRoute<{ updateWorkflowWebhook: Webhook }>({
   method: 'PUT',
   path: '/webhooks/:webhookId',
   operation: /* GraphQL */ `
     mutation EngineUpdateWebhook($webhookId: ID!, $input: UpdateWorkflowWebhookInput!) {
       updateWorkflowWebhook(webhookId: $webhookId, input: $input) {
-        ...WebhookFields
+        ${WEBHOOK}
       }
     }
-    ${WEBHOOK_FIELDS}
   `,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   pick: ({ updateWorkflowWebhook: w }) => ({ ...webhookOut(w), webhookId: w.webhookId, updatedAt: w.updatedAt }),
@@ -623,7 +530,7 @@ const testWebhook = defineRoute({
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
 
-const webhookLogs = defineRoute({
+const webhookLogs = defineRoute<{ workflowWebhookLogs: { webhookId: string; logs: Record<string, unknown>[]; pagination: Pagination } }>({
   method: 'GET',
   path: '/webhooks/:webhookId/logs',
   operation: /* GraphQL */ `
@@ -641,12 +548,7 @@ const webhookLogs = defineRoute({
           executionId
           test
         }
-        pagination {
-          total
-          limit
-          offset
-          hasMore
-        }
+        ${PAGINATION}
       }
     }
   `,
@@ -656,7 +558,7 @@ const webhookLogs = defineRoute({
     offset: intParam(query.offset) ?? 0,
     status: query.status,
   }),
-  pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(omitNulls), pagination: pagination(page.pagination) }),
+  pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(omitNulls), pagination: page.pagination }),
 });
 
 const shared: RouteDef[] = [
@@ -731,16 +633,15 @@ export const engineRoutes: RouteDef[] = [createWorkflow, updateWorkflow, ...shar
 // ---------------------------------------------------------------------------------------------
 // Native interface: /engine/api/v1/... (n8n-like: POST /workflows imports, PATCH with {active})
 
-const nativeCreate = defineRoute({
+const nativeCreate = defineRoute<{ importWorkflow: Workflow }>({
   method: 'POST',
   path: '/workflows',
   operation: /* GraphQL */ `
     mutation EngineNativeCreate($workflow: JSON!) {
       importWorkflow(workflow: $workflow) {
-        ...WorkflowFields
+        ${WORKFLOW}
       }
     }
-    ${WORKFLOW_FIELDS}
   `,
   variables: ({ body }) => ({ workflow: body }),
   status: 201,
@@ -749,16 +650,15 @@ const nativeCreate = defineRoute({
 });
 
 const nativeUpdate = (method: 'PUT' | 'PATCH') =>
-  defineRoute({
+  defineRoute<{ updateWorkflow: Workflow }>({
     method,
     path: '/workflows/:workflowId',
     operation: /* GraphQL */ `
       mutation EngineNativeUpdate($workflowId: ID!, $input: UpdateWorkflowInput!) {
         updateWorkflow(workflowId: $workflowId, input: $input) {
-          ...WorkflowFields
+          ${WORKFLOW}
         }
       }
-      ${WORKFLOW_FIELDS}
     `,
     // Clients of the native interface send whole workflow objects (id, versionId, …): only the fields we own are taken.
     variables: ({ params, body }) => ({

@@ -1,4 +1,4 @@
-import { defineRoute, intParam, strParam } from '../route';
+import { bodyField, defineRoute, intParam, strParam } from '../route';
 
 /**
  * The feature-request service, `{base_url}/api/v1` on the `/feedback` surface (spec 3, section B),
@@ -33,7 +33,7 @@ export const feedbackRoutes = [
     `,
     snakeCase: true,
   }),
-  defineRoute({
+  defineRoute<{ feedbackProjects: { projects: unknown[] } }>({
     method: 'GET',
     path: '/projects',
     operation: /* GraphQL */ `query FeedbackProjects($limit: Int, $offset: Int) { feedbackProjects(limit: $limit, offset: $offset) { projects { ${PROJECT} } } }`,
@@ -85,7 +85,7 @@ export const feedbackRoutes = [
     method: 'POST',
     path: '/projects/:id/moderators',
     operation: /* GraphQL */ `mutation AddProjectModerator($id: ID!, $userId: ID!) { addProjectModerator(projectId: $id, userId: $userId) { ${PROJECT} moderators } }`,
-    variables: ({ params, body }) => ({ id: params.id, userId: body?.userId }),
+    variables: ({ params, body }) => ({ id: params.id, userId: bodyField(body, 'userId') }),
     status: 201,
     snakeCase: true,
   }),
@@ -147,14 +147,14 @@ export const feedbackRoutes = [
     method: 'PATCH',
     path: '/requests/:id/status',
     operation: /* GraphQL */ `mutation SetFeatureRequestStatus($id: ID!, $status: String!) { setFeatureRequestStatus(requestId: $id, status: $status) { ${REQUEST} } }`,
-    variables: ({ params, body }) => ({ id: params.id, status: body?.status }),
+    variables: ({ params, body }) => ({ id: params.id, status: bodyField(body, 'status') }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/requests/:id/vote',
     operation: /* GraphQL */ `mutation VoteFeatureRequest($id: ID!, $type: String!) { voteFeatureRequest(requestId: $id, type: $type) { ${VOTES} } }`,
-    variables: ({ params, body }) => ({ id: params.id, type: body?.type }),
+    variables: ({ params, body }) => ({ id: params.id, type: bodyField(body, 'type') }),
     snakeCase: true,
   }),
   defineRoute({
@@ -182,7 +182,7 @@ export const feedbackRoutes = [
     method: 'POST',
     path: '/requests/:id/comments',
     operation: /* GraphQL */ `mutation AddFeatureRequestComment($id: ID!, $body: String!) { addFeatureRequestComment(requestId: $id, body: $body) { ${COMMENT} } }`,
-    variables: ({ params, body }) => ({ id: params.id, body: body?.body }),
+    variables: ({ params, body }) => ({ id: params.id, body: bodyField(body, 'body') }),
     status: 201,
     snakeCase: true,
   }),
@@ -190,7 +190,7 @@ export const feedbackRoutes = [
     method: 'PUT',
     path: '/comments/:id',
     operation: /* GraphQL */ `mutation UpdateFeatureRequestComment($id: ID!, $body: String!) { updateFeatureRequestComment(commentId: $id, body: $body) { ${COMMENT} } }`,
-    variables: ({ params, body }) => ({ id: params.id, body: body?.body }),
+    variables: ({ params, body }) => ({ id: params.id, body: bodyField(body, 'body') }),
     snakeCase: true,
   }),
   defineRoute({

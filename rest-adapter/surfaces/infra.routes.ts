@@ -1,4 +1,4 @@
-import { defineRoute, intParam, strParam } from '../route';
+import { bodyField, defineRoute, intParam, strParam } from '../route';
 
 /**
  * The infrastructure service, `{base_url}/api/v1` on the `/infra` surface (spec 3, section C):
@@ -31,7 +31,7 @@ export const infraRoutes = [
         }
       }
     `,
-    variables: ({ body }) => ({ email: body?.email, password: body?.password }),
+    variables: ({ body }) => ({ email: bodyField(body, 'email'), password: bodyField(body, 'password') }),
   }),
   defineRoute({
     method: 'POST',
@@ -132,7 +132,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/projects/:id/members',
     operation: /* GraphQL */ `mutation AddInfraProjectMember($id: ID!, $userId: ID!, $role: String) { addInfraProjectMember(id: $id, userId: $userId, role: $role) { ${PROJECT} } }`,
-    variables: ({ params, body }) => ({ id: params.id, userId: body?.userId, role: body?.role }),
+    variables: ({ params, body }) => ({ id: params.id, userId: bodyField(body, 'userId'), role: bodyField(body, 'role') }),
     status: 201,
   }),
   defineRoute({
@@ -185,7 +185,10 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services/:id/rollback',
     operation: /* GraphQL */ `mutation RollbackInfraService($id: ID!, $revision: String) { rollbackInfraService(id: $id, revision: $revision) { ${DEPLOYMENT} } }`,
-    variables: ({ params, body }) => ({ id: params.id, revision: body?.revision === undefined || body?.revision === null ? undefined : String(body.revision) }),
+    variables: ({ params, body }) => {
+      const revision = bodyField(body, 'revision');
+      return { id: params.id, revision: revision === undefined || revision === null ? undefined : String(revision) };
+    },
     status: 202,
   }),
   defineRoute({

@@ -8,8 +8,10 @@ const SUMMARY = `summary { totalExecutions successfulExecutions failedExecutions
 const BUCKETS = `timeseries { timestamp executions successful failed averageDuration totalDuration }`;
 const ERRORS = `errorBreakdown { errorCode count percentage }`;
 const PART = `status responseTime uptime activeExecutions queuedTasks capacityUtilization engineStatus connections queryLatencyP95 memoryUsage operations depth message`;
+/** Fields as selected, passed on (the answers below reshape only a part of them). */
+type Selected = Record<string, unknown>;
 /** A health part without its null fields (each part has its own). */
-const part = (p: Record<string, unknown>) => omitNulls(p);
+const part = (p: Selected) => omitNulls(p);
 
 export const metricsRoutes = [
   defineRoute({
@@ -26,7 +28,7 @@ export const metricsRoutes = [
       granularity: strParam(query.granularity),
     }),
   }),
-  defineRoute({
+  defineRoute<{ workflowMetrics: Selected & { summary: Selected } }>({
     method: 'GET',
     path: '/control-plane/metrics/workflows',
     operation: /* GraphQL */ `query WorkflowMetrics($startDate: String!, $endDate: String!, $workflowId: ID, $granularity: String) {
@@ -87,7 +89,7 @@ export const metricsRoutes = [
     `,
     variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), stage: strParam(query.stage) }),
   }),
-  defineRoute({
+  defineRoute<{ systemHealth: Selected & { services: Record<string, Selected> } }>({
     method: 'GET',
     path: '/control-plane/metrics/system/health',
     operation: /* GraphQL */ `query SystemHealth { systemHealth {
@@ -98,7 +100,7 @@ export const metricsRoutes = [
       } }`,
     pick: ({ systemHealth: h }) => ({
       ...h,
-      services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v as Record<string, unknown>)])),
+      services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v)])),
     }),
   }),
   defineRoute({
@@ -112,7 +114,7 @@ export const metricsRoutes = [
       } }`,
     variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), granularity: strParam(query.granularity) }),
   }),
-  defineRoute({
+  defineRoute<{ costMetrics: Selected & { breakdown: Selected[] } }>({
     method: 'GET',
     path: '/control-plane/metrics/costs',
     operation: /* GraphQL */ `

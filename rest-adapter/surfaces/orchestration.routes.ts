@@ -1,85 +1,81 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { bodyField, boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { PAGINATION, type Pagination } from './selections';
 
 /** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). */
 
 const GATE_RESULT = `stage gateType passed criteria { name required met } missingCriteria validatedAt`;
-export const ORCHESTRATION_FIELDS = /* GraphQL */ `
-  fragment OrchestrationFields on Orchestration {
-    orchestrationId
-    name
-    description
-    status
-    currentStage
-    progress {
-      stagesCompleted
-      stagesTotal
-      tasksCompleted
-      tasksTotal
-      overallPercentage
-    }
-    stages {
-      stage
-      status
-      parallel
-      tasksTotal
-      tasksCompleted
-      startedAt
-      completedAt
-      duration
-      gateValidation {
-        enabled
-        required
-        exitGatePassed
-        outputs
-        validation {
-          missingCriteria
-          validatedAt
-        }
-      }
-      tasks {
-        key
-        taskId
-        agentId
-        taskType
-        status
-        dependencies
-        progress
-        result
-        error
-        startedAt
-        completedAt
-      }
-    }
-    result {
-      success
-      stagesCompleted
-      tasksCompleted
-      outputs
-    }
-    error {
-      code
-      message
-      details
-    }
-    pauseReason
-    cancelReason
-    tasksCancelled
-    createdAt
-    pausedAt
-    resumedAt
-    completedAt
-    failedAt
-    cancelledAt
-    estimatedCompletionAt
-    duration
-    updatedAt
+/** An Orchestration, whole: the status endpoint's and the alternate layout's workflow. */
+export const ORCHESTRATION = /* GraphQL */ `
+  orchestrationId name description status currentStage
+  progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
+  stages {
+    stage status parallel tasksTotal tasksCompleted startedAt completedAt duration
+    gateValidation { enabled required exitGatePassed outputs validation { missingCriteria validatedAt } }
+    tasks { key taskId agentId taskType status dependencies progress result error startedAt completedAt }
   }
-`;
+  result { success stagesCompleted tasksCompleted outputs }
+  error { code message details }
+  pauseReason cancelReason tasksCancelled createdAt pausedAt resumedAt completedAt failedAt cancelledAt estimatedCompletionAt duration updatedAt`;
+export interface OrchestrationTask {
+  key: string;
+  taskId: string | null;
+  agentId: string;
+  taskType: string;
+  status: string;
+  dependencies: string[];
+  progress: number;
+  result: Record<string, unknown> | null;
+  error: Record<string, unknown> | null;
+  startedAt: string | null;
+  completedAt: string | null;
+}
+export interface OrchestrationStage {
+  stage: string;
+  status: string;
+  parallel: boolean;
+  tasksTotal: number;
+  tasksCompleted: number;
+  startedAt: string | null;
+  completedAt: string | null;
+  duration: number | null;
+  gateValidation: {
+    enabled: boolean;
+    required: string[] | null;
+    exitGatePassed: boolean | null;
+    outputs: string[];
+    validation: { missingCriteria: string[] | null; validatedAt: string } | null;
+  };
+  /** Null unless the task details were asked for. */
+  tasks: OrchestrationTask[] | null;
+}
+export interface Orchestration {
+  orchestrationId: string;
+  name: string;
+  description: string | null;
+  status: string;
+  currentStage: string | null;
+  progress: { stagesCompleted: number; stagesTotal: number; tasksCompleted: number; tasksTotal: number; overallPercentage: number };
+  stages: OrchestrationStage[];
+  result: { success: boolean; stagesCompleted: number; tasksCompleted: number; outputs: Record<string, unknown> } | null;
+  error: { code: string; message: string; details: Record<string, unknown> | null } | null;
+  pauseReason: string | null;
+  cancelReason: string | null;
+  tasksCancelled: number | null;
+  createdAt: string;
+  pausedAt: string | null;
+  resumedAt: string | null;
+  completedAt: string | null;
+  failedAt: string | null;
+  cancelledAt: string | null;
+  estimatedCompletionAt: string | null;
+  duration: number | null;
+  updatedAt: string;
+}
 
 const body = (req: RestRequest) => req.body ?? {};
 
-function stageOut(s: any) {
+function stageOut(s: OrchestrationStage) {
   const gate = s.gateValidation;
   return omitNulls({
     stage: s.stage,
@@ -98,7 +94,7 @@ function stageOut(s: any) {
       missingCriteria: gate.validation?.missingCriteria,
       validatedAt: gate.validation?.validatedAt,
     }),
-    tasks: s.tasks?.map((t: any) =>
+    tasks: s.tasks?.map((t) =>
       omitNulls({
         taskId: t.taskId,
         key: t.key,
@@ -117,7 +113,7 @@ function stageOut(s: any) {
 }
 
 /** The status endpoint's Orchestration: the fields of its state (running, completed, failed, …). */
-export function orchestrationOut(o: any) {
+export function orchestrationOut(o: Orchestration) {
   return omitNulls({
     orchestrationId: o.orchestrationId,
     name: o.name,
@@ -143,7 +139,11 @@ export function orchestrationOut(o: any) {
 }
 
 export const orchestrationRoutes = [
-  defineRoute({
+  defineRoute<{
+    createOrchestration: Pick<Orchestration, 'orchestrationId' | 'name' | 'status' | 'currentStage' | 'createdAt' | 'estimatedCompletionAt'> & {
+      stages: Pick<OrchestrationStage, 'stage' | 'status' | 'tasksTotal' | 'tasksCompleted'>[];
+    };
+  }>({
     method: 'POST',
     path: '/control-plane/orchestration/create',
     operation: /* GraphQL */ `
@@ -171,21 +171,20 @@ export const orchestrationRoutes = [
       name: o.name,
       status: o.status,
       currentStage: o.currentStage,
-      stages: o.stages.map((s: any) => ({ stage: s.stage, status: s.status, tasksTotal: s.tasksTotal, tasksCompleted: s.tasksCompleted })),
+      stages: o.stages.map((s) => ({ stage: s.stage, status: s.status, tasksTotal: s.tasksTotal, tasksCompleted: s.tasksCompleted })),
       createdAt: o.createdAt,
       estimatedCompletionAt: o.estimatedCompletionAt,
     }),
   }),
-  defineRoute({
+  defineRoute<{ orchestration: Orchestration }>({
     method: 'GET',
     path: '/control-plane/orchestration/status/:orchestrationId',
     operation: /* GraphQL */ `
       query OrchestrationStatus($orchestrationId: ID!, $includeTaskDetails: Boolean) {
         orchestration(orchestrationId: $orchestrationId, includeTaskDetails: $includeTaskDetails) {
-          ...OrchestrationFields
+          ${ORCHESTRATION}
         }
       }
-      ${ORCHESTRATION_FIELDS}
     `,
     variables: ({ params, query }) => ({ orchestrationId: params.orchestrationId, includeTaskDetails: boolParam(query.includeTaskDetails) }),
     pick: ({ orchestration }) => orchestrationOut(orchestration),
@@ -197,7 +196,7 @@ export const orchestrationRoutes = [
     variables: (req) => ({ input: body(req) }),
     omitNulls: true,
   }),
-  defineRoute({
+  defineRoute<{ gateCatalog: unknown[] }>({
     method: 'GET',
     path: '/control-plane/orchestration/gates',
     operation: /* GraphQL */ `
@@ -235,7 +234,7 @@ export const orchestrationRoutes = [
         }
       }
     `,
-    variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: body?.reason }),
+    variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: bodyField(body, 'reason') }),
     omitNulls: true,
   }),
   defineRoute({
@@ -271,12 +270,19 @@ export const orchestrationRoutes = [
     `,
     variables: ({ params, body }) => ({
       orchestrationId: params.orchestrationId,
-      reason: body?.reason,
-      cancelRunningTasks: body?.cancelRunningTasks,
+      reason: bodyField(body, 'reason'),
+      cancelRunningTasks: bodyField(body, 'cancelRunningTasks'),
     }),
     omitNulls: true,
   }),
-  defineRoute({
+  defineRoute<{
+    orchestrations: {
+      orchestrations: (Pick<Orchestration, 'orchestrationId' | 'name' | 'status' | 'currentStage' | 'createdAt'> & {
+        progress: { overallPercentage: number };
+      })[];
+      pagination: Pagination;
+    };
+  }>({
     method: 'GET',
     path: '/control-plane/orchestration/list',
     operation: /* GraphQL */ `
@@ -292,12 +298,7 @@ export const orchestrationRoutes = [
             }
             createdAt
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
@@ -308,7 +309,7 @@ export const orchestrationRoutes = [
       offset: intParam(query.offset),
     }),
     pick: ({ orchestrations }) => ({
-      orchestrations: orchestrations.orchestrations.map((o: any) => ({ ...o, progress: o.progress.overallPercentage })),
+      orchestrations: orchestrations.orchestrations.map((o) => ({ ...o, progress: o.progress.overallPercentage })),
       pagination: orchestrations.pagination,
     }),
   }),

@@ -1,113 +1,62 @@
 import { omitNulls } from '../output';
-import { boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { bodyField, boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
+import { PAGINATION, type Pagination } from './selections';
 
 /** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). */
 
 const PERF = `totalTests averageTokens averageLatency successRate`;
-const PROMPT_FIELDS = /* GraphQL */ `
-  fragment PromptFields on Prompt {
-    promptId name description template variables version latestVersion versions status metadata
-    performance { ${PERF} byVersion { version ${PERF} } }
-    environments { environment version promotedAt }
-    createdAt updatedAt
-  }`;
-const FRAGMENT_FIELDS = /* GraphQL */ `
-  fragment FragmentFields on Fragment {
-    fragmentId
-    name
-    type
-    content
-    description
-    version
-    latestVersion
-    metadata
-    usage {
-      promptCount
-      chainCount
-    }
-    createdAt
-    updatedAt
-  }
-`;
-const CHAIN_FIELDS = /* GraphQL */ `
-  fragment ChainFields on Chain {
-    chainId
-    name
-    description
-    version
-    latestVersion
-    stepsCount
-    metadata
-    createdAt
-    updatedAt
-    steps {
-      order
-      promptId
-      version
-      inputMapping
-      outputKey
-      agentId
-      parallel
-    }
-    performance {
-      totalExecutions
-      averageTokens
-      averageLatency
-      successRate
-    }
-  }
-`;
-const EXECUTION_FIELDS = /* GraphQL */ `
-  fragment ExecutionFields on ChainExecution {
-    executionId
-    chainId
-    chainVersion
-    status
-    currentStep
-    totalSteps
-    model
-    temperature
-    completedSteps {
-      step
-      promptId
-      version
-      outputKey
-      output
-      tokensUsed
-      latency
-      completedAt
-    }
-    result
-    error {
-      step
-      promptId
-      code
-      message
-      details
-    }
-    totalTokens
-    totalLatency
-    duration
-    startedAt
-    completedAt
-    failedAt
-  }
-`;
+const PROMPT = /* GraphQL */ `
+  promptId name description template variables version latestVersion versions status metadata
+  performance { ${PERF} byVersion { version ${PERF} } }
+  environments { environment version promotedAt }
+  createdAt updatedAt`;
+const FRAGMENT = /* GraphQL */ `fragmentId name type content description version latestVersion metadata usage { promptCount chainCount } createdAt updatedAt`;
+const CHAIN = /* GraphQL */ `
+  chainId name description version latestVersion stepsCount metadata createdAt updatedAt
+  steps { order promptId version inputMapping outputKey agentId parallel }
+  performance { totalExecutions averageTokens averageLatency successRate }`;
+const EXECUTION = /* GraphQL */ `
+  executionId chainId chainVersion status currentStep totalSteps model temperature
+  completedSteps { step promptId version outputKey output tokensUsed latency completedAt }
+  result
+  error { step promptId code message details }
+  totalTokens totalLatency duration startedAt completedAt failedAt`;
+interface ChainExecution {
+  executionId: string;
+  chainId: string;
+  chainVersion: number;
+  status: string;
+  currentStep: number;
+  totalSteps: number;
+  model: string;
+  temperature: number;
+  /** Each step's fields as selected. */
+  completedSteps: Record<string, unknown>[];
+  result: Record<string, unknown> | null;
+  error: { step: number; promptId: string | null; code: string; message: string; details: Record<string, unknown> | null } | null;
+  totalTokens: number;
+  totalLatency: number;
+  duration: number;
+  startedAt: string;
+  completedAt: string | null;
+  failedAt: string | null;
+}
 const RUN = `testCase success output tokensUsed latency error { code message }`;
 const ARM_RESULT = `averageTokens averageLatency successfulTests failedTests successRate runs { ${RUN} }`;
-const AB_FIELDS = /* GraphQL */ `
-  fragment AbFields on PromptAbTest {
-    testId testCases model temperature maxTokens createdAt
-    promptA { promptId version template }
-    promptB { promptId version template }
-    results { promptA { ${ARM_RESULT} } promptB { ${ARM_RESULT} } recommendation reason }
-  }`;
+const AB_TEST = /* GraphQL */ `
+  testId testCases model temperature maxTokens createdAt
+  promptA { promptId version template }
+  promptB { promptId version template }
+  results { promptA { ${ARM_RESULT} } promptB { ${ARM_RESULT} } recommendation reason }`;
 
 const body = (req: RestRequest) => req.body ?? {};
 
-const steps = (list: any[]) => list.map((s) => omitNulls(s));
+/** A page of a list that shows no offset (the chains' and the fragments'). */
+const withoutOffset = ({ total, limit, hasMore }: Pagination) => ({ total, limit, hasMore });
 
-function execution(e: any) {
+const steps = (list: Record<string, unknown>[]) => list.map((s) => omitNulls(s));
+
+function execution(e: ChainExecution) {
   const base = {
     executionId: e.executionId,
     chainId: e.chainId,
@@ -124,7 +73,7 @@ function execution(e: any) {
     startedAt: e.startedAt,
   };
   if (e.status === 'completed') return { ...base, result: e.result, completedAt: e.completedAt };
-  if (e.status === 'failed') return { ...base, error: omitNulls(e.error), failedAt: e.failedAt };
+  if (e.status === 'failed') return { ...base, error: e.error && omitNulls(e.error), failedAt: e.failedAt };
   return base;
 }
 
@@ -165,12 +114,7 @@ export const promptRoutes = [
             createdAt
             updatedAt
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
@@ -189,10 +133,9 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       mutation RunPromptAbTest($input: PromptAbTestInput!) {
         runPromptAbTest(input: $input) {
-          ...AbFields
+          ${AB_TEST}
         }
       }
-      ${AB_FIELDS}
     `,
     variables: (req) => ({ input: body(req) }),
   }),
@@ -202,10 +145,9 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       query PromptAbTest($testId: ID!) {
         promptAbTest(testId: $testId) {
-          ...AbFields
+          ${AB_TEST}
         }
       }
-      ${AB_FIELDS}
     `,
     variables: ({ params }) => ({ testId: params.testId }),
   }),
@@ -215,10 +157,9 @@ export const promptRoutes = [
     operation: /* GraphQL */ `
       query GetPrompt($promptId: ID!, $version: Int, $environment: String) {
         prompt(promptId: $promptId, version: $version, environment: $environment) {
-          ...PromptFields
+          ${PROMPT}
         }
       }
-      ${PROMPT_FIELDS}
     `,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: strParam(query.environment) }),
   }),
@@ -251,7 +192,9 @@ export const promptRoutes = [
     `,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version) }),
   }),
-  defineRoute({
+  defineRoute<{
+    testPrompt: { testId: string; promptId: string; version: number; output: string; metadata: Record<string, unknown>; createdAt: string };
+  }>({
     method: 'POST',
     path: '/promptlib/prompts/:promptId/test',
     operation: /* GraphQL */ `
@@ -300,8 +243,8 @@ export const promptRoutes = [
       }
     `,
     variables: (req) => {
-      const { variables, version, environment } = body(req);
-      return { promptId: req.params.promptId, variables: variables ?? {}, version, environment };
+      const field = (key: string) => bodyField(body(req), key);
+      return { promptId: req.params.promptId, variables: field('variables') ?? {}, version: field('version'), environment: field('environment') };
     },
   }),
 ];
@@ -323,7 +266,7 @@ export const chainRoutes = [
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
-  defineRoute({
+  defineRoute<{ chains: { chains: unknown[]; pagination: Pagination } }>({
     method: 'GET',
     path: '/promptlib/chains',
     operation: /* GraphQL */ `
@@ -340,42 +283,35 @@ export const chainRoutes = [
             successRate
             createdAt
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
     variables: ({ query }) => ({ domain: strParam(query.domain), limit: intParam(query.limit), offset: intParam(query.offset) }),
-    pick: ({ chains: { chains, pagination } }) => ({ chains, pagination: { total: pagination.total, limit: pagination.limit, hasMore: pagination.hasMore } }),
+    pick: ({ chains: { chains, pagination } }) => ({ chains, pagination: withoutOffset(pagination) }),
   }),
-  defineRoute({
+  defineRoute<{ chainExecution: ChainExecution }>({
     method: 'GET',
     path: '/promptlib/chains/executions/:executionId',
     operation: /* GraphQL */ `
       query ChainExecution($executionId: ID!) {
         chainExecution(executionId: $executionId) {
-          ...ExecutionFields
+          ${EXECUTION}
         }
       }
-      ${EXECUTION_FIELDS}
     `,
     variables: ({ params }) => ({ executionId: params.executionId }),
     pick: ({ chainExecution }) => execution(chainExecution),
   }),
-  defineRoute({
+  defineRoute<{ chain: Record<string, unknown> & { steps: Record<string, unknown>[] } }>({
     method: 'GET',
     path: '/promptlib/chains/:chainId',
     operation: /* GraphQL */ `
       query GetChain($chainId: ID!, $version: Int) {
         chain(chainId: $chainId, version: $version) {
-          ...ChainFields
+          ${CHAIN}
         }
       }
-      ${CHAIN_FIELDS}
     `,
     variables: ({ params, query }) => ({ chainId: params.chainId, version: intParam(query.version) }),
     pick: ({ chain }) => ({ ...chain, steps: steps(chain.steps) }),
@@ -445,7 +381,7 @@ export const fragmentRoutes = [
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
-  defineRoute({
+  defineRoute<{ fragments: { fragments: unknown[]; pagination: Pagination } }>({
     method: 'GET',
     path: '/promptlib/fragments',
     operation: /* GraphQL */ `
@@ -461,12 +397,7 @@ export const fragmentRoutes = [
             usedInPrompts
             createdAt
           }
-          pagination {
-            total
-            limit
-            offset
-            hasMore
-          }
+          ${PAGINATION}
         }
       }
     `,
@@ -479,7 +410,7 @@ export const fragmentRoutes = [
     }),
     pick: ({ fragments: { fragments, pagination } }) => ({
       fragments,
-      pagination: { total: pagination.total, limit: pagination.limit, hasMore: pagination.hasMore },
+      pagination: withoutOffset(pagination),
     }),
   }),
   defineRoute({
@@ -488,10 +419,9 @@ export const fragmentRoutes = [
     operation: /* GraphQL */ `
       query GetFragment($fragmentId: ID!, $version: Int) {
         fragment(fragmentId: $fragmentId, version: $version) {
-          ...FragmentFields
+          ${FRAGMENT}
         }
       }
-      ${FRAGMENT_FIELDS}
     `,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, version: intParam(query.version) }),
   }),
