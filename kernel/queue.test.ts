@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { testClock } from '../test/support/clock';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { readUntil, sleep, until } from '../test/support/until';
 import { createDataSource } from './db/data-source';
@@ -428,6 +429,24 @@ describe('Queue', () => {
     await until('both', () => q.stats().completed === 2);
     assert.deepEqual(states, ['completed', 'completed']);
     for (const id of [committed, rolledBack]) assert.equal((await q.get(id))?.state, 'completed');
+  });
+
+  test("a job is due on the queue's clock: one planned an hour ahead runs once the clock gets there", async () => {
+    const clock = testClock();
+    const q = makeQueue({ clock });
+    const job = name('planned');
+    const ran: string[] = [];
+    q.register(job, async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v));
+    await q.start();
+    const id = await q.enqueue(job, { v: 'in an hour' }, { runAt: new Date(clock.now().getTime() + 3_600_000) });
+    await q.enqueue(job, { v: 'now' });
+    await until('the job due now', () => ran.length === 1);
+    await sleep(200); // four polls: the planned job is not claimed before its time
+    assert.deepEqual(ran, ['now']);
+    assert.equal((await q.get(id))?.state, 'queued');
+    clock.advance(3_600_000);
+    await until('the planned job', async () => (await q.get(id))?.state === 'completed');
+    assert.deepEqual(ran, ['now', 'in an hour']);
   });
 
   test('rejects invalid options', async () => {
