@@ -13,6 +13,8 @@ export interface TestClock extends Clock {
   advance(ms: number): void;
   /** Moves the clock to `at` (a due time), or leaves it where it is when it is there already. */
   advanceTo(at: Date | string): void;
+  /** How many sleeps on this clock have not ended: a test moves the clock once the platform is waiting on it. */
+  sleeping(): number;
 }
 
 interface Sleeper {
@@ -41,6 +43,7 @@ export function testClock(): TestClock {
     advanceTo(at) {
       clock.advance(Math.max(0, new Date(at).getTime() - now()));
     },
+    sleeping: () => sleepers.size,
     sleep(ms, signal) {
       return new Promise((resolve, reject) => {
         if (signal?.aborted) return reject(signal.reason);
