@@ -19,9 +19,9 @@ import { TOPIC, type Jobs, type Registry } from './topics';
  * (>= 0.5 s), cannot cancel a running job and has no heartbeat-based recovery
  * (bench/queue.bench.ts measures the difference).
  *
- * When a job is due (run_at, retry backoff) is read on the kernel's clock (kernel/clock.ts), so a
- * test that skips the clock forward runs the jobs it made due; heartbeats, stale workers and the
- * timers of running jobs stay on the wall clock.
+ * When a job is due (run_at, retry backoff) and the drain grace of `stop` are read on the kernel's
+ * clock (kernel/clock.ts), so a test that moves the clock forward runs the jobs it made due;
+ * heartbeats, stale workers and the timers of running jobs stay on the wall clock.
  */
 
 export type Priority = 'low' | 'normal' | 'high' | 'critical';
@@ -409,9 +409,9 @@ export class Queue<J extends Registry = Jobs> {
     this.offWakeup?.();
     await this.claiming;
     const drained = Promise.all([...this.running.values()].map((job) => job.done));
-    let graceTimer: NodeJS.Timeout | undefined;
-    await Promise.race([drained, new Promise((resolve) => (graceTimer = setTimeout(resolve, opts.graceMs ?? 10_000)))]);
-    clearTimeout(graceTimer);
+    const grace = new AbortController();
+    await Promise.race([drained, this.clock.sleep(opts.graceMs ?? 10_000, grace.signal)]);
+    grace.abort();
     for (const job of this.running.values()) job.abort(new JobAbortedError('shutdown', 'The worker is stopping'));
     await Promise.all([...this.running.values()].map((job) => job.done));
     for (const timer of this.timers.splice(0)) clearInterval(timer);
