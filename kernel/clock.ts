@@ -1,7 +1,8 @@
 /**
- * The platform's time for deciding when something is due: schedules' cron times, the queue's
- * run_at and retry backoff, a sync request's wait. Code that decides a due time asks the kernel's
- * clock instead of `Date.now()`, so a test can skip time forward rather than sleep through it.
+ * The platform's time for deciding when something is due: the queue's run_at, retry backoff and
+ * drain grace, schedules' cron times, Wait nodes' ends, a sync task request's wait. Code that
+ * decides a due time asks the kernel's clock instead of `Date.now()`, so a test can move time
+ * forward rather than sleep through it (test/support/clock.ts).
  *
  * A clock never runs behind the wall clock and never stops: it is the wall clock plus a skip
  * that only grows (`aheadMs`, 0 on the real clock). That keeps it in step with PostgreSQL, whose
@@ -17,7 +18,7 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The wall clock: what every process runs on unless a test hands the kernel another. */
+/** The wall clock: what every process runs on unless a test hands the kernel another (createKernel's `clock`). */
 export const realClock: Clock = {
   now: () => new Date(),
   aheadMs: () => 0,
@@ -42,5 +43,5 @@ export const realClock: Clock = {
  */
 export function sqlNow(clock: Clock, params: unknown[]): string {
   params.push(clock.aheadMs());
-  return `(now() + $${params.length}::int * interval '1 millisecond')`;
+  return `(now() + $${params.length}::float8 * interval '1 millisecond')`;
 }

@@ -530,7 +530,13 @@ export class Queue<J extends Registry = Jobs> {
     const lastError = `${error.code}: ${error.message}`;
     // finish_job counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
     const [r] = rowsOf<{ state: JobState }>(
-      await this.db.query(FINISH, [row.id, this.workerId, retry ? 'queued' : 'failed', lastError, Math.min(delay + this.clock.aheadMs(), MAX_TIMER_MS)]),
+      await this.db.query(FINISH, [
+        row.id,
+        this.workerId,
+        retry ? 'queued' : 'failed',
+        lastError,
+        retry ? Math.min(delay + this.clock.aheadMs(), MAX_TIMER_MS) : 0,
+      ]),
     );
     if (r?.state === 'failed') {
       this.counts.failed++;
