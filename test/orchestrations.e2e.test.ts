@@ -759,7 +759,7 @@ describe('a restart mid-orchestration', () => {
   test('a new process on the same database carries the orchestration to its end', async () => {
     const database = await createTestDatabase();
     const env = { ...fakeLlmEnv(fake.url), INTERNAL_SECRET: randomBytes(32).toString('hex') };
-    // The first process's drain grace (10 s) passes on this clock, moved on while it stops.
+    // The first process's drain grace (10 s) passes on this clock, moved on once the drain waits on it.
     const clock = testClock();
     const first = await startTestPlatform(env, { database, clock });
     let firstStopped = false;
@@ -789,7 +789,7 @@ describe('a restart mid-orchestration', () => {
       await until(
         'the first process to stop',
         () => {
-          clock.advance(1_000);
+          if (clock.sleeping() > 0) clock.advance(1_000);
           return firstStopped;
         },
         30_000,
