@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';
 import { createKernel, type Kernel } from './kernel/platform';
+import type { Clock } from './kernel/clock';
 import type { FastifyInstance } from 'fastify';
 import {
   buildSubgraph,
@@ -53,6 +54,8 @@ export interface PlatformOptions {
   extraSubgraphs?: BuiltSubgraph[];
   /** More HTTP routes on the same server (the benchmark's baseline handler). */
   extraRoutes?: (app: FastifyInstance, kernel: Kernel, edge: Edge) => void;
+  /** The kernel's clock (kernel/clock.ts); the wall clock unless a test gives one it skips forward. */
+  clock?: Clock;
 }
 
 /** The gateway process: `all` also runs every subgraph and the workers in-process. */
@@ -60,7 +63,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const role = opts.role ?? 'all';
   const front = new HttpFront();
   const port = await front.listen(config.port, config.host);
-  const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: role !== 'all', name: role });
+  const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: role !== 'all', name: role, clock: opts.clock });
   const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
 
   const remote = config.subgraphUrls as Record<string, string>;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
+import { realClock, type Clock } from './clock';
 import type { Config } from './config';
 import { createDataSource } from './db/data-source';
 import { resolveDatabase, type Database } from './db/database';
@@ -26,6 +27,8 @@ export interface Kernel {
   db: DataSource;
   events: EventBus;
   queue: Queue;
+  /** When things are due (kernel/clock.ts): the wall clock unless a test gives another. */
+  clock: Clock;
   webhooks: WebhookSender;
   keys: ApiKeyService;
   rateLimiter: RateLimiter;
@@ -51,6 +54,8 @@ export interface KernelOptions {
   /** Whether other processes must see this one's events (split mode). */
   distributedEvents?: boolean;
   name?: string;
+  /** The clock due times are read on; tests pass one they can skip forward (never set by configuration). */
+  clock?: Clock;
 }
 
 export async function createKernel(config: Config, opts: KernelOptions = {}): Promise<Kernel> {
@@ -77,10 +82,12 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     internal: loadSecret(config.dataDir, 'internal-secret', config.internalSecret),
     jwt: loadSecret(config.dataDir, 'jwt-secret', config.jwtSecret),
   };
+  const clock = opts.clock ?? realClock;
   const queue = new Queue({
     db,
     events,
     logger,
+    clock,
     concurrency: config.workerConcurrency,
     staleAfterMs: config.workerStaleAfterMs,
     heartbeatMs: Math.min(5_000, Math.floor(config.workerStaleAfterMs / 6)),
@@ -104,6 +111,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     db,
     events,
     queue,
+    clock,
     webhooks,
     keys,
     rateLimiter: new RateLimiter(redis),

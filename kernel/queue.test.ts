@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { testClock } from '../test/support/clock';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
+import { readUntil, sleep, until } from '../test/support/until';
 import { createDataSource } from './db/data-source';
 import { kernelMigrations } from './db/migrations';
 import { withTransaction } from './db/transaction';
@@ -43,16 +45,6 @@ function makeQueue(opts: Partial<ConstructorParameters<typeof Queue>[0]> = {}): 
   return q;
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T> | T, timeoutMs = 5000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 const untilAborted = (signal: AbortSignal) => new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 
 const name = (base: string) => `${base}-${randomUUID().slice(0, 8)}`;
@@ -68,7 +60,7 @@ describe('Queue', () => {
     await q.enqueue(job, { label: 'critical' }, { priority: 'critical' });
     await q.enqueue(job, { label: 'high' }, { priority: 'high' });
     await q.start();
-    await waitFor('all four jobs', () => q.stats().completed === 4);
+    await until('all four jobs', () => q.stats().completed === 4);
     assert.deepEqual(order, ['critical', 'high', 'normal', 'low']);
     assert.deepEqual(q.stats(), { running: 0, claimed: 4, completed: 4, failed: 0 });
   });
@@ -83,7 +75,7 @@ describe('Queue', () => {
     });
     await q.start();
     const id = await q.enqueue(job, {}, { timeoutMs: 100 });
-    const info = await waitFor('failed', async () => ((await q.get(id))?.state === 'failed' ? q.get(id) : null));
+    const info = await until('failed', async () => ((await q.get(id))?.state === 'failed' ? q.get(id) : null));
     assert.equal(info.lastError, 'timeout: Job exceeded its timeout of 100 ms');
     assert.ok(reasons[0] instanceof JobAbortedError);
     assert.equal((reasons[0] as JobAbortedError).code, 'timeout');
@@ -97,7 +89,7 @@ describe('Queue', () => {
     await q.start();
     const started = Date.now();
     const id = await q.enqueue(job, {}, { timeoutMs: 100 });
-    await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+    await until('failed', async () => (await q.get(id))?.state === 'failed');
     assert.ok(Date.now() - started >= 1100);
     assert.match((await q.get(id))!.lastError!, /^timeout: /);
   });
@@ -112,7 +104,7 @@ describe('Queue', () => {
     });
     await q.start();
     const id = await q.enqueue(job, {}, { maxAttempts: 3, backoffMs: 100 });
-    await waitFor('completed', async () => (await q.get(id))?.state === 'completed');
+    await until('completed', async () => (await q.get(id))?.state === 'completed');
     assert.deepEqual(
       attempts.map((a) => a.attempt),
       [1, 2, 3],
@@ -138,7 +130,7 @@ describe('Queue', () => {
     );
     await q.start();
     const id = await q.enqueue(job, {}, { maxAttempts: 2, backoffMs: 10 });
-    await waitFor('onFinalFailure', () => failures.length === 1);
+    await until('onFinalFailure', () => failures.length === 1);
     assert.deepEqual(failures, [{ attempt: 2, code: 'upstream_error', message: 'upstream said no' }]);
     const info = (await q.get(id))!;
     assert.equal(info.state, 'failed');
@@ -156,7 +148,7 @@ describe('Queue', () => {
     });
     await q.start();
     const id = await q.enqueue(job, {}, { maxAttempts: 5, backoffMs: 10 });
-    await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+    await until('failed', async () => (await q.get(id))?.state === 'failed');
     assert.equal(calls, 1);
   });
 
@@ -191,7 +183,7 @@ describe('Queue', () => {
     });
     await q.start();
     const id = await q.enqueue(job, {});
-    await waitFor('start', () => started);
+    await until('start', () => started);
     const cancelledAt = Date.now();
     assert.equal(await q.cancel(id, 'user asked'), 'cancelled');
     assert.ok(reason instanceof JobAbortedError);
@@ -211,12 +203,12 @@ describe('Queue', () => {
     });
     await q.start();
     const id = await q.enqueue(job, {});
-    await waitFor('start', () => started);
+    await until('start', () => started);
     const requestedAt = Date.now();
     await ds.query(`UPDATE platform.jobs SET cancel_requested = true WHERE id = $1`, [id]);
-    await waitFor('abort', () => abortedAt);
+    await until('abort', () => abortedAt);
     assert.ok(abortedAt - requestedAt < 1000, `aborted after ${abortedAt - requestedAt} ms`);
-    await waitFor('cancelled', async () => (await q.get(id))?.state === 'cancelled');
+    await until('cancelled', async () => (await q.get(id))?.state === 'cancelled');
   });
 
   test('stop() hands an in-flight job back, and another queue completes it', async () => {
@@ -229,7 +221,7 @@ describe('Queue', () => {
     });
     await first.start();
     const id = await first.enqueue(job, { n: 1 });
-    await waitFor('first start', () => firstStarted);
+    await until('first start', () => firstStarted);
     await first.stop({ graceMs: 50 });
     const handedBack = (await first.get(id))!;
     assert.equal(handedBack.state, 'queued');
@@ -239,7 +231,7 @@ describe('Queue', () => {
     const seen: Array<JobContext<{ n: number }>['data']> = [];
     second.register(job, async ({ data }: JobContext<{ n: number }>) => void seen.push(data));
     await second.start();
-    await waitFor('completed', async () => (await second.get(id))?.state === 'completed');
+    await until('completed', async () => (await second.get(id))?.state === 'completed');
     assert.deepEqual(seen, [{ n: 1 }]);
     assert.equal((await second.get(id))!.attempt, 1);
   });
@@ -250,11 +242,11 @@ describe('Queue', () => {
     let started = false;
     q.register(job, async () => {
       started = true;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     });
     await q.start();
     const id = await q.enqueue(job, {});
-    await waitFor('start', () => started);
+    await until('start', () => started);
     await q.stop({ graceMs: 2000 });
     assert.equal((await q.get(id))!.state, 'completed');
   });
@@ -282,7 +274,7 @@ describe('Queue', () => {
       const attempts: number[] = [];
       q.register(job, async ({ attempt }) => void attempts.push(attempt));
       await q.start();
-      await waitFor('completed', async () => (await q.get(id))?.state === 'completed');
+      await until('completed', async () => (await q.get(id))?.state === 'completed');
       assert.deepEqual(attempts, [2]);
       const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.workers WHERE heartbeat_at < now() - interval '1 minute'`);
       assert.equal(count, 0, 'dead worker rows are removed');
@@ -297,9 +289,9 @@ describe('Queue', () => {
         onFinalFailure: async (_ctx, error) => void failures.push(error),
       });
       await q.start();
-      await waitFor('failed', async () => (await q.get(id))?.state === 'failed');
+      await until('failed', async () => (await q.get(id))?.state === 'failed');
       assert.equal((await q.get(id))!.lastError, 'worker_lost: the worker running this job stopped');
-      await waitFor('onFinalFailure', () => failures.length);
+      await until('onFinalFailure', () => failures.length);
       assert.deepEqual(failures, [{ code: 'worker_lost', message: 'the worker running this job stopped' }]);
     });
 
@@ -311,7 +303,7 @@ describe('Queue', () => {
       q.register(job, async () => undefined);
       await q.start();
       assert.equal((await q.get(id))!.state, 'running', 'a live heartbeat is respected');
-      await waitFor('completed', async () => (await q.get(id))?.state === 'completed', 5000);
+      await until('completed', async () => (await q.get(id))?.state === 'completed', 5000);
     });
   });
 
@@ -330,9 +322,9 @@ describe('Queue', () => {
     let id = '';
     await withTransaction(ds, async (tx) => {
       id = await q.enqueue(job, { v: 'committed' }, {}, tx);
-      await new Promise((r) => setTimeout(r, 50)); // the wake-up arrives before the commit
+      await sleep(50); // the wake-up arrives before the commit
     });
-    await waitFor('committed job', async () => (await q.get(id))?.state === 'completed', 2000);
+    await until('committed job', async () => (await q.get(id))?.state === 'completed', 2000);
     const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.jobs WHERE name = $1`, [job]);
     assert.equal(count, 1);
     assert.deepEqual(ran, ['committed']);
@@ -345,7 +337,7 @@ describe('Queue', () => {
     const started: { v: string; at: number }[] = [];
     q.register(job, async ({ data }: JobContext<{ v: string }>) => void started.push({ v: data.v, at: Date.now() }));
     await q.start();
-    await new Promise((r) => setTimeout(r, 50)); // the start's own claim round is over
+    await sleep(50); // the start's own claim round is over
     await assert.rejects(
       withTransaction(ds, async (tx) => {
         await q.enqueue(job, { v: 'rolled back' }, {}, tx);
@@ -355,20 +347,20 @@ describe('Queue', () => {
     const viaAddJob = await withTransaction(ds, async (tx) => {
       const params: unknown[] = [];
       const [{ id }] = await tx.manager.query(`SELECT ${q.addJob(tx, params, job, { v: 'add_job' })} AS id`, params);
-      await new Promise((r) => setTimeout(r, 100)); // a wake-up sent now would find nothing to claim
+      await sleep(100); // a wake-up sent now would find nothing to claim
       return id as string;
     });
     let committedAt = 0;
     const id = await withTransaction(ds, async (tx) => {
       const id = await q.enqueue(job, { v: 'committed' }, {}, tx);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       committedAt = Date.now();
       return id;
     });
-    await waitFor('both committed jobs', () => started.length === 2, 2000);
+    await until('both committed jobs', () => started.length === 2, 2000);
     for (const s of started) assert.ok(s.at - committedAt < 1000, `started ${s.at - committedAt} ms after commit`);
     assert.deepEqual(started.map((s) => s.v).sort(), ['add_job', 'committed']);
-    for (const jobId of [id, viaAddJob]) await waitFor('completed', async () => (await q.get(jobId))?.state === 'completed', 2000);
+    for (const jobId of [id, viaAddJob]) await until('completed', async () => (await q.get(jobId))?.state === 'completed', 2000);
     const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM platform.jobs WHERE name = $1`, [job]);
     assert.equal(count, 2, 'the rolled-back job was never written');
   });
@@ -381,7 +373,7 @@ describe('Queue', () => {
     const b = await q.enqueue(job, { n: 2 }, { key: 'deploy-42' });
     assert.equal(a, b);
     await q.start();
-    await waitFor('completed', async () => (await q.get(a))?.state === 'completed');
+    await until('completed', async () => (await q.get(a))?.state === 'completed');
     const c = await q.enqueue(job, { n: 3 }, { key: 'deploy-42' });
     assert.notEqual(c, a);
   });
@@ -410,7 +402,7 @@ describe('Queue', () => {
     );
     await q.start();
     // The handler runs before the queue records its end: wait for the record, not the handler.
-    await waitFor('the order job to complete', async () => (await q.get(job_id))?.state === 'completed');
+    await until('the order job to complete', async () => (await q.get(job_id))?.state === 'completed');
     assert.deepEqual(seen, [good]);
   });
 
@@ -434,9 +426,27 @@ describe('Queue', () => {
     await q.start();
     const committed = await q.enqueue(job, { commit: true });
     const rolledBack = await q.enqueue(job, { commit: false });
-    await waitFor('both', () => q.stats().completed === 2);
+    await until('both', () => q.stats().completed === 2);
     assert.deepEqual(states, ['completed', 'completed']);
     for (const id of [committed, rolledBack]) assert.equal((await q.get(id))?.state, 'completed');
+  });
+
+  test("a job is due on the queue's clock: one planned an hour ahead runs once the clock gets there", async () => {
+    const clock = testClock();
+    const q = makeQueue({ clock });
+    const job = name('planned');
+    const ran: string[] = [];
+    q.register(job, async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v));
+    await q.start();
+    const id = await q.enqueue(job, { v: 'in an hour' }, { runAt: new Date(clock.now().getTime() + 3_600_000) });
+    await q.enqueue(job, { v: 'now' });
+    await until('the job due now', () => ran.length === 1);
+    await sleep(200); // four polls: the planned job is not claimed before its time
+    assert.deepEqual(ran, ['now']);
+    assert.equal((await q.get(id))?.state, 'queued');
+    clock.advance(3_600_000);
+    await until('the planned job', async () => (await q.get(id))?.state === 'completed');
+    assert.deepEqual(ran, ['now', 'in an hour']);
   });
 
   test('rejects invalid options', async () => {
@@ -462,10 +472,10 @@ describe('Queue', () => {
     });
     try {
       await worker.start();
-      await new Promise((r) => setTimeout(r, 100)); // let the initial claim pass
+      await sleep(100); // let the initial claim pass
       const enqueuedAt = Date.now();
       const id = await api.enqueue(job, {});
-      await waitFor('remote start', () => startedAt, 2000);
+      await until('remote start', () => startedAt, 2000);
       assert.ok(startedAt - enqueuedAt < 500, `started ${startedAt - enqueuedAt} ms after enqueue`);
       const cancelledAt = Date.now();
       assert.equal(await api.cancel(id), 'cancelled');
@@ -500,12 +510,23 @@ describe('pools', () => {
     const slow = [await pool.enqueue('slow.job', {}), await pool.enqueue('slow.job', {})];
     const fast = await main.enqueue('fast.job', {});
     // Both slow jobs hold the pool's two slots while the main queue's one slot stays free.
-    for (let i = 0; i < 100 && running.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await readUntil(
+      () => running.length,
+      (n) => n >= 2,
+    );
     assert.deepEqual(running.sort(), [...slow].sort());
-    for (let i = 0; i < 100 && (await main.get(fast))?.state !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal((await main.get(fast))?.state, 'completed');
+    assert.equal(
+      await readUntil(
+        async () => (await main.get(fast))?.state,
+        (state) => state === 'completed',
+      ),
+      'completed',
+    );
     release();
-    for (let i = 0; i < 100 && (await pool.get(slow[1]!))?.state !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
+    await readUntil(
+      async () => (await pool.get(slow[1]!))?.state,
+      (state) => state === 'completed',
+    );
     await main.stop({ graceMs: 1000 });
     assert.deepEqual(events, ['started', 'stopping']);
     assert.equal((await pool.get(slow[0]!))?.state, 'completed');

@@ -1,3 +1,4 @@
+import { realClock, sqlNow, type Clock } from './clock';
 import { rowsOf } from './db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -17,6 +18,10 @@ import { TOPIC, type Jobs, type Registry } from './topics';
  * nothing stays `running` forever. Built on SKIP LOCKED rather than pg-boss 10, which polls
  * (>= 0.5 s), cannot cancel a running job and has no heartbeat-based recovery
  * (bench/queue.bench.ts measures the difference).
+ *
+ * When a job is due (run_at, retry backoff) and the drain grace of `stop` are read on the kernel's
+ * clock (kernel/clock.ts), so a test that moves the clock forward runs the jobs it made due;
+ * heartbeats, stale workers and the timers of running jobs stay on the wall clock.
  */
 
 export type Priority = 'low' | 'normal' | 'high' | 'critical';
@@ -112,12 +117,13 @@ interface RunningJob {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-const CLAIM = `
+/** Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit. */
+const claimSql = (due: string) => `
   UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
          started_at = now(), updated_at = now()
   WHERE id IN (
     SELECT id FROM platform.jobs
-    WHERE state = 'queued' AND run_at <= now() AND name = ANY($2::text[])
+    WHERE state = 'queued' AND run_at <= ${due} AND name = ANY($2::text[])
     ORDER BY priority DESC, run_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
@@ -186,6 +192,7 @@ export class Queue<J extends Registry = Jobs> {
   private readonly heartbeatMs: number;
   private readonly staleAfterMs: number;
   private readonly pollMs: number;
+  private readonly clock: Clock;
   private readonly workerId = randomUUID();
   private readonly handlers = new Map<string, { handler: JobHandler; options: HandlerOptions }>();
   private readonly running = new Map<string, RunningJob>();
@@ -201,13 +208,24 @@ export class Queue<J extends Registry = Jobs> {
   private readonly pools: Queue<J>[] = [];
   private readonly lifecycle: { started: (() => void)[]; stopping: (() => void)[] } = { started: [], stopping: [] };
 
-  constructor(opts: { db: DataSource; events: EventBus; logger: Logger; concurrency?: number; heartbeatMs?: number; staleAfterMs?: number; pollMs?: number }) {
+  constructor(opts: {
+    db: DataSource;
+    events: EventBus;
+    logger: Logger;
+    concurrency?: number;
+    heartbeatMs?: number;
+    staleAfterMs?: number;
+    pollMs?: number;
+    /** Decides when jobs are due; the wall clock by default. */
+    clock?: Clock;
+  }) {
     this.db = opts.db;
     this.events = opts.events;
     this.concurrency = opts.concurrency ?? 4;
     this.heartbeatMs = opts.heartbeatMs ?? 5000;
     this.staleAfterMs = opts.staleAfterMs ?? 30_000;
     this.pollMs = opts.pollMs ?? 250;
+    this.clock = opts.clock ?? realClock;
     this.logger = opts.logger.child({ component: 'queue', worker: this.workerId });
   }
 
@@ -290,11 +308,14 @@ export class Queue<J extends Registry = Jobs> {
 
   /** Jobs due and waiting for a worker, jobs running, and jobs scheduled for later (every pool: one table). */
   async depth(): Promise<{ queued: number; running: number; scheduled: number }> {
+    const params: unknown[] = [];
+    const now = sqlNow(this.clock, params);
     const [r] = await this.db.query(
-      `SELECT count(*) FILTER (WHERE state = 'queued' AND run_at <= now())::int AS queued,
+      `SELECT count(*) FILTER (WHERE state = 'queued' AND run_at <= ${now})::int AS queued,
               count(*) FILTER (WHERE state = 'running')::int AS running,
-              count(*) FILTER (WHERE state = 'queued' AND run_at > now())::int AS scheduled
+              count(*) FILTER (WHERE state = 'queued' AND run_at > ${now})::int AS scheduled
          FROM platform.jobs WHERE state IN ('queued','running')`,
+      params,
     );
     return r;
   }
@@ -370,6 +391,7 @@ export class Queue<J extends Registry = Jobs> {
       concurrency: opts.concurrency,
       heartbeatMs: this.heartbeatMs,
       staleAfterMs: this.staleAfterMs,
+      clock: this.clock,
     });
     this.pools.push(pool);
     return pool;
@@ -387,9 +409,9 @@ export class Queue<J extends Registry = Jobs> {
     this.offWakeup?.();
     await this.claiming;
     const drained = Promise.all([...this.running.values()].map((job) => job.done));
-    let graceTimer: NodeJS.Timeout | undefined;
-    await Promise.race([drained, new Promise((resolve) => (graceTimer = setTimeout(resolve, opts.graceMs ?? 10_000)))]);
-    clearTimeout(graceTimer);
+    const grace = new AbortController();
+    await Promise.race([drained, this.clock.sleep(opts.graceMs ?? 10_000, grace.signal)]);
+    grace.abort();
     for (const job of this.running.values()) job.abort(new JobAbortedError('shutdown', 'The worker is stopping'));
     await Promise.all([...this.running.values()].map((job) => job.done));
     for (const timer of this.timers.splice(0)) clearInterval(timer);
@@ -415,7 +437,8 @@ export class Queue<J extends Registry = Jobs> {
         this.claimAgain = false;
         const free = this.concurrency - this.running.size;
         if (free <= 0 || this.handlers.size === 0) break;
-        const rows = rowsOf<ClaimedRow>(await this.db.query(CLAIM, [this.workerId, [...this.handlers.keys()], free]));
+        const params: unknown[] = [this.workerId, [...this.handlers.keys()], free];
+        const rows = rowsOf<ClaimedRow>(await this.db.query(claimSql(sqlNow(this.clock, params)), params));
         this.counts.claimed += rows.length;
         if (this.stopping) {
           if (rows.length) await this.db.query(HAND_BACK, [rows.map((r) => r.id), this.workerId]);
@@ -505,8 +528,15 @@ export class Queue<J extends Registry = Jobs> {
     const retry = retryable && row.attempt < row.max_attempts;
     const delay = retry ? Math.round(Math.random() * row.backoff_ms * 2 ** (row.attempt - 1)) : 0;
     const lastError = `${error.code}: ${error.message}`;
+    // finish_job counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
     const [r] = rowsOf<{ state: JobState }>(
-      await this.db.query(FINISH, [row.id, this.workerId, retry ? 'queued' : 'failed', lastError, Math.min(delay, MAX_TIMER_MS)]),
+      await this.db.query(FINISH, [
+        row.id,
+        this.workerId,
+        retry ? 'queued' : 'failed',
+        lastError,
+        retry ? Math.min(delay + this.clock.aheadMs(), MAX_TIMER_MS) : 0,
+      ]),
     );
     if (r?.state === 'failed') {
       this.counts.failed++;

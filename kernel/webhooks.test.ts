@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
+import { freePort } from '../test/support/net';
+import { sleep, untilValue } from '../test/support/until';
+import { webhookReceiver } from '../test/support/webhook-receiver';
 import { createDataSource } from './db/data-source';
 import { kernelMigrations } from './db/migrations';
 import { withTransaction } from './db/transaction';
@@ -18,12 +19,6 @@ const OPEN: OutboundPolicy = { allowHttp: true, allowPrivateNetworks: true };
 const GUARDED: OutboundPolicy = { allowHttp: true, allowPrivateNetworks: false };
 const logger = createLogger('silent');
 const source = { service: 'control-plane', resourceType: 'task', resourceId: 'task_1' };
-
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  raw: Buffer;
-  at: number;
-}
 
 describe('sign / verifySignature', () => {
   const body = '{"hello":"world"}';
@@ -48,10 +43,10 @@ describe('WebhookSender', () => {
   let tdb: TestDatabase;
   let db: DataSource;
   let events: EventBus;
-  let receiver: http.Server;
+  // Answers 200 unless a test says otherwise; `received` is its log, emptied after each test.
+  const receiver = webhookReceiver();
+  const received = receiver.requests;
   let url: string;
-  let received: Received[] = [];
-  let respond: (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void = (_req, res) => res.end();
   const encryptionKey = randomBytes(32);
   let queue: Queue | undefined;
 
@@ -65,14 +60,14 @@ describe('WebhookSender', () => {
   }
 
   async function settled(sender: WebhookSender, id: string, timeoutMs = 10_000): Promise<Delivery> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const d = await sender.get(id);
-      assert.ok(d, `delivery ${id} exists`);
-      if (d.state !== 'pending') return d;
-      if (Date.now() > deadline) assert.fail(`delivery still pending: ${JSON.stringify(d)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const d = await untilValue(
+      `delivery ${id} to settle`,
+      () => sender.get(id),
+      (d) => d === null || d.state !== 'pending',
+      { timeoutMs, everyMs: 25 },
+    );
+    assert.ok(d, `delivery ${id} exists`);
+    return d;
   }
 
   beforeAll(async () => {
@@ -81,34 +76,25 @@ describe('WebhookSender', () => {
     await db.initialize();
     await db.runMigrations();
     events = await createEventBus({ kind: 'memory' }, logger);
-    receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, raw: Buffer.concat(chunks), at: Date.now() });
-        respond(req, res, received.length);
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    url = `${(await receiver.start()).url}/hook`;
   });
 
   afterEach(async () => {
     await queue?.stop({ graceMs: 1000 });
     queue = undefined;
-    received = [];
+    received.length = 0;
+    receiver.reply = () => 200;
   });
 
   afterAll(async () => {
-    receiver.closeAllConnections();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
     await events.close();
     await db.destroy();
     await tdb.drop();
   });
 
   it('delivers a signed request the receiver can verify against the raw body', async () => {
-    respond = (_req, res) => res.writeHead(204).end();
+    receiver.reply = () => 204;
     const sender = await start();
     const payload = { taskId: 'task_1', status: 'completed', note: 'naïve ✓ "quoted"' };
     const id = await sender.send({ url, secret: 'whsec_test', event: 'task.completed', payload, source });
@@ -124,7 +110,7 @@ describe('WebhookSender', () => {
 
     assert.equal(received.length, 1);
     const { headers, raw } = received[0];
-    assert.equal(raw.toString('utf8'), JSON.stringify(payload));
+    assert.equal(raw, JSON.stringify(payload));
     const expected = `sha256=${createHmac('sha256', 'whsec_test').update(raw).digest('hex')}`;
     assert.equal(headers['x-svc-signature'], expected);
     assert.equal(verifySignature('whsec_test', raw, String(headers['x-svc-signature'])), true);
@@ -135,7 +121,7 @@ describe('WebhookSender', () => {
   });
 
   it('sends no signature header when no secret was given', async () => {
-    respond = (_req, res) => res.end('ok');
+    receiver.reply = () => ({ status: 200, body: 'ok' });
     const sender = await start();
     const id = await sender.send({ url, event: 'task.created', payload: { a: 1 }, source });
     const d = await settled(sender, id);
@@ -145,7 +131,7 @@ describe('WebhookSender', () => {
   });
 
   it('retries after 500s with backoff, sending identical bytes, and logs every attempt', async () => {
-    respond = (_req, res, n) => res.writeHead(n <= 2 ? 500 : 200).end();
+    receiver.reply = () => (received.length <= 2 ? 500 : 200);
     const backoffMs = 100;
     const sender = await start({ maxAttempts: 6, backoffMs });
     const id = await sender.send({ url, secret: 'whsec_retry', event: 'task.failed', payload: { list: [1, 2, 3] }, source });
@@ -179,7 +165,7 @@ describe('WebhookSender', () => {
   });
 
   it('fails permanently after maxAttempts', async () => {
-    respond = (_req, res) => res.writeHead(503).end('busy');
+    receiver.reply = () => ({ status: 503, body: 'busy' });
     const sender = await start({ maxAttempts: 3, backoffMs: 20 });
     const id = await sender.send({ url, secret: 'x', event: 'task.failed', payload: {}, source });
     const d = await settled(sender, id);
@@ -195,16 +181,15 @@ describe('WebhookSender', () => {
       ],
     );
     // No fourth request, and the queue's job ended failed too.
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     assert.equal(received.length, 3);
     const [job] = await db.query(`SELECT state, attempt FROM platform.jobs WHERE data->>'deliveryId' = $1`, [id]);
     assert.deepEqual(job, { state: 'failed', attempt: 3 });
   });
 
   it('records a timed-out attempt and retries it', async () => {
-    respond = (_req, res, n) => {
-      if (n > 1) res.end('ok'); // the first request is left hanging
-    };
+    // The first request is left hanging far past the attempt's timeout.
+    receiver.reply = () => (received.length > 1 ? { status: 200, body: 'ok' } : { status: 200, delayMs: 60_000 });
     const sender = await start({ maxAttempts: 3, backoffMs: 20, timeoutMs: 300 });
     const id = await sender.send({ url, event: 'task.completed', payload: {}, source });
     const d = await settled(sender, id);
@@ -218,10 +203,7 @@ describe('WebhookSender', () => {
   });
 
   it('records a network error as an attempt without a status', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
-    await new Promise((resolve) => closed.close(resolve));
+    const closedUrl = `http://127.0.0.1:${await freePort()}/`;
 
     const sender = await start({ maxAttempts: 2, backoffMs: 10 });
     const d = await settled(sender, await sender.send({ url: closedUrl, event: 'e', payload: {}, source }));
@@ -270,7 +252,6 @@ describe('WebhookSender', () => {
   });
 
   it('stores the secret encrypted and never returns it', async () => {
-    respond = (_req, res) => res.end();
     const sender = await start();
     const secret = `whsec_${randomBytes(12).toString('hex')}`;
     const id = await sender.send({ url, secret, event: 'task.completed', payload: { x: 1 }, source: { ...source, resourceId: 'secret-check' } });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { verifySignature } from '../kernel/webhooks';
+import { testClock, untilDueJobsDone } from './support/clock';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { sleep, until, untilValue } from './support/until';
+import { until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 import { JOB } from '../kernel/topics';
 
@@ -12,12 +13,15 @@ import { JOB } from '../kernel/topics';
  * The control plane's workflow surface (spec 1, Workflows) served by the engine: list, trigger
  * (sync, async, slug, errors, limit), executions in the control plane's spelling, cancel, signed
  * execution.* webhooks, webhook registration, schedules (validation, offsets, firing, exactly
- * once with two platforms on one database, catch-up after downtime).
+ * once with two platforms on one database, catch-up after downtime). Schedules fire on a test
+ * clock moved to their due times (support/clock.ts), not on seconds slept through.
  */
 
 const CP = '/v1/control-plane/workflows';
 const INTERNAL_SECRET = randomBytes(32).toString('hex');
 const ENV = { ...localWebhooksEnv, INTERNAL_SECRET };
+/** Every platform of this file runs on it (the restarted one and the second one too). */
+const clock = testClock();
 let p: TestPlatform;
 /** Set once the platform was restarted on its database (which `stop` then leaves to us). */
 let restartedOn: TestDatabase | undefined;
@@ -62,7 +66,7 @@ const waitStatus = (id: string, status: string) =>
 
 beforeAll(async () => {
   receiverUrl = (await receiver.start()).url;
-  p = await startTestPlatform(ENV);
+  p = await startTestPlatform(ENV, { clock });
   operator = (await p.createKey({ name: 'operator', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
   reader = (await p.createKey({ name: 'reader', permissions: ['workflow:read'] })).key;
   ids.intake = await createWorkflow(
@@ -408,6 +412,12 @@ describe('schedules', () => {
     assertError(await p.rest('DELETE', `${CP}/schedules/${s.scheduleId}`, { key: operator }), 404, 'resource_not_found');
   });
 
+  /** Runs of a schedule every 30 s are far apart in real time: only moving the clock to its due times makes them come in a test. */
+  const HALF_MINUTE = '*/30 * * * * *';
+  const scheduleOf = async (workflowId: string, scheduleId: string) =>
+    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find((x: any) => x.scheduleId === scheduleId);
+  const fireJobsDone = (scheduleId: string) => untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId });
+
   test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {
     const id = await createWorkflow(
       'Ticker',
@@ -417,8 +427,11 @@ describe('schedules', () => {
       ],
       { active: true },
     );
-    const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *', payload: { report: 'tick' } } })).body.data;
+    const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE, payload: { report: 'tick' } } })).body.data;
     const runs = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=100`)).body.data.executions;
+    clock.advanceTo(s.nextRunAt);
+    await waitFor('a scheduled run', async () => ((await runs()).length >= 1 ? true : undefined), 10_000);
+    clock.advanceTo((await scheduleOf(id, s.scheduleId)).nextRunAt);
     await waitFor('two scheduled runs', async () => ((await runs()).length >= 2 ? true : undefined), 10_000);
     const [latest] = await runs();
     assert.equal(latest.mode, 'schedule');
@@ -429,23 +442,22 @@ describe('schedules', () => {
     const item = done.result.items[0];
     assert.deepEqual(
       [item.report, item.ticked, item.scheduleId, item.cron, item.timezone, item.missedRuns],
-      ['tick', true, s.scheduleId, '* * * * * *', 'UTC', 0],
+      ['tick', true, s.scheduleId, HALF_MINUTE, 'UTC', 0],
     );
     assert.ok(Date.parse(item.scheduledFor) > 0);
+    // Disabled: the due times the clock passes find the schedule off (the fire jobs end without a run).
     await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
-    await sleep(1200);
     const count = (await runs()).length;
-    await sleep(1500);
+    clock.advance(60_000);
+    await fireJobsDone(s.scheduleId);
     assert.equal((await runs()).length, count, 'disabled: no more runs');
     // An inactive workflow's due times pass without an execution.
-    await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: true } });
+    const enabled = (await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: true } })).body.data;
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
-    await sleep(1200);
-    const inactive = (await runs()).length;
-    await sleep(1500);
-    assert.equal((await runs()).length, inactive, 'inactive workflow: no runs');
-    const row = (await p.rest('GET', `${CP}/${id}/schedules`, { key: reader })).body.data.schedules[0];
-    assert.ok(Date.parse(row.nextRunAt) > Date.now() - 2000, 'the due times still move on');
+    clock.advanceTo(enabled.nextRunAt);
+    // The due time is passed in the transaction that would have started the run.
+    await waitFor('the due times to move on', async () => Date.parse((await scheduleOf(id, s.scheduleId)).nextRunAt) > Date.parse(enabled.nextRunAt));
+    assert.equal((await runs()).length, count, 'inactive workflow: no runs');
   });
 
   test('exactly once per due time with two platforms on one database; catch-up once after downtime', async () => {
@@ -457,21 +469,27 @@ describe('schedules', () => {
       ],
       { active: true },
     );
-    const p2 = await startTestPlatform(ENV, { database: p.db });
+    const p2 = await startTestPlatform(ENV, { database: p.db, clock });
     try {
-      const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '* * * * * *' } })).body.data;
-      await sleep(3500);
+      const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE } })).body.data;
+      const fired = async () =>
+        (await p.platform.kernel.db.query(`SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`, [id])) as {
+          due: string;
+        }[];
+      // Three due times, each one a job both platforms' workers may claim.
+      for (let n = 1; n <= 3; n++) {
+        clock.advanceTo((await scheduleOf(id, s.scheduleId)).nextRunAt);
+        await waitFor(`run ${n}`, async () => (await fired()).length >= n);
+      }
       await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: false } });
-      await sleep(500);
-      const fired = (await p.platform.kernel.db.query(`SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`, [
-        id,
-      ])) as { due: string }[];
-      assert.ok(fired.length >= 2, `fired ${fired.length} times in 3.5 s`);
-      assert.equal(new Set(fired.map((f) => f.due)).size, fired.length, 'no due time fired twice');
+      await fireJobsDone(s.scheduleId);
+      const runs = await fired();
+      assert.ok(runs.length >= 3, `fired ${runs.length} times for three due times`);
+      assert.equal(new Set(runs.map((f) => f.due)).size, runs.length, 'no due time fired twice');
 
       // The claim itself: four jobs for one due time, on two platforms' workers at once.
       const minute = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
-      const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+      const due = new Date(Math.floor(clock.now().getTime() / 1000) * 1000 - 60_000);
       await p.platform.kernel.db.query(`UPDATE engine.schedules SET next_run_at = $2 WHERE id = $1`, [minute.scheduleId, due]);
       await Promise.all(
         [p, p2, p, p2].map((x, i) =>
@@ -507,7 +525,7 @@ describe('schedules', () => {
     await client.connect();
     await client.query(`UPDATE engine.schedules SET next_run_at = date_trunc('minute', now()) - interval '61 minutes' WHERE id = $1`, [down.scheduleId]);
     await client.end();
-    p = await startTestPlatform(ENV, { database: db });
+    p = await startTestPlatform(ENV, { database: db, clock });
     restartedOn = db;
     const ran = await waitFor('the catch-up run', async () => {
       const rows = await p.platform.kernel.db.query(`SELECT input->0->'json' AS json FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [
@@ -515,13 +533,13 @@ describe('schedules', () => {
       ]);
       return rows.length ? rows : undefined;
     });
-    await sleep(1000);
+    await fireJobsDone(down.scheduleId);
     const all = await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.executions WHERE input->0->'json'->>'scheduleId' = $1`, [
       down.scheduleId,
     ]);
     assert.equal(all[0].n, 1, 'one run for the whole missed window');
     assert.ok(ran[0].json.missedRuns >= 11, `missedRuns ${ran[0].json.missedRuns}`);
     const [row] = await p.platform.kernel.db.query(`SELECT next_run_at FROM engine.schedules WHERE id = $1`, [down.scheduleId]);
-    assert.ok(row.next_run_at.getTime() > Date.now(), 'the next due time is after the restart');
+    assert.ok(row.next_run_at.getTime() > clock.now().getTime(), 'the next due time is after the restart');
   });
 });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Client } from 'graphql-ws';
+import { JOB } from '../kernel/topics';
+import { testClock, untilDueJobsDone } from './support/clock';
 import { chain, start, type WorkflowNode } from './support/fixtures';
 import { N8N_EXPORT } from './support/n8n-export';
 import { readBody } from './support/net';
@@ -13,6 +15,8 @@ import { sleep, until, untilValue } from './support/until';
 
 const INTERNAL_SECRET = randomBytes(32).toString('hex');
 const ENV = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', INTERNAL_SECRET };
+/** Schedules and Wait timers end when a test moves it (the restarted platform runs on it too). */
+const clock = testClock();
 let p: TestPlatform;
 let upstream: Server;
 let upstreamUrl = '';
@@ -23,7 +27,7 @@ beforeAll(async () => {
   upstream = createServer((req, res) => void handleUpstream(req, res));
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
-  p = await startTestPlatform(ENV);
+  p = await startTestPlatform(ENV, { clock });
 });
 afterAll(async () => {
   for (const c of clients) await c.dispose();
@@ -529,25 +533,34 @@ describe('executions', () => {
   });
 
   test('schedule triggers start only active workflows', async () => {
+    // Every 30 s: only moving the clock to its due times makes two runs come within the test.
     const id = await createWorkflow(
-      'Every second',
+      'Every half minute',
       chain([
-        { name: 'Tick', type: 'engine.scheduleTrigger', parameters: { cron: '* * * * * *' } },
+        { name: 'Tick', type: 'engine.scheduleTrigger', parameters: { cron: '*/30 * * * * *' } },
         { name: 'Note', type: 'engine.set', parameters: { values: { ran: true } } },
       ]),
     );
-    await sleep(1500);
     const count = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.pagination.total;
+    const schedules = async () => (await p.rest('GET', `/v1/control-plane/workflows/${id}/schedules`)).body.data.schedules;
+    // Inactive: its trigger has no schedule, so no due time can start it.
+    assert.deepEqual(await schedules(), [], 'inactive: no schedule for its trigger');
     assert.equal(await count(), 0, 'inactive: never started');
     await p.rest('POST', `/v1/engine/workflows/${id}/activate`);
-    const runs = await waitFor('two scheduled runs', async () => ((await count()) >= 2 ? true : undefined), 8000);
-    assert.ok(runs);
+    const [tick] = await schedules();
+    assert.equal(tick.nodeName, 'Tick');
+    clock.advanceTo(tick.nextRunAt);
+    await waitFor('a scheduled run', async () => ((await count()) >= 1 ? true : undefined), 8000);
+    clock.advanceTo((await schedules())[0].nextRunAt);
+    await waitFor('two scheduled runs', async () => ((await count()) >= 2 ? true : undefined), 8000);
     const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions;
     assert.ok(list.every((e: any) => e.mode === 'schedule'));
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
-    await sleep(1200);
+    assert.deepEqual(await schedules(), [], 'deactivated: the trigger has no schedule');
     const after = await count();
-    await sleep(1500);
+    // The due time already planned passes too: its job finds no schedule and starts nothing.
+    clock.advance(60_000);
+    await untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId: tick.scheduleId });
     assert.equal(await count(), after, 'deactivated: no more runs');
   });
 
@@ -696,8 +709,9 @@ describe('restart', () => {
     const database = p.db;
     await p.stop({ keepDatabase: true });
 
-    p = await startTestPlatform({ ...ENV, ENGINE_EXECUTION_MAX_COUNT: '2' }, { database });
+    p = await startTestPlatform({ ...ENV, ENGINE_EXECUTION_MAX_COUNT: '2' }, { database, clock });
     try {
+      clock.advance(2_000); // every Nap has ended
       const resumed = await waitStatus(started.executionId, 'success', 20_000);
       assert.deepEqual(resumed.result.items, [{ n: 1, step: 'after', was: 'before' }]);
       assert.deepEqual(

@@ -6,6 +6,7 @@ import { verifySignature } from '../kernel/webhooks';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { Client as PgClient } from 'pg';
+import { testClock } from './support/clock';
 import { createTestDatabase } from './support/database';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
@@ -758,7 +759,9 @@ describe('a restart mid-orchestration', () => {
   test('a new process on the same database carries the orchestration to its end', async () => {
     const database = await createTestDatabase();
     const env = { ...fakeLlmEnv(fake.url), INTERNAL_SECRET: randomBytes(32).toString('hex') };
-    const first = await startTestPlatform(env, { database });
+    // The first process's drain grace (10 s) passes on this clock, moved on once the drain waits on it.
+    const clock = testClock();
+    const first = await startTestPlatform(env, { database, clock });
     let firstStopped = false;
     const before = receiver.deliveries.length;
     const h = hold('restart-1');
@@ -782,8 +785,17 @@ describe('a restart mid-orchestration', () => {
       await waitFor('the first task in the model', () => reached(h));
       // The process stops while the task is in the model: after the drain grace its job is handed
       // back, and the orchestration's rows say RESEARCH is running.
-      await first.stop({ keepDatabase: true });
-      firstStopped = true;
+      const stopping = first.stop({ keepDatabase: true }).then(() => (firstStopped = true));
+      await until(
+        'the first process to stop',
+        () => {
+          if (clock.sleeping() > 0) clock.advance(1_000);
+          return firstStopped;
+        },
+        30_000,
+        50,
+      );
+      await stopping;
       release(h);
       const [row] = await query(database.url, `SELECT status, current_stage FROM control_plane.orchestrations WHERE orchestration_id = $1`, [
         c.orchestrationId,

@@ -4,6 +4,7 @@ import type { Client } from 'graphql-ws';
 import { Queue } from '../kernel/queue';
 import { verifySignature } from '../kernel/webhooks';
 import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
+import { testClock } from './support/clock';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -19,6 +20,8 @@ import { webhookReceiver } from './support/webhook-receiver';
 const CP = '/v1/control-plane';
 let p: TestPlatform;
 let fake: FakeLlm;
+/** A sync request's wait ends when a test moves it. */
+const clock = testClock();
 const clients: Client[] = [];
 
 const answer = JSON.stringify({ summary: 'done', files: [{ path: 'docs/x.md', content: '# X\n\n## Overview\n' }] });
@@ -30,7 +33,7 @@ const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/$
 
 beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
-  p = await startTestPlatform(fakeLlmEnv(fake.url));
+  p = await startTestPlatform(fakeLlmEnv(fake.url), { clock });
 });
 afterAll(async () => {
   for (const c of clients) await c.dispose();
@@ -187,13 +190,21 @@ describe('sync mode', () => {
   test('a task that has not finished when the wait ends is answered as it is, 202 with its id', async () => {
     await pool().stop({ graceMs: 0 });
     try {
-      const t0 = Date.now();
       // The wait is min(timeout + 5 s, 300 s): 10 s here, with no worker to run the task.
-      const res = await p.rest('POST', `${CP}/agents/execute`, { body: task('unattended', { execution: { mode: 'sync', timeout: 5 } }) });
+      let answered = false;
+      const request = p.rest('POST', `${CP}/agents/execute`, { body: task('unattended', { execution: { mode: 'sync', timeout: 5 } }) }).finally(() => {
+        answered = true;
+      });
+      await until('the request to wait on the clock', () => clock.sleeping() === 1);
+      clock.advance(9_000);
+      await sleep(300);
+      assert.equal(answered, false, 'still waiting after 9 s');
+      clock.advance(1_000);
+      await until('the answer after 10 s', () => answered, 3_000);
+      const res = await request;
       assert.equal(res.status, 202, JSON.stringify(res.body));
       assert.equal(res.body.data.status, 'queued');
       assert.match(res.body.data.taskId, /^[0-9a-f-]{36}$/);
-      assert.ok(Date.now() - t0 >= 9_900);
       await p.rest('POST', `${CP}/agents/tasks/${res.body.data.taskId}/cancel`, {});
     } finally {
       await pool().start();

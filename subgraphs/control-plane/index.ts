@@ -98,6 +98,7 @@ function buildControlPlane(kernel: Kernel) {
     },
     cipher,
     logger,
+    clock: kernel.clock,
   });
   const runtime = new TaskRuntime({ db: kernel.db, tasks, operations: kernel.operations, llm: kernel.llm, webhooks: kernel.webhooks, cipher, logger });
   const sampler = new ResourceSampler(kernel.db, kernel.requests, `${os.hostname()}:${process.pid}`, logger, kernel.config.metrics.retentionDays);

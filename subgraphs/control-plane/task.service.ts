@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../../kernel/db/rows';
 import type { Principal } from '../../kernel/auth/principal';
+import { realClock, type Clock } from '../../kernel/clock';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { EventBus } from '../../kernel/events';
@@ -106,6 +107,8 @@ export interface TaskServiceDeps {
   /** Encrypts webhook secrets at rest; absent where nothing runs (schema emission). */
   cipher?: SecretCipher;
   logger: Logger;
+  /** How long a sync request waits is counted on it (kernel/clock.ts); the wall clock when absent. */
+  clock?: Clock;
 }
 
 interface Validated {
@@ -421,7 +424,11 @@ export class TaskService {
     const onEvent = (e: TaskUpdatedEvent) => FINISHED_STATUSES.includes(e.status) && wake(e);
     set.add(onEvent);
     this.waiters.set(taskId, set);
-    const timer = setTimeout(() => wake(null), ms);
+    const waited = new AbortController();
+    void (this.deps.clock ?? realClock).sleep(ms, waited.signal).then(
+      () => wake(null),
+      () => undefined, // the task ended first
+    );
     try {
       const now = await this.find(taskId);
       if (!now) throw errors.notFound('task', taskId);
@@ -429,7 +436,7 @@ export class TaskService {
       await woken;
       return (await this.find(taskId))!;
     } finally {
-      clearTimeout(timer);
+      waited.abort();
       set.delete(onEvent);
       if (!set.size) this.waiters.delete(taskId);
     }

@@ -1,4 +1,5 @@
 import { AppError } from '../../kernel/errors';
+import { realClock } from '../../kernel/clock';
 import { guardedFetch } from '../../kernel/outbound';
 import type { WorkflowExecutor } from './executor';
 import type { ExecutionErrorInfo } from './executor.types';
@@ -18,7 +19,7 @@ import type { WorkflowVersion } from './workflow.service';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -28,6 +29,7 @@ export class ExecutionChildren {
   services(ctx: RunContext): NodeServices {
     return {
       codeSandbox: this.codeSandbox,
+      now: () => (this.deps.clock ?? realClock).now(),
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
       runInline: (json, items, signal) => {

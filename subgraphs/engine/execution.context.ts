@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { EventBus } from '../../kernel/events';
 import type { Logger } from '../../kernel/logger';
 import type { OutboundPolicy } from '../../kernel/outbound';
+import type { Clock } from '../../kernel/clock';
 import type { Priority, Queue } from '../../kernel/queue';
 import { type Tx } from '../../kernel/db/transaction';
 
@@ -96,6 +97,8 @@ export interface RunnerDeps {
   operations?: OperationsLike;
   /** Sandbox processes per pool (SANDBOX_PROCESSES): code nodes and expressions each have one pool. */
   sandboxProcesses?: number;
+  /** When a Wait node's timer ends (the kernel's clock); the wall clock when absent. */
+  clock?: Clock;
 }
 
 /** Announces an execution's new status (subscriptions, waiters); a failure to announce is logged, not thrown. */

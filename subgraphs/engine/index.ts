@@ -69,8 +69,9 @@ export function createEngine(kernel: Kernel) {
     notifier,
     operations: kernel.operations,
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
+    clock: kernel.clock,
   });
-  const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger);
+  const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger, kernel.clock);
   const maintenance = new ExecutionMaintenance(
     kernel.db,
     kernel.queue,

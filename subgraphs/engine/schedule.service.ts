@@ -3,6 +3,7 @@ import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
+import type { Clock } from '../../kernel/clock';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { Logger } from '../../kernel/logger';
 import type { JobContext, Queue } from '../../kernel/queue';
@@ -37,6 +38,9 @@ export type { ScheduleView } from './schedule.store';
  * Only active workflows run: a due time of an inactive workflow's schedule passes without an
  * execution (it is not caught up on activation). Node schedules exist only while their workflow
  * is active.
+ *
+ * Due times are read on the kernel's clock (kernel/clock.ts): cron times from its now, the jobs
+ * claimed when it reaches them, overdue rows found against its now in SQL.
  */
 
 /** Jobs of the engine's first scheduler (one chain per workflow version); dropped if any remain. */
@@ -67,6 +71,7 @@ export class WorkflowSchedules {
     private readonly workflows: WorkflowService,
     private readonly runner: ExecutionRunner,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   register(queue: Queue): void {
@@ -82,7 +87,7 @@ export class WorkflowSchedules {
 
   /** Plans the job of every enabled schedule overdue by more than OVERDUE_S (a job that got lost). */
   async heal(): Promise<number> {
-    const rows = await store.overdue(this.db, OVERDUE_S);
+    const rows = await store.overdue(this.db, OVERDUE_S, this.clock);
     for (const r of rows) await this.plan(undefined, r.id, r.next_run_at);
     return rows.length;
   }
@@ -103,7 +108,7 @@ export class WorkflowSchedules {
         workflowId,
         nodes.map((n) => n.name),
       );
-      const now = new Date();
+      const now = this.clock.now();
       for (const n of nodes) {
         const tz = String(n.parameters?.timezone ?? w.settings?.timezone ?? 'UTC');
         const cron = String(n.parameters?.cron ?? '');
@@ -121,7 +126,7 @@ export class WorkflowSchedules {
   async create(principal: Principal, workflowRef: string, input: ScheduleInput): Promise<ScheduleView> {
     const v = check(input, true);
     const workflow = await this.workflows.resolve(workflowRef);
-    const next = v.enabled ? nextRun(v.cron!, v.timezone!, new Date()) : null;
+    const next = v.enabled ? nextRun(v.cron!, v.timezone!, this.clock.now()) : null;
     if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
     return withTransaction(this.db, async (tx) => {
       const m = tx.manager;
@@ -169,7 +174,7 @@ export class WorkflowSchedules {
         false,
       );
       const timingChanged = v.cron !== current.cron || v.timezone !== current.timezone || (v.enabled && !current.enabled);
-      let next: Date | null = v.enabled ? (timingChanged ? nextRun(v.cron!, v.timezone!, new Date()) : current.next_run_at) : null;
+      let next: Date | null = v.enabled ? (timingChanged ? nextRun(v.cron!, v.timezone!, this.clock.now()) : current.next_run_at) : null;
       if (v.enabled && !next) throw scheduleInvalid(v.cron, 'never fires');
       if (!v.enabled) next = current.next_run_at;
       const row = await store.update(m, id, { cron: v.cron, timezone: v.timezone, payload: v.payload ?? {}, enabled: v.enabled, nextRunAt: next });
@@ -208,7 +213,7 @@ export class WorkflowSchedules {
       // The claim: only while the row is still due at exactly this time (a concurrent claimer waits, then finds it moved).
       const row = await store.claimDue(m, scheduleId, due);
       if (!row) return { skipped: 'not due (already fired, changed or removed)' } as const;
-      const now = new Date();
+      const now = this.clock.now();
       const missedRuns = countRuns(row.cron, row.timezone, due, now);
       const next = nextRun(row.cron, row.timezone, now > due ? now : due);
       let executionId: string | null = null;
@@ -241,7 +246,7 @@ export class WorkflowSchedules {
           });
         }
       }
-      await store.fired(m, scheduleId, { nextRunAt: next ?? row.next_run_at, enabled: next !== null, scheduledFor: due, executionId });
+      await store.fired(m, scheduleId, { nextRunAt: next ?? row.next_run_at, enabled: next !== null, scheduledFor: due, executionId }, this.clock);
       if (next) await this.plan(tx, scheduleId, next);
       return { executionId, skipped, missedRuns, next: next?.toISOString() ?? null };
     });

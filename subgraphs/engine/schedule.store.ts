@@ -1,3 +1,4 @@
+import { sqlNow, type Clock } from '../../kernel/clock';
 import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
 import type { WorkflowNode, WorkflowSettings } from './definition';
 
@@ -101,12 +102,13 @@ export const scheduleStore = {
     return found.map((r) => r.id);
   },
 
-  /** Enabled schedules due more than `seconds` ago. */
-  overdue(q: Queryable, seconds: number): Promise<{ id: string; next_run_at: Date }[]> {
+  /** Enabled schedules due more than `seconds` ago on `clock`. */
+  overdue(q: Queryable, seconds: number, clock: Clock): Promise<{ id: string; next_run_at: Date }[]> {
+    const params: unknown[] = [seconds];
     return rows<{ id: string; next_run_at: Date }>(
       q,
-      `SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < now() - $1::int * interval '1 second'`,
-      [seconds],
+      `SELECT id, next_run_at FROM engine.schedules WHERE enabled AND next_run_at < ${sqlNow(clock, params)} - $1::int * interval '1 second'`,
+      params,
     );
   },
 
@@ -204,16 +206,17 @@ export const scheduleStore = {
     );
   },
 
-  /** Moves a claimed row on; a run is counted only when an execution started. */
-  fired(q: Queryable, id: string, f: FiredFields): Promise<void> {
+  /** Moves a claimed row on; a run is counted only when an execution started (at the clock's now). */
+  fired(q: Queryable, id: string, f: FiredFields, clock: Clock): Promise<void> {
+    const params: unknown[] = [id, f.nextRunAt, f.enabled, f.scheduledFor, f.executionId];
     return exec(
       q,
       `UPDATE engine.schedules SET next_run_at = $2, enabled = $3, last_scheduled_for = $4,
-              last_run_at = CASE WHEN $5::uuid IS NULL THEN last_run_at ELSE now() END,
+              last_run_at = CASE WHEN $5::uuid IS NULL THEN last_run_at ELSE ${sqlNow(clock, params)} END,
               last_execution_id = coalesce($5::uuid, last_execution_id),
               runs = runs + CASE WHEN $5::uuid IS NULL THEN 0 ELSE 1 END, updated_at = now()
        WHERE id = $1`,
-      [id, f.nextRunAt, f.enabled, f.scheduledFor, f.executionId],
+      params,
     );
   },
 };

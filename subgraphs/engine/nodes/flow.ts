@@ -28,6 +28,7 @@ export const wait: NodeDefinition = {
   async execute(ctx) {
     const [p] = await ctx.parameters([0]);
     if (p!.resume === 'webhook') return { outputs: [ctx.items], wait: { until: null, webhook: true } };
+    const now = (ctx.services.now?.() ?? new Date()).getTime();
     let until: Date;
     if (p!.until !== undefined && p!.until !== null && p!.until !== '') {
       until = new Date(String(p!.until));
@@ -35,9 +36,9 @@ export const wait: NodeDefinition = {
     } else {
       const seconds = Number(p!.seconds);
       if (!Number.isFinite(seconds) || seconds < 0) throw new NodeError(`seconds must be a non-negative number, not ${String(p!.seconds)}`);
-      until = new Date(Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000);
+      until = new Date(now + Math.min(seconds, MAX_WAIT_SECONDS) * 1000);
     }
-    if (until.getTime() <= Date.now()) return { outputs: [ctx.items] };
+    if (until.getTime() <= now) return { outputs: [ctx.items] };
     return { outputs: [ctx.items], wait: { until, webhook: false } };
   },
 };

@@ -16,6 +16,8 @@ export interface WebhookReply {
 export interface NodeServices {
   /** The sandbox for code nodes (expressions have their own). */
   codeSandbox: CodeRunner;
+  /** The time a timer is counted from (the kernel's clock, kernel/clock.ts); the wall clock when absent. */
+  now?(): Date;
   /** Outbound HTTP through the SSRF guard (kernel/outbound.ts) under the platform's policy. */
   fetch(url: string, init: GuardedRequestInit): Promise<GuardedResponse>;
   /** Runs another workflow with these items and returns the items of its last node. */
