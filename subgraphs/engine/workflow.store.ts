@@ -1,5 +1,5 @@
 import { page, Where } from '../../kernel/db/page';
-import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { exec, one, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 import type { Connections, WorkflowNode, WorkflowSettings } from './definition';
 
 /**
@@ -22,19 +22,7 @@ export interface WorkflowRow {
   updated_at: Date;
 }
 
-export interface WorkflowRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  active: boolean;
-  version: number;
-  nodes: WorkflowNode[];
-  connections: Connections;
-  settings: WorkflowSettings;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type WorkflowRecord = CamelCased<WorkflowRow>;
 
 export interface WorkflowVersionRow {
   workflow_id: string;

@@ -1,5 +1,5 @@
 import { page, Where, type PageWindow } from '../../kernel/db/page';
-import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { exec, one, rowById, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where feedback.requests, feedback.votes and feedback.comments are read and written. A
@@ -45,21 +45,7 @@ interface SummaryRow {
   id: string | null;
 }
 
-export interface RequestView {
-  id: string;
-  projectId: string;
-  authorId: string | null;
-  title: string;
-  description: string;
-  status: string;
-  category: string | null;
-  tags: string[];
-  priority: string;
-  votesCount: number;
-  commentsCount: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type RequestView = CamelCased<RequestRow>;
 
 /** The values of a request its author (or staff) writes. */
 export interface RequestFields {

@@ -1,5 +1,5 @@
 import { page, Where, type PageWindow } from '../../kernel/db/page';
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { count, exec, one, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 import type { PromptStatus } from './prompt.types';
 
 /**
@@ -23,18 +23,7 @@ export interface PromptVersionRow {
 }
 
 /** One version of a prompt, as the services use it. */
-export interface PromptVersion {
-  promptId: string;
-  version: number;
-  template: string;
-  description: string;
-  variables: string[];
-  metadata: Record<string, unknown>;
-  status: PromptStatus;
-  fragmentRefs: string[];
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type PromptVersion = CamelCased<PromptVersionRow>;
 
 /** A version being written: the database stamps the times. */
 export type NewPromptVersion = Omit<PromptVersion, 'createdAt' | 'updatedAt'>;
