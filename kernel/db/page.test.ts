@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
 import { createDataSource } from './data-source';
-import { page, Where, type PageOptions } from './page';
+import { page, Where, windowProblems, type PageOptions } from './page';
 
 let db: TestDatabase;
 let ds: DataSource;
@@ -53,4 +53,15 @@ describe('page', () => {
       assert.deepEqual(await list(new Where().equals('kind', 'none'), { limit: 10, offset: 0 }, opts), { rows: [], total: 0 });
     });
   }
+});
+
+describe('windowProblems', () => {
+  test('limit from 1 to the maximum, offset 0 or more, whole numbers; each problem named', () => {
+    assert.deepEqual(windowProblems({ limit: 100, offset: 0 }), []);
+    assert.deepEqual(windowProblems({ limit: 0, offset: -1 }), [
+      { field: 'limit', message: 'must be an integer from 1 to 100' },
+      { field: 'offset', message: 'must be an integer of at least 0' },
+    ]);
+    assert.deepEqual(windowProblems({ limit: 1.5, offset: 0 }, 500), [{ field: 'limit', message: 'must be an integer from 1 to 500' }]);
+  });
 });

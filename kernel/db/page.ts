@@ -1,3 +1,4 @@
+import { errors, type FieldError } from '../errors';
 import { count, rows, type Queryable } from './rows';
 
 /**
@@ -10,6 +11,21 @@ import { count, rows, type Queryable } from './rows';
 export interface PageWindow {
   limit: number;
   offset: number;
+}
+
+/** The problems of a window a caller asked for: `limit` an integer from 1 to `max`, `offset` one of 0 or more. */
+export function windowProblems(window: PageWindow, max = 100): FieldError[] {
+  const problems: FieldError[] = [];
+  if (!Number.isInteger(window.limit) || window.limit < 1 || window.limit > max)
+    problems.push({ field: 'limit', message: `must be an integer from 1 to ${max}` });
+  if (!Number.isInteger(window.offset) || window.offset < 0) problems.push({ field: 'offset', message: 'must be an integer of at least 0' });
+  return problems;
+}
+
+/** 400 validation_error with each problem of the window (windowProblems). */
+export function checkWindow(window: PageWindow, max = 100): void {
+  const problems = windowProblems(window, max);
+  if (problems.length) throw errors.validation(problems);
 }
 
 /**
