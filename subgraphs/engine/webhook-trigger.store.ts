@@ -67,21 +67,8 @@ export interface TriggerView {
 }
 
 /** A trigger as an inbound request needs it: its secret, its workflow's active flag and current version. */
-export interface InboundTriggerRow {
-  id: string;
-  workflow_id: string;
-  path: string;
-  method: string;
-  auth_type: string;
-  auth_config: WebhookAuthConfig | null;
-  secret_hash: Buffer | null;
-  secret_enc: Buffer | null;
-  response_mode: string;
-  rate_limit: WebhookRateLimit | null;
-  active: boolean;
-  workflow_active: boolean;
-  version: number;
-}
+export type InboundTriggerRow = Omit<TriggerRow, 'created_at' | 'updated_at' | 'workflow_name'> &
+  Pick<TriggerAuthRow, 'secret_hash' | 'secret_enc'> & { workflow_active: boolean; version: number };
 
 /** What an update reads before it writes (locked). */
 export interface TriggerAuthRow {
