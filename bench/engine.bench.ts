@@ -1,15 +1,10 @@
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Client } from 'pg';
-import { loadConfig } from '../kernel/config';
 import type { Kernel } from '../kernel/platform';
-import { startPlatform, type RunningPlatform } from '../main';
+import { callJson, startLocalPlatform } from '../test/support/platform';
+import { spawnServer, stopOnSignals } from './child';
 import { figures, slice, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
@@ -208,38 +203,14 @@ function baselineRoutes(info: { workflowId?: string; webhookId?: string }) {
 }
 
 async function serve(): Promise<void> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-engine-'));
-  const admin = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  let running: RunningPlatform | undefined;
-  let stopping: Promise<void> | undefined;
-  const stop = (code: number) => {
-    stopping ??= (async () => {
-      await running?.stop().catch((err) => process.stderr.write(`bench engine server: unclean stop: ${String(err)}\n`));
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(code);
-    })();
-    return stopping;
-  };
-  process.on('SIGTERM', () => void stop(0));
-  process.on('SIGINT', () => void stop(0));
-  if (process.send) process.on('disconnect', () => void stop(0));
-  setTimeout(() => void stop(2), Number(process.env.BENCH_SERVER_MAX_SECONDS ?? 600) * 1000).unref();
+  let local: Awaited<ReturnType<typeof startLocalPlatform>> | undefined;
+  const stop = stopOnSignals('bench engine server', async () => local?.stop());
   try {
     const info: { workflowId?: string; webhookId?: string } = {};
-    running = await startPlatform(
-      loadConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: admin, LOG_LEVEL: 'error' }),
-      { extraRoutes: baselineRoutes(info) },
-    );
-    const call = async (p: string, body: unknown) => {
-      const res = await fetch(running!.url + p, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as any;
-      if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
+    local = await startLocalPlatform({ LOG_LEVEL: 'error' }, { label: 'bench-engine', extraRoutes: baselineRoutes(info) });
+    const { url } = local.platform;
+    const admin = local.adminKey;
+    const call = async (p: string, body: unknown) => (await callJson(url, 'POST', p, admin, body)).data;
     const wf = await call('/v1/engine/workflows', {
       name: 'Bench orders',
       active: true,
@@ -259,7 +230,7 @@ async function serve(): Promise<void> {
     const n8n = await call('/v1/engine/workflows/import', { workflow: N8N_BENCH_WORKFLOW });
     await call('/v1/engine/webhooks', { workflowId: n8n.workflowId, path: '/bench/n8n-orders', method: 'POST', responseMode: 'lastNode' });
     await call(`/v1/engine/workflows/${n8n.workflowId}/activate`, {});
-    process.stdout.write(JSON.stringify({ url: running.url, workflowId: wf.workflowId, webhookId: hook.webhookId, n8nWorkflowId: n8n.workflowId }) + '\n');
+    process.stdout.write(JSON.stringify({ url, workflowId: wf.workflowId, webhookId: hook.webhookId, n8nWorkflowId: n8n.workflowId }) + '\n');
   } catch (err) {
     process.stderr.write(`bench engine server: ${err instanceof Error ? err.stack : String(err)}\n`);
     await stop(1);
@@ -268,44 +239,6 @@ async function serve(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // The driver
-
-let child: ChildProcess | undefined;
-
-function startChild(databaseUrl: string): Promise<ServerInfo> {
-  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  child = spawn(process.execPath, [...nodeArgs, __filename, '--serve'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const proc = child;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the engine bench server did not start within 120 s')), 120_000);
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the engine bench server exited before it was ready (code ${code}, signal ${signal})`));
-    });
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const info = JSON.parse(line) as ServerInfo;
-        if (typeof info.url !== 'string') return;
-        clearTimeout(timer);
-        resolve(info);
-      } catch {
-        process.stderr.write(`[engine server] ${line}\n`);
-      }
-    });
-  });
-}
-
-async function stopChild(): Promise<void> {
-  const proc = child;
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill('SIGTERM');
-  const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(killer);
-}
 
 const target = (url: string, p: string) => ({
   url: url + p,
@@ -320,7 +253,8 @@ const target = (url: string, p: string) => ({
 export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures> {
   const db = await createScratchDatabase(serverUrl, 'engine');
   try {
-    const info = await startChild(db.url);
+    const server = await spawnServer<ServerInfo>('engine bench server', __filename, ['--serve'], { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'error' });
+    const { info } = server;
     let answers = 0;
     const count = (s: Slice) => {
       answers += s.latencies.length;
@@ -369,15 +303,11 @@ export async function benchEngine(serverUrl: string): Promise<EngineBenchFigures
       }
       return { ours: figures(measured.ours), n8n: figures(measured.n8n), baseline: figures(measured.baseline), persisted: { executions, answers } };
     } finally {
-      await stopChild();
+      await server.stop();
     }
   } finally {
     await db.drop();
   }
 }
-
-process.on('exit', () => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
 
 if (require.main === module) benchMain(benchEngine, () => void serve());

@@ -1,15 +1,9 @@
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
 import { Client } from 'pg';
-import { loadConfig } from '../kernel/config';
-import { startPlatform, type RunningPlatform } from '../main';
+import { callJson, startLocalPlatform } from '../test/support/platform';
+import { spawnServer, stopOnSignals, type ServerChild } from './child';
 import { interleaved, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
@@ -49,44 +43,28 @@ export interface LinksBenchFigures {
 }
 
 async function serve(): Promise<void> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-links-'));
-  const admin = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  let running: RunningPlatform | undefined;
+  let local: Awaited<ReturnType<typeof startLocalPlatform>> | undefined;
   const bare = http.createServer((_req, res) => res.writeHead(302, { location: DESTINATION, 'cache-control': 'no-store' }).end());
-  const stop = async (code: number) => {
+  const stop = stopOnSignals('bench links server', async () => {
     bare.close();
-    await running?.stop().catch((err) => process.stderr.write(`bench links server: unclean stop: ${String(err)}\n`));
-    rmSync(dataDir, { recursive: true, force: true });
-    process.exit(code);
-  };
-  process.on('SIGTERM', () => void stop(0));
-  if (process.send) process.on('disconnect', () => void stop(0));
-  setTimeout(() => void stop(2), 600_000).unref();
+    await local?.stop();
+  });
   try {
-    running = await startPlatform(
-      loadConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', BOOTSTRAP_API_KEY: admin, LOG_LEVEL: 'error', TRUST_PROXY: 'true' }),
-    );
+    local = await startLocalPlatform({ LOG_LEVEL: 'error', TRUST_PROXY: 'true' }, { label: 'bench-links' });
+    const { url } = local.platform;
+    const admin = local.adminKey;
     await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
-    const call = async (p: string, body: unknown) => {
-      const res = await fetch(running!.url + p, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as any;
-      if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
+    const call = async (p: string, body: unknown) => (await callJson(url, 'POST', p, admin, body)).data;
     const link = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench' });
     const locked = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench-locked', password: PASSWORD });
     for (let i = 0; i < 5; i++) {
-      await fetch(`${running.url}/links/api/links/${locked.id}/verify`, {
+      await fetch(`${url}/links/api/links/${locked.id}/verify`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.99' },
         body: '{"password":"wrong guess"}',
       });
     }
-    const info: ServerInfo = { url: running.url, bareUrl: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, linkId: link.id, protectedId: locked.id };
+    const info: ServerInfo = { url, bareUrl: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, linkId: link.id, protectedId: locked.id };
     process.stdout.write(JSON.stringify(info) + '\n');
   } catch (err) {
     process.stderr.write(`bench links server: ${err instanceof Error ? err.stack : String(err)}\n`);
@@ -94,35 +72,12 @@ async function serve(): Promise<void> {
   }
 }
 
-let child: ChildProcess | undefined;
-
-function startChild(databaseUrl: string): Promise<ServerInfo> {
-  child = spawn(process.execPath, [__filename, '--serve'], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const proc = child;
-  return new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`the links bench server exited (code ${code})`)));
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        resolve(JSON.parse(line) as ServerInfo);
-      } catch {
-        process.stderr.write(`[links server] ${line}\n`);
-      }
-    });
-  });
-}
-
-async function stopChild(): Promise<void> {
-  const proc = child;
-  if (!proc || proc.exitCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  await exited;
-}
-
 export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> {
   const db = await createScratchDatabase(serverUrl, 'links');
+  let server: ServerChild<ServerInfo> | undefined;
   try {
-    const info = await startChild(db.url);
+    server = await spawnServer<ServerInfo>('links bench server', __filename, ['--serve'], { ...process.env, DATABASE_URL: db.url });
+    const { info } = server;
     let answers = 0;
     const redirect = (s: number) => s === 302;
     const verifyBody = JSON.stringify({ password: PASSWORD });
@@ -147,7 +102,7 @@ export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> 
       },
       { warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS, onSlice: (name, s: Slice) => name === 'redirect' && (answers += s.latencies.length) },
     );
-    await stopChild(); // drains: the batched visits are written
+    await server.stop(); // drains: the batched visits are written
     const pg = new Client({ connectionString: db.url });
     await pg.connect();
     let visits = 0;
@@ -158,13 +113,9 @@ export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> 
     }
     return { ...loads, persisted: { visits, answers } };
   } finally {
-    await stopChild();
+    await server?.stop();
     await db.drop();
   }
 }
-
-process.on('exit', () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
-});
 
 if (require.main === module) benchMain(benchLinks, () => void serve());

@@ -1,13 +1,8 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../kernel/config';
-import { startPlatform } from '../main';
 import { startFakeLlm } from '../test/support/fake-llm';
+import { startLocalPlatform } from '../test/support/platform';
 
 /**
  * Prompt test runs through the platform (POST /v1/promptlib/prompts/{id}/test: authentication,
@@ -31,21 +26,11 @@ const KEYS = 40; // enterprise keys allow 200 prompt tests a minute each
 
 export async function benchPromptTests(databaseUrl: string): Promise<PromptBenchFigures> {
   const fake = await startFakeLlm({ models: ['bench-model'] });
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-promptlib-'));
-  const admin = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  const platform = await startPlatform(
-    loadConfig({
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      BOOTSTRAP_API_KEY: admin,
-      LLM_BASE_URL: fake.url,
-      LLM_MODELS: 'bench-model',
-      LOG_LEVEL: 'error',
-    }),
+  const local = await startLocalPlatform(
+    { DATABASE_URL: databaseUrl, LLM_BASE_URL: fake.url, LLM_MODELS: 'bench-model', LOG_LEVEL: 'error' },
+    { label: 'bench-promptlib' },
   );
+  const { platform, adminKey: admin } = local;
   try {
     // A plain keep-alive http client: the client runs in this process too, and fetch (undici,
     // web streams) would cost more than the platform overhead being measured.
@@ -113,9 +98,8 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
       concurrentCalls: CONCURRENT,
     };
   } finally {
-    await platform.stop();
+    await local.stop();
     await fake.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

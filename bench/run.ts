@@ -1,9 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -13,6 +12,7 @@ import { benchEngine, type EngineBenchFigures } from './engine.bench';
 import { benchTasks, type TaskBenchFigures } from './tasks.bench';
 import { benchLinks, type LinksBenchFigures } from './links.bench';
 import { benchScale, scaleMarkdown } from './scale.bench';
+import { spawnServer, type ServerChild } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -97,47 +97,22 @@ interface Figure {
 // ---------------------------------------------------------------------------------------------
 // The server child
 
-let child: ChildProcess | undefined;
+let running: ServerChild<ServerInfo> | undefined;
 
-function startServer(serverUrl: string): Promise<ServerInfo> {
-  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, 'server.js')], {
-    env: { ...process.env, DATABASE_URL: serverUrl, BENCH_KEYS: String(KEYS), LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const proc = child;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the bench server did not start within 120 s')), 120_000);
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the bench server exited before it was ready (code ${code}, signal ${signal})`));
-    });
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const info = JSON.parse(line) as ServerInfo;
-        if (typeof info.url !== 'string' || !Array.isArray(info.keys)) return;
-        clearTimeout(timer);
-        resolve(info);
-      } catch {
-        process.stderr.write(`[server] ${line}\n`);
-      }
-    });
-  });
+async function startServer(serverUrl: string): Promise<ServerInfo> {
+  running = await spawnServer<ServerInfo>(
+    'bench server',
+    path.join(__dirname, 'server.js'),
+    [],
+    { ...process.env, DATABASE_URL: serverUrl, BENCH_KEYS: String(KEYS), LOG_LEVEL: 'error' },
+    (info) => typeof info.url === 'string' && Array.isArray(info.keys),
+  );
+  return running.info;
 }
 
 async function stopServer(): Promise<void> {
-  const proc = child;
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill('SIGTERM');
-  const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(killer);
+  await running?.stop();
 }
-
-process.on('exit', () => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
 
 // ---------------------------------------------------------------------------------------------
 // Load: autocannon, one key per request in rotation (rate limits are per key)
@@ -541,8 +516,7 @@ async function main(): Promise<void> {
   const host = machine();
   const watchdog = setTimeout(() => {
     process.stderr.write(`bench: still running after ${MAX_RUN_MS / 1000} s, giving up\n`);
-    if (child && child.exitCode === null) child.kill('SIGKILL');
-    process.exit(2);
+    process.exit(2); // the server child is killed on exit (spawnServer)
   }, MAX_RUN_MS);
   watchdog.unref();
 
@@ -571,11 +545,11 @@ async function main(): Promise<void> {
         const which: Partial<Record<'bare' | 'baseline' | 'rest' | 'graphql', Target>> = { bare: targets.bare, baseline: targets.baseline };
         if (ONLY.has('rest')) which.rest = targets.rest;
         if (ONLY.has('graphql')) which.graphql = targets.graphql;
-        memory.idleMb = rssMb(child?.pid);
+        memory.idleMb = rssMb(running?.child.pid);
         if (ONLY.has('rest') || ONLY.has('graphql')) {
           // The server's resident memory, sampled through the load: its peak is the figure.
           let peak = 0;
-          const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child?.pid) ?? 0)), 250);
+          const sampler = setInterval(() => (peak = Math.max(peak, rssMb(running?.child.pid) ?? 0)), 250);
           try {
             Object.assign(measuredLoads, await phase('REST and GraphQL load', () => loads(server, which)));
           } finally {

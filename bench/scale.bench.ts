@@ -1,12 +1,7 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg, { Client } from 'pg';
-import { loadConfig } from '../kernel/config';
-import { startPlatform } from '../main';
+import { callJson, startLocalPlatform } from '../test/support/platform';
 import { percentile } from './load';
 import { createScratchDatabase } from './scratch-db';
 
@@ -34,34 +29,21 @@ export interface ScaleFigures {
 
 export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
   const db = await createScratchDatabase(serverUrl, 'scale');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-scale-'));
-  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: db.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    BOOTSTRAP_API_KEY: adminKey,
-    LOG_LEVEL: 'error',
-    // The generated history spans a month and 50,000 executions per workflow: keep it all.
-    ENGINE_EXECUTION_MAX_AGE_DAYS: '36500',
-    ENGINE_EXECUTION_MAX_COUNT: '100000000',
-  });
-  const platform = await startPlatform(config);
+  const local = await startLocalPlatform(
+    {
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'error',
+      // The generated history spans a month and 50,000 executions per workflow: keep it all.
+      ENGINE_EXECUTION_MAX_AGE_DAYS: '36500',
+      ENGINE_EXECUTION_MAX_COUNT: '100000000',
+    },
+    { label: 'platform-scale' },
+  );
+  const { platform, adminKey } = local;
   const sql = new Client({ connectionString: db.url });
   await sql.connect();
   try {
-    const call = async (method: string, p: string, key: string, body?: unknown) => {
-      const res = await fetch(platform.url + p, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-      return JSON.parse(text);
-    };
+    const call = (method: string, p: string, key: string, body?: unknown) => callJson(platform.url, method, p, key, body);
     // Keys in rotation: the metrics endpoints allow 10 a minute per key.
     const keys: string[] = [];
     for (let i = 0; i < 60; i++)
@@ -170,9 +152,8 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
     return { sizes: SIZES, endpoints, plans, generationSeconds };
   } finally {
     await sql.end().catch(() => undefined);
-    await platform.stop();
+    await local.stop();
     await db.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

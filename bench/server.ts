@@ -1,23 +1,19 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { authorize } from '../kernel/auth/principal';
 import type { ApiKeyRecord } from '../kernel/auth/api-key.store';
-import { loadConfig } from '../kernel/config';
 import { AppError } from '../kernel/errors';
 import type { Kernel } from '../kernel/platform';
 import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
-import { startPlatform, type RunningPlatform } from '../main';
+import { startLocalPlatform } from '../test/support/platform';
 import { envelopes } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import { keyOut } from '../rest-adapter/surfaces/control-plane-api.routes';
 import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
 import { Pool } from 'pg';
+import { stopOnSignals } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -100,52 +96,25 @@ async function inParallel(n: number, width: number, fn: (i: number) => Promise<v
 
 async function main(): Promise<void> {
   const keyCount = Number(process.env.BENCH_KEYS ?? 300);
-  const maxSeconds = Number(process.env.BENCH_SERVER_MAX_SECONDS ?? 600);
   const server = await resolveBenchServer();
   const db = await createScratchDatabase(server.url, 'rest');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-bench-'));
-  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  let running: RunningPlatform | undefined;
+  let local: Awaited<ReturnType<typeof startLocalPlatform>> | undefined;
   let bare: Awaited<ReturnType<typeof startBareReference>> | undefined;
-
-  let stopping: Promise<void> | undefined;
-  const stop = (code: number) => {
-    stopping ??= (async () => {
-      try {
-        await bare?.close();
-        await running?.stop();
-      } catch (err) {
-        process.stderr.write(`bench server: unclean stop: ${String(err)}\n`);
-      }
-      await db.drop().catch((err) => process.stderr.write(`bench server: could not drop ${db.url}: ${String(err)}\n`));
-      if (server.embedded) await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(code);
-    })();
-    return stopping;
-  };
-  process.on('SIGTERM', () => void stop(0));
-  process.on('SIGINT', () => void stop(0));
-  // Started by bench/run.ts (an IPC channel): stop when the driver goes away, however it ended.
-  if (process.send) process.on('disconnect', () => void stop(0));
-  setTimeout(() => {
-    process.stderr.write(`bench server: still running after ${maxSeconds} s, stopping\n`);
-    void stop(2);
-  }, maxSeconds * 1000).unref();
+  const stop = stopOnSignals('bench server', async () => {
+    try {
+      await bare?.close();
+      await local?.stop();
+    } catch (err) {
+      process.stderr.write(`bench server: unclean stop: ${String(err)}\n`);
+    }
+    await db.drop().catch((err) => process.stderr.write(`bench server: could not drop ${db.url}: ${String(err)}\n`));
+    if (server.embedded) await server.stop();
+  });
 
   try {
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      BOOTSTRAP_API_KEY: adminKey,
-      LOG_LEVEL: 'error',
-    });
-    running = await startPlatform(config, { extraRoutes: baselineRoutes });
-    const kernel = running.kernel;
-    const admin = await kernel.keys.authenticate(adminKey);
+    local = await startLocalPlatform({ DATABASE_URL: db.url, LOG_LEVEL: 'error' }, { label: 'platform-bench', extraRoutes: baselineRoutes });
+    const kernel = local.platform.kernel;
+    const admin = await kernel.keys.authenticate(local.adminKey);
     const keys: string[] = new Array(keyCount);
     const ids: string[] = new Array(keyCount);
     await inParallel(keyCount, 8, async (i) => {
@@ -154,7 +123,7 @@ async function main(): Promise<void> {
       ids[i] = key.id;
     });
     bare = await startBareReference(db.url);
-    process.stdout.write(JSON.stringify({ url: running.url, bareUrl: bare.url, keys, ids, keyId: ids[0] }) + '\n');
+    process.stdout.write(JSON.stringify({ url: local.platform.url, bareUrl: bare.url, keys, ids, keyId: ids[0] }) + '\n');
   } catch (err) {
     process.stderr.write(`bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
     await stop(1);

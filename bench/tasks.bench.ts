@@ -1,20 +1,14 @@
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import readline from 'node:readline';
-import { loadConfig } from '../kernel/config';
 import { createDataSource } from '../kernel/db/data-source';
 import { createEventBus } from '../kernel/events';
 import { createLogger } from '../kernel/logger';
 import { Queue } from '../kernel/queue';
 import type { AnyNames } from '../kernel/topics';
-import { startPlatform, type RunningPlatform } from '../main';
 import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
+import { startLocalPlatform } from '../test/support/platform';
+import { spawnServer, stopOnSignals } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -109,13 +103,9 @@ async function waitUntil(done: () => boolean | Promise<boolean>, deadline: numbe
 // The driver
 
 export async function benchTasks(): Promise<TaskBenchFigures> {
-  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, __filename, '--serve'], {
-    env: { ...process.env, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const server = await spawnServer<ServeInfo>('task bench server', __filename, ['--serve'], { ...process.env, LOG_LEVEL: 'error' });
+  const { child, info } = server;
   try {
-    const info = await ready(child);
     const ask = (cmd: 'pause' | 'resume') =>
       new Promise<void>((resolve) => {
         child.once('message', () => resolve());
@@ -218,7 +208,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
       await db.destroy();
     }
   } finally {
-    await stop(child);
+    await server.stop();
   }
 }
 
@@ -272,85 +262,39 @@ async function rawQueue(url: string): Promise<TaskBenchFigures['baseline']> {
   }
 }
 
-function ready(child: ChildProcess): Promise<ServeInfo> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the task bench server did not start within 120 s')), 120_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the task bench server exited before it was ready (code ${code})`));
-    });
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const info = JSON.parse(line) as ServeInfo;
-        if (typeof info.url !== 'string') return;
-        clearTimeout(timer);
-        resolve(info);
-      } catch {
-        process.stderr.write(`[tasks server] ${line}\n`);
-      }
-    });
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(killer);
-}
-
 // ---------------------------------------------------------------------------------------------
 // The server child
 
 async function serve(): Promise<void> {
   const server = await resolveBenchServer();
   const scratch = await createScratchDatabase(server.url, 'tasks');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-bench-tasks-'));
-  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  let running: RunningPlatform | undefined;
-  let stopping: Promise<void> | undefined;
-  const shutdown = (code: number) => {
-    stopping ??= (async () => {
-      await running?.stop().catch((err) => process.stderr.write(`tasks bench server: unclean stop: ${String(err)}\n`));
-      await scratch.drop().catch(() => undefined);
-      if (server.embedded) await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(code);
-    })();
-    return stopping;
-  };
-  process.on('SIGTERM', () => void shutdown(0));
-  process.on('SIGINT', () => void shutdown(0));
-  if (process.send) process.on('disconnect', () => void shutdown(0));
-  setTimeout(() => void shutdown(2), 600_000).unref();
-
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.LLM_BASE_URL; // the offline model
-  const config = loadConfig({
-    ...env,
-    DATABASE_URL: scratch.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    BOOTSTRAP_API_KEY: adminKey,
-    LOG_LEVEL: 'error',
+  let local: Awaited<ReturnType<typeof startLocalPlatform>> | undefined;
+  const stop = stopOnSignals('tasks bench server', async () => {
+    await local?.stop().catch((err) => process.stderr.write(`tasks bench server: unclean stop: ${String(err)}\n`));
+    await scratch.drop().catch(() => undefined);
+    if (server.embedded) await server.stop();
   });
-  running = await startPlatform(config);
-  const kernel = running.kernel;
-  const admin = await kernel.keys.authenticate(adminKey);
-  const keys: string[] = [];
-  for (let i = 0; i < KEYS; i++) {
-    keys.push((await kernel.keys.create(admin, { name: `bench tasks ${i}`, tier: 'enterprise', permissions: ['agent:execute', 'agent:read'] })).plain);
+  try {
+    // LLM_BASE_URL unset: the offline model.
+    local = await startLocalPlatform({ DATABASE_URL: scratch.url, LLM_BASE_URL: undefined, LOG_LEVEL: 'error' }, { label: 'platform-bench-tasks' });
+    const running = local.platform;
+    const kernel = running.kernel;
+    const admin = await kernel.keys.authenticate(local.adminKey);
+    const keys: string[] = [];
+    for (let i = 0; i < KEYS; i++) {
+      keys.push((await kernel.keys.create(admin, { name: `bench tasks ${i}`, tier: 'enterprise', permissions: ['agent:execute', 'agent:read'] })).plain);
+    }
+    const pool = (running.services['control-plane'] as ControlPlaneBuilt).agentQueue;
+    process.on('message', (m: { cmd?: string }) => {
+      const done = () => process.send?.({ ok: m.cmd });
+      if (m.cmd === 'pause') void pool.stop({ graceMs: 5000 }).then(done);
+      else if (m.cmd === 'resume') void pool.start().then(done);
+    });
+    process.stdout.write(JSON.stringify({ url: running.url, dbUrl: scratch.url, keys } satisfies ServeInfo) + '\n');
+  } catch (err) {
+    process.stderr.write(`tasks bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
+    await stop(1);
   }
-  const pool = (running.services['control-plane'] as ControlPlaneBuilt).agentQueue;
-  process.on('message', (m: { cmd?: string }) => {
-    const done = () => process.send?.({ ok: m.cmd });
-    if (m.cmd === 'pause') void pool.stop({ graceMs: 5000 }).then(done);
-    else if (m.cmd === 'resume') void pool.start().then(done);
-  });
-  process.stdout.write(JSON.stringify({ url: running.url, dbUrl: scratch.url, keys } satisfies ServeInfo) + '\n');
 }
 
 if (require.main === module) {

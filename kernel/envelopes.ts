@@ -36,6 +36,11 @@ export const envelopes = {
     /** Spec 3: `error` is a string (the code); the field problems, where any, are in `details`. */
     error: (err) => ({ success: false, message: err.message, error: err.code, details: err.details ?? {} }),
   },
+  /** /webhook/...: a trigger's answer is the workflow's own; its refusals are built by the engine (inbound) and the surface. */
+  webhook: {
+    success: (data) => data,
+    error: (err) => ({ success: false, error: error(err) }),
+  },
   /** /infra/api/v1: the resource itself, or {data, pagination} for lists; errors in spec 3's table of codes. */
   infra: {
     success: (data) => data,

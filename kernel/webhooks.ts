@@ -1,6 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
+import { Where } from './db/page';
 import { withTransaction, type Tx } from './db/transaction';
 import { SecretCipher } from './crypto';
 import { AppError, errors } from './errors';
@@ -167,16 +168,11 @@ export class WebhookSender {
   }
 
   async list(filter: { resourceType?: string; resourceId?: string; limit?: number } = {}): Promise<Delivery[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.resourceType !== undefined) where.push(`resource_type = $${params.push(filter.resourceType)}`);
-    if (filter.resourceId !== undefined) where.push(`resource_id = $${params.push(filter.resourceId)}`);
+    const where = new Where().equals('resource_type', filter.resourceType).equals('resource_id', filter.resourceId);
     const limit = Number.isFinite(filter.limit) ? Math.min(Math.max(Math.trunc(filter.limit!), 1), 500) : 50;
     const rows: DeliveryRow[] = await this.db.query(
-      `SELECT ${DELIVERY_COLUMNS} FROM platform.webhook_deliveries
-       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-      params,
+      `SELECT ${DELIVERY_COLUMNS} FROM platform.webhook_deliveries ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      where.params,
     );
     return this.withAttempts(rows);
   }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS } from '../kernel/auth/principal';
+import { envelopes } from '../kernel/envelopes';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
 import type { InboundReply, InboundWebhooks } from '../kernel/inbound';
 import type { Logger } from '../kernel/logger';
@@ -88,7 +89,7 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
         reply
           .code(err.status)
           .header('x-request-id', req.requestId ?? newRequestId())
-          .send({ success: false, error: { code: err.code, message: err.message, details: err.details ?? {} } });
+          .send(envelopes.webhook.error(err));
 
       scope.setErrorHandler(async (err: FastifyError, req, reply) => {
         if (err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

@@ -7,6 +7,15 @@ import { UUID } from '../ids';
  * `XRow` interface) and no caller handles TypeORM's result forms.
  */
 
+type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+
+/**
+ * A row's shape under camelCase names (`created_at` -> `createdAt`): the view of a store whose
+ * row maps field for field, so the two shapes are declared once (the store's `toView` still
+ * maps them, checked against it).
+ */
+export type CamelCased<Row> = { [K in keyof Row as K extends string ? Camel<K> : K]: Row[K] };
+
 /** What runs SQL: the DataSource, a transaction's EntityManager (`tx.manager`), a QueryRunner. */
 export interface Queryable {
   query(sql: string, params?: unknown[]): Promise<unknown>;

@@ -1,5 +1,6 @@
 import type { Principal } from '../../kernel/auth/principal';
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
 import type { GateValidationResult, StageName } from './gate.catalog';
 
 /**
@@ -273,19 +274,18 @@ export const orchestrationStore = {
     limit: number,
     offset: number,
   ): Promise<{ rows: OrchestrationRecord[]; total: number }> {
-    const params: unknown[] = [];
-    const conditions: string[] = [];
-    if (filter.status) conditions.push(`status = $${params.push(filter.status)}`);
-    if (filter.stage) conditions.push(`current_stage = $${params.push(filter.stage)}`);
-    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
-    const page = await rows<OrchestrationRow>(
+    const where = new Where().equals('status', filter.status).equals('current_stage', filter.stage);
+    const found = await page<OrchestrationRow>(
       q,
-      `SELECT ${ORCHESTRATION_COLUMNS} FROM control_plane.orchestrations ${where}
-        ORDER BY created_at DESC, orchestration_id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, limit, offset],
+      {
+        select: ORCHESTRATION_COLUMNS,
+        from: `FROM control_plane.orchestrations ${where}`,
+        orderBy: 'created_at DESC, orchestration_id DESC',
+        params: where.params,
+      },
+      { limit, offset },
     );
-    const total = await count(q, `SELECT count(*)::int AS total FROM control_plane.orchestrations ${where}`, params);
-    return { rows: page.map(toOrchestrationRecord), total };
+    return { rows: found.rows.map(toOrchestrationRecord), total: found.total };
   },
 
   /** The stages of these orchestrations, by position. */

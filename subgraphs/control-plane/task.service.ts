@@ -1,3 +1,4 @@
+import { windowProblems } from '../../kernel/db/page';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../../kernel/db/rows';
@@ -357,8 +358,7 @@ export class TaskService {
     const offset = filter.offset ?? 0;
     const sortBy = filter.sortBy ?? 'createdAt';
     const sortOrder = (filter.sortOrder ?? 'desc').toLowerCase();
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
-    if (!Number.isInteger(offset) || offset < 0) problems.push({ field: 'offset', message: 'must be an integer of 0 or more' });
+    problems.push(...windowProblems({ limit, offset }));
     if (!TASK_SORTS[sortBy]) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(TASK_SORTS).join(', ')}` });
     if (sortOrder !== 'asc' && sortOrder !== 'desc') problems.push({ field: 'sortOrder', message: 'must be asc or desc' });
     if (filter.status != null && !(TASK_STATUSES as readonly string[]).includes(filter.status)) {

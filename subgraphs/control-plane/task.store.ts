@@ -1,4 +1,5 @@
-import { count, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { one, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -238,27 +239,21 @@ export const taskStore = {
     limit: number,
     offset: number,
   ): Promise<{ rows: TaskRow[]; total: number }> {
-    const params: unknown[] = [];
-    const conditions: string[] = [];
-    if (filter.agentId != null) conditions.push(`agent_id = $${params.push(filter.agentId)}`);
-    if (filter.status != null) conditions.push(`status = $${params.push(filter.status)}`);
-    if (filter.taskType != null) conditions.push(`task_type = $${params.push(filter.taskType)}`);
-    if (filter.orchestrationId != null) conditions.push(`orchestration_id = $${params.push(filter.orchestrationId)}`);
-    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+    const where = new Where()
+      .equals('agent_id', filter.agentId)
+      .equals('status', filter.status)
+      .equals('task_type', filter.taskType)
+      .equals('orchestration_id', filter.orchestrationId);
     const dir = sort.ascending ? 'ASC' : 'DESC';
-    const order = `${TASK_SORTS[sort.sortBy]} ${dir}${sort.sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
+    const orderBy = `${TASK_SORTS[sort.sortBy]} ${dir}${sort.sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
     // The page's ids first (an index-only scan skips the offset without reading the rows it
     // skips), then only those rows: a deep offset costs index entries, not whole tasks.
-    const [total, page] = await Promise.all([
-      count(q, `SELECT count(*)::int AS total FROM control_plane.tasks ${where}`, params),
-      rows<TaskRow>(
-        q,
-        `SELECT ${TASK_COLUMNS} FROM (SELECT id FROM control_plane.tasks ${where} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
-           JOIN control_plane.tasks USING (id) ORDER BY ${order}`,
-        [...params, limit, offset],
-      ),
-    ]);
-    return { rows: page, total };
+    return page<TaskRow>(
+      q,
+      { select: TASK_COLUMNS, from: `FROM control_plane.tasks ${where}`, orderBy, params: where.params },
+      { limit, offset },
+      { keysFirst: { key: 'id', join: 'JOIN control_plane.tasks USING (id)' } },
+    );
   },
 
   /** The files of these tasks (UUIDs), by task and path. */

@@ -1,4 +1,5 @@
-import { count, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { one, rows, type Queryable } from '../../kernel/db/rows';
 import type { Item } from './expressions';
 import { EXECUTION_COLUMNS, type ExecutionRow, type ExecutionView, type ExecutionViewRow } from './execution.store';
 
@@ -144,29 +145,25 @@ export const executionReads = {
   },
 
   /** A page, newest first, and the number of matches. */
-  async list(q: Queryable, filter: ExecutionFilter): Promise<{ rows: ExecutionViewRow[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.workflowId !== undefined) where.push(`e.workflow_id = $${params.push(filter.workflowId)}`);
-    if (filter.status !== undefined) where.push(`e.status = $${params.push(filter.status)}`);
-    if (filter.startDate) where.push(`e.started_at >= $${params.push(filter.startDate)}`);
-    if (filter.endDate) where.push(`e.started_at <= $${params.push(filter.endDate)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    // The page and the count as two statements: a window count would make the page read every
-    // matching row (and join each to its workflow) before the LIMIT.
-    const [page, total] = await Promise.all([
-      // The page's ids first (an index-only scan past the offset), then only those rows.
-      rows<ExecutionViewRow>(
-        q,
-        `SELECT ${EXECUTION_COLUMNS}, w.name AS workflow_name
-         FROM (SELECT e.id FROM engine.executions e ${clause} ORDER BY e.started_at DESC, e.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}) page
-         JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id
-         ORDER BY e.started_at DESC, e.id DESC`,
-        [...params, filter.limit, filter.offset],
-      ),
-      count(q, `SELECT count(*)::int AS n FROM engine.executions e ${clause}`, params),
-    ]);
-    return { rows: page, total };
+  list(q: Queryable, filter: ExecutionFilter): Promise<{ rows: ExecutionViewRow[]; total: number }> {
+    const where = new Where()
+      .equals('e.workflow_id', filter.workflowId)
+      .equals('e.status', filter.status)
+      .and(filter.startDate, (p) => `e.started_at >= ${p}`)
+      .and(filter.endDate, (p) => `e.started_at <= ${p}`);
+    // The page's ids first (an index-only scan past the offset), then only those rows joined to
+    // their workflows; a window count would read and join every match before the LIMIT.
+    return page<ExecutionViewRow>(
+      q,
+      {
+        select: `${EXECUTION_COLUMNS}, w.name AS workflow_name`,
+        from: `FROM engine.executions e ${where}`,
+        orderBy: 'e.started_at DESC, e.id DESC',
+        params: where.params,
+      },
+      filter,
+      { keysFirst: { key: 'e.id', join: 'JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id' } },
+    );
   },
 
   /** The average duration of the workflow's last 100 successes (null without any). */

@@ -179,7 +179,7 @@ export class WorkflowExecutor implements NodeRunner {
     while (attempt < tries) {
       attempt++;
       try {
-        const result = n8nOutputs(node, inputs, await this.attempt(node, def, inputs, data, req, log, v1));
+        const result = n8nOutputs(node, inputs, await this.attempt({ node, def, inputs, data, req, log, v1 }));
         const run: NodeRun = {
           node: node.name,
           runIndex,
@@ -236,16 +236,9 @@ export class WorkflowExecutor implements NodeRunner {
     };
   }
 
-  private async attempt(
-    node: WorkflowNode,
-    def: NodeDefinition,
-    inputs: Item[][],
-    data: ExpressionData,
-    req: RunRequest,
-    log: (level: LogEntry['level'], message: string, node?: string) => void,
-    v1: V1RunContext | undefined,
-  ): Promise<NodeResult> {
-    if (def.inProcess && !node.timeout) return this.attemptInProcess(node, def, inputs, data, req, log, v1);
+  private async attempt(a: Attempt): Promise<NodeResult> {
+    const { node, def, req } = a;
+    if (def.inProcess && !node.timeout) return this.attemptInProcess(a);
     const controller = new AbortController();
     const onAbort = () => controller.abort(req.signal.reason);
     req.signal.addEventListener('abort', onAbort, { once: true });
@@ -265,7 +258,7 @@ export class WorkflowExecutor implements NodeRunner {
       }, node.timeout * 1000);
     }
     try {
-      return checked(await Promise.race([def.execute(this.nodeContext(node, def, inputs, data, req, log, controller.signal, v1)), stopped]));
+      return checked(await Promise.race([def.execute(this.nodeContext(a, controller.signal)), stopped]));
     } catch (err) {
       // A node stopped by the execution's abort reports the abort, not its own symptom.
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
@@ -280,16 +273,7 @@ export class WorkflowExecutor implements NodeRunner {
   }
 
   /** What a node's execute() receives; `signal` is the execution's, or the node's own watchdog's. */
-  private nodeContext(
-    node: WorkflowNode,
-    def: NodeDefinition,
-    inputs: Item[][],
-    data: ExpressionData,
-    req: RunRequest,
-    log: (level: LogEntry['level'], message: string, node?: string) => void,
-    signal: AbortSignal,
-    v1: V1RunContext | undefined,
-  ): NodeContext {
+  private nodeContext({ node, def, inputs, data, req, log, v1 }: Attempt, signal: AbortSignal): NodeContext {
     const ctx: NodeContext = {
       node,
       inputs,
@@ -311,23 +295,27 @@ export class WorkflowExecutor implements NodeRunner {
   }
 
   /** An in-process node (set, if, …) without a time limit of its own: no watchdog, the execution's signal as is. */
-  private async attemptInProcess(
-    node: WorkflowNode,
-    def: NodeDefinition,
-    inputs: Item[][],
-    data: ExpressionData,
-    req: RunRequest,
-    log: (level: LogEntry['level'], message: string, node?: string) => void,
-    v1: V1RunContext | undefined,
-  ): Promise<NodeResult> {
+  private async attemptInProcess(a: Attempt): Promise<NodeResult> {
+    const { def, req } = a;
     if (req.signal.aborted) throw new Aborted(req.signal.reason);
     try {
-      return checked(await def.execute(this.nodeContext(node, def, inputs, data, req, log, req.signal, v1)));
+      return checked(await def.execute(this.nodeContext(a, req.signal)));
     } catch (err) {
       if (req.signal.aborted && !(err instanceof Aborted)) throw new Aborted(req.signal.reason);
       throw err;
     }
   }
+}
+
+/** One attempt at a node: what its execute() context is built from. */
+interface Attempt {
+  node: WorkflowNode;
+  def: NodeDefinition;
+  inputs: Item[][];
+  data: ExpressionData;
+  req: RunRequest;
+  log: (level: LogEntry['level'], message: string, node?: string) => void;
+  v1: V1RunContext | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import type { SecretCipher } from '../../kernel/crypto';
 import { safeEqual, sha256 } from '../../kernel/crypto';
+import { envelopes } from '../../kernel/envelopes';
 import { AppError, errors } from '../../kernel/errors';
 import type { Logger } from '../../kernel/logger';
 import type { RateLimiter } from '../../kernel/rate-limit';
@@ -51,7 +52,7 @@ function reply(status: number, body: unknown, headers: Record<string, string> = 
 }
 
 function errorReply(err: AppError, headers: Record<string, string> = {}): WebhookReply {
-  return reply(err.status, { success: false, error: { code: err.code, message: err.message, details: err.details } }, headers);
+  return reply(err.status, envelopes.webhook.error(err), headers);
 }
 
 export class WebhookInbound {

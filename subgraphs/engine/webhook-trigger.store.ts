@@ -1,4 +1,5 @@
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where webhook triggers are kept (engine.webhook_triggers) with their request logs
@@ -66,21 +67,8 @@ export interface TriggerView {
 }
 
 /** A trigger as an inbound request needs it: its secret, its workflow's active flag and current version. */
-export interface InboundTriggerRow {
-  id: string;
-  workflow_id: string;
-  path: string;
-  method: string;
-  auth_type: string;
-  auth_config: WebhookAuthConfig | null;
-  secret_hash: Buffer | null;
-  secret_enc: Buffer | null;
-  response_mode: string;
-  rate_limit: WebhookRateLimit | null;
-  active: boolean;
-  workflow_active: boolean;
-  version: number;
-}
+export type InboundTriggerRow = Omit<TriggerRow, 'created_at' | 'updated_at' | 'workflow_name'> &
+  Pick<TriggerAuthRow, 'secret_hash' | 'secret_enc'> & { workflow_active: boolean; version: number };
 
 /** What an update reads before it writes (locked). */
 export interface TriggerAuthRow {
@@ -259,22 +247,11 @@ export const webhookTriggerStore = {
     );
   },
 
-  /** A page, newest first, and the number of matches (counted apart only past the last page). */
-  async list(q: Queryable, filter: { workflowId?: string; active?: boolean; limit: number; offset: number }): Promise<{ rows: TriggerRow[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.workflowId !== undefined) where.push(`t.workflow_id = $${params.push(filter.workflowId)}`);
-    if (filter.active !== undefined) where.push(`t.active = $${params.push(filter.active)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const page = await rows<TriggerRow & { total: number }>(
-      q,
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id ${clause}
-       ORDER BY t.created_at DESC, t.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
-    );
-    let total = page[0]?.total ?? 0;
-    if (!page.length && filter.offset > 0) total = await count(q, `SELECT count(*)::int AS n FROM engine.webhook_triggers t ${clause}`, params);
-    return { rows: page, total };
+  /** A page, newest first, and the number of matches. */
+  list(q: Queryable, filter: { workflowId?: string; active?: boolean; limit: number; offset: number }): Promise<{ rows: TriggerRow[]; total: number }> {
+    const where = new Where().equals('t.workflow_id', filter.workflowId).equals('t.active', filter.active);
+    const from = `FROM engine.webhook_triggers t JOIN engine.workflows w ON w.id = t.workflow_id ${where}`;
+    return page<TriggerRow>(q, { select: COLUMNS, from, orderBy: 't.created_at DESC, t.id DESC', params: where.params }, filter);
   },
 
   /** The authentication an update starts from, the row locked until the transaction ends. */
@@ -311,19 +288,18 @@ export const webhookTriggerStore = {
   },
 
   /** A trigger's request log, newest first, optionally of one status, and the number of entries. */
-  async logs(q: Queryable, id: string, filter: { limit: number; offset: number; status?: string }): Promise<{ rows: WebhookLogRow[]; total: number }> {
-    const params: unknown[] = [id];
-    let clause = `webhook_id = $1`;
-    if (filter.status !== undefined) clause += ` AND status = $${params.push(filter.status)}`;
-    const page = await rows<WebhookLogRow & { total: number }>(
+  logs(q: Queryable, id: string, filter: { limit: number; offset: number; status?: string }): Promise<{ rows: WebhookLogRow[]; total: number }> {
+    const where = new Where([id]).always('webhook_id = $1').equals('status', filter.status);
+    return page<WebhookLogRow>(
       q,
-      `SELECT at, method, source_ip, status, reason, status_code, response_time_ms, execution_id, test, count(*) OVER ()::int AS total
-       FROM engine.webhook_logs WHERE ${clause} ORDER BY id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
+      {
+        select: 'at, method, source_ip, status, reason, status_code, response_time_ms, execution_id, test',
+        from: `FROM engine.webhook_logs ${where}`,
+        orderBy: 'id DESC',
+        params: where.params,
+      },
+      filter,
     );
-    let total = page[0]?.total ?? 0;
-    if (!page.length && filter.offset > 0) total = await count(q, `SELECT count(*)::int AS n FROM engine.webhook_logs WHERE ${clause}`, params);
-    return { rows: page, total };
   },
 
   /** Each trigger's request figures (test calls excluded), one statement for all. */

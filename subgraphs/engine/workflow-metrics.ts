@@ -16,6 +16,8 @@ import { EXECUTIONS, workflowMetricsStore as store } from './workflow-metrics.st
  * custom query. Computed in SQL over the engine's own tables.
  */
 
+const EXECUTION_FIELDS = { workflowId: 't.workflow_id::text', status: 't.status', mode: 't.mode' };
+
 /** The engine's metrics of POST /metrics/query. */
 export const ENGINE_METRICS: Record<string, MetricDef> = {
   workflow_duration: {
@@ -23,21 +25,21 @@ export const ENGINE_METRICS: Record<string, MetricDef> = {
     table: 'engine.executions',
     at: 't.started_at',
     value: `CASE WHEN t.status IN ('success','error','canceled') THEN t.duration_ms / 1000.0 END`,
-    fields: { workflowId: 't.workflow_id::text', status: 't.status', mode: 't.mode' },
+    fields: EXECUTION_FIELDS,
   },
   workflow_success_rate: {
     description: '100 for a successful execution, 0 for a failed one (avg gives the rate)',
     table: 'engine.executions',
     at: 't.started_at',
     value: `CASE t.status WHEN 'success' THEN 100 WHEN 'error' THEN 0 END`,
-    fields: { workflowId: 't.workflow_id::text', status: 't.status', mode: 't.mode' },
+    fields: EXECUTION_FIELDS,
   },
   workflow_executions: {
     description: 'One per execution (count or sum)',
     table: 'engine.executions',
     at: 't.started_at',
     value: '1',
-    fields: { workflowId: 't.workflow_id::text', status: 't.status', mode: 't.mode' },
+    fields: EXECUTION_FIELDS,
   },
   node_duration: {
     description: 'Seconds one node of an execution took',

@@ -1,4 +1,5 @@
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { exec, one, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 import type { Connections, WorkflowNode, WorkflowSettings } from './definition';
 
 /**
@@ -21,19 +22,7 @@ export interface WorkflowRow {
   updated_at: Date;
 }
 
-export interface WorkflowRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  active: boolean;
-  version: number;
-  nodes: WorkflowNode[];
-  connections: Connections;
-  settings: WorkflowSettings;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type WorkflowRecord = CamelCased<WorkflowRow>;
 
 export interface WorkflowVersionRow {
   workflow_id: string;
@@ -142,23 +131,13 @@ export const workflowStore = {
     return rows<WorkflowRow>(q, `SELECT ${COLUMNS} FROM engine.workflows WHERE id = ANY($1::uuid[])`, [ids]);
   },
 
-  /** A page, newest first, and the number of matches (counted apart only past the last page). */
-  async list(q: Queryable, filter: WorkflowFilter): Promise<{ rows: WorkflowRow[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.active !== undefined) where.push(`active = $${params.push(filter.active)}`);
-    if (filter.tag) where.push(`$${params.push(filter.tag)} = ANY(tags)`);
-    if (filter.search) where.push(`name ILIKE $${params.push(`%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const page = await rows<WorkflowRow & { total: number }>(
-      q,
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM engine.workflows ${clause}
-       ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, filter.limit, filter.offset],
-    );
-    let total = page[0]?.total ?? 0;
-    if (!page.length && filter.offset > 0) total = await count(q, `SELECT count(*)::int AS n FROM engine.workflows ${clause}`, params);
-    return { rows: page, total };
+  /** A page, newest first, and the number of matches. */
+  list(q: Queryable, filter: WorkflowFilter): Promise<{ rows: WorkflowRow[]; total: number }> {
+    const where = new Where()
+      .equals('active', filter.active)
+      .and(filter.tag, (p) => `${p} = ANY(tags)`)
+      .and(filter.search && `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, (p) => `name ILIKE ${p}`);
+    return page<WorkflowRow>(q, { select: COLUMNS, from: `FROM engine.workflows ${where}`, orderBy: 'created_at DESC, id DESC', params: where.params }, filter);
   },
 
   /** Writes every field and counts a new version. */

@@ -1,3 +1,4 @@
+import { checkWindow } from '../../kernel/db/page';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import type { Queryable } from '../../kernel/db/rows';
@@ -100,7 +101,7 @@ export class FeedbackService {
   }
 
   async publicProjects(limit: number, offset: number): Promise<{ projects: ProjectView[]; total: number }> {
-    page(limit, offset, 100);
+    checkWindow({ limit, offset });
     return projects.publicPage(this.db, limit, offset);
   }
 
@@ -186,7 +187,7 @@ export class FeedbackService {
     q: { limit: number; offset: number; status?: string | null; category?: string | null; sort?: string | null; order?: string | null },
   ) {
     await this.project(p, projectId);
-    page(q.limit, q.offset, 100);
+    checkWindow(q);
     const problems: FieldError[] = [];
     if (q.status && !(STATUSES as readonly string[]).includes(q.status)) problems.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
     if (q.sort && !(SORTS as readonly string[]).includes(q.sort)) problems.push({ field: 'sort', message: `must be one of ${SORTS.join(', ')}` });
@@ -391,9 +392,4 @@ function checkRequestFields(problems: FieldError[], input: { category?: string |
   if (input.tags != null && (input.tags.length > 20 || input.tags.some((t) => typeof t !== 'string' || !t || t.length > 50))) {
     problems.push({ field: 'tags', message: 'at most 20 tags of 1 to 50 characters' });
   }
-}
-
-function page(limit: number, offset: number, max: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw errors.field('limit', `must be an integer from 1 to ${max}`);
-  if (!Number.isInteger(offset) || offset < 0) throw errors.field('offset', 'must be an integer of at least 0');
 }

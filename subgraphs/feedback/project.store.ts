@@ -1,3 +1,4 @@
+import { page } from '../../kernel/db/page';
 import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
@@ -75,14 +76,16 @@ export async function byId(q: Queryable, id: string): Promise<ProjectView> {
   return toView(await rowById<ProjectRow>(q, 'project', id, `SELECT ${PROJECT} FROM feedback.projects p WHERE p.id = $1`));
 }
 
-/** A page of the public projects, newest first, and their total (0 for a page past the end). */
+/** A page of the public projects, newest first, and their total. */
 export async function publicPage(q: Queryable, limit: number, offset: number): Promise<{ projects: ProjectView[]; total: number }> {
-  const found = await rows<ProjectRow & { n: number }>(
+  // Counted apart: the figures (subqueries) only for the page's rows.
+  const found = await page<ProjectRow>(
     q,
-    `SELECT ${PROJECT}, count(*) OVER ()::int AS n FROM feedback.projects p WHERE p.is_public ORDER BY p.created_at DESC, p.id LIMIT $1 OFFSET $2`,
-    [limit, offset],
+    { select: PROJECT, from: 'FROM feedback.projects p WHERE p.is_public', orderBy: 'p.created_at DESC, p.id' },
+    { limit, offset },
+    { count: 'apart' },
   );
-  return { projects: found.map(toView), total: found[0]?.n ?? 0 };
+  return { projects: found.rows.map(toView), total: found.total };
 }
 
 /** Every project of `ownerId`, newest first. */

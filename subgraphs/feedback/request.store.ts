@@ -1,4 +1,5 @@
-import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where, type PageWindow } from '../../kernel/db/page';
+import { exec, one, rowById, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where feedback.requests, feedback.votes and feedback.comments are read and written. A
@@ -44,21 +45,7 @@ interface SummaryRow {
   id: string | null;
 }
 
-export interface RequestView {
-  id: string;
-  projectId: string;
-  authorId: string | null;
-  title: string;
-  description: string;
-  status: string;
-  category: string | null;
-  tags: string[];
-  priority: string;
-  votesCount: number;
-  commentsCount: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type RequestView = CamelCased<RequestRow>;
 
 /** The values of a request its author (or staff) writes. */
 export interface RequestFields {
@@ -130,21 +117,20 @@ export async function byId(q: Queryable, id: string): Promise<RequestView> {
   return toView(await rowById<RequestRow>(q, 'request', id, `SELECT ${REQUEST} FROM feedback.requests WHERE id = $1`));
 }
 
-/** A page of a project's requests (of one status and category when given) and their total (0 for a page past the end). */
+/** A page of a project's requests (of one status and category when given) and their total. */
 export async function list(
   q: Queryable,
   filter: { projectId: string; status: string | null; category: string | null },
   order: { sort: RequestSort; direction: 'asc' | 'desc' },
-  page: { limit: number; offset: number },
+  window: PageWindow,
 ): Promise<{ requests: RequestView[]; total: number }> {
-  const found = await rows<RequestRow & { n: number }>(
+  const where = new Where([filter.projectId]).always('project_id = $1').equals('status', filter.status).equals('category', filter.category);
+  const found = await page<RequestRow>(
     q,
-    `SELECT ${REQUEST}, count(*) OVER ()::int AS n FROM feedback.requests
-      WHERE project_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR category = $3)
-      ORDER BY ${order.sort} ${order.direction}, id LIMIT $4 OFFSET $5`,
-    [filter.projectId, filter.status, filter.category, page.limit, page.offset],
+    { select: REQUEST, from: `FROM feedback.requests ${where}`, orderBy: `${order.sort} ${order.direction}, id`, params: where.params },
+    window,
   );
-  return { requests: found.map(toView), total: found[0]?.n ?? 0 };
+  return { requests: found.rows.map(toView), total: found.total };
 }
 
 export async function update(q: Queryable, id: string, v: RequestFields): Promise<RequestView> {

@@ -1,4 +1,5 @@
-import { count, exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { count, exec, one, rowById, type Queryable } from '../../kernel/db/rows';
 import type { InfraUser } from './infra.types';
 
 /**
@@ -101,17 +102,14 @@ export class AccountStore {
   // ---- users --------------------------------------------------------------------------------
 
   /** A page of users (oldest first), with `role` among their roles when given. */
-  async list(role: string | null | undefined, page: number, limit: number): Promise<{ users: InfraUser[]; total: number }> {
-    const where = role ? `WHERE $3 = ANY(u.roles)` : '';
-    const params = role ? [limit, (page - 1) * limit, role] : [limit, (page - 1) * limit];
-    const found = await rows<UserRow & { total: number }>(
+  async list(role: string | null | undefined, pageNumber: number, limit: number): Promise<{ users: InfraUser[]; total: number }> {
+    const where = new Where().and(role, (p) => `${p} = ANY(u.roles)`);
+    const found = await page<UserRow>(
       this.db,
-      `SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total FROM ${USER_FROM} ${where} ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`,
-      params,
+      { select: USER_COLUMNS, from: `FROM ${USER_FROM} ${where}`, orderBy: 'u.created_at, u.id', params: where.params },
+      { limit, offset: (pageNumber - 1) * limit },
     );
-    // A page past the end has no row to carry the total: only then is it counted apart.
-    const total = found[0]?.total ?? (page > 1 ? await count(this.db, `SELECT count(*)::int AS n FROM ${USER_FROM} ${where}`, role ? [role] : []) : 0);
-    return { users: found.map(toUser), total };
+    return { users: found.rows.map(toUser), total: found.total };
   }
 
   /** A new user of the (first) organisation; 23505 when the e-mail is taken. */

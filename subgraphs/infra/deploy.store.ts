@@ -1,4 +1,5 @@
-import { count, exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
 import type { RolloutPhase, RolloutStrategy } from './cluster/driver';
 import type { InfraDeployment, InfraService } from './infra.types';
 import type { Viewer } from './project.store';
@@ -76,9 +77,10 @@ interface DeploymentRow {
   finished_at: Date | null;
 }
 
-const SERVICE_SELECT = `SELECT s.*, p.slug, d.status AS d_status, d.progress AS d_progress
-  FROM infra.services s JOIN infra.projects p ON p.id = s.project_id
+const SERVICE_COLUMNS = `s.*, p.slug, d.status AS d_status, d.progress AS d_progress`;
+const SERVICE_FROM = `FROM infra.services s JOIN infra.projects p ON p.id = s.project_id
   LEFT JOIN LATERAL (SELECT status, progress FROM infra.deployments WHERE service_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) d ON true`;
+const SERVICE_SELECT = `SELECT ${SERVICE_COLUMNS} ${SERVICE_FROM}`;
 const SERVICE_STATUS_SQL = `CASE WHEN d.status = 'in-progress' THEN 'deploying' WHEN d.status = 'failed' THEN 'failed' WHEN s.replicas = 0 THEN 'stopped' ELSE 'running' END`;
 
 export class DeployStore {
@@ -98,21 +100,19 @@ export class DeployStore {
   async services(
     viewer: Viewer,
     filter: { project?: string | null; status?: string | null },
-    page: number,
+    pageNumber: number,
     limit: number,
   ): Promise<{ services: InfraService[]; total: number }> {
     const params: unknown[] = [];
-    const where = [visible(viewer, params)];
-    if (filter.project) where.push(`s.project_id = $${params.push(filter.project)}`);
-    if (filter.status) where.push(`${SERVICE_STATUS_SQL} = $${params.push(filter.status)}`);
-    const sql = `${SERVICE_SELECT} WHERE ${where.join(' AND ')}`;
-    const total = await count(this.db, `SELECT count(*)::int AS n FROM (${sql}) x`, params);
-    const found = await rows<ServiceRow>(this.db, `${sql} ORDER BY s.created_at DESC, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
-      ...params,
-      limit,
-      (page - 1) * limit,
-    ]);
-    return { services: found.map(toService), total };
+    const where = new Where(params).always(visible(viewer, params)).equals('s.project_id', filter.project).equals(SERVICE_STATUS_SQL, filter.status);
+    // Counted apart: each row's latest deployment (the lateral join) only for the page's rows.
+    const found = await page<ServiceRow>(
+      this.db,
+      { select: SERVICE_COLUMNS, from: `${SERVICE_FROM} ${where}`, orderBy: 's.created_at DESC, s.id', params },
+      { limit, offset: (pageNumber - 1) * limit },
+      { count: 'apart' },
+    );
+    return { services: found.rows.map(toService), total: found.total };
   }
 
   /** A new service; 23505 when its project has one of that name. */
@@ -173,14 +173,13 @@ export class DeployStore {
   }
 
   /** A page of the service's deployments, newest first. */
-  async deployments(serviceId: string, page: number, limit: number): Promise<{ deployments: InfraDeployment[]; total: number }> {
-    const total = await count(this.db, `SELECT count(*)::int AS n FROM infra.deployments WHERE service_id = $1`, [serviceId]);
-    const found = await rows<DeploymentRow>(
+  async deployments(serviceId: string, pageNumber: number, limit: number): Promise<{ deployments: InfraDeployment[]; total: number }> {
+    const found = await page<DeploymentRow>(
       this.db,
-      `SELECT * FROM infra.deployments WHERE service_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [serviceId, limit, (page - 1) * limit],
+      { select: '*', from: 'FROM infra.deployments WHERE service_id = $1', orderBy: 'created_at DESC, id DESC', params: [serviceId] },
+      { limit, offset: (pageNumber - 1) * limit },
     );
-    return { deployments: found.map(toDeployment), total };
+    return { deployments: found.rows.map(toDeployment), total: found.total };
   }
 
   /** A new rollout in progress; 23505 while the service has one. */

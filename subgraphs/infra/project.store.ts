@@ -1,4 +1,5 @@
-import { count, exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where } from '../../kernel/db/page';
+import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
 import type { InfraProject, InfraProjectMember } from './infra.types';
 
 /**
@@ -51,18 +52,17 @@ export class ProjectStore {
   constructor(private readonly db: Queryable) {}
 
   /** A page of the projects `viewer` may see (newest first), of `status` when given. */
-  async list(viewer: Viewer, status: string | null | undefined, page: number, limit: number): Promise<{ projects: InfraProject[]; total: number }> {
+  async list(viewer: Viewer, status: string | null | undefined, pageNumber: number, limit: number): Promise<{ projects: InfraProject[]; total: number }> {
     const params: unknown[] = [];
-    const where = [visibleProjects(viewer, params)];
-    if (status) where.push(`p.status = $${params.push(status)}`);
-    const sql = `FROM ${FROM} WHERE ${where.join(' AND ')}`;
-    const total = await count(this.db, `SELECT count(*)::int AS n ${sql}`, params);
-    const found = await rows<ProjectRow>(
+    const where = new Where(params).always(visibleProjects(viewer, params)).equals('p.status', status);
+    // Counted apart: the member count (a subquery) only for the page's rows.
+    const found = await page<ProjectRow>(
       this.db,
-      `SELECT ${COLUMNS} ${sql} ORDER BY p.created_at DESC, p.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, limit, (page - 1) * limit],
+      { select: COLUMNS, from: `FROM ${FROM} ${where}`, orderBy: 'p.created_at DESC, p.id', params },
+      { limit, offset: (pageNumber - 1) * limit },
+      { count: 'apart' },
     );
-    return { projects: found.map((r) => toProject(r, [])), total };
+    return { projects: found.rows.map((r) => toProject(r, [])), total: found.total };
   }
 
   /** The project with its members if `viewer` may see it; 404 otherwise, as if absent. */

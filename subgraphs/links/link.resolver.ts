@@ -61,17 +61,9 @@ export class LinkResolver {
   async linkBySlug(@Arg('slug') slug: string): Promise<LinkLookup> {
     const r = await this.service.bySlugCached(slug);
     if (!r) throw errors.notFound('link', slug);
-    return {
-      id: r.id,
-      slug: r.slug,
-      destination: r.protectionType === 'none' ? r.url : '',
-      userId: r.ownerId,
-      isActive: r.isActive,
-      expiresAt: r.expiresAt,
-      protectionType: r.protectionType,
-      protectionHint: r.protectionHint,
-      contentClassification: r.contentClassification,
-    };
+    // The link's fields less its url, visits and times; the destination only when unprotected.
+    const { url, visits: _visits, createdAt: _createdAt, updatedAt: _updatedAt, ...lookup } = toLink(r);
+    return { ...lookup, destination: r.protectionType === 'none' ? url : '' };
   }
 
   @Authorized('link:write')

@@ -1,3 +1,4 @@
+import { checkWindow } from '../../kernel/db/page';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { hashSecret, verifySecret } from '../../kernel/auth/passwords';
@@ -109,8 +110,7 @@ export class LinkService {
   }
 
   async list(principal: Principal, limit: number, offset: number): Promise<{ links: LinkView[]; total: number }> {
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
-    if (!Number.isInteger(offset) || offset < 0) throw errors.field('offset', 'must be an integer of at least 0');
+    checkWindow({ limit, offset });
     return store.list(this.db, { all: isPlatformAdmin(principal), ownerId: this.owner(principal) }, { limit, offset });
   }
 
@@ -152,8 +152,8 @@ export class LinkService {
   async visits(principal: Principal, id: string, limit: number, offset: number): Promise<{ visits: Visit[]; total: number }> {
     await this.flush();
     const link = await this.get(principal, id);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw errors.field('limit', 'must be an integer from 1 to 100');
-    return { visits: await store.visits(this.db, id, limit, Math.max(0, offset)), total: link.visits };
+    checkWindow({ limit, offset });
+    return { visits: await store.visits(this.db, id, limit, offset), total: link.visits };
   }
 
   /** The public view of a slug (cached, invalidated on every change); null when unknown. */

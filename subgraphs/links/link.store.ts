@@ -1,4 +1,5 @@
-import { count, exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where, type PageWindow } from '../../kernel/db/page';
+import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where the link service's tables are read and written: links.links (the links and their visit
@@ -121,19 +122,12 @@ export async function bySlug(q: Queryable, slug: string): Promise<LinkView | nul
   return row ? toView(row) : null;
 }
 
-/**
- * A page of the links of `ownerId` (every link when `all`), newest first, and their total. The
- * total comes with the page; only a page past the end (none to carry it) counts on its own.
- */
-export async function list(q: Queryable, filter: { all: boolean; ownerId: string }, page: { limit: number; offset: number }) {
-  const found = await rows<LinkRow & { total: number }>(
-    q,
-    `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM links.links WHERE $1 OR owner_id = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
-    [filter.all, filter.ownerId, page.limit, page.offset],
-  );
-  const total =
-    found[0]?.total ?? (page.offset ? await count(q, `SELECT count(*)::int AS n FROM links.links WHERE $1 OR owner_id = $2`, [filter.all, filter.ownerId]) : 0);
-  return { links: found.map(toView), total };
+/** A page of the links of `ownerId` (every link when `all`), newest first, and their total. */
+export async function list(q: Queryable, filter: { all: boolean; ownerId: string }, window: PageWindow) {
+  // The owner scopes the list (a permission, not a filter): always a condition, whatever its value.
+  const where = filter.all ? new Where() : new Where([filter.ownerId]).always('owner_id = $1');
+  const found = await page<LinkRow>(q, { select: COLUMNS, from: `FROM links.links ${where}`, orderBy: 'created_at DESC, id', params: where.params }, window);
+  return { links: found.rows.map(toView), total: found.total };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { pageInfo, type PageInfo } from '../../kernel/graphql-types';
 import { withTransaction } from '../../kernel/db/transaction';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -11,7 +12,6 @@ import * as store from './chain.store';
 import * as executions from './chain-execution.store';
 import type { ExecutionView } from './chain-execution.store';
 import { orderCount, validateSteps, type StepInput } from './chain-steps';
-import type { Page } from './prompt.reads';
 import type { PromptService } from './prompt.service';
 import {
   callerKey,
@@ -117,7 +117,7 @@ export class ChainService {
     };
   }
 
-  async list(filter: { domain?: string | null; limit: number; offset: number }): Promise<{ chains: ChainListItemView[]; pagination: Page }> {
+  async list(filter: { domain?: string | null; limit: number; offset: number }): Promise<{ chains: ChainListItemView[]; pagination: PageInfo }> {
     const { total, rows } = await store.list(this.db, filter.domain ?? null, { limit: filter.limit, offset: filter.offset });
     const chains = rows.map((r): ChainListItemView => {
       const finished = r.completed + r.failed;
@@ -133,7 +133,7 @@ export class ChainService {
         createdAt: r.created_at,
       };
     });
-    return { chains, pagination: { total, limit: filter.limit, offset: filter.offset, hasMore: filter.offset + chains.length < total } };
+    return { chains, pagination: pageInfo(total, filter.limit, filter.offset) };
   }
 
   async create(input: CreateChainData): Promise<ChainView> {

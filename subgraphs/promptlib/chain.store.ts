@@ -1,4 +1,5 @@
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where, type PageWindow } from '../../kernel/db/page';
+import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
 import type { StoredStep } from './chain.types';
 
 /**
@@ -70,22 +71,22 @@ export async function exists(q: Queryable, chainId: string): Promise<boolean> {
 }
 
 /** One page of chains (their latest versions, in `domain` if given), newest first, and how many match in all. */
-export async function list(q: Queryable, domain: string | null, page: { limit: number; offset: number }): Promise<{ total: number; rows: ChainListRow[] }> {
-  const from = `FROM promptlib.chains c JOIN promptlib.chain_versions cv ON cv.chain_id = c.chain_id AND cv.version = c.latest_version
-      WHERE ($1::text IS NULL OR cv.metadata->>'domain' = $1)`;
-  const [total, listed] = await Promise.all([
-    count(q, `SELECT count(*)::int AS total ${from}`, [domain]),
-    rows<ChainListRow>(
-      q,
-      `SELECT c.chain_id, c.created_at, cv.version, cv.description, cv.metadata, jsonb_array_length(cv.steps) AS steps_count,
+export function list(q: Queryable, domain: string | null, window: PageWindow): Promise<{ total: number; rows: ChainListRow[] }> {
+  const where = new Where().equals(`cv.metadata->>'domain'`, domain);
+  return page<ChainListRow>(
+    q,
+    {
+      select: `c.chain_id, c.created_at, cv.version, cv.description, cv.metadata, jsonb_array_length(cv.steps) AS steps_count,
               (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id) AS executions,
               (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id AND e.status = 'completed') AS completed,
-              (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id AND e.status = 'failed') AS failed
-       ${from} ORDER BY c.created_at DESC, c.chain_id LIMIT $2 OFFSET $3`,
-      [domain, page.limit, page.offset],
-    ),
-  ]);
-  return { total, rows: listed };
+              (SELECT count(*)::int FROM promptlib.chain_executions e WHERE e.chain_id = c.chain_id AND e.status = 'failed') AS failed`,
+      from: `FROM promptlib.chains c JOIN promptlib.chain_versions cv ON cv.chain_id = c.chain_id AND cv.version = c.latest_version ${where}`,
+      orderBy: 'c.created_at DESC, c.chain_id',
+      params: where.params,
+    },
+    window,
+    { count: 'apart' },
+  );
 }
 
 // ---- writes (inside the caller's transaction) ---------------------------------------------------

@@ -1,10 +1,10 @@
+import { pageInfo, type PageInfo } from '../../kernel/graphql-types';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
 import { FRAGMENT_TYPES, type FragmentType } from './fragment.types';
 import type { FragmentLoader } from './fragment-loader';
 import { expandTemplate, parseTemplate } from './render';
 import { checkMetadata, checkSlug, checkText, isUniqueViolation, throwIf } from './shared';
-import type { Page } from './prompt.reads';
 import * as store from './fragment.store';
 
 /**
@@ -103,7 +103,7 @@ export class FragmentService {
     };
   }
 
-  async list(filter: FragmentFilter): Promise<{ fragments: FragmentListItemView[]; pagination: Page }> {
+  async list(filter: FragmentFilter): Promise<{ fragments: FragmentListItemView[]; pagination: PageInfo }> {
     let type: FragmentType | null = null;
     if (filter.type != null) {
       type = normalizeType(filter.type);
@@ -132,7 +132,7 @@ export class FragmentService {
       usedInPrompts: counts.get(r.fragment_id) ?? 0,
       createdAt: r.created_at,
     }));
-    return { fragments, pagination: { total, limit: filter.limit, offset: filter.offset, hasMore: filter.offset + fragments.length < total } };
+    return { fragments, pagination: pageInfo(total, filter.limit, filter.offset) };
   }
 
   async create(input: CreateFragmentData): Promise<FragmentView> {

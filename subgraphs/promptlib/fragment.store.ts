@@ -1,4 +1,5 @@
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where, type PageWindow } from '../../kernel/db/page';
+import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
 import type { FragmentType } from './fragment.types';
 
 /**
@@ -100,26 +101,22 @@ export async function usage(q: Queryable, fragmentId: string): Promise<{ prompt_
 }
 
 /** One page of fragments (their latest versions matching `filter`), newest first, and how many match in all. */
-export async function list(
-  q: Queryable,
-  filter: FragmentListFilter,
-  page: { limit: number; offset: number },
-): Promise<{ total: number; rows: FragmentListRow[] }> {
-  const from = `FROM promptlib.fragments f JOIN promptlib.fragment_versions fv ON fv.fragment_id = f.fragment_id AND fv.version = f.latest_version
-      WHERE ($1::text IS NULL OR f.type = $1)
-        AND ($2::text IS NULL OR fv.metadata->>'domain' = $2)
-        AND ($3::text IS NULL OR fv.metadata->'tags' @> jsonb_build_array($3::text))`;
-  const params = [filter.type, filter.domain, filter.tag];
-  const [total, listed] = await Promise.all([
-    count(q, `SELECT count(*)::int AS total ${from}`, params),
-    rows<FragmentListRow>(
-      q,
-      `SELECT f.fragment_id, f.type, f.created_at, fv.version, fv.metadata ${from}
-       ORDER BY f.created_at DESC, f.fragment_id LIMIT $4 OFFSET $5`,
-      [...params, page.limit, page.offset],
-    ),
-  ]);
-  return { total, rows: listed };
+export function list(q: Queryable, filter: FragmentListFilter, window: PageWindow): Promise<{ total: number; rows: FragmentListRow[] }> {
+  const where = new Where()
+    .equals('f.type', filter.type)
+    .equals(`fv.metadata->>'domain'`, filter.domain)
+    .and(filter.tag, (p) => `fv.metadata->'tags' @> jsonb_build_array(${p}::text)`);
+  return page<FragmentListRow>(
+    q,
+    {
+      select: 'f.fragment_id, f.type, f.created_at, fv.version, fv.metadata',
+      from: `FROM promptlib.fragments f JOIN promptlib.fragment_versions fv ON fv.fragment_id = f.fragment_id AND fv.version = f.latest_version ${where}`,
+      orderBy: 'f.created_at DESC, f.fragment_id',
+      params: where.params,
+    },
+    window,
+    { count: 'apart' },
+  );
 }
 
 /** For each of the fragments, how many prompts (latest versions) embed it, directly or not; unused ones are absent. */

@@ -1,3 +1,4 @@
+import { pageInfo, type PageInfo } from '../../kernel/graphql-types';
 import { SharedReadCache } from '../../kernel/cache';
 import type { EventBus } from '../../kernel/events';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -59,13 +60,6 @@ export interface PromptListItemView {
   successRate: number;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface Page {
-  total: number;
-  limit: number;
-  offset: number;
-  hasMore: boolean;
 }
 
 export interface PromptRenderingView {
@@ -148,7 +142,7 @@ export class PromptReads {
     };
   }
 
-  async list(filter: PromptFilter): Promise<{ prompts: PromptListItemView[]; pagination: Page }> {
+  async list(filter: PromptFilter): Promise<{ prompts: PromptListItemView[]; pagination: PageInfo }> {
     const problems: FieldError[] = [];
     if (filter.status != null && !PROMPT_STATUSES.includes(filter.status as PromptStatus)) {
       problems.push({ field: 'status', message: `must be one of ${PROMPT_STATUSES.join(', ')}` });
@@ -185,7 +179,7 @@ export class PromptReads {
         updatedAt: r.updated_at,
       };
     });
-    return { prompts, pagination: { total, limit: filter.limit, offset: filter.offset, hasMore: filter.offset + prompts.length < total } };
+    return { prompts, pagination: pageInfo(total, filter.limit, filter.offset) };
   }
 
   /** One version (default the latest) as stored; PROMPT_NOT_FOUND otherwise. */

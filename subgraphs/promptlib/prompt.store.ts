@@ -1,4 +1,5 @@
-import { count, exec, one, rows, type Queryable } from '../../kernel/db/rows';
+import { page, Where, type PageWindow } from '../../kernel/db/page';
+import { count, exec, one, rows, type CamelCased, type Queryable } from '../../kernel/db/rows';
 import type { PromptStatus } from './prompt.types';
 
 /**
@@ -22,18 +23,7 @@ export interface PromptVersionRow {
 }
 
 /** One version of a prompt, as the services use it. */
-export interface PromptVersion {
-  promptId: string;
-  version: number;
-  template: string;
-  description: string;
-  variables: string[];
-  metadata: Record<string, unknown>;
-  status: PromptStatus;
-  fragmentRefs: string[];
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type PromptVersion = CamelCased<PromptVersionRow>;
 
 /** A version being written: the database stamps the times. */
 export type NewPromptVersion = Omit<PromptVersion, 'createdAt' | 'updatedAt'>;
@@ -119,24 +109,23 @@ export function pinsOf(q: Queryable, promptId: string): Promise<PinRow[]> {
 }
 
 /** One page of prompts (their latest versions matching `filter`), newest first, and how many match in all. */
-export async function list(q: Queryable, filter: PromptListFilter, page: { limit: number; offset: number }): Promise<{ total: number; rows: PromptListRow[] }> {
-  const where = `
-      WHERE ($1::text IS NULL OR v.metadata->>'domain' = $1)
-        AND ($2::text IS NULL OR v.metadata->>'agentId' = $2)
-        AND ($3::text IS NULL OR v.status = $3)
-        AND ($4::text IS NULL OR v.metadata->'tags' @> jsonb_build_array($4::text))`;
-  const from = `FROM promptlib.prompts p JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = p.latest_version`;
-  const params = [filter.domain, filter.agentId, filter.status, filter.tag];
-  const [total, listed] = await Promise.all([
-    count(q, `SELECT count(*)::int AS total ${from} ${where}`, params),
-    rows<PromptListRow>(
-      q,
-      `SELECT p.prompt_id, p.created_at AS prompt_created_at, v.version, v.status, v.description, v.metadata, v.updated_at
-         ${from} ${where} ORDER BY p.created_at DESC, p.prompt_id LIMIT $5 OFFSET $6`,
-      [...params, page.limit, page.offset],
-    ),
-  ]);
-  return { total, rows: listed };
+export function list(q: Queryable, filter: PromptListFilter, window: PageWindow): Promise<{ total: number; rows: PromptListRow[] }> {
+  const where = new Where()
+    .equals(`v.metadata->>'domain'`, filter.domain)
+    .equals(`v.metadata->>'agentId'`, filter.agentId)
+    .equals('v.status', filter.status)
+    .and(filter.tag, (p) => `v.metadata->'tags' @> jsonb_build_array(${p}::text)`);
+  return page<PromptListRow>(
+    q,
+    {
+      select: 'p.prompt_id, p.created_at AS prompt_created_at, v.version, v.status, v.description, v.metadata, v.updated_at',
+      from: `FROM promptlib.prompts p JOIN promptlib.prompt_versions v ON v.prompt_id = p.prompt_id AND v.version = p.latest_version ${where}`,
+      orderBy: 'p.created_at DESC, p.prompt_id',
+      params: where.params,
+    },
+    window,
+    { count: 'apart' },
+  );
 }
 
 /** One version of the prompt (`version` null: the latest). */

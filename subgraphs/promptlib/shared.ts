@@ -97,10 +97,6 @@ export function callerKey(p: Principal): { keyId: string | null; tier: Tier | un
   return { keyId: null, tier: undefined, limitKey: null };
 }
 
-export function clampPage(limit?: number | null, offset?: number | null): { limit: number; offset: number } {
-  return { limit: limit ?? 20, offset: offset ?? 0 };
-}
-
 /** Seconds with millisecond precision, the platform's unit for durations. */
 export function seconds(ms: number | string | null | undefined): number {
   return Math.round(Number(ms ?? 0)) / 1000;

@@ -20,20 +20,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   server ??= resolveDatabase({ ...loadConfig(process.env), dataDir: process.env.TEST_DATA_DIR ?? './data/test-postgres' }, createLogger('warn'));
   const base = await server;
   open++;
-  const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: base.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(base.url);
-  url.pathname = `/${name}`;
+  const db = await createDatabaseOn(base.url, `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`);
   return {
-    url: url.toString(),
+    url: db.url,
     async drop() {
-      const c = new Client({ connectionString: base.url });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await db.drop();
       // The embedded server (no DATABASE_URL) lives as long as some test database does.
       if (--open === 0 && base.embedded) {
         server = undefined;
@@ -41,4 +32,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/** A new, empty database `name` on the server of `serverUrl` (tests and benchmarks); `drop()` drops it, connections and all. */
+export async function createDatabaseOn(serverUrl: string, name: string): Promise<TestDatabase> {
+  const admin = async (sql: string) => {
+    const c = new Client({ connectionString: serverUrl });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

@@ -32,23 +32,62 @@ export interface TestPlatformOptions extends PlatformOptions {
   database?: TestDatabase;
 }
 
+/**
+ * The whole platform in this process with an admin key (`*`, through BOOTSTRAP_API_KEY), on
+ * 127.0.0.1 with an ephemeral port and a scratch DATA_DIR, configured from process.env and `env`
+ * (DATABASE_URL among them): how the tests and the benchmarks start one. `stop()` removes the
+ * DATA_DIR; the database is the caller's.
+ */
+export async function startLocalPlatform(
+  env: NodeJS.ProcessEnv,
+  opts: PlatformOptions & { label?: string } = {},
+): Promise<{ platform: RunningPlatform; adminKey: string; stop(): Promise<void> }> {
+  const { label = 'platform', ...platformOpts } = opts;
+  const dataDir = mkdtempSync(path.join(tmpdir(), `${label}-`));
+  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
+  try {
+    const config = loadConfig({
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOOTSTRAP_API_KEY: adminKey,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      ...env,
+    });
+    const platform = await startPlatform(config, platformOpts);
+    return {
+      platform,
+      adminKey,
+      async stop() {
+        await platform.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** A JSON request with `key`; the parsed answer, or an error naming the status when it is not 2xx. */
+export async function callJson(url: string, method: string, p: string, key: string, body?: unknown): Promise<any> {
+  const res = await fetch(url + p, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
 /** The whole platform in this process, on a fresh database of the real PostgreSQL server. */
 export async function startTestPlatform(env: Record<string, string> = {}, testOpts: TestPlatformOptions = {}): Promise<TestPlatform> {
   const { database, ...opts } = testOpts;
   const db = database ?? (await createTestDatabase());
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-test-'));
-  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: db.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    BOOTSTRAP_API_KEY: adminKey,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-    ...env,
-  });
-  const platform = await startPlatform(config, opts);
+  const local = await startLocalPlatform({ DATABASE_URL: db.url, ...env }, { label: 'platform-test', ...opts });
+  const { platform, adminKey } = local;
   const url = platform.url;
 
   const rest: TestPlatform['rest'] = async (method, p, o = {}) => {
@@ -87,9 +126,8 @@ export async function startTestPlatform(env: Record<string, string> = {}, testOp
       return { id: res.body.data.api_key_id, key: res.body.data.api_key };
     },
     async stop(o = {}) {
-      await platform.stop();
+      await local.stop();
       if (!database && !o.keepDatabase) await db.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
