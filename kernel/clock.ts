@@ -1,6 +1,7 @@
 /**
  * The platform's time for deciding when something is due: the queue's run_at, retry backoff and
- * drain grace, schedules' cron times, Wait nodes' ends, a sync task request's wait. Code that
+ * drain grace, schedules' cron times, Wait nodes' ends, a sync task request's wait, the engine's
+ * maintenance runs and the orchestration watchdog. Code that
  * decides a due time asks the kernel's clock instead of `Date.now()`, so a test can move time
  * forward rather than sleep through it (test/support/clock.ts).
  *

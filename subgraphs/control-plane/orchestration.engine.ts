@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { SecretCipher } from '../../kernel/crypto';
 import type { EventBus } from '../../kernel/events';
+import type { Clock } from '../../kernel/clock';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { WebhookSender } from '../../kernel/webhooks';
@@ -63,6 +64,8 @@ export class OrchestrationEngine {
       tasks: () => TaskPort;
       taskSeconds: (agentId: string, taskType: string) => number;
       logger: Logger;
+      /** When the watchdog is due (kernel/clock.ts). */
+      clock: Clock;
     },
   ) {
     this.logger = deps.logger.child({ component: 'orchestration-engine' });
@@ -244,7 +247,7 @@ export class OrchestrationEngine {
         const status = o.status;
         tx.afterCommit(() => this.published(orchestrationId, status));
       }
-      if (tasks.some((t) => t.status === 'running')) await this.trigger(orchestrationId, tx, new Date(Date.now() + WATCHDOG_MS));
+      if (tasks.some((t) => t.status === 'running')) await this.trigger(orchestrationId, tx, new Date(this.deps.clock.now().getTime() + WATCHDOG_MS));
     });
     for (const run of afterCommit) {
       await run().catch((err) => this.logger.info('task of a failed orchestration not cancelled', { err: String(err), orchestrationId }));

@@ -42,6 +42,7 @@ export function buildOrchestrations(kernel: Kernel, tasks: () => TaskPort) {
     tasks,
     taskSeconds: (agentId, taskType) => catalogDirectory.taskSeconds(agentId, taskType),
     logger: kernel.logger,
+    clock: kernel.clock,
   });
   const service = new OrchestrationService({
     db: kernel.db,

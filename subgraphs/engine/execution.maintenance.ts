@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { Clock } from '../../kernel/clock';
 import type { Logger } from '../../kernel/logger';
 import type { Queue } from '../../kernel/queue';
 import type { ExecutionErrorInfo } from './executor.types';
@@ -29,6 +30,8 @@ export class ExecutionMaintenance {
     private readonly runner: ExecutionRunner,
     private readonly retention: () => Retention,
     private readonly logger: Logger,
+    /** When the next run is due (kernel/clock.ts). */
+    private readonly clock: Clock,
     /** Also every minute: schedules whose job got lost are planned again. */
     private readonly healSchedules?: () => Promise<number>,
   ) {}
@@ -39,7 +42,7 @@ export class ExecutionMaintenance {
 
   /** Plans a run `delayMs` from now (one per minute whoever plans it). */
   async plan(delayMs: number): Promise<void> {
-    const at = Date.now() + delayMs;
+    const at = this.clock.now().getTime() + delayMs;
     await this.queue.enqueue(JOB.maintenance, {}, { runAt: new Date(at), key: `${JOB.maintenance}:${Math.floor(at / EVERY_MS)}`, timeoutMs: 5 * 60_000 });
   }
 

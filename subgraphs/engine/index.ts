@@ -78,6 +78,7 @@ export function createEngine(kernel: Kernel) {
     runner,
     () => kernel.config.engine,
     kernel.logger,
+    kernel.clock,
     () => schedules.heal(),
   );
   const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
