@@ -1,7 +1,7 @@
-import type { EntityManager } from 'typeorm';
 import type { Principal } from './auth/principal';
 import { AppError, errors, type FieldError } from './errors';
 import type { RateLimiter } from './rate-limit';
+import { one, rows, type Queryable } from './db/rows';
 
 /**
  * What the services that report metrics share (spec 1, Metrics): the period a request asks for,
@@ -104,16 +104,34 @@ export interface RunBucket {
   totalDuration: number;
 }
 
-type Query = Pick<EntityManager, 'query'>;
+interface SummaryRow {
+  total: number;
+  ok: number;
+  failed: number;
+  avg: number;
+  sum: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+interface BucketRow {
+  timestamp: Date;
+  executions: number;
+  successful: number;
+  failed: number;
+  avg: number;
+  sum: number;
+}
 
 /**
  * Summary, buckets and error breakdown of the finished runs of `src` in the period, narrowed by
  * `where` (SQL over `t`, its parameters from $3 on in `params`). Durations in seconds.
  */
-export async function runStatistics(db: Query, src: RunSource, period: Period, where: string, params: unknown[]) {
+export async function runStatistics(db: Queryable, src: RunSource, period: Period, where: string, params: unknown[]) {
   const base = `FROM ${src.table} t WHERE ${src.at} >= $1 AND ${src.at} < $2 AND ${src.finished}${where ? ` AND ${where}` : ''}`;
   const args = [period.start, period.end, ...params];
-  const [s] = await db.query(
+  const s = (await one<SummaryRow>(
+    db,
     `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${src.ok})::int AS ok, count(*) FILTER (WHERE ${src.failed})::int AS failed,
             coalesce(avg(${src.durationMs}), 0)::float8 AS avg, coalesce(sum(${src.durationMs}), 0)::float8 AS sum,
             coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ${src.durationMs}), 0)::float8 AS p50,
@@ -121,9 +139,10 @@ export async function runStatistics(db: Query, src: RunSource, period: Period, w
             coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ${src.durationMs}), 0)::float8 AS p99
        ${base}`,
     args,
-  );
+  ))!;
   const g = period.granularity;
-  const buckets = await db.query(
+  const buckets = await rows<BucketRow>(
+    db,
     `WITH b AS (SELECT generate_series(date_trunc('${g}', $1::timestamptz AT TIME ZONE 'UTC'), ($2::timestamptz AT TIME ZONE 'UTC') - interval '1 microsecond', interval '1 ${g}') AS at),
           r AS (SELECT date_trunc('${g}', ${src.at} AT TIME ZONE 'UTC') AS at, (${src.ok}) AS ok, (${src.failed}) AS failed, ${src.durationMs} AS ms ${base})
      SELECT b.at AT TIME ZONE 'UTC' AS timestamp, count(r.at)::int AS executions, count(*) FILTER (WHERE r.ok)::int AS successful,
@@ -131,7 +150,8 @@ export async function runStatistics(db: Query, src: RunSource, period: Period, w
        FROM b LEFT JOIN r ON r.at = b.at GROUP BY b.at ORDER BY b.at`,
     args,
   );
-  const errorRows = await db.query(
+  const errorRows = await rows<{ code: string; n: number }>(
+    db,
     `SELECT coalesce(${src.errorCode}, 'UNKNOWN') AS code, count(*)::int AS n ${base} AND ${src.failed} GROUP BY 1 ORDER BY 2 DESC, 1`,
     args,
   );
@@ -146,7 +166,7 @@ export async function runStatistics(db: Query, src: RunSource, period: Period, w
     p99Duration: seconds(s.p99),
     totalProcessingTime: seconds(s.sum),
   };
-  const timeseries: RunBucket[] = buckets.map((b: any) => ({
+  const timeseries: RunBucket[] = buckets.map((b) => ({
     timestamp: b.timestamp,
     executions: b.executions,
     successful: b.successful,
@@ -154,7 +174,7 @@ export async function runStatistics(db: Query, src: RunSource, period: Period, w
     averageDuration: seconds(b.avg),
     totalDuration: seconds(b.sum),
   }));
-  const errorBreakdown = errorRows.map((e: any) => ({ errorCode: e.code, count: e.n, percentage: percent(e.n, s.failed) }));
+  const errorBreakdown = errorRows.map((e) => ({ errorCode: e.code, count: e.n, percentage: percent(e.n, s.failed) }));
   return { summary, timeseries, errorBreakdown, where: base, args };
 }
 
@@ -244,7 +264,7 @@ export function checkMetricsQuery(
 }
 
 /** Runs a checked custom query: one row per group with the group's fields and `value`. */
-export async function runMetricsQuery(db: Query, q: MetricsQuery, catalog: Record<string, MetricDef>) {
+export async function runMetricsQuery(db: Queryable, q: MetricsQuery, catalog: Record<string, MetricDef>) {
   const { def, start, end } = checkMetricsQuery(q, catalog);
   const params: unknown[] = [start, end];
   const where = [`${def.at} >= $1`, `${def.at} < $2`];
@@ -254,7 +274,8 @@ export async function runMetricsQuery(db: Query, q: MetricsQuery, catalog: Recor
   }
   const groups = q.groupBy ?? [];
   const select = groups.map((f, i) => `${def.fields[f]} AS g${i}`);
-  const rows = await db.query(
+  const found = await rows<Record<string, unknown> & { value: number | null }>(
+    db,
     `SELECT ${[...select, `${AGG_SQL[q.aggregation as Aggregation](def.value)}::float8 AS value`].join(', ')}
        FROM ${def.table} t WHERE ${where.join(' AND ')}
        ${groups.length ? `GROUP BY ${groups.map((_, i) => `g${i}`).join(', ')} ORDER BY ${groups.map((_, i) => `g${i}`).join(', ')}` : ''}`,
@@ -263,7 +284,7 @@ export async function runMetricsQuery(db: Query, q: MetricsQuery, catalog: Recor
   return {
     metric: q.metric,
     aggregation: q.aggregation,
-    results: rows.map((r: any) => ({
+    results: found.map((r) => ({
       ...Object.fromEntries(groups.map((f, i) => [f, r[`g${i}`]])),
       value: r.value === null ? 0 : round(r.value, 4),
     })),

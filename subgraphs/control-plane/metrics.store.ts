@@ -75,7 +75,6 @@ export const CONTROL_PLANE_METRICS: Record<string, MetricDef> = {
 };
 
 /** What the kernel's statistics and query builder run on (an EntityManager's or DataSource's query). */
-type MetricsDb = Parameters<typeof runStatistics>[0];
 
 export interface TaskTypeRow {
   type: string;
@@ -155,7 +154,7 @@ export interface ResourceSample {
 
 export const metricsStore = {
   /** Run statistics of the period's finished tasks (of one agent, when given), and their split by task type. */
-  async agentFigures(q: MetricsDb, period: Period, agentId: string | null) {
+  async agentFigures(q: Queryable, period: Period, agentId: string | null) {
     const stats = await runStatistics(q, TASKS, period, agentId ? 't.agent_id = $3' : '', agentId ? [agentId] : []);
     const types = await rows<TaskTypeRow>(
       q,
@@ -258,7 +257,7 @@ export const metricsStore = {
     ),
 
   /** POST /metrics/query over CONTROL_PLANE_METRICS (the kernel builds the statement). */
-  custom: (q: MetricsDb, input: MetricsQueryInput): Promise<MetricsQueryResult> => runMetricsQuery(q, input, CONTROL_PLANE_METRICS),
+  custom: (q: Queryable, input: MetricsQueryInput): Promise<MetricsQueryResult> => runMetricsQuery(q, input, CONTROL_PLANE_METRICS),
 
   // ---- samples (metrics.sampler.ts) ---------------------------------------------------------
 
