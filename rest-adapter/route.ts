@@ -68,8 +68,3 @@ export function boolParam(v: unknown): unknown {
   if (v === undefined || v === '') return undefined;
   return v === 'true' ? true : v === 'false' ? false : v;
 }
-
-export function floatParam(v: unknown): unknown {
-  if (v === undefined || v === '') return undefined;
-  return typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : v;
-}

@@ -66,6 +66,6 @@ export async function withTransaction<T>(db: DataSource | Tx, fn: (tx: Tx) => Pr
 }
 
 /** Structural, so a caller's own `Tx` (a test's, an adapter's) joins like the kernel's. */
-export function isTx(value: unknown): value is Tx {
+function isTx(value: unknown): value is Tx {
   return typeof (value as Partial<Tx> | null)?.afterCommit === 'function' && (value as Partial<Tx>).manager !== undefined;
 }

@@ -1,7 +1,7 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
-import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WORKFLOW_SUMMARY } from './selections';
-import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WorkflowSummary } from './selections';
+import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WEBHOOK_SUMMARY, WORKFLOW_SUMMARY } from './selections';
+import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WebhookSummary, WorkflowSummary } from './selections';
 
 /**
  * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
@@ -28,14 +28,7 @@ const SCHEDULE = /* GraphQL */ `scheduleId workflowId cron timezone nextRunAt en
 /** A WorkflowSchedule's fields as selected (answered without its nulls). */
 type Schedule = Record<string, unknown>;
 
-interface WebhookRegistration {
-  webhookId: string;
-  workflowId: string;
-  path: string;
-  url: string;
-  method: string;
-  active: boolean;
-  responseMode: string;
+interface WebhookRegistration extends WebhookSummary {
   createdAt: string;
   authentication: WebhookAuthentication;
 }
@@ -239,13 +232,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: /* GraphQL */ `
       mutation ControlPlaneCreateWebhook($workflowId: ID!, $input: WorkflowWebhookRegistrationInput!) {
         controlPlaneCreateWorkflowWebhook(workflowId: $workflowId, input: $input) {
-          webhookId
-          workflowId
-          path
-          url
-          method
-          active
-          responseMode
+          ${WEBHOOK_SUMMARY}
           createdAt
           ${WEBHOOK_AUTHENTICATION}
         }

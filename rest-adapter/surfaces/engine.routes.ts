@@ -1,7 +1,7 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, type RouteDef } from '../route';
-import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WORKFLOW_STATISTICS, WORKFLOW_SUMMARY } from './selections';
-import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WorkflowSummary } from './selections';
+import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WEBHOOK_SUMMARY, WORKFLOW_STATISTICS, WORKFLOW_SUMMARY } from './selections';
+import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WebhookSummary, WorkflowSummary } from './selections';
 
 /**
  * The workflow engine (spec 2): `/v1/engine/...` (main layout) and the native interface
@@ -430,7 +430,7 @@ const getWebhook = defineRoute<{ workflowWebhook: Webhook }>({
 });
 
 /** A webhook as its list shows it. */
-type ListedWebhook = Pick<Webhook, 'webhookId' | 'workflowId' | 'path' | 'url' | 'method' | 'active' | 'responseMode'> & {
+type ListedWebhook = WebhookSummary & {
   statistics: Pick<Webhook['statistics'], 'totalRequests' | 'lastTriggered'>;
 };
 
@@ -441,13 +441,7 @@ const listWebhooks = defineRoute<{ workflowWebhooks: { webhooks: ListedWebhook[]
     query EngineWebhooks($workflowId: ID, $active: Boolean, $limit: Int, $offset: Int) {
       workflowWebhooks(workflowId: $workflowId, active: $active, limit: $limit, offset: $offset) {
         webhooks {
-          webhookId
-          workflowId
-          path
-          url
-          method
-          active
-          responseMode
+          ${WEBHOOK_SUMMARY}
           statistics {
             totalRequests
             lastTriggered

@@ -78,6 +78,18 @@ export interface ExecutionNodeData {
   error: Record<string, unknown> | null;
 }
 
+/** A workflow webhook as lists and registrations show it (each route's `pick` orders its answer). */
+export const WEBHOOK_SUMMARY = /* GraphQL */ `webhookId workflowId path url method active responseMode`;
+export interface WebhookSummary {
+  webhookId: string;
+  workflowId: string;
+  path: string;
+  url: string;
+  method: string;
+  active: boolean;
+  responseMode: string;
+}
+
 /** How a workflow webhook authenticates its callers (no secret is ever selected). */
 export const WEBHOOK_AUTHENTICATION = /* GraphQL */ `authentication { type apiKeyHeader hmacHeader hmacAlgorithm username }`;
 export interface WebhookAuthentication {

@@ -10,7 +10,7 @@ import {
   type WorkflowSettings,
 } from './definition.types';
 import { validTimezone } from './nodes/core';
-import { NODE_PREFIX, NODE_TYPES, nodeType } from './nodes';
+import { NODE_TYPES, nodeType } from './nodes';
 import { isPlainObject, type NodeDefinition } from './nodes/types';
 
 // The shapes live one level down so that node modules can use them without importing the
@@ -385,10 +385,6 @@ export function descendants(compiled: CompiledWorkflow, start: string): Set<stri
 
 export function isTrigger(node: WorkflowNode): boolean {
   return nodeType(node.type)?.trigger === true;
-}
-
-export function shortType(type: string): string {
-  return type.startsWith(NODE_PREFIX) ? type.slice(NODE_PREFIX.length) : type;
 }
 
 export function executionTimeoutSeconds(settings: WorkflowSettings): number {

@@ -29,11 +29,6 @@ export function fromControlPlaneStatus(status: string): ExecutionStatus | undefi
   return FROM_CONTROL_PLANE[status];
 }
 
-/** A node's run status in the control plane's spelling (success -> completed, error -> failed). */
-export function controlPlaneNodeStatus(status: string): string {
-  return status === 'success' ? 'completed' : status === 'error' ? 'failed' : status;
-}
-
 /** The engine's own address of an execution (relative to the platform, like the engine's other URLs). */
 export function engineExecutionUrl(executionId: string): string {
   return `/v1/engine/executions/${executionId}`;
