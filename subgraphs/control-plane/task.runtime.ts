@@ -22,6 +22,7 @@ import { JOB } from '../../kernel/topics';
  *                                through the prompt library's public `renderPrompt`
  *   calling the model            kernel/llm with the job's signal (cancel and timeout abort it)
  *   storing the result           files -> task_artifacts, output -> result, in one statement
+ *                                with the job's end; its event is the completed one
  * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
  * execution.timeout has passed (counted from the first start, across a resumed attempt),
  * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
@@ -213,8 +214,9 @@ export class TaskRuntime {
       signal,
       timeoutMs: Math.max(1000, deadline - Date.now()),
     });
-    await advance();
 
+    // Storing the result is the completion statement below, in memory until then: the completed
+    // event is that step's event (a progress write of its own would be overwritten at once).
     signal.throwIfAborted();
     const built = buildResult(agent, spec, task.context, completion.output);
     const result: TaskResult = {

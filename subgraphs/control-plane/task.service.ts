@@ -11,7 +11,7 @@ import type { LlmProvider } from '../../kernel/llm';
 import type { Logger } from '../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { Queue } from '../../kernel/queue';
-import { withTransaction, type Tx } from '../../kernel/db/transaction';
+import { inOneStatement, type Tx } from '../../kernel/db/transaction';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { STAGES } from './gate.catalog';
@@ -157,8 +157,9 @@ export class TaskService {
     const secretEnc = v.webhook?.secret ? this.cipherOrFail().encrypt(v.webhook.secret, id) : null;
     const job: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
 
-    // One statement, its own transaction: with a per-key limit it first takes the key's lock and
-    // counts (control_plane.lock_key_tasks); the job and the task are written only under the limit.
+    // One statement, its own transaction (no BEGIN/COMMIT round trips): with a per-key limit it first
+    // takes the key's lock and counts (control_plane.lock_key_tasks); the job and the task are
+    // written only under the limit.
     const params: unknown[] = [
       id,
       v.agent.agentId,
@@ -179,7 +180,7 @@ export class TaskService {
       limit,
     ];
     // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
-    return withTransaction(origin?.tx ?? this.deps.db, async (tx) => {
+    return inOneStatement(origin?.tx ?? this.deps.db, async (tx) => {
       const addJob = this.deps.queue.addJob(tx, params, JOB.task, job, {
         priority: v.priority,
         timeoutMs: v.timeout * 1000,
