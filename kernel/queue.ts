@@ -1,5 +1,5 @@
 import { realClock, sqlNow, type Clock } from './clock';
-import { rowsOf } from './db/rows';
+import { prepared, rowsOf, run } from './db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Tx } from './db/transaction';
@@ -130,7 +130,7 @@ const claimSql = (due: string) => `
   RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms`;
 
 /** Ends an attempt held by this worker (platform.finish_job: a cancel request wins). */
-const FINISH = `SELECT platform.finish_job($1, $2, $3, $4, $5) AS state`;
+const FINISH = prepared(`SELECT platform.finish_job($1, $2, $3, $4, $5) AS state`);
 
 /** Gives jobs back without consuming their attempt (this worker is stopping). */
 const HAND_BACK = `
@@ -238,7 +238,7 @@ export class Queue<J extends Registry = Jobs> {
   async enqueue<N extends keyof J & string>(name: N, data: J[N], options: EnqueueOptions = {}, tx?: Tx): Promise<string> {
     const params: unknown[] = [];
     const sql = `SELECT ${this.expression(params, name, data, options)} AS id`;
-    const [row] = rowsOf<{ id: string | null }>(await (tx ? tx.manager.query(sql, params) : this.db.query(sql, params)));
+    const [row] = rowsOf<{ id: string | null }>(await run(tx ? tx.manager : this.db, prepared(sql), params));
     if (!row?.id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
     if (tx) tx.afterCommit(() => this.wake(name));
     else await this.wake(name);
@@ -438,7 +438,7 @@ export class Queue<J extends Registry = Jobs> {
         const free = this.concurrency - this.running.size;
         if (free <= 0 || this.handlers.size === 0) break;
         const params: unknown[] = [this.workerId, [...this.handlers.keys()], free];
-        const rows = rowsOf<ClaimedRow>(await this.db.query(claimSql(sqlNow(this.clock, params)), params));
+        const rows = rowsOf<ClaimedRow>(await run(this.db, prepared(claimSql(sqlNow(this.clock, params))), params));
         this.counts.claimed += rows.length;
         if (this.stopping) {
           if (rows.length) await this.db.query(HAND_BACK, [rows.map((r) => r.id), this.workerId]);
@@ -514,7 +514,7 @@ export class Queue<J extends Registry = Jobs> {
       return;
     }
     if (outcome.ok) {
-      const [r] = rowsOf<{ state: JobState }>(await this.db.query(FINISH, [row.id, this.workerId, 'completed', null, 0]));
+      const [r] = rowsOf<{ state: JobState }>(await run(this.db, FINISH, [row.id, this.workerId, 'completed', null, 0]));
       if (r?.state === 'completed') this.counts.completed++;
       return;
     }
@@ -530,7 +530,7 @@ export class Queue<J extends Registry = Jobs> {
     const lastError = `${error.code}: ${error.message}`;
     // finish_job counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
     const [r] = rowsOf<{ state: JobState }>(
-      await this.db.query(FINISH, [
+      await run(this.db, FINISH, [
         row.id,
         this.workerId,
         retry ? 'queued' : 'failed',

@@ -1,4 +1,4 @@
-import { count, exec, one, rows, type Queryable } from '../db/rows';
+import { count, exec, one, prepared, rows, type Queryable } from '../db/rows';
 import type { Environment, KeyService, Tier } from './principal';
 
 /**
@@ -47,13 +47,14 @@ export interface NewKey {
 export const apiKeyStore = {
   /** The key with this digest, with the stored digest (for the constant-time compare). */
   byHash: (q: Queryable, hash: Buffer) =>
-    one<ApiKeyRecord & { keyHash: Buffer }>(q, `SELECT ${KEY_COLUMNS}, key_hash AS "keyHash" FROM platform.api_keys WHERE key_hash = $1`, [hash]),
+    one<ApiKeyRecord & { keyHash: Buffer }>(q, prepared(`SELECT ${KEY_COLUMNS}, key_hash AS "keyHash" FROM platform.api_keys WHERE key_hash = $1`), [hash]),
 
   /** The key (id already checked to be a UUID), or undefined. */
-  byId: (q: Queryable, id: string) => one<ApiKeyRecord>(q, `SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = $1`, [id]),
+  byId: (q: Queryable, id: string) => one<ApiKeyRecord>(q, prepared(`SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = $1`), [id]),
 
   /** The keys of these ids (UUIDs already checked); absent ones are left out. */
-  byIds: (q: Queryable, ids: readonly string[]) => rows<ApiKeyRecord>(q, `SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = ANY($1::uuid[])`, [ids]),
+  byIds: (q: Queryable, ids: readonly string[]) =>
+    rows<ApiKeyRecord>(q, prepared(`SELECT ${KEY_COLUMNS} FROM platform.api_keys WHERE id = ANY($1::uuid[])`), [ids]),
 
   /** Every key, newest first; with `keyId`, only that key and the keys it created. */
   list: (q: Queryable, keyId: string | null) =>

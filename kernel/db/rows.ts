@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { errors } from '../errors';
 import { UUID } from '../ids';
 
@@ -22,6 +23,42 @@ export interface Queryable {
 }
 
 /**
+ * A statement PostgreSQL parses and plans once per connection and afterwards only binds and runs
+ * (pg's named statements): for the hot paths' statements, whose parse and plan cost more than
+ * their execution (the execution write's CTEs, a task's steps, the queue's claim). Only fixed
+ * texts with parameters — each text is kept on every connection for the connection's life, so
+ * a statement built from a caller's choice of filters stays a plain string.
+ */
+export interface Prepared {
+  readonly name: string;
+  readonly text: string;
+}
+
+const preparedByText = new Map<string, Prepared>();
+
+/** The prepared form of `text` (one per text: its name is the text's hash). */
+export function prepared(text: string): Prepared {
+  let statement = preparedByText.get(text);
+  if (!statement) {
+    statement = Object.freeze({ name: `p_${createHash('sha1').update(text).digest('base64url')}`, text });
+    preparedByText.set(text, statement);
+  }
+  return statement;
+}
+
+/** SQL text, or a prepared statement. */
+export type Sql = string | Prepared;
+
+/**
+ * Runs a statement. A prepared one goes to pg as its query config ({name, text}), which
+ * TypeORM's query() hands to pg's client unchanged (typed as a string there), in or out of a
+ * transaction alike (kernel/db/rows.test.ts proves it is prepared on the connection).
+ */
+export function run(q: Queryable, sql: Sql, params?: unknown[]): Promise<unknown> {
+  return q.query(sql as string, params);
+}
+
+/**
  * TypeORM's `query()` returns plain rows for SELECT and INSERT … RETURNING, but `[rows, rowCount]`
  * for UPDATE and DELETE: the rows either way.
  */
@@ -31,31 +68,31 @@ export function rowsOf<T = any>(result: unknown): T[] {
 }
 
 /** Every row the statement returns (a write's RETURNING rows included), typed as `R`. */
-export async function rows<R>(q: Queryable, sql: string, params?: unknown[]): Promise<R[]> {
-  return rowsOf<R>(await q.query(sql, params));
+export async function rows<R>(q: Queryable, sql: Sql, params?: unknown[]): Promise<R[]> {
+  return rowsOf<R>(await run(q, sql, params));
 }
 
 /** The first row the statement returns, or undefined. */
-export async function one<R>(q: Queryable, sql: string, params?: unknown[]): Promise<R | undefined> {
+export async function one<R>(q: Queryable, sql: Sql, params?: unknown[]): Promise<R | undefined> {
   return (await rows<R>(q, sql, params))[0];
 }
 
 /** The number in the first column of the first row (`SELECT count(*) …`), 0 when there is no row. */
-export async function count(q: Queryable, sql: string, params?: unknown[]): Promise<number> {
+export async function count(q: Queryable, sql: Sql, params?: unknown[]): Promise<number> {
   const row = await one<Record<string, unknown>>(q, sql, params);
   return row ? Number(Object.values(row)[0] ?? 0) : 0;
 }
 
 /** A statement run for its effect alone. */
-export async function exec(q: Queryable, sql: string, params?: unknown[]): Promise<void> {
-  await q.query(sql, params);
+export async function exec(q: Queryable, sql: Sql, params?: unknown[]): Promise<void> {
+  await run(q, sql, params);
 }
 
 /**
  * The row an id names, or 404 `resource_not_found` for `resource` — also when the id is not a
  * UUID, so no malformed id reaches PostgreSQL. `params` start with the id ($1).
  */
-export async function rowById<T = any>(q: Queryable, resource: string, id: string, sql: string, params: unknown[] = [id]): Promise<T> {
+export async function rowById<T = any>(q: Queryable, resource: string, id: string, sql: Sql, params: unknown[] = [id]): Promise<T> {
   if (!UUID.test(id)) throw errors.notFound(resource, id);
   const row = await one<T>(q, sql, params);
   if (!row) throw errors.notFound(resource, id);

@@ -1,5 +1,5 @@
 import { page, Where } from '../../kernel/db/page';
-import { one, rows, type Queryable } from '../../kernel/db/rows';
+import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -229,7 +229,7 @@ export const taskStore = {
     ),
 
   /** The task (taskId already checked to be a UUID), or undefined. */
-  byId: (q: Queryable, taskId: string) => one<TaskRow>(q, `SELECT ${TASK_COLUMNS} FROM control_plane.tasks WHERE id = $1`, [taskId]),
+  byId: (q: Queryable, taskId: string) => one<TaskRow>(q, prepared(`SELECT ${TASK_COLUMNS} FROM control_plane.tasks WHERE id = $1`), [taskId]),
 
   /** One page of the list and the total; sortBy is a key of TASK_SORTS (checked by the service). */
   async list(
@@ -272,7 +272,7 @@ export const taskStore = {
   async insertQueued(q: Queryable, addJob: string, params: unknown[]): Promise<{ task: TaskRow | null; activeBefore: number | null }> {
     const row = await one<CreatedTaskRow>(
       q,
-      `
+      prepared(`
         WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
         job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
         task AS (
@@ -283,7 +283,7 @@ export const taskStore = {
                  $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
             FROM job WHERE job.id IS NOT NULL
           RETURNING ${TASK_COLUMNS})
-        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`,
+        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`),
       params,
     );
     return { task: row?.id ? (row as TaskRow) : null, activeBefore: row?.active_before ?? null };
@@ -313,7 +313,7 @@ export const taskStore = {
   markRunning: (q: Queryable, taskId: string) =>
     one<RunningTaskRow>(
       q,
-      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+      prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
          UPDATE control_plane.tasks t
             SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
                 progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
@@ -323,7 +323,7 @@ export const taskStore = {
           WHERE t.id = p.id AND t.status IN ('queued','running')
           RETURNING ${TASK_COLUMNS.split(',')
             .map((c) => `t.${c.trim()}`)
-            .join(', ')}, p.previous, t.webhook_secret_enc`,
+            .join(', ')}, p.previous, t.webhook_secret_enc`),
       [taskId],
     ),
 
@@ -334,8 +334,8 @@ export const taskStore = {
   async progress(q: Queryable, taskId: string, progress: TaskProgress): Promise<boolean> {
     const moved = await rows<{ id: string }>(
       q,
-      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`,
+      prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`),
       [taskId, JSON.stringify(progress)],
     );
     return moved.length > 0;
@@ -349,7 +349,7 @@ export const taskStore = {
   complete: (q: Queryable, jobEnd: string, params: unknown[]) =>
     one<TaskRow & { job_state: unknown }>(
       q,
-      `WITH t AS (
+      prepared(`WITH t AS (
            UPDATE control_plane.tasks
               SET status = 'completed', result = $2, progress = $3, updated_at = now()
             WHERE id = $1 AND status = 'running'
@@ -360,7 +360,7 @@ export const taskStore = {
              FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
            RETURNING 1
          ), job AS (SELECT ${jobEnd} AS state FROM t)
-         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`,
+         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`),
       params,
     ),
 

@@ -1,4 +1,4 @@
-import { exec, one, type Queryable } from '../../kernel/db/rows';
+import { exec, one, prepared, type Queryable } from '../../kernel/db/rows';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor.types';
 import type { Item } from './expressions';
 import type { NotifyConfig } from './execution.types';
@@ -220,7 +220,8 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
     ), w AS (${REQUEST_LOG_INSERT('$4')})
     SELECT * FROM e`;
   try {
-    const row = await one<Omit<ExecutionViewRow, 'workflow_name'>>(db, sql, params);
+    // Prepared: a run writes with a handful of texts (which columns it sets), each parsed and planned once per connection.
+    const row = await one<Omit<ExecutionViewRow, 'workflow_name'>>(db, prepared(sql), params);
     if (!row) return null;
     ctx.stored = true;
     // Only a running row is written, and a running row has no result, error or resume state of its own.

@@ -1,4 +1,4 @@
-import { one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { one, prepared, rowById, rows, type Queryable } from '../../kernel/db/rows';
 import type { ArmSummary } from './ab-rule';
 
 /**
@@ -100,9 +100,9 @@ export function toAbTest(row: AbTestRow): AbTestView {
 export async function insertRun(q: Queryable, r: NewRun): Promise<Date> {
   const row = await one<{ created_at: Date }>(
     q,
-    `INSERT INTO promptlib.prompt_tests
+    prepared(`INSERT INTO promptlib.prompt_tests
        (test_id, prompt_id, version, source, ab_test_id, execution_id, variables, model, temperature, max_tokens, output, tokens_used, latency_ms, success, error, key_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING created_at`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING created_at`),
     [
       r.testId,
       r.promptId,
