@@ -1,3 +1,4 @@
+import http from 'node:http';
 import autocannon from 'autocannon';
 
 /** One autocannon run against one target, with every accepted answer's latency. */
@@ -106,4 +107,41 @@ export async function interleaved<K extends string>(
     }
   }
   return Object.fromEntries(names.map((n) => [n, figures(measured[n])])) as Record<K, LoadFigures>;
+}
+
+/**
+ * A JSON client over a keep-alive `http.Agent` for drivers that make many requests from their own
+ * process: fetch (undici, web streams) costs about as much per request as the platform path it
+ * measures, on the same cores. Resolves with the status and the parsed body.
+ */
+export function jsonClient(baseUrl: string, maxSockets: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets });
+  const { hostname, port } = new URL(baseUrl);
+  return (method: string, path: string, key: string, body?: unknown) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = http.request(
+        {
+          host: hostname,
+          port,
+          path,
+          method,
+          agent,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(payload && { 'content-length': Buffer.byteLength(payload) }) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            try {
+              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+            } catch (err) {
+              reject(err as Error);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
 }

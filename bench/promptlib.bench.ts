@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { startFakeLlm } from '../test/support/fake-llm';
 import { startLocalPlatform } from '../test/support/platform';
+import { jsonClient } from './load';
 
 /**
  * Prompt test runs through the platform (POST /v1/promptlib/prompts/{id}/test: authentication,
@@ -32,35 +32,13 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
   );
   const { platform, adminKey: admin } = local;
   try {
-    // A plain keep-alive http client: the client runs in this process too, and fetch (undici,
-    // web streams) would cost more than the platform overhead being measured.
-    const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-    const { port } = new URL(platform.url);
-    const call = (method: string, p: string, key: string, body?: unknown) =>
-      new Promise<any>((resolve, reject) => {
-        const payload = body === undefined ? undefined : JSON.stringify(body);
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: p,
-            method,
-            agent,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(payload && { 'content-length': Buffer.byteLength(payload) }) },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c) => chunks.push(c));
-            res.on('end', () => {
-              const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-              if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${p}: ${res.statusCode} ${JSON.stringify(json)}`));
-              else resolve(json);
-            });
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
+    // A plain keep-alive http client (jsonClient): the client runs in this process too.
+    const client = jsonClient(platform.url, CONCURRENCY);
+    const call = async (method: string, p: string, key: string, body?: unknown) => {
+      const res = await client(method, p, key, body);
+      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
     await call('POST', '/v1/promptlib/prompts', admin, {
       name: 'bench-prompt',
       description: 'benchmark prompt',

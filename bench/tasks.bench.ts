@@ -9,6 +9,7 @@ import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
 import { startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
+import { jsonClient } from './load';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
@@ -115,15 +116,16 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
     await db.initialize();
     try {
       let k = 0;
+      // A keep-alive http client (jsonClient), not fetch: the driver shares the cores with the platform.
+      const client = jsonClient(info.url, CLIENTS);
       const post = async (topic: string): Promise<string> => {
-        const res = await fetch(`${info.url}/v1/control-plane/agents/execute`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${info.keys[k++ % info.keys.length]}` },
-          body: JSON.stringify({ agentId: 'docs-author', taskType: 'write-guide', context: { topic, audience: 'operators' } }),
+        const res = await client('POST', '/v1/control-plane/agents/execute', info.keys[k++ % info.keys.length]!, {
+          agentId: 'docs-author',
+          taskType: 'write-guide',
+          context: { topic, audience: 'operators' },
         });
-        const body = (await res.json()) as any;
-        if (res.status !== 202) throw new Error(`execute answered ${res.status}: ${JSON.stringify(body)}`);
-        return body.data.taskId;
+        if (res.status !== 202) throw new Error(`execute answered ${res.status}: ${JSON.stringify(res.body)}`);
+        return res.body.data.taskId;
       };
       const finished = async (ids: string[]) =>
         (
