@@ -77,6 +77,12 @@ export interface PageOptions {
    */
   count?: 'window' | 'apart';
   /**
+   * The total from elsewhere (a tally of the table, kernel/db/tally.ts), read beside the page's
+   * rows in parallel instead of counting the matches: for big tables whose filters the tally
+   * covers. The page's rows are read as `apart` or `keysFirst` would.
+   */
+  total?: (q: Queryable) => Promise<number>;
+  /**
    * The page's keys first, then only their rows (counts apart): the inner SELECT of `key` skips
    * the offset on an index without reading the rows it skips; `join` joins the subquery `page`
    * (its column: `key`'s name) to the tables `select` reads.
@@ -88,8 +94,8 @@ export interface PageOptions {
 export async function page<R>(q: Queryable, sql: ListSql, window: PageWindow, opts: PageOptions = {}): Promise<{ rows: R[]; total: number }> {
   const params = sql.params ?? [];
   const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
-  const counted = () => count(q, `SELECT count(*)::int AS n ${sql.from}`, params);
-  if (opts.keysFirst || opts.count === 'apart') {
+  const counted = opts.total ? () => opts.total!(q) : () => count(q, `SELECT count(*)::int AS n ${sql.from}`, params);
+  if (opts.keysFirst || opts.count === 'apart' || opts.total) {
     const statement = opts.keysFirst
       ? `SELECT ${sql.select} FROM (SELECT ${opts.keysFirst.key} ${sql.from} ORDER BY ${sql.orderBy} ${limits}) page ${opts.keysFirst.join} ORDER BY ${sql.orderBy}`
       : `SELECT ${sql.select} ${sql.from} ORDER BY ${sql.orderBy} ${limits}`;
