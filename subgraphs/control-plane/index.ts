@@ -31,6 +31,9 @@ import { MetricsService } from './metrics.service';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
 import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
+import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
+import { TASK_TALLY } from './task.store';
+import { foldPeriodically } from '../../kernel/db/tally';
 import { registerPrometheus } from './prometheus';
 import { seedAgentPrompts } from './prompts.seed';
 import { TaskResolver } from './task.resolver';
@@ -62,6 +65,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     ResourceSamples1763769601600,
     TaskListIndexes1763769601610,
     KeyTaskSlots1763769601710,
+    TaskTally1763769601740,
   ],
   subscriptions: [
     {
@@ -143,6 +147,7 @@ function buildControlPlane(kernel: Kernel) {
         () => runtime.startReconciling(agentQueue),
         () => runtime.stopReconciling(),
       );
+      foldPeriodically(kernel.queue, kernel.db, [TASK_TALLY], logger);
       orchestrations.jobs();
     },
     /** GET /metrics (Prometheus). */
