@@ -7,25 +7,30 @@ import { percent, seconds, type Period, type RunBucket, type RunSource, type Run
  * the period, with the same, exact answer (issue #15: GET /metrics/agents over 30 days of a
  * million tasks took seconds).
  *
- * Two tallies (kernel/db/tally.ts) of the finished runs, kept by triggers and folded like any:
+ * Three tallies (kernel/db/tally.ts) of the finished runs, kept by triggers and folded like any:
  * - `runs`: per filter value, breakdown value, UTC hour of `at`, outcome and error code, the count
  *   and the count and sum of the durations;
- * - `histogram`: per filter value, UTC hour and duration bucket (BOUNDS, about 26 % wide), the
- *   count of runs with a duration.
+ * - `hourly` and `daily`: per filter value, UTC hour (day) and duration bucket (BOUNDS: 16 per
+ *   power of two, 3–6 % wide), the count of runs with a duration.
  * A period is its whole hours, read from the rollups, plus the runs of the partial hours at its
  * edges, read raw; counts, sums, averages, time buckets (unions of hours) and breakdowns add up
- * exactly. A percentile (percentile_cont) is located in the histogram — the bucket holding its
+ * exactly. A percentile (percentile_cont) is located in the histogram (its whole days from the
+ * daily one, the other whole hours from the hourly one, the edges raw) — the bucket holding its
  * rank and the rank within the bucket — and only that bucket's runs of the period are read, in
- * duration order from an index, to take the value at that rank.
+ * duration order from an index (from whichever end of the bucket is nearer), to take the value at
+ * that rank.
  */
 
-/** Duration bucket bounds (ms): bucket i holds BOUNDS[i-1] <= d < BOUNDS[i] (width_bucket), 0 below 1 ms. */
+/**
+ * Duration bucket bounds (ms), HDR-style: every millisecond below 16, then 16 equal steps per
+ * power of two up to 2^30. Bucket i (width_bucket) holds BOUNDS[i-1] <= d < BOUNDS[i]; 0 holds
+ * durations below 0 (none).
+ */
 export const BOUNDS: readonly number[] = (() => {
   const out: number[] = [];
-  for (let i = 0; i <= 90; i++) {
-    const v = Math.round(2 ** (i / 3));
-    if (!out.length || v > out[out.length - 1]!) out.push(v);
-  }
+  for (let d = 0; d < 16; d++) out.push(d);
+  for (let e = 4; e < 30; e++) for (let i = 0; i < 16; i++) out.push(2 ** e + i * 2 ** (e - 4));
+  out.push(2 ** 30);
   return out;
 })();
 const BOUNDS_SQL = `'{${BOUNDS.join(',')}}'::int[]`;
@@ -52,14 +57,16 @@ export interface RolledStatistics {
 }
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 export class RunRollup {
   readonly runs: Tally;
-  readonly histogram: Tally;
+  readonly hourly: Tally;
+  readonly daily: Tally;
 
   constructor(readonly src: RollupSource) {
     const hour = `date_trunc('hour', ${src.at} AT TIME ZONE 'UTC')`;
-    this.runs = new Tally(src.table, ['filter_value', 'breakdown_value', 'hour', 'outcome', 'error_code'], {
+    this.runs = new Tally(src.table, ['hour', 'filter_value', 'breakdown_value', 'outcome', 'error_code'], {
       name: `${src.name}_runs`,
       keyExpressions: {
         filter_value: `t.${src.filter}`,
@@ -72,18 +79,29 @@ export class RunRollup {
       where: src.finished,
       watch: src.watch,
     });
-    this.histogram = new Tally(src.table, ['filter_value', 'hour', 'bucket'], {
-      name: `${src.name}_durations`,
-      keyExpressions: { filter_value: `t.${src.filter}`, hour, bucket: `width_bucket(${src.durationMs}, ${BOUNDS_SQL})` },
-      where: `${src.finished} AND ${src.durationMs} IS NOT NULL`,
-      watch: src.watch,
-    });
+    const histogram = (name: string, time: string) =>
+      new Tally(src.table, [time, 'filter_value', 'bucket'], {
+        name: `${src.name}_${name}`,
+        keyExpressions: {
+          filter_value: `t.${src.filter}`,
+          [time]: `date_trunc('${time}', ${src.at} AT TIME ZONE 'UTC')`,
+          bucket: `width_bucket(${src.durationMs}, ${BOUNDS_SQL})`,
+        },
+        where: `${src.finished} AND ${src.durationMs} IS NOT NULL`,
+        watch: src.watch,
+      });
+    this.hourly = histogram('durations', 'hour');
+    this.daily = histogram('durations_daily', 'day');
   }
 
-  /** The migration: both tallies (the runs already there counted) and the duration index. */
+  /** Every tally of the rollup (to fold). */
+  get tallies(): Tally[] {
+    return [this.runs, this.hourly, this.daily];
+  }
+
+  /** The migration: the tallies (the runs already there counted) and the duration index. */
   async create(q: Queryable): Promise<void> {
-    await this.runs.create(q);
-    await this.histogram.create(q);
+    for (const tally of this.tallies) await tally.create(q);
     const s = this.src;
     await exec(
       q,
@@ -93,14 +111,12 @@ export class RunRollup {
 
   async drop(q: Queryable): Promise<void> {
     await exec(q, `DROP INDEX IF EXISTS ${this.src.table.slice(0, this.src.table.indexOf('.'))}.${this.src.durationIndex}`);
-    await this.histogram.drop(q);
-    await this.runs.drop(q);
+    for (const tally of this.tallies) await tally.drop(q);
   }
 
-  /** Folds both tallies. */
+  /** Folds its tallies. */
   async fold(q: Queryable): Promise<void> {
-    await this.runs.fold(q);
-    await this.histogram.fold(q);
+    for (const tally of this.tallies) await tally.fold(q);
   }
 
   /** Summary, time buckets, error breakdown and the breakdown by `src.breakdown` of the period's finished runs (of one filter value, when given). */
@@ -111,9 +127,17 @@ export class RunRollup {
     let hs = Math.ceil(period.start.getTime() / HOUR_MS) * HOUR_MS;
     let he = Math.floor(period.end.getTime() / HOUR_MS) * HOUR_MS;
     if (hs >= he) hs = he = period.end.getTime();
-    const args: unknown[] = [period.start, period.end, new Date(hs), new Date(he)];
+    // Of those, the whole days [ds, de) come from the daily histogram.
+    let ds = Math.ceil(hs / DAY_MS) * DAY_MS;
+    let de = Math.floor(he / DAY_MS) * DAY_MS;
+    if (ds >= de) ds = de = he;
+    const args: unknown[] = [period.start, period.end, new Date(hs), new Date(he), new Date(ds), new Date(de)];
     const filterParam = filterValue === null ? '' : `$${args.push(filterValue)}`;
-    const rolled = `WHERE hour >= ($3::timestamptz AT TIME ZONE 'UTC') AND hour < ($4::timestamptz AT TIME ZONE 'UTC')${filterParam ? ` AND filter_value = ${filterParam}` : ''}`;
+    const utc = (n: number) => `($${n}::timestamptz AT TIME ZONE 'UTC')`;
+    const filtered = filterParam ? ` AND filter_value = ${filterParam}` : '';
+    const rolled = `WHERE hour >= ${utc(3)} AND hour < ${utc(4)}${filtered}`;
+    const days = `WHERE day >= ${utc(5)} AND day < ${utc(6)}${filtered}`;
+    const hoursAround = `WHERE ((hour >= ${utc(3)} AND hour < ${utc(5)}) OR (hour >= ${utc(6)} AND hour < ${utc(4)}))${filtered}`;
     const raw = `FROM ${s.table} t WHERE ((${s.at} >= $1 AND ${s.at} < $3) OR (${s.at} >= $4 AND ${s.at} < $2)) AND ${s.finished}${filterParam ? ` AND t.${s.filter} = ${filterParam}` : ''}`;
     const avg = `coalesce(sum(duration_sum)::numeric / nullif(sum(timed), 0), 0)::float8`;
     const found = (await one<{
@@ -143,7 +167,9 @@ export class RunRollup {
        errors AS (SELECT error_code AS code, sum(n)::int AS n FROM parts WHERE outcome = 'failed' GROUP BY error_code),
        histogram AS (
          SELECT bucket, sum(n)::bigint AS n FROM (
-           SELECT bucket, n FROM ${this.histogram.rows(rolled)} h
+           SELECT bucket, n FROM ${this.daily.rows(days)} d
+           UNION ALL
+           SELECT bucket, n FROM ${this.hourly.rows(hoursAround)} h
            UNION ALL
            SELECT width_bucket(${s.durationMs}, ${BOUNDS_SQL}), 1 ${raw} AND ${s.durationMs} IS NOT NULL) x
          GROUP BY bucket)
@@ -199,16 +225,20 @@ export class RunRollup {
       ranks.add(Math.floor(at));
       ranks.add(Math.ceil(at));
     }
-    const wanted: { rank: number; lo: number; hi: number; offset: number }[] = [];
+    const wanted: { rank: number; lo: number; hi: number; offset: number; desc: boolean }[] = [];
     for (const rank of ranks) {
       let before = 0;
       for (const [bucket, n] of counts) {
         if (rank < before + n) {
+          // From the nearer end of the bucket: half the bucket at most is read.
+          const k = rank - before;
+          const desc = k > (n - 1) / 2;
           wanted.push({
             rank,
             lo: bucket === 0 ? -2147483648 : BOUNDS[bucket - 1]!,
             hi: bucket >= BOUNDS.length ? 2147483647 : BOUNDS[bucket]! - 1,
-            offset: rank - before,
+            offset: desc ? n - 1 - k : k,
+            desc,
           });
           break;
         }
@@ -223,14 +253,16 @@ export class RunRollup {
       wanted.map((w) => w.lo),
       wanted.map((w) => w.hi),
       wanted.map((w) => w.offset),
+      wanted.map((w) => w.desc),
     ];
     const filter = filterValue === null ? '' : ` AND t.${s.filter} = $${args.push(filterValue)}`;
+    const read = (dir: string) => `(SELECT ${s.durationMs} FROM ${s.table} t
+        WHERE ${s.finished} AND ${s.durationMs} BETWEEN v.lo AND v.hi AND ${s.at} >= $1 AND ${s.at} < $2${filter}
+        ORDER BY ${s.durationMs} ${dir} OFFSET v.k LIMIT 1)`;
     const values = await rows<{ rank: number; ms: number }>(
       db,
-      `SELECT v.rank, (SELECT ${s.durationMs} FROM ${s.table} t
-                        WHERE ${s.finished} AND ${s.durationMs} BETWEEN v.lo AND v.hi AND ${s.at} >= $1 AND ${s.at} < $2${filter}
-                        ORDER BY ${s.durationMs} OFFSET v.k LIMIT 1)::float8 AS ms
-         FROM unnest($3::int[], $4::int[], $5::int[], $6::int[]) AS v(rank, lo, hi, k)`,
+      `SELECT v.rank, (CASE WHEN v.descending THEN ${read('DESC')} ELSE ${read('ASC')} END)::float8 AS ms
+         FROM unnest($3::int[], $4::int[], $5::int[], $6::int[], $7::boolean[]) AS v(rank, lo, hi, k, descending)`,
       args,
     );
     const at = new Map(values.map((v) => [Number(v.rank), Number(v.ms)]));

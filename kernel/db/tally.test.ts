@@ -76,6 +76,7 @@ describe('Tally', () => {
     await assertExact();
     assert.ok((await tally.fold(rowsOf(sql))) > 0);
     assert.equal(await deltas(), 0);
+    await tally.tidy(rowsOf(sql));
     await assertExact();
   });
 

@@ -44,7 +44,7 @@ export class Tally<K extends string = string> {
   constructor(
     /** The counted table, schema-qualified (`control_plane.tasks`). */
     readonly table: string,
-    /** Its key columns: lists filter on them by equality; NOT NULL. */
+    /** Its key columns, NOT NULL, in the order of the counts' primary key (a range read leads with its column). */
     readonly key: readonly K[],
     private readonly opts: TallyOptions<K> = {},
   ) {
@@ -101,6 +101,15 @@ export class Tally<K extends string = string> {
       ),
     );
     return Number(result[0]?.n ?? 0);
+  }
+
+  /**
+   * After a fold of many deltas (a bulk load, a prune): VACUUM the deltas, whose dead rows every
+   * read would scan until autovacuum came by, and refresh both tables' statistics. Outside a
+   * transaction only.
+   */
+  async tidy(q: Queryable): Promise<void> {
+    await exec(q, `VACUUM (ANALYZE) ${this.deltas}, ${this.counters}`);
   }
 
   /** `expr AS key, …` over `t`. */
@@ -213,6 +222,9 @@ const row = (sql: string, as: 'OLD' | 'NEW') => `(${sql.replace(/\bt\./g, `${as}
 const given = (value: unknown) => value !== undefined && value !== null && value !== '';
 const bare = (table: string) => table.slice(table.lastIndexOf('.') + 1);
 
+/** Folded deltas after which a periodic fold tidies the tables. */
+const TIDY_AFTER = 10_000;
+
 /** What runs the folds: the queue's lifecycle (workers fold; a process without a running queue does not). */
 export interface FoldHost {
   onLifecycle(started: () => void, stopping: () => void): void;
@@ -235,7 +247,7 @@ export function foldPeriodically(
     if (running) return;
     running = true;
     try {
-      for (const tally of tallies) await tally.fold(db);
+      for (const tally of tallies) if ((await tally.fold(db)) >= TIDY_AFTER) await tally.tidy(db);
     } catch (err) {
       logger.warn('tally not folded', { err });
     } finally {

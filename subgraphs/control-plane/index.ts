@@ -150,7 +150,7 @@ function buildControlPlane(kernel: Kernel) {
         () => runtime.startReconciling(agentQueue),
         () => runtime.stopReconciling(),
       );
-      foldPeriodically(kernel.queue, kernel.db, [TASK_TALLY, TASK_ROLLUP.runs, TASK_ROLLUP.histogram], logger);
+      foldPeriodically(kernel.queue, kernel.db, [TASK_TALLY, ...TASK_ROLLUP.tallies], logger);
       orchestrations.jobs();
     },
     /** GET /metrics (Prometheus). */
