@@ -309,8 +309,9 @@ export const taskStore = {
       [taskId, reason],
     ),
 
-  /** Tasks by status, for the Prometheus gauge. */
-  countsByStatus: (q: Queryable) => rows<{ status: TaskStatus; n: number }>(q, `SELECT status, count(*)::int AS n FROM control_plane.tasks GROUP BY status`),
+  /** Tasks by status, for the Prometheus gauge (from the tally: a scrape reads no task). */
+  countsByStatus: (q: Queryable) =>
+    rows<{ status: TaskStatus; n: number }>(q, `SELECT status, sum(n)::int AS n FROM ${TASK_TALLY.rows('')} x GROUP BY status HAVING sum(n) <> 0`),
   // ---- the runtime's steps (task.runtime.ts) ----------------------------------------------
 
   /**
