@@ -120,6 +120,32 @@ describe('GET /v1/control-plane/agents/tasks: pagination.total', () => {
     await assertTaskTotals();
   });
 
+  test('a deep page (read from the end) holds the rows a forward read gives, in order', async () => {
+    for (const [query, order] of [
+      ['', 'created_at DESC, id DESC'],
+      ['agentId=docs-author&sortBy=duration&sortOrder=desc', 'duration_ms DESC NULLS LAST, id DESC'],
+      ['status=queued&sortBy=createdAt&sortOrder=asc', 'created_at ASC, id ASC'],
+    ]) {
+      const filter = new URLSearchParams(query);
+      const where = Object.entries({ agent_id: filter.get('agentId') ?? undefined, status: filter.get('status') ?? undefined }).filter(([, v]) => v);
+      const ids = (
+        await sql.query(
+          `SELECT id FROM control_plane.tasks ${where.length ? `WHERE ${where.map(([c], i) => `${c} = $${i + 1}`).join(' AND ')}` : ''} ORDER BY ${order}`,
+          where.map(([, v]) => v),
+        )
+      ).rows.map((r) => r.id as string);
+      for (const offset of [ids.length - 3, ids.length - 10, Math.floor(ids.length / 2) + 1]) {
+        const res = await p.rest('GET', `${CP}/agents/tasks?${query}&limit=7&offset=${offset}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual(
+          res.body.data.tasks.map((t: any) => t.taskId),
+          ids.slice(offset, offset + 7),
+          `${query} offset ${offset}`,
+        );
+      }
+    }
+  });
+
   test('after status changes: queued → running → completed, failed, cancelled (also through POST …/cancel)', async () => {
     await sql.query(`UPDATE control_plane.tasks SET status = 'running', started_at = now() WHERE status = 'queued' AND agent_id = 'docs-author'`);
     await assertTaskTotals();
