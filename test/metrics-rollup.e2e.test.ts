@@ -145,4 +145,12 @@ describe('GET /metrics/agents figures from the rollups', () => {
     await TASK_ROLLUP.fold(ds);
     await assertSame();
   });
+
+  test('an upgraded database: rollups created over existing tasks count them', async () => {
+    // As the migration finds a populated table: the rollups gone, then created again over every task.
+    await TASK_ROLLUP.drop(ds);
+    await insertTasks(300);
+    await TASK_ROLLUP.create(ds);
+    await assertSame();
+  });
 });
