@@ -121,7 +121,8 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
     (pg.Client.prototype as any).query = function (this: pg.Client, q: any, values?: any, ...rest: any[]) {
       const text = typeof q === 'string' ? q : q?.text;
       const params = Array.isArray(values) ? values : q?.values;
-      if (typeof text === 'string' && /^\s*(SELECT|WITH)/i.test(text) && /control_plane\.tasks|engine\.executions/.test(text))
+      // Reads only: the workers' background tally folds (DELETE … RETURNING) are no endpoint's.
+      if (typeof text === 'string' && /^\s*(SELECT|WITH)/i.test(text) && !/\bDELETE\b/.test(text) && /control_plane\.tasks|engine\.executions/.test(text))
         recorded.push({ text, values: params ?? [] });
       return (original as any).call(this, q, values, ...rest);
     };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
 import { createDataSource } from './data-source';
-import { page, Where, windowProblems, type PageOptions } from './page';
+import { page, reverseOrder, Where, windowProblems, type PageOptions } from './page';
 
 let db: TestDatabase;
 let ds: DataSource;
@@ -13,6 +13,9 @@ beforeAll(async () => {
   await ds.initialize();
   await ds.query(`CREATE TABLE things (id int PRIMARY KEY, kind text NOT NULL, tags text[] NOT NULL)`);
   await ds.query(`INSERT INTO things SELECT i, CASE WHEN i % 2 = 0 THEN 'even' ELSE 'odd' END, ARRAY['t' || (i % 3)] FROM generate_series(1, 25) i`);
+  // Ties and NULLs in the sort column.
+  await ds.query(`CREATE TABLE ranked (id int PRIMARY KEY, score int)`);
+  await ds.query(`INSERT INTO ranked SELECT i, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 4 END FROM generate_series(1, 23) i`);
 });
 
 afterAll(async () => {
@@ -53,6 +56,34 @@ describe('page', () => {
       assert.deepEqual(await list(new Where().equals('kind', 'none'), { limit: 10, offset: 0 }, opts), { rows: [], total: 0 });
     });
   }
+});
+
+describe('page with a total counted elsewhere (a tally)', () => {
+  const ORDERS = ['score DESC NULLS LAST, id DESC', 'score ASC NULLS FIRST, id ASC', 'score, id DESC', 'score DESC, id'];
+  const counted = async () => Number((await ds.query(`SELECT count(*) AS n FROM ranked`))[0].n);
+
+  test('every window, deep ones read from the end in the reversed order, holds the same rows as a forward read; past the end, empty', async () => {
+    for (const orderBy of ORDERS) {
+      const all = (await ds.query(`SELECT id, score FROM ranked ORDER BY ${orderBy}`)) as { id: number; score: number | null }[];
+      for (const keysFirst of [undefined, { key: 'id', join: 'JOIN ranked USING (id)' }])
+        for (let limit = 1; limit <= 7; limit += 3)
+          for (let offset = 0; offset <= 26; offset++) {
+            const got = await page<{ id: number; score: number | null }>(
+              ds,
+              { select: 'id, score', from: 'FROM ranked', orderBy },
+              { limit, offset },
+              { total: counted, keysFirst },
+            );
+            assert.deepEqual(got, { rows: all.slice(offset, offset + limit), total: 23 }, `${orderBy}, ${limit}, ${offset}, ${keysFirst ? 'keys first' : ''}`);
+          }
+    }
+  });
+
+  test('reverseOrder flips each direction and NULLS placement, commas inside calls kept', () => {
+    assert.equal(reverseOrder('a DESC NULLS LAST, id DESC'), 'a ASC NULLS FIRST, id ASC');
+    assert.equal(reverseOrder('e.started_at DESC, e.id DESC'), 'e.started_at ASC, e.id ASC');
+    assert.equal(reverseOrder('coalesce(a, b), id asc nulls first'), 'coalesce(a, b) DESC, id DESC NULLS LAST');
+  });
 });
 
 describe('windowProblems', () => {

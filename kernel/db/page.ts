@@ -77,6 +77,12 @@ export interface PageOptions {
    */
   count?: 'window' | 'apart';
   /**
+   * The total from elsewhere (a tally of the table, kernel/db/tally.ts), read beside the page's
+   * rows in parallel instead of counting the matches: for big tables whose filters the tally
+   * covers. The page's rows are read as `apart` or `keysFirst` would.
+   */
+  total?: (q: Queryable) => Promise<number>;
+  /**
    * The page's keys first, then only their rows (counts apart): the inner SELECT of `key` skips
    * the offset on an index without reading the rows it skips; `join` joins the subquery `page`
    * (its column: `key`'s name) to the tables `select` reads.
@@ -84,16 +90,59 @@ export interface PageOptions {
   keysFirst?: { key: string; join: string };
 }
 
+/**
+ * The same order backwards: each term's direction flipped, and its NULLS placement with it
+ * (`a DESC NULLS LAST, id DESC` -> `a ASC NULLS FIRST, id ASC`), so the rows come out exactly
+ * reversed and the same index serves the order scanned the other way.
+ */
+export function reverseOrder(orderBy: string): string {
+  const terms: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < orderBy.length; i++) {
+    const c = orderBy[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      terms.push(orderBy.slice(start, i));
+      start = i + 1;
+    }
+  }
+  terms.push(orderBy.slice(start));
+  return terms
+    .map((term) => {
+      const m = /^\s*(.*?)(?:\s+(ASC|DESC))?(?:\s+NULLS\s+(FIRST|LAST))?\s*$/i.exec(term)!;
+      const desc = m[2]?.toUpperCase() === 'DESC';
+      const nulls = m[3] ? ` NULLS ${m[3].toUpperCase() === 'FIRST' ? 'LAST' : 'FIRST'}` : '';
+      return `${m[1]} ${desc ? 'ASC' : 'DESC'}${nulls}`;
+    })
+    .join(', ');
+}
+
 /** One page of a list and the number of all its rows. */
 export async function page<R>(q: Queryable, sql: ListSql, window: PageWindow, opts: PageOptions = {}): Promise<{ rows: R[]; total: number }> {
   const params = sql.params ?? [];
   const limits = `LIMIT $${params.length + 1} OFFSET $${params.length + 2}`;
-  const counted = () => count(q, `SELECT count(*)::int AS n ${sql.from}`, params);
-  if (opts.keysFirst || opts.count === 'apart') {
-    const statement = opts.keysFirst
-      ? `SELECT ${sql.select} FROM (SELECT ${opts.keysFirst.key} ${sql.from} ORDER BY ${sql.orderBy} ${limits}) page ${opts.keysFirst.join} ORDER BY ${sql.orderBy}`
-      : `SELECT ${sql.select} ${sql.from} ORDER BY ${sql.orderBy} ${limits}`;
-    const [total, found] = await Promise.all([counted(), rows<R>(q, statement, [...params, window.limit, window.offset])]);
+  const counted = opts.total ? () => opts.total!(q) : () => count(q, `SELECT count(*)::int AS n ${sql.from}`, params);
+  if (opts.keysFirst || opts.count === 'apart' || opts.total) {
+    const statement = (orderBy: string) =>
+      opts.keysFirst
+        ? `SELECT ${sql.select} FROM (SELECT ${opts.keysFirst.key} ${sql.from} ORDER BY ${orderBy} ${limits}) page ${opts.keysFirst.join} ORDER BY ${orderBy}`
+        : `SELECT ${sql.select} ${sql.from} ORDER BY ${orderBy} ${limits}`;
+    if (opts.total && window.offset > 0) {
+      // The total is cheap and known first: a page nearer the end is read from the end, in the
+      // reversed order, so a deep offset skips the few rows after it instead of all before it.
+      const total = await counted();
+      const after = total - window.offset;
+      if (after <= 0) return { rows: [], total };
+      if (window.offset > after) {
+        const limit = Math.min(window.limit, after);
+        const found = await rows<R>(q, statement(reverseOrder(sql.orderBy)), [...params, limit, after - limit]);
+        return { rows: found.reverse(), total };
+      }
+      return { rows: await rows<R>(q, statement(sql.orderBy), [...params, window.limit, window.offset]), total };
+    }
+    const [total, found] = await Promise.all([counted(), rows<R>(q, statement(sql.orderBy), [...params, window.limit, window.offset])]);
     return { rows: found, total };
   }
   const found = await rows<R & { page_total__: number }>(

@@ -31,6 +31,11 @@ import { MetricsService } from './metrics.service';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
 import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
+import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
+import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
+import { TASK_ROLLUP } from './metrics.store';
+import { TASK_TALLY } from './task.store';
+import { foldPeriodically } from '../../kernel/db/tally';
 import { registerPrometheus } from './prometheus';
 import { seedAgentPrompts } from './prompts.seed';
 import { TaskResolver } from './task.resolver';
@@ -62,6 +67,8 @@ export const controlPlane: ServiceModule<Kernel> = {
     ResourceSamples1763769601600,
     TaskListIndexes1763769601610,
     KeyTaskSlots1763769601710,
+    TaskTally1763769601740,
+    TaskRunRollup1763769601760,
   ],
   subscriptions: [
     {
@@ -143,6 +150,7 @@ function buildControlPlane(kernel: Kernel) {
         () => runtime.startReconciling(agentQueue),
         () => runtime.stopReconciling(),
       );
+      foldPeriodically(kernel.queue, kernel.db, [TASK_TALLY, ...TASK_ROLLUP.tallies], logger);
       orchestrations.jobs();
     },
     /** GET /metrics (Prometheus). */

@@ -1,6 +1,7 @@
 import type { MetricsQueryInput, MetricsQueryResult } from '../../kernel/graphql-types';
 import { exec, one, rows, type Queryable } from '../../kernel/db/rows';
-import { runMetricsQuery, runStatistics, type MetricDef, type Period, type RunSource } from '../../kernel/metrics';
+import { runMetricsQuery, type MetricDef, type Period, type RunSource } from '../../kernel/metrics';
+import { RunRollup } from '../../kernel/metrics-rollup';
 
 /**
  * Where the control plane's metrics are read (metrics.service.ts) and its resource samples
@@ -17,6 +18,16 @@ const TASKS: RunSource = {
   durationMs: 't.duration_ms',
   errorCode: `t.error->>'code'`,
 };
+
+/** The finished tasks by agent, task type, hour, outcome and error code, and their durations (migration TaskRunRollup1763769601760). */
+export const TASK_ROLLUP = new RunRollup({
+  ...TASKS,
+  name: 'control_plane.tasks',
+  filter: 'agent_id',
+  breakdown: 'task_type',
+  watch: ['agent_id', 'task_type', 'status', 'created_at', 'duration_ms', 'error'],
+  durationIndex: 'tasks_finished_duration_idx',
+});
 
 const TASK_FIELDS = {
   agentId: 't.agent_id',
@@ -153,15 +164,10 @@ export interface ResourceSample {
 }
 
 export const metricsStore = {
-  /** Run statistics of the period's finished tasks (of one agent, when given), and their split by task type. */
+  /** Run statistics of the period's finished tasks (of one agent, when given), and their split by task type, from the rollup. */
   async agentFigures(q: Queryable, period: Period, agentId: string | null) {
-    const stats = await runStatistics(q, TASKS, period, agentId ? 't.agent_id = $3' : '', agentId ? [agentId] : []);
-    const types = await rows<TaskTypeRow>(
-      q,
-      `SELECT t.task_type AS type, count(*)::int AS n, count(*) FILTER (WHERE ${TASKS.ok})::int AS ok, coalesce(avg(t.duration_ms), 0)::float8 AS avg
-       ${stats.where} GROUP BY t.task_type ORDER BY 2 DESC, 1`,
-      stats.args,
-    );
+    const stats = await TASK_ROLLUP.statistics(q, period, agentId);
+    const types: TaskTypeRow[] = stats.breakdown.map((b) => ({ type: b.value, n: b.n, ok: b.ok, avg: b.avg }));
     return { stats, types };
   },
 

@@ -1,5 +1,6 @@
 import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
+import { Tally } from '../../kernel/db/tally';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -216,6 +217,9 @@ export interface TaskListWhere {
   orchestrationId?: string | null;
 }
 
+/** Tasks counted by the columns the list filters on by equality (migration TaskTally1763769601740). */
+export const TASK_TALLY = new Tally('control_plane.tasks', ['agent_id', 'task_type', 'status']);
+
 export const taskStore = {
   /** Mean duration of the last 50 completed runs of the agent and task type (null when none), and how many there were. */
   recentDurations: (q: Queryable, agentId: string, taskType: string) =>
@@ -244,15 +248,20 @@ export const taskStore = {
       .equals('status', filter.status)
       .equals('task_type', filter.taskType)
       .equals('orchestration_id', filter.orchestrationId);
+    const counted = { agent_id: filter.agentId, task_type: filter.taskType, status: filter.status, orchestration_id: filter.orchestrationId };
     const dir = sort.ascending ? 'ASC' : 'DESC';
     const orderBy = `${TASK_SORTS[sort.sortBy]} ${dir}${sort.sortBy === 'createdAt' ? '' : ' NULLS LAST'}, id ${dir}`;
     // The page's ids first (an index-only scan skips the offset without reading the rows it
-    // skips), then only those rows: a deep offset costs index entries, not whole tasks.
+    // skips), then only those rows: a deep offset costs index entries, not whole tasks. The
+    // total comes from the tally when it covers the filters (an orchestration's tasks are few).
     return page<TaskRow>(
       q,
       { select: TASK_COLUMNS, from: `FROM control_plane.tasks ${where}`, orderBy, params: where.params },
       { limit, offset },
-      { keysFirst: { key: 'id', join: 'JOIN control_plane.tasks USING (id)' } },
+      {
+        keysFirst: { key: 'id', join: 'JOIN control_plane.tasks USING (id)' },
+        total: TASK_TALLY.covers(counted) ? (tq) => TASK_TALLY.count(tq, counted) : undefined,
+      },
     );
   },
 
@@ -300,8 +309,9 @@ export const taskStore = {
       [taskId, reason],
     ),
 
-  /** Tasks by status, for the Prometheus gauge. */
-  countsByStatus: (q: Queryable) => rows<{ status: TaskStatus; n: number }>(q, `SELECT status, count(*)::int AS n FROM control_plane.tasks GROUP BY status`),
+  /** Tasks by status, for the Prometheus gauge (from the tally: a scrape reads no task). */
+  countsByStatus: (q: Queryable) =>
+    rows<{ status: TaskStatus; n: number }>(q, `SELECT status, sum(n)::int AS n FROM ${TASK_TALLY.rows('')} x GROUP BY status HAVING sum(n) <> 0`),
   // ---- the runtime's steps (task.runtime.ts) ----------------------------------------------
 
   /**

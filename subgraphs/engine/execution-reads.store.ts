@@ -1,5 +1,6 @@
 import { page, Where } from '../../kernel/db/page';
 import { one, rows, type Queryable } from '../../kernel/db/rows';
+import { Tally } from '../../kernel/db/tally';
 import type { Item } from './expressions';
 import { EXECUTION_COLUMNS, type ExecutionRow, type ExecutionView, type ExecutionViewRow } from './execution.store';
 
@@ -116,6 +117,9 @@ export function toNodeData(r: NodeRunLine): NodeDataRow {
   };
 }
 
+/** Executions counted by the columns the list filters on by equality (migration ExecutionTally1763769601750). */
+export const EXECUTION_TALLY = new Tally('engine.executions', ['workflow_id', 'status']);
+
 export const executionReads = {
   /** Every column, with the workflow's name. */
   load(q: Queryable, id: string): Promise<ExecutionRow | undefined> {
@@ -152,7 +156,9 @@ export const executionReads = {
       .and(filter.startDate, (p) => `e.started_at >= ${p}`)
       .and(filter.endDate, (p) => `e.started_at <= ${p}`);
     // The page's ids first (an index-only scan past the offset), then only those rows joined to
-    // their workflows; a window count would read and join every match before the LIMIT.
+    // their workflows; a window count would read and join every match before the LIMIT. Without
+    // a date range the total comes from the tally.
+    const counted = { workflow_id: filter.workflowId, status: filter.status, started_at: filter.startDate || filter.endDate };
     return page<ExecutionViewRow>(
       q,
       {
@@ -162,7 +168,10 @@ export const executionReads = {
         params: where.params,
       },
       filter,
-      { keysFirst: { key: 'e.id', join: 'JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id' } },
+      {
+        keysFirst: { key: 'e.id', join: 'JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id' },
+        total: EXECUTION_TALLY.covers(counted) ? (tq) => EXECUTION_TALLY.count(tq, counted) : undefined,
+      },
     );
   },
 

@@ -28,6 +28,9 @@ import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
 import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
 import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execution-node-runs';
+import { ExecutionTally1763769601750 } from './migrations/1763769601750-execution-tally';
+import { EXECUTION_TALLY } from './execution-reads.store';
+import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
 import { ScheduleResolver } from './schedule.resolver';
 import { WorkflowSchedules } from './schedule.service';
@@ -119,6 +122,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRunClock1763769601180,
     WebhookPathParameters1763769601190,
     ExecutionNodeRuns1763769601730,
+    ExecutionTally1763769601750,
   ],
   subscriptions: [
     {
@@ -151,6 +155,7 @@ export const engine: ServiceModule<Kernel> = {
         s.runner.register(kernel.queue);
         s.schedules.register(kernel.queue);
         s.maintenance.register(kernel.queue);
+        foldPeriodically(kernel.queue, kernel.db, [EXECUTION_TALLY], kernel.logger);
       },
       /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
       start: async () => {

@@ -1,5 +1,6 @@
 import { one, rows, type Queryable } from '../../kernel/db/rows';
 import type { RunSource } from '../../kernel/metrics';
+import { EXECUTION_TALLY } from './execution-reads.store';
 
 /**
  * The engine's own figures for the control plane's metrics (workflow-metrics.ts), read from the
@@ -61,9 +62,9 @@ export const workflowMetricsStore = {
   async health(q: Queryable): Promise<EngineHealthRow> {
     const row = await one<EngineHealthRow>(
       q,
-      `SELECT count(*) FILTER (WHERE status = 'running')::int AS running, count(*) FILTER (WHERE status = 'waiting')::int AS waiting,
-              count(*)::int AS total, count(*) FILTER (WHERE status = 'error')::int AS failed
-         FROM engine.executions`,
+      `SELECT coalesce(sum(n) FILTER (WHERE status = 'running'), 0)::int AS running, coalesce(sum(n) FILTER (WHERE status = 'waiting'), 0)::int AS waiting,
+              coalesce(sum(n), 0)::int AS total, coalesce(sum(n) FILTER (WHERE status = 'error'), 0)::int AS failed
+         FROM ${EXECUTION_TALLY.rows('')} x`,
     );
     return row!;
   },
