@@ -59,12 +59,23 @@ export interface RolledStatistics {
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** A run's rollup keys as SQL over the run `t`: what the tallies' triggers store and the raw edge reads compute alike. */
+function runKeys(src: RollupSource) {
+  return {
+    outcome: `CASE WHEN ${src.ok} THEN 'ok' WHEN ${src.failed} THEN 'failed' ELSE 'other' END`,
+    errorCode: `CASE WHEN ${src.failed} THEN coalesce(${src.errorCode}, 'UNKNOWN') ELSE '' END`,
+    bucket: `width_bucket(${src.durationMs}, ${BOUNDS_SQL})`,
+  };
+}
+
 export class RunRollup {
   readonly runs: Tally;
   readonly hourly: Tally;
   readonly daily: Tally;
+  private readonly keys: ReturnType<typeof runKeys>;
 
   constructor(readonly src: RollupSource) {
+    this.keys = runKeys(src);
     const hour = `date_trunc('hour', ${src.at} AT TIME ZONE 'UTC')`;
     this.runs = new Tally(src.table, ['hour', 'filter_value', 'breakdown_value', 'outcome', 'error_code'], {
       name: `${src.name}_runs`,
@@ -72,8 +83,8 @@ export class RunRollup {
         filter_value: `t.${src.filter}`,
         breakdown_value: `t.${src.breakdown}`,
         hour,
-        outcome: `CASE WHEN ${src.ok} THEN 'ok' WHEN ${src.failed} THEN 'failed' ELSE 'other' END`,
-        error_code: `CASE WHEN ${src.failed} THEN coalesce(${src.errorCode}, 'UNKNOWN') ELSE '' END`,
+        outcome: this.keys.outcome,
+        error_code: this.keys.errorCode,
       },
       sums: { timed: `(${src.durationMs} IS NOT NULL)::int`, duration_sum: `coalesce(${src.durationMs}, 0)` },
       where: src.finished,
@@ -85,7 +96,7 @@ export class RunRollup {
         keyExpressions: {
           filter_value: `t.${src.filter}`,
           [time]: `date_trunc('${time}', ${src.at} AT TIME ZONE 'UTC')`,
-          bucket: `width_bucket(${src.durationMs}, ${BOUNDS_SQL})`,
+          bucket: this.keys.bucket,
         },
         where: `${src.finished} AND ${src.durationMs} IS NOT NULL`,
         watch: src.watch,
@@ -151,8 +162,8 @@ export class RunRollup {
       `WITH parts AS MATERIALIZED (
          SELECT breakdown_value, hour AS at, outcome, error_code, n, timed, duration_sum FROM ${this.runs.rows(rolled)} r
          UNION ALL
-         SELECT t.${s.breakdown}, ${s.at} AT TIME ZONE 'UTC', CASE WHEN ${s.ok} THEN 'ok' WHEN ${s.failed} THEN 'failed' ELSE 'other' END,
-                CASE WHEN ${s.failed} THEN coalesce(${s.errorCode}, 'UNKNOWN') ELSE '' END, 1, (${s.durationMs} IS NOT NULL)::int, coalesce(${s.durationMs}, 0)
+         SELECT t.${s.breakdown}, ${s.at} AT TIME ZONE 'UTC', ${this.keys.outcome}, ${this.keys.errorCode}, 1, (${s.durationMs} IS NOT NULL)::int,
+                coalesce(${s.durationMs}, 0)
            ${raw}
        ),
        b AS (SELECT generate_series(date_trunc('${g}', $1::timestamptz AT TIME ZONE 'UTC'), ($2::timestamptz AT TIME ZONE 'UTC') - interval '1 microsecond', interval '1 ${g}') AS at),
@@ -171,7 +182,7 @@ export class RunRollup {
            UNION ALL
            SELECT bucket, n FROM ${this.hourly.rows(hoursAround)} h
            UNION ALL
-           SELECT width_bucket(${s.durationMs}, ${BOUNDS_SQL}), 1 ${raw} AND ${s.durationMs} IS NOT NULL) x
+           SELECT ${this.keys.bucket}, 1 ${raw} AND ${s.durationMs} IS NOT NULL) x
          GROUP BY bucket)
        SELECT (SELECT row_to_json(x) FROM (
                  SELECT coalesce(sum(n), 0)::int AS total, coalesce(sum(n) FILTER (WHERE outcome = 'ok'), 0)::int AS ok,

@@ -1,4 +1,4 @@
-import { count, exec, rowsOf, type Queryable } from './rows';
+import { count, exec, type Queryable } from './rows';
 
 /**
  * Exact row counts of a big table by a few key columns, without `count(*)` over its rows and
@@ -74,6 +74,11 @@ export class Tally<K extends string = string> {
     );
   }
 
+  /** A list's total from the tally (page()'s `total`) when it covers every given filter; undefined when a count must read the rows. */
+  totalOf(filter: Record<string, unknown>): ((q: Queryable) => Promise<number>) | undefined {
+    return this.covers(filter) ? (q) => this.count(q, filter as Partial<Record<K, unknown>>) : undefined;
+  }
+
   /**
    * Its rows, counts and pending deltas alike (a key may appear more than once: sum them), as a
    * FROM item: `(SELECT key…, n, sums… FROM counts WHERE … UNION ALL … deltas WHERE …)`.
@@ -91,16 +96,14 @@ export class Tally<K extends string = string> {
   async fold(q: Queryable): Promise<number> {
     const k = this.key.join(', ');
     const values = ['n', ...this.sums];
-    const result = rowsOf<{ n: number }>(
-      await q.query(
-        `WITH d AS (DELETE FROM ${this.deltas} RETURNING ${k}, ${values.join(', ')}),
+    return count(
+      q,
+      `WITH d AS (DELETE FROM ${this.deltas} RETURNING ${k}, ${values.join(', ')}),
               f AS (INSERT INTO ${this.counters} AS c (${k}, ${values.join(', ')})
                     SELECT ${k}, ${values.map((v) => `sum(${v})`).join(', ')} FROM d GROUP BY ${k} ORDER BY ${k}
                     ON CONFLICT (${k}) DO UPDATE SET ${values.map((v) => `${v} = c.${v} + excluded.${v}`).join(', ')})
          SELECT count(*)::int AS n FROM d`,
-      ),
     );
-    return Number(result[0]?.n ?? 0);
   }
 
   /**

@@ -260,7 +260,7 @@ export const taskStore = {
       { limit, offset },
       {
         keysFirst: { key: 'id', join: 'JOIN control_plane.tasks USING (id)' },
-        total: TASK_TALLY.covers(counted) ? (tq) => TASK_TALLY.count(tq, counted) : undefined,
+        total: TASK_TALLY.totalOf(counted),
       },
     );
   },

@@ -170,7 +170,7 @@ export const executionReads = {
       filter,
       {
         keysFirst: { key: 'e.id', join: 'JOIN engine.executions e ON e.id = page.id JOIN engine.workflows w ON w.id = e.workflow_id' },
-        total: EXECUTION_TALLY.covers(counted) ? (tq) => EXECUTION_TALLY.count(tq, counted) : undefined,
+        total: EXECUTION_TALLY.totalOf(counted),
       },
     );
   },
