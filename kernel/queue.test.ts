@@ -10,7 +10,7 @@ import { withTransaction } from './db/transaction';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import type { AnyNames } from './topics';
-import { JobAbortedError, Queue, type JobContext } from './queue';
+import { JobAbortedError, Queue, jobCompletedSql, type JobContext } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
@@ -411,11 +411,10 @@ describe('Queue', () => {
     const job = name('inline');
     const states: string[] = [];
     q.register(job, async ({ data, completion }: JobContext<{ commit: boolean }>) => {
-      const params: unknown[] = [];
-      const end = completion(params);
+      const end = completion();
       await ds
         .transaction(async (m) => {
-          states.push((await m.query(`SELECT ${end.sql} AS state`, params))[0].state);
+          states.push((await m.query(`SELECT ${jobCompletedSql('$1', '$2')} AS state`, [end.jobId, end.workerId]))[0].state);
           if (!data.commit) throw new Error('rolled back');
         })
         .then(

@@ -48,12 +48,22 @@ export interface JobContext<T = unknown> {
   maxAttempts: number;
   signal: AbortSignal;
   /**
-   * Completing the job inside the handler's own statement: `sql` is an expression (its
-   * parameters appended to `params`) whose value is the job's state once the statement has run.
-   * The handler calls `done()` once that statement has committed; the queue then writes nothing
-   * more for this attempt. Without `done()` the queue finishes the attempt itself, as always.
+   * Completing the job inside the handler's own statement: the statement evaluates
+   * `jobCompletedSql(<the job's id>, <the worker's id>)` (over parameters, or over columns when one
+   * grouped statement ends several jobs), whose value is the job's state once it has run. The
+   * handler calls `done()` once that statement has committed; the queue then writes nothing more
+   * for this attempt. Without `done()` the queue finishes the attempt itself, as always.
    */
-  completion(params: unknown[]): { sql: string; done(): void };
+  completion(): JobCompletion;
+}
+export interface JobCompletion {
+  jobId: string;
+  workerId: string;
+  done(): void;
+}
+/** The SQL expression that completes a held job (JobContext.completion), over SQL expressions for its id and its worker's. */
+export function jobCompletedSql(jobId: string, workerId: string): string {
+  return `platform.finish_job(${jobId}::uuid, ${workerId}::uuid, 'completed', NULL, 0)`;
 }
 /** A job's attempt as failure hooks see it. */
 export type JobAttempt = Omit<JobContext, 'signal' | 'completion'>;
@@ -480,13 +490,7 @@ export class Queue<J extends Registry = Jobs> {
     const timeout = new JobAbortedError('timeout', `Job exceeded its timeout of ${row.timeout_ms} ms`);
     const timer = setTimeout(() => job.abort(timeout), Math.min(row.timeout_ms, MAX_TIMER_MS));
     const ctx = { id: row.id, name: row.name, data: row.data, attempt: row.attempt, maxAttempts: row.max_attempts };
-    const completion = (params: unknown[]) => {
-      params.push(row.id, this.workerId);
-      return {
-        sql: `platform.finish_job($${params.length - 1}::uuid, $${params.length}::uuid, 'completed', NULL, 0)`,
-        done: () => (job.completedInline = true),
-      };
-    };
+    const completion = (): JobCompletion => ({ jobId: row.id, workerId: this.workerId, done: () => (job.completedInline = true) });
     Promise.resolve()
       .then(() => handler({ ...ctx, signal: controller.signal, completion }))
       .then(

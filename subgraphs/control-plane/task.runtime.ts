@@ -9,7 +9,17 @@ import { JobAbortedError, type JobContext, type Queue } from '../../kernel/queue
 import type { WebhookSender } from '../../kernel/webhooks';
 import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { validateGate } from './gate.catalog';
-import { taskStore, toTaskRecord, type TaskError, type TaskEvent, type TaskProgress, type TaskRecord, type TaskResult } from './task.store';
+import { grouped, inOrderOf } from '../../kernel/db/grouped';
+import {
+  taskStore,
+  toTaskRecord,
+  type TaskCompletion,
+  type TaskError,
+  type TaskEvent,
+  type TaskProgress,
+  type TaskRecord,
+  type TaskResult,
+} from './task.store';
 import { buildResult } from './task.results';
 import { present, type TaskJobData, type TaskService } from './task.service';
 import { JOB } from '../../kernel/topics';
@@ -23,6 +33,7 @@ import { JOB } from '../../kernel/topics';
  *   calling the model            kernel/llm with the job's signal (cancel and timeout abort it)
  *   storing the result           files -> task_artifacts, output -> result, in one statement
  *                                with the job's end; its event is the completed one
+ * The steps' writes of concurrent tasks are grouped into one statement per kind (`grouped`).
  * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
  * execution.timeout has passed (counted from the first start, across a resumed attempt),
  * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
@@ -85,6 +96,25 @@ export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: Task
 
 export class TaskRuntime {
   private reconcileTimer?: NodeJS.Timeout;
+  /**
+   * The steps every task takes outside a transaction, each kind grouped across the tasks running
+   * at the moment into one statement (kernel/db/grouped.ts): a claimed batch starts in one, its
+   * tasks' progress and ends go in a few.
+   */
+  private readonly grouped = {
+    markRunning: grouped(async (ids: readonly string[]) => inOrderOf(ids, await taskStore.markRunning(this.deps.db, ids), (r) => r.id)),
+    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) => {
+      const moved = new Set((await taskStore.progress(this.deps.db, moves)).map((r) => r.id));
+      return moves.map((m) => moved.has(m.taskId));
+    }),
+    complete: grouped(async (ends: readonly TaskCompletion[]) =>
+      inOrderOf(
+        ends.map((e) => e.taskId),
+        await taskStore.complete(this.deps.db, ends),
+        (r) => r.id,
+      ),
+    ),
+  };
 
   constructor(private readonly deps: TaskRuntimeDeps) {}
 
@@ -229,30 +259,22 @@ export class TaskRuntime {
       promptId,
       promptVersion: version,
     };
-    const finalProgress = progressOf(names, names.length);
     const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
-    // The result, its files and the job's end in one statement (one commit).
-    const params: unknown[] = [
-      task.id,
-      JSON.stringify(result),
-      JSON.stringify(finalProgress),
-      built.files.map((f) => f.path),
-      built.files.map((f) => f.kind),
-      built.files.map((f) => f.content),
-      built.files.map((f) => f.lines),
-      built.files.map((f) => f.bytes),
-    ];
-    const jobEnd = job.completion(params);
-    // One statement alone; in a transaction only when a webhook delivery is stored with it.
-    const complete = async (tx?: Tx) => {
-      const row = await taskStore.complete(tx?.manager ?? this.deps.db.manager, jobEnd.sql, params);
-      if (!row) throw new TaskStopped();
-      const done = toTaskRecord(row);
-      if (wantsWebhook) await this.notify(tx, done, 'task.completed', secretEnc, { ...result, duration: seconds(done.durationMs) });
-      return done;
-    };
-    const finished = wantsWebhook ? await withTransaction(this.deps.db, complete) : await complete();
+    const jobEnd = job.completion();
+    const end: TaskCompletion = { taskId: task.id, result, progress: progressOf(names, names.length), files: built.files, job: jobEnd };
+    // The result, its files and the job's end in one statement (one commit), grouped with the
+    // other tasks' ends of the moment; in a transaction of its own when a webhook delivery is
+    // stored with it.
+    const row = wantsWebhook
+      ? await withTransaction(this.deps.db, async (tx) => {
+          const [done] = await taskStore.complete(tx.manager, [end]);
+          if (done) await this.notify(tx, toTaskRecord(done), 'task.completed', secretEnc, { ...result, duration: seconds(done.duration_ms) });
+          return done;
+        })
+      : await this.grouped.complete(end);
+    if (!row) throw new TaskStopped();
     jobEnd.done(); // committed: the job ended with the task
+    const finished = toTaskRecord(row);
     await this.deps.tasks.publish(finished);
   }
 
@@ -261,7 +283,7 @@ export class TaskRuntime {
   /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
   private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
     const move = async (tx?: Tx): Promise<RunningRow | null> => {
-      const row = await taskStore.markRunning(tx?.manager ?? this.deps.db.manager, taskId);
+      const row = tx ? (await taskStore.markRunning(tx.manager, [taskId]))[0] : await this.grouped.markRunning(taskId);
       if (!row) return null;
       const task = toTaskRecord(row);
       if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
@@ -285,7 +307,7 @@ export class TaskRuntime {
   }
 
   private async progress(task: TaskRecord, progress: TaskProgress): Promise<void> {
-    if (!(await taskStore.progress(this.deps.db, task.id, progress))) throw new TaskStopped();
+    if (!(await this.grouped.progress({ taskId: task.id, progress }))) throw new TaskStopped();
     await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId });
   }
 

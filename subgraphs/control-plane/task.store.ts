@@ -1,6 +1,8 @@
 import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import { Tally } from '../../kernel/db/tally';
+import { jobCompletedSql, type JobCompletion } from '../../kernel/queue';
+import type { FileDraft } from './task.files';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -157,6 +159,13 @@ export const TASK_COLUMNS = `id, agent_id, task_type, status, priority, mode, ti
   webhook_url, webhook_events, progress, result, error, job_id, created_by_key, orchestration_id, stage,
   estimated_duration, duration_ms, cancel_reason, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at`;
 
+/** TASK_COLUMNS of the table under `alias`, where a statement joins it to others. */
+function prefixed(alias: string): string {
+  return TASK_COLUMNS.split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ');
+}
+
 export function toTaskRecord(r: TaskRow): TaskRecord {
   return {
     id: r.id,
@@ -198,6 +207,15 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
 interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
   id: string | null;
   active_before: number;
+}
+
+/** A task's end as the runtime completes it: its result, final progress and files, and its job. */
+export interface TaskCompletion {
+  taskId: string;
+  result: TaskResult;
+  progress: TaskProgress;
+  files: readonly FileDraft[];
+  job: Pick<JobCompletion, 'jobId' | 'workerId'>;
 }
 
 /** A task moved by the runtime, with what the step needs besides the task. */
@@ -315,63 +333,70 @@ export const taskStore = {
   // ---- the runtime's steps (task.runtime.ts) ----------------------------------------------
 
   /**
-   * queued (or running, for a resumed attempt) -> running, with the status it had and its
-   * webhook secret; undefined when the task is not runnable. Like progress, `running` is
+   * queued (or running, for a resumed attempt) -> running, with the status each had and its
+   * webhook secret; a task not runnable any more has no row. Like progress, `running` is
    * re-derived by a resumed attempt (the claimed job is durable): its commit need not wait for
-   * the WAL flush.
+   * the WAL flush. The rows are locked in id order, so two such statements never deadlock.
    */
-  markRunning: (q: Queryable, taskId: string) =>
-    one<RunningTaskRow>(
+  markRunning: (q: Queryable, taskIds: readonly string[]) =>
+    rows<RunningTaskRow>(
       q,
-      prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+      prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+           p AS (SELECT id, status AS previous FROM control_plane.tasks WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)
          UPDATE control_plane.tasks t
             SET status = 'running', started_at = coalesce(t.started_at, now()), updated_at = now(),
                 progress = CASE WHEN coalesce((t.forge->>'validateGates')::boolean, false)
                   THEN '{"percentage": 0, "currentStep": "validating the entry gate", "stepsCompleted": 0, "stepsTotal": 4}'::jsonb
                   ELSE '{"percentage": 0, "currentStep": "rendering instructions", "stepsCompleted": 0, "stepsTotal": 3}'::jsonb END
-           FROM (SELECT id, status AS previous FROM control_plane.tasks WHERE id = $1 FOR UPDATE) p, relaxed
+           FROM p, relaxed
           WHERE t.id = p.id AND t.status IN ('queued','running')
-          RETURNING ${TASK_COLUMNS.split(',')
-            .map((c) => `t.${c.trim()}`)
-            .join(', ')}, p.previous, t.webhook_secret_enc`),
-      [taskId],
+          RETURNING ${prefixed('t')}, p.previous, t.webhook_secret_enc`),
+      [taskIds],
     ),
 
   /**
-   * The progress of a running task; false when it is no longer running. Progress is re-derived
-   * by a resumed attempt, so its commit need not wait for the WAL flush.
+   * The progress of running tasks: the ids of those still running (the others are left alone).
+   * Progress is re-derived by a resumed attempt, so its commit need not wait for the WAL flush.
    */
-  async progress(q: Queryable, taskId: string, progress: TaskProgress): Promise<boolean> {
-    const moved = await rows<{ id: string }>(
+  progress: (q: Queryable, moves: readonly { taskId: string; progress: TaskProgress }[]) =>
+    rows<{ id: string }>(
       q,
       prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-       UPDATE control_plane.tasks SET progress = $2, updated_at = now() FROM relaxed WHERE id = $1 AND status = 'running' RETURNING id`),
-      [taskId, JSON.stringify(progress)],
-    );
-    return moved.length > 0;
-  },
+       UPDATE control_plane.tasks t SET progress = m.progress, updated_at = now()
+         FROM unnest($1::uuid[], $2::jsonb[]) AS m(id, progress), relaxed
+        WHERE t.id = m.id AND t.status = 'running'
+        RETURNING t.id`),
+      [moves.map((m) => m.taskId), moves.map((m) => JSON.stringify(m.progress))],
+    ),
 
   /**
-   * running -> completed with its result, its files (params $4 to $8: paths, kinds, contents,
-   * lines, bytes) and the job's end (`jobEnd`, the queue's completion fragment over the same
-   * params) in one statement; undefined when the task was no longer running.
+   * running -> completed with the result, the files and the job's end (the queue's
+   * `jobCompletedSql`), for each of `completions` in one statement; a task no longer running
+   * has no row (and its job is left to the queue).
    */
-  complete: (q: Queryable, jobEnd: string, params: unknown[]) =>
-    one<TaskRow & { job_state: unknown }>(
+  complete: (q: Queryable, completions: readonly TaskCompletion[]) =>
+    rows<TaskRow & { job_state: string }>(
       q,
-      prepared(`WITH t AS (
-           UPDATE control_plane.tasks
-              SET status = 'completed', result = $2, progress = $3, updated_at = now()
-            WHERE id = $1 AND status = 'running'
-            RETURNING ${TASK_COLUMNS}
+      prepared(`WITH input AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, result jsonb, progress jsonb, files jsonb, job_id uuid, worker_id uuid)
+         ), t AS (
+           UPDATE control_plane.tasks c
+              SET status = 'completed', result = i.result, progress = i.progress, updated_at = now()
+             FROM input i
+            WHERE c.id = i.id AND c.status = 'running'
+            RETURNING ${prefixed('c')}, i.files AS done_files, i.job_id AS done_job, i.worker_id AS done_worker
          ), files AS (
            INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
            SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
-             FROM t, unnest($4::text[], $5::text[], $6::text[], $7::int[], $8::int[]) AS f(path, kind, content, lines, bytes)
+             FROM t, jsonb_to_recordset(t.done_files) AS f(path text, kind text, content text, lines int, bytes int)
            RETURNING 1
-         ), job AS (SELECT ${jobEnd} AS state FROM t)
-         SELECT t.*, (SELECT state FROM job) AS job_state FROM t`),
-      params,
+         )
+         SELECT ${TASK_COLUMNS}, ${jobCompletedSql('done_job', 'done_worker')} AS job_state FROM t`),
+      [
+        JSON.stringify(
+          completions.map((c) => ({ id: c.taskId, result: c.result, progress: c.progress, files: c.files, job_id: c.job.jobId, worker_id: c.job.workerId })),
+        ),
+      ],
     ),
 
   /** queued or running -> failed, with its webhook secret; undefined for a finished task. */
