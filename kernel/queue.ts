@@ -61,6 +61,22 @@ export interface JobCompletion {
   workerId: string;
   done(): void;
 }
+/** A job to add (Queue.jobSpec), as a statement reads it from JSON (addJobFrom). */
+export interface JobSpec {
+  name: string;
+  data: unknown;
+  priority: number;
+  run_at: string | null;
+  max_attempts: number;
+  backoff_ms: number;
+  timeout_ms: number;
+  key: string | null;
+}
+/** The SQL expression that adds the job of `spec` (the SQL expression of a JobSpec as jsonb) and whose value is its id (as `addJob`). */
+export function addJobFrom(spec: string): string {
+  const f = (k: keyof JobSpec, type: string) => `(${spec}->>'${k}')::${type}`;
+  return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')})`;
+}
 /** The SQL expression that completes a held job (JobContext.completion), over SQL expressions for its id and its worker's. */
 export function jobCompletedSql(jobId: string, workerId: string): string {
   return `platform.finish_job(${jobId}::uuid, ${workerId}::uuid, 'completed', NULL, 0)`;
@@ -250,8 +266,8 @@ export class Queue<J extends Registry = Jobs> {
     const sql = `SELECT ${this.expression(params, name, data, options)} AS id`;
     const [row] = rowsOf<{ id: string | null }>(await run(tx ? tx.manager : this.db, prepared(sql), params));
     if (!row?.id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
-    if (tx) tx.afterCommit(() => this.wake(name));
-    else await this.wake(name);
+    if (tx) tx.afterCommit(() => this.added(name));
+    else await this.added(name);
     return row.id;
   }
 
@@ -263,29 +279,39 @@ export class Queue<J extends Registry = Jobs> {
    */
   addJob<N extends keyof J & string>(tx: Tx, params: unknown[], name: N, data: J[N], options: EnqueueOptions = {}): string {
     const sql = this.expression(params, name, data, options);
-    tx.afterCommit(() => this.wake(name));
+    tx.afterCommit(() => this.added(name));
     return sql;
   }
 
+  /**
+   * A job as one JSON value, for a statement that adds the jobs of several rows of its own:
+   * `addJobFrom(<the SQL expression of that value>)` per row, in the caller's statement. The caller
+   * wakes the workers (`added`) once that statement has committed.
+   */
+  jobSpec<N extends keyof J & string>(name: N, data: J[N], options: EnqueueOptions = {}): JobSpec {
+    const priority = options.priority ?? 'normal';
+    if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
+    return {
+      name,
+      data: data ?? null,
+      priority: PRIORITY[priority],
+      run_at: options.runAt?.toISOString() ?? null,
+      max_attempts: positiveInt('maxAttempts', options.maxAttempts, 1),
+      backoff_ms: positiveInt('backoffMs', options.backoffMs, 1000, 0),
+      timeout_ms: positiveInt('timeoutMs', options.timeoutMs, 5 * 60_000),
+      key: options.key ?? null,
+    };
+  }
+
   /** Idle workers of `name` claim at once instead of at their next poll. */
-  private async wake(name: string): Promise<void> {
+  async added(name: string): Promise<void> {
     await this.events.publish(TOPIC.queueWakeup, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
   }
 
   private expression(params: unknown[], name: string, data: unknown, options: EnqueueOptions): string {
-    const priority = options.priority ?? 'normal';
-    if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
+    const spec = this.jobSpec(name as keyof J & string, data as J[keyof J & string], options);
     const at = params.length;
-    params.push(
-      name,
-      JSON.stringify(data ?? null),
-      PRIORITY[priority],
-      options.runAt ?? null,
-      positiveInt('maxAttempts', options.maxAttempts, 1),
-      positiveInt('backoffMs', options.backoffMs, 1000, 0),
-      positiveInt('timeoutMs', options.timeoutMs, 5 * 60_000),
-      options.key ?? null,
-    );
+    params.push(spec.name, JSON.stringify(spec.data), spec.priority, options.runAt ?? null, spec.max_attempts, spec.backoff_ms, spec.timeout_ms, spec.key);
     const $ = (i: number) => `$${at + i}`;
     return `platform.add_job(${$(1)}::text, ${$(2)}::jsonb, ${$(3)}::smallint, ${$(4)}::timestamptz, ${$(5)}::int, ${$(6)}::int, ${$(7)}::int, ${$(8)}::text)`;
   }

@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { JOB } from '../kernel/topics';
+import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
+import { taskStore, type NewTask } from '../subgraphs/control-plane/task.store';
 import { gateCriteria } from '../subgraphs/control-plane/gate.catalog';
 import { seedAgentPrompts } from '../subgraphs/control-plane/prompts.seed';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
@@ -438,6 +442,60 @@ describe('POST /v1/control-plane/agents/execute', () => {
     const fourth = await p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() });
     assert.equal(fourth.status, 202);
     for (const r of [second, fourth]) await p.rest('POST', `${CP}/agents/tasks/${r.body.data.taskId}/cancel`, { key: k.key });
+  });
+  test('creations made together are one statement: each key gets its tasks in order up to its limit, the others none and no job', async () => {
+    const [a, b] = [await p.createKey({ tier: 'free' }), await p.createKey({ tier: 'free' })];
+    const queue = (p.platform.services['control-plane'] as ControlPlaneBuilt).agentQueue;
+    const row = (key: string | null, limit: number | null): NewTask => {
+      const id = randomUUID();
+      return {
+        id,
+        agent_id: 'docs-author',
+        task_type: 'write-guide',
+        priority: 'normal',
+        mode: 'async',
+        timeout_seconds: 60,
+        context: { topic: id },
+        forge: null,
+        model_config: null,
+        webhook_url: key ? 'https://hooks.example.com/tasks' : null,
+        webhook_events: key ? ['task.completed', 'task.failed'] : null,
+        webhook_secret_enc: key ? Buffer.from(`secret of ${id}`) : null,
+        created_by_key: key,
+        orchestration_id: null,
+        stage: null,
+        estimated_duration: 1,
+        limit,
+        job: queue.jobSpec(JOB.task, { taskId: id, notifyStart: false }, { key: `${JOB.task}:${id}`, runAt: new Date(Date.now() + 3_600_000) }),
+      };
+    };
+    const rows = [row(a.id, 2), row(a.id, 2), row(b.id, 2), row(a.id, 2), row(null, null), row(a.id, 2)];
+    const created = await taskStore.insertQueued(p.platform.kernel.db, rows);
+    assert.deepEqual(
+      created.map((c) => [c.task?.id ?? null, c.activeBefore]),
+      [
+        [rows[0]!.id, 0],
+        [rows[1]!.id, 1],
+        [rows[2]!.id, 0],
+        [null, 2],
+        [rows[4]!.id, null],
+        [null, 3],
+      ],
+    );
+    const stored = await p.platform.kernel.db.query(
+      `SELECT t.id, t.status, t.webhook_events, t.webhook_secret_enc, j.state, j.data->>'taskId' AS job_task FROM control_plane.tasks t JOIN platform.jobs j ON j.id = t.job_id
+        WHERE t.id = ANY($1::uuid[]) ORDER BY t.created_at, t.id`,
+      [rows.map((r) => r.id)],
+    );
+    assert.deepEqual(stored.map((r: any) => r.id).sort(), [rows[0]!.id, rows[1]!.id, rows[2]!.id, rows[4]!.id].sort());
+    for (const r of stored) {
+      const given = rows.find((x) => x.id === r.id)!;
+      assert.deepEqual([r.status, r.state, r.job_task], ['queued', 'queued', r.id]);
+      assert.deepEqual([r.webhook_events, r.webhook_secret_enc], [given.webhook_events, given.webhook_secret_enc]);
+    }
+    const refused = [rows[3]!, rows[5]!].map((r) => `${JOB.task}:${r.id}`);
+    assert.equal((await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = ANY($1)`, [refused]))[0].n, 0);
+    for (const r of created) if (r.task) await p.rest('POST', `${CP}/agents/tasks/${r.task.id}/cancel`);
   });
 });
 

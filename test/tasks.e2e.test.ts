@@ -170,6 +170,46 @@ describe('races between cancel, start, timeout and completion', () => {
   });
 });
 
+describe('many tasks at once', () => {
+  test('a backlog started together: each task runs through its own steps and ends with its own result, files and job', async () => {
+    await pool().stop({ graceMs: 0 });
+    const topics = Array.from({ length: 24 }, (_, i) => `topic-${i}`);
+    let ids: string[];
+    try {
+      fake.reply((body) => {
+        const topic = /topic-\d+/.exec(body.messages[0].content)![0];
+        return JSON.stringify({ summary: `about ${topic}`, files: [{ path: `docs/${topic}.md`, content: `# ${topic}\n\n## Overview\n` }] });
+      });
+      ids = await Promise.all(topics.map(async (t) => (await p.rest('POST', `${CP}/agents/execute`, { body: task(t) })).body.data.taskId as string));
+    } finally {
+      await pool().start();
+    }
+    const done = await untilValue(
+      'every task to end',
+      () => Promise.all(ids.map(getTask)),
+      (all) => all.every((t) => t.status !== 'queued' && t.status !== 'running'),
+    );
+    for (const [i, t] of done.entries()) {
+      assert.equal(t.status, 'completed', JSON.stringify(t.error));
+      assert.deepEqual(t.result.filesCreated, [`docs/${topics[i]}.md`]);
+      assert.deepEqual(t.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
+      const files = (await p.rest('GET', `${CP}/agents/tasks/${t.taskId}/artifacts`)).body.data.artifacts;
+      assert.deepEqual(
+        files.map((f: any) => [f.path, f.content]),
+        [[`docs/${topics[i]}.md`, `# ${topics[i]}\n\n## Overview\n`]],
+      );
+    }
+    const jobs = await p.platform.kernel.db.query(
+      `SELECT j.state FROM control_plane.tasks t JOIN platform.jobs j ON j.id = t.job_id WHERE t.id = ANY($1::uuid[])`,
+      [ids!],
+    );
+    assert.deepEqual(
+      jobs.map((j: any) => j.state),
+      ids!.map(() => 'completed'),
+    );
+  });
+});
+
 describe('execution.timeout', () => {
   test('past its timeout a task fails with TASK_TIMEOUT (the model call is aborted)', async () => {
     fake.delay(6_000);

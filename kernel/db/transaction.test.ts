@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { DataSource, EntityManager } from 'typeorm';
-import { inOneStatement, withTransaction } from './transaction';
+import { withTransaction } from './transaction';
 
 /** A DataSource whose transaction commits unless its body throws (the real one is exercised in queue.test.ts). */
 function fakeDb(log: string[]): DataSource {
@@ -58,40 +58,6 @@ describe('withTransaction', () => {
     const log: string[] = [];
     await withTransaction(fakeDb(log), async (outer) => {
       await withTransaction(outer, async (inner) => {
-        assert.equal(inner, outer);
-        inner.afterCommit(() => log.push('inner'));
-      });
-      log.push('outer body');
-    });
-    assert.deepEqual(log, ['BEGIN', 'outer body', 'COMMIT', 'inner']);
-  });
-});
-
-describe('inOneStatement', () => {
-  test('no BEGIN or COMMIT: the statement is its own transaction; afterCommit callbacks run once it resolved', async () => {
-    const log: string[] = [];
-    const db = fakeDb(log);
-    const result = await inOneStatement(db, async (tx) => {
-      assert.equal(tx.manager, db.manager);
-      tx.afterCommit(() => log.push('after'));
-      log.push('statement');
-      return 7;
-    });
-    assert.equal(result, 7);
-    assert.deepEqual(log, ['statement', 'after']);
-  });
-
-  test('never after a failure; given a Tx, its callbacks wait for that COMMIT', async () => {
-    const log: string[] = [];
-    await assert.rejects(
-      inOneStatement(fakeDb(log), async (tx) => {
-        tx.afterCommit(() => log.push('callback'));
-        throw new Error('refused');
-      }),
-      /refused/,
-    );
-    await withTransaction(fakeDb(log), async (outer) => {
-      await inOneStatement(outer, async (inner) => {
         assert.equal(inner, outer);
         inner.afterCommit(() => log.push('inner'));
       });

@@ -65,26 +65,6 @@ export async function withTransaction<T>(db: DataSource | Tx, fn: (tx: Tx) => Pr
   return result;
 }
 
-/**
- * Runs `fn`, whose writes are ONE statement, without BEGIN and COMMIT around it — a statement
- * alone is its own transaction in PostgreSQL, and two round trips fewer — and then its
- * `afterCommit` callbacks. Given a `Tx`, `fn` joins that transaction as with withTransaction.
- * Several writes need withTransaction: here each would commit alone.
- */
-export async function inOneStatement<T>(db: DataSource | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  if (isTx(db)) return fn(db);
-  const tx = new Transaction(db.manager);
-  let result: T;
-  try {
-    result = await fn(tx);
-  } catch (err) {
-    tx.rolledBack();
-    throw err;
-  }
-  await tx.committed();
-  return result;
-}
-
 /** Structural, so a caller's own `Tx` (a test's, an adapter's) joins like the kernel's. */
 function isTx(value: unknown): value is Tx {
   return typeof (value as Partial<Tx> | null)?.afterCommit === 'function' && (value as Partial<Tx>).manager !== undefined;

@@ -11,7 +11,8 @@ import type { LlmProvider } from '../../kernel/llm';
 import type { Logger } from '../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { Queue } from '../../kernel/queue';
-import { inOneStatement, type Tx } from '../../kernel/db/transaction';
+import type { Tx } from '../../kernel/db/transaction';
+import { grouped } from '../../kernel/db/grouped';
 import { TIER_LIMITS } from '../../kernel/rate-limit';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { STAGES } from './gate.catalog';
@@ -25,6 +26,7 @@ import {
   taskStore,
   toArtifact,
   toTaskRecord,
+  type NewTask,
   type TaskArtifactRecord,
   type TaskEvent,
   type TaskForge,
@@ -144,7 +146,7 @@ export class TaskService {
   // ---- create -------------------------------------------------------------------------------
 
   /**
-   * Validates and creates a task (+ its queue job in the same transaction). `origin` tasks skip the
+   * Validates and creates a task (+ its queue job in the same statement). `origin` tasks skip the
    * per-key limit; with `origin.tx` the task is created in the caller's transaction. Either way the
    * workers are woken and the queued state published once the task's transaction has committed.
    */
@@ -152,57 +154,59 @@ export class TaskService {
     const v = this.validate(input, origin);
     const estimatedDuration = await this.estimate(v.agent.agentId, v.spec);
     const id = randomUUID();
-    const keyId = principal.kind === 'apiKey' ? principal.keyId : null;
     const limit = principal.kind === 'apiKey' && !origin ? TIER_LIMITS[principal.tier].concurrentExecutions : null;
-    const secretEnc = v.webhook?.secret ? this.cipherOrFail().encrypt(v.webhook.secret, id) : null;
-    const job: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
-
-    // One statement, its own transaction (no BEGIN/COMMIT round trips): with a per-key limit it first
-    // takes the key's lock and counts (control_plane.lock_key_tasks); the job and the task are
-    // written only under the limit.
-    const params: unknown[] = [
+    const data: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
+    const row: NewTask = {
       id,
-      v.agent.agentId,
-      v.spec.taskType,
-      v.priority,
-      v.mode,
-      v.timeout,
-      JSON.stringify(v.context),
-      v.forge ? JSON.stringify(v.forge) : null,
-      v.config ? JSON.stringify(v.config) : null,
-      v.webhook?.url ?? null,
-      v.webhook?.events ?? null,
-      secretEnc,
-      keyId,
-      origin?.orchestrationId ?? null,
-      origin?.stage ?? null,
-      estimatedDuration,
+      agent_id: v.agent.agentId,
+      task_type: v.spec.taskType,
+      priority: v.priority,
+      mode: v.mode,
+      timeout_seconds: v.timeout,
+      context: v.context,
+      forge: v.forge,
+      model_config: v.config,
+      webhook_url: v.webhook?.url ?? null,
+      webhook_events: v.webhook?.events ?? null,
+      webhook_secret_enc: v.webhook?.secret ? this.cipherOrFail().encrypt(v.webhook.secret, id) : null,
+      created_by_key: principal.kind === 'apiKey' ? principal.keyId : null,
+      orchestration_id: origin?.orchestrationId ?? null,
+      stage: origin?.stage ?? null,
+      estimated_duration: estimatedDuration,
       limit,
-    ];
-    // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
-    return inOneStatement(origin?.tx ?? this.deps.db, async (tx) => {
-      const addJob = this.deps.queue.addJob(tx, params, JOB.task, job, {
-        priority: v.priority,
-        timeoutMs: v.timeout * 1000,
-        maxAttempts: 2,
-        key: `${JOB.task}:${id}`,
+      // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
+      job: this.deps.queue.jobSpec(JOB.task, data, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${JOB.task}:${id}` }),
+    };
+    // One statement: in the caller's transaction, or grouped with the other creations of the
+    // moment (their own transaction, no BEGIN/COMMIT round trips).
+    const tx = origin?.tx;
+    const created = tx ? (await taskStore.insertQueued(tx.manager, [row]))[0]! : await this.insert(row);
+    if (!created.task) {
+      if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
+      throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
+        limit,
+        window: 'concurrent',
+        retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
+        tier: principal.tier,
+        active: created.activeBefore ?? limit,
       });
-      const created = await taskStore.insertQueued(tx.manager, addJob, params);
-      if (!created.task) {
-        if (limit === null || principal.kind !== 'apiKey') throw errors.conflict(`Could not enqueue the job of task ${id}`);
-        throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} tasks of this key may be queued or running at once`, {
-          limit,
-          window: 'concurrent',
-          retryAfter: Math.max(1, Math.ceil(estimatedDuration)),
-          tier: principal.tier,
-          active: created.activeBefore ?? limit,
-        });
-      }
-      const task = toTaskRecord(created.task);
-      tx.afterCommit(() => this.publish(task));
-      return task;
-    });
+    }
+    const task = toTaskRecord(created.task);
+    if (tx)
+      tx.afterCommit(async () => {
+        await this.deps.queue.added(JOB.task);
+        await this.publish(task);
+      });
+    else await this.publish(task);
+    return task;
   }
+
+  /** Creations outside a caller's transaction, grouped into one statement (kernel/db/grouped.ts); the workers are woken once per statement. */
+  private readonly insert = grouped(async (tasks: readonly NewTask[]) => {
+    const created = await taskStore.insertQueued(this.deps.db, tasks);
+    if (created.some((c) => c.task)) await this.deps.queue.added(JOB.task);
+    return created;
+  });
 
   /** create, then in sync mode wait for the end (at most min(timeout + 5, 300) s; then the task as it is). */
   async execute(principal: Principal, input: ExecuteTaskInput): Promise<TaskRecord> {

@@ -1,7 +1,7 @@
 import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import { Tally } from '../../kernel/db/tally';
-import { jobCompletedSql, type JobCompletion } from '../../kernel/queue';
+import { addJobFrom, jobCompletedSql, type JobCompletion, type JobSpec } from '../../kernel/queue';
 import type { FileDraft } from './task.files';
 
 /**
@@ -203,10 +203,32 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
   return { taskId: r.task_id, path: r.path, kind: r.kind, content: r.content, lines: r.lines, bytes: r.bytes, createdAt: r.created_at };
 }
 
-/** What the create statement answers: the key's active tasks before it, and the task's columns (all null when it was not written). */
+/** A task to create (insertQueued): its columns, its key's limit of active tasks (null: none) and its job. */
+export interface NewTask {
+  id: string;
+  agent_id: string;
+  task_type: string;
+  priority: TaskPriority;
+  mode: TaskMode;
+  timeout_seconds: number;
+  context: Record<string, unknown>;
+  forge: TaskForge | null;
+  model_config: TaskModelConfig | null;
+  webhook_url: string | null;
+  webhook_events: TaskEvent[] | null;
+  webhook_secret_enc: Buffer | null;
+  created_by_key: string | null;
+  orchestration_id: string | null;
+  stage: string | null;
+  estimated_duration: number;
+  limit: number | null;
+  job: JobSpec;
+}
+
+/** What the create statement answers per task: the key's active tasks before it (null: no limit), and the task's columns (all null when it was not written). */
 interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
   id: string | null;
-  active_before: number;
+  active_before: number | null;
 }
 
 /** A task's end as the runtime completes it: its result, final progress and files, and its job. */
@@ -292,28 +314,42 @@ export const taskStore = {
     ),
 
   /**
-   * The task and its queue job in one statement: with a per-key limit ($17) it first takes the
-   * key's lock and counts (control_plane.lock_key_tasks); the job (`addJob`, the queue's fragment
-   * over the same params) and the task are written only under the limit.
+   * Tasks and their queue jobs in one statement, answered in `tasks`' order: each limited key
+   * (`limit`) is first locked and counted (control_plane.lock_key_tasks, keys in order, so two
+   * such statements never deadlock), and its tasks are written in order while under the limit —
+   * the others get no row (`task` null) and the active count they met (`activeBefore`).
    */
-  async insertQueued(q: Queryable, addJob: string, params: unknown[]): Promise<{ task: TaskRow | null; activeBefore: number | null }> {
-    const row = await one<CreatedTaskRow>(
+  async insertQueued(q: Queryable, tasks: readonly NewTask[]): Promise<{ task: TaskRow | null; activeBefore: number | null }[]> {
+    const created = await rows<CreatedTaskRow>(
       q,
       prepared(`
-        WITH active AS (SELECT CASE WHEN $17::int IS NULL THEN 0 ELSE control_plane.lock_key_tasks($13::uuid) END AS n),
-        job AS (SELECT ${addJob} AS id FROM active WHERE $17::int IS NULL OR active.n < $17::int),
-        task AS (
+        WITH input AS (
+          SELECT e.ord, i.*
+            FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(v, ord),
+                 jsonb_to_record(e.v) AS i(id uuid, agent_id text, task_type text, priority text, mode text, timeout_seconds int,
+                   context jsonb, forge jsonb, model_config jsonb, webhook_url text, webhook_events text[], webhook_secret_enc text,
+                   created_by_key uuid, orchestration_id uuid, stage text, estimated_duration real, "limit" int, job jsonb)
+        ), locked AS (
+          SELECT k.key, control_plane.lock_key_tasks(k.key) AS active
+            FROM (SELECT DISTINCT created_by_key AS key FROM input WHERE "limit" IS NOT NULL ORDER BY 1) k
+        ), ranked AS (
+          SELECT i.*, (l.active + row_number() OVER (PARTITION BY i.created_by_key, i."limit" IS NULL ORDER BY i.ord) - 1)::int AS active_before
+            FROM input i LEFT JOIN locked l ON i."limit" IS NOT NULL AND l.key = i.created_by_key
+        ), job AS (
+          SELECT r.ord, ${addJobFrom('r.job')} AS id FROM ranked r WHERE r."limit" IS NULL OR r.active_before < r."limit"
+        ), task AS (
           INSERT INTO control_plane.tasks
             (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
              webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
-          SELECT $1::uuid, $2::text, $3::text, 'queued', $4::text, $5::text, $6::int, $7::jsonb, $8::jsonb, $9::jsonb,
-                 $10::text, $11::text[], $12::bytea, job.id, $13::uuid, $14::uuid, $15::text, $16::real
-            FROM job WHERE job.id IS NOT NULL
+          SELECT r.id, r.agent_id, r.task_type, 'queued', r.priority, r.mode, r.timeout_seconds, r.context, r.forge, r.model_config,
+                 r.webhook_url, r.webhook_events, decode(r.webhook_secret_enc, 'base64'), job.id, r.created_by_key, r.orchestration_id, r.stage, r.estimated_duration
+            FROM ranked r JOIN job ON job.ord = r.ord
+           WHERE job.id IS NOT NULL
           RETURNING ${TASK_COLUMNS})
-        SELECT active.n AS active_before, task.* FROM active LEFT JOIN task ON true`),
-      params,
+        SELECT r.active_before, task.* FROM ranked r LEFT JOIN task ON task.id = r.id ORDER BY r.ord`),
+      [JSON.stringify(tasks.map((t) => ({ ...t, webhook_secret_enc: t.webhook_secret_enc?.toString('base64') ?? null })))],
     );
-    return { task: row?.id ? (row as TaskRow) : null, activeBefore: row?.active_before ?? null };
+    return created.map((row) => ({ task: row.id ? (row as TaskRow) : null, activeBefore: row.active_before }));
   },
 
   /** queued or running -> cancelled; undefined when the task is not (any more) either. */
