@@ -10,7 +10,7 @@ import { withTransaction } from './db/transaction';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import type { AnyNames } from './topics';
-import { JobAbortedError, Queue, jobCompletedSql, type JobContext } from './queue';
+import { JobAbortedError, Queue, addJobFrom, jobCompletedSql, type JobContext } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
@@ -345,8 +345,8 @@ describe('Queue', () => {
       }),
     );
     const viaAddJob = await withTransaction(ds, async (tx) => {
-      const params: unknown[] = [];
-      const [{ id }] = await tx.manager.query(`SELECT ${q.addJob(tx, params, job, { v: 'add_job' })} AS id`, params);
+      const [{ id }] = await tx.manager.query(`SELECT ${addJobFrom('$1::jsonb')} AS id`, [JSON.stringify(q.jobSpec(job, { v: 'add_job' }))]);
+      tx.afterCommit(() => q.added(job));
       await sleep(100); // a wake-up sent now would find nothing to claim
       return id as string;
     });
@@ -378,32 +378,44 @@ describe('Queue', () => {
     assert.notEqual(c, a);
   });
 
-  test("addJob writes the job inside the caller's statement: both rows or neither", async () => {
+  test("addJobFrom writes each row's job inside the caller's statement: the rows and their jobs, or none of them", async () => {
     await ds.query(`CREATE TABLE IF NOT EXISTS public.orders (id uuid PRIMARY KEY, job_id uuid NOT NULL, total int NOT NULL CHECK (total > 0))`);
     const q = makeQueue();
     const job = name('order');
     const seen: string[] = [];
     q.register(job, async ({ data }: JobContext<{ order: string }>) => void seen.push(data.order));
-    const insert = (order: string, total: number) => {
-      const params: unknown[] = [order, total];
-      return withTransaction(ds, (tx) => {
-        const add = q.addJob(tx, params, job, { order }, { key: `order:${order}` });
-        return tx.manager.query(`INSERT INTO public.orders (id, job_id, total) SELECT $1::uuid, ${add}, $2::int RETURNING job_id`, params);
-      });
+    const insertMany = async (orders: { order: string; total: number }[]) => {
+      const rows = orders.map(({ order, total }) => ({ id: order, total, job: q.jobSpec(job, { order }, { key: `order:${order}` }) }));
+      const added = await ds.query(
+        `INSERT INTO public.orders (id, job_id, total)
+         SELECT o.id, ${addJobFrom('o.job')}, o.total FROM jsonb_to_recordset($1::jsonb) AS o(id uuid, total int, job jsonb) RETURNING job_id`,
+        [JSON.stringify(rows)],
+      );
+      await q.added(job);
+      return added as { job_id: string }[];
     };
-    const good = randomUUID();
-    const [{ job_id }] = await insert(good, 10);
-    const bad = randomUUID();
-    await assert.rejects(insert(bad, 0), /check constraint/);
+    const [first, second, refused, alongside] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const both = await insertMany([
+      { order: first, total: 1 },
+      { order: second, total: 2 },
+    ]);
+    assert.equal(new Set(both.map((r) => r.job_id)).size, 2);
+    await assert.rejects(
+      insertMany([
+        { order: alongside, total: 5 },
+        { order: refused, total: 0 },
+      ]),
+      /check constraint/,
+    );
     assert.equal(
-      (await ds.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = $1`, [`order:${bad}`]))[0].n,
+      (await ds.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = ANY($1)`, [[`order:${refused}`, `order:${alongside}`]]))[0].n,
       0,
-      'the refused row took its job with it',
+      'the refused row took its job and the other row with it',
     );
     await q.start();
-    // The handler runs before the queue records its end: wait for the record, not the handler.
-    await until('the order job to complete', async () => (await q.get(job_id))?.state === 'completed');
-    assert.deepEqual(seen, [good]);
+    // The handler runs before the queue records its end: wait for the records, not the handler.
+    for (const { job_id } of both) await until('the order jobs to complete', async () => (await q.get(job_id))?.state === 'completed');
+    assert.deepEqual(seen.sort(), [first, second].sort());
   });
 
   test('a handler may end its job in its own statement (completion); if that statement rolls back, the queue ends it', async () => {

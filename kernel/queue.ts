@@ -72,7 +72,7 @@ export interface JobSpec {
   timeout_ms: number;
   key: string | null;
 }
-/** The SQL expression that adds the job of `spec` (the SQL expression of a JobSpec as jsonb) and whose value is its id (as `addJob`). */
+/** The SQL expression that adds the job of `spec` (the SQL expression of a Queue.jobSpec as jsonb) and whose value is its id (as `enqueue`'s). */
 export function addJobFrom(spec: string): string {
   const f = (k: keyof JobSpec, type: string) => `(${spec}->>'${k}')::${type}`;
   return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')})`;
@@ -269,18 +269,6 @@ export class Queue<J extends Registry = Jobs> {
     if (tx) tx.afterCommit(() => this.added(name));
     else await this.added(name);
     return row.id;
-  }
-
-  /**
-   * `enqueue` as an expression for a caller's own statement in `tx` (`platform.add_job(...)`, its
-   * parameters appended to `params`): the job is written with the caller's rows, in one round
-   * trip, and the workers are woken after `tx` commits. The expression's value is the job's id
-   * (NULL only after three lost key races).
-   */
-  addJob<N extends keyof J & string>(tx: Tx, params: unknown[], name: N, data: J[N], options: EnqueueOptions = {}): string {
-    const sql = this.expression(params, name, data, options);
-    tx.afterCommit(() => this.added(name));
-    return sql;
   }
 
   /**

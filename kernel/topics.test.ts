@@ -70,7 +70,7 @@ test('every name used at run time is registered, and only the registry spells on
   const stray: string[] = [];
   for (const { file, text } of files) {
     // A name passed as a literal to the queue or the bus (a cast can get one past the compiler).
-    for (const m of text.matchAll(/\.(publish|subscribe|enqueue|addJob|register)\(\s*(?:\w+,\s*\w+,\s*)?(['"`])([^'"`$]+)\2/g)) {
+    for (const m of text.matchAll(/\.(publish|subscribe|enqueue|jobSpec|added|register)\(\s*(?:\w+,\s*\w+,\s*)?(['"`])([^'"`$]+)\2/g)) {
       if (!registered.has(m[3])) stray.push(`${file}: ${m[1]}('${m[3]}') is not in kernel/topics.ts`);
     }
     // A registered name spelled as a string of its own: a constant the registry should replace.
