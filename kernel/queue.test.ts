@@ -10,7 +10,8 @@ import { withTransaction } from './db/transaction';
 import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import type { AnyNames } from './topics';
-import { JobAbortedError, Queue, addJobFrom, jobCompletedSql, type JobContext } from './queue';
+import { realClock, sqlNow } from './clock';
+import { JobAbortedError, Queue, addJobFrom, claimSql, jobCompletedSql, type JobContext } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
@@ -249,6 +250,26 @@ describe('Queue', () => {
     await until('start', () => started);
     await q.stop({ graceMs: 2000 });
     assert.equal((await q.get(id))!.state, 'completed');
+  });
+
+  test('a claim walks the claim index in order and stops at its limit, even over a backlog that grew faster than the statistics', async () => {
+    const job = name('backlog');
+    await ds.query(`ANALYZE platform.jobs`); // statistics of the table as it is now, small
+    await ds.query(`INSERT INTO platform.jobs (name, priority) SELECT $1, (g % 4)::smallint FROM generate_series(1, 5000) g`, [job]);
+    try {
+      const params: unknown[] = [randomUUID(), [job], 10];
+      const [{ 'QUERY PLAN': plan }] = await ds.query(`EXPLAIN (FORMAT JSON) ${claimSql(sqlNow(realClock, params))}`, params);
+      const nodes: { 'Node Type': string; 'Index Name'?: string }[] = [];
+      const walk = (n: any) => {
+        nodes.push(n);
+        for (const c of n.Plans ?? []) walk(c);
+      };
+      walk(plan[0].Plan);
+      assert.ok(!nodes.some((n) => n['Node Type'] === 'Sort' || n['Node Type'].startsWith('Bitmap')), JSON.stringify(nodes.map((n) => n['Node Type'])));
+      assert.ok(nodes.some((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'jobs_claim_idx'));
+    } finally {
+      await ds.query(`DELETE FROM platform.jobs WHERE name = $1`, [job]);
+    }
   });
 
   describe('recovery', () => {

@@ -114,6 +114,8 @@ export class JobAbortedError extends Error {
 
 const PRIORITY: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 const PRIORITY_NAME = Object.keys(PRIORITY) as Priority[];
+/** The priority levels, highest first (the claim's order). */
+const PRIORITY_LEVELS = Object.values(PRIORITY).sort((a, b) => b - a);
 /** How long a handler may take to settle after its signal is aborted before it is abandoned. */
 const ABORT_GRACE_MS = 1000;
 /** Running jobs re-read their rows this often, in case a `queue.cancel` event was lost. */
@@ -143,16 +145,26 @@ interface RunningJob {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-/** Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit. */
-const claimSql = (due: string) => `
+/**
+ * Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit.
+ * The claim walks jobs_claim_idx one priority level at a time, highest first, each level in
+ * (run_at, id) order, and stops as soon as it has the limit: an index range scan in index order
+ * whatever the table's statistics say. (Ordered by all three columns at once, a backlog that grew
+ * faster than autovacuum analyses the table made the planner, trusting a count of a few rows,
+ * read and sort every queued job on every claim: 10 ms per claim at 8,000 queued, growing with
+ * the backlog.) Exported for its plan's test.
+ */
+export const claimSql = (due: string) => `
   UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
          started_at = now(), updated_at = now()
   WHERE id IN (
-    SELECT id FROM platform.jobs
-    WHERE state = 'queued' AND run_at <= ${due} AND name = ANY($2::text[])
-    ORDER BY priority DESC, run_at, id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED)
+    SELECT j.id FROM unnest('{${PRIORITY_LEVELS.join(',')}}'::smallint[]) AS p(level),
+      LATERAL (SELECT id FROM platform.jobs
+                WHERE state = 'queued' AND priority = p.level AND run_at <= ${due} AND name = ANY($2::text[])
+                ORDER BY run_at, id
+                LIMIT $3
+                FOR UPDATE SKIP LOCKED) j
+    LIMIT $3)
   RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms`;
 
 /** Ends an attempt held by this worker (platform.finish_job: a cancel request wins). */
