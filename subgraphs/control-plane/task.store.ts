@@ -2,7 +2,6 @@ import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import { Tally } from '../../kernel/db/tally';
 import { addJobFrom, jobCompletedSql, type JobCompletion, type JobSpec } from '../../kernel/queue';
-import type { FileDraft } from './task.files';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -236,7 +235,8 @@ export interface TaskCompletion {
   taskId: string;
   result: TaskResult;
   progress: TaskProgress;
-  files: readonly FileDraft[];
+  /** The task's artifacts (task.files.ts drafts them). */
+  files: readonly Omit<ArtifactRow, 'task_id' | 'created_at'>[];
   job: Pick<JobCompletion, 'jobId' | 'workerId'>;
 }
 
