@@ -271,6 +271,34 @@ describe('answers, limits and logs', () => {
     );
   });
 
+  test('a burst of requests finishing together: each answer is its own run, stored with its own node data, logs and request log', async () => {
+    const hook = await registered({ path: 'burst', responseMode: 'lastNode' });
+    const orders = Array.from({ length: 30 }, (_, i) => `B-${i}`);
+    const answers = await Promise.all(orders.map((order) => send('burst', { json: { order } })));
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.body.seen]),
+      orders.map((order) => [200, order]),
+    );
+    const entries = (await logs(hook.webhookId, '?limit=100')).logs;
+    assert.equal(entries.length, orders.length);
+    assert.ok(entries.every((e: any) => e.status === 'success' && e.statusCode === 200));
+    const executionIds = new Set(entries.map((e: any) => e.executionId));
+    assert.equal(executionIds.size, orders.length);
+    const seen: string[] = [];
+    for (const id of executionIds) {
+      const run = (await p.rest('GET', `/v1/engine/executions/${id}?includeData=true`)).body.data;
+      assert.equal(run.status, 'success');
+      const [hookNode, note] = run.nodeData;
+      assert.deepEqual([hookNode.nodeName, note.nodeName], ['Hook', 'Note']);
+      const order = hookNode.output.main[0][0].json.body.order;
+      assert.equal(note.output.main[0][0].json.seen, order, 'the node rows of one run');
+      const lines = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs.map((l: any) => l.message);
+      assert.equal(lines.at(-1), 'Execution succeeded (2 nodes run)');
+      seen.push(order);
+    }
+    assert.deepEqual(seen.sort(), [...orders].sort());
+  });
+
   test('logs: success, failed, rejected with reason, sourceIp and responseTime; statistics; status filter and limit', async () => {
     const hook = await registered({ path: 'counted', authentication: { type: 'apiKey', apiKeyValue: 'counted-key-1' } });
     await send('counted', { json: {}, headers: { 'x-api-key': 'counted-key-1' } });

@@ -8,12 +8,24 @@ import { eventFor } from './execution.notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './execution.context';
 import type { ExecutionChildren } from './execution.children';
 import type { ExecutionReads } from './execution.reads';
-import { heartbeat, nodeRow, writeExecution, type ExecutionView, type ExecutionViewRow, type Pending, type RowUpdate } from './execution.store';
+import {
+  heartbeat,
+  insertFinished,
+  nodeRow,
+  writeExecution,
+  type ExecutionView,
+  type ExecutionViewRow,
+  type FinishedRun,
+  type Pending,
+  type RowUpdate,
+} from './execution.store';
+import { grouped } from '../../kernel/db/grouped';
 import { JOB } from '../../kernel/topics';
 
 /**
  * The executions running in this process: one run from its start (or its stored node outputs)
- * until it stops, its writes batched (a slow node flushes them first), and how it ends — the
+ * until it stops, its writes batched (a slow node flushes them first; runs finishing at their first
+ * write are grouped into one statement), and how it ends — the
  * final row, the `waiting` state and its resume job, or a worker stop that hands the job back.
  * Inline runs heartbeat so that a process dying mid-run leaves no execution `running` forever;
  * `abort` reaches a run of this process (cancel, the cross-process cancel signal).
@@ -207,9 +219,18 @@ export class ExecutionRuns {
     return view ?? this.gone(ctx);
   }
 
+  /**
+   * A run's write. A run that finishes at its first write (an inline run of fast nodes, the
+   * webhook path) is grouped with the other runs finishing at that moment into one statement.
+   */
   private write(ctx: RunContext, pending: Pending, set: RowUpdate, manager?: Queryable): Promise<ExecutionViewRow | null> {
+    if (!manager && !ctx.stored && set.status && set.status !== 'running' && set.status !== 'waiting') {
+      return this.finishedAtOnce({ ctx, pending, set: { ...set, status: set.status } });
+    }
     return writeExecution(manager ?? this.deps.db, ctx, pending, set);
   }
+
+  private readonly finishedAtOnce = grouped((runs: readonly FinishedRun[]) => insertFinished(this.deps.db, runs));
 
   /** The view of a run whose row is gone (deleted while it ran): canceled, as it stopped. */
   private gone(ctx: RunContext): ExecutionView {

@@ -1,4 +1,4 @@
-import { exec, one, prepared, type Queryable } from '../../kernel/db/rows';
+import { exec, one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor.types';
 import type { Item } from './expressions';
 import type { NotifyConfig } from './execution.types';
@@ -140,12 +140,12 @@ export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.sta
  * the execution row, or null when nothing was updated.
  */
 export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<ExecutionViewRow | null> {
-  const rows = pending.rows.splice(0);
-  const logs = pending.logs.splice(0).map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
+  const nodes = pending.rows.splice(0);
+  const logs = logLines(pending);
   pending.since = 0;
   const final = set.status !== undefined && set.status !== 'running';
   const requestLog = final && ctx.requestLog ? [requestLogRow(ctx.requestLog, { status: set.status!, error: set.error ?? null }, ctx.id)] : [];
-  const params: unknown[] = [ctx.id, JSON.stringify(rows), JSON.stringify(logs), JSON.stringify(requestLog), set.nodes_completed, set.current_node];
+  const params: unknown[] = [ctx.id, JSON.stringify(nodes), JSON.stringify(logs), JSON.stringify(requestLog), set.nodes_completed, set.current_node];
   const json = (v: unknown) => (v === undefined ? undefined : JSON.stringify(v));
   const fields: [string, unknown, string?][] = [
     ['status', set.status],
@@ -204,44 +204,132 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
     statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${WRITTEN_COLUMNS}`;
   }
   const sql = `
-    WITH e AS (${statement}), n AS (
-      INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
-      SELECT e.id, x.node_name, coalesce(x.run_index, 0), x.seq, x.node_type, x.status, x.started_at, x.duration_ms, x.tries, false, x.output, x.error, x.state
-      FROM e, jsonb_to_recordset($2::jsonb) AS x(node_name text, run_index int, seq int, node_type text, status text, started_at timestamptz,
-                                                duration_ms int, tries int, output jsonb, error jsonb, state jsonb)
-      ON CONFLICT (execution_id, node_name, run_index) DO UPDATE SET seq = EXCLUDED.seq, node_type = EXCLUDED.node_type, status = EXCLUDED.status,
-        started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, tries = EXCLUDED.tries, reused = false,
-        output = EXCLUDED.output, error = EXCLUDED.error, state = EXCLUDED.state
-    ), l AS (
-      INSERT INTO engine.execution_logs (execution_id, at, level, node, message)
-      SELECT e.id, (x.v->>'at')::timestamptz, x.v->>'level', x.v->>'node', x.v->>'message'
-      FROM e, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, o)
-      ORDER BY x.o
+    WITH e AS (${statement}), n AS (${NODES_INSERT('SELECT e.id, $2::jsonb FROM e')}
+    ), l AS (${LOGS_INSERT('SELECT e.id, $3::jsonb FROM e')}
     ), w AS (${REQUEST_LOG_INSERT('$4')})
     SELECT * FROM e`;
   try {
     // Prepared: a run writes with a handful of texts (which columns it sets), each parsed and planned once per connection.
-    const row = await one<Omit<ExecutionViewRow, 'workflow_name'>>(db, prepared(sql), params);
-    if (!row) return null;
-    ctx.stored = true;
-    // Only a running row is written, and a running row has no result, error or resume state of its own.
-    return {
-      ...row,
-      workflow_id: ctx.version.workflowId,
-      workflow_version: ctx.version.version,
-      mode: ctx.mode,
-      result: set.result ?? null,
-      error: set.error ?? null,
-      resume_state: set.resume_state ?? null,
-      original_execution_id: ctx.meta.originalExecutionId,
-      parent_execution_id: ctx.meta.parentExecutionId,
-      webhook_id: ctx.meta.webhookId,
-    };
+    const row = await one<WrittenRow>(db, prepared(sql), params);
+    return row ? viewRowOf(ctx, set, row) : null;
   } catch (err) {
     // The workflow was deleted meanwhile: nothing left to record.
     if ((err as { code?: string }).code === '23503') return null;
     throw err;
   }
+}
+
+/** What a write reads back (WRITTEN_COLUMNS). */
+type WrittenRow = Omit<ExecutionViewRow, 'workflow_name'>;
+
+/** The written row, completed from the run (only a running row is written, and it has no result, error or resume state of its own). */
+function viewRowOf(ctx: StoreTarget, set: RowUpdate, row: WrittenRow): ExecutionViewRow {
+  ctx.stored = true;
+  return {
+    ...row,
+    workflow_id: ctx.version.workflowId,
+    workflow_version: ctx.version.version,
+    mode: ctx.mode,
+    result: set.result ?? null,
+    error: set.error ?? null,
+    resume_state: set.resume_state ?? null,
+    original_execution_id: ctx.meta.originalExecutionId,
+    parent_execution_id: ctx.meta.parentExecutionId,
+    webhook_id: ctx.meta.webhookId,
+  } as ExecutionViewRow;
+}
+
+/** Node rows given as JSON arrays, one per execution: `source` selects (execution id, jsonb array) pairs. */
+const NODES_INSERT = (source: string) => `
+      INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, reused, output, error, state)
+      SELECT s.id, x.node_name, coalesce(x.run_index, 0), x.seq, x.node_type, x.status, x.started_at, x.duration_ms, x.tries, false, x.output, x.error, x.state
+      FROM (${source}) AS s(id, nodes), jsonb_to_recordset(s.nodes) AS x(node_name text, run_index int, seq int, node_type text, status text, started_at timestamptz,
+                                                duration_ms int, tries int, output jsonb, error jsonb, state jsonb)
+      ON CONFLICT (execution_id, node_name, run_index) DO UPDATE SET seq = EXCLUDED.seq, node_type = EXCLUDED.node_type, status = EXCLUDED.status,
+        started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, tries = EXCLUDED.tries, reused = false,
+        output = EXCLUDED.output, error = EXCLUDED.error, state = EXCLUDED.state`;
+
+/** Log lines given as JSON arrays, one per execution, inserted in their order: `source` selects (execution id, jsonb array) pairs. */
+const LOGS_INSERT = (source: string) => `
+      INSERT INTO engine.execution_logs (execution_id, at, level, node, message)
+      SELECT s.id, (x.v->>'at')::timestamptz, x.v->>'level', x.v->>'node', x.v->>'message'
+      FROM (${source}) AS s(id, logs), jsonb_array_elements(s.logs) WITH ORDINALITY AS x(v, o)
+      ORDER BY s.id, x.o`;
+
+/** A run whose first write is also its last (writeExecution's insert of a finished run), for insertFinished. */
+export interface FinishedRun {
+  ctx: StoreTarget;
+  pending: Pending;
+  set: RowUpdate & { status: ExecutionStatus };
+}
+
+/**
+ * Runs that finish at their first write, several in one statement (the runner groups them): each
+ * row inserted finished, with its node rows, log lines and webhook request log entry, as
+ * writeExecution writes one. Answers each run's row in order; alone, a run whose workflow was
+ * deleted meanwhile answers null (in a group that fails the statement, which is then retried run
+ * by run).
+ */
+export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]): Promise<(ExecutionViewRow | null)[]> {
+  const requestLogs: unknown[] = [];
+  const input = runs.map(({ ctx, pending, set }) => {
+    if (ctx.requestLog) requestLogs.push(requestLogRow(ctx.requestLog, { status: set.status, error: set.error ?? null }, ctx.id));
+    return {
+      id: ctx.id,
+      workflow_id: ctx.version.workflowId,
+      workflow_version: ctx.version.version,
+      mode: ctx.mode,
+      input: ctx.input,
+      start_node: ctx.startNode,
+      nodes_total: ctx.version.definition.nodes.length,
+      nodes_completed: set.nodes_completed,
+      current_node: set.current_node,
+      original_execution_id: ctx.meta.originalExecutionId,
+      parent_execution_id: ctx.meta.parentExecutionId,
+      webhook_id: ctx.meta.webhookId,
+      started_at: ctx.startedAt.toISOString(),
+      notify: ctx.notify ?? null,
+      status: set.status,
+      result: set.result ?? null,
+      error: set.error ?? null,
+      nodes: pending.rows.splice(0),
+      logs: logLines(pending),
+    };
+  });
+  try {
+    const written = await rows<WrittenRow>(
+      db,
+      prepared(`
+        WITH i AS (
+          SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, workflow_id uuid, workflow_version int, mode text, input jsonb, start_node text,
+            nodes_total int, nodes_completed int, current_node text, original_execution_id uuid, parent_execution_id uuid, webhook_id uuid,
+            started_at timestamptz, notify jsonb, status text, result jsonb, error jsonb, nodes jsonb, logs jsonb)
+        ), e AS (
+          INSERT INTO engine.executions AS e (id, workflow_id, workflow_version, mode, input, start_node, nodes_total, nodes_completed, current_node,
+            original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error)
+          SELECT id, workflow_id, workflow_version, mode, input, start_node, nodes_total, nodes_completed, current_node,
+            original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error FROM i
+          RETURNING ${WRITTEN_COLUMNS}
+        ), n AS (${NODES_INSERT('SELECT e.id, i.nodes FROM e JOIN i ON i.id = e.id')}
+        ), l AS (${LOGS_INSERT('SELECT e.id, i.logs FROM e JOIN i ON i.id = e.id')}
+        ), w AS (${REQUEST_LOG_INSERT('$2')})
+        SELECT * FROM e`),
+      [JSON.stringify(input), JSON.stringify(requestLogs)],
+    );
+    const byId = new Map(written.map((r) => [r.id, r]));
+    return runs.map(({ ctx, set }) => {
+      const row = byId.get(ctx.id);
+      return row ? viewRowOf(ctx, set, row) : null;
+    });
+  } catch (err) {
+    if (runs.length === 1 && (err as { code?: string }).code === '23503') return [null];
+    throw err;
+  }
+}
+
+/** The pending log lines as the statements take them (taken out of `pending`). */
+function logLines(pending: Pending) {
+  return pending.logs.splice(0).map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
 }
 
 /** Inserts the 0 or 1 webhook request log entries given as JSON in `param`. */
