@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { grouped } from '../kernel/db/grouped';
+import { insertFinished, type FinishedRun } from '../subgraphs/engine/execution.store';
+import type { WorkflowVersion } from '../subgraphs/engine/workflow.service';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
@@ -297,6 +300,58 @@ describe('answers, limits and logs', () => {
       seen.push(order);
     }
     assert.deepEqual(seen.sort(), [...orders].sort());
+  });
+
+  test('a group of finished runs with one whose workflow is gone: the others are stored whole, that one answers null', async () => {
+    const write = grouped((runs: readonly FinishedRun[]) => insertFinished(p.platform.kernel.db, runs));
+    const run = (workflow: string, n: number): FinishedRun => ({
+      ctx: {
+        id: randomUUID(),
+        version: { workflowId: workflow, version: 1, definition: { nodes: [{}, {}] } } as unknown as WorkflowVersion,
+        mode: 'webhook',
+        input: [{ json: { n } }],
+        startNode: null,
+        startedAt: new Date(),
+        stored: false,
+        meta: { originalExecutionId: null, parentExecutionId: null, webhookId: null },
+      },
+      pending: {
+        rows: [
+          {
+            node_name: 'Hook',
+            seq: 0,
+            node_type: 'engine.webhook',
+            status: 'success',
+            started_at: new Date().toISOString(),
+            duration_ms: 1,
+            tries: 1,
+            output: { n },
+          },
+        ],
+        logs: [{ at: new Date(), level: 'info', message: `run ${n}` }],
+        since: 0,
+      },
+      set: { nodes_completed: 2, current_node: null, status: 'success', result: { n } },
+    });
+    const runs = [run(workflowId, 1), run(randomUUID(), 2), run(workflowId, 3)];
+    const rows = await Promise.all(runs.map(write));
+    assert.deepEqual(
+      rows.map((r) => r && [r.id, r.status]),
+      [[runs[0]!.ctx.id, 'success'], null, [runs[2]!.ctx.id, 'success']],
+    );
+    for (const [i, r] of runs.entries()) {
+      const stored = await p.rest('GET', `/v1/engine/executions/${r.ctx.id}?includeData=true`);
+      if (i === 1) {
+        assert.equal(stored.status, 404);
+        continue;
+      }
+      assert.deepEqual(
+        stored.body.data.nodeData.map((n: any) => n.output),
+        [{ main: { n: i + 1 } }],
+      );
+      const lines = (await p.rest('GET', `/v1/engine/executions/${r.ctx.id}/logs`)).body.data.logs.map((l: any) => l.message);
+      assert.deepEqual(lines, [`run ${i + 1}`]);
+    }
   });
 
   test('logs: success, failed, rejected with reason, sourceIp and responseTime; statistics; status filter and limit', async () => {

@@ -11,7 +11,8 @@ import DataLoader from 'dataloader';
  *    of it was written, and one bad row then fails only its own caller.
  *
  * `write` runs one statement for the items and answers one value per item, in the items' order
- * (an Error fails that item only). A write inside a caller's transaction does not belong here: it
+ * (an Error fails that item only). It must leave its items as they were: after a failed group it
+ * is given them again, one at a time. A write inside a caller's transaction does not belong here: it
  * is that transaction's, so the caller calls the store directly with its `tx.manager`.
  *
  * DataLoader does the batching (no cache: every call is a write); its schedule is what keeps one

@@ -24,9 +24,9 @@ import { JOB } from '../../kernel/topics';
 
 /**
  * The executions running in this process: one run from its start (or its stored node outputs)
- * until it stops, its writes batched (a slow node flushes them first; runs finishing at their first
- * write are grouped into one statement), and how it ends — the
- * final row, the `waiting` state and its resume job, or a worker stop that hands the job back.
+ * until it stops, its writes batched (a slow node flushes them first; runs that finish at their
+ * first write are grouped into one statement), and how it ends — the final row, the `waiting`
+ * state and its resume job, or a worker stop that hands the job back.
  * Inline runs heartbeat so that a process dying mid-run leaves no execution `running` forever;
  * `abort` reaches a run of this process (cancel, the cross-process cancel signal).
  */

@@ -141,7 +141,7 @@ export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.sta
  */
 export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<ExecutionViewRow | null> {
   const nodes = pending.rows.splice(0);
-  const logs = logLines(pending);
+  const logs = logLines(pending.logs.splice(0));
   pending.since = 0;
   const final = set.status !== undefined && set.status !== 'running';
   const requestLog = final && ctx.requestLog ? [requestLogRow(ctx.requestLog, { status: set.status!, error: set.error ?? null }, ctx.id)] : [];
@@ -222,7 +222,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
 /** What a write reads back (WRITTEN_COLUMNS). */
 type WrittenRow = Omit<ExecutionViewRow, 'workflow_name'>;
 
-/** The written row, completed from the run (only a running row is written, and it has no result, error or resume state of its own). */
+/** The written row, completed from the run: its own fields, and the result, error and resume state the write set (a row is only written while it runs, so it has none of its own). */
 function viewRowOf(ctx: StoreTarget, set: RowUpdate, row: WrittenRow): ExecutionViewRow {
   ctx.stored = true;
   return {
@@ -236,7 +236,7 @@ function viewRowOf(ctx: StoreTarget, set: RowUpdate, row: WrittenRow): Execution
     original_execution_id: ctx.meta.originalExecutionId,
     parent_execution_id: ctx.meta.parentExecutionId,
     webhook_id: ctx.meta.webhookId,
-  } as ExecutionViewRow;
+  };
 }
 
 /** Node rows given as JSON arrays, one per execution: `source` selects (execution id, jsonb array) pairs. */
@@ -292,8 +292,9 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       status: set.status,
       result: set.result ?? null,
       error: set.error ?? null,
-      nodes: pending.rows.splice(0),
-      logs: logLines(pending),
+      // Read, not taken: a group whose statement fails writes each run again alone.
+      nodes: pending.rows,
+      logs: logLines(pending.logs),
     };
   });
   try {
@@ -327,9 +328,9 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
   }
 }
 
-/** The pending log lines as the statements take them (taken out of `pending`). */
-function logLines(pending: Pending) {
-  return pending.logs.splice(0).map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
+/** Log lines as the statements take them. */
+function logLines(logs: readonly LogEntry[]) {
+  return logs.map((l) => ({ at: l.at.toISOString(), level: l.level, node: l.node ?? null, message: l.message.slice(0, 10_000) }));
 }
 
 /** Inserts the 0 or 1 webhook request log entries given as JSON in `param`. */
