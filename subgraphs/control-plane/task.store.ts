@@ -202,24 +202,9 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
   return { taskId: r.task_id, path: r.path, kind: r.kind, content: r.content, lines: r.lines, bytes: r.bytes, createdAt: r.created_at };
 }
 
-/** A task to create (insertQueued): its columns, its key's limit of active tasks (null: none) and its job. */
-export interface NewTask {
-  id: string;
-  agent_id: string;
-  task_type: string;
-  priority: TaskPriority;
-  mode: TaskMode;
-  timeout_seconds: number;
-  context: Record<string, unknown>;
-  forge: TaskForge | null;
-  model_config: TaskModelConfig | null;
-  webhook_url: string | null;
-  webhook_events: TaskEvent[] | null;
+/** A task to create (insertQueued): the columns it is created with, its key's limit of active tasks (null: none) and its job. */
+export interface NewTask extends Omit<TaskRow, 'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | `${string}_at`> {
   webhook_secret_enc: Buffer | null;
-  created_by_key: string | null;
-  orchestration_id: string | null;
-  stage: string | null;
-  estimated_duration: number;
   limit: number | null;
   job: JobSpec;
 }
