@@ -171,6 +171,9 @@ export const claimSql = (due: string) => `
     LIMIT $3)
   RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms`;
 
+/** Adds one job (Queue.jobSpec as JSON): the same add_job call as a caller's own statement makes (addJobFrom). */
+const ENQUEUE = prepared(`SELECT ${addJobFrom('$1::jsonb')} AS id`);
+
 /** Ends an attempt held by this worker (platform.finish_job: a cancel request wins). */
 const FINISH = prepared(`SELECT platform.finish_job($1, $2, $3, $4, $5) AS state`);
 
@@ -278,9 +281,7 @@ export class Queue<J extends Registry = Jobs> {
 
   /** Given `tx`, the job is written in that transaction and the workers are woken after its COMMIT. */
   async enqueue<N extends keyof J & string>(name: N, data: J[N], options: EnqueueOptions = {}, tx?: Tx): Promise<string> {
-    const params: unknown[] = [];
-    const sql = `SELECT ${this.expression(params, name, data, options)} AS id`;
-    const [row] = rowsOf<{ id: string | null }>(await run(tx ? tx.manager : this.db, prepared(sql), params));
+    const [row] = rowsOf<{ id: string | null }>(await run(tx ? tx.manager : this.db, ENQUEUE, [JSON.stringify(this.jobSpec(name, data, options))]));
     if (!row?.id) throw errors.conflict(`Could not enqueue job with key ${options.key}`);
     if (tx) tx.afterCommit(() => this.added(name));
     else await this.added(name);
@@ -310,14 +311,6 @@ export class Queue<J extends Registry = Jobs> {
   /** Idle workers of `name` claim at once instead of at their next poll. */
   async added(name: string): Promise<void> {
     await this.events.publish(TOPIC.queueWakeup, { name }).catch((err) => this.logger.warn('queue wake-up not published', { err }));
-  }
-
-  private expression(params: unknown[], name: string, data: unknown, options: EnqueueOptions): string {
-    const spec = this.jobSpec(name as keyof J & string, data as J[keyof J & string], options);
-    const at = params.length;
-    params.push(spec.name, JSON.stringify(spec.data), spec.priority, options.runAt ?? null, spec.max_attempts, spec.backoff_ms, spec.timeout_ms, spec.key);
-    const $ = (i: number) => `$${at + i}`;
-    return `platform.add_job(${$(1)}::text, ${$(2)}::jsonb, ${$(3)}::smallint, ${$(4)}::timestamptz, ${$(5)}::int, ${$(6)}::int, ${$(7)}::int, ${$(8)}::text)`;
   }
 
   async cancel(id: string, reason?: string): Promise<JobState | null> {

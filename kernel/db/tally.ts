@@ -151,22 +151,24 @@ export class Tally<K extends string = string> {
     await exec(q, `CREATE TABLE ${this.deltas} AS ${shape}`);
     for (const c of [...this.key, 'n', ...this.sums]) await exec(q, `ALTER TABLE ${this.deltas} ALTER COLUMN ${c} SET NOT NULL`);
     for (const c of ['n', ...this.sums]) await exec(q, `ALTER TABLE ${this.counters} ALTER COLUMN ${c} SET NOT NULL`);
-    await exec(
-      q,
-      `CREATE FUNCTION ${fn('inserted')}() RETURNS trigger LANGUAGE plpgsql AS $$
+    // A statement's inserted rows count +1 each, its deleted rows -1 (from their transition table).
+    for (const [what, sign, event, rows] of [
+      ['inserted', '', 'INSERT', 'NEW'],
+      ['deleted', '-', 'DELETE', 'OLD'],
+    ] as const) {
+      await exec(
+        q,
+        `CREATE FUNCTION ${fn(what)}() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN
-         INSERT INTO ${this.deltas} (${cols}) ${aggregated('')};
+         INSERT INTO ${this.deltas} (${cols}) ${aggregated(sign)};
          RETURN NULL;
        END $$`,
-    );
-    await exec(
-      q,
-      `CREATE FUNCTION ${fn('deleted')}() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         INSERT INTO ${this.deltas} (${cols}) ${aggregated('-')};
-         RETURN NULL;
-       END $$`,
-    );
+      );
+      await exec(
+        q,
+        `CREATE TRIGGER ${trigger(what)} AFTER ${event} ON ${this.table} REFERENCING ${rows} TABLE AS tally_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn(what)}()`,
+      );
+    }
     await exec(
       q,
       `CREATE FUNCTION ${fn('moved')}() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -186,14 +188,6 @@ export class Tally<K extends string = string> {
          DELETE FROM ${this.counters};
          RETURN NULL;
        END $$`,
-    );
-    await exec(
-      q,
-      `CREATE TRIGGER ${trigger('inserted')} AFTER INSERT ON ${this.table} REFERENCING NEW TABLE AS tally_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('inserted')}()`,
-    );
-    await exec(
-      q,
-      `CREATE TRIGGER ${trigger('deleted')} AFTER DELETE ON ${this.table} REFERENCING OLD TABLE AS tally_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn('deleted')}()`,
     );
     const watch = this.opts.watch ?? this.key;
     const changed = watch.map((c) => `OLD.${c} IS DISTINCT FROM NEW.${c}`).join(' OR ');

@@ -103,10 +103,13 @@ export class TaskRuntime {
    */
   private readonly grouped = {
     markRunning: grouped(async (ids: readonly string[]) => inOrderOf(ids, await taskStore.markRunning(this.deps.db, ids), (r) => r.id)),
-    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) => {
-      const moved = new Set((await taskStore.progress(this.deps.db, moves)).map((r) => r.id));
-      return moves.map((m) => moved.has(m.taskId));
-    }),
+    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) =>
+      inOrderOf(
+        moves.map((m) => m.taskId),
+        await taskStore.progress(this.deps.db, moves),
+        (r) => r.id,
+      ).map((row) => row !== undefined),
+    ),
     complete: grouped(async (ends: readonly TaskCompletion[]) =>
       inOrderOf(
         ends.map((e) => e.taskId),

@@ -1,3 +1,4 @@
+import { inOrderOf } from '../../kernel/db/grouped';
 import { exec, one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from './executor.types';
 import type { Item } from './expressions';
@@ -317,11 +318,11 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
         SELECT * FROM e`),
       [JSON.stringify(input), JSON.stringify(requestLogs)],
     );
-    const byId = new Map(written.map((r) => [r.id, r]));
-    return runs.map(({ ctx, set }) => {
-      const row = byId.get(ctx.id);
-      return row ? viewRowOf(ctx, set, row) : null;
-    });
+    return inOrderOf(
+      runs.map((r) => r.ctx.id),
+      written,
+      (r) => r.id,
+    ).map((row, i) => (row ? viewRowOf(runs[i]!.ctx, runs[i]!.set, row) : null));
   } catch (err) {
     if (runs.length === 1 && (err as { code?: string }).code === '23503') return [null];
     throw err;
