@@ -43,8 +43,6 @@ export interface RollupSource extends RunSource {
   filter: string;
   /** The column of the breakdown (`task_type`). */
   breakdown: string;
-  /** The table's columns the fragments read: an update of one of them may move a run. */
-  watch: readonly string[];
   /** The index (partial on `finished`) of the durations in order with `at` and the filter column, for the percentile reads. */
   durationIndex: string;
 }
@@ -88,7 +86,6 @@ export class RunRollup {
       },
       sums: { timed: `(${src.durationMs} IS NOT NULL)::int`, duration_sum: `coalesce(${src.durationMs}, 0)` },
       where: src.finished,
-      watch: src.watch,
     });
     const histogram = (name: string, time: string) =>
       new Tally(src.table, [time, 'filter_value', 'bucket'], {
@@ -99,7 +96,6 @@ export class RunRollup {
           bucket: this.keys.bucket,
         },
         where: `${src.finished} AND ${src.durationMs} IS NOT NULL`,
-        watch: src.watch,
       });
     this.hourly = histogram('durations', 'hour');
     this.daily = histogram('durations_daily', 'day');

@@ -95,6 +95,30 @@ describe('Tally', () => {
     await assertExact();
   });
 
+  test('an update of many rows is one delta per key it changes, whatever the number of rows', async () => {
+    await tally.fold(rowsOf(sql));
+    const moved = await sql.query(`UPDATE scratch.runs SET status = 'failed' WHERE status IN ('queued','running') AND owner IN ('ann','bob')`);
+    assert.ok(moved.rowCount! > 100);
+    const written = await sql.query(`SELECT owner, kind, status, n FROM ${tally.deltas} ORDER BY owner, kind, status`);
+    const keys = new Set(written.rows.map((r) => `${r.owner}/${r.kind}/${r.status}`));
+    assert.equal(keys.size, written.rows.length, `one delta per key: ${JSON.stringify(written.rows)}`);
+    assert.ok(written.rows.length <= 2 * OWNERS.length * KINDS.length * STATUSES.length);
+    assert.equal(
+      written.rows.reduce((sum, r) => sum + Number(r.n), 0),
+      0,
+      'rows only moved between keys',
+    );
+    await assertExact();
+  });
+
+  test('its triggers can be made again over a live table (a migration replacing them): still one set, still exact', async () => {
+    await tally.createTriggers(rowsOf(sql));
+    const triggers = await sql.query(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgrelid = 'scratch.runs'::regclass AND NOT tgisinternal`);
+    assert.equal(triggers.rows[0].n, 4);
+    await sql.query(`UPDATE scratch.runs SET status = 'done' WHERE status = 'failed' AND id % 2 = 0`);
+    await assertExact();
+  });
+
   test('deletes and prunes, one row and many', async () => {
     await sql.query(`DELETE FROM scratch.runs WHERE id = (SELECT min(id) FROM scratch.runs)`);
     await sql.query(`DELETE FROM scratch.runs WHERE status = 'done' AND id % 2 = 0`);

@@ -5,10 +5,11 @@ import { count, exec, type Queryable } from './rows';
  * without a shared row every writer updates (issue #15: a list's total at a million rows).
  *
  * `<table>_tally` holds a count per key (the columns lists filter on). Writers never touch it:
- * triggers append signed deltas to `<table>_tally_delta` in the writer's own transaction — one
- * row per key and statement for INSERT and DELETE (transition tables, so a bulk insert or a prune
- * costs one statement), two rows for an UPDATE that changes a key column (a row trigger whose
- * WHEN skips every other update before any function runs). `fold()` moves the committed deltas
+ * statement triggers append signed deltas to `<table>_tally_delta` in the writer's own
+ * transaction, from the statement's transition tables — one row per key and statement that
+ * changed its count, so a bulk insert, a prune or a grouped status change of many rows costs one
+ * trigger call, and an UPDATE that moves no row between keys writes nothing (its old rows' -1
+ * and new rows' +1 cancel per key). `fold()` moves the committed deltas
  * into the counts in one statement; `count()` adds the counts and the pending deltas in one
  * statement, so every snapshot reads exactly what `count(*)` would.
  *
@@ -28,8 +29,6 @@ export interface TallyOptions<K extends string> {
   sums?: Record<string, string>;
   /** Only rows for which this SQL over `t` holds are counted. */
   where?: string;
-  /** The table's columns whose change may move a row between keys or in or out of `where` (default: the key columns). */
-  watch?: readonly string[];
 }
 
 export class Tally<K extends string = string> {
@@ -135,14 +134,6 @@ export class Tally<K extends string = string> {
   async create(q: Queryable): Promise<void> {
     const k = this.key.join(', ');
     const cols = [...this.key, 'n', ...this.sums].join(', ');
-    const groups = this.key.map((_, i) => i + 1).join(', ');
-    const where = this.opts.where ?? 'true';
-    const aggregated = (sign: '' | '-') =>
-      `SELECT ${this.keyed()}, ${sign}count(*)${Object.entries(this.opts.sums ?? {})
-        .map(([c, e]) => `, ${sign}coalesce(sum(${e}), 0)::bigint AS ${c}`)
-        .join('')} FROM tally_rows t WHERE ${where} GROUP BY ${groups}`;
-    const fn = (what: string) => `${this.base}_tally_${what}`;
-    const trigger = (what: string) => `${bare(this.base)}_tally_${what}`;
     const shape = `SELECT ${this.keyed()}, 0::bigint AS n${Object.keys(this.opts.sums ?? {})
       .map((c) => `, 0::bigint AS ${c}`)
       .join('')} FROM ${this.table} t WITH NO DATA`;
@@ -151,56 +142,54 @@ export class Tally<K extends string = string> {
     await exec(q, `CREATE TABLE ${this.deltas} AS ${shape}`);
     for (const c of [...this.key, 'n', ...this.sums]) await exec(q, `ALTER TABLE ${this.deltas} ALTER COLUMN ${c} SET NOT NULL`);
     for (const c of ['n', ...this.sums]) await exec(q, `ALTER TABLE ${this.counters} ALTER COLUMN ${c} SET NOT NULL`);
-    // A statement's inserted rows count +1 each, its deleted rows -1 (from their transition table).
-    for (const [what, sign, event, rows] of [
-      ['inserted', '', 'INSERT', 'NEW'],
-      ['deleted', '-', 'DELETE', 'OLD'],
-    ] as const) {
-      await exec(
-        q,
-        `CREATE FUNCTION ${fn(what)}() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         INSERT INTO ${this.deltas} (${cols}) ${aggregated(sign)};
-         RETURN NULL;
-       END $$`,
-      );
-      await exec(
-        q,
-        `CREATE TRIGGER ${trigger(what)} AFTER ${event} ON ${this.table} REFERENCING ${rows} TABLE AS tally_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn(what)}()`,
-      );
+    await this.createTriggers(q);
+    await exec(q, `INSERT INTO ${this.counters} (${cols}) ${this.counted([[this.table, '']])}`);
+  }
+
+  /**
+   * The trigger functions and statement triggers (ENABLE ALWAYS), each writing the deltas of its
+   * statement's transition tables: inserted rows +1, deleted rows -1, updated rows -1 as they
+   * were and +1 as they are. Replaces those there (a database migrated before
+   * TaskTallyStatementUpdates1763769601770 counted an UPDATE with a row trigger).
+   */
+  async createTriggers(q: Queryable): Promise<void> {
+    const cols = [...this.key, 'n', ...this.sums].join(', ');
+    const triggers: [what: string, event: string, referencing: string, body: string][] = [
+      ['inserted', 'INSERT', 'REFERENCING NEW TABLE AS tally_new', `INSERT INTO ${this.deltas} (${cols}) ${this.counted([['tally_new', '']])}`],
+      ['deleted', 'DELETE', 'REFERENCING OLD TABLE AS tally_old', `INSERT INTO ${this.deltas} (${cols}) ${this.counted([['tally_old', '-']])}`],
+      [
+        'moved',
+        'UPDATE',
+        'REFERENCING OLD TABLE AS tally_old NEW TABLE AS tally_new',
+        `INSERT INTO ${this.deltas} (${cols}) ${this.counted([
+          ['tally_old', '-'],
+          ['tally_new', ''],
+        ])}`,
+      ],
+      ['truncated', 'TRUNCATE', '', `DELETE FROM ${this.deltas}; DELETE FROM ${this.counters}`],
+    ];
+    for (const [what, event, referencing, body] of triggers) {
+      const fn = `${this.base}_tally_${what}`;
+      const trigger = `${bare(this.base)}_tally_${what}`;
+      await exec(q, `DROP TRIGGER IF EXISTS ${trigger} ON ${this.table}`);
+      await exec(q, `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body}; RETURN NULL; END $$`);
+      await exec(q, `CREATE TRIGGER ${trigger} AFTER ${event} ON ${this.table} ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`);
+      await exec(q, `ALTER TABLE ${this.table} ENABLE ALWAYS TRIGGER ${trigger}`);
     }
-    await exec(
-      q,
-      `CREATE FUNCTION ${fn('moved')}() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         INSERT INTO ${this.deltas} (${cols})
-         SELECT ${this.keyed()}, -1${this.summed('-')} FROM (SELECT OLD.*) t WHERE ${where}
-         UNION ALL
-         SELECT ${this.keyed()}, 1${this.summed('')} FROM (SELECT NEW.*) t WHERE ${where};
-         RETURN NULL;
-       END $$`,
-    );
-    await exec(
-      q,
-      `CREATE FUNCTION ${fn('truncated')}() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         DELETE FROM ${this.deltas};
-         DELETE FROM ${this.counters};
-         RETURN NULL;
-       END $$`,
-    );
-    const watch = this.opts.watch ?? this.key;
-    const changed = watch.map((c) => `OLD.${c} IS DISTINCT FROM NEW.${c}`).join(' OR ');
-    // Only updates that change a watched column of a row counted before or after run the function.
-    const counted = this.opts.where ? ` AND (${row(this.opts.where, 'OLD')} OR ${row(this.opts.where, 'NEW')})` : '';
-    await exec(
-      q,
-      `CREATE TRIGGER ${trigger('moved')} AFTER UPDATE OF ${watch.join(', ')} ON ${this.table} FOR EACH ROW
-       WHEN ((${changed})${counted}) EXECUTE FUNCTION ${fn('moved')}()`,
-    );
-    await exec(q, `CREATE TRIGGER ${trigger('truncated')} AFTER TRUNCATE ON ${this.table} FOR EACH STATEMENT EXECUTE FUNCTION ${fn('truncated')}()`);
-    for (const what of ['inserted', 'deleted', 'moved', 'truncated']) await exec(q, `ALTER TABLE ${this.table} ENABLE ALWAYS TRIGGER ${trigger(what)}`);
-    await exec(q, `INSERT INTO ${this.counters} (${cols}) ${aggregated('').replace('FROM tally_rows t', `FROM ${this.table} t`)}`);
+  }
+
+  /**
+   * The count and sums per key of the rows of `sources` (each a relation of the table's rows and
+   * the sign its rows count with) that `where` holds for; a key whose count and sums all come to
+   * 0 has no row.
+   */
+  private counted(sources: [relation: string, sign: '' | '-'][]): string {
+    const values = ['n', ...this.sums];
+    const signed = sources
+      .map(([relation, sign]) => `SELECT ${this.keyed()}, ${sign}1 AS n${this.summed(sign)} FROM ${relation} t WHERE ${this.opts.where ?? 'true'}`)
+      .join(' UNION ALL ');
+    return `SELECT ${this.key.join(', ')}, ${values.map((v) => `sum(${v})::bigint`).join(', ')} FROM (${signed}) d
+            GROUP BY ${this.key.join(', ')} HAVING ${values.map((v) => `sum(${v}) <> 0`).join(' OR ')}`;
   }
 
   /** The migration's down: the triggers, functions and tables go. */
@@ -214,8 +203,6 @@ export class Tally<K extends string = string> {
   }
 }
 
-/** SQL over the row `t` rewritten over OLD or NEW (a trigger's WHEN). */
-const row = (sql: string, as: 'OLD' | 'NEW') => `(${sql.replace(/\bt\./g, `${as}.`)})`;
 const given = (value: unknown) => value !== undefined && value !== null && value !== '';
 const bare = (table: string) => table.slice(table.lastIndexOf('.') + 1);
 

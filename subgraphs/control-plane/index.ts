@@ -33,6 +33,7 @@ import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-li
 import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
 import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
 import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
+import { TaskTallyStatementUpdates1763769601770 } from './migrations/1763769601770-task-tally-statement-updates';
 import { TASK_ROLLUP } from './metrics.store';
 import { TASK_TALLY } from './task.store';
 import { foldPeriodically } from '../../kernel/db/tally';
@@ -69,6 +70,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     KeyTaskSlots1763769601710,
     TaskTally1763769601740,
     TaskRunRollup1763769601760,
+    TaskTallyStatementUpdates1763769601770,
   ],
   subscriptions: [
     {

@@ -25,7 +25,6 @@ export const TASK_ROLLUP = new RunRollup({
   name: 'control_plane.tasks',
   filter: 'agent_id',
   breakdown: 'task_type',
-  watch: ['agent_id', 'task_type', 'status', 'created_at', 'duration_ms', 'error'],
   durationIndex: 'tasks_finished_duration_idx',
 });
 

@@ -29,6 +29,7 @@ import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execu
 import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-webhook-path-parameters';
 import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execution-node-runs';
 import { ExecutionTally1763769601750 } from './migrations/1763769601750-execution-tally';
+import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/1763769601780-execution-tally-statement-updates';
 import { EXECUTION_TALLY } from './execution-reads.store';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
@@ -123,6 +124,7 @@ export const engine: ServiceModule<Kernel> = {
     WebhookPathParameters1763769601190,
     ExecutionNodeRuns1763769601730,
     ExecutionTally1763769601750,
+    ExecutionTallyStatementUpdates1763769601780,
   ],
   subscriptions: [
     {
