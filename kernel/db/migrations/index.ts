@@ -4,6 +4,7 @@ import { WebhookDeliveries1763769600200 } from './1763769600200-webhook-deliveri
 import { RunClock1763769601150 } from './1763769601150-run-clock';
 import { AddJob1763769601700 } from './1763769601700-add-job';
 import { FinishJob1763769601720 } from './1763769601720-finish-job';
+import { RunClockEarlyExit1763769601790 } from './1763769601790-run-clock-early-exit';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
 export const kernelMigrations: Function[] = [
@@ -13,4 +14,5 @@ export const kernelMigrations: Function[] = [
   RunClock1763769601150,
   AddJob1763769601700,
   FinishJob1763769601720,
+  RunClockEarlyExit1763769601790,
 ];
