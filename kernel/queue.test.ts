@@ -11,7 +11,7 @@ import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import type { AnyNames } from './topics';
 import { realClock, sqlNow } from './clock';
-import { JobAbortedError, Queue, addJobFrom, claimSql, jobCompletedSql, type JobContext } from './queue';
+import { JobAbortedError, Queue, addJobFrom, claimSql, jobsCompletedSql, type JobContext } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
@@ -447,7 +447,14 @@ describe('Queue', () => {
       const end = completion();
       await ds
         .transaction(async (m) => {
-          states.push((await m.query(`SELECT ${jobCompletedSql('$1', '$2')} AS state`, [end.jobId, end.workerId]))[0].state);
+          states.push(
+            (
+              await m.query(`WITH ended AS (${jobsCompletedSql('(SELECT $1::uuid AS id, $2::uuid AS worker_id)')}) SELECT state FROM ended`, [
+                end.jobId,
+                end.workerId,
+              ])
+            )[0].state,
+          );
           if (!data.commit) throw new Error('rolled back');
         })
         .then(

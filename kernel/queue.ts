@@ -48,11 +48,12 @@ export interface JobContext<T = unknown> {
   maxAttempts: number;
   signal: AbortSignal;
   /**
-   * Completing the job inside the handler's own statement: the statement evaluates
-   * `jobCompletedSql(<the job's id>, <the worker's id>)` (over parameters, or over columns when one
-   * grouped statement ends several jobs), whose value is the job's state once it has run. The
-   * handler calls `done()` once that statement has committed; the queue then writes nothing more
-   * for this attempt. Without `done()` the queue finishes the attempt itself, as always.
+   * Completing the job inside the handler's own statement: the statement runs
+   * `jobsCompletedSql(<held jobs>)` as one of its WITH items (over a relation of the jobs' and
+   * workers' ids: one row, or several when one grouped statement ends several jobs), which
+   * answers each job's state once it has run. The handler calls `done()` once that statement has
+   * committed; the queue then writes nothing more for this attempt. Without `done()` the queue
+   * finishes the attempt itself, as always.
    */
   completion(): JobCompletion;
 }
@@ -77,9 +78,31 @@ export function addJobFrom(spec: string): string {
   const f = (k: keyof JobSpec, type: string) => `(${spec}->>'${k}')::${type}`;
   return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')})`;
 }
-/** The SQL expression that completes a held job (JobContext.completion), over SQL expressions for its id and its worker's. */
-export function jobCompletedSql(jobId: string, workerId: string): string {
-  return `platform.finish_job(${jobId}::uuid, ${workerId}::uuid, 'completed', NULL, 0)`;
+/**
+ * The UPDATE (a statement of its own or a WITH item) that ends the attempts of `attempts` — a FROM
+ * item with columns id, worker_id, next_state ('completed', 'failed', or 'queued' to run again
+ * after delay_ms), error — held by those workers, returning each ended job's id and state. A
+ * cancel request wins over the next state; a job its worker no longer holds has no row. The
+ * queue ends one attempt with it, and a handler's grouped statement many (jobsCompletedSql).
+ * The holder is compared with IS NOT DISTINCT FROM (worker_id is never null), not `=`: with `=`
+ * a generic plan may take the index on locked_by over the primary key and read every job the
+ * worker holds.
+ */
+export function jobsEndedSql(attempts: string): string {
+  return `UPDATE platform.jobs j SET
+      state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE e.next_state END,
+      last_error = CASE WHEN j.cancel_requested THEN j.last_error ELSE coalesce(e.error, j.last_error) END,
+      run_at = CASE WHEN e.next_state = 'queued' THEN now() + e.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+      finished_at = CASE WHEN j.cancel_requested OR e.next_state <> 'queued' THEN now() END,
+      locked_by = NULL, locked_at = NULL, updated_at = now()
+    FROM ${attempts} e
+    WHERE j.id = e.id AND j.locked_by IS NOT DISTINCT FROM e.worker_id AND j.state = 'running'
+    RETURNING j.id, j.state`;
+}
+
+/** jobsEndedSql completing the held jobs of `held` (JobContext.completion): a FROM item with columns id and worker_id. */
+export function jobsCompletedSql(held: string): string {
+  return jobsEndedSql(`(SELECT h.id, h.worker_id, 'completed'::text AS next_state, NULL::text AS error, 0 AS delay_ms FROM ${held} h)`);
 }
 /** A job's attempt as failure hooks see it. */
 export type JobAttempt = Omit<JobContext, 'signal' | 'completion'>;
@@ -174,8 +197,11 @@ export const claimSql = (due: string) => `
 /** Adds one job (Queue.jobSpec as JSON): the same add_job call as a caller's own statement makes (addJobFrom). */
 const ENQUEUE = prepared(`SELECT ${addJobFrom('$1::jsonb')} AS id`);
 
-/** Ends an attempt held by this worker (platform.finish_job: a cancel request wins). */
-const FINISH = prepared(`SELECT platform.finish_job($1, $2, $3, $4, $5) AS state`);
+/** Ends an attempt held by this worker (a cancel request wins): its state, none when the worker no longer holds it. */
+const FINISH = prepared(
+  `WITH ended AS (${jobsEndedSql('(SELECT $1::uuid AS id, $2::uuid AS worker_id, $3::text AS next_state, $4::text AS error, $5::int AS delay_ms)')})
+   SELECT state FROM ended`,
+);
 
 /** Gives jobs back without consuming their attempt (this worker is stopping). */
 const HAND_BACK = `
@@ -555,7 +581,7 @@ export class Queue<J extends Registry = Jobs> {
     const retry = retryable && row.attempt < row.max_attempts;
     const delay = retry ? Math.round(Math.random() * row.backoff_ms * 2 ** (row.attempt - 1)) : 0;
     const lastError = `${error.code}: ${error.message}`;
-    // finish_job counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
+    // FINISH counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
     const [r] = rowsOf<{ state: JobState }>(
       await run(this.db, FINISH, [
         row.id,

@@ -1,7 +1,7 @@
 import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import { Tally } from '../../kernel/db/tally';
-import { addJobFrom, jobCompletedSql, type JobCompletion, type JobSpec } from '../../kernel/queue';
+import { addJobFrom, jobsCompletedSql, type JobCompletion, type JobSpec } from '../../kernel/queue';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -392,7 +392,7 @@ export const taskStore = {
 
   /**
    * running -> completed with the result, the files and the job's end (the queue's
-   * `jobCompletedSql`), for each of `completions` in one statement; a task no longer running
+   * `jobsCompletedSql`), for each of `completions` in one statement; a task no longer running
    * has no row (and its job is left to the queue).
    */
   complete: (q: Queryable, completions: readonly TaskCompletion[]) =>
@@ -411,8 +411,10 @@ export const taskStore = {
            SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
              FROM t, jsonb_to_recordset(t.done_files) AS f(path text, kind text, content text, lines int, bytes int)
            RETURNING 1
+         ), jobs AS (
+           ${jobsCompletedSql('(SELECT done_job AS id, done_worker AS worker_id FROM t)')}
          )
-         SELECT ${TASK_COLUMNS}, ${jobCompletedSql('done_job', 'done_worker')} AS job_state FROM t`),
+         SELECT ${prefixed('t')}, jobs.state AS job_state FROM t LEFT JOIN jobs ON jobs.id = t.done_job`),
       [
         JSON.stringify(
           completions.map((c) => ({ id: c.taskId, result: c.result, progress: c.progress, files: c.files, job_id: c.job.jobId, worker_id: c.job.workerId })),

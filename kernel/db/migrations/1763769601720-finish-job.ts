@@ -5,7 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * `worker` (completed, failed, or queued again after `delay_ms`); a cancel request wins over
  * whatever the handler did. Returns the job's state, NULL when the worker no longer holds it. The
  * queue finishes attempts with it, and a handler may call it inside the statement that stores its
- * own result (`JobContext.completion`), so result and job end commit together.
+ * own result (`JobContext.completion`), so result and job end commit together. Dropped by
+ * JobsEndedInStatement1763769601800 for the queue's `jobsEndedSql`.
  */
 export class FinishJob1763769601720 implements MigrationInterface {
   name = 'FinishJob1763769601720';

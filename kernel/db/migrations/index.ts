@@ -5,6 +5,7 @@ import { RunClock1763769601150 } from './1763769601150-run-clock';
 import { AddJob1763769601700 } from './1763769601700-add-job';
 import { FinishJob1763769601720 } from './1763769601720-finish-job';
 import { RunClockEarlyExit1763769601790 } from './1763769601790-run-clock-early-exit';
+import { JobsEndedInStatement1763769601800 } from './1763769601800-jobs-ended-in-statement';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
 export const kernelMigrations: Function[] = [
@@ -15,4 +16,5 @@ export const kernelMigrations: Function[] = [
   AddJob1763769601700,
   FinishJob1763769601720,
   RunClockEarlyExit1763769601790,
+  JobsEndedInStatement1763769601800,
 ];
