@@ -269,6 +269,50 @@ describe('offline provider', () => {
     assert.ok(llm.countTokens('text with <|endoftext|> inside') > 3, 'special-token text counts as plain text');
   });
 
+  it('counts a text line by line exactly as the tokenizer counts it whole, the same lines again from memory', () => {
+    const whole = (text: string) => (require('gpt-tokenizer') as typeof import('gpt-tokenizer')).countTokens(text, { disallowedSpecial: new Set() });
+    // Pieces that touch a newline: punctuation with newlines and '/' after it, spaces around it, CRLF, digits, other scripts.
+    const parts = [
+      '\n',
+      '\r\n',
+      '\n\n',
+      ' ',
+      '  ',
+      '\t',
+      '/',
+      '.',
+      '.\n/',
+      '//',
+      ':',
+      '-',
+      '"',
+      "'s",
+      'word',
+      'Word',
+      'WORD',
+      'é',
+      'ß',
+      '漢字',
+      '🙂',
+      '1234',
+      '7',
+      '<|endoftext|>',
+      '{{topic}}',
+      '# Title',
+    ];
+    let seed = 15;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const texts = [
+      '# Guide\n\nWrite about {{topic}}.\n/path/to/file\n  indented\r\nlast line',
+      'ends with a newline\n',
+      '\n\nstarts with newlines',
+      'a.\n/b.\n\n/c',
+      ...Array.from({ length: 1_500 }, () => Array.from({ length: 1 + Math.floor(random() * 40) }, () => parts[Math.floor(random() * parts.length)]).join('')),
+    ];
+    for (const text of texts) assert.equal(countTokens(text), whole(text), JSON.stringify(text));
+    for (const text of texts.slice(0, 50)) assert.equal(countTokens(text), whole(text), `again: ${JSON.stringify(text)}`);
+  });
+
   it('answers a valid JSON object with the keys asked for', async () => {
     const r = await llm.complete({
       messages: user('Review the plan. Respond with JSON only.\nkeys: summary, `risk_level`, "next_steps".'),
