@@ -271,14 +271,17 @@ export class TaskRuntime {
     const row = wantsWebhook
       ? await withTransaction(this.deps.db, async (tx) => {
           const [done] = await taskStore.complete(tx.manager, [end]);
-          if (done) await this.notify(tx, toTaskRecord(done), 'task.completed', secretEnc, { ...result, duration: seconds(done.duration_ms) });
+          if (done)
+            await this.notify(tx, { id: done.id, agentId: done.agent_id, webhookUrl: done.webhook_url }, 'task.completed', secretEnc, {
+              ...result,
+              duration: seconds(done.duration_ms),
+            });
           return done;
         })
       : await this.grouped.complete(end);
     if (!row) throw new TaskStopped();
     jobEnd.done(); // committed: the job ended with the task
-    const finished = toTaskRecord(row);
-    await this.deps.tasks.publish(finished);
+    await this.deps.tasks.publish({ id: row.id, status: row.status, orchestrationId: row.orchestration_id });
   }
 
   // ---- state changes ------------------------------------------------------------------------
@@ -335,7 +338,13 @@ export class TaskRuntime {
   }
 
   /** Stores the delivery in `tx` (outside the rare statement without one: in its own). */
-  private async notify(tx: Tx | undefined, task: TaskRecord, event: TaskEvent, secretEnc: Buffer | null, result: Record<string, unknown>): Promise<void> {
+  private async notify(
+    tx: Tx | undefined,
+    task: Pick<TaskRecord, 'id' | 'agentId' | 'webhookUrl'>,
+    event: TaskEvent,
+    secretEnc: Buffer | null,
+    result: Record<string, unknown>,
+  ): Promise<void> {
     let secret: string | undefined;
     if (secretEnc && this.deps.cipher) {
       try {

@@ -216,6 +216,10 @@ interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
 }
 
 /** A task's end as the runtime completes it: its result, final progress and files, and its job. */
+/** What a completion answers: what its event and webhook need, not the result it was just given. */
+const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms'] as const;
+export type CompletedTaskRow = Pick<TaskRow, (typeof COMPLETED_COLUMNS)[number]> & { job_state: string | null };
+
 export interface TaskCompletion {
   taskId: string;
   result: TaskResult;
@@ -396,7 +400,7 @@ export const taskStore = {
    * has no row (and its job is left to the queue).
    */
   complete: (q: Queryable, completions: readonly TaskCompletion[]) =>
-    rows<TaskRow & { job_state: string }>(
+    rows<CompletedTaskRow>(
       q,
       prepared(`WITH input AS (
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, result jsonb, progress jsonb, files jsonb, job_id uuid, worker_id uuid)
@@ -405,7 +409,7 @@ export const taskStore = {
               SET status = 'completed', result = i.result, progress = i.progress, updated_at = now()
              FROM input i
             WHERE c.id = i.id AND c.status = 'running'
-            RETURNING ${prefixed('c')}, i.files AS done_files, i.job_id AS done_job, i.worker_id AS done_worker
+            RETURNING ${COMPLETED_COLUMNS.map((col) => `c.${col}`).join(', ')}, i.files AS done_files, i.job_id AS done_job, i.worker_id AS done_worker
          ), files AS (
            INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
            SELECT t.id, f.path, f.kind, f.content, f.lines, f.bytes
@@ -414,7 +418,7 @@ export const taskStore = {
          ), jobs AS (
            ${jobsCompletedSql('(SELECT done_job AS id, done_worker AS worker_id FROM t)')}
          )
-         SELECT ${prefixed('t')}, jobs.state AS job_state FROM t LEFT JOIN jobs ON jobs.id = t.done_job`),
+         SELECT ${COMPLETED_COLUMNS.map((col) => `t.${col}`).join(', ')}, jobs.state AS job_state FROM t LEFT JOIN jobs ON jobs.id = t.done_job`),
       [
         JSON.stringify(
           completions.map((c) => ({ id: c.taskId, result: c.result, progress: c.progress, files: c.files, job_id: c.job.jobId, worker_id: c.job.workerId })),
