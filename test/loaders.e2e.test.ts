@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { SUBGRAPH_EXECUTION } from '../kernel/subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -9,9 +10,8 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * request (kernel/loaders.ts): a page of 100 parents takes as many SQL statements as a page of 10,
  * and the answers are the stored values.
  *
- * How statements are counted: every subgraph runs its operations through graphql-js's `execute`
- * (kernel/subgraph.ts), so this file wraps that function (the module export the package's own
- * entry points read at each call) to enter an AsyncLocalStorage scope for the execution, and wraps
+ * How statements are counted: every subgraph execution is traced on kernel/subgraph.ts's
+ * SUBGRAPH_EXECUTION channel, so this file binds an AsyncLocalStorage scope to its start, and wraps
  * pg's `Client.prototype.query` (every statement of TypeORM and of the kernel goes through it) to
  * count the statements issued inside such a scope. Only executions on behalf of the test's caller
  * are recorded (the platform's own internal operations run as the service principal), so
@@ -26,15 +26,14 @@ const scopes = new AsyncLocalStorage<Scope>();
 let recording: Scope[] | undefined;
 
 function installCounters(): () => void {
-  const executeModule = require('graphql/execution/execute') as { execute: (args: any) => any };
-  const execute = executeModule.execute;
-  executeModule.execute = function countedExecute(args: any) {
-    const principal = args?.contextValue?.principal;
-    if (!recording || scopes.getStore() || !principal || principal.kind === 'service') return execute(args);
+  // A nested execution stays in its caller's scope; the service's own executions get none.
+  SUBGRAPH_EXECUTION.start.bindStore(scopes, ({ context }) => {
+    const current = scopes.getStore();
+    if (current || !recording || context.principal.kind === 'service') return current;
     const scope: Scope = { statements: [] };
     recording.push(scope);
-    return scopes.run(scope, () => execute(args));
-  };
+    return scope;
+  });
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: any[]) {
     const scope = scopes.getStore();
@@ -42,7 +41,7 @@ function installCounters(): () => void {
     return (query as any).apply(this, args);
   } as any;
   return () => {
-    executeModule.execute = execute;
+    SUBGRAPH_EXECUTION.start.unbindStore(scopes);
     pg.Client.prototype.query = query;
   };
 }

@@ -1,0 +1,163 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { IsIn, Length } from 'class-validator';
+import { Arg, Authorized, Ctx, Directive, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { ANONYMOUS, type Principal } from './auth/principal';
+import { errors } from './errors';
+import { defineLoader } from './loaders';
+import { createLogger } from './logger';
+import { buildSubgraph, createExecutor, SUBGRAPH_EXECUTION, type RequestContext } from './subgraph';
+
+/**
+ * A subgraph executor interprets a document the first time and runs it as a compiled function
+ * (graphql-jit) after that: every kind of answer must be the same either way.
+ */
+
+const ADMIN: Principal = { kind: 'apiKey', keyId: 'k', name: 'k', service: 'links', environment: 'live', tier: 'free', permissions: ['*'] };
+
+@ObjectType()
+@Directive('@key(fields: "id")')
+class Gadget {
+  @Field(() => ID) id: string;
+  @Field() name: string;
+  @Field(() => [String]) tags: string[];
+  @Field(() => Date) madeAt: Date;
+  @Field(() => Int, { nullable: true }) weight?: number | null;
+}
+
+@InputType()
+class GadgetInput {
+  @Field() @Length(1, 10) name: string;
+  @Field() @IsIn(['small', 'large']) size: string;
+}
+
+const GADGETS: Gadget[] = [
+  { id: 'g1', name: 'lamp', tags: ['light', 'desk'], madeAt: new Date('2026-01-02T03:04:05.000Z'), weight: 3 },
+  { id: 'g2', name: 'fan', tags: [], madeAt: new Date('2026-02-03T04:05:06.000Z'), weight: null },
+];
+
+@Resolver(() => Gadget)
+class GadgetResolver {
+  @Authorized('gadget:read')
+  @Query(() => [Gadget])
+  gadgets(@Arg('first', () => Int, { nullable: true }) first?: number): Gadget[] {
+    return GADGETS.slice(0, first ?? GADGETS.length);
+  }
+
+  @Authorized('gadget:read')
+  @Query(() => Gadget)
+  gadget(@Arg('id', () => ID) id: string): Gadget {
+    const found = GADGETS.find((g) => g.id === id);
+    if (!found) throw errors.notFound('gadget', id);
+    return found;
+  }
+
+  @Authorized('gadget:write')
+  @Mutation(() => Gadget)
+  makeGadget(@Arg('input', () => GadgetInput) input: GadgetInput): Gadget {
+    return { id: 'g3', name: input.name, tags: [input.size], madeAt: new Date('2026-03-04T05:06:07.000Z') };
+  }
+
+  @FieldResolver(() => String)
+  label(@Root() g: Gadget, @Ctx() ctx: RequestContext): string {
+    return `${g.name} for ${ctx.requestId}`;
+  }
+
+  @FieldResolver(() => String)
+  broken(): string {
+    throw new Error('an unexpected failure with a secret inside');
+  }
+}
+
+const gadgetById = defineLoader<string, Gadget | null>('test.gadgetById', async (ids) => ids.map((id) => GADGETS.find((g) => g.id === id) ?? null));
+
+async function gadgets() {
+  const built = await buildSubgraph({
+    name: 'links',
+    surface: 'links',
+    resolvers: [GadgetResolver],
+    instances: [new GadgetResolver()],
+    references: {
+      Gadget: {
+        key: 'id',
+        permission: 'gadget:read',
+        loader: gadgetById,
+        toEntity: (row: Gadget) => row,
+      },
+    },
+  });
+  return createExecutor(built.schema, createLogger('silent'));
+}
+
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+test('a document answers the same interpreted (its first run) and compiled (every later run)', async () => {
+  const execute = await gadgets();
+  const cases: [name: string, query: string, variables: Record<string, unknown> | undefined, principal: Principal][] = [
+    ['a list with scalars, lists, dates, nulls and a field resolver', '{ gadgets { id name tags madeAt weight label } }', undefined, ADMIN],
+    ['arguments from variables', 'query ($n: Int) { gadgets(first: $n) { id } }', { n: 1 }, ADMIN],
+    ['an application error (404) beside data', 'query ($id: ID!) { gadget(id: $id) { id } gadgets { id } }', { id: 'nope' }, ADMIN],
+    ['a permission refused', '{ gadgets { id } }', undefined, ANONYMOUS],
+    ['an unexpected error, hidden', '{ gadgets { id broken } }', undefined, ADMIN],
+    [
+      'an input validated (class-validator)',
+      'mutation ($i: GadgetInput!) { makeGadget(input: $i) { id name tags } }',
+      { i: { name: 'far too long a name', size: 'huge' } },
+      ADMIN,
+    ],
+    ['a valid input', 'mutation ($i: GadgetInput!) { makeGadget(input: $i) { id name tags madeAt } }', { i: { name: 'cup', size: 'small' } }, ADMIN],
+    ['a variable of the wrong type', 'query ($n: Int) { gadgets(first: $n) { id } }', { n: 'three' }, ADMIN],
+    [
+      'entity references',
+      'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Gadget { id name } } }',
+      {
+        r: [
+          { __typename: 'Gadget', id: 'g2' },
+          { __typename: 'Gadget', id: 'x' },
+        ],
+      },
+      ADMIN,
+    ],
+  ];
+  for (const [name, query, variables, principal] of cases) {
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(plain(await execute(query, variables, { principal, requestId: 'r1' })));
+    assert.deepEqual(runs[1], runs[0], `${name}: compiled != interpreted`);
+    assert.deepEqual(runs[2], runs[0], `${name}: a later compiled run`);
+  }
+  // What the answers are (so that "the same" is not "the same nothing").
+  const list = plain(await execute('{ gadgets { id name tags madeAt weight label } }', undefined, { principal: ADMIN, requestId: 'r9' }));
+  assert.deepEqual(list.data.gadgets[0], {
+    id: 'g1',
+    name: 'lamp',
+    tags: ['light', 'desk'],
+    madeAt: '2026-01-02T03:04:05.000Z',
+    weight: 3,
+    label: 'lamp for r9',
+  });
+  const invalid = plain(
+    await execute(
+      'mutation ($i: GadgetInput!) { makeGadget(input: $i) { id } }',
+      { i: { name: 'far too long a name', size: 'huge' } },
+      { principal: ADMIN, requestId: 'r9' },
+    ),
+  );
+  assert.equal(invalid.errors[0].extensions.code, 'validation_error');
+  assert.deepEqual(invalid.errors[0].extensions.details.errors.map((f: { field: string }) => f.field).sort(), ['name', 'size']);
+  const hidden = plain(await execute('{ gadgets { id broken } }', undefined, { principal: ADMIN, requestId: 'r9' }));
+  assert.equal(hidden.errors[0].extensions.code, 'internal_server_error');
+  assert.doesNotMatch(JSON.stringify(hidden), /secret/);
+});
+
+test('every execution, interpreted or compiled, is traced with its context', async () => {
+  const execute = await gadgets();
+  const seen: string[] = [];
+  const onStart = ({ context }: { context: RequestContext }) => void seen.push(context.requestId);
+  SUBGRAPH_EXECUTION.start.subscribe(onStart as (message: unknown) => void);
+  try {
+    for (const requestId of ['a', 'b', 'c']) await execute('{ gadgets { id } }', undefined, { principal: ADMIN, requestId });
+  } finally {
+    SUBGRAPH_EXECUTION.start.unsubscribe(onStart as (message: unknown) => void);
+  }
+  assert.deepEqual(seen, ['a', 'b', 'c']);
+});
