@@ -23,7 +23,7 @@ import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scal
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
 import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
-import { DEFAULT_LIMITS, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, checkCost, costVaries, limitRules, parseWithLimits, type QueryLimits } from './limits';
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -197,7 +197,7 @@ export class PlatformGateway {
           operation,
           operationName: operation.name?.value,
           queryHash: createHash('sha256').update(query).digest('hex'),
-          costVaries: !!operation.variableDefinitions?.length,
+          costVaries: costVaries(document),
           direct: operation.operation === 'subscription' ? null : undefined,
         };
       }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { GraphQLError, buildSchema, getIntrospectionQuery, parse, specifiedRules, validate } from 'graphql';
-import { DEFAULT_LIMITS, INTROSPECTION_COST, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, INTROSPECTION_COST, checkCost, costVaries, limitRules, parseWithLimits, type QueryLimits } from './limits';
 
 const schema = buildSchema(`
   type Query {
@@ -121,6 +121,13 @@ test('cost: a variable size uses its default in validation and its value in chec
   const error = checkCost(schema, parse(query), limits, 'Q', { n: 100, m: 2 });
   assert.ok(error);
   assert.deepEqual(error.extensions.details, { limit: 'cost', max: 25, actual: 1 + 100 + 1 + 2 });
+});
+
+test('cost: only a size given by a variable makes it vary with the variables (then each request is priced)', () => {
+  assert.equal(costVaries(parse('query Q($n: Int) { agents(limit: $n) { id } }')), true);
+  assert.equal(costVaries(parse('query Q($n: Int) { agents { ...A } } fragment A on Agent { id tasks(first: $n) { id } }')), true);
+  assert.equal(costVaries(parse('query Q($id: ID!, $n: Int) { agent(id: $id) { id } agents(limit: 2) { id } }')), false);
+  assert.equal(costVaries(parse('{ agents(limit: 5) { id } }')), false);
 });
 
 test('cost: absurd sizes stay finite', () => {

@@ -16,6 +16,7 @@ import {
   isObjectType,
   parse,
   typeFromAST,
+  visit,
   type ASTNode,
   type DocumentNode,
   type FieldNode,
@@ -264,6 +265,20 @@ function operationCost(schema: GraphQLSchema, op: OperationDefinitionNode, getFr
       return cap(1 + (isList ? listSize(node, variable) : 1) * inner);
     },
   );
+}
+
+/**
+ * Whether `document`'s cost depends on its variables: a size argument (first/last/limit) given by
+ * one. Otherwise validation, which prices variables at their defaults, priced it once for all.
+ */
+export function costVaries(document: DocumentNode): boolean {
+  let varies = false;
+  visit(document, {
+    Argument(arg) {
+      if (SIZE_ARGUMENTS.has(arg.name.value) && arg.value.kind === Kind.VARIABLE) varies = true;
+    },
+  });
+  return varies;
 }
 
 function listSize(node: FieldNode, variable: (name: string) => unknown): number {
