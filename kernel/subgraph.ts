@@ -207,15 +207,25 @@ export const SUBGRAPH_EXECUTION = tracingChannel<unknown, { context: RequestCont
  */
 export function createExecutor(schema: GraphQLSchema, logger: Logger): SubgraphExecutor {
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
-  const seen = new WeakMap<DocumentNode, Map<string, { runs: number; compiled?: CompiledQuery | ExecutionResult }>>();
-  /** How `document` runs this time: its compiled function once it has run JIT_AFTER times, else undefined. */
+  const seen = new WeakMap<DocumentNode, Map<string, { runs: number; compiled?: CompiledQuery | ExecutionResult | null }>>();
+  /**
+   * How `document` runs this time: its compiled function once it has run JIT_AFTER times, else
+   * undefined; a document the compiler cannot take (null) stays interpreted.
+   */
   const compiledFor = (document: DocumentNode, operationName = '') => {
     let byName = seen.get(document);
     if (!byName) seen.set(document, (byName = new Map()));
     let entry = byName.get(operationName);
     if (!entry) byName.set(operationName, (entry = { runs: 0 }));
-    if (!entry.compiled && ++entry.runs > JIT_AFTER) entry.compiled = compileQuery(schema, document, operationName || undefined);
-    return entry.compiled;
+    if (entry.compiled === undefined && ++entry.runs > JIT_AFTER) {
+      try {
+        entry.compiled = compileQuery(schema, document, operationName || undefined);
+      } catch (err) {
+        logger.warn('document not compiled; it stays interpreted', { err, operationName });
+        entry.compiled = null;
+      }
+    }
+    return entry.compiled ?? undefined;
   };
   const executeDocument: SubgraphExecutor['executeDocument'] = async (document, variables, context, operationName) => {
     // A fresh loader slot per execution: the caller's context may outlive it (a subscription runs

@@ -215,11 +215,11 @@ interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
   active_before: number | null;
 }
 
-/** A task's end as the runtime completes it: its result, final progress and files, and its job. */
 /** What a completion answers: what its event and webhook need, not the result it was just given. */
 const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms'] as const;
 export type CompletedTaskRow = Pick<TaskRow, (typeof COMPLETED_COLUMNS)[number]> & { job_state: string | null };
 
+/** A task's end as the runtime completes it: its result, final progress and files, and its job. */
 export interface TaskCompletion {
   taskId: string;
   result: TaskResult;
