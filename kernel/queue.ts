@@ -536,8 +536,11 @@ export class Queue<J extends Registry = Jobs> {
       },
       done: Promise.resolve(),
     };
-    const timeout = new JobAbortedError('timeout', `Job exceeded its timeout of ${row.timeout_ms} ms`);
-    const timer = setTimeout(() => job.abort(timeout), Math.min(row.timeout_ms, MAX_TIMER_MS));
+    // The error is made when the time is up (an Error captures its stack, on every job's path else).
+    const timer = setTimeout(
+      () => job.abort(new JobAbortedError('timeout', `Job exceeded its timeout of ${row.timeout_ms} ms`)),
+      Math.min(row.timeout_ms, MAX_TIMER_MS),
+    );
     const ctx = { id: row.id, name: row.name, data: row.data, attempt: row.attempt, maxAttempts: row.max_attempts };
     const completion = (): JobCompletion => ({ jobId: row.id, workerId: this.workerId, done: () => (job.completedInline = true) });
     Promise.resolve()
