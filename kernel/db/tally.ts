@@ -31,6 +31,10 @@ export interface TallyOptions<K extends string> {
   where?: string;
 }
 
+/** The writes a tally follows, one trigger each. */
+const TRIGGER_KINDS = ['inserted', 'deleted', 'moved', 'truncated'] as const;
+type TriggerKind = (typeof TRIGGER_KINDS)[number];
+
 export class Tally<K extends string = string> {
   /** The counts (one row per key). */
   readonly counters: string;
@@ -154,7 +158,7 @@ export class Tally<K extends string = string> {
    */
   async createTriggers(q: Queryable): Promise<void> {
     const cols = [...this.key, 'n', ...this.sums].join(', ');
-    const triggers: [what: string, event: string, referencing: string, body: string][] = [
+    const triggers: [what: TriggerKind, event: string, referencing: string, body: string][] = [
       ['inserted', 'INSERT', 'REFERENCING NEW TABLE AS tally_new', `INSERT INTO ${this.deltas} (${cols}) ${this.counted([['tally_new', '']])}`],
       ['deleted', 'DELETE', 'REFERENCING OLD TABLE AS tally_old', `INSERT INTO ${this.deltas} (${cols}) ${this.counted([['tally_old', '-']])}`],
       [
@@ -169,8 +173,7 @@ export class Tally<K extends string = string> {
       ['truncated', 'TRUNCATE', '', `DELETE FROM ${this.deltas}; DELETE FROM ${this.counters}`],
     ];
     for (const [what, event, referencing, body] of triggers) {
-      const fn = `${this.base}_tally_${what}`;
-      const trigger = `${bare(this.base)}_tally_${what}`;
+      const { fn, trigger } = this.named(what);
       await exec(q, `DROP TRIGGER IF EXISTS ${trigger} ON ${this.table}`);
       await exec(q, `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body}; RETURN NULL; END $$`);
       await exec(q, `CREATE TRIGGER ${trigger} AFTER ${event} ON ${this.table} ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`);
@@ -192,11 +195,17 @@ export class Tally<K extends string = string> {
             GROUP BY ${this.key.join(', ')} HAVING ${values.map((v) => `sum(${v}) <> 0`).join(' OR ')}`;
   }
 
+  /** The trigger function and the trigger of one kind of write. */
+  private named(what: TriggerKind): { fn: string; trigger: string } {
+    return { fn: `${this.base}_tally_${what}`, trigger: `${bare(this.base)}_tally_${what}` };
+  }
+
   /** The migration's down: the triggers, functions and tables go. */
   async drop(q: Queryable): Promise<void> {
-    for (const what of ['inserted', 'deleted', 'moved', 'truncated']) {
-      await exec(q, `DROP TRIGGER IF EXISTS ${bare(this.base)}_tally_${what} ON ${this.table}`);
-      await exec(q, `DROP FUNCTION IF EXISTS ${this.base}_tally_${what}()`);
+    for (const what of TRIGGER_KINDS) {
+      const { fn, trigger } = this.named(what);
+      await exec(q, `DROP TRIGGER IF EXISTS ${trigger} ON ${this.table}`);
+      await exec(q, `DROP FUNCTION IF EXISTS ${fn}()`);
     }
     await exec(q, `DROP TABLE IF EXISTS ${this.deltas}`);
     await exec(q, `DROP TABLE IF EXISTS ${this.counters}`);
