@@ -459,6 +459,7 @@ function markdown(run: {
   problems: string[];
   totalMs: number;
   slices?: string;
+  taskRounds?: string;
 }): string {
   const m = run.machine;
   const restRatio = run.figures.find((f) => f.id === 'rest.rps')?.ratio;
@@ -501,6 +502,12 @@ function markdown(run: {
       'and `POST /webhook/bench/n8n-orders` (an n8n export imported as is: Webhook 2 → Set 3.4 → If 2.2 → Merge 3 → Code 2 → Respond to Webhook, ' +
       'run natively with the Code node in the sandbox, persisted the same way) ' +
       'against `POST /bench/baseline/orders`, a plain handler on the same server that builds the same answer and inserts the same rows in one statement.',
+    ...(run.taskRounds
+      ? [
+          "- Agent tasks: bench/tasks.bench.ts; the end-to-end figures are over rounds interleaved with the raw queue's (order alternating), " +
+            `each side's figure over all its rounds. Tasks/s against jobs/s per round: ${run.taskRounds}.`,
+        ]
+      : []),
     '',
     run.problems.length
       ? `**Problems in this run:**\n\n${run.problems.map((p) => `- ${p}`).join('\n')}`
@@ -840,7 +847,8 @@ async function main(): Promise<void> {
     const slices = Object.entries(measuredLoads)
       .map(([name, f]) => `${name} ${f.sliceRequestsPerSecond.join(' / ')}`)
       .join('; ');
-    const md = markdown({ ...run, totalMs, slices });
+    const taskRounds = (raw.tasks as TaskBenchFigures | undefined)?.rounds.map((r) => `${r.tasksPerSecond} / ${r.jobsPerSecond}`).join('; ');
+    const md = markdown({ ...run, totalMs, slices, taskRounds });
     process.stdout.write(`\n${md}\n`);
     if (FULL_RUN) {
       mkdirSync(RESULTS_DIR, { recursive: true });
