@@ -28,9 +28,9 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  *
  * The machine's speed drifts by tens of percent between one second and the next (bench/README.md),
  * so the end-to-end phases, the figure compared with the raw queue, are not run once each back to
- * back: TASKS_ROUNDS rounds each run the platform's and the raw queue's, the order alternating, and
- * each side's figure is over all its rounds (completed / seconds summed); `rounds` keeps each
- * round's pair, to show the drift.
+ * back: after a discarded warm-up round of each (half as many), TASKS_ROUNDS rounds each run the
+ * platform's and the raw queue's, the order alternating, and each side's figure is over all its
+ * rounds (completed / seconds summed); `rounds` keeps each round's pair, to show the drift.
  *
  * The platform (`all` role, offline model) runs in a child process (this file with `--serve`), the
  * HTTP clients and the raw queue in the calling process. Every task is docs-author/write-guide:
@@ -67,6 +67,8 @@ export interface TaskBenchFigures {
 
 const N = Number(process.env.TASKS_N ?? 2000);
 const ROUNDS = Number(process.env.TASKS_ROUNDS ?? 3);
+/** Tasks (and raw jobs) of the discarded end-to-end round before the measured ones. */
+const E2E_WARMUP_N = Math.ceil(N / 2);
 const LATENCY_N = Number(process.env.TASKS_LATENCY ?? 200);
 const CLIENTS = 64;
 const KEYS = 50;
@@ -159,10 +161,10 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
       const unloaded = await startLatencies(latencyIds);
 
       // End to end: posted while the workers run, in rounds interleaved with the raw queue's.
-      const endToEnd = async (round: number) => {
+      const endToEnd = async (round: string, n = N) => {
         const ids: string[] = [];
         const t0 = new Date();
-        await inParallel(N, CLIENTS, async (i) => ids.push(await post(`e2e ${round}.${i}`)));
+        await inParallel(n, CLIENTS, async (i) => ids.push(await post(`e2e ${round}.${i}`)));
         await waitUntil(async () => (await finished(ids)) === ids.length, performance.now() + BUDGET_MS, POLL_MS);
         const [r] = await db.query(
           `SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status <> 'completed')::int AS failed,
@@ -170,23 +172,26 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
              FROM control_plane.tasks WHERE id = ANY($1::uuid[])`,
           [ids, t0],
         );
-        e2eIds.push(...ids);
-        return { completed: r.completed as number, failed: r.failed as number, seconds: Number(r.seconds) };
+        return { ids, completed: r.completed as number, failed: r.failed as number, seconds: Number(r.seconds) };
       };
-      const e2eIds: string[] = [];
       const raw = await openRawQueue(info.dbUrl);
       const ours: Awaited<ReturnType<typeof endToEnd>>[] = [];
       const theirs: { jobs: number; seconds: number }[] = [];
       try {
+        // A warm-up round of each, discarded: the first round under this load ran slower on both
+        // sides (JIT, and each pooled connection planning its statements), the platform's most.
+        await endToEnd('warm-up', E2E_WARMUP_N);
+        await raw.endToEnd(E2E_WARMUP_N);
         for (let round = 0; round < ROUNDS; round++) {
           if (round % 2) theirs.push(await raw.endToEnd());
-          ours.push(await endToEnd(round));
+          ours.push(await endToEnd(String(round)));
           if (!(round % 2)) theirs.push(await raw.endToEnd());
         }
       } catch (err) {
         await raw.close();
         throw err;
       }
+      const e2eIds = ours.flatMap((r) => r.ids);
       const loaded = await startLatencies(e2eIds);
       const errors: Record<string, number> = {};
       for (const r of await db.query(
@@ -290,16 +295,16 @@ async function openRawQueue(url: string) {
       await worker.stop({ graceMs: 1000 });
       return latencies;
     },
-    /** N no-op jobs enqueued by CLIENTS concurrent producers while the worker runs, until all are done. */
-    async endToEnd(): Promise<{ jobs: number; seconds: number }> {
+    /** `n` no-op jobs enqueued by CLIENTS concurrent producers while the worker runs, until all are done. */
+    async endToEnd(n = N): Promise<{ jobs: number; seconds: number }> {
       await worker.start();
       const base = worker.stats().completed;
       const t0 = performance.now();
-      await inParallel(N, CLIENTS, (i) => producer.enqueue('bench.tasks.noop', { i }));
-      if (!(await completedSince(base, N))) throw new Error('the raw queue did not complete its jobs within the budget');
+      await inParallel(n, CLIENTS, (i) => producer.enqueue('bench.tasks.noop', { i }));
+      if (!(await completedSince(base, n))) throw new Error('the raw queue did not complete its jobs within the budget');
       const seconds = (performance.now() - t0) / 1000;
       await worker.stop({ graceMs: 1000 });
-      return { jobs: N, seconds };
+      return { jobs: n, seconds };
     },
     /** Jobs/s of a worker started on a backlog of N. */
     async drain(): Promise<number> {
