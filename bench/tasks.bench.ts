@@ -175,9 +175,9 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
         return { ids, completed: r.completed as number, failed: r.failed as number, seconds: Number(r.seconds) };
       };
       const raw = await openRawQueue(info.dbUrl);
-      const ours: Awaited<ReturnType<typeof endToEnd>>[] = [];
-      const theirs: { jobs: number; seconds: number }[] = [];
       try {
+        const ours: Awaited<ReturnType<typeof endToEnd>>[] = [];
+        const theirs: { jobs: number; seconds: number }[] = [];
         // A warm-up round of each, discarded: the first round under this load ran slower on both
         // sides (JIT, and each pooled connection planning its statements), the platform's most.
         await endToEnd('warm-up', E2E_WARMUP_N);
@@ -187,73 +187,65 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
           ours.push(await endToEnd(String(round)));
           if (!(round % 2)) theirs.push(await raw.endToEnd());
         }
-      } catch (err) {
-        await raw.close();
-        throw err;
-      }
-      const e2eIds = ours.flatMap((r) => r.ids);
-      const loaded = await startLatencies(e2eIds);
-      const errors: Record<string, number> = {};
-      for (const r of await db.query(
-        `SELECT coalesce(error->>'code', status) AS code, error->>'message' AS message, count(*)::int AS n FROM control_plane.tasks
-          WHERE id = ANY($1::uuid[]) AND status <> 'completed' GROUP BY 1, 2`,
-        [e2eIds],
-      )) {
-        errors[r.code] = (errors[r.code] ?? 0) + r.n;
-        if (process.env.BENCH_VERBOSE) process.stderr.write(`task failure: ${r.code} ${r.message} x${r.n}\n`);
-      }
+        const e2eIds = ours.flatMap((r) => r.ids);
+        const loaded = await startLatencies(e2eIds);
+        const errors: Record<string, number> = {};
+        for (const r of await db.query(
+          `SELECT coalesce(error->>'code', status) AS code, error->>'message' AS message, count(*)::int AS n FROM control_plane.tasks
+            WHERE id = ANY($1::uuid[]) AND status <> 'completed' GROUP BY 1, 2`,
+          [e2eIds],
+        )) {
+          errors[r.code] = (errors[r.code] ?? 0) + r.n;
+          if (process.env.BENCH_VERBOSE) process.stderr.write(`task failure: ${r.code} ${r.message} x${r.n}\n`);
+        }
 
-      // Drain: a backlog, then the runtime alone.
-      await ask('pause');
-      const drainIds: string[] = [];
-      const i0 = performance.now();
-      await inParallel(N, CLIENTS, async (i) => drainIds.push(await post(`drain ${i}`)));
-      const ingestSeconds = (performance.now() - i0) / 1000;
-      const d0 = new Date();
-      await ask('resume');
-      await waitUntil(async () => (await finished(drainIds)) === drainIds.length, performance.now() + BUDGET_MS, POLL_MS);
-      const [drain] = await db.query(
-        `SELECT extract(epoch FROM max(completed_at) - $2::timestamptz) AS seconds FROM control_plane.tasks WHERE id = ANY($1::uuid[])`,
-        [drainIds, d0],
-      );
+        // Drain: a backlog, then the runtime alone.
+        await ask('pause');
+        const drainIds: string[] = [];
+        const i0 = performance.now();
+        await inParallel(N, CLIENTS, async (i) => drainIds.push(await post(`drain ${i}`)));
+        const ingestSeconds = (performance.now() - i0) / 1000;
+        const d0 = new Date();
+        await ask('resume');
+        await waitUntil(async () => (await finished(drainIds)) === drainIds.length, performance.now() + BUDGET_MS, POLL_MS);
+        const [drain] = await db.query(
+          `SELECT extract(epoch FROM max(completed_at) - $2::timestamptz) AS seconds FROM control_plane.tasks WHERE id = ANY($1::uuid[])`,
+          [drainIds, d0],
+        );
 
-      let baseline: TaskBenchFigures['baseline'];
-      try {
-        const latencies = await raw.latency();
-        const jobs = theirs.reduce((a, r) => a + r.jobs, 0);
-        const seconds = theirs.reduce((a, r) => a + r.seconds, 0);
-        baseline = {
-          enqueueToStartP50Ms: percentile(latencies, 50),
-          enqueueToStartP99Ms: percentile(latencies, 99),
-          endToEndJobsPerSecond: round1(jobs / seconds),
+        const rawLatencies = await raw.latency();
+        const baseline: TaskBenchFigures['baseline'] = {
+          enqueueToStartP50Ms: percentile(rawLatencies, 50),
+          enqueueToStartP99Ms: percentile(rawLatencies, 99),
+          endToEndJobsPerSecond: round1(theirs.reduce((a, r) => a + r.jobs, 0) / theirs.reduce((a, r) => a + r.seconds, 0)),
           drainJobsPerSecond: round1(await raw.drain()),
+        };
+        const completed = ours.reduce((a, r) => a + r.completed, 0);
+        const seconds = ours.reduce((a, r) => a + r.seconds, 0);
+        return {
+          tasks: N,
+          concurrency: { clients: CLIENTS, agentPool: AGENT_CONCURRENCY },
+          latency: { samples: unloaded.length, enqueueToStartP50Ms: percentile(unloaded, 50), enqueueToStartP99Ms: percentile(unloaded, 99) },
+          endToEnd: {
+            tasksPerSecond: round1(completed / seconds),
+            seconds: Math.round(seconds * 100) / 100,
+            completed,
+            failed: ours.reduce((a, r) => a + r.failed, 0),
+            errors,
+            enqueueToStartP50Ms: percentile(loaded, 50),
+            enqueueToStartP99Ms: percentile(loaded, 99),
+          },
+          drain: {
+            tasksPerSecond: round1(N / Number(drain.seconds)),
+            seconds: Math.round(Number(drain.seconds) * 100) / 100,
+            ingestPerSecond: round1(N / ingestSeconds),
+          },
+          rounds: ours.map((r, i) => ({ tasksPerSecond: round1(r.completed / r.seconds), jobsPerSecond: round1(theirs[i]!.jobs / theirs[i]!.seconds) })),
+          baseline,
         };
       } finally {
         await raw.close();
       }
-      const completed = ours.reduce((a, r) => a + r.completed, 0);
-      const seconds = ours.reduce((a, r) => a + r.seconds, 0);
-      return {
-        tasks: N,
-        concurrency: { clients: CLIENTS, agentPool: AGENT_CONCURRENCY },
-        latency: { samples: unloaded.length, enqueueToStartP50Ms: percentile(unloaded, 50), enqueueToStartP99Ms: percentile(unloaded, 99) },
-        endToEnd: {
-          tasksPerSecond: round1(completed / seconds),
-          seconds: Math.round(seconds * 100) / 100,
-          completed,
-          failed: ours.reduce((a, r) => a + r.failed, 0),
-          errors,
-          enqueueToStartP50Ms: percentile(loaded, 50),
-          enqueueToStartP99Ms: percentile(loaded, 99),
-        },
-        drain: {
-          tasksPerSecond: round1(N / Number(drain.seconds)),
-          seconds: Math.round(Number(drain.seconds) * 100) / 100,
-          ingestPerSecond: round1(N / ingestSeconds),
-        },
-        rounds: ours.map((r, i) => ({ tasksPerSecond: round1(r.completed / r.seconds), jobsPerSecond: round1(theirs[i]!.jobs / theirs[i]!.seconds) })),
-        baseline,
-      };
     } finally {
       await db.destroy();
     }
