@@ -8,7 +8,8 @@ import { jsonClient } from './load';
  * Prompt test runs through the platform (POST /v1/promptlib/prompts/{id}/test: authentication,
  * rate limits, REST adapter, gateway, render, model call, stored run) against the same model
  * call made directly through kernel/llm, both against one local fake model, in one process.
- * Overhead = platform p50 − direct p50 (aim: under 1.5 ms, issue #15).
+ * Overhead = platform p50 − direct p50 (aim: under 1.5 ms, issue #15), from calls made one at a
+ * time with the two alternating, so the machine's drift reaches both alike.
  */
 export interface PromptBenchFigures {
   platform: { p50Ms: number; p99Ms: number; runsPerSecond: number };
@@ -64,8 +65,8 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
 
     // Warm-up, as the other phases discard their first 2 s: JIT, connection pools, caches.
     for (let i = 0; i < WARMUP; i++) await Promise.all([testOnce(), directOnce()]);
-    const platformSeq = await sequential(testOnce, SEQUENTIAL);
-    const directSeq = await sequential(directOnce, SEQUENTIAL);
+    // One at a time, the two alternating: the machine's drift within the phase reaches both alike.
+    const [platformSeq, directSeq] = await alternating(testOnce, directOnce, SEQUENTIAL);
     const platformRate = await concurrent(testOnce, CONCURRENT, CONCURRENCY);
     const directRate = await concurrent(directOnce, CONCURRENT, CONCURRENCY);
     return {
@@ -81,12 +82,22 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
   }
 }
 
-async function sequential(fn: () => Promise<unknown>, n: number): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
+/** `n` timed calls of each, one at a time, alternating `a` and `b` (each first in turn). */
+async function alternating(a: () => Promise<unknown>, b: () => Promise<unknown>, n: number): Promise<[number[], number[]]> {
+  const samples: [number[], number[]] = [[], []];
+  const timed = async (fn: () => Promise<unknown>, into: number[]) => {
     const t = performance.now();
     await fn();
-    samples.push(performance.now() - t);
+    into.push(performance.now() - t);
+  };
+  for (let i = 0; i < n; i++) {
+    if (i % 2) {
+      await timed(b, samples[1]);
+      await timed(a, samples[0]);
+    } else {
+      await timed(a, samples[0]);
+      await timed(b, samples[1]);
+    }
   }
   return samples;
 }
