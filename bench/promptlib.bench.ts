@@ -84,20 +84,13 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
 
 /** `n` timed calls of each, one at a time, alternating `a` and `b` (each first in turn). */
 async function alternating(a: () => Promise<unknown>, b: () => Promise<unknown>, n: number): Promise<[number[], number[]]> {
+  const calls = [a, b];
   const samples: [number[], number[]] = [[], []];
-  const timed = async (fn: () => Promise<unknown>, into: number[]) => {
+  for (let i = 0; i < 2 * n; i++) {
+    const which = (i + (i >> 1)) % 2; // a b, b a, a b, …
     const t = performance.now();
-    await fn();
-    into.push(performance.now() - t);
-  };
-  for (let i = 0; i < n; i++) {
-    if (i % 2) {
-      await timed(b, samples[1]);
-      await timed(a, samples[0]);
-    } else {
-      await timed(a, samples[0]);
-      await timed(b, samples[1]);
-    }
+    await calls[which]!();
+    samples[which]!.push(performance.now() - t);
   }
   return samples;
 }
