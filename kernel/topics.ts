@@ -22,6 +22,15 @@ export interface Jobs {
   'webhook.deliver': { deliveryId: string };
 }
 
+/** A task's progress as its events carry it (the control plane's TaskProgress). */
+export interface TaskStep {
+  /** 0 to 100. */
+  percentage: number;
+  currentStep: string;
+  stepsCompleted: number;
+  stepsTotal: number;
+}
+
 /** What a SharedReadCache publishes when a group (none: every group) changed. */
 export interface CacheChanged {
   group?: string;
@@ -33,7 +42,11 @@ export interface Topics {
   'queue.wakeup': { name: string };
   /** A running job was cancelled: its holder aborts it. */
   'queue.cancel': { id: string; reason: string };
-  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null };
+  /**
+   * A running task's event carries the step it is on: a short step is announced, not stored
+   * (control-plane task.runtime.ts), so readers take it from here.
+   */
+  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null; progress?: TaskStep | null };
   'control-plane.orchestration.updated': { orchestrationId: string; status: string };
   'engine.execution.updated': { executionId: string; status: string };
   'engine.execution.cancel': { executionId: string };

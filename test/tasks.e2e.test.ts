@@ -375,6 +375,37 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     assert.deepEqual(last.result.filesCreated, ['docs/x.md']);
   });
 
+  test('a short step reaches subscribers and readers from its event; a long one is stored in the row too', async () => {
+    const storedStep = async (id: string) =>
+      (await p.platform.kernel.db.query(`SELECT progress->>'currentStep' AS step FROM control_plane.tasks WHERE id = $1`, [id]))[0].step as string | null;
+    // Shorter than STEP_STORED_AFTER_MS: the model call's step is announced, never written.
+    fake.delay(800);
+    await pool().stop({ graceMs: 0 });
+    let short: any;
+    let sub: ReturnType<typeof subscribe>;
+    try {
+      short = (await p.rest('POST', `${CP}/agents/execute`, { body: task('short step') })).body.data;
+      sub = subscribe(client(p.adminKey), short.taskId, 'status progress { currentStep stepsCompleted }');
+      await sleep(300);
+    } finally {
+      await pool().start();
+    }
+    const event = await sub.until((e) => e.data?.taskUpdated?.progress.currentStep.startsWith('calling the model'));
+    assert.equal(event.data.taskUpdated.status, 'running');
+    assert.equal(event.data.taskUpdated.progress.stepsCompleted, 1);
+    const read = await getTask(short.taskId);
+    assert.equal(read.status, 'running');
+    assert.ok(read.progress.currentStep.startsWith('calling the model'), read.progress.currentStep);
+    await until('the short task to complete', async () => (await getTask(short.taskId)).status === 'completed');
+    assert.equal(await storedStep(short.taskId), 'completed');
+
+    // Longer: the row gets the step once it has lasted, for readers that missed the event.
+    fake.delay(3000);
+    const long = (await p.rest('POST', `${CP}/agents/execute`, { body: task('long step') })).body.data;
+    await until('the stored model call step', async () => !!(await storedStep(long.taskId))?.startsWith('calling the model'));
+    assert.equal((await getTask(long.taskId)).status, 'running');
+  });
+
   test('a cancellation is emitted too', async () => {
     fake.delay(10_000);
     const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('to cancel') })).body.data;

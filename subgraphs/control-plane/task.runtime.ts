@@ -33,7 +33,10 @@ import { JOB } from '../../kernel/topics';
  *   calling the model            kernel/llm with the job's signal (cancel and timeout abort it)
  *   storing the result           files -> task_artifacts, output -> result, in one statement
  *                                with the job's end; its event is the completed one
- * The steps' writes of concurrent tasks are grouped into one statement per kind (`grouped`).
+ * The steps' writes of concurrent tasks are grouped into one statement per kind (`grouped`). A
+ * step's event carries it at once; its row is written only once the step has lasted
+ * STEP_STORED_AFTER_MS (a shorter step is overwritten by the next write before a poll could
+ * matter), so the reads of every process take it from the event (TaskService).
  * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
  * execution.timeout has passed (counted from the first start, across a resumed attempt),
  * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
@@ -56,6 +59,8 @@ const NOT_PROVIDED = '(not provided)';
 const DEFAULT_TEMPERATURE = 0.2;
 const RECONCILE_EVERY_MS = 60_000;
 const STALE_AFTER_S = 60;
+/** How long a step lasts before its progress is written to the task's row too. */
+export const STEP_STORED_AFTER_MS = 1_000;
 
 /** The task left `running` under us (cancelled): stop quietly. */
 class TaskStopped extends Error {}
@@ -103,13 +108,10 @@ export class TaskRuntime {
    */
   private readonly grouped = {
     markRunning: grouped(async (ids: readonly string[]) => inOrderOf(ids, await taskStore.markRunning(this.deps.db, ids), (r) => r.id)),
-    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) =>
-      inOrderOf(
-        moves.map((m) => m.taskId),
-        await taskStore.progress(this.deps.db, moves),
-        (r) => r.id,
-      ).map((row) => row !== undefined),
-    ),
+    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) => {
+      await taskStore.progress(this.deps.db, moves);
+      return moves.map(() => undefined);
+    }),
     complete: grouped(async (ends: readonly TaskCompletion[]) =>
       inOrderOf(
         ends.map((e) => e.taskId),
@@ -209,79 +211,85 @@ export class TaskRuntime {
     const gate = task.forge?.validateGates === true;
     const names = [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
     let done = 0;
+    let storing: NodeJS.Timeout | undefined;
     const advance = async (detail?: string) => {
       signal.throwIfAborted();
-      done++;
-      await this.progress(task, progressOf(names, done, detail));
+      const progress = progressOf(names, ++done, detail);
+      clearTimeout(storing);
+      storing = setTimeout(() => void this.storeStep(task, progress), STEP_STORED_AFTER_MS);
+      await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId, progress });
     };
-
-    if (gate) {
-      const stage = task.forge!.stage!;
-      const result = validateGate(stage, 'entry', task.forge!.outputs ?? {});
-      if (!result.passed) {
-        await this.fail(task.id, {
-          code: 'GATE_VALIDATION_FAILED',
-          message: `The entry gate of ${stage} is not met: missing ${result.missingCriteria!.join(', ')}`,
-          details: { stage, gateType: 'entry', missingOutputs: result.missingCriteria, criteria: result.criteria, validatedAt: result.validatedAt },
-        });
-        throw new TaskStopped();
+    try {
+      if (gate) {
+        const stage = task.forge!.stage!;
+        const result = validateGate(stage, 'entry', task.forge!.outputs ?? {});
+        if (!result.passed) {
+          await this.fail(task.id, {
+            code: 'GATE_VALIDATION_FAILED',
+            message: `The entry gate of ${stage} is not met: missing ${result.missingCriteria!.join(', ')}`,
+            details: { stage, gateType: 'entry', missingOutputs: result.missingCriteria, criteria: result.criteria, validatedAt: result.validatedAt },
+          });
+          throw new TaskStopped();
+        }
+        await advance();
       }
-      await advance();
+
+      const promptId = promptIdOf(agent.agentId, spec.taskType);
+      const rendering = await this.deps.operations.execute<{ renderPrompt: { promptId: string; version: number; rendered: string } }>(RENDER, {
+        promptId,
+        variables: promptVariables(agent, spec, task),
+      });
+      const { rendered, version } = rendering.renderPrompt;
+      const cfg = task.modelConfig ?? {};
+      const model = this.deps.llm.resolveModel(cfg.model);
+      await advance(`calling the model (${model})`);
+
+      const completion = await this.deps.llm.complete({
+        model,
+        messages: [{ role: 'user', content: rendered }],
+        temperature: cfg.temperature ?? DEFAULT_TEMPERATURE,
+        maxTokens: cfg.maxTokens,
+        signal,
+        timeoutMs: Math.max(1000, deadline - Date.now()),
+      });
+
+      // Storing the result is the completion statement below, in memory until then: the completed
+      // event is that step's event (a progress write of its own would be overwritten at once).
+      signal.throwIfAborted();
+      const built = buildResult(agent, spec, task.context, completion.output);
+      const result: TaskResult = {
+        output: built.output,
+        filesCreated: built.filesCreated,
+        filesModified: built.filesModified,
+        linesWritten: built.linesWritten,
+        model: completion.model,
+        tokensUsed: completion.tokens.total,
+        promptId,
+        promptVersion: version,
+      };
+      const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
+      const jobEnd = job.completion();
+      const end: TaskCompletion = { taskId: task.id, result, progress: progressOf(names, names.length), files: built.files, job: jobEnd };
+      // The result, its files and the job's end in one statement (one commit), grouped with the
+      // other tasks' ends of the moment; in a transaction of its own when a webhook delivery is
+      // stored with it.
+      const row = wantsWebhook
+        ? await withTransaction(this.deps.db, async (tx) => {
+            const [done] = await taskStore.complete(tx.manager, [end]);
+            if (done)
+              await this.notify(tx, { id: done.id, agentId: done.agent_id, webhookUrl: done.webhook_url }, 'task.completed', secretEnc, {
+                ...result,
+                duration: seconds(done.duration_ms),
+              });
+            return done;
+          })
+        : await this.grouped.complete(end);
+      if (!row) throw new TaskStopped();
+      jobEnd.done(); // committed: the job ended with the task
+      await this.deps.tasks.publish({ id: row.id, status: row.status, orchestrationId: row.orchestration_id });
+    } finally {
+      clearTimeout(storing);
     }
-
-    const promptId = promptIdOf(agent.agentId, spec.taskType);
-    const rendering = await this.deps.operations.execute<{ renderPrompt: { promptId: string; version: number; rendered: string } }>(RENDER, {
-      promptId,
-      variables: promptVariables(agent, spec, task),
-    });
-    const { rendered, version } = rendering.renderPrompt;
-    const cfg = task.modelConfig ?? {};
-    const model = this.deps.llm.resolveModel(cfg.model);
-    await advance(`calling the model (${model})`);
-
-    const completion = await this.deps.llm.complete({
-      model,
-      messages: [{ role: 'user', content: rendered }],
-      temperature: cfg.temperature ?? DEFAULT_TEMPERATURE,
-      maxTokens: cfg.maxTokens,
-      signal,
-      timeoutMs: Math.max(1000, deadline - Date.now()),
-    });
-
-    // Storing the result is the completion statement below, in memory until then: the completed
-    // event is that step's event (a progress write of its own would be overwritten at once).
-    signal.throwIfAborted();
-    const built = buildResult(agent, spec, task.context, completion.output);
-    const result: TaskResult = {
-      output: built.output,
-      filesCreated: built.filesCreated,
-      filesModified: built.filesModified,
-      linesWritten: built.linesWritten,
-      model: completion.model,
-      tokensUsed: completion.tokens.total,
-      promptId,
-      promptVersion: version,
-    };
-    const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
-    const jobEnd = job.completion();
-    const end: TaskCompletion = { taskId: task.id, result, progress: progressOf(names, names.length), files: built.files, job: jobEnd };
-    // The result, its files and the job's end in one statement (one commit), grouped with the
-    // other tasks' ends of the moment; in a transaction of its own when a webhook delivery is
-    // stored with it.
-    const row = wantsWebhook
-      ? await withTransaction(this.deps.db, async (tx) => {
-          const [done] = await taskStore.complete(tx.manager, [end]);
-          if (done)
-            await this.notify(tx, { id: done.id, agentId: done.agent_id, webhookUrl: done.webhook_url }, 'task.completed', secretEnc, {
-              ...result,
-              duration: seconds(done.duration_ms),
-            });
-          return done;
-        })
-      : await this.grouped.complete(end);
-    if (!row) throw new TaskStopped();
-    jobEnd.done(); // committed: the job ended with the task
-    await this.deps.tasks.publish({ id: row.id, status: row.status, orchestrationId: row.orchestration_id });
   }
 
   // ---- state changes ------------------------------------------------------------------------
@@ -312,9 +320,9 @@ export class TaskRuntime {
     return running;
   }
 
-  private async progress(task: TaskRecord, progress: TaskProgress): Promise<void> {
-    if (!(await this.grouped.progress({ taskId: task.id, progress }))) throw new TaskStopped();
-    await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId });
+  /** A step that has lasted, into the row (a task no longer running is left alone). */
+  private async storeStep(task: TaskRecord, progress: TaskProgress): Promise<void> {
+    await this.grouped.progress({ taskId: task.id, progress }).catch((err) => this.deps.logger.warn('task progress not stored', { err, taskId: task.id }));
   }
 
   /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */

@@ -33,6 +33,7 @@ import {
   type TaskModelConfig,
   type TaskMode,
   type TaskPriority,
+  type TaskProgress,
   type TaskRecord,
   type TaskStatus,
 } from './task.store';
@@ -49,7 +50,9 @@ import { JOB, TOPIC, type Jobs } from '../../kernel/topics';
  *    CONTEXT_VALIDATION_FAILED), webhook URL (400 WEBHOOK_INVALID);
  *  - an API key has at most its tier's concurrentExecutions tasks queued or running (429
  *    RATE_LIMIT_EXCEEDED, window "concurrent"); tasks an orchestration starts do not count;
- *  - every change publishes TOPIC.taskUpdated {taskId, status, orchestrationId};
+ *  - every change publishes TOPIC.taskUpdated {taskId, status, orchestrationId}, a running task's
+ *    with the step it is on: the runtime stores a short step only in its event, so reads of a
+ *    running task take the later of its row's step and its last event's (`steps`);
  *  - cancel: a queued task is cancelled at once, a running one too (its model call is aborted
  *    through the job's signal); a finished task is a 409 conflict.
  */
@@ -61,6 +64,8 @@ export const DEFAULT_TIMEOUT_SECONDS = 300;
 export const SYNC_MAX_SECONDS = 300;
 const MAX_CONTEXT_BYTES = 512 * 1024;
 const ESTIMATE_TTL_MS = 5_000;
+/** Running tasks whose announced step is kept: far more than the workers of a deployment run at once. */
+const MAX_STEPS = 10_000;
 
 export interface ExecuteTaskInput {
   agentId: string;
@@ -84,6 +89,7 @@ export interface TaskUpdatedEvent {
   taskId: string;
   status: TaskStatus;
   orchestrationId: string | null;
+  progress?: TaskProgress | null;
 }
 
 export interface TaskListFilter {
@@ -139,9 +145,17 @@ export function present(value: unknown): boolean {
 export class TaskService {
   private readonly estimates = new Map<string, { seconds: number; at: number }>();
   private readonly waiters = new Map<string, Set<(e: TaskUpdatedEvent) => void>>();
-  private unsubscribe?: () => void;
+  /** The step each running task last announced (its events, from any process), until it ends. */
+  private readonly steps = new Map<string, TaskProgress>();
 
-  constructor(private readonly deps: TaskServiceDeps) {}
+  constructor(private readonly deps: TaskServiceDeps) {
+    deps.events.subscribe(TOPIC.taskUpdated, (e) => {
+      // The kernel's registry types a status as a string; this topic only carries this service's TaskStatus.
+      const event = e as TaskUpdatedEvent;
+      this.noteStep(event);
+      for (const wake of this.waiters.get(event.taskId) ?? []) wake(event);
+    });
+  }
 
   // ---- create -------------------------------------------------------------------------------
 
@@ -354,7 +368,7 @@ export class TaskService {
   async find(taskId: string, q: Queryable = this.deps.db.manager): Promise<TaskRecord | null> {
     if (typeof taskId !== 'string' || !UUID.test(taskId)) return null;
     const row = await taskStore.byId(q, taskId);
-    return row ? toTaskRecord(row) : null;
+    return row ? this.withStep(toTaskRecord(row)) : null;
   }
 
   async list(_principal: Principal, filter: TaskListFilter): Promise<{ tasks: TaskRecord[]; total: number; limit: number; offset: number }> {
@@ -379,7 +393,7 @@ export class TaskService {
       limit,
       offset,
     );
-    return { tasks: rows.map(toTaskRecord), total, limit, offset };
+    return { tasks: rows.map((r) => this.withStep(toTaskRecord(r))), total, limit, offset };
   }
 
   /** The files each task wrote, by path (empty for a task without any): one query for a whole list of tasks. */
@@ -412,17 +426,38 @@ export class TaskService {
 
   // ---- events -------------------------------------------------------------------------------
 
-  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'>): Promise<void> {
-    const event: TaskUpdatedEvent = { taskId: task.id, status: task.status, orchestrationId: task.orchestrationId };
+  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'> & { progress?: TaskProgress | null }): Promise<void> {
+    const event: TaskUpdatedEvent = {
+      taskId: task.id,
+      status: task.status,
+      orchestrationId: task.orchestrationId,
+      ...(task.status === 'running' && task.progress && { progress: task.progress }),
+    };
     await this.deps.events.publish(TOPIC.taskUpdated, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
+  }
+
+  private noteStep(e: TaskUpdatedEvent): void {
+    if (e.status !== 'running') this.steps.delete(e.taskId);
+    else if (e.progress) {
+      this.steps.delete(e.taskId); // re-inserted last: the oldest entries go first when full
+      this.steps.set(e.taskId, e.progress);
+      if (this.steps.size > MAX_STEPS) this.steps.delete(this.steps.keys().next().value!);
+    }
+  }
+
+  /** A running task with the step its events announced, when that is later than its row's. */
+  private withStep(task: TaskRecord): TaskRecord {
+    const step = this.steps.get(task.id);
+    if (!step) return task;
+    if (task.status !== 'running') {
+      this.steps.delete(task.id); // its end event went missing
+      return task;
+    }
+    return step.stepsCompleted >= (task.progress?.stepsCompleted ?? 0) ? { ...task, progress: step } : task;
   }
 
   /** The task once it has finished, or as it is after `ms` (woken by events, never polling). */
   async waitForEnd(taskId: string, ms: number): Promise<TaskRecord> {
-    this.unsubscribe ??= this.deps.events.subscribe(TOPIC.taskUpdated, (e) => {
-      // The kernel's registry types a status as a string; this topic only carries this service's TaskStatus.
-      for (const wake of this.waiters.get(e?.taskId) ?? []) wake(e as TaskUpdatedEvent);
-    });
     let wake!: (e: TaskUpdatedEvent | null) => void;
     const woken = new Promise<TaskUpdatedEvent | null>((resolve) => (wake = resolve));
     const set = this.waiters.get(taskId) ?? new Set();

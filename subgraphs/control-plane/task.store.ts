@@ -2,6 +2,7 @@ import { page, Where } from '../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../kernel/db/rows';
 import { Tally } from '../../kernel/db/tally';
 import { addJobFrom, jobsCompletedSql, type JobCompletion, type JobSpec } from '../../kernel/queue';
+import type { TaskStep } from '../../kernel/topics';
 
 /**
  * Where agent tasks (control_plane.tasks) and the files they wrote (control_plane.task_artifacts)
@@ -22,13 +23,8 @@ export type TaskEvent = (typeof TASK_EVENTS)[number];
 export const ARTIFACT_KINDS = ['created', 'modified'] as const;
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
-export interface TaskProgress {
-  /** 0 to 100. */
-  percentage: number;
-  currentStep: string;
-  stepsCompleted: number;
-  stepsTotal: number;
-}
+/** A task's progress: stored in its row, and carried by its events (kernel/topics.ts). */
+export type TaskProgress = TaskStep;
 
 export interface TaskResult {
   output: Record<string, unknown>;
@@ -380,17 +376,16 @@ export const taskStore = {
     ),
 
   /**
-   * The progress of running tasks: the ids of those still running (the others are left alone).
-   * Progress is re-derived by a resumed attempt, so its commit need not wait for the WAL flush.
+   * The progress of running tasks (the others are left alone). Progress is re-derived by a
+   * resumed attempt, so its commit need not wait for the WAL flush.
    */
   progress: (q: Queryable, moves: readonly { taskId: string; progress: TaskProgress }[]) =>
-    rows<{ id: string }>(
+    rows<never>(
       q,
       prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
        UPDATE control_plane.tasks t SET progress = m.progress, updated_at = now()
          FROM unnest($1::uuid[], $2::jsonb[]) AS m(id, progress), relaxed
-        WHERE t.id = m.id AND t.status = 'running'
-        RETURNING t.id`),
+        WHERE t.id = m.id AND t.status = 'running'`),
       [moves.map((m) => m.taskId), moves.map((m) => JSON.stringify(m.progress))],
     ),
 
