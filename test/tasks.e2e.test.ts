@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { Client } from 'graphql-ws';
 import { Queue } from '../kernel/queue';
+import { TOPIC } from '../kernel/topics';
 import { verifySignature } from '../kernel/webhooks';
 import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { testClock } from './support/clock';
@@ -404,6 +406,40 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     const long = (await p.rest('POST', `${CP}/agents/execute`, { body: task('long step') })).body.data;
     await until('the stored model call step', async () => !!(await storedStep(long.taskId))?.startsWith('calling the model'));
     assert.equal((await getTask(long.taskId)).status, 'running');
+  });
+
+  test('an announced step never shows on an ended task, and only the latest 10,000 running tasks’ steps are kept', async () => {
+    const announce = (taskId: string, currentStep: string) =>
+      p.platform.kernel.events.publish(TOPIC.taskUpdated, {
+        taskId,
+        status: 'running',
+        orchestrationId: null,
+        progress: { percentage: 50, currentStep, stepsCompleted: 1, stepsTotal: 3 },
+      });
+    // A step event that arrives after the task has ended (or whose end event was lost).
+    await pool().stop({ graceMs: 0 });
+    let ended: any;
+    try {
+      ended = (await p.rest('POST', `${CP}/agents/execute`, { body: task('ended') })).body.data;
+      assert.equal((await p.rest('POST', `${CP}/agents/tasks/${ended.taskId}/cancel`, {})).status, 200);
+    } finally {
+      await pool().start();
+    }
+    await announce(ended.taskId, 'a late step');
+    const cancelled = await getTask(ended.taskId);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal(cancelled.progress, undefined, 'a cancelled task shows no step it never stored');
+
+    fake.delay(5000);
+    const slow = (await p.rest('POST', `${CP}/agents/execute`, { body: task('bounded') })).body.data;
+    await until('the task to call the model', async () => (await getTask(slow.taskId)).progress?.currentStep.startsWith('calling the model') === true);
+    await announce(slow.taskId, 'an announced step');
+    assert.equal((await getTask(slow.taskId)).progress.currentStep, 'an announced step');
+    for (let i = 0; i < 10_000; i++) await announce(randomUUID(), 'another task');
+    const read = await getTask(slow.taskId);
+    assert.equal(read.status, 'running');
+    assert.notEqual(read.progress.currentStep, 'an announced step', 'the oldest announced step was let go');
+    await p.rest('POST', `${CP}/agents/tasks/${slow.taskId}/cancel`, {});
   });
 
   test('a cancellation is emitted too', async () => {
