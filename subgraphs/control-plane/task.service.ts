@@ -39,7 +39,7 @@ import {
 } from './task.store';
 import { UUID } from '../../kernel/ids';
 import { defineLoader, groupedByKey, type LoaderDefinition } from '../../kernel/loaders';
-import { JOB, TOPIC, type Jobs } from '../../kernel/topics';
+import { JOB, TOPIC, type Jobs, type Topics } from '../../kernel/topics';
 
 /**
  * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
@@ -85,12 +85,8 @@ export interface TaskOrigin {
   tx?: Tx;
 }
 
-export interface TaskUpdatedEvent {
-  taskId: string;
-  status: TaskStatus;
-  orchestrationId: string | null;
-  progress?: TaskProgress | null;
-}
+/** The topic's payload (kernel/topics.ts), with this service's status type. */
+export type TaskUpdatedEvent = Omit<Topics[typeof TOPIC.taskUpdated], 'status'> & { status: TaskStatus };
 
 export interface TaskListFilter {
   agentId?: string | null;
