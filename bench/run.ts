@@ -460,6 +460,7 @@ function markdown(run: {
   totalMs: number;
   slices?: string;
   taskRounds?: string;
+  taskCpu?: TaskBenchFigures['cpu'];
 }): string {
   const m = run.machine;
   const restRatio = run.figures.find((f) => f.id === 'rest.rps')?.ratio;
@@ -505,7 +506,11 @@ function markdown(run: {
     ...(run.taskRounds
       ? [
           "- Agent tasks: bench/tasks.bench.ts; the end-to-end figures are over rounds interleaved with the raw queue's (order alternating), " +
-            `each side's figure over all its rounds. Tasks/s against jobs/s per round: ${run.taskRounds}.`,
+            `each side's figure over all its rounds. Tasks/s against jobs/s per round: ${run.taskRounds}.` +
+            (run.taskCpu
+              ? ` CPU per task in those rounds: platform process ${run.taskCpu.task.platformMs} ms, driver (HTTP clients) ${run.taskCpu.task.driverMs} ms, ` +
+                `PostgreSQL ${run.taskCpu.task.postgresMs} ms; per raw job: driver (producers and worker) ${run.taskCpu.rawJob.driverMs} ms, PostgreSQL ${run.taskCpu.rawJob.postgresMs} ms.`
+              : ''),
         ]
       : []),
     '',
@@ -790,6 +795,17 @@ async function main(): Promise<void> {
           'aim: under 50 ms',
         ),
       );
+      if (tasks.cpu) {
+        figures.push(
+          figure(
+            'agents.cpu',
+            'Agent task CPU of every process: platform, driver, PostgreSQL (baseline: a raw queue job)',
+            'ms',
+            tasks.cpu.task.totalMs,
+            tasks.cpu.rawJob.totalMs,
+          ),
+        );
+      }
     } else {
       figures.push(notYet('agents.tasks', 'Agent tasks completed per second', 'tasks/s', 'BENCH_ONLY=tasks'));
     }
@@ -848,7 +864,7 @@ async function main(): Promise<void> {
       .map(([name, f]) => `${name} ${f.sliceRequestsPerSecond.join(' / ')}`)
       .join('; ');
     const taskRounds = (raw.tasks as TaskBenchFigures | undefined)?.rounds.map((r) => `${r.tasksPerSecond} / ${r.jobsPerSecond}`).join('; ');
-    const md = markdown({ ...run, totalMs, slices, taskRounds });
+    const md = markdown({ ...run, totalMs, slices, taskRounds, taskCpu: (raw.tasks as TaskBenchFigures | undefined)?.cpu });
     process.stdout.write(`\n${md}\n`);
     if (FULL_RUN) {
       mkdirSync(RESULTS_DIR, { recursive: true });

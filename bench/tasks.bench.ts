@@ -9,6 +9,7 @@ import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
 import { startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
+import { CpuMeter } from './cpu';
 import { jsonClient } from './load';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
@@ -57,6 +58,12 @@ export interface TaskBenchFigures {
   drain: { tasksPerSecond: number; seconds: number; ingestPerSecond: number };
   /** Each round's end-to-end figures, in order: the platform's tasks/s and the raw queue's jobs/s. */
   rounds: { tasksPerSecond: number; jobsPerSecond: number }[];
+  /**
+   * CPU (ms) per completed task in the end-to-end rounds, and per no-op job in the raw queue's:
+   * the platform's process, the driver (HTTP clients, or the raw producers and worker) and
+   * PostgreSQL (bench/cpu.ts; absent off Linux).
+   */
+  cpu?: { task: CpuPerItem; rawJob: CpuPerItem };
   baseline: {
     enqueueToStartP50Ms: number;
     enqueueToStartP99Ms: number;
@@ -64,6 +71,8 @@ export interface TaskBenchFigures {
     drainJobsPerSecond: number;
   };
 }
+
+type CpuPerItem = NonNullable<ReturnType<CpuMeter['perItem']>>;
 
 const N = Number(process.env.TASKS_N ?? 2000);
 const ROUNDS = Number(process.env.TASKS_ROUNDS ?? 3);
@@ -178,14 +187,15 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
       try {
         const ours: Awaited<ReturnType<typeof endToEnd>>[] = [];
         const theirs: { jobs: number; seconds: number }[] = [];
+        const cpu = { ours: new CpuMeter(child.pid!), theirs: new CpuMeter(child.pid!) };
         // A warm-up round of each, discarded: the first round under this load ran slower on both
         // sides (JIT, and each pooled connection planning its statements), the platform's most.
         await endToEnd('warm-up', E2E_WARMUP_N);
         await raw.endToEnd(E2E_WARMUP_N);
         for (let round = 0; round < ROUNDS; round++) {
-          if (round % 2) theirs.push(await raw.endToEnd());
-          ours.push(await endToEnd(String(round)));
-          if (!(round % 2)) theirs.push(await raw.endToEnd());
+          if (round % 2) theirs.push(await cpu.theirs.measure(N, () => raw.endToEnd()));
+          ours.push(await cpu.ours.measure(N, () => endToEnd(String(round))));
+          if (!(round % 2)) theirs.push(await cpu.theirs.measure(N, () => raw.endToEnd()));
         }
         const e2eIds = ours.flatMap((r) => r.ids);
         const loaded = await startLatencies(e2eIds);
@@ -221,6 +231,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
           drainJobsPerSecond: round1(await raw.drain()),
         };
         const completed = ours.reduce((a, r) => a + r.completed, 0);
+        const [taskCpu, rawJobCpu] = [cpu.ours.perItem(), cpu.theirs.perItem()];
         const seconds = ours.reduce((a, r) => a + r.seconds, 0);
         return {
           tasks: N,
@@ -241,6 +252,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
             ingestPerSecond: round1(N / ingestSeconds),
           },
           rounds: ours.map((r, i) => ({ tasksPerSecond: round1(r.completed / r.seconds), jobsPerSecond: round1(theirs[i]!.jobs / theirs[i]!.seconds) })),
+          ...(taskCpu && rawJobCpu && { cpu: { task: taskCpu, rawJob: rawJobCpu } }),
           baseline,
         };
       } finally {
