@@ -40,10 +40,11 @@ describe.runIf(process.platform === 'linux')('CpuMeter (bench/cpu.ts)', () => {
       });
       spin(100); // between phases: not counted
       await meter.measure(10, async () => spin(200));
+      // /proc counts whole 10 ms ticks: each reading may lose one.
       const per = meter.perItem()!;
-      expect(per.platformMs).toBeGreaterThanOrEqual(10); // its 200 ms over 20 items
+      expect(per.platformMs).toBeGreaterThanOrEqual(9); // its 200 ms over 20 items
       expect(per.platformMs).toBeLessThan(16);
-      expect(per.driverMs).toBeGreaterThanOrEqual(10); // 200 ms over 20 items, not 300
+      expect(per.driverMs).toBeGreaterThanOrEqual(9); // 200 ms over 20 items, not 300
       expect(per.driverMs).toBeLessThan(14);
       expect(per.totalMs).toBeCloseTo(per.platformMs + per.driverMs + per.postgresMs, 2);
     } finally {
