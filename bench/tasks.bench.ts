@@ -32,6 +32,8 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * back: after a discarded warm-up round of each (half as many), TASKS_ROUNDS rounds each run the
  * platform's and the raw queue's, the order alternating, and each side's figure is over all its
  * rounds (completed / seconds summed); `rounds` keeps each round's pair, to show the drift.
+ * Those rounds keep both cores busy, so `cpu` gives what a task and a raw job cost each process
+ * (the platform's, this one, PostgreSQL's): where the end-to-end figure's gap is.
  *
  * The platform (`all` role, offline model) runs in a child process (this file with `--serve`), the
  * HTTP clients and the raw queue in the calling process. Every task is docs-author/write-guide:
@@ -59,7 +61,7 @@ export interface TaskBenchFigures {
   /** Each round's end-to-end figures, in order: the platform's tasks/s and the raw queue's jobs/s. */
   rounds: { tasksPerSecond: number; jobsPerSecond: number }[];
   /**
-   * CPU (ms) per completed task in the end-to-end rounds, and per no-op job in the raw queue's:
+   * CPU (ms) per task of the end-to-end rounds, and per no-op job of the raw queue's rounds:
    * the platform's process, the driver (HTTP clients, or the raw producers and worker) and
    * PostgreSQL (bench/cpu.ts; absent off Linux).
    */
@@ -231,8 +233,8 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
           drainJobsPerSecond: round1(await raw.drain()),
         };
         const completed = ours.reduce((a, r) => a + r.completed, 0);
-        const [taskCpu, rawJobCpu] = [cpu.ours.perItem(), cpu.theirs.perItem()];
         const seconds = ours.reduce((a, r) => a + r.seconds, 0);
+        const [taskCpu, rawJobCpu] = [cpu.ours.perItem(), cpu.theirs.perItem()];
         return {
           tasks: N,
           concurrency: { clients: CLIENTS, agentPool: AGENT_CONCURRENCY },
