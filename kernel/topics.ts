@@ -43,10 +43,11 @@ export interface Topics {
   /** A running job was cancelled: its holder aborts it. */
   'queue.cancel': { id: string; reason: string };
   /**
-   * A running task's event carries the step it is on: a short step is announced, not stored
-   * (control-plane task.runtime.ts), so readers take it from here.
+   * A running task's event carries the step it is on and when it started (ISO 8601): a short step,
+   * the start among them, is announced, not stored (control-plane task.runtime.ts), so readers
+   * take it from here.
    */
-  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null; progress?: TaskStep | null };
+  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null; progress?: TaskStep | null; startedAt?: string };
   'control-plane.orchestration.updated': { orchestrationId: string; status: string };
   'engine.execution.updated': { executionId: string; status: string };
   'engine.execution.cancel': { executionId: string };

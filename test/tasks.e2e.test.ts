@@ -329,6 +329,9 @@ describe('webhooks task.started, task.completed, task.failed', () => {
     );
     assert.equal(received[0]!.signature, undefined);
     assert.equal(received[0]!.body.result.error.code, 'upstream_error');
+    // It failed before its start was written: the failure wrote it.
+    assert.ok(t.startedAt && t.duration >= 0, JSON.stringify(t));
+    assert.equal(typeof received[0]!.body.result.duration, 'number');
     // Every attempt is recorded by the kernel's delivery log.
     const deliveries = await p.platform.kernel.webhooks.list({ resourceType: 'task', resourceId: t.taskId });
     assert.equal(deliveries.length, 1);
@@ -377,9 +380,10 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     assert.deepEqual(last.result.filesCreated, ['docs/x.md']);
   });
 
+  const storedStep = async (id: string) =>
+    (await p.platform.kernel.db.query(`SELECT progress->>'currentStep' AS step FROM control_plane.tasks WHERE id = $1`, [id]))[0].step as string | null;
+
   test('a short step reaches subscribers and readers from its event; a long one is stored in the row too', async () => {
-    const storedStep = async (id: string) =>
-      (await p.platform.kernel.db.query(`SELECT progress->>'currentStep' AS step FROM control_plane.tasks WHERE id = $1`, [id]))[0].step as string | null;
     // Shorter than STEP_STORED_AFTER_MS: the model call's step is announced, never written.
     fake.delay(800);
     await pool().stop({ graceMs: 0 });
@@ -398,13 +402,28 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     const read = await getTask(short.taskId);
     assert.equal(read.status, 'running');
     assert.ok(read.progress.currentStep.startsWith('calling the model'), read.progress.currentStep);
+    // The start is a step too: announced (the read shows it), written only with the end.
+    assert.ok(read.startedAt, 'the read shows when it started');
+    const [before] = await p.platform.kernel.db.query(`SELECT status, started_at FROM control_plane.tasks WHERE id = $1`, [short.taskId]);
+    assert.deepEqual(before, { status: 'queued', started_at: null });
     await until('the short task to complete', async () => (await getTask(short.taskId)).status === 'completed');
     assert.equal(await storedStep(short.taskId), 'completed');
+    const done = await getTask(short.taskId);
+    assert.equal(done.startedAt, read.startedAt, 'the end wrote the start it announced');
+    assert.ok(done.duration >= 0.8 && Date.parse(done.completedAt) - Date.parse(done.startedAt) === Math.round(done.duration * 1000), JSON.stringify(done));
 
     // Longer: the row gets the step once it has lasted, for readers that missed the event.
     fake.delay(3000);
     const long = (await p.rest('POST', `${CP}/agents/execute`, { body: task('long step') })).body.data;
+    const announced = await untilValue(
+      'the long task to start',
+      () => getTask(long.taskId),
+      (t) => t.status === 'running',
+    );
     await until('the stored model call step', async () => !!(await storedStep(long.taskId))?.startsWith('calling the model'));
+    const [row] = await p.platform.kernel.db.query(`SELECT status, started_at FROM control_plane.tasks WHERE id = $1`, [long.taskId]);
+    assert.equal(row.status, 'running');
+    assert.equal(row.started_at.toISOString(), announced.startedAt, 'the row holds the start the event announced');
     assert.equal((await getTask(long.taskId)).status, 'running');
   });
 
@@ -433,6 +452,8 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     fake.delay(5000);
     const slow = (await p.rest('POST', `${CP}/agents/execute`, { body: task('bounded') })).body.data;
     await until('the task to call the model', async () => (await getTask(slow.taskId)).progress?.currentStep.startsWith('calling the model') === true);
+    // Once the step has lasted, the row holds it (and the start): what a reader without the event sees.
+    await until('the stored model call step', async () => !!(await storedStep(slow.taskId))?.startsWith('calling the model'));
     await announce(slow.taskId, 'an announced step');
     assert.equal((await getTask(slow.taskId)).progress.currentStep, 'an announced step');
     for (let i = 0; i < 10_000; i++) await announce(randomUUID(), 'another task');

@@ -19,6 +19,7 @@ import {
   type TaskProgress,
   type TaskRecord,
   type TaskResult,
+  type TaskStepWrite,
 } from './task.store';
 import { buildResult } from './task.results';
 import { present, type TaskJobData, type TaskService } from './task.service';
@@ -36,7 +37,10 @@ import { JOB } from '../../kernel/topics';
  * The steps' writes of concurrent tasks are grouped into one statement per kind (`grouped`). A
  * step's event carries it at once; its row is written only once the step has lasted
  * STEP_STORED_AFTER_MS (a shorter step is overwritten by the next write before a poll could
- * matter), so the reads of every process take it from the event (TaskService).
+ * matter), so the reads of every process take it from the event (TaskService). The start itself
+ * is such a step: announced at once (its event carries startedAt), written with the first stored
+ * step or with the end, so a task that ends sooner is written twice in all, created and ended
+ * (a task.started webhook is the exception: it is stored with the start, in one transaction).
  * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
  * execution.timeout has passed (counted from the first start, across a resumed attempt),
  * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
@@ -103,14 +107,14 @@ export class TaskRuntime {
   private reconcileTimer?: NodeJS.Timeout;
   /**
    * The steps every task takes outside a transaction, each kind grouped across the tasks running
-   * at the moment into one statement (kernel/db/grouped.ts): a claimed batch starts in one, its
-   * tasks' progress and ends go in a few.
+   * at the moment into one statement (kernel/db/grouped.ts): a claimed batch is read in one, its
+   * tasks' lasting steps and ends go in a few.
    */
   private readonly grouped = {
-    markRunning: grouped(async (ids: readonly string[]) => inOrderOf(ids, await taskStore.markRunning(this.deps.db, ids), (r) => r.id)),
-    progress: grouped(async (moves: readonly { taskId: string; progress: TaskProgress }[]) => {
-      await taskStore.progress(this.deps.db, moves);
-      return moves.map(() => undefined);
+    starting: grouped(async (ids: readonly string[]) => inOrderOf(ids, await taskStore.starting(this.deps.db, ids), (r) => r.id)),
+    stepped: grouped(async (steps: readonly TaskStepWrite[]) => {
+      await taskStore.stepped(this.deps.db, steps);
+      return steps.map(() => undefined);
     }),
     complete: grouped(async (ends: readonly TaskCompletion[]) =>
       inOrderOf(
@@ -147,11 +151,11 @@ export class TaskRuntime {
     const agent = findAgent(task.agentId);
     const spec = agent && findTaskType(agent, task.taskType);
     if (!agent || !spec) {
-      await this.fail(taskId, {
-        code: 'agent_execution_failed',
-        message: `${task.agentId}/${task.taskType} is no longer in the agent catalogue`,
-        details: { retryable: false },
-      });
+      await this.fail(
+        taskId,
+        { code: 'agent_execution_failed', message: `${task.agentId}/${task.taskType} is no longer in the agent catalogue`, details: { retryable: false } },
+        task.startedAt,
+      );
       return { failed: 'unknown agent' };
     }
     const deadline = task.startedAt!.getTime() + task.timeoutSeconds * 1000;
@@ -172,17 +176,17 @@ export class TaskRuntime {
         // A stopping or lost worker hands the task on: the next attempt resumes it.
         if (reason.code === 'shutdown' || reason.code === 'worker_lost') throw reason;
         if (reason.code === 'cancelled') {
-          await this.cancelled(taskId, reason.message);
+          await this.cancelled(taskId, reason.message, task.startedAt);
           return { cancelled: true };
         }
-        await this.fail(taskId, this.timeoutError(task));
+        await this.fail(taskId, this.timeoutError(task), task.startedAt);
         return { failed: 'TASK_TIMEOUT' };
       }
       if (isAppError(err) && err.code === 'timeout' && Date.now() >= deadline - 100) {
-        await this.fail(taskId, this.timeoutError(task));
+        await this.fail(taskId, this.timeoutError(task), task.startedAt);
         return { failed: 'TASK_TIMEOUT' };
       }
-      await this.fail(taskId, describe(err, task));
+      await this.fail(taskId, describe(err, task), task.startedAt);
       return { failed: isAppError(err) ? err.code : 'agent_execution_failed' };
     } finally {
       clearTimeout(timer);
@@ -209,26 +213,31 @@ export class TaskRuntime {
     job: JobContext<TaskJobData>,
   ): Promise<void> {
     const gate = task.forge?.validateGates === true;
-    const names = [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
+    const names = stepNames(task);
     let done = 0;
-    let storing: NodeJS.Timeout | undefined;
+    // The start (step 0) is written like any step that lasts.
+    let storing = setTimeout(() => void this.storeStep(task, task.progress!), STEP_STORED_AFTER_MS);
     const advance = async (detail?: string) => {
       signal.throwIfAborted();
       const progress = progressOf(names, ++done, detail);
       clearTimeout(storing);
       storing = setTimeout(() => void this.storeStep(task, progress), STEP_STORED_AFTER_MS);
-      await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId, progress });
+      await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId, progress, startedAt: task.startedAt });
     };
     try {
       if (gate) {
         const stage = task.forge!.stage!;
         const result = validateGate(stage, 'entry', task.forge!.outputs ?? {});
         if (!result.passed) {
-          await this.fail(task.id, {
-            code: 'GATE_VALIDATION_FAILED',
-            message: `The entry gate of ${stage} is not met: missing ${result.missingCriteria!.join(', ')}`,
-            details: { stage, gateType: 'entry', missingOutputs: result.missingCriteria, criteria: result.criteria, validatedAt: result.validatedAt },
-          });
+          await this.fail(
+            task.id,
+            {
+              code: 'GATE_VALIDATION_FAILED',
+              message: `The entry gate of ${stage} is not met: missing ${result.missingCriteria!.join(', ')}`,
+              details: { stage, gateType: 'entry', missingOutputs: result.missingCriteria, criteria: result.criteria, validatedAt: result.validatedAt },
+            },
+            task.startedAt,
+          );
           throw new TaskStopped();
         }
         await advance();
@@ -269,7 +278,14 @@ export class TaskRuntime {
       };
       const wantsWebhook = !!task.webhookUrl && task.webhookEvents?.includes('task.completed');
       const jobEnd = job.completion();
-      const end: TaskCompletion = { taskId: task.id, result, progress: progressOf(names, names.length), files: built.files, job: jobEnd };
+      const end: TaskCompletion = {
+        taskId: task.id,
+        result,
+        progress: progressOf(names, names.length),
+        files: built.files,
+        job: jobEnd,
+        startedAt: task.startedAt!,
+      };
       // The result, its files and the job's end in one statement (one commit), grouped with the
       // other tasks' ends of the moment; in a transaction of its own when a webhook delivery is
       // stored with it.
@@ -294,41 +310,61 @@ export class TaskRuntime {
 
   // ---- state changes ------------------------------------------------------------------------
 
-  /** queued (or running, for a resumed attempt) -> running; null when the task is not runnable. */
+  /**
+   * queued (or running, for a resumed attempt) -> running, announced; null when the task is not
+   * runnable. The start is written with the task's first lasting step or its end, except when a
+   * task.started webhook is stored with it.
+   */
   private async markRunning(taskId: string, notifyStart: boolean): Promise<RunningRow | null> {
-    const move = async (tx?: Tx): Promise<RunningRow | null> => {
-      const row = tx ? (await taskStore.markRunning(tx.manager, [taskId]))[0] : await this.grouped.markRunning(taskId);
-      if (!row) return null;
-      const task = toTaskRecord(row);
-      if (notifyStart && row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
-        await this.notify(tx, task, 'task.started', row.webhook_secret_enc, {
-          status: 'running',
-          startedAt: task.startedAt,
-          estimatedDuration: task.estimatedDuration,
-        });
-      }
-      return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
-    };
-    const running = notifyStart ? await withTransaction(this.deps.db, move) : await move();
+    const running = notifyStart ? await withTransaction(this.deps.db, (tx) => this.startNotifying(tx, taskId)) : await this.start(taskId);
     if (!running) return null;
     // A resumed task whose deadline passed while no worker held it ends here.
     if (Date.now() > running.task.startedAt!.getTime() + running.task.timeoutSeconds * 1000) {
-      await this.fail(taskId, this.timeoutError(running.task));
+      await this.fail(taskId, this.timeoutError(running.task), running.task.startedAt);
       return null;
     }
     await this.deps.tasks.publish(running.task);
     return running;
   }
 
-  /** A step that has lasted, into the row (a task no longer running is left alone). */
-  private async storeStep(task: TaskRecord, progress: TaskProgress): Promise<void> {
-    await this.grouped.progress({ taskId: task.id, progress }).catch((err) => this.deps.logger.warn('task progress not stored', { err, taskId: task.id }));
+  /** The task as it starts, read, not written (taskStore.starting). */
+  private async start(taskId: string): Promise<RunningRow | null> {
+    const row = await this.grouped.starting(taskId);
+    if (!row) return null;
+    const read = toTaskRecord(row);
+    const task: TaskRecord = { ...read, status: 'running', startedAt: row.start, progress: progressOf(stepNames(read), 0) };
+    return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
   }
 
-  /** Ends an unfinished task as failed (and sends task.failed); a finished task is left alone. */
-  async fail(taskId: string, error: TaskError): Promise<void> {
+  /** The start written at once, in `tx` with the task.started webhook it announces. */
+  private async startNotifying(tx: Tx, taskId: string): Promise<RunningRow | null> {
+    const [row] = await taskStore.markRunning(tx.manager, [taskId]);
+    if (!row) return null;
+    const task = toTaskRecord(row);
+    if (row.previous === 'queued' && task.webhookEvents?.includes('task.started')) {
+      await this.notify(tx, task, 'task.started', row.webhook_secret_enc, {
+        status: 'running',
+        startedAt: task.startedAt,
+        estimatedDuration: task.estimatedDuration,
+      });
+    }
+    return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
+  }
+
+  /** A step that has lasted (the start among them), into the row (a task no longer running is left alone). */
+  private async storeStep(task: TaskRecord, progress: TaskProgress): Promise<void> {
+    await this.grouped
+      .stepped({ taskId: task.id, progress, startedAt: task.startedAt! })
+      .catch((err) => this.deps.logger.warn('task progress not stored', { err, taskId: task.id }));
+  }
+
+  /**
+   * Ends an unfinished task as failed (and sends task.failed); a finished task is left alone.
+   * `startedAt`: the run's start, written here if it was not yet.
+   */
+  async fail(taskId: string, error: TaskError, startedAt: Date | null = null): Promise<void> {
     const task = await withTransaction(this.deps.db, async (tx) => {
-      const row = await taskStore.fail(tx.manager, taskId, error);
+      const row = await taskStore.fail(tx.manager, taskId, error, startedAt);
       if (!row) return null;
       const failed = toTaskRecord(row);
       if (failed.webhookUrl && failed.webhookEvents?.includes('task.failed')) {
@@ -340,8 +376,8 @@ export class TaskRuntime {
   }
 
   /** The job was cancelled without the task (the queue's own cancel): the task follows. */
-  private async cancelled(taskId: string, reason: string): Promise<void> {
-    const row = await taskStore.jobCancelled(this.deps.db, taskId, reason);
+  private async cancelled(taskId: string, reason: string, startedAt: Date | null): Promise<void> {
+    const row = await taskStore.jobCancelled(this.deps.db, taskId, reason, startedAt);
     if (row) await this.deps.tasks.publish(toTaskRecord(row));
   }
 
@@ -409,6 +445,12 @@ export class TaskRuntime {
     clearInterval(this.reconcileTimer);
     this.reconcileTimer = undefined;
   }
+}
+
+/** The steps a task takes (its progress counts them). */
+function stepNames(task: TaskRecord): string[] {
+  const gate = task.forge?.validateGates === true;
+  return [...(gate ? ['validating the entry gate'] : []), 'rendering instructions', 'calling the model', 'storing the result'];
 }
 
 function progressOf(names: string[], done: number, detail?: string): TaskProgress {

@@ -51,8 +51,9 @@ import { JOB, TOPIC, type Jobs, type Topics } from '../../kernel/topics';
  *  - an API key has at most its tier's concurrentExecutions tasks queued or running (429
  *    RATE_LIMIT_EXCEEDED, window "concurrent"); tasks an orchestration starts do not count;
  *  - every change publishes TOPIC.taskUpdated {taskId, status, orchestrationId}, a running task's
- *    with the step it is on: the runtime stores a short step only in its event, so reads of a
- *    running task take the later of its row's step and its last event's (`steps`);
+ *    with the step it is on and its start: the runtime stores a short step, the start among them,
+ *    only in its event, so reads of a running task take the later of its row's step and its last
+ *    event's, and a row not yet written running is read as running from its event (`steps`);
  *  - cancel: a queued task is cancelled at once, a running one too (its model call is aborted
  *    through the job's signal); a finished task is a 409 conflict.
  */
@@ -141,8 +142,8 @@ export function present(value: unknown): boolean {
 export class TaskService {
   private readonly estimates = new Map<string, { seconds: number; at: number }>();
   private readonly waiters = new Map<string, Set<(e: TaskUpdatedEvent) => void>>();
-  /** The step each running task last announced (its events, from any process), until it ends. */
-  private readonly steps = new Map<string, TaskProgress>();
+  /** The step and start each running task last announced (its events, from any process), until it ends. */
+  private readonly steps = new Map<string, { progress: TaskProgress; startedAt?: string }>();
 
   constructor(private readonly deps: TaskServiceDeps) {
     deps.events.subscribe(TOPIC.taskUpdated, (e) => {
@@ -407,7 +408,9 @@ export class TaskService {
       throw errors.field('reason', 'must be a string of at most 1000 characters');
     }
     if (typeof taskId !== 'string' || !UUID.test(taskId)) throw errors.notFound('task', String(taskId));
-    const row = await taskStore.cancel(this.deps.db, taskId, reason ?? null);
+    // A running task's start may be announced and not written yet: the cancel writes it.
+    const announced = this.steps.get(taskId)?.startedAt;
+    const row = await taskStore.cancel(this.deps.db, taskId, reason ?? null, announced ? new Date(announced) : null);
     if (!row) {
       const task = await this.get(principal, taskId);
       throw errors.conflict(`Task ${taskId} is already ${task.status}; only queued or running tasks can be cancelled`, { taskId, status: task.status });
@@ -422,12 +425,13 @@ export class TaskService {
 
   // ---- events -------------------------------------------------------------------------------
 
-  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'> & { progress?: TaskProgress | null }): Promise<void> {
+  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'> & { progress?: TaskProgress | null; startedAt?: Date | null }): Promise<void> {
     const event: TaskUpdatedEvent = {
       taskId: task.id,
       status: task.status,
       orchestrationId: task.orchestrationId,
       ...(task.status === 'running' && task.progress && { progress: task.progress }),
+      ...(task.status === 'running' && task.startedAt && { startedAt: task.startedAt.toISOString() }),
     };
     await this.deps.events.publish(TOPIC.taskUpdated, event).catch((err) => this.deps.logger.warn('task event not published', { err, taskId: task.id }));
   }
@@ -436,20 +440,24 @@ export class TaskService {
     if (e.status !== 'running') this.steps.delete(e.taskId);
     else if (e.progress) {
       this.steps.delete(e.taskId); // re-inserted last: the oldest entries go first when full
-      this.steps.set(e.taskId, e.progress);
+      this.steps.set(e.taskId, { progress: e.progress, startedAt: e.startedAt });
       if (this.steps.size > MAX_STEPS) this.steps.delete(this.steps.keys().next().value!);
     }
   }
 
-  /** A running task with the step its events announced, when that is later than its row's. */
+  /**
+   * A running task with the step its events announced, when that is later than its row's; a task
+   * whose start is announced but not written yet (its row still queued) as running since then.
+   */
   private withStep(task: TaskRecord): TaskRecord {
     const step = this.steps.get(task.id);
     if (!step) return task;
+    if (task.status === 'queued') return { ...task, status: 'running', startedAt: step.startedAt ? new Date(step.startedAt) : null, progress: step.progress };
     if (task.status !== 'running') {
       this.steps.delete(task.id); // its end event went missing
       return task;
     }
-    return step.stepsCompleted >= (task.progress?.stepsCompleted ?? 0) ? { ...task, progress: step } : task;
+    return step.progress.stepsCompleted >= (task.progress?.stepsCompleted ?? 0) ? { ...task, progress: step.progress } : task;
   }
 
   /** The task once it has finished, or as it is after `ms` (woken by events, never polling). */

@@ -222,6 +222,8 @@ export interface TaskCompletion {
   progress: TaskProgress;
   /** The task's artifacts (task.files.ts drafts them). */
   files: readonly Omit<ArtifactRow, 'task_id' | 'created_at'>[];
+  /** When it started: written here when no step of it was (`starting`). */
+  startedAt: Date;
   job: Pick<JobCompletion, 'jobId' | 'workerId'>;
 }
 
@@ -229,6 +231,18 @@ export interface TaskCompletion {
 export interface RunningTaskRow extends TaskRow {
   previous: TaskStatus;
   webhook_secret_enc: Buffer | null;
+}
+
+/** A task as it starts without a write (`starting`): its row, and when it started (its first start, else now). */
+export interface StartingTaskRow extends RunningTaskRow {
+  start: Date;
+}
+
+/** A running task's step written to its row, with its start (written with the first step, see `starting`). */
+export interface TaskStepWrite {
+  taskId: string;
+  progress: TaskProgress;
+  startedAt: Date;
 }
 
 /** The list's sort fields and their columns. */
@@ -337,15 +351,18 @@ export const taskStore = {
     return created.map((row) => ({ task: row.id ? (row as TaskRow) : null, activeBefore: row.active_before }));
   },
 
-  /** queued or running -> cancelled; undefined when the task is not (any more) either. */
-  cancel: (q: Queryable, taskId: string, reason: string | null) =>
+  /**
+   * queued or running -> cancelled; undefined when the task is not (any more) either. `startedAt`:
+   * a start announced and not written yet (`starting`).
+   */
+  cancel: (q: Queryable, taskId: string, reason: string | null, startedAt: Date | null) =>
     one<TaskRow>(
       q,
       `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancel_reason = $2, updated_at = now()
+          SET status = 'cancelled', cancel_reason = $2, started_at = coalesce(started_at, $3), updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
-      [taskId, reason],
+      [taskId, reason, startedAt],
     ),
 
   /** Tasks by status, for the Prometheus gauge (from the tally: a scrape reads no task). */
@@ -354,8 +371,9 @@ export const taskStore = {
   // ---- the runtime's steps (task.runtime.ts) ----------------------------------------------
 
   /**
-   * queued (or running, for a resumed attempt) -> running, with the status each had and its
-   * webhook secret; a task not runnable any more has no row. Like progress, `running` is
+   * queued (or running, for a resumed attempt) -> running at once (a task whose task.started
+   * webhook is stored with its start; the others start with `starting`), with the status each had
+   * and its webhook secret; a task not runnable any more has no row. Like progress, `running` is
    * re-derived by a resumed attempt (the claimed job is durable): its commit need not wait for
    * the WAL flush. The rows are locked in id order, so two such statements never deadlock.
    */
@@ -376,34 +394,51 @@ export const taskStore = {
     ),
 
   /**
-   * The progress of running tasks (the others are left alone). Progress is re-derived by a
-   * resumed attempt, so its commit need not wait for the WAL flush.
+   * The tasks a worker starts (queued, or running for a resumed attempt), read without a write: a
+   * start is announced in the task's event at once and written with its first stored step
+   * (`stepped`) or with its end (`complete`, `fail`), so a task that ends within
+   * STEP_STORED_AFTER_MS costs one write less. A task not runnable any more has no row.
    */
-  progress: (q: Queryable, moves: readonly { taskId: string; progress: TaskProgress }[]) =>
+  starting: (q: Queryable, taskIds: readonly string[]) =>
+    rows<StartingTaskRow>(
+      q,
+      prepared(`SELECT ${TASK_COLUMNS}, status AS previous, webhook_secret_enc, coalesce(started_at, now()) AS start
+         FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND status IN ('queued','running')`),
+      [taskIds],
+    ),
+
+  /**
+   * Running tasks' steps, with their start for a task not written running yet (a task no longer
+   * queued or running is left alone). Like its start, a step is re-derived by a resumed attempt,
+   * so its commit need not wait for the WAL flush.
+   */
+  stepped: (q: Queryable, steps: readonly TaskStepWrite[]) =>
     rows<never>(
       q,
       prepared(`WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-       UPDATE control_plane.tasks t SET progress = m.progress, updated_at = now()
-         FROM unnest($1::uuid[], $2::jsonb[]) AS m(id, progress), relaxed
-        WHERE t.id = m.id AND t.status = 'running'`),
-      [moves.map((m) => m.taskId), moves.map((m) => JSON.stringify(m.progress))],
+       UPDATE control_plane.tasks t
+          SET status = 'running', started_at = coalesce(t.started_at, m.started_at), progress = m.progress, updated_at = now()
+         FROM unnest($1::uuid[], $2::jsonb[], $3::timestamptz[]) AS m(id, progress, started_at), relaxed
+        WHERE t.id = m.id AND t.status IN ('queued','running')`),
+      [steps.map((m) => m.taskId), steps.map((m) => JSON.stringify(m.progress)), steps.map((m) => m.startedAt)],
     ),
 
   /**
    * running -> completed with the result, the files and the job's end (the queue's
-   * `jobsCompletedSql`), for each of `completions` in one statement; a task no longer running
-   * has no row (and its job is left to the queue).
+   * `jobsCompletedSql`), for each of `completions` in one statement, with the start when it was
+   * not written yet (`starting`); a task no longer queued or running has no row (and its job is
+   * left to the queue).
    */
   complete: (q: Queryable, completions: readonly TaskCompletion[]) =>
     rows<CompletedTaskRow>(
       q,
       prepared(`WITH input AS (
-           SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, result jsonb, progress jsonb, files jsonb, job_id uuid, worker_id uuid)
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, result jsonb, progress jsonb, files jsonb, job_id uuid, worker_id uuid, started_at timestamptz)
          ), t AS (
            UPDATE control_plane.tasks c
-              SET status = 'completed', result = i.result, progress = i.progress, updated_at = now()
+              SET status = 'completed', result = i.result, progress = i.progress, started_at = coalesce(c.started_at, i.started_at), updated_at = now()
              FROM input i
-            WHERE c.id = i.id AND c.status = 'running'
+            WHERE c.id = i.id AND c.status IN ('queued','running')
             RETURNING ${COMPLETED_COLUMNS.map((col) => `c.${col}`).join(', ')}, i.files AS done_files, i.job_id AS done_job, i.worker_id AS done_worker
          ), files AS (
            INSERT INTO control_plane.task_artifacts (task_id, path, kind, content, lines, bytes)
@@ -416,31 +451,45 @@ export const taskStore = {
          SELECT ${COMPLETED_COLUMNS.map((col) => `t.${col}`).join(', ')}, jobs.state AS job_state FROM t LEFT JOIN jobs ON jobs.id = t.done_job`),
       [
         JSON.stringify(
-          completions.map((c) => ({ id: c.taskId, result: c.result, progress: c.progress, files: c.files, job_id: c.job.jobId, worker_id: c.job.workerId })),
+          completions.map((c) => ({
+            id: c.taskId,
+            result: c.result,
+            progress: c.progress,
+            files: c.files,
+            job_id: c.job.jobId,
+            worker_id: c.job.workerId,
+            started_at: c.startedAt,
+          })),
         ),
       ],
     ),
 
-  /** queued or running -> failed, with its webhook secret; undefined for a finished task. */
-  fail: (q: Queryable, taskId: string, error: TaskError) =>
+  /**
+   * queued or running -> failed, with its webhook secret; undefined for a finished task. `startedAt`:
+   * the start of a run that failed before its start was written (`starting`).
+   */
+  fail: (q: Queryable, taskId: string, error: TaskError, startedAt: Date | null = null) =>
     one<TaskRow & { webhook_secret_enc: Buffer | null }>(
       q,
       `UPDATE control_plane.tasks
-            SET status = 'failed', error = $2, updated_at = now()
+            SET status = 'failed', error = $2, started_at = coalesce(started_at, $3), updated_at = now()
           WHERE id = $1 AND status IN ('queued','running')
           RETURNING ${TASK_COLUMNS}, webhook_secret_enc`,
-      [taskId, JSON.stringify(error)],
+      [taskId, JSON.stringify(error), startedAt],
     ),
 
-  /** queued or running -> cancelled after its job was (a reason given first is kept); undefined for a finished task. */
-  jobCancelled: (q: Queryable, taskId: string, reason: string) =>
+  /**
+   * queued or running -> cancelled after its job was (a reason given first is kept), with the start
+   * of its run if not written yet; undefined for a finished task.
+   */
+  jobCancelled: (q: Queryable, taskId: string, reason: string, startedAt: Date | null) =>
     one<TaskRow>(
       q,
       `UPDATE control_plane.tasks
-          SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
+          SET status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), started_at = coalesce(started_at, $3), updated_at = now()
         WHERE id = $1 AND status IN ('queued','running')
         RETURNING ${TASK_COLUMNS}`,
-      [taskId, reason],
+      [taskId, reason, startedAt],
     ),
 
   /** Unfinished tasks unchanged for `staleSeconds`, oldest first (at most 200). */
