@@ -31,6 +31,19 @@ class GadgetInput {
   @Field() @IsIn(['small', 'large']) size: string;
 }
 
+/** Its constraints are all inherited. */
+@InputType()
+class LabelledGadgetInput extends GadgetInput {
+  @Field() label: string;
+}
+
+/** No constraint at all: its rules would live in a service. */
+@InputType()
+class NoteInput {
+  @Field() text: string;
+  @Field(() => [String], { nullable: true }) tags?: string[];
+}
+
 const GADGETS: Gadget[] = [
   { id: 'g1', name: 'lamp', tags: ['light', 'desk'], madeAt: new Date('2026-01-02T03:04:05.000Z'), weight: 3 },
   { id: 'g2', name: 'fan', tags: [], madeAt: new Date('2026-02-03T04:05:06.000Z'), weight: null },
@@ -56,6 +69,18 @@ class GadgetResolver {
   @Mutation(() => Gadget)
   makeGadget(@Arg('input', () => GadgetInput) input: GadgetInput): Gadget {
     return { id: 'g3', name: input.name, tags: [input.size], madeAt: new Date('2026-03-04T05:06:07.000Z') };
+  }
+
+  @Authorized('gadget:write')
+  @Mutation(() => Gadget)
+  makeLabelledGadget(@Arg('input', () => LabelledGadgetInput) input: LabelledGadgetInput): Gadget {
+    return { id: 'g4', name: `${input.name} (${input.label})`, tags: [input.size], madeAt: new Date('2026-03-04T05:06:07.000Z') };
+  }
+
+  @Authorized('gadget:write')
+  @Mutation(() => [String])
+  note(@Arg('input', () => NoteInput) input: NoteInput, @Arg('more', () => [NoteInput], { nullable: true }) more?: NoteInput[]): string[] {
+    return [input, ...(more ?? [])].map((n) => `${n.text}${n.tags?.length ? ` #${n.tags.join(' #')}` : ''}`);
   }
 
   @FieldResolver(() => String)
@@ -160,4 +185,39 @@ test('every execution, interpreted or compiled, is traced with its context', asy
     SUBGRAPH_EXECUTION.start.unsubscribe(onStart as (message: unknown) => void);
   }
   assert.deepEqual(seen, ['a', 'b', 'c']);
+});
+
+test('an argument is checked by every constraint its class holds or inherits, and one whose class holds none passes as given', async () => {
+  const execute = await gadgets();
+  for (let run = 0; run < 3; run++) {
+    // Interpreted (the first run) and compiled (the later ones) alike.
+    const refused = plain(
+      await execute(
+        'mutation ($i: LabelledGadgetInput!) { makeLabelledGadget(input: $i) { id } }',
+        { i: { name: 'far too long a name', size: 'small', label: 'x' } },
+        { principal: ADMIN, requestId: 'r1' },
+      ),
+    );
+    assert.equal(refused.errors?.[0].extensions.code, 'validation_error', JSON.stringify(refused));
+    assert.deepEqual(
+      refused.errors[0].extensions.details.errors.map((f: { field: string }) => f.field),
+      ['name'],
+    );
+    const made = plain(
+      await execute(
+        'mutation ($i: LabelledGadgetInput!) { makeLabelledGadget(input: $i) { name } }',
+        { i: { name: 'cup', size: 'large', label: 'blue' } },
+        { principal: ADMIN, requestId: 'r1' },
+      ),
+    );
+    assert.deepEqual(made, { data: { makeLabelledGadget: { name: 'cup (blue)' } } });
+    const noted = plain(
+      await execute(
+        'mutation ($i: NoteInput!, $m: [NoteInput!]) { note(input: $i, more: $m) }',
+        { i: { text: '' }, m: [{ text: 'a'.repeat(5000), tags: ['x', 'y'] }] },
+        { principal: ADMIN, requestId: 'r1' },
+      ),
+    );
+    assert.deepEqual(noted, { data: { note: ['', `${'a'.repeat(5000)} #x #y`] } });
+  }
 });
