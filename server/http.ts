@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
 import { AppError } from '../kernel/errors';
@@ -32,9 +33,26 @@ const GRAPHQL_BODY_LIMIT = 6 * 1024 * 1024;
 export class HttpFront {
   readonly server: Server;
   private handler?: (req: IncomingMessage, res: ServerResponse) => void;
+  private stats?: RequestStats;
 
   constructor() {
-    this.server = createServer((req, res) => {
+    // Every response is counted as its head is written, with the time since its request arrived:
+    // by the response itself, so a request costs no listeners (a Fastify onResponse hook puts two
+    // on every response, 8 % of a short-link redirect's throughput).
+    const front = this;
+    class CountedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+      private readonly arrivedAt = performance.now();
+      private counted = false;
+      override writeHead(statusCode: number, ...rest: unknown[]): this {
+        if (!this.counted) {
+          this.counted = true;
+          front.stats?.record(statusCode, performance.now() - this.arrivedAt);
+        }
+        // (statusCode, statusMessage?, headers?) or (statusCode, headers?), passed on as given
+        return super.writeHead(statusCode, ...(rest as [OutgoingHttpHeaders?]));
+      }
+    }
+    this.server = createServer({ ServerResponse: CountedResponse }, (req, res) => {
       if (this.handler) return this.handler(req, res);
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
       res.end(JSON.stringify(req.url === '/health' ? { status: 'starting' } : { error: 'service_unavailable', message: 'The platform is starting' }));
@@ -50,6 +68,11 @@ export class HttpFront {
         resolve(typeof address === 'object' && address ? address.port : port);
       });
     });
+  }
+
+  /** Counts every response from now on (the metrics service reads them). */
+  countInto(stats: RequestStats): void {
+    this.stats = stats;
   }
 
   async attach(app: FastifyInstance): Promise<void> {
@@ -92,13 +115,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return503OnClosing: false,
   });
 
-  if (deps.requests) {
-    const stats = deps.requests;
-    app.addHook('onResponse', (_req, reply, done) => {
-      stats.record(reply.statusCode, reply.elapsedTime);
-      done();
-    });
-  }
+  if (deps.requests) deps.front.countInto(deps.requests);
 
   app.get('/health', async (_req, reply) => (deps.isDraining() ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'ok' })));
 
