@@ -365,6 +365,8 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
 describe('an orchestration run', () => {
   test('three stages: tasks in order and in parallel, dependencies, outputs handed on, exit gates, webhooks, list', async () => {
     const before = receiver.deliveries.length;
+    // The workflow's model call is held until the notes, which do not depend on it, have ended.
+    const flowHeld = hold('flow-1');
     const writer = await p.createKey({ permissions: ['orchestration:write', 'orchestration:read'] });
     const created = await p.rest('POST', `${ORCH}/create`, {
       key: writer.key,
@@ -378,7 +380,7 @@ describe('an orchestration run', () => {
             parallel: true,
             gateValidation: { exit: { required: ['design'] } },
             tasks: [
-              { id: 'flow', agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: 'checkout', trigger: 'webhook' } },
+              { id: 'flow', agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: `checkout HOLD:${flowHeld}`, trigger: 'webhook' } },
               { id: 'guide', agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'checkout', audience: 'developers' }, dependencies: ['flow'] },
               { id: 'notes', agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'notes', audience: 'ops' }, dependencies: [] },
             ],
@@ -411,6 +413,12 @@ describe('an orchestration run', () => {
     ]);
     assert.ok(new Date(c.estimatedCompletionAt) > new Date(c.createdAt));
 
+    await waitFor('the workflow task in its model call', () => reached(flowHeld));
+    await waitFor('the notes to complete while the workflow runs', async () => {
+      const design = (await status(c.orchestrationId, true)).stages[1].tasks as { key: string; status: string }[];
+      return design.find((t) => t.key === 'notes')?.status === 'completed';
+    });
+    release(flowHeld);
     const done = await untilStatus(c.orchestrationId, 'completed');
     assert.equal(done.progress.overallPercentage, 100);
     assert.deepEqual([done.progress.stagesCompleted, done.progress.stagesTotal], [3, 3]);
