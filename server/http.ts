@@ -38,7 +38,8 @@ export class HttpFront {
   constructor() {
     // Every response is counted as its head is written, with the time since its request arrived:
     // by the response itself, so a request costs no listeners (a Fastify onResponse hook puts two
-    // on every response, 8 % of a short-link redirect's throughput).
+    // on every response and runs a hook chain after it: about 4 µs of CPU a request, 23 against
+    // 19 µs in a bare redirect route).
     const front = this;
     class CountedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
       private readonly arrivedAt = performance.now();
