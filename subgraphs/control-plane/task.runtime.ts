@@ -71,7 +71,6 @@ class TaskStopped extends Error {}
 
 interface RunningRow {
   task: TaskRecord;
-  previous: string;
   secretEnc: Buffer | null;
 }
 
@@ -333,7 +332,7 @@ export class TaskRuntime {
     if (!row) return null;
     const read = toTaskRecord(row);
     const task: TaskRecord = { ...read, status: 'running', startedAt: row.start, progress: progressOf(stepNames(read), 0) };
-    return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
+    return { task, secretEnc: row.webhook_secret_enc };
   }
 
   /** The start written at once, in `tx` with the task.started webhook it announces. */
@@ -348,7 +347,7 @@ export class TaskRuntime {
         estimatedDuration: task.estimatedDuration,
       });
     }
-    return { task, previous: row.previous, secretEnc: row.webhook_secret_enc };
+    return { task, secretEnc: row.webhook_secret_enc };
   }
 
   /** A step that has lasted (the start among them), into the row (a task no longer running is left alone). */

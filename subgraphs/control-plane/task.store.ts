@@ -233,8 +233,9 @@ export interface RunningTaskRow extends TaskRow {
   webhook_secret_enc: Buffer | null;
 }
 
-/** A task as it starts without a write (`starting`): its row, and when it started (its first start, else now). */
-export interface StartingTaskRow extends RunningTaskRow {
+/** A task as it starts without a write (`starting`): its row, its webhook secret, and when it started (its first start, else now). */
+export interface StartingTaskRow extends TaskRow {
+  webhook_secret_enc: Buffer | null;
   start: Date;
 }
 
@@ -402,7 +403,7 @@ export const taskStore = {
   starting: (q: Queryable, taskIds: readonly string[]) =>
     rows<StartingTaskRow>(
       q,
-      prepared(`SELECT ${TASK_COLUMNS}, status AS previous, webhook_secret_enc, coalesce(started_at, now()) AS start
+      prepared(`SELECT ${TASK_COLUMNS}, webhook_secret_enc, coalesce(started_at, now()) AS start
          FROM control_plane.tasks WHERE id = ANY($1::uuid[]) AND status IN ('queued','running')`),
       [taskIds],
     ),
