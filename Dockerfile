@@ -14,5 +14,5 @@ COPY --from=build /app/schema ./schema
 COPY --from=build /app/dist-dashboard ./dist-dashboard
 COPY package.json ./
 USER node
-ENTRYPOINT ["node", "dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=64", "dist/main.js"]
 CMD ["all"]

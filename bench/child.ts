@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -18,9 +19,20 @@ export interface ServerChild<T> {
 }
 
 /**
- * Spawns `node [profiling] file args` (BENCH_CPU_PROF=dir profiles it) with `env` and waits up
- * to 120 s for its first JSON line that `ready` accepts; other lines go to stderr. The child is
- * killed when this process exits.
+ * The flags `npm start` gives node before `dist/main.js` (package.json's start script), so that the
+ * platform in a bench child runs as it does in production.
+ */
+export function platformNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(require.resolve('../../package.json'), 'utf8')) as { scripts: { start: string } };
+  const flags = /\bnode\s+(.*?)\s*dist\/main\.js/.exec(pkg.scripts.start)?.[1];
+  if (flags === undefined) throw new Error(`package.json's start script does not run dist/main.js with node: ${pkg.scripts.start}`);
+  return flags.split(/\s+/).filter(Boolean);
+}
+
+/**
+ * Spawns `node [the platform's flags] [profiling] file args` (BENCH_CPU_PROF=dir profiles it) with
+ * `env` and waits up to 120 s for its first JSON line that `ready` accepts; other lines go to
+ * stderr. The child is killed when this process exits.
  */
 export function spawnServer<T>(
   name: string,
@@ -29,7 +41,8 @@ export function spawnServer<T>(
   env: NodeJS.ProcessEnv,
   ready: (info: T) => boolean = (info) => typeof (info as { url?: unknown }).url === 'string',
 ): Promise<ServerChild<T>> {
-  const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const profiling = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const nodeArgs = [...platformNodeFlags(), ...profiling];
   const child = spawn(process.execPath, [...nodeArgs, file, ...args], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   process.on('exit', () => {
