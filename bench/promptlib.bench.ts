@@ -49,7 +49,7 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
   );
   const { platform, adminKey: admin } = local;
   try {
-    // A plain keep-alive http client (jsonClient): the client runs in this process too.
+    // A lean HTTP client (jsonClient): the client runs in this process too.
     const client = jsonClient(platform.url, CONCURRENCY);
     const call = async (method: string, p: string, key: string, body?: unknown) => {
       const res = await client(method, p, key, body);

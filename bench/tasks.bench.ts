@@ -138,7 +138,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
     await db.initialize();
     try {
       let k = 0;
-      // A keep-alive http client (jsonClient), not fetch: the driver shares the cores with the platform.
+      // A lean HTTP client (jsonClient), not fetch: the driver shares the cores with the platform.
       const client = jsonClient(info.url, CLIENTS);
       const post = async (topic: string): Promise<string> => {
         const res = await client('POST', '/v1/control-plane/agents/execute', info.keys[k++ % info.keys.length]!, {
