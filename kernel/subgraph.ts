@@ -95,7 +95,8 @@ const VALIDATION: ValidatorOptions = { forbidUnknownValues: false };
  * whose class has no constraint (its own or inherited) is not handed to class-validator at all,
  * unless the options could refuse it for that (whitelisting, unknown values): it would find
  * nothing to check after searching its whole metadata (most input types, the agent task's among
- * them, declare their rules in the service instead).
+ * them, declare their rules in the service instead). An argument whose declared type is such a
+ * class, or a scalar, is not validated at all (type-graphql turns its value into that class).
  */
 function validateArgumentsDirectly(): void {
   for (const param of getMetadataStorage().params) {
@@ -104,6 +105,10 @@ function validateArgumentsDirectly(): void {
     if (options.skipMissingProperties !== false) options.skipMissingProperties = true;
     if (options.forbidUnknownValues !== true) options.forbidUnknownValues = false;
     const unconstrainedPass = !options.whitelist && !options.forbidUnknownValues;
+    if (unconstrainedPass && !mayHoldConstraints(param.getType())) {
+      param.validateSettings = false; // a scalar, or a class with no constraint: nothing to validate
+      continue;
+    }
     param.validateFn = async (value: unknown) => {
       const objects = (Array.isArray(value) ? value : [value]).filter(
         (v): v is object => v !== null && typeof v === 'object' && !(unconstrainedPass && !hasConstraints(v.constructor)),
@@ -119,6 +124,11 @@ function validateArgumentsDirectly(): void {
 }
 
 const constrained = new Map<Function, boolean>();
+
+/** Whether an argument of this declared type (its items', for a list) may be an object class-validator checks. */
+function mayHoldConstraints(type: unknown): boolean {
+  return typeof type === 'function' && hasConstraints(type);
+}
 
 /** Whether class-validator holds a constraint for this class or a class it extends (read once per class). */
 function hasConstraints(type: Function): boolean {
