@@ -60,7 +60,7 @@ export class FragmentLoader {
 }
 
 /** References of a text; a malformed one is reported later, by expandTemplate, with its field. */
-function refsOf(text: string): FragmentRef[] {
+function refsOf(text: string): readonly FragmentRef[] {
   try {
     return parseTemplate(text).fragments;
   } catch {

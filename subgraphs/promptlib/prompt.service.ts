@@ -127,7 +127,7 @@ export class PromptService extends PromptReads {
     } catch (err) {
       warnings.push(`the new template does not render as it is: ${(err as Error).message}`);
       const own = parseTemplate(template, 'template', true);
-      variables = own.variables;
+      variables = [...own.variables];
       ids = unique(own.fragments.map((f) => f.id));
       labels = own.fragments.map(refLabel);
     }

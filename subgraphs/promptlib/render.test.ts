@@ -43,6 +43,21 @@ describe('parseTemplate', () => {
       assert.equal((err.details.errors as any[])[0].field, 'template');
     }
   });
+
+  test('a text parsed again is not parsed again: the parse is shared, frozen; a refusal is not remembered', () => {
+    const text = 'Remembered {{who}} {{fragment:kept:3}}';
+    const first = parseTemplate(text);
+    assert.equal(parseTemplate(text, 'content'), first);
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first.tokens) && Object.isFrozen(first.tokens[1]) && Object.isFrozen(first.variables));
+    assert.throws(() => (first.variables as string[]).push('other'), TypeError);
+    assert.deepEqual(renderTemplate('Remembered {{who}}', { who: 'me' }).text, 'Remembered me');
+
+    // Lenient (text a model wrote) keeps a malformed reference as text; the strict parse still refuses it, under each caller's field.
+    const bad = 'x {{fragment:Bad_ID}}';
+    assert.deepEqual(parseTemplate(bad, 'template', true).tokens, [{ kind: 'text', text: bad }]);
+    assert.equal((appError(() => parseTemplate(bad, 'content')).details.errors as any[])[0].field, 'content');
+    assert.equal((appError(() => parseTemplate(bad, 'steps.0.template')).details.errors as any[])[0].field, 'steps.0.template');
+  });
 });
 
 describe('renderTemplate', () => {

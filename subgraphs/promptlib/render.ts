@@ -30,12 +30,13 @@ export interface FragmentRef {
 
 export type Token = { kind: 'text'; text: string } | { kind: 'variable'; name: string } | { kind: 'fragment'; ref: FragmentRef; raw: string };
 
+/** Shared by every caller that parses the same text: read-only. */
 export interface ParsedTemplate {
-  tokens: Token[];
+  readonly tokens: readonly Readonly<Token>[];
   /** Variables of this text alone, in order of first use. */
-  variables: string[];
+  readonly variables: readonly string[];
   /** Fragment references of this text alone, in order of first use, without duplicates. */
-  fragments: FragmentRef[];
+  readonly fragments: readonly FragmentRef[];
 }
 
 export interface FragmentSource {
@@ -53,11 +54,26 @@ export function refLabel(ref: FragmentRef): string {
   return ref.version === undefined ? ref.id : `${ref.id}:${ref.version}`;
 }
 
+/** Templates parsed strictly, remembered by text: agents and tests render the same few again and again. */
+const TEMPLATES_KEPT = 1_000;
+const parsedTemplates = new Map<string, ParsedTemplate>();
+
 /**
  * Splits a template into text, variables and fragment references. A malformed fragment reference
- * is a 400, or plain text when `lenient` (for text a model wrote).
+ * is a 400, or plain text when `lenient` (for text a model wrote). The result is shared: frozen.
  */
 export function parseTemplate(template: string, field = 'template', lenient = false): ParsedTemplate {
+  if (lenient) return parse(template, field, true);
+  let parsed = parsedTemplates.get(template);
+  if (!parsed) {
+    parsed = parse(template, field, false);
+    if (parsedTemplates.size >= TEMPLATES_KEPT) parsedTemplates.clear();
+    parsedTemplates.set(template, parsed);
+  }
+  return parsed;
+}
+
+function parse(template: string, field: string, lenient: boolean): ParsedTemplate {
   const tokens: Token[] = [];
   const variables: string[] = [];
   const fragments: FragmentRef[] = [];
@@ -100,7 +116,8 @@ export function parseTemplate(template: string, field = 'template', lenient = fa
     }
   }
   text(template.slice(last));
-  return { tokens, variables, fragments };
+  for (const token of tokens) Object.freeze(token);
+  return Object.freeze({ tokens: Object.freeze(tokens), variables: Object.freeze(variables), fragments: Object.freeze(fragments) });
 }
 
 export interface Expansion {
@@ -123,7 +140,7 @@ export function expandTemplate(template: string, lookup: FragmentLookup, opts: {
   const out: Expansion = { parts: [], variables: [], fragments: [] };
   const used = new Set<string>();
 
-  const walk = (tokens: Token[], stack: string[]) => {
+  const walk = (tokens: readonly Token[], stack: string[]) => {
     for (const token of tokens) {
       if (token.kind === 'text') {
         const prev = out.parts[out.parts.length - 1];
@@ -217,7 +234,7 @@ function valueText(value: unknown): string {
  * The declared `variables` of a prompt must be exactly the variables its template (fragments
  * included) uses: every problem is reported under `field`.
  */
-export function checkDeclaredVariables(declared: string[], used: string[], field = 'variables'): void {
+export function checkDeclaredVariables(declared: string[], used: readonly string[], field = 'variables'): void {
   const problems: FieldError[] = [];
   declared.forEach((name, i) => {
     if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
