@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -32,8 +32,9 @@ export function parseKeyPrefix(plain: string): { service: KeyService; environmen
   return null;
 }
 
+/** SHA-256 of a key, one-shot (half the time of a createHash object, on every authenticated request). */
 export function hashKey(plain: string): Buffer {
-  return createHash('sha256').update(plain).digest();
+  return hash('sha256', plain, 'buffer');
 }
 
 function generateKey(service: KeyService, environment: Environment): string {
