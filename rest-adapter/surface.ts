@@ -5,11 +5,13 @@ import {
   coerceInputValue,
   getNullableType,
   isInputObjectType,
+  isLeafType,
   isListType,
   isNonNullType,
   parse,
   typeFromAST,
   type GraphQLFormattedError,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -245,18 +247,37 @@ function checkShape(
   }
   const fields = named.getFields();
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
     const field = fields[key];
-    if (field) out[key] = checkShape(item, field.type, [...path, key], report);
-    else report([...path, key], 'is not a known field', 'unknown');
+    const item = (value as Record<string, unknown>)[key];
+    if (!field) report([...path, key], 'is not a known field', 'unknown');
+    else out[key] = isPlainLeaf(item, field.type) ? item : checkShape(item, field.type, [...path, key], report);
   }
-  for (const [key, field] of Object.entries(fields)) {
+  for (const key of requiredFields(named)) {
     const given = (value as Record<string, unknown>)[key];
-    if (isNonNullType(field.type) && field.defaultValue === undefined && (given === undefined || given === null)) {
-      report([...path, key], given === null ? 'must not be null' : 'is required', 'missing');
-    }
+    if (given === undefined || given === null) report([...path, key], given === null ? 'must not be null' : 'is required', 'missing');
   }
   return out;
+}
+
+/** A value checkShape has nothing to say about, not walked: absent, or a scalar's or an enum's (an ID's a string). */
+function isPlainLeaf(value: unknown, type: GraphQLInputType): boolean {
+  const named = getNullableType(type);
+  return value === null || value === undefined || (isLeafType(named) && (named !== GraphQLID || typeof value === 'string'));
+}
+
+const required = new WeakMap<GraphQLInputObjectType, string[]>();
+
+/** The fields of an input type a value must give (non-null, without a default), read once per type. */
+function requiredFields(type: GraphQLInputObjectType): string[] {
+  let names = required.get(type);
+  if (!names) {
+    names = Object.values(type.getFields())
+      .filter((f) => isNonNullType(f.type) && f.defaultValue === undefined)
+      .map((f) => f.name);
+    required.set(type, names);
+  }
+  return names;
 }
 
 function cleanMessage(message: string): string {
