@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { IsIn, Length } from 'class-validator';
+import type { GraphQLObjectType } from 'graphql';
 import { Arg, Authorized, Ctx, Directive, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ANONYMOUS, type Principal } from './auth/principal';
 import { errors } from './errors';
@@ -23,6 +24,10 @@ class Gadget {
   @Field(() => [String]) tags: string[];
   @Field(() => Date) madeAt: Date;
   @Field(() => Int, { nullable: true }) weight?: number | null;
+  /** A field with a permission of its own. */
+  @Authorized('gadget:secret')
+  @Field(() => String, { nullable: true })
+  secret?: string;
 }
 
 @InputType()
@@ -45,7 +50,7 @@ class NoteInput {
 }
 
 const GADGETS: Gadget[] = [
-  { id: 'g1', name: 'lamp', tags: ['light', 'desk'], madeAt: new Date('2026-01-02T03:04:05.000Z'), weight: 3 },
+  { id: 'g1', name: 'lamp', tags: ['light', 'desk'], madeAt: new Date('2026-01-02T03:04:05.000Z'), weight: 3, secret: 'hidden' },
   { id: 'g2', name: 'fan', tags: [], madeAt: new Date('2026-02-03T04:05:06.000Z'), weight: null },
 ];
 
@@ -219,5 +224,21 @@ test('an argument is checked by every constraint its class holds or inherits, an
       ),
     );
     assert.deepEqual(noted, { data: { note: ['', `${'a'.repeat(5000)} #x #y`] } });
+  }
+});
+
+test("a plain field is read as the property it is, and a field's own @Authorized is still checked on every run", async () => {
+  const execute = await gadgets();
+  const fields = (execute.schema.getType('Gadget') as GraphQLObjectType).getFields();
+  assert.equal(fields.name!.resolve, undefined, 'no resolver of its own: read inline');
+  assert.equal(typeof fields.secret!.resolve, 'function');
+  const reader: Principal = { ...ADMIN, permissions: ['gadget:read'] };
+  for (let i = 0; i < 3; i++) {
+    const refused = plain(await execute('{ gadgets(first: 1) { id name secret } }', undefined, { principal: reader, requestId: 'r1' }));
+    assert.deepEqual(refused.data, { gadgets: [{ id: 'g1', name: 'lamp', secret: null }] }, `run ${i}`);
+    assert.equal(refused.errors[0].extensions.code, 'insufficient_permissions');
+    assert.deepEqual(refused.errors[0].path, ['gadgets', 0, 'secret']);
+    const allowed = plain(await execute('{ gadgets(first: 1) { id secret } }', undefined, { principal: ADMIN, requestId: 'r2' }));
+    assert.deepEqual(allowed, { data: { gadgets: [{ id: 'g1', secret: 'hidden' }] } }, `run ${i}`);
   }
 });

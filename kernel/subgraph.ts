@@ -169,6 +169,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   });
   assertEveryOperationAuthorized(spec);
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
+  dropPlainFieldResolvers(resolvers);
   for (const [type, ref] of Object.entries(spec.references ?? {})) {
     resolvers[type] = {
       ...resolvers[type],
@@ -187,6 +188,36 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
+
+/**
+ * type-graphql gives every field of an object type a resolver that runs the field's middlewares
+ * (its @Authorized check among them) and then reads the property. A field with none to run (and
+ * buildSubgraph gives no global middleware) keeps GraphQL's default resolver instead, the same
+ * property read, which graphql-jit compiles inline rather than calling a function with a resolve
+ * info built for it, for every field of every object of an answer. A field keeps type-graphql's
+ * resolver when any class of its type's name gives it @Authorized, a middleware, arguments, a
+ * field resolver or a schema name of its own.
+ */
+function dropPlainFieldResolvers(resolvers: Record<string, Record<string, unknown>>): void {
+  const storage = getMetadataStorage();
+  const resolvedBy = new Set(storage.fieldResolvers.map((r) => `${r.getObjectType?.().name}.${r.methodName}`));
+  const plain = new Set<string>();
+  const kept = new Set<string>();
+  for (const type of storage.objectTypes) {
+    for (const f of type.fields ?? []) {
+      const key = `${type.name}.${f.schemaName}`;
+      const isPlain =
+        f.roles === undefined && !f.middlewares?.length && !f.params?.length && f.name === f.schemaName && !resolvedBy.has(`${type.target.name}.${f.name}`);
+      (isPlain ? plain : kept).add(key);
+    }
+  }
+  for (const [typeName, fields] of Object.entries(resolvers)) {
+    for (const name of Object.keys(fields)) {
+      const key = `${typeName}.${name}`;
+      if (plain.has(key) && !kept.has(key)) delete fields[name];
+    }
+  }
+}
 
 /**
  * Security by default: every root operation names its permission with @Authorized (PUBLIC and
