@@ -101,7 +101,7 @@ function parse(template: string, field: string, lenient: boolean): ParsedTemplat
         }
         throw errors.field(field, `${raw} is not a fragment reference: write {{fragment:<fragment_id>}} or {{fragment:<fragment_id>:<version>}}`);
       }
-      const ref: FragmentRef = version === undefined ? { id } : { id, version: Number(version) };
+      const ref: FragmentRef = Object.freeze(version === undefined ? { id } : { id, version: Number(version) });
       tokens.push({ kind: 'fragment', ref, raw });
       const label = refLabel(ref);
       if (!seenFragments.has(label)) {
