@@ -91,12 +91,12 @@ const VALIDATION: ValidatorOptions = { forbidUnknownValues: false };
  * (type-graphql#982): 8 of the 9 µs a validation took. Each argument its settings validate gets
  * that same validation as its own `validateFn` instead, class-validator imported once: the options
  * type-graphql would merge (missing properties skipped, unknown values allowed unless the argument
- * asks), an object or the objects of an array, failures as its ArgumentValidationError. An object
- * whose class has no constraint (its own or inherited) is not handed to class-validator at all,
- * unless the options could refuse it for that (whitelisting, unknown values): it would find
- * nothing to check after searching its whole metadata (most input types, the agent task's among
- * them, declare their rules in the service instead). An argument whose declared type is such a
- * class, or a scalar, is not validated at all (type-graphql turns its value into that class).
+ * asks), an object or the objects of an array, failures as its ArgumentValidationError. An
+ * argument whose declared type holds no constraint (a scalar, or a class with none of its own or
+ * inherited) is not validated at all, unless the options could refuse it for that (whitelisting,
+ * unknown values): class-validator would find nothing to check after searching its whole metadata
+ * (most input types, the agent task's among them, declare their rules in the service instead).
+ * type-graphql turns an argument's value into its declared class, so the type decides for the value.
  */
 function validateArgumentsDirectly(): void {
   for (const param of getMetadataStorage().params) {
@@ -104,15 +104,12 @@ function validateArgumentsDirectly(): void {
     const options: ValidatorOptions = { ...VALIDATION, ...(typeof param.validateSettings === 'object' ? param.validateSettings : {}) };
     if (options.skipMissingProperties !== false) options.skipMissingProperties = true;
     if (options.forbidUnknownValues !== true) options.forbidUnknownValues = false;
-    const unconstrainedPass = !options.whitelist && !options.forbidUnknownValues;
-    if (unconstrainedPass && !mayHoldConstraints(param.getType())) {
-      param.validateSettings = false; // a scalar, or a class with no constraint: nothing to validate
+    if (!options.whitelist && !options.forbidUnknownValues && !holdsConstraints(param.getType())) {
+      param.validateSettings = false;
       continue;
     }
     param.validateFn = async (value: unknown) => {
-      const objects = (Array.isArray(value) ? value : [value]).filter(
-        (v): v is object => v !== null && typeof v === 'object' && !(unconstrainedPass && !hasConstraints(v.constructor)),
-      );
+      const objects = (Array.isArray(value) ? value : [value]).filter((v): v is object => v !== null && typeof v === 'object');
       if (!objects.length) return;
       try {
         await Promise.all(objects.map((o) => validateOrReject(o, options)));
@@ -123,21 +120,9 @@ function validateArgumentsDirectly(): void {
   }
 }
 
-const constrained = new Map<Function, boolean>();
-
-/** Whether an argument of this declared type (its items', for a list) may be an object class-validator checks. */
-function mayHoldConstraints(type: unknown): boolean {
-  return typeof type === 'function' && hasConstraints(type);
-}
-
-/** Whether class-validator holds a constraint for this class or a class it extends (read once per class). */
-function hasConstraints(type: Function): boolean {
-  let known = constrained.get(type);
-  if (known === undefined) {
-    known = validationMetadata().getTargetValidationMetadatas(type, '', true, false).length > 0;
-    constrained.set(type, known);
-  }
-  return known;
+/** Whether class-validator holds a constraint for an argument's declared type (its items', for a list): a class's own or inherited; never a scalar's. */
+function holdsConstraints(type: unknown): boolean {
+  return typeof type === 'function' && validationMetadata().getTargetValidationMetadatas(type, '', true, false).length > 0;
 }
 
 /**
