@@ -67,6 +67,22 @@ describe.runIf(process.platform === 'linux')('CpuMeter (bench/cpu.ts)', () => {
     }
   });
 
+  it('a backend that ends during a phase takes its CPU with it, not away from the others', async () => {
+    const [busy, ending] = [new Client({ connectionString: db.url }), new Client({ connectionString: db.url })];
+    await Promise.all([busy.connect(), ending.connect()]);
+    try {
+      await ending.query(`SELECT count(*) FROM generate_series(1, 6000000)`); // spent before the phase
+      const meter = new CpuMeter(process.pid);
+      await meter.measure(1, async () => {
+        await ending.end(); // as another test's connection may, in a parallel run
+        await busy.query(`SELECT count(*) FROM generate_series(1, 3000000)`);
+      });
+      expect(meter.perItem()!.postgresMs).toBeGreaterThanOrEqual(100);
+    } finally {
+      await busy.end();
+    }
+  });
+
   it('has nothing to report before a phase', () => {
     expect(new CpuMeter(process.pid).perItem()).toBeUndefined();
   });

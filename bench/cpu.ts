@@ -27,23 +27,43 @@ function cpuMsOf(pid: number | string): number {
   }
 }
 
-/** Every process named `postgres`: the server and its backends (a backend that ended since takes its CPU with it). */
-function postgresCpuMs(): number {
-  let total = 0;
+/** The CPU each process named `postgres` (the server and its backends) has used so far, by pid. */
+function postgresCpuMs(): Map<string, number> {
+  const byPid = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8') === 'postgres\n') total += cpuMsOf(pid);
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8') === 'postgres\n') byPid.set(pid, cpuMsOf(pid));
     } catch {
       // gone meanwhile
     }
   }
+  return byPid;
+}
+
+/**
+ * What the PostgreSQL processes alive at the end spent since `before`: a backend that ended
+ * meanwhile takes its CPU with it (never a negative sum), one that started counts whole, and so
+ * does one that reuses an ended one's pid.
+ */
+function postgresSpentMs(before: Map<string, number>, after: Map<string, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) {
+    const was = before.get(pid) ?? 0;
+    total += ms >= was ? ms - was : ms;
+  }
   return total;
 }
 
-function sampleCpu(platformPid: number): CpuSample | undefined {
+interface Reading {
+  platformMs: number;
+  driverMs: number;
+  postgres: Map<string, number>;
+}
+
+function read(platformPid: number): Reading | undefined {
   if (process.platform !== 'linux') return undefined;
-  return { platformMs: cpuMsOf(platformPid), driverMs: cpuMsOf(process.pid), postgresMs: postgresCpuMs() };
+  return { platformMs: cpuMsOf(platformPid), driverMs: cpuMsOf(process.pid), postgres: postgresCpuMs() };
 }
 
 /** Sums the CPU of the phases measured with it, to divide by the items they handled. */
@@ -55,11 +75,13 @@ export class CpuMeter {
 
   /** Runs `phase` (which handles `items`) and adds what it cost (nothing off Linux). */
   async measure<T>(items: number, phase: () => Promise<T>): Promise<T> {
-    const before = sampleCpu(this.platformPid);
+    const before = read(this.platformPid);
     const result = await phase();
-    const after = sampleCpu(this.platformPid);
+    const after = read(this.platformPid);
     if (!before || !after) return result;
-    for (const k of ['platformMs', 'driverMs', 'postgresMs'] as const) this.spent[k] += after[k] - before[k];
+    this.spent.platformMs += after.platformMs - before.platformMs;
+    this.spent.driverMs += after.driverMs - before.driverMs;
+    this.spent.postgresMs += postgresSpentMs(before.postgres, after.postgres);
     this.items += items;
     return result;
   }
