@@ -460,6 +460,7 @@ function markdown(run: {
   totalMs: number;
   slices?: string;
   taskRounds?: string;
+  taskWarmUp?: TaskBenchFigures['warmUp'];
   taskCpu?: TaskBenchFigures['cpu'];
 }): string {
   const m = run.machine;
@@ -506,7 +507,10 @@ function markdown(run: {
     ...(run.taskRounds
       ? [
           "- Agent tasks: bench/tasks.bench.ts; the end-to-end figures are over rounds interleaved with the raw queue's (order alternating), " +
-            `each side's figure over all its rounds. Tasks/s against jobs/s per round: ${run.taskRounds}.` +
+            `each side's figure over all its rounds. Tasks/s against jobs/s per round: ${run.taskRounds}` +
+            (run.taskWarmUp
+              ? `, after a discarded warm-up round of ${run.taskWarmUp.tasks} tasks and as many jobs from a cold start: ${run.taskWarmUp.tasksPerSecond} / ${run.taskWarmUp.jobsPerSecond}.`
+              : '.') +
             (run.taskCpu
               ? ` CPU per task in those rounds: platform process ${run.taskCpu.task.platformMs} ms, driver (HTTP clients) ${run.taskCpu.task.driverMs} ms, ` +
                 `PostgreSQL ${run.taskCpu.task.postgresMs} ms; per raw job: driver (producers and worker) ${run.taskCpu.rawJob.driverMs} ms, PostgreSQL ${run.taskCpu.rawJob.postgresMs} ms.`
@@ -863,8 +867,9 @@ async function main(): Promise<void> {
     const slices = Object.entries(measuredLoads)
       .map(([name, f]) => `${name} ${f.sliceRequestsPerSecond.join(' / ')}`)
       .join('; ');
-    const taskRounds = (raw.tasks as TaskBenchFigures | undefined)?.rounds.map((r) => `${r.tasksPerSecond} / ${r.jobsPerSecond}`).join('; ');
-    const md = markdown({ ...run, totalMs, slices, taskRounds, taskCpu: (raw.tasks as TaskBenchFigures | undefined)?.cpu });
+    const taskFigures = raw.tasks as TaskBenchFigures | undefined;
+    const taskRounds = taskFigures?.rounds.map((r) => `${r.tasksPerSecond} / ${r.jobsPerSecond}`).join('; ');
+    const md = markdown({ ...run, totalMs, slices, taskRounds, taskWarmUp: taskFigures?.warmUp, taskCpu: taskFigures?.cpu });
     process.stdout.write(`\n${md}\n`);
     if (FULL_RUN) {
       mkdirSync(RESULTS_DIR, { recursive: true });

@@ -29,9 +29,13 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  *
  * The machine's speed drifts by tens of percent between one second and the next (bench/README.md),
  * so the end-to-end phases, the figure compared with the raw queue, are not run once each back to
- * back: after a discarded warm-up round of each (half as many), TASKS_ROUNDS rounds each run the
- * platform's and the raw queue's, the order alternating, and each side's figure is over all its
- * rounds (completed / seconds summed); `rounds` keeps each round's pair, to show the drift.
+ * back: after a discarded warm-up round of each (TASKS_WARMUP, three rounds' worth), TASKS_ROUNDS
+ * rounds each run the platform's and the raw queue's, the order alternating, and each side's figure
+ * is over all its rounds (completed / seconds summed); `rounds` keeps each round's pair, to show the
+ * drift, and `warmUp` the warm-up round's. The warm-up is that long because the platform reaches its
+ * steady state late: its CPU per task (and the HTTP clients') kept falling over its first ~7,000
+ * tasks, V8 optimizing a large code base, so with a warm-up of 1,000 the first measured round was
+ * always the slowest (rounds 0.55, 0.65, 0.76 of the raw queue's in one run; with 6,000: 0.62, 0.73, 0.68).
  * Those rounds keep both cores busy, so `cpu` gives what a task and a raw job cost each process
  * (the platform's, this one, PostgreSQL's): where the end-to-end figure's gap is.
  *
@@ -60,6 +64,8 @@ export interface TaskBenchFigures {
   drain: { tasksPerSecond: number; seconds: number; ingestPerSecond: number };
   /** Each round's end-to-end figures, in order: the platform's tasks/s and the raw queue's jobs/s. */
   rounds: { tasksPerSecond: number; jobsPerSecond: number }[];
+  /** The discarded warm-up round's: `tasks` tasks and as many raw jobs, from a cold start. */
+  warmUp: { tasks: number; tasksPerSecond: number; jobsPerSecond: number };
   /**
    * CPU (ms) per task of the end-to-end rounds, and per no-op job of the raw queue's rounds:
    * the platform's process, the driver (HTTP clients, or the raw producers and worker) and
@@ -78,8 +84,8 @@ type CpuPerItem = NonNullable<ReturnType<CpuMeter['perItem']>>;
 
 const N = Number(process.env.TASKS_N ?? 2000);
 const ROUNDS = Number(process.env.TASKS_ROUNDS ?? 3);
-/** Tasks (and raw jobs) of the discarded end-to-end round before the measured ones. */
-const E2E_WARMUP_N = Math.ceil(N / 2);
+/** Tasks (and raw jobs) of the discarded end-to-end round before the measured ones (see above). */
+const E2E_WARMUP_N = Number(process.env.TASKS_WARMUP ?? 3 * N);
 const LATENCY_N = Number(process.env.TASKS_LATENCY ?? 200);
 const CLIENTS = 64;
 const KEYS = 50;
@@ -197,10 +203,9 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
         const ours: Awaited<ReturnType<typeof endToEnd>>[] = [];
         const theirs: { jobs: number; seconds: number }[] = [];
         const cpu = { ours: new CpuMeter(child.pid!), theirs: new CpuMeter(child.pid!) };
-        // A warm-up round of each, discarded: the first round under this load ran slower on both
+        // A warm-up round of each, discarded: the first rounds under this load ran slower on both
         // sides (JIT, and each pooled connection planning its statements), the platform's most.
-        await endToEnd('warm-up', E2E_WARMUP_N);
-        await raw.endToEnd(E2E_WARMUP_N);
+        const warmUp = { ours: await endToEnd('warm-up', E2E_WARMUP_N), theirs: await raw.endToEnd(E2E_WARMUP_N) };
         for (let round = 0; round < ROUNDS; round++) {
           if (round % 2) theirs.push(await cpu.theirs.measure(N, () => raw.endToEnd()));
           ours.push(await cpu.ours.measure(N, () => endToEnd(String(round))));
@@ -261,6 +266,11 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
             ingestPerSecond: round1(N / ingestSeconds),
           },
           rounds: ours.map((r, i) => ({ tasksPerSecond: round1(r.completed / r.seconds), jobsPerSecond: round1(theirs[i]!.jobs / theirs[i]!.seconds) })),
+          warmUp: {
+            tasks: E2E_WARMUP_N,
+            tasksPerSecond: round1(warmUp.ours.completed / warmUp.ours.seconds),
+            jobsPerSecond: round1(warmUp.theirs.jobs / warmUp.theirs.seconds),
+          },
           ...(taskCpu && rawJobCpu && { cpu: { task: taskCpu, rawJob: rawJobCpu } }),
           baseline,
         };
