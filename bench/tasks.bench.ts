@@ -34,8 +34,10 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * is over all its rounds (completed / seconds summed); `rounds` keeps each round's pair, to show the
  * drift, and `warmUp` the warm-up round's. The warm-up is that long because the platform reaches its
  * steady state late: its CPU per task (and the HTTP clients') kept falling over its first ~7,000
- * tasks, V8 optimizing a large code base, so with a warm-up of 1,000 the first measured round was
- * always the slowest (rounds 0.55, 0.65, 0.76 of the raw queue's in one run; with 6,000: 0.62, 0.73, 0.68).
+ * tasks, V8 optimizing a large code base. With a warm-up of 1,000 the platform's rounds rose from
+ * one to the next (890, 1,022, 1,209 tasks/s in one run) and its CPU per task was 0.73-0.81 ms; with
+ * 6,000 they were level and it was 0.59-0.61 ms (three alternated pairs of runs on one host: 0.55,
+ * 0.58, 0.66 of the raw queue against 0.74, 0.66, 0.70).
  * Those rounds keep both cores busy, so `cpu` gives what a task and a raw job cost each process
  * (the platform's, this one, PostgreSQL's): where the end-to-end figure's gap is.
  *
