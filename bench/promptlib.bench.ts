@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { startFakeLlm } from '../test/support/fake-llm';
 import { startLocalPlatform } from '../test/support/platform';
@@ -28,7 +29,11 @@ const CONCURRENCY = 16;
 const WARMUP = 1_000; // about 3 s: JIT, connection pools, caches
 const KEYS = 40; // enterprise keys allow 200 prompt tests a minute each
 
-/** Runs the measurement in a child process (this file with `--measure`) and returns its figures. */
+/**
+ * Runs the measurement in a child process (this file with `--measure`) and returns its figures.
+ * The child ends by itself once it has printed them and stopped its platform; it is given the
+ * time to, since a child stopped by a signal writes no BENCH_CPU_PROF profile.
+ */
 export async function benchPromptTests(databaseUrl: string): Promise<PromptBenchFigures> {
   const child = await spawnServer<PromptBenchFigures>(
     'prompt bench',
@@ -37,6 +42,9 @@ export async function benchPromptTests(databaseUrl: string): Promise<PromptBench
     { ...process.env, DATABASE_URL: databaseUrl },
     (figures) => typeof figures.overheadP50Ms === 'number',
   );
+  if (child.child.exitCode === null && child.child.signalCode === null) {
+    await Promise.race([once(child.child, 'exit'), new Promise((r) => setTimeout(r, 30_000).unref())]);
+  }
   await child.stop();
   return child.info;
 }
