@@ -2,7 +2,23 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { IsIn, Length } from 'class-validator';
 import type { GraphQLObjectType } from 'graphql';
-import { Arg, Authorized, Ctx, Directive, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Authorized,
+  Ctx,
+  Directive,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+  registerEnumType,
+} from 'type-graphql';
 import { ANONYMOUS, type Principal } from './auth/principal';
 import { errors } from './errors';
 import { defineLoader } from './loaders';
@@ -49,6 +65,12 @@ class NoteInput {
   @Field(() => [String], { nullable: true }) tags?: string[];
 }
 
+enum Finish {
+  MATTE = 'matte',
+  GLOSS = 'gloss',
+}
+registerEnumType(Finish, { name: 'Finish' });
+
 const GADGETS: Gadget[] = [
   { id: 'g1', name: 'lamp', tags: ['light', 'desk'], madeAt: new Date('2026-01-02T03:04:05.000Z'), weight: 3, secret: 'hidden' },
   { id: 'g2', name: 'fan', tags: [], madeAt: new Date('2026-02-03T04:05:06.000Z'), weight: null },
@@ -68,6 +90,18 @@ class GadgetResolver {
     const found = GADGETS.find((g) => g.id === id);
     if (!found) throw errors.notFound('gadget', id);
     return found;
+  }
+
+  /** Arguments GraphQL hands over as they are (an enum, a list of scalars) and a property of the context. */
+  @Authorized('gadget:read')
+  @Query(() => String)
+  describe(
+    @Arg('finish', () => Finish) finish: Finish,
+    @Arg('tags', () => [String]) tags: string[],
+    @Arg('count', () => Int, { nullable: true }) count: number | undefined,
+    @Ctx('requestId') requestId: string,
+  ): string {
+    return `${finish} ${tags.join(',')} ${count ?? 'none'} for ${requestId}`;
   }
 
   @Authorized('gadget:write')
@@ -240,5 +274,43 @@ test("a plain field is read as the property it is, and a field's own @Authorized
     assert.deepEqual(refused.errors[0].path, ['gadgets', 0, 'secret']);
     const allowed = plain(await execute('{ gadgets(first: 1) { id secret } }', undefined, { principal: ADMIN, requestId: 'r2' }));
     assert.deepEqual(allowed, { data: { gadgets: [{ id: 'g1', secret: 'hidden' }] } }, `run ${i}`);
+  }
+});
+
+test('a root operation called directly (its arguments passed as given) answers, and is refused, as one run by type-graphql', async () => {
+  const execute = await gadgets();
+  const reader: Principal = { ...ADMIN, permissions: ['gadget:read'] };
+  const writer: Principal = { ...ADMIN, permissions: ['gadget:write'] };
+  // The permission names and paths differ (gadget:read against gadget:write); everything else is the same.
+  const refusal = (answer: { errors: { message: string; path: unknown; extensions: Record<string, unknown> }[] }) =>
+    JSON.parse(JSON.stringify({ ...answer.errors[0], path: undefined }).replace(/gadget:(read|write)/g, 'gadget:*'));
+  for (let run = 0; run < 3; run++) {
+    const answered = plain(
+      await execute(
+        'query ($f: Finish!, $t: [String!]!, $n: Int) { describe(finish: $f, tags: $t, count: $n) }',
+        { f: 'GLOSS', t: ['a', 'b'] },
+        { principal: reader, requestId: `r${run}` },
+      ),
+    );
+    assert.deepEqual(answered, { data: { describe: `gloss a,b none for r${run}` } });
+    const counted = plain(await execute('{ describe(finish: MATTE, tags: [], count: 2) }', undefined, { principal: reader, requestId: 'rc' }));
+    assert.deepEqual(counted, { data: { describe: 'matte  2 for rc' } });
+    // `gadget(id)` is called directly, `makeGadget(input)` (an input class) by type-graphql: both refuse alike.
+    for (const principal of [writer, ANONYMOUS]) {
+      const direct = plain(await execute('{ gadget(id: "g1") { id } }', undefined, { principal, requestId: 'r' }));
+      assert.equal(direct.data, null);
+      assert.deepEqual(direct.errors[0].path, ['gadget']);
+      const kept = plain(
+        await execute('mutation { makeGadget(input: { name: "cup", size: "small" }) { id } }', undefined, {
+          principal: principal === writer ? reader : principal,
+          requestId: 'r',
+        }),
+      );
+      assert.deepEqual(refusal(direct), refusal(kept));
+    }
+    const refused = plain(await execute('{ gadget(id: "g1") { id } }', undefined, { principal: writer, requestId: 'r' }));
+    assert.equal(refused.errors[0].extensions.code, 'insufficient_permissions');
+    const anonymous = plain(await execute('{ gadget(id: "g1") { id } }', undefined, { principal: ANONYMOUS, requestId: 'r' }));
+    assert.notEqual(anonymous.errors[0].extensions.code, 'insufficient_permissions', 'an anonymous caller is told to authenticate');
   }
 });

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { tracingChannel } from 'node:diagnostics_channel';
-import { GraphQLError, execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLScalarType, execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -131,6 +131,11 @@ function holdsConstraints(type: unknown): boolean {
  */
 export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> {
   const instances = new Map<Function, object>(spec.instances.map((i) => [i.constructor, i]));
+  const check = (context: RequestContext, roles: string[]) => {
+    const [permission, ...extra] = roles;
+    const surfaces = extra.length ? [spec.surface, ...extra.filter((r) => r.startsWith('surface:')).map((r) => r.slice(8) as Surface)] : spec.surface;
+    authorize(context.principal, surfaces, permission);
+  };
   validateArgumentsDirectly();
   const typeSchema = await buildSchema({
     resolvers: spec.resolvers,
@@ -145,9 +150,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       },
     },
     authChecker: ({ context }, roles) => {
-      const [permission, ...extra] = roles;
-      const surfaces = [spec.surface, ...extra.filter((r) => r.startsWith('surface:')).map((r) => r.slice(8) as Surface)];
-      authorize((context as RequestContext).principal, surfaces, permission);
+      check(context as RequestContext, roles);
       return true;
     },
     pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,
@@ -155,6 +158,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   assertEveryOperationAuthorized(spec);
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
   dropPlainFieldResolvers(resolvers);
+  runRootOperationsDirectly(resolvers, spec, instances, check);
   for (const [type, ref] of Object.entries(spec.references ?? {})) {
     resolvers[type] = {
       ...resolvers[type],
@@ -173,6 +177,68 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
+
+type ResolverMetadata = ReturnType<typeof getMetadataStorage>['queries'][number];
+type ParamMetadata = NonNullable<ResolverMetadata['params']>[number];
+
+/**
+ * type-graphql runs every root operation through its middleware chain (the @Authorized check is
+ * the only middleware here), an async validation of each argument and a Promise.all: about ten
+ * promises before the method starts. A query or mutation whose arguments reach the method as
+ * GraphQL gave them (scalars and enums: nothing to turn into a class, nothing class-validator
+ * could check) and that takes nothing but its arguments, the context and the resolve info is
+ * called directly instead, after the same check of the same @Authorized roles. Anything else
+ * (input classes, @Args, a middleware) keeps type-graphql's resolver.
+ */
+function runRootOperationsDirectly(
+  resolvers: Record<string, Record<string, unknown>>,
+  spec: SubgraphSpec,
+  instances: Map<Function, object>,
+  check: (context: RequestContext, roles: string[]) => void,
+): void {
+  const storage = getMetadataStorage();
+  const targets = new Set<Function>(spec.resolvers);
+  for (const [typeName, operations] of [
+    ['Query', storage.queries],
+    ['Mutation', storage.mutations],
+  ] as const) {
+    for (const meta of operations) {
+      const instance = instances.get(meta.target) as Record<string, (...args: unknown[]) => unknown> | undefined;
+      const readers = [...(meta.params ?? [])].sort((a, b) => a.index - b.index).map(readerOf);
+      const roles = meta.roles;
+      if (!targets.has(meta.target) || !instance || !roles || meta.middlewares?.length || !resolvers[typeName]?.[meta.schemaName]) continue;
+      if (!readers.every((r) => r !== undefined)) continue;
+      const method = instance[meta.methodName]!;
+      resolvers[typeName][meta.schemaName] = (_root: unknown, args: Record<string, unknown>, context: RequestContext, info: unknown) => {
+        check(context, roles);
+        return method.apply(
+          instance,
+          readers.map((read) => read(args, context, info)),
+        );
+      };
+    }
+  }
+}
+
+type ParamReader = (args: Record<string, unknown>, context: RequestContext, info: unknown) => unknown;
+
+/**
+ * How a parameter gets its value: an argument type-graphql would hand over unchanged (a scalar's
+ * or an enum's value, never validated), the context (or one of its properties) or the resolve
+ * info; undefined for anything else.
+ */
+function readerOf(p: ParamMetadata): ParamReader | undefined {
+  if (p.kind === 'info') return (_args, _context, info) => info;
+  if (p.kind === 'context') {
+    const property = p.propertyName as keyof RequestContext | undefined;
+    return property ? (_args, context) => context[property] : (_args, context) => context;
+  }
+  if (p.kind !== 'arg' || p.validateSettings !== false) return undefined;
+  const type = p.getType();
+  const asGiven = type instanceof GraphQLScalarType || type === String || type === Number || type === Boolean || (typeof type === 'object' && type !== null);
+  const name = p.name;
+  return asGiven ? (args) => args[name] : undefined;
+}
 
 /**
  * type-graphql gives every field of an object type a resolver that runs the field's middlewares
