@@ -37,7 +37,7 @@ export type { LoadFigures };
 const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const WEBHOOK_PATH = '/webhook/bench/orders';
 const N8N_PATH = '/webhook/bench/n8n-orders';
 const BASELINE_PATH = '/bench/baseline/orders';

@@ -22,7 +22,7 @@ import { benchMain, createScratchDatabase } from './scratch-db';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const DESTINATION = 'https://example.com/landing';
 const PASSWORD = 'bench password';
 

@@ -19,7 +19,7 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * `npm run bench`: every figure of CONTRACT.md section 9 that exists yet, each beside a baseline
  * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
  * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
- * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 5), BENCH_KEYS (default 300),
+ * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 10), BENCH_KEYS (default 300),
  * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine (a partial run writes no result files;
  * `scale`, never in the default run, writes bench/results/scale.md),
  * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
@@ -33,7 +33,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
 /** The measured DURATION_S of each target is cut into this many interleaved slices. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks,links').split(',').map((s) => s.trim()));
