@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { tracingChannel } from 'node:diagnostics_channel';
-import { GraphQLError, GraphQLScalarType, execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { createRequire } from 'node:module';
+import { GraphQLError, execute, parse, validate, type GraphQLResolveInfo, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -180,15 +181,26 @@ async function* emptyIterable(): AsyncGenerator<never> {}
 
 type ResolverMetadata = ReturnType<typeof getMetadataStorage>['queries'][number];
 type ParamMetadata = NonNullable<ResolverMetadata['params']>[number];
+type ArgParamMetadata = Extract<ParamMetadata, { kind: 'arg' | 'args' }>;
+
+/**
+ * type-graphql's own conversion of an argument into its class (an input type's instance, nested
+ * ones included, defaults from its initialisers). Its package exports only its index, so the
+ * module is reached by its path in the pinned version; a move fails every subgraph build.
+ */
+const { convertArgToInstance, convertArgsToInstance } = createRequire(require.resolve('type-graphql'))('./resolvers/convert-args.js') as {
+  convertArgToInstance(meta: ArgParamMetadata, args: Record<string, unknown>): unknown;
+  convertArgsToInstance(meta: ArgParamMetadata, args: Record<string, unknown>): unknown;
+};
 
 /**
  * type-graphql runs every root operation through its middleware chain (the @Authorized check is
- * the only middleware here), an async validation of each argument and a Promise.all: about ten
- * promises before the method starts. A query or mutation whose arguments reach the method as
- * GraphQL gave them (scalars and enums: nothing to turn into a class, nothing class-validator
- * could check) and that takes nothing but its arguments, the context and the resolve info is
- * called directly instead, after the same check of the same @Authorized roles. Anything else
- * (input classes, @Args, a middleware) keeps type-graphql's resolver.
+ * the only middleware here), an async validation of every argument and a Promise.all: about ten
+ * promises before the method starts. A query or mutation that takes its arguments, the context
+ * and the resolve info is called directly instead, doing what that chain does in the same order:
+ * the check of its @Authorized roles, each argument turned into its class by type-graphql's own
+ * conversion, the arguments that have constraints validated (validateArgumentsDirectly), then the
+ * method. Anything else (a middleware, @Root, a custom parameter) keeps type-graphql's resolver.
  */
 function runRootOperationsDirectly(
   resolvers: Record<string, Record<string, unknown>>,
@@ -204,40 +216,46 @@ function runRootOperationsDirectly(
   ] as const) {
     for (const meta of operations) {
       const instance = instances.get(meta.target) as Record<string, (...args: unknown[]) => unknown> | undefined;
-      const readers = [...(meta.params ?? [])].sort((a, b) => a.index - b.index).map(readerOf);
       const roles = meta.roles;
       if (!targets.has(meta.target) || !instance || !roles || meta.middlewares?.length || !resolvers[typeName]?.[meta.schemaName]) continue;
+      const params = [...(meta.params ?? [])].sort((a, b) => a.index - b.index);
+      const readers = params.map(readerOf);
       if (!readers.every((r) => r !== undefined)) continue;
+      const validated = params.flatMap((p, i) => ((p.kind === 'arg' || p.kind === 'args') && p.validateFn ? [{ i, p, validate: p.validateFn }] : []));
       const method = instance[meta.methodName]!;
-      resolvers[typeName][meta.schemaName] = (_root: unknown, args: Record<string, unknown>, context: RequestContext, info: unknown) => {
+      resolvers[typeName][meta.schemaName] = (root: unknown, args: Record<string, unknown>, context: RequestContext, info: GraphQLResolveInfo) => {
         check(context, roles);
-        return method.apply(
-          instance,
-          readers.map((read) => read(args, context, info)),
-        );
+        const values = readers.map((read) => read(args, context, info));
+        if (!validated.length) return method.apply(instance, values);
+        const resolverData = { root, args, context, info };
+        return Promise.all(validated.map(({ i, p, validate }) => validate(values[i], p.getType(), resolverData))).then(() => method.apply(instance, values));
       };
     }
   }
 }
 
-type ParamReader = (args: Record<string, unknown>, context: RequestContext, info: unknown) => unknown;
+type ParamReader = (args: Record<string, unknown>, context: RequestContext, info: GraphQLResolveInfo) => unknown;
 
 /**
- * How a parameter gets its value: an argument type-graphql would hand over unchanged (a scalar's
- * or an enum's value, never validated), the context (or one of its properties) or the resolve
- * info; undefined for anything else.
+ * How a parameter gets its value: an argument as type-graphql converts it (one with nothing to
+ * validate, or whose validation is its own `validateFn`), the context (or one of its properties) or
+ * the resolve info; undefined for anything else.
  */
 function readerOf(p: ParamMetadata): ParamReader | undefined {
-  if (p.kind === 'info') return (_args, _context, info) => info;
-  if (p.kind === 'context') {
-    const property = p.propertyName as keyof RequestContext | undefined;
-    return property ? (_args, context) => context[property] : (_args, context) => context;
+  switch (p.kind) {
+    case 'info':
+      return (_args, _context, info) => info;
+    case 'context': {
+      const property = p.propertyName as keyof RequestContext | undefined;
+      return property ? (_args, context) => context[property] : (_args, context) => context;
+    }
+    case 'arg':
+    case 'args':
+      if (p.validateSettings !== false && !p.validateFn) return undefined;
+      return p.kind === 'arg' ? (args) => convertArgToInstance(p, args) : (args) => convertArgsToInstance(p, args);
+    default:
+      return undefined;
   }
-  if (p.kind !== 'arg' || p.validateSettings !== false) return undefined;
-  const type = p.getType();
-  const asGiven = type instanceof GraphQLScalarType || type === String || type === Number || type === Boolean || (typeof type === 'object' && type !== null);
-  const name = p.name;
-  return asGiven ? (args) => args[name] : undefined;
 }
 
 /**
