@@ -66,6 +66,9 @@ class NoteInput {
   @Field(() => [String], { nullable: true }) tags?: string[];
 }
 
+/** Runs of the middleware of makeGadgetThroughChain. */
+let chainRuns = 0;
+
 enum Finish {
   MATTE = 'matte',
   GLOSS = 'gloss',
@@ -112,9 +115,12 @@ class GadgetResolver {
     return { id: 'g3', name: input.name, tags: [input.size, kind], madeAt: new Date('2026-03-04T05:06:07.000Z') };
   }
 
-  /** The same mutation kept on type-graphql's own resolver chain (a middleware keeps it there), to compare with. */
+  /** The same mutation kept on type-graphql's own resolver chain (its middleware keeps it there), to compare with. */
   @Authorized('gadget:write')
-  @UseMiddleware((_action, next) => next())
+  @UseMiddleware((_action, next) => {
+    chainRuns++;
+    return next();
+  })
   @Mutation(() => Gadget)
   makeGadgetThroughChain(@Arg('input', () => GadgetInput) input: GadgetInput): Gadget {
     return this.makeGadget(input);
@@ -314,7 +320,9 @@ test("a root operation called directly answers, validates and refuses as one run
             plain(await execute(`mutation ($i: GadgetInput!) { ${field}(input: $i) { id name tags } }`, { i: input }, { principal, requestId: 'r' })),
           );
         const direct = await answer('makeGadget');
+        const before = chainRuns;
         assert.equal(direct, (await answer('makeGadgetThroughChain')).replaceAll('makeGadgetThroughChain', 'makeGadget'));
+        assert.equal(chainRuns, before + (principal === writer ? 1 : 0), 'an operation with a middleware still runs it, after the permission check');
         const expected: string | null =
           principal === ANONYMOUS
             ? 'missing_authorization'

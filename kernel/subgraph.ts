@@ -186,7 +186,8 @@ type ArgParamMetadata = Extract<ParamMetadata, { kind: 'arg' | 'args' }>;
 /**
  * type-graphql's own conversion of an argument into its class (an input type's instance, nested
  * ones included, defaults from its initialisers). Its package exports only its index, so the
- * module is reached by its path in the pinned version; a move fails every subgraph build.
+ * module is reached by its path in the pinned version (package.json); were it to move, this module
+ * would fail to load, and with it every start and every test.
  */
 const { convertArgToInstance, convertArgsToInstance } = createRequire(require.resolve('type-graphql'))('./resolvers/convert-args.js') as {
   convertArgToInstance(meta: ArgParamMetadata, args: Record<string, unknown>): unknown;
