@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import type { Kernel } from '../kernel/platform';
 import { callJson, startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
-import { figures, slice, type LoadFigures, type Slice } from './load';
+import { figures, LOAD_PHASE, slice, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
 export type { LoadFigures };
@@ -35,9 +35,7 @@ export type { LoadFigures };
  */
 
 const CONNECTIONS = 32;
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS } = LOAD_PHASE;
 const WEBHOOK_PATH = '/webhook/bench/orders';
 const N8N_PATH = '/webhook/bench/n8n-orders';
 const BASELINE_PATH = '/bench/baseline/orders';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { callJson, startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals, type ServerChild } from './child';
-import { interleaved, type LoadFigures, type Slice } from './load';
+import { interleaved, LOAD_PHASE, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
 /**
@@ -20,9 +20,6 @@ import { benchMain, createScratchDatabase } from './scratch-db';
  * Use: `await benchLinks(serverUrl)`, or `node dist/bench/links.bench.js`. Knobs as bench/run.ts.
  */
 
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const DESTINATION = 'https://example.com/landing';
 const PASSWORD = 'bench password';
 
@@ -100,7 +97,7 @@ export async function benchLinks(serverUrl: string): Promise<LinksBenchFigures> 
           connections: 8,
         },
       },
-      { warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS, onSlice: (name, s: Slice) => name === 'redirect' && (answers += s.latencies.length) },
+      { ...LOAD_PHASE, onSlice: (name, s: Slice) => name === 'redirect' && (answers += s.latencies.length) },
     );
     await server.stop(); // drains: the batched visits are written
     const pg = new Client({ connectionString: db.url });

@@ -88,6 +88,17 @@ export function figures(slices: Slice[]): LoadFigures {
 }
 
 /**
+ * How every load phase (reads, workflow executions, short links) is timed, from the environment:
+ * BENCH_WARMUP seconds of discarded warm-up per target, then BENCH_DURATION seconds measured per
+ * target, cut into BENCH_ROUNDS interleaved slices (bench/README.md says why 10 of 1 s).
+ */
+export const LOAD_PHASE = {
+  warmupS: Number(process.env.BENCH_WARMUP ?? 2),
+  durationS: Number(process.env.BENCH_DURATION ?? 10),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 10),
+};
+
+/**
  * Warm-up, then the measured time cut into `rounds` slices per target, run in rounds whose order
  * rotates, so the machine's drift falls on every target alike.
  */

@@ -14,6 +14,7 @@ import { benchLinks, type LinksBenchFigures } from './links.bench';
 import { benchScale, scaleMarkdown } from './scale.bench';
 import { spawnServer, type ServerChild } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
+import { LOAD_PHASE } from './load';
 
 /**
  * `npm run bench`: every figure of CONTRACT.md section 9 that exists yet, each beside a baseline
@@ -29,11 +30,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const CONNECTIONS = 32;
 const PIPELINING = 1;
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
+/** Each target's warm-up and measured seconds, and the interleaved slices the latter is cut into. */
+const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS } = LOAD_PHASE;
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
-/** The measured DURATION_S of each target is cut into this many interleaved slices. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks,links').split(',').map((s) => s.trim()));

@@ -222,14 +222,16 @@ function runRootOperationsDirectly(
       const params = [...(meta.params ?? [])].sort((a, b) => a.index - b.index);
       const readers = params.map(readerOf);
       if (!readers.every((r) => r !== undefined)) continue;
-      const validated = params.flatMap((p, i) => ((p.kind === 'arg' || p.kind === 'args') && p.validateFn ? [{ i, p, validate: p.validateFn }] : []));
+      const validated = params.flatMap((p, i) =>
+        (p.kind === 'arg' || p.kind === 'args') && p.validateFn ? [{ i, type: p.getType(), validate: p.validateFn }] : [],
+      );
       const method = instance[meta.methodName]!;
       resolvers[typeName][meta.schemaName] = (root: unknown, args: Record<string, unknown>, context: RequestContext, info: GraphQLResolveInfo) => {
         check(context, roles);
         const values = readers.map((read) => read(args, context, info));
         if (!validated.length) return method.apply(instance, values);
         const resolverData = { root, args, context, info };
-        return Promise.all(validated.map(({ i, p, validate }) => validate(values[i], p.getType(), resolverData))).then(() => method.apply(instance, values));
+        return Promise.all(validated.map(({ i, type, validate }) => validate(values[i], type, resolverData))).then(() => method.apply(instance, values));
       };
     }
   }
