@@ -1,6 +1,13 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { Pool } from 'pg';
+import type { Queryable } from '../kernel/db/rows';
+import type { LlmProvider } from '../kernel/llm/types';
+import { insertRun } from '../subgraphs/promptlib/prompt-test.store';
 import { startFakeLlm } from '../test/support/fake-llm';
 import { startLocalPlatform } from '../test/support/platform';
 import { spawnServer } from './child';
@@ -13,12 +20,21 @@ import { jsonClient } from './load';
  * child of its own, started with the node flags of `npm start` (bench/child.ts), so the platform
  * runs as it does in production and not in the driver's heap (which holds every latency of the
  * load phases). Overhead = platform p50 − direct p50 (aim: under 1.5 ms, issue #15), from calls
- * made one at a time with the two alternating, so the machine's drift reaches both alike.
+ * made one at a time with the three alternating, so the machine's drift reaches them alike.
+ *
+ * The third is the physical reference, as the reads have theirs: a bare `node:http` handler
+ * (startBareTest) doing what a prompt test cannot do without — the same model call, the same
+ * durable insert of the run on a `pg` pool of its own, a JSON answer — with no framework,
+ * authentication, rate limit, validation or GraphQL. Its own overhead over the direct call is what
+ * one more HTTP hop and one committed insert cost on this machine.
  */
 export interface PromptBenchFigures {
   platform: { p50Ms: number; p99Ms: number; runsPerSecond: number };
   direct: { p50Ms: number; p99Ms: number; callsPerSecond: number };
+  bare: { p50Ms: number; p99Ms: number };
   overheadP50Ms: number;
+  /** bare p50 − direct p50: the hop and the committed insert alone. */
+  bareOverheadP50Ms: number;
   sequentialCalls: number;
   concurrentCalls: number;
 }
@@ -56,6 +72,7 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
     { label: 'bench-promptlib' },
   );
   const { platform, adminKey: admin } = local;
+  let bare: Awaited<ReturnType<typeof startBareTest>> | undefined;
   try {
     // A lean HTTP client (jsonClient): the client runs in this process too.
     const client = jsonClient(platform.url, CONCURRENCY);
@@ -86,35 +103,94 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
     const rendered = 'Summarise federated GraphQL for operators in one line.';
     const directOnce = () =>
       platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
+    bare = await startBareTest(databaseUrl, platform.kernel.llm, rendered);
+    const bareClient = jsonClient(bare.url, CONCURRENCY);
+    const bareOnce = async () => {
+      const res = await bareClient('POST', '/test', '', { variables, model: 'bench-model' });
+      if (res.status !== 200) throw new Error(`bare reference: ${res.status} ${JSON.stringify(res.body)}`);
+    };
 
     // Warm-up, as the other phases discard their first 2 s.
-    for (let i = 0; i < WARMUP; i++) await Promise.all([testOnce(), directOnce()]);
-    // One at a time, the two alternating: the machine's drift within the phase reaches both alike.
-    const [platformSeq, directSeq] = await alternating(testOnce, directOnce, SEQUENTIAL);
+    for (let i = 0; i < WARMUP; i++) await Promise.all([testOnce(), directOnce(), bareOnce()]);
+    // One at a time, the three in rotating order: the machine's drift within the phase reaches them alike.
+    const [platformSeq, directSeq, bareSeq] = await alternating([testOnce, directOnce, bareOnce], SEQUENTIAL);
     const platformRate = await concurrent(testOnce, CONCURRENT, CONCURRENCY);
     const directRate = await concurrent(directOnce, CONCURRENT, CONCURRENCY);
     return {
       platform: { p50Ms: pct(platformSeq, 50), p99Ms: pct(platformSeq, 99), runsPerSecond: platformRate },
       direct: { p50Ms: pct(directSeq, 50), p99Ms: pct(directSeq, 99), callsPerSecond: directRate },
+      bare: { p50Ms: pct(bareSeq, 50), p99Ms: pct(bareSeq, 99) },
       overheadP50Ms: round(pct(platformSeq, 50) - pct(directSeq, 50)),
+      bareOverheadP50Ms: round(pct(bareSeq, 50) - pct(directSeq, 50)),
       sequentialCalls: SEQUENTIAL,
       concurrentCalls: CONCURRENT,
     };
   } finally {
+    await bare?.close();
     await local.stop();
     await fake.close();
   }
 }
 
-/** `n` timed calls of each, one at a time, alternating `a` and `b` (each first in turn). */
-async function alternating(a: () => Promise<unknown>, b: () => Promise<unknown>, n: number): Promise<[number[], number[]]> {
-  const calls = [a, b];
-  const samples: [number[], number[]] = [[], []];
-  for (let i = 0; i < 2 * n; i++) {
-    const which = (i + (i >> 1)) % 2; // a b, b a, a b, …
-    const t = performance.now();
-    await calls[which]!();
-    samples[which]!.push(performance.now() - t);
+/**
+ * The physical reference of a prompt test: `POST /test` makes the direct model call, inserts the
+ * run with the store's own statement on a `pg` pool (committed before the answer, as the
+ * platform's is), and answers the output as JSON.
+ */
+async function startBareTest(databaseUrl: string, llm: LlmProvider, rendered: string): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = new Pool({ connectionString: databaseUrl, max: CONCURRENCY });
+  const db: Queryable = { query: async (sql, params) => (await pool.query(sql, params)).rows };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      void (async () => {
+        const { variables, model } = JSON.parse(body) as { variables: Record<string, unknown>; model: string };
+        const result = await llm.complete({ model, messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
+        const testId = randomUUID();
+        const createdAt = await insertRun(db, {
+          testId,
+          promptId: 'bench-prompt',
+          version: 1,
+          source: 'test',
+          abTestId: null,
+          executionId: null,
+          variables,
+          model: result.model,
+          temperature: 0.7,
+          maxTokens: 4096,
+          output: result.output,
+          tokensUsed: result.tokens.total,
+          latencyMs: Math.round(result.latencyMs),
+          success: true,
+          error: null,
+          keyId: null,
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data: { testId, output: result.output, createdAt } }));
+      })().catch((err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(err) })));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await pool.end();
+    },
+  };
+}
+
+/** `n` timed calls of each, one at a time, the order rotating (a b c, b c a, c a b, …). */
+async function alternating(calls: (() => Promise<unknown>)[], n: number): Promise<number[][]> {
+  const samples = calls.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < calls.length; j++) {
+      const which = (i + j) % calls.length;
+      const t = performance.now();
+      await calls[which]!();
+      samples[which]!.push(performance.now() - t);
+    }
   }
   return samples;
 }
