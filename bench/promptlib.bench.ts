@@ -1,15 +1,13 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'pg';
 import type { Queryable } from '../kernel/db/rows';
 import type { LlmProvider } from '../kernel/llm/types';
 import { insertRun } from '../subgraphs/promptlib/prompt-test.store';
 import { startFakeLlm } from '../test/support/fake-llm';
 import { startLocalPlatform } from '../test/support/platform';
+import { startBareServer, type BareServer } from './bare';
 import { spawnServer } from './child';
 import { jsonClient } from './load';
 
@@ -72,7 +70,7 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
     { label: 'bench-promptlib' },
   );
   const { platform, adminKey: admin } = local;
-  let bare: Awaited<ReturnType<typeof startBareTest>> | undefined;
+  let bare: BareServer | undefined;
   try {
     // A lean HTTP client (jsonClient): the client runs in this process too.
     const client = jsonClient(platform.url, CONCURRENCY);
@@ -137,48 +135,40 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
  * run with the store's own statement on a `pg` pool (committed before the answer, as the
  * platform's is), and answers the output as JSON.
  */
-async function startBareTest(databaseUrl: string, llm: LlmProvider, rendered: string): Promise<{ url: string; close(): Promise<void> }> {
-  const pool = new Pool({ connectionString: databaseUrl, max: CONCURRENCY });
-  const db: Queryable = { query: async (sql, params) => (await pool.query(sql, params)).rows };
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      void (async () => {
-        const { variables, model } = JSON.parse(body) as { variables: Record<string, unknown>; model: string };
-        const result = await llm.complete({ model, messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
-        const testId = randomUUID();
-        const createdAt = await insertRun(db, {
-          testId,
-          promptId: 'bench-prompt',
-          version: 1,
-          source: 'test',
-          abTestId: null,
-          executionId: null,
-          variables,
-          model: result.model,
-          temperature: 0.7,
-          maxTokens: 4096,
-          output: result.output,
-          tokensUsed: result.tokens.total,
-          latencyMs: Math.round(result.latencyMs),
-          success: true,
-          error: null,
-          keyId: null,
-        });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data: { testId, output: result.output, createdAt } }));
-      })().catch((err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(err) })));
-    });
+function startBareTest(databaseUrl: string, llm: LlmProvider, rendered: string): Promise<BareServer> {
+  return startBareServer(databaseUrl, CONCURRENCY, (pool) => {
+    const db: Queryable = { query: async (sql, params) => (await pool.query(sql, params)).rows };
+    return (req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        void (async () => {
+          const { variables, model } = JSON.parse(body) as { variables: Record<string, unknown>; model: string };
+          const result = await llm.complete({ model, messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
+          const testId = randomUUID();
+          const createdAt = await insertRun(db, {
+            testId,
+            promptId: 'bench-prompt',
+            version: 1,
+            source: 'test',
+            abTestId: null,
+            executionId: null,
+            variables,
+            model: result.model,
+            temperature: 0.7,
+            maxTokens: 4096,
+            output: result.output,
+            tokensUsed: result.tokens.total,
+            latencyMs: Math.round(result.latencyMs),
+            success: true,
+            error: null,
+            keyId: null,
+          });
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data: { testId, output: result.output, createdAt } }));
+        })().catch((err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(err) })));
+      });
+    };
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await pool.end();
-    },
-  };
 }
 
 /** `n` timed calls of each, one at a time, the order rotating (a b c, b c a, c a b, …). */

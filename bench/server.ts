@@ -1,6 +1,4 @@
 import 'reflect-metadata';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { authorize } from '../kernel/auth/principal';
 import type { ApiKeyRecord } from '../kernel/auth/api-key.store';
@@ -12,7 +10,7 @@ import { envelopes } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import { keyOut } from '../rest-adapter/surfaces/control-plane-api.routes';
 import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
-import { Pool } from 'pg';
+import { startBareServer, type BareServer } from './bare';
 import { stopOnSignals } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
@@ -62,9 +60,8 @@ function baselineRoutes(app: FastifyInstance, kernel: Kernel, edge: Edge): void 
  * framework, no authentication, no envelope beyond the same JSON shape), in this same process so
  * it shares its CPU with the platform exactly as the targets it is compared with do.
  */
-async function startBareReference(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
-  const server = http.createServer((req, res) => {
+function startBareReference(databaseUrl: string): Promise<BareServer> {
+  return startBareServer(databaseUrl, 20, (pool) => (req, res) => {
     const id = (req.url ?? '').slice((req.url ?? '').lastIndexOf('/') + 1);
     pool
       .query('SELECT id, name, service, tier, permissions, created_at, expires_at FROM platform.api_keys WHERE id = $1', [id])
@@ -73,15 +70,6 @@ async function startBareReference(databaseUrl: string): Promise<{ url: string; c
       })
       .catch(() => res.writeHead(500).end());
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await pool.end();
-    },
-  };
 }
 
 /** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
@@ -99,7 +87,7 @@ async function main(): Promise<void> {
   const server = await resolveBenchServer();
   const db = await createScratchDatabase(server.url, 'rest');
   let local: Awaited<ReturnType<typeof startLocalPlatform>> | undefined;
-  let bare: Awaited<ReturnType<typeof startBareReference>> | undefined;
+  let bare: BareServer | undefined;
   const stop = stopOnSignals('bench server', async () => {
     try {
       await bare?.close();
