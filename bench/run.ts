@@ -485,7 +485,7 @@ function markdown(run: {
   lines.push(
     '',
     'Ratio = ours / baseline: for throughput higher is better (REST and GraphQL aim ≥ 0.8), for latencies lower is better. ' +
-      'Ratio to bare = ours / the bare reference (a `node:http` handler doing one primary-key read with `pg`, no framework, in the same process, measured in the same interleaved run): the physical ceiling of a read on this machine (baseline aim ≥ 0.6).' +
+      'Ratio to bare = ours / the bare reference (for the reads, a `node:http` handler doing one primary-key read with `pg`, no framework, in the same process, measured in the same interleaved run: the physical ceiling of a read on this machine, baseline aim ≥ 0.6; for prompt tests, the one described below).' +
       (restRatio !== undefined && restRatio !== null && restRatio < 0.8 ? ` **The REST read is at ${restRatio} of the baseline, below the 0.8 aim.**` : ''),
     '',
     `- REST and GraphQL reads: autocannon, ${CONNECTIONS} connections, pipelining ${PIPELINING}; per target ${WARMUP_S} s of warm-up ` +
