@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Queryable } from '../kernel/db/rows';
-import type { LlmProvider } from '../kernel/llm/types';
+import type { CompletionResult } from '../kernel/llm/types';
 import { insertRun } from '../subgraphs/promptlib/prompt-test.store';
+import { DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE } from '../subgraphs/promptlib/shared';
 import { startFakeLlm } from '../test/support/fake-llm';
 import { startLocalPlatform } from '../test/support/platform';
 import { startBareServer, type BareServer } from './bare';
@@ -37,7 +38,7 @@ export interface PromptBenchFigures {
   concurrentCalls: number;
 }
 
-const SEQUENTIAL = 1_000;
+export const SEQUENTIAL = 1_000;
 const CONCURRENT = 1_000;
 const CONCURRENCY = 16;
 const WARMUP = 1_000; // about 3 s: JIT, connection pools, caches
@@ -99,9 +100,10 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
     const variables = { topic: 'federated GraphQL', audience: 'operators' };
     const testOnce = () => call('POST', '/v1/promptlib/prompts/bench-prompt/test', keys[next++ % keys.length]!, { variables, model: 'bench-model' });
     const rendered = 'Summarise federated GraphQL for operators in one line.';
-    const directOnce = () =>
-      platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
-    bare = await startBareTest(databaseUrl, platform.kernel.llm, rendered);
+    // What a test run that names only its model sends (the service's defaults), sent alike by the direct call and the bare reference.
+    const params = { temperature: DEFAULT_TEMPERATURE, maxTokens: DEFAULT_MAX_TOKENS };
+    const directOnce = () => platform.kernel.llm.complete({ model: 'bench-model', messages: [{ role: 'user', content: rendered }], ...params });
+    bare = await startBareTest(databaseUrl, directOnce, params);
     const bareClient = jsonClient(bare.url, CONCURRENCY);
     const bareOnce = async () => {
       const res = await bareClient('POST', '/test', '', { variables, model: 'bench-model' });
@@ -131,20 +133,24 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
 }
 
 /**
- * The physical reference of a prompt test: `POST /test` makes the direct model call, inserts the
- * run with the store's own statement on a `pg` pool (committed before the answer, as the
- * platform's is), and answers the output as JSON.
+ * The physical reference of a prompt test: `POST /test` makes the direct model call (`complete`,
+ * the one measured beside it), inserts the run with the store's own statement on a `pg` pool
+ * (committed before the answer, as the platform's is), and answers the output as JSON.
  */
-function startBareTest(databaseUrl: string, llm: LlmProvider, rendered: string): Promise<BareServer> {
+function startBareTest(
+  databaseUrl: string,
+  complete: () => Promise<CompletionResult>,
+  params: { temperature: number; maxTokens: number },
+): Promise<BareServer> {
   return startBareServer(databaseUrl, CONCURRENCY, (pool) => {
-    const db: Queryable = { query: async (sql, params) => (await pool.query(sql, params)).rows };
+    const db: Queryable = { query: async (sql, values) => (await pool.query(sql, values)).rows };
     return (req, res) => {
       let body = '';
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
         void (async () => {
-          const { variables, model } = JSON.parse(body) as { variables: Record<string, unknown>; model: string };
-          const result = await llm.complete({ model, messages: [{ role: 'user', content: rendered }], temperature: 0.7, maxTokens: 4096 });
+          const { variables } = JSON.parse(body) as { variables: Record<string, unknown> };
+          const result = await complete();
           const testId = randomUUID();
           const createdAt = await insertRun(db, {
             testId,
@@ -155,8 +161,7 @@ function startBareTest(databaseUrl: string, llm: LlmProvider, rendered: string):
             executionId: null,
             variables,
             model: result.model,
-            temperature: 0.7,
-            maxTokens: 4096,
+            ...params,
             output: result.output,
             tokensUsed: result.tokens.total,
             latencyMs: Math.round(result.latencyMs),

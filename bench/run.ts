@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { benchQueue, type QueueFigures } from './queue.bench';
-import { benchPromptTests, type PromptBenchFigures } from './promptlib.bench';
+import { benchPromptTests, SEQUENTIAL as PROMPT_CALLS, type PromptBenchFigures } from './promptlib.bench';
 import { benchEngine, type EngineBenchFigures } from './engine.bench';
 import { benchTasks, type TaskBenchFigures } from './tasks.bench';
 import { benchLinks, type LinksBenchFigures } from './links.bench';
@@ -503,7 +503,7 @@ function markdown(run: {
       'and `POST /webhook/bench/n8n-orders` (an n8n export imported as is: Webhook 2 → Set 3.4 → If 2.2 → Merge 3 → Code 2 → Respond to Webhook, ' +
       'run natively with the Code node in the sandbox, persisted the same way) ' +
       'against `POST /bench/baseline/orders`, a plain handler on the same server that builds the same answer and inserts the same rows in one statement.',
-    '- Prompt tests: bench/promptlib.bench.ts, client, platform and fake model in one child process; 1,000 calls of each target one at a time, ' +
+    `- Prompt tests: bench/promptlib.bench.ts, client, platform and fake model in one child process; ${PROMPT_CALLS.toLocaleString('en')} calls of each target one at a time, ` +
       'the order rotating: `POST /v1/promptlib/prompts/{id}/test`, the direct model call through `kernel/llm`, and the bare reference, a `node:http` ' +
       'handler making the same model call and inserting the run with the same statement on a `pg` pool of its own (committed before the answer, no ' +
       "framework, authentication, rate limit, validation or GraphQL). The reference's overhead over the direct call is the price of one more HTTP hop " +
