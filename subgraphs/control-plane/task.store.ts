@@ -205,8 +205,12 @@ export interface NewTask extends Omit<TaskRow, 'status' | 'progress' | 'result' 
   job: JobSpec;
 }
 
-/** What the create statement answers per task: the key's active tasks before it (null: no limit), and the task's columns (all null when it was not written). */
-interface CreatedTaskRow extends Omit<TaskRow, 'id'> {
+/**
+ * What the create statement answers per task: the key's active tasks before it (null: no limit),
+ * and what the database gave the row (all null when it was not written). The rest of the row is
+ * what was written (queuedRow), not sent back and parsed again: a context may be 512 KB.
+ */
+interface CreatedTaskRow extends Pick<TaskRow, 'job_id' | 'created_at' | 'updated_at'> {
   id: string | null;
   active_before: number | null;
 }
@@ -259,6 +263,27 @@ export interface TaskListWhere {
 
 /** Tasks counted by the columns the list filters on by equality (migration TaskTally1763769601740). */
 export const TASK_TALLY = new Tally('control_plane.tasks', ['agent_id', 'task_type', 'status']);
+
+/** The row insertQueued wrote for `task`: its columns as given, and what the database set. */
+function queuedRow(task: NewTask, db: CreatedTaskRow): TaskRow {
+  const { webhook_secret_enc: _secret, limit: _limit, job: _job, ...given } = task;
+  return {
+    ...given,
+    status: 'queued',
+    progress: null,
+    result: null,
+    error: null,
+    job_id: db.job_id,
+    duration_ms: null,
+    cancel_reason: null,
+    created_at: db.created_at,
+    started_at: null,
+    completed_at: null,
+    failed_at: null,
+    cancelled_at: null,
+    updated_at: db.updated_at,
+  };
+}
 
 export const taskStore = {
   /** Mean duration of the last 50 completed runs of the agent and task type (null when none), and how many there were. */
@@ -345,11 +370,11 @@ export const taskStore = {
                  r.webhook_url, r.webhook_events, decode(r.webhook_secret_enc, 'base64'), job.id, r.created_by_key, r.orchestration_id, r.stage, r.estimated_duration
             FROM ranked r JOIN job ON job.ord = r.ord
            WHERE job.id IS NOT NULL
-          RETURNING ${TASK_COLUMNS})
+          RETURNING id, job_id, created_at, updated_at)
         SELECT r.active_before, task.* FROM ranked r LEFT JOIN task ON task.id = r.id ORDER BY r.ord`),
       [JSON.stringify(tasks.map((t) => ({ ...t, webhook_secret_enc: t.webhook_secret_enc?.toString('base64') ?? null })))],
     );
-    return created.map((row) => ({ task: row.id ? (row as TaskRow) : null, activeBefore: row.active_before }));
+    return created.map((row, i) => ({ task: row.id ? queuedRow(tasks[i]!, row) : null, activeBefore: row.active_before }));
   },
 
   /**
