@@ -497,6 +497,35 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal((await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM platform.jobs WHERE key = ANY($1)`, [refused]))[0].n, 0);
     for (const r of created) if (r.task) await p.rest('POST', `${CP}/agents/tasks/${r.task.id}/cancel`);
   });
+  test('a created task is answered as it is stored: the statement returns only what the database set, the rest is what was written', async () => {
+    const queue = (p.platform.services['control-plane'] as ControlPlaneBuilt).agentQueue;
+    const id = randomUUID();
+    const [created] = await taskStore.insertQueued(p.platform.kernel.db, [
+      {
+        id,
+        agent_id: 'docs-author',
+        task_type: 'write-guide',
+        priority: 'high',
+        mode: 'sync',
+        timeout_seconds: 90,
+        context: { topic: 'Webhooks', audience: 'operators', nested: { list: [1, 'two', null, 2.5], flag: true } },
+        forge: { stage: 'DESIGN', validateGates: false, outputs: { spec: { pages: 3 } } },
+        model_config: { model: 'gpt-4o-mini', temperature: 0.3, maxTokens: 900 },
+        webhook_url: 'https://hooks.example.com/tasks',
+        webhook_events: ['task.failed'],
+        webhook_secret_enc: Buffer.from('sealed'),
+        created_by_key: null,
+        orchestration_id: null,
+        stage: 'DESIGN',
+        estimated_duration: 12.345,
+        limit: null,
+        job: queue.jobSpec(JOB.task, { taskId: id, notifyStart: false }, { key: `${JOB.task}:${id}`, runAt: new Date(Date.now() + 3_600_000) }),
+      },
+    ]);
+    assert.ok(created?.task);
+    assert.deepEqual(created.task, await taskStore.byId(p.platform.kernel.db, id));
+    await p.rest('POST', `${CP}/agents/tasks/${id}/cancel`);
+  });
 });
 
 describe('GET /v1/control-plane/agents/tasks', () => {
