@@ -443,32 +443,44 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(fourth.status, 202);
     for (const r of [second, fourth]) await p.rest('POST', `${CP}/agents/tasks/${r.body.data.taskId}/cancel`, { key: k.key });
   });
+  /** A task for taskStore.insertQueued, its job due in an hour (no worker starts it meanwhile): `fields` over plain defaults. */
+  const newTask = (fields: Partial<Omit<NewTask, 'id' | 'job'>> = {}): NewTask => {
+    const id = randomUUID();
+    const queue = (p.platform.services['control-plane'] as ControlPlaneBuilt).agentQueue;
+    return {
+      id,
+      agent_id: 'docs-author',
+      task_type: 'write-guide',
+      priority: 'normal',
+      mode: 'async',
+      timeout_seconds: 60,
+      context: { topic: id },
+      forge: null,
+      model_config: null,
+      webhook_url: null,
+      webhook_events: null,
+      webhook_secret_enc: null,
+      created_by_key: null,
+      orchestration_id: null,
+      stage: null,
+      estimated_duration: 1,
+      limit: null,
+      ...fields,
+      job: queue.jobSpec(JOB.task, { taskId: id, notifyStart: false }, { key: `${JOB.task}:${id}`, runAt: new Date(Date.now() + 3_600_000) }),
+    };
+  };
   test('creations made together are one statement: each key gets its tasks in order up to its limit, the others none and no job', async () => {
     const [a, b] = [await p.createKey({ tier: 'free' }), await p.createKey({ tier: 'free' })];
-    const queue = (p.platform.services['control-plane'] as ControlPlaneBuilt).agentQueue;
-    const row = (key: string | null, limit: number | null): NewTask => {
-      const id = randomUUID();
-      return {
-        id,
-        agent_id: 'docs-author',
-        task_type: 'write-guide',
-        priority: 'normal',
-        mode: 'async',
-        timeout_seconds: 60,
-        context: { topic: id },
-        forge: null,
-        model_config: null,
-        webhook_url: key ? 'https://hooks.example.com/tasks' : null,
-        webhook_events: key ? ['task.completed', 'task.failed'] : null,
-        webhook_secret_enc: key ? Buffer.from(`secret of ${id}`) : null,
+    const row = (key: string | null, limit: number | null): NewTask =>
+      newTask({
         created_by_key: key,
-        orchestration_id: null,
-        stage: null,
-        estimated_duration: 1,
         limit,
-        job: queue.jobSpec(JOB.task, { taskId: id, notifyStart: false }, { key: `${JOB.task}:${id}`, runAt: new Date(Date.now() + 3_600_000) }),
-      };
-    };
+        ...(key && {
+          webhook_url: 'https://hooks.example.com/tasks',
+          webhook_events: ['task.completed', 'task.failed'],
+          webhook_secret_enc: Buffer.from(`secret of a task of ${key}`),
+        }),
+      });
     const rows = [row(a.id, 2), row(a.id, 2), row(b.id, 2), row(a.id, 2), row(null, null), row(a.id, 2)];
     const created = await taskStore.insertQueued(p.platform.kernel.db, rows);
     assert.deepEqual(
@@ -482,6 +494,8 @@ describe('POST /v1/control-plane/agents/execute', () => {
         [null, 3],
       ],
     );
+    // Each answer is its own task's row as stored (the answers are matched to the tasks by their order).
+    for (const c of created) if (c.task) assert.deepEqual(c.task, await taskStore.byId(p.platform.kernel.db, c.task.id));
     const stored = await p.platform.kernel.db.query(
       `SELECT t.id, t.status, t.webhook_events, t.webhook_secret_enc, j.state, j.data->>'taskId' AS job_task FROM control_plane.tasks t JOIN platform.jobs j ON j.id = t.job_id
         WHERE t.id = ANY($1::uuid[]) ORDER BY t.created_at, t.id`,
@@ -498,33 +512,23 @@ describe('POST /v1/control-plane/agents/execute', () => {
     for (const r of created) if (r.task) await p.rest('POST', `${CP}/agents/tasks/${r.task.id}/cancel`);
   });
   test('a created task is answered as it is stored: the statement returns only what the database set, the rest is what was written', async () => {
-    const queue = (p.platform.services['control-plane'] as ControlPlaneBuilt).agentQueue;
-    const id = randomUUID();
-    const [created] = await taskStore.insertQueued(p.platform.kernel.db, [
-      {
-        id,
-        agent_id: 'docs-author',
-        task_type: 'write-guide',
-        priority: 'high',
-        mode: 'sync',
-        timeout_seconds: 90,
-        context: { topic: 'Webhooks', audience: 'operators', nested: { list: [1, 'two', null, 2.5], flag: true } },
-        forge: { stage: 'DESIGN', validateGates: false, outputs: { spec: { pages: 3 } } },
-        model_config: { model: 'gpt-4o-mini', temperature: 0.3, maxTokens: 900 },
-        webhook_url: 'https://hooks.example.com/tasks',
-        webhook_events: ['task.failed'],
-        webhook_secret_enc: Buffer.from('sealed'),
-        created_by_key: null,
-        orchestration_id: null,
-        stage: 'DESIGN',
-        estimated_duration: 12.345,
-        limit: null,
-        job: queue.jobSpec(JOB.task, { taskId: id, notifyStart: false }, { key: `${JOB.task}:${id}`, runAt: new Date(Date.now() + 3_600_000) }),
-      },
-    ]);
+    const task = newTask({
+      priority: 'high',
+      mode: 'sync',
+      timeout_seconds: 90,
+      context: { topic: 'Webhooks', audience: 'operators', nested: { list: [1, 'two', null, 2.5], flag: true } },
+      forge: { stage: 'DESIGN', validateGates: false, outputs: { spec: { pages: 3 } } },
+      model_config: { model: 'gpt-4o-mini', temperature: 0.3, maxTokens: 900 },
+      webhook_url: 'https://hooks.example.com/tasks',
+      webhook_events: ['task.failed'],
+      webhook_secret_enc: Buffer.from('sealed'),
+      stage: 'DESIGN',
+      estimated_duration: 12.345,
+    });
+    const [created] = await taskStore.insertQueued(p.platform.kernel.db, [task]);
     assert.ok(created?.task);
-    assert.deepEqual(created.task, await taskStore.byId(p.platform.kernel.db, id));
-    await p.rest('POST', `${CP}/agents/tasks/${id}/cancel`);
+    assert.deepEqual(created.task, await taskStore.byId(p.platform.kernel.db, task.id));
+    await p.rest('POST', `${CP}/agents/tasks/${task.id}/cancel`);
   });
 });
 
