@@ -73,6 +73,14 @@ describe('POST /links/api/links', () => {
     assert.equal((await call('GET', `/links/api/links/${l.id}`)).body.data.visits, 1);
   });
 
+  test('a slug visited before it existed: once created, GET /links/{slug} redirects at once (no cached "no such link")', async () => {
+    assert.equal((await visit('not-yet')).status, 404);
+    assert.equal((await create({ url: dest, custom_slug: 'not-yet' })).status, 201);
+    const res = await visit('not-yet');
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), dest);
+  });
+
   test('a random slug when none is given; 409 for a taken slug; bad input named field by field', async () => {
     const random = await create({ url: dest });
     assert.equal(random.status, 201);

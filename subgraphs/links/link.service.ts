@@ -85,7 +85,7 @@ export class LinkService {
     for (let tries = 0; ; tries++) {
       const candidate = slug ?? randomSlug();
       try {
-        return await store.insert(this.db, candidate, this.owner(principal), {
+        const link = await store.insert(this.db, candidate, this.owner(principal), {
           url,
           protectionType: protection.type ?? 'none',
           secretHash,
@@ -94,6 +94,9 @@ export class LinkService {
           expiresAt: common.expiresAt ?? null,
           isActive: common.isActive ?? true,
         });
+        // A visit to the slug before it existed left "no such link" in the redirect caches.
+        await this.changed(link.slug);
+        return link;
       } catch (err) {
         if ((err as { code?: string }).code !== '23505') throw err;
         if (slug !== null) throw errors.alreadyExists('custom_slug', slug);
