@@ -153,7 +153,7 @@ export function checkCost(
     if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
   }
   const defaults = variableDefaults(op);
-  const value = (name: string) => (variables && name in variables ? variables[name] : defaults(name));
+  const value = (name: string) => (variables && Object.hasOwn(variables, name) ? variables[name] : defaults(name));
   const cost = operationCost(schema, op, (name) => fragments.get(name), value);
   return cost > limits.maxCost ? costError(op, cost, limits.maxCost) : undefined;
 }

@@ -111,7 +111,7 @@ export function fromGraphQLError(err: { message: string; extensions?: Record<str
   const code = typeof ext.code === 'string' ? ext.code : undefined;
   const http = ext.http as { status?: number } | undefined;
   const details = (ext.details as ErrorDetails | undefined) ?? {};
-  if (code && code in ERROR_STATUS) {
+  if (code && Object.hasOwn(ERROR_STATUS, code)) {
     return new AppError(code as ErrorCode, err.message, details, http?.status);
   }
   // Errors GraphQL itself raised on a well-formed request (unknown field, bad variable, ...).

@@ -2,6 +2,7 @@ import type { Principal } from './auth/principal';
 import { AppError, errors, type FieldError } from './errors';
 import type { RateLimiter } from './rate-limit';
 import { one, rows, type Queryable } from './db/rows';
+import { ownEntry } from './names';
 
 /**
  * What the services that report metrics share (spec 1, Metrics): the period a request asks for,
@@ -226,7 +227,7 @@ export function checkMetricsQuery(
 ): { def: MetricDef; start: Date; end: Date } {
   const problems: FieldError[] = [];
   const details: Record<string, unknown> = {};
-  const def = catalog[q.metric];
+  const def = ownEntry(catalog, q.metric);
   if (!def) {
     problems.push({ field: 'metric', message: `unknown metric "${q.metric}"` });
     details.allowedMetrics = [...Object.keys(catalog), ...elsewhere];

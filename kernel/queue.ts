@@ -321,7 +321,7 @@ export class Queue<J extends Registry = Jobs> {
    */
   jobSpec<N extends keyof J & string>(name: N, data: J[N], options: EnqueueOptions = {}): JobSpec {
     const priority = options.priority ?? 'normal';
-    if (!(priority in PRIORITY)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
+    if (!Object.hasOwn(PRIORITY, priority)) throw errors.field('priority', `must be one of ${PRIORITY_NAME.join(', ')}`);
     return {
       name,
       data: data ?? null,

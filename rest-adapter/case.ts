@@ -6,10 +6,11 @@ export const toSnake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCa
 export function convertKeys(value: unknown, convert: (k: string) => string, opaque: ReadonlySet<string> = new Set()): unknown {
   if (Array.isArray(value)) return value.map((v) => convertKeys(v, convert, opaque));
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const key = convert(k);
-    out[key] = opaque.has(k) || opaque.has(key) ? v : convertKeys(v, convert, opaque);
-  }
-  return out;
+  // fromEntries keeps every key an entry of its own (an assignment of `__proto__` would set the prototype).
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => {
+      const key = convert(k);
+      return [key, opaque.has(k) || opaque.has(key) ? v : convertKeys(v, convert, opaque)];
+    }),
+  );
 }

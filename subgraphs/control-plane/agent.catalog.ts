@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ownEntry } from '../../kernel/names';
 import { STAGES, type StageName } from './gate.catalog';
 import catalogue from './agent.catalog.json';
 
@@ -116,7 +117,7 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 export function extensionFor(language: unknown, fallback = 'ts'): string {
-  return typeof language === 'string' ? (EXTENSIONS[language.trim().toLowerCase()] ?? fallback) : fallback;
+  return typeof language === 'string' ? (ownEntry(EXTENSIONS, language.trim().toLowerCase()) ?? fallback) : fallback;
 }
 
 const LANGUAGES: Record<string, string> = {
@@ -141,7 +142,7 @@ const LANGUAGES: Record<string, string> = {
 
 /** The programming language of a file extension, or null (documents, data). */
 export function languageOf(extension: string): string | null {
-  return LANGUAGES[extension.toLowerCase()] ?? null;
+  return ownEntry(LANGUAGES, extension.toLowerCase()) ?? null;
 }
 
 const oneOf =

@@ -143,7 +143,8 @@ export function validateGate(stage: string, gateType: GateType, outputs: Record<
   const criteria = list.map((k) => ({
     name: k.name,
     required: k.required,
-    met: [k.name, ...k.evidence].some((n) => hasValue(source[n])),
+    // Own entries only: a criterion named `constructor` is not met by Object.prototype's.
+    met: [k.name, ...k.evidence].some((n) => Object.hasOwn(source, n) && hasValue(source[n])),
   }));
   const missing = criteria.filter((k) => k.required && !k.met).map((k) => k.name);
   const result: GateValidationResult = { stage, gateType, passed: missing.length === 0, criteria, validatedAt: new Date() };

@@ -222,7 +222,7 @@ export class MetricsService {
   /** POST /metrics/query: the control plane's metrics here, the workflow ones by the engine. */
   async customQuery(principal: Principal, input: MetricsQueryInput): Promise<MetricsQueryResult> {
     await limitMetrics(this.limiter, principal, 'query');
-    if (input.metric in CONTROL_PLANE_METRICS) return metricsStore.custom(this.db, input);
+    if (Object.hasOwn(CONTROL_PLANE_METRICS, input.metric)) return metricsStore.custom(this.db, input);
     const engine = await (this.engineMetrics ??= this.operations
       .execute<{ engineMetricsCatalog: string[] }>(`query EngineMetricsCatalog { engineMetricsCatalog }`)
       .then((r) => r.engineMetricsCatalog)

@@ -1,4 +1,5 @@
 import { gateCriteria, hasValue, type GateValidationResult, type StageName } from './gate.catalog';
+import { ownEntry, setOwn } from '../../kernel/names';
 import type { OrchestrationFailure, OrchestrationTaskRecord } from './orchestration.store';
 
 /**
@@ -21,9 +22,10 @@ export function mergeOutputs(maps: Record<string, unknown>[]): Record<string, un
   const merged: Record<string, unknown> = {};
   for (const map of maps) {
     for (const [k, v] of Object.entries(map)) {
+      // Output names come from the model's answer: each is an entry of its own, `__proto__` too.
       if ((k === 'filesCreated' || k === 'filesModified') && Array.isArray(v)) {
         merged[k] = [...new Set([...((merged[k] as unknown[]) ?? []), ...v])];
-      } else if (hasValue(v) || !(k in merged)) merged[k] = v;
+      } else if (hasValue(v) || !Object.hasOwn(merged, k)) setOwn(merged, k, v);
     }
   }
   return merged;
@@ -38,7 +40,7 @@ export function gateFailure(gate: GateValidationResult, outputs: Record<string, 
       // `actual`: what the outputs hold under the criterion's name or its evidence names (empty), else null.
       failed_criteria: (gate.missingCriteria ?? []).map((criterion) => {
         const evidence = gateCriteria(gate.stage as StageName, 'exit').find((k) => k.name === criterion)?.evidence ?? [];
-        const actual = [criterion, ...evidence].map((n) => outputs[n]).find((v) => v !== undefined) ?? null;
+        const actual = [criterion, ...evidence].map((n) => ownEntry(outputs, n)).find((v) => v !== undefined) ?? null;
         return { criterion, required: true, actual };
       }),
       validation: gate,

@@ -1,4 +1,5 @@
 import { parseAllDocuments } from 'yaml';
+import { ownEntry } from '../../kernel/names';
 import { STAGES, validateGate } from './gate.catalog';
 import { languageOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 import { auditManifest, auditPipeline, checkSchedule, CRON_LINE, scheduleConflicts, validateFiles } from './task.checks';
@@ -99,7 +100,8 @@ const SEVERITY_NAMES: Record<string, string> = { critical: 'SEV1', high: 'SEV2',
 function severityOf(context: Record<string, unknown>, text: string): string | null {
   const given = typeof context.severity === 'string' ? context.severity.trim().toLowerCase() : '';
   if (/^sev[1-4]$/.test(given)) return given.toUpperCase();
-  if (SEVERITY_NAMES[given]) return SEVERITY_NAMES[given]!;
+  const named = ownEntry(SEVERITY_NAMES, given);
+  if (named) return named;
   const found = /\bSEV[\s-]?([1-4])\b/i.exec(text);
   return found ? `SEV${found[1]}` : null;
 }

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { SecretCipher } from '../../kernel/crypto';
 import { AppError, isAppError } from '../../kernel/errors';
+import { setOwn } from '../../kernel/names';
 import type { LlmProvider } from '../../kernel/llm';
 import type { Logger } from '../../kernel/logger';
 import type { Operations } from '../../kernel/operations';
@@ -91,8 +92,8 @@ function valueText(value: unknown): string {
 /** Variables of an agent prompt: the task type's inputs (or "(not provided)"), the other context fields, and the task's frame. */
 export function promptVariables(agent: AgentSpec, spec: TaskTypeSpec, task: TaskRecord): Record<string, string> {
   const v: Record<string, string> = {};
-  for (const [k, val] of Object.entries(task.context)) if (VARIABLE.test(k) && present(val)) v[k] = valueText(val);
-  for (const name of [...spec.required, ...spec.optional]) if (!(name in v)) v[name] = NOT_PROVIDED;
+  for (const [k, val] of Object.entries(task.context)) if (VARIABLE.test(k) && present(val)) setOwn(v, k, valueText(val));
+  for (const name of [...spec.required, ...spec.optional]) if (!Object.hasOwn(v, name)) v[name] = NOT_PROVIDED;
   v.context = JSON.stringify(task.context, null, 2);
   v.agentId = agent.agentId;
   v.taskType = spec.taskType;

@@ -375,7 +375,7 @@ export class TaskService {
     const sortBy = filter.sortBy ?? 'createdAt';
     const sortOrder = (filter.sortOrder ?? 'desc').toLowerCase();
     problems.push(...windowProblems({ limit, offset }));
-    if (!TASK_SORTS[sortBy]) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(TASK_SORTS).join(', ')}` });
+    if (!Object.hasOwn(TASK_SORTS, sortBy)) problems.push({ field: 'sortBy', message: `must be one of ${Object.keys(TASK_SORTS).join(', ')}` });
     if (sortOrder !== 'asc' && sortOrder !== 'desc') problems.push({ field: 'sortOrder', message: 'must be asc or desc' });
     if (filter.status != null && !(TASK_STATUSES as readonly string[]).includes(filter.status)) {
       problems.push({ field: 'status', message: `must be one of ${TASK_STATUSES.join(', ')}` });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../../kernel/logger';
+import { ownEntry, setOwn } from '../../kernel/names';
 import { JobAbortedError, type Queue } from '../../kernel/queue';
 import type { CompletedStep, ExecutionFailure, StoredStep } from './chain.types';
 import * as executions from './chain-execution.store';
@@ -48,7 +49,7 @@ export class ChainRunner {
     const outputs: Record<string, Record<string, string>> = {};
     const done = new Set<string>();
     for (const c of exec.completed_steps) {
-      (outputs[`step_${c.step}`] ??= {})[c.outputKey] = c.output;
+      setOwn((outputs[`step_${c.step}`] ??= {}), c.outputKey, c.output);
       done.add(`${c.step}:${c.outputKey}`);
     }
     const orders = [...new Set(exec.steps.map((s) => s.order))].sort((a, b) => a - b);
@@ -96,7 +97,8 @@ export class ChainRunner {
     const variables: Record<string, unknown> = { ...exec.initial_variables };
     for (const [name, ref] of Object.entries(step.inputMapping)) {
       const [source, key] = [ref.slice(0, ref.indexOf('.')), ref.slice(ref.indexOf('.') + 1)];
-      variables[name] = outputs[source]?.[key];
+      const from = ownEntry(outputs, source);
+      setOwn(variables, name, from && ownEntry(from, key));
     }
     const rendering = await this.prompts.renderVersion(version, variables);
     const params = { model: exec.model, temperature: exec.temperature, maxTokens: exec.max_tokens };
@@ -122,7 +124,7 @@ export class ChainRunner {
       latency: seconds(run.latencyMs),
       completedAt: new Date().toISOString(),
     };
-    (outputs[`step_${step.order}`] ??= {})[step.outputKey] = completed.output;
+    setOwn((outputs[`step_${step.order}`] ??= {}), step.outputKey, completed.output);
     await executions.appendStep(this.db, exec.execution_id, completed, run.latencyMs);
   }
 

@@ -211,7 +211,7 @@ export class ChainService {
     for (const step of chain.steps) {
       const version = await this.prompts.loadVersion(step.promptId, step.version);
       for (const name of version.variables) {
-        if (!(name in step.inputMapping) && (!Object.hasOwn(vars, name) || vars[name] === null)) {
+        if (!Object.hasOwn(step.inputMapping, name) && (!Object.hasOwn(vars, name) || vars[name] === null)) {
           missing.push({
             field: `initialVariables.${name}`,
             message: `is required by step ${step.order} (prompt ${step.promptId}), which does not map it from an earlier step`,
