@@ -23,7 +23,7 @@ import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scal
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
 import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
-import { DEFAULT_LIMITS, checkCost, costVaries, limitRules, parseWithLimits, type QueryLimits } from './limits';
+import { DEFAULT_LIMITS, checkCost, costVaries, limitRules, parseWithLimits, tokenLimitError, type QueryLimits } from './limits';
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -91,6 +91,13 @@ export class PlatformGateway {
         // Apollo files our limit errors under GRAPHQL_VALIDATION_FAILED: give them their own code back.
         const original = ((error as { originalError?: unknown })?.originalError ?? error) as { extensions?: Record<string, unknown> };
         if (original?.extensions?.code === 'query_too_complex') extensions.code = 'query_too_complex';
+        // Its parser stops at the token limit as at a syntax error (GRAPHQL_PARSE_FAILED): the
+        // document's limit error instead, with the limit in details, as over the fast path and graphql-ws.
+        const tooLong = extensions.code === 'GRAPHQL_PARSE_FAILED' && original instanceof GraphQLError ? tokenLimitError(original, this.limits) : undefined;
+        if (tooLong) {
+          const { http: _http, ...limit } = tooLong.extensions;
+          return { message: tooLong.message, extensions: limit };
+        }
         // Without introspection, "Did you mean …?" would still spell the schema out field by field.
         const message = opts.introspection === false ? formatted.message.replace(/ Did you mean .+\?$/, '') : formatted.message;
         return { ...formatted, message, extensions };

@@ -164,12 +164,21 @@ export function parseWithLimits(source: string, limits: QueryLimits): DocumentNo
     return parse(source, { maxTokens: limits.maxTokens });
   } catch (err) {
     if (!(err instanceof GraphQLError)) throw err;
-    // Tell the token limit from a plain syntax error by where the parser stopped, not by its message.
-    const stoppedAt = err.positions?.[0] ?? source.length;
-    const { before, total } = countTokens(source, stoppedAt);
-    if (before <= limits.maxTokens) throw err;
-    throw tooComplex('tokens', limits.maxTokens, total, `The document has ${total} tokens`);
+    throw tokenLimitError(err, limits) ?? err;
   }
+}
+
+/**
+ * The query_too_complex error for a syntax error that is the parser stopping at the token limit
+ * (undefined for any other): also for a parse that was not parseWithLimits' (Apollo Server's).
+ * Told by where the parser stopped in the error's source, not by its message.
+ */
+export function tokenLimitError(err: GraphQLError, limits: QueryLimits): GraphQLError | undefined {
+  const source = err.source?.body;
+  if (source === undefined) return undefined;
+  const { before, total } = countTokens(source, err.positions?.[0] ?? source.length);
+  if (before <= limits.maxTokens) return undefined;
+  return tooComplex('tokens', limits.maxTokens, total, `The document has ${total} tokens`);
 }
 
 /** Tokens as graphql's parser counts them (no comments, no EOF); a lexing error ends the count. */

@@ -162,6 +162,33 @@ describe('malformed GraphQL requests', () => {
     }
   });
 
+  test('a document over the token limit: 400 query_too_complex with the limit in details, over POST (with and without extensions), GET and graphql-ws', async () => {
+    // 5,003 tokens: "{", 5,001 fields, "}" (a GET's query string stays under the URL size limit).
+    const query = `{ ${'a '.repeat(5001)}}`;
+    const limit = { limit: 'tokens', max: 5000, actual: 5003 };
+    const expectLimit = (what: string, res: { status: number; body: any }) => {
+      assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      assert.equal(res.body.errors[0].extensions.code, 'query_too_complex', what);
+      assert.deepEqual(res.body.errors[0].extensions.details, limit, what);
+      assert.match(res.body.errors[0].message, /5003 tokens; the maximum is 5000/);
+    };
+    expectLimit('POST', await gql({ query }));
+    expectLimit('POST with extensions', await gql({ query, extensions: {} }));
+    const search = new URLSearchParams({ query }).toString(); // spaces as "+": 10 KB
+    expectLimit('GET', await send('GET', `/graphql?${search}`, undefined, { 'apollo-require-preflight': '1' }));
+    const client = wsClient(p.url, `Bearer ${p.adminKey}`);
+    try {
+      const sub = subscribe(client, `subscription { ${'taskUpdated(taskId: "x") { taskId } '.repeat(700)}}`);
+      await sub.done;
+      const errors = sub.errors[0] as { message: string; extensions?: { code?: string; details?: unknown } }[];
+      assert.ok(Array.isArray(errors), `an error list, got ${String(errors)}`);
+      assert.equal(errors[0]!.extensions?.code, 'query_too_complex');
+      assert.equal((errors[0]!.extensions?.details as { limit: string }).limit, 'tokens');
+    } finally {
+      await client.dispose();
+    }
+  });
+
   test('graphql-ws: deep variables are refused with an error, the socket stays usable', async () => {
     const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     try {
