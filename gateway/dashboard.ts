@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
-import { pageCsp } from './csp';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { pageCsp } from '../kernel/csp';
 
 /**
  * The operations dashboard at /dashboard: the single-page app built by `npm install` (Vite,
@@ -22,6 +22,12 @@ export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): vo
     return;
   }
   app.register(async (scope) => {
+    // A path the file server refuses (`..%2f` out of the directory 403, a NUL byte 400) names no
+    // file of the dashboard: 404 like any file it does not have, never a 500.
+    scope.setErrorHandler((err: FastifyError, _req, reply) => {
+      if (typeof err.statusCode === 'number' && err.statusCode < 500) return reply.callNotFound();
+      throw err;
+    });
     scope.addHook('onSend', async (_req, reply, payload) => {
       reply.header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
       return payload;

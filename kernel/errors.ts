@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   NODE_EXECUTION_FAILED: 500,
   PROMPT_NOT_FOUND: 404,
   WORKFLOW_INVALID: 400,
+  // a path outside every surface
+  NOT_FOUND: 404,
   // lowercase codes (spec 1, Errors)
   unauthorized: 401,
   forbidden: 403,

@@ -2,7 +2,8 @@ import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHe
 import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
-import { AppError } from '../kernel/errors';
+import { envelopes } from '../kernel/envelopes';
+import { AppError, errors } from '../kernel/errors';
 import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
 import type { Logger } from '../kernel/logger';
 import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
@@ -114,7 +115,30 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: false,
     bodyLimit: GRAPHQL_BODY_LIMIT,
     return503OnClosing: false,
+    // A trailing slash names the same resource as the path without it, on every surface
+    // and page (served, not redirected: a redirected POST would lose its body).
+    routerOptions: { ignoreTrailingSlash: true },
+    // A path that is not valid percent-encoding (`/dashboard/%`), or a path parameter longer than
+    // any id (over 100 characters), names no resource: 404, as any unknown path.
+    // (Its only other error is an async route constraint's, and no route has one.)
+    frameworkErrors: (_err, req, reply) => {
+      void notFound(req as FastifyRequest, reply as FastifyReply);
+    },
   });
+
+  /**
+   * A path no route serves: 404 in the envelope of the surface its prefix falls under (a surface
+   * answers its own unknown paths; this one sees those it could not route), else in the /v1
+   * envelope with code NOT_FOUND — never a framework's default body.
+   */
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0]!;
+    const meta = { requestId: newRequestId(), timestamp: new Date().toISOString() };
+    const surface = deps.surfaces.find((s) => s.prefix && (path === s.prefix || path.startsWith(`${s.prefix}/`)));
+    if (surface) return reply.code(404).send(surface.envelope.error(errors.notFound('route', `${req.method} ${path}`), meta));
+    return reply.code(404).send(envelopes.v1.error(new AppError('NOT_FOUND', `Nothing is served at ${req.method} ${path}`, { path }), meta));
+  };
+  app.setNotFoundHandler(notFound);
 
   if (deps.requests) deps.front.countInto(deps.requests);
 

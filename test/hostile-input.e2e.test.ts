@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { surfaces } from '../rest-adapter';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
@@ -60,6 +61,27 @@ async function send(method: string, path: string, body?: string, headers: Record
   return { status: res.status, body: json };
 }
 
+/** GET `path` exactly as written, without a key. */
+function rawGet(path: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${p.url}/`, { path }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON: kept as text for the failure message
+        }
+        resolve({ status: res.statusCode!, body });
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
 /** The error's code and message whatever the surface's envelope. */
 function errorOf(body: any): { code?: string; message?: string } {
   if (body?.errors) return { code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message };
@@ -117,6 +139,54 @@ describe('malformed input on the inbound webhook surface (no key at all)', () =>
     const logs = (await p.rest('GET', `/v1/engine/webhooks/${id}/logs?status=rejected`)).body.data.logs;
     assert.ok(logs.length >= 6, `rejections are logged (${logs.length})`);
     assert.ok(logs.every((l: any) => l.status === 'rejected'));
+  });
+});
+
+describe('paths outside every surface, and the files of the dashboard', () => {
+  test('out of the directory, NUL, bad percent-encoding, overlong, backslashes: 404 NOT_FOUND in the /v1 envelope, never a 500 nor a file', async () => {
+    const paths = [
+      '/dashboard/..%2fpackage.json',
+      '/dashboard/..%2f..%2fpackage.json',
+      '/dashboard/%2e%2e/%2e%2e/package.json',
+      '/dashboard/%00',
+      '/dashboard/index.html%00.js',
+      '/dashboard/%',
+      '/dashboard/%zz',
+      `/dashboard/${'a'.repeat(5000)}`,
+      `/dashboard/${'a/'.repeat(2000)}`,
+      '/dashboard/..\\package.json',
+      '/dashboard/..%5c..%5cpackage.json',
+      '/dashboard/no-such-file.js',
+      '/nothing-here',
+      '/%',
+    ];
+    for (const path of paths) {
+      // Anonymous, as a browser would ask; sent as written (fetch would resolve the dot segments and backslashes).
+      const res = await rawGet(path);
+      const what = `GET ${path.slice(0, 60)}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      assert.equal(res.status, 404, what);
+      assert.equal(res.body.success, false, what);
+      assert.equal(res.body.error.code, 'NOT_FOUND', what);
+      assert.match(res.body.meta.requestId, /^req_/, what);
+    }
+    // The files it has are still served.
+    const index = await fetch(`${p.url}/dashboard/`);
+    assert.equal(index.status, 200);
+    assert.match(await index.text(), /<div id="root">/);
+  });
+
+  test('a path under a surface that is not valid percent-encoding or has an overlong parameter: 404 in the envelope of that surface', async () => {
+    const v1 = await send('GET', '/v1/promptlib/prompts/%');
+    assert.equal(v1.status, 404);
+    assert.equal(v1.body.error.code, 'resource_not_found');
+    assert.match(v1.body.meta.requestId, /^req_/);
+    const long = await send('GET', `/control-plane/api/v1/auth/api-keys/${'a'.repeat(150)}`);
+    assert.equal(long.status, 404, JSON.stringify(long.body));
+    assert.equal(long.body.error.code, 'resource_not_found');
+    assert.match(long.body.metadata.request_id, /^req_/);
+    const infra = await send('GET', '/infra/api/v1/projects/%');
+    assert.equal(infra.status, 404);
+    assert.equal(infra.body.error, 'not_found');
   });
 });
 
