@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pageCsp } from './csp';
+import { pageCsp } from '../kernel/csp';
 
 /**
  * GraphiQL for browsers at GET <path>, built only from installed packages: the page, its scripts

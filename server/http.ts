@@ -13,7 +13,7 @@ import { registerExplorer } from '../gateway/explorer';
 import type { PlatformGateway } from '../gateway/gateway';
 import { registerSurface, type Surface } from '../rest-adapter/surface';
 import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
-import { registerDocs } from './docs';
+import { registerDocs, registerLanding } from './docs';
 import type { InboundWebhooks } from '../kernel/inbound';
 import type { RequestStats } from '../kernel/request-stats';
 
@@ -207,6 +207,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
   registerDashboard(app);
+  registerLanding(app);
 
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof AppError) return sendGraphQLError(reply, err);

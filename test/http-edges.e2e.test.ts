@@ -3,7 +3,8 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * The edges of the one HTTP server: a trailing slash names the same resource as the path without
- * it, on every route of the route tables and every page.
+ * it, on every route of the route tables and every page; every HTML page the platform serves
+ * carries a Content-Security-Policy that forbids framing.
  */
 
 let p: TestPlatform;
@@ -85,9 +86,10 @@ describe('a trailing slash names the same resource', () => {
     assert.deepEqual(gql.body.data, { __typename: 'Query' });
   });
 
-  test('the pages: /docs, /graphql (a browser), /dashboard, /openapi.json, /health', async () => {
+  test('the pages: /, /docs, /graphql (a browser), /dashboard, /openapi.json, /health', async () => {
     const html = { accept: 'text/html' };
     for (const [path, headers] of [
+      ['', html],
       ['/docs', html],
       ['/graphql', html],
       ['/dashboard', html],
@@ -100,5 +102,48 @@ describe('a trailing slash names the same resource', () => {
       assert.equal(slashed.status, 200, `${path}/: ${slashed.status} ${JSON.stringify(slashed.body).slice(0, 200)}`);
       assert.equal(slashed.type, plain.type, `${path}/`);
     }
+  });
+});
+
+describe('every HTML page forbids framing (Content-Security-Policy)', () => {
+  test("/, /docs, the explorer, the dashboard and a client route of it, a link's gate page and its 404 and 410 pages", async () => {
+    const links = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
+    const made = async (body: Record<string, unknown>) => {
+      const res = await send('POST', '/links/api/links', { key: links, body: { url: 'https://example.com/x', ...body } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    };
+    await made({ custom_slug: 'gated', password: 'correct horse' });
+    await made({ custom_slug: 'retired', expires_at: new Date(Date.now() - 1000).toISOString() });
+    const pages: [string, number][] = [
+      ['/', 200],
+      ['/docs', 200],
+      ['/graphql', 200],
+      ['/dashboard', 200],
+      ['/dashboard/', 200],
+      ['/links/gated', 200],
+      ['/links/no-such-link', 404],
+      ['/links/retired', 410],
+    ];
+    for (const [path, status] of pages) {
+      const res = await fetch(p.url + path, { headers: { accept: 'text/html' }, redirect: 'manual' });
+      await res.text();
+      assert.equal(res.status, status, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /(^|;\s*)frame-ancestors 'none'(;|$)/, `${path}: ${csp || 'no Content-Security-Policy'}`);
+      assert.match(csp, /(^|;\s*)default-src 'self'(;|$)/, path);
+      assert.match(csp, /(^|;\s*)script-src 'self'(;|$)/, `${path}: no inline script`);
+    }
+    // The gate page's form may post to itself (and follow its redirect to the destination).
+    const gate = await fetch(`${p.url}/links/gated`);
+    assert.match(gate.headers.get('content-security-policy')!, /form-action 'self' http: https:/);
+  });
+
+  test('the landing page links to the dashboard, the API documentation and the explorer', async () => {
+    const res = await fetch(`${p.url}/`);
+    assert.equal(res.status, 200);
+    const page = await res.text();
+    for (const href of ['/dashboard', '/docs', '/graphql', '/openapi.json']) assert.ok(page.includes(`href="${href}"`), href);
+    assert.ok(!/<script/i.test(page), 'no script');
   });
 });

@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageCsp } from '../../kernel/csp';
 import { AppError, errors } from '../../kernel/errors';
 import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
@@ -41,12 +42,24 @@ export const links: ServiceModule<Kernel> = {
   },
 };
 
+/**
+ * The gate page's form posts to itself, and the answer redirects to the destination, which
+ * browsers check against form-action too: any http(s) destination, never a script URL.
+ */
+const GATE_CSP = pageCsp({ 'form-action': "'self' http: https:" });
+
 function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer): void {
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
   const html = (reply: FastifyReply, status: number, page: string) =>
-    reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+    reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', GATE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .send(page);
   const secure = (req: FastifyRequest) => req.protocol === 'https';
 
   const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkView) => {

@@ -1,7 +1,8 @@
 /**
- * The Content-Security-Policy of the pages this server renders (explorer, dashboard, docs): every
- * script, style and font from this host, no inline script, graphql-ws to this host, no framing.
- * Pages name only the directives they need differently.
+ * The Content-Security-Policy of every HTML page the platform serves (landing page, explorer,
+ * dashboard, docs, a link's gate page): every script, style and font from this host, no inline
+ * script, graphql-ws to this host, no framing. Pages name only the directives they need differently.
+ * In kernel/ because a service's own pages (the link gate) need it as much as the gateway's.
  */
 const BASE: Record<string, string> = {
   'default-src': "'self'",
