@@ -132,6 +132,43 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
     const ok = await p.rest('POST', KEYS, { key: manager.key, body: { permissions: ['agent:read'], tier: 'free' } });
     assert.equal(ok.status, 201);
   });
+
+  test('a test key creates test keys only, even holding *: a live one is 403 (REST and GraphQL), and PATCH cannot change an environment', async () => {
+    const sandbox = await p.createKey({ environment: 'test', permissions: ['*'] });
+    assert.match(sandbox.key, /^cp_test_sk_/);
+    const before = (await p.rest('GET', KEYS)).body.data.api_keys.length;
+    for (const fields of [{ environment: 'live' }, { environment: 'live', service: 'engine' }]) {
+      const live = await p.rest('POST', KEYS, { key: sandbox.key, body: { name: 'escape', ...fields } });
+      assert.equal(live.status, 403, JSON.stringify(live.body));
+      assertPlatformError(live.body, 'insufficient_permissions');
+      assert.deepEqual(live.body.error.details, { field: 'environment', required: 'live', has: 'test' });
+      assert.match(live.body.error.message, /test key creates test keys only/);
+    }
+    const gql = await p.graphql('mutation { createApiKey(input: { name: "escape", environment: "live" }) { key { id } } }', {}, sandbox.key);
+    assert.equal(gql.status, 403, JSON.stringify(gql.body));
+    assert.equal(gql.body.errors[0].extensions.code, 'insufficient_permissions');
+    assert.equal((await p.rest('GET', KEYS)).body.data.api_keys.length, before, 'no key was stored');
+
+    // Without an environment its keys are test keys; with "test", too.
+    for (const body of [{ name: 'child' }, { name: 'child', environment: 'test', service: 'links' }]) {
+      const child = await p.rest('POST', KEYS, { key: sandbox.key, body });
+      assert.equal(child.status, 201, JSON.stringify(child.body));
+      assert.equal(child.body.data.environment, 'test');
+      assert.match(child.body.data.api_key, /^(cp_test_sk_|lnk_test_)/);
+    }
+    // A live key still creates either.
+    assert.equal((await p.rest('POST', KEYS, { body: { name: 'live', environment: 'live' } })).status, 201);
+
+    // The environment of a key is fixed: PATCH (REST or GraphQL) does not take it.
+    const patch = await p.rest('PATCH', `${KEYS}/${sandbox.id}`, { key: sandbox.key, body: { environment: 'live' } });
+    assert.equal(patch.status, 400);
+    assertPlatformError(patch.body, 'validation_error');
+    assert.deepEqual(patch.body.error.details.errors, [{ field: 'environment', message: 'is not a known field' }]);
+    const gqlPatch = await p.graphql(`mutation { updateApiKey(id: "${sandbox.id}", input: { environment: "live" }) { id } }`, {}, sandbox.key);
+    assert.equal(gqlPatch.status, 400);
+    const still = await p.rest('GET', `${KEYS}/${sandbox.id}`);
+    assert.equal(still.body.data.environment, 'test');
+  });
 });
 
 describe('authentication (401) and permissions (403)', () => {

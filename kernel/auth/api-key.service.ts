@@ -2,7 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { errors, type FieldError } from '../errors';
+import { AppError, errors, type FieldError } from '../errors';
 import type { EventBus } from '../events';
 import type { Logger } from '../logger';
 import { apiKeyStore, type ApiKeyRecord } from './api-key.store';
@@ -118,6 +118,14 @@ export class ApiKeyService {
     const environment = input.environment ?? caller.environment;
     const tier = input.tier ?? 'professional';
     validate({ ...input, permissions, service, environment, tier });
+    // A test key stays in the sandbox, whatever its permissions: the keys it creates are test keys.
+    if (caller.environment === 'test' && environment !== 'test') {
+      throw new AppError('insufficient_permissions', `A test key creates test keys only: a ${environment} key needs a ${environment} key to create it`, {
+        field: 'environment',
+        required: environment,
+        has: caller.environment,
+      });
+    }
     // Nobody hands out more than they hold: permissions and tier are capped by the caller's.
     if (!caller.permissions.includes('*')) {
       const missing = permissions.filter((p) => !hasPermission(caller.permissions, p));
