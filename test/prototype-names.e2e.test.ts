@@ -59,7 +59,7 @@ async function send(key: string, method: string, path: string, body?: unknown): 
 /** A JSON object with one entry `name` (a literal `{ [name]: v }` would set the prototype for `__proto__`). */
 const entry = (name: string, value: unknown) => JSON.parse(`{${JSON.stringify(name)}:${JSON.stringify(value)}}`);
 
-/** Whether an error answer is in the envelope of the surface `path` falls under (CONTRACT section 6). */
+/** Whether an error answer is in the envelope of the surface `path` falls under. */
 function inErrorEnvelope(path: string, body: any): boolean {
   if (path.startsWith('/v1/')) return body?.success === false && typeof body.error?.code === 'string' && typeof body.meta?.requestId === 'string';
   if (/^\/(control-plane|promptlib|engine)\/api\/v1\//.test(path))
