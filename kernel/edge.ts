@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyService } from './auth/api-key.service';
 import { looksLikeJwt, type TokenSigner } from './auth/jwt';
-import { ANONYMOUS } from './auth/principal';
+import { ANONYMOUS, type Principal } from './auth/principal';
 import { AppError } from './errors';
 import { INFRA_HOURLY_LIMITS, RateLimitExceeded, rateLimitHeaders, type RateLimiter, type WindowStatus } from './rate-limit';
 import type { RequestContext } from './subgraph';
@@ -64,7 +64,7 @@ export class Edge {
     const { keys, limiter, tokens } = this.opts;
     const headers: Record<string, string> = { 'x-request-id': requestId };
     const baseUrl = this.baseUrl(presented);
-    const credential = bearer(presented.authorization) ?? presented.engineKey ?? presented.apiKeyHeader ?? presented.queryKey;
+    const credential = credentialOf(presented);
     if (!credential) {
       // No usable credential (none, or not a Bearer token): anonymous. Operations that need a
       // caller answer missing_authorization; introspection and public operations still work,
@@ -107,6 +107,23 @@ export class Edge {
       }
       throw new EdgeRejection(err as AppError, headers);
     }
+  }
+
+  /**
+   * A credential admitted earlier, checked again for a connection that outlives its request (a
+   * subscription, a followed stream; kernel/credential-watch.ts): the principal it stands for now
+   * and when it stops being valid, or the refusal a request with it would get now
+   * (invalid_api_key, expired_api_key, unauthorized). It counts against no limit and as no use of
+   * the key; `fresh` reads a key past the key cache.
+   */
+  async recheck(presented: Presented, fresh: boolean): Promise<{ principal: Principal; expiresAt: Date | null }> {
+    const credential = credentialOf(presented);
+    if (!credential) return { principal: ANONYMOUS, expiresAt: null };
+    if (looksLikeJwt(credential)) {
+      const principal = await this.opts.tokens.verify(credential);
+      return { principal, expiresAt: principal.expiresAt };
+    }
+    return this.opts.keys.current(credential, fresh);
   }
 
   /** A fixed hourly window per key or person, with the spec's headers; 429 with Retry-After beyond it. */
@@ -175,6 +192,11 @@ function windowHeaders(w: WindowStatus): Record<string, string> {
 
 export function newRequestId(): string {
   return `req_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+}
+
+/** The credential a request presents, in the order the headers are believed. */
+function credentialOf(presented: Presented): string | undefined {
+  return bearer(presented.authorization) ?? presented.engineKey ?? presented.apiKeyHeader ?? presented.queryKey;
 }
 
 function bearer(header: string | undefined): string | undefined {

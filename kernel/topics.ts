@@ -55,6 +55,12 @@ export interface Topics {
   'promptlib.prompt.changed': CacheChanged;
   'links.changed': { slug: string };
   'infra.deployment.updated': { deploymentId: string };
+  /**
+   * What an infrastructure person may read changed: they were deleted, their roles changed or they
+   * left a project (`userId`); none, anyone's may have (a project's visibility). Open streams and
+   * subscriptions of persons re-check what they read.
+   */
+  'infra.access.changed': { userId?: string };
   'feedback.request.updated': { requestId: string };
   'apiKey.changed': { id: string };
 }
@@ -86,6 +92,7 @@ export const TOPIC = {
   promptChanged: 'promptlib.prompt.changed',
   linksChanged: 'links.changed',
   deploymentUpdated: 'infra.deployment.updated',
+  infraAccessChanged: 'infra.access.changed',
   feedbackRequestUpdated: 'feedback.request.updated',
   apiKeyChanged: 'apiKey.changed',
 } as const satisfies Record<string, TopicName>;

@@ -93,10 +93,27 @@ export class ApiKeyService {
 
   /** Resolves a presented key into a principal, or throws invalid_api_key / expired_api_key. */
   async authenticate(plain: string, ip?: string): Promise<ApiKeyPrincipal> {
+    const row = await this.valid(plain, false);
+    this.usage.record(row.id, ip);
+    return toPrincipal(row);
+  }
+
+  /**
+   * The key as it stands now, for a connection that outlives the request that presented it (a
+   * subscription, a followed stream): not counted as a use. `fresh` reads past the cache, for a
+   * check after the key changed or at its expiry.
+   */
+  async current(plain: string, fresh: boolean): Promise<{ principal: ApiKeyPrincipal; expiresAt: Date | null }> {
+    const row = await this.valid(plain, fresh);
+    return { principal: toPrincipal(row), expiresAt: row.expiresAt };
+  }
+
+  /** The key's row if it is valid now; invalid_api_key / expired_api_key otherwise. */
+  private async valid(plain: string, fresh: boolean): Promise<ApiKeyRecord> {
     if (!parseKeyPrefix(plain) || plain.length > 200) throw errors.invalidApiKey();
     const hash = hashKey(plain);
     const cacheKey = hash.toString('hex');
-    let entry = this.cache.get(cacheKey);
+    let entry = fresh ? undefined : this.cache.get(cacheKey);
     if (!entry || Date.now() - entry.at > CACHE_TTL_MS) {
       const row = await apiKeyStore.byHash(this.db, hash);
       if (!row) throw errors.invalidApiKey();
@@ -107,8 +124,7 @@ export class ApiKeyService {
     const { row } = entry;
     if (!timingSafeEqual(entry.hash, hash) || row.revokedAt) throw errors.invalidApiKey();
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) throw errors.expiredApiKey(row.expiresAt);
-    this.usage.record(row.id, ip);
-    return toPrincipal(row);
+    return row;
   }
 
   async create(actor: Principal, input: CreateKeyInput): Promise<{ key: ApiKeyRecord; plain: string }> {
