@@ -16,6 +16,7 @@ import {
 } from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
 import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
+import { CredentialWatch } from './kernel/credential-watch';
 import { Edge } from './kernel/edge';
 import { presentedCredentials } from './kernel/http';
 import { PlatformGateway } from './gateway/gateway';
@@ -76,6 +77,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     publicUrl: config.publicUrl,
     anonymousPerMinute: config.anonymousRateLimit,
   });
+  const watch = new CredentialWatch({ edge, events: kernel.events, logger: kernel.logger });
   let draining = false;
   const app = buildApp({
     front,
@@ -88,7 +90,12 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     requests: kernel.requests,
     inbound: kernel.inbound,
   });
-  for (const { built } of hosted) await built.http?.(app, { admit: (req) => edge.admit(presentedCredentials(req)) });
+  for (const { built } of hosted) {
+    await built.http?.(app, {
+      admit: (req) => edge.admit(presentedCredentials(req)),
+      watch: (req, context, handlers) => watch.watch(presentedCredentials(req), context, handlers),
+    });
+  }
   opts.extraRoutes?.(app, kernel, edge);
   // Seeding and recovery before the first request: /health says `starting` until they are done.
   await startServices(hosted);
@@ -98,6 +105,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     path: '/graphql',
     gateway,
     edge,
+    watch,
     events: kernel.events,
     routes: subscriptionRoutes,
     logger: kernel.logger,

@@ -16,10 +16,12 @@ import {
 import { getArgumentValues } from 'graphql/execution/values';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import { isRefusal, type CredentialWatch, type Watch } from '../kernel/credential-watch';
+import { Edge, EdgeRejection } from '../kernel/edge';
+import { fromGraphQLError, type AppError } from '../kernel/errors';
 import type { EventBus } from '../kernel/events';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubscriptionRoute } from '../kernel/subgraph';
-import { Edge, EdgeRejection } from '../kernel/edge';
 import type { PlatformGateway } from './gateway';
 import { limitRules, parseWithLimits } from './limits';
 
@@ -28,28 +30,56 @@ import { limitRules, parseWithLimits } from './limits';
  * none). A subscription field names an event topic (SubscriptionRoute); every matching event is
  * resolved into the subscriber's whole selection by running the twin query field through the
  * gateway, so the selection may span subgraphs and the same authorization applies.
+ *
+ * A subscription ends with an `error` message carrying the refusal's code when what admitted it
+ * no longer holds: its credential ended (a key revoked or expired, a token expired: every
+ * subscription of the connection ends, and the socket then closes with 4401 and `code: message`,
+ * which graphql-ws clients do not retry), or its authorizing query, run again after a change to
+ * the caller's rights or with an event, is refused (a person deleted, demoted, or no longer a
+ * member of the project read).
  */
 export function attachSubscriptions(opts: {
   server: Server;
   path: string;
   gateway: PlatformGateway;
   edge: Edge;
+  watch: CredentialWatch;
   events: EventBus;
   routes: SubscriptionRoute[];
   logger: Logger;
 }): { close(): Promise<void> } {
   const routes = new Map(opts.routes.map((r) => [r.field, r]));
   const wss = new WebSocketServer({ server: opts.server, path: opts.path, maxPayload: 1024 * 1024 });
-  const prepared = new WeakMap<object, { query: string; route: SubscriptionRoute; args: Record<string, unknown> }>();
+  const prepared = new WeakMap<object, { plan: Plan; connection: Connection; checks: number }>();
 
-  const disposable = useServer<Record<string, unknown> | undefined, { context?: RequestContext }>(
+  const disposable = useServer<Record<string, unknown> | undefined, { connection?: Connection }>(
     {
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const authorization = (params.authorization ?? params.Authorization) as string | undefined;
+        const presented = { authorization, ip: ctx.extra.request.socket.remoteAddress };
         try {
-          const admission = await opts.edge.admit({ authorization, ip: ctx.extra.request.socket.remoteAddress });
-          ctx.extra.context = admission.context;
+          const admission = await opts.edge.admit(presented);
+          const connection: Connection = {
+            live: new Set(),
+            checks: 0,
+            watch: undefined as unknown as Watch,
+            closeIfEnded: () => {
+              if (connection.ended && !connection.live.size) closeEnded(ctx.extra.socket, connection.ended);
+            },
+          };
+          connection.watch = opts.watch.watch(presented, admission.context, {
+            changed: async (context) => {
+              connection.checks++;
+              await Promise.all([...connection.live].map((sub) => sub.recheck(context)));
+            },
+            ended: (error) => {
+              connection.ended = error;
+              for (const sub of connection.live) sub.fail(error);
+              connection.closeIfEnded();
+            },
+          });
+          ctx.extra.connection = connection;
           return true;
         } catch (err) {
           if (!(err instanceof EdgeRejection)) throw err;
@@ -59,7 +89,7 @@ export function attachSubscriptions(opts: {
         }
       },
       onSubscribe: async (ctx, _id, payload) => {
-        const context = ctx.extra.context!;
+        const connection = ctx.extra.connection!;
         const violation = inspectJson(payload.variables ?? {});
         if (violation) return [violationError(violation, 'variables').toGraphQLError()];
         let document;
@@ -88,17 +118,30 @@ export function attachSubscriptions(opts: {
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError(String(err))];
         }
-        const query = print(twinQuery(document, operation, field, route));
-        // Authorize (and check existence) now, with the query the events will run.
-        const first = await opts.gateway.execute({ query, variables, operationName: operation.name?.value }, context);
+        const plan: Plan = { query: print(twinQuery(document, operation, field, route)), variables, operationName: operation.name?.value, route, args };
+        // Authorize (and check existence) now, with the query the events will run, on the
+        // credential as last checked (a check under way, such as the first one, is waited for).
+        await connection.watch.checking;
+        const checks = connection.checks;
+        const first = await opts.gateway.execute(plan, connection.watch.context);
+        const ended = endedRefusal(connection);
+        if (ended) return ended;
         if (first.errors?.length) return first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions }));
-        const execArgs: ExecutionArgs = { schema, document, variableValues: variables, contextValue: context };
-        prepared.set(execArgs, { query, route, args });
+        const execArgs: ExecutionArgs = { schema, document, variableValues: variables, contextValue: connection.watch.context };
+        prepared.set(execArgs, { plan, connection, checks });
         return execArgs;
       },
       subscribe: (execArgs) => {
-        const plan = prepared.get(execArgs)!;
-        return listen(opts, plan, execArgs);
+        const { plan, connection, checks } = prepared.get(execArgs)!;
+        return listen(opts, plan, connection, checks);
+      },
+      // Called once a subscription's last message (its error, for one that ended) is sent: the
+      // socket of an ended credential closes after the last of them.
+      onComplete: (ctx) => {
+        ctx.extra.connection?.closeIfEnded();
+      },
+      onClose: (ctx) => {
+        ctx.extra.connection?.watch.stop();
       },
     },
     wss,
@@ -130,28 +173,113 @@ function twinQuery(document: DocumentNode, operation: OperationDefinitionNode, f
   } as const;
 }
 
+/** What a subscription runs on every event: the twin query of its selection, with its variables. */
+interface Plan {
+  query: string;
+  variables: Record<string, unknown>;
+  operationName?: string;
+  route: SubscriptionRoute;
+  args: Record<string, unknown>;
+}
+
+/** One graphql-ws connection: its credential's watch and the subscriptions running on it. */
+interface Connection {
+  watch: Watch;
+  live: Set<Live>;
+  /** Once the credential ended: every subscription ends with this, a new one is refused with it. */
+  ended?: AppError;
+  /** Checks of the subscriptions' reads so far: one authorized while a check ran is checked again. */
+  checks: number;
+  /** Closes the socket once the credential ended and no subscription is left to tell. */
+  closeIfEnded(): void;
+}
+
+/** A running subscription, as its connection reaches it. */
+interface Live {
+  /** Runs the authorizing query again with `context`: a refusal ends the subscription with it. */
+  recheck(context: RequestContext): Promise<void>;
+  /** Ends the subscription with `error` (the client's `error` message). */
+  fail(error: AppError): void;
+}
+
+/** What a subscription on a connection whose credential ended is refused with (nothing while it holds). */
+function endedRefusal(connection: Connection): GraphQLError[] | undefined {
+  return connection.ended && [connection.ended.toGraphQLError()];
+}
+
+/** A 44xx close, so graphql-ws clients report it and do not reconnect with the same credential. */
+function closeEnded(socket: { close(code: number, reason: string): void }, error: AppError): void {
+  socket.close(4401, `${error.code}: ${error.message}`.slice(0, 120));
+}
+
+/**
+ * The refusal of a subscription's query as a whole (401, 403 or 404 of the operation or of its
+ * root field; a nested field's error leaves the rest of the answer standing), if any.
+ */
+function refusalOf(result: { errors?: readonly { message: string; path?: readonly (string | number)[]; extensions?: Record<string, unknown> }[] }) {
+  for (const e of result.errors ?? []) {
+    if ((e.path?.length ?? 0) > 1) continue;
+    const err = fromGraphQLError(e);
+    if (isRefusal(err)) return err;
+  }
+  return undefined;
+}
+
 /**
  * An async iterator over the route's events, each resolved through the gateway in arrival order.
  * Hand-written rather than a generator so that `return()` (client gone) unsubscribes at once
- * even while waiting for the next event.
+ * even while waiting for the next event, and so that a refusal ends it at once, even while an
+ * event is being resolved (whose answer is then dropped): it rejects `next()` with the refusal,
+ * which graphql-ws sends as the subscription's `error` message.
  */
 function listen(
   opts: { gateway: PlatformGateway; events: EventBus; logger: Logger },
-  plan: { query: string; route: SubscriptionRoute; args: Record<string, unknown> },
-  execArgs: ExecutionArgs,
+  plan: Plan,
+  connection: Connection,
+  checks: number,
 ): AsyncIterableIterator<ExecutionResult> {
   const pending: unknown[] = [];
   let wake: (() => void) | undefined;
   let done = false;
+  let failure: GraphQLError | undefined;
+  let refuse: (error: GraphQLError) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => undefined);
   const unsubscribe = opts.events.subscribe(plan.route.topic, (payload) => {
     if (done || !plan.route.filter(payload, plan.args)) return;
     pending.push(payload);
     wake?.();
   });
-  const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
+  const live: Live = {
+    recheck: async (context) => {
+      const error = refusalOf(await opts.gateway.execute(plan, context));
+      if (error) live.fail(error);
+    },
+    fail: (error) => {
+      if (done || failure) return;
+      failure = error.toGraphQLError();
+      refuse(failure);
+      wake?.();
+    },
+  };
+  const stop = () => {
     done = true;
     unsubscribe();
+    connection.live.delete(live);
+  };
+  const end = (): never => {
+    stop();
+    throw failure!;
+  };
+  connection.live.add(live);
+  // Ended, or its rights checked, while it was being authorized: it missed that.
+  if (connection.ended) live.fail(connection.ended);
+  else if (checks !== connection.checks)
+    live.recheck(connection.watch.context).catch((err: unknown) => opts.logger.warn('a subscription could not be checked again', { err }));
+  const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
+    stop();
     wake?.();
+    connection.closeIfEnded();
     return { done: true, value: undefined };
   };
   return {
@@ -159,10 +287,26 @@ function listen(
       return this;
     },
     async next() {
-      while (!pending.length && !done) await new Promise<void>((resolve) => (wake = resolve));
+      while (!pending.length && !done && !failure) await new Promise<void>((resolve) => (wake = resolve));
+      if (failure) return end();
       if (done) return { done: true, value: undefined };
       pending.shift();
-      const result = await opts.gateway.execute({ query: plan.query, variables: execArgs.variableValues ?? {} }, execArgs.contextValue as RequestContext);
+      // The credential is being checked again (it changed): this event waits for the outcome.
+      if (connection.watch.checking) await connection.watch.checking;
+      if (failure) return end();
+      let result;
+      try {
+        result = await Promise.race([opts.gateway.execute(plan, connection.watch.context), refused]);
+      } catch (err) {
+        if (failure) return end();
+        stop(); // graphql-ws sends the error and calls nothing more on this iterator
+        throw err;
+      }
+      const error = refusalOf(result);
+      if (error) {
+        live.fail(error);
+        return end();
+      }
       const value = {
         data: result.data ?? null,
         ...(result.errors?.length && {

@@ -505,4 +505,15 @@ export interface ServiceHttpDeps {
    * `error: AppError` and `headers`.
    */
   admit(req: FastifyRequest): Promise<{ context: RequestContext; headers: Record<string, string> }>;
+  /**
+   * Watches the credential of an answer that stays open (a followed stream), admitted with
+   * `context`, until `stop()`: `changed` re-checks what it reads after a change to the caller's
+   * rights (a refusal thrown there ends it), `ended` ends it with the refusal, once
+   * (kernel/credential-watch.ts).
+   */
+  watch(
+    req: FastifyRequest,
+    context: RequestContext,
+    handlers: { changed(context: RequestContext): Promise<void>; ended(error: AppError): void },
+  ): { stop(): void };
 }

@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors } from '../../kernel/errors';
+import type { EventBus } from '../../kernel/events';
+import { TOPIC } from '../../kernel/topics';
 import { AccountStore } from './account.store';
 import { ProjectStore } from './project.store';
 
@@ -11,7 +13,8 @@ import { ProjectStore } from './project.store';
  * (@Authorized); the service checks it again against the person's *current* roles, so a demoted
  * or deleted user loses access at once, not when the token expires. Projects add a second rule:
  * a person changes a project, its services and their deployments only as a member (admins
- * everywhere), and sees a private project only as a member.
+ * everywhere), and sees a private project only as a member. A change that may take rights away
+ * is announced (`changed`), so the person's open streams and subscriptions are checked again.
  */
 
 export const ROLES = ['admin', 'maintainer', 'developer'] as const;
@@ -39,9 +42,21 @@ export class Access {
   private readonly accounts: AccountStore;
   private readonly projects: ProjectStore;
 
-  constructor(db: DataSource) {
+  constructor(
+    db: DataSource,
+    private readonly events: EventBus,
+  ) {
     this.accounts = new AccountStore(db);
     this.projects = new ProjectStore(db);
+  }
+
+  /**
+   * After the commit of a change that may take rights away from `userId` (deleted, roles changed,
+   * out of a project; none: from anyone, as a project turning private does): every process checks
+   * that person's open streams and subscriptions again. A failed send leaves them to the next event.
+   */
+  async changed(userId?: string): Promise<void> {
+    await this.events.publish(TOPIC.infraAccessChanged, userId === undefined ? {} : { userId }).catch(() => undefined);
   }
 
   /** The caller with its current rights; 401 when the person behind a token no longer exists. */

@@ -151,6 +151,7 @@ export class AccountService {
         passwordHash: input.password != null ? await hashSecret(input.password) : null,
       });
     });
+    if (input.roles != null) await this.access.changed(id);
     return this.byId(id);
   }
 
@@ -168,6 +169,7 @@ export class AccountService {
         throw err;
       }
     });
+    await this.access.changed(id);
     return { success: true, message: `User ${target.email} deleted` };
   }
 

@@ -193,11 +193,16 @@ export class DeployService {
 
   /** The service's log lines, and with `follow` every new one until `signal` aborts. */
   async logs(p: Principal, id: string, opts: { lines: number; follow: boolean; signal?: AbortSignal }): Promise<AsyncIterable<LogLine>> {
-    const caller = await this.access.caller(p, 'service:logs');
-    await this.service(id, caller);
+    await this.mayReadLogs(p, id);
     if (!Number.isInteger(opts.lines) || opts.lines < 1 || opts.lines > 10_000) throw errors.field('lines', 'must be an integer from 1 to 10000');
     const ref = await this.ref(id);
     return this.recovering(ref, id, async () => this.driver.logs(ref, opts));
+  }
+
+  /** Whether `p` may read the service's logs now: checked at the start, and again on a followed stream when the caller's rights change. */
+  async mayReadLogs(p: Principal, id: string): Promise<void> {
+    const caller = await this.access.caller(p, 'service:logs');
+    await this.service(id, caller);
   }
 
   async collectLogs(p: Principal, id: string, lines: number): Promise<LogLine[]> {

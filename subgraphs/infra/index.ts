@@ -9,11 +9,12 @@
  *   deployments, webhooks, alerts), through account/project/deploy/notify stores.
  * Calls: no other service (the cluster through its driver; webhook receivers through
  *   kernel/webhooks.ts).
- * Publishes: deploymentUpdated. Serves: `GET /services/:id/logs` (followed as NDJSON).
+ * Publishes: deploymentUpdated, and infra.access.changed when a person may have lost rights
+ * (Access.changed). Serves: `GET /services/:id/logs` (followed as NDJSON).
  */
 import type { FastifyInstance } from 'fastify';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
-import { errors } from '../../kernel/errors';
+import { errors, type AppError } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceHttpDeps, ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
@@ -39,7 +40,7 @@ function buildInfra(kernel: Kernel): Infra {
   const { db, config, logger } = kernel;
   const driver: ClusterDriver =
     config.cluster.driver === 'kubernetes' ? new KubernetesDriver(config.cluster.kubeconfig) : new LocalDriver(config.cluster.localStepMs);
-  const access = new Access(db);
+  const access = new Access(db, kernel.events);
   const notify = new NotifyService(
     db,
     access,
@@ -102,11 +103,15 @@ export const infra: ServiceModule<Kernel> = {
 /**
  * `GET /services/:id/logs?lines=&follow=`: the last `lines` lines as `{logs}`; with `follow=true`
  * an NDJSON stream (one log line object per line) that stays open, carrying every new line,
- * until the client goes away. Served here because a stream is not a GraphQL answer; the checks
- * are the `infraServiceLogs` operation's own (DeployService.logs).
+ * until the client goes away or the caller may read it no more. Served here because a stream is
+ * not a GraphQL answer; the checks are the `infraServiceLogs` operation's own
+ * (DeployService.logs), made again whenever the caller's credential or rights change: when they
+ * refuse, the stream's last line is the refusal in the surface's error shape
+ * (`{error, message, details, requestId}`), and it ends.
  */
-function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kernel: Kernel, { admit }: ServiceHttpDeps): void {
+function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kernel: Kernel, { admit, watch }: ServiceHttpDeps): void {
   scope.get(`${PREFIX}/services/:id/logs`, async (req, reply) => {
+    let watching: { stop(): void } | undefined;
     try {
       const { context, headers } = await admit(req);
       reply.headers(headers);
@@ -114,8 +119,21 @@ function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kerne
       const lines = q.lines === undefined || q.lines === '' ? 100 : /^\d{1,6}$/.test(q.lines) ? Number(q.lines) : NaN;
       if (q.follow !== undefined && !['true', 'false', ''].includes(q.follow)) throw errors.field('follow', 'must be true or false');
       const follow = q.follow === 'true';
+      const id = (req.params as { id: string }).id;
       const abort = new AbortController();
-      const stream = await deploys.logs(context.principal, (req.params as { id: string }).id, { lines, follow, signal: abort.signal });
+      const refusal: { error?: AppError } = {};
+      // Watched from before the checks, so that a change to the caller's rights while they run is seen.
+      if (follow) {
+        watching = watch(req, context, {
+          changed: (now) => deploys.mayReadLogs(now.principal, id),
+          ended: (error) => {
+            refusal.error = error;
+            abort.abort();
+          },
+        });
+      }
+      const stream = await deploys.logs(context.principal, id, { lines, follow, signal: abort.signal });
+      if (refusal.error) throw refusal.error;
       if (!follow) {
         const logs = [];
         for await (const line of stream) logs.push(line);
@@ -129,8 +147,12 @@ function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kerne
       res.on('close', () => abort.abort());
       try {
         for await (const line of stream) {
-          if (res.destroyed) break;
+          if (res.destroyed || refusal.error) break;
           res.write(`${JSON.stringify(line)}\n`);
+        }
+        if (refusal.error && !res.destroyed) {
+          const meta = { requestId: context.requestId, timestamp: new Date().toISOString() };
+          res.write(`${JSON.stringify(envelopes.infra.error(refusal.error, meta))}\n`);
         }
       } finally {
         streams.delete(abort);
@@ -138,6 +160,8 @@ function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kerne
       }
     } catch (err) {
       return sendError(reply, err, envelopes.infra, kernel.logger);
+    } finally {
+      watching?.stop();
     }
   });
 }

@@ -65,6 +65,8 @@ export class ProjectService {
     await this.access.mayChange(caller, id);
     const v = this.validate(input, false);
     await this.store.update(id, v);
+    // Made private, the project is out of sight of every person not a member.
+    if (v.visibility != null) await this.access.changed();
     return this.load(id, null);
   }
 
@@ -101,6 +103,7 @@ export class ProjectService {
     if (member.role === 'owner' && project.members.filter((m) => m.role === 'owner').length === 1)
       throw errors.conflict('A project keeps at least one owner', { reason: 'last_owner' });
     await this.store.deleteMember(id, userId);
+    await this.access.changed(userId);
     return this.load(id, null);
   }
 

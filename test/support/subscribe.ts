@@ -11,13 +11,17 @@ type Result = any;
  * A graphql-ws client on `baseUrl`'s `/graphql` (`http://` is turned into `ws://`). It never
  * retries: a refused connection must surface as the subscription's error, not as a silent
  * reconnect loop. `authorization` is the whole header value (`Bearer …`); none is anonymous.
+ * `lazy: false` keeps the socket open with no subscription (so the server's close is the one seen).
  */
-export function wsClient(baseUrl: string, authorization?: string): Client {
+export function wsClient(baseUrl: string, authorization?: string, opts: { lazy?: boolean } = {}): Client {
   return createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: authorization ? { authorization } : {},
     retryAttempts: 0,
+    lazy: opts.lazy ?? true,
+    // A non-lazy client's connection problems reach its `closed` listeners; nothing to print.
+    onNonLazyError: () => undefined,
   });
 }
 
