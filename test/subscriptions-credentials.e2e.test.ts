@@ -300,3 +300,30 @@ describe('an infrastructure person who loses access', () => {
     assert.deepEqual(lastLine(stream), { error: 'authentication_failed', reason: 'expired' });
   });
 });
+
+describe('a followed log stream', () => {
+  test('waits for each new line without leaving an abort listener behind on its signal', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const svc = await privateService();
+      const stream = await follow(svc.serviceId, { authorization: `Bearer ${root}` });
+      for (const tag of ['2.0.0', '3.0.0', '4.0.0', '5.0.0']) {
+        const { deploymentId } = ok(
+          await infra('POST', `/services/${svc.serviceId}/deploy`, { body: { image: `registry.example.com/team/api:${tag}`, replicas: 3 } }),
+          202,
+        );
+        await until('the rollout done', async () => ok(await infra('GET', `/deployments/${deploymentId}`)).status !== 'in-progress');
+      }
+      await until('lines of the last rollout', () => stream.lines.filter((l) => String(l.message).includes('api:5.0.0')).length > 0);
+      assert.ok(stream.lines.length > 12, `${stream.lines.length} lines`);
+      assert.deepEqual(
+        warnings.filter((w) => w.includes('abort listeners')),
+        [],
+      );
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});

@@ -119,10 +119,11 @@ export class LocalDriver implements ClusterDriver {
       for (const line of w.logs.slice(-opts.lines)) yield line;
       while (opts.follow && !opts.signal?.aborted) {
         if (!queue.length) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            opts.signal?.addEventListener('abort', () => resolve(), { once: true });
-          });
+          // One abort listener per wait, removed with it: a long stream must not pile them up on the signal.
+          const aborted = () => wake?.();
+          opts.signal?.addEventListener('abort', aborted, { once: true });
+          await new Promise<void>((resolve) => (wake = resolve));
+          opts.signal?.removeEventListener('abort', aborted);
           wake = undefined;
         }
         while (queue.length) yield queue.shift()!;
