@@ -66,6 +66,30 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
     assert.deepEqual(received[0], { data: { apiKeyUpdated: { name: 'seen across processes' } } });
   });
 
+  test('a key revoked through one process ends, within 2 s, the subscription another gateway process holds with it', async () => {
+    const created = await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: 'held elsewhere', permissions: ['keys:manage'] });
+    const { api_key: key, api_key_id: id } = created.body.data;
+    const elsewhere = await split.addGateway();
+    const client = wsClient(elsewhere, `Bearer ${key}`);
+    try {
+      const sub = subscribe(client, `subscription($id: ID!) { apiKeyUpdated(id: $id) { name } }`, { id });
+      await sleep(500);
+      await call('PATCH', `/control-plane/api/v1/auth/api-keys/${id}`, adminKey, { name: 'still valid' });
+      await sub.until((e) => e.data?.apiKeyUpdated?.name === 'still valid', 5000);
+
+      // Revoked in the control-plane subgraph process (reached through the first gateway).
+      const revokedAt = Date.now();
+      assert.equal((await call('DELETE', `/control-plane/api/v1/auth/api-keys/${id}`, adminKey)).status, 200);
+      let endedAt: number | undefined;
+      await Promise.race([sub.done.then(() => (endedAt = Date.now())), sleep(5000)]);
+      assert.ok(endedAt !== undefined && endedAt - revokedAt <= 2000, `ended ${endedAt === undefined ? 'not within 5 s' : `after ${endedAt - revokedAt} ms`}`);
+      assert.equal(sub.errors[0]?.[0]?.extensions?.code, 'invalid_api_key', JSON.stringify(sub.errors));
+      assert.equal(sub.events.length, 1, 'nothing sent after the revocation');
+    } finally {
+      await client.dispose();
+    }
+  });
+
   test('the subgraph trusts nothing unsigned when called directly', async () => {
     const query = `{ apiKeys { id } }`;
     const direct = await fetch(`${subgraphUrl}/graphql`, {
