@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
+import { TOPIC } from '../kernel/topics';
 import { permissionsOf } from '../subgraphs/infra/access';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
@@ -279,6 +280,21 @@ describe('an infrastructure person who loses access', () => {
     assert.equal(endError(sub).code, 'resource_not_found');
     assertPrompt(await endedAfter(stream.done, removedAt), 'the stream');
     assert.deepEqual(lastLine(stream), { error: 'not_found', reason: 'resource_not_found' });
+  });
+
+  test("taken out of the project with no announcement (as if its event were lost): the next event's own query is refused, and ends the subscription", async () => {
+    const dev = await person(['developer']);
+    const svc = await privateService([dev.id]);
+    const sub = await listening(client(`Bearer ${dev.token}`), DEPLOYMENT_UPDATED, { id: svc.deploymentId });
+    await p.platform.kernel.db.query(`DELETE FROM infra.project_members WHERE project_id = $1 AND user_id = $2`, [svc.projectId, dev.id]);
+    await sleep(300);
+    assert.ok(await stillOpen(sub.done), 'nothing told it yet');
+
+    const eventAt = Date.now();
+    await p.platform.kernel.events.publish(TOPIC.deploymentUpdated, { deploymentId: svc.deploymentId });
+    assertPrompt(await endedAfter(sub.done, eventAt), 'the subscription');
+    assert.equal(endError(sub).code, 'resource_not_found');
+    assert.deepEqual(sub.events, [], 'the refused answer is not sent as an event');
   });
 
   test('their token expiring while open: both end with unauthorized (expired) within 2 s of its expiry, not before', async () => {
