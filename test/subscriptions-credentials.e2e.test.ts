@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
 import { TOPIC } from '../kernel/topics';
 import { permissionsOf } from '../subgraphs/infra/access';
+import { chain, start } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until } from './support/until';
@@ -182,6 +183,29 @@ describe('a key that stops being valid', () => {
     ok(await p.rest('PATCH', `${KEYS}/${watched}`, { body: { name: 'renamed again' } }));
     await admins.until((e) => e.data?.apiKeyUpdated?.name === 'renamed again', 2000);
     assert.deepEqual(admins.errors, []);
+  });
+
+  test('an engine key revoked while an execution it watches waits: executionUpdated ends with invalid_api_key, and the execution going on sends it nothing more', async () => {
+    const k = await p.createKey({ name: 'engine', service: 'engine', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] });
+    const hold = { name: 'Hold', type: 'engine.wait', parameters: { resume: 'webhook' } };
+    const workflow = ok(
+      await p.rest('POST', '/v1/engine/workflows', { key: k.key, body: { name: 'Held', ...chain([start, hold, { name: 'Done', type: 'engine.noOp' }]) } }),
+      201,
+    );
+    const run = ok(await p.rest('POST', `/v1/engine/workflows/${workflow.data.workflowId}/execute`, { key: k.key, body: {} })).data;
+    const waiting = await until('the execution waiting', async () => {
+      const e = ok(await p.rest('GET', `/v1/engine/executions/${run.executionId}`)).data;
+      return e.status === 'waiting' ? e : null;
+    });
+    const sub = await listening(client(`Bearer ${k.key}`), `subscription($id: ID!) { executionUpdated(executionId: $id) { status } }`, { id: run.executionId });
+
+    const revokedAt = Date.now();
+    ok(await p.rest('DELETE', `${KEYS}/${k.id}`));
+    assertPrompt(await endedAfter(sub.done, revokedAt), 'the subscription');
+    assert.equal(endError(sub).code, 'invalid_api_key');
+    await fetch(waiting.resumeUrl, { method: 'POST' });
+    await until('the execution done', async () => ok(await p.rest('GET', `/v1/engine/executions/${run.executionId}`)).data.status === 'success');
+    assert.deepEqual(sub.events, []);
   });
 
   test('its expiry moved closer while it is open: the subscription ends with expired_api_key at the new expiry, not before', async () => {
