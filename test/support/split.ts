@@ -51,11 +51,23 @@ export async function startSplitTopology(extraEnv: Record<string, string> = {}, 
   const [subgraphPort, gatewayPort] = [await freePort(), await freePort()];
   const subgraphUrl = `http://127.0.0.1:${subgraphPort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  run('subgraph', ['subgraph', subgraph], { PORT: String(subgraphPort) });
-  run('worker', ['worker']);
-  await waitHealthy(subgraphUrl);
-  run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `${subgraph}=${subgraphUrl}/graphql` });
-  await waitHealthy(gatewayUrl);
+  const stop = async () => {
+    for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    await Promise.all(procs.map((p) => p.exit));
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    run('subgraph', ['subgraph', subgraph], { PORT: String(subgraphPort) });
+    run('worker', ['worker']);
+    await waitHealthy(subgraphUrl);
+    run('gateway', ['gateway'], { PORT: String(gatewayPort), SUBGRAPH_URLS: `${subgraph}=${subgraphUrl}/graphql` });
+    await waitHealthy(gatewayUrl);
+  } catch (err) {
+    // A topology that never came up has no `stop()` for the test to call: its processes end here.
+    await stop();
+    throw err;
+  }
   return {
     gatewayUrl,
     subgraphUrl,
@@ -76,11 +88,6 @@ export async function startSplitTopology(extraEnv: Record<string, string> = {}, 
       });
       return { status: res.status, body: (await res.json()) as any };
     },
-    async stop() {
-      for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-      await Promise.all(procs.map((p) => p.exit));
-      await db.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
