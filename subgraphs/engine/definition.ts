@@ -11,7 +11,7 @@ import {
 } from './definition.types';
 import { validTimezone } from './nodes/core';
 import { NODE_TYPES, nodeType } from './nodes';
-import { isPlainObject, type NodeDefinition } from './nodes/types';
+import { isPlainObject, putOwn, type NodeDefinition } from './nodes/types';
 
 // The shapes live one level down so that node modules can use them without importing the
 // checks here (which import every node); re-exported so callers keep one place to import from.
@@ -259,7 +259,8 @@ function checkConnections(raw: Record<string, unknown>, byName: Map<string, { no
       );
     });
     while (lists.length && lists[lists.length - 1]!.length === 0) lists.pop();
-    if (lists.length) out[source] = { main: lists };
+    // Keyed by node names, which may be any text (`__proto__` too).
+    if (lists.length) putOwn(out, source, { main: lists });
   }
   return out;
 }

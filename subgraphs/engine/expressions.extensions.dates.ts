@@ -107,7 +107,9 @@ export function dateExtensions(lib: Lib): ExtensionTable {
   const asDateTime = (d: Moment) => (isDateTime(d) ? d : luxon().fromJSDate(d));
   /** Applies `f` on the DateTime of `d`, giving back the kind `d` came as. */
   const keepKind = (d: Moment, f: (dt: LuxonDateTime) => LuxonDateTime): Moment => (isDateTime(d) ? f(d) : f(luxon().fromJSDate(d)).toJSDate());
-  const duration = (n: unknown, unit: string) => ({ [TO_DURATION_UNIT[unit] ?? unit]: n }) as DurationLikeObject;
+  // Units are the expression's text: only the tables' own names translate (never `constructor`).
+  const unitIn = (table: Record<string, string>, unit: string) => (Object.prototype.hasOwnProperty.call(table, unit) ? table[unit]! : unit);
+  const duration = (n: unknown, unit: string) => ({ [unitIn(TO_DURATION_UNIT, unit)]: n }) as DurationLikeObject;
 
   /** Strings are read by the Date parser here (n8n's isBetween). */
   function comparable(v: unknown): LuxonDateTime | undefined {
@@ -146,7 +148,7 @@ export function dateExtensions(lib: Lib): ExtensionTable {
 
   const toMillis = (d: Moment) => (isDateTime(d) ? d.toMillis() : d.getTime());
   return {
-    beginningOf: (d: Moment, [unit = 'week']: [string?]) => keepKind(d, (dt) => dt.startOf((TO_DATE_UNIT[unit] ?? unit) as any)),
+    beginningOf: (d: Moment, [unit = 'week']: [string?]) => keepKind(d, (dt) => dt.startOf(unitIn(TO_DATE_UNIT, unit) as any)),
     endOfMonth: (d: Moment) => keepKind(d, (dt) => dt.endOf('month')),
     extract(d: Moment, [part = 'week']: [string?]) {
       if (part === 'yearDayNumber') {
@@ -156,7 +158,7 @@ export function dateExtensions(lib: Lib): ExtensionTable {
         const diff = date.getTime() - start.getTime() + (start.getTimezoneOffset() - date.getTimezoneOffset()) * 60_000;
         return Math.floor(diff / 86_400_000);
       }
-      const unit = part === 'week' ? 'weekNumber' : (TO_DATE_UNIT[part] ?? part);
+      const unit = part === 'week' ? 'weekNumber' : unitIn(TO_DATE_UNIT, part);
       return asDateTime(d).get(unit as any);
     },
     isBetween(d: Moment, args: unknown[]) {

@@ -41,7 +41,7 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
   };
   const wrap = (list: unknown[]) => list.map((json) => ({ json }));
   const ITEMS = wrap(P.items);
-  const NODES: Record<string, { json: unknown }[]> = {};
+  const NODES: Record<string, { json: unknown }[]> = Object.create(null);
   for (const k of Object.keys(P.nodes)) NODES[k] = wrap(P.nodes[k]!);
   const nodeList = (name: string) => {
     if (!Object.prototype.hasOwnProperty.call(NODES, name)) fail(`No node called "${name}" has run before this one`);

@@ -361,7 +361,7 @@ class Writer {
     for (; k < ops.length; k++) {
       const op = ops[k]!;
       const next = ops[k + 1];
-      const own = k === ownAt && op.kind === 'member' && !op.optional && OWN_METHODS[receiver]?.has(op.name);
+      const own = k === ownAt && op.kind === 'member' && !op.optional && Object.hasOwn(OWN_METHODS, receiver) && OWN_METHODS[receiver]!.has(op.name);
       if (op.kind === 'member' && next?.kind === 'call' && EXTENSION_NAMES.has(op.name) && !own) {
         this.extensions = true;
         this.calls.add(op.name);

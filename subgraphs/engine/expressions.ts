@@ -237,7 +237,8 @@ function zoneWarmup(zone: string | undefined): string | undefined {
 /** v1 executions: per referenced node, the json of the paired item of each item the tasks evaluate (null: none). */
 function pairedItems(data: ExpressionData, names: string[], tasks: Task[]): Record<string, (unknown | null)[]> {
   const indexes = [...new Set(tasks.map((t) => t.item))];
-  const out: Record<string, (unknown | null)[]> = {};
+  // Node names are the user's: no key of Object.prototype is special here (nor in the runner's copy).
+  const out: Record<string, (unknown | null)[]> = Object.create(null);
   for (const name of names) {
     const list: (unknown | null)[] = [];
     for (const i of indexes) list[i] = itemOf(data, name, 'item', i)?.json ?? null;
@@ -260,7 +261,7 @@ function referencedNodes(exprs: string[], nodes: ReadonlyMap<string, Item[]>): R
     const mentions = (e.match(/\$node\b|\$\(/g) ?? []).length;
     if (mentions > seen) dynamic = true;
   }
-  const out: Record<string, unknown[]> = {};
+  const out: Record<string, unknown[]> = Object.create(null);
   for (const [name, list] of nodes) {
     if (dynamic || names.has(name)) out[name] = list.map((i) => i.json);
   }

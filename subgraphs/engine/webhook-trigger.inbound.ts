@@ -16,7 +16,7 @@ import type { EventBus } from '../../kernel/events';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { MAX_PAYLOAD_BYTES } from './execution.service';
 import type { InboundRequest } from '../../kernel/inbound';
-import type { WebhookReply } from './nodes/types';
+import { putOwn, type WebhookReply } from './nodes/types';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './webhook-trigger.store';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
 import { type WorkflowService } from './workflow.service';
@@ -198,7 +198,7 @@ export class WebhookInbound {
     if (trigger.rate_limit && !test) {
       const rl = trigger.rate_limit;
       const key =
-        rl.keyBy === 'global' ? 'global' : rl.keyBy?.startsWith('header:') ? `h:${req.headers[rl.keyBy.slice(7).toLowerCase()] ?? ''}` : `ip:${sourceIp ?? ''}`;
+        rl.keyBy === 'global' ? 'global' : rl.keyBy?.startsWith('header:') ? `h:${headerOf(req.headers, rl.keyBy.slice(7)) ?? ''}` : `ip:${sourceIp ?? ''}`;
       try {
         await this.limiter.consumeNamed(`webhook:${trigger.id}:${rl.windowMs}`, key, rl.maxRequests, Math.max(1, Math.ceil(rl.windowMs / 1000)));
       } catch (err) {
@@ -322,8 +322,7 @@ export class WebhookInbound {
       case 'none':
         return null;
       case 'apiKey': {
-        const header = (config.apiKeyHeader ?? 'X-API-Key').toLowerCase();
-        const given = req.headers[header];
+        const given = headerOf(req.headers, config.apiKeyHeader ?? 'X-API-Key');
         if (!given) return missing(`the header ${config.apiKeyHeader ?? 'X-API-Key'}`);
         return digestMatches(given) ? null : wrong('invalid_credentials');
       }
@@ -346,8 +345,7 @@ export class WebhookInbound {
         return digestMatches(m[1]!) ? null : wrong('invalid_credentials');
       }
       case 'hmac': {
-        const header = (config.hmacHeader ?? 'X-Signature').toLowerCase();
-        const given = req.headers[header];
+        const given = headerOf(req.headers, config.hmacHeader ?? 'X-Signature');
         if (!given) return { ...missing(`a signature in ${config.hmacHeader ?? 'X-Signature'}`), reason: 'missing_signature' };
         let secret: string;
         try {
@@ -449,10 +447,16 @@ function redact(headers: Record<string, string>, trigger: Trigger): Record<strin
   const config = (trigger.auth_config ?? {}) as WebhookAuthConfig;
   if (trigger.auth_type === 'apiKey') {
     const h = (config.apiKeyHeader ?? 'X-API-Key').toLowerCase();
-    if (h in out) out[h] = '[redacted]';
+    if (Object.hasOwn(out, h)) out[h] = '[redacted]';
   }
-  if ((trigger.auth_type === 'basic' || trigger.auth_type === 'oauth') && 'authorization' in out) out.authorization = '[redacted]';
+  if ((trigger.auth_type === 'basic' || trigger.auth_type === 'oauth') && Object.hasOwn(out, 'authorization')) out.authorization = '[redacted]';
   return out;
+}
+
+/** A request header by a name the trigger's settings give (any case): its own value only, never Object.prototype's. */
+function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  const key = name.toLowerCase();
+  return Object.hasOwn(headers, key) ? headers[key] : undefined;
 }
 
 /** The values of `pattern`'s `:name` segments in `segments`, or null when the literal segments differ. */
@@ -461,7 +465,7 @@ function matchPath(pattern: string, segments: string[]): Record<string, string> 
   const parts = pattern.split('/');
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    if (part.startsWith(':')) params[part.slice(1)] = decodeSegment(segments[i]!);
+    if (part.startsWith(':')) putOwn(params, part.slice(1), decodeSegment(segments[i]!));
     else if (part !== segments[i]) return null;
   }
   return params;

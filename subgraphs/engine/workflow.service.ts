@@ -4,7 +4,7 @@ import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import { validateDefinition, type WorkflowDefinition, type WorkflowNode } from './definition';
 import { importWorkflow } from './n8n/import';
-import { isPlainObject } from './nodes/types';
+import { isPlainObject, own } from './nodes/types';
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
 import { toRecord, toStats, workflowStore as store, type WorkflowFilter, type WorkflowRecord, type WorkflowStats } from './workflow.store';
@@ -61,7 +61,7 @@ export function slugify(name: string): string {
 function checkNodePermissions(principal: Principal | undefined, nodes: WorkflowNode[]): void {
   if (!principal || principal.kind === 'service' || principal.kind === 'anonymous') return;
   for (const node of nodes) {
-    const required = NODE_PERMISSIONS[node.type];
+    const required = own(NODE_PERMISSIONS, node.type);
     if (required && !hasPermission(principal.permissions, required)) {
       throw new AppError('insufficient_permissions', `A workflow with ${node.type} nodes can only be saved by a key holding ${required}`, {
         required,

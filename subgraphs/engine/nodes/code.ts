@@ -23,7 +23,7 @@ export const code: NodeDefinition = {
     const [p] = await ctx.parameters([0]);
     const each = p!.mode === 'runOnceForEachItem';
     const data = ctx.expressionData;
-    const nodes: Record<string, unknown[]> = {};
+    const nodes: Record<string, unknown[]> = Object.create(null);
     // Only the nodes the code names are copied in (all of them when it reaches $node dynamically).
     const source: string = p!.code;
     const dynamic = /\$node\s*\[\s*[^'"\s]|\$\(\s*[^'"\s]/.test(source);
@@ -92,7 +92,7 @@ const line = (...args) => { if (logs.length < ${MAX_LOG_LINES}) logs.push(args.m
 const console = { log: line, info: line, warn: line, error: line, debug: line };
 const wrap = (list) => list.map((json) => ({ json }));
 const items = wrap(P.items);
-const NODES = {};
+const NODES = Object.create(null);
 for (const k of Object.keys(P.nodes)) NODES[k] = wrap(P.nodes[k]);
 const nodeList = (name) => {
   if (!Object.prototype.hasOwnProperty.call(NODES, name)) throw new Error('No node called "' + name + '" has run before this one');

@@ -1,4 +1,4 @@
-import { NodeError, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
+import { NodeError, own, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
 import { SandboxError } from '../../sandbox';
 import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './code.runner';
 
@@ -74,7 +74,7 @@ function unsupported(p: Params, version: number): { option: string; message: str
   // Version 1 has no language: it always runs JavaScript.
   const language = version >= 2 ? (p.language ?? 'javaScript') : 'javaScript';
   if (language !== 'javaScript') {
-    const what = LANGUAGES[language];
+    const what = own(LANGUAGES, language);
     return {
       option: `language: ${language}`,
       message: what
@@ -121,7 +121,7 @@ function lineage(ctx: NodeContext, code: string, names: string[]): Pick<CodePayl
 
 function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
   const data = ctx.expressionData;
-  const mode = N8N_MODES[data.execution.mode] ?? data.execution.mode;
+  const mode = own(N8N_MODES, data.execution.mode) ?? data.execution.mode;
   const names = referencedNodes(code, data.nodes);
   const source = ctx.inputSource?.[0];
   return {

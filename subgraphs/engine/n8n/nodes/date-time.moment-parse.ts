@@ -282,7 +282,7 @@ function scan(text: string, tokens: string[], strict: boolean): { p: Parse; read
   let found = false;
   let missing = false;
   for (const token of tokens) {
-    const r = READERS[token];
+    const r = Object.hasOwn(READERS, token) ? READERS[token] : undefined;
     const pattern = r ? (strict ? r.strict : r.lenient) : escapeRegExp(literalOf(token));
     const input = rest.match(pattern)?.[0];
     if (input) {

@@ -35,7 +35,7 @@ const TOKENS =
 export function expandFormat(format: string): string {
   let out = format;
   for (let i = 0; i < 5 && new RegExp(LONG_TOKENS.source).test(out); i++) {
-    const next = out.replace(LONG_TOKENS, (m) => LONG_FORMATS[m] ?? m);
+    const next = out.replace(LONG_TOKENS, (m) => (Object.hasOwn(LONG_FORMATS, m) ? LONG_FORMATS[m]! : m));
     if (next === out) break;
     out = next;
   }
@@ -186,7 +186,7 @@ function compile(format: string): Array<string | Writer> {
   if (parts) return parts;
   parts = splitFormat(format).map((token) => {
     if (UNWRITTEN.test(token)) throw new Error(`The format token "${token}" is not supported (era names and zone abbreviations cannot be written)`);
-    return WRITERS[token] ?? literalOf(token);
+    return (Object.hasOwn(WRITERS, token) ? WRITERS[token] : undefined) ?? literalOf(token);
   });
   if (compiled.size > 1000) compiled.clear();
   compiled.set(format, parts);

@@ -1,3 +1,5 @@
+import { putOwn } from '../../nodes/types';
+
 /**
  * Field paths and comparisons as n8n's item-list nodes see them. n8n reads a field named
  * `a.b[0]` through lodash (`get`, `set`, `unset`, `pick`, `isEqual`, `lt`), so the exact rules
@@ -9,6 +11,7 @@
  */
 
 export type Json = Record<string, any>;
+export { putOwn };
 
 const IS_DEEP = /\.|\[(?:[^[\]]*|(["'])(?:(?!\1)[^\\]|\\.)*?\1)\]/;
 const IS_PLAIN = /^\w*$/;
@@ -162,12 +165,6 @@ function toNumber(value: unknown): number {
   if (/^0b[01]+$/i.test(s)) return parseInt(s.slice(2), 2);
   if (/^0o[0-7]+$/i.test(s)) return parseInt(s.slice(2), 8);
   return /^[-+]0x[0-9a-f]+$/i.test(s) ? NaN : Number(s);
-}
-
-/** `object[key] = value` as an own property, even for a key named `__proto__` (JSON can hold one). */
-export function putOwn(object: Json, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-  else object[key] = value;
 }
 
 /** A copy of JSON data (n8n's `deepCopy` of an item). */

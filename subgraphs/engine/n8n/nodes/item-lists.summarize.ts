@@ -1,4 +1,4 @@
-import { NodeError, type Item, type NodeContext } from '../../nodes/types';
+import { NodeError, own, type Item, type NodeContext } from '../../nodes/types';
 import { fieldReader, putOwn, type FieldReader, type Json } from './item-lists.paths';
 import { collection, entries, firstItemParams, text } from './item-lists.params';
 
@@ -133,10 +133,10 @@ function groupKey(value: unknown, variant: SummarizeVariant): unknown {
 /** The aggregations over one group's rows, keyed as the variant names them. */
 function summary(rows: Json[], aggregations: Aggregation[], read: FieldReader, variant: SummarizeVariant): Json {
   if (variant.names === 'normalised') {
-    return Object.fromEntries(aggregations.map((a) => [normalise(`${PREFIX[a.aggregation]}${a.field}`), aggregate(rows, a, read, variant)]));
+    return Object.fromEntries(aggregations.map((a) => [normalise(`${own(PREFIX, a.aggregation)}${a.field}`), aggregate(rows, a, read, variant)]));
   }
   const out: Json = {};
-  for (const a of aggregations) putOwn(out, `${PREFIX[a.aggregation]}${a.field}`, aggregate(rows, a, read, variant));
+  for (const a of aggregations) putOwn(out, `${own(PREFIX, a.aggregation)}${a.field}`, aggregate(rows, a, read, variant));
   if (variant.names === 'moved') {
     moveKeys(out, /[\][\"]/, (k) => k.replace(/[\][\"]/g, ''));
     moveKeys(out, /[ .]/, (k) => k.replace(/[ .]/g, '_'));

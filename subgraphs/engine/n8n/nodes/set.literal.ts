@@ -62,7 +62,7 @@ class Reader {
     const num = this.match(NUMBER);
     if (num !== undefined) return Number(num.replace(/_/g, ''));
     const name = this.match(IDENT);
-    if (name !== undefined) return name in KEYWORDS ? KEYWORDS[name] : name;
+    if (name !== undefined) return Object.hasOwn(KEYWORDS, name) ? KEYWORDS[name] : name;
     throw new Unreadable(`unexpected ${c ?? 'end'}`);
   }
 
@@ -164,7 +164,7 @@ class Reader {
     if (e === 'u') return hex(4);
     if (e === '\r' && this.s[this.pos + 1] === '\n') this.pos++;
     if (e === '\n' || e === '\r' || e === '\u2028' || e === '\u2029') return '';
-    return ESCAPES[e] ?? e;
+    return Object.hasOwn(ESCAPES, e) ? ESCAPES[e]! : e;
   }
 
   private template(): undefined {
