@@ -31,7 +31,16 @@ import { JOB } from '../../kernel/topics';
  * `abort` reaches a run of this process (cancel, the cross-process cancel signal).
  */
 
-const SLOW_TYPES = new Set(['engine.httpRequest', 'engine.code', 'engine.executeWorkflow', 'engine.wait', 'engine.agent', 'engine.prompt']);
+// n8n's Execute Workflow too: a sub-execution's row refers to this one's, which must be written first.
+const SLOW_TYPES = new Set([
+  'engine.httpRequest',
+  'engine.code',
+  'engine.executeWorkflow',
+  'engine.wait',
+  'engine.agent',
+  'engine.prompt',
+  'n8n-nodes-base.executeWorkflow',
+]);
 const FLUSH_AFTER_MS = 50;
 const HEARTBEAT_MS = 10_000;
 
