@@ -311,6 +311,7 @@ describe('answers, limits and logs', () => {
         mode: 'webhook',
         input: [{ json: { n } }],
         startNode: null,
+        runAs: null,
         startedAt: new Date(),
         stored: false,
         meta: { originalExecutionId: null, parentExecutionId: null, webhookId: null },

@@ -7,6 +7,7 @@ import type { Item } from './expressions';
 import { NodeError, type NodeServices, type PromptTestRequest, type TaskRequest } from './nodes/types';
 import { MAX_DEPTH, type RunContext, type RunnerDeps, type StartOptions, type Started } from './execution.context';
 import { runPromptTest, runTask, type OperationsLike } from './execution.platform';
+import { checkRunAs, NODE_PERMISSIONS } from './authority';
 import type { CodeRunner } from './sandbox';
 import type { WorkflowVersion } from './workflow.service';
 
@@ -19,7 +20,7 @@ import type { WorkflowVersion } from './workflow.service';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -37,8 +38,15 @@ export class ExecutionChildren {
         const execution = { id: ctx.id, mode: ctx.mode, resumeUrl: '' };
         return this.executor.runInline(json, items, { execution, signal, services: this.services({ ...ctx, depth: ctx.depth + 1 }) });
       },
-      runTask: (request: TaskRequest, signal: AbortSignal) => runTask(this.operations(), this.deps.events, request, signal),
-      testPrompt: (request: PromptTestRequest, signal: AbortSignal) => runPromptTest(this.operations(), request, signal),
+      // Checked at every call, at any depth: the key may have been revoked since the run started.
+      runTask: async (request: TaskRequest, signal: AbortSignal) => {
+        await checkRunAs(ctx.runAs, NODE_PERMISSIONS['engine.agent']!, this.deps.keys);
+        return runTask(this.operations(), this.deps.events, request, signal);
+      },
+      testPrompt: async (request: PromptTestRequest, signal: AbortSignal) => {
+        await checkRunAs(ctx.runAs, NODE_PERMISSIONS['engine.prompt']!, this.deps.keys);
+        return runPromptTest(this.operations(), request, signal);
+      },
     };
   }
 
@@ -60,6 +68,7 @@ export class ExecutionChildren {
       version,
       mode: 'subworkflow',
       input: items.length ? items : [{ json: {} }],
+      runAs: parent.runAs,
       inline: true,
       parentExecutionId: parent.id,
       parentSignal: signal,
@@ -71,7 +80,8 @@ export class ExecutionChildren {
       case 'success':
         return ((view.result as { items?: Record<string, unknown>[] })?.items ?? []).map((json) => ({ json }));
       case 'error':
-        throw new NodeError(`Workflow "${version.name}" failed: ${view.error?.message ?? 'unknown error'}`, details);
+        // The sub-workflow's own details first (a refused permission's code and `required` among them), then where it ran.
+        throw new NodeError(`Workflow "${version.name}" failed: ${view.error?.message ?? 'unknown error'}`, { ...view.error?.details, ...details });
       case 'waiting':
         throw new NodeError(`Workflow "${version.name}" is waiting (execution ${view.id}); a sub-workflow must finish without waiting`, details);
       default:
@@ -89,6 +99,7 @@ export class ExecutionChildren {
         version,
         mode: 'error',
         inline: false,
+        runAs: ctx.runAs,
         input: [
           {
             json: {

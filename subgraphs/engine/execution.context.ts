@@ -15,6 +15,7 @@ import type { NotifyConfig } from './execution.types';
 import type { OperationsLike } from './execution.platform';
 import type { ExecutionView, RequestLog, StoreTarget } from './execution.store';
 import type { WorkflowService, WorkflowVersion } from './workflow.service';
+import type { KeyLookup } from './authority';
 import { TOPIC } from '../../kernel/topics';
 
 /*
@@ -38,6 +39,8 @@ export interface StartOptions {
   notify?: NotifyConfig | null;
   mode: ExecutionMode;
   input: Item[];
+  /** The API key whose permissions its agent and prompt nodes need (null: the platform itself; authority.ts). */
+  runAs: string | null;
   /** Run now in this process (and return `done`) rather than as a queued job. */
   inline: boolean;
   startNode?: string | null;
@@ -95,6 +98,8 @@ export interface RunnerDeps {
   notifier?: ExecutionNotifier;
   /** Other services' public operations (agent and prompt nodes). */
   operations?: OperationsLike;
+  /** The platform's API keys as they stand now: the run-time check of agent and prompt nodes (authority.ts). */
+  keys: KeyLookup;
   /** Sandbox processes per pool (SANDBOX_PROCESSES): code nodes and expressions each have one pool. */
   sandboxProcesses?: number;
   /** When a Wait node's timer ends (the kernel's clock); the wall clock when absent. */

@@ -61,6 +61,7 @@ export class ExecutionJobs {
       mode: row.mode,
       input: row.input,
       startNode: row.start_node,
+      runAs: row.run_as,
       startedAt: row.started_at,
       done,
       storedRuns,

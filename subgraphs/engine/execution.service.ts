@@ -13,6 +13,7 @@ import { deleteExecution } from './execution-state.store';
 import { chooseStart } from './executor';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { isPlainObject } from './nodes/types';
+import { runAsOf } from './authority';
 import { type WorkflowService } from './workflow.service';
 
 /** The executions API: execute (sync or async), read, list, retry, cancel, delete, logs. No GraphQL here. */
@@ -121,6 +122,7 @@ export class ExecutionService {
       inline: mode === 'sync',
       priority: priority as (typeof PRIORITIES)[number],
       notify,
+      runAs: runAsOf(principal),
     });
     return this.settle(started, timeout);
   }
@@ -136,7 +138,7 @@ export class ExecutionService {
     checkPayload(data);
     await this.limit(principal);
     const version = await this.workflows.current(workflowId);
-    const started = await this.runner.begin({ version, mode: 'manual', input: [{ json: data }], inline: mode === 'sync' });
+    const started = await this.runner.begin({ version, mode: 'manual', input: [{ json: data }], inline: mode === 'sync', runAs: runAsOf(principal) });
     return this.settle(started, timeout);
   }
 
@@ -208,6 +210,7 @@ export class ExecutionService {
       mode: 'retry',
       input: original.input,
       startNode,
+      runAs: runAsOf(principal),
       inline: false,
       originalExecutionId: id,
       webhookId: original.webhook_id,

@@ -47,6 +47,8 @@ export interface ExecutionViewRow {
 export interface ExecutionRow extends ExecutionViewRow {
   input: Item[];
   start_node: string | null;
+  /** The key it runs as (null: the platform; authority.ts). */
+  run_as: string | null;
   job_id: string | null;
   /** A control-plane trigger's webhook subscription (execution.notify.ts). */
   notify: NotifyConfig | null;
@@ -114,6 +116,8 @@ export interface StoreTarget {
   mode: ExecutionMode;
   input: Item[];
   startNode: string | null;
+  /** The key it runs as (null: the platform; authority.ts). */
+  runAs: string | null;
   startedAt: Date;
   /** Whether the row exists yet: inline runs insert it with their first write. */
   stored: boolean;
@@ -169,6 +173,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
       'mode',
       'input',
       'start_node',
+      'run_as',
       'nodes_total',
       'nodes_completed',
       'current_node',
@@ -184,6 +189,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
       `$${params.push(ctx.mode)}`,
       `$${params.push(JSON.stringify(ctx.input))}::jsonb`,
       `$${params.push(ctx.startNode)}`,
+      `$${params.push(ctx.runAs)}::uuid`,
       `$${params.push(ctx.version.definition.nodes.length)}`,
       '$5',
       '$6',
@@ -282,6 +288,7 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       mode: ctx.mode,
       input: ctx.input,
       start_node: ctx.startNode,
+      run_as: ctx.runAs,
       nodes_total: ctx.version.definition.nodes.length,
       nodes_completed: set.nodes_completed,
       current_node: set.current_node,
@@ -304,12 +311,12 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       prepared(`
         WITH i AS (
           SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, workflow_id uuid, workflow_version int, mode text, input jsonb, start_node text,
-            nodes_total int, nodes_completed int, current_node text, original_execution_id uuid, parent_execution_id uuid, webhook_id uuid,
+            run_as uuid, nodes_total int, nodes_completed int, current_node text, original_execution_id uuid, parent_execution_id uuid, webhook_id uuid,
             started_at timestamptz, notify jsonb, status text, result jsonb, error jsonb, nodes jsonb, logs jsonb)
         ), e AS (
-          INSERT INTO engine.executions AS e (id, workflow_id, workflow_version, mode, input, start_node, nodes_total, nodes_completed, current_node,
+          INSERT INTO engine.executions AS e (id, workflow_id, workflow_version, mode, input, start_node, run_as, nodes_total, nodes_completed, current_node,
             original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error)
-          SELECT id, workflow_id, workflow_version, mode, input, start_node, nodes_total, nodes_completed, current_node,
+          SELECT id, workflow_id, workflow_version, mode, input, start_node, run_as, nodes_total, nodes_completed, current_node,
             original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error FROM i
           RETURNING ${WRITTEN_COLUMNS}
         ), n AS (${NODES_INSERT('SELECT e.id, i.nodes FROM e JOIN i ON i.id = e.id')}
@@ -381,6 +388,7 @@ export interface QueuedExecution {
   mode: ExecutionMode;
   input: Item[];
   startNode: string | null;
+  runAs: string | null;
   nodesTotal: number;
   meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
   jobId: string;
@@ -400,8 +408,8 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
     q,
     `WITH e AS (
        INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total,
-                                      original_execution_id, parent_execution_id, webhook_id, job_id, notify)
-       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14) RETURNING started_at
+                                      original_execution_id, parent_execution_id, webhook_id, job_id, notify, run_as)
+       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14, $15) RETURNING started_at
      ), l AS (
        INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $12)
      ), w AS (${REQUEST_LOG_INSERT('$13')})
@@ -421,6 +429,7 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
       x.message,
       JSON.stringify(x.requestLog),
       x.notify ? JSON.stringify(x.notify) : null,
+      x.runAs,
     ],
   );
   return row!.started_at;

@@ -30,6 +30,7 @@ import { WebhookPathParameters1763769601190 } from './migrations/1763769601190-w
 import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execution-node-runs';
 import { ExecutionTally1763769601750 } from './migrations/1763769601750-execution-tally';
 import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/1763769601780-execution-tally-statement-updates';
+import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { EXECUTION_TALLY } from './execution-reads.store';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
@@ -72,6 +73,11 @@ export function createEngine(kernel: Kernel) {
     },
     notifier,
     operations: kernel.operations,
+    // The key store as it is now (no request's cache): a key revoked mid-run stops its next agent or prompt node.
+    keys: async (id) => {
+      const [key] = Array.from(await kernel.keys.byId.batch([id]));
+      return key instanceof Error ? null : (key ?? null);
+    },
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
     clock: kernel.clock,
   });
@@ -125,6 +131,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionNodeRuns1763769601730,
     ExecutionTally1763769601750,
     ExecutionTallyStatementUpdates1763769601780,
+    ExecutionRunAs1763769601840,
   ],
   subscriptions: [
     {

@@ -241,6 +241,8 @@ export class WorkflowSchedules {
             inline: false,
             tx,
             priority: 'normal',
+            // A scheduleTrigger node's runs act as the key that saved or activated the workflow; another schedule's, as the key that created it.
+            runAs: row.node_name ? version.savedBy : row.created_by,
             ...(row.node_name ? { startNode: row.node_name } : {}),
             input: [{ json }],
           });

@@ -197,10 +197,10 @@ export const scheduleStore = {
    * The claim of a due time: the row locked only while it is enabled and still due at exactly
    * `due` (a concurrent claimer waits, then finds it moved), with its workflow's active flag.
    */
-  claimDue(q: Queryable, id: string, due: Date): Promise<(ScheduleRow & { workflow_active: boolean }) | undefined> {
-    return one<ScheduleRow & { workflow_active: boolean }>(
+  claimDue(q: Queryable, id: string, due: Date): Promise<(ScheduleRow & { workflow_active: boolean; created_by: string | null }) | undefined> {
+    return one<ScheduleRow & { workflow_active: boolean; created_by: string | null }>(
       q,
-      `SELECT ${COLUMNS}, w.active AS workflow_active FROM engine.schedules s JOIN engine.workflows w ON w.id = s.workflow_id
+      `SELECT ${COLUMNS}, w.active AS workflow_active, s.created_by FROM engine.schedules s JOIN engine.workflows w ON w.id = s.workflow_id
        WHERE s.id = $1 AND s.enabled AND s.next_run_at = $2 FOR UPDATE OF s`,
       [id, due],
     );

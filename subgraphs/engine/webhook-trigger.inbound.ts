@@ -242,6 +242,7 @@ export class WebhookInbound {
         input: [{ json: item }],
         inline: false,
         webhookId: trigger.id,
+        runAs: trigger.created_by,
         requestLog: { ...base, entry: () => ({ status: 'success', reason: null, statusCode: 200, responseTimeMs: performance.now() - started }) },
       });
       return startedReply(begun.view.id);
@@ -261,6 +262,8 @@ export class WebhookInbound {
       input: [{ json: item }],
       inline: true,
       webhookId: trigger.id,
+      // The trigger's runs (its test calls too) act as the key that registered it (authority.ts).
+      runAs: trigger.created_by,
       onReply: (r) => {
         if (replied) return;
         replied = r;

@@ -68,7 +68,7 @@ export interface TriggerView {
 
 /** A trigger as an inbound request needs it: its secret, its workflow's active flag and current version. */
 export type InboundTriggerRow = Omit<TriggerRow, 'created_at' | 'updated_at' | 'workflow_name'> &
-  Pick<TriggerAuthRow, 'secret_hash' | 'secret_enc'> & { workflow_active: boolean; version: number };
+  Pick<TriggerAuthRow, 'secret_hash' | 'secret_enc'> & { workflow_active: boolean; version: number; created_by: string | null };
 
 /** What an update reads before it writes (locked). */
 export interface TriggerAuthRow {
@@ -162,7 +162,7 @@ export interface WebhookLogEntry {
 
 const COLUMNS = `t.id, t.workflow_id, t.path, t.method, t.auth_type, t.auth_config, t.response_mode, t.rate_limit, t.active, t.created_at, t.updated_at, w.name AS workflow_name`;
 const INBOUND_COLUMNS = `t.id, t.workflow_id, t.path, t.method, t.auth_type, t.auth_config, t.secret_hash, t.secret_enc, t.response_mode, t.rate_limit,
-  t.active, w.active AS workflow_active, w.version`;
+  t.active, w.active AS workflow_active, w.version, t.created_by`;
 
 export function toView(row: TriggerRow): TriggerView {
   return {

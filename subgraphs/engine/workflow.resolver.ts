@@ -69,14 +69,14 @@ export class WorkflowResolver {
 
   @Authorized('workflow:write')
   @Mutation(() => Workflow)
-  async activateWorkflow(@Arg('workflowId', () => ID) workflowId: string): Promise<Workflow> {
-    return toWorkflow(await this.service.setActive(workflowId, true));
+  async activateWorkflow(@Arg('workflowId', () => ID) workflowId: string, @Ctx() ctx: RequestContext): Promise<Workflow> {
+    return toWorkflow(await this.service.setActive(workflowId, true, ctx.principal));
   }
 
   @Authorized('workflow:write')
   @Mutation(() => Workflow)
-  async deactivateWorkflow(@Arg('workflowId', () => ID) workflowId: string): Promise<Workflow> {
-    return toWorkflow(await this.service.setActive(workflowId, false));
+  async deactivateWorkflow(@Arg('workflowId', () => ID) workflowId: string, @Ctx() ctx: RequestContext): Promise<Workflow> {
+    return toWorkflow(await this.service.setActive(workflowId, false, ctx.principal));
   }
 
   @Authorized('workflow:write')

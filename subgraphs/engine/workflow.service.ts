@@ -2,9 +2,10 @@ import type { DataSource, EntityManager } from 'typeorm';
 import YAML from 'yaml';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
+import { reachedPermissions, runAsOf, unreachable } from './authority';
 import { validateDefinition, type WorkflowDefinition, type WorkflowNode } from './definition';
 import { importWorkflow } from './n8n/import';
-import { isPlainObject, own } from './nodes/types';
+import { isPlainObject } from './nodes/types';
 import { UUID } from '../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../kernel/loaders';
 import { toRecord, toStats, workflowStore as store, type WorkflowFilter, type WorkflowRecord, type WorkflowStats } from './workflow.store';
@@ -34,6 +35,8 @@ export interface WorkflowVersion {
   name: string;
   active: boolean;
   definition: WorkflowDefinition;
+  /** The key that saved or activated this version (null: the platform): its scheduleTrigger runs act as it (authority.ts). */
+  savedBy: string | null;
 }
 
 export interface WorkflowHooks {
@@ -47,29 +50,12 @@ export interface WorkflowHooks {
 
 const MAX_TAGS = 20;
 
-/** Node types that act with the platform's authority: saving them needs what running them directly would. */
-const NODE_PERMISSIONS: Record<string, string> = { 'engine.agent': 'agent:execute', 'engine.prompt': 'prompt:test' };
-
 /** A workflow's name as the slug `workflowId` may be given as: lower case, runs of other characters as `-`. */
 export function slugify(name: string): string {
   return name
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
-}
-
-function checkNodePermissions(principal: Principal | undefined, nodes: WorkflowNode[]): void {
-  if (!principal || principal.kind === 'service' || principal.kind === 'anonymous') return;
-  for (const node of nodes) {
-    const required = own(NODE_PERMISSIONS, node.type);
-    if (required && !hasPermission(principal.permissions, required)) {
-      throw new AppError('insufficient_permissions', `A workflow with ${node.type} nodes can only be saved by a key holding ${required}`, {
-        required,
-        has: principal.permissions,
-        node: node.name,
-      });
-    }
-  }
 }
 
 export function workflowNotFound(id: string): AppError {
@@ -87,7 +73,7 @@ export class WorkflowService {
   async create(principal: Principal, input: WorkflowInput): Promise<WorkflowRecord> {
     const meta = checkMeta(input, true);
     const def = validateDefinition({ nodes: input.nodes, connections: input.connections, settings: input.settings });
-    checkNodePermissions(principal, def.nodes);
+    await this.checkReach(principal, def.nodes);
     const record = await this.db.transaction(async (m) => {
       const row = await store.insert(
         m,
@@ -100,7 +86,7 @@ export class WorkflowService {
           connections: def.connections,
           settings: def.settings,
         },
-        creator(principal),
+        runAsOf(principal),
       );
       const rec = toRecord(row);
       await this.storeVersion(m, rec);
@@ -137,7 +123,21 @@ export class WorkflowService {
   }
 
   /** Applies the given fields; `version` increases when anything changed. */
-  async update(id: string, input: WorkflowInput, principal?: Principal): Promise<WorkflowRecord> {
+  update(id: string, input: WorkflowInput, principal: Principal): Promise<WorkflowRecord> {
+    return this.change(id, input, principal, true);
+  }
+
+  /**
+   * Activation is a save like any other (the key must hold what the nodes need, and the
+   * workflow's scheduleTrigger runs act as it from then on); deactivation asks for nothing and
+   * leaves that key as it was.
+   */
+  setActive(id: string, active: boolean, principal: Principal): Promise<WorkflowRecord> {
+    return this.change(id, { active }, principal, active);
+  }
+
+  /** `vouch`: the change is checked against, and saved under, `principal`. */
+  private async change(id: string, input: WorkflowInput, principal: Principal, vouch: boolean): Promise<WorkflowRecord> {
     const meta = checkMeta(input, false);
     const result = await this.db.transaction(async (m) => {
       const current = await this.lock(m, id);
@@ -158,19 +158,15 @@ export class WorkflowService {
       };
       const changed = (Object.keys(next) as (keyof typeof next)[]).some((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
       if (!changed) return { record: current, changed: false };
-      // Any change to a workflow holding agent or prompt nodes (its nodes, but also its wiring,
+      // Any change to a workflow reaching agent or prompt nodes (its nodes, but also its wiring,
       // settings or name) needs what running those nodes needs: permissions follow what a change does.
-      checkNodePermissions(principal, next.nodes);
-      const record = toRecord(await store.update(m, id, next));
+      if (vouch) await this.checkReach(principal, next.nodes, id);
+      const record = toRecord(await store.update(m, id, next, vouch ? runAsOf(principal) : current.savedBy));
       await this.storeVersion(m, record);
       return { record, changed: true };
     });
     if (result.changed) await this.hooks.changed?.(result.record);
     return result.record;
-  }
-
-  setActive(id: string, active: boolean): Promise<WorkflowRecord> {
-    return this.update(id, { active });
   }
 
   async delete(id: string): Promise<{ workflowId: string; deletedAt: Date }> {
@@ -242,6 +238,7 @@ export class WorkflowService {
       name: row.name,
       active: row.active,
       definition: { nodes: row.nodes, connections: row.connections, settings: row.settings },
+      savedBy: row.saved_by,
     };
     if (this.versions.size > 2_000) this.versions.delete(this.versions.keys().next().value!);
     this.versions.set(key, v);
@@ -273,6 +270,26 @@ export class WorkflowService {
     return byKey(keys, rows, (r) => r.workflow_id, null, toStats).map((stats) => stats ?? { ...NO_STATISTICS });
   });
 
+  /**
+   * The saving key holds what every agent or prompt node the workflow reaches needs: its own,
+   * those of the workflows it calls by id and of those it carries inline (authority.ts).
+   */
+  private async checkReach(principal: Principal, nodes: WorkflowNode[], self?: string): Promise<void> {
+    if (principal.kind !== 'apiKey' && principal.kind !== 'user') return;
+    const reached = await reachedPermissions(nodes, (id) => this.nodesOf(id), self);
+    const missing = reached.find((r) => !hasPermission(principal.permissions, r.permission));
+    if (missing) throw unreachable(missing, principal.permissions);
+  }
+
+  private async nodesOf(id: string): Promise<unknown[] | null> {
+    try {
+      return (await this.current(id)).definition.nodes;
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'WORKFLOW_NOT_FOUND') return null;
+      throw err;
+    }
+  }
+
   private async lock(m: EntityManager, id: string): Promise<WorkflowRecord> {
     if (!UUID.test(id)) throw workflowNotFound(id);
     const row = await store.lockForUpdate(m, id);
@@ -283,10 +300,6 @@ export class WorkflowService {
   private async storeVersion(m: EntityManager, r: WorkflowRecord): Promise<void> {
     await store.insertVersion(m, r);
   }
-}
-
-function creator(p: Principal): string | null {
-  return p.kind === 'apiKey' ? p.keyId : null;
 }
 
 function checkMeta(input: WorkflowInput, creating: boolean): { name?: string; description?: string | null; tags?: string[] } {

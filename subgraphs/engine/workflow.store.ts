@@ -18,6 +18,8 @@ export interface WorkflowRow {
   nodes: WorkflowNode[];
   connections: Connections;
   settings: WorkflowSettings;
+  /** The key that last saved or activated it (null: the platform): whose authority its scheduleTrigger runs carry (authority.ts). */
+  saved_by: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,6 +34,7 @@ export interface WorkflowVersionRow {
   nodes: WorkflowNode[];
   connections: Connections;
   settings: WorkflowSettings;
+  saved_by: string | null;
 }
 
 /** A workflow's executions, aggregated (statisticsByWorkflow). */
@@ -70,7 +73,7 @@ export interface WorkflowFilter {
   offset: number;
 }
 
-const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, created_at, updated_at`;
+const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, saved_by, created_at, updated_at`;
 
 export function toRecord(row: WorkflowRow): WorkflowRecord {
   return {
@@ -83,6 +86,7 @@ export function toRecord(row: WorkflowRow): WorkflowRecord {
     nodes: row.nodes,
     connections: row.connections,
     settings: row.settings,
+    savedBy: row.saved_by,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -101,8 +105,8 @@ export const workflowStore = {
   async insert(q: Queryable, f: WorkflowFields, createdBy: string | null): Promise<WorkflowRow> {
     const row = await one<WorkflowRow>(
       q,
-      `INSERT INTO engine.workflows (name, description, tags, active, nodes, connections, settings, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      `INSERT INTO engine.workflows (name, description, tags, active, nodes, connections, settings, created_by, saved_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
       [f.name, f.description, f.tags, f.active, JSON.stringify(f.nodes), JSON.stringify(f.connections), JSON.stringify(f.settings), createdBy],
     );
     return row!;
@@ -140,14 +144,14 @@ export const workflowStore = {
     return page<WorkflowRow>(q, { select: COLUMNS, from: `FROM engine.workflows ${where}`, orderBy: 'created_at DESC, id DESC', params: where.params }, filter);
   },
 
-  /** Writes every field and counts a new version. */
-  async update(q: Queryable, id: string, f: WorkflowFields): Promise<WorkflowRow> {
+  /** Writes every field and counts a new version; `savedBy` is the key it is saved under. */
+  async update(q: Queryable, id: string, f: WorkflowFields, savedBy: string | null): Promise<WorkflowRow> {
     const row = await one<WorkflowRow>(
       q,
       `UPDATE engine.workflows SET name = $2, description = $3, tags = $4, active = $5, nodes = $6, connections = $7, settings = $8,
-              version = version + 1, updated_at = now()
+              saved_by = $9, version = version + 1, updated_at = now()
        WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, f.name, f.description, f.tags, f.active, JSON.stringify(f.nodes), JSON.stringify(f.connections), JSON.stringify(f.settings)],
+      [id, f.name, f.description, f.tags, f.active, JSON.stringify(f.nodes), JSON.stringify(f.connections), JSON.stringify(f.settings), savedBy],
     );
     return row!;
   },
@@ -164,7 +168,7 @@ export const workflowStore = {
   version(q: Queryable, workflowId: string, version: number): Promise<WorkflowVersionRow | undefined> {
     return one<WorkflowVersionRow>(
       q,
-      `SELECT workflow_id, version, name, active, nodes, connections, settings FROM engine.workflow_versions WHERE workflow_id = $1 AND version = $2`,
+      `SELECT workflow_id, version, name, active, nodes, connections, settings, saved_by FROM engine.workflow_versions WHERE workflow_id = $1 AND version = $2`,
       [workflowId, version],
     );
   },
@@ -172,8 +176,8 @@ export const workflowStore = {
   insertVersion(q: Queryable, r: WorkflowRecord): Promise<void> {
     return exec(
       q,
-      `INSERT INTO engine.workflow_versions (workflow_id, version, name, active, nodes, connections, settings) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [r.id, r.version, r.name, r.active, JSON.stringify(r.nodes), JSON.stringify(r.connections), JSON.stringify(r.settings)],
+      `INSERT INTO engine.workflow_versions (workflow_id, version, name, active, nodes, connections, settings, saved_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [r.id, r.version, r.name, r.active, JSON.stringify(r.nodes), JSON.stringify(r.connections), JSON.stringify(r.settings), r.savedBy],
     );
   },
 
