@@ -32,28 +32,70 @@ export function textProblem(text: string): string | undefined {
   return m[0] === '\u0000' ? 'must not contain a NUL character (\\u0000)' : 'must not contain a lone UTF-16 surrogate (invalid Unicode)';
 }
 
-/** The first violation in a parsed JSON value, found without recursion (so depth itself cannot overflow). */
+/** A container being walked: its children still to visit, and how it was reached (for a violation's path). */
+interface Frame {
+  parent: Frame | null;
+  key: string | number;
+  depth: number;
+  /** An array's elements, or an object's values in the order they are visited. */
+  children: readonly unknown[];
+  /** The key of each child (an object's; an array's are their indexes). */
+  keys: readonly string[] | null;
+  next: number;
+}
+
+const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+
+/** The dotted path of a frame's container (`""` for the top). */
+function pathOf(frame: Frame): string {
+  const keys: (string | number)[] = [];
+  for (let f: Frame | null = frame; f?.parent; f = f.parent) keys.push(f.key);
+  return keys.reverse().join('.');
+}
+
+/**
+ * The first violation in a parsed JSON value, found without recursion (so depth itself cannot
+ * overflow), in the order a depth-first walk meets it. One frame per array or object and no path
+ * text until a violation is found: a body of a million numbers is walked without a million
+ * allocations.
+ */
 export function inspectJson(value: unknown, maxDepth = MAX_JSON_DEPTH): Violation | undefined {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
-  const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
-  while (stack.length) {
-    const { value: v, path, depth } = stack.pop()!;
-    if (typeof v === 'string') {
-      const problem = textProblem(v);
-      if (problem) return { kind: 'text', path, message: problem };
-      continue;
-    }
-    if (v === null || typeof v !== 'object') continue;
+  /** The frame of a container at `depth`, or the violation it is (too deep, or one of its keys). */
+  const open = (v: object, parent: Frame | null, key: string | number, depth: number): Frame | Violation => {
+    const path = parent ? join(pathOf(parent), key) : '';
     if (depth >= maxDepth) return { kind: 'depth', path, message: `nests deeper than ${maxDepth} levels` };
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: join(path, i), depth: depth + 1 });
+    if (Array.isArray(v)) return { parent, key, depth, children: v, keys: null, next: 0 };
+    // An object's keys are all checked first; its values are then visited last key first.
+    const keys = Object.keys(v);
+    for (const k of keys) {
+      const problem = textProblem(k);
+      if (problem) return { kind: 'text', path: join(path, k), message: `key ${problem}` };
+    }
+    keys.reverse();
+    return { parent, key, depth, children: keys.map((k) => (v as Record<string, unknown>)[k]), keys, next: 0 };
+  };
+  const visit = (child: unknown, parent: Frame | null, key: string | number, depth: number): Frame | Violation | undefined => {
+    if (typeof child === 'string') {
+      const problem = textProblem(child);
+      return problem ? { kind: 'text', path: parent ? join(pathOf(parent), key) : '', message: problem } : undefined;
+    }
+    return child !== null && typeof child === 'object' ? open(child, parent, key, depth) : undefined;
+  };
+  const stack: Frame[] = [];
+  const top = visit(value, null, '', 0);
+  if (top && !('children' in top)) return top;
+  if (top) stack.push(top);
+  while (stack.length) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.next >= frame.children.length) {
+      stack.pop();
       continue;
     }
-    for (const [key, item] of Object.entries(v)) {
-      const problem = textProblem(key);
-      if (problem) return { kind: 'text', path: join(path, key), message: `key ${problem}` };
-      stack.push({ value: item, path: join(path, key), depth: depth + 1 });
-    }
+    const i = frame.next++;
+    const found = visit(frame.children[i], frame, frame.keys ? frame.keys[i]! : i, frame.depth + 1);
+    if (!found) continue;
+    if (!('children' in found)) return found;
+    stack.push(found);
   }
   return undefined;
 }
