@@ -100,6 +100,16 @@ const envSchema = z.object({
   // Workflow engine: pruning of finished executions (subgraphs/engine).
   ENGINE_EXECUTION_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(36_500).default(14),
   ENGINE_EXECUTION_MAX_COUNT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  // Workflow engine: what one execution may use (subgraphs/engine/budgets.ts).
+  ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
+  ENGINE_EXECUTION_MAX_RUN_DATA_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 ** 4)
+    .default(64 * 1024 ** 2),
+  ENGINE_EXECUTION_MAX_LOOP_TURNS: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
+  ENGINE_EXECUTION_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
   SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
 });
 
@@ -144,8 +154,17 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** The resource sampler: every intervalMs a row, kept retentionDays. */
   metrics: { sampleIntervalMs: number; retentionDays: number };
-  /** Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per workflow. */
-  engine: { executionMaxAgeDays: number; executionMaxCount: number; sandboxProcesses: number };
+  /**
+   * Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per
+   * workflow. `budgets`: what one execution may use — items per node output, bytes of run data,
+   * runs of one node (loop turns), milliseconds of running (waits not counted).
+   */
+  engine: {
+    executionMaxAgeDays: number;
+    executionMaxCount: number;
+    sandboxProcesses: number;
+    budgets: { maxItemsPerOutput: number; maxRunDataBytes: number; maxLoopTurns: number; maxDurationMs: number };
+  };
 }
 
 export class ConfigError extends Error {
@@ -203,6 +222,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPollMs: e.WORKER_POLL_MS,
     dbPoolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
-    engine: { executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS, executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT, sandboxProcesses: e.SANDBOX_PROCESSES },
+    engine: {
+      executionMaxAgeDays: e.ENGINE_EXECUTION_MAX_AGE_DAYS,
+      executionMaxCount: e.ENGINE_EXECUTION_MAX_COUNT,
+      sandboxProcesses: e.SANDBOX_PROCESSES,
+      budgets: {
+        maxItemsPerOutput: e.ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT,
+        maxRunDataBytes: e.ENGINE_EXECUTION_MAX_RUN_DATA_BYTES,
+        maxLoopTurns: e.ENGINE_EXECUTION_MAX_LOOP_TURNS,
+        maxDurationMs: e.ENGINE_EXECUTION_MAX_DURATION_MS,
+      },
+    },
   };
 }

@@ -319,18 +319,24 @@ describe('answers, limits and logs', () => {
       pending: {
         rows: [
           {
-            node_name: 'Hook',
-            seq: 0,
-            node_type: 'engine.webhook',
-            status: 'success',
-            started_at: new Date().toISOString(),
-            duration_ms: 1,
-            tries: 1,
-            output: { n },
+            node: 'Hook',
+            type: 'engine.webhook',
+            runIndex: 0,
+            json: JSON.stringify({
+              node_name: 'Hook',
+              seq: 0,
+              node_type: 'engine.webhook',
+              status: 'success',
+              started_at: new Date().toISOString(),
+              duration_ms: 1,
+              tries: 1,
+              output: { n },
+            }),
           },
         ],
         logs: [{ at: new Date(), level: 'info', message: `run ${n}` }],
         since: 0,
+        clear: [],
       },
       set: { nodes_completed: 2, current_node: null, status: 'success', result: { n } },
     });

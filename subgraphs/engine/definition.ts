@@ -25,7 +25,6 @@ export * from './definition.types';
  * required parameter missing, a cycle.
  */
 
-export const DEFAULT_EXECUTION_TIMEOUT_S = 3600;
 export const MAX_EXECUTION_TIMEOUT_S = 86_400;
 const MAX_NODES = 500;
 
@@ -386,9 +385,4 @@ export function descendants(compiled: CompiledWorkflow, start: string): Set<stri
 
 export function isTrigger(node: WorkflowNode): boolean {
   return nodeType(node.type)?.trigger === true;
-}
-
-export function executionTimeoutSeconds(settings: WorkflowSettings): number {
-  const t = settings.executionTimeout;
-  return typeof t === 'number' && t > 0 ? Math.min(t, MAX_EXECUTION_TIMEOUT_S) : DEFAULT_EXECUTION_TIMEOUT_S;
 }

@@ -52,7 +52,7 @@ export interface WorkflowSettings {
   timezone?: string;
   /** A workflow run (as an async execution) with the failure's details when an execution fails. */
   errorWorkflow?: string;
-  /** Seconds an execution may run (waiting not counted); default 3600. */
+  /** Seconds an execution may run (waiting not counted): lowers the platform's ENGINE_EXECUTION_MAX_DURATION_MS (budgets.ts). */
   executionTimeout?: number;
   [key: string]: unknown;
 }

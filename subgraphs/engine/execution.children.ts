@@ -20,7 +20,7 @@ import type { WorkflowVersion } from './workflow.service';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -36,7 +36,12 @@ export class ExecutionChildren {
       runInline: (json, items, signal) => {
         if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });
         const execution = { id: ctx.id, mode: ctx.mode, resumeUrl: '' };
-        return this.executor.runInline(json, items, { execution, signal, services: this.services({ ...ctx, depth: ctx.depth + 1 }) });
+        return this.executor.runInline(json, items, {
+          execution,
+          signal,
+          services: this.services({ ...ctx, depth: ctx.depth + 1 }),
+          budgets: this.deps.budgets,
+        });
       },
       // Checked at every call, at any depth: the key may have been revoked since the run started.
       runTask: async (request: TaskRequest, signal: AbortSignal) => {

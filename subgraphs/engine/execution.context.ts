@@ -13,9 +13,10 @@ import type { WebhookReply } from './nodes/types';
 import type { ExecutionNotifier } from './execution.notify';
 import type { NotifyConfig } from './execution.types';
 import type { OperationsLike } from './execution.platform';
-import type { ExecutionView, RequestLog, StoreTarget } from './execution.store';
+import type { ExecutionView, KnownJson, RequestLog, StoreTarget } from './execution.store';
 import type { WorkflowService, WorkflowVersion } from './workflow.service';
 import type { KeyLookup } from './authority';
+import type { BudgetExceeded, ExecutionBudgets } from './budgets';
 import { TOPIC } from '../../kernel/topics';
 
 /*
@@ -41,6 +42,8 @@ export interface StartOptions {
   input: Item[];
   /** The API key whose permissions its agent and prompt nodes need (null: the platform itself; authority.ts). */
   runAs: string | null;
+  /** JSON texts of its input already made (the payload's, when its size was checked). */
+  known?: KnownJson;
   /** Run now in this process (and return `done`) rather than as a queued job. */
   inline: boolean;
   startNode?: string | null;
@@ -72,13 +75,20 @@ export interface RunContext extends StoreTarget {
   depth: number;
   signal?: AbortSignal;
   onReply?: (reply: WebhookReply) => void;
+  /** Milliseconds it ran before this run (earlier stretches between waits): its time budget goes on from there. */
+  ranMs: number;
+  /** Bytes of run data stored so far, as its budget counts them (budgets.ts). */
+  runDataBytes: number;
+  /** Per node, the run whose context is stored and that context's bytes: a later context replaces it. */
+  storedStates: Map<string, { runIndex: number; bytes: number }>;
 }
 
-/** Why an execution's signal was aborted. */
+/** Why an execution's signal was aborted (`budget`: the time budget that ran out). */
 export class ExecutionStop extends Error {
   constructor(
     readonly code: 'canceled' | 'timeout',
     message: string,
+    readonly budget?: BudgetExceeded,
   ) {
     super(message);
     this.name = 'ExecutionStop';
@@ -100,6 +110,8 @@ export interface RunnerDeps {
   operations?: OperationsLike;
   /** The platform's API keys as they stand now: the run-time check of agent and prompt nodes (authority.ts). */
   keys: KeyLookup;
+  /** What one execution may use (ENGINE_EXECUTION_MAX_*). */
+  budgets: ExecutionBudgets;
   /** Sandbox processes per pool (SANDBOX_PROCESSES): code nodes and expressions each have one pool. */
   sandboxProcesses?: number;
   /** When a Wait node's timer ends (the kernel's clock); the wall clock when absent. */

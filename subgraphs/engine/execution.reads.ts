@@ -45,20 +45,35 @@ export class ExecutionReads {
 
   /**
    * The runs an execution has stored: `done`, each node's last output (the legacy order runs a
-   * node once), and `stored`, every run by run index with the node's context after it (v1 replay).
+   * node once), and `stored`, every run by run index with the node's context after it (v1 replay);
+   * and what they weigh against its run data budget (budgets.ts), the stored contexts by node.
    */
-  async loadDone(id: string): Promise<{ done: Map<string, Item[][]>; stored: Map<string, StoredRun[]>; nextSeq: number }> {
+  async loadDone(id: string): Promise<{
+    done: Map<string, Item[][]>;
+    stored: Map<string, StoredRun[]>;
+    nextSeq: number;
+    runDataBytes: number;
+    storedStates: Map<string, { runIndex: number; bytes: number }>;
+  }> {
     const rows = await store.storedRuns(this.deps.db, id);
     const done = new Map<string, Item[][]>();
     const stored = new Map<string, StoredRun[]>();
+    const storedStates = new Map<string, { runIndex: number; bytes: number }>();
     let nextSeq = 0;
+    let runDataBytes = 0;
     for (const r of rows) {
       done.set(r.node_name, r.output);
       let runs = stored.get(r.node_name);
       if (!runs) stored.set(r.node_name, (runs = []));
       runs[r.run_index] = { output: r.output, state: r.state };
       nextSeq = Math.max(nextSeq, r.seq + 1);
+      runDataBytes += Buffer.byteLength(JSON.stringify(r.output));
+      if (r.state) {
+        const bytes = Buffer.byteLength(JSON.stringify(r.state));
+        runDataBytes += bytes;
+        storedStates.set(r.node_name, { runIndex: r.run_index, bytes });
+      }
     }
-    return { done, stored, nextSeq };
+    return { done, stored, nextSeq, runDataBytes, storedStates };
   }
 }

@@ -5,7 +5,7 @@ import { absoluteUrl, type RequestContext } from '../../kernel/subgraph';
 import { ExecuteWorkflowInput, ExecutionListArgs } from './execution.inputs';
 import { controlPlaneStatus, engineExecutionUrl } from './execution.status';
 import type { ExecutionDetail, ExecutionService } from './execution.service';
-import { ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './execution.types';
+import { ExecutionBudget, ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './execution.types';
 import { TOPIC } from '../../kernel/topics';
 
 export function toExecution(v: ExecutionDetail): WorkflowExecution {
@@ -51,6 +51,14 @@ export class ExecutionResolver {
     @Ctx() ctx: RequestContext,
   ): Promise<WorkflowExecution> {
     return toExecution(await this.service.execute(ctx.principal, workflowId, input ?? {}));
+  }
+
+  @Authorized('workflow:read')
+  @Query(() => [ExecutionBudget], {
+    description: 'What one execution may use (items per node output, run data, runs of one node, running time); crossing one fails it with its name.',
+  })
+  executionBudgets(): ExecutionBudget[] {
+    return this.service.budgets();
   }
 
   @Authorized('workflow:read')

@@ -54,7 +54,7 @@ export class ExecutionJobs {
   /** Runs a stored execution on from the node outputs it has recorded (queued, resumed or re-run after a lost worker). */
   private async continueStored(row: ExecutionRow, job: JobContext<{ executionId: string }>): Promise<unknown> {
     const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
-    const { done, stored: storedRuns, nextSeq } = await this.reads.loadDone(row.id);
+    const { done, stored: storedRuns, nextSeq, runDataBytes, storedStates } = await this.reads.loadDone(row.id);
     const view = await this.runs.run({
       id: row.id,
       version,
@@ -72,6 +72,9 @@ export class ExecutionJobs {
       signal: job.signal,
       meta: { originalExecutionId: row.original_execution_id, parentExecutionId: row.parent_execution_id, webhookId: row.webhook_id },
       notify: row.notify ?? null,
+      ranMs: row.ran_ms,
+      runDataBytes,
+      storedStates,
     });
     return { status: view.status };
   }

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import { compile, executionTimeoutSeconds } from './definition';
+import { compile } from './definition';
+import { BudgetExceeded, checkRunData, durationLimit, Yielder } from './budgets';
 import type { WorkflowExecutor } from './executor';
 import type { ExecutionErrorInfo, LogEntry, Progress, RunOutcome } from './executor.types';
 import type { Item } from './expressions';
@@ -42,6 +43,7 @@ const SLOW_TYPES = new Set([
   'n8n-nodes-base.executeWorkflow',
 ]);
 const FLUSH_AFTER_MS = 50;
+const MAX_FLUSH_AFTER_MS = 1000;
 const HEARTBEAT_MS = 10_000;
 
 interface ResumeState {
@@ -60,7 +62,7 @@ export class ExecutionRuns {
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier'>,
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets'>,
     private readonly executor: WorkflowExecutor,
     private readonly reads: ExecutionReads,
     private readonly children: ExecutionChildren,
@@ -76,14 +78,40 @@ export class ExecutionRuns {
     const onOuterAbort = () => controller.abort(ctx.signal!.reason);
     if (ctx.signal?.aborted) controller.abort(ctx.signal.reason);
     ctx.signal?.addEventListener('abort', onOuterAbort, { once: true });
-    const timeoutS = executionTimeoutSeconds(ctx.version.definition.settings);
-    const timer = setTimeout(() => controller.abort(new ExecutionStop('timeout', `The execution ran past its time limit of ${timeoutS} s`)), timeoutS * 1000);
+    const { budgets } = this.deps;
+    const yielder = new Yielder();
+    const segmentStart = performance.now();
+    const time = durationLimit(budgets, ctx.version.definition.settings);
+    // What is left of it: the stretches before earlier waits counted.
+    const timer = setTimeout(
+      () => {
+        const ran = ctx.ranMs + Math.round(performance.now() - segmentStart);
+        const value = time.setBy === 'settings.executionTimeout' ? Math.round(ran / 1000) : ran;
+        const unit = time.setBy === 'settings.executionTimeout' ? 's' : 'ms';
+        const budget = new BudgetExceeded(
+          'maxDurationMs',
+          time.limit,
+          value,
+          `The execution ran past its time limit of ${time.limit} ${unit} (${time.setBy})`,
+          time.setBy,
+        );
+        controller.abort(new ExecutionStop('timeout', budget.message, budget));
+      },
+      Math.max(0, time.ms - ctx.ranMs),
+    );
     this.local.set(ctx.id, { controller, inline: ctx.inline });
     if (ctx.inline) this.startHeartbeat();
 
-    const pending: Pending = { rows: [], logs: [...firstLogs], since: firstLogs.length ? Date.now() : 0 };
+    const pending: Pending = { rows: [], logs: [...firstLogs], since: firstLogs.length ? Date.now() : 0, clear: [] };
     let progress: Progress = { nodesCompleted: ctx.done.size, nodesTotal: ctx.version.definition.nodes.length, currentNode: null };
+    // Sealing large contexts (a loop's items) costs the same at every write: writes due only by
+    // time wait five times what the last seal took (at most a second), so that a tight loop spends
+    // most of its time looping, not serialising its context.
+    let flushAfterMs = FLUSH_AFTER_MS;
     const flush = async (currentNode: string | null) => {
+      const started = performance.now();
+      this.seal(ctx, pending, false);
+      flushAfterMs = Math.min(MAX_FLUSH_AFTER_MS, Math.max(FLUSH_AFTER_MS, 5 * (performance.now() - started)));
       if (await this.write(ctx, pending, { nodes_completed: progress.nodesCompleted, current_node: currentNode }))
         await publishUpdate(this.deps, ctx.id, 'running');
     };
@@ -107,18 +135,28 @@ export class ExecutionRuns {
         startNode: ctx.startNode,
         done: ctx.done,
         stored: ctx.storedRuns,
+        budgets,
         signal: controller.signal,
         services: this.children.services(ctx),
         hooks: {
           beforeNode: async (node, p) => {
             progress = p;
             const slow = SLOW_TYPES.has(node.type);
-            if (slow || (pending.since && Date.now() - pending.since > FLUSH_AFTER_MS)) await flush(node.name);
+            if (slow || (pending.since && Date.now() - pending.since > flushAfterMs)) await flush(node.name);
           },
-          afterNode: (run, p) => {
+          afterNode: async (run, p) => {
             progress = p;
+            // Serialising a large output holds the event loop: other work gets its turn first.
+            await yielder.maybe();
+            // Measured before it is kept: a run whose output would cross the budget is not stored.
+            // The trigger's output is the input, whose text may be known; by a later node it may have been changed in place.
+            const known = run.node === ctx.startNode && run.runIndex === 0 ? ctx.known : undefined;
+            const { row, outputBytes } = nodeRow(run, ctx.seq, known);
+            checkRunData(ctx.runDataBytes + outputBytes, budgets, { name: run.node, type: run.nodeType });
+            ctx.seq++;
+            ctx.runDataBytes += outputBytes;
             if (!pending.since) pending.since = Date.now();
-            pending.rows.push(nodeRow(run, ctx.seq++));
+            pending.rows.push(row);
           },
           log: (entry) => {
             if (!pending.since) pending.since = Date.now();
@@ -139,7 +177,35 @@ export class ExecutionRuns {
       ctx.signal?.removeEventListener('abort', onOuterAbort);
       this.local.delete(ctx.id);
     }
+    ctx.ranMs += Math.round(performance.now() - segmentStart);
+    await yielder.maybe();
+    this.seal(ctx, pending, true);
     return this.finish(ctx, outcome, pending, progress);
+  }
+
+  /**
+   * Each node's context goes into the row of its latest pending run (once per write, not once
+   * per loop turn) and replaces the context stored with an earlier run, which the write drops:
+   * a replay needs only the latest. A context that would cross the run data budget fails the
+   * execution; at its last write it is left out instead (nothing continues from it).
+   */
+  private seal(ctx: RunContext, pending: Pending, last: boolean): void {
+    const latest = new Map<string, (typeof pending.rows)[number]>();
+    for (const row of pending.rows) if (row.state) latest.set(row.node, row);
+    for (const row of pending.rows) if (latest.get(row.node) !== row) delete row.state;
+    for (const [node, row] of latest) {
+      const json = JSON.stringify(row.state);
+      delete row.state;
+      const bytes = Buffer.byteLength(json);
+      const before = ctx.storedStates.get(node);
+      const total = ctx.runDataBytes + bytes - (before?.bytes ?? 0);
+      if (last && total > this.deps.budgets.maxRunDataBytes) continue;
+      checkRunData(total, this.deps.budgets, { name: node, type: row.type });
+      row.json = `${row.json.slice(0, -1)},"state":${json}}`;
+      if (before && before.runIndex !== row.runIndex) pending.clear.push({ node_name: node, run_index: before.runIndex });
+      ctx.storedStates.set(node, { runIndex: row.runIndex, bytes });
+      ctx.runDataBytes = total;
+    }
   }
 
   private async finish(ctx: RunContext, outcome: RunOutcome, pending: Pending, progress: Progress): Promise<ExecutionView> {
@@ -179,7 +245,7 @@ export class ExecutionRuns {
                 {
                   runAt: outcome.until,
                   maxAttempts: 2,
-                  timeoutMs: (executionTimeoutSeconds(ctx.version.definition.settings) + 60) * 1000,
+                  timeoutMs: durationLimit(this.deps.budgets, ctx.version.definition.settings).ms + 60_000,
                   // Per wait: a later wait (another Wait node, a loop) is enqueued while this execution's resume job still runs.
                   key: `${JOB.resume}:${ctx.id}:${outcome.node}:${outcome.runIndex}`,
                 },
@@ -196,6 +262,7 @@ export class ExecutionRuns {
               resume_state: state,
               wait_till: outcome.until,
               job_id: jobId,
+              ran_ms: ctx.ranMs,
             },
             m,
           );
@@ -206,7 +273,8 @@ export class ExecutionRuns {
         const code = (outcome.reason as { code?: string } | undefined)?.code;
         const message = (outcome.reason as Error | undefined)?.message ?? 'aborted';
         if (code === 'timeout') {
-          const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message, details: { reason: 'timeout' } };
+          const budget = (outcome.reason as ExecutionStop).budget;
+          const error: ExecutionErrorInfo = budget?.info() ?? { code: 'EXECUTION_FAILED', message, details: { reason: 'timeout' } };
           log('error', message);
           row = await this.write(ctx, pending, { ...done, status: 'error', error });
         } else if (code === 'shutdown' || code === 'worker_lost') {

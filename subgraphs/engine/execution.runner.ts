@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
 import type { Queue } from '../../kernel/queue';
-import { compile, executionTimeoutSeconds } from './definition';
+import { compile } from './definition';
+import { durationLimit, type ExecutionBudgets } from './budgets';
 import { chooseStart, WorkflowExecutor } from './executor';
 import { ExpressionEngine } from './expressions';
 import type { NotifyConfig } from './execution.types';
@@ -63,6 +64,11 @@ export class ExecutionRunner {
   private readonly runs: ExecutionRuns;
   private readonly jobs: ExecutionJobs;
 
+  /** What one execution may use (ENGINE_EXECUTION_MAX_*). */
+  get budgets(): ExecutionBudgets {
+    return this.deps.budgets;
+  }
+
   constructor(private readonly deps: RunnerDeps) {
     const processes = deps.sandboxProcesses ?? 2;
     this.expressions = new ExpressionEngine(new ProcessSandbox({ ...EXPRESSION_LIMITS, processes }));
@@ -118,7 +124,7 @@ export class ExecutionRunner {
 
     if (!opts.inline) {
       // Queued: the row, its first log line, the job (and the request's log entry) in one transaction.
-      const timeoutMs = (executionTimeoutSeconds(version.definition.settings) + 60) * 1000;
+      const timeoutMs = durationLimit(this.deps.budgets, version.definition.settings).ms + 60_000;
       const store = async (tx: Tx) => {
         const m = tx.manager;
         const jobId = await this.deps.queue.enqueue(
@@ -135,6 +141,7 @@ export class ExecutionRunner {
           input: opts.input,
           startNode,
           runAs: opts.runAs,
+          known: opts.known,
           nodesTotal: compiled.order.length,
           meta,
           jobId,
@@ -161,6 +168,7 @@ export class ExecutionRunner {
       input: opts.input,
       startNode,
       runAs: opts.runAs,
+      known: opts.known,
       startedAt,
       done: new Map(),
       seq: 0,
@@ -172,6 +180,9 @@ export class ExecutionRunner {
       requestLog: opts.requestLog,
       meta,
       notify: opts.notify ?? null,
+      ranMs: 0,
+      runDataBytes: 0,
+      storedStates: new Map(),
     };
     if (opts.notify) await this.deps.notifier?.emit(opts.notify, 'execution.started', view(startedAt));
     return { view: view(startedAt), done: this.runs.run(ctx, [{ at: startedAt, level: 'info', message: started }]) };

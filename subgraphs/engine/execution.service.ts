@@ -7,13 +7,14 @@ import { AppError, errors, type FieldError } from '../../kernel/errors';
 import type { RateLimiter } from '../../kernel/rate-limit';
 import { compile, descendants } from './definition';
 import type { ExecutionNotifier, NotifyInput } from './execution.notify';
-import { EXECUTION_STATUSES, type ExecutionStatus } from './execution.store';
+import { EXECUTION_STATUSES, type ExecutionStatus, type KnownJson } from './execution.store';
 import { executionReads as store, toLogRow, toNodeData, type ExecutionFilter, type ExecutionLogRow, type NodeDataRow } from './execution-reads.store';
 import { deleteExecution } from './execution-state.store';
 import { chooseStart } from './executor';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { isPlainObject } from './nodes/types';
 import { runAsOf } from './authority';
+import { BUDGET_DESCRIPTIONS, BUDGET_VARIABLES, type BudgetName } from './budgets';
 import { type WorkflowService } from './workflow.service';
 
 /** The executions API: execute (sync or async), read, list, retry, cancel, delete, logs. No GraphQL here. */
@@ -54,15 +55,16 @@ export function executionNotFound(id: string): AppError {
   return errors.notFound('execution', id);
 }
 
-export function payloadSize(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value ?? {}) ?? '');
-}
-
-export function checkPayload(value: unknown): void {
-  const size = payloadSize(value);
-  if (size > MAX_PAYLOAD_BYTES) {
-    throw new AppError('PAYLOAD_TOO_LARGE', 'The workflow payload exceeds 5 MB', { limit_bytes: MAX_PAYLOAD_BYTES, size_bytes: size });
+/** Refuses a payload over 5 MB; its JSON text, made to measure it, is kept for the execution's writes (KnownJson). */
+export function checkPayload(value: unknown): KnownJson {
+  const text = JSON.stringify(value ?? {}) ?? '{}';
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_PAYLOAD_BYTES) {
+    throw new AppError('PAYLOAD_TOO_LARGE', 'The workflow payload exceeds 5 MB', { limit_bytes: MAX_PAYLOAD_BYTES, size_bytes: bytes });
   }
+  const known: KnownJson = new WeakMap();
+  if (value !== null && typeof value === 'object') known.set(value, { text, bytes });
+  return known;
 }
 
 export class ExecutionService {
@@ -103,7 +105,7 @@ export class ExecutionService {
     if (input.webhook !== undefined && input.webhook !== null && !isPlainObject(input.webhook))
       problems.push({ field: 'webhook', message: 'must be an object' });
     if (problems.length) throw errors.validation(problems);
-    checkPayload(input.payload);
+    const known = checkPayload(input.payload);
     const id = randomUUID();
     const notify = input.webhook ? this.notifier!.configure(input.webhook, id, baseUrl) : null;
     if (principal.kind === 'apiKey') {
@@ -123,6 +125,7 @@ export class ExecutionService {
       priority: priority as (typeof PRIORITIES)[number],
       notify,
       runAs: runAsOf(principal),
+      known,
     });
     return this.settle(started, timeout);
   }
@@ -135,10 +138,10 @@ export class ExecutionService {
       throw errors.field('timeout', `must be seconds from 1 to ${MAX_SYNC_TIMEOUT_S}`);
     const data = input.data ?? {};
     if (!isPlainObject(data)) throw errors.field('data', 'must be an object');
-    checkPayload(data);
+    const known = checkPayload(data);
     await this.limit(principal);
     const version = await this.workflows.current(workflowId);
-    const started = await this.runner.begin({ version, mode: 'manual', input: [{ json: data }], inline: mode === 'sync', runAs: runAsOf(principal) });
+    const started = await this.runner.begin({ version, mode: 'manual', input: [{ json: data }], inline: mode === 'sync', runAs: runAsOf(principal), known });
     return this.settle(started, timeout);
   }
 
@@ -275,6 +278,16 @@ export class ExecutionService {
     const rows = ids.length ? await store.nodeData(this.db, ids) : [];
     return groupedByKey(keys, rows, (r) => r.execution_id, toNodeData);
   });
+
+  /** What one execution may use, as configured (the executionBudgets query). */
+  budgets(): { name: BudgetName; variable: string; limit: number; unit: string; description: string }[] {
+    return (Object.keys(BUDGET_VARIABLES) as BudgetName[]).map((name) => ({
+      name,
+      variable: BUDGET_VARIABLES[name],
+      limit: this.runner.budgets[name],
+      ...BUDGET_DESCRIPTIONS[name],
+    }));
+  }
 
   /** Executions per minute by the calling key's tier (the platform itself is not limited). */
   private async limit(principal: Principal): Promise<void> {

@@ -49,6 +49,8 @@ export interface ExecutionRow extends ExecutionViewRow {
   start_node: string | null;
   /** The key it runs as (null: the platform; authority.ts). */
   run_as: string | null;
+  /** Milliseconds it ran before its last wait (its running-time budget goes on from there). */
+  ran_ms: number;
   job_id: string | null;
   /** A control-plane trigger's webhook subscription (execution.notify.ts). */
   notify: NotifyConfig | null;
@@ -93,9 +95,24 @@ export interface RequestLog {
 }
 
 export interface Pending {
-  rows: unknown[];
+  rows: PendingRow[];
   logs: LogEntry[];
   since: number;
+  /** Node runs whose stored context the next write drops: a later run of the node now carries it. */
+  clear: { node_name: string; run_index: number }[];
+}
+
+/**
+ * A node run as a write takes it: its row as JSON text (serialised once, when the run ended, and
+ * measured against the execution's budget then), and the node's live context until the runner
+ * seals it into the row of the node's latest pending run (execution.run.ts).
+ */
+export interface PendingRow {
+  node: string;
+  type: string;
+  runIndex: number;
+  json: string;
+  state?: Record<string, unknown>;
 }
 
 export interface RowUpdate {
@@ -107,6 +124,8 @@ export interface RowUpdate {
   resume_state?: unknown;
   wait_till?: Date | null;
   job_id?: string | null;
+  /** Milliseconds it has run so far, waits not counted (written when it starts waiting). */
+  ran_ms?: number;
 }
 
 /** What a write needs to know about the execution (the runner's context). */
@@ -125,6 +144,41 @@ export interface StoreTarget {
   meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
   /** A control-plane trigger's webhook subscription, stored with the row (execution.notify.ts). */
   notify?: NotifyConfig | null;
+  /** JSON texts of its input items' json, made when the request was measured (not made again). */
+  known?: KnownJson;
+}
+
+/**
+ * JSON texts already made for objects of a run — the json of its input items, serialised once
+ * when the request's size was checked — reused for its input column and its trigger's output
+ * instead of serialising a payload of megabytes twice more.
+ */
+export type KnownJson = WeakMap<object, { text: string; bytes: number }>;
+
+/** `JSON.stringify(value)` and its UTF-8 bytes, the items (in lists of any depth) whose json is known spliced in as text. */
+export function measuredJson(value: unknown, known: KnownJson | undefined): { text: string; bytes: number } {
+  if (!known) {
+    const text = JSON.stringify(value) ?? 'null';
+    return { text, bytes: Buffer.byteLength(text) };
+  }
+  if (Array.isArray(value)) {
+    const parts = value.map((v) => measuredJson(v === undefined ? null : v, known));
+    return { text: `[${parts.map((p) => p.text).join(',')}]`, bytes: parts.reduce((n, p) => n + p.bytes, 1 + Math.max(parts.length, 1)) };
+  }
+  const json = value !== null && typeof value === 'object' ? (value as { json?: unknown }).json : undefined;
+  const text = json !== null && typeof json === 'object' ? known.get(json) : undefined;
+  if (!text) return measuredJson(value, undefined);
+  // An item: its keys in order, as JSON.stringify writes them (a value it leaves out left out).
+  let bytes = 2;
+  const parts: string[] = [];
+  for (const key of Object.keys(value as object)) {
+    const piece = key === 'json' ? text.text : JSON.stringify((value as Record<string, unknown>)[key]);
+    if (piece === undefined) continue;
+    const name = JSON.stringify(key);
+    parts.push(`${name}:${piece}`);
+    bytes += Buffer.byteLength(name) + 1 + (key === 'json' ? text.bytes : Buffer.byteLength(piece));
+  }
+  return { text: `{${parts.join(',')}}`, bytes: bytes + Math.max(parts.length - 1, 0) };
 }
 
 /**
@@ -145,12 +199,13 @@ export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.sta
  * the execution row, or null when nothing was updated.
  */
 export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: Pending, set: RowUpdate): Promise<ExecutionViewRow | null> {
-  const nodes = pending.rows.splice(0);
+  const nodes = rowsJson(pending.rows.splice(0));
+  const clear = pending.clear.splice(0);
   const logs = logLines(pending.logs.splice(0));
   pending.since = 0;
   const final = set.status !== undefined && set.status !== 'running';
   const requestLog = final && ctx.requestLog ? [requestLogRow(ctx.requestLog, { status: set.status!, error: set.error ?? null }, ctx.id)] : [];
-  const params: unknown[] = [ctx.id, JSON.stringify(nodes), JSON.stringify(logs), JSON.stringify(requestLog), set.nodes_completed, set.current_node];
+  const params: unknown[] = [ctx.id, nodes, JSON.stringify(logs), JSON.stringify(requestLog), set.nodes_completed, set.current_node];
   const json = (v: unknown) => (v === undefined ? undefined : JSON.stringify(v));
   const fields: [string, unknown, string?][] = [
     ['status', set.status],
@@ -159,6 +214,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
     ['resume_state', json(set.resume_state), '::jsonb'],
     ['wait_till', set.wait_till],
     ['job_id', set.job_id],
+    ['ran_ms', set.ran_ms],
   ];
   let statement: string;
   if (ctx.stored) {
@@ -187,7 +243,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
       `$${params.push(ctx.version.workflowId)}`,
       `$${params.push(ctx.version.version)}`,
       `$${params.push(ctx.mode)}`,
-      `$${params.push(JSON.stringify(ctx.input))}::jsonb`,
+      `$${params.push(measuredJson(ctx.input, ctx.known).text)}::jsonb`,
       `$${params.push(ctx.startNode)}`,
       `$${params.push(ctx.runAs)}::uuid`,
       `$${params.push(ctx.version.definition.nodes.length)}`,
@@ -210,10 +266,16 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
     }
     statement = `INSERT INTO engine.executions AS e (${columns.join(', ')}) VALUES (${values.join(', ')}) RETURNING ${WRITTEN_COLUMNS}`;
   }
+  // Only the statements that drop an older context carry this part (each text is prepared once).
+  const cleared = clear.length
+    ? `, c AS (
+      UPDATE engine.execution_nodes x SET state = NULL FROM e, jsonb_to_recordset($${params.push(JSON.stringify(clear))}::jsonb) AS r(node_name text, run_index int)
+      WHERE x.execution_id = e.id AND x.node_name = r.node_name AND x.run_index = r.run_index)`
+    : '';
   const sql = `
     WITH e AS (${statement}), n AS (${NODES_INSERT('SELECT e.id, $2::jsonb FROM e')}
     ), l AS (${LOGS_INSERT('SELECT e.id, $3::jsonb FROM e')}
-    ), w AS (${REQUEST_LOG_INSERT('$4')})
+    ), w AS (${REQUEST_LOG_INSERT('$4')})${cleared}
     SELECT * FROM e`;
   try {
     // Prepared: a run writes with a handful of texts (which columns it sets), each parsed and planned once per connection.
@@ -281,12 +343,11 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
   const requestLogs: unknown[] = [];
   const input = runs.map(({ ctx, pending, set }) => {
     if (ctx.requestLog) requestLogs.push(requestLogRow(ctx.requestLog, { status: set.status, error: set.error ?? null }, ctx.id));
-    return {
+    const run = {
       id: ctx.id,
       workflow_id: ctx.version.workflowId,
       workflow_version: ctx.version.version,
       mode: ctx.mode,
-      input: ctx.input,
       start_node: ctx.startNode,
       run_as: ctx.runAs,
       nodes_total: ctx.version.definition.nodes.length,
@@ -300,10 +361,10 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       status: set.status,
       result: set.result ?? null,
       error: set.error ?? null,
-      // Read, not taken: a group whose statement fails writes each run again alone.
-      nodes: pending.rows,
       logs: logLines(pending.logs),
     };
+    // The node rows are JSON text already. Read, not taken: a group whose statement fails writes each run again alone.
+    return `${JSON.stringify(run).slice(0, -1)},"input":${measuredJson(ctx.input, ctx.known).text},"nodes":${rowsJson(pending.rows)}}`;
   });
   try {
     const written = await rows<WrittenRow>(
@@ -323,7 +384,7 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
         ), l AS (${LOGS_INSERT('SELECT e.id, i.logs FROM e JOIN i ON i.id = e.id')}
         ), w AS (${REQUEST_LOG_INSERT('$2')})
         SELECT * FROM e`),
-      [JSON.stringify(input), JSON.stringify(requestLogs)],
+      [`[${input.join(',')}]`, JSON.stringify(requestLogs)],
     );
     return inOrderOf(
       runs.map((r) => r.ctx.id),
@@ -334,6 +395,11 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
     if (runs.length === 1 && (err as { code?: string }).code === '23503') return [null];
     throw err;
   }
+}
+
+/** Pending rows as one JSON array (their texts joined, not parsed again). */
+function rowsJson(rows: readonly PendingRow[]): string {
+  return `[${rows.map((r) => r.json).join(',')}]`;
 }
 
 /** Log lines as the statements take them. */
@@ -363,9 +429,13 @@ export function requestLogRow(log: RequestLog, outcome: { status: ExecutionStatu
   };
 }
 
-/** A run's row; `run_index` and `state` only when they say something (legacy runs: 0 and none). */
-export function nodeRow(run: NodeRun, seq: number) {
-  const row: Record<string, unknown> = {
+/**
+ * A run's row as JSON text, and the bytes of its output (what the execution's run data budget
+ * counts); `run_index` only when it says something (legacy runs: 0). Its context is added when
+ * the row is written (PendingRow).
+ */
+export function nodeRow(run: NodeRun, seq: number, known?: KnownJson): { row: PendingRow; outputBytes: number } {
+  const fields: Record<string, unknown> = {
     node_name: run.node,
     seq,
     node_type: run.nodeType,
@@ -373,12 +443,13 @@ export function nodeRow(run: NodeRun, seq: number) {
     started_at: run.startedAt.toISOString(),
     duration_ms: run.durationMs,
     tries: run.tries,
-    output: run.output,
     error: run.error ?? null,
   };
-  if (run.runIndex) row.run_index = run.runIndex;
-  if (run.state) row.state = run.state;
-  return row;
+  if (run.runIndex) fields.run_index = run.runIndex;
+  const output = measuredJson(run.output, known);
+  const json = `${JSON.stringify(fields).slice(0, -1)},"output":${output.text}}`;
+  const row: PendingRow = { node: run.node, type: run.nodeType, runIndex: run.runIndex, json, ...(run.state ? { state: run.state } : {}) };
+  return { row, outputBytes: output.bytes };
 }
 
 /** What a queued execution is inserted with (its first log line and job in the same transaction). */
@@ -397,6 +468,7 @@ export interface QueuedExecution {
   /** The webhook request's log entry (0 or 1, requestLogRow). */
   requestLog: ReturnType<typeof requestLogRow>[];
   notify: NotifyConfig | null | undefined;
+  known?: KnownJson;
 }
 
 /**
@@ -419,7 +491,7 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
       x.version.workflowId,
       x.version.version,
       x.mode,
-      JSON.stringify(x.input),
+      measuredJson(x.input, x.known).text,
       x.startNode,
       x.nodesTotal,
       x.meta.originalExecutionId,

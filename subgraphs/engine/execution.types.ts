@@ -1,5 +1,5 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../kernel/graphql-types';
 
 /** The signed webhooks an execution started by the control plane's trigger can ask for (execution.notify.ts). */
@@ -23,7 +23,10 @@ export class ExecutionProgress {
   @Field(() => String, { nullable: true }) currentNode: string | null;
 }
 
-@ObjectType({ description: 'Why an execution failed. code: NODE_EXECUTION_FAILED (a node) or EXECUTION_FAILED (time limit, lost process).' })
+@ObjectType({
+  description:
+    'Why an execution failed. code: NODE_EXECUTION_FAILED (a node) or EXECUTION_FAILED (a budget crossed — details.budget, limit, value — or a lost process).',
+})
 export class ExecutionError {
   @Field() code: string;
   @Field() message: string;
@@ -94,6 +97,15 @@ export class WorkflowExecution {
 export class WorkflowExecutionPage {
   @Field(() => [WorkflowExecution]) executions: WorkflowExecution[];
   @Field(() => PageInfo) pagination: PageInfo;
+}
+
+@ObjectType({ description: 'What one execution may use; crossing it fails the execution with this name in error.details.budget.' })
+export class ExecutionBudget {
+  @Field({ description: 'maxItemsPerOutput, maxRunDataBytes, maxLoopTurns or maxDurationMs.' }) name: string;
+  @Field({ description: 'The environment variable that sets it (what error.details.budget names).' }) variable: string;
+  @Field(() => Float) limit: number;
+  @Field() unit: string;
+  @Field() description: string;
 }
 
 @ObjectType()

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { AppError } from '../../kernel/errors';
 import { guardedFetch } from '../../kernel/outbound';
 import { compile, validateDefinition } from './definition';
+import { UNLIMITED } from './budgets';
 import { chooseStart, WorkflowExecutor } from './executor';
 import type { ExecutorHooks, LogEntry, NodeRun, RunOutcome } from './executor.types';
 import { ExpressionEngine, type Item } from './expressions';
@@ -53,7 +54,7 @@ async function run(
     input: input.map((json) => ({ json })),
     startNode: chooseStart(compiled, opts.mode ?? 'manual'),
     done: opts.done,
-    maxNodeRuns: opts.maxNodeRuns,
+    budgets: opts.maxNodeRuns ? { ...UNLIMITED, maxLoopTurns: opts.maxNodeRuns } : undefined,
     signal: opts.signal ?? new AbortController().signal,
     services: {
       codeSandbox,

@@ -6,6 +6,7 @@ import { nodeType } from './nodes';
 import { isPlainObject, NodeError, type NodeContext, type NodeDefinition, type NodeResult } from './nodes/types';
 import { SandboxError } from './sandbox';
 import { Aborted, V1Execution } from './executor.v1';
+import { BudgetExceeded, checkItems, UNLIMITED, Yielder } from './budgets';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, NodeRunner, NodeRunOutcome, Progress, RunOutcome, RunRequest, V1RunContext } from './executor.types';
 
 /**
@@ -52,10 +53,12 @@ export class WorkflowExecutor implements NodeRunner {
     const total = compiled.order.length;
     const progress = (current: string | null): Progress => ({ nodesCompleted: done.size + skipped.size, nodesTotal: total, currentNode: current });
     const log = (level: LogEntry['level'], message: string, node?: string) => req.hooks?.log?.({ at: new Date(), level, node, message });
+    const yielder = new Yielder();
 
     try {
       for (const name of compiled.order) {
         if (done.has(name)) continue;
+        await yielder.maybe();
         if (req.signal.aborted) throw new Aborted(req.signal.reason);
         const node = compiled.byName.get(name)!;
         const incoming = compiled.incoming.get(name)!;
@@ -115,6 +118,10 @@ export class WorkflowExecutor implements NodeRunner {
       }
     } catch (err) {
       if (err instanceof Aborted) return { status: 'aborted', reason: err.reason, nodesExecuted: executed };
+      if (err instanceof BudgetExceeded && !req.nested) {
+        log('error', err.message, err.node?.name);
+        return { status: 'error', error: err.info(), nodesExecuted: executed };
+      }
       throw err;
     }
     const last = lastNode ?? [...compiled.order].reverse().find((n) => done.has(n)) ?? null;
@@ -126,7 +133,7 @@ export class WorkflowExecutor implements NodeRunner {
    * A workflow given as JSON (n8n's Execute Workflow with `source: parameter`): checked as an
    * import is, run to its end in memory as part of the calling node, the items of its last node.
    */
-  async runInline(json: unknown, items: Item[], req: Pick<RunRequest, 'execution' | 'signal' | 'services'>): Promise<Item[]> {
+  async runInline(json: unknown, items: Item[], req: Pick<RunRequest, 'execution' | 'signal' | 'services' | 'budgets'>): Promise<Item[]> {
     const raw = isPlainObject(json) ? json : {};
     let compiled: CompiledWorkflow;
     try {
@@ -143,6 +150,9 @@ export class WorkflowExecutor implements NodeRunner {
       startNode: chooseStart(compiled, 'subworkflow'),
       signal: req.signal,
       services: req.services,
+      // Part of the calling node's execution: its budgets, and a budget crossed in here fails that execution.
+      budgets: req.budgets,
+      nested: true,
     });
     switch (outcome.status) {
       case 'success':
@@ -180,6 +190,11 @@ export class WorkflowExecutor implements NodeRunner {
       attempt++;
       try {
         const result = n8nOutputs(node, inputs, await this.attempt({ node, def, inputs, data, req, log, v1 }));
+        checkItems(
+          node,
+          result.outputs.reduce((n, list) => n + list.length, 0),
+          req.budgets ?? UNLIMITED,
+        );
         const run: NodeRun = {
           node: node.name,
           runIndex,
@@ -192,7 +207,7 @@ export class WorkflowExecutor implements NodeRunner {
         };
         return { kind: 'ok', result, run };
       } catch (err) {
-        if (err instanceof Aborted) throw err;
+        if (err instanceof Aborted || err instanceof BudgetExceeded) throw err;
         if (req.signal.aborted) throw new Aborted(req.signal.reason);
         failure = describe(err);
         if (attempt < tries) {
@@ -284,6 +299,7 @@ export class WorkflowExecutor implements NodeRunner {
       continueOnFail: node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput',
       signal,
       services: req.services,
+      checkOutput: (count) => checkItems(node, count, req.budgets ?? UNLIMITED),
       log: (message, level = 'info') => log(level, message, node.name),
     };
     if (v1) {

@@ -1,6 +1,7 @@
 import type { CompiledWorkflow, WorkflowNode } from './definition';
 import type { Item } from './expressions';
 import type { ItemLineage, NodeResult, NodeServices, SourceData, WebhookReply } from './nodes/types';
+import type { ExecutionBudgets } from './budgets';
 
 /**
  * What the engine loop takes, reports and returns (executor.ts, and executor.v1.ts for n8n's v1
@@ -82,8 +83,10 @@ export interface RunRequest {
    * Without it, `done` counts as run 0 of each of its nodes.
    */
   stored?: ReadonlyMap<string, readonly (StoredRun | undefined)[]>;
-  /** v1 workflows: how many times one node may run in one execution (default MAX_NODE_RUNS). */
-  maxNodeRuns?: number;
+  /** What the execution may use (budgets.ts); absent: no limits. Shared with its inline workflows. */
+  budgets?: ExecutionBudgets;
+  /** An inline workflow's run: a budget it crosses fails the execution that runs it, not only its node. */
+  nested?: boolean;
   signal: AbortSignal;
   services: NodeServices;
   hooks?: ExecutorHooks;

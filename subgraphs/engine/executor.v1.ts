@@ -1,8 +1,9 @@
 import { versionOf, type Edge, type WorkflowNode } from './definition';
-import type { ExecutionErrorInfo, LogEntry, NodeRunner, Progress, RunOutcome, RunRequest, StoredRun, V1RunContext } from './executor.types';
+import type { LogEntry, NodeRunner, Progress, RunOutcome, RunRequest, StoredRun, V1RunContext } from './executor.types';
 import type { Item } from './expressions';
 import { nodeType } from './nodes';
 import type { ItemLineage, PairedItemData, SourceData } from './nodes/types';
+import { BUDGET_VARIABLES, BudgetExceeded, Yielder } from './budgets';
 
 /**
  * n8n's execution order v1 (`settings.executionOrder: 'v1'`, what n8n 1.x exports), with loops.
@@ -23,8 +24,6 @@ import type { ItemLineage, PairedItemData, SourceData } from './nodes/types';
  * context as it was after it, instead of being run; so a wait inside a loop resumes in place.
  */
 
-/** Runs per node and execution past which the execution fails as an endless loop. */
-export const MAX_NODE_RUNS = 10_000;
 /** Steps a paired item is followed back (loops make chains long, not endless). */
 const MAX_LINEAGE_STEPS = 100_000;
 
@@ -70,13 +69,16 @@ export class V1Execution {
     private readonly req: RunRequest,
   ) {
     this.stored = req.stored ?? new Map([...(req.done ?? [])].map(([name, output]) => [name, [{ output }]]));
-    this.maxRuns = req.maxNodeRuns ?? MAX_NODE_RUNS;
+    this.maxRuns = req.budgets?.maxLoopTurns ?? Number.POSITIVE_INFINITY;
   }
 
   async run(): Promise<RunOutcome> {
     this.seed();
+    const yielder = new Yielder();
     try {
       while (this.stack.length) {
+        // A loop of in-process nodes is a chain of resolved promises: let timers and I/O in now and then.
+        await yielder.maybe();
         if (this.req.signal.aborted) throw new Aborted(this.req.signal.reason);
         const stop = await this.step(this.stack.shift()!);
         if (stop) return stop;
@@ -84,6 +86,10 @@ export class V1Execution {
       }
     } catch (err) {
       if (err instanceof Aborted) return { status: 'aborted', reason: err.reason, nodesExecuted: this.executed };
+      if (err instanceof BudgetExceeded && !this.req.nested) {
+        this.req.hooks?.log?.({ at: new Date(), level: 'error', node: err.node?.name, message: err.message });
+        return { status: 'error', error: err.info(), nodesExecuted: this.executed };
+      }
       throw err;
     }
     const last = this.lastNode;
@@ -108,7 +114,7 @@ export class V1Execution {
   private async step(entry: StackEntry): Promise<Step> {
     const node = this.req.compiled.byName.get(entry.node)!;
     const runIndex = this.runs.get(node.name)?.length ?? 0;
-    if (runIndex >= this.maxRuns) return this.endless(node);
+    if (runIndex >= this.maxRuns) this.endless(node);
     let inputs = stamped(entry.inputs, inputCount(node));
     if (!this.isStart(entry) && inputs.every((list) => list.length === 0)) return undefined;
 
@@ -161,10 +167,11 @@ export class V1Execution {
     }
     const outputs = assignPairedItems(run.output!, inputs);
     run.output = outputs;
-    // The context as it is now: the node may change it again in a later run before this one is written.
+    // The live context, not a copy (a loop's remaining items would be copied every turn): the
+    // runner writes a node's context once per write, with the node's latest run (execution.run.ts).
     if (Object.keys(state).length) {
       this.states.set(node.name, state);
-      run.state = structuredClone(state);
+      run.state = state;
     }
     this.executed++;
     await req.hooks?.afterNode?.(run, this.progress(null));
@@ -265,16 +272,15 @@ export class V1Execution {
     return entry.sources.length === 1 && entry.sources[0] === null;
   }
 
-  private endless(node: WorkflowNode): RunOutcome {
-    const error: ExecutionErrorInfo = {
-      code: 'EXECUTION_FAILED',
-      message: `Node "${node.name}" ran ${this.maxRuns} times in this execution; the workflow seems to loop endlessly`,
-      node: node.name,
-      nodeType: node.type,
-      details: { reason: 'loop_limit', limit: this.maxRuns },
-    };
-    this.req.hooks?.log?.({ at: new Date(), level: 'error', node: node.name, message: error.message });
-    return { status: 'error', error, nodesExecuted: this.executed };
+  private endless(node: WorkflowNode): never {
+    throw new BudgetExceeded(
+      'maxLoopTurns',
+      this.maxRuns,
+      this.maxRuns + 1,
+      `Node "${node.name}" ran ${this.maxRuns} times in this execution and was to run again: the execution's budget ${BUDGET_VARIABLES.maxLoopTurns} is ${this.maxRuns} runs of one node (the workflow may loop endlessly)`,
+      undefined,
+      node,
+    );
   }
 
   private progress(current: string | null): Progress {

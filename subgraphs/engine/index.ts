@@ -31,6 +31,7 @@ import { ExecutionNodeRuns1763769601730 } from './migrations/1763769601730-execu
 import { ExecutionTally1763769601750 } from './migrations/1763769601750-execution-tally';
 import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/1763769601780-execution-tally-statement-updates';
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
+import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EXECUTION_TALLY } from './execution-reads.store';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
@@ -79,6 +80,9 @@ export function createEngine(kernel: Kernel) {
       return key instanceof Error ? null : (key ?? null);
     },
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
+    get budgets() {
+      return kernel.config.engine.budgets;
+    },
     clock: kernel.clock,
   });
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger, kernel.clock);
@@ -132,6 +136,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionTally1763769601750,
     ExecutionTallyStatementUpdates1763769601780,
     ExecutionRunAs1763769601840,
+    ExecutionRanMs1763769601850,
   ],
   subscriptions: [
     {

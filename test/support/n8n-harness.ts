@@ -1,5 +1,6 @@
 import { AppError } from '../../kernel/errors';
 import { compile, validateDefinition } from '../../subgraphs/engine/definition';
+import { UNLIMITED } from '../../subgraphs/engine/budgets';
 import { chooseStart, WorkflowExecutor } from '../../subgraphs/engine/executor';
 import type { ExecutionErrorInfo } from '../../subgraphs/engine/executor.types';
 import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions';
@@ -148,7 +149,7 @@ export async function runWorkflow(
     input: (opts.input ?? [{}]).map((json) => ({ json })),
     startNode: chooseStart(compiled, mode),
     done,
-    maxNodeRuns: opts.maxNodeRuns,
+    budgets: opts.maxNodeRuns ? { ...UNLIMITED, maxLoopTurns: opts.maxNodeRuns } : undefined,
     signal: new AbortController().signal,
     services: {
       codeSandbox: code,

@@ -53,6 +53,8 @@ export const code: NodeDefinition = {
     const answer = JSON.parse(raw) as { result?: unknown; results?: unknown[]; logs: string[]; error?: string };
     for (const line of answer.logs) ctx.log(`console: ${line}`);
     if (answer.error !== undefined) throw new NodeError(`Code failed: ${answer.error}`, { reason: 'script' });
+    const returned = each ? answer.results : answer.result;
+    if (Array.isArray(returned)) ctx.checkOutput(returned.length);
     let out: Item[];
     if (each) {
       out = (answer.results ?? []).flatMap((r, i) => {

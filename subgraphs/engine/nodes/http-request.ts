@@ -102,7 +102,10 @@ async function request(p: Record<string, any>, ctx: Parameters<NodeDefinition['e
     });
   }
   if (p.fullResponse === true) return [{ json: { statusCode: res.status, headers: res.headers, body: parsed } }];
-  if (Array.isArray(parsed)) return parsed.map((v) => ({ json: isPlainObject(v) ? v : { value: v } }));
+  if (Array.isArray(parsed)) {
+    ctx.checkOutput(parsed.length);
+    return parsed.map((v) => ({ json: isPlainObject(v) ? v : { value: v } }));
+  }
   if (isPlainObject(parsed)) return [{ json: parsed }];
   return [{ json: text === '' ? {} : { data: parsed } }];
 }

@@ -63,6 +63,12 @@ export interface NodeContext {
   expressionData: ExpressionData;
   signal: AbortSignal;
   services: NodeServices;
+  /**
+   * Throws the execution's budget error once an output would hold more than the items it allows
+   * (budgets.ts): nodes that multiply items (splitting a list, combining inputs) call it with the
+   * count they are about to reach, before they build the items.
+   */
+  checkOutput(count: number): void;
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
   /**
    * n8n nodes: the node goes on when an item fails (onError continueRegularOutput or

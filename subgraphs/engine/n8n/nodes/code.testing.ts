@@ -69,6 +69,7 @@ export async function direct(
     inputs: [items.map((json) => ({ json }))],
     items: items.map((json) => ({ json })),
     parameters: async () => [parameters],
+    checkOutput: () => undefined,
     expressionData: {
       items: items.map((json) => ({ json })),
       nodes: new Map(Object.entries(extra.nodes ?? {}).map(([name, list]) => [name, list.map((json) => ({ json }))])),

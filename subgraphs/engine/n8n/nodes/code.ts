@@ -190,6 +190,8 @@ export const code: NodeDefinition = {
       if (each || !ctx.continueOnFail || !(err instanceof NodeError) || err.details.reason === 'aborted') throw err;
       return { outputs: [[{ json: { error: err.message } }]] };
     }
+    const returned = each ? answer.results : answer.result;
+    if (Array.isArray(returned)) ctx.checkOutput(returned.length);
     const { items, binaries } = each ? eachItemOutput(answer.results ?? []) : allItemsOutput(answer.result, 'result' in answer);
     if (binaries) ctx.log(`binary data is not supported here: the binary of ${binaries} returned item(s) was dropped`, 'warn');
     return { outputs: [items] };

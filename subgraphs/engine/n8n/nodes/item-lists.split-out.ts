@@ -42,9 +42,11 @@ export async function splitOutItems(ctx: NodeContext, variant: SplitOutVariant):
   const all = await ctx.parameters();
   const out: Item[] = [];
   const seen = new Map<string, boolean>();
+  // Checked as each list is found, before its items are made: one list may hold more entries than an execution may output.
+  const entries = (count: number) => ctx.checkOutput(out.length + count);
   ctx.items.forEach((item, i) => {
     const s = settings(all[i] ?? {}, all[0] ?? {}, variant);
-    const split = variant.legacy ? splitLegacy(item.json, i, s) : splitFields(item.json, i, s, variant, seen);
+    const split = variant.legacy ? splitLegacy(item.json, i, s, entries) : splitFields(item.json, i, s, variant, seen, entries);
     for (const json of split) out.push({ json });
   });
   if (variant.hints) for (const [field, found] of seen) if (!found) fieldNotFound(ctx, field);
@@ -90,12 +92,13 @@ function missing(field: string, dotless: boolean, itemIndex: number): NodeError 
   return dotless && field.includes('.') ? new NodeError(message, { description: NESTED_FIELD_HINT }) : new NodeError(message, { itemIndex });
 }
 
-function splitLegacy(json: Json, i: number, s: Settings): Json[] {
+function splitLegacy(json: Json, i: number, s: Settings, entries: (count: number) => void): Json[] {
   const field = s.fields[0]!;
   const read = fieldReader(s.dotless);
   const list = read(json, field);
   if (list === undefined) throw missing(field, s.dotless, i);
   if (!Array.isArray(list)) throw new NodeError(`The provided field '${field}' is not an array`, { itemIndex: i });
+  entries(list.length);
   const included = s.include === 'selectedOtherFields' && list.length ? includedFields(s, 'collection') : [];
   return list.map((element) => {
     let item: Json = {};
@@ -112,13 +115,14 @@ function splitLegacy(json: Json, i: number, s: Settings): Json[] {
   });
 }
 
-function splitFields(json: Json, i: number, s: Settings, variant: SplitOutVariant, seen: Map<string, boolean>): Json[] {
+function splitFields(json: Json, i: number, s: Settings, variant: SplitOutVariant, seen: Map<string, boolean>, entries: (count: number) => void): Json[] {
   const read = fieldReader(s.dotless);
   const single = s.fields.length === 1;
   const rows: Json[] = [];
   s.fields.forEach((field, f) => {
     const destination = s.destinations[f] || '';
     const list = variant.current && field === '$binary' ? [] : splittable(json, field, i, s, read, variant, seen);
+    entries(Math.max(rows.length, list.length));
     list.forEach((element, e) => {
       const row = (rows[e] ??= {});
       if (element !== null && typeof element === 'object' && s.include === 'noOtherFields' && destination === '' && single) {

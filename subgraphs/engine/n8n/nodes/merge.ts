@@ -67,7 +67,12 @@ export const merge: NodeDefinition = {
     const version = ctx.node.typeVersion ?? 1;
     // n8n reads the Merge node's parameters once, at item 0 of input 1.
     const [params] = await ctx.parameters([0]);
-    return { outputs: [run(configAtRun(params ?? {}, version), ctx.inputs)] };
+    const config = configAtRun(params ?? {}, version);
+    // Every combination of two inputs can be far more items than either: counted before they are made.
+    if (config.kind === 'all' || (config.kind === 'v1' && config.mode === 'multiplex')) {
+      ctx.checkOutput((ctx.inputs[0]?.length ?? 0) * (ctx.inputs[1]?.length ?? 0));
+    }
+    return { outputs: [run(config, ctx.inputs)] };
   },
 };
 

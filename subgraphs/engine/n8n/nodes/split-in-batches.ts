@@ -12,9 +12,14 @@ import { NodeError, type Item, type NodeContext, type NodeDefinition, type Paire
  * v1): `items` (left), `processedItems`, `currentRunIndex`, `maxRunIndex`, `noItemsLeft`, `done`,
  * `sourceData`, as n8n keeps them (`$node["Loop"].context["noItemsLeft"]`). Items passed on in
  * later runs keep their paired item to the first run's input (n8n's sourceOverwrite).
+ *
+ * A turn costs its batch, not the list: the items left are a position in the first run's items
+ * (`items` reads them as a list, for expressions and storage), and processed items are appended
+ * in place, so that a loop over 100,000 items does not copy 100,000 items on each of its turns.
  */
 
 interface BatchContext {
+  /** The items left: an accessor over `Remaining` once the node has run in this process. */
   items?: Item[];
   processedItems?: Item[];
   currentRunIndex?: number;
@@ -40,13 +45,15 @@ export const splitInBatches: NodeDefinition = {
     const [p] = await ctx.parameters([0]);
     const batchSize = batchSizeOf(p!.batchSize, version);
     const context = (ctx.state ?? {}) as BatchContext;
-    const batch =
-      context.items === undefined || p!.options?.reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
-    context.noItemsLeft = context.items!.length === 0;
+    // Not `context.items`: reading it makes the list of the items left.
+    const started = Object.hasOwn(context, REMAINING) || context.items !== undefined;
+    const batch = !started || p!.options?.reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
+    context.noItemsLeft = remaining(context).left === 0;
     if (batch.length === 0) {
       if (version === 1) return { outputs: [[]] };
       context.done = true;
-      const processed = context.processedItems ?? [];
+      // A copy: the list goes on growing in place should the loop be entered again.
+      const processed = (context.processedItems ?? []).slice();
       return { outputs: version === 2 ? [[], processed] : [processed, []] };
     }
     context.done = false;
@@ -55,14 +62,52 @@ export const splitInBatches: NodeDefinition = {
   },
 };
 
+/** The items left to pass on: the list the loop goes through and the position reached in it. */
+interface Remaining {
+  list: Item[];
+  next: number;
+  readonly left: number;
+}
+
+const REMAINING = Symbol('remaining');
+
+/**
+ * The context's items left as a position in a list. `items` stays what n8n keeps (the items left,
+ * as a list, for expressions and the stored context) but is only made when read; a context read
+ * back from storage (a plain list) is taken over as the list at position 0.
+ */
+function remaining(context: BatchContext): Remaining {
+  const own = (context as { [REMAINING]?: Remaining })[REMAINING];
+  if (own) return own;
+  const r: Remaining = {
+    list: context.items ?? [],
+    next: 0,
+    get left() {
+      return this.list.length - this.next;
+    },
+  };
+  Object.defineProperty(context, REMAINING, { value: r, enumerable: false });
+  Object.defineProperty(context, 'items', {
+    get: () => r.list.slice(r.next),
+    set: (items: Item[]) => {
+      r.list = items;
+      r.next = 0;
+    },
+    enumerable: true,
+    configurable: true,
+  });
+  return r;
+}
+
 /** The first run (or a reset): the input is the set to go through. */
 function firstBatch(ctx: NodeContext, context: BatchContext, batchSize: number, version: number): Item[] {
-  const items = ctx.items.slice();
+  const r = remaining(context);
+  r.list = ctx.items;
+  r.next = 0;
   context.currentRunIndex = 0;
-  context.maxRunIndex = Math.ceil(items.length / batchSize);
+  context.maxRunIndex = Math.ceil(r.list.length / batchSize);
   context.sourceData = ctx.inputSource?.[0] ? { ...ctx.inputSource[0] } : null;
-  const batch = items.splice(0, batchSize);
-  context.items = items;
+  const batch = take(r, batchSize);
   if (version >= 2) context.processedItems = [];
   return batch;
 }
@@ -71,12 +116,18 @@ function firstBatch(ctx: NodeContext, context: BatchContext, batchSize: number, 
 function nextBatch(ctx: NodeContext, context: BatchContext, batchSize: number, version: number): Item[] {
   context.currentRunIndex = (context.currentRunIndex ?? 0) + 1;
   const source = context.sourceData ?? undefined;
-  const batch = context.items!.splice(0, batchSize).map((item) => ({ ...item, pairedItem: withSource(item.pairedItem, source) }));
+  const batch = take(remaining(context), batchSize).map((item) => ({ ...item, pairedItem: withSource(item.pairedItem, source) }));
   if (version >= 2) {
     const from = ctx.inputSource?.[0] ?? undefined;
-    const back = ctx.items.map((item, index) => ({ ...item, pairedItem: withSource({ item: index }, from) }));
-    context.processedItems = [...(context.processedItems ?? []), ...back];
+    const processed = (context.processedItems ??= []);
+    ctx.items.forEach((item, index) => processed.push({ ...item, pairedItem: withSource({ item: index }, from) }));
   }
+  return batch;
+}
+
+function take(r: Remaining, count: number): Item[] {
+  const batch = r.list.slice(r.next, r.next + count);
+  r.next += batch.length;
   return batch;
 }
 
