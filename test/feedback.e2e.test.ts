@@ -154,7 +154,7 @@ describe('projects, requests, votes and comments', () => {
   let project: any;
   let request: any;
 
-  test('projects: defaults, 400 with the missing field, duplicate slug, owner-only changes, moderators, public lists', async () => {
+  test('projects: defaults, 400 with the missing field, 409 for a taken slug, owner-only changes, moderators, public lists', async () => {
     const created = await call('POST', '/projects', ann, { name: 'Rocket', description: 'A launcher', slug: 'rocket' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     project = created.body.data;
@@ -162,7 +162,8 @@ describe('projects, requests, votes and comments', () => {
     assert.deepEqual(project.stats, { total_requests: 0, total_votes: 0, total_comments: 0 });
     const missing = fails(await call('POST', '/projects', ann, { description: 'x', slug: 'x-1' }), 400, 'validation_error');
     assert.equal(missing.message, 'name: name is required');
-    fails(await call('POST', '/projects', bob, { name: 'Other', description: 'x', slug: 'rocket' }), 400, 'validation_error');
+    const taken = fails(await call('POST', '/projects', bob, { name: 'Other', description: 'x', slug: 'rocket' }), 409, 'conflict');
+    assert.equal(taken.details.field, 'slug');
     fails(await call('POST', '/projects', null, { name: 'x', description: 'x', slug: 'x' }), 401, 'missing_authorization');
     fails(await call('PUT', `/projects/${project.id}`, bob, { name: 'Mine now' }), 403, 'forbidden');
     const renamed = await call('PUT', `/projects/${project.id}`, ann, { name: 'Rocket 2', settings: { allow_anonymous: true } });
@@ -179,6 +180,21 @@ describe('projects, requests, votes and comments', () => {
       ['rocket'],
     );
     fails(await call('GET', '/projects/00000000-0000-4000-8000-000000000000', null), 404, 'resource_not_found');
+  });
+
+  test('a slug raced for by ten creates at once: exactly one 201, every other 409 conflict, one project', async () => {
+    const slug = 'contested';
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => call('POST', '/projects', i % 2 ? ann : bob, { name: `Contender ${i}`, description: 'x', slug })),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, ...Array(9).fill(409)], JSON.stringify(answers.map((a) => a.body)));
+    for (const a of answers.filter((x) => x.status === 409)) fails(a, 409, 'conflict');
+    const winner = answers.find((a) => a.status === 201)!.body.data;
+    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: any) => x.slug === slug);
+    assert.deepEqual(
+      listed.map((x: any) => x.id),
+      [winner.id],
+    );
   });
 
   test('requests: pending under approval, anonymous where allowed, status by owner and moderators along the documented transitions', async () => {

@@ -20,6 +20,7 @@ import type { UserView } from './user.store';
  * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
  *
  * - Projects: anyone reads public ones; the owner changes and deletes, and names moderators.
+ *   A slug is taken once: any later or concurrent create with it is 409 `conflict`.
  * - Requests: submitted `pending` when the project requires approval, else `approved`; anonymous
  *   submissions only where `allow_anonymous`. The author, the owner and moderators edit and
  *   delete; the owner and moderators change the status: pending → approved | rejected,
@@ -88,7 +89,8 @@ export class FeedbackService {
       const id = await projects.insert(this.db, { name: input.name!, description: input.description!, slug: input.slug!, ownerId: owner });
       return this.project(p, id);
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw errors.validation([{ field: 'slug', message: `the slug "${input.slug}" is already taken` }]);
+      // Also what every loser of a race for the slug gets: the unique index decides, not an earlier read.
+      if ((err as { code?: string }).code === '23505') throw errors.conflict(`The slug "${input.slug}" is already taken`, { field: 'slug', slug: input.slug });
       throw err;
     }
   }
