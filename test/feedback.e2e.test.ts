@@ -16,6 +16,8 @@ const FRONTEND = 'http://frontend.example';
 let p: TestPlatform;
 let provider: http.Server;
 let providerUrl: string;
+/** What the fake's profiles give as the picture: an https URL, or for the code `mallory` a script. */
+const pictureOf = (login: string) => (login === 'mallory' ? 'javascript:alert(1)' : `https://avatars.example/${login}`);
 
 /** GitHub and Google in one fake: the code names the person. */
 function startProviders(): Promise<void> {
@@ -41,7 +43,7 @@ function startProviders(): Promise<void> {
         return json(200, { access_token: `gh-${code}`, token_type: 'bearer', scope: 'read:user,user:email' });
       }
       if (req.method === 'GET' && url.pathname === '/user' && who)
-        return json(200, { id: who.id, login: who.login, name: who.name, avatar_url: `https://avatars.example/${who.login}` });
+        return json(200, { id: who.id, login: who.login, name: who.name, avatar_url: pictureOf(who.login) });
       if (req.method === 'GET' && url.pathname === '/user/emails' && who) {
         return json(200, [
           { email: `old-${who.email}`, primary: false, verified: true },
@@ -56,7 +58,7 @@ function startProviders(): Promise<void> {
         return json(200, { access_token: `g-${code}`, token_type: 'Bearer', expires_in: 3599 });
       }
       if (req.method === 'GET' && url.pathname === '/google/userinfo' && who)
-        return json(200, { sub: `g${who.id}`, email: who.email, email_verified: true, name: who.name, picture: null });
+        return json(200, { sub: `g${who.id}`, email: who.email, email_verified: true, name: who.name, picture: pictureOf(who.login) });
       json(401, { message: 'Bad credentials' });
     });
   });
@@ -147,6 +149,16 @@ describe('sign-in with GitHub and Google', () => {
     assert.equal(err.get('error'), 'upstream_error');
     assert.match(err.get('message')!, /incorrect or expired/);
     assert.equal((await fetch(`${p.url}${API}/auth/gitlab`, { redirect: 'manual' })).status, 404);
+  });
+
+  test('a profile picture that is not an http(s) URL is kept as none; an https one as given', async () => {
+    for (const via of ['github', 'google'] as const) {
+      const me = await call('GET', '/auth/me', await signIn('mallory', via));
+      assert.equal(me.status, 200);
+      assert.equal(me.body.data.avatar, null, via);
+    }
+    assert.equal((await call('GET', '/auth/me', ann)).body.data.avatar, 'https://avatars.example/ann');
+    assert.equal((await call('GET', '/auth/me', cy)).body.data.avatar, 'https://avatars.example/cy');
   });
 });
 

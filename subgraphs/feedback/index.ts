@@ -20,6 +20,7 @@ import { requestOrigin } from '../../kernel/http';
 import { FeedbackProjectResolver, FeedbackResolver, toUser, type SignIn } from './feedback.resolver';
 import { FeedbackService } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
+import { WebAvatars1763769601835 } from './migrations/1763769601835-web-avatars';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
 import { TOPIC } from '../../kernel/topics';
 
@@ -30,7 +31,7 @@ const STATE_COOKIE = 'fb_oauth_state';
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
-  migrations: [Feedback1763769601400],
+  migrations: [Feedback1763769601400, WebAvatars1763769601835],
   subscriptions: [
     {
       field: 'requestUpdated',

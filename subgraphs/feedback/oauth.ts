@@ -68,7 +68,7 @@ export async function exchange(config: Config, provider: Provider, code: string,
       email: primary.email,
       username: String(user.login),
       name: String(user.name ?? user.login),
-      avatar: user.avatar_url ?? null,
+      avatar: webUrl(user.avatar_url),
     };
   }
   const token = await call(config.google.tokenUrl, {
@@ -91,8 +91,22 @@ export async function exchange(config: Config, provider: Provider, code: string,
     email: info.email,
     username: String(info.email).split('@')[0]!,
     name: String(info.name ?? info.email),
-    avatar: info.picture ?? null,
+    avatar: webUrl(info.picture),
   };
+}
+
+/**
+ * The profile's picture as an http(s) URL (normalised), or null: it is shown to other people, so
+ * a `javascript:` or `data:` URL from a profile never gets that far.
+ */
+function webUrl(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2048) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 async function call(url: string, init: RequestInit): Promise<Record<string, any>> {
