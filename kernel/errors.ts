@@ -57,6 +57,8 @@ export const ERROR_STATUS = {
   // feature-request service (spec 3, section B)
   already_voted: 409,
   request_not_approved: 409,
+  /** A sign-in callback whose state is not the one this browser was given, or is used up. */
+  invalid_state: 400,
   // GraphQL request limits (gateway/limits.ts)
   query_too_complex: 400,
 } as const;

@@ -260,7 +260,8 @@ const SERVICE_ROUTES: { path: string; method: 'get' | 'post'; summary: string; p
   {
     path: '/feedback/api/v1/auth/{provider}/callback',
     method: 'get',
-    summary: 'The provider sends the browser back here; 302 to FEEDBACK_FRONTEND_URL with the token.',
+    summary:
+      'The provider sends the browser back here; 302 to FEEDBACK_FRONTEND_URL with the token (400 invalid_state unless the state is the cookie, issued here and unused).',
     permission: null,
     tag: 'feedback',
   },

@@ -16,6 +16,8 @@ const FRONTEND = 'http://frontend.example';
 let p: TestPlatform;
 let provider: http.Server;
 let providerUrl: string;
+/** Codes the fake provider was asked to exchange, in order (GitHub's and Google's). */
+const exchanged: string[] = [];
 /** What the fake's profiles give as the picture: an https URL, or for the code `mallory` a script. */
 const pictureOf = (login: string) => (login === 'mallory' ? 'javascript:alert(1)' : `https://avatars.example/${login}`);
 
@@ -32,6 +34,7 @@ function startProviders(): Promise<void> {
       const who = people[bearer];
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const { code, client_secret } = JSON.parse(body);
+        exchanged.push(code);
         if (code === 'bad' || client_secret !== 'gh-secret')
           return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
         people[`gh-${code}`] ??= {
@@ -54,6 +57,7 @@ function startProviders(): Promise<void> {
         const form = new URLSearchParams(body);
         if (form.get('grant_type') !== 'authorization_code' || form.get('client_secret') !== 'g-secret') return json(400, { error: 'invalid_grant' });
         const code = form.get('code')!;
+        exchanged.push(code);
         people[`g-${code}`] ??= { id: 5000 + Object.keys(people).length, login: code, name: `${code} G`, email: `${code}@gmail.example` };
         return json(200, { access_token: `g-${code}`, token_type: 'Bearer', expires_in: 3599 });
       }
@@ -85,13 +89,22 @@ afterAll(async () => {
   provider?.close();
 });
 
-/** The whole redirect flow; the token from the frontend redirect. */
-async function signIn(code: string, via: 'github' | 'google' = 'github'): Promise<string> {
+/** Starts a sign-in as a browser does: the state sent to the provider and the cookie that carries it. */
+async function started(via: 'github' | 'google' = 'github'): Promise<{ state: string; cookie: string }> {
   const start = await fetch(`${p.url}${API}/auth/${via}`, { redirect: 'manual' });
   assert.equal(start.status, 302);
   const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-  const cookie = start.headers.get('set-cookie')!.split(';')[0]!;
-  const back = await fetch(`${p.url}${API}/auth/${via}/callback?code=${code}&state=${state}`, { redirect: 'manual', headers: { cookie } });
+  return { state, cookie: start.headers.get('set-cookie')!.split(';')[0]! };
+}
+
+/** The provider's redirect back to the callback, with `query` and the cookie given (if any). */
+const callback = (via: 'github' | 'google', query: string, cookie?: string) =>
+  fetch(`${p.url}${API}/auth/${via}/callback?${query}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+
+/** The whole redirect flow; the token from the frontend redirect. */
+async function signIn(code: string, via: 'github' | 'google' = 'github'): Promise<string> {
+  const { state, cookie } = await started(via);
+  const back = await callback(via, `code=${code}&state=${state}`, cookie);
   assert.equal(back.status, 302);
   const to = new URL(back.headers.get('location')!);
   assert.equal(`${to.origin}${to.pathname}`, `${FRONTEND}/auth/callback`);
@@ -137,18 +150,53 @@ describe('sign-in with GitHub and Google', () => {
     fails(await call('GET', '/auth/me', 'not.a.jwt'), 401, 'unauthorized');
   });
 
-  test('a wrong state, a missing code or a provider refusal redirect with an error, never a 500', async () => {
-    const start = await fetch(`${p.url}${API}/auth/github`, { redirect: 'manual' });
-    const cookie = start.headers.get('set-cookie')!.split(';')[0]!;
-    const wrong = await fetch(`${p.url}${API}/auth/github/callback?code=ann&state=forged`, { redirect: 'manual', headers: { cookie } });
-    assert.equal(new URL(wrong.headers.get('location')!).searchParams.get('error'), 'invalid_state');
-    const noCode = await fetch(`${p.url}${API}/auth/github/callback`, { redirect: 'manual' });
-    assert.equal(new URL(noCode.headers.get('location')!).searchParams.get('error'), 'missing_code');
-    const refused = await fetch(`${p.url}${API}/auth/github/callback?code=bad`, { redirect: 'manual' });
-    const err = new URL(refused.headers.get('location')!).searchParams;
+  test('a missing code or a provider refusal redirects with an error, never a 500', async () => {
+    const noCode = await started();
+    assert.equal(
+      new URL((await callback('github', `state=${noCode.state}`, noCode.cookie)).headers.get('location')!).searchParams.get('error'),
+      'missing_code',
+    );
+    const denied = await started();
+    const deniedBack = await callback('github', `error=access_denied&state=${denied.state}`, denied.cookie);
+    assert.equal(new URL(deniedBack.headers.get('location')!).searchParams.get('error'), 'access_denied');
+    const bad = await started();
+    const err = new URL((await callback('github', `code=bad&state=${bad.state}`, bad.cookie)).headers.get('location')!).searchParams;
     assert.equal(err.get('error'), 'upstream_error');
     assert.match(err.get('message')!, /incorrect or expired/);
     assert.equal((await fetch(`${p.url}${API}/auth/gitlab`, { redirect: 'manual' })).status, 404);
+  });
+
+  test("the callback takes only the browser's own state, once: else 400 invalid_state, no token, no code exchanged", async () => {
+    const refused = async (res: Response, why: string) => {
+      assert.equal(res.status, 400, why);
+      assert.equal(res.headers.get('location'), null, why);
+      const body = (await res.json()) as { success: boolean; error: string; message: unknown };
+      assert.deepEqual([body.success, body.error, typeof body.message], [false, 'invalid_state', 'string'], why);
+    };
+    const before = exchanged.length;
+    // Login CSRF: the attacker's own code, in a link the victim's browser follows — no state, no cookie.
+    await refused(await callback('github', 'code=mallory'), 'no state and no cookie');
+    await refused(await callback('google', 'code=mallory'), 'Google: no state and no cookie');
+    const a = await started();
+    await refused(await callback('github', 'code=mallory', a.cookie), 'a cookie but no state');
+    await refused(await callback('github', `code=mallory&state=${a.state}`), 'a state but no cookie');
+    await refused(await callback('github', 'code=mallory&state=forged', a.cookie), 'a state that is not the cookie');
+    await refused(await callback('github', `code=mallory&state=${a.state}&state=${a.state}`, a.cookie), 'the state twice');
+    // A cookie the attacker chose, with the same value as the state: equal, but never issued here.
+    const made = 'x'.repeat(32);
+    await refused(await callback('github', `code=mallory&state=${made}`, `fb_oauth_state=${made}`), 'a state this service never issued');
+    const g = await started('google');
+    await refused(await callback('github', `code=mallory&state=${g.state}`, g.cookie), "Google's state at GitHub's callback");
+    assert.equal(exchanged.length, before, 'no code was sent to the provider');
+
+    // The browser's own sign-in, under way through all of that, goes through — once: the same callback again (a replay) is refused.
+    const first = await callback('github', `code=eve&state=${a.state}`, a.cookie);
+    assert.equal(first.status, 302);
+    assert.ok(new URL(first.headers.get('location')!).searchParams.get('token'));
+    const replay = await callback('github', `code=eve&state=${a.state}`, a.cookie);
+    assert.match(replay.headers.get('set-cookie') ?? '', /^fb_oauth_state=; Max-Age=0/, 'a used-up state: its cookie is dropped');
+    await refused(replay, 'the same state again');
+    assert.deepEqual(exchanged.slice(before), ['eve']);
   });
 
   test('a profile picture that is not an http(s) URL is kept as none; an https one as given', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { checkWindow } from '../../kernel/db/page';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
@@ -11,8 +12,10 @@ import type { Logger } from '../../kernel/logger';
 import { TOPIC } from '../../kernel/topics';
 import * as projects from './project.store';
 import type { ProjectView } from './project.store';
+import type { Provider } from './oauth';
 import * as requests from './request.store';
 import { SORTS, type CommentView, type RequestSort, type RequestView, type VoteSummary } from './request.store';
+import * as signins from './signin.store';
 import * as users from './user.store';
 import type { UserView } from './user.store';
 
@@ -41,6 +44,8 @@ const TRANSITIONS: Record<string, string[]> = {
   completed: ['approved'],
 };
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
+/** How long a started sign-in may take to come back (the state cookie lives as long). */
+export const SIGNIN_STATE_TTL_SECONDS = 600;
 
 /** The signed-in user, or 401. */
 export function userOf(p: Principal): string {
@@ -56,6 +61,20 @@ export class FeedbackService {
     private readonly events: EventBus,
     private readonly logger: Logger,
   ) {}
+
+  // ---- sign-in ------------------------------------------------------------------------------
+
+  /** A new sign-in state for `provider`: random, kept (hashed) until used or expired. */
+  async newSignInState(provider: Provider): Promise<string> {
+    const state = randomBytes(24).toString('base64url');
+    await signins.insertState(this.db, state, provider, SIGNIN_STATE_TTL_SECONDS);
+    return state;
+  }
+
+  /** Whether `state` was issued here for `provider` and has not expired; it is used up either way, so a replay is refused. */
+  async takeSignInState(provider: Provider, state: string): Promise<boolean> {
+    return signins.takeState(this.db, state, provider);
+  }
 
   // ---- users --------------------------------------------------------------------------------
 

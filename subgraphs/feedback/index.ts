@@ -2,15 +2,15 @@
  * Feature-request service (spec 3, section B) — projects, requests, votes, comments and
  * moderation, for people signed in with GitHub or Google.
  *
- * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments), through
- *   user/project/request stores.
+ * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments, the
+ *   states of sign-ins under way), through user/project/request/signin stores.
  * Calls: no other service (GitHub and Google for the OAuth code exchange).
  * Publishes: feedbackRequestUpdated. Sessions are HS256 JWTs (audience `feedback`,
  *   kernel/auth/jwt.ts) valid TOKEN_TTL_SECONDS, accepted on `/feedback/api/v1` and on `/graphql`
  *   alike. Serves: the OAuth redirects (they are not JSON); the code exchange is the
  *   `signInWithProvider` operation's.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
@@ -18,8 +18,9 @@ import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { requestOrigin } from '../../kernel/http';
 import { FeedbackProjectResolver, FeedbackResolver, toUser, type SignIn } from './feedback.resolver';
-import { FeedbackService } from './feedback.service';
+import { FeedbackService, SIGNIN_STATE_TTL_SECONDS } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
+import { SigninStates1763769601834 } from './migrations/1763769601834-signin-states';
 import { WebAvatars1763769601835 } from './migrations/1763769601835-web-avatars';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
 import { TOPIC } from '../../kernel/topics';
@@ -31,7 +32,7 @@ const STATE_COOKIE = 'fb_oauth_state';
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
-  migrations: [Feedback1763769601400, WebAvatars1763769601835],
+  migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835],
   subscriptions: [
     {
       field: 'requestUpdated',
@@ -54,24 +55,28 @@ export const feedback: ServiceModule<Kernel> = {
     return {
       instances: [new FeedbackResolver(service, signIn), new FeedbackProjectResolver(service)],
       http: (app) => {
-        app.register(async (scope) => registerSignIn(scope, kernel, signIn));
+        app.register(async (scope) => registerSignIn(scope, kernel, service, signIn));
       },
     };
   },
 };
 
 /**
- * `GET /auth/{github,google}` starts the flow: a random state in an HttpOnly cookie and in the
- * provider's redirect. The callback checks the state when one comes back, exchanges the code,
- * and redirects to `{FEEDBACK_FRONTEND_URL}/auth/callback?token=<JWT>` — or `?error=<code>&message=`
- * when anything fails (never a 500).
+ * `GET /auth/{github,google}` starts the flow: a random state, kept by the service (single use,
+ * SIGNIN_STATE_TTL_SECONDS), in an HttpOnly cookie and in the provider's redirect. The callback
+ * takes a sign-in only when its `state` equals the cookie and is a state the service issued for
+ * this provider, unexpired and unused — else 400 `invalid_state` in the feedback envelope, before
+ * anything else is read (no code is exchanged: a login CSRF has nothing to replay). Past that it
+ * exchanges the code and redirects to `{FEEDBACK_FRONTEND_URL}/auth/callback?token=<JWT>` — or
+ * `?error=<code>&message=` when the provider refused or failed (never a 500).
  */
-function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn): void {
+function registerSignIn(scope: FastifyInstance, kernel: Kernel, service: FeedbackService, signIn: SignIn): void {
   const frontend = kernel.config.feedbackFrontendUrl;
   const callbackUri = (req: FastifyRequest, provider: Provider) => `${kernel.config.publicUrl ?? requestOrigin(req) ?? ''}${PREFIX}/auth/${provider}/callback`;
+  const clearCookie = `${STATE_COOKIE}=; Max-Age=0; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax`;
   const back = (reply: FastifyReply, query: Record<string, string>) =>
     reply
-      .header('set-cookie', `${STATE_COOKIE}=; Max-Age=0; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax`)
+      .header('set-cookie', clearCookie)
       .header('cache-control', 'no-store')
       .redirect(`${frontend}/auth/callback?${new URLSearchParams(query)}`, 302);
   const provider = (req: FastifyRequest): Provider | undefined => {
@@ -87,10 +92,10 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
       const err = new AppError('service_unavailable', `Sign-in with ${p} is not configured (${p.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
       return reply.code(503).send(envelopes.feedback.error(err));
     }
-    const state = randomBytes(24).toString('base64url');
+    const state = await service.newSignInState(p);
     reply.header(
       'set-cookie',
-      `${STATE_COOKIE}=${state}; Max-Age=600; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax${req.protocol === 'https' ? '; Secure' : ''}`,
+      `${STATE_COOKIE}=${state}; Max-Age=${SIGNIN_STATE_TTL_SECONDS}; Path=${PREFIX}/auth; HttpOnly; SameSite=Lax${req.protocol === 'https' ? '; Secure' : ''}`,
     );
     return reply.header('cache-control', 'no-store').redirect(authorizeUrl(kernel.config, p, callbackUri(req, p), state), 302);
   });
@@ -99,18 +104,19 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
     const p = provider(req);
     if (!p) return unknown(reply);
     const q = req.query as Record<string, unknown>;
-    if (typeof q.error === 'string') return back(reply, { error: 'access_denied', message: String(q.error_description ?? q.error).slice(0, 300) });
-    if (q.state !== undefined) {
-      const cookie =
-        (req.headers.cookie ?? '')
-          .split(/;\s*/)
-          .find((c) => c.startsWith(`${STATE_COOKIE}=`))
-          ?.slice(STATE_COOKIE.length + 1) ?? '';
-      const given = Buffer.from(String(q.state));
-      if (!cookie || given.length !== cookie.length || !timingSafeEqual(given, Buffer.from(cookie))) {
-        return back(reply, { error: 'invalid_state', message: 'The sign-in was not started from this browser, or it expired: start again' });
-      }
+    const state = typeof q.state === 'string' ? q.state : '';
+    const cookie = cookieOf(req, STATE_COOKIE);
+    // The compare first (constant time), so only the browser's own state is ever used up; a
+    // callback forged into the browser leaves the cookie of a sign-in it has under way alone.
+    const own = state !== '' && cookie !== '' && sameText(state, cookie);
+    if (!own || !(await service.takeSignInState(p, state))) {
+      if (own) reply.header('set-cookie', clearCookie);
+      const err = new AppError('invalid_state', 'This sign-in was not started from this browser, expired or was already used: start again', {
+        provider: p,
+      });
+      return reply.code(400).header('cache-control', 'no-store').send(envelopes.feedback.error(err));
     }
+    if (typeof q.error === 'string') return back(reply, { error: 'access_denied', message: String(q.error_description ?? q.error).slice(0, 300) });
     if (typeof q.code !== 'string' || !q.code) return back(reply, { error: 'missing_code', message: 'The identity provider sent no code' });
     try {
       const session = await signIn(p, q.code, callbackUri(req, p));
@@ -121,4 +127,16 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, signIn: SignIn):
       return back(reply, { error: e.code, message: e.message });
     }
   });
+}
+
+/** A cookie of the request, or '' when absent. */
+function cookieOf(req: FastifyRequest, name: string): string {
+  const pair = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${name}=`));
+  return pair?.slice(name.length + 1) ?? '';
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
