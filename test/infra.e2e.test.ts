@@ -548,6 +548,45 @@ describe('webhooks', () => {
     assert.equal((await call('DELETE', `/webhooks/${reg.body.id}`)).body.success, true);
   });
 
+  type As = { token?: string; apiKey?: string };
+  /** A registration at the receiver's `/reach/<name>`, made by `as` (the admin by default). */
+  const register = async (as: As, name: string, events = ['deployment.created', 'deployment.completed']) => {
+    const res = await call('POST', '/webhooks', { ...as, body: { url: `${receiver.url}/reach/${name}`, events } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.id as string;
+  };
+  const listed = async (as: As) => (await call('GET', '/webhooks', as)).body.data.map((w: any) => w.id as string).sort();
+
+  test("a registration is its owner's: people see, read the deliveries of and delete their own; admins and keys every one; anyone else 404", async () => {
+    const owner = await user(['maintainer']);
+    const other = await user(['maintainer']);
+    const key = await p.createKey({ service: 'infra', permissions: ['webhook:read', 'webhook:write'] });
+    const mine = await register({ token: owner.token }, 'mine');
+    const theirs = await register({ token: other.token }, 'theirs');
+    const keys = await register({ apiKey: key.key }, 'keys');
+    assert.deepEqual(await listed({ token: owner.token }), [mine]);
+    assert.deepEqual(await listed({ token: other.token }), [theirs]);
+    for (const as of [{}, { apiKey: key.key }]) {
+      const all = await listed(as);
+      assert.ok(
+        [mine, theirs, keys].every((id) => all.includes(id)),
+        JSON.stringify(as),
+      );
+    }
+    for (const id of [mine, keys]) {
+      assertError(await call('DELETE', `/webhooks/${id}`, { token: other.token }), 404, 'not_found');
+      assertError(await call('GET', `/webhooks/${id}/deliveries`, { token: other.token }), 404, 'not_found');
+    }
+    assert.ok((await listed({})).includes(mine), "the owner's registration is still there");
+    assert.equal((await call('GET', `/webhooks/${mine}/deliveries`, { token: owner.token })).status, 200);
+    assert.equal((await call('DELETE', `/webhooks/${mine}`, { token: owner.token })).status, 200);
+    assert.equal((await call('DELETE', `/webhooks/${theirs}`)).status, 200, 'an admin deletes anyone’s');
+    assert.equal((await call('DELETE', `/webhooks/${keys}`, { apiKey: key.key })).status, 200);
+    assert.deepEqual(await listed({ token: owner.token }), []);
+    const left = await listed({});
+    assert.ok(![mine, theirs, keys].some((id) => left.includes(id)));
+  });
+
   test('events are checked; a private or plain-http URL is refused unless configured (400 invalid_request)', async () => {
     assertError(await call('POST', '/webhooks', { body: { url: hookUrl, events: ['deployment.exploded'] } }), 400, 'invalid_request');
     assertError(await call('POST', '/webhooks', { body: { url: 'not a url', events: ['alert.triggered'] } }), 400, 'invalid_request');

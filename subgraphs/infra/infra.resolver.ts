@@ -300,19 +300,21 @@ export class InfraResolver {
   }
 
   @Authorized('webhook:read')
-  @Query(() => [InfraWebhook])
+  @Query(() => [InfraWebhook], { description: "The caller's own registrations; every one for admins and API keys." })
   infraWebhooks(@Ctx() ctx: RequestContext): Promise<InfraWebhook[]> {
     return this.s.notify.list(ctx.principal);
   }
 
   @Authorized('webhook:read')
-  @Query(() => [InfraWebhookDelivery], { description: 'Deliveries of a registration with every attempt, newest first.' })
+  @Query(() => [InfraWebhookDelivery], {
+    description: 'Deliveries of a registration with every attempt, newest first (its owner, admins and API keys; 404 for anyone else).',
+  })
   infraWebhookDeliveries(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<InfraWebhookDelivery[]> {
     return this.s.notify.deliveries(ctx.principal, id);
   }
 
   @Authorized('webhook:write')
-  @Mutation(() => InfraDeletion)
+  @Mutation(() => InfraDeletion, { description: 'Deletes a registration: its owner, admins and API keys; 404 for anyone else.' })
   deleteInfraWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<InfraDeletion> {
     return this.s.notify.remove(ctx.principal, id);
   }

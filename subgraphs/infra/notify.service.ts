@@ -6,7 +6,7 @@ import { errors, type FieldError } from '../../kernel/errors';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { WebhookSender } from '../../kernel/webhooks';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import { Access } from './access';
+import type { Access, Caller } from './access';
 import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } from './infra.types';
 import { NotifyStore } from './notify.store';
 
@@ -15,6 +15,10 @@ import { NotifyStore } from './notify.store';
  * platform's webhook sender: signed `X-SVC-Signature: sha256=<hex HMAC-SHA256 of the raw body>`
  * with the registration's secret, retried with backoff, every attempt recorded. The secret is
  * returned once, at registration, and kept encrypted (it must sign every later delivery).
+ *
+ * A registration is its owner's: the person or API key that made it. People see, read the
+ * deliveries of and delete their own registrations; admins and API keys (organisation-wide
+ * within their permissions) all of them — to anyone else a registration does not exist (404).
  *
  * Alert rules (each raises `alert.triggered` once, when its condition starts; the alert resolves
  * when the condition clears, and a later occurrence raises a new one):
@@ -62,26 +66,26 @@ export class NotifyService {
       events: [...new Set(input.events)],
       active: input.active ?? true,
       secretEnc: this.cipher.encrypt(secret, id),
-      createdBy: `${caller.kind}:${caller.id}`,
+      createdBy: ownerOf(caller),
     });
     return { ...hook, secret };
   }
 
   async list(p: Principal): Promise<InfraWebhook[]> {
-    await this.access.caller(p, 'webhook:read');
-    return this.store.webhooks();
+    const caller = await this.access.caller(p, 'webhook:read');
+    return this.store.webhooks(seenBy(caller));
   }
 
   async remove(p: Principal, id: string): Promise<InfraDeletion> {
-    await this.access.caller(p, 'webhook:write');
-    await this.store.mustExist(id);
+    const caller = await this.access.caller(p, 'webhook:write');
+    await this.store.mustExist(id, seenBy(caller));
     await this.store.deleteWebhook(id);
     return { success: true, message: `Webhook ${id} deleted` };
   }
 
   async deliveries(p: Principal, id: string): Promise<InfraWebhookDelivery[]> {
-    await this.access.caller(p, 'webhook:read');
-    await this.store.mustExist(id);
+    const caller = await this.access.caller(p, 'webhook:read');
+    await this.store.mustExist(id, seenBy(caller));
     return this.sender.list({ resourceType: 'infra-webhook', resourceId: id, limit: 100 });
   }
 
@@ -123,3 +127,8 @@ export class NotifyService {
     return this.store.alerts(open);
   }
 }
+
+/** How a registration names its owner. */
+const ownerOf = (caller: Caller) => `${caller.kind}:${caller.id}`;
+/** The registrations a caller sees: every one (null) for admins and keys, else its own. */
+const seenBy = (caller: Caller) => (caller.admin ? null : ownerOf(caller));

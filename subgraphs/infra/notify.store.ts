@@ -49,13 +49,17 @@ export class NotifyStore {
     return toWebhook(row!);
   }
 
-  async webhooks(): Promise<InfraWebhook[]> {
-    return (await rows<WebhookRow>(this.db, `SELECT * FROM infra.webhooks ORDER BY created_at DESC, id`)).map(toWebhook);
+  /** Every registration, or with `owner` (`user:<id>`, `key:<id>`) only the ones it made. */
+  async webhooks(owner: string | null): Promise<InfraWebhook[]> {
+    const found = await rows<WebhookRow>(this.db, `SELECT * FROM infra.webhooks WHERE $1::text IS NULL OR created_by = $1 ORDER BY created_at DESC, id`, [
+      owner,
+    ]);
+    return found.map(toWebhook);
   }
 
-  /** 404 unless the registration exists. */
-  async mustExist(id: string): Promise<void> {
-    await rowById(this.db, 'webhook', id, `SELECT id FROM infra.webhooks WHERE id = $1`);
+  /** 404 unless the registration exists and, with `owner`, was made by it. */
+  async mustExist(id: string, owner: string | null): Promise<void> {
+    await rowById(this.db, 'webhook', id, `SELECT id FROM infra.webhooks WHERE id = $1 AND ($2::text IS NULL OR created_by = $2)`, [id, owner]);
   }
 
   deleteWebhook(id: string): Promise<void> {
