@@ -587,6 +587,75 @@ describe('webhooks', () => {
     assert.ok(![mine, theirs, keys].some((id) => left.includes(id)));
   });
 
+  test('an event reaches a registration only while its owner may read it: membership, roles and keys as they are when it happens', async () => {
+    const owner = await user(['maintainer']);
+    const outsider = await user(['maintainer']);
+    const gone = await user(['maintainer']);
+    const keyed = await p.createKey({ service: 'infra', permissions: ['webhook:read', 'webhook:write', 'service:read'] });
+    const hooks = {
+      all: await register({}, 'all'),
+      owner: await register({ token: owner.token }, 'owner'),
+      outsider: await register({ token: outsider.token }, 'outsider'),
+      gone: await register({ token: gone.token }, 'gone'),
+      key: await register({ apiKey: keyed.key }, 'key'),
+      allAlerts: await register({}, 'all-alerts', ['alert.triggered']),
+      outsiderAlerts: await register({ token: outsider.token }, 'outsider-alerts', ['alert.triggered']),
+    };
+
+    /** What each receiver path got, once every delivery queued so far for its registration has been made. */
+    const seen = async (name: keyof typeof hooks) => {
+      await until(`the deliveries of ${name} made`, async () =>
+        (await call('GET', `/webhooks/${hooks[name]}/deliveries`)).body.data.every((d: any) => d.state !== 'pending'),
+      );
+      const path = `/reach/${name.replace('Alerts', '-alerts')}`;
+      return received.filter((r) => r.path === path);
+    };
+    const deployments = async (name: keyof typeof hooks) => [...new Set((await seen(name)).map((r) => r.body.data.deploymentId as string))];
+    /** A deployment run to its end, and its events at the registration that gets everything. */
+    const rolled = async (start: Promise<Answer>) => {
+      const res = await start;
+      assert.ok(res.status === 201 || res.status === 202, JSON.stringify(res.body));
+      const id = res.body.deploymentId ?? (await call('GET', `/services/${res.body.id}/deployments`)).body.data[0].deploymentId;
+      await settled(id);
+      await until(`${id} delivered to the admin's registration`, async () => (await deployments('all')).includes(id));
+      return id as string;
+    };
+
+    const secret = await project(owner.token, { visibility: 'private' });
+    const internal = await project(admin, { visibility: 'internal' });
+    const image = 'registry.example.com/secret/ledger:1.0.0';
+    const created = call('POST', '/services', { token: owner.token, body: { project: secret.id, name: 'ledger', image, replicas: 1 } });
+    const d1 = await rolled(created);
+    const ledger = (await call('GET', `/services?project=${secret.id}`)).body.data[0].id;
+    const d2 = await rolled(call('POST', '/services', { body: { project: internal.id, name: 'site', image: 'site:1', replicas: 1 } }));
+    assert.ok(!(await seen('outsider')).some((r) => r.raw.includes('ledger')), "nothing of the private project's service reached the outsider");
+
+    // Membership, keys and roles are read when each event happens, not at registration.
+    await call('POST', `/projects/${secret.id}/members`, { body: { userId: outsider.id, role: 'contributor' } });
+    assert.equal((await p.rest('DELETE', `/control-plane/api/v1/auth/api-keys/${keyed.id}`)).status, 200);
+    assert.equal((await call('DELETE', `/users/${gone.id}`)).status, 200);
+    const d3 = await rolled(call('POST', `/services/${ledger}/deploy`, { body: { image: 'registry.example.com/secret/ledger:1.1.0' } }));
+    await call('DELETE', `/projects/${secret.id}/members/${outsider.id}`);
+    await call('PATCH', `/users/${owner.id}`, { body: { roles: ['developer'] } });
+    const d4 = await rolled(call('POST', `/services/${ledger}/deploy`, { body: { image: 'registry.example.com/secret/ledger:1.2.0' } }));
+
+    assert.deepEqual(await deployments('all'), [d1, d2, d3, d4]);
+    assert.deepEqual(await deployments('owner'), [d1, d2, d3], 'the owner, until demoted out of webhook:read');
+    assert.deepEqual(await deployments('outsider'), [d2, d3], 'the internal project, and the private one while a member');
+    assert.deepEqual(await deployments('gone'), [d2], 'until the person was deleted');
+    assert.deepEqual(await deployments('key'), [d1, d2], 'an organisation-wide key, until revoked');
+
+    // A deployment's alert is the project's as well.
+    const failed = await call('POST', `/services/${ledger}/deploy`, { body: { image: 'registry.example.com/secret/ledger:fail-1' } });
+    assert.equal((await settled(failed.body.deploymentId)).status, 'failed');
+    const alertOf = async (name: 'allAlerts' | 'outsiderAlerts') =>
+      (await seen(name)).filter((r) => r.body.data.rule === 'deployment_failed' && r.body.data.subject === ledger);
+    await until('the alert at the admin', async () => (await alertOf('allAlerts')).length > 0);
+    assert.deepEqual(await alertOf('outsiderAlerts'), [], 'the private project’s alert did not reach the outsider');
+
+    for (const id of Object.values(hooks)) assert.equal((await call('DELETE', `/webhooks/${id}`)).status, 200);
+  });
+
   test('events are checked; a private or plain-http URL is refused unless configured (400 invalid_request)', async () => {
     assertError(await call('POST', '/webhooks', { body: { url: hookUrl, events: ['deployment.exploded'] } }), 400, 'invalid_request');
     assertError(await call('POST', '/webhooks', { body: { url: 'not a url', events: ['alert.triggered'] } }), 400, 'invalid_request');

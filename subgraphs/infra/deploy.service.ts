@@ -237,6 +237,7 @@ export class DeployService {
 
   private async follow(deploymentId: string): Promise<void> {
     let finished: InfraDeployment | undefined;
+    let projectId = '';
     await withTransaction(this.db, async (tx) => {
       const d = await this.store.lockToFollow(tx.manager, deploymentId);
       if (!d) return;
@@ -260,6 +261,7 @@ export class DeployService {
       const row = await this.store.recordProgress(tx.manager, deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress');
       if (!done) return;
       finished = row;
+      projectId = d.project_id;
       await this.notify.emit(
         'deployment.completed',
         {
@@ -269,14 +271,22 @@ export class DeployService {
           image: d.target_image,
           duration: Math.round((finished.finishedAt!.getTime() - finished.createdAt.getTime()) / 100) / 10,
         },
+        { projectId: d.project_id },
         tx,
       );
     });
     if (finished?.status === 'failed') {
-      await this.notify.raise('deployment_failed', finished.serviceId, 'critical', finished.message ?? 'The rollout failed', {
-        deploymentId,
-        image: finished.targetImage,
-      });
+      await this.notify.raise(
+        'deployment_failed',
+        finished.serviceId,
+        'critical',
+        finished.message ?? 'The rollout failed',
+        {
+          deploymentId,
+          image: finished.targetImage,
+        },
+        { projectId },
+      );
     } else if (finished?.status === 'success') {
       await this.notify.resolve('deployment_failed', finished.serviceId);
     }
@@ -338,6 +348,7 @@ export class DeployService {
         replicas: target.replicas,
         strategy: target.strategy,
       },
+      { projectId: s.projectId },
       tx,
     );
     return deploymentId;

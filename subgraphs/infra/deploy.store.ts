@@ -30,6 +30,7 @@ export interface LockedServiceRow {
 
 /** A rollout in progress with its service, as the watcher follows it. */
 export interface FollowedRow extends DeploymentRow {
+  project_id: string;
   service_name: string;
   service_image: string;
   service_replicas: number;
@@ -230,7 +231,7 @@ export class DeployStore {
   lockToFollow(q: Queryable, id: string): Promise<FollowedRow | undefined> {
     return one<FollowedRow>(
       q,
-      `SELECT d.*, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
+      `SELECT d.*, s.project_id, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
            FROM infra.deployments d JOIN infra.services s ON s.id = d.service_id JOIN infra.projects p ON p.id = s.project_id
           WHERE d.id = $1 AND d.status = 'in-progress' FOR UPDATE OF d SKIP LOCKED`,
       [id],

@@ -47,6 +47,7 @@ function buildInfra(kernel: Kernel): Infra {
     kernel.webhooks,
     () => new SecretCipher(platformKey(kernel.secrets.internal, 'infra-webhooks'), 'automation-platform/infra-webhook-secret/v1'),
     { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.outboundAllowPrivateNetworks },
+    (ids) => kernel.keys.byId.batch(ids),
   );
   const projects = new ProjectService(db, access);
   const log = logger.child({ service: 'infra' });

@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { Principal } from '../../kernel/auth/principal';
+import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import type { SecretCipher } from '../../kernel/crypto';
 import { errors, type FieldError } from '../../kernel/errors';
 import { validateCallbackUrl, type OutboundPolicy } from '../../kernel/outbound';
 import type { WebhookSender } from '../../kernel/webhooks';
 import { withTransaction, type Tx } from '../../kernel/db/transaction';
-import type { Access, Caller } from './access';
+import { permissionsOf, type Access, type Caller } from './access';
 import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } from './infra.types';
-import { NotifyStore } from './notify.store';
+import { NotifyStore, type HookTargetRow } from './notify.store';
 
 /**
  * Webhook registrations and alerts. A delivery is `{id, timestamp, event, data}` sent through the
@@ -19,6 +19,13 @@ import { NotifyStore } from './notify.store';
  * A registration is its owner's: the person or API key that made it. People see, read the
  * deliveries of and delete their own registrations; admins and API keys (organisation-wide
  * within their permissions) all of them — to anyone else a registration does not exist (404).
+ * An event reaches a registration only if its owner may read the event when it happens (its
+ * deliveries are queued in the same transaction; a retry resends what was allowed then): the
+ * owner still exists (a key: not revoked, not expired), holds `webhook:read` and the event's
+ * read permission — `service:read` for deployment events and a deployment's alert,
+ * `cluster:read` for cluster alerts — and, for a project's event, may see the project: admins
+ * and keys every project, people internal and public ones and the private ones they are members
+ * of.
  *
  * Alert rules (each raises `alert.triggered` once, when its condition starts; the alert resolves
  * when the condition clears, and a later occurrence raises a new one):
@@ -31,6 +38,14 @@ import { NotifyStore } from './notify.store';
 export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'alert.triggered'] as const;
 export type InfraEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/** What an event is about: one project's services, or the cluster. */
+export type EventSubject = { projectId: string } | 'cluster';
+
+/** What the service needs to know of an API key that owns registrations (kernel.keys.byId's batch). */
+export type KeyLookup = (
+  ids: readonly string[],
+) => Promise<ArrayLike<{ permissions: string[]; revokedAt: Date | null; expiresAt: Date | null } | null | Error>>;
+
 export class NotifyService {
   private readonly store: NotifyStore;
 
@@ -41,6 +56,7 @@ export class NotifyService {
     /** Built on first use (the platform secret is not read while the schema is only being emitted). */
     private readonly secrets: () => SecretCipher,
     private readonly policy: OutboundPolicy,
+    private readonly keys: KeyLookup,
   ) {
     this.store = new NotifyStore(db);
   }
@@ -90,11 +106,12 @@ export class NotifyService {
   }
 
   /**
-   * Queues one delivery per active registration of `event`: in `tx` when given, so the deliveries
-   * exist only if it commits and their jobs wake the workers right after its COMMIT.
+   * Queues one delivery per active registration of `event` whose owner may read it now: in `tx`
+   * when given, so the deliveries exist only if it commits and their jobs wake the workers right
+   * after its COMMIT.
    */
-  async emit(event: InfraEvent, data: Record<string, unknown>, tx?: Tx): Promise<void> {
-    const hooks = await this.store.subscribers(tx?.manager ?? this.db.manager, event);
+  async emit(event: InfraEvent, data: Record<string, unknown>, subject: EventSubject, tx?: Tx): Promise<void> {
+    const hooks = await this.reachable(event, subject, tx);
     for (const h of hooks) {
       const payload = { id: `evt_${randomUUID().replace(/-/g, '')}`, timestamp: new Date().toISOString(), event, data };
       await this.sender.send(
@@ -111,10 +128,17 @@ export class NotifyService {
   }
 
   /** Opens an alert unless one is open for the same rule and subject; only the opener notifies. */
-  async raise(rule: string, subject: string, severity: 'warning' | 'critical', message: string, data: Record<string, unknown>): Promise<void> {
+  async raise(
+    rule: string,
+    subject: string,
+    severity: 'warning' | 'critical',
+    message: string,
+    data: Record<string, unknown>,
+    about: EventSubject = 'cluster',
+  ): Promise<void> {
     await withTransaction(this.db, async (tx) => {
       const alertId = await this.store.openAlert(tx.manager, { rule, subject, severity, message, data });
-      if (alertId) await this.emit('alert.triggered', { alertId, rule, subject, severity, message, ...data }, tx);
+      if (alertId) await this.emit('alert.triggered', { alertId, rule, subject, severity, message, ...data }, about, tx);
     });
   }
 
@@ -126,9 +150,35 @@ export class NotifyService {
     await this.access.caller(p, 'cluster:read');
     return this.store.alerts(open);
   }
+
+  /** The registrations of `event` whose owner may read it now (the rule is in the comment at the top). */
+  private async reachable(event: InfraEvent, subject: EventSubject, tx?: Tx): Promise<HookTargetRow[]> {
+    const projectId = subject === 'cluster' ? null : subject.projectId;
+    const needed = subject === 'cluster' ? 'cluster:read' : 'service:read';
+    const hooks = await this.store.subscribers(tx?.manager ?? this.db.manager, event, projectId);
+    const keyIds = [...new Set(hooks.map((h) => keyIdOf(h.created_by)).filter((id): id is string => id !== null))];
+    const found = keyIds.length ? await this.keys(keyIds) : [];
+    const liveKeys = new Map<string, string[]>();
+    keyIds.forEach((id, i) => {
+      const key = found[i];
+      if (!key || key instanceof Error || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= Date.now())) return;
+      liveKeys.set(id, key.permissions);
+    });
+    const may = (permissions: string[]) => hasPermission(permissions, 'webhook:read') && hasPermission(permissions, needed);
+    return hooks.filter((h) => {
+      // The platform calling as itself (a service principal) acts for the organisation.
+      if (h.created_by.startsWith('key:service:')) return true;
+      const keyId = keyIdOf(h.created_by);
+      if (keyId !== null) return may(liveKeys.get(keyId) ?? []);
+      if (!h.owner_roles || !may(permissionsOf(h.owner_roles))) return false;
+      return projectId === null || h.owner_roles.includes('admin') || h.project_visibility !== 'private' || h.owner_member;
+    });
+  }
 }
 
 /** How a registration names its owner. */
 const ownerOf = (caller: Caller) => `${caller.kind}:${caller.id}`;
 /** The registrations a caller sees: every one (null) for admins and keys, else its own. */
 const seenBy = (caller: Caller) => (caller.admin ? null : ownerOf(caller));
+/** The API key of a `key:<id>` owner, or null (a person, or the platform as a service). */
+const keyIdOf = (owner: string) => (owner.startsWith('key:') && !owner.startsWith('key:service:') ? owner.slice(4) : null);

@@ -7,11 +7,19 @@ import type { InfraAlert, InfraWebhook } from './infra.types';
  * caller's transaction.
  */
 
-/** What a delivery needs of a registration. */
+/** What a delivery needs of a registration, and what it takes to know whether its owner may read the event. */
 export interface HookTargetRow {
   id: string;
   url: string;
   secret_enc: Buffer;
+  /** `user:<id>` or `key:<id>`. */
+  created_by: string;
+  /** The owning person's current roles; null when the owner is a key or the person is gone. */
+  owner_roles: string[] | null;
+  /** Whether the owning person is a member of the event's project (false without a project). */
+  owner_member: boolean;
+  /** The event's project's visibility; null without a project. */
+  project_visibility: string | null;
 }
 
 interface WebhookRow {
@@ -66,9 +74,17 @@ export class NotifyStore {
     return exec(this.db, `DELETE FROM infra.webhooks WHERE id = $1`, [id]);
   }
 
-  /** The active registrations of `event`. */
-  subscribers(q: Queryable, event: string): Promise<HookTargetRow[]> {
-    return rows<HookTargetRow>(q, `SELECT id, url, secret_enc FROM infra.webhooks WHERE active AND $1 = ANY(events)`, [event]);
+  /** The active registrations of `event`, each with its owner's roles and membership of `projectId` (null: no project) as they are now. */
+  subscribers(q: Queryable, event: string, projectId: string | null): Promise<HookTargetRow[]> {
+    return rows<HookTargetRow>(
+      q,
+      `SELECT w.id, w.url, w.secret_enc, w.created_by, u.roles AS owner_roles,
+              EXISTS (SELECT 1 FROM infra.project_members m WHERE m.project_id = $2 AND m.user_id = u.id) AS owner_member,
+              (SELECT visibility FROM infra.projects WHERE id = $2) AS project_visibility
+         FROM infra.webhooks w LEFT JOIN infra.users u ON w.created_by = 'user:' || u.id::text
+        WHERE w.active AND $1 = ANY(w.events)`,
+      [event, projectId],
+    );
   }
 
   // ---- alerts -------------------------------------------------------------------------------
