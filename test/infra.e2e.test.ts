@@ -652,6 +652,11 @@ describe('webhooks', () => {
       (await seen(name)).filter((r) => r.body.data.rule === 'deployment_failed' && r.body.data.subject === ledger);
     await until('the alert at the admin', async () => (await alertOf('allAlerts')).length > 0);
     assert.deepEqual(await alertOf('outsiderAlerts'), [], 'the private project’s alert did not reach the outsider');
+    const listsAlert = async (token?: string) =>
+      (await call('GET', '/infrastructure/alerts?open=true', { token })).body.data.some((a: any) => a.rule === 'deployment_failed' && a.subject === ledger);
+    assert.equal(await listsAlert(), true);
+    assert.equal(await listsAlert(owner.token), true, 'a member (a developer now) is shown it');
+    assert.equal(await listsAlert(outsider.token), false, 'nor is it in the outsider’s list of alerts');
 
     for (const id of Object.values(hooks)) assert.equal((await call('DELETE', `/webhooks/${id}`)).status, 200);
   });

@@ -28,6 +28,7 @@ import { ClusterService } from './cluster.service';
 import { DeployService } from './deploy.service';
 import { InfraResolver, type InfraServices } from './infra.resolver';
 import { Infra1763769601500 } from './migrations/1763769601500-infra';
+import { AlertProjects1763769601836 } from './migrations/1763769601836-alert-projects';
 import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
 import { TOPIC } from '../../kernel/topics';
@@ -65,7 +66,7 @@ function buildInfra(kernel: Kernel): Infra {
 export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
-  migrations: [Infra1763769601500],
+  migrations: [Infra1763769601500, AlertProjects1763769601836],
   subscriptions: [
     {
       field: 'deploymentUpdated',

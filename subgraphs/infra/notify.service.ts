@@ -25,7 +25,8 @@ import { NotifyStore, type HookTargetRow } from './notify.store';
  * read permission — `service:read` for deployment events and a deployment's alert,
  * `cluster:read` for cluster alerts — and, for a project's event, may see the project: admins
  * and keys every project, people internal and public ones and the private ones they are members
- * of.
+ * of. The list of alerts (`cluster:read`) shows a deployment's alert only to those who hold
+ * `service:read` and may see its project, by the same rule.
  *
  * Alert rules (each raises `alert.triggered` once, when its condition starts; the alert resolves
  * when the condition clears, and a later occurrence raises a new one):
@@ -137,7 +138,14 @@ export class NotifyService {
     about: EventSubject = 'cluster',
   ): Promise<void> {
     await withTransaction(this.db, async (tx) => {
-      const alertId = await this.store.openAlert(tx.manager, { rule, subject, severity, message, data });
+      const alertId = await this.store.openAlert(tx.manager, {
+        rule,
+        subject,
+        severity,
+        message,
+        data,
+        projectId: about === 'cluster' ? null : about.projectId,
+      });
       if (alertId) await this.emit('alert.triggered', { alertId, rule, subject, severity, message, ...data }, about, tx);
     });
   }
@@ -146,9 +154,10 @@ export class NotifyService {
     await this.store.resolveAlert(rule, subject);
   }
 
+  /** The cluster's alerts, and a project's to those who may read its services (as `reachable` decides for deliveries). */
   async alerts(p: Principal, open: boolean): Promise<InfraAlert[]> {
-    await this.access.caller(p, 'cluster:read');
-    return this.store.alerts(open);
+    const caller = await this.access.caller(p, 'cluster:read');
+    return this.store.alerts(open, hasPermission(caller.permissions, 'service:read') ? caller : null);
   }
 
   /** The registrations of `event` whose owner may read it now (the rule is in the comment at the top). */

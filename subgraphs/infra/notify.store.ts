@@ -1,5 +1,6 @@
 import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
 import type { InfraAlert, InfraWebhook } from './infra.types';
+import type { Viewer } from './project.store';
 
 /**
  * How webhook registrations (infra.webhooks, the secret encrypted) and alerts (infra.alerts, at
@@ -89,16 +90,16 @@ export class NotifyStore {
 
   // ---- alerts -------------------------------------------------------------------------------
 
-  /** Opens the alert unless one is open for the same rule and subject: its id, or undefined. */
+  /** Opens the alert (of a project's, or of the cluster's: null) unless one is open for the same rule and subject: its id, or undefined. */
   async openAlert(
     q: Queryable,
-    a: { rule: string; subject: string; severity: string; message: string; data: Record<string, unknown> },
+    a: { rule: string; subject: string; severity: string; message: string; data: Record<string, unknown>; projectId: string | null },
   ): Promise<string | undefined> {
     const row = await one<AlertRow>(
       q,
-      `INSERT INTO infra.alerts (rule, subject, severity, message, data) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO infra.alerts (rule, subject, severity, message, data, project_id) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (rule, subject) WHERE resolved_at IS NULL DO NOTHING RETURNING *`,
-      [a.rule, a.subject, a.severity, a.message, a.data],
+      [a.rule, a.subject, a.severity, a.message, a.data, a.projectId],
     );
     return row?.id;
   }
@@ -107,9 +108,20 @@ export class NotifyStore {
     return exec(this.db, `UPDATE infra.alerts SET resolved_at = now() WHERE rule = $1 AND subject = $2 AND resolved_at IS NULL`, [rule, subject]);
   }
 
-  /** The latest 200 alerts, or the open ones. */
-  async alerts(open: boolean): Promise<InfraAlert[]> {
-    const found = await rows<AlertRow>(this.db, `SELECT * FROM infra.alerts ${open ? 'WHERE resolved_at IS NULL' : ''} ORDER BY created_at DESC, id LIMIT 200`);
+  /**
+   * The latest 200 alerts, or the open ones: the cluster's, and the projects' that `viewer` may
+   * see (none when null).
+   */
+  async alerts(open: boolean, viewer: Viewer | null): Promise<InfraAlert[]> {
+    const params: unknown[] = [];
+    const projects = viewer === null ? 'false' : viewer.admin ? 'true' : visibleProject(viewer, params);
+    const found = await rows<AlertRow>(
+      this.db,
+      `SELECT a.* FROM infra.alerts a LEFT JOIN infra.projects p ON p.id = a.project_id
+        WHERE (a.project_id IS NULL OR ${projects}) ${open ? 'AND a.resolved_at IS NULL' : ''}
+        ORDER BY a.created_at DESC, a.id LIMIT 200`,
+      params,
+    );
     return found.map((r) => ({
       id: r.id,
       rule: r.rule,
@@ -121,6 +133,11 @@ export class NotifyStore {
       resolvedAt: r.resolved_at,
     }));
   }
+}
+
+/** A SQL condition (over alias `p`) for a project `viewer` (a person) may see; pushes its parameter onto `params`. */
+function visibleProject(viewer: Viewer, params: unknown[]): string {
+  return `(p.visibility <> 'private' OR EXISTS (SELECT 1 FROM infra.project_members m WHERE m.project_id = p.id AND m.user_id::text = $${params.push(viewer.id)}))`;
 }
 
 function toWebhook(r: WebhookRow): InfraWebhook {
