@@ -9,13 +9,10 @@ import { until } from './support/until';
  * standing in for an entry. First every REST route of the published route tables (path
  * parameters, query parameters, body fields), then the places a route's generic request cannot
  * reach (metric names, sort keys, gate criteria, output keys, prompt variables, …).
- * The workflow engine's own names are covered by its tests.
  */
 
 const NAMES = Object.getOwnPropertyNames(Object.prototype);
 const ID = '00000000-0000-4000-8000-000000000000';
-/** Routes the workflow engine answers (its names are the engine's tests' to cover). */
-const ENGINE = /^\/(v1\/engine|engine\/api\/v1|v1\/control-plane\/workflows|control-plane\/api\/v1\/workflows|webhook)\b/;
 
 let p: TestPlatform;
 /** One key per name and purpose: per-key limits (5 custom metric queries a minute) never refuse a case. */
@@ -107,7 +104,6 @@ describe('every route of the route tables', () => {
       NAMES.map(async (name) => {
         const key = await keyFor('routes', name);
         for (const [template, operations] of Object.entries(doc.paths)) {
-          if (ENGINE.test(template)) continue;
           for (const [method, op] of Object.entries(operations)) {
             const params = op.parameters ?? [];
             const path = (named?: string) => template.replace(/\{(\w+)\}/g, (_, param: string) => encodeURIComponent(param === named ? name : ID));

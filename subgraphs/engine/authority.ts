@@ -1,8 +1,9 @@
+import { ownEntry } from '../../kernel/names';
 import { hasPermission, type Principal } from '../../kernel/auth/principal';
 import { AppError } from '../../kernel/errors';
 import { UUID } from '../../kernel/ids';
 import { isExpression } from './nodes/core';
-import { NodeError, isPlainObject, own } from './nodes/types';
+import { NodeError, isPlainObject } from './nodes/types';
 
 /**
  * Whose permissions a workflow's platform nodes act with. `engine.agent` and `engine.prompt` call
@@ -62,7 +63,7 @@ export async function reachedPermissions(nodes: unknown[], nodesOf: NodesOf, sel
       if (!isPlainObject(node) || typeof node.type !== 'string') continue;
       const name = typeof node.name === 'string' ? node.name : '?';
       const here = [...path, name];
-      const permission = own(NODE_PERMISSIONS, node.type);
+      const permission = ownEntry(NODE_PERMISSIONS, node.type);
       if (permission) out.push({ permission, type: node.type, path: here });
       if (depth >= MAX_WALK_DEPTH) continue;
       const target = callTarget(node);

@@ -1,3 +1,4 @@
+import { setOwn } from '../../kernel/names';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 import {
   ON_ERROR,
@@ -11,7 +12,7 @@ import {
 } from './definition.types';
 import { validTimezone } from './nodes/core';
 import { NODE_TYPES, nodeType } from './nodes';
-import { isPlainObject, putOwn, type NodeDefinition } from './nodes/types';
+import { isPlainObject, type NodeDefinition } from './nodes/types';
 
 // The shapes live one level down so that node modules can use them without importing the
 // checks here (which import every node); re-exported so callers keep one place to import from.
@@ -259,7 +260,7 @@ function checkConnections(raw: Record<string, unknown>, byName: Map<string, { no
     });
     while (lists.length && lists[lists.length - 1]!.length === 0) lists.pop();
     // Keyed by node names, which may be any text (`__proto__` too).
-    if (lists.length) putOwn(out, source, { main: lists });
+    if (lists.length) setOwn(out, source, { main: lists });
   }
   return out;
 }

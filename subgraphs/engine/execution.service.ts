@@ -225,6 +225,7 @@ export class ExecutionService {
   async cancel(id: string, reason?: string | null): Promise<ExecutionDetail> {
     if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > 1000))
       throw errors.field('reason', 'must be at most 1000 characters');
+    if (!UUID.test(id)) throw executionNotFound(id);
     const result = await this.runner.cancel(id, reason);
     if (!result) {
       const view = await this.runner.view(id);

@@ -1,5 +1,5 @@
+import { ownEntry } from '../../kernel/names';
 import type { ExecutionStatus } from './execution.store';
-import { own } from './nodes/types';
 
 /**
  * The two spellings of an execution's status, mapped in this one place: the engine's (spec 2:
@@ -27,7 +27,7 @@ export function controlPlaneStatus(status: string): string {
 
 /** The engine's status for a control-plane status (undefined: not one). */
 export function fromControlPlaneStatus(status: string): ExecutionStatus | undefined {
-  return own(FROM_CONTROL_PLANE, status);
+  return ownEntry(FROM_CONTROL_PLANE, status);
 }
 
 /** The engine's own address of an execution (relative to the platform, like the engine's other URLs). */

@@ -1,3 +1,4 @@
+import { setOwn } from '../../kernel/names';
 import { UUID } from '../../kernel/ids';
 import { assertAcceptableJson, assertAcceptableParams, textProblem } from '../../kernel/input-policy';
 import { absoluteUrl } from '../../kernel/subgraph';
@@ -16,7 +17,7 @@ import type { EventBus } from '../../kernel/events';
 import type { ExecutionRunner, ExecutionView } from './execution.runner';
 import { MAX_PAYLOAD_BYTES } from './execution.service';
 import type { InboundRequest } from '../../kernel/inbound';
-import { putOwn, type WebhookReply } from './nodes/types';
+import { type WebhookReply } from './nodes/types';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './webhook-trigger.store';
 import { normalisePath, webhookNotFound } from './webhook-trigger.service';
 import { type WorkflowService } from './workflow.service';
@@ -468,7 +469,7 @@ function matchPath(pattern: string, segments: string[]): Record<string, string> 
   const parts = pattern.split('/');
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    if (part.startsWith(':')) putOwn(params, part.slice(1), decodeSegment(segments[i]!));
+    if (part.startsWith(':')) setOwn(params, part.slice(1), decodeSegment(segments[i]!));
     else if (part !== segments[i]) return null;
   }
   return params;

@@ -1,7 +1,8 @@
+import { ownEntry } from '../../../kernel/names';
 import { workflowInvalid } from '../definition';
 import { parseTemplate } from '../expressions';
 import { NODE_TYPES } from '../nodes';
-import { isPlainObject, own } from '../nodes/types';
+import { isPlainObject } from '../nodes/types';
 
 /**
  * n8n exports -> our format. n8n nodes are `n8n-nodes-base.<name>` with a `typeVersion`, an `id`
@@ -59,7 +60,7 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
 function mapNode(node: Params): Params {
   const short = node.type.slice(node.type.lastIndexOf('.') + 1);
   if (NODE_TYPES.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
-  const mapper = own(MAPPERS, short);
+  const mapper = ownEntry(MAPPERS, short);
   if (!mapper) {
     throw workflowInvalid(`Node "${node.name}" has the n8n type "${node.type}", which has no equivalent here`, {
       reason: 'unknown_node_type',
@@ -284,7 +285,7 @@ function waitNode(params: Params): ReturnType<Mapper> {
   if (resume === 'specificTime') return { type: 'engine.wait', parameters: { until: value(params.dateTime) } };
   if (resume === 'timeInterval') {
     const amount = value(params.amount ?? 1);
-    const unit = own(UNIT_SECONDS, String(params.unit ?? 'hours'));
+    const unit = ownEntry(UNIT_SECONDS, String(params.unit ?? 'hours'));
     if (!unit) throw new Unsupported(`the wait unit "${params.unit}" is not supported`);
     const seconds = typeof amount === 'number' ? amount * unit : `{{ Number(${operand(params.amount)}) * ${unit} }}`;
     return { type: 'engine.wait', parameters: { seconds } };

@@ -185,21 +185,6 @@ export function isPlainObject(v: unknown): v is Record<string, any> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/**
- * `table[key]` for a name a user gave (a node type, an operation, a mode, a unit): the table's own
- * entries only, so that `__proto__`, `constructor` or `valueOf` find nothing rather than Object.prototype's.
- */
-export function own<T>(table: Readonly<Record<string, T>>, key: unknown): T | undefined {
-  if (typeof key !== 'string' && typeof key !== 'number') return undefined;
-  return Object.hasOwn(table, key) ? table[key] : undefined;
-}
-
-/** `object[key] = value` as an own property, even for a key named `__proto__` (JSON can hold one). */
-export function putOwn(object: Record<string, any>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-  else object[key] = value;
-}
-
 /** Anything a node produced, as items: `{json}` objects pass, plain objects are wrapped. */
 export function toItems(values: unknown, what: string): Item[] {
   const list = Array.isArray(values) ? values : values === undefined || values === null ? [] : [values];

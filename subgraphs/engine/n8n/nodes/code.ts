@@ -1,4 +1,5 @@
-import { NodeError, own, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
+import { ownEntry } from '../../../../kernel/names';
+import { NodeError, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
 import { SandboxError } from '../../sandbox';
 import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './code.runner';
 
@@ -74,7 +75,7 @@ function unsupported(p: Params, version: number): { option: string; message: str
   // Version 1 has no language: it always runs JavaScript.
   const language = version >= 2 ? (p.language ?? 'javaScript') : 'javaScript';
   if (language !== 'javaScript') {
-    const what = own(LANGUAGES, language);
+    const what = ownEntry(LANGUAGES, language);
     return {
       option: `language: ${language}`,
       message: what
@@ -121,7 +122,7 @@ function lineage(ctx: NodeContext, code: string, names: string[]): Pick<CodePayl
 
 function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
   const data = ctx.expressionData;
-  const mode = own(N8N_MODES, data.execution.mode) ?? data.execution.mode;
+  const mode = ownEntry(N8N_MODES, data.execution.mode) ?? data.execution.mode;
   const names = referencedNodes(code, data.nodes);
   const source = ctx.inputSource?.[0];
   return {

@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import { DateTime } from 'luxon';
-import { isPlainObject, NodeError, own } from '../../nodes/types';
+import { isPlainObject, NodeError } from '../../nodes/types';
 
 /**
  * n8n's "filter" parameter type (If 2.x, Filter 2.x, Switch 3.x): `{ conditions: [{ leftValue,
@@ -248,7 +249,7 @@ const retryHint = (strict: boolean) => (strict ? LOOSE_TYPE_HINT : 'Try changing
 const CONVERSIONS: Record<string, string> = { string: '.toString()', number: '.toNumber()', boolean: '.toBoolean()' };
 
 function typeHint(type: string, position: string, strict: boolean): string {
-  const conversion = own(CONVERSIONS, type);
+  const conversion = ownEntry(CONVERSIONS, type);
   if (!strict || !conversion) return retryHint(strict);
   return `Try either: 1. Enabling 'Convert types where required'; 2. Converting the ${position} field to ${article(type)} by adding ${conversion}`;
 }

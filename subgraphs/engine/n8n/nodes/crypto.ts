@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import { createHash, createHmac, createSign, randomBytes, randomUUID, type BinaryToTextEncoding } from 'node:crypto';
-import { NodeError, own, type NodeDefinition } from '../../nodes/types';
+import { NodeError, type NodeDefinition } from '../../nodes/types';
 import { eachItem, withField } from './date-crypto.items';
 
 /**
@@ -83,7 +84,7 @@ export const crypto: NodeDefinition = {
   async execute(ctx) {
     const params = await ctx.parameters();
     // n8n reads the action once, from the first item.
-    const action = own(ACTIONS, param(params[0]!, 'action'));
+    const action = ownEntry(ACTIONS, param(params[0]!, 'action'));
     const items = eachItem(ctx, (i) => {
       const p = params[i]!;
       // An unknown action writes nothing but still sets the field (to undefined), as n8n does.

@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import { DateTime } from 'luxon';
-import { NodeError, isPlainObject, own, type Item, type NodeContext } from '../../nodes/types';
+import { NodeError, isPlainObject, type Item, type NodeContext } from '../../nodes/types';
 import { eachItem, withField } from './date-crypto.items';
 import { formatMoment, unwrittenTokens } from './date-time.moment';
 import { inZone, readMomentFormat, readMomentText, unreadTokens, type Reading } from './date-time.moment-parse';
@@ -92,7 +93,7 @@ for (const [unit, short] of Object.entries({
 function momentUnit(name: unknown): string | undefined {
   // "D" is moment's day-of-month unit, which durations ignore (it is not "d" in another case).
   if (typeof name !== 'string' || name === 'D') return undefined;
-  return own(UNIT_ALIASES, name) ?? own(UNIT_ALIASES, name.toLowerCase());
+  return ownEntry(UNIT_ALIASES, name) ?? ownEntry(UNIT_ALIASES, name.toLowerCase());
 }
 
 const MS_PER: Record<string, number> = { millisecond: 1, second: 1e3, minute: 6e4, hour: 36e5 };

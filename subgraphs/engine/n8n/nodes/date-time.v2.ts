@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import { DateTime, type DateTimeUnit, type DurationUnit } from 'luxon';
-import { NodeError, isPlainObject, own, type Item, type NodeContext } from '../../nodes/types';
+import { NodeError, isPlainObject, type Item, type NodeContext } from '../../nodes/types';
 import { eachItem, withField } from './date-crypto.items';
 import { isoParts, readMomentText, wallOf } from './date-time.moment-parse';
 import { SERVER_ZONE, workflowTimezone } from './date-time.zone';
@@ -141,7 +142,7 @@ const OPERATIONS: Record<string, Operation> = {
 export function runV2(ctx: NodeContext, params: Params[]): Item[] {
   const first = params[0]!;
   const name = param(first, 'operation');
-  const operation = own(OPERATIONS, name);
+  const operation = ownEntry(OPERATIONS, name);
   // n8n reads the operation and includeInputFields once, from the first item; an unknown operation outputs nothing.
   if (!operation) return [];
   const includeInput = Boolean(optionsOf(first).includeInputFields);
@@ -150,7 +151,7 @@ export function runV2(ctx: NodeContext, params: Params[]): Item[] {
     const p = params[i]!;
     const base = includeInput ? ctx.items[i]!.json : {};
     const result = operation(p, zone);
-    const json = result ? withField(base, p.outputFieldName ?? own(OUTPUT_FIELDS, name), result.value) : { ...base };
+    const json = result ? withField(base, p.outputFieldName ?? ownEntry(OUTPUT_FIELDS, name), result.value) : { ...base };
     return { json, pairedItem: { item: i } };
   });
 }

@@ -1,5 +1,6 @@
+import { setOwn } from '../../../../kernel/names';
 import { NodeError, type Item, type NodeContext } from '../../nodes/types';
-import { fieldReader, ownValue, putOwn, setPath, type FieldReader, type Json } from './item-lists.paths';
+import { fieldReader, ownValue, setPath, type FieldReader, type Json } from './item-lists.paths';
 import { NESTED_FIELD_HINT, collection, entries, fieldList, fieldNotFound, firstItemParams, namedFields, shows, text, type Params } from './item-lists.params';
 
 /**
@@ -66,7 +67,7 @@ function individualFields(ctx: NodeContext, raw: Params, p: Params, variant: Agg
   }
   const out: Json = {};
   for (const key of Object.keys(values)) {
-    if (dotless) putOwn(out, key, values[key]);
+    if (dotless) setOwn(out, key, values[key]);
     else setPath(out, key, values[key]);
   }
   return out;
@@ -112,7 +113,7 @@ function allItemData(items: Item[], raw: Params, p: Params, variant: AggregateVa
       for (const key of Object.keys(item.json)) {
         if (exclude.length && exclude.includes(key)) continue;
         if (include.length && !include.includes(key)) continue;
-        putOwn(kept, key, ownValue(item.json, key));
+        setOwn(kept, key, ownValue(item.json, key));
       }
       if (Object.keys(kept).length) data.push(kept);
     }

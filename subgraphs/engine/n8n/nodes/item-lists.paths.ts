@@ -1,4 +1,4 @@
-import { putOwn } from '../../nodes/types';
+import { ownEntry, setOwn } from '../../../../kernel/names';
 
 /**
  * Field paths and comparisons as n8n's item-list nodes see them. n8n reads a field named
@@ -11,7 +11,6 @@ import { putOwn } from '../../nodes/types';
  */
 
 export type Json = Record<string, any>;
-export { putOwn };
 
 const IS_DEEP = /\.|\[(?:[^[\]]*|(["'])(?:(?!\1)[^\\]|\\.)*?\1)\]/;
 const IS_PLAIN = /^\w*$/;
@@ -49,15 +48,9 @@ export function pathOf(path: string, object?: unknown): string[] {
   return parsePath(path);
 }
 
-function own(value: unknown, key: string): unknown {
-  if (value === null || value === undefined) return undefined;
-  const boxed = Object(value);
-  return Object.prototype.hasOwnProperty.call(boxed, key) ? boxed[key] : undefined;
-}
-
 /** `json[key]` for an own key only (the "disable dot notation" reading). */
 export function ownValue(json: Json, key: string): unknown {
-  return own(json, key);
+  return ownEntry(json, key);
 }
 
 /** lodash `get(object, path)`. */
@@ -69,7 +62,7 @@ function getParts(object: unknown, parts: readonly string[]): unknown {
   let value = object;
   for (const key of parts) {
     if (value === null || value === undefined) return undefined;
-    value = own(value, key);
+    value = ownEntry(value, key);
   }
   return parts.length ? value : undefined;
 }
@@ -172,7 +165,7 @@ export function deepCopy<T>(value: T): T {
   if (Array.isArray(value)) return value.map(deepCopy) as T;
   if (!isObjectLike(value)) return value;
   const out: Json = {};
-  for (const key of Object.keys(value)) putOwn(out, key, deepCopy((value as Json)[key]));
+  for (const key of Object.keys(value)) setOwn(out, key, deepCopy((value as Json)[key]));
   return out as T;
 }
 

@@ -1,5 +1,6 @@
+import { setOwn } from '../../../../kernel/names';
 import { NodeError, type Item, type NodeContext } from '../../nodes/types';
-import { deepCopy, fieldReader, putOwn, unsetPath, type FieldReader, type Json } from './item-lists.paths';
+import { deepCopy, fieldReader, unsetPath, type FieldReader, type Json } from './item-lists.paths';
 import { NESTED_FIELD_HINT, collection, fieldList, fieldNotFound, namedFields, text, type Params } from './item-lists.params';
 
 /**
@@ -103,14 +104,14 @@ function splitLegacy(json: Json, i: number, s: Settings, entries: (count: number
   return list.map((element) => {
     let item: Json = {};
     if (s.include === 'selectedOtherFields') {
-      for (const name of included) if (name !== field) putOwn(item, name, read(json, name));
+      for (const name of included) if (name !== field) setOwn(item, name, read(json, name));
     } else if (s.include === 'allOtherFields') {
       item = deepCopy(json);
       unsetPath(item, field);
     }
     // typeof null is 'object' too: a null entry becomes an empty item in this version.
     if (typeof element === 'object' && s.include === 'noOtherFields' && s.destination === '') return { ...item, ...element };
-    putOwn(item, s.destination || field, element);
+    setOwn(item, s.destination || field, element);
     return item;
   });
 }
@@ -128,7 +129,7 @@ function splitFields(json: Json, i: number, s: Settings, variant: SplitOutVarian
       if (element !== null && typeof element === 'object' && s.include === 'noOtherFields' && destination === '' && single) {
         rows[e] = { ...row, ...element };
       } else {
-        putOwn(row, destination || field, element);
+        setOwn(row, destination || field, element);
       }
     });
   });
@@ -137,7 +138,7 @@ function splitFields(json: Json, i: number, s: Settings, variant: SplitOutVarian
     return rows.map((row) => ({ ...deepCopy(rest), ...row }));
   }
   const included = s.include === 'selectedOtherFields' && rows.length ? includedFields(s, variant.includeList) : [];
-  for (const row of rows) for (const name of included) putOwn(row, name, read(json, name));
+  for (const row of rows) for (const name of included) setOwn(row, name, read(json, name));
   return rows;
 }
 

@@ -1,5 +1,6 @@
-import { NodeError, own, type Item, type NodeContext } from '../../nodes/types';
-import { fieldReader, putOwn, type FieldReader, type Json } from './item-lists.paths';
+import { ownEntry, setOwn } from '../../../../kernel/names';
+import { NodeError, type Item, type NodeContext } from '../../nodes/types';
+import { fieldReader, type FieldReader, type Json } from './item-lists.paths';
 import { collection, entries, firstItemParams, text } from './item-lists.params';
 
 /**
@@ -133,10 +134,10 @@ function groupKey(value: unknown, variant: SummarizeVariant): unknown {
 /** The aggregations over one group's rows, keyed as the variant names them. */
 function summary(rows: Json[], aggregations: Aggregation[], read: FieldReader, variant: SummarizeVariant): Json {
   if (variant.names === 'normalised') {
-    return Object.fromEntries(aggregations.map((a) => [normalise(`${own(PREFIX, a.aggregation)}${a.field}`), aggregate(rows, a, read, variant)]));
+    return Object.fromEntries(aggregations.map((a) => [normalise(`${ownEntry(PREFIX, a.aggregation)}${a.field}`), aggregate(rows, a, read, variant)]));
   }
   const out: Json = {};
-  for (const a of aggregations) putOwn(out, `${own(PREFIX, a.aggregation)}${a.field}`, aggregate(rows, a, read, variant));
+  for (const a of aggregations) setOwn(out, `${ownEntry(PREFIX, a.aggregation)}${a.field}`, aggregate(rows, a, read, variant));
   if (variant.names === 'moved') {
     moveKeys(out, /[\][\"]/, (k) => k.replace(/[\][\"]/g, ''));
     moveKeys(out, /[ .]/, (k) => k.replace(/[ .]/g, '_'));
@@ -149,7 +150,7 @@ function moveKeys(out: Json, match: RegExp, rename: (key: string) => string): vo
   for (const key of Object.keys(out)) {
     if (!match.test(key)) continue;
     const value = out[key];
-    putOwn(out, rename(key), value);
+    setOwn(out, rename(key), value);
     delete out[key];
   }
 }
@@ -204,7 +205,7 @@ function flatBefore(tree: Group, leaf: (g: { rows: Json[] }) => Json, variant: S
   const name = variant.names === 'raw' ? tree.field : normalise(tree.field);
   return tree.groups.flatMap(([key, sub]) => {
     const stage = { ...outer };
-    putOwn(stage, name, key);
+    setOwn(stage, name, key);
     if ('rows' in sub) return [{ ...stage, ...leaf(sub) }];
     return flatBefore(sub, leaf, variant, stage);
   });
@@ -216,7 +217,7 @@ function flatAfter(tree: Group, leaf: (g: { rows: Json[] }) => Json): Json[] {
   const name = normalise(tree.field);
   return tree.groups.flatMap(([key, sub]) =>
     flatAfter(sub, leaf).map((row) => {
-      putOwn(row, name, key);
+      setOwn(row, name, key);
       return row;
     }),
   );

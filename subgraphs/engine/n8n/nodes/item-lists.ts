@@ -1,4 +1,5 @@
-import { own, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
+import { ownEntry } from '../../../../kernel/names';
+import { type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
 import { aggregateItems, type AggregateVariant } from './item-lists.aggregate';
 import { fixedOption } from './item-lists.params';
 import { removeDuplicates, type RemoveDuplicatesVariant } from './item-lists.remove-duplicates';
@@ -80,11 +81,11 @@ export const itemLists: NodeDefinition = {
   raw: ['code'],
   invalid: (p, version) => {
     const op = itemListsOperation(p);
-    if (own(ITEM_LISTS_OPERATIONS, op)?.(version)) return undefined;
+    if (ownEntry(ITEM_LISTS_OPERATIONS, op)?.(version)) return undefined;
     const known = Object.keys(ITEM_LISTS_OPERATIONS).filter((o) => ITEM_LISTS_OPERATIONS[o]!(version));
     return { parameter: 'operation', message: `"${op}" is not an operation of Item Lists ${version} (it has ${known.join(', ')})` };
   },
-  execute: output((ctx, v) => own(ITEM_LISTS_RUN, itemListsOperation(ctx.node.parameters))!(ctx, v)),
+  execute: output((ctx, v) => ownEntry(ITEM_LISTS_RUN, itemListsOperation(ctx.node.parameters))!(ctx, v)),
 };
 
 // --- The standalone nodes --------------------------------------------------------------------
@@ -147,7 +148,7 @@ export const removeDuplicatesNode: NodeDefinition = {
     versions: [1, 1.1, 2],
     unsupported: (p, version) => {
       const op = version >= 2 ? fixedOption(p?.operation, 'removeDuplicateInputItems') : 'removeDuplicateInputItems';
-      const stored = own(STORED_OPERATIONS, op);
+      const stored = ownEntry(STORED_OPERATIONS, op);
       if (!stored) return undefined;
       return {
         option: 'operation',
@@ -158,7 +159,7 @@ export const removeDuplicatesNode: NodeDefinition = {
   inProcess: true,
   invalid: (p, version) => {
     const op = fixedOption(p?.operation, 'removeDuplicateInputItems');
-    if (version < 2 || op === 'removeDuplicateInputItems' || own(STORED_OPERATIONS, op)) return undefined;
+    if (version < 2 || op === 'removeDuplicateInputItems' || ownEntry(STORED_OPERATIONS, op)) return undefined;
     return { parameter: 'operation', message: `"${op}" is not an operation of Remove Duplicates 2` };
   },
   execute: output((ctx, v) => removeDuplicates(ctx, { lists: 'text', types: v === 1 ? 'strict' : 'nullTolerant' })),

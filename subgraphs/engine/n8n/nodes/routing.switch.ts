@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import { versionOf } from '../../definition.types';
-import { isPlainObject, NodeError, own, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
+import { isPlainObject, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../nodes/types';
 import { editorSettings, filterPasses, looseTypeValidation, type FilterEditorRule } from './conditions';
 import { compareLegacy, CONDITION_DEFAULTS, SWITCH_OPERATIONS, toMillis, type LegacyType } from './conditions.legacy';
 import { failedItem, filterFailure, isExpression, itemParameters, routed, zoneOf, type Params } from './routing.items';
@@ -74,8 +75,8 @@ function checkRangeV3(index: unknown, outputs: Item[][]): void {
 /** Versions 1 and 2 in rules mode: the index (in the rules) of the first rule value1 matches, or the fallback. */
 function firstMatch(params: Params, first: Params, onMatch: (rule: Params, index: number) => unknown): unknown[] {
   const dataType = String(first.dataType ?? 'number') as LegacyType;
-  const defaults: Partial<(typeof RULE_DEFAULTS)[LegacyType]> = own(RULE_DEFAULTS, dataType) ?? {};
-  const given = Object.hasOwn(params, 'value1') ? params.value1 : own(CONDITION_DEFAULTS, dataType)?.value1;
+  const defaults: Partial<(typeof RULE_DEFAULTS)[LegacyType]> = ownEntry(RULE_DEFAULTS, dataType) ?? {};
+  const given = Object.hasOwn(params, 'value1') ? params.value1 : ownEntry(CONDITION_DEFAULTS, dataType)?.value1;
   const value1 = dataType === 'dateTime' ? toMillis(given) : given;
   const rules = list(params.rules?.rules);
   for (let r = 0; r < rules.length; r++) {

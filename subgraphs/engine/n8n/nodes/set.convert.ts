@@ -1,4 +1,5 @@
-import { isPlainObject, NodeError, own } from '../../nodes/types';
+import { ownEntry } from '../../../../kernel/names';
+import { isPlainObject, NodeError } from '../../nodes/types';
 import { parseObjectLiteral } from './set.literal';
 
 /**
@@ -67,7 +68,7 @@ const UNSUPPORTED_TYPES: Record<string, string> = {
 
 /** Why a field type cannot run here, or undefined (expressions are checked when they run). */
 export function typeGap(type: unknown): string | undefined {
-  return typeof type === 'string' && !type.startsWith('=') ? own(UNSUPPORTED_TYPES, type.toLowerCase()) : undefined;
+  return typeof type === 'string' && !type.startsWith('=') ? ownEntry(UNSUPPORTED_TYPES, type.toLowerCase()) : undefined;
 }
 
 export interface FieldSpec {
@@ -93,7 +94,7 @@ export function convertField(field: FieldSpec, item: number, ignoreErrors: boole
   if (typeof type !== 'string') throw new NodeError(`The field "${name}" has no type`, { itemIndex: item });
   const gap = typeGap(type);
   if (gap) throw new NodeError(`The field "${name}" has the type ${type}: ${gap}`, { itemIndex: item });
-  const parse = own(PARSERS, type.toLowerCase());
+  const parse = ownEntry(PARSERS, type.toLowerCase());
   if (!parse) return value;
   const converted = parse(value);
   if (converted !== FAIL) return converted ?? null;

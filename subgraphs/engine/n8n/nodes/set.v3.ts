@@ -1,5 +1,6 @@
+import { ownEntry } from '../../../../kernel/names';
 import type { Item, NodeContext, NodeResult } from '../../nodes/types';
-import { isPlainObject, NodeError, own } from '../../nodes/types';
+import { isPlainObject, NodeError } from '../../nodes/types';
 import { convertField, parseJsonObject } from './set.convert';
 import { ItemWriter } from './set.paths';
 
@@ -121,7 +122,7 @@ function listedFields(raw: Params, version: number): FieldsOf {
       if (!isPlainObject(entry)) continue;
       const type = entry.type ?? 'stringValue';
       const name = String(entry.name ?? '');
-      let value = Object.hasOwn(entry, type) ? entry[type] : own(FIELD_DEFAULTS, type);
+      let value = Object.hasOwn(entry, type) ? entry[type] : ownEntry(FIELD_DEFAULTS, type);
       if (type === 'objectValue' && jsonTemplates.has(name) && value !== undefined && value !== null) value = parseJsonObject(value, i, name);
       const fieldType = typeof type === 'string' ? type.replace('Value', '') : type;
       fields[name] = convertField({ name, type: fieldType, value }, i, options.ignoreConversionErrors, version);
