@@ -9,7 +9,7 @@ import { startLocalPlatform } from '../test/support/platform';
 import { envelopes } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import { keyOut } from '../rest-adapter/surfaces/control-plane-api.routes';
-import { toApiKey } from '../subgraphs/control-plane/api-key.resolver';
+import { toApiKey } from '../subgraphs/control-plane/keys';
 import { startBareServer, type BareServer } from './bare';
 import { stopOnSignals } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';

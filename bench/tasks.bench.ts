@@ -6,7 +6,7 @@ import { createLogger } from '../kernel/logger';
 import { Queue } from '../kernel/queue';
 import type { AnyNames } from '../kernel/topics';
 import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
-import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/task.service';
+import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/tasks';
 import { startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
 import { CpuMeter } from './cpu';

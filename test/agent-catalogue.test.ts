@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { offlineAnswer } from '../kernel/llm/offline';
-import { AGENTS, DOMAINS } from '../subgraphs/control-plane/agent.catalog';
-import { agentPromptSeeds } from '../subgraphs/control-plane/prompts.seed';
-import { safePath } from '../subgraphs/control-plane/task.files';
-import { buildResult } from '../subgraphs/control-plane/task.results';
+import { AGENTS, DOMAINS, agentPromptSeeds } from '../subgraphs/control-plane/agents';
+import { buildResult, safePath } from '../subgraphs/control-plane/tasks';
 import { checkDeclaredVariables, parseTemplate, renderTemplate } from '../subgraphs/promptlib/render';
 
 /*

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { EXECUTION_TALLY } from '../subgraphs/engine/execution-reads.store';
 import { pruneBeyond, pruneOlderThan } from '../subgraphs/engine/execution-state.store';
-import { TASK_TALLY } from '../subgraphs/control-plane/task.store';
+import { TASK_TALLY } from '../subgraphs/control-plane/tasks';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**

@@ -6,7 +6,7 @@ import { kernelMigrations } from '../kernel/db/migrations';
 import { rows } from '../kernel/db/rows';
 import { GRANULARITIES, runStatistics, type Granularity, type Period } from '../kernel/metrics';
 import { controlPlane } from '../subgraphs/control-plane';
-import { metricsStore, TASK_ROLLUP } from '../subgraphs/control-plane/metrics.store';
+import { metricsStore, TASK_ROLLUP } from '../subgraphs/control-plane/metrics';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 /**

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { AGENTS } from '../subgraphs/control-plane/agent.catalog';
-import { PRICES } from '../subgraphs/control-plane/pricing';
+import { AGENTS } from '../subgraphs/control-plane/agents';
+import { PRICES } from '../subgraphs/control-plane/metrics';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { readUntil } from './support/until';
 

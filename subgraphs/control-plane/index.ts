@@ -19,29 +19,20 @@ import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-c
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
 import type { BuiltService, ServiceModule } from '../../kernel/subgraph';
-import { AgentResolver } from './agent.resolver';
-import { AgentService } from './agent.service';
-import { ApiKeyResolver, toApiKey } from './api-key.resolver';
+import { AgentResolver, AgentService, seedAgentPrompts } from './agents';
+import { ApiKeyResolver, toApiKey } from './keys';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
-import { buildOrchestrations, orchestrationMigrations, orchestrationResolvers, orchestrationSubscription } from './orchestration.module';
-import { HealthService } from './health.service';
-import { MetricsResolver } from './metrics.resolver';
-import { ResourceSampler } from './metrics.sampler';
-import { MetricsService } from './metrics.service';
+import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600550-control-plane-orchestrations';
+import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription } from './orchestrations';
+import { HealthService, MetricsResolver, MetricsService, registerPrometheus, ResourceSampler, TASK_ROLLUP } from './metrics';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
 import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-slots';
 import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
 import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
 import { TaskTallyStatementUpdates1763769601770 } from './migrations/1763769601770-task-tally-statement-updates';
-import { TASK_ROLLUP } from './metrics.store';
-import { TASK_TALLY } from './task.store';
 import { foldPeriodically } from '../../kernel/db/tally';
-import { registerPrometheus } from './prometheus';
-import { seedAgentPrompts } from './prompts.seed';
-import { TaskResolver } from './task.resolver';
-import { TaskRuntime } from './task.runtime';
-import { AGENT_CONCURRENCY, TaskService } from './task.service';
+import { AGENT_CONCURRENCY, TASK_TALLY, TaskResolver, TaskRuntime, TaskService } from './tasks';
 import { TOPIC } from '../../kernel/topics';
 
 /** Seeds the agent prompts; when the prompt library is not reachable yet, tries again in the background. */
@@ -63,7 +54,7 @@ export const controlPlane: ServiceModule<Kernel> = {
   surface: 'control-plane',
   migrations: [
     ControlPlaneTasks1763769600400,
-    ...orchestrationMigrations,
+    ControlPlaneOrchestrations1763769600550,
     TaskRunClock1763769601160,
     ResourceSamples1763769601600,
     TaskListIndexes1763769601610,

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { TASK_TALLY } from '../task.store';
+import { TASK_TALLY } from '../tasks';
 
 /**
  * GET /agents/tasks totals from a tally (kernel/db/tally.ts) by agent, task type and status

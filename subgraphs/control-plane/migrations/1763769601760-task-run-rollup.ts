@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { TASK_ROLLUP } from '../metrics.store';
+import { TASK_ROLLUP } from '../metrics';
 
 /**
  * GET /metrics/agents from hourly rollups of the finished tasks and a duration histogram

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { TASK_ROLLUP } from '../metrics.store';
-import { TASK_TALLY } from '../task.store';
+import { TASK_ROLLUP } from '../metrics';
+import { TASK_TALLY } from '../tasks';
 
 /**
  * The tasks' tallies count an UPDATE once per statement, from its transition tables, instead of
