@@ -1,18 +1,10 @@
 /**
- * Control plane — API keys and rate limits, the 20-agent catalogue, agent tasks, gates and
- * multi-stage orchestrations, metrics and costs, system health and the Prometheus endpoint.
- *
+ * Control plane: the API keys' GraphQL face, the agent catalogue, agent tasks, gates, orchestrations,
+ * metrics and health. This file wires the concept folders into one module; README.md maps them.
  * Owns: the `control_plane` schema (tasks, task_artifacts, orchestrations, orchestration_stages,
- *   orchestration_tasks, resource_samples; lock_key_tasks), through task/orchestration/metrics/
- *   health/agent stores. API keys are the kernel's (kernel/auth, `platform.api_keys`); this service
- *   is their GraphQL face and resolves references to ApiKey.
- * Calls: promptlib (renderPrompt for every agent task; promptsExisting, createPrompt and
- *   updatePrompt to seed the agents' prompts at start), engine (engineHealth,
- *   engineMetricsQuery, workflowUsage for health and metrics) — through their public operations
- *   (kernel.operations), never their tables.
- * Publishes: taskUpdated, orchestrationUpdated (apiKeyChanged is the kernel's).
- * Jobs: agent tasks (a pool of their own), orchestration advance.
- * Serves: /metrics (Prometheus) besides GraphQL and REST.
+ *   orchestration_tasks, resource_samples; lock_key_tasks). API keys are the kernel's.
+ * Calls: promptlib (renderPrompt, prompt seeding), engine (engineHealth, engineMetricsQuery,
+ *   workflowUsage), through their public operations (kernel.operations), never their tables.
  */
 import os from 'node:os';
 import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-clock';
