@@ -1,4 +1,3 @@
-import { ownEntry } from '../../kernel/names';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as Luxon from 'luxon';
@@ -132,7 +131,7 @@ function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: str
     else if (typeof input === 'boolean') type = 'Boolean';
     const table = type ? t[type]! : undefined;
     const own = table && Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
-    if (own) return (...args) => ownEntry(value, args);
+    if (own) return (...args) => own(value, args);
     if (input && typeof input[name] === 'function') return input[name].bind(input);
     const fallback = generic[name];
     return fallback && ((...args) => fallback(input, args));
