@@ -39,8 +39,8 @@ export default tseslint.config(
     // GraphQL resolvers whose arguments the schema already validated; the rules are off there because
     // their findings would be the libraries' own `any`s (TypeORM raw rows, decorators' metadata), not unchecked input.
     files: ['rest-adapter/**/*.ts', 'server/**/*.ts', 'gateway/**/*.ts'],
-    // The route tables included: a request body is `unknown` (read through bodyField) and each operation's
-    // answer is declared with its route (defineRoute<D>), so a `pick` reads typed data.
+    // The route tables included: a request body is `unknown` (read through bodyField) and each route's
+    // operation is a generated document (npm run codegen), so a `pick` reads the data its selection types.
     rules: {
       '@typescript-eslint/no-unsafe-argument': 'error',
       '@typescript-eslint/no-unsafe-assignment': 'error',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { buildSchema, graphql } from 'graphql';
 import { surfaces } from './index';
 import { omitNulls, rootKey, routeOutput, shapeOutput } from './output';
-import { defineRoute, type RestRequest } from './route';
+import type { RestRequest, RouteDef } from './route';
 
 const req: RestRequest = { params: {}, query: {}, body: undefined };
 
@@ -15,7 +15,9 @@ const rootValue = {
   pause: { orchestrationId: 'o1', status: 'paused', pausedAt: '2026-01-01T00:00:00.000Z', pauseReason: null, currentStage: 'build' },
   pauses: () => [rootValue.pause, { ...rootValue.pause, orchestrationId: 'o2', pauseReason: 'why' }],
 };
-async function answer(route: ReturnType<typeof defineRoute>) {
+/** A route of the tiny schema in the form a surface lists (defineRoute takes the API schema's generated documents). */
+const defineRoute = <D = Record<string, unknown>>(def: RouteDef<D>): RouteDef => def;
+async function answer(route: RouteDef) {
   const result = await graphql({ schema, source: route.operation, rootValue });
   assert.equal(result.errors, undefined);
   // As the client gets it: serialized (graphql-js objects have no prototype).

@@ -1,3 +1,5 @@
+import type { TypedDocumentString } from './surfaces/generated';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RestRequest {
@@ -27,10 +29,9 @@ export interface OutputOptions {
  * operation's variables (a variable that is the body itself reports field errors by the body's
  * field names). The answer is the operation's root field as selected (aliases rename, see
  * output.ts), shaped by `omitNulls` / `snakeCase`; `pick` replaces the root field only where the
- * answer is another shape. `D` is the operation's data, declared by hand next to the selection it
- * mirrors (no code generator): a route whose `pick` or `status` reads the data declares it.
- * A bare `RouteDef` is the erased form a surface lists: routes of every data type, each checked
- * where defineRoute declared it.
+ * answer is another shape. A bare `RouteDef` is the erased form a surface lists: `operation` is
+ * the document's text, and routes of every data type stand together, each checked where
+ * defineRoute declared it.
  */
 export interface RouteDef<D = any> extends OutputOptions {
   method: HttpMethod;
@@ -48,9 +49,25 @@ export interface RouteDef<D = any> extends OutputOptions {
   bodyLimit?: number;
 }
 
-/** Declares a route; without `D` its data is a record of unknowns, so a `pick` that reads into the data must declare it. */
-export function defineRoute<D = Record<string, unknown>>(def: RouteDef<D>): RouteDef {
-  return def as RouteDef;
+/**
+ * The variables a route gives its operation: every one the operation declares, named (undefined
+ * where the request has none, so a misspelt name does not compile), with values still unchecked —
+ * the edge checks them against the operation's variable types before anything runs (surface.ts).
+ */
+export type RouteVariables<V> = { [K in keyof V]-?: unknown };
+
+/**
+ * A route as declared: `operation` is a generated document (surfaces/generated.ts, from the
+ * surfaces' .graphql files), so the data `pick` and `status` read and the variables' names are
+ * the document's own; an operation with required variables needs `variables`.
+ */
+export type RouteSpec<D, V> = Omit<RouteDef<D>, 'operation' | 'variables'> & { operation: TypedDocumentString<D, V> } & ({} extends V
+    ? { variables?: (req: RestRequest) => RouteVariables<V> }
+    : { variables: (req: RestRequest) => RouteVariables<V> });
+
+/** Declares a route; its operation's text is what the gateway prepares. */
+export function defineRoute<D, V>(spec: RouteSpec<D, V>): RouteDef {
+  return { ...spec, operation: spec.operation.toString() } as RouteDef;
 }
 
 /** A text query parameter: absent when missing or empty (as intParam and boolParam). */

@@ -1,29 +1,26 @@
 import { AppError, errors } from '../../kernel/errors';
 import { omitNulls } from '../output';
 import { bodyField, defineRoute, type RouteDef } from '../route';
-import type { TaskRow } from './control-plane.routes';
 import { controlPlaneWorkflowRoutes } from './control-plane-workflows.routes';
-import { ORCHESTRATION, type Orchestration } from './orchestration.routes';
+import {
+  ApiKeyUsageDocument,
+  CreateApiKeyDocument,
+  CreateOrchestrationWorkflowDocument,
+  ExecuteAgentDocument,
+  GetApiKeyDocument,
+  ListApiKeysDocument,
+  OrchestrationWorkflowDocument,
+  RevokeApiKeyDocument,
+  UpdateApiKeyDocument,
+  type ApiKeyFieldsFragment,
+  type OrchestrationFieldsFragment,
+} from './generated';
 
-/** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). */
+/** The control plane's alternate layout, `{control_plane_url}/api/v1` (snake_case bodies). Operations: control-plane-api.graphql. */
 
-const KEY = /* GraphQL */ `id name service environment tier permissions keyPrefix status createdAt expiresAt lastUsedAt revokedAt`;
-/** A DateTimeISO: the gateway answers an ISO string; the bench baseline passes the resolver's Date (both serialise alike). */
-type Instant = string | Date;
-export interface ApiKey {
-  id: string;
-  name: string;
-  service: string;
-  environment: string;
-  tier: string;
-  permissions: string[];
-  keyPrefix: string;
-  status: string;
-  createdAt: Instant;
-  expiresAt: Instant | null;
-  lastUsedAt: Instant | null;
-  revokedAt: Instant | null;
-}
+type Instant = 'createdAt' | 'expiresAt' | 'lastUsedAt' | 'revokedAt';
+/** A key as selected; the bench baseline passes the resolver's own object, whose instants are Dates (both serialise alike). */
+type ApiKey = Omit<ApiKeyFieldsFragment, Instant> & { [F in Instant]: ApiKeyFieldsFragment[F] | Date };
 
 /** The snake_case fields of a key, as this surface answers them (the bench baseline reuses it). */
 export const keyOut = (k: ApiKey) => ({
@@ -42,17 +39,10 @@ export const keyOut = (k: ApiKey) => ({
 });
 
 export const apiKeyRoutes = [
-  defineRoute<{ createApiKey: { apiKey: string; key: ApiKey } }>({
+  defineRoute({
     method: 'POST',
     path: '/auth/api-keys',
-    operation: /* GraphQL */ `
-      mutation CreateApiKey($input: CreateApiKeyInput!) {
-        createApiKey(input: $input) {
-          apiKey
-          key { ${KEY} }
-        }
-      }
-    `,
+    operation: CreateApiKeyDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     pick: ({ createApiKey: { apiKey, key } }) => {
@@ -60,81 +50,37 @@ export const apiKeyRoutes = [
       return { api_key_id: id, api_key: apiKey, ...rest };
     },
   }),
-  defineRoute<{ apiKeys: ApiKey[] }>({
+  defineRoute({
     method: 'GET',
     path: '/auth/api-keys',
-    operation: /* GraphQL */ `
-      query ListApiKeys {
-        apiKeys {
-          ${KEY}
-        }
-      }
-    `,
+    operation: ListApiKeysDocument,
     pick: ({ apiKeys }) => ({ api_keys: apiKeys.map(keyOut) }),
   }),
-  defineRoute<{ apiKey: ApiKey }>({
+  defineRoute({
     method: 'GET',
     path: '/auth/api-keys/:key_id',
-    operation: /* GraphQL */ `
-      query GetApiKey($id: ID!) {
-        apiKey(id: $id) {
-          ${KEY}
-        }
-      }
-    `,
+    operation: GetApiKeyDocument,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ apiKey }) => keyOut(apiKey),
   }),
-  defineRoute<{ updateApiKey: ApiKey }>({
+  defineRoute({
     method: 'PATCH',
     path: '/auth/api-keys/:key_id',
-    operation: /* GraphQL */ `
-      mutation UpdateApiKey($id: ID!, $input: UpdateApiKeyInput!) {
-        updateApiKey(id: $id, input: $input) {
-          ${KEY}
-        }
-      }
-    `,
+    operation: UpdateApiKeyDocument,
     variables: ({ params, body }) => ({ id: params.key_id, input: body ?? {} }),
     pick: ({ updateApiKey }) => keyOut(updateApiKey),
   }),
-  defineRoute<{ revokeApiKey: ApiKey }>({
+  defineRoute({
     method: 'DELETE',
     path: '/auth/api-keys/:key_id',
-    operation: /* GraphQL */ `
-      mutation RevokeApiKey($id: ID!) {
-        revokeApiKey(id: $id) {
-          ${KEY}
-        }
-      }
-    `,
+    operation: RevokeApiKeyDocument,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ revokeApiKey }) => ({ ...keyOut(revokeApiKey), revoked: true }),
   }),
-  defineRoute<{
-    apiKeyUsage: {
-      keyId: string;
-      requestsToday: number;
-      requestsThisMonth: number;
-      totalRequests: number;
-      lastUsedAt: string | null;
-      lastUsedIp: string | null;
-    };
-  }>({
+  defineRoute({
     method: 'GET',
     path: '/auth/api-keys/:key_id/usage',
-    operation: /* GraphQL */ `
-      query ApiKeyUsage($id: ID!) {
-        apiKeyUsage(id: $id) {
-          keyId
-          requestsToday
-          requestsThisMonth
-          totalRequests
-          lastUsedAt
-          lastUsedIp
-        }
-      }
-    `,
+    operation: ApiKeyUsageDocument,
     variables: ({ params }) => ({ id: params.key_id }),
     pick: ({ apiKeyUsage: u }) => ({
       key_id: u.keyId,
@@ -152,7 +98,7 @@ export const apiKeyRoutes = [
 // ---- Orchestration workflows (alternate layout): an orchestration of agents grouped by stage ----
 
 /** The orchestration in the alternate layout's snake_case; outputs and details are kept verbatim. */
-function workflowOut(o: Orchestration) {
+function workflowOut(o: OrchestrationFieldsFragment) {
   return omitNulls({
     workflow_id: o.orchestrationId,
     name: o.name,
@@ -197,31 +143,19 @@ function workflowOut(o: Orchestration) {
 }
 
 export const orchestrationWorkflowRoutes = [
-  defineRoute<{ createOrchestrationWorkflow: Orchestration }>({
+  defineRoute({
     method: 'POST',
     path: '/orchestration/workflows',
-    operation: /* GraphQL */ `
-      mutation CreateOrchestrationWorkflow($input: CreateOrchestrationWorkflowInput!) {
-        createOrchestrationWorkflow(input: $input) {
-          ${ORCHESTRATION}
-        }
-      }
-    `,
+    operation: CreateOrchestrationWorkflowDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     opaque: ['context'],
     status: 201,
     pick: ({ createOrchestrationWorkflow }) => workflowOut(createOrchestrationWorkflow),
   }),
-  defineRoute<{ orchestration: Orchestration }>({
+  defineRoute({
     method: 'GET',
     path: '/orchestration/workflows/:workflow_id',
-    operation: /* GraphQL */ `
-      query OrchestrationWorkflow($id: ID!) {
-        orchestration(orchestrationId: $id, includeTaskDetails: true) {
-          ${ORCHESTRATION}
-        }
-      }
-    `,
+    operation: OrchestrationWorkflowDocument,
     variables: ({ params }) => ({ id: params.workflow_id }),
     pick: ({ orchestration }) => workflowOut(orchestration),
   }),
@@ -230,31 +164,10 @@ export const orchestrationWorkflowRoutes = [
 // ---- Agent execution (alternate layout): a synchronous `custom` task of the agent ----
 
 export const agentExecuteRoutes = [
-  defineRoute<{ executeTask: Pick<TaskRow, 'taskId' | 'agentId' | 'status' | 'result' | 'error' | 'duration'> }>({
+  defineRoute({
     method: 'POST',
     path: '/agents/:agent_id/execute',
-    operation: /* GraphQL */ `
-      mutation ExecuteAgent($input: ExecuteTaskInput!) {
-        executeTask(input: $input) {
-          taskId
-          agentId
-          status
-          result {
-            output
-            filesCreated
-            filesModified
-            linesWritten
-            tokensUsed
-          }
-          error {
-            code
-            message
-            details
-          }
-          duration
-        }
-      }
-    `,
+    operation: ExecuteAgentDocument,
     variables: ({ params, body }) => {
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body)))
         throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });

@@ -1,37 +1,33 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
-import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WEBHOOK_SUMMARY, WORKFLOW_SUMMARY } from './selections';
-import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WebhookSummary, WorkflowSummary } from './selections';
+import {
+  ControlPlaneCancelExecutionDocument,
+  ControlPlaneCreateScheduleDocument,
+  ControlPlaneCreateWebhookDocument,
+  ControlPlaneDeleteScheduleDocument,
+  ControlPlaneExecutionDocument,
+  ControlPlaneExecutionsDocument,
+  ControlPlaneSchedulesDocument,
+  ControlPlaneTriggerWorkflowDocument,
+  ControlPlaneUpdateScheduleDocument,
+  ControlPlaneWorkflowsDocument,
+  type ControlPlaneExecutionQuery,
+} from './generated';
 
 /**
  * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
  * by the workflow engine's operations (the engine owns workflows, executions, webhook triggers
  * and schedules; these operations also accept control-plane keys). Spec 1's spelling: statuses
  * completed / failed / cancelled (the engine's `controlPlaneStatus`), durations in seconds,
- * `completedAt` / `cancelledAt`, `error.nodeName`.
+ * `completedAt` / `cancelledAt`, `error.nodeName`. Operations: control-plane-workflows.graphql.
  */
 
 /** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
 const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
-const EXECUTION = /* GraphQL */ `${EXECUTION_RUN} controlPlaneStatus engineExecutionUrl`;
-interface Execution extends ExecutionRun {
-  /** completed / failed / cancelled, or the run's own state while it runs or waits. */
-  controlPlaneStatus: string;
-  engineExecutionUrl: string;
-  /** Selected by GET …/executions/:executionId?includeData=true only. */
-  nodeData?: ExecutionNodeData[] | null;
-}
+/** An execution, with its node runs where they were selected (GET …/executions/:executionId?includeData=true). */
+type Execution = ControlPlaneExecutionQuery['controlPlaneExecution'];
 type ExecutionEnd = Pick<Execution, 'controlPlaneStatus' | 'finishedAt' | 'failedAt' | 'canceledAt'>;
-
-const SCHEDULE = /* GraphQL */ `scheduleId workflowId cron timezone nextRunAt enabled payload nodeName lastRunAt lastExecutionId runs createdAt updatedAt`;
-/** A WorkflowSchedule's fields as selected (answered without its nulls). */
-type Schedule = Record<string, unknown>;
-
-interface WebhookRegistration extends WebhookSummary {
-  createdAt: string;
-  authentication: WebhookAuthentication;
-}
 
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
 
@@ -84,17 +80,10 @@ export function executionOut(e: Execution) {
 const unfinished = (status: string) => status === 'running' || status === 'waiting';
 
 export const controlPlaneWorkflowRoutes: RouteDef[] = [
-  defineRoute<{ controlPlaneWorkflows: { workflows: WorkflowSummary[]; pagination: Pagination } }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/workflows',
-    operation: /* GraphQL */ `
-      query ControlPlaneWorkflows($active: Boolean, $tag: String, $limit: Int, $offset: Int) {
-        controlPlaneWorkflows(active: $active, tag: $tag, limit: $limit, offset: $offset) {
-          workflows { ${WORKFLOW_SUMMARY} }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ControlPlaneWorkflowsDocument,
     variables: ({ query }) => ({
       active: boolParam(query.active),
       tag: strParam(query.tag),
@@ -121,16 +110,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       pagination: page.pagination,
     }),
   }),
-  defineRoute<{ triggerWorkflow: Execution }>({
+  defineRoute({
     method: 'POST',
     path: '/control-plane/workflows/trigger',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneTriggerWorkflow($input: TriggerWorkflowInput!) {
-        triggerWorkflow(input: $input) {
-          ${EXECUTION}
-        }
-      }
-    `,
+    operation: ControlPlaneTriggerWorkflowDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     // async: 202 running; sync: 200 once it ended (a failed run too: the error is in the execution), 202 while it still runs or waits.
@@ -149,32 +132,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       return executionOut(e);
     },
   }),
-  defineRoute<{
-    controlPlaneExecutions: {
-      executions: (Pick<Execution, 'executionId' | 'workflowId' | 'workflowName' | 'startedAt' | 'duration'> & ExecutionEnd)[];
-      pagination: Pagination;
-    };
-  }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/workflows/executions',
-    operation: /* GraphQL */ `
-      query ControlPlaneExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
-        controlPlaneExecutions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
-          executions {
-            executionId
-            workflowId
-            workflowName
-            controlPlaneStatus
-            startedAt
-            finishedAt
-            failedAt
-            canceledAt
-            duration
-          }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ControlPlaneExecutionsDocument,
     variables: ({ query }) => ({
       workflowId: strParam(query.workflowId),
       status: strParam(query.status),
@@ -198,46 +159,23 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       pagination: page.pagination,
     }),
   }),
-  defineRoute<{ controlPlaneExecution: Execution }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/workflows/executions/:executionId',
-    operation: /* GraphQL */ `
-      query ControlPlaneExecution($executionId: ID!, $includeData: Boolean!) {
-        controlPlaneExecution(executionId: $executionId) {
-          ${EXECUTION}
-          nodeData @include(if: $includeData) { ${EXECUTION_NODE_DATA} }
-        }
-      }
-    `,
+    operation: ControlPlaneExecutionDocument,
     variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
     pick: ({ controlPlaneExecution }) => executionOut(controlPlaneExecution),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/workflows/executions/:executionId/cancel',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneCancelExecution($executionId: ID!, $reason: String) {
-        controlPlaneCancelExecution(executionId: $executionId, reason: $reason) {
-          executionId
-          status: controlPlaneStatus
-          cancelledAt: canceledAt
-        }
-      }
-    `,
+    operation: ControlPlaneCancelExecutionDocument,
     variables: ({ params, body }) => ({ executionId: params.executionId, reason: bodyField(body, 'reason') }),
   }),
-  defineRoute<{ controlPlaneCreateWorkflowWebhook: WebhookRegistration }>({
+  defineRoute({
     method: 'POST',
     path: '/control-plane/workflows/:workflowId/webhooks',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneCreateWebhook($workflowId: ID!, $input: WorkflowWebhookRegistrationInput!) {
-        controlPlaneCreateWorkflowWebhook(workflowId: $workflowId, input: $input) {
-          ${WEBHOOK_SUMMARY}
-          createdAt
-          ${WEBHOOK_AUTHENTICATION}
-        }
-      }
-    `,
+    operation: ControlPlaneCreateWebhookDocument,
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     pick: ({ controlPlaneCreateWorkflowWebhook: w }) => ({
@@ -255,41 +193,23 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
   defineRoute({
     method: 'POST',
     path: '/control-plane/workflows/:workflowId/schedule',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneCreateSchedule($workflowId: ID!, $input: WorkflowScheduleInput!) {
-        createWorkflowSchedule(workflowId: $workflowId, input: $input) {
-          ${SCHEDULE}
-        }
-      }
-    `,
+    operation: ControlPlaneCreateScheduleDocument,
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     bodyLimit: PAYLOAD_BODY_LIMIT,
     omitNulls: true,
   }),
-  defineRoute<{ workflowSchedules: Schedule[] }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/workflows/:workflowId/schedules',
-    operation: /* GraphQL */ `
-      query ControlPlaneSchedules($workflowId: ID!) {
-        workflowSchedules(workflowId: $workflowId) {
-          ${SCHEDULE}
-        }
-      }
-    `,
+    operation: ControlPlaneSchedulesDocument,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
     pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(omitNulls) }),
   }),
   defineRoute({
     method: 'PUT',
     path: '/control-plane/workflows/schedules/:scheduleId',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneUpdateSchedule($scheduleId: ID!, $input: UpdateWorkflowScheduleInput!) {
-        updateWorkflowSchedule(scheduleId: $scheduleId, input: $input) {
-          ${SCHEDULE}
-        }
-      }
-    `,
+    operation: ControlPlaneUpdateScheduleDocument,
     variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     omitNulls: true,
@@ -297,14 +217,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
   defineRoute({
     method: 'DELETE',
     path: '/control-plane/workflows/schedules/:scheduleId',
-    operation: /* GraphQL */ `
-      mutation ControlPlaneDeleteSchedule($scheduleId: ID!) {
-        deleteWorkflowSchedule(scheduleId: $scheduleId) {
-          scheduleId
-          deletedAt
-        }
-      }
-    `,
+    operation: ControlPlaneDeleteScheduleDocument,
     variables: ({ params }) => ({ scheduleId: params.scheduleId }),
   }),
 ];

@@ -1,73 +1,51 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, type RouteDef } from '../route';
-import { EXECUTION_NODE_DATA, EXECUTION_RUN, PAGINATION, WEBHOOK_AUTHENTICATION, WEBHOOK_SUMMARY, WORKFLOW_STATISTICS, WORKFLOW_SUMMARY } from './selections';
-import type { ExecutionNodeData, ExecutionRun, Pagination, WebhookAuthentication, WebhookSummary, WorkflowSummary } from './selections';
+import {
+  EngineCancelExecutionDocument,
+  EngineCreateWebhookDocument,
+  EngineCreateWorkflowDocument,
+  EngineDeleteExecutionDocument,
+  EngineDeleteWebhookDocument,
+  EngineDeleteWorkflowDocument,
+  EngineDuplicateWorkflowDocument,
+  EngineExecuteWorkflowDocument,
+  EngineExecutionDocument,
+  EngineExecutionLogsDocument,
+  EngineExecutionsDocument,
+  EngineExportWorkflowDocument,
+  EngineImportWorkflowDocument,
+  EngineNativeCreateDocument,
+  EngineNativeUpdateDocument,
+  EngineRetryExecutionDocument,
+  EngineTestWebhookDocument,
+  EngineUpdateWebhookDocument,
+  EngineUpdateWorkflowDocument,
+  EngineWebhookDocument,
+  EngineWebhookLogsDocument,
+  EngineWebhooksDocument,
+  EngineWorkflowDocument,
+  EngineWorkflowsDocument,
+  Engine_ActivateDocument,
+  Engine_DeactivateDocument,
+  type Engine_ActivateMutation,
+  type Engine_ActivateMutationVariables,
+  type Engine_DeactivateMutation,
+  type EngineExecutionQuery,
+  type EngineWebhookFieldsFragment,
+  type EngineWorkflowFieldsFragment,
+} from './generated';
 
 /**
  * The workflow engine (spec 2): `/v1/engine/...` (main layout) and the native interface
  * `/engine/api/v1/...` (header X-ENGINE-API-KEY). Field names as spec 2's tables; opaque JSON
- * (node parameters, connections, settings, data, outputs) passes through unchanged.
+ * (node parameters, connections, settings, data, outputs) passes through unchanged. Operations:
+ * engine.graphql.
  */
 
 /** Payloads may be 5 MB (PAYLOAD_TOO_LARGE past it); the headroom lets the service say so with details. */
 const PAYLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
-const WORKFLOW = /* GraphQL */ `
-  workflowId name description tags active version nodeCount
-  nodes {
-    name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData
-    executeOnce
-  }
-  connections settings createdAt updatedAt webhookUrl lastExecuted ${WORKFLOW_STATISTICS}`;
-/** A node's fields as selected (null where the node does not set one): answered without its nulls. */
-type WorkflowNode = Record<string, unknown>;
-interface Workflow extends Omit<WorkflowSummary, 'description'> {
-  description: string | null;
-  nodes: WorkflowNode[];
-  connections: Record<string, unknown>;
-  settings: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
-
-const EXECUTION = /* GraphQL */ `${EXECUTION_RUN} status mode resumeUrl originalExecutionId`;
-interface Execution extends ExecutionRun {
-  status: string;
-  mode: string;
-  resumeUrl: string | null;
-  originalExecutionId: string | null;
-  /** Selected by GET /executions/:id?includeData=true only. */
-  nodeData?: ExecutionNodeData[] | null;
-}
-
-const WEBHOOK = /* GraphQL */ `
-  webhookId workflowId workflowName path url method responseMode active createdAt updatedAt ${WEBHOOK_AUTHENTICATION}
-  rateLimit { windowMs maxRequests keyBy }
-  statistics { totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered }`;
-interface Webhook {
-  webhookId: string;
-  workflowId: string;
-  workflowName: string;
-  path: string;
-  url: string;
-  method: string;
-  responseMode: string;
-  active: boolean;
-  createdAt: string;
-  updatedAt: string;
-  authentication: WebhookAuthentication;
-  rateLimit: { windowMs: number; maxRequests: number; keyBy: string } | null;
-  statistics: {
-    totalRequests: number;
-    successfulRequests: number;
-    failedRequests: number;
-    rejectedRequests: number;
-    averageResponseTime: number;
-    lastTriggered: string | null;
-  };
-}
-
-const workflowOut = (w: Workflow) => ({
+const workflowOut = (w: EngineWorkflowFieldsFragment) => ({
   workflowId: w.workflowId,
   name: w.name,
   ...(w.description !== null ? { description: w.description } : {}),
@@ -84,7 +62,8 @@ const workflowOut = (w: Workflow) => ({
   webhookUrl: w.webhookUrl,
 });
 
-const executionOut = (e: Execution) => ({
+/** An execution, with its node runs where they were selected (GET /executions/:id?includeData=true). */
+const executionOut = (e: EngineExecutionQuery['execution']) => ({
   executionId: e.executionId,
   workflowId: e.workflowId,
   workflowName: e.workflowName,
@@ -107,7 +86,7 @@ const executionOut = (e: Execution) => ({
   ...(e.nodeData ? { nodeData: e.nodeData.map(omitNulls) } : {}),
 });
 
-const webhookOut = (w: Webhook) => ({
+const webhookOut = (w: EngineWebhookFieldsFragment) => ({
   webhookId: w.webhookId,
   workflowId: w.workflowId,
   workflowName: w.workflowName,
@@ -128,31 +107,18 @@ const UPDATE_FIELDS = ['name', 'description', 'tags', 'nodes', 'connections', 'a
 // ---------------------------------------------------------------------------------------------
 // Routes shared by both layouts (paths relative to the engine's base)
 
-const getWorkflow = defineRoute<{ workflow: Workflow }>({
+const getWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId',
-  operation: /* GraphQL */ `
-    query EngineWorkflow($workflowId: ID!) {
-      workflow(workflowId: $workflowId) {
-        ${WORKFLOW}
-      }
-    }
-  `,
+  operation: EngineWorkflowDocument,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
   pick: ({ workflow }) => workflowOut(workflow),
 });
 
-const listWorkflows = defineRoute<{ workflows: { workflows: WorkflowSummary[]; pagination: Pagination } }>({
+const listWorkflows = defineRoute({
   method: 'GET',
   path: '/workflows',
-  operation: /* GraphQL */ `
-    query EngineWorkflows($active: Boolean, $tag: String, $search: String, $limit: Int, $offset: Int) {
-      workflows(active: $active, tag: $tag, search: $search, limit: $limit, offset: $offset) {
-        workflows { ${WORKFLOW_SUMMARY} }
-        ${PAGINATION}
-      }
-    }
-  `,
+  operation: EngineWorkflowsDocument,
   variables: ({ query }) => ({
     active: boolParam(query.active),
     tag: query.tag,
@@ -180,39 +146,22 @@ const listWorkflows = defineRoute<{ workflows: { workflows: WorkflowSummary[]; p
 const deleteWorkflow = defineRoute({
   method: 'DELETE',
   path: '/workflows/:workflowId',
-  operation: /* GraphQL */ `
-    mutation EngineDeleteWorkflow($workflowId: ID!) {
-      deleteWorkflow(workflowId: $workflowId) {
-        workflowId
-        deletedAt
-      }
-    }
-  `,
+  operation: EngineDeleteWorkflowDocument,
   variables: ({ params }) => ({ workflowId: params.workflowId }),
 });
 
 const activation = (action: 'activate' | 'deactivate') =>
-  defineRoute({
+  defineRoute<Engine_ActivateMutation | Engine_DeactivateMutation, Engine_ActivateMutationVariables>({
     method: 'POST',
     path: `/workflows/:workflowId/${action}`,
-    operation: `mutation Engine_${action}($workflowId: ID!) { ${action}Workflow(workflowId: $workflowId) { workflowId active version updatedAt } }`,
+    operation: action === 'activate' ? Engine_ActivateDocument : Engine_DeactivateDocument,
     variables: ({ params }) => ({ workflowId: params.workflowId }),
   });
 
-const duplicateWorkflow = defineRoute<{ duplicateWorkflow: Pick<Workflow, 'workflowId' | 'name' | 'active' | 'version' | 'createdAt'> }>({
+const duplicateWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows/:workflowId/duplicate',
-  operation: /* GraphQL */ `
-    mutation EngineDuplicateWorkflow($workflowId: ID!, $name: String!) {
-      duplicateWorkflow(workflowId: $workflowId, name: $name) {
-        workflowId
-        name
-        active
-        version
-        createdAt
-      }
-    }
-  `,
+  operation: EngineDuplicateWorkflowDocument,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, name: bodyField(body, 'name') }),
   status: 201,
   pick: ({ duplicateWorkflow: w }, req) => ({
@@ -228,47 +177,23 @@ const duplicateWorkflow = defineRoute<{ duplicateWorkflow: Pick<Workflow, 'workf
 const exportWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId/export',
-  operation: /* GraphQL */ `
-    query EngineExportWorkflow($workflowId: ID!, $format: String) {
-      exportWorkflow(workflowId: $workflowId, format: $format) {
-        format
-        workflow
-      }
-    }
-  `,
+  operation: EngineExportWorkflowDocument,
   variables: ({ params, query }) => ({ workflowId: params.workflowId, format: query.format ?? 'json' }),
 });
 
 const importWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows/import',
-  operation: /* GraphQL */ `
-    mutation EngineImportWorkflow($workflow: JSON!, $name: String) {
-      importWorkflow(workflow: $workflow, name: $name) {
-        workflowId
-        name
-        nodes: nodeCount
-        active
-        version
-        createdAt
-      }
-    }
-  `,
+  operation: EngineImportWorkflowDocument,
   variables: ({ body }) => ({ workflow: bodyField(body, 'workflow'), name: bodyField(body, 'name') }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
 
-const executeWorkflow = defineRoute<{ executeWorkflow: Execution }>({
+const executeWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows/:workflowId/execute',
-  operation: /* GraphQL */ `
-    mutation EngineExecuteWorkflow($workflowId: ID!, $input: ExecuteWorkflowInput) {
-      executeWorkflow(workflowId: $workflowId, input: $input) {
-        ${EXECUTION}
-      }
-    }
-  `,
+  operation: EngineExecuteWorkflowDocument,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
   pick: ({ executeWorkflow: e }) => {
@@ -287,41 +212,18 @@ const executeWorkflow = defineRoute<{ executeWorkflow: Execution }>({
   },
 });
 
-const getExecution = defineRoute<{ execution: Execution }>({
+const getExecution = defineRoute({
   method: 'GET',
   path: '/executions/:executionId',
-  operation: /* GraphQL */ `
-    query EngineExecution($executionId: ID!, $includeData: Boolean!) {
-      execution(executionId: $executionId) {
-        ${EXECUTION}
-        nodeData @include(if: $includeData) { ${EXECUTION_NODE_DATA} }
-      }
-    }
-  `,
+  operation: EngineExecutionDocument,
   variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
   pick: ({ execution }) => executionOut(execution),
 });
 
-const listExecutions = defineRoute<{ executions: { executions: Record<string, unknown>[]; pagination: Pagination } }>({
+const listExecutions = defineRoute({
   method: 'GET',
   path: '/executions',
-  operation: /* GraphQL */ `
-    query EngineExecutions($workflowId: ID, $status: String, $startDate: DateTimeISO, $endDate: DateTimeISO, $limit: Int, $offset: Int) {
-      executions(workflowId: $workflowId, status: $status, startDate: $startDate, endDate: $endDate, limit: $limit, offset: $offset) {
-        executions {
-          executionId
-          workflowId
-          workflowName
-          status
-          mode
-          duration
-          startedAt
-          finishedAt
-        }
-        ${PAGINATION}
-      }
-    }
-  `,
+  operation: EngineExecutionsDocument,
   variables: ({ query }) => ({
     workflowId: query.workflowId,
     status: query.status,
@@ -336,17 +238,7 @@ const listExecutions = defineRoute<{ executions: { executions: Record<string, un
 const retryExecution = defineRoute({
   method: 'POST',
   path: '/executions/:executionId/retry',
-  operation: /* GraphQL */ `
-    mutation EngineRetryExecution($executionId: ID!, $fromNode: String) {
-      retryExecution(executionId: $executionId, fromNode: $fromNode) {
-        executionId
-        originalExecutionId
-        workflowId
-        status
-        startedAt
-      }
-    }
-  `,
+  operation: EngineRetryExecutionDocument,
   variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: bodyField(body, 'fromNode') }),
   status: 201,
 });
@@ -354,103 +246,46 @@ const retryExecution = defineRoute({
 const cancelExecution = defineRoute({
   method: 'POST',
   path: '/executions/:executionId/cancel',
-  operation: /* GraphQL */ `
-    mutation EngineCancelExecution($executionId: ID!) {
-      cancelExecution(executionId: $executionId) {
-        executionId
-        status
-        canceledAt
-      }
-    }
-  `,
+  operation: EngineCancelExecutionDocument,
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
 const deleteExecution = defineRoute({
   method: 'DELETE',
   path: '/executions/:executionId',
-  operation: /* GraphQL */ `
-    mutation EngineDeleteExecution($executionId: ID!) {
-      deleteExecution(executionId: $executionId) {
-        executionId
-        deletedAt
-      }
-    }
-  `,
+  operation: EngineDeleteExecutionDocument,
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
-const executionLogs = defineRoute<{ execution: { executionId: string; logs: Record<string, unknown>[] } }>({
+const executionLogs = defineRoute({
   method: 'GET',
   path: '/executions/:executionId/logs',
-  operation: /* GraphQL */ `
-    query EngineExecutionLogs($executionId: ID!) {
-      execution(executionId: $executionId) {
-        executionId
-        logs {
-          timestamp
-          level
-          node
-          message
-        }
-      }
-    }
-  `,
+  operation: EngineExecutionLogsDocument,
   variables: ({ params }) => ({ executionId: params.executionId }),
   pick: ({ execution }) => ({ executionId: execution.executionId, logs: execution.logs.map(omitNulls) }),
 });
 
-const createWebhook = defineRoute<{ createWorkflowWebhook: Webhook }>({
+const createWebhook = defineRoute({
   method: 'POST',
   path: '/webhooks',
-  operation: /* GraphQL */ `
-    mutation EngineCreateWebhook($input: CreateWorkflowWebhookInput!) {
-      createWorkflowWebhook(input: $input) {
-        ${WEBHOOK}
-      }
-    }
-  `,
+  operation: EngineCreateWebhookDocument,
   variables: ({ body }) => ({ input: body }),
   status: 201,
   pick: ({ createWorkflowWebhook: w }) => webhookOut(w),
 });
 
-const getWebhook = defineRoute<{ workflowWebhook: Webhook }>({
+const getWebhook = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhookId',
-  operation: /* GraphQL */ `
-    query EngineWebhook($webhookId: ID!) {
-      workflowWebhook(webhookId: $webhookId) {
-        ${WEBHOOK}
-      }
-    }
-  `,
+  operation: EngineWebhookDocument,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
   pick: ({ workflowWebhook: w }) => webhookOut(w),
 });
 
-/** A webhook as its list shows it. */
-type ListedWebhook = WebhookSummary & {
-  statistics: Pick<Webhook['statistics'], 'totalRequests' | 'lastTriggered'>;
-};
-
-const listWebhooks = defineRoute<{ workflowWebhooks: { webhooks: ListedWebhook[]; pagination: Pagination } }>({
+const listWebhooks = defineRoute({
   method: 'GET',
   path: '/webhooks',
-  operation: /* GraphQL */ `
-    query EngineWebhooks($workflowId: ID, $active: Boolean, $limit: Int, $offset: Int) {
-      workflowWebhooks(workflowId: $workflowId, active: $active, limit: $limit, offset: $offset) {
-        webhooks {
-          ${WEBHOOK_SUMMARY}
-          statistics {
-            totalRequests
-            lastTriggered
-          }
-        }
-        ${PAGINATION}
-      }
-    }
-  `,
+  operation: EngineWebhooksDocument,
   variables: ({ query }) => ({
     workflowId: query.workflowId,
     active: boolParam(query.active),
@@ -473,16 +308,10 @@ const listWebhooks = defineRoute<{ workflowWebhooks: { webhooks: ListedWebhook[]
   }),
 });
 
-const updateWebhook = defineRoute<{ updateWorkflowWebhook: Webhook }>({
+const updateWebhook = defineRoute({
   method: 'PUT',
   path: '/webhooks/:webhookId',
-  operation: /* GraphQL */ `
-    mutation EngineUpdateWebhook($webhookId: ID!, $input: UpdateWorkflowWebhookInput!) {
-      updateWorkflowWebhook(webhookId: $webhookId, input: $input) {
-        ${WEBHOOK}
-      }
-    }
-  `,
+  operation: EngineUpdateWebhookDocument,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   pick: ({ updateWorkflowWebhook: w }) => ({ ...webhookOut(w), webhookId: w.webhookId, updatedAt: w.updatedAt }),
 });
@@ -490,62 +319,22 @@ const updateWebhook = defineRoute<{ updateWorkflowWebhook: Webhook }>({
 const deleteWebhook = defineRoute({
   method: 'DELETE',
   path: '/webhooks/:webhookId',
-  operation: /* GraphQL */ `
-    mutation EngineDeleteWebhook($webhookId: ID!) {
-      deleteWorkflowWebhook(webhookId: $webhookId) {
-        webhookId
-        deletedAt
-      }
-    }
-  `,
+  operation: EngineDeleteWebhookDocument,
   variables: ({ params }) => ({ webhookId: params.webhookId }),
 });
 
 const testWebhook = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhookId/test',
-  operation: /* GraphQL */ `
-    mutation EngineTestWebhook($webhookId: ID!, $input: TestWorkflowWebhookInput) {
-      testWorkflowWebhook(webhookId: $webhookId, input: $input) {
-        testExecutionId
-        webhookResponse {
-          status
-          headers
-          body
-        }
-        workflowResult {
-          status
-          duration
-        }
-      }
-    }
-  `,
+  operation: EngineTestWebhookDocument,
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
 
-const webhookLogs = defineRoute<{ workflowWebhookLogs: { webhookId: string; logs: Record<string, unknown>[]; pagination: Pagination } }>({
+const webhookLogs = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhookId/logs',
-  operation: /* GraphQL */ `
-    query EngineWebhookLogs($webhookId: ID!, $limit: Int, $offset: Int, $status: String) {
-      workflowWebhookLogs(webhookId: $webhookId, limit: $limit, offset: $offset, status: $status) {
-        webhookId
-        logs {
-          timestamp
-          method
-          sourceIp
-          status
-          reason
-          statusCode
-          responseTime
-          executionId
-          test
-        }
-        ${PAGINATION}
-      }
-    }
-  `,
+  operation: EngineWebhookLogsDocument,
   variables: ({ params, query }) => ({
     webhookId: params.webhookId,
     limit: intParam(query.limit) ?? 50,
@@ -586,18 +375,7 @@ const shared: RouteDef[] = [
 const createWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows',
-  operation: /* GraphQL */ `
-    mutation EngineCreateWorkflow($input: CreateWorkflowInput!) {
-      createWorkflow(input: $input) {
-        workflowId
-        name
-        active
-        version
-        createdAt
-        webhookUrl
-      }
-    }
-  `,
+  operation: EngineCreateWorkflowDocument,
   variables: ({ body }) => ({ input: body }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -606,17 +384,7 @@ const createWorkflow = defineRoute({
 const updateWorkflow = defineRoute({
   method: 'PUT',
   path: '/workflows/:workflowId',
-  operation: /* GraphQL */ `
-    mutation EngineUpdateWorkflow($workflowId: ID!, $input: UpdateWorkflowInput!) {
-      updateWorkflow(workflowId: $workflowId, input: $input) {
-        workflowId
-        name
-        active
-        version
-        updatedAt
-      }
-    }
-  `,
+  operation: EngineUpdateWorkflowDocument,
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
@@ -627,16 +395,10 @@ export const engineRoutes: RouteDef[] = [createWorkflow, updateWorkflow, ...shar
 // ---------------------------------------------------------------------------------------------
 // Native interface: /engine/api/v1/... (n8n-like: POST /workflows imports, PATCH with {active})
 
-const nativeCreate = defineRoute<{ importWorkflow: Workflow }>({
+const nativeCreate = defineRoute({
   method: 'POST',
   path: '/workflows',
-  operation: /* GraphQL */ `
-    mutation EngineNativeCreate($workflow: JSON!) {
-      importWorkflow(workflow: $workflow) {
-        ${WORKFLOW}
-      }
-    }
-  `,
+  operation: EngineNativeCreateDocument,
   variables: ({ body }) => ({ workflow: body }),
   status: 201,
   bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -644,16 +406,10 @@ const nativeCreate = defineRoute<{ importWorkflow: Workflow }>({
 });
 
 const nativeUpdate = (method: 'PUT' | 'PATCH') =>
-  defineRoute<{ updateWorkflow: Workflow }>({
+  defineRoute({
     method,
     path: '/workflows/:workflowId',
-    operation: /* GraphQL */ `
-      mutation EngineNativeUpdate($workflowId: ID!, $input: UpdateWorkflowInput!) {
-        updateWorkflow(workflowId: $workflowId, input: $input) {
-          ${WORKFLOW}
-        }
-      }
-    `,
+    operation: EngineNativeUpdateDocument,
     // Clients of the native interface send whole workflow objects (id, versionId, …): only the fields we own are taken.
     variables: ({ params, body }) => ({
       workflowId: params.workflowId,

@@ -1,42 +1,46 @@
 import { bodyField, defineRoute, intParam, strParam } from '../route';
+import {
+  AddFeatureRequestCommentDocument,
+  AddProjectModeratorDocument,
+  CreateFeedbackProjectDocument,
+  DeleteFeatureRequestCommentDocument,
+  DeleteFeatureRequestDocument,
+  DeleteFeedbackProjectDocument,
+  FeatureRequestCommentsDocument,
+  FeatureRequestDocument,
+  FeatureRequestVotesDocument,
+  FeatureRequestsDocument,
+  FeedbackMeDocument,
+  FeedbackProjectDocument,
+  FeedbackProjectsDocument,
+  MyFeedbackProjectsDocument,
+  SetFeatureRequestStatusDocument,
+  SubmitFeatureRequestDocument,
+  UnvoteFeatureRequestDocument,
+  UpdateFeatureRequestCommentDocument,
+  UpdateFeatureRequestDocument,
+  UpdateFeedbackProjectDocument,
+  VoteFeatureRequestDocument,
+} from './generated';
 
 /**
  * The feature-request service, `{base_url}/api/v1` on the `/feedback` surface (spec 3, section B),
  * snake_case, `{success, message, data}`. Sign-in (`GET /auth/{github,google}` and their
- * callbacks) redirects, so the service serves it itself (subgraphs/feedback/index.ts).
+ * callbacks) redirects, so the service serves it itself (subgraphs/feedback/index.ts). Operations:
+ * feedback.graphql.
  */
-
-const PROJECT = `id name description slug ownerId settings { isPublic allowAnonymous requireApproval } stats { totalRequests totalVotes totalComments } createdAt`;
-const REQUEST = `id projectId authorId title description status category tags priority votesCount commentsCount createdAt updatedAt`;
-const VOTES = `totalVotes upVotes downVotes userVote userVoteId`;
-const COMMENT = `id requestId authorId body createdAt updatedAt`;
 
 export const feedbackRoutes = [
   defineRoute({
     method: 'GET',
     path: '/auth/me',
-    operation: /* GraphQL */ `
-      query FeedbackMe {
-        feedbackMe {
-          id
-          email
-          username
-          name
-          avatar
-          subscription {
-            tier
-            status
-          }
-          createdAt
-        }
-      }
-    `,
+    operation: FeedbackMeDocument,
     snakeCase: true,
   }),
-  defineRoute<{ feedbackProjects: { projects: unknown[] } }>({
+  defineRoute({
     method: 'GET',
     path: '/projects',
-    operation: /* GraphQL */ `query FeedbackProjects($limit: Int, $offset: Int) { feedbackProjects(limit: $limit, offset: $offset) { projects { ${PROJECT} } } }`,
+    operation: FeedbackProjectsDocument,
     variables: ({ query }) => ({ limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
     pick: ({ feedbackProjects }) => feedbackProjects.projects,
     snakeCase: true,
@@ -44,7 +48,7 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'POST',
     path: '/projects',
-    operation: /* GraphQL */ `mutation CreateFeedbackProject($input: CreateProjectInput!) { createFeedbackProject(input: $input) { ${PROJECT} } }`,
+    operation: CreateFeedbackProjectDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     snakeCase: true,
@@ -52,39 +56,33 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'GET',
     path: '/projects/my',
-    operation: /* GraphQL */ `query MyFeedbackProjects { myFeedbackProjects { ${PROJECT} } }`,
+    operation: MyFeedbackProjectsDocument,
     snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/projects/:id',
-    operation: /* GraphQL */ `query FeedbackProject($id: ID!) { feedbackProject(id: $id) { ${PROJECT} moderators } }`,
+    operation: FeedbackProjectDocument,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'PUT',
     path: '/projects/:id',
-    operation: /* GraphQL */ `mutation UpdateFeedbackProject($id: ID!, $input: UpdateProjectInput!) { updateFeedbackProject(id: $id, input: $input) { ${PROJECT} } }`,
+    operation: UpdateFeedbackProjectDocument,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/projects/:id',
-    operation: /* GraphQL */ `
-      mutation DeleteFeedbackProject($id: ID!) {
-        deleteFeedbackProject(id: $id) {
-          id
-        }
-      }
-    `,
+    operation: DeleteFeedbackProjectDocument,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
     method: 'POST',
     path: '/projects/:id/moderators',
-    operation: /* GraphQL */ `mutation AddProjectModerator($id: ID!, $userId: ID!) { addProjectModerator(projectId: $id, userId: $userId) { ${PROJECT} moderators } }`,
+    operation: AddProjectModeratorDocument,
     variables: ({ params, body }) => ({ id: params.id, userId: bodyField(body, 'userId') }),
     status: 201,
     snakeCase: true,
@@ -92,12 +90,7 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'GET',
     path: '/projects/:id/requests',
-    operation: /* GraphQL */ `
-      query FeatureRequests($id: ID!, $limit: Int, $offset: Int, $status: String, $category: String, $sort: String, $order: String) {
-        featureRequests(projectId: $id, limit: $limit, offset: $offset, status: $status, category: $category, sort: $sort, order: $order) {
-          requests { ${REQUEST} } total limit offset
-        }
-      }`,
+    operation: FeatureRequestsDocument,
     variables: ({ params, query }) => ({
       id: params.id,
       limit: intParam(query.limit) ?? 20,
@@ -112,7 +105,7 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'POST',
     path: '/projects/:id/requests',
-    operation: /* GraphQL */ `mutation SubmitFeatureRequest($id: ID!, $input: FeatureRequestInput!) { submitFeatureRequest(projectId: $id, input: $input) { ${REQUEST} } }`,
+    operation: SubmitFeatureRequestDocument,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     status: 201,
     snakeCase: true,
@@ -120,68 +113,62 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'GET',
     path: '/requests/:id',
-    operation: /* GraphQL */ `query FeatureRequest($id: ID!) { featureRequest(requestId: $id) { ${REQUEST} } }`,
+    operation: FeatureRequestDocument,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'PUT',
     path: '/requests/:id',
-    operation: /* GraphQL */ `mutation UpdateFeatureRequest($id: ID!, $input: FeatureRequestInput!) { updateFeatureRequest(requestId: $id, input: $input) { ${REQUEST} } }`,
+    operation: UpdateFeatureRequestDocument,
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/requests/:id',
-    operation: /* GraphQL */ `
-      mutation DeleteFeatureRequest($id: ID!) {
-        deleteFeatureRequest(requestId: $id) {
-          id
-        }
-      }
-    `,
+    operation: DeleteFeatureRequestDocument,
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
     method: 'PATCH',
     path: '/requests/:id/status',
-    operation: /* GraphQL */ `mutation SetFeatureRequestStatus($id: ID!, $status: String!) { setFeatureRequestStatus(requestId: $id, status: $status) { ${REQUEST} } }`,
+    operation: SetFeatureRequestStatusDocument,
     variables: ({ params, body }) => ({ id: params.id, status: bodyField(body, 'status') }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/requests/:id/vote',
-    operation: /* GraphQL */ `mutation VoteFeatureRequest($id: ID!, $type: String!) { voteFeatureRequest(requestId: $id, type: $type) { ${VOTES} } }`,
+    operation: VoteFeatureRequestDocument,
     variables: ({ params, body }) => ({ id: params.id, type: bodyField(body, 'type') }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/requests/:id/vote',
-    operation: /* GraphQL */ `mutation UnvoteFeatureRequest($id: ID!) { unvoteFeatureRequest(requestId: $id) { ${VOTES} } }`,
+    operation: UnvoteFeatureRequestDocument,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/requests/:id/votes',
-    operation: /* GraphQL */ `query FeatureRequestVotes($id: ID!) { featureRequestVotes(requestId: $id) { ${VOTES} } }`,
+    operation: FeatureRequestVotesDocument,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'GET',
     path: '/requests/:id/comments',
-    operation: /* GraphQL */ `query FeatureRequestComments($id: ID!) { featureRequestComments(requestId: $id) { ${COMMENT} } }`,
+    operation: FeatureRequestCommentsDocument,
     variables: ({ params }) => ({ id: params.id }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/requests/:id/comments',
-    operation: /* GraphQL */ `mutation AddFeatureRequestComment($id: ID!, $body: String!) { addFeatureRequestComment(requestId: $id, body: $body) { ${COMMENT} } }`,
+    operation: AddFeatureRequestCommentDocument,
     variables: ({ params, body }) => ({ id: params.id, body: bodyField(body, 'body') }),
     status: 201,
     snakeCase: true,
@@ -189,20 +176,14 @@ export const feedbackRoutes = [
   defineRoute({
     method: 'PUT',
     path: '/comments/:id',
-    operation: /* GraphQL */ `mutation UpdateFeatureRequestComment($id: ID!, $body: String!) { updateFeatureRequestComment(commentId: $id, body: $body) { ${COMMENT} } }`,
+    operation: UpdateFeatureRequestCommentDocument,
     variables: ({ params, body }) => ({ id: params.id, body: bodyField(body, 'body') }),
     snakeCase: true,
   }),
   defineRoute({
     method: 'DELETE',
     path: '/comments/:id',
-    operation: /* GraphQL */ `
-      mutation DeleteFeatureRequestComment($id: ID!) {
-        deleteFeatureRequestComment(commentId: $id) {
-          id
-        }
-      }
-    `,
+    operation: DeleteFeatureRequestCommentDocument,
     variables: ({ params }) => ({ id: params.id }),
   }),
 ];

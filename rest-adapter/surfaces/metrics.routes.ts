@@ -1,26 +1,25 @@
 import { omitNulls } from '../output';
 import { defineRoute, strParam } from '../route';
+import {
+  AgentMetricsDocument,
+  CostMetricsDocument,
+  MetricsQueryDocument,
+  OrchestrationMetricsDocument,
+  SystemHealthDocument,
+  SystemResourcesDocument,
+  WorkflowMetricsDocument,
+} from './generated';
 
-/** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). */
+/** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). Operations: metrics.graphql. */
 
-const PERIOD = `period { start end granularity }`;
-const SUMMARY = `summary { totalExecutions successfulExecutions failedExecutions successRate averageDuration p50Duration p95Duration p99Duration totalProcessingTime }`;
-const BUCKETS = `timeseries { timestamp executions successful failed averageDuration totalDuration }`;
-const ERRORS = `errorBreakdown { errorCode count percentage }`;
-const PART = `status responseTime uptime activeExecutions queuedTasks capacityUtilization engineStatus connections queryLatencyP95 memoryUsage operations depth message`;
-/** Fields as selected, passed on (the answers below reshape only a part of them). */
-type Selected = Record<string, unknown>;
 /** A health part without its null fields (each part has its own). */
-const part = (p: Selected) => omitNulls(p);
+const part = <T extends object>(p: T) => omitNulls(p);
 
 export const metricsRoutes = [
   defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/agents',
-    operation: /* GraphQL */ `query AgentMetrics($startDate: String!, $endDate: String!, $agentId: String, $granularity: String) {
-      agentMetrics(startDate: $startDate, endDate: $endDate, agentId: $agentId, granularity: $granularity) {
-        agentId ${PERIOD} ${SUMMARY} ${BUCKETS} taskTypeBreakdown { taskType executions successRate averageDuration } ${ERRORS}
-      } }`,
+    operation: AgentMetricsDocument,
     variables: ({ query }) => ({
       startDate: strParam(query.startDate),
       endDate: strParam(query.endDate),
@@ -28,13 +27,10 @@ export const metricsRoutes = [
       granularity: strParam(query.granularity),
     }),
   }),
-  defineRoute<{ workflowMetrics: Selected & { summary: Selected } }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/workflows',
-    operation: /* GraphQL */ `query WorkflowMetrics($startDate: String!, $endDate: String!, $workflowId: ID, $granularity: String) {
-      workflowMetrics(startDate: $startDate, endDate: $endDate, workflowId: $workflowId, granularity: $granularity) {
-        workflowId ${PERIOD} ${SUMMARY} ${BUCKETS} nodePerformance { nodeName executions averageDuration failureRate } ${ERRORS}
-      } }`,
+    operation: WorkflowMetricsDocument,
     variables: ({ query }) => ({
       startDate: strParam(query.startDate),
       endDate: strParam(query.endDate),
@@ -52,52 +48,13 @@ export const metricsRoutes = [
   defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/orchestrations',
-    operation: /* GraphQL */ `
-      query OrchestrationMetrics($startDate: String!, $endDate: String!, $stage: String) {
-        orchestrationMetrics(startDate: $startDate, endDate: $endDate, stage: $stage) {
-          period {
-            start
-            end
-          }
-          summary {
-            totalOrchestrations
-            completed
-            failed
-            cancelled
-            successRate
-            averageDuration
-            averageStagesCompleted
-            averageTasksPerOrchestration
-          }
-          stagePerformance {
-            stage
-            completionRate
-            averageDuration
-          }
-          gateValidationMetrics {
-            totalValidations
-            passed
-            failed
-            passRate
-            commonFailures {
-              criteria
-              failures
-            }
-          }
-        }
-      }
-    `,
+    operation: OrchestrationMetricsDocument,
     variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), stage: strParam(query.stage) }),
   }),
-  defineRoute<{ systemHealth: Selected & { services: Record<string, Selected> } }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/system/health',
-    operation: /* GraphQL */ `query SystemHealth { systemHealth {
-        status timestamp
-        services { gateway { ${PART} } controlPlane { ${PART} } agents { ${PART} } workflows { ${PART} } database { ${PART} } queue { ${PART} } cache { ${PART} } subgraphs }
-        resources { cpu { usage available } memory { usage available } storage { usage available } }
-        rateLimits { tier requestsPerMinute { limit current utilizationPercentage } concurrentExecutions { limit current utilizationPercentage } }
-      } }`,
+    operation: SystemHealthDocument,
     pick: ({ systemHealth: h }) => ({
       ...h,
       services: Object.fromEntries(Object.entries(h.services).map(([k, v]) => [k, k === 'subgraphs' ? v : part(v)])),
@@ -106,73 +63,20 @@ export const metricsRoutes = [
   defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/system/resources',
-    operation: /* GraphQL */ `query SystemResources($startDate: String!, $endDate: String!, $granularity: String) {
-      systemResources(startDate: $startDate, endDate: $endDate, granularity: $granularity) {
-        ${PERIOD}
-        timeseries { timestamp cpu { usage peak } memory { usage peak } storage { usage growth } network { inbound outbound } requests { total successful failed } }
-        summary { averageCpuUsage peakCpuUsage averageMemoryUsage peakMemoryUsage totalRequests totalDataTransferred }
-      } }`,
+    operation: SystemResourcesDocument,
     variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), granularity: strParam(query.granularity) }),
   }),
-  defineRoute<{ costMetrics: Selected & { breakdown: Selected[] } }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/metrics/costs',
-    operation: /* GraphQL */ `
-      query CostMetrics($startDate: String!, $endDate: String!, $groupBy: String) {
-        costMetrics(startDate: $startDate, endDate: $endDate, groupBy: $groupBy) {
-          period {
-            start
-            end
-          }
-          summary {
-            totalCost
-            currency
-            tier
-            baseFee
-            usageFee
-          }
-          groupBy
-          breakdown {
-            category
-            cost
-            executions
-            orchestrations
-            tokens
-            costPerExecution
-            costPerOrchestration
-          }
-          topAgents {
-            agentId
-            cost
-            executions
-          }
-          forecast {
-            projectedMonthlyTotal
-            basedOnDaysOfData
-            confidenceLevel
-          }
-        }
-      }
-    `,
+    operation: CostMetricsDocument,
     variables: ({ query }) => ({ startDate: strParam(query.startDate), endDate: strParam(query.endDate), groupBy: strParam(query.groupBy) }),
     pick: ({ costMetrics: c }) => ({ ...c, breakdown: c.breakdown.map(part) }),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/metrics/query',
-    operation: /* GraphQL */ `
-      query MetricsQuery($input: MetricsQueryInput!) {
-        metricsQuery(input: $input) {
-          metric
-          aggregation
-          results
-          timeRange {
-            start
-            end
-          }
-        }
-      }
-    `,
+    operation: MetricsQueryDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
   }),
 ];

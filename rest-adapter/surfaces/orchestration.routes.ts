@@ -1,77 +1,20 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
-import { PAGINATION, type Pagination } from './selections';
+import {
+  CancelOrchestrationDocument,
+  CreateOrchestrationDocument,
+  GateCatalogDocument,
+  ListOrchestrationsDocument,
+  OrchestrationStatusDocument,
+  PauseOrchestrationDocument,
+  ResumeOrchestrationDocument,
+  ValidateGateDocument,
+  type OrchestrationFieldsFragment,
+} from './generated';
 
-/** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). */
+/** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). Operations: orchestration.graphql. */
 
-const GATE_RESULT = `stage gateType passed criteria { name required met } missingCriteria validatedAt`;
-/** An Orchestration, whole: the status endpoint's and the alternate layout's workflow. */
-export const ORCHESTRATION = /* GraphQL */ `
-  orchestrationId name description status currentStage
-  progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
-  stages {
-    stage status parallel tasksTotal tasksCompleted startedAt completedAt duration
-    gateValidation { enabled required exitGatePassed outputs validation { missingCriteria validatedAt } }
-    tasks { key taskId agentId taskType status dependencies progress result error startedAt completedAt }
-  }
-  result { success stagesCompleted tasksCompleted outputs }
-  error { code message details }
-  pauseReason cancelReason tasksCancelled createdAt pausedAt resumedAt completedAt failedAt cancelledAt estimatedCompletionAt duration updatedAt`;
-export interface OrchestrationTask {
-  key: string;
-  taskId: string | null;
-  agentId: string;
-  taskType: string;
-  status: string;
-  dependencies: string[];
-  progress: number;
-  result: Record<string, unknown> | null;
-  error: Record<string, unknown> | null;
-  startedAt: string | null;
-  completedAt: string | null;
-}
-export interface OrchestrationStage {
-  stage: string;
-  status: string;
-  parallel: boolean;
-  tasksTotal: number;
-  tasksCompleted: number;
-  startedAt: string | null;
-  completedAt: string | null;
-  duration: number | null;
-  gateValidation: {
-    enabled: boolean;
-    required: string[] | null;
-    exitGatePassed: boolean | null;
-    outputs: string[];
-    validation: { missingCriteria: string[] | null; validatedAt: string } | null;
-  };
-  /** Null unless the task details were asked for. */
-  tasks: OrchestrationTask[] | null;
-}
-export interface Orchestration {
-  orchestrationId: string;
-  name: string;
-  description: string | null;
-  status: string;
-  currentStage: string | null;
-  progress: { stagesCompleted: number; stagesTotal: number; tasksCompleted: number; tasksTotal: number; overallPercentage: number };
-  stages: OrchestrationStage[];
-  result: { success: boolean; stagesCompleted: number; tasksCompleted: number; outputs: Record<string, unknown> } | null;
-  error: { code: string; message: string; details: Record<string, unknown> | null } | null;
-  pauseReason: string | null;
-  cancelReason: string | null;
-  tasksCancelled: number | null;
-  createdAt: string;
-  pausedAt: string | null;
-  resumedAt: string | null;
-  completedAt: string | null;
-  failedAt: string | null;
-  cancelledAt: string | null;
-  estimatedCompletionAt: string | null;
-  duration: number | null;
-  updatedAt: string;
-}
+type OrchestrationStage = OrchestrationFieldsFragment['stages'][number];
 
 const body = (req: RestRequest) => req.body ?? {};
 
@@ -113,7 +56,7 @@ function stageOut(s: OrchestrationStage) {
 }
 
 /** The status endpoint's Orchestration: the fields of its state (running, completed, failed, …). */
-export function orchestrationOut(o: Orchestration) {
+export function orchestrationOut(o: OrchestrationFieldsFragment) {
   return omitNulls({
     orchestrationId: o.orchestrationId,
     name: o.name,
@@ -139,31 +82,10 @@ export function orchestrationOut(o: Orchestration) {
 }
 
 export const orchestrationRoutes = [
-  defineRoute<{
-    createOrchestration: Pick<Orchestration, 'orchestrationId' | 'name' | 'status' | 'currentStage' | 'createdAt' | 'estimatedCompletionAt'> & {
-      stages: Pick<OrchestrationStage, 'stage' | 'status' | 'tasksTotal' | 'tasksCompleted'>[];
-    };
-  }>({
+  defineRoute({
     method: 'POST',
     path: '/control-plane/orchestration/create',
-    operation: /* GraphQL */ `
-      mutation CreateOrchestration($input: CreateOrchestrationInput!) {
-        createOrchestration(input: $input) {
-          orchestrationId
-          name
-          status
-          currentStage
-          createdAt
-          estimatedCompletionAt
-          stages {
-            stage
-            status
-            tasksTotal
-            tasksCompleted
-          }
-        }
-      }
-    `,
+    operation: CreateOrchestrationDocument,
     variables: (req) => ({ input: body(req) }),
     status: 201,
     pick: ({ createOrchestration: o }) => ({
@@ -176,98 +98,44 @@ export const orchestrationRoutes = [
       estimatedCompletionAt: o.estimatedCompletionAt,
     }),
   }),
-  defineRoute<{ orchestration: Orchestration }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/orchestration/status/:orchestrationId',
-    operation: /* GraphQL */ `
-      query OrchestrationStatus($orchestrationId: ID!, $includeTaskDetails: Boolean) {
-        orchestration(orchestrationId: $orchestrationId, includeTaskDetails: $includeTaskDetails) {
-          ${ORCHESTRATION}
-        }
-      }
-    `,
+    operation: OrchestrationStatusDocument,
     variables: ({ params, query }) => ({ orchestrationId: params.orchestrationId, includeTaskDetails: boolParam(query.includeTaskDetails) }),
     pick: ({ orchestration }) => orchestrationOut(orchestration),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/orchestration/validate-gate',
-    operation: /* GraphQL */ `query ValidateGate($input: ValidateGateInput!) { validateGate(input: $input) { ${GATE_RESULT} } }`,
+    operation: ValidateGateDocument,
     variables: (req) => ({ input: body(req) }),
     omitNulls: true,
   }),
-  defineRoute<{ gateCatalog: unknown[] }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/orchestration/gates',
-    operation: /* GraphQL */ `
-      query GateCatalog {
-        gateCatalog {
-          stage
-          entry {
-            name
-            required
-            description
-            evidence
-          }
-          exit {
-            name
-            required
-            description
-            evidence
-          }
-        }
-      }
-    `,
+    operation: GateCatalogDocument,
     pick: ({ gateCatalog }) => ({ stages: gateCatalog }),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/pause',
-    operation: /* GraphQL */ `
-      mutation PauseOrchestration($orchestrationId: ID!, $reason: String) {
-        pauseOrchestration(orchestrationId: $orchestrationId, reason: $reason) {
-          orchestrationId
-          status
-          pausedAt
-          reason: pauseReason
-          currentStage
-        }
-      }
-    `,
+    operation: PauseOrchestrationDocument,
     variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: bodyField(body, 'reason') }),
     omitNulls: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/resume',
-    operation: /* GraphQL */ `
-      mutation ResumeOrchestration($orchestrationId: ID!) {
-        resumeOrchestration(orchestrationId: $orchestrationId) {
-          orchestrationId
-          status
-          resumedAt
-          currentStage
-          estimatedCompletionAt
-        }
-      }
-    `,
+    operation: ResumeOrchestrationDocument,
     variables: ({ params }) => ({ orchestrationId: params.orchestrationId }),
     omitNulls: true,
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/cancel',
-    operation: /* GraphQL */ `
-      mutation CancelOrchestration($orchestrationId: ID!, $reason: String, $cancelRunningTasks: Boolean) {
-        cancelOrchestration(orchestrationId: $orchestrationId, reason: $reason, cancelRunningTasks: $cancelRunningTasks) {
-          orchestrationId
-          status
-          cancelledAt
-          reason: cancelReason
-          tasksCancelled
-        }
-      }
-    `,
+    operation: CancelOrchestrationDocument,
     variables: ({ params, body }) => ({
       orchestrationId: params.orchestrationId,
       reason: bodyField(body, 'reason'),
@@ -275,33 +143,10 @@ export const orchestrationRoutes = [
     }),
     omitNulls: true,
   }),
-  defineRoute<{
-    orchestrations: {
-      orchestrations: (Pick<Orchestration, 'orchestrationId' | 'name' | 'status' | 'currentStage' | 'createdAt'> & {
-        progress: { overallPercentage: number };
-      })[];
-      pagination: Pagination;
-    };
-  }>({
+  defineRoute({
     method: 'GET',
     path: '/control-plane/orchestration/list',
-    operation: /* GraphQL */ `
-      query ListOrchestrations($status: String, $stage: String, $limit: Int, $offset: Int) {
-        orchestrations(status: $status, stage: $stage, limit: $limit, offset: $offset) {
-          orchestrations {
-            orchestrationId
-            name
-            status
-            currentStage
-            progress {
-              overallPercentage
-            }
-            createdAt
-          }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ListOrchestrationsDocument,
     variables: ({ query }) => ({
       status: strParam(query.status),
       stage: strParam(query.stage),

@@ -1,4 +1,5 @@
 import { defineRoute } from '../route';
+import { PromotePromptDocument, RefinePromptDocument } from './generated';
 
 /** The prompt library's platform layout, `{prompt_library_url}/api/v1` (snake_case bodies; answers are the selections, snake_cased). */
 
@@ -6,24 +7,7 @@ export const promptlibPlatformRoutes = [
   defineRoute({
     method: 'POST',
     path: '/prompts/refine',
-    operation: /* GraphQL */ `
-      mutation RefinePrompt($input: RefinePromptInput!) {
-        refinePrompt(input: $input) {
-          promptId
-          version
-          previousVersion
-          status
-          template
-          variables
-          compatible
-          warnings
-          refinementGoals
-          model
-          tokensUsed
-          createdAt
-        }
-      }
-    `,
+    operation: RefinePromptDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     snakeCase: true,
@@ -31,18 +15,7 @@ export const promptlibPlatformRoutes = [
   defineRoute({
     method: 'POST',
     path: '/prompts/promote',
-    operation: /* GraphQL */ `
-      mutation PromotePrompt($input: PromotePromptInput!) {
-        promotePrompt(input: $input) {
-          promptId
-          environment
-          version
-          previousVersion
-          status
-          promotedAt
-        }
-      }
-    `,
+    operation: PromotePromptDocument,
     variables: ({ body }) => ({ input: body ?? {} }),
     snakeCase: true,
   }),

@@ -1,62 +1,41 @@
 import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, strParam, type RestRequest } from '../route';
-import { PAGINATION, type Pagination } from './selections';
+import {
+  ChainExecutionDocument,
+  CreateChainDocument,
+  CreateFragmentDocument,
+  CreatePromptDocument,
+  DeleteChainDocument,
+  DeleteFragmentDocument,
+  DeletePromptDocument,
+  ExecuteChainDocument,
+  GetChainDocument,
+  GetFragmentDocument,
+  GetPromptDocument,
+  ListChainsDocument,
+  ListFragmentsDocument,
+  ListPromptsDocument,
+  PromptAbTestDocument,
+  RenderPromptDocument,
+  RunPromptAbTestDocument,
+  TestPromptDocument,
+  UpdateChainDocument,
+  UpdateFragmentDocument,
+  UpdatePromptDocument,
+  type ChainExecutionQuery,
+  type PaginationFragment,
+} from './generated';
 
-/** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). */
-
-const PERF = `totalTests averageTokens averageLatency successRate`;
-const PROMPT = /* GraphQL */ `
-  promptId name description template variables version latestVersion versions status metadata
-  performance { ${PERF} byVersion { version ${PERF} } }
-  environments { environment version promotedAt }
-  createdAt updatedAt`;
-const FRAGMENT = /* GraphQL */ `fragmentId name type content description version latestVersion metadata usage { promptCount chainCount } createdAt updatedAt`;
-const CHAIN = /* GraphQL */ `
-  chainId name description version latestVersion stepsCount metadata createdAt updatedAt
-  steps { order promptId version inputMapping outputKey agentId parallel }
-  performance { totalExecutions averageTokens averageLatency successRate }`;
-const EXECUTION = /* GraphQL */ `
-  executionId chainId chainVersion status currentStep totalSteps model temperature
-  completedSteps { step promptId version outputKey output tokensUsed latency completedAt }
-  result
-  error { step promptId code message details }
-  totalTokens totalLatency duration startedAt completedAt failedAt`;
-interface ChainExecution {
-  executionId: string;
-  chainId: string;
-  chainVersion: number;
-  status: string;
-  currentStep: number;
-  totalSteps: number;
-  model: string;
-  temperature: number;
-  /** Each step's fields as selected. */
-  completedSteps: Record<string, unknown>[];
-  result: Record<string, unknown> | null;
-  error: { step: number; promptId: string | null; code: string; message: string; details: Record<string, unknown> | null } | null;
-  totalTokens: number;
-  totalLatency: number;
-  duration: number;
-  startedAt: string;
-  completedAt: string | null;
-  failedAt: string | null;
-}
-const RUN = `testCase success output tokensUsed latency error { code message }`;
-const ARM_RESULT = `averageTokens averageLatency successfulTests failedTests successRate runs { ${RUN} }`;
-const AB_TEST = /* GraphQL */ `
-  testId testCases model temperature maxTokens createdAt
-  promptA { promptId version template }
-  promptB { promptId version template }
-  results { promptA { ${ARM_RESULT} } promptB { ${ARM_RESULT} } recommendation reason }`;
+/** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). Operations: promptlib.graphql. */
 
 const body = (req: RestRequest) => req.body ?? {};
 
 /** A page of a list that shows no offset (the chains' and the fragments'). */
-const withoutOffset = ({ total, limit, hasMore }: Pagination) => ({ total, limit, hasMore });
+const withoutOffset = ({ total, limit, hasMore }: PaginationFragment) => ({ total, limit, hasMore });
 
 const steps = (list: Record<string, unknown>[]) => list.map((s) => omitNulls(s));
 
-function execution(e: ChainExecution) {
+function execution(e: ChainExecutionQuery['chainExecution']) {
   const base = {
     executionId: e.executionId,
     chainId: e.chainId,
@@ -81,43 +60,14 @@ export const promptRoutes = [
   defineRoute({
     method: 'POST',
     path: '/promptlib/prompts',
-    operation: /* GraphQL */ `
-      mutation CreatePrompt($input: CreatePromptInput!) {
-        createPrompt(input: $input) {
-          promptId
-          version
-          status
-          createdAt
-        }
-      }
-    `,
+    operation: CreatePromptDocument,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
   defineRoute({
     method: 'GET',
     path: '/promptlib/prompts',
-    operation: /* GraphQL */ `
-      query ListPrompts($domain: String, $agentId: String, $status: String, $tag: String, $limit: Int, $offset: Int) {
-        prompts(domain: $domain, agentId: $agentId, status: $status, tag: $tag, limit: $limit, offset: $offset) {
-          prompts {
-            promptId
-            name
-            description
-            domain
-            agentId
-            tags
-            version
-            status
-            testsRun
-            successRate
-            createdAt
-            updatedAt
-          }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ListPromptsDocument,
     variables: ({ query }) => ({
       domain: strParam(query.domain),
       agentId: strParam(query.agentId),
@@ -130,90 +80,37 @@ export const promptRoutes = [
   defineRoute({
     method: 'POST',
     path: '/promptlib/prompts/ab-test',
-    operation: /* GraphQL */ `
-      mutation RunPromptAbTest($input: PromptAbTestInput!) {
-        runPromptAbTest(input: $input) {
-          ${AB_TEST}
-        }
-      }
-    `,
+    operation: RunPromptAbTestDocument,
     variables: (req) => ({ input: body(req) }),
   }),
   defineRoute({
     method: 'GET',
     path: '/promptlib/prompts/ab-test/:testId',
-    operation: /* GraphQL */ `
-      query PromptAbTest($testId: ID!) {
-        promptAbTest(testId: $testId) {
-          ${AB_TEST}
-        }
-      }
-    `,
+    operation: PromptAbTestDocument,
     variables: ({ params }) => ({ testId: params.testId }),
   }),
   defineRoute({
     method: 'GET',
     path: '/promptlib/prompts/:promptId',
-    operation: /* GraphQL */ `
-      query GetPrompt($promptId: ID!, $version: Int, $environment: String) {
-        prompt(promptId: $promptId, version: $version, environment: $environment) {
-          ${PROMPT}
-        }
-      }
-    `,
+    operation: GetPromptDocument,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: strParam(query.environment) }),
   }),
   defineRoute({
     method: 'PUT',
     path: '/promptlib/prompts/:promptId',
-    operation: /* GraphQL */ `
-      mutation UpdatePrompt($promptId: ID!, $input: UpdatePromptInput!) {
-        updatePrompt(promptId: $promptId, input: $input) {
-          promptId
-          version
-          status
-          updatedAt
-        }
-      }
-    `,
+    operation: UpdatePromptDocument,
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/prompts/:promptId',
-    operation: /* GraphQL */ `
-      mutation DeletePrompt($promptId: ID!, $version: Int) {
-        deletePrompt(promptId: $promptId, version: $version) {
-          promptId
-          versionsDeleted
-          deletedAt
-        }
-      }
-    `,
+    operation: DeletePromptDocument,
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version) }),
   }),
-  defineRoute<{
-    testPrompt: { testId: string; promptId: string; version: number; output: string; metadata: Record<string, unknown>; createdAt: string };
-  }>({
+  defineRoute({
     method: 'POST',
     path: '/promptlib/prompts/:promptId/test',
-    operation: /* GraphQL */ `
-      mutation TestPrompt($promptId: ID!, $input: TestPromptInput!) {
-        testPrompt(promptId: $promptId, input: $input) {
-          testId
-          promptId
-          version
-          output
-          metadata {
-            model
-            tokensUsed
-            latency
-            temperature
-          }
-          createdAt
-        }
-      }
-    `,
+    operation: TestPromptDocument,
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
     pick: ({ testPrompt: t }) => ({
       output: t.output,
@@ -227,21 +124,7 @@ export const promptRoutes = [
   defineRoute({
     method: 'POST',
     path: '/promptlib/prompts/:promptId/render',
-    operation: /* GraphQL */ `
-      query RenderPrompt($promptId: ID!, $variables: JSONObject, $version: Int, $environment: String) {
-        renderPrompt(promptId: $promptId, variables: $variables, version: $version, environment: $environment) {
-          promptId
-          version
-          status
-          rendered
-          variables
-          fragments {
-            fragmentId
-            version
-          }
-        }
-      }
-    `,
+    operation: RenderPromptDocument,
     variables: (req) => {
       const field = (key: string) => bodyField(body(req), key);
       return { promptId: req.params.promptId, variables: field('variables') ?? {}, version: field('version'), environment: field('environment') };
@@ -253,112 +136,47 @@ export const chainRoutes = [
   defineRoute({
     method: 'POST',
     path: '/promptlib/chains',
-    operation: /* GraphQL */ `
-      mutation CreateChain($input: CreateChainInput!) {
-        createChain(input: $input) {
-          chainId
-          version
-          stepsCount
-          createdAt
-        }
-      }
-    `,
+    operation: CreateChainDocument,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
-  defineRoute<{ chains: { chains: unknown[]; pagination: Pagination } }>({
+  defineRoute({
     method: 'GET',
     path: '/promptlib/chains',
-    operation: /* GraphQL */ `
-      query ListChains($domain: String, $limit: Int, $offset: Int) {
-        chains(domain: $domain, limit: $limit, offset: $offset) {
-          chains {
-            chainId
-            name
-            description
-            domain
-            version
-            stepsCount
-            executions
-            successRate
-            createdAt
-          }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ListChainsDocument,
     variables: ({ query }) => ({ domain: strParam(query.domain), limit: intParam(query.limit), offset: intParam(query.offset) }),
     pick: ({ chains: { chains, pagination } }) => ({ chains, pagination: withoutOffset(pagination) }),
   }),
-  defineRoute<{ chainExecution: ChainExecution }>({
+  defineRoute({
     method: 'GET',
     path: '/promptlib/chains/executions/:executionId',
-    operation: /* GraphQL */ `
-      query ChainExecution($executionId: ID!) {
-        chainExecution(executionId: $executionId) {
-          ${EXECUTION}
-        }
-      }
-    `,
+    operation: ChainExecutionDocument,
     variables: ({ params }) => ({ executionId: params.executionId }),
     pick: ({ chainExecution }) => execution(chainExecution),
   }),
-  defineRoute<{ chain: Record<string, unknown> & { steps: Record<string, unknown>[] } }>({
+  defineRoute({
     method: 'GET',
     path: '/promptlib/chains/:chainId',
-    operation: /* GraphQL */ `
-      query GetChain($chainId: ID!, $version: Int) {
-        chain(chainId: $chainId, version: $version) {
-          ${CHAIN}
-        }
-      }
-    `,
+    operation: GetChainDocument,
     variables: ({ params, query }) => ({ chainId: params.chainId, version: intParam(query.version) }),
     pick: ({ chain }) => ({ ...chain, steps: steps(chain.steps) }),
   }),
   defineRoute({
     method: 'PUT',
     path: '/promptlib/chains/:chainId',
-    operation: /* GraphQL */ `
-      mutation UpdateChain($chainId: ID!, $input: UpdateChainInput!) {
-        updateChain(chainId: $chainId, input: $input) {
-          chainId
-          version
-          stepsCount
-          updatedAt
-        }
-      }
-    `,
+    operation: UpdateChainDocument,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/chains/:chainId',
-    operation: /* GraphQL */ `
-      mutation DeleteChain($chainId: ID!) {
-        deleteChain(chainId: $chainId) {
-          chainId
-          deletedAt
-        }
-      }
-    `,
+    operation: DeleteChainDocument,
     variables: ({ params }) => ({ chainId: params.chainId }),
   }),
   defineRoute({
     method: 'POST',
     path: '/promptlib/chains/:chainId/execute',
-    operation: /* GraphQL */ `
-      mutation ExecuteChain($chainId: ID!, $input: ExecuteChainInput!) {
-        executeChain(chainId: $chainId, input: $input) {
-          executionId
-          chainId
-          status
-          currentStep
-          totalSteps
-          startedAt
-        }
-      }
-    `,
+    operation: ExecuteChainDocument,
     variables: (req) => ({ chainId: req.params.chainId, input: body(req) }),
     status: 202,
   }),
@@ -368,39 +186,14 @@ export const fragmentRoutes = [
   defineRoute({
     method: 'POST',
     path: '/promptlib/fragments',
-    operation: /* GraphQL */ `
-      mutation CreateFragment($input: CreateFragmentInput!) {
-        createFragment(input: $input) {
-          fragmentId
-          type
-          version
-          createdAt
-        }
-      }
-    `,
+    operation: CreateFragmentDocument,
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
-  defineRoute<{ fragments: { fragments: unknown[]; pagination: Pagination } }>({
+  defineRoute({
     method: 'GET',
     path: '/promptlib/fragments',
-    operation: /* GraphQL */ `
-      query ListFragments($type: String, $domain: String, $tag: String, $limit: Int, $offset: Int) {
-        fragments(type: $type, domain: $domain, tag: $tag, limit: $limit, offset: $offset) {
-          fragments {
-            fragmentId
-            name
-            type
-            domain
-            tags
-            version
-            usedInPrompts
-            createdAt
-          }
-          ${PAGINATION}
-        }
-      }
-    `,
+    operation: ListFragmentsDocument,
     variables: ({ query }) => ({
       type: strParam(query.type),
       domain: strParam(query.domain),
@@ -416,40 +209,19 @@ export const fragmentRoutes = [
   defineRoute({
     method: 'GET',
     path: '/promptlib/fragments/:fragmentId',
-    operation: /* GraphQL */ `
-      query GetFragment($fragmentId: ID!, $version: Int) {
-        fragment(fragmentId: $fragmentId, version: $version) {
-          ${FRAGMENT}
-        }
-      }
-    `,
+    operation: GetFragmentDocument,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, version: intParam(query.version) }),
   }),
   defineRoute({
     method: 'PUT',
     path: '/promptlib/fragments/:fragmentId',
-    operation: /* GraphQL */ `
-      mutation UpdateFragment($fragmentId: ID!, $input: UpdateFragmentInput!) {
-        updateFragment(fragmentId: $fragmentId, input: $input) {
-          fragmentId
-          version
-          updatedAt
-        }
-      }
-    `,
+    operation: UpdateFragmentDocument,
     variables: (req) => ({ fragmentId: req.params.fragmentId, input: body(req) }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/promptlib/fragments/:fragmentId',
-    operation: /* GraphQL */ `
-      mutation DeleteFragment($fragmentId: ID!, $force: Boolean) {
-        deleteFragment(fragmentId: $fragmentId, force: $force) {
-          fragmentId
-          deletedAt
-        }
-      }
-    `,
+    operation: DeleteFragmentDocument,
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, force: boolParam(query.force) }),
   }),
 ];
