@@ -25,7 +25,10 @@ export interface Target {
   output: string;
 }
 
-export const TARGETS: Target[] = [{ documents: 'rest-adapter/surfaces', output: 'rest-adapter/surfaces/generated.ts' }];
+export const TARGETS: Target[] = [
+  { documents: 'rest-adapter/surfaces', output: 'rest-adapter/surfaces/generated.ts' },
+  { documents: 'dashboard/src', output: 'dashboard/src/generated.ts' },
+];
 
 const CONFIG = {
   // The document is its text: the gateway prepares it as is, the dashboard posts it; no AST to print back.

@@ -1,19 +1,27 @@
 import { Alert, Anchor, AppShell, Button, Group, NavLink, PasswordInput, Stack, Text, Title } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { apiKey, gql, GraphQLFailure, KEY_STORAGE, signOut } from './api';
+import {
+  DashboardAgentsProbeDocument,
+  DashboardExecutionsProbeDocument,
+  DashboardMetricsProbeDocument,
+  DashboardOrchestrationsProbeDocument,
+  DashboardPromptsProbeDocument,
+  DashboardSignInDocument,
+} from './generated';
 import { Agents } from './views/Agents';
 import { Executions } from './views/Executions';
 import { Metrics } from './views/Metrics';
 import { Orchestrations } from './views/Orchestrations';
 import { Prompts } from './views/Prompts';
 
-/** One probe per section: a key that may not read a section does not see it (hidden, not broken). */
+/** One probe per section (its data unread): a key that may not read a section does not see it (hidden, not broken). */
 const SECTIONS = [
-  { id: 'agents', label: 'Agents', probe: '{ agents { agentId } }', view: Agents },
-  { id: 'orchestrations', label: 'Orchestrations', probe: '{ orchestrations(limit: 1) { pagination { total } } }', view: Orchestrations },
-  { id: 'executions', label: 'Workflow executions', probe: '{ executions(limit: 1) { pagination { total } } }', view: Executions },
-  { id: 'prompts', label: 'Prompts', probe: '{ prompts(limit: 1) { pagination { total } } }', view: Prompts },
-  { id: 'metrics', label: 'Metrics', probe: '{ systemHealth { status } }', view: Metrics },
+  { id: 'agents', label: 'Agents', probe: DashboardAgentsProbeDocument, view: Agents },
+  { id: 'orchestrations', label: 'Orchestrations', probe: DashboardOrchestrationsProbeDocument, view: Orchestrations },
+  { id: 'executions', label: 'Workflow executions', probe: DashboardExecutionsProbeDocument, view: Executions },
+  { id: 'prompts', label: 'Prompts', probe: DashboardPromptsProbeDocument, view: Prompts },
+  { id: 'metrics', label: 'Metrics', probe: DashboardMetricsProbeDocument, view: Metrics },
 ] as const;
 
 export function useRoute(): string[] {
@@ -35,7 +43,7 @@ export function App() {
     if (!key) return;
     void Promise.all(
       SECTIONS.map((s) =>
-        gql(s.probe)
+        gql<unknown, Record<string, never>>(s.probe, {})
           .then(() => s.id)
           // A section the key may not read is hidden; an unhealthy platform still shows metrics.
           .catch((e: GraphQLFailure) => (e.code === 'service_unavailable' ? s.id : null)),
@@ -88,7 +96,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   const submit = async () => {
     setError(null);
     try {
-      await gql('{ rateLimitStatus { tier } }', {}, value.trim());
+      await gql(DashboardSignInDocument, {}, value.trim());
     } catch (e) {
       const code = (e as GraphQLFailure).code;
       // A key of another service may not read the control plane's limits, and still be a key.

@@ -1,9 +1,11 @@
 import { createClient, type Client } from 'graphql-ws';
 import { useEffect, useRef, useState } from 'react';
+import type { TypedDocumentString } from './generated';
 
 /**
  * Every view is a GraphQL operation through the gateway, with the API key the person signed in
- * with (kept in this tab's session storage, never in a URL). Live views use graphql-ws.
+ * with (kept in this tab's session storage, never in a URL). Live views use graphql-ws. The
+ * operations are the .graphql files beside the views, typed by `npm run codegen` (generated.ts).
  */
 
 export const KEY_STORAGE = 'platform.apiKey';
@@ -18,15 +20,15 @@ export class GraphQLFailure extends Error {
   }
 }
 
-export async function gql<T = any>(query: string, variables: Record<string, unknown> = {}, key = apiKey()): Promise<T> {
+export async function gql<D, V>(document: TypedDocumentString<D, V>, variables: V, key = apiKey()): Promise<D> {
   const res = await fetch('/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query: document.toString(), variables }),
   });
   const body = await res.json();
   if (body.errors?.length) throw new GraphQLFailure(body.errors[0].message, body.errors[0].extensions?.code);
-  return body.data as T;
+  return body.data as D;
 }
 
 let ws: Client | undefined;
@@ -46,13 +48,13 @@ export function signOut(): void {
 }
 
 /** A query's data, refetched when `deps` change or `reload()` is called. */
-export function useQuery<T = any>(query: string, variables: Record<string, unknown> = {}, deps: unknown[] = []) {
-  const [state, setState] = useState<{ data?: T; error?: GraphQLFailure; loading: boolean }>({ loading: true });
+export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V, deps: unknown[] = []) {
+  const [state, setState] = useState<{ data?: D; error?: GraphQLFailure; loading: boolean }>({ loading: true });
   const [n, setN] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
-    gql<T>(query, variables)
+    gql(document, variables)
       .then((data) => live && setState({ data, loading: false }))
       .catch((error) => live && setState({ error, loading: false }));
     return () => {
@@ -60,17 +62,20 @@ export function useQuery<T = any>(query: string, variables: Record<string, unkno
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, n]);
-  return { ...state, reload: () => setN((x) => x + 1), setData: (data: T) => setState({ data, loading: false }) };
+  return { ...state, reload: () => setN((x) => x + 1), setData: (data: D) => setState({ data, loading: false }) };
 }
 
 /** Calls `onData` with every event of a subscription while the component is mounted. */
-export function useSubscription<T = any>(query: string, variables: Record<string, unknown> | null, onData: (data: T) => void): void {
+export function useSubscription<D, V extends Record<string, unknown>>(document: TypedDocumentString<D, V>, variables: V | null, onData: (data: D) => void): void {
   const handler = useRef(onData);
   handler.current = onData;
   const key = JSON.stringify(variables);
   useEffect(() => {
     if (!variables) return;
-    return socket().subscribe<T>({ query, variables }, { next: (v) => v.data && handler.current(v.data as T), error: () => undefined, complete: () => undefined });
+    return socket().subscribe<D>(
+      { query: document.toString(), variables },
+      { next: (v) => v.data && handler.current(v.data as D), error: () => undefined, complete: () => undefined },
+    );
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [query, key]);
+  }, [document, key]);
 }

@@ -1,16 +1,22 @@
 import { Alert, Button, Card, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
 import { gql, useQuery, useSubscription } from '../api';
+import {
+  DashboardAgentsDocument,
+  DashboardCancelTaskDocument,
+  DashboardStartTaskDocument,
+  DashboardTaskUpdatedDocument,
+  type DashboardAgentsQuery,
+  type DashboardTaskFieldsFragment,
+} from '../generated';
 import { Percent, seconds, StatusBadge } from './common';
 
-const AGENTS = `{ agents { agentId name domain forgeStage successRate averageDuration totalExecutions
-  taskTypes { taskType title inputs { required optional } } } }`;
-const TASK = `taskId status agentId taskType progress { percentage currentStep } error { code message } duration`;
+type Agent = DashboardAgentsQuery['agents'][number];
 
 export function Agents(_: { route: string[] }) {
-  const agents = useQuery(AGENTS);
+  const agents = useQuery(DashboardAgentsDocument, {});
   const [selected, setSelected] = useState<string | null>(null);
-  const agent = agents.data?.agents.find((a: any) => a.agentId === selected);
+  const agent = agents.data?.agents.find((a) => a.agentId === selected);
   if (agents.error) return <Alert color="red">{agents.error.message}</Alert>;
   return (
     <Stack>
@@ -26,7 +32,7 @@ export function Agents(_: { route: string[] }) {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {(agents.data?.agents ?? []).map((a: any) => (
+          {(agents.data?.agents ?? []).map((a) => (
             <Table.Tr key={a.agentId} onClick={() => setSelected(a.agentId)} style={{ cursor: 'pointer' }} data-testid={`agent-row-${a.agentId}`}>
               <Table.Td>
                 <Text fw={500}>{a.name}</Text>
@@ -46,13 +52,13 @@ export function Agents(_: { route: string[] }) {
 }
 
 /** The form is built from the task type's declared inputs. */
-function StartTask({ agent, onFinished }: { agent: any; onFinished: () => void }) {
-  const [taskType, setTaskType] = useState<string>(agent.taskTypes[0]?.taskType);
+function StartTask({ agent, onFinished }: { agent: Agent; onFinished: () => void }) {
+  const [taskType, setTaskType] = useState<string | undefined>(agent.taskTypes[0]?.taskType);
   const [values, setValues] = useState<Record<string, string>>({});
-  const [task, setTask] = useState<any>(null);
+  const [task, setTask] = useState<DashboardTaskFieldsFragment | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const type = agent.taskTypes.find((t: any) => t.taskType === taskType) ?? agent.taskTypes[0];
-  useSubscription(`subscription($id: ID!) { taskUpdated(taskId: $id) { ${TASK} } }`, task ? { id: task.taskId } : null, (d: any) => {
+  const type = agent.taskTypes.find((t) => t.taskType === taskType) ?? agent.taskTypes[0]!;
+  useSubscription(DashboardTaskUpdatedDocument, task ? { id: task.taskId } : null, (d) => {
     setTask(d.taskUpdated);
     if (['completed', 'failed', 'cancelled'].includes(d.taskUpdated.status)) onFinished();
   });
@@ -60,7 +66,7 @@ function StartTask({ agent, onFinished }: { agent: any; onFinished: () => void }
     setError(null);
     const context = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== ''));
     try {
-      const d = await gql(`mutation($input: ExecuteTaskInput!) { executeTask(input: $input) { ${TASK} } }`, { input: { agentId: agent.agentId, taskType: type.taskType, context } });
+      const d = await gql(DashboardStartTaskDocument, { input: { agentId: agent.agentId, taskType: type.taskType, context } });
       setTask(d.executeTask);
     } catch (e) {
       setError((e as Error).message);
@@ -70,7 +76,7 @@ function StartTask({ agent, onFinished }: { agent: any; onFinished: () => void }
     <Card withBorder data-testid="start-task">
       <Stack>
         <Title order={4}>Start a task on {agent.name}</Title>
-        <Select label="Task type" data={agent.taskTypes.map((t: any) => ({ value: t.taskType, label: t.title }))} value={type.taskType} onChange={(v) => v && setTaskType(v)} data-testid="task-type" />
+        <Select label="Task type" data={agent.taskTypes.map((t) => ({ value: t.taskType, label: t.title }))} value={type.taskType} onChange={(v) => v && setTaskType(v)} data-testid="task-type" />
         {[...type.inputs.required.map((n: string) => [n, true] as const), ...type.inputs.optional.map((n: string) => [n, false] as const)].map(([name, required]) => (
           <TextInput
             key={name}
@@ -87,7 +93,7 @@ function StartTask({ agent, onFinished }: { agent: any; onFinished: () => void }
             Start
           </Button>
           {task && ['queued', 'running'].includes(task.status) && (
-            <Button color="orange" variant="light" onClick={() => void gql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: task.taskId })} data-testid="task-cancel">
+            <Button color="orange" variant="light" onClick={() => void gql(DashboardCancelTaskDocument, { id: task.taskId })} data-testid="task-cancel">
               Cancel
             </Button>
           )}

@@ -1,18 +1,21 @@
 import { Alert, Anchor, Button, Card, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { gql, useQuery, useSubscription } from '../api';
+import {
+  DashboardExecutionDocument,
+  DashboardExecutionsDocument,
+  DashboardExecutionUpdatedDocument,
+  DashboardRetryExecutionDocument,
+  type DashboardExecutionFieldsFragment,
+} from '../generated';
 import { Percent, StatusBadge, when } from './common';
-
-const FIELDS = `executionId workflowId workflowName status mode startedAt finishedAt duration
-  progress { nodesCompleted nodesTotal currentNode } error { code message node }
-  nodeData { nodeName nodeType status duration output error }`;
 
 export function Executions({ route }: { route: string[] }) {
   return route[0] ? <Detail id={route[0]} /> : <List />;
 }
 
 function List() {
-  const list = useQuery(`{ executions(limit: 50) { executions { executionId workflowName status mode startedAt duration } } }`);
+  const list = useQuery(DashboardExecutionsDocument, {});
   if (list.error) return <Alert color="red">{list.error.message}</Alert>;
   return (
     <Stack>
@@ -28,7 +31,7 @@ function List() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {(list.data?.executions.executions ?? []).map((e: any) => (
+          {(list.data?.executions.executions ?? []).map((e) => (
             <Table.Tr key={e.executionId} data-testid={`execution-row-${e.executionId}`}>
               <Table.Td>
                 <Anchor href={`#/executions/${e.executionId}`}>{e.workflowName}</Anchor>
@@ -47,10 +50,13 @@ function List() {
   );
 }
 
+/** A node run, or the node running now (its name and status only). */
+type NodeRow = Partial<NonNullable<DashboardExecutionFieldsFragment['nodeData']>[number]> & { nodeName: string; status: string };
+
 /** Per-node status and output, live through executionUpdated; retry from any node. */
 function Detail({ id }: { id: string }) {
-  const q = useQuery(`query($id: ID!) { execution(executionId: $id) { ${FIELDS} } }`, { id }, [id]);
-  useSubscription(`subscription($id: ID!) { executionUpdated(executionId: $id) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ execution: d.executionUpdated }));
+  const q = useQuery(DashboardExecutionDocument, { id }, [id]);
+  useSubscription(DashboardExecutionUpdatedDocument, { id }, (d) => q.setData({ execution: d.executionUpdated }));
   const [error, setError] = useState<string | null>(null);
   const e = q.data?.execution;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
@@ -58,14 +64,14 @@ function Detail({ id }: { id: string }) {
   const retry = async (fromNode?: string) => {
     setError(null);
     try {
-      const d = await gql(`mutation($id: ID!, $from: String) { retryExecution(executionId: $id, fromNode: $from) { executionId } }`, { id, from: fromNode ?? null });
+      const d = await gql(DashboardRetryExecutionDocument, { id, from: fromNode ?? null });
       location.hash = `#/executions/${d.retryExecution.executionId}`;
     } catch (err) {
       setError((err as Error).message);
     }
   };
-  const nodes: any[] = e.nodeData ?? [];
-  const running = e.progress.currentNode && !nodes.some((n) => n.nodeName === e.progress.currentNode) ? [{ nodeName: e.progress.currentNode, status: 'running' }] : [];
+  const nodes: NodeRow[] = e.nodeData ?? [];
+  const running: NodeRow[] = e.progress.currentNode && !nodes.some((n) => n.nodeName === e.progress.currentNode) ? [{ nodeName: e.progress.currentNode, status: 'running' }] : [];
   return (
     <Stack data-testid="execution-detail" data-status={e.status}>
       <Group justify="space-between">

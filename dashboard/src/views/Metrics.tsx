@@ -2,6 +2,7 @@ import { Alert, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mant
 import { BarElement, CategoryScale, Chart as ChartJS, Legend, LinearScale, LineElement, PointElement, Tooltip } from 'chart.js';
 import { Bar, Line } from 'react-chartjs-2';
 import { useQuery } from '../api';
+import { DashboardHealthDocument, DashboardMetricsDocument } from '../generated';
 import { seconds, StatusBadge } from './common';
 
 ChartJS.register(CategoryScale, LinearScale, PointElement, LineElement, BarElement, Tooltip, Legend);
@@ -14,21 +15,14 @@ const day = 86_400_000;
 export function Metrics(_: { route: string[] }) {
   const end = new Date(Math.ceil(Date.now() / day) * day).toISOString();
   const start = new Date(Math.ceil(Date.now() / day) * day - 14 * day).toISOString();
-  const q = useQuery(
-    `query($s: String!, $e: String!) {
-      agentMetrics(startDate: $s, endDate: $e, granularity: "day") { summary { totalExecutions successRate p50Duration p95Duration p99Duration } timeseries { timestamp executions successful failed averageDuration } }
-      costMetrics(startDate: $s, endDate: $e) { summary { totalCost currency tier baseFee usageFee } breakdown { category cost } forecast { projectedMonthlyTotal confidenceLevel } }
-      orchestrationMetrics(startDate: $s, endDate: $e) { summary { totalOrchestrations completed failed successRate } stagePerformance { stage completionRate averageDuration } }
-    }`,
-    { s: start, e: end },
-  );
+  const q = useQuery(DashboardMetricsDocument, { s: start, e: end });
   // An unhealthy platform answers 503 with the report in the error's details; shown as an error here.
-  const health = useQuery(`{ systemHealth { status services { database { status connections queryLatencyP95 } queue { status depth } cache { status } workflows { status activeExecutions } agents { status activeExecutions queuedTasks } } resources { cpu { usage } memory { usage } storage { usage } } } }`);
+  const health = useQuery(DashboardHealthDocument, {});
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   const a = q.data?.agentMetrics;
   const c = q.data?.costMetrics;
   const o = q.data?.orchestrationMetrics;
-  const labels = (a?.timeseries ?? []).map((b: any) => b.timestamp.slice(5, 10));
+  const labels = (a?.timeseries ?? []).map((b) => b.timestamp.slice(5, 10));
   return (
     <Stack>
       <Title order={3}>Metrics — last 14 days</Title>
@@ -39,8 +33,8 @@ export function Metrics(_: { route: string[] }) {
             data={{
               labels,
               datasets: [
-                { label: 'successful', data: (a?.timeseries ?? []).map((b: any) => b.successful), borderColor: '#2f9e44' },
-                { label: 'failed', data: (a?.timeseries ?? []).map((b: any) => b.failed), borderColor: '#e03131' },
+                { label: 'successful', data: (a?.timeseries ?? []).map((b) => b.successful), borderColor: '#2f9e44' },
+                { label: 'failed', data: (a?.timeseries ?? []).map((b) => b.failed), borderColor: '#e03131' },
               ],
             }}
           />
@@ -52,7 +46,7 @@ export function Metrics(_: { route: string[] }) {
         </Card>
         <Card withBorder data-testid="chart-costs">
           <Text fw={500}>Costs by service</Text>
-          <Bar data={{ labels: (c?.breakdown ?? []).map((b: any) => b.category), datasets: [{ label: c?.summary.currency ?? 'USD', data: (c?.breakdown ?? []).map((b: any) => b.cost), backgroundColor: '#4c6ef5' }] }} />
+          <Bar data={{ labels: (c?.breakdown ?? []).map((b) => b.category), datasets: [{ label: c?.summary.currency ?? 'USD', data: (c?.breakdown ?? []).map((b) => b.cost), backgroundColor: '#4c6ef5' }] }} />
           {c && (
             <Text size="xs" c="dimmed">
               {c.summary.tier}: {c.summary.totalCost} {c.summary.currency} (base {c.summary.baseFee}, usage {c.summary.usageFee}) · month forecast {c.forecast.projectedMonthlyTotal} ({c.forecast.confidenceLevel} confidence)
@@ -61,7 +55,7 @@ export function Metrics(_: { route: string[] }) {
         </Card>
         <Card withBorder data-testid="chart-stages">
           <Text fw={500}>Stage completion rate</Text>
-          <Bar data={{ labels: (o?.stagePerformance ?? []).map((s: any) => s.stage), datasets: [{ label: '%', data: (o?.stagePerformance ?? []).map((s: any) => s.completionRate), backgroundColor: '#f59f00' }] }} />
+          <Bar data={{ labels: (o?.stagePerformance ?? []).map((s) => s.stage), datasets: [{ label: '%', data: (o?.stagePerformance ?? []).map((s) => s.completionRate), backgroundColor: '#f59f00' }] }} />
           {o && <Text size="xs" c="dimmed">{o.summary.totalOrchestrations} orchestrations · {o.summary.successRate}% completed</Text>}
         </Card>
         <Card withBorder data-testid="system-health">
@@ -73,7 +67,7 @@ export function Metrics(_: { route: string[] }) {
           {health.data && (
             <Table>
               <Table.Tbody>
-                {Object.entries(health.data.systemHealth.services).map(([part, v]: [string, any]) => (
+                {Object.entries(health.data.systemHealth.services).map(([part, v]) => (
                   <Table.Tr key={part}>
                     <Table.Td>{part}</Table.Td>
                     <Table.Td>{v.status}</Table.Td>

@@ -1,15 +1,24 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { gql, useQuery, useSubscription } from '../api';
+import {
+  DashboardCancelOrchestrationDocument,
+  DashboardCancelTaskDocument,
+  DashboardCreateOrchestrationDocument,
+  DashboardOrchestrationDocument,
+  DashboardOrchestrationsDocument,
+  DashboardOrchestrationUpdatedDocument,
+  DashboardPauseOrchestrationDocument,
+  DashboardResumeOrchestrationDocument,
+  DashboardTaskProgressDocument,
+  type DashboardOrchestrationFieldsFragment,
+  type DashboardTaskProgressSubscription,
+  type TypedDocumentString,
+} from '../generated';
 import { Percent, seconds, StatusBadge, when } from './common';
 
 const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
-const FIELDS = `orchestrationId name status currentStage createdAt duration pauseReason cancelReason
-  progress { stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage }
-  stages { stage status tasksTotal tasksCompleted duration
-    tasks { key taskId agentId taskType status progress dependencies }
-    gateValidation { enabled required exitGatePassed validation { passed missingCriteria } } }
-  error { code message }`;
+type StageTask = NonNullable<DashboardOrchestrationFieldsFragment['stages'][number]['tasks']>[number];
 const EXAMPLE = JSON.stringify(
   {
     name: 'Checkout redesign',
@@ -27,13 +36,13 @@ export function Orchestrations({ route }: { route: string[] }) {
 }
 
 function List() {
-  const list = useQuery(`{ orchestrations(limit: 50) { orchestrations { orchestrationId name status currentStage createdAt progress { overallPercentage } } } }`);
+  const list = useQuery(DashboardOrchestrationsDocument, {});
   const [draft, setDraft] = useState(EXAMPLE);
   const [error, setError] = useState<string | null>(null);
   const create = async () => {
     setError(null);
     try {
-      const d = await gql(`mutation($input: CreateOrchestrationInput!) { createOrchestration(input: $input) { orchestrationId } }`, { input: JSON.parse(draft) });
+      const d = await gql(DashboardCreateOrchestrationDocument, { input: JSON.parse(draft) });
       location.hash = `#/orchestrations/${d.createOrchestration.orchestrationId}`;
     } catch (e) {
       setError((e as Error).message);
@@ -54,7 +63,7 @@ function List() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {(list.data?.orchestrations.orchestrations ?? []).map((o: any) => (
+          {(list.data?.orchestrations.orchestrations ?? []).map((o) => (
             <Table.Tr key={o.orchestrationId} data-testid={`orchestration-row-${o.orchestrationId}`}>
               <Table.Td>
                 <Anchor href={`#/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
@@ -87,8 +96,8 @@ function List() {
 
 /** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
 function Detail({ id }: { id: string }) {
-  const q = useQuery(`query($id: ID!) { orchestration(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, [id]);
-  useSubscription(`subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) { ${FIELDS} } }`, { id }, (d: any) => q.setData({ orchestration: d.orchestrationUpdated }));
+  const q = useQuery(DashboardOrchestrationDocument, { id }, [id]);
+  useSubscription(DashboardOrchestrationUpdatedDocument, { id }, (d) => q.setData({ orchestration: d.orchestrationUpdated }));
   // The query and the subscription start together: a change that lands after the query read the
   // orchestration but before the server has the subscription is in neither. Read it once more
   // when the subscription is surely in place (tasks start within milliseconds of creation).
@@ -101,10 +110,10 @@ function Detail({ id }: { id: string }) {
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   if (!o) return <Text c="dimmed">Loading…</Text>;
-  const act = async (mutation: string) => {
+  const act = async (mutation: TypedDocumentString<unknown, { id: string }>) => {
     setError(null);
     try {
-      await gql(`mutation($id: ID!) { ${mutation}(orchestrationId: $id) { orchestrationId status } }`, { id });
+      await gql(mutation, { id });
       q.reload();
     } catch (e) {
       setError((e as Error).message);
@@ -118,13 +127,13 @@ function Detail({ id }: { id: string }) {
           <StatusBadge status={o.status} testId="orchestration-status" />
         </Group>
         <Group>
-          <Button variant="light" disabled={o.status !== 'running'} onClick={() => void act('pauseOrchestration')} data-testid="orch-pause">
+          <Button variant="light" disabled={o.status !== 'running'} onClick={() => void act(DashboardPauseOrchestrationDocument)} data-testid="orch-pause">
             Pause
           </Button>
-          <Button variant="light" disabled={o.status !== 'paused'} onClick={() => void act('resumeOrchestration')} data-testid="orch-resume">
+          <Button variant="light" disabled={o.status !== 'paused'} onClick={() => void act(DashboardResumeOrchestrationDocument)} data-testid="orch-resume">
             Resume
           </Button>
-          <Button color="red" variant="light" disabled={!['running', 'paused'].includes(o.status)} onClick={() => void act('cancelOrchestration')} data-testid="orch-cancel">
+          <Button color="red" variant="light" disabled={!['running', 'paused'].includes(o.status)} onClick={() => void act(DashboardCancelOrchestrationDocument)} data-testid="orch-cancel">
             Cancel
           </Button>
         </Group>
@@ -142,8 +151,8 @@ function Detail({ id }: { id: string }) {
       <ScrollArea>
         <SimpleGrid cols={6} miw={1100}>
           {STAGES.map((name, i) => {
-            const s = o.stages.find((x: any) => x.stage === name);
-            const before = o.stages.find((x: any) => x.stage === STAGES[i - 1]);
+            const s = o.stages.find((x) => x.stage === name);
+            const before = o.stages.find((x) => x.stage === STAGES[i - 1]);
             return (
               <Card key={name} withBorder padding="xs" data-testid={`stage-lane-${name}`} data-status={s?.status ?? 'absent'} opacity={s ? 1 : 0.45}>
                 <Stack gap={6}>
@@ -158,7 +167,7 @@ function Detail({ id }: { id: string }) {
                   ) : (
                     <Text size="xs" c="dimmed">not in this orchestration</Text>
                   )}
-                  {s?.tasks?.map((t: any) => <TaskCard key={t.key} task={t} />)}
+                  {s?.tasks?.map((t) => <TaskCard key={t.key} task={t} />)}
                   {s && (
                     <Badge
                       variant="outline"
@@ -182,10 +191,11 @@ function Detail({ id }: { id: string }) {
 }
 
 /** A task of a lane, with its own live progress (taskUpdated) while it runs. */
-function TaskCard({ task }: { task: any }) {
-  const [live, setLive] = useState<any>(null);
-  const running = task.taskId && ['running', 'queued'].includes(task.status);
-  useSubscription(`subscription($id: ID!) { taskUpdated(taskId: $id) { status progress { percentage currentStep } } }`, running ? { id: task.taskId } : null, (d: any) => setLive(d.taskUpdated));
+function TaskCard({ task }: { task: StageTask }) {
+  const [live, setLive] = useState<DashboardTaskProgressSubscription['taskUpdated'] | null>(null);
+  const { taskId } = task;
+  const running = taskId && ['running', 'queued'].includes(task.status);
+  useSubscription(DashboardTaskProgressDocument, taskId && running ? { id: taskId } : null, (d) => setLive(d.taskUpdated));
   const status = live && running ? live.status : task.status;
   const percent = status === 'completed' ? 100 : live?.progress?.percentage ?? task.progress;
   return (
@@ -195,8 +205,8 @@ function TaskCard({ task }: { task: any }) {
         <Text size="xs" c="dimmed">{task.taskType}</Text>
         <Group gap={4}>
           <StatusBadge status={status} />
-          {task.taskId && ['running', 'queued'].includes(status) && (
-            <Button size="compact-xs" color="orange" variant="subtle" onClick={() => void gql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: task.taskId })} data-testid={`task-cancel-${task.key}`}>
+          {taskId && ['running', 'queued'].includes(status) && (
+            <Button size="compact-xs" color="orange" variant="subtle" onClick={() => void gql(DashboardCancelTaskDocument, { id: taskId })} data-testid={`task-cancel-${task.key}`}>
               cancel
             </Button>
           )}

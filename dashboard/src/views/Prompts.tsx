@@ -1,5 +1,6 @@
 import { Alert, Anchor, Badge, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '../api';
+import { DashboardPromptDocument, DashboardPromptsDocument } from '../generated';
 import { StatusBadge, when } from './common';
 
 export function Prompts({ route }: { route: string[] }) {
@@ -7,7 +8,7 @@ export function Prompts({ route }: { route: string[] }) {
 }
 
 function List() {
-  const list = useQuery(`{ prompts(limit: 100) { prompts { promptId name version status testsRun successRate updatedAt } } }`);
+  const list = useQuery(DashboardPromptsDocument, {});
   if (list.error) return <Alert color="red">{list.error.message}</Alert>;
   return (
     <Stack>
@@ -23,7 +24,7 @@ function List() {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {(list.data?.prompts.prompts ?? []).map((p: any) => (
+          {(list.data?.prompts.prompts ?? []).map((p) => (
             <Table.Tr key={p.promptId} data-testid={`prompt-row-${p.promptId}`}>
               <Table.Td>
                 <Anchor href={`#/prompts/${encodeURIComponent(p.promptId)}`}>{p.name}</Anchor>
@@ -43,19 +44,10 @@ function List() {
 }
 
 function Detail({ id }: { id: string }) {
-  const q = useQuery(
-    `query($id: ID!) {
-      prompt(promptId: $id) { promptId name description version latestVersion status template
-        performance { totalTests successRate averageTokens averageLatency byVersion { version totalTests successRate averageTokens averageLatency } } }
-      promptAbTests(promptId: $id) { testId model createdAt promptA { promptId version } promptB { promptId version }
-        results { recommendation reason promptA { successRate averageTokens averageLatency } promptB { successRate averageTokens averageLatency } } }
-    }`,
-    { id },
-    [id],
-  );
+  const q = useQuery(DashboardPromptDocument, { id }, [id]);
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   const p = q.data?.prompt;
-  if (!p) return <Text c="dimmed">Loading…</Text>;
+  if (!q.data || !p) return <Text c="dimmed">Loading…</Text>;
   return (
     <Stack>
       <Group>
@@ -76,7 +68,7 @@ function Detail({ id }: { id: string }) {
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {p.performance.byVersion.map((v: any) => (
+          {p.performance.byVersion.map((v) => (
             <Table.Tr key={v.version}>
               <Table.Td>v{v.version}</Table.Td>
               <Table.Td>{v.totalTests}</Table.Td>
@@ -89,7 +81,7 @@ function Detail({ id }: { id: string }) {
       </Table>
       <Title order={5}>A/B tests</Title>
       {q.data.promptAbTests.length === 0 && <Text size="sm" c="dimmed">None yet.</Text>}
-      {q.data.promptAbTests.map((t: any) => (
+      {q.data.promptAbTests.map((t) => (
         <Card key={t.testId} withBorder data-testid={`ab-test-${t.testId}`}>
           <Group justify="space-between">
             <Text size="sm">
