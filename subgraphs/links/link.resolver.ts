@@ -4,23 +4,7 @@ import { errors } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { LinkService } from './link.service';
-import type { LinkView } from './link.store';
 import { CreateLinkInput, Link, LinkDeletion, LinkLookup, LinkPage, LinkVerification, LinkVisitPage, UpdateLinkInput } from './link.types';
-
-export const toLink = (r: LinkView): Link => ({
-  id: r.id,
-  slug: r.slug,
-  url: r.url,
-  userId: r.ownerId,
-  isActive: r.isActive,
-  expiresAt: r.expiresAt,
-  protectionType: r.protectionType,
-  protectionHint: r.protectionHint,
-  contentClassification: r.contentClassification,
-  visits: r.visits,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-});
 
 @Resolver(() => Link)
 export class LinkResolver {
@@ -28,8 +12,8 @@ export class LinkResolver {
 
   @Authorized('link:read')
   @Query(() => Link, { description: 'One of the caller’s links.' })
-  async link(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Link> {
-    return toLink(await this.service.get(ctx.principal, id));
+  link(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Link> {
+    return this.service.get(ctx.principal, id);
   }
 
   @Authorized('link:read')
@@ -40,7 +24,7 @@ export class LinkResolver {
     @Arg('offset', () => Int, { defaultValue: 0 }) offset: number,
   ): Promise<LinkPage> {
     const { links, total } = await this.service.list(ctx.principal, limit, offset);
-    return { links: links.map(toLink), pagination: pageInfo(total, limit, offset) };
+    return { links, pagination: pageInfo(total, limit, offset) };
   }
 
   @Authorized('link:read')
@@ -62,24 +46,24 @@ export class LinkResolver {
     const r = await this.service.bySlugCached(slug);
     if (!r) throw errors.notFound('link', slug);
     // The link's fields less its url, visits and times; the destination only when unprotected.
-    const { url, visits: _visits, createdAt: _createdAt, updatedAt: _updatedAt, ...lookup } = toLink(r);
+    const { url, visits: _visits, createdAt: _createdAt, updatedAt: _updatedAt, ...lookup } = r;
     return { ...lookup, destination: r.protectionType === 'none' ? url : '' };
   }
 
   @Authorized('link:write')
   @Mutation(() => Link)
-  async createLink(@Arg('input', () => CreateLinkInput, { validate: false }) input: CreateLinkInput, @Ctx() ctx: RequestContext): Promise<Link> {
-    return toLink(await this.service.create(ctx.principal, input));
+  createLink(@Arg('input', () => CreateLinkInput, { validate: false }) input: CreateLinkInput, @Ctx() ctx: RequestContext): Promise<Link> {
+    return this.service.create(ctx.principal, input);
   }
 
   @Authorized('link:write')
   @Mutation(() => Link, { description: 'Protection changes per the spec: password or pin sets it, removeProtection clears it.' })
-  async updateLink(
+  updateLink(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => UpdateLinkInput, { validate: false }) input: UpdateLinkInput,
     @Ctx() ctx: RequestContext,
   ): Promise<Link> {
-    return toLink(await this.service.update(ctx.principal, id, input));
+    return this.service.update(ctx.principal, id, input);
   }
 
   @Authorized('link:write')

@@ -108,13 +108,13 @@ export class LinkService {
   async get(principal: Principal, id: string): Promise<LinkView> {
     const link = await store.byId(this.db, id);
     // Another owner's link is as unknown as a missing one: its existence is not disclosed.
-    if (!isPlatformAdmin(principal) && link.ownerId !== this.owner(principal)) throw errors.notFound('link', id);
+    if (!isPlatformAdmin(principal) && link.userId !== this.owner(principal)) throw errors.notFound('link', id);
     return link;
   }
 
   async list(principal: Principal, limit: number, offset: number): Promise<{ links: LinkView[]; total: number }> {
     checkWindow({ limit, offset });
-    return store.list(this.db, { all: isPlatformAdmin(principal), ownerId: this.owner(principal) }, { limit, offset });
+    return store.list(this.db, { all: isPlatformAdmin(principal), userId: this.owner(principal) }, { limit, offset });
   }
 
   /** Protection changes per the spec's transition table: password or pin sets it, remove_protection clears it. */

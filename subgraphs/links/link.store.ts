@@ -43,7 +43,8 @@ export interface LinkView {
   id: string;
   slug: string;
   url: string;
-  ownerId: string;
+  /** The owner: the id of the key that created the link (column owner_id), answered as Link.userId. */
+  userId: string;
   isActive: boolean;
   expiresAt: Date | null;
   protectionType: ProtectionType;
@@ -83,7 +84,7 @@ function toView(r: LinkRow): LinkView {
     id: r.id,
     slug: r.slug,
     url: r.url,
-    ownerId: r.owner_id,
+    userId: r.owner_id,
     isActive: r.is_active,
     expiresAt: r.expires_at,
     protectionType: r.protection_type,
@@ -96,12 +97,12 @@ function toView(r: LinkRow): LinkView {
 }
 
 /** Inserts a link under `slug`; a taken slug fails with PostgreSQL's unique violation (23505). */
-export async function insert(q: Queryable, slug: string, ownerId: string, v: LinkValues): Promise<LinkView> {
+export async function insert(q: Queryable, slug: string, userId: string, v: LinkValues): Promise<LinkView> {
   const row = await one<LinkRow>(
     q,
     `INSERT INTO links.links (slug, url, owner_id, protection_type, secret_hash, protection_hint, content_classification, expires_at, is_active)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-    [slug, v.url, ownerId, v.protectionType, v.secretHash, v.hint, v.classification, v.expiresAt, v.isActive],
+    [slug, v.url, userId, v.protectionType, v.secretHash, v.hint, v.classification, v.expiresAt, v.isActive],
   );
   return toView(row!);
 }
@@ -122,10 +123,10 @@ export async function bySlug(q: Queryable, slug: string): Promise<LinkView | nul
   return row ? toView(row) : null;
 }
 
-/** A page of the links of `ownerId` (every link when `all`), newest first, and their total. */
-export async function list(q: Queryable, filter: { all: boolean; ownerId: string }, window: PageWindow) {
+/** A page of the links of `userId` (every link when `all`), newest first, and their total. */
+export async function list(q: Queryable, filter: { all: boolean; userId: string }, window: PageWindow) {
   // The owner scopes the list (a permission, not a filter): always a condition, whatever its value.
-  const where = filter.all ? new Where() : new Where([filter.ownerId]).always('owner_id = $1');
+  const where = filter.all ? new Where() : new Where([filter.userId]).always('owner_id = $1');
   const found = await page<LinkRow>(q, { select: COLUMNS, from: `FROM links.links ${where}`, orderBy: 'created_at DESC, id', params: where.params }, window);
   return { links: found.rows.map(toView), total: found.total };
 }
