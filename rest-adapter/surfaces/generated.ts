@@ -941,19 +941,10 @@ export type GetAgentQueryVariables = Exact<{
 export type GetAgentQuery = { agent: AgentFieldsFragment };
 
 export type EngineWorkflowFieldsFragment = {
-  workflowId: string;
-  name: string;
-  description: string | null;
-  tags: Array<string>;
-  active: boolean;
-  version: number;
-  nodeCount: number;
   connections: Record<string, unknown>;
   settings: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
-  webhookUrl: string | null;
-  lastExecuted: string | null;
   nodes: Array<{
     name: string;
     type: string;
@@ -972,8 +963,7 @@ export type EngineWorkflowFieldsFragment = {
     alwaysOutputData: boolean | null;
     executeOnce: boolean | null;
   }>;
-  statistics: WorkflowStatisticsFragment;
-};
+} & WorkflowSummaryFragment;
 
 export type EngineExecutionFieldsFragment = {
   status: string;
@@ -2628,8 +2618,12 @@ export const WorkflowStatisticsFragmentDoc = new TypedDocumentString(
   'fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
   { fragmentName: 'WorkflowStatistics' },
 ) as unknown as TypedDocumentString<WorkflowStatisticsFragment, unknown>;
+export const WorkflowSummaryFragmentDoc = new TypedDocumentString(
+  'fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
+  { fragmentName: 'WorkflowSummary' },
+) as unknown as TypedDocumentString<WorkflowSummaryFragment, unknown>;
 export const EngineWorkflowFieldsFragmentDoc = new TypedDocumentString(
-  'fragment EngineWorkflowFields on Workflow{workflowId name description tags active version nodeCount nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt webhookUrl lastExecuted statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
+  'fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
   { fragmentName: 'EngineWorkflowFields' },
 ) as unknown as TypedDocumentString<EngineWorkflowFieldsFragment, unknown>;
 export const EngineExecutionFieldsFragmentDoc = new TypedDocumentString(
@@ -2736,10 +2730,6 @@ export const RateWindowFieldsFragmentDoc = new TypedDocumentString('fragment Rat
 export const PaginationFragmentDoc = new TypedDocumentString('fragment Pagination on PageInfo{total limit offset hasMore}', {
   fragmentName: 'Pagination',
 }) as unknown as TypedDocumentString<PaginationFragment, unknown>;
-export const WorkflowSummaryFragmentDoc = new TypedDocumentString(
-  'fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
-  { fragmentName: 'WorkflowSummary' },
-) as unknown as TypedDocumentString<WorkflowSummaryFragment, unknown>;
 export const ExecutionNodeDataFragmentDoc = new TypedDocumentString(
   'fragment ExecutionNodeData on ExecutionNodeData{nodeName runIndex nodeType status startedAt duration tries reused output error}',
   { fragmentName: 'ExecutionNodeData' },
@@ -2827,7 +2817,7 @@ export const GetAgentDocument = new TypedDocumentString(
   'query GetAgent($agentId:ID!){agent(agentId:$agentId){...AgentFields}}fragment AgentFields on Agent{agentId name domain forgeStage version description capabilities inputs{required optional}outputs taskTypes{taskType title description inputs{required optional}artifactFormat expectedSections typicalDuration}averageDuration successRate totalExecutions}',
 ) as unknown as TypedDocumentString<GetAgentQuery, GetAgentQueryVariables>;
 export const EngineWorkflowDocument = new TypedDocumentString(
-  'query EngineWorkflow($workflowId:ID!){workflow(workflowId:$workflowId){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{workflowId name description tags active version nodeCount nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt webhookUrl lastExecuted statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
+  'query EngineWorkflow($workflowId:ID!){workflow(workflowId:$workflowId){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineWorkflowQuery, EngineWorkflowQueryVariables>;
 export const EngineWorkflowsDocument = new TypedDocumentString(
   'query EngineWorkflows($active:Boolean$tag:String$search:String$limit:Int$offset:Int){workflows(active:$active tag:$tag search:$search limit:$limit offset:$offset){workflows{...WorkflowSummary}pagination{...Pagination}}}fragment Pagination on PageInfo{total limit offset hasMore}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
@@ -2899,10 +2889,10 @@ export const EngineUpdateWorkflowDocument = new TypedDocumentString(
   'mutation EngineUpdateWorkflow($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){workflowId name active version updatedAt}}',
 ) as unknown as TypedDocumentString<EngineUpdateWorkflowMutation, EngineUpdateWorkflowMutationVariables>;
 export const EngineNativeCreateDocument = new TypedDocumentString(
-  'mutation EngineNativeCreate($workflow:JSON!){importWorkflow(workflow:$workflow){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{workflowId name description tags active version nodeCount nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt webhookUrl lastExecuted statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
+  'mutation EngineNativeCreate($workflow:JSON!){importWorkflow(workflow:$workflow){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineNativeCreateMutation, EngineNativeCreateMutationVariables>;
 export const EngineNativeUpdateDocument = new TypedDocumentString(
-  'mutation EngineNativeUpdate($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{workflowId name description tags active version nodeCount nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt webhookUrl lastExecuted statistics{...WorkflowStatistics}}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}',
+  'mutation EngineNativeUpdate($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineNativeUpdateMutation, EngineNativeUpdateMutationVariables>;
 export const FeedbackMeDocument = new TypedDocumentString(
   'query FeedbackMe{feedbackMe{id email username name avatar subscription{tier status}createdAt}}',
