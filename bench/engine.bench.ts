@@ -11,7 +11,7 @@ import { benchMain, createScratchDatabase } from './scratch-db';
 export type { LoadFigures };
 
 /**
- * Workflow executions per second (CONTRACT.md section 9): webhook-triggered executions of a
+ * Workflow executions per second: webhook-triggered executions of a
  * Webhook -> Set workflow whose trigger answers with the last node's output (responseMode
  * lastNode), each execution persisted (its row, its nodes' run data, its log lines and the
  * webhook request log) before the answer goes out.

@@ -8,7 +8,7 @@ import { interleaved, LOAD_PHASE, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
 /**
- * Short-link redirects per second (CONTRACT.md section 9), and verification attempts per second.
+ * Short-link redirects per second, and verification attempts per second.
  *
  *   redirect  GET /links/{slug} for a public link: the platform's public short link (cache read,
  *             the visit recorded — batched, flushed on drain — and a 302)

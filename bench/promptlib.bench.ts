@@ -18,7 +18,7 @@ import { jsonClient } from './load';
  * call made directly through kernel/llm, both against one local fake model, in one process: a
  * child of its own, started with the node flags of `npm start` (bench/child.ts), so the platform
  * runs as it does in production and not in the driver's heap (which holds every latency of the
- * load phases). Overhead = platform p50 − direct p50 (aim: under 1.5 ms, issue #15), from calls
+ * load phases). Overhead = platform p50 − direct p50, from calls
  * made one at a time with the three alternating, so the machine's drift reaches them alike.
  *
  * The third is the physical reference, as the reads have theirs: a bare `node:http` handler

@@ -17,7 +17,7 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 import { LOAD_PHASE } from './load';
 
 /**
- * `npm run bench`: every figure of CONTRACT.md section 9 that exists yet, each beside a baseline
+ * `npm run bench`: every figure the platform promises, each beside a baseline
  * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
  * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
  * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 10), BENCH_KEYS (default 300),

@@ -14,7 +14,7 @@ import { jsonClient } from './load';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
- * Agent tasks end to end with the offline model (CONTRACT.md section 9), beside the raw queue
+ * Agent tasks end to end with the offline model, beside the raw queue
  * (kernel/queue.ts, no-op jobs, the agent pool's concurrency) measured in the same run on the
  * same scratch database.
  *

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from './config';
 
-test('defaults follow CONTRACT.md section 3', () => {
+test('defaults are the documented ones', () => {
   const c = loadConfig({});
   assert.equal(c.port, 4000);
   assert.equal(c.databaseUrl, undefined);

@@ -18,7 +18,7 @@ export function pageInfo(total: number, limit: number, offset: number): PageInfo
   return { total, limit, offset, hasMore: offset + limit < total };
 }
 
-// ---- metrics (spec 1): the control plane's agent figures and the engine's workflow figures ------
+// ---- metrics: the control plane's agent figures and the engine's workflow figures ------
 // Durations are seconds, rates percentages (0–100).
 
 @ObjectType()

@@ -5,7 +5,7 @@ import { one, rows, type Queryable } from './db/rows';
 import { ownEntry } from './names';
 
 /**
- * What the services that report metrics share (spec 1, Metrics): the period a request asks for,
+ * What the services that report metrics share: the period a request asks for,
  * run statistics over one of their own tables computed in SQL (percentiles with percentile_cont,
  * time buckets with every empty one filled), and the custom-query builder over a catalogue of
  * metrics each service declares for its own tables. Buckets are UTC; weeks start on Monday.
@@ -18,7 +18,7 @@ export type Aggregation = (typeof AGGREGATIONS)[number];
 
 const MAX_BUCKETS = 2000;
 
-/** Spec 1, Limits: requests per minute and key to each metrics endpoint. */
+/** Requests per minute and key to each metrics endpoint. */
 export const METRICS_PER_MINUTE = { agents: 10, workflows: 10, orchestrations: 10, health: 60, resources: 10, costs: 10, query: 5 } as const;
 
 /** Counts one request of a key to a metrics endpoint: 429 RATE_LIMIT_EXCEEDED (with retryAfter) beyond its limit. */

@@ -4,7 +4,7 @@ import { AppError } from './errors';
 import type { Tier } from './auth/principal';
 
 /**
- * Per-key rate limits by tier (spec 1, Limits). Counters live in memory, or in Redis when
+ * Per-key rate limits by tier. Counters live in memory, or in Redis when
  * REDIS_URL is set so that several gateway processes share them.
  *
  * Burst: a key may exceed its per-minute limit by (burst − perMinute) requests, drawn from a
@@ -26,7 +26,7 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
   enterprise: { perMinute: 1_000, perHour: 50_000, perDay: 1_000_000, burst: 2_000, concurrentExecutions: 200 },
 };
 
-/** The infrastructure service's limits (spec 3, section C): requests per hour per API key and per signed-in person. */
+/** The infrastructure service's limits: requests per hour per API key and per signed-in person. */
 export const INFRA_HOURLY_LIMITS = { perKey: 1000, perUser: 5000 };
 
 export interface WindowStatus {
@@ -165,7 +165,7 @@ export class RateLimitExceeded extends AppError {
   }
 }
 
-/** The five headers of every key-authenticated response (spec 1, Limits). */
+/** The five headers of every key-authenticated response. */
 export function rateLimitHeaders(s: RateLimitSnapshot): Record<string, string> {
   return {
     'x-ratelimit-limit': String(s.limits.perMinute.limit),

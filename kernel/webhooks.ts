@@ -12,7 +12,7 @@ import { UUID } from './ids';
 import { JOB, type Jobs } from './topics';
 
 /**
- * Signed outbound webhooks (CONTRACT.md section 8). A delivery is a row in
+ * Signed outbound webhooks. A delivery is a row in
  * platform.webhook_deliveries plus a 'webhook.deliver' job; each job run is one attempt, recorded
  * in platform.webhook_delivery_attempts whatever its outcome. Retries, backoff and jitter are the
  * queue's. The request body is serialised once at send() and stored, so every attempt signs and

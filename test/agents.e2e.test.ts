@@ -113,8 +113,8 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     assert.deepEqual(a.capabilities, ['write-runbook', 'custom']);
     assert.deepEqual(a.inputs, { required: ['service', 'scenario'], optional: ['alerts', 'dashboards', 'escalation'] });
     assert.ok(a.outputs.documentationPath && a.outputs.quality);
-    assert.equal(a.averageDuration, 0, 'a number (spec 1): 0 without history');
-    assert.equal(a.successRate, 0, 'a number (spec 1): 0 without history');
+    assert.equal(a.averageDuration, 0, 'a number: 0 without history');
+    assert.equal(a.successRate, 0, 'a number: 0 without history');
     assert.equal(a.totalExecutions, 0);
 
     const ok = await p.rest('POST', `${CP}/agents/execute`, {

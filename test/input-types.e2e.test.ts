@@ -115,7 +115,7 @@ describe('wrong types on every documented body field of every REST surface', () 
         table.slice(i, i + 16).map(async (c) => {
           const res = await p.rest(c.method, c.path, { body: c.body });
           // Every envelope: `error: {code, details}`, or (feedback, infra) `error: code` beside `details`;
-          // infra answers spec 3's `invalid_request` and keeps the platform's code in details.reason.
+          // infra answers its documented `invalid_request` and keeps the platform's code in details.reason.
           const details = res.body?.details ?? res.body?.error?.details;
           const code = typeof res.body?.error === 'string' ? (details?.reason ?? res.body.error) : res.body?.error?.code;
           const named = details?.errors?.some((e: { field: string }) => e.field === c.field);

@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 
 /**
- * The link service (spec 3, section A; CONTRACT.md sections 2, 6, 8): links with password or PIN
+ * The link service: links with password or PIN
  * protection, the public short link and its gate page, the per-address lockout, visits, owners.
  */
 

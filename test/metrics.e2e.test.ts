@@ -7,7 +7,7 @@ import { startTestPlatform, type Answer, type TestPlatform } from './support/pla
 import { readUntil } from './support/until';
 
 /**
- * Control-plane metrics (spec 1, Metrics) against a generated history written straight into the
+ * Control-plane metrics against a generated history written straight into the
  * tables (as if it had run in March 2026), every expected figure computed here independently:
  * percentiles by linear interpolation, buckets with the empty ones, breakdowns, costs from the
  * price table; the sampler's rows; the health view (also with a part down); the custom query with
@@ -547,7 +547,7 @@ describe('POST /metrics/query', () => {
     assert.ok(Number(over.headers.get('retry-after')) > 0);
   });
 
-  test('each metrics endpoint has its per-minute limit per key (spec 1: agents 10, health 60, …)', async () => {
+  test('each metrics endpoint has its per-minute limit per key (agents 10, health 60, …)', async () => {
     const k = (await p.createKey({ permissions: ['metrics:read'] })).key;
     const agents = `${M}/agents?startDate=2026-03-01&endDate=2026-03-02`;
     for (let i = 0; i < 10; i++) assert.equal((await get(agents, k)).status, 200);

@@ -12,7 +12,7 @@ import { UUID } from '../ids';
 import { defineLoader, type LoaderDefinition } from '../loaders';
 import { TOPIC } from '../topics';
 
-/** Key prefixes per service and environment (CONTRACT.md section 4). */
+/** Key prefixes per service and environment. */
 export const KEY_PREFIXES: Record<KeyService, Record<Environment, string>> = {
   'control-plane': { live: 'cp_live_sk_', test: 'cp_test_sk_' },
   promptlib: { live: 'ver_live_', test: 'ver_test_' },
@@ -226,7 +226,7 @@ export class ApiKeyService {
   }
 
   /**
-   * CONTRACT.md section 3: BOOTSTRAP_API_KEY is ensured to exist with `*`; without it, and with
+   * BOOTSTRAP_API_KEY is ensured to exist with `*`; without it, and with
    * no key at all, one is generated, printed once and written to DATA_DIR/bootstrap-key.
    */
   async ensureBootstrap(opts: { plain?: string; dataDir: string }): Promise<string | undefined> {

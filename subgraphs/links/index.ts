@@ -1,5 +1,5 @@
 /**
- * Link service (spec 3, section A) — short links, optionally behind a password or PIN.
+ * Link service — short links, optionally behind a password or PIN.
  *
  * Owns: the `links` schema (links, visits, attempts), through link.store.ts.
  * Calls: no other service.

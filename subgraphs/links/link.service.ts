@@ -11,7 +11,7 @@ import * as store from './link.store';
 import type { LinkView, PendingVisit, Visit } from './link.store';
 
 /**
- * Short links with optional password or PIN protection (spec 3, section A; CONTRACT.md section 8).
+ * Short links with optional password or PIN protection.
  *
  * - A link belongs to the key that created it (`user_id` is that key's id); a platform admin key
  *   (`*`) sees and manages every link.

@@ -4,7 +4,7 @@ import { STAGES, type StageName } from '../gates';
 import catalogue from './agent.catalog.json';
 
 /**
- * The 20 agents of the control plane (spec 1, agent catalogue), in their 7 domains. The agents are
+ * The 20 agents of the control plane, in their 7 domains. The agents are
  * data (agent.catalog.json, edited without touching code); this file gives them their types,
  * checks the file once at start (a broken entry stops the process with the entry's path) and
  * turns its path templates and input checks into functions. Documented in README.md ("Control
@@ -366,7 +366,7 @@ export function findTaskType(agent: AgentSpec, taskType: string): TaskTypeSpec |
   return agent.taskTypes.find((t) => t.taskType === taskType);
 }
 
-/** The prompt of one agent and task type in the prompt library (CONTRACT.md section 8). */
+/** The prompt of one agent and task type in the prompt library. */
 export function promptIdOf(agentId: string, taskType: string): string {
   return `${agentId}-${taskType}`;
 }

@@ -7,7 +7,7 @@ import { agentStore } from './agent.store';
  * The agent catalogue with figures from real task history: averageDuration (seconds, completed
  * tasks) and successRate (percent of finished tasks that completed; cancelled ones do not count),
  * over each agent's last 1,000 finished tasks; both 0 until the agent has finished one
- * (spec 1 types them as numbers; totalExecutions 0 says there is no history).
+ * (they are numbers; totalExecutions 0 says there is no history).
  */
 
 export const STATS_WINDOW = 1000;

@@ -4,8 +4,8 @@ import type { Operations } from '../../../kernel/operations';
 import { AGENTS, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 
 /**
- * The agents' instructions, one prompt per agent and task type (`<agentId>-<taskType>`,
- * CONTRACT.md section 8), seeded into the prompt library through its public operations when the
+ * The agents' instructions, one prompt per agent and task type (`<agentId>-<taskType>`),
+ * seeded into the prompt library through its public operations when the
  * control plane starts. Idempotent and respectful of edits: a prompt that exists (whatever its
  * versions, status or content) is left alone, so user changes survive restarts. Seeded prompts
  * are active at once. `prompt-refiner-refine` belongs to the prompt library (its refine

@@ -11,7 +11,7 @@ import { CONTROL_PLANE_METRICS, metricsStore } from './metrics.store';
 import { PRICES } from './pricing';
 
 /**
- * The control plane's metrics (spec 1, Metrics), from its own rows: agent tasks, orchestrations
+ * The control plane's metrics, from its own rows: agent tasks, orchestrations
  * with their stages and gates, and the resource samples. Workflow figures are the engine's
  * (workflowMetrics, workflowUsage, engineMetricsQuery), asked through its public operations.
  */
