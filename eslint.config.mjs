@@ -18,16 +18,7 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       // A promise left floating loses its rejection (an unhandled rejection ends the process) and its ordering.
-      // node:test's test()/describe()/it() return promises that the runner itself tracks and reports:
-      // awaiting them at a file's top level would serialise what the runner schedules.
-      '@typescript-eslint/no-floating-promises': [
-        'error',
-        {
-          allowForKnownSafeCalls: [
-            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
-          ],
-        },
-      ],
+      '@typescript-eslint/no-floating-promises': 'error',
       // An async function where a void callback is expected (an event listener, Array#forEach) has its rejection dropped.
       '@typescript-eslint/no-misused-promises': 'error',
     },
