@@ -4,8 +4,8 @@ import { percent, seconds, type Period, type RunBucket, type RunSource, type Run
 
 /**
  * Run statistics (kernel/metrics.ts `runStatistics`) from hourly rollups instead of every run of
- * the period, with the same, exact answer (issue #15: GET /metrics/agents over 30 days of a
- * million tasks took seconds).
+ * the period, with the same, exact answer: a period of months over millions of runs reads
+ * hundreds of rollup rows, not every run.
  *
  * Three tallies (kernel/db/tally.ts) of the finished runs, kept by triggers and folded like any:
  * - `runs`: per filter value, breakdown value, UTC hour of `at`, outcome and error code, the count

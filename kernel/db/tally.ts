@@ -2,7 +2,7 @@ import { count, exec, type Queryable } from './rows';
 
 /**
  * Exact row counts of a big table by a few key columns, without `count(*)` over its rows and
- * without a shared row every writer updates (issue #15: a list's total at a million rows).
+ * without a shared row every writer updates, so a list's total stays cheap at millions of rows.
  *
  * `<table>_tally` holds a count per key (the columns lists filter on). Writers never touch it:
  * statement triggers append signed deltas to `<table>_tally_delta` in the writer's own
