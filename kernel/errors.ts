@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   forge_gate_failure: 422,
   upstream_error: 502,
   service_unavailable: 503,
+  /** A model run that only a configured model can do usefully (refine) while the offline one answers. */
+  model_unavailable: 409,
   internal_server_error: 500,
   // link service (CONTRACT.md section 8)
   invalid_credentials: 401,
