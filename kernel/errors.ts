@@ -6,9 +6,9 @@ import { GraphQLError } from 'graphql';
  * into each surface's envelope. Nothing downstream matches on message text.
  */
 
-/** Every code of the spec (CONTRACT.md section 5 and the spec's lowercase table), defined once. */
+/** Every error code the platform answers with (docs/surfaces.md lists them), defined once. */
 export const ERROR_STATUS = {
-  // uppercase codes (CONTRACT.md section 5)
+  // uppercase codes
   AGENT_NOT_FOUND: 404,
   INVALID_TASK_TYPE: 400,
   CONTEXT_VALIDATION_FAILED: 422,
@@ -26,7 +26,7 @@ export const ERROR_STATUS = {
   WORKFLOW_INVALID: 400,
   // a path outside every surface
   NOT_FOUND: 404,
-  // lowercase codes (spec 1, Errors)
+  // lowercase codes
   unauthorized: 401,
   forbidden: 403,
   invalid_api_key: 401,
@@ -52,11 +52,11 @@ export const ERROR_STATUS = {
   /** A model run that only a configured model can do usefully (refine) while the offline one answers. */
   model_unavailable: 409,
   internal_server_error: 500,
-  // link service (CONTRACT.md section 8)
+  // link service
   invalid_credentials: 401,
   too_many_attempts: 429,
   link_gone: 410,
-  // feature-request service (spec 3, section B)
+  // feature-request service
   already_voted: 409,
   request_not_approved: 409,
   /** A sign-in callback whose state is not the one this browser was given, or is used up. */
