@@ -6,7 +6,7 @@ import { GraphQLError } from 'graphql';
  * into each surface's envelope. Nothing downstream matches on message text.
  */
 
-/** Every error code the platform answers with (docs/surfaces.md lists them), defined once. */
+/** Every error code the platform answers with and its HTTP status, defined once. */
 export const ERROR_STATUS = {
   // uppercase codes
   AGENT_NOT_FOUND: 404,
