@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { splitInBatches } from '../subgraphs/engine/n8n/nodes/split-in-batches';
-import { NODE_TYPES } from '../subgraphs/engine/nodes';
+import { splitInBatches } from '../subgraphs/engine/n8n/nodes/split-in-batches/split-in-batches';
+import { NODE_TYPES } from '../subgraphs/engine/executor/catalog';
 import type { NodeDefinition } from '../subgraphs/engine/nodes/types';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { grouped } from '../kernel/db/grouped';
-import { insertFinished, type FinishedRun } from '../subgraphs/engine/execution.store';
-import type { WorkflowVersion } from '../subgraphs/engine/workflow.service';
+import { insertFinished, type FinishedRun } from '../subgraphs/engine/executions/writes.store';
+import type { WorkflowVersion } from '../subgraphs/engine/workflows/service';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 

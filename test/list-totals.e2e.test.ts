@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { EXECUTION_TALLY } from '../subgraphs/engine/execution-reads.store';
-import { pruneBeyond, pruneOlderThan } from '../subgraphs/engine/execution-state.store';
+import { EXECUTION_TALLY } from '../subgraphs/engine/executions/reads.store';
+import { pruneBeyond, pruneOlderThan } from '../subgraphs/engine/executions/state.store';
 import { TASK_TALLY } from '../subgraphs/control-plane/tasks';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 

@@ -3,18 +3,17 @@ import { alsoOn } from '../../kernel/auth/principal';
 import { AppError } from '../../kernel/errors';
 import { pageInfo } from '../../kernel/graphql-types';
 import type { RequestContext } from '../../kernel/subgraph';
-import { ControlPlaneExecutionListArgs, TriggerWorkflowInput } from './execution.inputs';
-import { toExecution } from './execution.resolver';
-import type { ExecutionService } from './execution.service';
-import { fromControlPlaneStatus } from './execution.status';
-import { WorkflowExecution, WorkflowExecutionPage } from './execution.types';
-import { WorkflowWebhookRegistrationInput } from './webhook-trigger.inputs';
-import type { WebhookTriggerService } from './webhook-trigger.service';
-import { WorkflowWebhook } from './webhook-trigger.types';
-import { WorkflowListArgs } from './workflow.inputs';
-import { toWorkflow } from './workflow.resolver';
-import type { WorkflowService } from './workflow.service';
-import { WorkflowPage } from './workflow.types';
+import {
+  ControlPlaneExecutionListArgs,
+  TriggerWorkflowInput,
+  toExecution,
+  type ExecutionService,
+  fromControlPlaneStatus,
+  WorkflowExecution,
+  WorkflowExecutionPage,
+} from './executions';
+import { WorkflowWebhookRegistrationInput, type WebhookTriggerService, WorkflowWebhook } from './webhooks';
+import { WorkflowListArgs, toWorkflow, type WorkflowService, WorkflowPage } from './workflows';
 
 /**
  * The control plane's workflow operations (spec 1, Workflows; REST under /v1/control-plane/workflows).

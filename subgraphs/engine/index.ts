@@ -18,11 +18,17 @@ import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
-import { ExecutionResolver, toExecution } from './execution.resolver';
-import { ExecutionMaintenance } from './execution.maintenance';
-import { ExecutionNotifier } from './execution.notify';
-import { ExecutionRunner } from './execution.runner';
-import { ExecutionService } from './execution.service';
+import {
+  ExecutionResolver,
+  toExecution,
+  ExecutionMaintenance,
+  ExecutionNotifier,
+  ExecutionRunner,
+  ExecutionService,
+  EXECUTION_TALLY,
+  WorkflowMetricsResolver,
+  WorkflowMetricsService,
+} from './executions';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
@@ -32,16 +38,10 @@ import { ExecutionTally1763769601750 } from './migrations/1763769601750-executio
 import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/1763769601780-execution-tally-statement-updates';
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
-import { EXECUTION_TALLY } from './execution-reads.store';
 import { foldPeriodically } from '../../kernel/db/tally';
-import { WorkflowMetricsResolver, WorkflowMetricsService } from './workflow-metrics';
-import { ScheduleResolver } from './schedule.resolver';
-import { WorkflowSchedules } from './schedule.service';
-import { toWebhook, WebhookTriggerResolver } from './webhook-trigger.resolver';
-import { WebhookInbound } from './webhook-trigger.inbound';
-import { WebhookTriggerService } from './webhook-trigger.service';
-import { toWorkflow, WorkflowResolver } from './workflow.resolver';
-import { WorkflowService, type WorkflowHooks } from './workflow.service';
+import { ScheduleResolver, WorkflowSchedules } from './schedules';
+import { toWebhook, WebhookTriggerResolver, WebhookInbound, WebhookTriggerService } from './webhooks';
+import { toWorkflow, WorkflowResolver, WorkflowService, type WorkflowHooks } from './workflows';
 import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services on a kernel, wired to each other. */

@@ -1,14 +1,14 @@
 import { AppError } from '../../kernel/errors';
-import { compile, validateDefinition } from '../../subgraphs/engine/definition';
-import { UNLIMITED } from '../../subgraphs/engine/budgets';
-import { chooseStart, WorkflowExecutor } from '../../subgraphs/engine/executor';
-import type { ExecutionErrorInfo } from '../../subgraphs/engine/executor.types';
-import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions';
+import { compile, validateDefinition } from '../../subgraphs/engine/executor/compile';
+import { UNLIMITED } from '../../subgraphs/engine/executor/budgets';
+import { chooseStart, WorkflowExecutor } from '../../subgraphs/engine/executor/loop';
+import type { ExecutionErrorInfo } from '../../subgraphs/engine/executor/types';
+import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions/engine';
 import { importWorkflow } from '../../subgraphs/engine/n8n/import';
-import { NODE_TYPES } from '../../subgraphs/engine/nodes';
+import { NODE_TYPES } from '../../subgraphs/engine/executor/catalog';
 import type { NodeDefinition, NodeServices, WebhookReply } from '../../subgraphs/engine/nodes/types';
-import { splitInBatches } from '../../subgraphs/engine/n8n/nodes/split-in-batches';
-import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox';
+import { splitInBatches } from '../../subgraphs/engine/n8n/nodes/split-in-batches/split-in-batches';
+import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox/isolate';
 
 /**
  * Runs n8n-format nodes and workflows the way an import and an execution run them (import,

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { EXECUTION_TALLY } from '../execution-reads.store';
+import { EXECUTION_TALLY } from '../executions';
 
 /**
  * GET /executions totals from a tally (kernel/db/tally.ts) by workflow and status instead of a

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { EXECUTION_TALLY } from '../execution-reads.store';
+import { EXECUTION_TALLY } from '../executions';
 
 /**
  * The executions' tally counts an UPDATE once per statement, from its transition tables, instead

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { AppError } from '../../../kernel/errors';
-import { compile, validateDefinition } from '../definition';
-import { chooseStart, WorkflowExecutor } from '../executor';
+import { compile, validateDefinition, chooseStart, WorkflowExecutor } from '../executor';
 import { ExpressionEngine } from '../expressions';
 import { importWorkflow } from './import';
-import type { WebhookReply } from '../nodes/types';
+import type { WebhookReply } from '../nodes';
 import { CODE_LIMITS, Sandbox } from '../sandbox';
 import { N8N_EXPORT } from '../../../test/support/n8n-export';
 import { disposeHarness, runWorkflow } from '../../../test/support/n8n-harness';

@@ -1,8 +1,7 @@
 import { ownEntry } from '../../../kernel/names';
-import { workflowInvalid } from '../definition';
+import { workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
 import { parseTemplate } from '../expressions';
-import { NODE_TYPES } from '../nodes';
-import { isPlainObject } from '../nodes/types';
+import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
 /**
  * n8n exports -> our format. n8n nodes are `n8n-nodes-base.<name>` with a `typeVersion`, an `id`
@@ -57,9 +56,12 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
   };
 }
 
+/** n8n's nodes that run as they are, by their n8n type (the engine's own nodes are `engine.*`). */
+const RUN_NATIVELY: ReadonlyMap<string, NodeDefinition> = new Map(N8N_NODES.map((n) => [`${N8N_NODE_PREFIX}${n.name}`, n]));
+
 function mapNode(node: Params): Params {
   const short = node.type.slice(node.type.lastIndexOf('.') + 1);
-  if (NODE_TYPES.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
+  if (RUN_NATIVELY.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
   const mapper = ownEntry(MAPPERS, short);
   if (!mapper) {
     throw workflowInvalid(`Node "${node.name}" has the n8n type "${node.type}", which has no equivalent here`, {
@@ -129,7 +131,7 @@ function n8nExecutionOrder(settings: Record<string, unknown>): void {
 
 /** Every n8n type an import accepts: those run natively, then those mapped to an engine node. */
 export function supportedN8nTypes(): string[] {
-  const native = [...NODE_TYPES.entries()].filter(([, d]) => d.n8n).map(([t]) => t);
+  const native = [...RUN_NATIVELY.entries()].filter(([, d]) => d.n8n).map(([t]) => t);
   const mapped = Object.keys(MAPPERS)
     .map((k) => `${N8N_PREFIXES[0]}${k}`)
     .filter((t) => !native.includes(t));

@@ -1,4 +1,4 @@
-import { cronProblem, validTimezone } from '../cron';
+import { cronProblem, validTimezone } from './cron';
 import { isPlainObject, truthy, type Item, type NodeDefinition } from './types';
 
 /** Start nodes, routing and shaping: the nodes that never leave the process. */

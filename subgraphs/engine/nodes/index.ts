@@ -1,44 +1,34 @@
-import { code } from './code';
-import { filter, ifNode, manualTrigger, merge, noOp, scheduleTrigger, set, switchNode, webhook } from './core';
-import { executeWorkflow, respondToWebhook, wait } from './flow';
-import { httpRequest } from './http-request';
-import { agent, prompt } from './platform';
-import { N8N_NODE_PREFIX, N8N_NODES } from '../n8n/nodes';
-import type { NodeDefinition } from './types';
+/** The node contract (what a node gets and returns), the shapes of a workflow definition, cron, and the engine's own `engine.*` nodes. */
 
-/**
- * Every node type a workflow may use, as `engine.<name>` (CONTRACT.md section 8), and n8n's core
- * nodes under their own names (n8n/nodes). `agent` and `prompt` reach the control plane and the
- * prompt library through their public operations.
- */
-export const NODE_PREFIX = 'engine.';
-
-const all: NodeDefinition[] = [
-  manualTrigger,
-  webhook,
-  scheduleTrigger,
-  set,
-  ifNode,
-  switchNode,
-  filter,
-  merge,
-  code,
-  httpRequest,
-  wait,
-  respondToWebhook,
-  executeWorkflow,
-  agent,
-  prompt,
-  noOp,
-];
-
-export const NODE_TYPES: ReadonlyMap<string, NodeDefinition> = new Map([
-  ...all.map((n): [string, NodeDefinition] => [`${NODE_PREFIX}${n.name}`, n]),
-  ...N8N_NODES.map((n): [string, NodeDefinition] => [`${N8N_NODE_PREFIX}${n.name}`, n]),
-]);
-
-export function nodeType(type: string): NodeDefinition | undefined {
-  return NODE_TYPES.get(type);
-}
-
-export type { NodeDefinition } from './types';
+export { code } from './code';
+export { filter, ifNode, isExpression, manualTrigger, merge, noOp, scheduleTrigger, set, switchNode, webhook } from './core';
+export { countRuns, cronProblem, isoWithOffset, nextRun, validTimezone } from './cron';
+export {
+  type Connection,
+  type Connections,
+  ON_ERROR,
+  versionOf,
+  type WorkflowDefinition,
+  workflowInvalid,
+  type WorkflowNode,
+  type WorkflowSettings,
+} from './definition';
+export { executeWorkflow, respondToWebhook, wait } from './flow';
+export { httpRequest } from './http-request';
+export { agent, prompt } from './platform';
+export {
+  isPlainObject,
+  type Item,
+  type ItemLineage,
+  type NodeContext,
+  type NodeDefinition,
+  NodeError,
+  type NodeResult,
+  type NodeServices,
+  type PairedItemData,
+  type PromptTestRequest,
+  type SourceData,
+  type TaskRequest,
+  toItems,
+  type WebhookReply,
+} from './types';

@@ -1,7 +1,7 @@
 import type { GuardedRequestInit, GuardedResponse } from '../../../kernel/outbound';
 import type { ExpressionData, Item } from '../expressions';
 import type { CodeRunner } from '../sandbox';
-import type { WorkflowNode } from '../definition.types';
+import type { WorkflowNode } from './definition';
 
 export type { Item } from '../expressions';
 

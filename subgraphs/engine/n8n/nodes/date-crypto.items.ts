@@ -1,4 +1,4 @@
-import { NodeError, type Item, type NodeContext } from '../../nodes/types';
+import { NodeError, type Item, type NodeContext } from '../../nodes';
 
 /**
  * What the Date & Time and Crypto nodes share with n8n's per-item loop: each input item gives

@@ -1,6 +1,6 @@
-import type { NodeDefinition } from '../../nodes/types';
-import { crypto } from './crypto';
-import { dateTime } from './date-time';
+import type { NodeDefinition } from '../../nodes';
+import { crypto } from './crypto/crypto';
+import { dateTime } from './date-time/date-time';
 
 /** n8n's Date & Time (date-time.ts) and Crypto (crypto.ts) nodes. */
 export const dateCryptoNodes: NodeDefinition[] = [dateTime, crypto];

@@ -1,13 +1,13 @@
-import type { NodeDefinition } from '../../nodes/types';
-import { codeNodes } from './code';
+import type { NodeDefinition } from '../../nodes';
+import { codeNodes } from './code/code';
 import { dateCryptoNodes } from './date-crypto';
-import { executeWorkflow } from './execute-workflow';
-import { itemListNodes } from './item-lists';
-import { mergeNodes } from './merge';
-import { noOp } from './no-op';
-import { routingNodes } from './routing';
-import { setNodes } from './set';
-import { splitInBatches } from './split-in-batches';
+import { executeWorkflow } from './execute-workflow/execute-workflow';
+import { itemListNodes } from './item-lists/item-lists';
+import { mergeNodes } from './merge/merge';
+import { noOp } from './no-op/no-op';
+import { routingNodes } from './routing/routing';
+import { setNodes } from './set/set';
+import { splitInBatches } from './split-in-batches/split-in-batches';
 
 /**
  * n8n's core nodes run natively under their n8n names (`n8n-nodes-base.<name>`), each at the

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction, type Tx } from '../../../kernel/db/transaction';
+import { UUID } from '../../../kernel/ids';
+import type { JobAttempt, JobContext, Queue } from '../../../kernel/queue';
+import type { ExecutionErrorInfo } from '../executor';
+import { eventFor } from './notify';
+import type { NotifyConfig } from './types';
+import { publishUpdate, type RunnerDeps } from './context';
+import type { ExecutionReads } from './reads';
+import type { ExecutionRuns } from './in-flight';
+import type { ExecutionRow } from './writes.store';
+import { claimResume, failLost, setResumeData } from './state.store';
+import { JOB } from '../../../kernel/topics';
+
+/**
+ * The queue's side of executions: the `engine.execute` job runs a queued execution, the
+ * `engine.resume` job continues a waiting one (its timer ran out, or its resume URL was called),
+ * both from the node outputs stored so far, in any process and also after a restart. A job the
+ * queue gives up on (lost worker, job timeout) fails its execution.
+ */
+export class ExecutionJobs {
+  constructor(
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'workflows' | 'notifier'>,
+    private readonly reads: ExecutionReads,
+    private readonly runs: ExecutionRuns,
+  ) {}
+
+  /** The two job handlers; both fail their execution once the queue stops retrying. */
+  register(queue: Queue): void {
+    const onFinalFailure = async (ctx: JobAttempt, error: { code: string; message: string }) => {
+      await this.failLost((ctx.data as { executionId: string }).executionId, ctx.id, `${error.code}: ${error.message}`);
+    };
+    queue.register(JOB.execute, (ctx) => this.runQueued(ctx), { onFinalFailure });
+    queue.register(JOB.resume, (ctx) => this.resume(ctx), { onFinalFailure });
+  }
+
+  private async runQueued(job: JobContext<{ executionId: string }>): Promise<unknown> {
+    const id = job.data.executionId;
+    const row = await this.reads.load(id);
+    if (!row || row.status !== 'running') return { skipped: row?.status ?? 'missing' };
+    return this.continueStored(row, job);
+  }
+
+  private async resume(job: JobContext<{ executionId: string }>): Promise<unknown> {
+    const id = job.data.executionId;
+    // waiting -> running, recording the waiting node's output in the same statement; a re-run of
+    // this job (lost worker) finds the row running under its own job id and continues.
+    const row = await claimResume(this.deps.db, id, job.id, 'engine.wait');
+    if (!row) return { skipped: true };
+    await publishUpdate(this.deps, id, 'running');
+    return this.continueStored(row, job);
+  }
+
+  /** Runs a stored execution on from the node outputs it has recorded (queued, resumed or re-run after a lost worker). */
+  private async continueStored(row: ExecutionRow, job: JobContext<{ executionId: string }>): Promise<unknown> {
+    const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
+    const { done, stored: storedRuns, nextSeq, runDataBytes, storedStates } = await this.reads.loadDone(row.id);
+    const view = await this.runs.run({
+      id: row.id,
+      version,
+      mode: row.mode,
+      input: row.input,
+      startNode: row.start_node,
+      runAs: row.run_as,
+      startedAt: row.started_at,
+      done,
+      storedRuns,
+      seq: nextSeq,
+      inline: false,
+      stored: true,
+      depth: 0,
+      signal: job.signal,
+      meta: { originalExecutionId: row.original_execution_id, parentExecutionId: row.parent_execution_id, webhookId: row.webhook_id },
+      notify: row.notify ?? null,
+      ranMs: row.ran_ms,
+      runDataBytes,
+      storedStates,
+    });
+    return { status: view.status };
+  }
+
+  /** A resume-URL call: the request becomes the waiting node's item; the resume job continues. */
+  async resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
+    if (!UUID.test(executionId)) return 'not_waiting';
+    const resumed = await withTransaction(this.deps.db, async (tx) => {
+      const m = tx.manager;
+      // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
+      const jobId = await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
+      if (!(await setResumeData(m, executionId, data, jobId))) throw new NotWaiting();
+      return true;
+    }).catch((err) => {
+      if (err instanceof NotWaiting) return false;
+      throw err;
+    });
+    return resumed ? 'resumed' : 'not_waiting';
+  }
+
+  /** Marks an execution whose job the queue gave up on (lost worker, job timeout) as failed. */
+  private async failLost(executionId: string, jobId: string, reason: string): Promise<void> {
+    const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: `The execution stopped: ${reason}`, details: { reason: 'worker_lost' } };
+    const failed = await failLost(this.deps.db, executionId, jobId, error);
+    if (failed) {
+      await publishUpdate(this.deps, executionId, 'error');
+      await this.notifyStored(executionId, failed.notify);
+    }
+  }
+
+  /** Announces the stored state of an execution changed outside a run (lost worker, stale run). */
+  async notifyStored(executionId: string, notify: NotifyConfig | null | undefined): Promise<void> {
+    if (!notify || !this.deps.notifier) return;
+    const view = await this.reads.view(executionId);
+    if (view) await this.deps.notifier.emit(notify, eventFor(view.status), view);
+  }
+}
+
+class NotWaiting extends Error {}

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction, type Tx } from '../../../kernel/db/transaction';
+import type { Queue } from '../../../kernel/queue';
+import { compile, durationLimit, type ExecutionBudgets, chooseStart, WorkflowExecutor } from '../executor';
+import { ExpressionEngine } from '../expressions';
+import type { NotifyConfig } from './types';
+import { CODE_LIMITS, EXPRESSION_LIMITS, type CodeRunner, ProcessSandbox } from '../sandbox';
+import { ExecutionChildren } from './children';
+import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps, type StartOptions, type Started } from './context';
+import { ExecutionReads } from './reads';
+import { ExecutionJobs } from './jobs';
+import { ExecutionRuns } from './in-flight';
+import {
+  copyReusedNodes,
+  insertQueued,
+  requestLogRow,
+  type ExecutionRow,
+  type ExecutionStatus,
+  type ExecutionView,
+  type ExecutionViewRow,
+} from './writes.store';
+import { cancel } from './state.store';
+import { executionReads } from './reads.store';
+import { JOB, TOPIC } from '../../../kernel/topics';
+
+/**
+ * Runs executions and keeps them: the row in engine.executions, run data in execution_nodes,
+ * logs in execution_logs, an `engine.execution.updated` event on every status and progress
+ * change. Async executions are `engine.execute` jobs; sync ones (and webhooks answering with
+ * the last node, and sub-workflows) run inline in the request, persisted the same way, and
+ * heartbeat so that a process dying mid-run leaves no execution `running` forever.
+ *
+ * Writes are batched: the node rows and log lines of fast nodes wait (at most 50 ms) for the
+ * next write, which is one statement (execution.store.ts); a node that may take long (HTTP, code,
+ * sub-workflow, wait) flushes them before it starts and names itself as the current node. An
+ * inline run inserts its row with its first write, so a fast one (a sync Webhook -> Set) is a
+ * single statement, its webhook request log included.
+ *
+ * `wait` nodes: the execution becomes `waiting` with the resume state (the waiting node and its
+ * items; the outputs so far are in execution_nodes), plus a delayed `engine.resume` job for a
+ * timer, or a resume URL for `resume: "webhook"`. Resuming continues from the stored state, in
+ * any process, also after a restart.
+ *
+ * This class starts and cancels executions and is what the rest of the engine calls; the rest is
+ * in its parts, each of which knows only those below it (no part imports this file):
+ *   execution.run.ts       a run in this process, its batched writes, how it ends, the heartbeat
+ *   execution.children.ts  the services a run's nodes get: sub-workflows, inline workflows, the
+ *                          error workflow (they start executions through `begin`, given to them)
+ *   execution.resume.ts    the queue's jobs: queued runs, resumes, executions of lost workers
+ *   execution.reads.ts     rows and views read back, resume URLs
+ *   execution.context.ts   the names, options and run context they share
+ */
+
+export type { ExecutionView, RequestLog } from './writes.store';
+
+export class ExecutionRunner {
+  readonly executor: WorkflowExecutor;
+  readonly expressions: ExpressionEngine;
+  readonly codeSandbox: CodeRunner;
+  private readonly reads: ExecutionReads;
+  private readonly runs: ExecutionRuns;
+  private readonly jobs: ExecutionJobs;
+
+  /** What one execution may use (ENGINE_EXECUTION_MAX_*). */
+  get budgets(): ExecutionBudgets {
+    return this.deps.budgets;
+  }
+
+  constructor(private readonly deps: RunnerDeps) {
+    const processes = deps.sandboxProcesses ?? 2;
+    this.expressions = new ExpressionEngine(new ProcessSandbox({ ...EXPRESSION_LIMITS, processes }));
+    this.codeSandbox = new ProcessSandbox({ ...CODE_LIMITS, processes });
+    this.executor = new WorkflowExecutor(this.expressions);
+    this.reads = new ExecutionReads(deps);
+    const children = new ExecutionChildren(deps, this.executor, this.codeSandbox, (opts) => this.begin(opts));
+    this.runs = new ExecutionRuns(deps, this.executor, this.reads, children);
+    this.jobs = new ExecutionJobs(deps, this.reads, this.runs);
+  }
+
+  /** Job handlers and the cross-process cancel signal. */
+  register(queue: Queue): void {
+    this.jobs.register(queue);
+    this.deps.events.subscribe(TOPIC.executionCancel, (p: { executionId?: string } | undefined) => {
+      if (p?.executionId) this.runs.abort(p.executionId, new ExecutionStop('canceled', 'The execution was canceled'));
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Starting
+
+  async begin(opts: StartOptions): Promise<Started> {
+    const id = opts.id ?? randomUUID();
+    const { version } = opts;
+    const compiled = compile(version.definition);
+    const startNode = opts.startNode !== undefined ? opts.startNode : chooseStart(compiled, opts.mode);
+    const meta = {
+      originalExecutionId: opts.originalExecutionId ?? null,
+      parentExecutionId: opts.parentExecutionId ?? null,
+      webhookId: opts.webhookId ?? null,
+    };
+    const started = `Execution started (${opts.mode}${opts.originalExecutionId ? `, retry of ${opts.originalExecutionId}` : ''})`;
+    const view = (startedAt: Date): ExecutionView => ({
+      id,
+      workflowId: version.workflowId,
+      workflowName: version.name,
+      workflowVersion: version.version,
+      status: 'running',
+      mode: opts.mode,
+      progress: { nodesCompleted: opts.reuse?.nodes.length ?? 0, nodesTotal: compiled.order.length, currentNode: null },
+      result: null,
+      error: null,
+      startedAt,
+      finishedAt: null,
+      failedAt: null,
+      canceledAt: null,
+      durationMs: null,
+      waitTill: null,
+      resumeUrl: null,
+      ...meta,
+    });
+
+    if (!opts.inline) {
+      // Queued: the row, its first log line, the job (and the request's log entry) in one transaction.
+      const timeoutMs = durationLimit(this.deps.budgets, version.definition.settings).ms + 60_000;
+      const store = async (tx: Tx) => {
+        const m = tx.manager;
+        const jobId = await this.deps.queue.enqueue(
+          JOB.execute,
+          { executionId: id },
+          { timeoutMs, maxAttempts: 2, key: `${JOB.execute}:${id}`, priority: opts.priority ?? 'normal' },
+          tx,
+        );
+        const log = opts.requestLog ? [requestLogRow(opts.requestLog, { status: 'running', error: null }, id)] : [];
+        const at = await insertQueued(m, {
+          id,
+          version,
+          mode: opts.mode,
+          input: opts.input,
+          startNode,
+          runAs: opts.runAs,
+          known: opts.known,
+          nodesTotal: compiled.order.length,
+          meta,
+          jobId,
+          message: started,
+          requestLog: log,
+          notify: opts.notify,
+        });
+        if (opts.reuse) await copyReusedNodes(m, id, opts.reuse.executionId, opts.reuse.nodes);
+        await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
+        // After the COMMIT of this transaction or of the caller's (opts.tx) that it joins.
+        tx.afterCommit(() => publishUpdate(this.deps, id, 'running'));
+        return at;
+      };
+      const startedAt = await withTransaction(opts.tx ?? this.deps.db, store);
+      return { view: view(startedAt) };
+    }
+
+    // Inline: the row is inserted by the first write (a fast run writes everything once, at its end).
+    const startedAt = new Date();
+    const ctx: RunContext = {
+      id,
+      version,
+      mode: opts.mode,
+      input: opts.input,
+      startNode,
+      runAs: opts.runAs,
+      known: opts.known,
+      startedAt,
+      done: new Map(),
+      seq: 0,
+      inline: true,
+      stored: false,
+      depth: opts.depth ?? 0,
+      signal: opts.parentSignal,
+      onReply: opts.onReply,
+      requestLog: opts.requestLog,
+      meta,
+      notify: opts.notify ?? null,
+      ranMs: 0,
+      runDataBytes: 0,
+      storedStates: new Map(),
+    };
+    if (opts.notify) await this.deps.notifier?.emit(opts.notify, 'execution.started', view(startedAt));
+    return { view: view(startedAt), done: this.runs.run(ctx, [{ at: startedAt, level: 'info', message: started }]) };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Cancel
+
+  /** Cancels a running or waiting execution; the process running it stops between nodes and aborts the current one. */
+  async cancel(executionId: string, reason?: string | null): Promise<{ previous: ExecutionStatus } | null> {
+    const message = reason ? `Execution canceled: ${reason.slice(0, 1000)}` : 'Execution canceled';
+    const row = await cancel(this.deps.db, executionId, message);
+    if (!row) return null;
+    this.runs.abort(executionId, new ExecutionStop('canceled', 'The execution was canceled'));
+    await this.deps.events.publish(TOPIC.executionCancel, { executionId });
+    if (row.job_id) await this.deps.queue.cancel(row.job_id, 'execution canceled');
+    // Sub-executions started by this one stop with it.
+    for (const child of await executionReads.activeChildren(this.deps.db, executionId)) await this.cancel(child);
+    await publishUpdate(this.deps, executionId, 'canceled');
+    return { previous: row.previous };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // What the rest of the engine asks of the parts (documented where they are done)
+
+  resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
+    return this.jobs.resumeByWebhook(executionId, data);
+  }
+
+  notifyStored(executionId: string, notify: NotifyConfig | null | undefined): Promise<void> {
+    return this.jobs.notifyStored(executionId, notify);
+  }
+
+  checkResumeToken(executionId: string, token: string): boolean {
+    return this.reads.checkResumeToken(executionId, token);
+  }
+
+  load(id: string): Promise<ExecutionRow | null> {
+    return this.reads.load(id);
+  }
+
+  view(id: string): Promise<ExecutionView | null> {
+    return this.reads.view(id);
+  }
+
+  toView(row: ExecutionViewRow): ExecutionView {
+    return this.reads.toView(row);
+  }
+
+  publish(executionId: string, status: ExecutionStatus): Promise<void> {
+    return publishUpdate(this.deps, executionId, status);
+  }
+}

@@ -1,0 +1,367 @@
+import { ownEntry } from '../../../../../kernel/names';
+import { NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { SandboxError } from '../../../sandbox';
+import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './runner';
+
+/**
+ * n8n's Code node (1, 2) in JavaScript, as n8n runs it on its task runner: `mode`
+ * runOnceForAllItems (default: the code runs once, with `items` and `$input.all()`, and returns
+ * items or plain objects) or runOnceForEachItem (once per item, with `item`, `$input.item` and
+ * `$json`; it returns one object or item, null / nothing for none). The code runs in the sandbox
+ * (code.runner.ts), all items in one evaluation; what it returns is checked here with n8n's
+ * messages. Version 2 adds `language`: only javaScript runs here (Python is refused at import).
+ * With continueOnFail (onError continue…), a failure becomes `{error}` items as in n8n.
+ *
+ * Differences that stay (no option of n8n's selects them): items carry no binary data, and
+ * `binary` on a returned item is dropped with a warning; `items` and `$input.all()` are the same
+ * objects (in n8n, changes made through `$input` do not show in `items`); every module is
+ * disallowed in `require` (n8n's default); a node's outputs are read together (n8n reads the
+ * branch connected to this node); `$vars` is empty. Paired items (`$('Node').item`), node
+ * contexts and `$prevNode` come from the executor in n8n's execution order v1; in the legacy
+ * order `.item` is the item at the same index and the other two fail. What the sandbox does not
+ * offer at all ($getWorkflowStaticData, helpers, Buffer, …) is refused at import (`unsupported`).
+ */
+
+type Params = Record<string, any>;
+type Json = Record<string, unknown>;
+
+const MODES = ['runOnceForAllItems', 'runOnceForEachItem'];
+
+// ---------------------------------------------------------------------------------------------
+// What is refused at import
+
+const LANGUAGES: Record<string, string> = {
+  python: 'Python (Beta), which n8n runs on Pyodide',
+  pythonNative: 'Python (Native), which n8n runs on its Python task runner',
+};
+
+/** n8n features the code may use that the sandbox does not offer: `needs` says what would. */
+const CODE_GAPS: { pattern: RegExp; uses: (m: RegExpMatchArray) => string; needs: string }[] = [
+  { pattern: /\$getWorkflowStaticData\b/, uses: () => '$getWorkflowStaticData', needs: 'workflow static data kept between executions' },
+  {
+    pattern: /\bhelpers\s*\./,
+    uses: () => 'helpers (HTTP requests, binary data)',
+    needs: "n8n's helpers inside the code sandbox (an HTTP Request node makes requests)",
+  },
+  { pattern: /\$evaluateExpression\b/, uses: () => '$evaluateExpression', needs: 'the expression engine inside the code sandbox' },
+  { pattern: /\$fromA[Ii]\b/, uses: () => '$fromAI', needs: 'an AI agent calling the workflow as a tool' },
+  { pattern: /\$jmes[Pp]ath\b/, uses: (m) => m[0]!, needs: 'a JMESPath implementation in the sandbox' },
+  { pattern: /\$getPairedItem\b/, uses: () => '$getPairedItem', needs: 'paired items tracked from node to node' },
+  { pattern: /\$input\s*\.\s*params\b/, uses: () => '$input.params', needs: "the previous node's parameters in the sandbox" },
+  { pattern: /\$\([^()]*\)\s*\.\s*params\b/, uses: () => '$(…).params', needs: "other nodes' parameters in the sandbox" },
+  { pattern: /\$node\s*(?:\[[^\]]*\]|\.\s*[\w$]+)\s*\.\s*parameter\b/, uses: () => '$node[…].parameter', needs: "other nodes' parameters in the sandbox" },
+  { pattern: /\$execution\s*\.\s*customData\b/, uses: () => '$execution.customData', needs: 'custom data stored with the execution' },
+  { pattern: /\bresumeFormUrl\b/, uses: () => '$execution.resumeFormUrl', needs: "n8n's form-waiting URL" },
+  {
+    pattern: /\b(Buffer|TextEncoder|TextDecoder|TextEncoderStream|TextDecoderStream|FormData)\b/,
+    uses: (m) => m[1]!,
+    needs: 'that Node.js global in the code sandbox',
+  },
+];
+
+/** Comments are dropped first: mentioning a feature in a comment does not use it. */
+function codeGap(code: string): { option: string; message: string } | undefined {
+  const live = code.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '');
+  for (const gap of CODE_GAPS) {
+    const m = live.match(gap.pattern);
+    if (!m) continue;
+    const uses = gap.uses(m);
+    return { option: `jsCode: ${uses}`, message: `the code uses ${uses}, which the Code node here does not offer: it would need ${gap.needs}` };
+  }
+  return undefined;
+}
+
+function unsupported(p: Params, version: number): { option: string; message: string } | undefined {
+  // Version 1 has no language: it always runs JavaScript.
+  const language = version >= 2 ? (p.language ?? 'javaScript') : 'javaScript';
+  if (language !== 'javaScript') {
+    const what = ownEntry(LANGUAGES, language);
+    return {
+      option: `language: ${language}`,
+      message: what
+        ? `language "${language}" (${what}) is not supported: it would need a Python runtime in the code sandbox; rewrite the code in JavaScript`
+        : `language "${language}" is not one of n8n's (javaScript, python, pythonNative)`,
+    };
+  }
+  return typeof p.jsCode === 'string' ? codeGap(p.jsCode) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the code
+
+/** Our execution modes as n8n's ($mode); $execution.mode is 'test' for n8n's manual runs only. */
+const N8N_MODES: Record<string, string> = { schedule: 'trigger', subworkflow: 'integrated', test: 'manual' };
+
+/** An item as the code sees it: its json, and its paired item when it has one. */
+const codeItem = (i: Item): CodeItem => (i.pairedItem === undefined ? { json: i.json } : { json: i.json, pairedItem: i.pairedItem });
+
+/** The nodes the code names (all of them when it names one by a computed value). */
+function referencedNodes(code: string, nodes: ReadonlyMap<string, Item[]>): string[] {
+  const dynamic = /(?:\$node\s*\[|\$\(|\$items\()\s*(?:[^'"`\s)]|`[^`]*\$\{)/.test(code);
+  return [...nodes.keys()].filter((name) => dynamic || code.includes(name) || code.includes(JSON.stringify(name).slice(1, -1)));
+}
+
+/** What the executor knows of items' lineage and nodes' contexts (n8n's execution order v1). */
+function lineage(ctx: NodeContext, code: string, names: string[]): Pick<CodePayload, 'paired' | 'contexts'> {
+  const { lineage: known } = ctx;
+  if (!known) return {};
+  // Contexts can be large (a loop's remaining items) and following items back costs a walk per
+  // item and node: each is sent only to code that reads it.
+  const source = ctx.inputSource?.[0]?.previousNode;
+  const contexts = /\.\s*context\b/.test(code)
+    ? Object.fromEntries([...names, ...(source ? [source] : [])].map((name) => [name, { ...(known.context(name) ?? {}) }]))
+    : {};
+  if (!/\.\s*(?:item|pairedItem|itemMatching)\b/.test(code)) return { contexts };
+  const pairedWith = (name: string, i: number) => {
+    const item = known.pairedItem(name, i);
+    return item ? codeItem(item) : null;
+  };
+  const paired = Object.fromEntries(names.map((name) => [name, ctx.items.map((_, i) => pairedWith(name, i))]));
+  return { paired, contexts };
+}
+
+function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
+  const data = ctx.expressionData;
+  const mode = ownEntry(N8N_MODES, data.execution.mode) ?? data.execution.mode;
+  const names = referencedNodes(code, data.nodes);
+  const source = ctx.inputSource?.[0];
+  return {
+    code,
+    each,
+    continueOnFail: ctx.continueOnFail === true,
+    items: ctx.items.map(codeItem),
+    nodes: Object.fromEntries(names.map((name) => [name, data.nodes.get(name)!.map(codeItem)])),
+    ...lineage(ctx, code, names),
+    ...(source ? { source: { name: source.previousNode, outputIndex: source.previousNodeOutput, runIndex: source.previousNodeRun } } : {}),
+    runIndex: ctx.lineage?.runIndex ?? 0,
+    node: { id: ctx.node.id, typeVersion: ctx.node.typeVersion ?? 1, parameters: ctx.node.parameters },
+    execution: { id: data.execution.id, mode: mode === 'manual' ? 'test' : 'production', resumeUrl: data.execution.resumeUrl },
+    mode,
+    workflow: { active: data.workflow.active, id: data.workflow.id, name: data.workflow.name },
+    timezone: data.workflow.timezone ?? 'UTC',
+    now: Date.now(),
+  };
+}
+
+/**
+ * Code that names none of luxon's globals (nor $now/$today, which are DateTimes) runs in a context
+ * without luxon: building luxon in a fresh context is most of a small Code node's cost.
+ */
+const USES_LUXON = /\$now|\$today|\bDateTime\b|\bDuration\b|\bInterval\b|\bluxon\b/;
+
+/** The sandbox's answer; a failure of the code or of the sandbox is a NodeError with n8n's message. */
+async function runInSandbox(ctx: NodeContext, input: CodePayload): Promise<CodeAnswer> {
+  const timeoutMs = typeof ctx.node.timeout === 'number' ? ctx.node.timeout * 1000 : undefined;
+  const prelude = USES_LUXON.test(input.code) ? 'n8n' : 'bare';
+  let raw: string;
+  try {
+    raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(input), timeoutMs, signal: ctx.signal, prelude });
+  } catch (err) {
+    if (err instanceof SandboxError) throw sandboxFailure(err, timeoutMs ?? ctx.services.codeSandbox.timeoutMs, ctx.services.codeSandbox.memoryMb);
+    throw err;
+  }
+  const answer = JSON.parse(raw) as CodeAnswer;
+  for (const [level, line] of answer.logs) ctx.log(`console: ${line}`, level);
+  if (answer.error) throw codeFailure(answer.error);
+  return answer;
+}
+
+export const code: NodeDefinition = {
+  name: 'code',
+  description:
+    "n8n's Code node: runs `jsCode` (JavaScript) once for all items (`mode: runOnceForAllItems`, the default) or once per item (`runOnceForEachItem`), with n8n's variables ($input, $json, $('Node'), items / item, …).",
+  n8n: { versions: [1, 2], unsupported },
+  raw: ['jsCode', 'pythonCode'],
+  invalid(p) {
+    if (p.mode !== undefined && !MODES.includes(p.mode)) return { parameter: 'mode', message: `must be one of ${MODES.join(', ')}` };
+    if (p.jsCode !== undefined && typeof p.jsCode !== 'string') return { parameter: 'jsCode', message: 'must be text' };
+    return undefined;
+  },
+  async execute(ctx) {
+    const p = ctx.node.parameters;
+    const each = p.mode === 'runOnceForEachItem';
+    const source: string = p.jsCode ?? '';
+    if (!source) throw new NodeError('No code to execute', { reason: 'validation' });
+    if (each) checkEachItemCode(source);
+    let answer: CodeAnswer;
+    try {
+      answer = await runInSandbox(ctx, payload(ctx, source, each));
+    } catch (err) {
+      // continueOnFail: n8n's run for all items gives one {error} item (for each item, the sandbox went on item by item).
+      if (each || !ctx.continueOnFail || !(err instanceof NodeError) || err.details.reason === 'aborted') throw err;
+      return { outputs: [[{ json: { error: err.message } }]] };
+    }
+    const returned = each ? answer.results : answer.result;
+    if (Array.isArray(returned)) ctx.checkOutput(returned.length);
+    const { items, binaries } = each ? eachItemOutput(answer.results ?? []) : allItemsOutput(answer.result, 'result' in answer);
+    if (binaries) ctx.log(`binary data is not supported here: the binary of ${binaries} returned item(s) was dropped`, 'warn');
+    return { outputs: [items] };
+  },
+};
+
+export const codeNodes: NodeDefinition[] = [code];
+
+// ---------------------------------------------------------------------------------------------
+// What the code returned, checked as n8n checks it
+
+/** n8n's keys of an item: one of them on a returned object makes it an item. */
+const ITEM_KEYS = new Set(['json', 'binary', 'pairedItem', 'error', 'metadata', 'index']);
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** n8n's ValidationError: where it happened goes in brackets after the message. */
+function validation(message: string, description: string, itemIndex?: number, lineNumber?: number): NodeError {
+  const item = itemIndex === undefined ? '' : lineNumber === undefined ? `item ${itemIndex}` : `, for item ${itemIndex}`;
+  const where = lineNumber === undefined ? item : `line ${lineNumber}${item}`;
+  return new NodeError(where ? `${message} [${where}]` : message, { reason: 'validation', description, itemIndex, lineNumber });
+}
+
+const notItems = () => validation("Code doesn't return items properly", 'Please return an array of objects, one for each item you would like to output.');
+
+/** In each-item mode n8n refuses the methods that read every item, before running anything. */
+function checkEachItemCode(source: string): void {
+  const method = source.match(/\$input\.(first|last|all|itemMatching)/)?.[1];
+  if (!method) return;
+  const line = source.split('\n').findIndex((l) => l.includes(method) && !l.startsWith('//') && !l.startsWith('*')) + 1;
+  if (line) throw validation(`Can't use .${method}() here`, "This is only available in 'Run Once for All Items' mode", 0, line);
+}
+
+const notObject = (key: 'json' | 'binary', index: number) =>
+  validation(`A '${key}' property isn't an object`, `In the returned data, every key named '${key}' must point to an object.`, index);
+
+function checkItem(item: Json, index: number): void {
+  if (!isObject(item.json)) throw notObject('json', index);
+  if (item.binary !== undefined && !isObject(item.binary)) throw notObject('binary', index);
+}
+
+/** A returned object that has one of n8n's item keys may have no other key. */
+function checkTopLevelKeys(item: Json, index: number): void {
+  const keys = Object.keys(item);
+  const reserved = keys.find((k) => ITEM_KEYS.has(k));
+  const unknown = keys.find((k) => !ITEM_KEYS.has(k));
+  if (unknown === undefined) return;
+  if (reserved !== undefined) {
+    throw validation(
+      'Invalid output format',
+      `An output item contains the reserved key <code>${reserved}</code>. To get around this, please wrap each item in an object, under a key called <code>json</code>.`,
+      index,
+    );
+  }
+  throw validation(`Unknown top-level item key: ${unknown}`, 'Access the properties of an item under `.json`, e.g. `item.json`', index);
+}
+
+/** n8n's normalizeItems: objects become items' json, unless they are items already. */
+function normalize(value: Json | Json[]): Json[] {
+  if (!Array.isArray(value)) return [value.json ? value : { json: value }];
+  const has = (key: string) => value.map((i) => key in i);
+  const inconsistent = () => new NodeError('Inconsistent item format', { reason: 'validation' });
+  const json = has('json');
+  if (json.every(Boolean)) return value;
+  if (json.some(Boolean)) throw inconsistent();
+  const binary = has('binary');
+  if (binary.every(Boolean)) return value.map(({ binary: b, ...rest }) => ({ json: rest, binary: b }));
+  if (binary.some(Boolean)) throw inconsistent();
+  return value.map((j) => ({ json: j }));
+}
+
+interface Output {
+  items: Item[];
+  /** Returned items that had binary data (dropped). */
+  binaries: number;
+}
+
+/** A returned item's paired item, in the shape items carry it (n8n also takes an index, or a list: its first counts). */
+function pairedItemOf(value: unknown): Item['pairedItem'] {
+  const p = Array.isArray(value) ? value[0] : value;
+  if (typeof p === 'number' && Number.isInteger(p) && p >= 0) return { item: p };
+  if (!isObject(p) || typeof p.item !== 'number') return undefined;
+  return typeof p.input === 'number' ? { item: p.item, input: p.input } : { item: p.item };
+}
+
+function allItemsOutput(result: unknown, returned: boolean): Output {
+  if (!returned) throw notItems();
+  if (result === null) return { items: [], binaries: 0 };
+  if (typeof result !== 'object') throw notItems();
+  if (Array.isArray(result)) {
+    if (!result.every(isObject)) throw notItems();
+    if (result.some((item) => Object.keys(item).some((k) => ITEM_KEYS.has(k)))) result.forEach(checkTopLevelKeys);
+  }
+  const list = normalize(result as Json | Json[]);
+  list.forEach(checkItem);
+  const items = list.map((i): Item => {
+    const pairedItem = pairedItemOf(i.pairedItem);
+    return pairedItem ? { json: i.json as Json, pairedItem } : { json: i.json as Json };
+  });
+  return { items, binaries: list.filter((i) => i.binary !== undefined).length };
+}
+
+/** Each result comes from input item `index`; a check failing names its position among the results (as n8n does). */
+function eachItemOutput(results: EachResult[]): Output {
+  let binaries = 0;
+  const items = results.map((r, position): Item => {
+    const pairedItem = { item: r.index };
+    if ('error' in r) return { json: { error: codeFailure(r.error).message }, pairedItem };
+    if (!isObject(r.json)) throw notObject('json', position);
+    if (r.binary === 2) throw notObject('binary', position);
+    if (r.binary === 1) binaries++;
+    return { json: r.json as Json, pairedItem };
+  });
+  return { items, binaries };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures
+
+/**
+ * n8n's message for an error the code threw: the text after the last ':' of the stack's first
+ * `…Error: …` line, and `[line N]`: the innermost named function of the code on the stack, else
+ * the line of the code itself. The error's type (TypeError, …) goes in `description`.
+ */
+export function thrownMessage(stack: string): { message: string; description?: string; lineNumber?: number } {
+  const rows = stack.split('\n');
+  const own = `(${CODE_SOURCE}:`;
+  const frame = (row: string) => row.includes(own) && !/\bat (?:async )?eval \(/.test(row);
+  const row = rows.find((r) => frame(r) && !r.includes('VmCodeWrapper')) ?? rows.find((r) => frame(r) && r.includes('VmCodeWrapper'));
+  const line = row?.slice(row.indexOf(own) + own.length).match(/^(\d+):/)?.[1];
+  const lineNumber = line === undefined ? undefined : Number(line);
+  const where = lineNumber === undefined ? '' : ` [line ${lineNumber}]`;
+  const messageRow = rows.find((r) => r.includes('Error:'));
+  const [details, type] = messageRow
+    ? messageRow
+        .split(':')
+        .map((s) => s.trim())
+        .reverse()
+    : [];
+  if (!details) return { message: `Unknown error${where}`, lineNumber };
+  return { message: `${details}${where}`, description: type === 'Error' ? undefined : type, lineNumber };
+}
+
+function codeFailure(err: RunnerError): NodeError {
+  if (err.kind !== 'user')
+    return new NodeError(err.message ?? 'Unknown error', { reason: 'script', ...(err.kind === 'compile' ? { description: 'SyntaxError' } : {}) });
+  const { message, description, lineNumber } = thrownMessage(err.stack ?? '');
+  return new NodeError(message, { reason: 'script', description, lineNumber });
+}
+
+function sandboxFailure(err: SandboxError, timeoutMs: number, memoryMb: number): NodeError {
+  switch (err.reason) {
+    case 'timeout': {
+      const s = Math.round(timeoutMs / 100) / 10;
+      return new NodeError(`Task execution timed out after ${s} ${s === 1 ? 'second' : 'seconds'}`, {
+        reason: 'timeout',
+        description:
+          'The code was taking too long, so it was stopped: process the data in smaller batches, and make sure every path of the code ends (no endless loop, no promise that never settles).',
+      });
+    }
+    case 'memory':
+      return new NodeError(`Code exceeded the memory limit of ${memoryMb} MB`, { reason: 'memory' });
+    case 'aborted':
+      return new NodeError('Code was stopped: the execution was canceled or timed out', { reason: 'aborted' });
+    case 'crashed':
+      return new NodeError(`Code crashed its sandbox process (the memory limit is ${memoryMb} MB): ${err.message}`, { reason: 'crashed' });
+    default:
+      return new NodeError(`Code failed: ${err.message}`, { reason: 'script' });
+  }
+}

@@ -1,0 +1,391 @@
+import { virtualTimers } from './runner.timers';
+
+/**
+ * What runs inside the sandbox for n8n's Code node (code.ts). It is written as a function so
+ * that it is type-checked and readable, and it runs from its source text (CODE_RUNNER below):
+ * it must not use anything outside itself. `payload` is JSON (CodePayload); the answer
+ * is JSON text (CodeAnswer). It builds n8n's globals ($input, $json, $(), items / item, …),
+ * runs the code once (all items) or once per item, and hands back the raw results: code.ts
+ * validates them the way n8n does after its task runner has serialised them.
+ *
+ * n8n runs the code in a fresh context whose globals are the workflow data proxy's variables,
+ * as `async function VmCodeWrapper() {<code>\n}` starting on line 1 (so stack lines are the
+ * code's lines); the same shape is used here, so `[line N]` in errors means the same line.
+ */
+
+type Json = Record<string, unknown>;
+/** An item as n8n's code sees it. */
+export interface CodeItem {
+  json: Json;
+  pairedItem?: unknown;
+}
+
+/** The payload code.ts sends in. */
+export interface CodePayload {
+  code: string;
+  each: boolean;
+  /** Each item: a failing item becomes an `{error}` item and the others go on (n8n's continueOnFail). */
+  continueOnFail: boolean;
+  items: CodeItem[];
+  /** The items of the nodes the code refers to, by name. */
+  nodes: Record<string, CodeItem[]>;
+  /** `$('Node').item` for each input item, by node, when the executor follows paired items. */
+  paired?: Record<string, (CodeItem | null)[]>;
+  /** The context of the nodes the code refers to (`$('Node').context`), when the executor keeps them. */
+  contexts?: Record<string, Json>;
+  /** Which node run fed input 0 ($prevNode), when the executor says. */
+  source?: { name: string; outputIndex: number; runIndex: number };
+  runIndex: number;
+  node: { id?: string; typeVersion: number; parameters: Record<string, unknown> };
+  execution: { id: string; mode: string; resumeUrl: string };
+  /** n8n's WorkflowExecuteMode ($mode). */
+  mode: string;
+  workflow: { active: boolean; id: string; name: string };
+  timezone: string;
+  now: number;
+}
+
+/** An error as code.ts needs it to write n8n's message. */
+export interface RunnerError {
+  /** compile: the code does not parse; host: one of n8n's own errors (message as is); user: thrown by the code (message from its stack); serialize: the result is not JSON. */
+  kind: 'compile' | 'host' | 'user' | 'serialize';
+  message?: string;
+  stack?: string;
+}
+
+export interface CodeAnswer {
+  logs: ['info' | 'warn' | 'error' | 'debug', string][];
+  error?: RunnerError;
+  /** All items: what the code returned (absent: undefined). */
+  result?: unknown;
+  /** Each item: one entry per input item that returned something or failed (continueOnFail). */
+  results?: EachResult[];
+}
+
+/** `index`: the input item; `binary` 1 = an object, 2 = anything else. */
+export type EachResult = { index: number; json?: unknown; binary?: 1 | 2 } | { index: number; error: RunnerError };
+
+// Not exported: the runner refers to these by name, and CODE_RUNNER defines them in the sandbox
+// (TypeScript would rewrite a reference to an exported constant or an import as `exports.…`).
+const LOG_LIMIT = 100;
+const SOURCE = 'n8n-code';
+declare const VIRTUAL_TIMERS: typeof virtualTimers;
+/** The stack's name for the code: stack lines `(CODE_SOURCE:line:column)` are the code's own. */
+export const CODE_SOURCE = SOURCE;
+
+function codeRunner(payload: string): Promise<string> {
+  const P = JSON.parse(payload);
+  const G: any = globalThis;
+  // Taken before the code runs: it may replace any global.
+  const stringify = JSON.stringify;
+  const assign = Object.assign;
+  // Atomics.waitAsync with a time limit aborts the whole process under isolated-vm 5: the code never gets it.
+  delete G.Atomics.waitAsync;
+  const logs: [string, string][] = [];
+
+  // n8n's own failures (its data proxy, its require) keep their message; thrown by the code, the message comes from the stack.
+  const HOST = new WeakSet<object>();
+  const host = (message: string, Kind: ErrorConstructor = Error) => {
+    const err = new Kind(message);
+    HOST.add(err);
+    return err;
+  };
+
+  // ----- console: lines go to the execution's log
+  const show = (v: any): string => {
+    if (typeof v === 'string') return v;
+    if (v === G) return '[[ExecutionContext]]';
+    const seen = new WeakSet();
+    try {
+      const s = stringify(v, (_k, x) => {
+        if (typeof x === 'object' && x !== null) {
+          if (seen.has(x)) return '[Circular Reference]';
+          seen.add(x);
+        }
+        return typeof x === 'bigint' ? String(x) : x;
+      });
+      return s === undefined ? String(v) : s;
+    } catch {
+      return String(v);
+    }
+  };
+  const logAt =
+    (level: string) =>
+    (...args: any[]) => {
+      if (logs.length < LOG_LIMIT) logs.push([level, args.map(show).join(' ').slice(0, 2000)]);
+    };
+  const noop = () => undefined;
+  const console: Record<string, any> = { log: logAt('info'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') };
+  for (const m of [
+    'trace',
+    'dir',
+    'dirxml',
+    'table',
+    'time',
+    'timeEnd',
+    'timeLog',
+    'assert',
+    'clear',
+    'count',
+    'countReset',
+    'group',
+    'groupCollapsed',
+    'groupEnd',
+  ])
+    console[m] = noop;
+
+  // ----- timers, in virtual time (code.runner.timers.ts)
+  const { globals: timerGlobals, settle } = VIRTUAL_TIMERS(host);
+
+  // ----- n8n's variables
+  const has = (o: object | undefined, k: string) => o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
+  const items: any[] = P.items;
+  const nodeList = (name: string): any[] | undefined => (has(P.nodes, name) ? P.nodes[name] : undefined);
+  const executed = (name: string) => {
+    const list = nodeList(name);
+    if (!list) throw host(`Node '${name}' hasn't been executed`);
+    return list;
+  };
+  // Outputs are not kept apart and a node runs once per execution here: only the first branch and run exist.
+  const onlyFirst = (name: string, branch: any, run: any) => {
+    if (branch !== undefined && branch !== 0)
+      throw host(`Branch ${branch} of node '${name}' is not available here: a node's outputs are read together (only branch 0)`);
+    if (run !== undefined && run !== -1 && !(run === 0 && P.runIndex === 0))
+      throw host(`Run ${run} of node "${name}" is not available here: only its last run is`);
+  };
+  const notHere = (what: string) => () => {
+    throw host(`${what} is not available here`);
+  };
+  /** The item of `name` that input item `index` came from: the executor's answer, else the item at the same index. */
+  const itemOf = (name: string, index: number, how: string) => {
+    const list = executed(name);
+    const paired = has(P.paired, name) ? P.paired[name][index] : list[index];
+    if (!paired) throw host(`Can't get data for ${how}: no item of '${name}' is paired with input item ${index}`);
+    return paired;
+  };
+  const contextOf = (name: string | undefined, what: string) => {
+    if (name !== undefined && has(P.contexts, name)) return P.contexts[name];
+    throw host(`${what} is not available here: node contexts are kept in n8n's execution order v1 only`);
+  };
+  const dollar = (index: number) => (name: any) => {
+    if (!name) throw host('When calling $(), please specify a node');
+    const node = {
+      get isExecuted() {
+        return nodeList(name) !== undefined;
+      },
+      get item() {
+        return itemOf(name, index, `$('${name}').item`);
+      },
+      pairedItem: (i?: number) => itemOf(name, i ?? index, `$('${name}').pairedItem()`),
+      itemMatching: (i?: number) => {
+        if (i === undefined) throw host('Missing item index for .itemMatching()');
+        return itemOf(name, i, `$('${name}').itemMatching(${i})`);
+      },
+      first: (branch?: number, run?: number) => (onlyFirst(name, branch, run), executed(name)[0]),
+      last: (branch?: number, run?: number) => {
+        onlyFirst(name, branch, run);
+        const list = executed(name);
+        return list[list.length - 1];
+      },
+      all: (branch?: number, run?: number) => (onlyFirst(name, branch, run), executed(name)),
+    };
+    Object.defineProperty(node, 'params', { get: notHere(`$('${name}').params (another node's parameters)`) });
+    Object.defineProperty(node, 'context', { get: () => contextOf(name, `$('${name}').context`) });
+    return node;
+  };
+  const nodeData = (name: string, index: number) => ({
+    get json() {
+      const list = executed(name);
+      if (list.length <= index) throw host(`"${name}" node has ${list.length} item(s) but you're trying to access item ${index}`);
+      return list[index].json;
+    },
+    get data() {
+      return this.json;
+    },
+    get binary() {
+      executed(name);
+      return {};
+    },
+    get runIndex() {
+      return nodeList(name) ? 0 : -1;
+    },
+    get context() {
+      return contextOf(name, `$node["${name}"].context`);
+    },
+  });
+  const $node = (index: number) => new Proxy({}, { has: () => true, get: (_t, name) => (typeof name === 'string' ? nodeData(name, index) : undefined) });
+  const input = (index: number) => {
+    const need = () => {
+      if (items.length === 0) throw host('No execution data available');
+    };
+    const only = (what: string, args: any[]) => {
+      need();
+      if (args.length) throw host(`$input.${what}() should have no arguments`);
+    };
+    const $input = {
+      get item() {
+        need();
+        return items[index];
+      },
+      all: () => (need(), items),
+      first: (...args: any[]) => (only('first', args), items[0]),
+      last: (...args: any[]) => (only('last', args), items[items.length - 1]),
+    };
+    Object.defineProperty($input, 'params', { get: notHere("$input.params (the previous node's parameters)") });
+    Object.defineProperty($input, 'context', { get: () => contextOf(P.source?.name, '$input.context') });
+    return $input;
+  };
+  const unknownSource = () => {
+    throw host("$prevNode is not available here: the node that fed this one is known in n8n's execution order v1 only");
+  };
+  const $env = new Proxy(
+    {},
+    {
+      has: () => true,
+      get: () => {
+        throw host('access to env vars denied');
+      },
+    },
+  );
+  let now: any = new Date(P.now);
+  // Without luxon in the sandbox, $today falls back to midnight UTC.
+  let today: any = new Date(Math.floor(P.now / 86_400_000) * 86_400_000);
+  if (G.DateTime && typeof G.DateTime.fromMillis === 'function') {
+    now = G.DateTime.fromMillis(P.now, { zone: P.timezone });
+    today = now.startOf('day');
+  }
+
+  const vars = (index: number): Record<string, any> => ({
+    $input: input(index),
+    $json: items[index]?.json,
+    $data: items[index]?.json,
+    $binary: {},
+    $itemIndex: index,
+    $position: index,
+    $thisItem: items[index],
+    $thisItemIndex: index,
+    $node: $node(index),
+    $: dollar(index),
+    $item: (i: number) => vars(i),
+  });
+  assign(G, {
+    global: G,
+    console,
+    require: (name: any) => {
+      throw host(`Module '${name}' is disallowed`);
+    },
+    module: {},
+    ...timerGlobals,
+    btoa: (s: any) => {
+      const text = String(s);
+      if (/[^\u0000-\u00ff]/.test(text)) throw host('Invalid character');
+      const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+      let out = '';
+      for (let i = 0; i < text.length; i += 3) {
+        const [a, b, c] = [text.charCodeAt(i), text.charCodeAt(i + 1), text.charCodeAt(i + 2)];
+        const n = (a << 16) | ((b || 0) << 8) | (c || 0);
+        out += B64[n >> 18]! + B64[(n >> 12) & 63]! + (i + 1 < text.length ? B64[(n >> 6) & 63] : '=') + (i + 2 < text.length ? B64[n & 63] : '=');
+      }
+      return out;
+    },
+    atob: (s: any) => {
+      const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+      let text = String(s).replace(/[\t\n\f\r ]/g, '');
+      if (text.length % 4 === 0) text = text.replace(/==?$/, '');
+      if (text.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(text)) throw host('The string to be decoded is not correctly encoded.');
+      let out = '';
+      let bits = 0;
+      let acc = 0;
+      for (const ch of text) {
+        acc = (acc << 6) | B64.indexOf(ch);
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          out += String.fromCharCode((acc >> bits) & 255);
+        }
+      }
+      return out;
+    },
+    $execution: P.execution,
+    $executionId: P.execution.id,
+    $resumeWebhookUrl: P.execution.resumeUrl,
+    $workflow: P.workflow,
+    $vars: {},
+    $secrets: undefined,
+    $env,
+    $mode: P.mode,
+    $runIndex: P.runIndex,
+    $thisRunIndex: P.runIndex,
+    $nodeVersion: P.node.typeVersion,
+    $nodeId: P.node.id,
+    $webhookId: undefined,
+    $parameter: P.node.parameters,
+    $rawParameter: P.node.parameters,
+    $now: now,
+    $today: today,
+    $prevNode:
+      P.source ??
+      Object.defineProperties({}, Object.fromEntries(['name', 'outputIndex', 'runIndex'].map((k) => [k, { get: unknownSource, enumerable: true }]))),
+    $items: (name?: string, branch?: number, run?: number) => {
+      if (name === undefined) return items;
+      onlyFirst(name, branch, run);
+      return executed(name);
+    },
+  });
+
+  // ----- run
+  const answer = (body: Record<string, unknown>) => {
+    try {
+      return stringify({ logs, ...body });
+    } catch (err: any) {
+      return stringify({ logs, error: { kind: 'serialize', message: String(err?.message ?? err) } });
+    }
+  };
+  const failure = (err: any): RunnerError => {
+    if (typeof err === 'object' && err !== null && HOST.has(err)) return { kind: 'host', message: String(err.message) };
+    const errorLike = typeof err === 'object' && err !== null && typeof err.message === 'string';
+    return { kind: 'user', stack: errorLike && typeof err.stack === 'string' ? err.stack : '' };
+  };
+  let code: () => Promise<unknown>;
+  try {
+    code = (0, eval)(`(async function VmCodeWrapper() {${P.code}\n})\n//# sourceURL=${SOURCE}`);
+  } catch (err: any) {
+    return Promise.resolve(answer({ error: { kind: 'compile', message: String(err?.message ?? err) } }));
+  }
+  const runAll = async () => {
+    assign(G, vars(0), { items });
+    return { result: await settle(code()) };
+  };
+  const runEach = async () => {
+    const results: EachResult[] = [];
+    for (let i = 0; i < items.length; i++) {
+      assign(G, vars(i), { item: items[i] });
+      let r: any;
+      try {
+        r = await settle(code());
+      } catch (err) {
+        if (!P.continueOnFail) throw err;
+        results.push({ index: i, error: failure(err) });
+        continue;
+      }
+      // n8n's runner passes on nothing for null or any other falsy answer.
+      if (!r) continue;
+      const entry: { index: number; json?: unknown; binary?: 1 | 2 } = {
+        index: i,
+        json: (typeof r === 'object' || typeof r === 'function') && 'json' in r ? r.json : r,
+      };
+      if (r.binary) entry.binary = typeof r.binary === 'object' ? 1 : 2;
+      results.push(entry);
+    }
+    return { results };
+  };
+  return (P.each ? runEach() : runAll()).then(answer, (err) => answer({ error: failure(err) }));
+}
+
+/** The sandbox body: `$0` is the payload. */
+export const CODE_RUNNER = [
+  `const SOURCE = ${JSON.stringify(SOURCE)};`,
+  `const LOG_LIMIT = ${LOG_LIMIT};`,
+  `const VIRTUAL_TIMERS = ${virtualTimers.toString()};`,
+  `return (${codeRunner.toString()})($0);`,
+].join('\n');

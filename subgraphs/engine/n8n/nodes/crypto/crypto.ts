@@ -1,0 +1,95 @@
+import { ownEntry } from '../../../../../kernel/names';
+import { createHash, createHmac, createSign, randomBytes, randomUUID, type BinaryToTextEncoding } from 'node:crypto';
+import { NodeError, type NodeDefinition } from '../../../nodes';
+import { eachItem, withField } from '../date-crypto.items';
+
+/**
+ * n8n's Crypto node, typeVersion 1: hash (MD5, SHA256, SHA384, SHA512, SHA3-256/384/512, or any
+ * digest node:crypto knows), hmac with a secret, sign with a PEM private key (any signature
+ * algorithm node:crypto knows, e.g. RSA-SHA256), each as hex or base64; generate a uuid or a
+ * random ascii/hex/base64 string of `stringLength`. The result goes to `dataPropertyName` of a
+ * copy of the item. Version 2 keeps the secret and the key in n8n credentials, which this engine
+ * has none of: it is refused at import (only version 1 is listed). Binary input is refused too:
+ * items here carry no binary data.
+ */
+
+type Params = Record<string, any>;
+
+/** n8n's parameter defaults (an export leaves out parameters at their default). */
+const DEFAULTS: Params = {
+  action: 'hash',
+  type: 'MD5',
+  encoding: 'hex',
+  value: '',
+  dataPropertyName: 'data',
+  binaryData: false,
+  secret: '',
+  algorithm: '',
+  privateKey: '',
+  encodingType: 'uuid',
+  stringLength: 32,
+};
+
+function param(p: Params, name: string): any {
+  return name in p ? p[name] : DEFAULTS[name];
+}
+
+function generate(p: Params): string {
+  const type = param(p, 'encodingType');
+  if (type === 'uuid') return randomUUID();
+  const length = param(p, 'stringLength');
+  const text = randomBytes(length).toString(type as BufferEncoding);
+  // base64 keeps only word characters, as n8n does (no +, / or =).
+  return (type === 'base64' ? text.replace(/\W/g, '') : text).slice(0, length);
+}
+
+function digest(p: Params, action: 'hash' | 'hmac'): string {
+  if (param(p, 'binaryData')) throw new NodeError(`The Crypto node's binaryData is not supported: items here carry no binary data; ${action} a text value`);
+  const type = param(p, 'type');
+  const fn = action === 'hash' ? createHash(type) : createHmac(type, param(p, 'secret'));
+  return fn.update(param(p, 'value')).digest(param(p, 'encoding') as BinaryToTextEncoding);
+}
+
+function sign(p: Params): string {
+  const signer = createSign(param(p, 'algorithm'));
+  signer.write(param(p, 'value'));
+  signer.end();
+  return signer.sign(param(p, 'privateKey'), param(p, 'encoding') as BinaryToTextEncoding);
+}
+
+const ACTIONS: Record<string, (p: Params) => string> = {
+  generate,
+  hash: (p) => digest(p, 'hash'),
+  hmac: (p) => digest(p, 'hmac'),
+  sign,
+};
+
+export const crypto: NodeDefinition = {
+  name: 'crypto',
+  description: "n8n's Crypto: hashes, HMACs or signs a value, or generates a random string, into a field of each item.",
+  n8n: {
+    versions: [1],
+    unsupported(p) {
+      const action = p.action ?? DEFAULTS.action;
+      if ((action === 'hash' || action === 'hmac') && p.binaryData === true) {
+        return {
+          option: 'binaryData',
+          message: `${action} of a binary file is not supported: items here carry no binary data; ${action} a text value (binaryData off)`,
+        };
+      }
+      return undefined;
+    },
+  },
+  inProcess: true,
+  async execute(ctx) {
+    const params = await ctx.parameters();
+    // n8n reads the action once, from the first item.
+    const action = ownEntry(ACTIONS, param(params[0]!, 'action'));
+    const items = eachItem(ctx, (i) => {
+      const p = params[i]!;
+      // An unknown action writes nothing but still sets the field (to undefined), as n8n does.
+      return { json: withField(ctx.items[i]!.json, param(p, 'dataPropertyName'), action?.(p)), pairedItem: { item: i } };
+    });
+    return { outputs: [items] };
+  },
+};

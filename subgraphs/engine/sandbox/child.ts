@@ -1,0 +1,33 @@
+import { Sandbox, SandboxError, type SandboxRun } from './isolate';
+
+/**
+ * A sandbox process (sandbox.process.ts): runs one evaluation at a time in isolated-vm, and
+ * answers over IPC. Whatever the code does — exhaust the heap past the isolate's limit, crash V8 —
+ * it takes down this process only; the platform replaces it. It ends with its parent.
+ */
+
+export interface ChildRequest extends Omit<SandboxRun, 'signal'> {
+  id: number;
+  memoryMb: number;
+  timeoutMs: number;
+}
+
+export type ChildReply = { id: number; ok: true; result: string } | { id: number; ok: false; reason: SandboxError['reason']; message: string };
+
+const sandboxes = new Map<number, Sandbox>();
+
+process.on('message', (req: ChildRequest) => {
+  let sandbox = sandboxes.get(req.memoryMb);
+  if (!sandbox) sandboxes.set(req.memoryMb, (sandbox = new Sandbox({ memoryMb: req.memoryMb, timeoutMs: req.timeoutMs, poolSize: 1 })));
+  sandbox.run({ body: req.body, input: req.input, timeoutMs: req.timeoutMs, prelude: req.prelude, warmup: req.warmup }).then(
+    (result) => process.send!({ id: req.id, ok: true, result } satisfies ChildReply),
+    (err: unknown) =>
+      process.send!({
+        id: req.id,
+        ok: false,
+        reason: err instanceof SandboxError ? err.reason : 'script',
+        message: err instanceof Error ? err.message : String(err),
+      } satisfies ChildReply),
+  );
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,264 @@
+import ivm from 'isolated-vm';
+import { preludeSource, preludeWarmup, type PreludeLevel } from './prelude/prelude';
+
+/**
+ * Untrusted JavaScript (the code node, expressions that are not plain paths) runs here, never in
+ * the main realm: each evaluation gets a fresh V8 context inside an isolate of a small pool
+ * (isolated-vm 5: a separate heap with a hard memory limit, run on its own thread, so an
+ * infinite loop does not block the event loop). Data goes in and out as JSON text only: the
+ * context holds no reference to any host object, so there is no `process`, `require`, file
+ * system, network or timer to reach. A script past its time limit is stopped; one past the
+ * memory limit takes its isolate down with it, and the pool replaces the isolate.
+ *
+ * A context starts with n8n's prelude (expressions.extensions.ts: luxon's DateTime, Duration and
+ * Interval, n8n's expression extensions) unless the run says it needs less. Making a context and
+ * loading the prelude into it (from V8's code cache, then compiling what most evaluations use)
+ * — about 1.5 ms with luxon, most of it luxon's — is not done on the way: after each run, its
+ * isolate makes the context the next run will take (like the one this run wanted) while the
+ * platform does other work. Each evaluation still gets a context no other has used.
+ * (isolated-vm's heap snapshots would have been the natural tool, but with Node 20 they corrupt
+ * one-character strings — property names included — so they are not used.)
+ */
+
+export const EXPRESSION_LIMITS = { memoryMb: 32, timeoutMs: 1_000 };
+export const CODE_LIMITS = { memoryMb: 64, timeoutMs: 10_000 };
+
+export class SandboxError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'memory' | 'aborted' | 'script' | 'crashed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SandboxError';
+  }
+}
+
+/**
+ * What the body needs in its context: the whole prelude (`n8n`, the default: luxon and n8n's
+ * extensions), the extensions alone (`extensions`: no luxon, which is most of the cost), or
+ * nothing (`bare`). A context with more than the run needs may be given.
+ */
+export type Prelude = 'bare' | PreludeLevel;
+
+export interface SandboxRun {
+  /** A function body; `$0` is the JSON input string. It must return (or resolve to) a string. */
+  body: string;
+  input: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Default `n8n`: the body may use `DateTime`, `Duration`, `Interval` (and PreludeApi, expressions.extensions.ts). */
+  prelude?: Prelude;
+  /**
+   * Code to run, after the prelude, in the context made for the next run (the one this run's
+   * successor most likely takes): to compile what such runs use (a time zone's formatter). It
+   * must not change anything a run relies on.
+   */
+  warmup?: string;
+}
+
+/** What runs untrusted code: the in-process isolate pool below, or the process pool of sandbox.process.ts. */
+/** The time limit of one evaluation (its own, else the runner's), refusing one already aborted. */
+export function evaluationTimeout(req: SandboxRun, defaultMs: number): number {
+  if (req.signal?.aborted) throw new SandboxError('aborted', 'The evaluation was aborted');
+  return Math.max(1, Math.min(req.timeoutMs ?? defaultMs, 2 ** 31 - 1));
+}
+
+export interface CodeRunner {
+  run(req: SandboxRun): Promise<string>;
+  dispose(): void;
+  readonly memoryMb: number;
+  readonly timeoutMs: number;
+}
+
+interface Slot {
+  isolate: ivm.Isolate;
+  busy: boolean;
+  /** The context the next run takes: made after the last run, while the isolate is idle. */
+  spare?: { prelude: Prelude; warmup?: string; context: Promise<ivm.Context | undefined>; ready: boolean };
+}
+
+const RANK: Record<Prelude, number> = { bare: 0, extensions: 1, n8n: 2 };
+/** A context made with `made` serves a run that needs `needed`. */
+const covers = (made: Prelude, needed: Prelude) => RANK[made] >= RANK[needed];
+
+/**
+ * WebAssembly memory lives outside the isolate's heap limit: code gets no WebAssembly. And
+ * `Atomics.waitAsync` aborts the whole host process under isolated-vm 5 on Node 20: it goes too.
+ */
+const NO_WASM = 'delete globalThis.WebAssembly; delete globalThis.Atomics.waitAsync;';
+
+/** The prelude compiled once per process and level: contexts load it from V8's code cache instead of parsing it. */
+const compiled = new Map<PreludeLevel, { source: string; cachedData?: ivm.ExternalCopy<ArrayBuffer> }>();
+
+async function compiledPrelude(isolate: ivm.Isolate, level: PreludeLevel) {
+  let done = compiled.get(level);
+  if (!done) {
+    const source = preludeSource(level);
+    const script = await isolate.compileScript(source, { produceCachedData: true, filename: 'prelude.js' });
+    // isolated-vm sets cachedData on the script (its typings omit it).
+    done = { source, cachedData: (script as ivm.Script & ivm.CachedDataResult).cachedData };
+    script.release();
+    compiled.set(level, done);
+  }
+  return done;
+}
+
+/** A new context, with the prelude loaded and warmed up unless bare. */
+async function newContext(isolate: ivm.Isolate, prelude: Prelude, warmup = ''): Promise<ivm.Context> {
+  if (prelude === 'bare') return isolate.createContext();
+  const { source, cachedData } = await compiledPrelude(isolate, prelude);
+  const context = await isolate.createContext();
+  try {
+    await context.eval(source, { cachedData, filename: 'prelude.js' });
+    await context.eval(preludeWarmup(prelude) + warmup);
+    return context;
+  } catch (err) {
+    if (!isolate.isDisposed) context.release();
+    throw err;
+  }
+}
+
+export class Sandbox implements CodeRunner {
+  private readonly slots: Slot[] = [];
+  private readonly waiters: ((slot: Slot) => void)[] = [];
+
+  constructor(private readonly opts: { memoryMb: number; timeoutMs: number; poolSize?: number }) {}
+
+  get memoryMb(): number {
+    return this.opts.memoryMb;
+  }
+
+  get timeoutMs(): number {
+    return this.opts.timeoutMs;
+  }
+
+  async run(req: SandboxRun): Promise<string> {
+    const timeoutMs = evaluationTimeout(req, this.opts.timeoutMs);
+    const prelude = req.prelude ?? 'n8n';
+    const slot = await this.acquire(prelude);
+    let context: ivm.Context | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let aborted = false;
+    let timedOut = false;
+    const onAbort = () => {
+      aborted = true;
+      this.kill(slot);
+    };
+    try {
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      // `timeout` bounds running code; a promise that never settles (or a context that never comes) is bounded here.
+      const guard = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          this.kill(slot);
+          reject(new SandboxError('timeout', `Script execution timed out after ${timeoutMs} ms`));
+        }, timeoutMs + 50);
+      });
+      guard.catch(() => undefined);
+      context = await Promise.race([this.context(slot, prelude), guard]);
+      const evaluation = context.evalClosure(NO_WASM + req.body, [req.input], {
+        arguments: { copy: true },
+        result: { promise: true, copy: true },
+        timeout: timeoutMs,
+      });
+      const result = await Promise.race([evaluation, guard]);
+      if (typeof result !== 'string') throw new SandboxError('script', 'The script did not produce a result');
+      return result;
+    } catch (err) {
+      throw this.explain(err, slot, timeoutMs, aborted, timedOut);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      if (context && !slot.isolate.isDisposed) context.release();
+      this.restock(slot, prelude, req.warmup);
+      this.release(slot);
+    }
+  }
+
+  /** A context no run has used: the slot's spare when it has what the run needs (the prelude covers both), else a new one. */
+  private async context(slot: Slot, prelude: Prelude): Promise<ivm.Context> {
+    const spare = slot.spare;
+    if (spare && covers(spare.prelude, prelude)) {
+      slot.spare = undefined;
+      const ready = await spare.context;
+      if (ready) return ready;
+    }
+    return newContext(slot.isolate, prelude);
+  }
+
+  /** Makes the slot's next context, like the one this run wanted, in the background (a failure only means there is none). */
+  private restock(slot: Slot, prelude: Prelude, warmup?: string): void {
+    const isolate = slot.isolate;
+    if (isolate.isDisposed || (slot.spare?.prelude === prelude && slot.spare.warmup === warmup)) return;
+    const old = slot.spare;
+    const spare: NonNullable<Slot['spare']> = { prelude, warmup, ready: false, context: newContext(isolate, prelude, warmup).catch(() => undefined) };
+    void spare.context.then(() => (spare.ready = true));
+    slot.spare = spare;
+    void old?.context.then((c) => c && !isolate.isDisposed && c.release());
+  }
+
+  /** Disposes every isolate (tests, shutdown). */
+  dispose(): void {
+    for (const slot of this.slots) this.kill(slot);
+  }
+
+  private explain(err: unknown, slot: Slot, timeoutMs: number, aborted: boolean, timedOut: boolean): Error {
+    if (err instanceof SandboxError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    if (aborted) return new SandboxError('aborted', 'The evaluation was aborted');
+    if (timedOut || /timed out/i.test(message)) {
+      return new SandboxError('timeout', `Script execution timed out after ${timeoutMs} ms`);
+    }
+    if (/memory limit/i.test(message) || (slot.isolate.isDisposed && /disposed/i.test(message))) {
+      return new SandboxError('memory', `Script exceeded the memory limit of ${this.opts.memoryMb} MB`);
+    }
+    if (/Invalid string length|Array buffer allocation failed|Invalid array length/i.test(message)) {
+      return new SandboxError('memory', `Script exceeded the memory limit of ${this.opts.memoryMb} MB (${message})`);
+    }
+    return new SandboxError('script', message);
+  }
+
+  private kill(slot: Slot): void {
+    if (!slot.isolate.isDisposed) {
+      try {
+        slot.isolate.dispose();
+      } catch {
+        // already going away
+      }
+    }
+  }
+
+  /**
+   * An idle slot whose next context is ready and fits the run; else, while the pool may grow, a
+   * new isolate rather than waiting for a context still being made (runs close together then
+   * alternate isolates, each making its next context while another runs); else any idle slot.
+   */
+  private acquire(prelude: Prelude): Promise<Slot> {
+    const idle = this.slots.filter((s) => !s.busy);
+    const ready = idle.find((s) => s.spare?.ready && covers(s.spare.prelude, prelude));
+    const canGrow = this.slots.length < (this.opts.poolSize ?? 4);
+    const slot = ready ?? (canGrow ? undefined : idle[0]);
+    if (slot) {
+      if (slot.isolate.isDisposed) [slot.isolate, slot.spare] = [this.newIsolate(), undefined];
+      slot.busy = true;
+      return Promise.resolve(slot);
+    }
+    if (canGrow) {
+      const slot = { isolate: this.newIsolate(), busy: true };
+      this.slots.push(slot);
+      return Promise.resolve(slot);
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release(slot: Slot): void {
+    if (slot.isolate.isDisposed) [slot.isolate, slot.spare] = [this.newIsolate(), undefined];
+    const next = this.waiters.shift();
+    if (next) next(slot);
+    else slot.busy = false;
+  }
+
+  private newIsolate(): ivm.Isolate {
+    return new ivm.Isolate({ memoryLimit: this.opts.memoryMb });
+  }
+}
