@@ -91,7 +91,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     trustProxy: config.trustProxy,
     isDraining: () => draining,
     requests: kernel.requests,
-    inbound: kernel.inbound,
+    doors: hosted.flatMap(({ built }) => built.doors ?? []),
   });
   for (const { built } of hosted) {
     await built.http?.(app, {

@@ -9,7 +9,6 @@ import { kernelMigrations } from './db/migrations';
 import { createEventBus, type EventBus, type EventTransport } from './events';
 import { createLlmProvider, type LlmProvider } from './llm';
 import { createLogger, type Logger } from './logger';
-import { InboundWebhooks } from './inbound';
 import { Operations } from './operations';
 import { Queue } from './queue';
 import { RateLimiter } from './rate-limit';
@@ -35,8 +34,6 @@ export interface Kernel {
   llm: LlmProvider;
   /** Other services' public operations (kernel/operations.ts). */
   operations: Operations;
-  /** The engine's inbound webhook receiver, when the engine runs in this process (kernel/inbound.ts). */
-  inbound: InboundWebhooks;
   redis?: Redis;
   secrets: { internal: string; jwt: string };
   /** Signs and verifies the feedback and infrastructure services' user tokens. */
@@ -116,7 +113,6 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     keys,
     rateLimiter: new RateLimiter(redis),
     operations: new Operations(),
-    inbound: new InboundWebhooks(),
     llm: createLlmProvider(config.llm, logger),
     redis,
     secrets,

@@ -478,6 +478,8 @@ export interface BuiltService {
    * as the operation it stands beside.
    */
   http?(app: FastifyInstance, deps: ServiceHttpDeps): void | Promise<void>;
+  /** Raw HTTP doors the service answers in this process (the surface serving each prefix hands requests over). */
+  doors?: HttpDoor[];
   /** Runs once this process can reach every service (kernel.operations is bound). Idempotent: every process of a split deployment runs it. */
   start?(): Promise<void>;
   /** Runs when the process starts draining, before it waits for requests in flight: end open streams. */
@@ -516,4 +518,33 @@ export interface ServiceHttpDeps {
     context: RequestContext,
     handlers: { changed(context: RequestContext): Promise<void>; ended(error: AppError): void },
   ): { stop(): void };
+}
+
+/**
+ * A raw HTTP door: the surface serving `prefix` hands every request under it over as it came
+ * (the body byte for byte) and sends back the status, headers and body the service answers. In a
+ * process without the door the surface does without it (/webhook runs the engine's operation).
+ */
+export interface HttpDoor {
+  prefix: string;
+  receive(request: DoorRequest, sourceIp: string | null): Promise<DoorReply>;
+}
+
+export interface DoorRequest {
+  /** The path under the door's prefix. */
+  path: string;
+  method: string;
+  /** Lower-case names, repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Buffer;
+  bodyTooLarge?: boolean;
+  /** The platform's address as the caller reached it (RequestContext.baseUrl). */
+  baseUrl?: string;
+}
+
+export interface DoorReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
 }

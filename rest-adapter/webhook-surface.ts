@@ -2,17 +2,17 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { envelopes } from '../kernel/envelopes';
 import { AppError, errors, fromGraphQLError } from '../kernel/errors';
-import type { InboundReply, InboundWebhooks } from '../kernel/inbound';
 import type { Logger } from '../kernel/logger';
 import { newRequestId, type Edge } from '../kernel/edge';
 import { requestOrigin } from '../kernel/http';
+import type { DoorReply, HttpDoor } from '../kernel/subgraph';
 import type { OperationGateway } from './surface';
 
 /**
  * Inbound workflow webhooks: any method the triggers allow on `/webhook/<path>`, any content
  * type, the raw body kept byte for byte (HMAC signatures are computed over it). Every request
  * goes to the engine's trigger: handed straight to it when the engine runs in this process
- * (kernel/inbound.ts), else as ONE GraphQL operation, `receiveWebhook`, through the gateway as an
+ * (its door), else as ONE GraphQL operation, `receiveWebhook`, through the gateway as an
  * anonymous caller. The platform's API keys play no part here, the trigger's own authentication
  * does (inside the engine). The engine answers with the HTTP status, headers and body to send back.
  *
@@ -23,6 +23,8 @@ import type { OperationGateway } from './surface';
  * inactive), 413 (body over 5 MB), 429 (the trigger's rate limit, with Retry-After).
  */
 
+/** Where the engine's door is mounted. */
+export const WEBHOOK_PREFIX = '/webhook';
 export const WEBHOOK_BODY_LIMIT = 5 * 1024 * 1024;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Headers a workflow may not set on the answer: the server owns the framing. */
@@ -42,8 +44,8 @@ export interface WebhookSurfaceDeps {
   gateway: Pick<OperationGateway, 'prepare'>;
   logger: Logger;
   edge: Pick<Edge, 'baseUrl'>;
-  /** The engine's receiver when the engine runs in this process (else its `receiveWebhook` operation runs). */
-  inbound?: InboundWebhooks;
+  /** The engine's door when the engine runs in this process (else its `receiveWebhook` operation runs). */
+  door?: HttpDoor;
 }
 
 export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfaceDeps): void {
@@ -54,16 +56,15 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
       // One fixed operation: prepared once, executed without Apollo Server's per-request pipeline.
       const receive = deps.gateway.prepare(RECEIVE);
 
-      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean): Promise<InboundReply> => {
+      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean): Promise<DoorReply> => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(req.headers)) {
           if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         }
         const baseUrl = deps.edge.baseUrl({ origin: requestOrigin(req) });
         const path = (req.params as Record<string, string>)['*'] ?? '';
-        const direct = deps.inbound?.receiver;
-        if (direct)
-          return direct(
+        if (deps.door)
+          return deps.door.receive(
             { path, method: req.method, headers, query: { ...(req.query as Record<string, unknown>) }, body, bodyTooLarge, baseUrl },
             req.ip ?? null,
           );
@@ -82,7 +83,7 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
           { principal: ANONYMOUS, requestId: req.requestId ?? newRequestId(), ip: req.ip, baseUrl },
         );
         if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
-        return result.data!.receiveWebhook as InboundReply;
+        return result.data!.receiveWebhook as DoorReply;
       };
 
       const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
@@ -127,6 +128,6 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
         },
       });
     },
-    { prefix: '/webhook' },
+    { prefix: WEBHOOK_PREFIX },
   );
 }

@@ -12,9 +12,9 @@ import { registerDashboard } from '../gateway/dashboard';
 import { registerExplorer } from '../gateway/explorer';
 import type { PlatformGateway } from '../gateway/gateway';
 import { registerSurface, type Surface } from '../rest-adapter/surface';
-import { registerWebhookSurface } from '../rest-adapter/webhook-surface';
+import { registerWebhookSurface, WEBHOOK_PREFIX } from '../rest-adapter/webhook-surface';
 import { registerDocs, registerLanding } from './docs';
-import type { InboundWebhooks } from '../kernel/inbound';
+import type { HttpDoor } from '../kernel/subgraph';
 import type { RequestStats } from '../kernel/request-stats';
 
 /*
@@ -101,8 +101,8 @@ export interface AppDeps {
   isDraining: () => boolean;
   /** Counts every response (the metrics service reads it). */
   requests?: RequestStats;
-  /** The engine's inbound webhook receiver, when the engine runs in this process. */
-  inbound?: InboundWebhooks;
+  /** The raw HTTP doors of the services this process hosts: each handed to the surface serving its prefix. */
+  doors?: HttpDoor[];
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -220,7 +220,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   for (const surface of deps.surfaces) registerSurface(app, surface, deps);
   registerDocs(app, deps.surfaces, deps.gateway.schema);
-  registerWebhookSurface(app, deps);
+  const unserved = deps.doors?.find((d) => d.prefix !== WEBHOOK_PREFIX);
+  if (unserved) throw new Error(`No surface serves the door ${unserved.prefix}`);
+  registerWebhookSurface(app, { ...deps, door: deps.doors?.find((d) => d.prefix === WEBHOOK_PREFIX) });
   return app;
 }
 

@@ -1,18 +1,14 @@
 /**
- * Workflow engine (spec 2) — workflow definitions and versions, executions (sync, async, retry,
- * cancel, waits that survive restarts), n8n imports, webhook triggers with their own
- * authentication, schedules, and the `executionUpdated` subscription. Paths: /v1/engine,
- * /engine/api/v1 and /webhook; the control plane's workflow paths (/v1/control-plane/workflows…)
- * run its operations too.
+ * Workflow engine: workflows and their versions, executions (sync, async, retry, cancel, waits
+ * that survive restarts), n8n imports, webhook and schedule triggers, `executionUpdated`. Its
+ * folders and how an execution flows through them: README.md.
  *
  * Owns: the `engine` schema (workflows, workflow_versions, executions, execution_nodes,
  *   execution_logs, webhook_triggers, webhook_logs, schedules), through its stores.
- * Calls: control plane (executeTask, task, cancelTask — the agent node, which waits on
- *   taskUpdated events), promptlib (testPrompt — the prompt node), through their public
- *   operations (kernel.operations).
- * Publishes: executionUpdated, executionCancel, webhookTriggersChanged (the trigger caches).
- * Jobs: executions, resumes, schedules, maintenance. Serves: /webhook/<path> (kernel/inbound.ts)
- *   in the process hosting it.
+ * Calls: control plane (executeTask, task, cancelTask — the agent node), promptlib (testPrompt —
+ *   the prompt node), through their public operations (kernel.operations).
+ * Publishes: executionUpdated, executionCancel, webhookTriggersChanged. Jobs: executions, resumes,
+ *   schedules, maintenance. Serves: /webhook/<path> as a door in the process hosting it.
  */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
@@ -40,7 +36,7 @@ import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-executio
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { ScheduleResolver, WorkflowSchedules } from './schedules';
-import { toWebhook, WebhookTriggerResolver, WebhookInbound, WebhookTriggerService } from './webhooks';
+import { toWebhook, WebhookTriggerResolver, WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
 import { toWorkflow, WorkflowResolver, WorkflowService, type WorkflowHooks } from './workflows';
 import { TOPIC } from '../../kernel/topics';
 
@@ -149,8 +145,6 @@ export const engine: ServiceModule<Kernel> = {
   resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
   build: (kernel) => {
     const s = createEngine(kernel);
-    // This process's /webhook/<path> is answered by this engine directly (kernel/inbound.ts).
-    kernel.inbound.bind((request, sourceIp) => s.inbound.receive(request, sourceIp));
     return {
       instances: [
         new WorkflowResolver(s.workflows, s.triggers),
@@ -165,6 +159,8 @@ export const engine: ServiceModule<Kernel> = {
         WorkflowExecution: { key: 'executionId', permission: 'workflow:read', loader: s.executions.byId, toEntity: toExecution },
         WorkflowWebhook: { key: 'webhookId', permission: 'workflow:read', loader: s.triggers.byId, toEntity: toWebhook },
       },
+      // This process's /webhook/<path> is answered by this engine directly.
+      doors: [webhookDoor(s.inbound)],
       jobs: () => {
         s.runner.register(kernel.queue);
         s.schedules.register(kernel.queue);

@@ -14,7 +14,7 @@ import { verifySignature } from '../../../kernel/webhooks';
 import { SharedReadCache } from '../../../kernel/cache';
 import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
-import type { InboundRequest } from '../../../kernel/inbound';
+import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
 import { type WebhookReply } from '../nodes';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './store';
 import { normalisePath, webhookNotFound } from './service';
@@ -37,11 +37,15 @@ export interface TestInput {
 }
 
 const LAST_NODE_TIMEOUT_MS = 300_000;
-/** Every process clears its trigger cache on this event (a trigger or a workflow changed). */
 /** A cached lookup is used at most this long, even if an invalidation got lost. */
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_PATHS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
+
+/** The engine's door in the process hosting it: /webhook/<path> reaches the trigger here, not through the gateway. */
+export function webhookDoor(inbound: WebhookInbound): HttpDoor {
+  return { prefix: '/webhook', receive: (request, sourceIp) => inbound.receive(request, sourceIp) };
+}
 
 /** A trigger an inbound request names, with the values of its path's `:name` segments (a parameterised path). */
 type Trigger = InboundTriggerRow & { params?: Record<string, string> };
@@ -79,7 +83,7 @@ export class WebhookInbound {
    * One request on /webhook/<path>. Callable without a platform key: the trigger's own
    * authentication is what protects it, and it does nothing but what the trigger allows.
    */
-  async receive(req: InboundRequest, sourceIp: string | null): Promise<WebhookReply> {
+  async receive(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
     const refused = textProblem(req.path);
     if (refused) return errorReply(errors.field('path', refused));
     const path = normalisePath(req.path);
@@ -166,7 +170,7 @@ export class WebhookInbound {
 
   private async handle(
     trigger: Trigger,
-    req: InboundRequest,
+    req: DoorRequest,
     sourceIp: string | null,
     test: boolean,
     onExecution?: (v: ExecutionView) => void,
@@ -308,7 +312,7 @@ export class WebhookInbound {
     }
   }
 
-  private authenticate(trigger: Trigger, req: InboundRequest): { error: AppError; reason: string; headers?: Record<string, string> } | null {
+  private authenticate(trigger: Trigger, req: DoorRequest): { error: AppError; reason: string; headers?: Record<string, string> } | null {
     const config = (trigger.auth_config ?? {}) as WebhookAuthConfig;
     const missing = (what: string, headers?: Record<string, string>) => ({
       error: new AppError('unauthorized', `The webhook requires ${what}`, { authentication: trigger.auth_type }, 401),
@@ -364,7 +368,7 @@ export class WebhookInbound {
     }
   }
 
-  private async resume(path: string, req: InboundRequest): Promise<WebhookReply> {
+  private async resume(path: string, req: DoorRequest): Promise<WebhookReply> {
     const [, executionId = '', token = ''] = path.split('/');
     if (!UUID.test(executionId) || !this.runner.checkResumeToken(executionId, token)) {
       return errorReply(errors.notFound('webhook', `/webhook/${path}`));
@@ -397,11 +401,11 @@ export function verifyHmac(algorithm: string, secret: string, body: Buffer, head
   return safeEqual(given, expected);
 }
 
-function contentType(req: InboundRequest): string {
+function contentType(req: DoorRequest): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-function isBinary(req: InboundRequest): boolean {
+function isBinary(req: DoorRequest): boolean {
   const type = contentType(req);
   return (
     req.body.length > 0 &&
@@ -414,14 +418,14 @@ function isBinary(req: InboundRequest): boolean {
 }
 
 /** The request's body for the workflow; refused (400) when it, or the query string, breaks the input policy (kernel/input-policy.ts). */
-function parseBody(req: InboundRequest): unknown {
+function parseBody(req: DoorRequest): unknown {
   assertAcceptableParams(req.query);
   const body = decodeBody(req);
   assertAcceptableJson(body, 'body');
   return body;
 }
 
-function decodeBody(req: InboundRequest): unknown {
+function decodeBody(req: DoorRequest): unknown {
   if (req.body.length === 0) return {};
   const type = contentType(req);
   if (type.includes('json')) {

@@ -3,7 +3,7 @@
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
 
-export { WebhookInbound } from './inbound';
+export { WebhookInbound, webhookDoor } from './inbound';
 export { WorkflowWebhookRegistrationInput } from './inputs';
 export { toWebhook, WebhookTriggerResolver } from './resolver';
 export { WebhookTriggerService } from './service';
