@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The layout of ARCHITECTURE.md, checked on the sources (not on dist/, which may hold stale files):
+ * The layout of the rooms, checked on the sources (not on dist/, which may hold stale files):
  *
  *   main.ts, server/            the top: may import anything below
  *   gateway/   rest-adapter/    siblings: neither imports the other
@@ -11,10 +11,10 @@ import path from 'node:path';
  *   kernel/                     the bottom: imports none of the rooms above
  *
  * and no import circle anywhere. Every import counts, type-only ones too (`import type`, `{ type A }`,
- * `import('…')` in a type), though tsc erases them: ARCHITECTURE.md says what a room may import, not
+ * `import('…')` in a type), though tsc erases them: the layout says what a room may import, not
  * what survives compilation, and a type-only circle, harmless at load time, still ties two files
  * together so that neither can be read, changed or moved alone; one value import added to it makes
- * the load order decide which module sees `undefined` (#17 item 4).
+ * the load order decide which module sees `undefined`.
  */
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -102,6 +102,71 @@ export function layoutViolations(graph: Map<string, string[]>): string[] {
   return found.sort();
 }
 
+/**
+ * Inside a service split into concept folders: which folder may import which (its arrows point down;
+ * kernel/ and packages are always allowed). A file reaches another folder only through that
+ * folder's index.ts. The service's own root files (index.ts, the module, and its root resolvers)
+ * may reach every folder, through its face too; `migrations/` has no face (the root lists its
+ * files) and may reach any folder's face; a test may reach any face, since nothing imports it.
+ */
+export const CONCEPT_ARROWS: Record<string, Record<string, readonly string[]>> = {
+  engine: {
+    sandbox: [],
+    expressions: ['sandbox'],
+    nodes: ['expressions', 'sandbox'],
+    n8n: ['nodes', 'expressions', 'sandbox'],
+    executor: ['n8n', 'nodes', 'expressions', 'sandbox'],
+    workflows: ['executor', 'n8n', 'nodes'],
+    executions: ['workflows', 'executor', 'nodes', 'expressions', 'sandbox'],
+    webhooks: ['executions', 'workflows', 'nodes'],
+    schedules: ['executions', 'workflows', 'nodes'],
+  },
+  'control-plane': {
+    keys: [],
+    gates: [],
+    agents: ['gates'],
+    tasks: ['agents', 'gates'],
+    orchestrations: ['tasks', 'agents', 'gates'],
+    metrics: ['tasks', 'agents'],
+  },
+};
+
+/** Where a file sits in a service with concept folders: its folder, `(root)` or `migrations`; undefined elsewhere. */
+function conceptOf(file: string): { service: string; folder: string } | undefined {
+  const parts = rel(file).split('/');
+  if (parts[0] !== 'subgraphs' || parts.length < 3 || !CONCEPT_ARROWS[parts[1]!]) return undefined;
+  return { service: parts[1]!, folder: parts.length === 3 ? '(root)' : parts[2]! };
+}
+
+/** Why an import between two folders of one service breaks its arrows, or undefined when it does not. */
+function conceptViolation(file: string, target: string): string | undefined {
+  const from = conceptOf(file);
+  const to = conceptOf(target);
+  if (!from || !to || from.service !== to.service || from.folder === to.folder) return undefined;
+  const arrows = CONCEPT_ARROWS[from.service]!;
+  if (to.folder === '(root)') return 'a folder never imports the service root, which imports it';
+  if (to.folder === 'migrations') return from.folder === '(root)' ? undefined : 'only the service root lists the migrations';
+  if (!arrows[to.folder]) return `${to.folder}/ is not in the table of concept folders`;
+  if (path.basename(target) !== 'index.ts' || path.dirname(rel(target)) !== `subgraphs/${to.service}/${to.folder}`) {
+    return `another folder is reached through its index.ts (subgraphs/${to.service}/${to.folder}/index.ts)`;
+  }
+  if (from.folder === '(root)' || from.folder === 'migrations' || file.endsWith('.test.ts')) return undefined;
+  if (!arrows[from.folder]) return `${from.folder}/ is not in the table of concept folders`;
+  if (!arrows[from.folder]!.includes(to.folder)) return `${from.folder}/ may import only ${arrows[from.folder]!.join(', ') || 'the kernel'}`;
+  return undefined;
+}
+
+export function conceptViolations(graph: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const why = conceptViolation(file, target);
+      if (why) found.push(`${rel(file)} -> ${rel(target)}: ${why}`);
+    }
+  }
+  return found.sort();
+}
+
 /** Every import circle, one path per strongly connected component (Tarjan), as file lists. */
 export function circles(graph: Map<string, string[]>): string[][] {
   let next = 0;
@@ -159,7 +224,7 @@ function shortestCycle(graph: Map<string, string[]>, members: Set<string>, start
   return [start];
 }
 
-describe('the layout (ARCHITECTURE.md)', () => {
+describe('the layout', () => {
   const graph = buildGraph(sourceFiles());
 
   test('the scanner reads every import, type-only ones too', () => {
@@ -184,6 +249,20 @@ describe('the layout (ARCHITECTURE.md)', () => {
   test('kernel/ at the bottom; gateway/ and rest-adapter/ siblings; each subgraph alone', () => {
     const found = layoutViolations(graph);
     assert.deepEqual(found, [], `imports that climb or cross rooms:\n  ${found.join('\n  ')}`);
+  });
+
+  test("inside a service's concept folders: only through a folder's index.ts, and only down the arrows", () => {
+    for (const [service, arrows] of Object.entries(CONCEPT_ARROWS)) {
+      // The table itself has no circle: the arrows order the folders.
+      const folders = new Map(Object.entries(arrows).map(([folder, to]) => [folder, to.map((t) => `${service}/${t}`)]));
+      const table = new Map([...folders].map(([folder, to]): [string, string[]] => [`${service}/${folder}`, to]));
+      assert.deepEqual(circles(table), [], `the arrows of ${service} form a circle`);
+      for (const folder of Object.keys(arrows)) {
+        assert.ok(existsSync(path.join(ROOT, 'subgraphs', service, folder, 'index.ts')), `subgraphs/${service}/${folder}/index.ts, its face`);
+      }
+    }
+    const found = conceptViolations(graph);
+    assert.deepEqual(found, [], `imports across concept folders that skip a face or climb:\n  ${found.join('\n  ')}`);
   });
 
   test('no import circle', () => {
