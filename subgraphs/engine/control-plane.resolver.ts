@@ -16,7 +16,7 @@ import { WorkflowWebhookRegistrationInput, type WebhookTriggerService, WorkflowW
 import { WorkflowListArgs, toWorkflow, type WorkflowService, WorkflowPage } from './workflows';
 
 /**
- * The control plane's workflow operations (spec 1, Workflows; REST under /v1/control-plane/workflows).
+ * The control plane's workflow operations (REST under /v1/control-plane/workflows).
  * The engine owns workflows and executions, so the operations are the engine's, and accept
  * control-plane keys as well as engine keys. They are distinct from the engine's own (whose
  * surface takes engine keys only): a workflow may be given by id or slug, execution statuses

@@ -1,4 +1,4 @@
-/** Fixtures for the engine's n8n import (subgraphs/engine/n8n.test.ts, test/engine.e2e.test.ts). */
+/** Fixtures for the engine's n8n import (subgraphs/engine/n8n/import.test.ts, test/engine.e2e.test.ts). */
 
 const link = (node: string, index = 0) => ({ node, type: 'main', index });
 

@@ -17,7 +17,7 @@ import type { WorkflowService, WorkflowVersion, KeyLookup } from '../workflows';
 import { TOPIC } from '../../../kernel/topics';
 
 /*
- * What the parts of the execution runner share (execution.runner.ts and the files it is built
+ * What the parts of the execution runner share (runner.ts and the files it is built
  * from: .run, .children, .resume, .reads): the job and event names, the options and context of a
  * run, and the two announcements every part makes. It imports no other part, so none of them has
  * to import another to speak of a run.
@@ -37,7 +37,7 @@ export interface StartOptions {
   notify?: NotifyConfig | null;
   mode: ExecutionMode;
   input: Item[];
-  /** The API key whose permissions its agent and prompt nodes need (null: the platform itself; authority.ts). */
+  /** The API key whose permissions its agent and prompt nodes need (null: the platform itself; workflows/authority.ts). */
   runAs: string | null;
   /** JSON texts of its input already made (the payload's, when its size was checked). */
   known?: KnownJson;
@@ -74,7 +74,7 @@ export interface RunContext extends StoreTarget {
   onReply?: (reply: WebhookReply) => void;
   /** Milliseconds it ran before this run (earlier stretches between waits): its time budget goes on from there. */
   ranMs: number;
-  /** Bytes of run data stored so far, as its budget counts them (budgets.ts). */
+  /** Bytes of run data stored so far, as its budget counts them (executor/budgets.ts). */
   runDataBytes: number;
   /** Per node, the run whose context is stored and that context's bytes: a later context replaces it. */
   storedStates: Map<string, { runIndex: number; bytes: number }>;
@@ -105,7 +105,7 @@ export interface RunnerDeps {
   notifier?: ExecutionNotifier;
   /** Other services' public operations (agent and prompt nodes). */
   operations?: OperationsLike;
-  /** The platform's API keys as they stand now: the run-time check of agent and prompt nodes (authority.ts). */
+  /** The platform's API keys as they stand now: the run-time check of agent and prompt nodes (workflows/authority.ts). */
   keys: KeyLookup;
   /** What one execution may use (ENGINE_EXECUTION_MAX_*). */
   budgets: ExecutionBudgets;

@@ -3,7 +3,7 @@ import type { RunSource } from '../../../kernel/metrics';
 import { EXECUTION_TALLY } from './reads.store';
 
 /**
- * The engine's own figures for the control plane's metrics (workflow-metrics.ts), read from the
+ * The engine's own figures for the control plane's metrics (metrics.ts), read from the
  * executions and their node runs. The period statistics and the custom query are the kernel's
  * (kernel/metrics.ts), given the tables below.
  */

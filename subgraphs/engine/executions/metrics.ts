@@ -11,7 +11,7 @@ import { UUID } from '../../../kernel/ids';
 import { EXECUTIONS, workflowMetricsStore as store } from './metrics.store';
 
 /**
- * The engine's figures for the control plane's metrics (spec 1): workflow executions over a
+ * The engine's figures for the control plane's metrics: workflow executions over a
  * period, per-node performance, daily usage for the cost view, and the workflow metrics of the
  * custom query. Computed in SQL over the engine's own tables.
  */

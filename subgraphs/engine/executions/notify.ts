@@ -11,12 +11,12 @@ import { EXECUTION_EVENTS, type ExecutionEvent, type NotifyConfig } from './type
 import { controlPlaneStatus, engineExecutionUrl } from './status';
 
 /**
- * Signed webhooks of executions started by the control plane's trigger (spec 1, Events):
+ * Signed webhooks of executions started by the control plane's trigger:
  * `execution.started`, `execution.completed`, `execution.failed`, `execution.waiting`. The
  * subscription ({url, events, encrypted secret}) is kept on the execution row (`notify`), so the
  * process that finishes, resumes or recovers the execution sends what it asked for. Deliveries
  * go through kernel.webhooks (X-SVC-Signature, retries with backoff, every attempt recorded).
- * The events and the stored subscription's shape are in execution.types.ts, which the stores read too.
+ * The events and the stored subscription's shape are in types.ts, which the stores read too.
  */
 
 export interface NotifyInput {

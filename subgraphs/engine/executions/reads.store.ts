@@ -6,11 +6,11 @@ import { EXECUTION_COLUMNS, type ExecutionRow, type ExecutionView, type Executio
 
 /**
  * Executions read back: rows and their views, pages, the run data and logs the API shows, and
- * the node outputs a stored execution continues from. The writes are in execution.store.ts
- * (a run's) and execution-state.store.ts (the rest).
+ * the node outputs a stored execution continues from. The writes are in writes.store.ts
+ * (a run's) and state.store.ts (the rest).
  */
 
-/** A stored node run an execution continues from (execution.reads.ts loadDone). */
+/** A stored node run an execution continues from (reads.ts loadDone). */
 export interface StoredRunRow {
   node_name: string;
   run_index: number;

@@ -9,7 +9,7 @@ import { executionReads as store, toView } from './reads.store';
 /**
  * Reading executions back: a row, its view (with the resume URL a waiting one is called on, an
  * HMAC of its id), and the node outputs a stored execution continues from. Every part of the
- * runner reads through here; the statements are execution-reads.store.ts's.
+ * runner reads through here; the statements are reads.store.ts's.
  */
 export class ExecutionReads {
   constructor(private readonly deps: Pick<RunnerDeps, 'db' | 'secret'>) {}
@@ -46,7 +46,7 @@ export class ExecutionReads {
   /**
    * The runs an execution has stored: `done`, each node's last output (the legacy order runs a
    * node once), and `stored`, every run by run index with the node's context after it (v1 replay);
-   * and what they weigh against its run data budget (budgets.ts), the stored contexts by node.
+   * and what they weigh against its run data budget (executor/budgets.ts), the stored contexts by node.
    */
   async loadDone(id: string): Promise<{
     done: Map<string, Item[][]>;

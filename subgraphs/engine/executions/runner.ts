@@ -31,7 +31,7 @@ import { JOB, TOPIC } from '../../../kernel/topics';
  * heartbeat so that a process dying mid-run leaves no execution `running` forever.
  *
  * Writes are batched: the node rows and log lines of fast nodes wait (at most 50 ms) for the
- * next write, which is one statement (execution.store.ts); a node that may take long (HTTP, code,
+ * next write, which is one statement (writes.store.ts); a node that may take long (HTTP, code,
  * sub-workflow, wait) flushes them before it starts and names itself as the current node. An
  * inline run inserts its row with its first write, so a fast one (a sync Webhook -> Set) is a
  * single statement, its webhook request log included.
@@ -43,12 +43,12 @@ import { JOB, TOPIC } from '../../../kernel/topics';
  *
  * This class starts and cancels executions and is what the rest of the engine calls; the rest is
  * in its parts, each of which knows only those below it (no part imports this file):
- *   execution.run.ts       a run in this process, its batched writes, how it ends, the heartbeat
- *   execution.children.ts  the services a run's nodes get: sub-workflows, inline workflows, the
- *                          error workflow (they start executions through `begin`, given to them)
- *   execution.resume.ts    the queue's jobs: queued runs, resumes, executions of lost workers
- *   execution.reads.ts     rows and views read back, resume URLs
- *   execution.context.ts   the names, options and run context they share
+ *   in-flight.ts   a run in this process, its batched writes, how it ends, the heartbeat
+ *   children.ts    the services a run's nodes get: sub-workflows, inline workflows, the
+ *                  error workflow (they start executions through `begin`, given to them)
+ *   jobs.ts        the queue's jobs: queued runs, resumes, executions of lost workers
+ *   reads.ts       rows and views read back, resume URLs
+ *   context.ts     the names, options and run context they share
  */
 
 export type { ExecutionView, RequestLog } from './writes.store';

@@ -19,15 +19,15 @@ import { runAsOf, type WorkflowService } from '../workflows';
 export const MAX_PAYLOAD_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_SYNC_TIMEOUT_S = 300;
 const MAX_SYNC_TIMEOUT_S = 3600;
-/** Workflow executions per minute per key, by tier (spec 2, Limits). */
+/** Workflow executions per minute per key, by tier. */
 export const EXECUTIONS_PER_MINUTE: Record<Tier, number> = { free: 10, starter: 60, professional: 300, enterprise: 1000 };
-/** The control plane's workflow triggers per minute per key (spec 1, endpoint-specific limits). */
+/** The control plane's workflow triggers per minute per key. */
 export const TRIGGERS_PER_MINUTE = 100;
-/** The synchronous request maximum (spec 1, Limits). */
+/** The synchronous request maximum. */
 export const TRIGGER_SYNC_MAX_S = 300;
 const PRIORITIES = ['low', 'normal', 'high', 'critical'] as const;
 
-/** `POST /v1/control-plane/workflows/trigger` (spec 1). */
+/** `POST /v1/control-plane/workflows/trigger`. */
 export interface TriggerInput {
   workflowId?: string | null;
   payload?: Record<string, unknown> | null;

@@ -4,7 +4,7 @@ import type { NotifyConfig } from './types';
 import type { ExecutionRow, ExecutionStatus } from './writes.store';
 
 /**
- * Changes of an execution's row made outside a run (which writes through execution.store.ts):
+ * Changes of an execution's row made outside a run (which writes through writes.store.ts):
  * cancel, resume (by its job or its URL), the failure of a job the queue gave up on, and the
  * engine's maintenance (pruning, inline runs whose process stopped heartbeating).
  */
@@ -95,7 +95,7 @@ export async function deleteExecution(q: Queryable, id: string): Promise<Date | 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Maintenance (execution.maintenance.ts)
+// Maintenance (maintenance.ts)
 
 /** Deletes the finished executions older than `days` (run data and logs go with them); how many. */
 export async function pruneOlderThan(q: Queryable, days: number): Promise<number> {

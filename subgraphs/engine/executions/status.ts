@@ -2,9 +2,9 @@ import { ownEntry } from '../../../kernel/names';
 import type { ExecutionStatus } from './writes.store';
 
 /**
- * The two spellings of an execution's status, mapped in this one place: the engine's (spec 2:
- * running, success, error, waiting, canceled) and the control plane's (spec 1: running,
- * completed, failed, waiting, cancelled). Each surface takes and gives its own spelling.
+ * The two spellings of an execution's status, mapped in this one place: the engine's (running,
+ * success, error, waiting, canceled) and the control plane's (running, completed, failed,
+ * waiting, cancelled). Each surface takes and gives its own spelling.
  */
 
 export const CONTROL_PLANE_STATUS: Record<ExecutionStatus, string> = {

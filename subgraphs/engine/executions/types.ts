@@ -2,11 +2,11 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../../kernel/graphql-types';
 
-/** The signed webhooks an execution started by the control plane's trigger can ask for (execution.notify.ts). */
+/** The signed webhooks an execution started by the control plane's trigger can ask for (notify.ts). */
 export const EXECUTION_EVENTS = ['execution.started', 'execution.completed', 'execution.failed', 'execution.waiting'] as const;
 export type ExecutionEvent = (typeof EXECUTION_EVENTS)[number];
 
-/** A control-plane trigger's webhook subscription (execution.notify.ts), stored with the execution (jsonb). */
+/** A control-plane trigger's webhook subscription (notify.ts), stored with the execution (jsonb). */
 export interface NotifyConfig {
   url: string;
   events: ExecutionEvent[];

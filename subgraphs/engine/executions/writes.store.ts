@@ -8,9 +8,9 @@ import type { WorkflowVersion } from '../workflows';
 /**
  * How executions are kept: the row in engine.executions, run data in execution_nodes, log lines
  * in execution_logs, and (for webhook-started ones) the request's entry in webhook_logs, all
- * written by one statement per write (execution.runner.ts decides when). Changes made outside a
- * run (cancel, resume, lost jobs, maintenance) are in execution-state.store.ts, reads in
- * execution-reads.store.ts.
+ * written by one statement per write (runner.ts decides when). Changes made outside a
+ * run (cancel, resume, lost jobs, maintenance) are in state.store.ts, reads in
+ * reads.store.ts.
  */
 
 export const EXECUTION_STATUSES = ['running', 'success', 'error', 'waiting', 'canceled'] as const;
@@ -47,12 +47,12 @@ export interface ExecutionViewRow {
 export interface ExecutionRow extends ExecutionViewRow {
   input: Item[];
   start_node: string | null;
-  /** The key it runs as (null: the platform; authority.ts). */
+  /** The key it runs as (null: the platform; workflows/authority.ts). */
   run_as: string | null;
   /** Milliseconds it ran before its last wait (its running-time budget goes on from there). */
   ran_ms: number;
   job_id: string | null;
-  /** A control-plane trigger's webhook subscription (execution.notify.ts). */
+  /** A control-plane trigger's webhook subscription (notify.ts). */
   notify: NotifyConfig | null;
   heartbeat_at: Date;
   updated_at: Date;
@@ -105,7 +105,7 @@ export interface Pending {
 /**
  * A node run as a write takes it: its row as JSON text (serialised once, when the run ended, and
  * measured against the execution's budget then), and the node's live context until the runner
- * seals it into the row of the node's latest pending run (execution.run.ts).
+ * seals it into the row of the node's latest pending run (in-flight.ts).
  */
 export interface PendingRow {
   node: string;
@@ -135,14 +135,14 @@ export interface StoreTarget {
   mode: ExecutionMode;
   input: Item[];
   startNode: string | null;
-  /** The key it runs as (null: the platform; authority.ts). */
+  /** The key it runs as (null: the platform; workflows/authority.ts). */
   runAs: string | null;
   startedAt: Date;
   /** Whether the row exists yet: inline runs insert it with their first write. */
   stored: boolean;
   requestLog?: RequestLog;
   meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
-  /** A control-plane trigger's webhook subscription, stored with the row (execution.notify.ts). */
+  /** A control-plane trigger's webhook subscription, stored with the row (notify.ts). */
   notify?: NotifyConfig | null;
   /** JSON texts of its input items' json, made when the request was measured (not made again). */
   known?: KnownJson;

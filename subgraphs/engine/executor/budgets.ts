@@ -73,7 +73,7 @@ export class BudgetExceeded extends Error {
     this.name = 'BudgetExceeded';
   }
 
-  /** The execution's error (an ExecutionErrorInfo; spelled out here so that executor.types.ts may import this file). */
+  /** The execution's error (an ExecutionErrorInfo; spelled out here so that types.ts may import this file). */
   info(): { code: 'EXECUTION_FAILED'; message: string; node?: string; nodeType?: string; details: Record<string, unknown> } {
     return {
       code: 'EXECUTION_FAILED',

@@ -20,7 +20,7 @@ import {
 import { N8N_NODE_PREFIX, N8N_NODES } from '../n8n';
 
 /**
- * Every node type a workflow may use, as `engine.<name>` (CONTRACT.md section 8), and n8n's core
+ * Every node type a workflow may use, as `engine.<name>`, and n8n's core
  * nodes under their own names (n8n/nodes). `agent` and `prompt` reach the control plane and the
  * prompt library through their public operations.
  */

@@ -16,7 +16,7 @@ import {
 import { NODE_TYPES, nodeType } from './catalog';
 
 /**
- * A workflow definition (n8n's format, spec 2): nodes by unique name, and connections from a
+ * A workflow definition (n8n's format): nodes by unique name, and connections from a
  * node's outputs to other nodes' inputs. Everything is checked here before anything is stored:
  * shapes (validation_error, by field), then meaning (WORKFLOW_INVALID with details naming the
  * node): unknown type, duplicate name, a connection to a missing node, output or input, a
@@ -275,7 +275,7 @@ export interface CompiledWorkflow {
   definition: WorkflowDefinition;
   /**
    * n8n's executionOrder v1 (`settings.executionOrder === 'v1'`, what n8n 1.x exports): nodes run
-   * from an execution stack, once per arriving branch, and connections may loop (executor.v1.ts).
+   * from an execution stack, once per arriving branch, and connections may loop (loop-v1.ts).
    */
   v1: boolean;
   /**

@@ -168,7 +168,7 @@ export class V1Execution {
     const outputs = assignPairedItems(run.output!, inputs);
     run.output = outputs;
     // The live context, not a copy (a loop's remaining items would be copied every turn): the
-    // runner writes a node's context once per write, with the node's latest run (execution.run.ts).
+    // runner writes a node's context once per write, with the node's latest run (executions/in-flight.ts).
     if (Object.keys(state).length) {
       this.states.set(node.name, state);
       run.state = state;

@@ -25,8 +25,8 @@ import type { ExecutionErrorInfo, LogEntry, NodeRun, NodeRunner, NodeRunOutcome,
  * re-run after a lost worker): those nodes are not run again.
  *
  * Workflows with n8n's `settings.executionOrder: 'v1'` run in n8n's v1 order instead, with
- * loops, several runs per node and paired items: executor.v1.ts. What both take and return is in
- * executor.types.ts.
+ * loops, several runs per node and paired items: loop-v1.ts. What both take and return is in
+ * types.ts.
  */
 
 /** Which trigger starts an execution of this mode. */
@@ -168,7 +168,7 @@ export class WorkflowExecutor implements NodeRunner {
 
   /**
    * One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail.
-   * Shared by both orders; `v1` (a v1 run's context, lineage and run index) only from executor.v1.ts.
+   * Shared by both orders; `v1` (a v1 run's context, lineage and run index) only from loop-v1.ts.
    */
   async runNode(
     node: WorkflowNode,

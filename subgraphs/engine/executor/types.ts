@@ -4,7 +4,7 @@ import type { Item } from '../expressions';
 import type { ExecutionBudgets } from './budgets';
 
 /**
- * What the engine loop takes, reports and returns (executor.ts, and executor.v1.ts for n8n's v1
+ * What the engine loop takes, reports and returns (loop.ts, and loop-v1.ts for n8n's v1
  * order). Apart from the loop so that the v1 order, the execution service and the stores share
  * them without importing the loop itself.
  */
@@ -39,7 +39,7 @@ export interface StoredRun {
   state?: Record<string, unknown> | null;
 }
 
-/** What a v1 node run gets besides its items (executor.v1.ts). */
+/** What a v1 node run gets besides its items (loop-v1.ts). */
 export interface V1RunContext {
   state: Record<string, unknown>;
   inputSource: readonly (SourceData | null)[];

@@ -14,13 +14,13 @@ export type { ExpressionData, ExpressionLineage, Item } from './types';
  * `last()`, `all()`), `$('Name')` (`item`, `first()`, `last()`, `all()`, `isExecuted`),
  * `$node["Name"].json`, `$itemIndex`, `$runIndex`, `$execution`, `$workflow`, `$vars`,
  * `$prevNode`, `$now`/`$today`, luxon's `DateTime`/`Duration`/`Interval`, n8n's extension methods
- * (`'a'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`; expressions.extensions.ts) and
+ * (`'a'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`; sandbox/prelude/prelude.ts) and
  * helpers (`$if`, `$ifEmpty`, `$min`, …).
  *
  * Plain paths (`$json.customer.email`, `$node["Fetch"].json.items[0]`) are read here without
- * evaluating any code (expressions.paths.ts). Anything else goes to the sandbox (sandbox.ts),
+ * evaluating any code (paths.ts). Anything else goes to the sandbox (sandbox/isolate.ts),
  * batched: all the expressions of one node over all its items in one evaluation, rewritten first
- * (expressions.syntax.ts) and run by expressions.runner.ts. The evaluation asks for luxon and
+ * (syntax.ts) and run by runner.ts. The evaluation asks for luxon and
  * the extensions (the sandbox's prelude) only when its expressions use them.
  *
  * A parameter that is exactly one `{{ … }}` keeps the value's type. With n8n's rule (native n8n
@@ -227,7 +227,7 @@ function preludeFor(rewritten: Rewritten[], n8n: boolean): Prelude {
   return rewritten.some((r) => r.extensions || HELPER_NAMES.some((n) => r.identifiers.has(n))) ? 'extensions' : 'bare';
 }
 
-/** The next evaluations most likely use this workflow's zone: its formatter is made ahead (sandbox.ts warmup). */
+/** The next evaluations most likely use this workflow's zone: its formatter is made ahead (sandbox/isolate.ts warmup). */
 function zoneWarmup(zone: string | undefined): string | undefined {
   if (!zone || zone === 'UTC' || zone === 'DEFAULT') return undefined;
   return `try { globalThis[Symbol.for(${JSON.stringify(PRELUDE_KEY)})].setZone(${JSON.stringify(zone)}); DateTime.now().toISO(); } catch {}`;

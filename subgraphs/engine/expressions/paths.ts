@@ -1,7 +1,7 @@
 import type { ExpressionData, Item } from './types';
 
 /**
- * The fast path of expressions.ts: plain paths (`$json.customer.email`,
+ * The fast path of engine.ts: plain paths (`$json.customer.email`,
  * `$node["Fetch"].json.items[0]`, `$('Set').item.json.x`, `$execution.id`) are read here, without
  * evaluating any code. A path whose JavaScript meaning needs the sandbox (a string's method, an
  * inherited property) gives NOT_A_PATH.
@@ -19,7 +19,7 @@ export interface PathAccessor {
   path: (string | number)[];
 }
 
-/** What the paths read besides the items: the views of expressions.ts (n8n's or the platform's). */
+/** What the paths read besides the items: the views of engine.ts (n8n's or the platform's). */
 export interface PathScope {
   data: ExpressionData;
   execution: unknown;

@@ -1,7 +1,7 @@
 import { EXPRESSION_ERROR_KEY, PRELUDE_KEY, type PreludeApi } from '../sandbox';
 
 /**
- * What runs in the sandbox for one batch of expressions (expressions.ts): all the expressions of a
+ * What runs in the sandbox for one batch of expressions (engine.ts): all the expressions of a
  * node over all its items, in one fresh context. Like the prelude, the function's source text is
  * what runs (`$0` is the JSON payload): it must only use what it receives.
  *
@@ -10,7 +10,7 @@ import { EXPRESSION_ERROR_KEY, PRELUDE_KEY, type PreludeApi } from '../sandbox';
  */
 
 export interface RunnerPayload {
-  /** Rewritten sources (expressions.syntax.ts). */
+  /** Rewritten sources (syntax.ts). */
   exprs: string[];
   /** Per task: expression index, item index, 1 when the value is part of a text (n8n's rule) else 0. */
   tasks: number[];

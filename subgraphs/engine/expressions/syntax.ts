@@ -5,7 +5,7 @@ import { EXTENSION_NAMES } from '../sandbox';
  * expression (cached):
  *
  * - `value.name(…)`, `name` one of n8n's extension methods, becomes `$$ext(value, "name")(…)`:
- *   the prelude's dispatcher (expressions.extensions.ts) picks the function by the value's type
+ *   the prelude's dispatcher (sandbox/prelude/prelude.ts) picks the function by the value's type
  *   when it runs, else the value's own method (`Math.max(…)` stays Math.max). `value?.name(…)`
  *   becomes `$$ext(value, "name", 1)?.(…)`, and an optional link earlier in the chain
  *   (`a?.b.name()`) keeps its short-circuit: `$$opt(a, ($$v) => $$ext($$v.b, "name")())`.

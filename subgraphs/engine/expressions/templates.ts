@@ -1,5 +1,5 @@
 /**
- * Where the `{{ … }}` are in a parameter's text (expressions.ts): text and expression segments.
+ * Where the `{{ … }}` are in a parameter's text (engine.ts): text and expression segments.
  */
 
 export type Segment = { text: string } | { expr: string };

@@ -1,7 +1,7 @@
 /**
- * The data expressions read (expressions.ts): the items of n8n's data model and what a node's
- * expressions see of its execution. Apart from the evaluator so that expressions.paths.ts (which
- * the evaluator imports) reads them without importing it back; expressions.ts re-exports them.
+ * The data expressions read (engine.ts): the items of n8n's data model and what a node's
+ * expressions see of its execution. Apart from the evaluator so that paths.ts (which
+ * the evaluator imports) reads them without importing it back; engine.ts re-exports them.
  */
 
 export interface Item {

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Whose permissions an execution's agent and prompt nodes act with (authority.ts): `run_as` on
+ * Whose permissions an execution's agent and prompt nodes act with (workflows/authority.ts): `run_as` on
  * executions (the API key, null for the platform), and `saved_by` on workflows and their versions
  * (the key that last saved or activated one; its scheduleTrigger runs act as it). Workflows and
  * versions already there were saved by their creator; executions still running or waiting go on

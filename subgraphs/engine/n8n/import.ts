@@ -10,7 +10,7 @@ import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
  * kept as n8n wrote them, with their settings (onError, alwaysOutputData, executeOnce); their
  * version and options are checked when the workflow is validated. The triggers, HTTP Request,
  * Wait, Respond to Webhook and the legacy Function nodes are mapped to the `engine.<name>` node
- * with our parameters (CONTRACT.md section 8; n8n's `=` expression marker dropped). Sticky notes
+ * with our parameters (n8n's `=` expression marker dropped). Sticky notes
  * are dropped. What has no equivalent (another node type, an unknown mode) is WORKFLOW_INVALID
  * naming the node; credentials are never part of an export: they are dropped with a note.
  */
@@ -87,7 +87,7 @@ function mapNode(node: Params): Params {
 /** A node this engine runs under its n8n name: type, version and parameters kept as n8n wrote them. */
 function nativeNode(node: Params, type: string): Params {
   const out = withSettings(node, { name: node.name, type, parameters: isPlainObject(node.parameters) ? node.parameters : {} });
-  // n8n's own error handling runs as n8n runs it (executor.ts), not as our continueOnFail.
+  // n8n's own error handling runs as n8n runs it (executor/loop.ts), not as our continueOnFail.
   delete out.continueOnFail;
   if (node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput') out.onError = node.onError;
   else if (node.continueOnFail === true) out.onError = 'continueRegularOutput';

@@ -2,7 +2,7 @@ import { SandboxError } from '../sandbox';
 import { NodeError, isPlainObject, toItems, type Item, type NodeDefinition } from './types';
 
 /**
- * The code node: JavaScript in the sandbox (sandbox.ts). It gets `items` (the input items,
+ * The code node: JavaScript in the sandbox (sandbox/isolate.ts). It gets `items` (the input items,
  * `{json}` each), `$input` (`all()`, `first()`, `last()`, `item`), `$json`, `$node`, `$()`,
  * `$execution`, `$workflow`, `$now`, and a `console` whose lines go to the execution's logs;
  * it returns items or plain objects, possibly through a promise. `mode: runOnceForEachItem`

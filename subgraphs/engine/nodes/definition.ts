@@ -1,7 +1,7 @@
 import { AppError } from '../../../kernel/errors';
 
 /*
- * The shapes of a workflow definition (n8n's format, spec 2) and the small helpers nodes need,
+ * The shapes of a workflow definition (n8n's format) and the small helpers nodes need,
  * below definition.ts: that file checks and compiles definitions against every node type
  * (nodes/), so a node that imported it would close a circle.
  */
@@ -27,7 +27,7 @@ export interface WorkflowNode {
   /** Seconds one attempt of the node may take (the code node's sandbox time limit too). */
   timeout?: number;
   /**
-   * n8n nodes (executor.ts): `continueRegularOutput` passes the input on when the node fails,
+   * n8n nodes (executor/loop.ts): `continueRegularOutput` passes the input on when the node fails,
    * `continueErrorOutput` adds a last output for the items that failed; default stopWorkflow.
    */
   onError?: OnError;
@@ -52,7 +52,7 @@ export interface WorkflowSettings {
   timezone?: string;
   /** A workflow run (as an async execution) with the failure's details when an execution fails. */
   errorWorkflow?: string;
-  /** Seconds an execution may run (waiting not counted): lowers the platform's ENGINE_EXECUTION_MAX_DURATION_MS (budgets.ts). */
+  /** Seconds an execution may run (waiting not counted): lowers the platform's ENGINE_EXECUTION_MAX_DURATION_MS (executor/budgets.ts). */
   executionTimeout?: number;
   [key: string]: unknown;
 }

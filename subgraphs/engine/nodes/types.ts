@@ -65,7 +65,7 @@ export interface NodeContext {
   services: NodeServices;
   /**
    * Throws the execution's budget error once an output would hold more than the items it allows
-   * (budgets.ts): nodes that multiply items (splitting a list, combining inputs) call it with the
+   * (executor/budgets.ts): nodes that multiply items (splitting a list, combining inputs) call it with the
    * count they are about to reach, before they build the items.
    */
   checkOutput(count: number): void;
@@ -84,7 +84,7 @@ export interface NodeContext {
   state?: Record<string, unknown>;
   /** Which node run fed each input (n8n's getInputSourceData; executionOrder v1 only). */
   inputSource?: readonly (SourceData | null)[];
-  /** Paired items and run data of the current execution (executionOrder v1 only; executor.ts `Lineage`). */
+  /** Paired items and run data of the current execution (executionOrder v1 only; executor/loop.ts `Lineage`). */
   lineage?: ItemLineage;
 }
 

@@ -1,7 +1,7 @@
 import { Sandbox, SandboxError, type SandboxRun } from './isolate';
 
 /**
- * A sandbox process (sandbox.process.ts): runs one evaluation at a time in isolated-vm, and
+ * A sandbox process (process.ts): runs one evaluation at a time in isolated-vm, and
  * answers over IPC. Whatever the code does — exhaust the heap past the isolate's limit, crash V8 —
  * it takes down this process only; the platform replaces it. It ends with its parent.
  */

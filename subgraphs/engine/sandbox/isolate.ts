@@ -10,7 +10,7 @@ import { preludeSource, preludeWarmup, type PreludeLevel } from './prelude/prelu
  * system, network or timer to reach. A script past its time limit is stopped; one past the
  * memory limit takes its isolate down with it, and the pool replaces the isolate.
  *
- * A context starts with n8n's prelude (expressions.extensions.ts: luxon's DateTime, Duration and
+ * A context starts with n8n's prelude (sandbox/prelude/prelude.ts: luxon's DateTime, Duration and
  * Interval, n8n's expression extensions) unless the run says it needs less. Making a context and
  * loading the prelude into it (from V8's code cache, then compiling what most evaluations use)
  * — about 1.5 ms with luxon, most of it luxon's — is not done on the way: after each run, its
@@ -46,7 +46,7 @@ export interface SandboxRun {
   input: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** Default `n8n`: the body may use `DateTime`, `Duration`, `Interval` (and PreludeApi, expressions.extensions.ts). */
+  /** Default `n8n`: the body may use `DateTime`, `Duration`, `Interval` (and PreludeApi, sandbox/prelude/prelude.ts). */
   prelude?: Prelude;
   /**
    * Code to run, after the prelude, in the context made for the next run (the one this run's
@@ -56,7 +56,7 @@ export interface SandboxRun {
   warmup?: string;
 }
 
-/** What runs untrusted code: the in-process isolate pool below, or the process pool of sandbox.process.ts. */
+/** What runs untrusted code: the in-process isolate pool below, or the process pool of process.ts. */
 /** The time limit of one evaluation (its own, else the runner's), refusing one already aborted. */
 export function evaluationTimeout(req: SandboxRun, defaultMs: number): number {
   if (req.signal?.aborted) throw new SandboxError('aborted', 'The evaluation was aborted');

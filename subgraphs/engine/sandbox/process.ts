@@ -114,7 +114,7 @@ export class ProcessSandbox implements CodeRunner {
 
   /**
    * The process idle the longest, unless it has only just finished a run and the pool may grow: a
-   * process makes its next run's context after each run (sandbox.ts), so runs close together
+   * process makes its next run's context after each run (isolate.ts), so runs close together
    * alternate processes rather than wait for it.
    */
   private acquire(): Promise<Worker> {

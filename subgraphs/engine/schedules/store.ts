@@ -4,7 +4,7 @@ import type { WorkflowNode, WorkflowSettings } from '../nodes';
 
 /**
  * Where schedules are kept (engine.schedules, both kinds: the control plane's and those of the
- * scheduleTrigger nodes, `node_name` set). schedule.service.ts explains how they fire; this
+ * scheduleTrigger nodes, `node_name` set). service.ts explains how they fire; this
  * reads and writes, the caller holding the transaction (and the locks) where one is needed.
  */
 

@@ -265,7 +265,7 @@ export class WebhookInbound {
       input: [{ json: item }],
       inline: true,
       webhookId: trigger.id,
-      // The trigger's runs (its test calls too) act as the key that registered it (authority.ts).
+      // The trigger's runs (its test calls too) act as the key that registered it (workflows/authority.ts).
       runAs: trigger.created_by,
       onReply: (r) => {
         if (replied) return;

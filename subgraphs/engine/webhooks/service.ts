@@ -29,7 +29,7 @@ export type { TriggerStats, TriggerView, WebhookLogView } from './store';
  * Webhook triggers: registration (with their own authentication, never the platform's API
  * keys), request logs and statistics. The API key, basic password and bearer token are stored
  * as SHA-256 digests; the HMAC secret, needed to verify, AES-256-GCM encrypted with the trigger
- * id as associated data. None is ever returned. Inbound requests: webhook-trigger.inbound.ts.
+ * id as associated data. None is ever returned. Inbound requests: inbound.ts.
  */
 
 export interface AuthenticationInput {

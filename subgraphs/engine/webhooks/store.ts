@@ -6,7 +6,7 @@ import { exec, one, rows, type Queryable } from '../../../kernel/db/rows';
  * (engine.webhook_logs). The API key, basic password and bearer token are kept as SHA-256
  * digests (secret_hash); the HMAC secret, needed to verify, AES-256-GCM encrypted with the
  * trigger id as associated data (secret_enc). Only the inbound side reads either back.
- * webhook-trigger.service.ts and webhook-trigger.inbound.ts decide; this reads and writes.
+ * service.ts and inbound.ts decide; this reads and writes.
  */
 
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -353,7 +353,7 @@ export const webhookTriggerStore = {
     );
   },
 
-  /** A request's log entry on its own (one that started an execution is written with it: execution.store.ts). */
+  /** A request's log entry on its own (one that started an execution is written with it: executions/writes.store.ts). */
   insertLog(q: Queryable, e: WebhookLogEntry): Promise<void> {
     return exec(
       q,

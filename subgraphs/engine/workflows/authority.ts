@@ -27,7 +27,7 @@ import { isExpression, NodeError, isPlainObject } from '../nodes';
 export const NODE_PERMISSIONS: Readonly<Record<string, string>> = { 'engine.agent': 'agent:execute', 'engine.prompt': 'prompt:test' };
 
 const N8N_EXECUTE_WORKFLOW = ['n8n-nodes-base.executeWorkflow', '@n8n/n8n-nodes-base.executeWorkflow'];
-/** Nesting followed at save time, as deep as runs may nest (execution.context.ts MAX_DEPTH). */
+/** Nesting followed at save time, as deep as runs may nest (executions/context.ts MAX_DEPTH). */
 const MAX_WALK_DEPTH = 10;
 
 /** The key an execution of this caller runs as (null: the platform). */

@@ -5,7 +5,7 @@ import type { Connections, WorkflowNode, WorkflowSettings } from '../nodes';
 /**
  * Where workflows are kept: the definition as it is now (engine.workflows) and every version of
  * it, immutable (engine.workflow_versions: an execution runs and resumes the version it started
- * with). workflow.service.ts decides; this reads and writes.
+ * with). service.ts decides; this reads and writes.
  */
 
 export interface WorkflowRow {
@@ -121,7 +121,7 @@ export const workflowStore = {
     return one<WorkflowRow>(q, `SELECT ${COLUMNS} FROM engine.workflows WHERE id = $1 FOR UPDATE`, [id]);
   },
 
-  /** The newest ten whose name, as a slug (workflow.service.ts slugify), is `slug`. */
+  /** The newest ten whose name, as a slug (service.ts slugify), is `slug`. */
   bySlug(q: Queryable, slug: string): Promise<WorkflowRow[]> {
     return rows<WorkflowRow>(
       q,

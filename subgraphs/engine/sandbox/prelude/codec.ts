@@ -1,5 +1,5 @@
 /**
- * Byte-level helpers of the expression prelude (expressions.extensions.ts): UTF-8, base64 and the
+ * Byte-level helpers of the expression prelude (prelude.ts): UTF-8, base64 and the
  * digests of n8n's `hash()` (md5, sha1, sha224, sha256, sha384, sha512, sha3 = SHA3-512).
  *
  * This function is not called here: its source text is part of the prelude that every sandbox

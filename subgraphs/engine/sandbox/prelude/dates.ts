@@ -12,7 +12,7 @@ import type { ExtensionTable, Lib } from './types';
 
 /** `lib.stringToDateTime` and `lib.numberToDateTime` (strings' and numbers' `toDateTime()`). */
 export function dateConversions(lib: Lib): Pick<Lib, 'stringToDateTime' | 'numberToDateTime' | 'parseDateTime'> {
-  // luxon is only there when the evaluation asked for it (sandbox.ts Prelude): read it on use.
+  // luxon is only there when the evaluation asked for it (sandbox/isolate.ts Prelude): read it on use.
   const luxon = () => lib.luxon.DateTime;
 
   function numberToDateTime(n: number, format = 'ms'): LuxonDateTime {

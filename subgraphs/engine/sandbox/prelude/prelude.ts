@@ -8,14 +8,14 @@ import type { ExtensionTable, Lib } from './types';
 import { arrayExtensions, booleanExtensions, numberExtensions, objectExtensions } from './values';
 
 /**
- * The sandbox prelude: what a context evaluates before its code (sandbox.ts, unless the run needs
+ * The sandbox prelude: what a context evaluates before its code (sandbox/isolate.ts, unless the run needs
  * less) — n8n's expression language beyond JavaScript:
  *
  * - luxon (its browser build): `DateTime`, `Duration`, `Interval` as globals, as n8n's
  *   expressions and Code node have them (not in the `extensions` level: luxon is most of the
  *   prelude's cost, and most expressions do not use dates);
  * - n8n's extension methods (`'a b'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`), which
- *   n8n has in expressions only. They are not put on JavaScript's prototypes: expressions.syntax.ts
+ *   n8n has in expressions only. They are not put on JavaScript's prototypes: expressions/syntax.ts
  *   rewrites a call `x.name(…)` of an extension name into `$$ext(x, "name")(…)`, and the
  *   dispatcher here picks the function by the value's type when it runs, or the value's own
  *   method of that name — n8n's resolution, in n8n's order;
@@ -32,7 +32,7 @@ export const EXPRESSION_ERROR_KEY = 'n8n.expressionError';
 
 /** What the prelude leaves at `globalThis[Symbol.for(PRELUDE_KEY)]`. */
 export interface PreludeApi {
-  /** Absent in a context made with the extensions only (sandbox.ts Prelude `extensions`). */
+  /** Absent in a context made with the extensions only (sandbox/isolate.ts Prelude `extensions`). */
   luxon?: typeof Luxon;
   /** The function `value.name(…)` calls; undefined when `optional` and there is none. */
   extend(value: unknown, name: string, optional?: 1): ((...args: unknown[]) => unknown) | undefined;
@@ -212,11 +212,11 @@ function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: str
   }
 }
 
-/** The levels of the prelude (sandbox.ts Prelude): the extensions alone, or luxon and the extensions. */
+/** The levels of the prelude (sandbox/isolate.ts Prelude): the extensions alone, or luxon and the extensions. */
 export type PreludeLevel = 'extensions' | 'n8n';
 
 /**
- * Run in a context right after the prelude, before an evaluation takes it (sandbox.ts): compiles
+ * Run in a context right after the prelude, before an evaluation takes it (sandbox/isolate.ts): compiles
  * what most evaluations use (the extension tables; luxon's construction, zones, ISO output) so
  * that they do not. It changes nothing they can observe.
  */

@@ -2,7 +2,7 @@ import type * as Luxon from 'luxon';
 import type { Codec } from './codec';
 
 /**
- * What the prelude (expressions.extensions.ts) hands its extension tables (the .dates, .strings
+ * What the prelude (prelude.ts) hands its extension tables (the .dates, .strings
  * and .values files), and what they give back; apart so that the tables, which the prelude
  * imports, do not import it back.
  */

@@ -8,7 +8,7 @@ import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayl
  * runOnceForAllItems (default: the code runs once, with `items` and `$input.all()`, and returns
  * items or plain objects) or runOnceForEachItem (once per item, with `item`, `$input.item` and
  * `$json`; it returns one object or item, null / nothing for none). The code runs in the sandbox
- * (code.runner.ts), all items in one evaluation; what it returns is checked here with n8n's
+ * (runner.ts), all items in one evaluation; what it returns is checked here with n8n's
  * messages. Version 2 adds `language`: only javaScript runs here (Python is refused at import).
  * With continueOnFail (onError continue…), a failure becomes `{error}` items as in n8n.
  *

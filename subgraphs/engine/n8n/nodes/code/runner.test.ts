@@ -4,7 +4,7 @@ import { thrownMessage } from './code';
 import { assertItems, direct, disposeCodeTesting, each, failure, node, run } from './testing';
 
 /**
- * What the Code node's code sees and how it runs (code.runner.ts): n8n's variables, paired items
+ * What the Code node's code sees and how it runs (runner.ts): n8n's variables, paired items
  * and node contexts, continueOnFail, promises and timers, and n8n's messages for thrown errors.
  */
 

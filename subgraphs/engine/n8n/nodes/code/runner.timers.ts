@@ -1,6 +1,6 @@
 /**
  * setTimeout, setInterval, setImmediate and their clear… for the Code node's sandbox, in virtual
- * time. The sandbox has no host timers, so they are kept here. Like code.runner.ts this runs from
+ * time. The sandbox has no host timers, so they are kept here. Like runner.ts this runs from
  * its source text (CODE_RUNNER) and must not use anything outside itself.
  *
  * A timer's callback runs while the code waits (its promise unsettled) once the microtask queue

@@ -134,7 +134,7 @@ function codeRunner(payload: string): Promise<string> {
   ])
     console[m] = noop;
 
-  // ----- timers, in virtual time (code.runner.timers.ts)
+  // ----- timers, in virtual time (runner.timers.ts)
   const { globals: timerGlobals, settle } = VIRTUAL_TIMERS(host);
 
   // ----- n8n's variables

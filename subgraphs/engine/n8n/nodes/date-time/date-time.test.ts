@@ -4,7 +4,7 @@ import { NodeFailed, disposeHarness, importRefusal, runNode, runWorkflow, type J
 /**
  * Date & Time version 2 (luxon, as in n8n). Expected values are n8n's (its test workflows'
  * pinData and parseDate tests where it has them) and luxon's documented output. Version 1 is
- * tested in date-time.v1.test.ts.
+ * tested in v1/date-time.test.ts.
  */
 
 const serverZone = process.env.TZ;

@@ -3,9 +3,9 @@ import { runV1, unsupportedV1 } from './v1/date-time';
 import { runV2 } from './v2/date-time';
 
 /**
- * n8n's Date & Time node: version 1 (moment.js: format and calculate, date-time.v1.ts) and
+ * n8n's Date & Time node: version 1 (moment.js: format and calculate, v1/date-time.ts) and
  * version 2 (luxon: get the current date, add to / subtract from, format, round, time between
- * two dates, extract a part; date-time.v2.ts), in the workflow's time zone where n8n uses it.
+ * two dates, extract a part; v2/date-time.ts), in the workflow's time zone where n8n uses it.
  */
 export const dateTime: NodeDefinition = {
   name: 'dateTime',

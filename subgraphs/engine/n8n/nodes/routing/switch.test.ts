@@ -4,7 +4,7 @@ import { connectionRefusal, failure } from './testing';
 
 afterAll(disposeHarness);
 
-/** n8n's Switch (routing.switch.ts): which output each item leaves by, per version. */
+/** n8n's Switch (switch.ts): which output each item leaves by, per version. */
 
 const sw = (typeVersion: number, parameters: Json, settings: Json = {}): NodeUnderTest => ({
   type: 'n8n-nodes-base.switch',

@@ -6,7 +6,7 @@ import { executeSetV3 } from './v3/set';
 /**
  * n8n's Set node ("Edit Fields (Set)"), natively: versions 1 and 2 (typed value lists,
  * keepOnlySet) and 3 to 3.4 (manual mapping or JSON, typed fields, include options), with
- * n8n's parameters, defaults, conversions, key order and messages (set.v1.ts, set.v3.ts).
+ * n8n's parameters, defaults, conversions, key order and messages (v1/set.ts, v3/set.ts).
  */
 
 type Params = Record<string, any>;
