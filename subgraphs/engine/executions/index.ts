@@ -11,5 +11,5 @@ export { EXECUTION_TALLY } from './reads.store';
 export { ExecutionResolver, toExecution } from './resolver';
 export { ExecutionRunner, type ExecutionView } from './runner';
 export { checkPayload, ExecutionService, MAX_PAYLOAD_BYTES } from './service';
-export { CONTROL_PLANE_STATUS, controlPlaneStatus, fromControlPlaneStatus } from './status';
+export { fromControlPlaneStatus } from './status';
 export { WorkflowExecution, WorkflowExecutionPage } from './types';

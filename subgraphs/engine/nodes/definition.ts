@@ -1,9 +1,9 @@
 import { AppError } from '../../../kernel/errors';
 
 /*
- * The shapes of a workflow definition (n8n's format) and the small helpers nodes need,
- * below definition.ts: that file checks and compiles definitions against every node type
- * (nodes/), so a node that imported it would close a circle.
+ * The shapes of a workflow definition (n8n's format) and the small helpers nodes need. The
+ * checks and the compilation are the executor's (executor/compile.ts): they look up every node
+ * type, so a node that imported them would close a circle.
  */
 
 export interface WorkflowNode {
