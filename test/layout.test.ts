@@ -120,6 +120,7 @@ export const CONCEPT_ARROWS: Record<string, Record<string, readonly string[]>> =
     executions: ['workflows', 'executor', 'nodes', 'expressions', 'sandbox'],
     webhooks: ['executions', 'workflows', 'nodes'],
     schedules: ['executions', 'workflows', 'nodes'],
+    resolvers: ['webhooks', 'schedules', 'executions', 'workflows', 'nodes'],
   },
   'control-plane': {
     keys: [],

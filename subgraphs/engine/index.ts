@@ -13,18 +13,19 @@
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
-import { ControlPlaneWorkflowResolver } from './control-plane.resolver';
+// First: the resolvers' load order is their fields' order in the schema.
 import {
+  ControlPlaneWorkflowResolver,
   ExecutionResolver,
+  ScheduleResolver,
   toExecution,
-  ExecutionMaintenance,
-  ExecutionNotifier,
-  ExecutionRunner,
-  ExecutionService,
-  EXECUTION_TALLY,
+  toWebhook,
+  toWorkflow,
+  WebhookTriggerResolver,
   WorkflowMetricsResolver,
-  WorkflowMetricsService,
-} from './executions';
+  WorkflowResolver,
+} from './resolvers';
+import { ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
@@ -35,9 +36,9 @@ import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/176376
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { foldPeriodically } from '../../kernel/db/tally';
-import { ScheduleResolver, WorkflowSchedules } from './schedules';
-import { toWebhook, WebhookTriggerResolver, WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
-import { toWorkflow, WorkflowResolver, WorkflowService, type WorkflowHooks } from './workflows';
+import { WorkflowSchedules } from './schedules';
+import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
+import { WorkflowService, type WorkflowHooks } from './workflows';
 import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services on a kernel, wired to each other. */

@@ -3,13 +3,12 @@
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
 
-export { ControlPlaneExecutionListArgs, TriggerWorkflowInput } from './inputs';
+export { ControlPlaneExecutionListArgs, ExecuteWorkflowInput, ExecutionListArgs, TriggerWorkflowInput } from './inputs';
 export { ExecutionMaintenance } from './maintenance';
-export { WorkflowMetricsResolver, WorkflowMetricsService } from './metrics';
+export { ENGINE_METRICS, EngineHealth, WorkflowMetrics, WorkflowMetricsService, WorkflowUsage } from './metrics';
 export { ExecutionNotifier } from './notify';
 export { EXECUTION_TALLY } from './reads.store';
-export { ExecutionResolver, toExecution } from './resolver';
 export { ExecutionRunner, type ExecutionView } from './runner';
-export { checkPayload, ExecutionService, MAX_PAYLOAD_BYTES } from './service';
-export { fromControlPlaneStatus } from './status';
-export { WorkflowExecution, WorkflowExecutionPage } from './types';
+export { checkPayload, type ExecutionDetail, ExecutionService, MAX_PAYLOAD_BYTES } from './service';
+export { controlPlaneStatus, engineExecutionUrl, fromControlPlaneStatus } from './status';
+export { ExecutionBudget, ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './types';

@@ -3,5 +3,6 @@
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
 
-export { ScheduleResolver } from './resolver';
-export { WorkflowSchedules } from './service';
+export { UpdateWorkflowScheduleInput, WorkflowScheduleInput } from './inputs';
+export { type ScheduleView, WorkflowSchedules } from './service';
+export { WorkflowSchedule, WorkflowScheduleDeletion } from './types';

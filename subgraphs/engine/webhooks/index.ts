@@ -3,8 +3,23 @@
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
 
-export { WebhookInbound, webhookDoor } from './inbound';
-export { WorkflowWebhookRegistrationInput } from './inputs';
-export { toWebhook, WebhookTriggerResolver } from './resolver';
-export { WebhookTriggerService } from './service';
-export { WorkflowWebhook } from './types';
+export { webhookDoor, WebhookInbound } from './inbound';
+export {
+  CreateWorkflowWebhookInput,
+  TestWorkflowWebhookInput,
+  UpdateWorkflowWebhookInput,
+  WorkflowWebhookListArgs,
+  WorkflowWebhookLogArgs,
+  WorkflowWebhookRegistrationInput,
+  WorkflowWebhookRequestInput,
+} from './inputs';
+export { type TriggerView, WebhookTriggerService } from './service';
+export {
+  WorkflowWebhook,
+  WorkflowWebhookDeletion,
+  WorkflowWebhookLogPage,
+  WorkflowWebhookPage,
+  WorkflowWebhookReply,
+  WorkflowWebhookStatistics,
+  WorkflowWebhookTest,
+} from './types';

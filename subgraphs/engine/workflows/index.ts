@@ -4,7 +4,6 @@
 import 'reflect-metadata';
 
 export { checkRunAs, type KeyLookup, NODE_PERMISSIONS, runAsOf } from './authority';
-export { WorkflowListArgs } from './inputs';
-export { toWorkflow, WorkflowResolver } from './resolver';
-export { type WorkflowHooks, workflowNotFound, WorkflowService, type WorkflowVersion } from './service';
-export { WorkflowPage } from './types';
+export { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './inputs';
+export { type WorkflowHooks, workflowNotFound, type WorkflowRecord, WorkflowService, type WorkflowVersion } from './service';
+export { Workflow, WorkflowDeletion, WorkflowExport, WorkflowPage, WorkflowStatistics } from './types';

@@ -2,9 +2,14 @@ import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphq
 import { alsoOn } from '../../../kernel/auth/principal';
 import type { RequestContext } from '../../../kernel/subgraph';
 import { isoWithOffset } from '../nodes';
-import { UpdateWorkflowScheduleInput, WorkflowScheduleInput } from './inputs';
-import type { ScheduleView, WorkflowSchedules } from './service';
-import { WorkflowSchedule, WorkflowScheduleDeletion } from './types';
+import {
+  UpdateWorkflowScheduleInput,
+  WorkflowScheduleInput,
+  type ScheduleView,
+  type WorkflowSchedules,
+  WorkflowSchedule,
+  WorkflowScheduleDeletion,
+} from '../schedules';
 
 export function toSchedule(v: ScheduleView): WorkflowSchedule {
   return {

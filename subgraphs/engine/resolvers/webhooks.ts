@@ -11,10 +11,9 @@ import {
   WorkflowWebhookListArgs,
   WorkflowWebhookLogArgs,
   WorkflowWebhookRequestInput,
-} from './inputs';
-import type { WebhookInbound } from './inbound';
-import type { TriggerView, WebhookTriggerService } from './service';
-import {
+  type WebhookInbound,
+  type TriggerView,
+  type WebhookTriggerService,
   WorkflowWebhook,
   WorkflowWebhookDeletion,
   WorkflowWebhookLogPage,
@@ -22,7 +21,7 @@ import {
   WorkflowWebhookReply,
   WorkflowWebhookStatistics,
   WorkflowWebhookTest,
-} from './types';
+} from '../webhooks';
 
 export function toWebhook(v: TriggerView): WorkflowWebhook {
   return { webhookId: v.id, ...v };

@@ -1,19 +1,20 @@
 import { Arg, Args, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { alsoOn } from '../../kernel/auth/principal';
-import { AppError } from '../../kernel/errors';
-import { pageInfo } from '../../kernel/graphql-types';
-import type { RequestContext } from '../../kernel/subgraph';
+import { alsoOn } from '../../../kernel/auth/principal';
+import { AppError } from '../../../kernel/errors';
+import { pageInfo } from '../../../kernel/graphql-types';
+import type { RequestContext } from '../../../kernel/subgraph';
 import {
   ControlPlaneExecutionListArgs,
   TriggerWorkflowInput,
-  toExecution,
   type ExecutionService,
   fromControlPlaneStatus,
   WorkflowExecution,
   WorkflowExecutionPage,
-} from './executions';
-import { WorkflowWebhookRegistrationInput, type WebhookTriggerService, WorkflowWebhook } from './webhooks';
-import { WorkflowListArgs, toWorkflow, type WorkflowService, WorkflowPage } from './workflows';
+} from '../executions';
+import { WorkflowWebhookRegistrationInput, type WebhookTriggerService, WorkflowWebhook } from '../webhooks';
+import { WorkflowListArgs, type WorkflowService, WorkflowPage } from '../workflows';
+import { toExecution } from './executions';
+import { toWorkflow } from './workflows';
 
 /**
  * The control plane's workflow operations (REST under /v1/control-plane/workflows).

@@ -1,11 +1,22 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageInfo } from '../../../kernel/graphql-types';
-import { load, loaderOf, type LoaderDefinition } from '../../../kernel/loaders';
+import { load, loaderOf } from '../../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../../kernel/subgraph';
-import { CreateWorkflowInput, UpdateWorkflowInput, WorkflowExportArgs, WorkflowListArgs } from './inputs';
-import type { WorkflowRecord, WorkflowService } from './service';
-import { Workflow, WorkflowDeletion, WorkflowExport, WorkflowPage, WorkflowStatistics } from './types';
+import type { WebhookTriggerService } from '../webhooks';
+import {
+  CreateWorkflowInput,
+  UpdateWorkflowInput,
+  WorkflowExportArgs,
+  WorkflowListArgs,
+  type WorkflowRecord,
+  type WorkflowService,
+  Workflow,
+  WorkflowDeletion,
+  WorkflowExport,
+  WorkflowPage,
+  WorkflowStatistics,
+} from '../workflows';
 
 export function toWorkflow(r: WorkflowRecord): Workflow {
   return {
@@ -24,16 +35,11 @@ export function toWorkflow(r: WorkflowRecord): Workflow {
   };
 }
 
-/** The webhook URL of each workflow's trigger: the webhook triggers' service gives it, so that workflows need not import them. */
-export interface WebhookUrls {
-  readonly webhookUrlByWorkflow: LoaderDefinition<string, string | null>;
-}
-
 @Resolver(() => Workflow)
 export class WorkflowResolver {
   constructor(
     private readonly service: WorkflowService,
-    private readonly triggers: WebhookUrls,
+    private readonly triggers: WebhookTriggerService,
   ) {}
 
   @Authorized('workflow:read')
@@ -126,7 +132,7 @@ export class WorkflowResolver {
 }
 
 /** A workflow just created (created, duplicated, imported) has no trigger yet: its webhookUrl needs no query. */
-function created(ctx: RequestContext, triggers: WebhookUrls, r: WorkflowRecord): Workflow {
+function created(ctx: RequestContext, triggers: WebhookTriggerService, r: WorkflowRecord): Workflow {
   loaderOf(ctx, triggers.webhookUrlByWorkflow).prime(r.id, null);
   return toWorkflow(r);
 }

@@ -2,10 +2,20 @@ import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolve
 import { pageInfo } from '../../../kernel/graphql-types';
 import { load } from '../../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../../kernel/subgraph';
-import { ExecuteWorkflowInput, ExecutionListArgs } from './inputs';
-import { controlPlaneStatus, engineExecutionUrl } from './status';
-import type { ExecutionDetail, ExecutionService } from './service';
-import { ExecutionBudget, ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './types';
+import {
+  ExecuteWorkflowInput,
+  ExecutionListArgs,
+  controlPlaneStatus,
+  engineExecutionUrl,
+  type ExecutionDetail,
+  type ExecutionService,
+  ExecutionBudget,
+  ExecutionDeletion,
+  ExecutionLogEntry,
+  ExecutionNodeData,
+  WorkflowExecution,
+  WorkflowExecutionPage,
+} from '../executions';
 import { TOPIC } from '../../../kernel/topics';
 
 export function toExecution(v: ExecutionDetail): WorkflowExecution {
