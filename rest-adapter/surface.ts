@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   GraphQLError,
   GraphQLID,
+  Kind,
   coerceInputValue,
   getNullableType,
   isInputObjectType,
@@ -16,9 +17,11 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { getMetadataStorage } from 'type-graphql';
+import { PUBLIC } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
 import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
-import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
+import { EdgeRejection, newRequestId, type Admission, type Edge } from '../kernel/edge';
 import type { Envelope, Meta } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import type { Logger } from '../kernel/logger';
@@ -134,17 +137,25 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
         const checks = variableChecks(route, deps.gateway);
         const run = deps.gateway.prepare(route.operation);
         const answer = routeOutput(route);
+        const open = isPublicOperation(route);
+        const admissions = new WeakMap<FastifyRequest, Admission>();
         scope.route({
           method: route.method,
           url: route.path,
           bodyLimit: route.bodyLimit ?? surface.bodyLimit ?? DEFAULT_BODY_LIMIT,
+          // Who is calling is settled before the body is read or checked: a caller without a
+          // credential learns that it needs one (401), not what its body lacks (400).
+          onRequest: async (req, reply) => {
+            req.requestId = newRequestId();
+            const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), req.requestId);
+            reply.headers(admission.headers);
+            if (!open && admission.context.principal.kind === 'anonymous') throw errors.missingAuthorization();
+            admissions.set(req, admission);
+          },
           handler: async (req, reply) => {
-            const requestId = newRequestId();
-            req.requestId = requestId;
+            const admission = admissions.get(req)!;
             assertAcceptableParams(req.params as Record<string, unknown>);
             assertAcceptableParams(req.query as Record<string, unknown>);
-            const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), requestId);
-            reply.headers(admission.headers);
             const opaque = new Set(route.opaque ?? []);
             const body = surface.snakeCase ? convertKeys(req.body, toCamel, opaque) : req.body;
             const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as RestRequest['query'], body };
@@ -161,6 +172,20 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
     },
     { prefix: surface.prefix },
   );
+}
+
+/**
+ * Whether the route's operation is open to callers without a credential: its root field declares
+ * @Authorized(PUBLIC) in its subgraph. Every other operation refuses an anonymous caller anyway,
+ * so the surface refuses one before reading the body.
+ */
+function isPublicOperation(route: RouteDef): boolean {
+  const op = parse(route.operation).definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  const root = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  if (!root || root.kind !== Kind.FIELD) throw new Error(`Route ${route.method} ${route.path}: the operation has no root field`);
+  const declared = getMetadataStorage().authorizedFields.filter((a) => a.fieldName === root.name.value);
+  if (!declared.length) throw new Error(`Route ${route.method} ${route.path}: ${root.name.value} declares no @Authorized (is its subgraph loaded?)`);
+  return declared.some((a) => a.roles.includes(PUBLIC));
 }
 
 /**
