@@ -6,9 +6,9 @@ import { GraphQLError } from 'graphql';
  * into each surface's envelope. Nothing downstream matches on message text.
  */
 
-/** Every code of the spec (CONTRACT.md section 5 and the spec's lowercase table), defined once. */
+/** Every documented error code with its HTTP status, defined once. */
 export const ERROR_STATUS = {
-  // uppercase codes (CONTRACT.md section 5)
+  // uppercase codes (the control plane's, prompt library's and engine's)
   AGENT_NOT_FOUND: 404,
   INVALID_TASK_TYPE: 400,
   CONTEXT_VALIDATION_FAILED: 422,
@@ -26,7 +26,7 @@ export const ERROR_STATUS = {
   WORKFLOW_INVALID: 400,
   // a path outside every surface
   NOT_FOUND: 404,
-  // lowercase codes (spec 1, Errors)
+  // lowercase codes (the platform's common table)
   unauthorized: 401,
   forbidden: 403,
   invalid_api_key: 401,
@@ -50,11 +50,11 @@ export const ERROR_STATUS = {
   upstream_error: 502,
   service_unavailable: 503,
   internal_server_error: 500,
-  // link service (CONTRACT.md section 8)
+  // link service
   invalid_credentials: 401,
   too_many_attempts: 429,
   link_gone: 410,
-  // feature-request service (spec 3, section B)
+  // feature-request service
   already_voted: 409,
   request_not_approved: 409,
   /** A sign-in callback whose state is not the one this browser was given, or is used up. */
@@ -86,9 +86,14 @@ export class AppError extends Error {
   }
 }
 
+/** Why a field was refused, in words a client can branch on (the infrastructure surface shows it as details.reason). */
+export type FieldReason = 'required_field_missing' | 'invalid_type' | 'invalid_value' | 'too_long' | 'unknown_field';
+
 export interface FieldError {
   field: string;
   message: string;
+  /** invalid_value when not given. */
+  reason?: FieldReason;
 }
 
 /** Constructors for the errors every service raises, so messages and details stay uniform. */
@@ -97,7 +102,7 @@ export const errors = {
     new AppError('resource_not_found', `${resourceType} ${resourceId} not found`, { resource_type: resourceType, resource_id: resourceId }),
   validation: (fieldErrors: FieldError[]) =>
     new AppError('validation_error', fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'Invalid request', { errors: fieldErrors }),
-  field: (field: string, message: string) => errors.validation([{ field, message }]),
+  field: (field: string, message: string, reason?: FieldReason) => errors.validation([{ field, message, ...(reason && { reason }) }]),
   alreadyExists: (field: string, value: unknown, existingId?: string) =>
     new AppError('resource_already_exists', `A resource with ${field} "${String(value)}" already exists`, { field, value, existing_id: existingId }),
   conflict: (message: string, details: ErrorDetails = {}) => new AppError('conflict', message, details),

@@ -5,6 +5,7 @@ import {
   Kind,
   coerceInputValue,
   getNullableType,
+  isEnumType,
   isInputObjectType,
   isLeafType,
   isListType,
@@ -19,7 +20,7 @@ import {
 } from 'graphql';
 import { getMetadataStorage } from 'type-graphql';
 import { PUBLIC } from '../kernel/auth/principal';
-import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
+import { AppError, errors, fromGraphQLError, type FieldError, type FieldReason } from '../kernel/errors';
 import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
 import { EdgeRejection, newRequestId, type Admission, type Edge } from '../kernel/edge';
 import type { Envelope, Meta } from '../kernel/envelopes';
@@ -32,7 +33,7 @@ import type { RestRequest, RouteDef } from './route';
 
 export interface Surface {
   name: string;
-  /** URL prefix (CONTRACT.md section 2); empty when the surface is served alone. */
+  /** URL prefix (see docs/surfaces.md); empty when the surface is served alone. */
   prefix: string;
   envelope: Envelope;
   routes: RouteDef[];
@@ -213,7 +214,7 @@ function variableChecks(route: RouteDef, gateway: OperationGateway) {
         const value = variables[v.name];
         if (value === undefined || value === null) {
           if (isNonNullType(v.type) && !v.hasDefault) {
-            problems.push({ field: name(v.name, []), message: value === null ? 'must not be null' : 'is required' });
+            problems.push({ field: name(v.name, []), message: value === null ? 'must not be null' : 'is required', reason: 'required_field_missing' });
           }
           continue;
         }
@@ -224,19 +225,41 @@ function variableChecks(route: RouteDef, gateway: OperationGateway) {
         const parentsOfMissing = new Set<string>();
         const refused: string[] = [];
         const known = checkShape(value, v.type, [], (path, message, kind) => {
-          problems.push({ field: name(v.name, path), message });
+          problems.push({ field: name(v.name, path), message, reason: SHAPE_REASONS[kind] });
           if (kind === 'missing') parentsOfMissing.add(path.slice(0, -1).join('.'));
           if (kind === 'wrong-kind') refused.push(path.join('.'));
         });
-        coerceInputValue(known, v.type, (path, _invalid, error: GraphQLError) => {
+        coerceInputValue(known, v.type, (path, invalid, error: GraphQLError) => {
           const at = path.join('.');
           if (parentsOfMissing.has(at) || refused.some((r) => at === r || at.startsWith(`${r}.`))) return;
-          problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
+          problems.push({ field: name(v.name, path), message: cleanMessage(error.message), reason: coercionReason(v.type, path, invalid) });
         });
       }
       if (problems.length) throw errors.validation(problems);
     },
   };
+}
+
+const SHAPE_REASONS: Record<'unknown' | 'missing' | 'wrong-kind', FieldReason> = {
+  unknown: 'unknown_field',
+  missing: 'required_field_missing',
+  'wrong-kind': 'invalid_type',
+};
+
+/** The JSON kind each built-in scalar takes; a value of another kind is of the wrong type, not a wrong value of the right one. */
+const SCALAR_KINDS: Record<string, string> = { Int: 'number', Float: 'number', String: 'string', ID: 'string', Boolean: 'boolean' };
+
+/** Why graphql-js refused `invalid` at `path`: a value of the wrong kind (invalid_type), else a wrong value (invalid_value). */
+function coercionReason(type: GraphQLInputType, path: readonly (string | number)[], invalid: unknown): FieldReason {
+  let at: GraphQLInputType | undefined = type;
+  for (const segment of path) {
+    const named: GraphQLInputType | undefined = at && getNullableType(at);
+    at = isListType(named) ? named.ofType : isInputObjectType(named) && typeof segment === 'string' ? named.getFields()[segment]?.type : undefined;
+  }
+  const leaf = at && getNullableType(at);
+  if (leaf && isEnumType(leaf)) return typeof invalid === 'string' ? 'invalid_value' : 'invalid_type';
+  const kind = leaf && isLeafType(leaf) ? SCALAR_KINDS[leaf.name] : undefined;
+  return kind && typeof invalid !== kind ? 'invalid_type' : 'invalid_value';
 }
 
 /**

@@ -8,7 +8,7 @@ import { readUntil, until } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 
 /**
- * The infrastructure service (spec 3, section C) on the local driver: sign-in and lockout, roles
+ * The infrastructure service on the local driver: sign-in and lockout, roles
  * on every path, users, projects and members, services with deploy and rollback through the
  * rollout state machine, logs (also followed), cluster figures of this host, signed webhooks,
  * alerts, the hourly limits, and the same operations over GraphQL with deploymentUpdated.
@@ -154,6 +154,32 @@ describe('users and roles', () => {
     assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['email', 'name', 'password', 'roles']);
     const missing = await call('POST', '/users', { body: { name: 'x' } });
     assertError(missing, 400, 'invalid_request');
+  });
+
+  test('a 400 names the first refused field and why in details.field and details.reason; details.errors keeps them all', async () => {
+    const reasonOf = (res: Answer) => ({ field: res.body.details.field, reason: res.body.details.reason });
+    const missing = await call('POST', '/users', { body: { name: 'No Mail', password: 'long-enough-1' } });
+    assertError(missing, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(missing), { field: 'email', reason: 'required_field_missing' });
+    assert.deepEqual(
+      missing.body.details.errors.map((e: any) => e.field),
+      ['email'],
+    );
+    const wrongType = await call('POST', '/auth/login', { token: null, body: { email: 42, password: 'whatever-1' } });
+    assertError(wrongType, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(wrongType), { field: 'email', reason: 'invalid_type' });
+    const notAList = await call('POST', '/users', { body: { email: 'list@infra.test', name: 'L', password: 'long-enough-1', roles: 'developer' } });
+    assert.deepEqual(reasonOf(notAList), { field: 'roles', reason: 'invalid_type' });
+    const badValue = await call('GET', '/users?role=root');
+    assertError(badValue, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(badValue), { field: 'role', reason: 'invalid_value' });
+    const tooLong = await call('POST', '/projects', { body: { name: 'x'.repeat(101), visibility: 'private' } });
+    assertError(tooLong, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(tooLong), { field: 'name', reason: 'too_long' });
+    const unknown = await call('POST', '/users', { body: { email: 'u@infra.test', name: 'U', password: 'long-enough-1', nickname: 'u' } });
+    assert.deepEqual(reasonOf(unknown), { field: 'nickname', reason: 'unknown_field' });
+    // A refusal that is not about one field keeps the platform's own reason.
+    assert.equal((await call('GET', '/users/me', { token: null })).body.details.reason, 'missing_authorization');
   });
 
   test('GET /users: {data, pagination {page, limit, total, totalPages}} and the role filter', async () => {
