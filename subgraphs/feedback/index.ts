@@ -32,6 +32,7 @@ const STATE_COOKIE = 'fb_oauth_state';
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
+  servesHttp: true,
   migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835],
   subscriptions: [
     {

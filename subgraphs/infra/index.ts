@@ -67,6 +67,7 @@ function buildInfra(kernel: Kernel): Infra {
 export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
+  servesHttp: true,
   migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000],
   subscriptions: [
     {
