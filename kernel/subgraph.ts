@@ -46,7 +46,7 @@ export function anonymousContext(requestId = 'internal'): RequestContext {
 
 export interface SubgraphSpec {
   name: SubgraphName;
-  /** The key service this subgraph's operations accept (CONTRACT.md section 4). */
+  /** The key service this subgraph's operations accept. */
   surface: KeyService | 'feedback';
   resolvers: NonEmptyArray<Function>;
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */

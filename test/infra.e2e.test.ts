@@ -138,7 +138,7 @@ describe('auth', () => {
 });
 
 describe('users and roles', () => {
-  test('POST /users (admin): 201 with the spec fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
+  test('POST /users (admin): 201 with the documented fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
     const res = await call('POST', '/users', {
       body: { email: 'New.Person@Infra.test', name: 'New Person', password: 'long-enough-1', roles: ['maintainer'] },
     });
@@ -606,7 +606,7 @@ describe('a deploy or rollback during a rollout supersedes it, as kubectl set im
 });
 
 describe('cluster, nodes, metrics (this host)', () => {
-  test('GET /infrastructure/cluster: every field of the spec, one ready node', async () => {
+  test('GET /infrastructure/cluster: every documented field, one ready node', async () => {
     const res = await call('GET', '/infrastructure/cluster');
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const c = res.body;
@@ -845,7 +845,7 @@ describe('GraphQL: the same operations and roles; deploymentUpdated streams a ro
   });
 });
 
-describe('limits: 1,000 requests per hour per key, with the spec headers', () => {
+describe('limits: 1,000 requests per hour per key, with the X-RateLimit headers', () => {
   test('X-RateLimit-Limit 1000 and Remaining count down; the 1,001st answers 429 with retryAfter and Retry-After', async () => {
     const key = (await p.createKey({ service: 'infra', permissions: ['webhook:read'] })).key;
     const first = await call('GET', '/webhooks', { apiKey: key });

@@ -1,5 +1,5 @@
 /**
- * Feature-request service (spec 3, section B) — projects, requests, votes, comments and
+ * Feature-request service — projects, requests, votes, comments and
  * moderation, for people signed in with GitHub or Google.
  *
  * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments, the

@@ -75,7 +75,7 @@ export class AccountService {
     return new AppError('rate_limit_exceeded', `Too many failed logins: the account is locked for ${retryAfter} s`, { reason: 'account_locked', retryAfter });
   }
 
-  /** CONTRACT.md section 3: INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
+  /** INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
   async bootstrap(admin: { email?: string; password?: string }): Promise<void> {
     await this.db.transaction(async (m) => {
       await this.store.lockBootstrap(m);

@@ -1,5 +1,5 @@
 /**
- * Infrastructure service (spec 3, section C) — users and roles, projects, services with their
+ * Infrastructure service — users and roles, projects, services with their
  * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
  * `kubernetes`), cluster figures, signed webhooks and alerts. People sign in with e-mail and
  * password (HS256 JWT, audience `infra`, 3600 s); machines use infrastructure API keys

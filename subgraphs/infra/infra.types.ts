@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 
-// ---- pagination (spec 3, C: {page, limit, total, totalPages}) ---------------------------------
+// ---- pagination ({page, limit, total, totalPages}) ------------------------------------------
 
 @ObjectType({ description: 'Where a page sits in a list of the infrastructure service.' })
 export class InfraPagination {
