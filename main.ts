@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';
 import { createKernel, type Kernel } from './kernel/platform';
@@ -57,6 +57,8 @@ export interface PlatformOptions {
   extraRoutes?: (app: FastifyInstance, kernel: Kernel, edge: Edge) => void;
   /** The kernel's clock (kernel/clock.ts); the wall clock unless a test gives one it skips forward. */
   clock?: Clock;
+  /** Told each step of the start in a readable line (the command line prints them; the JSON log is unchanged). */
+  progress?: (line: string) => void;
 }
 
 /** The gateway process: `all` also runs every subgraph and the workers in-process. */
@@ -64,6 +66,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const role = opts.role ?? 'all';
   const front = new HttpFront();
   const port = await front.listen(config.port, config.host);
+  opts.progress?.(databaseStep(config));
   const kernel = await createKernel(config, { migrations, migrate: true, distributedEvents: role !== 'all', name: role, clock: opts.clock });
   const generatedKey = await kernel.keys.ensureBootstrap({ plain: config.bootstrapApiKey, dataDir: config.dataDir });
 
@@ -99,6 +102,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   }
   opts.extraRoutes?.(app, kernel, edge);
   // Seeding and recovery before the first request: /health says `starting` until they are done.
+  opts.progress?.("Seeding the agents' prompts and resuming work left in flight…");
   await startServices(hosted);
   await front.attach(app);
   const subscriptions = attachSubscriptions({
@@ -250,6 +254,45 @@ async function startServices(hosted: Hosted[]): Promise<void> {
   for (const { built } of hosted) await built.start?.();
 }
 
+/** What the database step is about to do, in words: a first start creates the embedded cluster, which takes a while. */
+function databaseStep(config: Config): string {
+  if (config.databaseUrl) return 'Connecting to PostgreSQL (DATABASE_URL) and applying migrations…';
+  const where = displayPath(path.join(config.dataDir, 'postgres'));
+  return existsSync(path.join(config.dataDir, 'postgres'))
+    ? `Starting the embedded PostgreSQL server (${where}) and applying migrations…`
+    : `Creating the database cluster in ${where} (first start: about 20 s), then applying migrations…`;
+}
+
+/** A path as the reader typed it: relative to the working directory when it lies inside it. */
+function displayPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+/** The lines a person reads once the platform answers: where to go, and where the admin key is. */
+export function readyBanner(config: Config, platform: Pick<RunningPlatform, 'port' | 'generatedKey'>): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const base = config.publicUrl ?? `http://${host}:${platform.port}`;
+  const keyFile = path.join(config.dataDir, 'bootstrap-key');
+  const key = platform.generatedKey
+    ? `${displayPath(keyFile)} (generated now; also printed once in the log)`
+    : config.bootstrapApiKey
+      ? 'the value of BOOTSTRAP_API_KEY'
+      : existsSync(keyFile)
+        ? `${displayPath(keyFile)} (generated at the first start)`
+        : 'none generated: this database already holds keys (an admin key creates more)';
+  return [
+    '',
+    `Platform ready at ${base}`,
+    `  Dashboard     ${base}/dashboard`,
+    `  API docs      ${base}/docs`,
+    `  GraphQL       ${base}/graphql`,
+    `  Admin key     ${key}`,
+    'Ctrl-C stops it cleanly.',
+    '',
+  ].join('\n');
+}
+
 function committedSdl(name: string): string {
   return readFileSync(path.join(__dirname, '..', 'schema', 'subgraphs', `${name}.graphql`), 'utf8');
 }
@@ -279,10 +322,13 @@ async function cli(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // Readable lines on stdout (the JSON log goes to stderr): always for `all`, the role people start by hand.
+  const say = role === 'all' || process.stdout.isTTY ? (line: string) => process.stdout.write(`${line}\n`) : undefined;
   switch (role) {
     case 'all':
     case 'gateway':
-      running = await startPlatform(config, { role });
+      running = await startPlatform(config, { role, progress: say });
+      say?.(readyBanner(config, running));
       break;
     case 'subgraph':
       if (!SUBGRAPH_NAMES.includes(name as SubgraphName)) throw new Error(`usage: main.js subgraph <${SUBGRAPH_NAMES.join('|')}>`);

@@ -47,3 +47,11 @@ test('every problem is reported at once', () => {
     assert.deepEqual(vars, ['BOOTSTRAP_API_KEY', 'CLUSTER_DRIVER', 'DATABASE_URL', 'PORT', 'SUBGRAPH_URLS', 'WEBHOOK_ALLOW_HTTP']);
   }
 });
+
+test('local feature-request sign-in: on by default only with the embedded database; the setting wins either way', () => {
+  assert.equal(loadConfig({}).feedbackLocalSignIn, true);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/x' }).feedbackLocalSignIn, false);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/x', FEEDBACK_LOCAL_SIGNIN: 'true' }).feedbackLocalSignIn, true);
+  assert.equal(loadConfig({ FEEDBACK_LOCAL_SIGNIN: 'false' }).feedbackLocalSignIn, false);
+  assert.throws(() => loadConfig({ FEEDBACK_LOCAL_SIGNIN: 'perhaps' }), ConfigError);
+});

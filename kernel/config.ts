@@ -2,8 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * The only reader of process.env. Every variable of CONTRACT.md section 3 (plus the few the
- * split deployment needs) is parsed here, and every problem is reported at once.
+ * The only reader of process.env. Every documented variable (docs/configuration.md) is parsed
+ * here, and every problem is reported at once.
  */
 
 const bool = z
@@ -66,12 +66,13 @@ const envSchema = z.object({
   GOOGLE_TOKEN_URL: url(['http:', 'https:']).default('https://oauth2.googleapis.com/token'),
   GOOGLE_USERINFO_URL: url(['http:', 'https:']).default('https://openidconnect.googleapis.com/v1/userinfo'),
   FEEDBACK_FRONTEND_URL: optional(url(['http:', 'https:'])),
+  FEEDBACK_LOCAL_SIGNIN: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   TRUST_PROXY: bool,
   PUBLIC_URL: optional(url(['http:', 'https:'])),
   NODE_ENV: z.string().optional(),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   ANONYMOUS_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(120),
-  // Split deployment (README "Split mode"): where the gateway finds remote subgraphs, and the
+  // Split deployment (docs/deployment.md): where the gateway finds remote subgraphs, and the
   // secret that signs the principal handed to them.
   SUBGRAPH_URLS: z
     .string()
@@ -134,6 +135,11 @@ export interface Config {
   github: { clientId?: string; clientSecret?: string; oauthUrl: string; apiUrl: string };
   google: { clientId?: string; clientSecret?: string; tokenUrl: string; userinfoUrl: string };
   feedbackFrontendUrl: string;
+  /**
+   * Feature-request sign-in without GitHub or Google: the platform admin key mints a person's
+   * session. FEEDBACK_LOCAL_SIGNIN; default on only with the embedded database (a local try-out).
+   */
+  feedbackLocalSignIn: boolean;
   trustProxy: boolean;
   /** Base of the absolute URLs in answers and webhooks; unset: each request's own scheme and host. */
   publicUrl?: string;
@@ -205,6 +211,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthUrl: e.GITHUB_OAUTH_URL, apiUrl: e.GITHUB_API_URL },
     google: { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, tokenUrl: e.GOOGLE_TOKEN_URL, userinfoUrl: e.GOOGLE_USERINFO_URL },
     feedbackFrontendUrl: (e.FEEDBACK_FRONTEND_URL ?? `http://localhost:${e.PORT}/feedback`).replace(/\/+$/, ''),
+    feedbackLocalSignIn:
+      e.FEEDBACK_LOCAL_SIGNIN === undefined || e.FEEDBACK_LOCAL_SIGNIN === ''
+        ? e.DATABASE_URL === undefined
+        : ['true', '1', 'yes'].includes(e.FEEDBACK_LOCAL_SIGNIN),
     trustProxy: e.TRUST_PROXY,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     graphql: {

@@ -6,9 +6,9 @@ import { GraphQLError } from 'graphql';
  * into each surface's envelope. Nothing downstream matches on message text.
  */
 
-/** Every documented error code with its HTTP status, defined once. */
+/** Every error code the platform answers with and its HTTP status, defined once. */
 export const ERROR_STATUS = {
-  // uppercase codes (the control plane's, prompt library's and engine's)
+  // uppercase codes
   AGENT_NOT_FOUND: 404,
   INVALID_TASK_TYPE: 400,
   CONTEXT_VALIDATION_FAILED: 422,
@@ -26,7 +26,7 @@ export const ERROR_STATUS = {
   WORKFLOW_INVALID: 400,
   // a path outside every surface
   NOT_FOUND: 404,
-  // lowercase codes (the platform's common table)
+  // lowercase codes
   unauthorized: 401,
   forbidden: 403,
   invalid_api_key: 401,
@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   forge_gate_failure: 422,
   upstream_error: 502,
   service_unavailable: 503,
+  /** A model run that only a configured model can do usefully (refine) while the offline one answers. */
+  model_unavailable: 409,
   internal_server_error: 500,
   // link service
   invalid_credentials: 401,

@@ -7,7 +7,7 @@ import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
 
 /**
- * The feature-request service (spec 3, section B) from sign-in to a completed request, against
+ * The feature-request service from sign-in to a completed request, against
  * small local GitHub and Google servers speaking their OAuth and API protocols.
  */
 
@@ -82,6 +82,7 @@ beforeAll(async () => {
     GOOGLE_TOKEN_URL: `${providerUrl}/google/token`,
     GOOGLE_USERINFO_URL: `${providerUrl}/google/userinfo`,
     FEEDBACK_FRONTEND_URL: FRONTEND,
+    FEEDBACK_LOCAL_SIGNIN: 'true',
   });
 });
 afterAll(async () => {
@@ -375,5 +376,64 @@ describe('projects, requests, votes and comments', () => {
     fails(await call('DELETE', `/projects/${project.id}`, bob), 403, 'forbidden');
     assert.equal((await call('DELETE', `/projects/${project.id}`, ann)).status, 200);
     fails(await call('GET', `/requests/${request.id}`, null), 404, 'resource_not_found');
+  });
+});
+
+describe('local sign-in (no identity provider)', () => {
+  test('the admin key mints the session of a person by email; the token works on the feature-request routes', async () => {
+    const res = await p.rest('POST', `${API}/auth/local`, { body: { email: 'Dee@Example.com', name: 'Dee Local' } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.success, true);
+    const { token, expires_in, user } = res.body.data;
+    assert.equal(typeof token, 'string');
+    assert.equal(expires_in, 7 * 24 * 3600);
+    assert.deepEqual({ email: user.email, username: user.username, name: user.name }, { email: 'dee@example.com', username: 'dee', name: 'Dee Local' });
+
+    const me = await call('GET', '/auth/me', token);
+    assert.equal(me.body.data.id, user.id);
+    const project = await call('POST', '/projects', token, {
+      name: 'Local',
+      description: 'Tried locally',
+      slug: 'local-try',
+    });
+    assert.equal(project.status, 201, JSON.stringify(project.body));
+    assert.equal((await call('PUT', `/projects/${project.body.data.id}`, token, { settings: { require_approval: false } })).status, 200);
+    const request = await call('POST', `/projects/${project.body.data.id}/requests`, token, { title: 'Dark mode', description: 'Please' });
+    assert.equal(request.status, 201, JSON.stringify(request.body));
+    const vote = await call('POST', `/requests/${request.body.data.id}/vote`, token, { type: 'upvote' });
+    assert.equal(vote.status, 200, JSON.stringify(vote.body));
+    assert.equal(vote.body.data.up_votes, 1);
+
+    // The same email again is the same person; GraphQL mints the same kind of session.
+    const again = await p.graphql(`mutation { signInLocally(email: "dee@example.com", name: "Dee") { token user { id name } } }`);
+    assert.equal(again.body.data.signInLocally.user.id, user.id);
+    assert.equal(again.body.data.signInLocally.user.name, 'Dee');
+    assert.equal((await call('GET', '/auth/me', again.body.data.signInLocally.token)).body.data.id, user.id);
+  });
+
+  test('refused without the admin key, and for bad input', async () => {
+    const body = { email: 'eve@example.com', name: 'Eve' };
+    fails(await p.rest('POST', `${API}/auth/local`, { key: null, body }), 401, 'missing_authorization');
+    const reader = await p.createKey({ permissions: ['agent:read'] });
+    fails(await p.rest('POST', `${API}/auth/local`, { key: reader.key, body }), 403, 'insufficient_permissions');
+    const person = (await p.rest('POST', `${API}/auth/local`, { body: { email: 'fay@example.com', name: 'Fay' } })).body.data.token;
+    fails(await p.rest('POST', `${API}/auth/local`, { key: person, body }), 403, 'insufficient_permissions');
+    const bad = fails(await p.rest('POST', `${API}/auth/local`, { body: { email: 'not-an-email' } }), 400, 'validation_error');
+    assert.deepEqual(
+      bad.details.errors.map((e: any) => e.field),
+      ['email', 'name'],
+    );
+  });
+
+  test('refused with 503 service_unavailable naming the setting where it is not enabled (the default with DATABASE_URL)', async () => {
+    const off = await startTestPlatform();
+    try {
+      const res = await off.rest('POST', `${API}/auth/local`, { body: { email: 'gus@example.com', name: 'Gus' } });
+      const error = fails(res, 503, 'service_unavailable');
+      assert.equal(error.details.setting, 'FEEDBACK_LOCAL_SIGNIN');
+      assert.match(error.message, /FEEDBACK_LOCAL_SIGNIN/);
+    } finally {
+      await off.stop();
+    }
   });
 });

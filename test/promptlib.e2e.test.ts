@@ -492,7 +492,7 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
     assert.equal(d.results.reason, 'promptA succeeded in 100% of test cases against 0% for promptB.');
   });
 
-  test('an inline prompt with its variables ({template, variables}), as spec 2 allows; undeclared or unused variables refused', async () => {
+  test('an inline prompt with its variables ({template, variables}); undeclared or unused variables refused', async () => {
     fake.reset();
     const d = ok(
       await p.rest('POST', `${V1}/prompts/ab-test`, {

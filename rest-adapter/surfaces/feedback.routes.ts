@@ -15,6 +15,7 @@ import {
   FeedbackProjectsDocument,
   MyFeedbackProjectsDocument,
   SetFeatureRequestStatusDocument,
+  SignInLocallyDocument,
   SubmitFeatureRequestDocument,
   UnvoteFeatureRequestDocument,
   UpdateFeatureRequestCommentDocument,
@@ -24,13 +25,20 @@ import {
 } from './generated';
 
 /**
- * The feature-request service, `{base_url}/api/v1` on the `/feedback` surface (spec 3, section B),
- * snake_case, `{success, message, data}`. Sign-in (`GET /auth/{github,google}` and their
- * callbacks) redirects, so the service serves it itself (subgraphs/feedback/index.ts). Operations:
- * feedback.graphql.
+ * The feature-request service, `/api/v1` on the `/feedback` surface, snake_case, `{success,
+ * message, data}`. Sign-in (`GET /auth/{github,google}` and their callbacks) redirects, so the
+ * service serves it itself (subgraphs/feedback/index.ts); `POST /auth/local` is an operation.
+ * Operations: feedback.graphql.
  */
 
 export const feedbackRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/auth/local',
+    operation: SignInLocallyDocument,
+    variables: ({ body }) => ({ email: bodyField(body, 'email'), name: bodyField(body, 'name') }),
+    snakeCase: true,
+  }),
   defineRoute({
     method: 'GET',
     path: '/auth/me',

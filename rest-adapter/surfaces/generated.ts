@@ -1403,6 +1403,19 @@ export type DeleteFeatureRequestCommentMutationVariables = Exact<{
 
 export type DeleteFeatureRequestCommentMutation = { deleteFeatureRequestComment: { id: string } };
 
+export type SignInLocallyMutationVariables = Exact<{
+  email?: string | null | undefined;
+  name?: string | null | undefined;
+}>;
+
+export type SignInLocallyMutation = {
+  signInLocally: {
+    token: string;
+    expiresIn: number;
+    user: { id: string; email: string; username: string; name: string; avatar: string | null; createdAt: string };
+  };
+};
+
 export type InfraUserFieldsFragment = {
   id: string;
   email: string;
@@ -2957,6 +2970,9 @@ export const UpdateFeatureRequestCommentDocument = new TypedDocumentString(
 export const DeleteFeatureRequestCommentDocument = new TypedDocumentString(
   'mutation DeleteFeatureRequestComment($id:ID!){deleteFeatureRequestComment(commentId:$id){id}}',
 ) as unknown as TypedDocumentString<DeleteFeatureRequestCommentMutation, DeleteFeatureRequestCommentMutationVariables>;
+export const SignInLocallyDocument = new TypedDocumentString(
+  'mutation SignInLocally($email:String$name:String){signInLocally(email:$email name:$name){token expiresIn user{id email username name avatar createdAt}}}',
+) as unknown as TypedDocumentString<SignInLocallyMutation, SignInLocallyMutationVariables>;
 export const InfraLoginDocument = new TypedDocumentString(
   'mutation InfraLogin($email:String!$password:String!){infraLogin(email:$email password:$password){token expiresIn}}',
 ) as unknown as TypedDocumentString<InfraLoginMutation, InfraLoginMutationVariables>;

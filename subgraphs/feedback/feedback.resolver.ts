@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { PUBLIC } from '../../kernel/auth/principal';
+import { PUBLIC, type Principal } from '../../kernel/auth/principal';
 import { pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
@@ -31,12 +31,15 @@ export const toUser = (u: UserView): FeedbackUser => ({ ...u, subscription: { ti
 
 /** The OAuth code exchange, built by index.ts from the kernel's config and tokens; the redirect flow there runs it too. */
 export type SignIn = (provider: string, code: string, redirectUri: string) => Promise<FeedbackSession>;
+/** A session minted by the platform admin key for a person named by email (index.ts). */
+export type LocalSignIn = (principal: Principal, email: string | null | undefined, name: string | null | undefined) => Promise<FeedbackSession>;
 
 @Resolver()
 export class FeedbackResolver {
   constructor(
     private readonly service: FeedbackService,
     private readonly signIn: SignIn,
+    private readonly localSignIn: LocalSignIn,
   ) {}
 
   // ---- sign-in ------------------------------------------------------------------------------
@@ -78,6 +81,19 @@ export class FeedbackResolver {
   @Query(() => FeedbackProject)
   async feedbackProject(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<FeedbackProject> {
     return this.service.project(ctx.principal, id);
+  }
+
+  @Authorized()
+  @Mutation(() => FeedbackSession, {
+    description:
+      'Sign-in without an identity provider, where FEEDBACK_LOCAL_SIGNIN enables it: the platform admin key (a control-plane key holding *) gets the session of the person with this email, created at first use.',
+  })
+  signInLocally(
+    @Arg('email', () => String, { nullable: true }) email: string | null,
+    @Arg('name', () => String, { nullable: true }) name: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<FeedbackSession> {
+    return this.localSignIn(ctx.principal, email, name);
   }
 
   @Authorized()

@@ -20,7 +20,7 @@ import * as users from './user.store';
 import type { UserView } from './user.store';
 
 /**
- * The rules of the feature-request service (spec 3, section B; CONTRACT.md section 8).
+ * The rules of the feature-request service.
  *
  * - Projects: anyone reads public ones; the owner changes and deletes, and names moderators.
  *   A slug is taken once: any later or concurrent create with it is 409 `conflict`.
@@ -43,6 +43,7 @@ const TRANSITIONS: Record<string, string[]> = {
   rejected: ['approved'],
   completed: ['approved'],
 };
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
 /** How long a started sign-in may take to come back (the state cookie lives as long). */
 export const SIGNIN_STATE_TTL_SECONDS = 600;
@@ -87,6 +88,23 @@ export class FeedbackService {
     avatar: string | null;
   }): Promise<UserView> {
     return users.upsert(this.db, { ...u, username: u.username.slice(0, 100), name: u.name.slice(0, 200) });
+  }
+
+  /** The person a local sign-in names: email and name checked, the user created at first use (provider `local`). */
+  async localUser(email: string | null | undefined, name: string | null | undefined): Promise<UserView> {
+    const problems: FieldError[] = [];
+    if (typeof email !== 'string' || !EMAIL.test(email) || email.length > 254) problems.push({ field: 'email', message: 'must be an email address' });
+    text(problems, 'name', name, 200, true);
+    if (problems.length) throw errors.validation(problems);
+    const address = email!.trim().toLowerCase();
+    return users.upsert(this.db, {
+      provider: 'local',
+      providerId: address,
+      email: address,
+      username: address.split('@')[0]!.slice(0, 100),
+      name: name!.trim(),
+      avatar: null,
+    });
   }
 
   async user(id: string): Promise<UserView> {

@@ -1,6 +1,6 @@
 /**
- * Feature-request service — projects, requests, votes, comments and
- * moderation, for people signed in with GitHub or Google.
+ * Feature-request service — projects, requests, votes, comments and moderation, for people
+ * signed in with GitHub or Google (or, where enabled, minted a session by the platform admin key).
  *
  * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments, the
  *   states of sign-ins under way), through user/project/request/signin stores.
@@ -17,7 +17,10 @@ import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { envelopes } from '../../kernel/envelopes';
 import { requestOrigin } from '../../kernel/http';
-import { FeedbackProjectResolver, FeedbackResolver, toUser, type SignIn } from './feedback.resolver';
+import { isPlatformAdmin } from '../../kernel/auth/principal';
+import { FeedbackProjectResolver, FeedbackResolver, toUser, type LocalSignIn, type SignIn } from './feedback.resolver';
+import type { UserView } from './user.store';
+import { LocalSignIn1763769601871 } from './migrations/1763769601871-local-sign-in';
 import { FeedbackService, SIGNIN_STATE_TTL_SECONDS } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { SigninStates1763769601834 } from './migrations/1763769601834-signin-states';
@@ -33,7 +36,7 @@ export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
   servesHttp: true,
-  migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835],
+  migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835, LocalSignIn1763769601871],
   subscriptions: [
     {
       field: 'requestUpdated',
@@ -45,16 +48,29 @@ export const feedback: ServiceModule<Kernel> = {
   resolvers: [FeedbackResolver, FeedbackProjectResolver],
   build: (kernel) => {
     const service = new FeedbackService(kernel.db, kernel.events, kernel.logger);
+    const session = async (user: UserView) => {
+      const token = await kernel.tokens.issue({ userId: user.id, service: 'feedback', roles: [], permissions: [] }, TOKEN_TTL_SECONDS);
+      return { token, expiresIn: TOKEN_TTL_SECONDS, user: toUser(user) };
+    };
     const signIn: SignIn = async (provider, code, redirectUri) => {
       if (provider !== 'github' && provider !== 'google') throw errors.field('provider', 'must be github or google');
       if (!code) throw errors.field('code', 'code is required');
       const profile = await exchange(kernel.config, provider, code, redirectUri);
-      const user = await service.upsertUser(profile);
-      const token = await kernel.tokens.issue({ userId: user.id, service: 'feedback', roles: [], permissions: [] }, TOKEN_TTL_SECONDS);
-      return { token, expiresIn: TOKEN_TTL_SECONDS, user: toUser(user) };
+      return session(await service.upsertUser(profile));
+    };
+    // Off unless configured: whoever holds the admin key could then act as any person.
+    const localSignIn: LocalSignIn = async (principal, email, name) => {
+      if (!kernel.config.feedbackLocalSignIn) {
+        throw new AppError('service_unavailable', 'Local sign-in is disabled: set FEEDBACK_LOCAL_SIGNIN=true to enable it', {
+          setting: 'FEEDBACK_LOCAL_SIGNIN',
+        });
+      }
+      if (!isPlatformAdmin(principal))
+        throw errors.insufficientPermissions('*', principal.kind === 'apiKey' || principal.kind === 'user' ? principal.permissions : []);
+      return session(await service.localUser(email, name));
     };
     return {
-      instances: [new FeedbackResolver(service, signIn), new FeedbackProjectResolver(service)],
+      instances: [new FeedbackResolver(service, signIn, localSignIn), new FeedbackProjectResolver(service)],
       http: (app) => {
         app.register(async (scope) => registerSignIn(scope, kernel, service, signIn));
       },

@@ -3,7 +3,7 @@ import { AppError } from '../../kernel/errors';
 
 /**
  * Sign-in with GitHub or Google (OAuth 2.0 authorization code). The endpoints come from the
- * configuration (CONTRACT.md section 3), so tests point them at local fakes speaking the same
+ * configuration (docs/configuration.md), so tests point them at local fakes speaking the same
  * protocol. GitHub: the code is exchanged at `{GITHUB_OAUTH_URL}/login/oauth/access_token`, the
  * profile read from `{GITHUB_API_URL}/user` and the primary verified address from `/user/emails`.
  * Google: the token endpoint, then the userinfo endpoint.

@@ -25,7 +25,7 @@ const toView = (r: UserRow): UserView => ({ id: r.id, email: r.email, username: 
 /** The user of a provider's account, created at the first sign-in and refreshed from the profile at every later one. */
 export async function upsert(
   q: Queryable,
-  u: { provider: 'github' | 'google'; providerId: string; email: string; username: string; name: string; avatar: string | null },
+  u: { provider: 'github' | 'google' | 'local'; providerId: string; email: string; username: string; name: string; avatar: string | null },
 ): Promise<UserView> {
   const row = await one<UserRow>(
     q,

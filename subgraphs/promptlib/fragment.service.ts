@@ -65,7 +65,7 @@ export interface FragmentFilter {
   offset: number;
 }
 
-/** `example` is accepted for `examples` (one example of the spec spells it so). */
+/** `example` is accepted for `examples` (a common spelling of it). */
 export function normalizeType(type: unknown): FragmentType | null {
   const t = type === 'example' ? 'examples' : type;
   return FRAGMENT_TYPES.includes(t as FragmentType) ? (t as FragmentType) : null;

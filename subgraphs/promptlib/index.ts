@@ -1,7 +1,7 @@
 /**
  * Prompt library — versioned prompt templates with fragments, test runs against the model, A/B
  * tests, chains, refine and promote. The control plane's agents render their instructions through
- * `renderPrompt` (CONTRACT.md section 8).
+ * `renderPrompt`.
  *
  * Owns: the `promptlib` schema (prompts, prompt_versions, prompt_pins, prompt_tests, ab_tests,
  *   fragments, fragment_versions, chains, chain_versions, chain_executions), through its stores.

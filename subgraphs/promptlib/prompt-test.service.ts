@@ -287,7 +287,7 @@ export class PromptTestService {
     });
   }
 
-  /** The per-minute prompt-test limit of the caller's tier (spec 2, Limits): 429 with retryAfter. */
+  /** The per-minute prompt-test limit of the caller's tier: 429 with retryAfter. */
   async consumeTest(principal: Principal): Promise<void> {
     const { limitKey, tier } = callerKey(principal);
     if (limitKey === null) return;

@@ -193,8 +193,7 @@ export class PromptReads {
   }
 
   /**
-   * The text agents run: the newest active version of the prompt, rendered (CONTRACT.md
-   * section 8). One indexed query for the version, one per fragment nesting level.
+   * The text agents run: the newest active version of the prompt, rendered. One indexed query for the version, one per fragment nesting level.
    */
   async renderForAgent(promptId: string, variables: Record<string, unknown>): Promise<PromptRenderingView> {
     const active = await this.versions.get(promptId, 'active', async () => (await store.newestActive(this.db, promptId)) ?? null);

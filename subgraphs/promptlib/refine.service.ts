@@ -1,6 +1,6 @@
 import { AppError, type FieldError } from '../../kernel/errors';
 import type { Principal } from '../../kernel/auth/principal';
-import type { LlmProvider } from '../../kernel/llm/types';
+import { OfflineProvider, type LlmProvider } from '../../kernel/llm';
 import type { PromptService } from './prompt.service';
 import { REFINER_PROMPT_ID } from './seeds';
 import type { PromptTestService } from './prompt-test.service';
@@ -10,7 +10,8 @@ import { checkModelParams, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, throwIf, typ
  * Refine (`POST /promptlib/api/v1/prompts/refine`): the prompt-refiner agent's own prompt
  * (`prompt-refiner-refine`, newest active version) asks the model for an improved template; the
  * answer is stored as a new draft version of the prompt. Agents keep rendering the newest
- * active version until the draft is activated or promoted to production.
+ * active version until the draft is activated or promoted to production. Without a configured
+ * model it refuses: the offline model's placeholder must never become a served version.
  */
 
 export interface RefineData extends ModelParams {
@@ -59,6 +60,11 @@ export class RefineService {
     checkModelParams(problems, input);
     // Refine is served on the snake_case platform layout: report fields as its clients wrote them.
     throwIf(problems.map((p) => ({ ...p, field: p.field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) })));
+    if (this.llm instanceof OfflineProvider) {
+      throw new AppError('model_unavailable', 'Refine needs a language model: set LLM_BASE_URL (and LLM_API_KEY if the endpoint wants one) and restart', {
+        setting: 'LLM_BASE_URL',
+      });
+    }
     // A refinement is a model run like a test: it counts against the same per-minute limit.
     await this.tests.consumeTest(principal);
     const model = this.llm.resolveModel(input.model ?? undefined);

@@ -5,7 +5,7 @@ import type { CreatePromptData, PromptStatus } from './prompt.types';
  * ones are kept as they are).
  */
 
-/** The agent prompt refine uses (CONTRACT.md section 8: `<agentId>-<taskType>`), seeded at start. */
+/** The agent prompt refine uses (named `<agentId>-<taskType>` like every agent prompt), seeded at start. */
 export const REFINER_PROMPT_ID = 'prompt-refiner-refine';
 export const SEEDS: (CreatePromptData & { status: PromptStatus })[] = [
   {

@@ -25,7 +25,7 @@ export function throwIf(problems: FieldError[]): void {
 }
 
 /**
- * Metadata is a free-form object; the keys the spec names must have their documented types:
+ * Metadata is a free-form object; the keys the docs name must have their documented types:
  * domain, version (a semantic version string), agentId: strings; tags, fragments: string arrays.
  */
 export function checkMetadata(problems: FieldError[], field: string, metadata: unknown): Record<string, unknown> {
@@ -83,7 +83,7 @@ export function checkModelParams(problems: FieldError[], p: ModelParams, prefix 
   }
 }
 
-/** Per-minute prompt tests by tier (spec 2, Limits). */
+/** Per-minute prompt tests by tier. */
 export const PROMPT_TESTS_PER_MINUTE: Record<Tier, number> = { free: 5, starter: 20, professional: 50, enterprise: 200 };
 export const CHAIN_EXECUTIONS_PER_MINUTE = 30;
 

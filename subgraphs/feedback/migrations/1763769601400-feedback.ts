@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The feature-request service (spec 3, section B): users signed in through GitHub or Google,
+ * The feature-request service: users signed in through GitHub or Google,
  * projects with their moderators, requests, one vote per user and request, comments. The
  * counters a list sorts by (votes, comments) are kept on the request row and always recomputed
  * from the rows they count, under the request's lock.
