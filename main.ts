@@ -72,6 +72,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 
   const remote = config.subgraphUrls as Record<string, string>;
   const hosted = buildServices(kernel, remote);
+  const fronted = frontedServices(kernel, remote);
   const gateway = await startGateway(kernel, hosted, remote, opts.extraSubgraphs);
   const edge = new Edge({
     keys: kernel.keys,
@@ -93,7 +94,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     requests: kernel.requests,
     doors: hosted.flatMap(({ built }) => built.doors ?? []),
   });
-  for (const { built } of hosted) {
+  for (const { built } of [...hosted, ...fronted]) {
     await built.http?.(app, {
       admit: (req) => edge.admit(presentedCredentials(req)),
       watch: (req, context, handlers) => watch.watch(presentedCredentials(req), context, handlers),
@@ -127,11 +128,11 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       draining = true;
       const log = kernel.logger;
       const forced = setTimeout(() => front.server.closeAllConnections(), 15_000);
-      for (const { built } of hosted) built.drain?.();
+      for (const { built } of [...hosted, ...fronted]) built.drain?.();
       await Promise.all([front.close(), subscriptions.close()]);
       clearTimeout(forced);
       log.debug('stopped accepting requests');
-      for (const { built } of hosted) await built.stop?.();
+      for (const { built } of [...hosted, ...fronted]) await built.stop?.();
       await kernel.queue.stop({ graceMs: 10_000 });
       log.debug('workers stopped');
       await gateway.stop();
@@ -232,6 +233,16 @@ function buildServices(kernel: Kernel, remote: Record<string, string>): Hosted[]
       built.jobs?.();
       return { module, built };
     });
+}
+
+/**
+ * The services whose subgraph runs in another process but which serve HTTP of their own (short-link
+ * redirects, sign-in redirects, followed log streams): clients reach those routes at the gateway,
+ * so the gateway builds the service for them alone — no subgraph, no jobs, no start (the subgraph's
+ * process runs those); both work on the same database.
+ */
+function frontedServices(kernel: Kernel, remote: Record<string, string>): Hosted[] {
+  return services.filter((module) => remote[module.name] && module.servesHttp).map((module) => ({ module, built: module.build(kernel) }));
 }
 
 function builtServices(hosted: Hosted[]): RunningPlatform['services'] {

@@ -55,7 +55,7 @@ export const ANONYMOUS_INTROSPECTION_PER_MINUTE = 10;
 export class Edge {
   constructor(private readonly opts: EdgeOptions) {}
 
-  /** The base of absolute URLs for this request (CONTRACT: PUBLIC_URL, else the request's own). */
+  /** The base of absolute URLs for this request (PUBLIC_URL, else the request's own). */
   baseUrl(presented: Pick<Presented, 'origin'>): string | undefined {
     return this.opts.publicUrl ?? presented.origin;
   }
@@ -74,7 +74,7 @@ export class Edge {
     }
     if (looksLikeJwt(credential)) {
       // A person signed in to the feedback or infrastructure service; those services apply their
-      // own per-user limits (spec 3), the key tiers do not apply to people.
+      // own per-user limits, the key tiers do not apply to people.
       let principal;
       try {
         principal = await tokens.verify(credential);
@@ -93,7 +93,7 @@ export class Edge {
       throw new EdgeRejection(err as AppError, headers);
     }
     if (principal.service === 'infra') {
-      // The infrastructure service's own limit (spec 3): per key and hour, whatever the tier.
+      // The infrastructure service's own limit: per key and hour, whatever the tier.
       await this.hourly('infra-key', principal.keyId, INFRA_HOURLY_LIMITS.perKey, headers);
       return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
     }
@@ -126,7 +126,7 @@ export class Edge {
     return this.opts.keys.current(credential, fresh);
   }
 
-  /** A fixed hourly window per key or person, with the spec's headers; 429 with Retry-After beyond it. */
+  /** A fixed hourly window per key or person, with the X-RateLimit-* headers; 429 with Retry-After beyond it. */
   private async hourly(name: string, id: string, perHour: number, headers: Record<string, string>): Promise<void> {
     try {
       Object.assign(headers, windowHeaders(await this.opts.limiter.consumeNamed(name, id, perHour, 3600)));

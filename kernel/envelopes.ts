@@ -1,4 +1,4 @@
-import type { AppError } from './errors';
+import type { AppError, FieldError } from './errors';
 
 export interface Meta {
   requestId: string;
@@ -6,7 +6,7 @@ export interface Meta {
   timestamp: string;
 }
 
-/** How one surface wraps its answers (CONTRACT.md section 6). */
+/** How one surface wraps its answers (each surface's documented envelope, docs/surfaces.md). */
 export interface Envelope {
   success(data: unknown, meta: Meta, message?: string): unknown;
   error(err: AppError, meta: Meta): unknown;
@@ -41,19 +41,28 @@ export const envelopes = {
     success: (data) => data,
     error: (err) => ({ success: false, error: error(err) }),
   },
-  /** /infra/api/v1: the resource itself, or {data, pagination} for lists; errors in spec 3's table of codes. */
+  /** /infra/api/v1: the resource itself, or {data, pagination} for lists; errors in the infrastructure service's own codes (invalid_request, not_found, …). */
   infra: {
     success: (data) => data,
     error: (err, meta) => {
       const code = INFRA_CODES[err.status] ?? err.code.toLowerCase();
-      const details = code === err.code || 'reason' in (err.details ?? {}) ? (err.details ?? {}) : { reason: err.code, ...err.details };
+      const details = code === err.code || 'reason' in (err.details ?? {}) ? (err.details ?? {}) : { ...reasonOf(err), ...err.details };
       const retryAfter = err.status === 429 && typeof err.details?.retryAfter === 'number' ? { retryAfter: err.details.retryAfter } : {};
       return { error: code, message: err.message, details, requestId: meta.requestId, ...retryAfter };
     },
   },
 } satisfies Record<string, Envelope>;
 
-/** Spec 3, section C: one code per status; the platform's own code stays in `details.reason`. */
+/**
+ * What `details` says first on the infrastructure surface: for a refused field, the first one and
+ * why (the whole list stays in `details.errors`); else the platform's own code.
+ */
+function reasonOf(err: AppError): { reason: string; field?: string } {
+  const first = Array.isArray(err.details?.errors) ? (err.details.errors[0] as FieldError | undefined) : undefined;
+  return first?.field ? { field: first.field, reason: first.reason ?? 'invalid_value' } : { reason: err.code };
+}
+
+/** One code per status on the infrastructure surface; the platform's own code stays in `details.reason`. */
 const INFRA_CODES: Record<number, string> = {
   400: 'invalid_request',
   401: 'authentication_failed',

@@ -88,9 +88,14 @@ export class AppError extends Error {
   }
 }
 
+/** Why a field was refused, in words a client can branch on (the infrastructure surface shows it as details.reason). */
+export type FieldReason = 'required_field_missing' | 'invalid_type' | 'invalid_value' | 'too_long' | 'unknown_field';
+
 export interface FieldError {
   field: string;
   message: string;
+  /** invalid_value when not given. */
+  reason?: FieldReason;
 }
 
 /** Constructors for the errors every service raises, so messages and details stay uniform. */
@@ -99,7 +104,7 @@ export const errors = {
     new AppError('resource_not_found', `${resourceType} ${resourceId} not found`, { resource_type: resourceType, resource_id: resourceId }),
   validation: (fieldErrors: FieldError[]) =>
     new AppError('validation_error', fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'Invalid request', { errors: fieldErrors }),
-  field: (field: string, message: string) => errors.validation([{ field, message }]),
+  field: (field: string, message: string, reason?: FieldReason) => errors.validation([{ field, message, ...(reason && { reason }) }]),
   alreadyExists: (field: string, value: unknown, existingId?: string) =>
     new AppError('resource_already_exists', `A resource with ${field} "${String(value)}" already exists`, { field, value, existing_id: existingId }),
   conflict: (message: string, details: ErrorDetails = {}) => new AppError('conflict', message, details),

@@ -46,7 +46,7 @@ export function anonymousContext(requestId = 'internal'): RequestContext {
 
 export interface SubgraphSpec {
   name: SubgraphName;
-  /** The key service this subgraph's operations accept (CONTRACT.md section 4). */
+  /** The key service this subgraph's operations accept. */
   surface: KeyService | 'feedback';
   resolvers: NonEmptyArray<Function>;
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */
@@ -454,8 +454,10 @@ export interface SubscriptionRoute {
  */
 export interface ServiceModule<K = unknown> {
   name: SubgraphName;
-  /** The key service this subgraph's operations accept (CONTRACT.md section 4). */
+  /** The key service this subgraph's operations accept. */
   surface: KeyService | 'feedback';
+  /** Its build serves HTTP of its own (BuiltService.http): a gateway fronts those routes even when the subgraph is remote. */
+  servesHttp?: boolean;
   migrations: Function[];
   subscriptions: SubscriptionRoute[];
   resolvers: NonEmptyArray<Function>;

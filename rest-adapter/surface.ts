@@ -2,8 +2,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   GraphQLError,
   GraphQLID,
+  Kind,
   coerceInputValue,
   getNullableType,
+  isEnumType,
   isInputObjectType,
   isLeafType,
   isListType,
@@ -16,9 +18,11 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { AppError, errors, fromGraphQLError, type FieldError } from '../kernel/errors';
+import { getMetadataStorage } from 'type-graphql';
+import { PUBLIC } from '../kernel/auth/principal';
+import { AppError, errors, fromGraphQLError, type FieldError, type FieldReason } from '../kernel/errors';
 import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
-import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
+import { EdgeRejection, newRequestId, type Admission, type Edge } from '../kernel/edge';
 import type { Envelope, Meta } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import type { Logger } from '../kernel/logger';
@@ -29,7 +33,7 @@ import type { RestRequest, RouteDef } from './route';
 
 export interface Surface {
   name: string;
-  /** URL prefix (CONTRACT.md section 2); empty when the surface is served alone. */
+  /** URL prefix (see docs/surfaces.md); empty when the surface is served alone. */
   prefix: string;
   envelope: Envelope;
   routes: RouteDef[];
@@ -134,17 +138,25 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
         const checks = variableChecks(route, deps.gateway);
         const run = deps.gateway.prepare(route.operation);
         const answer = routeOutput(route);
+        const open = isPublicOperation(route);
+        const admissions = new WeakMap<FastifyRequest, Admission>();
         scope.route({
           method: route.method,
           url: route.path,
           bodyLimit: route.bodyLimit ?? surface.bodyLimit ?? DEFAULT_BODY_LIMIT,
+          // Who is calling is settled before the body is read or checked: a caller without a
+          // credential learns that it needs one (401), not what its body lacks (400).
+          onRequest: async (req, reply) => {
+            req.requestId = newRequestId();
+            const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), req.requestId);
+            reply.headers(admission.headers);
+            if (!open && admission.context.principal.kind === 'anonymous') throw errors.missingAuthorization();
+            admissions.set(req, admission);
+          },
           handler: async (req, reply) => {
-            const requestId = newRequestId();
-            req.requestId = requestId;
+            const admission = admissions.get(req)!;
             assertAcceptableParams(req.params as Record<string, unknown>);
             assertAcceptableParams(req.query as Record<string, unknown>);
-            const admission = await deps.edge.admit(presentedCredentials(req, surface.engineKeyHeader), requestId);
-            reply.headers(admission.headers);
             const opaque = new Set(route.opaque ?? []);
             const body = surface.snakeCase ? convertKeys(req.body, toCamel, opaque) : req.body;
             const rest: RestRequest = { params: req.params as Record<string, string>, query: req.query as RestRequest['query'], body };
@@ -161,6 +173,20 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
     },
     { prefix: surface.prefix },
   );
+}
+
+/**
+ * Whether the route's operation is open to callers without a credential: its root field declares
+ * @Authorized(PUBLIC) in its subgraph. Every other operation refuses an anonymous caller anyway,
+ * so the surface refuses one before reading the body.
+ */
+function isPublicOperation(route: RouteDef): boolean {
+  const op = parse(route.operation).definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  const root = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  if (!root || root.kind !== Kind.FIELD) throw new Error(`Route ${route.method} ${route.path}: the operation has no root field`);
+  const declared = getMetadataStorage().authorizedFields.filter((a) => a.fieldName === root.name.value);
+  if (!declared.length) throw new Error(`Route ${route.method} ${route.path}: ${root.name.value} declares no @Authorized (is its subgraph loaded?)`);
+  return declared.some((a) => a.roles.includes(PUBLIC));
 }
 
 /**
@@ -188,7 +214,7 @@ function variableChecks(route: RouteDef, gateway: OperationGateway) {
         const value = variables[v.name];
         if (value === undefined || value === null) {
           if (isNonNullType(v.type) && !v.hasDefault) {
-            problems.push({ field: name(v.name, []), message: value === null ? 'must not be null' : 'is required' });
+            problems.push({ field: name(v.name, []), message: value === null ? 'must not be null' : 'is required', reason: 'required_field_missing' });
           }
           continue;
         }
@@ -199,19 +225,41 @@ function variableChecks(route: RouteDef, gateway: OperationGateway) {
         const parentsOfMissing = new Set<string>();
         const refused: string[] = [];
         const known = checkShape(value, v.type, [], (path, message, kind) => {
-          problems.push({ field: name(v.name, path), message });
+          problems.push({ field: name(v.name, path), message, reason: SHAPE_REASONS[kind] });
           if (kind === 'missing') parentsOfMissing.add(path.slice(0, -1).join('.'));
           if (kind === 'wrong-kind') refused.push(path.join('.'));
         });
-        coerceInputValue(known, v.type, (path, _invalid, error: GraphQLError) => {
+        coerceInputValue(known, v.type, (path, invalid, error: GraphQLError) => {
           const at = path.join('.');
           if (parentsOfMissing.has(at) || refused.some((r) => at === r || at.startsWith(`${r}.`))) return;
-          problems.push({ field: name(v.name, path), message: cleanMessage(error.message) });
+          problems.push({ field: name(v.name, path), message: cleanMessage(error.message), reason: coercionReason(v.type, path, invalid) });
         });
       }
       if (problems.length) throw errors.validation(problems);
     },
   };
+}
+
+const SHAPE_REASONS: Record<'unknown' | 'missing' | 'wrong-kind', FieldReason> = {
+  unknown: 'unknown_field',
+  missing: 'required_field_missing',
+  'wrong-kind': 'invalid_type',
+};
+
+/** The JSON kind each built-in scalar takes; a value of another kind is of the wrong type, not a wrong value of the right one. */
+const SCALAR_KINDS: Record<string, string> = { Int: 'number', Float: 'number', String: 'string', ID: 'string', Boolean: 'boolean' };
+
+/** Why graphql-js refused `invalid` at `path`: a value of the wrong kind (invalid_type), else a wrong value (invalid_value). */
+function coercionReason(type: GraphQLInputType, path: readonly (string | number)[], invalid: unknown): FieldReason {
+  let at: GraphQLInputType | undefined = type;
+  for (const segment of path) {
+    const named: GraphQLInputType | undefined = at && getNullableType(at);
+    at = isListType(named) ? named.ofType : isInputObjectType(named) && typeof segment === 'string' ? named.getFields()[segment]?.type : undefined;
+  }
+  const leaf = at && getNullableType(at);
+  if (leaf && isEnumType(leaf)) return typeof invalid === 'string' ? 'invalid_value' : 'invalid_type';
+  const kind = leaf && isLeafType(leaf) ? SCALAR_KINDS[leaf.name] : undefined;
+  return kind && typeof invalid !== kind ? 'invalid_type' : 'invalid_value';
 }
 
 /**

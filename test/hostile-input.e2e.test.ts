@@ -85,8 +85,9 @@ function rawGet(path: string): Promise<{ status: number; body: any }> {
 /** The error's code and message whatever the surface's envelope. */
 function errorOf(body: any): { code?: string; message?: string } {
   if (body?.errors) return { code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message };
-  // feedback and infra: `error` is the code (infra's spec 3 code, the platform's in details.reason)
-  if (typeof body?.error === 'string') return { code: body.details?.reason ?? body.error, message: body.message };
+  // feedback: `error` is the code. infra: `error` is one code per status, the platform's own in
+  // details.reason, except for a refused field (details.field), where details.reason says why.
+  if (typeof body?.error === 'string') return { code: body.details?.field ? 'validation_error' : (body.details?.reason ?? body.error), message: body.message };
   if (body?.error) return { code: body.error.code, message: body.error.message ?? body.message };
   return {};
 }

@@ -203,6 +203,28 @@ describe('deployments on Kubernetes', () => {
   });
 });
 
+describe('a deploy during a rollout on Kubernetes', () => {
+  test('supersedes it: the Deployment follows the newest image, kubectl and the platform agree it rolls out', async () => {
+    const project = (await call('POST', '/projects', { name: 'Checkout' })).body;
+    const created = await call('POST', '/services', { project: project.id, name: 'api', image: 'registry.example.com/checkout/api:1.0.0', replicas: 3 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const first = (await call('GET', `/services/${created.body.id}/deployments`)).body.data[0];
+    assert.equal(first.status, 'in-progress');
+    k8s.step();
+    const res = await call('POST', `/services/${created.body.id}/deploy`, { image: 'registry.example.com/checkout/api:2.0.0' });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal((await call('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded');
+    assert.equal(k8s.deployment('checkout', 'api').spec.template.spec.containers[0].image, 'registry.example.com/checkout/api:2.0.0');
+    const sentences = await agreeUntilDone('checkout', res.body.deploymentId);
+    assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
+    const done = (await call('GET', `/deployments/${res.body.deploymentId}`)).body;
+    assert.deepEqual({ status: done.status, revision: done.revision }, { status: 'success', revision: '2' });
+    assert.equal((await call('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded', 'the superseded rollout stays superseded');
+    const s = (await call('GET', `/services/${created.body.id}`)).body;
+    assert.deepEqual({ image: s.image, status: s.status }, { image: 'registry.example.com/checkout/api:2.0.0', status: 'running' });
+  });
+});
+
 describe('cluster, nodes and metrics from the API', () => {
   test('nodes: every field from the Node objects; one not ready', async () => {
     const nodes = (await call('GET', '/infrastructure/nodes')).body.data;

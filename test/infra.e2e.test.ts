@@ -8,7 +8,7 @@ import { readUntil, until } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 
 /**
- * The infrastructure service (spec 3, section C) on the local driver: sign-in and lockout, roles
+ * The infrastructure service on the local driver: sign-in and lockout, roles
  * on every path, users, projects and members, services with deploy and rollback through the
  * rollout state machine, logs (also followed), cluster figures of this host, signed webhooks,
  * alerts, the hourly limits, and the same operations over GraphQL with deploymentUpdated.
@@ -138,7 +138,7 @@ describe('auth', () => {
 });
 
 describe('users and roles', () => {
-  test('POST /users (admin): 201 with the spec fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
+  test('POST /users (admin): 201 with the documented fields; duplicate e-mail 409 conflict; bad fields 400 with details', async () => {
     const res = await call('POST', '/users', {
       body: { email: 'New.Person@Infra.test', name: 'New Person', password: 'long-enough-1', roles: ['maintainer'] },
     });
@@ -154,6 +154,32 @@ describe('users and roles', () => {
     assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['email', 'name', 'password', 'roles']);
     const missing = await call('POST', '/users', { body: { name: 'x' } });
     assertError(missing, 400, 'invalid_request');
+  });
+
+  test('a 400 names the first refused field and why in details.field and details.reason; details.errors keeps them all', async () => {
+    const reasonOf = (res: Answer) => ({ field: res.body.details.field, reason: res.body.details.reason });
+    const missing = await call('POST', '/users', { body: { name: 'No Mail', password: 'long-enough-1' } });
+    assertError(missing, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(missing), { field: 'email', reason: 'required_field_missing' });
+    assert.deepEqual(
+      missing.body.details.errors.map((e: any) => e.field),
+      ['email'],
+    );
+    const wrongType = await call('POST', '/auth/login', { token: null, body: { email: 42, password: 'whatever-1' } });
+    assertError(wrongType, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(wrongType), { field: 'email', reason: 'invalid_type' });
+    const notAList = await call('POST', '/users', { body: { email: 'list@infra.test', name: 'L', password: 'long-enough-1', roles: 'developer' } });
+    assert.deepEqual(reasonOf(notAList), { field: 'roles', reason: 'invalid_type' });
+    const badValue = await call('GET', '/users?role=root');
+    assertError(badValue, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(badValue), { field: 'role', reason: 'invalid_value' });
+    const tooLong = await call('POST', '/projects', { body: { name: 'x'.repeat(101), visibility: 'private' } });
+    assertError(tooLong, 400, 'invalid_request');
+    assert.deepEqual(reasonOf(tooLong), { field: 'name', reason: 'too_long' });
+    const unknown = await call('POST', '/users', { body: { email: 'u@infra.test', name: 'U', password: 'long-enough-1', nickname: 'u' } });
+    assert.deepEqual(reasonOf(unknown), { field: 'nickname', reason: 'unknown_field' });
+    // A refusal that is not about one field keeps the platform's own reason.
+    assert.equal((await call('GET', '/users/me', { token: null })).body.details.reason, 'missing_authorization');
   });
 
   test('GET /users: {data, pagination {page, limit, total, totalPages}} and the role filter', async () => {
@@ -325,7 +351,7 @@ describe('services, deploy, rollback (local driver)', () => {
     assertError(await call('POST', '/services', { body: { project: '00000000-0000-4000-8000-000000000000', name: 'x', image: 'x:1' } }), 404, 'not_found');
   });
 
-  test('POST /services/:id/deploy: 202 {deploymentId, status in-progress, progress, createdAt}; a second one meanwhile is 409; it completes', async () => {
+  test('POST /services/:id/deploy: 202 {deploymentId, status in-progress, progress, createdAt}; it completes', async () => {
     const res = await call('POST', `/services/${svc.id}/deploy`, {
       body: { image: 'registry.example.com/shop/api:1.1.0', replicas: 3, strategy: 'rolling-update' },
     });
@@ -334,7 +360,6 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.deepEqual(Object.keys(res.body.progress).sort(), ['available', 'desired', 'ready', 'updated']);
     assert.ok(res.body.deploymentId && res.body.createdAt);
     assert.equal(res.body.previousImage, 'registry.example.com/shop/api:1.0.0');
-    assertError(await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/api:1.2.0' } }), 409, 'conflict');
     const done = await settled(res.body.deploymentId);
     assert.equal(done.status, 'success');
     assert.deepEqual(done.progress, { updated: 3, ready: 3, available: 3, desired: 3 });
@@ -465,8 +490,123 @@ describe('services, deploy, rollback (local driver)', () => {
   });
 });
 
+describe('a deploy or rollback during a rollout supersedes it, as kubectl set image does', () => {
+  let pr: any;
+  const deployments = async (serviceId: string) => (await call('GET', `/services/${serviceId}/deployments?limit=100`)).body.data as any[];
+
+  beforeAll(async () => {
+    pr = await project(admin, { name: `Rolling ${++seq}` });
+  });
+
+  test('a deploy right after create: 202, the create ends superseded, the new image rolls out; a signed deployment.superseded', async () => {
+    const reg = await call('POST', '/webhooks', { body: { url: `${receiver.url}/reach/superseded`, events: ['deployment.superseded'] } });
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    const created = await call('POST', '/services', { body: { project: pr.id, name: 'web', image: 'registry.example.com/shop/web:1.0.0', replicas: 6 } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const svc = created.body;
+    const [first] = await deployments(svc.id);
+    assert.equal(first.status, 'in-progress');
+    const res = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/web:1.1.0' } });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'in-progress');
+    const old = (await call('GET', `/deployments/${first.deploymentId}`)).body;
+    assert.equal(old.status, 'superseded');
+    assert.ok(old.finishedAt, 'a superseded rollout is finished');
+    assert.match(old.message, /superseded by a deploy of registry\.example\.com\/shop\/web:1\.1\.0/i);
+    const done = await settled(res.body.deploymentId);
+    assert.equal(done.status, 'success');
+    assert.deepEqual(done.progress, { updated: 6, ready: 6, available: 6, desired: 6 });
+    const service = (await call('GET', `/services/${svc.id}`)).body;
+    assert.deepEqual({ image: service.image, status: service.status }, { image: 'registry.example.com/shop/web:1.1.0', status: 'running' });
+    assert.deepEqual(
+      (await deployments(svc.id)).map((d) => [d.kind, d.status]),
+      [
+        ['deploy', 'success'],
+        ['create', 'superseded'],
+      ],
+    );
+    const hook = await until('the superseded delivery', async () => received.find((r) => r.path === '/reach/superseded') ?? null);
+    assert.equal(hook.event, 'deployment.superseded');
+    assert.ok(verifySignature(reg.body.secret, hook.raw, String(hook.signature)), 'signed with the registration secret');
+    assert.deepEqual(
+      {
+        event: hook.body.event,
+        deploymentId: hook.body.data.deploymentId,
+        status: hook.body.data.status,
+        supersededBy: hook.body.data.supersededBy,
+        image: hook.body.data.image,
+        service: hook.body.data.service.name,
+      },
+      {
+        event: 'deployment.superseded',
+        deploymentId: first.deploymentId,
+        status: 'superseded',
+        supersededBy: res.body.deploymentId,
+        image: 'registry.example.com/shop/web:1.0.0',
+        service: 'web',
+      },
+    );
+    assert.equal(typeof hook.body.data.duration, 'number');
+    assert.equal((await call('DELETE', `/webhooks/${reg.body.id}`)).status, 200);
+  });
+
+  test('5 concurrent deploys: every one answers 202, one rollout is left running and the newest image wins', async () => {
+    const svc = (await call('POST', '/services', { body: { project: pr.id, name: 'race', image: 'registry.example.com/shop/race:0', replicas: 10 } })).body;
+    await settled((await deployments(svc.id))[0].deploymentId);
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => call('POST', `/services/${svc.id}/deploy`, { body: { image: `registry.example.com/shop/race:${n}` } })),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [202, 202, 202, 202, 202],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    const ours = (await deployments(svc.id)).filter((d) => d.kind === 'deploy');
+    assert.equal(ours.length, 5);
+    // Newest first: the last one to take the service's lock is the one left; the four before it were superseded.
+    assert.deepEqual(
+      ours.slice(1).map((d) => d.status),
+      ['superseded', 'superseded', 'superseded', 'superseded'],
+    );
+    assert.ok(['in-progress', 'success'].includes(ours[0].status), ours[0].status);
+    assert.ok(ours.filter((d) => d.status === 'in-progress').length <= 1);
+    const done = await settled(ours[0].deploymentId);
+    assert.equal(done.status, 'success');
+    const service = (await call('GET', `/services/${svc.id}`)).body;
+    assert.equal(service.image, ours[0].targetImage, 'the service runs the image of the rollout that was left');
+    assert.equal(service.status, 'running');
+    // The database holds at most one rollout in progress per service whatever the code does.
+    const duplicate = await p.platform.kernel.db
+      .query(
+        `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, replicas, created_by)
+           SELECT service_id, 'deploy', strategy, 'x:1', replicas, 'test' FROM infra.deployments WHERE id = $1
+         UNION ALL
+         SELECT service_id, 'deploy', strategy, 'x:2', replicas, 'test' FROM infra.deployments WHERE id = $1`,
+        [ours[0].deploymentId],
+      )
+      .then(
+        () => null,
+        (err: { code?: string }) => err.code,
+      );
+    assert.equal(duplicate, '23505');
+  });
+
+  test('a rollback during a rollout supersedes it too, back to the revision before the one rolling out', async () => {
+    const svc = (await call('POST', '/services', { body: { project: pr.id, name: 'undo', image: 'registry.example.com/shop/undo:1', replicas: 6 } })).body;
+    await settled((await deployments(svc.id))[0].deploymentId);
+    const bad = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/undo:2' } });
+    assert.equal(bad.status, 202);
+    const back = await call('POST', `/services/${svc.id}/rollback`, { body: {} });
+    assert.equal(back.status, 202, JSON.stringify(back.body));
+    assert.equal(back.body.targetImage, 'registry.example.com/shop/undo:1');
+    assert.equal((await call('GET', `/deployments/${bad.body.deploymentId}`)).body.status, 'superseded');
+    assert.equal((await settled(back.body.deploymentId)).status, 'success');
+    assert.equal((await call('GET', `/services/${svc.id}`)).body.image, 'registry.example.com/shop/undo:1');
+  });
+});
+
 describe('cluster, nodes, metrics (this host)', () => {
-  test('GET /infrastructure/cluster: every field of the spec, one ready node', async () => {
+  test('GET /infrastructure/cluster: every documented field, one ready node', async () => {
     const res = await call('GET', '/infrastructure/cluster');
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const c = res.body;
@@ -705,7 +845,7 @@ describe('GraphQL: the same operations and roles; deploymentUpdated streams a ro
   });
 });
 
-describe('limits: 1,000 requests per hour per key, with the spec headers', () => {
+describe('limits: 1,000 requests per hour per key, with the X-RateLimit headers', () => {
   test('X-RateLimit-Limit 1000 and Remaining count down; the 1,001st answers 429 with retryAfter and Retry-After', async () => {
     const key = (await p.createKey({ service: 'infra', permissions: ['webhook:read'] })).key;
     const first = await call('GET', '/webhooks', { apiKey: key });

@@ -86,7 +86,7 @@ export type CreateInfraUserInput = {
 
 export type CreateInfraWebhookInput = {
   url: string;
-  /** deployment.created, deployment.completed, alert.triggered */
+  /** deployment.created, deployment.completed, deployment.superseded, alert.triggered */
   events: Array<string>;
   /** Default true. */
   active?: boolean | null | undefined;

@@ -35,6 +35,7 @@ const STATE_COOKIE = 'fb_oauth_state';
 export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
+  servesHttp: true,
   migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835, LocalSignIn1763769601871],
   subscriptions: [
     {

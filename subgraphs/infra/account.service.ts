@@ -33,8 +33,8 @@ export class AccountService {
 
   async login(email: string, password: string): Promise<InfraToken> {
     const problems: FieldError[] = [];
-    if (typeof email !== 'string' || !email.trim()) problems.push({ field: 'email', message: 'is required' });
-    if (typeof password !== 'string' || !password) problems.push({ field: 'password', message: 'is required' });
+    if (typeof email !== 'string' || !email.trim()) problems.push({ field: 'email', message: 'is required', reason: 'required_field_missing' });
+    if (typeof password !== 'string' || !password) problems.push({ field: 'password', message: 'is required', reason: 'required_field_missing' });
     if (problems.length) throw errors.validation(problems);
     const u = await this.store.credentials(email.trim().toLowerCase());
     if (!u) {
@@ -75,7 +75,7 @@ export class AccountService {
     return new AppError('rate_limit_exceeded', `Too many failed logins: the account is locked for ${retryAfter} s`, { reason: 'account_locked', retryAfter });
   }
 
-  /** CONTRACT.md section 3: INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
+  /** INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
   async bootstrap(admin: { email?: string; password?: string }): Promise<void> {
     await this.db.transaction(async (m) => {
       await this.store.lockBootstrap(m);
@@ -193,12 +193,21 @@ export function checkPage(page: number, limit: number): void {
 }
 
 function checkName(name: unknown, problems: FieldError[]): void {
-  if (typeof name !== 'string' || !name.trim() || name.length > 200) problems.push({ field: 'name', message: 'must be 1 to 200 characters' });
+  if (typeof name !== 'string' || !name.trim() || name.length > 200)
+    problems.push({
+      field: 'name',
+      message: 'must be 1 to 200 characters',
+      reason: typeof name === 'string' && name.length > 200 ? 'too_long' : 'invalid_value',
+    });
 }
 
 function checkPassword(password: unknown, problems: FieldError[]): void {
   if (typeof password !== 'string' || password.length < 8 || password.length > 128)
-    problems.push({ field: 'password', message: 'must be 8 to 128 characters' });
+    problems.push({
+      field: 'password',
+      message: 'must be 8 to 128 characters',
+      reason: typeof password === 'string' && password.length > 128 ? 'too_long' : 'invalid_value',
+    });
 }
 
 function checkRoles(roles: string[], problems: FieldError[]): void {

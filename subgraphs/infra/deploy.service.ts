@@ -308,6 +308,9 @@ export class DeployService {
     previousImage: string | null,
     apply: () => Promise<RolloutStatus>,
   ): Promise<string> {
+    // As `kubectl set image` during a rollout: the newest change wins, the running rollout ends.
+    // The service row is locked, so concurrent changes take turns and each supersedes the last.
+    const superseded = await this.store.supersede(tx.manager, s.id, `Superseded by a ${kind} of ${target.image}`);
     let deploymentId: string;
     try {
       deploymentId = await this.store.insertDeployment(tx.manager, {
@@ -337,6 +340,27 @@ export class DeployService {
       throw new AppError('service_unavailable', 'The cluster did not accept the change; nothing was deployed', { reason: 'cluster_unavailable' });
     }
     await this.store.setRevision(tx.manager, deploymentId, status.revision, status.message);
+    if (superseded) {
+      const supersededId = superseded.deploymentId;
+      tx.afterCommit(() =>
+        this.events
+          .publish(TOPIC.deploymentUpdated, { deploymentId: supersededId })
+          .catch((err) => this.logger.warn('infra: deployment event not published', { err, deploymentId: supersededId })),
+      );
+      await this.notify.emit(
+        'deployment.superseded',
+        {
+          deploymentId: supersededId,
+          status: superseded.status,
+          supersededBy: deploymentId,
+          service: { id: s.id, name: s.name },
+          image: superseded.targetImage,
+          duration: Math.round((superseded.finishedAt!.getTime() - superseded.createdAt.getTime()) / 100) / 10,
+        },
+        { projectId: s.projectId },
+        tx,
+      );
+    }
     await this.notify.emit(
       'deployment.created',
       {

@@ -4,6 +4,9 @@ import type { RolloutPhase, RolloutStrategy } from './cluster/driver';
 import type { InfraDeployment, InfraService } from './infra.types';
 import type { Viewer } from './project.store';
 
+/** A rollout's status: the cluster's phase, or superseded (a newer deploy or rollback replaced it while it ran). */
+export type DeploymentStatus = RolloutPhase | 'superseded';
+
 /**
  * How services (infra.services) and their rollouts (infra.deployments, at most one in progress
  * per service: the database enforces it) are kept. A service's status and health are read from
@@ -57,7 +60,7 @@ interface ServiceRow {
   created_at: Date;
   updated_at: Date;
   slug: string;
-  d_status: RolloutPhase | null;
+  d_status: DeploymentStatus | null;
   d_progress: Progress | null;
 }
 
@@ -65,7 +68,7 @@ interface DeploymentRow {
   id: string;
   service_id: string;
   kind: 'create' | 'deploy' | 'rollback';
-  status: RolloutPhase;
+  status: DeploymentStatus;
   strategy: RolloutStrategy;
   target_image: string;
   previous_image: string | null;
@@ -198,8 +201,9 @@ export class DeployStore {
   ): Promise<string> {
     const row = await one<{ id: string }>(
       q,
-      `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      // clock_timestamp(), not the transaction's start: rollouts of a service are ordered as they took its lock.
+      `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp()) RETURNING id`,
       [
         d.serviceId,
         d.kind,
@@ -212,6 +216,17 @@ export class DeployStore {
       ],
     );
     return row!.id;
+  }
+
+  /** Ends the service's rollout in progress, if any, as superseded (`message` says by what); the row as it ends. */
+  async supersede(q: Queryable, serviceId: string, message: string): Promise<InfraDeployment | undefined> {
+    const row = await one<DeploymentRow>(
+      q,
+      `UPDATE infra.deployments SET status = 'superseded', finished_at = clock_timestamp(), message = $2
+        WHERE service_id = $1 AND status = 'in-progress' RETURNING *`,
+      [serviceId, message],
+    );
+    return row && toDeployment(row);
   }
 
   /** The service's rollout in progress, if any. */
@@ -227,13 +242,17 @@ export class DeployStore {
     return (await rows<{ id: string }>(this.db, `SELECT id FROM infra.deployments WHERE status = 'in-progress'`)).map((r) => r.id);
   }
 
-  /** Locks the rollout if it is still in progress and no other process follows it (SKIP LOCKED). */
+  /**
+   * Locks the rollout if it is still in progress and no other process follows it (SKIP LOCKED).
+   * Its service is locked with it, in the order a deploy takes them (service, then rollout): a
+   * follower never waits on a deploy that waits on it; the rollout is followed at the next pass.
+   */
   lockToFollow(q: Queryable, id: string): Promise<FollowedRow | undefined> {
     return one<FollowedRow>(
       q,
       `SELECT d.*, s.project_id, s.name AS service_name, s.image AS service_image, s.replicas AS service_replicas, s.strategy AS service_strategy, p.slug
            FROM infra.deployments d JOIN infra.services s ON s.id = d.service_id JOIN infra.projects p ON p.id = s.project_id
-          WHERE d.id = $1 AND d.status = 'in-progress' FOR UPDATE OF d SKIP LOCKED`,
+          WHERE d.id = $1 AND d.status = 'in-progress' FOR UPDATE OF d, s SKIP LOCKED`,
       [id],
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Infrastructure service (spec 3, section C) — users and roles, projects, services with their
+ * Infrastructure service — users and roles, projects, services with their
  * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
  * `kubernetes`), cluster figures, signed webhooks and alerts. People sign in with e-mail and
  * password (HS256 JWT, audience `infra`, 3600 s); machines use infrastructure API keys
@@ -29,6 +29,7 @@ import { DeployService } from './deploy.service';
 import { InfraResolver, type InfraServices } from './infra.resolver';
 import { Infra1763769601500 } from './migrations/1763769601500-infra';
 import { AlertProjects1763769601836 } from './migrations/1763769601836-alert-projects';
+import { SupersededDeployments1764400000000 } from './migrations/1764400000000-superseded-deployments';
 import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
 import { TOPIC } from '../../kernel/topics';
@@ -66,7 +67,8 @@ function buildInfra(kernel: Kernel): Infra {
 export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
-  migrations: [Infra1763769601500, AlertProjects1763769601836],
+  servesHttp: true,
+  migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000],
   subscriptions: [
     {
       field: 'deploymentUpdated',

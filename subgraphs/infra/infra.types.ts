@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 
-// ---- pagination (spec 3, C: {page, limit, total, totalPages}) ---------------------------------
+// ---- pagination ({page, limit, total, totalPages}) ------------------------------------------
 
 @ObjectType({ description: 'Where a page sits in a list of the infrastructure service.' })
 export class InfraPagination {
@@ -211,7 +211,10 @@ export class DeploymentProgress {
   @Field(() => Int) desired: number;
 }
 
-@ObjectType({ description: 'One rollout of a service: a create, deploy or rollback. Statuses: in-progress, success, failed.' })
+@ObjectType({
+  description:
+    'One rollout of a service: a create, deploy or rollback. Statuses: in-progress, success, failed, superseded (a newer deploy or rollback replaced it while it ran).',
+})
 export class InfraDeployment {
   @Field(() => ID) deploymentId: string;
   @Field(() => ID) serviceId: string;
@@ -368,7 +371,7 @@ export class InfraWebhook {
 @InputType()
 export class CreateInfraWebhookInput {
   @Field() url: string;
-  @Field(() => [String], { description: 'deployment.created, deployment.completed, alert.triggered' }) events: string[];
+  @Field(() => [String], { description: 'deployment.created, deployment.completed, deployment.superseded, alert.triggered' }) events: string[];
   @Field({ nullable: true, description: 'Default true.' }) active?: boolean;
 }
 

@@ -36,7 +36,7 @@ import { NotifyStore, type HookTargetRow } from './notify.store';
  *   INFRA_ALERT_THRESHOLD_PERCENT (default 90).
  */
 
-export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'alert.triggered'] as const;
+export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'deployment.superseded', 'alert.triggered'] as const;
 export type InfraEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** What an event is about: one project's services, or the cluster. */

@@ -116,8 +116,13 @@ export class ProjectService {
     const problems: FieldError[] = [];
     const name = input.name?.trim();
     if ((creating || input.name != null) && (!name || name.length > 100 || !slugOf(name)))
-      problems.push({ field: 'name', message: 'must be 1 to 100 characters with at least one letter or digit' });
-    if (input.description != null && input.description.length > 2000) problems.push({ field: 'description', message: 'must be at most 2000 characters' });
+      problems.push({
+        field: 'name',
+        message: 'must be 1 to 100 characters with at least one letter or digit',
+        reason: name && name.length > 100 ? 'too_long' : 'invalid_value',
+      });
+    if (input.description != null && input.description.length > 2000)
+      problems.push({ field: 'description', message: 'must be at most 2000 characters', reason: 'too_long' });
     if (input.visibility != null && !VISIBILITIES.includes(input.visibility))
       problems.push({ field: 'visibility', message: `must be one of ${VISIBILITIES.join(', ')}` });
     if (input.status != null && !PROJECT_STATUSES.includes(input.status))

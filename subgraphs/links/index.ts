@@ -25,6 +25,7 @@ import { Links1763769601300 } from './migrations/1763769601300-links';
 export const links: ServiceModule<Kernel> = {
   name: 'links',
   surface: 'links',
+  servesHttp: true,
   migrations: [Links1763769601300],
   subscriptions: [],
   resolvers: [LinkResolver],

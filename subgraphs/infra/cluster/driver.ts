@@ -1,5 +1,5 @@
 /**
- * The infrastructure service's view of a cluster (spec 3, section C). Two drivers implement it:
+ * The infrastructure service's view of a cluster. Two drivers implement it:
  * `local` (this host as a one-node cluster; rollouts simulated by the same state machine, no
  * containers started) and `kubernetes` (@kubernetes/client-node against KUBECONFIG). The service
  * keeps its own rows (services, deployments); the driver owns what runs.

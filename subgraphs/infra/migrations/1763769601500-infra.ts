@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The infrastructure service (spec 3, section C). Passwords are argon2id hashes; webhook secrets
+ * The infrastructure service. Passwords are argon2id hashes; webhook secrets
  * are encrypted (they sign every delivery). The database holds the rules that concurrency could
  * otherwise break: one e-mail per user, one slug per project, one service name per project, one
  * deployment in progress per service, one open alert per rule and subject.
