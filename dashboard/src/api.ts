@@ -1,11 +1,13 @@
+import { QueryClient, useQuery as useReactQuery, useQueryClient } from '@tanstack/react-query';
 import { createClient, type Client } from 'graphql-ws';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import type { TypedDocumentString } from './generated';
 
 /**
  * Every view is a GraphQL operation through the gateway, with the API key the person signed in
- * with (kept in this tab's session storage, never in a URL). Live views use graphql-ws. The
- * operations are the .graphql files beside the views, typed by `npm run codegen` (generated.ts).
+ * with (kept in this tab's session storage, never in a URL). Reads go through React Query's cache;
+ * live views write subscription events into that cache, so every view of the same data updates
+ * at once. The operations are the .graphql files beside the views, typed by `npm run codegen`.
  */
 
 export const KEY_STORAGE = 'platform.apiKey';
@@ -31,6 +33,9 @@ export async function gql<D, V>(document: TypedDocumentString<D, V>, variables: 
   return body.data as D;
 }
 
+// A failed read is shown at once: the errors the API gives (permissions, not found) do not heal on retry.
+export const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } } });
+
 let ws: Client | undefined;
 function socket(): Client {
   return (ws ??= createClient({
@@ -45,24 +50,24 @@ export function signOut(): void {
   sessionStorage.removeItem(KEY_STORAGE);
   void ws?.dispose();
   ws = undefined;
+  queryClient.clear();
 }
 
-/** A query's data, refetched when `deps` change or `reload()` is called. */
-export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V, deps: unknown[] = []) {
-  const [state, setState] = useState<{ data?: D; error?: GraphQLFailure; loading: boolean }>({ loading: true });
-  const [n, setN] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setState((s) => ({ ...s, loading: true }));
-    gql(document, variables)
-      .then((data) => live && setState({ data, loading: false }))
-      .catch((error) => live && setState({ error, loading: false }));
-    return () => {
-      live = false;
-    };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, n]);
-  return { ...state, reload: () => setN((x) => x + 1), setData: (data: D) => setState({ data, loading: false }) };
+/** The cache key of an operation with its variables. */
+export const queryKey = <D, V>(document: TypedDocumentString<D, V>, variables: V) => [document.toString(), variables] as const;
+
+/** A query's data from the cache (fetched when missing), with `reload()` and `setData()` on the same cache entry. */
+export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V) {
+  const client = useQueryClient();
+  const key = queryKey(document, variables);
+  const q = useReactQuery<D, GraphQLFailure>({ queryKey: key, queryFn: () => gql(document, variables) });
+  return {
+    data: q.data,
+    error: q.error ?? undefined,
+    loading: q.isPending,
+    reload: () => void q.refetch(),
+    setData: (data: D) => client.setQueryData(key, data),
+  };
 }
 
 /** Calls `onData` with every event of a subscription while the component is mounted. */
@@ -78,4 +83,29 @@ export function useSubscription<D, V extends Record<string, unknown>>(document: 
     );
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [document, key]);
+}
+
+/**
+ * A query kept live by a subscription: each event is written into the query's cache entry
+ * (`toData` maps the event to the query's shape). The query is read once more a second after the
+ * subscription starts, because a change between the first read and the subscription being in
+ * place is in neither.
+ */
+export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
+  document: TypedDocumentString<D, V>,
+  variables: V,
+  subscription: TypedDocumentString<S, SV>,
+  subscriptionVariables: SV | null,
+  toData: (event: S) => D,
+) {
+  const q = useQuery(document, variables);
+  useSubscription(subscription, subscriptionVariables, (event) => q.setData(toData(event)));
+  const key = JSON.stringify(subscriptionVariables);
+  useEffect(() => {
+    if (!subscriptionVariables) return;
+    const again = setTimeout(() => q.reload(), 1000);
+    return () => clearTimeout(again);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return q;
 }

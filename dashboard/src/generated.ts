@@ -124,6 +124,10 @@ export type DashboardSignInQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardSignInQuery = { rateLimitStatus: { tier: string } };
 
+export type DashboardWorkflowsProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardWorkflowsProbeQuery = { workflows: { pagination: { total: number } } };
+
 export type DashboardAgentsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsQuery = {
@@ -132,11 +136,27 @@ export type DashboardAgentsQuery = {
     name: string;
     domain: string;
     forgeStage: string;
+    description: string;
     successRate: number;
     averageDuration: number;
     totalExecutions: number;
-    taskTypes: Array<{ taskType: string; title: string; inputs: { required: Array<string>; optional: Array<string> } }>;
+    taskTypes: Array<{
+      taskType: string;
+      title: string;
+      description: string;
+      artifactFormat: string;
+      typicalDuration: number;
+      inputs: { required: Array<string>; optional: Array<string> };
+    }>;
   }>;
+};
+
+export type DashboardAgentTasksQueryVariables = Exact<{
+  agentId: string;
+}>;
+
+export type DashboardAgentTasksQuery = {
+  tasks: { tasks: Array<{ taskId: string; taskType: string; status: string; createdAt: string; duration: number | null }> };
 };
 
 export type DashboardTaskFieldsFragment = {
@@ -144,10 +164,36 @@ export type DashboardTaskFieldsFragment = {
   status: string;
   agentId: string;
   taskType: string;
+  priority: string;
+  context: Record<string, unknown>;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  estimatedDuration: number;
   duration: number | null;
-  progress: { percentage: number; currentStep: string } | null;
+  orchestrationId: string | null;
+  stage: string | null;
+  cancelReason: string | null;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number } | null;
+  result: {
+    output: Record<string, unknown>;
+    filesCreated: Array<string>;
+    filesModified: Array<string>;
+    linesWritten: number;
+    model: string;
+    tokensUsed: number;
+    promptId: string;
+    promptVersion: number;
+  } | null;
   error: { code: string; message: string } | null;
+  artifacts: Array<{ path: string; kind: string; lines: number; bytes: number; content: string }>;
 };
+
+export type DashboardTaskQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardTaskQuery = { task: DashboardTaskFieldsFragment };
 
 export type DashboardTaskUpdatedSubscriptionVariables = Exact<{
   id: string | number;
@@ -159,7 +205,7 @@ export type DashboardStartTaskMutationVariables = Exact<{
   input: ExecuteTaskInput;
 }>;
 
-export type DashboardStartTaskMutation = { executeTask: DashboardTaskFieldsFragment };
+export type DashboardStartTaskMutation = { executeTask: { taskId: string } };
 
 export type DashboardExecutionsQueryVariables = Exact<{ [key: string]: never }>;
 
@@ -371,6 +417,22 @@ export type DashboardPromptQuery = {
   }>;
 };
 
+export type DashboardWorkflowsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardWorkflowsQuery = {
+  workflows: {
+    workflows: Array<{
+      workflowId: string;
+      name: string;
+      active: boolean;
+      nodeCount: number;
+      tags: Array<string>;
+      lastExecuted: string | null;
+      updatedAt: string;
+    }>;
+  };
+};
+
 export type DashboardCancelTaskMutationVariables = Exact<{
   id: string | number;
 }>;
@@ -393,7 +455,7 @@ export class TypedDocumentString<TResult, TVariables> extends String implements 
   }
 }
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
@@ -425,14 +487,23 @@ export const DashboardSignInDocument = new TypedDocumentString('query DashboardS
   DashboardSignInQuery,
   DashboardSignInQueryVariables
 >;
+export const DashboardWorkflowsProbeDocument = new TypedDocumentString(
+  'query DashboardWorkflowsProbe{workflows(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardWorkflowsProbeQuery, DashboardWorkflowsProbeQueryVariables>;
 export const DashboardAgentsDocument = new TypedDocumentString(
-  'query DashboardAgents{agents{agentId name domain forgeStage successRate averageDuration totalExecutions taskTypes{taskType title inputs{required optional}}}}',
+  'query DashboardAgents{agents{agentId name domain forgeStage description successRate averageDuration totalExecutions taskTypes{taskType title description artifactFormat typicalDuration inputs{required optional}}}}',
 ) as unknown as TypedDocumentString<DashboardAgentsQuery, DashboardAgentsQueryVariables>;
+export const DashboardAgentTasksDocument = new TypedDocumentString(
+  'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{taskId taskType status createdAt duration}}}',
+) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
+export const DashboardTaskDocument = new TypedDocumentString(
+  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
+) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
 export const DashboardTaskUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
 ) as unknown as TypedDocumentString<DashboardTaskUpdatedSubscription, DashboardTaskUpdatedSubscriptionVariables>;
 export const DashboardStartTaskDocument = new TypedDocumentString(
-  'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
 ) as unknown as TypedDocumentString<DashboardStartTaskMutation, DashboardStartTaskMutationVariables>;
 export const DashboardExecutionsDocument = new TypedDocumentString(
   'query DashboardExecutions{executions(limit:50){executions{executionId workflowName status mode startedAt duration}}}',
@@ -482,6 +553,9 @@ export const DashboardPromptsDocument = new TypedDocumentString(
 export const DashboardPromptDocument = new TypedDocumentString(
   'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
 ) as unknown as TypedDocumentString<DashboardPromptQuery, DashboardPromptQueryVariables>;
+export const DashboardWorkflowsDocument = new TypedDocumentString(
+  'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt}}}',
+) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
 export const DashboardCancelTaskDocument = new TypedDocumentString(
   'mutation DashboardCancelTask($id:ID!){cancelTask(taskId:$id){status}}',
 ) as unknown as TypedDocumentString<DashboardCancelTaskMutation, DashboardCancelTaskMutationVariables>;

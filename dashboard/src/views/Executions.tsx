@@ -1,6 +1,7 @@
 import { Alert, Anchor, Button, Card, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { gql, useQuery, useSubscription } from '../api';
+import { Link, useNavigate } from 'react-router-dom';
+import { gql, useLiveQuery, useQuery } from '../api';
 import {
   DashboardExecutionDocument,
   DashboardExecutionsDocument,
@@ -34,7 +35,7 @@ function List() {
           {(list.data?.executions.executions ?? []).map((e) => (
             <Table.Tr key={e.executionId} data-testid={`execution-row-${e.executionId}`}>
               <Table.Td>
-                <Anchor href={`#/executions/${e.executionId}`}>{e.workflowName}</Anchor>
+                <Anchor component={Link} to={`/executions/${e.executionId}`}>{e.workflowName}</Anchor>
               </Table.Td>
               <Table.Td>
                 <StatusBadge status={e.status} />
@@ -55,8 +56,8 @@ type NodeRow = Partial<NonNullable<DashboardExecutionFieldsFragment['nodeData']>
 
 /** Per-node status and output, live through executionUpdated; retry from any node. */
 function Detail({ id }: { id: string }) {
-  const q = useQuery(DashboardExecutionDocument, { id }, [id]);
-  useSubscription(DashboardExecutionUpdatedDocument, { id }, (d) => q.setData({ execution: d.executionUpdated }));
+  const q = useLiveQuery(DashboardExecutionDocument, { id }, DashboardExecutionUpdatedDocument, { id }, (d) => ({ execution: d.executionUpdated }));
+  const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const e = q.data?.execution;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
@@ -65,7 +66,7 @@ function Detail({ id }: { id: string }) {
     setError(null);
     try {
       const d = await gql(DashboardRetryExecutionDocument, { id, from: fromNode ?? null });
-      location.hash = `#/executions/${d.retryExecution.executionId}`;
+      navigate(`/executions/${d.retryExecution.executionId}`);
     } catch (err) {
       setError((err as Error).message);
     }

@@ -1,6 +1,7 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { useEffect, useState } from 'react';
-import { gql, useQuery, useSubscription } from '../api';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router-dom';
+import { gql, useLiveQuery, useQuery, useSubscription } from '../api';
 import {
   DashboardCancelOrchestrationDocument,
   DashboardCancelTaskDocument,
@@ -38,12 +39,13 @@ export function Orchestrations({ route }: { route: string[] }) {
 function List() {
   const list = useQuery(DashboardOrchestrationsDocument, {});
   const [draft, setDraft] = useState(EXAMPLE);
+  const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const create = async () => {
     setError(null);
     try {
       const d = await gql(DashboardCreateOrchestrationDocument, { input: JSON.parse(draft) });
-      location.hash = `#/orchestrations/${d.createOrchestration.orchestrationId}`;
+      navigate(`/orchestrations/${d.createOrchestration.orchestrationId}`);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -66,7 +68,7 @@ function List() {
           {(list.data?.orchestrations.orchestrations ?? []).map((o) => (
             <Table.Tr key={o.orchestrationId} data-testid={`orchestration-row-${o.orchestrationId}`}>
               <Table.Td>
-                <Anchor href={`#/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
+                <Anchor component={Link} to={`/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
               </Table.Td>
               <Table.Td>
                 <StatusBadge status={o.status} />
@@ -96,16 +98,7 @@ function List() {
 
 /** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
 function Detail({ id }: { id: string }) {
-  const q = useQuery(DashboardOrchestrationDocument, { id }, [id]);
-  useSubscription(DashboardOrchestrationUpdatedDocument, { id }, (d) => q.setData({ orchestration: d.orchestrationUpdated }));
-  // The query and the subscription start together: a change that lands after the query read the
-  // orchestration but before the server has the subscription is in neither. Read it once more
-  // when the subscription is surely in place (tasks start within milliseconds of creation).
-  useEffect(() => {
-    const again = setTimeout(() => q.reload(), 1000);
-    return () => clearTimeout(again);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [id]);
+  const q = useLiveQuery(DashboardOrchestrationDocument, { id }, DashboardOrchestrationUpdatedDocument, { id }, (d) => ({ orchestration: d.orchestrationUpdated }));
   const [error, setError] = useState<string | null>(null);
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;

@@ -1,4 +1,5 @@
 import { Alert, Anchor, Badge, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { Link } from 'react-router-dom';
 import { useQuery } from '../api';
 import { DashboardPromptDocument, DashboardPromptsDocument } from '../generated';
 import { StatusBadge, when } from './common';
@@ -27,7 +28,7 @@ function List() {
           {(list.data?.prompts.prompts ?? []).map((p) => (
             <Table.Tr key={p.promptId} data-testid={`prompt-row-${p.promptId}`}>
               <Table.Td>
-                <Anchor href={`#/prompts/${encodeURIComponent(p.promptId)}`}>{p.name}</Anchor>
+                <Anchor component={Link} to={`/prompts/${encodeURIComponent(p.promptId)}`}>{p.name}</Anchor>
               </Table.Td>
               <Table.Td>v{p.version}</Table.Td>
               <Table.Td>
@@ -44,7 +45,7 @@ function List() {
 }
 
 function Detail({ id }: { id: string }) {
-  const q = useQuery(DashboardPromptDocument, { id }, [id]);
+  const q = useQuery(DashboardPromptDocument, { id });
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   const p = q.data?.prompt;
   if (!q.data || !p) return <Text c="dimmed">Loading…</Text>;
