@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DASHBOARD_DIR } from '../gateway/dashboard';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { N8N_EXPORT } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -203,15 +204,73 @@ describe('the operations dashboard', () => {
     });
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
     const id = wf.body.data.workflowId ?? wf.body.data.id;
-    const run = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { name: 'Ada' }, mode: 'async' } });
-    assert.ok([200, 201, 202].includes(run.status), JSON.stringify(run.body));
-    await page.goto(`${p.url}/dashboard/executions/${run.body.data.executionId}`);
+    await page.goto(`${p.url}/dashboard/workflows/${id}`);
+    await page.getByTestId('graph-node-Pause').waitFor();
+    assert.match((await page.getByTestId('workflow-executions').textContent()) ?? '', /^$/, 'never run');
+    await page.getByTestId('workflow-run-input').fill('{"name": "Ada"}');
+    await page.getByTestId('workflow-run').click();
     await page.getByTestId('execution-detail').waitFor();
-    await page.locator('[data-testid="execution-node-Shape"][data-status="success"]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="graph-node-Start"][data-status="success"]').waitFor();
+    assert.notEqual(await page.getByTestId('graph-node-Shape').getAttribute('data-status'), 'success', 'not yet: Pause waits a second');
+    await page.locator('[data-testid="graph-node-Shape"][data-status="success"]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="execution-node-Shape"][data-status="success"]').waitFor();
     await page.locator('[data-testid="execution-detail"][data-status="success"]').waitFor();
     assert.equal(await page.getByTestId('execution-node-Start').getAttribute('data-status'), 'success');
     assert.match((await page.getByTestId('execution-node-Shape').textContent()) ?? '', /hello/);
+    // Input and output of a node: a table, or JSON.
+    await page.getByTestId('execution-io-Shape').click();
+    const shape = page.getByTestId('execution-node-Shape');
+    await shape.locator('th', { hasText: 'greeting' }).first().waitFor();
+    await shape.locator('td', { hasText: 'Ada' }).first().waitFor();
+    await shape.getByText('JSON').last().click();
+    await shape.locator('pre', { hasText: '"greeting": "hello"' }).waitFor();
     await shot('execution');
+  });
+
+  test('an n8n export imported from a file: previewed with its sticky note, drawn at its positions, activated', async () => {
+    await page.goto(`${p.url}/dashboard/workflows`);
+    await page.getByTestId('workflow-import').waitFor();
+    const file = path.join(SHOTS, 'order-intake.json');
+    writeFileSync(file, JSON.stringify(N8N_EXPORT));
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByTestId('workflow-import-file').click();
+    await (await chooser).setFiles(file);
+    const preview = page.getByTestId('workflow-import-preview');
+    await preview.getByTestId('graph-node-Big order?').waitFor();
+    const sticky = N8N_EXPORT.nodes.find((n) => n.type === 'n8n-nodes-base.stickyNote')!;
+    await preview.getByTestId(`graph-note-${sticky.name}`).waitFor();
+    await shot('workflow-import');
+    await page.getByTestId('workflow-import-submit').click();
+    await page.getByTestId('workflow-detail').waitFor();
+    assert.match(page.url(), /\/dashboard\/workflows\/[^/]+$/);
+    const graph = page.getByTestId('workflow-graph');
+    for (const n of N8N_EXPORT.nodes.filter((x) => x.type !== 'n8n-nodes-base.stickyNote')) await graph.getByTestId(`graph-node-${n.name}`).waitFor();
+    // n8n's positions: High priority (y -100) above Normal priority (y 100), both right of the IF.
+    const high = (await graph.getByTestId('graph-node-High priority').boundingBox())!;
+    const normal = (await graph.getByTestId('graph-node-Normal priority').boundingBox())!;
+    const branch = (await graph.getByTestId('graph-node-Big order?').boundingBox())!;
+    assert.ok(high.y < normal.y && high.x > branch.x, JSON.stringify({ high, normal, branch }));
+    assert.equal((await graph.locator('.react-flow__edge').count()) > 5, true, 'connections drawn');
+    assert.equal(await page.getByTestId('workflow-active').textContent(), 'inactive');
+    await page.getByTestId('workflow-activate').click();
+    await page.locator('[data-testid="workflow-detail"][data-active="true"]').waitFor();
+    // Its triggers as registered: a webhook URL and a schedule.
+    const wfId = page.url().split('/').pop()!;
+    const hook = await p.rest('POST', `/v1/control-plane/workflows/${wfId}/webhooks`, {
+      body: { path: '/dash/orders', method: 'POST', authentication: { type: 'none' } },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const cron = await p.rest('POST', `/v1/control-plane/workflows/${wfId}/schedule`, { body: { cron: '0 9 * * 1-5', timezone: 'Europe/Paris' } });
+    assert.equal(cron.status, 201, JSON.stringify(cron.body));
+    await page.reload();
+    const triggers = page.getByTestId('workflow-triggers');
+    await triggers.getByText(`${p.url}/webhook/dash/orders`).waitFor();
+    await triggers.getByText('0 9 * * 1-5').waitFor();
+    assert.match((await triggers.textContent()) ?? '', /Europe\/Paris/);
+    await shot('workflow');
+    await page.getByRole('link', { name: 'Workflows', exact: true }).click();
+    await page.getByTestId('workflows-table').getByText(N8N_EXPORT.name).waitFor();
+    assert.match((await page.getByTestId('workflows-table').textContent()) ?? '', /never/, 'a never-run workflow listed');
   });
 
   test('metrics and prompts render; a key that may not read a section does not see it', async () => {

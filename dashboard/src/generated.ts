@@ -222,9 +222,21 @@ export type DashboardExecutionFieldsFragment = {
   startedAt: string;
   finishedAt: string | null;
   duration: number | null;
+  originalExecutionId: string | null;
   progress: { nodesCompleted: number; nodesTotal: number; currentNode: string | null };
   error: { code: string; message: string; node: string | null } | null;
-  nodeData: Array<{ nodeName: string; nodeType: string; status: string; duration: number; output: unknown; error: Record<string, unknown> | null }> | null;
+  nodeData: Array<{
+    nodeName: string;
+    runIndex: number;
+    nodeType: string;
+    status: string;
+    duration: number;
+    tries: number;
+    reused: boolean;
+    output: unknown;
+    error: Record<string, unknown> | null;
+  }> | null;
+  logs: Array<{ timestamp: string; level: string; node: string | null; message: string }>;
 };
 
 export type DashboardExecutionQueryVariables = Exact<{
@@ -245,6 +257,12 @@ export type DashboardRetryExecutionMutationVariables = Exact<{
 }>;
 
 export type DashboardRetryExecutionMutation = { retryExecution: { executionId: string } };
+
+export type DashboardExecutionWorkflowQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardExecutionWorkflowQuery = { workflow: DashboardWorkflowGraphFragment };
 
 export type DashboardMetricsQueryVariables = Exact<{
   s: string;
@@ -429,9 +447,68 @@ export type DashboardWorkflowsQuery = {
       tags: Array<string>;
       lastExecuted: string | null;
       updatedAt: string;
+      statistics: { executions: number };
     }>;
   };
 };
+
+export type DashboardWorkflowGraphFragment = {
+  workflowId: string;
+  name: string;
+  connections: Record<string, unknown>;
+  nodes: Array<{ name: string; type: string; position: Array<number>; notes: string | null; disabled: boolean | null; parameters: Record<string, unknown> }>;
+};
+
+export type DashboardWorkflowQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardWorkflowQuery = {
+  workflow: {
+    description: string | null;
+    active: boolean;
+    version: number;
+    tags: Array<string>;
+    createdAt: string;
+    updatedAt: string;
+  } & DashboardWorkflowGraphFragment;
+  workflowSchedules: Array<{
+    scheduleId: string;
+    cron: string;
+    timezone: string;
+    enabled: boolean;
+    nextRunAt: string | null;
+    nodeName: string | null;
+    lastRunAt: string | null;
+  }>;
+  workflowWebhooks: { webhooks: Array<{ webhookId: string; url: string; method: string; active: boolean; authentication: { type: string } }> };
+  executions: { executions: Array<{ executionId: string; status: string; mode: string; startedAt: string; duration: number | null }> };
+};
+
+export type DashboardImportWorkflowMutationVariables = Exact<{
+  workflow: unknown;
+}>;
+
+export type DashboardImportWorkflowMutation = { importWorkflow: { workflowId: string } };
+
+export type DashboardActivateWorkflowMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardActivateWorkflowMutation = { activateWorkflow: { workflowId: string; active: boolean } };
+
+export type DashboardDeactivateWorkflowMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardDeactivateWorkflowMutation = { deactivateWorkflow: { workflowId: string; active: boolean } };
+
+export type DashboardRunWorkflowMutationVariables = Exact<{
+  id: string | number;
+  data?: Record<string, unknown> | null | undefined;
+}>;
+
+export type DashboardRunWorkflowMutation = { executeWorkflow: { executionId: string } };
 
 export type DashboardCancelTaskMutationVariables = Exact<{
   id: string | number;
@@ -459,13 +536,17 @@ export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
 export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
   'fragment DashboardOrchestrationFields on Orchestration{orchestrationId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
   { fragmentName: 'DashboardOrchestrationFields' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationFieldsFragment, unknown>;
+export const DashboardWorkflowGraphFragmentDoc = new TypedDocumentString(
+  'fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  { fragmentName: 'DashboardWorkflowGraph' },
+) as unknown as TypedDocumentString<DashboardWorkflowGraphFragment, unknown>;
 export const DashboardAgentsProbeDocument = new TypedDocumentString('query DashboardAgentsProbe{agents{agentId}}') as unknown as TypedDocumentString<
   DashboardAgentsProbeQuery,
   DashboardAgentsProbeQueryVariables
@@ -509,14 +590,17 @@ export const DashboardExecutionsDocument = new TypedDocumentString(
   'query DashboardExecutions{executions(limit:50){executions{executionId workflowName status mode startedAt duration}}}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
-  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionQuery, DashboardExecutionQueryVariables>;
 export const DashboardExecutionUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionUpdatedSubscription, DashboardExecutionUpdatedSubscriptionVariables>;
 export const DashboardRetryExecutionDocument = new TypedDocumentString(
   'mutation DashboardRetryExecution($id:ID!$from:String){retryExecution(executionId:$id fromNode:$from){executionId}}',
 ) as unknown as TypedDocumentString<DashboardRetryExecutionMutation, DashboardRetryExecutionMutationVariables>;
+export const DashboardExecutionWorkflowDocument = new TypedDocumentString(
+  'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+) as unknown as TypedDocumentString<DashboardExecutionWorkflowQuery, DashboardExecutionWorkflowQueryVariables>;
 export const DashboardMetricsDocument = new TypedDocumentString(
   'query DashboardMetrics($s:String!$e:String!){agentMetrics(startDate:$s endDate:$e granularity:"day"){summary{totalExecutions successRate p50Duration p95Duration p99Duration}timeseries{timestamp executions successful failed averageDuration}}costMetrics(startDate:$s endDate:$e){summary{totalCost currency tier baseFee usageFee}breakdown{category cost}forecast{projectedMonthlyTotal confidenceLevel}}orchestrationMetrics(startDate:$s endDate:$e){summary{totalOrchestrations completed failed successRate}stagePerformance{stage completionRate averageDuration}}}',
 ) as unknown as TypedDocumentString<DashboardMetricsQuery, DashboardMetricsQueryVariables>;
@@ -554,8 +638,23 @@ export const DashboardPromptDocument = new TypedDocumentString(
   'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
 ) as unknown as TypedDocumentString<DashboardPromptQuery, DashboardPromptQueryVariables>;
 export const DashboardWorkflowsDocument = new TypedDocumentString(
-  'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt}}}',
+  'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt statistics{executions}}}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
+export const DashboardWorkflowDocument = new TypedDocumentString(
+  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}executions(workflowId:$id limit:20){executions{executionId status mode startedAt duration}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+) as unknown as TypedDocumentString<DashboardWorkflowQuery, DashboardWorkflowQueryVariables>;
+export const DashboardImportWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardImportWorkflow($workflow:JSON!){importWorkflow(workflow:$workflow){workflowId}}',
+) as unknown as TypedDocumentString<DashboardImportWorkflowMutation, DashboardImportWorkflowMutationVariables>;
+export const DashboardActivateWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardActivateWorkflow($id:ID!){activateWorkflow(workflowId:$id){workflowId active}}',
+) as unknown as TypedDocumentString<DashboardActivateWorkflowMutation, DashboardActivateWorkflowMutationVariables>;
+export const DashboardDeactivateWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardDeactivateWorkflow($id:ID!){deactivateWorkflow(workflowId:$id){workflowId active}}',
+) as unknown as TypedDocumentString<DashboardDeactivateWorkflowMutation, DashboardDeactivateWorkflowMutationVariables>;
+export const DashboardRunWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardRunWorkflow($id:ID!$data:JSONObject){executeWorkflow(workflowId:$id input:{data:$data mode:"async"}){executionId}}',
+) as unknown as TypedDocumentString<DashboardRunWorkflowMutation, DashboardRunWorkflowMutationVariables>;
 export const DashboardCancelTaskDocument = new TypedDocumentString(
   'mutation DashboardCancelTask($id:ID!){cancelTask(taskId:$id){status}}',
 ) as unknown as TypedDocumentString<DashboardCancelTaskMutation, DashboardCancelTaskMutationVariables>;
