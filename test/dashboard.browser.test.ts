@@ -190,6 +190,17 @@ describe('the operations dashboard', () => {
     holds.get(h)!.release();
   });
 
+  test("the creation form's sample creates as it is; a lane's task opens its task page", async () => {
+    await page.goto(`${p.url}/dashboard/orchestrations`);
+    await page.getByTestId('orchestration-create').click();
+    await page.getByTestId('orchestration-detail').waitFor();
+    assert.equal(await page.getByTestId('orchestration-error').count(), 0);
+    await page.getByTestId('task-link-plan').click();
+    await page.getByTestId('task-detail').waitFor();
+    assert.match((await page.getByTestId('task-detail').textContent()) ?? '', /factory-orchestrator · plan-delivery/);
+    await page.locator('[data-testid="task-detail"][data-status="completed"]').waitFor({ timeout: 30_000 });
+  });
+
   test('a workflow execution: its nodes turn green as they run', async () => {
     const wf = await p.rest('POST', '/v1/engine/workflows', {
       body: {

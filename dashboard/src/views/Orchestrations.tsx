@@ -20,12 +20,16 @@ import { Percent, seconds, StatusBadge, when } from './common';
 
 const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
 type StageTask = NonNullable<DashboardOrchestrationFieldsFragment['stages'][number]['tasks']>[number];
+// A sample that creates as it is: each task's context has its task type's required inputs.
 const EXAMPLE = JSON.stringify(
   {
     name: 'Checkout redesign',
     stages: [
-      { stage: 'RESEARCH', tasks: [{ agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: 'Redesign checkout' } }] },
-      { stage: 'DESIGN', tasks: [{ agentId: 'workflow-architect', taskType: 'design-workflow', context: { objective: 'Checkout flow' } }] },
+      { stage: 'RESEARCH', tasks: [{ id: 'plan', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: 'Redesign checkout' } }] },
+      {
+        stage: 'DESIGN',
+        tasks: [{ id: 'flow', agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: 'Checkout flow: cart, payment, confirmation', trigger: 'webhook' } }],
+      },
     ],
   },
   null,
@@ -194,7 +198,15 @@ function TaskCard({ task }: { task: StageTask }) {
   return (
     <Card withBorder padding={6} data-testid={`task-card-${task.key}`} data-status={status}>
       <Stack gap={4}>
-        <Text size="xs" fw={500}>{task.agentId}</Text>
+        {taskId ? (
+          <Anchor component={Link} to={`/tasks/${taskId}`} size="xs" fw={500} data-testid={`task-link-${task.key}`}>
+            {task.agentId}
+          </Anchor>
+        ) : (
+          <Text size="xs" fw={500}>
+            {task.agentId}
+          </Text>
+        )}
         <Text size="xs" c="dimmed">{task.taskType}</Text>
         <Group gap={4}>
           <StatusBadge status={status} />
