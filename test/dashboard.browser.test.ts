@@ -284,6 +284,34 @@ describe('the operations dashboard', () => {
     assert.match((await page.getByTestId('workflows-table').textContent()) ?? '', /never/, 'a never-run workflow listed');
   });
 
+  test("prompts: the user's apart from the agents', every version's template, a diff of two, a test run", async () => {
+    const made = await p.rest('POST', '/v1/promptlib/prompts', {
+      body: { name: 'release-notes', description: 'Release notes', template: 'Write release notes for {{version}}.\nKeep it short.', variables: ['version'] },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const changed = await p.rest('PUT', '/v1/promptlib/prompts/release-notes', {
+      body: { template: 'Write release notes for {{version}}.\nGroup them by feature.', createNewVersion: true },
+    });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    await page.goto(`${p.url}/dashboard/prompts`);
+    await page.getByTestId('prompts-own').getByTestId('prompt-row-release-notes').waitFor();
+    assert.equal(await page.getByTestId('prompts-own').locator('[data-testid^="prompt-row-incident-commander"]').count(), 0);
+    assert.ok((await page.getByTestId('prompts-agents').locator('[data-testid^="prompt-row-incident-commander"]').count()) > 0, 'seeded agent prompts apart');
+    await page.getByTestId('prompt-row-release-notes').getByRole('link').click();
+    await page.getByTestId('prompt-version-1').getByText('Keep it short.').waitFor();
+    await page.getByTestId('prompt-version-2').getByText('Group them by feature.').waitFor();
+    const diff = page.getByTestId('prompt-diff-lines');
+    assert.match((await diff.locator('[data-change="removed"]').textContent()) ?? '', /^- Keep it short\.$/);
+    assert.match((await diff.locator('[data-change="added"]').textContent()) ?? '', /^\+ Group them by feature\.$/);
+    await page.getByTestId('prompt-test').locator('textarea').fill('{"version": "2.1"}');
+    await page.getByTestId('prompt-test-run').click();
+    await page
+      .getByTestId('prompt-test-output')
+      .getByText(/Done\./)
+      .waitFor();
+    await shot('prompt');
+  });
+
   test('metrics and prompts render; a key that may not read a section does not see it', async () => {
     await page.goto(`${p.url}/dashboard/metrics`);
     await page.getByTestId('chart-agent-executions').locator('canvas').waitFor();

@@ -100,6 +100,18 @@ export type TaskWebhookInput = {
   secret?: string | null | undefined;
 };
 
+export type TestPromptInput = {
+  variables: Record<string, unknown>;
+  /** One of LLM_MODELS; default the first. */
+  model?: string | null | undefined;
+  /** 0.0 to 1.0, default 0.7. */
+  temperature?: number | null | undefined;
+  /** Default 4096. */
+  maxTokens?: number | null | undefined;
+  /** The version to test; default the latest. */
+  version?: number | null | undefined;
+};
+
 export type DashboardAgentsProbeQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsProbeQuery = { agents: Array<{ agentId: string }> };
@@ -396,7 +408,20 @@ export type DashboardTaskProgressSubscription = { taskUpdated: { status: string;
 export type DashboardPromptsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardPromptsQuery = {
-  prompts: { prompts: Array<{ promptId: string; name: string; version: number; status: string; testsRun: number; successRate: number; updatedAt: string }> };
+  prompts: {
+    prompts: Array<{
+      promptId: string;
+      name: string;
+      description: string;
+      agentId: string | null;
+      domain: string | null;
+      version: number;
+      status: string;
+      testsRun: number;
+      successRate: number;
+      updatedAt: string;
+    }>;
+  };
 };
 
 export type DashboardPromptQueryVariables = Exact<{
@@ -412,6 +437,9 @@ export type DashboardPromptQuery = {
     latestVersion: number;
     status: string;
     template: string;
+    variables: Array<string>;
+    versions: Array<number>;
+    environments: Array<{ environment: string; version: number }>;
     performance: {
       totalTests: number;
       successRate: number;
@@ -433,6 +461,22 @@ export type DashboardPromptQuery = {
       promptB: { successRate: number; averageTokens: number; averageLatency: number };
     };
   }>;
+};
+
+export type DashboardPromptVersionQueryVariables = Exact<{
+  id: string | number;
+  version: number;
+}>;
+
+export type DashboardPromptVersionQuery = { prompt: { promptId: string; version: number; status: string; template: string; updatedAt: string } };
+
+export type DashboardTestPromptMutationVariables = Exact<{
+  id: string | number;
+  input: TestPromptInput;
+}>;
+
+export type DashboardTestPromptMutation = {
+  testPrompt: { testId: string; version: number; output: string; createdAt: string; metadata: { model: string; tokensUsed: number; latency: number } };
 };
 
 export type DashboardWorkflowsQueryVariables = Exact<{ [key: string]: never }>;
@@ -632,11 +676,17 @@ export const DashboardTaskProgressDocument = new TypedDocumentString(
   'subscription DashboardTaskProgress($id:ID!){taskUpdated(taskId:$id){status progress{percentage currentStep}}}',
 ) as unknown as TypedDocumentString<DashboardTaskProgressSubscription, DashboardTaskProgressSubscriptionVariables>;
 export const DashboardPromptsDocument = new TypedDocumentString(
-  'query DashboardPrompts{prompts(limit:100){prompts{promptId name version status testsRun successRate updatedAt}}}',
+  'query DashboardPrompts{prompts(limit:100){prompts{promptId name description agentId domain version status testsRun successRate updatedAt}}}',
 ) as unknown as TypedDocumentString<DashboardPromptsQuery, DashboardPromptsQueryVariables>;
 export const DashboardPromptDocument = new TypedDocumentString(
-  'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
+  'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template variables versions environments{environment version}performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
 ) as unknown as TypedDocumentString<DashboardPromptQuery, DashboardPromptQueryVariables>;
+export const DashboardPromptVersionDocument = new TypedDocumentString(
+  'query DashboardPromptVersion($id:ID!$version:Int!){prompt(promptId:$id version:$version){promptId version status template updatedAt}}',
+) as unknown as TypedDocumentString<DashboardPromptVersionQuery, DashboardPromptVersionQueryVariables>;
+export const DashboardTestPromptDocument = new TypedDocumentString(
+  'mutation DashboardTestPrompt($id:ID!$input:TestPromptInput!){testPrompt(promptId:$id input:$input){testId version output createdAt metadata{model tokensUsed latency}}}',
+) as unknown as TypedDocumentString<DashboardTestPromptMutation, DashboardTestPromptMutationVariables>;
 export const DashboardWorkflowsDocument = new TypedDocumentString(
   'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt statistics{executions}}}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
