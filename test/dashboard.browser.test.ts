@@ -316,6 +316,15 @@ describe('the operations dashboard', () => {
     await page.goto(`${p.url}/dashboard/metrics`);
     await page.getByTestId('chart-agent-executions').locator('canvas').waitFor();
     await page.getByTestId('system-health').getByText('database').waitFor();
+    // Units on the figures; costs are an estimate from the price table.
+    await page
+      .getByTestId('metrics-cost')
+      .getByText(/^\$\d+\.\d\d$/)
+      .waitFor();
+    assert.match((await page.getByTestId('metrics-cost').textContent()) ?? '', /estimate \(price table\)/);
+    assert.match((await page.getByTestId('chart-costs').textContent()) ?? '', /estimate \(price table\)/);
+    assert.match((await page.getByTestId('metrics-figures').textContent()) ?? '', /Agent tasks\d+unit: count/);
+    assert.match((await page.getByTestId('system-health').textContent()) ?? '', /CPU [\d.]+ %/);
     await shot('metrics');
     await page.goto(`${p.url}/dashboard/prompts`);
     await page.locator('[data-testid^="prompt-row-"]').first().waitFor();
