@@ -560,6 +560,24 @@ export type DashboardCancelTaskMutationVariables = Exact<{
 
 export type DashboardCancelTaskMutation = { cancelTask: { status: string } };
 
+export type DashboardTaskEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardTaskEventSubscription = { taskUpdated: { status: string } };
+
+export type DashboardExecutionEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardExecutionEventSubscription = { executionUpdated: { status: string } };
+
+export type DashboardOrchestrationEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardOrchestrationEventSubscription = { orchestrationUpdated: { status: string } };
+
 export class TypedDocumentString<TResult, TVariables> extends String implements DocumentTypeDecoration<TResult, TVariables> {
   __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
   private value: string;
@@ -708,3 +726,12 @@ export const DashboardRunWorkflowDocument = new TypedDocumentString(
 export const DashboardCancelTaskDocument = new TypedDocumentString(
   'mutation DashboardCancelTask($id:ID!){cancelTask(taskId:$id){status}}',
 ) as unknown as TypedDocumentString<DashboardCancelTaskMutation, DashboardCancelTaskMutationVariables>;
+export const DashboardTaskEventDocument = new TypedDocumentString(
+  'subscription DashboardTaskEvent($id:ID!){taskUpdated(taskId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardTaskEventSubscription, DashboardTaskEventSubscriptionVariables>;
+export const DashboardExecutionEventDocument = new TypedDocumentString(
+  'subscription DashboardExecutionEvent($id:ID!){executionUpdated(executionId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardExecutionEventSubscription, DashboardExecutionEventSubscriptionVariables>;
+export const DashboardOrchestrationEventDocument = new TypedDocumentString(
+  'subscription DashboardOrchestrationEvent($id:ID!){orchestrationUpdated(orchestrationId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardOrchestrationEventSubscription, DashboardOrchestrationEventSubscriptionVariables>;

@@ -1,8 +1,8 @@
 import { Alert, Anchor, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, useQuery } from '../api';
-import { DashboardAgentsDocument, DashboardAgentTasksDocument, DashboardStartTaskDocument, type DashboardAgentsQuery } from '../generated';
+import { gql, RefetchOnEvents, useQuery } from '../api';
+import { DashboardAgentsDocument, DashboardAgentTasksDocument, DashboardStartTaskDocument, DashboardTaskEventDocument, type DashboardAgentsQuery } from '../generated';
 import { humanize, seconds, StatusBadge, when } from './common';
 
 type Agent = DashboardAgentsQuery['agents'][number];
@@ -117,6 +117,7 @@ function RecentTasks({ agentId }: { agentId: string }) {
   return (
     <Card withBorder data-testid="agent-tasks">
       <Title order={4}>Latest tasks</Title>
+      <RefetchOnEvents document={DashboardTaskEventDocument} ids={(q.data?.tasks.tasks ?? []).filter((t) => ['queued', 'running'].includes(t.status)).map((t) => t.taskId)} refetch={q.reload} />
       {q.error && <Alert color="red">{q.error.message}</Alert>}
       {q.data?.tasks.tasks.length === 0 && <Text size="sm" c="dimmed">No task yet.</Text>}
       <Table>

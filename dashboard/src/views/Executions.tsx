@@ -1,9 +1,10 @@
 import { Alert, Anchor, Button, Card, Code, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, useLiveQuery, useQuery } from '../api';
+import { gql, RefetchOnEvents, useLiveQuery, useQuery } from '../api';
 import {
   DashboardExecutionDocument,
+  DashboardExecutionEventDocument,
   DashboardExecutionsDocument,
   DashboardExecutionUpdatedDocument,
   DashboardExecutionWorkflowDocument,
@@ -23,6 +24,7 @@ function List() {
   return (
     <Stack>
       <Title order={3}>Workflow executions</Title>
+      <RefetchOnEvents document={DashboardExecutionEventDocument} ids={(list.data?.executions.executions ?? []).filter((e) => ACTIVE.includes(e.status)).map((e) => e.executionId)} refetch={list.reload} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>

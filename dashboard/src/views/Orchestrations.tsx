@@ -1,12 +1,13 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, useLiveQuery, useQuery, useSubscription } from '../api';
+import { gql, RefetchOnEvents, useLiveQuery, useQuery, useSubscription } from '../api';
 import {
   DashboardCancelOrchestrationDocument,
   DashboardCancelTaskDocument,
   DashboardCreateOrchestrationDocument,
   DashboardOrchestrationDocument,
+  DashboardOrchestrationEventDocument,
   DashboardOrchestrationsDocument,
   DashboardOrchestrationUpdatedDocument,
   DashboardPauseOrchestrationDocument,
@@ -58,6 +59,7 @@ function List() {
   return (
     <Stack>
       <Title order={3}>Orchestrations</Title>
+      <RefetchOnEvents document={DashboardOrchestrationEventDocument} ids={(list.data?.orchestrations.orchestrations ?? []).filter((o) => ['running', 'paused'].includes(o.status)).map((o) => o.orchestrationId)} refetch={list.reload} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>

@@ -2,10 +2,11 @@ import { Alert, Anchor, Badge, Button, Card, Code, FileButton, Group, JsonInput,
 import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, useQuery } from '../api';
+import { gql, RefetchOnEvents, useQuery } from '../api';
 import {
   DashboardActivateWorkflowDocument,
   DashboardDeactivateWorkflowDocument,
+  DashboardExecutionEventDocument,
   DashboardImportWorkflowDocument,
   DashboardRunWorkflowDocument,
   DashboardWorkflowDocument,
@@ -228,6 +229,7 @@ function Detail({ id }: { id: string }) {
         </Card>
       </SimpleGrid>
       <Title order={5}>Executions</Title>
+      <RefetchOnEvents document={DashboardExecutionEventDocument} ids={q.data.executions.executions.filter((e) => ['running', 'waiting'].includes(e.status)).map((e) => e.executionId)} refetch={q.reload} />
       {q.data.executions.executions.length === 0 && (
         <Text size="sm" c="dimmed">
           Never run.

@@ -109,3 +109,22 @@ export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   }, [key]);
   return q;
 }
+
+/**
+ * Refetches `refetch` whenever an event arrives about one of the items still in flight (one
+ * subscription each): lists have no subscription of their own, so an item's change reloads the list.
+ */
+export function RefetchOnEvents<S>({ document, ids, refetch }: { document: TypedDocumentString<S, { id: string }>; ids: string[]; refetch: () => void }) {
+  return (
+    <>
+      {ids.map((id) => (
+        <OnEvent key={id} document={document} id={id} onEvent={refetch} />
+      ))}
+    </>
+  );
+}
+
+function OnEvent<S>({ document, id, onEvent }: { document: TypedDocumentString<S, { id: string }>; id: string; onEvent: () => void }) {
+  useSubscription(document, { id }, onEvent);
+  return null;
+}
