@@ -167,6 +167,26 @@ describe('the operations dashboard', () => {
     await shot('orchestration-completed');
   });
 
+  test("a list follows its items: an orchestration's row turns completed without a reload", async () => {
+    const h = hold('browser-list');
+    const created = await p.rest('POST', '/v1/control-plane/orchestration/create', {
+      body: {
+        name: 'Listed',
+        stages: [
+          { stage: 'RESEARCH', tasks: [{ id: 'plan', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: `HOLD:${h}` } }] },
+        ],
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const row = page.getByTestId(`orchestration-row-${created.body.data.orchestrationId}`);
+    await page.goto(`${p.url}/dashboard/orchestrations`);
+    await row.locator('[data-status="running"]').waitFor();
+    await page.evaluate(() => ((window as any).__sameDocument = true));
+    holds.get(h)!.release();
+    await row.locator('[data-status="completed"]').waitFor({ timeout: 15_000 });
+    assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'updated by a subscription, not by reloading');
+  });
+
   test('cancel a running task from its lane; pause and resume', async () => {
     const h = hold('browser-cancel');
     const created = await p.rest('POST', '/v1/control-plane/orchestration/create', {
