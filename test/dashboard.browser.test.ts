@@ -97,7 +97,8 @@ describe('the operations dashboard', () => {
     await signIn(p.adminKey);
     assert.equal(await page.evaluate(() => sessionStorage.getItem('platform.apiKey')), p.adminKey);
     assert.ok(!page.url().includes(p.adminKey));
-    for (const s of ['agents', 'orchestrations', 'executions', 'prompts', 'metrics']) assert.ok(await page.getByTestId(`nav-${s}`).isVisible(), s);
+    for (const s of ['agents', 'orchestrations', 'workflows', 'executions', 'prompts', 'metrics', 'links'])
+      assert.ok(await page.getByTestId(`nav-${s}`).isVisible(), s);
     await page.getByTestId('agents-table').waitFor();
     await shot('agents');
   });
@@ -332,6 +333,16 @@ describe('the operations dashboard', () => {
     await shot('prompt');
   });
 
+  test('short links: one created from the form is listed', async () => {
+    await page.goto(`${p.url}/dashboard/links`);
+    await page.getByTestId('link-url').fill('https://example.com/dashboard-made');
+    await page.getByTestId('link-slug').fill('from-dashboard');
+    await page.getByTestId('link-submit').click();
+    await page.getByTestId('link-row-from-dashboard').getByText('https://example.com/dashboard-made').waitFor();
+    const res = await fetch(`${p.url}/links/from-dashboard`, { redirect: 'manual' });
+    assert.equal(res.headers.get('location'), 'https://example.com/dashboard-made');
+  });
+
   test('metrics and prompts render; a key that may not read a section does not see it', async () => {
     await page.goto(`${p.url}/dashboard/metrics`);
     await page.getByTestId('chart-agent-executions').locator('canvas').waitFor();
@@ -355,7 +366,8 @@ describe('the operations dashboard', () => {
     // The sign-in check and the probes of the sections the key may not read answered 403 (the browser logs each): nothing else.
     const refused = consoleErrors.splice(0);
     for (const e of refused) assert.match(e, /status of 403 .*\/graphql\)$/);
-    for (const s of ['agents', 'orchestrations', 'executions', 'metrics']) assert.equal(await page.getByTestId(`nav-${s}`).count(), 0, `${s} hidden`);
+    for (const s of ['agents', 'orchestrations', 'workflows', 'executions', 'metrics', 'links'])
+      assert.equal(await page.getByTestId(`nav-${s}`).count(), 0, `${s} hidden`);
     await shot('narrow-key');
   });
 });

@@ -5,6 +5,7 @@ import { apiKey, gql, GraphQLFailure, KEY_STORAGE, signOut } from './api';
 import {
   DashboardAgentsProbeDocument,
   DashboardExecutionsProbeDocument,
+  DashboardLinksProbeDocument,
   DashboardMetricsProbeDocument,
   DashboardOrchestrationsProbeDocument,
   DashboardPromptsProbeDocument,
@@ -14,6 +15,7 @@ import {
 } from './generated';
 import { Agents } from './views/Agents';
 import { Executions } from './views/Executions';
+import { Links } from './views/Links';
 import { Metrics } from './views/Metrics';
 import { Orchestrations } from './views/Orchestrations';
 import { Prompts } from './views/Prompts';
@@ -28,6 +30,7 @@ const SECTIONS: { id: string; label: string; probe: TypedDocumentString<unknown,
   { id: 'executions', label: 'Workflow executions', probe: DashboardExecutionsProbeDocument, view: Executions },
   { id: 'prompts', label: 'Prompts', probe: DashboardPromptsProbeDocument, view: Prompts },
   { id: 'metrics', label: 'Metrics', probe: DashboardMetricsProbeDocument, view: Metrics },
+  { id: 'links', label: 'Short links', probe: DashboardLinksProbeDocument, view: Links },
 ];
 
 /** Pages reached from a section, not listed in the navigation: readable with the section's key. */

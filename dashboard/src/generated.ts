@@ -4,6 +4,21 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type CreateLinkInput = {
+  /** http or https. */
+  url: string;
+  /** 3 to 64 letters, digits, "-" or "_"; random when not given; "api" is reserved. */
+  customSlug?: string | null | undefined;
+  /** 4 to 128 characters (not with pin). */
+  password?: string | null | undefined;
+  /** Exactly 4 or 6 digits (not with password). */
+  pin?: string | null | undefined;
+  protectionHint?: string | null | undefined;
+  /** general (default), personal, work or nsfw. */
+  contentClassification?: string | null | undefined;
+  expiresAt?: string | null | undefined;
+};
+
 export type CreateOrchestrationInput = {
   name: string;
   description?: string | null | undefined;
@@ -140,6 +155,10 @@ export type DashboardWorkflowsProbeQueryVariables = Exact<{ [key: string]: never
 
 export type DashboardWorkflowsProbeQuery = { workflows: { pagination: { total: number } } };
 
+export type DashboardLinksProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardLinksProbeQuery = { links: { pagination: { total: number } } };
+
 export type DashboardAgentsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsQuery = {
@@ -275,6 +294,29 @@ export type DashboardExecutionWorkflowQueryVariables = Exact<{
 }>;
 
 export type DashboardExecutionWorkflowQuery = { workflow: DashboardWorkflowGraphFragment };
+
+export type DashboardLinksQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardLinksQuery = {
+  links: {
+    links: Array<{
+      id: string;
+      slug: string;
+      url: string;
+      isActive: boolean;
+      expiresAt: string | null;
+      protectionType: string;
+      visits: number;
+      createdAt: string;
+    }>;
+  };
+};
+
+export type DashboardCreateLinkMutationVariables = Exact<{
+  input: CreateLinkInput;
+}>;
+
+export type DashboardCreateLinkMutation = { createLink: { id: string; slug: string } };
 
 export type DashboardMetricsQueryVariables = Exact<{
   s: string;
@@ -633,6 +675,9 @@ export const DashboardSignInDocument = new TypedDocumentString('query DashboardS
 export const DashboardWorkflowsProbeDocument = new TypedDocumentString(
   'query DashboardWorkflowsProbe{workflows(limit:1){pagination{total}}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowsProbeQuery, DashboardWorkflowsProbeQueryVariables>;
+export const DashboardLinksProbeDocument = new TypedDocumentString(
+  'query DashboardLinksProbe{links(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardLinksProbeQuery, DashboardLinksProbeQueryVariables>;
 export const DashboardAgentsDocument = new TypedDocumentString(
   'query DashboardAgents{agents{agentId name domain forgeStage description successRate averageDuration totalExecutions taskTypes{taskType title description artifactFormat typicalDuration inputs{required optional}}}}',
 ) as unknown as TypedDocumentString<DashboardAgentsQuery, DashboardAgentsQueryVariables>;
@@ -663,6 +708,12 @@ export const DashboardRetryExecutionDocument = new TypedDocumentString(
 export const DashboardExecutionWorkflowDocument = new TypedDocumentString(
   'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
 ) as unknown as TypedDocumentString<DashboardExecutionWorkflowQuery, DashboardExecutionWorkflowQueryVariables>;
+export const DashboardLinksDocument = new TypedDocumentString(
+  'query DashboardLinks{links(limit:100){links{id slug url isActive expiresAt protectionType visits createdAt}}}',
+) as unknown as TypedDocumentString<DashboardLinksQuery, DashboardLinksQueryVariables>;
+export const DashboardCreateLinkDocument = new TypedDocumentString(
+  'mutation DashboardCreateLink($input:CreateLinkInput!){createLink(input:$input){id slug}}',
+) as unknown as TypedDocumentString<DashboardCreateLinkMutation, DashboardCreateLinkMutationVariables>;
 export const DashboardMetricsDocument = new TypedDocumentString(
   'query DashboardMetrics($s:String!$e:String!){agentMetrics(startDate:$s endDate:$e granularity:"day"){summary{totalExecutions successRate p50Duration p95Duration p99Duration}timeseries{timestamp executions successful failed averageDuration}}costMetrics(startDate:$s endDate:$e){summary{totalCost currency tier baseFee usageFee}breakdown{category cost}forecast{projectedMonthlyTotal confidenceLevel}}orchestrationMetrics(startDate:$s endDate:$e){summary{totalOrchestrations completed failed successRate}stagePerformance{stage completionRate averageDuration}}}',
 ) as unknown as TypedDocumentString<DashboardMetricsQuery, DashboardMetricsQueryVariables>;
