@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { pageCsp } from '../kernel/csp';
 
 /**
@@ -32,8 +32,16 @@ export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): vo
       reply.header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
       return payload;
     });
-    await scope.register(fastifyStatic, { root: dir, prefix: '/dashboard/', index: ['index.html'], wildcard: true, cacheControl: false });
-    // The app's own routes (#/...) are in the fragment; /dashboard itself is the index.
-    scope.get('/dashboard', async (_req, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
+    // Every built file gets its own route (the build is there before the server starts); any other
+    // path is a client route of the app, answered with index.html, unless it names a file (has an
+    // extension), which then is missing: 404.
+    await scope.register(fastifyStatic, { root: dir, prefix: '/dashboard/', index: false, wildcard: false, cacheControl: false });
+    const app = async (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').sendFile('index.html');
+    scope.get('/dashboard', app);
+    scope.get('/dashboard/*', async (req, reply) => {
+      const rest = (req.params as { '*': string })['*'];
+      if (path.extname(rest) !== '') return reply.callNotFound();
+      return app(req, reply);
+    });
   });
 }

@@ -4,6 +4,21 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type CreateLinkInput = {
+  /** http or https. */
+  url: string;
+  /** 3 to 64 letters, digits, "-" or "_"; random when not given; "api" is reserved. */
+  customSlug?: string | null | undefined;
+  /** 4 to 128 characters (not with pin). */
+  password?: string | null | undefined;
+  /** Exactly 4 or 6 digits (not with password). */
+  pin?: string | null | undefined;
+  protectionHint?: string | null | undefined;
+  /** general (default), personal, work or nsfw. */
+  contentClassification?: string | null | undefined;
+  expiresAt?: string | null | undefined;
+};
+
 export type CreateOrchestrationInput = {
   name: string;
   description?: string | null | undefined;
@@ -100,6 +115,18 @@ export type TaskWebhookInput = {
   secret?: string | null | undefined;
 };
 
+export type TestPromptInput = {
+  variables: Record<string, unknown>;
+  /** One of LLM_MODELS; default the first. */
+  model?: string | null | undefined;
+  /** 0.0 to 1.0, default 0.7. */
+  temperature?: number | null | undefined;
+  /** Default 4096. */
+  maxTokens?: number | null | undefined;
+  /** The version to test; default the latest. */
+  version?: number | null | undefined;
+};
+
 export type DashboardAgentsProbeQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsProbeQuery = { agents: Array<{ agentId: string }> };
@@ -124,6 +151,14 @@ export type DashboardSignInQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardSignInQuery = { rateLimitStatus: { tier: string } };
 
+export type DashboardWorkflowsProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardWorkflowsProbeQuery = { workflows: { pagination: { total: number } } };
+
+export type DashboardLinksProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardLinksProbeQuery = { links: { pagination: { total: number } } };
+
 export type DashboardAgentsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsQuery = {
@@ -132,11 +167,27 @@ export type DashboardAgentsQuery = {
     name: string;
     domain: string;
     forgeStage: string;
+    description: string;
     successRate: number;
     averageDuration: number;
     totalExecutions: number;
-    taskTypes: Array<{ taskType: string; title: string; inputs: { required: Array<string>; optional: Array<string> } }>;
+    taskTypes: Array<{
+      taskType: string;
+      title: string;
+      description: string;
+      artifactFormat: string;
+      typicalDuration: number;
+      inputs: { required: Array<string>; optional: Array<string> };
+    }>;
   }>;
+};
+
+export type DashboardAgentTasksQueryVariables = Exact<{
+  agentId: string;
+}>;
+
+export type DashboardAgentTasksQuery = {
+  tasks: { tasks: Array<{ taskId: string; taskType: string; status: string; createdAt: string; duration: number | null }> };
 };
 
 export type DashboardTaskFieldsFragment = {
@@ -144,10 +195,36 @@ export type DashboardTaskFieldsFragment = {
   status: string;
   agentId: string;
   taskType: string;
+  priority: string;
+  context: Record<string, unknown>;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  estimatedDuration: number;
   duration: number | null;
-  progress: { percentage: number; currentStep: string } | null;
+  orchestrationId: string | null;
+  stage: string | null;
+  cancelReason: string | null;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number } | null;
+  result: {
+    output: Record<string, unknown>;
+    filesCreated: Array<string>;
+    filesModified: Array<string>;
+    linesWritten: number;
+    model: string;
+    tokensUsed: number;
+    promptId: string;
+    promptVersion: number;
+  } | null;
   error: { code: string; message: string } | null;
+  artifacts: Array<{ path: string; kind: string; lines: number; bytes: number; content: string }>;
 };
+
+export type DashboardTaskQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardTaskQuery = { task: DashboardTaskFieldsFragment };
 
 export type DashboardTaskUpdatedSubscriptionVariables = Exact<{
   id: string | number;
@@ -159,7 +236,7 @@ export type DashboardStartTaskMutationVariables = Exact<{
   input: ExecuteTaskInput;
 }>;
 
-export type DashboardStartTaskMutation = { executeTask: DashboardTaskFieldsFragment };
+export type DashboardStartTaskMutation = { executeTask: { taskId: string } };
 
 export type DashboardExecutionsQueryVariables = Exact<{ [key: string]: never }>;
 
@@ -176,9 +253,21 @@ export type DashboardExecutionFieldsFragment = {
   startedAt: string;
   finishedAt: string | null;
   duration: number | null;
+  originalExecutionId: string | null;
   progress: { nodesCompleted: number; nodesTotal: number; currentNode: string | null };
   error: { code: string; message: string; node: string | null } | null;
-  nodeData: Array<{ nodeName: string; nodeType: string; status: string; duration: number; output: unknown; error: Record<string, unknown> | null }> | null;
+  nodeData: Array<{
+    nodeName: string;
+    runIndex: number;
+    nodeType: string;
+    status: string;
+    duration: number;
+    tries: number;
+    reused: boolean;
+    output: unknown;
+    error: Record<string, unknown> | null;
+  }> | null;
+  logs: Array<{ timestamp: string; level: string; node: string | null; message: string }>;
 };
 
 export type DashboardExecutionQueryVariables = Exact<{
@@ -199,6 +288,35 @@ export type DashboardRetryExecutionMutationVariables = Exact<{
 }>;
 
 export type DashboardRetryExecutionMutation = { retryExecution: { executionId: string } };
+
+export type DashboardExecutionWorkflowQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardExecutionWorkflowQuery = { workflow: DashboardWorkflowGraphFragment };
+
+export type DashboardLinksQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardLinksQuery = {
+  links: {
+    links: Array<{
+      id: string;
+      slug: string;
+      url: string;
+      isActive: boolean;
+      expiresAt: string | null;
+      protectionType: string;
+      visits: number;
+      createdAt: string;
+    }>;
+  };
+};
+
+export type DashboardCreateLinkMutationVariables = Exact<{
+  input: CreateLinkInput;
+}>;
+
+export type DashboardCreateLinkMutation = { createLink: { id: string; slug: string } };
 
 export type DashboardMetricsQueryVariables = Exact<{
   s: string;
@@ -332,7 +450,20 @@ export type DashboardTaskProgressSubscription = { taskUpdated: { status: string;
 export type DashboardPromptsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardPromptsQuery = {
-  prompts: { prompts: Array<{ promptId: string; name: string; version: number; status: string; testsRun: number; successRate: number; updatedAt: string }> };
+  prompts: {
+    prompts: Array<{
+      promptId: string;
+      name: string;
+      description: string;
+      agentId: string | null;
+      domain: string | null;
+      version: number;
+      status: string;
+      testsRun: number;
+      successRate: number;
+      updatedAt: string;
+    }>;
+  };
 };
 
 export type DashboardPromptQueryVariables = Exact<{
@@ -348,6 +479,9 @@ export type DashboardPromptQuery = {
     latestVersion: number;
     status: string;
     template: string;
+    variables: Array<string>;
+    versions: Array<number>;
+    environments: Array<{ environment: string; version: number }>;
     performance: {
       totalTests: number;
       successRate: number;
@@ -371,11 +505,120 @@ export type DashboardPromptQuery = {
   }>;
 };
 
+export type DashboardPromptVersionQueryVariables = Exact<{
+  id: string | number;
+  version: number;
+}>;
+
+export type DashboardPromptVersionQuery = { prompt: { promptId: string; version: number; status: string; template: string; updatedAt: string } };
+
+export type DashboardTestPromptMutationVariables = Exact<{
+  id: string | number;
+  input: TestPromptInput;
+}>;
+
+export type DashboardTestPromptMutation = {
+  testPrompt: { testId: string; version: number; output: string; createdAt: string; metadata: { model: string; tokensUsed: number; latency: number } };
+};
+
+export type DashboardWorkflowsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardWorkflowsQuery = {
+  workflows: {
+    workflows: Array<{
+      workflowId: string;
+      name: string;
+      active: boolean;
+      nodeCount: number;
+      tags: Array<string>;
+      lastExecuted: string | null;
+      updatedAt: string;
+      statistics: { executions: number };
+    }>;
+  };
+};
+
+export type DashboardWorkflowGraphFragment = {
+  workflowId: string;
+  name: string;
+  connections: Record<string, unknown>;
+  nodes: Array<{ name: string; type: string; position: Array<number>; notes: string | null; disabled: boolean | null; parameters: Record<string, unknown> }>;
+};
+
+export type DashboardWorkflowQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardWorkflowQuery = {
+  workflow: {
+    description: string | null;
+    active: boolean;
+    version: number;
+    tags: Array<string>;
+    createdAt: string;
+    updatedAt: string;
+  } & DashboardWorkflowGraphFragment;
+  workflowSchedules: Array<{
+    scheduleId: string;
+    cron: string;
+    timezone: string;
+    enabled: boolean;
+    nextRunAt: string | null;
+    nodeName: string | null;
+    lastRunAt: string | null;
+  }>;
+  workflowWebhooks: { webhooks: Array<{ webhookId: string; url: string; method: string; active: boolean; authentication: { type: string } }> };
+  executions: { executions: Array<{ executionId: string; status: string; mode: string; startedAt: string; duration: number | null }> };
+};
+
+export type DashboardImportWorkflowMutationVariables = Exact<{
+  workflow: unknown;
+}>;
+
+export type DashboardImportWorkflowMutation = { importWorkflow: { workflowId: string } };
+
+export type DashboardActivateWorkflowMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardActivateWorkflowMutation = { activateWorkflow: { workflowId: string; active: boolean } };
+
+export type DashboardDeactivateWorkflowMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardDeactivateWorkflowMutation = { deactivateWorkflow: { workflowId: string; active: boolean } };
+
+export type DashboardRunWorkflowMutationVariables = Exact<{
+  id: string | number;
+  data?: Record<string, unknown> | null | undefined;
+}>;
+
+export type DashboardRunWorkflowMutation = { executeWorkflow: { executionId: string } };
+
 export type DashboardCancelTaskMutationVariables = Exact<{
   id: string | number;
 }>;
 
 export type DashboardCancelTaskMutation = { cancelTask: { status: string } };
+
+export type DashboardTaskEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardTaskEventSubscription = { taskUpdated: { status: string } };
+
+export type DashboardExecutionEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardExecutionEventSubscription = { executionUpdated: { status: string } };
+
+export type DashboardOrchestrationEventSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardOrchestrationEventSubscription = { orchestrationUpdated: { status: string } };
 
 export class TypedDocumentString<TResult, TVariables> extends String implements DocumentTypeDecoration<TResult, TVariables> {
   __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
@@ -393,17 +636,21 @@ export class TypedDocumentString<TResult, TVariables> extends String implements 
   }
 }
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
 export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
   'fragment DashboardOrchestrationFields on Orchestration{orchestrationId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
   { fragmentName: 'DashboardOrchestrationFields' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationFieldsFragment, unknown>;
+export const DashboardWorkflowGraphFragmentDoc = new TypedDocumentString(
+  'fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  { fragmentName: 'DashboardWorkflowGraph' },
+) as unknown as TypedDocumentString<DashboardWorkflowGraphFragment, unknown>;
 export const DashboardAgentsProbeDocument = new TypedDocumentString('query DashboardAgentsProbe{agents{agentId}}') as unknown as TypedDocumentString<
   DashboardAgentsProbeQuery,
   DashboardAgentsProbeQueryVariables
@@ -425,27 +672,48 @@ export const DashboardSignInDocument = new TypedDocumentString('query DashboardS
   DashboardSignInQuery,
   DashboardSignInQueryVariables
 >;
+export const DashboardWorkflowsProbeDocument = new TypedDocumentString(
+  'query DashboardWorkflowsProbe{workflows(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardWorkflowsProbeQuery, DashboardWorkflowsProbeQueryVariables>;
+export const DashboardLinksProbeDocument = new TypedDocumentString(
+  'query DashboardLinksProbe{links(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardLinksProbeQuery, DashboardLinksProbeQueryVariables>;
 export const DashboardAgentsDocument = new TypedDocumentString(
-  'query DashboardAgents{agents{agentId name domain forgeStage successRate averageDuration totalExecutions taskTypes{taskType title inputs{required optional}}}}',
+  'query DashboardAgents{agents{agentId name domain forgeStage description successRate averageDuration totalExecutions taskTypes{taskType title description artifactFormat typicalDuration inputs{required optional}}}}',
 ) as unknown as TypedDocumentString<DashboardAgentsQuery, DashboardAgentsQueryVariables>;
+export const DashboardAgentTasksDocument = new TypedDocumentString(
+  'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{taskId taskType status createdAt duration}}}',
+) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
+export const DashboardTaskDocument = new TypedDocumentString(
+  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
+) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
 export const DashboardTaskUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
 ) as unknown as TypedDocumentString<DashboardTaskUpdatedSubscription, DashboardTaskUpdatedSubscriptionVariables>;
 export const DashboardStartTaskDocument = new TypedDocumentString(
-  'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType progress{percentage currentStep}error{code message}duration}',
+  'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
 ) as unknown as TypedDocumentString<DashboardStartTaskMutation, DashboardStartTaskMutationVariables>;
 export const DashboardExecutionsDocument = new TypedDocumentString(
   'query DashboardExecutions{executions(limit:50){executions{executionId workflowName status mode startedAt duration}}}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
-  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionQuery, DashboardExecutionQueryVariables>;
 export const DashboardExecutionUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName nodeType status duration output error}}',
+  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionUpdatedSubscription, DashboardExecutionUpdatedSubscriptionVariables>;
 export const DashboardRetryExecutionDocument = new TypedDocumentString(
   'mutation DashboardRetryExecution($id:ID!$from:String){retryExecution(executionId:$id fromNode:$from){executionId}}',
 ) as unknown as TypedDocumentString<DashboardRetryExecutionMutation, DashboardRetryExecutionMutationVariables>;
+export const DashboardExecutionWorkflowDocument = new TypedDocumentString(
+  'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+) as unknown as TypedDocumentString<DashboardExecutionWorkflowQuery, DashboardExecutionWorkflowQueryVariables>;
+export const DashboardLinksDocument = new TypedDocumentString(
+  'query DashboardLinks{links(limit:100){links{id slug url isActive expiresAt protectionType visits createdAt}}}',
+) as unknown as TypedDocumentString<DashboardLinksQuery, DashboardLinksQueryVariables>;
+export const DashboardCreateLinkDocument = new TypedDocumentString(
+  'mutation DashboardCreateLink($input:CreateLinkInput!){createLink(input:$input){id slug}}',
+) as unknown as TypedDocumentString<DashboardCreateLinkMutation, DashboardCreateLinkMutationVariables>;
 export const DashboardMetricsDocument = new TypedDocumentString(
   'query DashboardMetrics($s:String!$e:String!){agentMetrics(startDate:$s endDate:$e granularity:"day"){summary{totalExecutions successRate p50Duration p95Duration p99Duration}timeseries{timestamp executions successful failed averageDuration}}costMetrics(startDate:$s endDate:$e){summary{totalCost currency tier baseFee usageFee}breakdown{category cost}forecast{projectedMonthlyTotal confidenceLevel}}orchestrationMetrics(startDate:$s endDate:$e){summary{totalOrchestrations completed failed successRate}stagePerformance{stage completionRate averageDuration}}}',
 ) as unknown as TypedDocumentString<DashboardMetricsQuery, DashboardMetricsQueryVariables>;
@@ -477,11 +745,44 @@ export const DashboardTaskProgressDocument = new TypedDocumentString(
   'subscription DashboardTaskProgress($id:ID!){taskUpdated(taskId:$id){status progress{percentage currentStep}}}',
 ) as unknown as TypedDocumentString<DashboardTaskProgressSubscription, DashboardTaskProgressSubscriptionVariables>;
 export const DashboardPromptsDocument = new TypedDocumentString(
-  'query DashboardPrompts{prompts(limit:100){prompts{promptId name version status testsRun successRate updatedAt}}}',
+  'query DashboardPrompts{prompts(limit:100){prompts{promptId name description agentId domain version status testsRun successRate updatedAt}}}',
 ) as unknown as TypedDocumentString<DashboardPromptsQuery, DashboardPromptsQueryVariables>;
 export const DashboardPromptDocument = new TypedDocumentString(
-  'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
+  'query DashboardPrompt($id:ID!){prompt(promptId:$id){promptId name description version latestVersion status template variables versions environments{environment version}performance{totalTests successRate averageTokens averageLatency byVersion{version totalTests successRate averageTokens averageLatency}}}promptAbTests(promptId:$id){testId model createdAt promptA{promptId version}promptB{promptId version}results{recommendation reason promptA{successRate averageTokens averageLatency}promptB{successRate averageTokens averageLatency}}}}',
 ) as unknown as TypedDocumentString<DashboardPromptQuery, DashboardPromptQueryVariables>;
+export const DashboardPromptVersionDocument = new TypedDocumentString(
+  'query DashboardPromptVersion($id:ID!$version:Int!){prompt(promptId:$id version:$version){promptId version status template updatedAt}}',
+) as unknown as TypedDocumentString<DashboardPromptVersionQuery, DashboardPromptVersionQueryVariables>;
+export const DashboardTestPromptDocument = new TypedDocumentString(
+  'mutation DashboardTestPrompt($id:ID!$input:TestPromptInput!){testPrompt(promptId:$id input:$input){testId version output createdAt metadata{model tokensUsed latency}}}',
+) as unknown as TypedDocumentString<DashboardTestPromptMutation, DashboardTestPromptMutationVariables>;
+export const DashboardWorkflowsDocument = new TypedDocumentString(
+  'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt statistics{executions}}}}',
+) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
+export const DashboardWorkflowDocument = new TypedDocumentString(
+  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}executions(workflowId:$id limit:20){executions{executionId status mode startedAt duration}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+) as unknown as TypedDocumentString<DashboardWorkflowQuery, DashboardWorkflowQueryVariables>;
+export const DashboardImportWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardImportWorkflow($workflow:JSON!){importWorkflow(workflow:$workflow){workflowId}}',
+) as unknown as TypedDocumentString<DashboardImportWorkflowMutation, DashboardImportWorkflowMutationVariables>;
+export const DashboardActivateWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardActivateWorkflow($id:ID!){activateWorkflow(workflowId:$id){workflowId active}}',
+) as unknown as TypedDocumentString<DashboardActivateWorkflowMutation, DashboardActivateWorkflowMutationVariables>;
+export const DashboardDeactivateWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardDeactivateWorkflow($id:ID!){deactivateWorkflow(workflowId:$id){workflowId active}}',
+) as unknown as TypedDocumentString<DashboardDeactivateWorkflowMutation, DashboardDeactivateWorkflowMutationVariables>;
+export const DashboardRunWorkflowDocument = new TypedDocumentString(
+  'mutation DashboardRunWorkflow($id:ID!$data:JSONObject){executeWorkflow(workflowId:$id input:{data:$data mode:"async"}){executionId}}',
+) as unknown as TypedDocumentString<DashboardRunWorkflowMutation, DashboardRunWorkflowMutationVariables>;
 export const DashboardCancelTaskDocument = new TypedDocumentString(
   'mutation DashboardCancelTask($id:ID!){cancelTask(taskId:$id){status}}',
 ) as unknown as TypedDocumentString<DashboardCancelTaskMutation, DashboardCancelTaskMutationVariables>;
+export const DashboardTaskEventDocument = new TypedDocumentString(
+  'subscription DashboardTaskEvent($id:ID!){taskUpdated(taskId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardTaskEventSubscription, DashboardTaskEventSubscriptionVariables>;
+export const DashboardExecutionEventDocument = new TypedDocumentString(
+  'subscription DashboardExecutionEvent($id:ID!){executionUpdated(executionId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardExecutionEventSubscription, DashboardExecutionEventSubscriptionVariables>;
+export const DashboardOrchestrationEventDocument = new TypedDocumentString(
+  'subscription DashboardOrchestrationEvent($id:ID!){orchestrationUpdated(orchestrationId:$id){status}}',
+) as unknown as TypedDocumentString<DashboardOrchestrationEventSubscription, DashboardOrchestrationEventSubscriptionVariables>;

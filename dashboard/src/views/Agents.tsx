@@ -1,15 +1,9 @@
-import { Alert, Button, Card, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
 import { useState } from 'react';
-import { gql, useQuery, useSubscription } from '../api';
-import {
-  DashboardAgentsDocument,
-  DashboardCancelTaskDocument,
-  DashboardStartTaskDocument,
-  DashboardTaskUpdatedDocument,
-  type DashboardAgentsQuery,
-  type DashboardTaskFieldsFragment,
-} from '../generated';
-import { Percent, seconds, StatusBadge } from './common';
+import { Link, useNavigate } from 'react-router-dom';
+import { gql, RefetchOnEvents, useQuery } from '../api';
+import { DashboardAgentsDocument, DashboardAgentTasksDocument, DashboardStartTaskDocument, DashboardTaskEventDocument, type DashboardAgentsQuery } from '../generated';
+import { humanize, seconds, StatusBadge, when } from './common';
 
 type Agent = DashboardAgentsQuery['agents'][number];
 
@@ -21,6 +15,9 @@ export function Agents(_: { route: string[] }) {
   return (
     <Stack>
       <Title order={3}>Agents</Title>
+      <Text size="sm" c="dimmed">
+        Pick an agent to start a task on it.
+      </Text>
       <Table striped highlightOnHover data-testid="agents-table">
         <Table.Thead>
           <Table.Tr>
@@ -28,88 +25,121 @@ export function Agents(_: { route: string[] }) {
             <Table.Th>Stage</Table.Th>
             <Table.Th>Success rate</Table.Th>
             <Table.Th>Average duration</Table.Th>
-            <Table.Th>Runs</Table.Th>
+            <Table.Th>Finished tasks</Table.Th>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
           {(agents.data?.agents ?? []).map((a) => (
-            <Table.Tr key={a.agentId} onClick={() => setSelected(a.agentId)} style={{ cursor: 'pointer' }} data-testid={`agent-row-${a.agentId}`}>
+            <Table.Tr key={a.agentId} onClick={() => setSelected(a.agentId)} style={{ cursor: 'pointer' }} bg={a.agentId === selected ? 'blue.0' : undefined} data-testid={`agent-row-${a.agentId}`}>
               <Table.Td>
                 <Text fw={500}>{a.name}</Text>
                 <Text size="xs" c="dimmed">{a.agentId}</Text>
               </Table.Td>
               <Table.Td>{a.forgeStage}</Table.Td>
-              <Table.Td>{a.successRate.toFixed(1)}%</Table.Td>
-              <Table.Td>{seconds(a.averageDuration)}</Table.Td>
+              {/* The figures are 0 until the agent has finished a task: no runs is not a 0 % agent. */}
+              <Table.Td data-testid={`agent-success-${a.agentId}`}>{a.totalExecutions ? `${a.successRate.toFixed(1)} %` : '—'}</Table.Td>
+              <Table.Td>{a.totalExecutions ? seconds(a.averageDuration) : '—'}</Table.Td>
               <Table.Td>{a.totalExecutions}</Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
-      {agent && <StartTask agent={agent} onFinished={agents.reload} />}
+      {agent && (
+        <SimpleGrid cols={{ base: 1, lg: 2 }}>
+          <StartTask key={agent.agentId} agent={agent} />
+          <RecentTasks agentId={agent.agentId} />
+        </SimpleGrid>
+      )}
     </Stack>
   );
 }
 
-/** The form is built from the task type's declared inputs. */
-function StartTask({ agent, onFinished }: { agent: Agent; onFinished: () => void }) {
+/** The form is built from the task type's declared inputs, labelled for a person. */
+function StartTask({ agent }: { agent: Agent }) {
   const [taskType, setTaskType] = useState<string | undefined>(agent.taskTypes[0]?.taskType);
   const [values, setValues] = useState<Record<string, string>>({});
-  const [task, setTask] = useState<DashboardTaskFieldsFragment | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const navigate = useNavigate();
   const type = agent.taskTypes.find((t) => t.taskType === taskType) ?? agent.taskTypes[0]!;
-  useSubscription(DashboardTaskUpdatedDocument, task ? { id: task.taskId } : null, (d) => {
-    setTask(d.taskUpdated);
-    if (['completed', 'failed', 'cancelled'].includes(d.taskUpdated.status)) onFinished();
-  });
   const start = async () => {
     setError(null);
     const context = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== ''));
     try {
       const d = await gql(DashboardStartTaskDocument, { input: { agentId: agent.agentId, taskType: type.taskType, context } });
-      setTask(d.executeTask);
+      navigate(`/tasks/${d.executeTask.taskId}`);
     } catch (e) {
       setError((e as Error).message);
     }
   };
+  const fields = [...type.inputs.required.map((n) => [n, true] as const), ...type.inputs.optional.map((n) => [n, false] as const)];
   return (
     <Card withBorder data-testid="start-task">
       <Stack>
         <Title order={4}>Start a task on {agent.name}</Title>
-        <Select label="Task type" data={agent.taskTypes.map((t) => ({ value: t.taskType, label: t.title }))} value={type.taskType} onChange={(v) => v && setTaskType(v)} data-testid="task-type" />
-        {[...type.inputs.required.map((n: string) => [n, true] as const), ...type.inputs.optional.map((n: string) => [n, false] as const)].map(([name, required]) => (
-          <TextInput
-            key={name}
-            label={name}
+        <Text size="sm" c="dimmed">{agent.description}</Text>
+        <Select
+          label="Task type"
+          data={agent.taskTypes.map((t) => ({ value: t.taskType, label: t.title }))}
+          value={type.taskType}
+          onChange={(v) => v && setTaskType(v)}
+          allowDeselect={false}
+          data-testid="task-type"
+        />
+        <Text size="sm" data-testid="task-type-help">
+          {type.description} It writes a {type.artifactFormat} file and usually takes about {seconds(type.typicalDuration)}.
+        </Text>
+        {fields.map(([name, required]) => (
+          <Textarea
+            key={`${type.taskType}-${name}`}
+            autosize
+            minRows={1}
+            label={humanize(name)}
+            description={`${required ? 'Required' : 'Optional'} input of "${type.title}" (sent as ${name}).`}
             withAsterisk={required}
             value={values[name] ?? ''}
             onChange={(e) => setValues({ ...values, [name]: e.currentTarget.value })}
             data-testid={`task-input-${name}`}
           />
         ))}
-        {error && <Alert color="red">{error}</Alert>}
+        {error && <Alert color="red" data-testid="task-start-error">{error}</Alert>}
         <Group>
-          <Button onClick={() => void start()} data-testid="task-start">
+          <Button onClick={() => void start()} data-testid="task-start" disabled={type.inputs.required.some((n) => !values[n]?.trim())}>
             Start
           </Button>
-          {task && ['queued', 'running'].includes(task.status) && (
-            <Button color="orange" variant="light" onClick={() => void gql(DashboardCancelTaskDocument, { id: task.taskId })} data-testid="task-cancel">
-              Cancel
-            </Button>
-          )}
         </Group>
-        {task && (
-          <Stack gap={4} data-testid="task-live">
-            <Group>
-              <Text size="sm">{task.taskId}</Text>
-              <StatusBadge status={task.status} testId="task-status" />
-              <Text size="sm" c="dimmed">{task.progress?.currentStep ?? ''}</Text>
-            </Group>
-            <Percent value={task.status === 'completed' ? 100 : task.progress?.percentage ?? 0} />
-            {task.error && <Text c="red" size="sm">{task.error.code}: {task.error.message}</Text>}
-          </Stack>
-        )}
       </Stack>
+    </Card>
+  );
+}
+
+function RecentTasks({ agentId }: { agentId: string }) {
+  const q = useQuery(DashboardAgentTasksDocument, { agentId });
+  return (
+    <Card withBorder data-testid="agent-tasks">
+      <Title order={4}>Latest tasks</Title>
+      <RefetchOnEvents document={DashboardTaskEventDocument} ids={(q.data?.tasks.tasks ?? []).filter((t) => ['queued', 'running'].includes(t.status)).map((t) => t.taskId)} refetch={q.reload} />
+      {q.error && <Alert color="red">{q.error.message}</Alert>}
+      {q.data?.tasks.tasks.length === 0 && <Text size="sm" c="dimmed">No task yet.</Text>}
+      <Table>
+        <Table.Tbody>
+          {(q.data?.tasks.tasks ?? []).map((t) => (
+            <Table.Tr key={t.taskId}>
+              <Table.Td>
+                <Anchor component={Link} to={`/tasks/${t.taskId}`} size="sm">
+                  {t.taskType}
+                </Anchor>
+              </Table.Td>
+              <Table.Td>
+                <StatusBadge status={t.status} />
+              </Table.Td>
+              <Table.Td>{seconds(t.duration)}</Table.Td>
+              <Table.Td>
+                <Text size="xs" c="dimmed">{when(t.createdAt)}</Text>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
     </Card>
   );
 }

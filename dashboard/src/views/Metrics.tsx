@@ -3,7 +3,7 @@ import { BarElement, CategoryScale, Chart as ChartJS, Legend, LinearScale, LineE
 import { Bar, Line } from 'react-chartjs-2';
 import { useQuery } from '../api';
 import { DashboardHealthDocument, DashboardMetricsDocument } from '../generated';
-import { seconds, StatusBadge } from './common';
+import { humanize, seconds, StatusBadge } from './common';
 
 ChartJS.register(CategoryScale, LinearScale, PointElement, LineElement, BarElement, Tooltip, Legend);
 // Figures, not a show: every refresh draws the final state at once.
@@ -23,13 +23,22 @@ export function Metrics(_: { route: string[] }) {
   const c = q.data?.costMetrics;
   const o = q.data?.orchestrationMetrics;
   const labels = (a?.timeseries ?? []).map((b) => b.timestamp.slice(5, 10));
+  const money = (v: number) => `${c?.summary.currency === 'USD' || !c ? '$' : `${c.summary.currency} `}${v.toFixed(2)}`;
   return (
     <Stack>
       <Title order={3}>Metrics — last 14 days</Title>
+      <SimpleGrid cols={{ base: 2, md: 4 }} data-testid="metrics-figures">
+        <Figure label="Agent tasks" value={a ? `${a.summary.totalExecutions}` : '—'} unit="count" />
+        <Figure label="Tasks successful" value={a?.summary.totalExecutions ? `${a.summary.successRate.toFixed(1)} %` : '—'} unit="%" />
+        <Figure label="Task duration p50 / p95" value={a?.summary.totalExecutions ? `${seconds(a.summary.p50Duration)} / ${seconds(a.summary.p95Duration)}` : '—'} unit="ms or s" />
+        <Figure label="Cost, estimate (price table)" value={c ? money(c.summary.totalCost) : '—'} unit="$" testId="metrics-cost" />
+      </SimpleGrid>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
         <Card withBorder data-testid="chart-agent-executions">
-          <Text fw={500}>Agent tasks per day</Text>
+          <Text fw={500}>Agent tasks per day (count)</Text>
+          <div style={{ height: 240 }}>
           <Line
+            options={{ maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: 'tasks (count)' } } } }}
             data={{
               labels,
               datasets: [
@@ -38,25 +47,41 @@ export function Metrics(_: { route: string[] }) {
               ],
             }}
           />
+          </div>
           {a && (
             <Text size="xs" c="dimmed">
-              {a.summary.totalExecutions} tasks · {a.summary.successRate}% successful · p50 {seconds(a.summary.p50Duration)} · p95 {seconds(a.summary.p95Duration)} · p99 {seconds(a.summary.p99Duration)}
+              {a.summary.totalExecutions} tasks · {a.summary.totalExecutions ? `${a.summary.successRate} % successful · p50 ${seconds(a.summary.p50Duration)} · p95 ${seconds(a.summary.p95Duration)} · p99 ${seconds(a.summary.p99Duration)}` : 'none finished yet'}
             </Text>
           )}
         </Card>
         <Card withBorder data-testid="chart-costs">
-          <Text fw={500}>Costs by service</Text>
-          <Bar data={{ labels: (c?.breakdown ?? []).map((b) => b.category), datasets: [{ label: c?.summary.currency ?? 'USD', data: (c?.breakdown ?? []).map((b) => b.cost), backgroundColor: '#4c6ef5' }] }} />
+          <Text fw={500}>Costs by service — estimate (price table), {c?.summary.currency ?? 'USD'}</Text>
+          <div style={{ height: 240 }}>
+          <Bar
+            options={{ maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: `cost (${c?.summary.currency ?? 'USD'}, estimate)` } } } }}
+            data={{ labels: (c?.breakdown ?? []).map((b) => b.category), datasets: [{ label: `${c?.summary.currency ?? 'USD'} (estimate)`, data: (c?.breakdown ?? []).map((b) => b.cost), backgroundColor: '#4c6ef5' }] }}
+          />
+          </div>
           {c && (
             <Text size="xs" c="dimmed">
-              {c.summary.tier}: {c.summary.totalCost} {c.summary.currency} (base {c.summary.baseFee}, usage {c.summary.usageFee}) · month forecast {c.forecast.projectedMonthlyTotal} ({c.forecast.confidenceLevel} confidence)
+              Estimate (price table), {c.summary.tier} tier: {money(c.summary.totalCost)} (base {money(c.summary.baseFee)}, usage {money(c.summary.usageFee)}) · month forecast {money(c.forecast.projectedMonthlyTotal)} ({c.forecast.confidenceLevel}{' '}
+              confidence)
             </Text>
           )}
         </Card>
         <Card withBorder data-testid="chart-stages">
-          <Text fw={500}>Stage completion rate</Text>
-          <Bar data={{ labels: (o?.stagePerformance ?? []).map((s) => s.stage), datasets: [{ label: '%', data: (o?.stagePerformance ?? []).map((s) => s.completionRate), backgroundColor: '#f59f00' }] }} />
-          {o && <Text size="xs" c="dimmed">{o.summary.totalOrchestrations} orchestrations · {o.summary.successRate}% completed</Text>}
+          <Text fw={500}>Stage completion rate (%)</Text>
+          <div style={{ height: 240 }}>
+          <Bar
+            options={{ maintainAspectRatio: false, scales: { y: { beginAtZero: true, max: 100, title: { display: true, text: 'completed (%)' } } } }}
+            data={{ labels: (o?.stagePerformance ?? []).map((s) => s.stage), datasets: [{ label: '%', data: (o?.stagePerformance ?? []).map((s) => s.completionRate), backgroundColor: '#f59f00' }] }}
+          />
+          </div>
+          {o && (
+            <Text size="xs" c="dimmed">
+              {o.summary.totalOrchestrations} orchestrations · {o.summary.totalOrchestrations ? `${o.summary.successRate} % completed` : 'none yet'}
+            </Text>
+          )}
         </Card>
         <Card withBorder data-testid="system-health">
           <Group justify="space-between">
@@ -75,7 +100,7 @@ export function Metrics(_: { route: string[] }) {
                       <Text size="xs" c="dimmed">
                         {Object.entries(v)
                           .filter(([k, x]) => k !== 'status' && x !== null)
-                          .map(([k, x]) => `${k} ${x}`)
+                          .map(([k, x]) => `${humanize(k).toLowerCase()} ${x}${UNITS[k] ?? ''}`)
                           .join(' · ')}
                       </Text>
                     </Table.Td>
@@ -84,7 +109,7 @@ export function Metrics(_: { route: string[] }) {
                 <Table.Tr>
                   <Table.Td>host</Table.Td>
                   <Table.Td colSpan={2}>
-                    CPU {health.data.systemHealth.resources.cpu.usage}% · memory {health.data.systemHealth.resources.memory.usage}% · storage {health.data.systemHealth.resources.storage.usage}%
+                    CPU {health.data.systemHealth.resources.cpu.usage} % · memory {health.data.systemHealth.resources.memory.usage} % · storage {health.data.systemHealth.resources.storage.usage} %
                   </Table.Td>
                 </Table.Tr>
               </Table.Tbody>
@@ -93,5 +118,24 @@ export function Metrics(_: { route: string[] }) {
         </Card>
       </SimpleGrid>
     </Stack>
+  );
+}
+
+/** The unit each health figure is in. */
+const UNITS: Record<string, string> = { connections: ' (count)', queryLatencyP95: ' ms', depth: ' (count)', activeExecutions: ' (count)', queuedTasks: ' (count)' };
+
+function Figure({ label, value, unit, testId }: { label: string; value: string; unit: string; testId?: string }) {
+  return (
+    <Card withBorder padding="sm" data-testid={testId}>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text size="xl" fw={600}>
+        {value}
+      </Text>
+      <Text size="10px" c="dimmed">
+        unit: {unit}
+      </Text>
+    </Card>
   );
 }

@@ -1,11 +1,13 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { useEffect, useState } from 'react';
-import { gql, useQuery, useSubscription } from '../api';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router-dom';
+import { gql, RefetchOnEvents, useLiveQuery, useQuery, useSubscription } from '../api';
 import {
   DashboardCancelOrchestrationDocument,
   DashboardCancelTaskDocument,
   DashboardCreateOrchestrationDocument,
   DashboardOrchestrationDocument,
+  DashboardOrchestrationEventDocument,
   DashboardOrchestrationsDocument,
   DashboardOrchestrationUpdatedDocument,
   DashboardPauseOrchestrationDocument,
@@ -19,12 +21,16 @@ import { Percent, seconds, StatusBadge, when } from './common';
 
 const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
 type StageTask = NonNullable<DashboardOrchestrationFieldsFragment['stages'][number]['tasks']>[number];
+// A sample that creates as it is: each task's context has its task type's required inputs.
 const EXAMPLE = JSON.stringify(
   {
     name: 'Checkout redesign',
     stages: [
-      { stage: 'RESEARCH', tasks: [{ agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: 'Redesign checkout' } }] },
-      { stage: 'DESIGN', tasks: [{ agentId: 'workflow-architect', taskType: 'design-workflow', context: { objective: 'Checkout flow' } }] },
+      { stage: 'RESEARCH', tasks: [{ id: 'plan', agentId: 'factory-orchestrator', taskType: 'plan-delivery', context: { objective: 'Redesign checkout' } }] },
+      {
+        stage: 'DESIGN',
+        tasks: [{ id: 'flow', agentId: 'workflow-architect', taskType: 'design-workflow', context: { goal: 'Checkout flow: cart, payment, confirmation', trigger: 'webhook' } }],
+      },
     ],
   },
   null,
@@ -38,12 +44,13 @@ export function Orchestrations({ route }: { route: string[] }) {
 function List() {
   const list = useQuery(DashboardOrchestrationsDocument, {});
   const [draft, setDraft] = useState(EXAMPLE);
+  const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const create = async () => {
     setError(null);
     try {
       const d = await gql(DashboardCreateOrchestrationDocument, { input: JSON.parse(draft) });
-      location.hash = `#/orchestrations/${d.createOrchestration.orchestrationId}`;
+      navigate(`/orchestrations/${d.createOrchestration.orchestrationId}`);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -52,6 +59,7 @@ function List() {
   return (
     <Stack>
       <Title order={3}>Orchestrations</Title>
+      <RefetchOnEvents document={DashboardOrchestrationEventDocument} ids={(list.data?.orchestrations.orchestrations ?? []).filter((o) => ['running', 'paused'].includes(o.status)).map((o) => o.orchestrationId)} refetch={list.reload} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>
@@ -66,7 +74,7 @@ function List() {
           {(list.data?.orchestrations.orchestrations ?? []).map((o) => (
             <Table.Tr key={o.orchestrationId} data-testid={`orchestration-row-${o.orchestrationId}`}>
               <Table.Td>
-                <Anchor href={`#/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
+                <Anchor component={Link} to={`/orchestrations/${o.orchestrationId}`}>{o.name}</Anchor>
               </Table.Td>
               <Table.Td>
                 <StatusBadge status={o.status} />
@@ -96,16 +104,7 @@ function List() {
 
 /** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
 function Detail({ id }: { id: string }) {
-  const q = useQuery(DashboardOrchestrationDocument, { id }, [id]);
-  useSubscription(DashboardOrchestrationUpdatedDocument, { id }, (d) => q.setData({ orchestration: d.orchestrationUpdated }));
-  // The query and the subscription start together: a change that lands after the query read the
-  // orchestration but before the server has the subscription is in neither. Read it once more
-  // when the subscription is surely in place (tasks start within milliseconds of creation).
-  useEffect(() => {
-    const again = setTimeout(() => q.reload(), 1000);
-    return () => clearTimeout(again);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [id]);
+  const q = useLiveQuery(DashboardOrchestrationDocument, { id }, DashboardOrchestrationUpdatedDocument, { id }, (d) => ({ orchestration: d.orchestrationUpdated }));
   const [error, setError] = useState<string | null>(null);
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
@@ -201,7 +200,15 @@ function TaskCard({ task }: { task: StageTask }) {
   return (
     <Card withBorder padding={6} data-testid={`task-card-${task.key}`} data-status={status}>
       <Stack gap={4}>
-        <Text size="xs" fw={500}>{task.agentId}</Text>
+        {taskId ? (
+          <Anchor component={Link} to={`/tasks/${taskId}`} size="xs" fw={500} data-testid={`task-link-${task.key}`}>
+            {task.agentId}
+          </Anchor>
+        ) : (
+          <Text size="xs" fw={500}>
+            {task.agentId}
+          </Text>
+        )}
         <Text size="xs" c="dimmed">{task.taskType}</Text>
         <Group gap={4}>
           <StatusBadge status={status} />

@@ -1,0 +1,130 @@
+import { QueryClient, useQuery as useReactQuery, useQueryClient } from '@tanstack/react-query';
+import { createClient, type Client } from 'graphql-ws';
+import { useEffect, useRef } from 'react';
+import type { TypedDocumentString } from './generated';
+
+/**
+ * Every view is a GraphQL operation through the gateway, with the API key the person signed in
+ * with (kept in this tab's session storage, never in a URL). Reads go through React Query's cache;
+ * live views write subscription events into that cache, so every view of the same data updates
+ * at once. The operations are the .graphql files beside the views, typed by `npm run codegen`.
+ */
+
+export const KEY_STORAGE = 'platform.apiKey';
+export const apiKey = () => sessionStorage.getItem(KEY_STORAGE);
+
+export class GraphQLFailure extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export async function gql<D, V>(document: TypedDocumentString<D, V>, variables: V, key = apiKey()): Promise<D> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ query: document.toString(), variables }),
+  });
+  const body = await res.json();
+  if (body.errors?.length) throw new GraphQLFailure(body.errors[0].message, body.errors[0].extensions?.code);
+  return body.data as D;
+}
+
+// A failed read is shown at once: the errors the API gives (permissions, not found) do not heal on retry.
+export const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } } });
+
+let ws: Client | undefined;
+function socket(): Client {
+  return (ws ??= createClient({
+    url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`,
+    connectionParams: () => ({ authorization: `Bearer ${apiKey()}` }),
+    lazy: true,
+    retryAttempts: 5,
+  }));
+}
+
+export function signOut(): void {
+  sessionStorage.removeItem(KEY_STORAGE);
+  void ws?.dispose();
+  ws = undefined;
+  queryClient.clear();
+}
+
+/** The cache key of an operation with its variables. */
+export const queryKey = <D, V>(document: TypedDocumentString<D, V>, variables: V) => [document.toString(), variables] as const;
+
+/** A query's data from the cache (fetched when missing), with `reload()` and `setData()` on the same cache entry. */
+export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V) {
+  const client = useQueryClient();
+  const key = queryKey(document, variables);
+  const q = useReactQuery<D, GraphQLFailure>({ queryKey: key, queryFn: () => gql(document, variables) });
+  return {
+    data: q.data,
+    error: q.error ?? undefined,
+    loading: q.isPending,
+    reload: () => void q.refetch(),
+    setData: (data: D) => client.setQueryData(key, data),
+  };
+}
+
+/** Calls `onData` with every event of a subscription while the component is mounted. */
+export function useSubscription<D, V extends Record<string, unknown>>(document: TypedDocumentString<D, V>, variables: V | null, onData: (data: D) => void): void {
+  const handler = useRef(onData);
+  handler.current = onData;
+  const key = JSON.stringify(variables);
+  useEffect(() => {
+    if (!variables) return;
+    return socket().subscribe<D>(
+      { query: document.toString(), variables },
+      { next: (v) => v.data && handler.current(v.data as D), error: () => undefined, complete: () => undefined },
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [document, key]);
+}
+
+/**
+ * A query kept live by a subscription: each event is written into the query's cache entry
+ * (`toData` maps the event to the query's shape). The query is read once more a second after the
+ * subscription starts, because a change between the first read and the subscription being in
+ * place is in neither.
+ */
+export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
+  document: TypedDocumentString<D, V>,
+  variables: V,
+  subscription: TypedDocumentString<S, SV>,
+  subscriptionVariables: SV | null,
+  toData: (event: S) => D,
+) {
+  const q = useQuery(document, variables);
+  useSubscription(subscription, subscriptionVariables, (event) => q.setData(toData(event)));
+  const key = JSON.stringify(subscriptionVariables);
+  useEffect(() => {
+    if (!subscriptionVariables) return;
+    const again = setTimeout(() => q.reload(), 1000);
+    return () => clearTimeout(again);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return q;
+}
+
+/**
+ * Refetches `refetch` whenever an event arrives about one of the items still in flight (one
+ * subscription each): lists have no subscription of their own, so an item's change reloads the list.
+ */
+export function RefetchOnEvents<S>({ document, ids, refetch }: { document: TypedDocumentString<S, { id: string }>; ids: string[]; refetch: () => void }) {
+  return (
+    <>
+      {ids.map((id) => (
+        <OnEvent key={id} document={document} id={id} onEvent={refetch} />
+      ))}
+    </>
+  );
+}
+
+function OnEvent<S>({ document, id, onEvent }: { document: TypedDocumentString<S, { id: string }>; id: string; onEvent: () => void }) {
+  useSubscription(document, { id }, onEvent);
+  return null;
+}
