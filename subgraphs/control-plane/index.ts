@@ -23,6 +23,7 @@ import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-s
 import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
 import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
 import { TaskTallyStatementUpdates1763769601770 } from './migrations/1763769601770-task-tally-statement-updates';
+import { ControlPlaneRowVersions1763769601870 } from './migrations/1763769601870-row-versions';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { AGENT_CONCURRENCY, TASK_TALLY, TaskResolver, TaskRuntime, TaskService } from './tasks';
 import { TOPIC } from '../../kernel/topics';
@@ -54,6 +55,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     TaskTally1763769601740,
     TaskRunRollup1763769601760,
     TaskTallyStatementUpdates1763769601770,
+    ControlPlaneRowVersions1763769601870,
   ],
   subscriptions: [
     {
@@ -67,6 +69,7 @@ export const controlPlane: ServiceModule<Kernel> = {
       topic: TOPIC.taskUpdated,
       filter: (payload: { taskId?: string }, args) => payload?.taskId === args.taskId,
       query: 'task',
+      version: 'version',
     },
     orchestrationSubscription,
   ],

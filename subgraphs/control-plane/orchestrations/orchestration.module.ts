@@ -24,6 +24,7 @@ export const orchestrationSubscription: SubscriptionRoute = {
   topic: TOPIC.orchestrationUpdated,
   filter: (payload: { orchestrationId?: string }, args) => payload?.orchestrationId === args.orchestrationId,
   query: 'orchestration',
+  version: 'version',
 };
 
 /** The orchestration engine and the resolvers' service for this kernel; `tasks` gives the TaskService. */

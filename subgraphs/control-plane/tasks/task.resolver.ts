@@ -36,6 +36,7 @@ export function toTask(t: TaskRecord): Task {
     duration: t.durationMs === null ? null : t.durationMs / 1000,
     orchestrationId: t.orchestrationId,
     stage: t.stage,
+    version: t.version,
   };
 }
 
@@ -77,7 +78,8 @@ export class TaskResolver {
   @Authorized('agent:read')
   @Subscription(() => Task, {
     topics: TOPIC.taskUpdated,
-    description: 'Emits the whole task on every state and progress change (served by the gateway).',
+    description:
+      'Emits the task as it is at once (a finished one: its final state), then on every state and progress change, never an older version than one sent (served by the gateway).',
   })
   taskUpdated(@Arg('taskId', () => ID) _taskId: string, @Root() task: Task): Task {
     return task;
