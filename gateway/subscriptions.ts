@@ -234,7 +234,7 @@ function planOf(
   const query = print(twinQuery(schema, document, operation, field, route));
   const operationName = operation.name?.value;
   const key = (field.alias ?? field.name).value;
-  const check = route.entity ? { query: route.check!, variables: args } : { query, variables, operationName };
+  const check = route.entity ? { query: route.check!(args), variables: args } : { query, variables, operationName };
   return { query, variables, operationName, route, args, key, check };
 }
 

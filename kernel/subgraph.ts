@@ -438,7 +438,7 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
  *
  * A list subscription (`tasksUpdated(agentId)`) declares `entity`: each event's entity is read by
  * `query(<entity.arg>: entity.id(payload))`, an entity the subscriber may not read is skipped, and
- * `check` (a query taking the subscription's arguments as variables) is what authorizes it.
+ * the query `check` gives for its arguments (which it receives as variables) is what authorizes it.
  *
  * `version` names the query type's field holding the entity's version (raised by every change of
  * its row): an answer older than one already sent for that entity, or the same one again, is not
@@ -451,7 +451,7 @@ export interface SubscriptionRoute {
   query: string;
   version?: string;
   entity?: { arg: string; id: (payload: any) => string };
-  check?: string;
+  check?: (args: Record<string, unknown>) => string;
 }
 
 /**

@@ -315,7 +315,7 @@ describe('an infrastructure person who loses access', () => {
     assert.ok(await stillOpen(sub.done), 'nothing told it yet');
 
     const eventAt = Date.now();
-    await p.platform.kernel.events.publish(TOPIC.deploymentUpdated, { deploymentId: svc.deploymentId });
+    await p.platform.kernel.events.publish(TOPIC.deploymentUpdated, { deploymentId: svc.deploymentId, serviceId: svc.serviceId });
     assertPrompt(await endedAfter(sub.done, eventAt), 'the subscription');
     assert.equal(endError(sub).code, 'resource_not_found');
     assert.deepEqual(sub.events, [], 'the refused answer is not sent as an event');

@@ -1,7 +1,7 @@
 import type { QueryRunner } from 'typeorm';
 
 /**
- * A row's version: a bigint that every UPDATE changing the row raises by one, in that same
+ * A row's version: a bigint that every UPDATE of the row raises by one, in that same
  * statement (a BEFORE UPDATE trigger), whichever process or code path writes it. Readers order
  * what they see of a row by it (a subscription drops an answer older than one it sent), so it
  * must never go back: it starts at 1 and only the trigger writes it.
@@ -18,7 +18,7 @@ export async function addRowVersion(q: QueryRunner, table: string): Promise<void
   await q.query(`DROP TRIGGER IF EXISTS ${name}_version ON ${table}`);
   await q.query(`
     CREATE TRIGGER ${name}_version BEFORE UPDATE ON ${table}
-      FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION ${schema}.raise_row_version()`);
+      FOR EACH ROW EXECUTE FUNCTION ${schema}.raise_row_version()`);
 }
 
 export async function dropRowVersion(q: QueryRunner, table: string): Promise<void> {
