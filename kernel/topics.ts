@@ -50,8 +50,16 @@ export interface Topics {
    * the start among them, is announced, not stored (control-plane task.runtime.ts), so readers
    * take it from here.
    */
-  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null; progress?: TaskStep | null; startedAt?: string };
-  'control-plane.orchestration.updated': { orchestrationId: string; status: string };
+  'control-plane.task.updated': {
+    taskId: string;
+    status: string;
+    orchestrationId: string | null;
+    agentId?: string;
+    version?: number;
+    progress?: TaskStep | null;
+    startedAt?: string;
+  };
+  'control-plane.orchestration.updated': { orchestrationId: string; status: string; version?: number };
   'engine.execution.updated': { executionId: string; status: string };
   'engine.execution.cancel': { executionId: string };
   'engine.webhook-triggers.changed': CacheChanged;

@@ -15,7 +15,7 @@ import { AgentResolver, AgentService, seedAgentPrompts } from './agents';
 import { ApiKeyResolver, toApiKey } from './keys';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
 import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600550-control-plane-orchestrations';
-import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription } from './orchestrations';
+import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription, orchestrationsSubscription } from './orchestrations';
 import { HealthService, MetricsResolver, MetricsService, registerPrometheus, ResourceSampler, TASK_ROLLUP } from './metrics';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
@@ -71,7 +71,20 @@ export const controlPlane: ServiceModule<Kernel> = {
       query: 'task',
       version: 'version',
     },
+    {
+      field: 'tasksUpdated',
+      topic: TOPIC.taskUpdated,
+      filter: (payload: { agentId?: string }, args) => args.agentId == null || payload?.agentId === args.agentId,
+      query: 'task',
+      version: 'version',
+      entity: { arg: 'taskId', id: (payload: { taskId: string }) => payload.taskId },
+      check: (args) =>
+        args.agentId == null
+          ? 'query { tasks(limit: 1) { tasks { taskId } } }'
+          : 'query($agentId: ID!) { agent(agentId: $agentId) { agentId } tasks(limit: 1) { tasks { taskId } } }',
+    },
     orchestrationSubscription,
+    orchestrationsSubscription,
   ],
   resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrationResolvers],
   build: (kernel) => buildControlPlane(kernel),

@@ -27,6 +27,16 @@ export const orchestrationSubscription: SubscriptionRoute = {
   version: 'version',
 };
 
+export const orchestrationsSubscription: SubscriptionRoute = {
+  field: 'orchestrationsUpdated',
+  topic: TOPIC.orchestrationUpdated,
+  filter: () => true,
+  query: 'orchestration',
+  version: 'version',
+  entity: { arg: 'orchestrationId', id: (payload: { orchestrationId: string }) => payload.orchestrationId },
+  check: () => 'query { orchestrations(limit: 1) { orchestrations { orchestrationId } } }',
+};
+
 /** The orchestration engine and the resolvers' service for this kernel; `tasks` gives the TaskService. */
 export function buildOrchestrations(kernel: Kernel, tasks: () => TaskPort) {
   const cipher = new SecretCipher(

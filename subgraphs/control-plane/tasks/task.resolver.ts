@@ -85,6 +85,16 @@ export class TaskResolver {
     return task;
   }
 
+  @Authorized('agent:read')
+  @Subscription(() => Task, {
+    topics: TOPIC.taskUpdated,
+    description:
+      "Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does, with no first state (served by the gateway).",
+  })
+  tasksUpdated(@Arg('agentId', () => ID, { nullable: true }) _agentId: string | null, @Root() task: Task): Task {
+    return task;
+  }
+
   @FieldResolver(() => [TaskArtifact], { description: 'The files the task wrote, with their content.' })
   artifacts(@Root() task: Task, @Ctx() ctx: RequestContext): Promise<TaskArtifact[]> {
     return load(ctx, this.taskService.artifactsByTask, task.taskId);

@@ -220,7 +220,7 @@ interface CreatedTaskRow extends Pick<TaskRow, 'job_id' | 'created_at' | 'update
 }
 
 /** What a completion answers: what its event and webhook need, not the result it was just given. */
-const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms'] as const;
+const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms', 'version'] as const;
 export type CompletedTaskRow = Pick<TaskRow, (typeof COMPLETED_COLUMNS)[number]> & { job_state: string | null };
 
 /** A task's end as the runtime completes it: its result, final progress and files, and its job. */
