@@ -139,8 +139,7 @@ export function attachSubscriptions(opts: {
         const feed = follow(opts.events, plan);
         const first = await opts.gateway.execute(plan.check, connection.watch.context);
         const ended = endedRefusal(connection);
-        const refusal =
-          ended ?? (first.errors?.length ? first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions })) : undefined);
+        const refusal = ended ?? (first.errors?.length ? first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions })) : undefined);
         if (refusal) {
           feed.stop();
           return refusal;
@@ -205,7 +204,10 @@ function twinQuery(schema: GraphQLSchema, document: DocumentNode, operation: Ope
   if (route.entity) {
     const used = new Set<string>();
     for (const node of [renamed, ...fragments]) visit(node, { Variable: (v) => void used.add(v.name.value) });
-    const argType = schema.getQueryType()!.getFields()[route.query]!.args.find((a) => a.name === route.entity!.arg)!.type;
+    const argType = schema
+      .getQueryType()!
+      .getFields()
+      [route.query]!.args.find((a) => a.name === route.entity!.arg)!.type;
     const entity: VariableDefinitionNode = {
       kind: Kind.VARIABLE_DEFINITION,
       variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: ENTITY_VARIABLE } },

@@ -87,7 +87,10 @@ async function completedTask(): Promise<string> {
 let seq = 0;
 async function runningService(): Promise<{ serviceId: string; deploymentId: string }> {
   const project = ok(await infra('POST', '/projects', { body: { name: `Snapshot ${++seq}`, description: 'd' } }), 201);
-  const service = ok(await infra('POST', '/services', { body: { project: project.id, name: `svc-${seq}`, image: 'registry.example.com/team/api:1.0.0' } }), 201);
+  const service = ok(
+    await infra('POST', '/services', { body: { project: project.id, name: `svc-${seq}`, image: 'registry.example.com/team/api:1.0.0' } }),
+    201,
+  );
   await until('the service running', async () => ok(await infra('GET', `/services/${service.id}`)).status === 'running');
   const deployments = ok(await infra('GET', `/services/${service.id}/deployments`));
   return { serviceId: service.id, deploymentId: deployments.data[0].deploymentId };
@@ -133,7 +136,10 @@ describe('a late subscriber receives the final state as its first event', () => 
   });
 
   test('orchestrationUpdated on an orchestration that already ended', async () => {
-    const created = ok(await p.rest('POST', `${CP}/orchestration/create`, { body: { name: 'late', stages: [{ stage: 'DESIGN', tasks: [guideTask()] }] } }), 201).data;
+    const created = ok(
+      await p.rest('POST', `${CP}/orchestration/create`, { body: { name: 'late', stages: [{ stage: 'DESIGN', tasks: [guideTask()] }] } }),
+      201,
+    ).data;
     await until('the orchestration ended', async () =>
       ['completed', 'failed'].includes(ok(await p.rest('GET', `${CP}/orchestration/status/${created.orchestrationId}`)).data.status),
     );
@@ -274,8 +280,14 @@ describe('list subscriptions', () => {
     const reader = await p.createKey({ permissions: ['orchestration:read'] });
     const sub = subscribe(client(`Bearer ${reader.key}`), `subscription { orchestrationsUpdated { orchestrationId status version } }`);
     await sleep(300);
-    const created = ok(await p.rest('POST', `${CP}/orchestration/create`, { body: { name: 'listed', stages: [{ stage: 'DESIGN', tasks: [guideTask()] }] } }), 201).data;
-    await sub.until((e) => e.data?.orchestrationsUpdated?.orchestrationId === created.orchestrationId && e.data.orchestrationsUpdated.status === 'completed', 15_000);
+    const created = ok(
+      await p.rest('POST', `${CP}/orchestration/create`, { body: { name: 'listed', stages: [{ stage: 'DESIGN', tasks: [guideTask()] }] } }),
+      201,
+    ).data;
+    await sub.until(
+      (e) => e.data?.orchestrationsUpdated?.orchestrationId === created.orchestrationId && e.data.orchestrationsUpdated.status === 'completed',
+      15_000,
+    );
     assertOrdered(seen(sub, 'orchestrationsUpdated').filter((o) => o.orchestrationId === created.orchestrationId));
 
     const stranger = await p.createKey({ permissions: ['agent:read'] });

@@ -268,7 +268,7 @@ export class InfraResolver {
   @Subscription(() => InfraDeployment, {
     topics: TOPIC.deploymentUpdated,
     description:
-      "Emits a deployment of the service (of every service the caller may read, when none is given) on every progress or status change, as deploymentUpdated does, with no first state (served by the gateway).",
+      'Emits a deployment of the service (of every service the caller may read, when none is given) on every progress or status change, as deploymentUpdated does, with no first state (served by the gateway).',
   })
   deploymentsUpdated(@Arg('serviceId', () => ID, { nullable: true }) _serviceId: string | null, @Root() deployment: InfraDeployment): InfraDeployment {
     return deployment;

@@ -73,7 +73,8 @@ export class OrchestrationResolver {
   @Authorized('orchestration:read')
   @Subscription(() => Orchestration, {
     topics: TOPIC.orchestrationUpdated,
-    description: 'Emits an orchestration (without task details) on every state and progress change, as orchestrationUpdated does, with no first state (served by the gateway).',
+    description:
+      'Emits an orchestration (without task details) on every state and progress change, as orchestrationUpdated does, with no first state (served by the gateway).',
   })
   orchestrationsUpdated(@Root() orchestration: Orchestration): Orchestration {
     return orchestration;

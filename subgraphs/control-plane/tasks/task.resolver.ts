@@ -89,7 +89,7 @@ export class TaskResolver {
   @Subscription(() => Task, {
     topics: TOPIC.taskUpdated,
     description:
-      "Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does, with no first state (served by the gateway).",
+      'Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does, with no first state (served by the gateway).',
   })
   tasksUpdated(@Arg('agentId', () => ID, { nullable: true }) _agentId: string | null, @Root() task: Task): Task {
     return task;

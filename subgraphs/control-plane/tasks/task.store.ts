@@ -203,7 +203,10 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
 }
 
 /** A task to create (insertQueued): the columns it is created with, its key's limit of active tasks (null: none) and its job. */
-export interface NewTask extends Omit<TaskRow, 'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | 'version' | `${string}_at`> {
+export interface NewTask extends Omit<
+  TaskRow,
+  'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | 'version' | `${string}_at`
+> {
   webhook_secret_enc: Buffer | null;
   limit: number | null;
   job: JobSpec;
