@@ -35,6 +35,7 @@ beforeAll(async () => {
     INFRA_ADMIN_PASSWORD: ADMIN.password,
     LOCAL_ROLLOUT_STEP_MS: '25',
     INFRA_WATCH_INTERVAL_MS: '20',
+    FEEDBACK_LOCAL_SIGNIN: 'true',
   });
   root = ok(await infra('POST', '/auth/login', { token: null, body: ADMIN })).token;
 });
@@ -96,14 +97,10 @@ async function runningService(): Promise<{ serviceId: string; deploymentId: stri
   return { serviceId: service.id, deploymentId: deployments.data[0].deploymentId };
 }
 
-/** A feedback person, as sign-in leaves one (a row of feedback.users and the token it is given), and a project of theirs. */
+/** A feedback person (the admin key signs them in locally) and a project of theirs. */
 async function feedbackOwner(): Promise<{ token: string; projectId: string }> {
   const n = ++seq;
-  const [user] = await p.platform.kernel.db.query(
-    `INSERT INTO feedback.users (provider, provider_id, email, username, name) VALUES ('github', $1, $2, $3, $4) RETURNING id`,
-    [`snap-${n}`, `snap${n}@example.com`, `snap${n}`, `Snap ${n}`],
-  );
-  const token = await p.platform.kernel.tokens.issue({ userId: user.id, service: 'feedback', roles: [], permissions: [] }, 600);
+  const { token } = ok(await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: `snap${n}@example.com`, name: `Snap ${n}` } })).data;
   const project = await p.graphql(
     `mutation($input: CreateProjectInput!) { createFeedbackProject(input: $input) { id } }`,
     { input: { name: `Snap ${n}`, description: 'd', slug: `snap-${n}-${Date.now()}` } },
