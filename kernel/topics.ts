@@ -60,7 +60,7 @@ export interface Topics {
     startedAt?: string;
   };
   'control-plane.orchestration.updated': { orchestrationId: string; status: string; version?: number };
-  'engine.execution.updated': { executionId: string; status: string };
+  'engine.execution.updated': { executionId: string; status: string; workflowId?: string; version?: number };
   'engine.execution.cancel': { executionId: string };
   'engine.webhook-triggers.changed': CacheChanged;
   'promptlib.prompt.changed': CacheChanged;

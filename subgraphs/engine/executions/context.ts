@@ -115,7 +115,17 @@ export interface RunnerDeps {
   clock?: Clock;
 }
 
-/** Announces an execution's new status (subscriptions, waiters); a failure to announce is logged, not thrown. */
-export async function publishUpdate(deps: Pick<RunnerDeps, 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
-  await deps.events.publish(TOPIC.executionUpdated, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
+/**
+ * Announces an execution's new status (subscriptions, waiters) with its workflow (what list
+ * subscribers filter on) and its row's version; a failure to announce is logged, not thrown.
+ */
+export async function publishUpdate(deps: Pick<RunnerDeps, 'db' | 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
+  const announce = async () => {
+    const [row] = (await deps.db.query(`SELECT workflow_id, version::float8 AS version FROM engine.executions WHERE id = $1`, [executionId])) as {
+      workflow_id: string;
+      version: number;
+    }[];
+    await deps.events.publish(TOPIC.executionUpdated, { executionId, status, ...(row && { workflowId: row.workflow_id, version: row.version }) });
+  };
+  await announce().catch((err) => deps.logger.warn('execution event not published', { err }));
 }
