@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
-import { fakeLlmEnv, guideTask } from './support/fixtures';
+import { chain, fakeLlmEnv, guideTask, start } from './support/fixtures';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
@@ -97,6 +97,17 @@ async function runningService(): Promise<{ serviceId: string; deploymentId: stri
   return { serviceId: service.id, deploymentId: deployments.data[0].deploymentId };
 }
 
+async function workflow(name: string): Promise<string> {
+  const body = { name, ...chain([start, { name: 'Done', type: 'engine.noOp' }]) };
+  return ok(await p.rest('POST', '/v1/engine/workflows', { body }), 201).data.workflowId;
+}
+
+async function finishedExecution(workflowId: string): Promise<string> {
+  const run = ok(await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: {} })).data;
+  await until('the execution done', async () => ok(await p.rest('GET', `/v1/engine/executions/${run.executionId}`)).data.status === 'success');
+  return run.executionId;
+}
+
 /** A feedback person (the admin key signs them in locally) and a project of theirs. */
 async function feedbackOwner(): Promise<{ token: string; projectId: string }> {
   const n = ++seq;
@@ -151,6 +162,18 @@ describe('a late subscriber receives the final state as its first event', () => 
     assert.deepEqual(first, row);
   });
 
+  test('executionUpdated on an execution that already succeeded', async () => {
+    const executionId = await finishedExecution(await workflow('late'));
+    const selection = 'executionId status version progress { nodesCompleted nodesTotal }';
+    const sub = subscribe(client(`Bearer ${p.adminKey}`), `subscription($id: ID!) { executionUpdated(executionId: $id) { ${selection} } }`, {
+      id: executionId,
+    });
+    const first = await onlyFirst(sub, 'executionUpdated');
+    const row = (await p.graphql(`query($id: ID!) { execution(executionId: $id) { ${selection} } }`, { id: executionId })).body.data.execution;
+    assert.equal(first.status, 'success');
+    assert.deepEqual(first, row);
+  });
+
   test('deploymentUpdated on a rollout that already succeeded', async () => {
     const { deploymentId } = await runningService();
     const selection = 'deploymentId status version progress { ready desired }';
@@ -177,6 +200,7 @@ describe('a late subscriber receives the final state as its first event', () => 
       [`Bearer ${p.adminKey}`, 'taskUpdated(taskId: $id) { status }', 'resource_not_found'],
       [`Bearer ${p.adminKey}`, 'orchestrationUpdated(orchestrationId: $id) { status }', 'resource_not_found'],
       [`Bearer ${root}`, 'deploymentUpdated(deploymentId: $id) { status }', 'resource_not_found'],
+      [`Bearer ${p.adminKey}`, 'executionUpdated(executionId: $id) { status }', 'resource_not_found'],
     ];
     for (const [authorization, field, code] of cases) {
       const sub = subscribe(client(authorization), `subscription($id: ID!) { ${field} }`, { id: UNKNOWN });
@@ -308,6 +332,31 @@ describe('list subscriptions', () => {
     const values = seen(sub, 'deploymentsUpdated');
     assert.ok(
       values.every((d) => d.serviceId === watched.serviceId && d.deploymentId === mine.deploymentId),
+      JSON.stringify(values),
+    );
+    assertOrdered(values);
+  });
+});
+
+describe('list subscriptions of the engine', () => {
+  test("executionsUpdated(workflowId): the workflow's executions as they change, not another workflow's", async () => {
+    const watched = await workflow('watched');
+    const other = await workflow('other');
+    const sub = subscribe(
+      client(`Bearer ${p.adminKey}`),
+      `subscription($id: ID) { executionsUpdated(workflowId: $id) { executionId workflowId status version } }`,
+      {
+        id: watched,
+      },
+    );
+    await sleep(300);
+    assert.deepEqual(sub.errors, []);
+    await finishedExecution(other);
+    const executionId = await finishedExecution(watched);
+    await sub.until((e) => e.data?.executionsUpdated?.executionId === executionId && e.data.executionsUpdated.status === 'success', 10_000);
+    const values = seen(sub, 'executionsUpdated');
+    assert.ok(
+      values.every((e) => e.workflowId === watched && e.executionId === executionId),
       JSON.stringify(values),
     );
     assertOrdered(values);
