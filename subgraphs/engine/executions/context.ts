@@ -15,6 +15,7 @@ import type { NotifyConfig } from './types';
 import type { OperationsLike } from './platform';
 import type { WorkflowService, WorkflowVersion, KeyLookup } from '../workflows';
 import { TOPIC } from '../../../kernel/topics';
+import { executionReads } from './reads.store';
 
 /*
  * What the parts of the execution runner share (runner.ts and the files it is built
@@ -121,11 +122,8 @@ export interface RunnerDeps {
  */
 export async function publishUpdate(deps: Pick<RunnerDeps, 'db' | 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
   const announce = async () => {
-    const [row] = (await deps.db.query(`SELECT workflow_id, version::float8 AS version FROM engine.executions WHERE id = $1`, [executionId])) as {
-      workflow_id: string;
-      version: number;
-    }[];
-    await deps.events.publish(TOPIC.executionUpdated, { executionId, status, ...(row && { workflowId: row.workflow_id, version: row.version }) });
+    const row = await executionReads.announced(deps.db, executionId);
+    await deps.events.publish(TOPIC.executionUpdated, { executionId, status, ...row });
   };
   await announce().catch((err) => deps.logger.warn('execution event not published', { err }));
 }
