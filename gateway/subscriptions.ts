@@ -5,13 +5,18 @@ import {
   Kind,
   OperationTypeNode,
   getOperationAST,
+  parseType,
   print,
   validate,
+  visit,
   type ExecutionArgs,
   type DocumentNode,
   type ExecutionResult,
   type FieldNode,
+  type GraphQLSchema,
   type OperationDefinitionNode,
+  type SelectionNode,
+  type VariableDefinitionNode,
 } from 'graphql';
 import { getArgumentValues } from 'graphql/execution/values';
 import { useServer } from 'graphql-ws/use/ws';
@@ -30,6 +35,11 @@ import { limitRules, parseWithLimits } from './limits';
  * none). A subscription field names an event topic (SubscriptionRoute); every matching event is
  * resolved into the subscriber's whole selection by running the twin query field through the
  * gateway, so the selection may span subgraphs and the same authorization applies.
+ *
+ * A subscription to one entity first sends that query's answer (the entity as it is), then one
+ * answer per event. Its topic is listened to before that first answer is read, so no change
+ * falls in between; the entity's version (see SubscriptionRoute) keeps out an answer older than,
+ * or the same as, one already sent. A list subscription sends, per event, the entity it names.
  *
  * A subscription ends with an `error` message carrying the refusal's code when what admitted it
  * no longer holds: its credential ended (a key revoked or expired, a token expired: every
@@ -50,7 +60,7 @@ export function attachSubscriptions(opts: {
 }): { close(): Promise<void> } {
   const routes = new Map(opts.routes.map((r) => [r.field, r]));
   const wss = new WebSocketServer({ server: opts.server, path: opts.path, maxPayload: 1024 * 1024 });
-  const prepared = new WeakMap<object, { plan: Plan; connection: Connection; checks: number }>();
+  const prepared = new WeakMap<object, { plan: Plan; connection: Connection; checks: number; feed: Feed; snapshot?: OperationResultLike }>();
 
   const disposable = useServer<Record<string, unknown> | undefined, { connection?: Connection }>(
     {
@@ -118,22 +128,29 @@ export function attachSubscriptions(opts: {
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError(String(err))];
         }
-        const plan: Plan = { query: print(twinQuery(document, operation, field, route)), variables, operationName: operation.name?.value, route, args };
-        // Authorize (and check existence) now, with the query the events will run, on the
-        // credential as last checked (a check under way, such as the first one, is waited for).
+        if (route.entity && !route.check) return [new GraphQLError(`${route.field} has no authorizing query`)];
+        const plan = planOf(schema, document, operation, field, route, variables, args);
+        // Authorize (and check existence) now, with the query the events will run (a list's
+        // check), on the credential as last checked (a check under way, such as the first one,
+        // is waited for). The topic is followed first: a change committed while the snapshot is
+        // read arrives as an event after it.
         await connection.watch.checking;
         const checks = connection.checks;
-        const first = await opts.gateway.execute(plan, connection.watch.context);
+        const feed = follow(opts.events, plan);
+        const first = await opts.gateway.execute(plan.check, connection.watch.context);
         const ended = endedRefusal(connection);
-        if (ended) return ended;
-        if (first.errors?.length) return first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions }));
+        const refusal = ended ?? (first.errors?.length ? first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions })) : undefined);
+        if (refusal) {
+          feed.stop();
+          return refusal;
+        }
         const execArgs: ExecutionArgs = { schema, document, variableValues: variables, contextValue: connection.watch.context };
-        prepared.set(execArgs, { plan, connection, checks });
+        prepared.set(execArgs, { plan, connection, checks, feed, snapshot: route.entity ? undefined : first });
         return execArgs;
       },
       subscribe: (execArgs) => {
-        const { plan, connection, checks } = prepared.get(execArgs)!;
-        return listen(opts, plan, connection, checks);
+        const { plan, connection, checks, feed, snapshot } = prepared.get(execArgs)!;
+        return listen(opts, plan, connection, checks, feed, snapshot);
       },
       // Called once a subscription's last message (its error, for one that ended) is sent: the
       // socket of an ended credential closes after the last of them.
@@ -155,22 +172,72 @@ export function attachSubscriptions(opts: {
   };
 }
 
-/** subscription { alias: fieldUpdated(args) { … } } -> query { alias: field(args) { … } } */
-function twinQuery(document: DocumentNode, operation: OperationDefinitionNode, field: FieldNode, route: SubscriptionRoute) {
+/** The response key of the entity's version added to the twin query (removed before sending). */
+const VERSION_KEY = 'subscriptionVersion__';
+/** The variable naming a list subscription's entity in its twin query. */
+const ENTITY_VARIABLE = 'subscriptionEntity__';
+
+/**
+ * subscription { alias: fieldUpdated(args) { … } } -> query { alias: field(args) { …, version } };
+ * a list's: query($entity) { alias: field(arg: $entity) { … } }, keeping the variables it still uses.
+ */
+function twinQuery(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, field: FieldNode, route: SubscriptionRoute) {
+  const selections: SelectionNode[] = [...(field.selectionSet?.selections ?? [])];
+  if (route.version) selections.push({ kind: Kind.FIELD, alias: { kind: Kind.NAME, value: VERSION_KEY }, name: { kind: Kind.NAME, value: route.version } });
   const renamed: FieldNode = {
     ...field,
     alias: field.alias ?? { kind: Kind.NAME, value: field.name.value },
     name: { kind: Kind.NAME, value: route.query },
+    selectionSet: { kind: Kind.SELECTION_SET, selections },
+    ...(route.entity && {
+      arguments: [
+        {
+          kind: Kind.ARGUMENT,
+          name: { kind: Kind.NAME, value: route.entity.arg },
+          value: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: ENTITY_VARIABLE } },
+        },
+      ],
+    }),
   };
+  const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+  let variableDefinitions = operation.variableDefinitions;
+  if (route.entity) {
+    const used = new Set<string>();
+    for (const node of [renamed, ...fragments]) visit(node, { Variable: (v) => void used.add(v.name.value) });
+    const argType = schema
+      .getQueryType()!
+      .getFields()
+      [route.query]!.args.find((a) => a.name === route.entity!.arg)!.type;
+    const entity: VariableDefinitionNode = {
+      kind: Kind.VARIABLE_DEFINITION,
+      variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: ENTITY_VARIABLE } },
+      type: parseType(String(argType)),
+    };
+    variableDefinitions = [...(operation.variableDefinitions ?? []).filter((d) => used.has(d.variable.name.value)), entity];
+  }
   const op: OperationDefinitionNode = {
     ...operation,
     operation: OperationTypeNode.QUERY,
+    variableDefinitions,
     selectionSet: { ...operation.selectionSet, selections: [renamed] },
   };
-  return {
-    kind: Kind.DOCUMENT,
-    definitions: [op, ...document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)],
-  } as const;
+  return { kind: Kind.DOCUMENT, definitions: [op, ...fragments] } as const;
+}
+
+function planOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  field: FieldNode,
+  route: SubscriptionRoute,
+  variables: Record<string, unknown>,
+  args: Record<string, unknown>,
+): Plan {
+  const query = print(twinQuery(schema, document, operation, field, route));
+  const operationName = operation.name?.value;
+  const key = (field.alias ?? field.name).value;
+  const check = route.entity ? { query: route.check!(args), variables: args } : { query, variables, operationName };
+  return { query, variables, operationName, route, args, key, check };
 }
 
 /** What a subscription runs on every event: the twin query of its selection, with its variables. */
@@ -180,6 +247,31 @@ interface Plan {
   operationName?: string;
   route: SubscriptionRoute;
   args: Record<string, unknown>;
+  /** The response key of the entity in an answer. */
+  key: string;
+  /** The query that authorizes the subscription (run again when the caller's rights change). */
+  check: { query: string; variables: Record<string, unknown>; operationName?: string };
+}
+
+type OperationResultLike = Awaited<ReturnType<PlatformGateway['execute']>>;
+
+/** The route's events for a subscription, kept from before its first answer is read. */
+interface Feed {
+  pending: { version?: unknown }[];
+  wake?: () => void;
+  stop(): void;
+}
+
+function follow(events: EventBus, plan: Plan): Feed {
+  const feed: Feed = {
+    pending: [],
+    stop: events.subscribe(plan.route.topic, (payload) => {
+      if (!plan.route.filter(payload, plan.args)) return;
+      feed.pending.push(payload as { version?: unknown });
+      feed.wake?.();
+    }),
+  };
+  return feed;
 }
 
 /** One graphql-ws connection: its credential's watch and the subscriptions running on it. */
@@ -226,45 +318,44 @@ function refusalOf(result: { errors?: readonly { message: string; path?: readonl
 }
 
 /**
- * An async iterator over the route's events, each resolved through the gateway in arrival order.
- * Hand-written rather than a generator so that `return()` (client gone) unsubscribes at once
- * even while waiting for the next event, and so that a refusal ends it at once, even while an
- * event is being resolved (whose answer is then dropped): it rejects `next()` with the refusal,
- * which graphql-ws sends as the subscription's `error` message.
+ * An async iterator over the route's events, each resolved through the gateway in arrival order
+ * (after the snapshot, for one entity). Hand-written rather than a generator so that `return()`
+ * (client gone) unsubscribes at once even while waiting for the next event, and so that a refusal
+ * ends it at once, even while an event is being resolved (whose answer is then dropped): it
+ * rejects `next()` with the refusal, which graphql-ws sends as the subscription's `error` message.
  */
 function listen(
   opts: { gateway: PlatformGateway; events: EventBus; logger: Logger },
   plan: Plan,
   connection: Connection,
   checks: number,
+  feed: Feed,
+  snapshot: OperationResultLike | undefined,
 ): AsyncIterableIterator<ExecutionResult> {
-  const pending: unknown[] = [];
-  let wake: (() => void) | undefined;
+  const { pending } = feed;
+  const entity = plan.route.entity;
   let done = false;
   let failure: GraphQLError | undefined;
   let refuse: (error: GraphQLError) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => (refuse = reject));
   refused.catch(() => undefined);
-  const unsubscribe = opts.events.subscribe(plan.route.topic, (payload) => {
-    if (done || !plan.route.filter(payload, plan.args)) return;
-    pending.push(payload);
-    wake?.();
-  });
+  /** Per entity (one, '', unless a list): the version and the answer last sent. */
+  const sent = new Map<string, { version: number; json: string }>();
   const live: Live = {
     recheck: async (context) => {
-      const error = refusalOf(await opts.gateway.execute(plan, context));
+      const error = refusalOf(await opts.gateway.execute(plan.check, context));
       if (error) live.fail(error);
     },
     fail: (error) => {
       if (done || failure) return;
       failure = error.toGraphQLError();
       refuse(failure);
-      wake?.();
+      feed.wake?.();
     },
   };
   const stop = () => {
     done = true;
-    unsubscribe();
+    feed.stop();
     connection.live.delete(live);
   };
   const end = (): never => {
@@ -278,42 +369,72 @@ function listen(
     live.recheck(connection.watch.context).catch((err: unknown) => opts.logger.warn('a subscription could not be checked again', { err }));
   const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
     stop();
-    wake?.();
+    feed.wake?.();
     connection.closeIfEnded();
     return { done: true, value: undefined };
+  };
+  /** The answer as the client sees it, or nothing when it is older than, or the same as, the last one sent. */
+  const deliver = (id: string, result: OperationResultLike): ExecutionResult | undefined => {
+    let data = result.data ?? null;
+    const node = data?.[plan.key] as Record<string, unknown> | null | undefined;
+    if (plan.route.version && node && typeof node === 'object') {
+      const { [VERSION_KEY]: version, ...rest } = node;
+      data = { ...data, [plan.key]: rest };
+      const json = JSON.stringify(rest);
+      const last = sent.get(id);
+      if (typeof version === 'number') {
+        if (last && (version < last.version || (version === last.version && json === last.json))) return undefined;
+        sent.set(id, { version, json });
+      }
+    }
+    return {
+      data,
+      ...(result.errors?.length && {
+        errors: result.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions, path: e.path })),
+      }),
+    } as ExecutionResult;
   };
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
     async next() {
-      while (!pending.length && !done && !failure) await new Promise<void>((resolve) => (wake = resolve));
-      if (failure) return end();
-      if (done) return { done: true, value: undefined };
-      pending.shift();
-      // The credential is being checked again (it changed): this event waits for the outcome.
-      if (connection.watch.checking) await connection.watch.checking;
-      if (failure) return end();
-      let result;
-      try {
-        result = await Promise.race([opts.gateway.execute(plan, connection.watch.context), refused]);
-      } catch (err) {
+      if (snapshot) {
+        const value = deliver('', snapshot);
+        snapshot = undefined;
+        if (value) return { done: false, value };
+      }
+      for (;;) {
+        while (!pending.length && !done && !failure) await new Promise<void>((resolve) => (feed.wake = resolve));
         if (failure) return end();
-        stop(); // graphql-ws sends the error and calls nothing more on this iterator
-        throw err;
+        if (done) return { done: true, value: undefined };
+        const payload = pending.shift()!;
+        const id = entity ? entity.id(payload) : '';
+        // An event of a change older than the answer already sent needs no reading.
+        const last = sent.get(id);
+        if (last && typeof payload.version === 'number' && payload.version < last.version) continue;
+        // The credential is being checked again (it changed): this event waits for the outcome.
+        if (connection.watch.checking) await connection.watch.checking;
+        if (failure) return end();
+        const request = entity ? { ...plan, variables: { ...plan.variables, [ENTITY_VARIABLE]: id } } : plan;
+        let result;
+        try {
+          result = await Promise.race([opts.gateway.execute(request, connection.watch.context), refused]);
+        } catch (err) {
+          if (failure) return end();
+          stop(); // graphql-ws sends the error and calls nothing more on this iterator
+          throw err;
+        }
+        const error = refusalOf(result);
+        // A list's entity the subscriber may not read (or gone) is skipped; its credential is watched as every one's.
+        if (error && entity && error.status !== 401) continue;
+        if (error) {
+          live.fail(error);
+          return end();
+        }
+        const value = deliver(id, result);
+        if (value) return { done: false, value };
       }
-      const error = refusalOf(result);
-      if (error) {
-        live.fail(error);
-        return end();
-      }
-      const value = {
-        data: result.data ?? null,
-        ...(result.errors?.length && {
-          errors: result.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions, path: e.path })),
-        }),
-      } as ExecutionResult;
-      return { done: false, value };
     },
     return: finish,
     throw: finish,

@@ -430,14 +430,28 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
 /**
  * A subscription field served by the gateway: the events of `topic` that pass `filter` are
  * resolved into the subscriber's selection by running the query field `query` through the
- * gateway with the arguments `args` derives from the subscription's.
+ * gateway, with the subscriber's credential.
+ *
+ * One entity's subscription (`taskUpdated(taskId)`) passes its own arguments to `query` (which
+ * takes the same ones) and sends that query's answer first: the state at the time it subscribed,
+ * so a subscriber who comes after the work ended still sees how it ended.
+ *
+ * A list subscription (`tasksUpdated(agentId)`) declares `entity`: each event's entity is read by
+ * `query(<entity.arg>: entity.id(payload))`, an entity the subscriber may not read is skipped, and
+ * the query `check` gives for its arguments (which it receives as variables) is what authorizes it.
+ *
+ * `version` names the query type's field holding the entity's version (raised by every change of
+ * its row): an answer older than one already sent for that entity, or the same one again, is not
+ * sent; an event whose payload carries an older `version` is not even read.
  */
 export interface SubscriptionRoute {
   field: string;
   topic: TopicName;
   filter: (payload: any, args: Record<string, unknown>) => boolean;
   query: string;
-  args?: (args: Record<string, unknown>) => Record<string, unknown>;
+  version?: string;
+  entity?: { arg: string; id: (payload: any) => string };
+  check?: (args: Record<string, unknown>) => string;
 }
 
 /**

@@ -36,7 +36,10 @@ export interface CacheChanged {
   group?: string;
 }
 
-/** Topic → its payload. */
+/**
+ * Topic → its payload. An entity's `version`, where given, is its row's version after the change
+ * (a subscriber already past it need not read the entity again).
+ */
 export interface Topics {
   /** A job was committed (published by the queue alone): idle workers of `name` claim at once. */
   'queue.wakeup': { name: string };
@@ -47,14 +50,22 @@ export interface Topics {
    * the start among them, is announced, not stored (control-plane task.runtime.ts), so readers
    * take it from here.
    */
-  'control-plane.task.updated': { taskId: string; status: string; orchestrationId: string | null; progress?: TaskStep | null; startedAt?: string };
-  'control-plane.orchestration.updated': { orchestrationId: string; status: string };
-  'engine.execution.updated': { executionId: string; status: string };
+  'control-plane.task.updated': {
+    taskId: string;
+    status: string;
+    orchestrationId: string | null;
+    agentId?: string;
+    version?: number;
+    progress?: TaskStep | null;
+    startedAt?: string;
+  };
+  'control-plane.orchestration.updated': { orchestrationId: string; status: string; version?: number };
+  'engine.execution.updated': { executionId: string; status: string; workflowId?: string; version?: number };
   'engine.execution.cancel': { executionId: string };
   'engine.webhook-triggers.changed': CacheChanged;
   'promptlib.prompt.changed': CacheChanged;
   'links.changed': { slug: string };
-  'infra.deployment.updated': { deploymentId: string };
+  'infra.deployment.updated': { deploymentId: string; serviceId: string; version?: number };
   /**
    * What an infrastructure person may read changed: they were deleted, their roles changed or they
    * left a project (`userId`); none, anyone's may have (a project's visibility). Open streams and

@@ -360,11 +360,12 @@ describe('projects, requests, votes and comments', () => {
       await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
       await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Shipping soon' });
       await call('PATCH', `/requests/${request.id}/status`, ann, { status: 'completed' });
-      await sub.until(() => sub.events.length >= 3, 10_000);
+      await sub.until((e) => e.data?.requestUpdated?.status === 'completed', 10_000);
     } finally {
       await client.dispose();
     }
     const seen = sub.events.map((m) => m.data?.requestUpdated);
+    assert.deepEqual(seen[0], { status: 'approved', votesCount: 12, commentsCount: 1 }, 'first, the request as it was');
     assert.deepEqual(seen.at(-1), { status: 'completed', votesCount: 11, commentsCount: 2 });
     assert.ok(
       seen.some((e) => e.votesCount === 11 && e.status === 'approved'),

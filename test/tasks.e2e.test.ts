@@ -351,7 +351,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }',
   ) => subscribeTo(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
 
-  test('emits the whole task on every state and progress change', async () => {
+  test('emits the whole task as it is (queued), then on every state and progress change', async () => {
     await pool().stop({ graceMs: 0 });
     let created: any;
     const sub = { events: [] as any[], errors: [] as any[] };
@@ -367,8 +367,9 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     const seen = sub.events.map((e) => e.data.taskUpdated);
     assert.ok(seen.length >= 3, JSON.stringify(seen));
     assert.ok(seen.every((t) => t.taskId === created.taskId));
+    assert.deepEqual(seen[0], { taskId: created.taskId, status: 'queued', progress: null, result: null }, 'first, the task as it was');
     assert.ok(seen.some((t) => t.status === 'running'));
-    const percentages = seen.map((t) => t.progress.percentage);
+    const percentages = seen.slice(1).map((t) => t.progress.percentage);
     assert.deepEqual(
       percentages,
       [...percentages].sort((a, b) => a - b),
@@ -396,7 +397,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     } finally {
       await pool().start();
     }
-    const event = await sub.until((e) => e.data?.taskUpdated?.progress.currentStep.startsWith('calling the model'));
+    const event = await sub.until((e) => e.data?.taskUpdated?.progress?.currentStep.startsWith('calling the model'));
     assert.equal(event.data.taskUpdated.status, 'running');
     assert.equal(event.data.taskUpdated.progress.stepsCompleted, 1);
     const read = await getTask(short.taskId);

@@ -15,7 +15,7 @@ import { AgentResolver, AgentService, seedAgentPrompts } from './agents';
 import { ApiKeyResolver, toApiKey } from './keys';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
 import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600550-control-plane-orchestrations';
-import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription } from './orchestrations';
+import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription, orchestrationsSubscription } from './orchestrations';
 import { HealthService, MetricsResolver, MetricsService, registerPrometheus, ResourceSampler, TASK_ROLLUP } from './metrics';
 import { ResourceSamples1763769601600 } from './migrations/1763769601600-resource-samples';
 import { TaskListIndexes1763769601610 } from './migrations/1763769601610-task-list-indexes';
@@ -23,6 +23,7 @@ import { KeyTaskSlots1763769601710 } from './migrations/1763769601710-key-task-s
 import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
 import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
 import { TaskTallyStatementUpdates1763769601770 } from './migrations/1763769601770-task-tally-statement-updates';
+import { ControlPlaneRowVersions1763769601870 } from './migrations/1763769601870-row-versions';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { AGENT_CONCURRENCY, TASK_TALLY, TaskResolver, TaskRuntime, TaskService } from './tasks';
 import { TOPIC } from '../../kernel/topics';
@@ -54,6 +55,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     TaskTally1763769601740,
     TaskRunRollup1763769601760,
     TaskTallyStatementUpdates1763769601770,
+    ControlPlaneRowVersions1763769601870,
   ],
   subscriptions: [
     {
@@ -67,8 +69,22 @@ export const controlPlane: ServiceModule<Kernel> = {
       topic: TOPIC.taskUpdated,
       filter: (payload: { taskId?: string }, args) => payload?.taskId === args.taskId,
       query: 'task',
+      version: 'version',
+    },
+    {
+      field: 'tasksUpdated',
+      topic: TOPIC.taskUpdated,
+      filter: (payload: { agentId?: string }, args) => args.agentId == null || payload?.agentId === args.agentId,
+      query: 'task',
+      version: 'version',
+      entity: { arg: 'taskId', id: (payload: { taskId: string }) => payload.taskId },
+      check: (args) =>
+        args.agentId == null
+          ? 'query { tasks(limit: 1) { tasks { taskId } } }'
+          : 'query($agentId: ID!) { agent(agentId: $agentId) { agentId } tasks(limit: 1) { tasks { taskId } } }',
     },
     orchestrationSubscription,
+    orchestrationsSubscription,
   ],
   resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrationResolvers],
   build: (kernel) => buildControlPlane(kernel),

@@ -35,6 +35,7 @@ import { ExecutionTally1763769601750 } from './migrations/1763769601750-executio
 import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/1763769601780-execution-tally-statement-updates';
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
+import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -134,6 +135,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionTallyStatementUpdates1763769601780,
     ExecutionRunAs1763769601840,
     ExecutionRanMs1763769601850,
+    EngineRowVersions1763769601883,
   ],
   subscriptions: [
     {
@@ -141,6 +143,19 @@ export const engine: ServiceModule<Kernel> = {
       topic: TOPIC.executionUpdated,
       filter: (payload: { executionId: string }, args) => payload.executionId === args.executionId,
       query: 'execution',
+      version: 'version',
+    },
+    {
+      field: 'executionsUpdated',
+      topic: TOPIC.executionUpdated,
+      filter: (payload: { workflowId?: string }, args) => args.workflowId == null || payload.workflowId === args.workflowId,
+      query: 'execution',
+      version: 'version',
+      entity: { arg: 'executionId', id: (payload: { executionId: string }) => payload.executionId },
+      check: (args) =>
+        args.workflowId == null
+          ? 'query { executions(limit: 1) { executions { executionId } } }'
+          : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
     },
   ],
   resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],

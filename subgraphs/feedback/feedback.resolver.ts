@@ -242,7 +242,7 @@ export class FeedbackResolver {
   @Authorized(PUBLIC)
   @Subscription(() => FeatureRequest, {
     topics: TOPIC.feedbackRequestUpdated,
-    description: 'Emits the whole request on every vote, comment and change (served by the gateway).',
+    description: 'Emits the request as it is at once, then on every vote, comment and change, never an older version than one sent (served by the gateway).',
   })
   requestUpdated(@Arg('requestId', () => ID) _requestId: string, @Root() request: FeatureRequest): FeatureRequest {
     return request;

@@ -66,6 +66,8 @@ export class FeatureRequest {
   @Field(() => Int) commentsCount: number;
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
+  @Field(() => Int, { description: 'Raised by every change of the request (a vote, a comment, an edit): of two states, the higher version is the newer.' })
+  version: number;
 }
 
 @ObjectType()

@@ -25,6 +25,7 @@ import { FeedbackService, SIGNIN_STATE_TTL_SECONDS } from './feedback.service';
 import { Feedback1763769601400 } from './migrations/1763769601400-feedback';
 import { SigninStates1763769601834 } from './migrations/1763769601834-signin-states';
 import { WebAvatars1763769601835 } from './migrations/1763769601835-web-avatars';
+import { FeedbackRowVersions1763769601882 } from './migrations/1763769601882-row-versions';
 import { authorizeUrl, configured, exchange, type Provider } from './oauth';
 import { TOPIC } from '../../kernel/topics';
 
@@ -36,13 +37,14 @@ export const feedback: ServiceModule<Kernel> = {
   name: 'feedback',
   surface: 'feedback',
   servesHttp: true,
-  migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835, LocalSignIn1763769601871],
+  migrations: [Feedback1763769601400, SigninStates1763769601834, WebAvatars1763769601835, LocalSignIn1763769601871, FeedbackRowVersions1763769601882],
   subscriptions: [
     {
       field: 'requestUpdated',
       topic: TOPIC.feedbackRequestUpdated,
       filter: (payload: { requestId: string }, args) => payload.requestId === args.requestId,
       query: 'featureRequest',
+      version: 'version',
     },
   ],
   resolvers: [FeedbackResolver, FeedbackProjectResolver],

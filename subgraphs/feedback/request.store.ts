@@ -26,6 +26,8 @@ interface RequestRow {
   comments_count: number;
   created_at: Date;
   updated_at: Date;
+  /** Raised by every change of the row (a vote, a comment, an edit, a status). */
+  version: number;
 }
 
 interface CommentRow {
@@ -73,7 +75,8 @@ export interface CommentView {
   updatedAt: Date;
 }
 
-const REQUEST = `id, project_id, author_id, title, description, status, category, tags, priority, votes_count, comments_count, created_at, updated_at`;
+const REQUEST = `id, project_id, author_id, title, description, status, category, tags, priority, votes_count, comments_count, created_at, updated_at,
+  version::float8 AS version`;
 
 const toView = (r: RequestRow): RequestView => ({
   id: r.id,
@@ -89,6 +92,7 @@ const toView = (r: RequestRow): RequestView => ({
   commentsCount: r.comments_count,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  version: r.version,
 });
 
 const toComment = (r: CommentRow): CommentView => ({

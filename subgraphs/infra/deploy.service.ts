@@ -253,12 +253,12 @@ export class DeployService {
       const changed = done || JSON.stringify(progress) !== JSON.stringify(d.progress) || status.message !== d.message;
       await this.store.markChecked(tx.manager, d.service_id);
       if (!changed) return;
+      const row = await this.store.recordProgress(tx.manager, deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress');
       tx.afterCommit(() =>
         this.events
-          .publish(TOPIC.deploymentUpdated, { deploymentId })
+          .publish(TOPIC.deploymentUpdated, { deploymentId, serviceId: d.service_id, version: row.version })
           .catch((err) => this.logger.warn('infra: deployment event not published', { err, deploymentId })),
       );
-      const row = await this.store.recordProgress(tx.manager, deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress');
       if (!done) return;
       finished = row;
       projectId = d.project_id;
@@ -344,7 +344,7 @@ export class DeployService {
       const supersededId = superseded.deploymentId;
       tx.afterCommit(() =>
         this.events
-          .publish(TOPIC.deploymentUpdated, { deploymentId: supersededId })
+          .publish(TOPIC.deploymentUpdated, { deploymentId: supersededId, serviceId: s.id })
           .catch((err) => this.logger.warn('infra: deployment event not published', { err, deploymentId: supersededId })),
       );
       await this.notify.emit(

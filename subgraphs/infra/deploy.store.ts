@@ -79,6 +79,8 @@ interface DeploymentRow {
   created_by: string;
   created_at: Date;
   finished_at: Date | null;
+  /** bigint, read as text: raised by every change of the row. */
+  version: string;
 }
 
 const SERVICE_COLUMNS = `s.*, p.slug, d.status AS d_status, d.progress AS d_progress`;
@@ -308,5 +310,6 @@ function toDeployment(r: DeploymentRow): InfraDeployment {
     message: r.message,
     createdAt: r.created_at,
     finishedAt: r.finished_at,
+    version: Number(r.version),
   };
 }

@@ -30,6 +30,7 @@ import { InfraResolver, type InfraServices } from './infra.resolver';
 import { Infra1763769601500 } from './migrations/1763769601500-infra';
 import { AlertProjects1763769601836 } from './migrations/1763769601836-alert-projects';
 import { SupersededDeployments1764400000000 } from './migrations/1764400000000-superseded-deployments';
+import { InfraRowVersions1763769601881 } from './migrations/1763769601881-row-versions';
 import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
 import { TOPIC } from '../../kernel/topics';
@@ -68,13 +69,24 @@ export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
   servesHttp: true,
-  migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000],
+  migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000, InfraRowVersions1763769601881],
   subscriptions: [
     {
       field: 'deploymentUpdated',
       topic: TOPIC.deploymentUpdated,
       filter: (payload: { deploymentId: string }, args) => payload.deploymentId === args.deploymentId,
       query: 'infraDeployment',
+      version: 'version',
+    },
+    {
+      field: 'deploymentsUpdated',
+      topic: TOPIC.deploymentUpdated,
+      filter: (payload: { serviceId?: string }, args) => args.serviceId == null || payload.serviceId === args.serviceId,
+      query: 'infraDeployment',
+      version: 'version',
+      entity: { arg: 'deploymentId', id: (payload: { deploymentId: string }) => payload.deploymentId },
+      check: (args) =>
+        args.serviceId == null ? 'query { infraServices(limit: 1) { data { id } } }' : 'query($serviceId: ID!) { infraService(id: $serviceId) { id } }',
     },
   ],
   resolvers: [InfraResolver],

@@ -256,9 +256,21 @@ export class InfraResolver {
   @Authorized(PUBLIC)
   @Subscription(() => InfraDeployment, {
     topics: TOPIC.deploymentUpdated,
-    description: 'Emits the whole deployment on every progress or status change (served by the gateway).',
+    description:
+      'Emits the deployment as it is at once (a finished one: its final state), then on every progress or status change, never an older version than one sent (served by the gateway).',
   })
   deploymentUpdated(@Arg('deploymentId', () => ID) _deploymentId: string, @Root() deployment: InfraDeployment): InfraDeployment {
+    return deployment;
+  }
+
+  /** PUBLIC here: each deployment is read through infraDeployment with the subscriber's rights. */
+  @Authorized(PUBLIC)
+  @Subscription(() => InfraDeployment, {
+    topics: TOPIC.deploymentUpdated,
+    description:
+      'Emits a deployment of the service (of every service the caller may read, when none is given) on every progress or status change, as deploymentUpdated does, with no first state (served by the gateway).',
+  })
+  deploymentsUpdated(@Arg('serviceId', () => ID, { nullable: true }) _serviceId: string | null, @Root() deployment: InfraDeployment): InfraDeployment {
     return deployment;
   }
 

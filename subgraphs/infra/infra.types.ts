@@ -228,6 +228,7 @@ export class InfraDeployment {
   @Field(() => String, { nullable: true, description: "kubectl rollout status's sentence." }) message: string | null;
   @Field() createdAt: Date;
   @Field(() => Date, { nullable: true }) finishedAt: Date | null;
+  @Field(() => Int, { description: 'Raised by every change of the deployment: of two states, the higher version is the newer.' }) version: number;
 }
 
 @ObjectType()

@@ -3,4 +3,4 @@
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
 
-export { buildOrchestrations, orchestrationResolvers, orchestrationSubscription } from './orchestration.module';
+export { buildOrchestrations, orchestrationResolvers, orchestrationSubscription, orchestrationsSubscription } from './orchestration.module';

@@ -24,6 +24,17 @@ export const orchestrationSubscription: SubscriptionRoute = {
   topic: TOPIC.orchestrationUpdated,
   filter: (payload: { orchestrationId?: string }, args) => payload?.orchestrationId === args.orchestrationId,
   query: 'orchestration',
+  version: 'version',
+};
+
+export const orchestrationsSubscription: SubscriptionRoute = {
+  field: 'orchestrationsUpdated',
+  topic: TOPIC.orchestrationUpdated,
+  filter: () => true,
+  query: 'orchestration',
+  version: 'version',
+  entity: { arg: 'orchestrationId', id: (payload: { orchestrationId: string }) => payload.orchestrationId },
+  check: () => 'query { orchestrations(limit: 1) { orchestrations { orchestrationId } } }',
 };
 
 /** The orchestration engine and the resolvers' service for this kernel; `tasks` gives the TaskService. */

@@ -63,9 +63,20 @@ export class OrchestrationResolver {
   @Authorized('orchestration:read')
   @Subscription(() => Orchestration, {
     topics: TOPIC.orchestrationUpdated,
-    description: 'Emits the whole orchestration on every state and progress change (served by the gateway).',
+    description:
+      'Emits the orchestration as it is at once (a finished one: its final state), then on every state and progress change, never an older version than one sent (served by the gateway).',
   })
   orchestrationUpdated(@Args() _args: OrchestrationArgs, @Root() orchestration: Orchestration): Orchestration {
+    return orchestration;
+  }
+
+  @Authorized('orchestration:read')
+  @Subscription(() => Orchestration, {
+    topics: TOPIC.orchestrationUpdated,
+    description:
+      'Emits an orchestration (without task details) on every state and progress change, as orchestrationUpdated does, with no first state (served by the gateway).',
+  })
+  orchestrationsUpdated(@Root() orchestration: Orchestration): Orchestration {
     return orchestration;
   }
 }

@@ -362,6 +362,7 @@ export function toOrchestration(o: OrchestrationRecord, stages: StageRecord[], t
     estimatedCompletionAt: o.status === 'running' || o.status === 'paused' ? o.estimatedCompletionAt : null,
     duration: seconds(o.createdAt, end),
     updatedAt: o.updatedAt,
+    version: o.version,
   };
 }
 

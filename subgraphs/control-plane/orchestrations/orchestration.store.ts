@@ -63,6 +63,8 @@ export interface OrchestrationRow {
   cancelled_at: Date | null;
   estimated_completion_at: Date | null;
   updated_at: Date;
+  /** bigint, read as text: raised by every change of the row. */
+  version: string;
 }
 
 export interface StageRow {
@@ -135,6 +137,7 @@ export interface OrchestrationRecord {
   cancelledAt: Date | null;
   estimatedCompletionAt: Date | null;
   updatedAt: Date;
+  version: number;
 }
 
 /** A stage as the service and the engine work on it (the engine changes it as it moves). */
@@ -177,7 +180,7 @@ export interface OrchestrationTaskRecord {
 
 const ORCHESTRATION_COLUMNS = `orchestration_id, name, description, status, current_stage, stages_total, stages_completed, tasks_total,
   tasks_completed, result, error, webhook_url, webhook_events, principal, key_id, pause_reason, cancel_reason, tasks_cancelled,
-  created_at, paused_at, resumed_at, completed_at, failed_at, cancelled_at, estimated_completion_at, updated_at`;
+  created_at, paused_at, resumed_at, completed_at, failed_at, cancelled_at, estimated_completion_at, updated_at, version`;
 export const STAGE_COLUMNS = `orchestration_id, position, stage, status, parallel, gate_enabled, gate_required, tasks_total, tasks_completed,
   outputs, gate_result, started_at, completed_at, failed_at`;
 export const ORCHESTRATION_TASK_COLUMNS = `orchestration_id, stage_position, position, task_key, agent_id, task_type, context, dependencies, depends_on,
@@ -211,6 +214,7 @@ export function toOrchestrationRecord(r: OrchestrationRow): OrchestrationRecord 
     cancelledAt: r.cancelled_at,
     estimatedCompletionAt: r.estimated_completion_at,
     updatedAt: r.updated_at,
+    version: Number(r.version),
   };
 }
 

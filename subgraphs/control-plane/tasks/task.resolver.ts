@@ -36,6 +36,7 @@ export function toTask(t: TaskRecord): Task {
     duration: t.durationMs === null ? null : t.durationMs / 1000,
     orchestrationId: t.orchestrationId,
     stage: t.stage,
+    version: t.version,
   };
 }
 
@@ -77,9 +78,20 @@ export class TaskResolver {
   @Authorized('agent:read')
   @Subscription(() => Task, {
     topics: TOPIC.taskUpdated,
-    description: 'Emits the whole task on every state and progress change (served by the gateway).',
+    description:
+      'Emits the task as it is at once (a finished one: its final state), then on every state and progress change, never an older version than one sent (served by the gateway).',
   })
   taskUpdated(@Arg('taskId', () => ID) _taskId: string, @Root() task: Task): Task {
+    return task;
+  }
+
+  @Authorized('agent:read')
+  @Subscription(() => Task, {
+    topics: TOPIC.taskUpdated,
+    description:
+      'Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does, with no first state (served by the gateway).',
+  })
+  tasksUpdated(@Arg('agentId', () => ID, { nullable: true }) _agentId: string | null, @Root() task: Task): Task {
     return task;
   }
 

@@ -222,7 +222,14 @@ export class TaskRuntime {
       const progress = progressOf(names, ++done, detail);
       clearTimeout(storing);
       storing = setTimeout(() => void this.storeStep(task, progress), STEP_STORED_AFTER_MS);
-      await this.deps.tasks.publish({ id: task.id, status: 'running', orchestrationId: task.orchestrationId, progress, startedAt: task.startedAt });
+      await this.deps.tasks.publish({
+        id: task.id,
+        status: 'running',
+        orchestrationId: task.orchestrationId,
+        agentId: task.agentId,
+        progress,
+        startedAt: task.startedAt,
+      });
     };
     try {
       if (gate) {
@@ -302,7 +309,13 @@ export class TaskRuntime {
         : await this.grouped.complete(end);
       if (!row) throw new TaskStopped();
       jobEnd.done(); // committed: the job ended with the task
-      await this.deps.tasks.publish({ id: row.id, status: row.status, orchestrationId: row.orchestration_id });
+      await this.deps.tasks.publish({
+        id: row.id,
+        status: row.status,
+        orchestrationId: row.orchestration_id,
+        agentId: row.agent_id,
+        version: Number(row.version),
+      });
     } finally {
       clearTimeout(storing);
     }

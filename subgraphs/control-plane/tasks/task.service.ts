@@ -425,11 +425,16 @@ export class TaskService {
 
   // ---- events -------------------------------------------------------------------------------
 
-  async publish(task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId'> & { progress?: TaskProgress | null; startedAt?: Date | null }): Promise<void> {
+  /** `version`: the row's, as the change that is announced left it (none for a step announced, not written). */
+  async publish(
+    task: Pick<TaskRecord, 'id' | 'status' | 'orchestrationId' | 'agentId'> & { version?: number; progress?: TaskProgress | null; startedAt?: Date | null },
+  ): Promise<void> {
     const event: TaskUpdatedEvent = {
       taskId: task.id,
       status: task.status,
       orchestrationId: task.orchestrationId,
+      agentId: task.agentId,
+      ...(task.version !== undefined && { version: task.version }),
       ...(task.status === 'running' && task.progress && { progress: task.progress }),
       ...(task.status === 'running' && task.startedAt && { startedAt: task.startedAt.toISOString() }),
     };

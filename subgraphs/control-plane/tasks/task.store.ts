@@ -88,6 +88,8 @@ export interface TaskRow {
   failed_at: Date | null;
   cancelled_at: Date | null;
   updated_at: Date;
+  /** bigint, read as text: raised by every change of the row. */
+  version: string;
 }
 
 /** An agent task (one execution of an agent), as the services handle it. */
@@ -125,6 +127,7 @@ export interface TaskRecord {
   failedAt: Date | null;
   cancelledAt: Date | null;
   updatedAt: Date;
+  version: number;
 }
 
 /** A file an agent task produced, listed in the task's result. */
@@ -152,7 +155,7 @@ export interface TaskArtifactRecord {
 /** Columns every read selects (the secret is never read outside the runtime). */
 export const TASK_COLUMNS = `id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
   webhook_url, webhook_events, progress, result, error, job_id, created_by_key, orchestration_id, stage,
-  estimated_duration, duration_ms, cancel_reason, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at`;
+  estimated_duration, duration_ms, cancel_reason, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at, version`;
 
 /** TASK_COLUMNS of the table under `alias`, where a statement joins it to others. */
 function prefixed(alias: string): string {
@@ -191,6 +194,7 @@ export function toTaskRecord(r: TaskRow): TaskRecord {
     failedAt: r.failed_at,
     cancelledAt: r.cancelled_at,
     updatedAt: r.updated_at,
+    version: Number(r.version),
   };
 }
 
@@ -199,7 +203,10 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
 }
 
 /** A task to create (insertQueued): the columns it is created with, its key's limit of active tasks (null: none) and its job. */
-export interface NewTask extends Omit<TaskRow, 'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | `${string}_at`> {
+export interface NewTask extends Omit<
+  TaskRow,
+  'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | 'version' | `${string}_at`
+> {
   webhook_secret_enc: Buffer | null;
   limit: number | null;
   job: JobSpec;
@@ -216,7 +223,7 @@ interface CreatedTaskRow extends Pick<TaskRow, 'job_id' | 'created_at' | 'update
 }
 
 /** What a completion answers: what its event and webhook need, not the result it was just given. */
-const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms'] as const;
+const COMPLETED_COLUMNS = ['id', 'agent_id', 'status', 'orchestration_id', 'webhook_url', 'duration_ms', 'version'] as const;
 export type CompletedTaskRow = Pick<TaskRow, (typeof COMPLETED_COLUMNS)[number]> & { job_state: string | null };
 
 /** A task's end as the runtime completes it: its result, final progress and files, and its job. */
@@ -282,6 +289,7 @@ function queuedRow(task: NewTask, db: CreatedTaskRow): TaskRow {
     failed_at: null,
     cancelled_at: null,
     updated_at: db.updated_at,
+    version: '1',
   };
 }
 

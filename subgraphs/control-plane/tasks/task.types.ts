@@ -67,6 +67,7 @@ export class Task {
   @Field(() => Float, { nullable: true, description: 'Seconds from start to end.' }) duration: number | null;
   @Field(() => ID, { nullable: true, description: 'The orchestration that runs the task, if any.' }) orchestrationId: string | null;
   @Field(() => String, { nullable: true, description: 'Its stage in that orchestration.' }) stage: string | null;
+  @Field(() => Int, { description: 'Raised by every change of the task: of two states, the higher version is the newer.' }) version: number;
 }
 
 @ObjectType()

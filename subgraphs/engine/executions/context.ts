@@ -15,6 +15,7 @@ import type { NotifyConfig } from './types';
 import type { OperationsLike } from './platform';
 import type { WorkflowService, WorkflowVersion, KeyLookup } from '../workflows';
 import { TOPIC } from '../../../kernel/topics';
+import { executionReads } from './reads.store';
 
 /*
  * What the parts of the execution runner share (runner.ts and the files it is built
@@ -115,7 +116,14 @@ export interface RunnerDeps {
   clock?: Clock;
 }
 
-/** Announces an execution's new status (subscriptions, waiters); a failure to announce is logged, not thrown. */
-export async function publishUpdate(deps: Pick<RunnerDeps, 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
-  await deps.events.publish(TOPIC.executionUpdated, { executionId, status }).catch((err) => deps.logger.warn('execution event not published', { err }));
+/**
+ * Announces an execution's new status (subscriptions, waiters) with its workflow (what list
+ * subscribers filter on) and its row's version; a failure to announce is logged, not thrown.
+ */
+export async function publishUpdate(deps: Pick<RunnerDeps, 'db' | 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
+  const announce = async () => {
+    const row = await executionReads.announced(deps.db, executionId);
+    await deps.events.publish(TOPIC.executionUpdated, { executionId, status, ...row });
+  };
+  await announce().catch((err) => deps.logger.warn('execution event not published', { err }));
 }

@@ -326,6 +326,7 @@ export class ExecutionRuns {
       workflowVersion: ctx.version.version,
       status: 'canceled',
       mode: ctx.mode,
+      version: 1,
       progress: { nodesCompleted: 0, nodesTotal: ctx.version.definition.nodes.length, currentNode: null },
       result: null,
       error: null,

@@ -95,6 +95,7 @@ export function toView(row: ExecutionViewRow, resumeUrl: (executionId: string) =
     originalExecutionId: row.original_execution_id,
     parentExecutionId: row.parent_execution_id,
     webhookId: row.webhook_id,
+    version: Number(row.version),
   };
 }
 
@@ -121,6 +122,11 @@ export function toNodeData(r: NodeRunLine): NodeDataRow {
 export const EXECUTION_TALLY = new Tally('engine.executions', ['workflow_id', 'status']);
 
 export const executionReads = {
+  /** What an execution's event carries besides its status: its workflow and its row's version. */
+  announced: (q: Queryable, id: string) =>
+    one<{ workflowId: string; version: number }>(q, `SELECT workflow_id AS "workflowId", version::float8 AS version FROM engine.executions WHERE id = $1`, [
+      id,
+    ]),
   /** Every column, with the workflow's name. */
   load(q: Queryable, id: string): Promise<ExecutionRow | undefined> {
     return one<ExecutionRow>(

@@ -105,6 +105,7 @@ export class ExecutionRunner {
       workflowName: version.name,
       workflowVersion: version.version,
       status: 'running',
+      version: 1,
       mode: opts.mode,
       progress: { nodesCompleted: opts.reuse?.nodes.length ?? 0, nodesTotal: compiled.order.length, currentNode: null },
       result: null,

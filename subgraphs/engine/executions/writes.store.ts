@@ -41,6 +41,8 @@ export interface ExecutionViewRow {
   canceled_at: Date | null;
   duration_ms: number | null;
   workflow_name?: string;
+  /** bigint, read as text: raised by every change of the row. */
+  version: string;
 }
 
 /** Every column of engine.executions (`SELECT e.*`). */
@@ -78,6 +80,7 @@ export interface ExecutionView {
   originalExecutionId: string | null;
   parentExecutionId: string | null;
   webhookId: string | null;
+  version: number;
 }
 
 /** A webhook request log entry, decided by how the execution ended (or by its enqueueing). */
@@ -196,11 +199,11 @@ function concat(texts: readonly string[]): string {
  * row is what the write itself set, filled in from the run (no JSON parsed back for nothing).
  */
 const WRITTEN_COLUMNS = `e.id, e.status, e.nodes_total, e.nodes_completed, e.current_node, e.wait_till, e.started_at, e.finished_at,
-  e.failed_at, e.canceled_at, e.duration_ms`;
+  e.failed_at, e.canceled_at, e.duration_ms, e.version`;
 
 export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.status, e.mode, e.nodes_total, e.nodes_completed, e.current_node,
   e.result, e.error, e.wait_till, e.resume_state, e.original_execution_id, e.parent_execution_id, e.webhook_id,
-  e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms`;
+  e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms, e.version`;
 
 /**
  * One statement: the pending node rows and log lines, and the execution row, inserted by the

@@ -44,6 +44,7 @@ export function toExecution(v: ExecutionDetail): WorkflowExecution {
     parentExecutionId: v.parentExecutionId,
     webhookId: v.webhookId,
     engineExecutionUrl: engineExecutionUrl(v.id),
+    version: v.version,
   };
 }
 
@@ -137,9 +138,20 @@ export class ExecutionResolver {
   @Authorized('workflow:read')
   @Subscription(() => WorkflowExecution, {
     topics: TOPIC.executionUpdated,
-    description: 'Emits the whole execution on every status and progress change (served by the gateway).',
+    description:
+      'Emits the execution as it is at once (a finished one: its final state), then on every status and progress change, never an older version than one sent (served by the gateway).',
   })
   executionUpdated(@Arg('executionId', () => ID) _executionId: string, @Root() execution: WorkflowExecution): WorkflowExecution {
+    return execution;
+  }
+
+  @Authorized('workflow:read')
+  @Subscription(() => WorkflowExecution, {
+    topics: TOPIC.executionUpdated,
+    description:
+      'Emits an execution of the workflow (of any workflow, when none is given) on every status change, as executionUpdated does, with no first state (served by the gateway).',
+  })
+  executionsUpdated(@Arg('workflowId', () => ID, { nullable: true }) _workflowId: string | null, @Root() execution: WorkflowExecution): WorkflowExecution {
     return execution;
   }
 }
