@@ -21,7 +21,8 @@ import {
 import { getMetadataStorage } from 'type-graphql';
 import { PUBLIC } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError, type FieldError, type FieldReason } from '../kernel/errors';
-import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
+import { assertAcceptableParams } from '../kernel/input-policy';
+import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
 import { EdgeRejection, newRequestId, type Admission, type Edge } from '../kernel/edge';
 import type { Envelope, Meta } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
@@ -86,19 +87,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
 
   app.register(
     async (scope) => {
-      scope.removeContentTypeParser('application/json');
-      scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-        const text = raw as string;
-        if (text.trim() === '') return done(null, undefined);
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch (err) {
-          return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
-        }
-        const violation = inspectJson(parsed);
-        done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
-      });
+      useJsonBodyParser(scope);
 
       scope.setErrorHandler((err: FastifyError, req, reply) => {
         if (err instanceof EdgeRejection) {
@@ -106,9 +95,8 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
           return fail(req, reply, err.error);
         }
         if (err instanceof AppError) return fail(req, reply, err);
-        if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-          return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: req.routeOptions.bodyLimit }));
-        }
+        const tooLarge = bodyTooLarge(err, req.routeOptions.bodyLimit);
+        if (tooLarge) return fail(req, reply, tooLarge);
         if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
           return fail(
             req,

@@ -4,7 +4,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { HeaderMap } from '@apollo/server';
 import { envelopes } from '../kernel/envelopes';
 import { AppError, errors } from '../kernel/errors';
-import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
+import { assertAcceptableJson, assertAcceptableParams } from '../kernel/input-policy';
+import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
 import type { Logger } from '../kernel/logger';
 import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
 import { presentedCredentials } from '../kernel/http';
@@ -193,17 +194,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.raw.end();
   };
 
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    let parsed: unknown;
-    try {
-      parsed = (raw as string).trim() === '' ? undefined : JSON.parse(raw as string);
-    } catch (err) {
-      return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
-    }
-    const violation = inspectJson(parsed);
-    done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
-  });
+  useJsonBodyParser(app);
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
   registerDashboard(app);
@@ -211,9 +202,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof AppError) return sendGraphQLError(reply, err);
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendGraphQLError(reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: GRAPHQL_BODY_LIMIT }));
-    }
+    const tooLarge = bodyTooLarge(err, GRAPHQL_BODY_LIMIT);
+    if (tooLarge) return sendGraphQLError(reply, tooLarge);
     deps.logger.error('unhandled error on /graphql', { err });
     return sendGraphQLError(reply, new AppError('internal_server_error', 'An internal error occurred'));
   });
