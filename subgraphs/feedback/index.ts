@@ -10,6 +10,7 @@
  *   alike. Serves: the OAuth redirects (they are not JSON); the code exchange is the
  *   `signInWithProvider` operation's.
  */
+import './codes';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';

@@ -8,6 +8,7 @@
  *   must not cost a GraphQL operation — with the same rules as `verifyLink`; its GraphQL
  *   operations back the REST paths of the `/links` surface.
  */
+import './codes';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageCsp } from '../../kernel/csp';

@@ -1,3 +1,4 @@
+import '../codes';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import { STAGES, isStage, stageIndex, type StageName } from '../gates';
 
