@@ -2,7 +2,7 @@ import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHe
 import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
-import { envelopes } from '../kernel/envelopes';
+import { envelopeOf, envelopes } from '../kernel/envelopes';
 import { AppError, errors } from '../kernel/errors';
 import { assertAcceptableJson, assertAcceptableParams } from '../kernel/input-policy';
 import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
@@ -136,7 +136,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const path = req.url.split('?')[0]!;
     const meta = { requestId: newRequestId(), timestamp: new Date().toISOString() };
     const surface = deps.surfaces.find((s) => s.prefix && (path === s.prefix || path.startsWith(`${s.prefix}/`)));
-    if (surface) return reply.code(404).send(surface.envelope.error(errors.notFound('route', `${req.method} ${path}`), meta));
+    if (surface) return reply.code(404).send(envelopeOf(surface.envelope).error(errors.notFound('route', `${req.method} ${path}`), meta));
     return reply.code(404).send(envelopes.v1.error(new AppError('NOT_FOUND', `Nothing is served at ${req.method} ${path}`, { path }), meta));
   };
   app.setNotFoundHandler(notFound);

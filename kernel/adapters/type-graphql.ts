@@ -74,8 +74,8 @@ const { convertArgToInstance, convertArgsToInstance } = createRequire(require.re
 export const VALIDATION: ValidatorOptions = { forbidUnknownValues: false };
 
 /**
- * type-graphql validates an object argument by importing class-validator again on every call
- * (type-graphql#982): 8 of the 9 µs a validation took. Each argument its settings validate gets
+ * type-graphql validates an object argument by importing class-validator again on every call,
+ * most of what a validation costs. Each argument its settings validate gets
  * that same validation as its own `validateFn` instead, class-validator imported once: the options
  * type-graphql would merge (missing properties skipped, unknown values allowed unless the argument
  * asks), an object or the objects of an array, failures as its ArgumentValidationError. An
