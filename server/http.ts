@@ -38,10 +38,9 @@ export class HttpFront {
   private stats?: RequestStats;
 
   constructor() {
-    // Every response is counted as its head is written, with the time since its request arrived:
-    // by the response itself, so a request costs no listeners (a Fastify onResponse hook puts two
-    // on every response and runs a hook chain after it: about 4 µs of CPU a request, 23 against
-    // 19 µs in a bare redirect route).
+    // Every response is counted as its head is written, with the time since its request arrived,
+    // by the response itself (node's documented ServerResponse option): no listener or hook chain
+    // per request, which cost measurably more on the read paths.
     const front = this;
     class CountedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
       private readonly arrivedAt = performance.now();
