@@ -36,13 +36,6 @@ const KERNEL_CODES = {
   internal_server_error: 500,
   // GraphQL request limits (gateway/limits.ts)
   query_too_complex: 400,
-  // engine: moves to the engine's module
-  WORKFLOW_NOT_FOUND: 404,
-  WORKFLOW_INACTIVE: 409,
-  EXECUTION_FAILED: 500,
-  SCHEDULE_INVALID: 400,
-  NODE_EXECUTION_FAILED: 500,
-  WORKFLOW_INVALID: 400,
 } as const;
 
 /** A code's HTTP status: the kernel's codes and every code a service registered. */

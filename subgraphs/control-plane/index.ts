@@ -6,7 +6,6 @@
  * Calls: promptlib (renderPrompt, prompt seeding), engine (engineHealth, engineMetricsQuery,
  *   workflowUsage), through their public operations (kernel.operations), never their tables.
  */
-import './codes';
 import os from 'node:os';
 import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-clock';
 import { platformKey, SecretCipher } from '../../kernel/crypto';

@@ -1,4 +1,3 @@
-import '../codes';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import { STAGES, isStage, stageIndex, type StageName } from '../gates';
 

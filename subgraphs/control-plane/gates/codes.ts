@@ -1,6 +1,6 @@
-import { registerErrorCodes } from '../../kernel/errors';
+import { registerErrorCodes } from '../../../kernel/errors';
 
-/** The control plane's own error codes (agents, tasks, orchestrations and their gates). */
+/** The control plane's own error codes (agents, tasks, orchestrations and their gates), declared in its lowest folder that raises them. */
 export const CONTROL_PLANE_CODES = registerErrorCodes({
   AGENT_NOT_FOUND: 404,
   INVALID_TASK_TYPE: 400,
