@@ -1,5 +1,6 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
 import { operationFromDocument, Supergraph, type Schema } from '@apollo/federation-internals';
@@ -57,6 +58,7 @@ export class PlatformGateway {
   private readonly validationRules: ValidationRule[];
   private readonly quietLogger: ReturnType<typeof quiet>;
   private planner?: { apiSchema: Schema; planner: QueryPlanner };
+  private loadedExecutor?: GatewayExecutor;
 
   constructor(private readonly opts: GatewayOptions) {
     this.limits = opts.limits ?? DEFAULT_LIMITS;
@@ -77,8 +79,20 @@ export class PlatformGateway {
       adoptScalarParsing(apiSchema);
       this.apiSchema = apiSchema;
     });
+    // Apollo Server loads the gateway through this wrapper, which keeps the executor the load
+    // returns (the public gateway interface) for operations run outside Apollo Server's pipeline.
+    const gateway = this.gateway;
+    const recording: GatewayInterface = {
+      load: async (options) => {
+        const loaded = await gateway.load(options);
+        this.loadedExecutor = loaded.executor;
+        return loaded;
+      },
+      onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
+      stop: () => gateway.stop(),
+    };
     this.apollo = new ApolloServer<RequestContext>({
-      gateway: this.gateway,
+      gateway: recording,
       validationRules: limitRules(this.limits),
       parseOptions: { maxTokens: this.limits.maxTokens },
       introspection: opts.introspection ?? true,
@@ -109,10 +123,10 @@ export class PlatformGateway {
     await this.apollo.start();
   }
 
-  /** The gateway's own executor: runs a resolved operation from its cached query plan. */
-  private get executor() {
-    return (this.gateway as unknown as { executor: (rc: unknown) => Promise<{ data?: Record<string, any> | null; errors?: readonly GraphQLError[] }> })
-      .executor;
+  /** The gateway's executor, as its load hands it to Apollo Server: runs a resolved operation from its cached query plan. */
+  private get executor(): GatewayExecutor {
+    if (!this.loadedExecutor) throw new Error('The gateway has not loaded its schema yet');
+    return this.loadedExecutor;
   }
 
   /**
@@ -250,7 +264,7 @@ export class PlatformGateway {
             contextValue: context,
             logger: this.quietLogger,
             metrics: {},
-          });
+          } as unknown as GatewayGraphQLRequestContext<RequestContext>);
       // As the gateway answers: no locations (a planned fetch's would point into the subgraph's document).
       const errors = result.errors?.map(({ message, path, extensions }) => ({ message, ...(path && { path }), extensions: clientExtensions(extensions) }));
       return { data: result.data, ...(errors && { errors }) };

@@ -1,4 +1,4 @@
-import type { AppError, FieldError } from './errors';
+import type { AppError } from './errors';
 
 export interface Meta {
   requestId: string;
@@ -6,70 +6,47 @@ export interface Meta {
   timestamp: string;
 }
 
-/** How one surface wraps its answers (each surface's documented envelope, docs/surfaces.md). */
+/** How one surface wraps its answers. */
 export interface Envelope {
   success(data: unknown, meta: Meta, message?: string): unknown;
   error(err: AppError, meta: Meta): unknown;
 }
 
-const error = (err: AppError) => ({ code: err.code, message: err.message, details: err.details ?? {} });
+/** An error as most envelopes carry it: `{code, message, details}`. */
+export const errorBody = (err: AppError) => ({ code: err.code, message: err.message, details: err.details ?? {} });
 
+/** The envelopes several services answer in; a service's own is declared in its folder (registerEnvelope). */
 export const envelopes = {
   /** /v1/... (control plane, prompt library, engine main layout) */
   v1: {
     success: (data, meta) => ({ success: true, data, meta }),
-    error: (err, meta) => ({ success: false, error: error(err), meta }),
+    error: (err, meta) => ({ success: false, error: errorBody(err), meta }),
   },
   /** /control-plane/api/v1, /promptlib/api/v1, /engine/api/v1 */
   platform: {
     success: (data, meta) => ({ success: true, data, metadata: { timestamp: meta.timestamp, request_id: meta.requestId } }),
-    error: (err, meta) => ({ success: false, error: error(err), metadata: { timestamp: meta.timestamp, request_id: meta.requestId } }),
-  },
-  /** /links/api/links */
-  links: {
-    success: (data) => ({ success: true, data }),
-    error: (err) => ({ success: false, error: error(err) }),
-  },
-  /** /feedback/api/v1 */
-  feedback: {
-    success: (data, _meta, message) => ({ success: true, message: message ?? 'OK', data }),
-    /** Spec 3: `error` is a string (the code); the field problems, where any, are in `details`. */
-    error: (err) => ({ success: false, message: err.message, error: err.code, details: err.details ?? {} }),
+    error: (err, meta) => ({ success: false, error: errorBody(err), metadata: { timestamp: meta.timestamp, request_id: meta.requestId } }),
   },
   /** /webhook/...: a trigger's answer is the workflow's own; its refusals are built by the engine (inbound) and the surface. */
   webhook: {
     success: (data) => data,
-    error: (err) => ({ success: false, error: error(err) }),
-  },
-  /** /infra/api/v1: the resource itself, or {data, pagination} for lists; errors in the infrastructure service's own codes (invalid_request, not_found, …). */
-  infra: {
-    success: (data) => data,
-    error: (err, meta) => {
-      const code = INFRA_CODES[err.status] ?? err.code.toLowerCase();
-      const details = code === err.code || 'reason' in (err.details ?? {}) ? (err.details ?? {}) : { ...reasonOf(err), ...err.details };
-      const retryAfter = err.status === 429 && typeof err.details?.retryAfter === 'number' ? { retryAfter: err.details.retryAfter } : {};
-      return { error: code, message: err.message, details, requestId: meta.requestId, ...retryAfter };
-    },
+    error: (err) => ({ success: false, error: errorBody(err) }),
   },
 } satisfies Record<string, Envelope>;
 
-/**
- * What `details` says first on the infrastructure surface: for a refused field, the first one and
- * why (the whole list stays in `details.errors`); else the platform's own code.
- */
-function reasonOf(err: AppError): { reason: string; field?: string } {
-  const first = Array.isArray(err.details?.errors) ? (err.details.errors[0] as FieldError | undefined) : undefined;
-  return first?.field ? { field: first.field, reason: first.reason ?? 'invalid_value' } : { reason: err.code };
+const byName = new Map<string, Envelope>(Object.entries(envelopes));
+
+/** Declares a service's own envelope under its name (from the service's module, at load), for the REST surfaces that answer in it. */
+export function registerEnvelope<E extends Envelope>(name: string, envelope: E): E {
+  const known = byName.get(name);
+  if (known && known !== envelope) throw new Error(`An envelope named ${name} is already declared`);
+  byName.set(name, envelope);
+  return envelope;
 }
 
-/** One code per status on the infrastructure surface; the platform's own code stays in `details.reason`. */
-const INFRA_CODES: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'authentication_failed',
-  403: 'insufficient_permissions',
-  404: 'not_found',
-  409: 'conflict',
-  429: 'rate_limit_exceeded',
-  500: 'server_error',
-  503: 'service_unavailable',
-};
+/** The envelope of that name: a kernel one or one a service registered. */
+export function envelopeOf(name: string): Envelope {
+  const envelope = byName.get(name);
+  if (!envelope) throw new Error(`No envelope named ${name}: the service that answers in it declares it with registerEnvelope`);
+  return envelope;
+}

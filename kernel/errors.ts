@@ -6,32 +6,19 @@ import { GraphQLError } from 'graphql';
  * into each surface's envelope. Nothing downstream matches on message text.
  */
 
-/** Every error code the platform answers with and its HTTP status, defined once. */
-export const ERROR_STATUS = {
-  // uppercase codes
-  AGENT_NOT_FOUND: 404,
-  INVALID_TASK_TYPE: 400,
-  CONTEXT_VALIDATION_FAILED: 422,
-  GATE_VALIDATION_FAILED: 422,
-  TASK_TIMEOUT: 504,
+/** The codes any service or surface may raise; a service's own codes are registered by its module (registerErrorCodes). */
+const KERNEL_CODES = {
   RATE_LIMIT_EXCEEDED: 429,
-  WORKFLOW_NOT_FOUND: 404,
-  WORKFLOW_INACTIVE: 409,
-  EXECUTION_FAILED: 500,
   WEBHOOK_INVALID: 400,
-  SCHEDULE_INVALID: 400,
   PAYLOAD_TOO_LARGE: 413,
-  NODE_EXECUTION_FAILED: 500,
-  PROMPT_NOT_FOUND: 404,
-  WORKFLOW_INVALID: 400,
   // a path outside every surface
   NOT_FOUND: 404,
-  // lowercase codes
   unauthorized: 401,
   forbidden: 403,
   invalid_api_key: 401,
   expired_api_key: 401,
   missing_authorization: 401,
+  invalid_credentials: 401,
   insufficient_permissions: 403,
   validation_error: 400,
   invalid_json: 400,
@@ -44,28 +31,38 @@ export const ERROR_STATUS = {
   rate_limit_exceeded: 429,
   agent_execution_failed: 500,
   timeout: 504,
-  invalid_agent_configuration: 400,
-  workflow_validation_failed: 422,
-  forge_gate_failure: 422,
   upstream_error: 502,
   service_unavailable: 503,
-  /** A model run that only a configured model can do usefully (refine) while the offline one answers. */
-  model_unavailable: 409,
   internal_server_error: 500,
-  // link service
-  invalid_credentials: 401,
-  too_many_attempts: 429,
-  link_gone: 410,
-  // feature-request service
-  already_voted: 409,
-  request_not_approved: 409,
-  /** A sign-in callback whose state is not the one this browser was given, or is used up. */
-  invalid_state: 400,
   // GraphQL request limits (gateway/limits.ts)
   query_too_complex: 400,
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/** A code's HTTP status: the kernel's codes and every code a service registered. */
+export const ERROR_STATUS: typeof KERNEL_CODES & Readonly<Record<string, number>> = { ...KERNEL_CODES };
+
+/**
+ * Declares a service's own error codes with their statuses (from the service's module, at load).
+ * A code may be declared again only with the same status: two services cannot mean two things by it.
+ */
+export function registerErrorCodes<C extends Record<string, number>>(codes: C): C {
+  const table = ERROR_STATUS as Record<string, number>;
+  for (const [code, status] of Object.entries(codes)) {
+    if (Object.hasOwn(table, code) && table[code] !== status) {
+      throw new Error(`Error code ${code} is already declared with status ${table[code]}, not ${status}`);
+    }
+    table[code] = status;
+  }
+  return codes;
+}
+
+/** Whether `code` is declared (by the kernel or a registered service). */
+export function isKnownErrorCode(code: string): boolean {
+  return Object.hasOwn(ERROR_STATUS, code);
+}
+
+/** A kernel code, or any string a service registered (checked when the error is made). */
+export type ErrorCode = keyof typeof KERNEL_CODES | (string & {});
 export type ErrorDetails = Record<string, unknown>;
 
 export class AppError extends Error {
@@ -78,7 +75,7 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = status ?? ERROR_STATUS[code];
+    this.status = status ?? statusOfCode(code);
   }
 
   toGraphQLError(): GraphQLError {
@@ -90,6 +87,14 @@ export class AppError extends Error {
 
 /** Why a field was refused, in words a client can branch on (the infrastructure surface shows it as details.reason). */
 export type FieldReason = 'required_field_missing' | 'invalid_type' | 'invalid_value' | 'too_long' | 'unknown_field';
+
+/**
+ * The status of a declared code. An undeclared one is a programming error (test/error-codes.test.ts
+ * finds it in the sources): it answers 500 rather than a status nobody chose.
+ */
+function statusOfCode(code: string): number {
+  return ERROR_STATUS[code] ?? 500;
+}
 
 export interface FieldError {
   field: string;
@@ -122,8 +127,8 @@ export function fromGraphQLError(err: { message: string; extensions?: Record<str
   const code = typeof ext.code === 'string' ? ext.code : undefined;
   const http = ext.http as { status?: number } | undefined;
   const details = (ext.details as ErrorDetails | undefined) ?? {};
-  if (code && Object.hasOwn(ERROR_STATUS, code)) {
-    return new AppError(code as ErrorCode, err.message, details, http?.status);
+  if (code && isKnownErrorCode(code)) {
+    return new AppError(code, err.message, details, http?.status);
   }
   // Errors GraphQL itself raised on a well-formed request (unknown field, bad variable, ...).
   if (code === 'GRAPHQL_VALIDATION_FAILED' || code === 'BAD_USER_INPUT' || code === 'GRAPHQL_PARSE_FAILED') {

@@ -1,12 +1,12 @@
 import 'reflect-metadata';
 import { tracingChannel } from 'node:diagnostics_channel';
-import { createRequire } from 'node:module';
 import { GraphQLError, execute, parse, validate, type GraphQLResolveInfo, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { ArgumentValidationError, buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
-import { getMetadataStorage as validationMetadata, validateOrReject, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
+import type { ValidationError } from 'class-validator';
+import { VALIDATION, dropPlainFieldResolvers, runRootOperationsDirectly, validateArgumentsDirectly } from './adapters/type-graphql';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, errors, type FieldError } from './errors';
 import { refusedInput } from './input-policy';
@@ -84,48 +84,6 @@ export interface BuiltSubgraph {
 
 const FEDERATION_LINK = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@interfaceObject"])`;
 
-/** How the subgraphs validate their object arguments (class-validator), as type-graphql's `validate` option. */
-const VALIDATION: ValidatorOptions = { forbidUnknownValues: false };
-
-/**
- * type-graphql validates an object argument by importing class-validator again on every call
- * (type-graphql#982): 8 of the 9 µs a validation took. Each argument its settings validate gets
- * that same validation as its own `validateFn` instead, class-validator imported once: the options
- * type-graphql would merge (missing properties skipped, unknown values allowed unless the argument
- * asks), an object or the objects of an array, failures as its ArgumentValidationError. An
- * argument whose declared type holds no constraint (a scalar, or a class with none of its own or
- * inherited) is not validated at all, unless the options could refuse it for that (whitelisting,
- * unknown values): class-validator would find nothing to check after searching its whole metadata
- * (most input types, the agent task's among them, declare their rules in the service instead).
- * type-graphql turns an argument's value into its declared class, so the type decides for the value.
- */
-function validateArgumentsDirectly(): void {
-  for (const param of getMetadataStorage().params) {
-    if ((param.kind !== 'arg' && param.kind !== 'args') || param.validateFn || param.validateSettings === false) continue;
-    const options: ValidatorOptions = { ...VALIDATION, ...(typeof param.validateSettings === 'object' ? param.validateSettings : {}) };
-    if (options.skipMissingProperties !== false) options.skipMissingProperties = true;
-    if (options.forbidUnknownValues !== true) options.forbidUnknownValues = false;
-    if (!options.whitelist && !options.forbidUnknownValues && !holdsConstraints(param.getType())) {
-      param.validateSettings = false;
-      continue;
-    }
-    param.validateFn = async (value: unknown) => {
-      const objects = (Array.isArray(value) ? value : [value]).filter((v): v is object => v !== null && typeof v === 'object');
-      if (!objects.length) return;
-      try {
-        await Promise.all(objects.map((o) => validateOrReject(o, options)));
-      } catch (err) {
-        throw new ArgumentValidationError(err as ValidationError[]);
-      }
-    };
-  }
-}
-
-/** Whether class-validator holds a constraint for an argument's declared type (its items', for a list): a class's own or inherited; never a scalar's. */
-function holdsConstraints(type: unknown): boolean {
-  return typeof type === 'function' && validationMetadata().getTargetValidationMetadatas(type, '', true, false).length > 0;
-}
-
 /**
  * TypeGraphQL schema -> Apollo Federation 2 subgraph. Every operation is checked by the auth
  * checker: `@Authorized('perm')` names the permission, `@Authorized()` any authenticated caller.
@@ -159,7 +117,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   assertEveryOperationAuthorized(spec);
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
   dropPlainFieldResolvers(resolvers);
-  runRootOperationsDirectly(resolvers, spec, instances, check);
+  runRootOperationsDirectly(resolvers, spec.resolvers, instances, check);
   for (const [type, ref] of Object.entries(spec.references ?? {})) {
     resolvers[type] = {
       ...resolvers[type],
@@ -178,118 +136,6 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
-
-type ResolverMetadata = ReturnType<typeof getMetadataStorage>['queries'][number];
-type ParamMetadata = NonNullable<ResolverMetadata['params']>[number];
-type ArgParamMetadata = Extract<ParamMetadata, { kind: 'arg' | 'args' }>;
-
-/**
- * type-graphql's own conversion of an argument into its class (an input type's instance, nested
- * ones included, defaults from its initialisers). Its package exports only its index, so the
- * module is reached by its path in the pinned version (package.json); were it to move, this module
- * would fail to load, and with it every start and every test.
- */
-const { convertArgToInstance, convertArgsToInstance } = createRequire(require.resolve('type-graphql'))('./resolvers/convert-args.js') as {
-  convertArgToInstance(meta: ArgParamMetadata, args: Record<string, unknown>): unknown;
-  convertArgsToInstance(meta: ArgParamMetadata, args: Record<string, unknown>): unknown;
-};
-
-/**
- * type-graphql runs every root operation through its middleware chain (the @Authorized check is
- * the only middleware here), an async validation of every argument and a Promise.all: about ten
- * promises before the method starts. A query or mutation that takes its arguments, the context
- * and the resolve info is called directly instead, doing what that chain does in the same order:
- * the check of its @Authorized roles, each argument turned into its class by type-graphql's own
- * conversion, the arguments that have constraints validated (validateArgumentsDirectly), then the
- * method. Anything else (a middleware, @Root, a custom parameter) keeps type-graphql's resolver.
- */
-function runRootOperationsDirectly(
-  resolvers: Record<string, Record<string, unknown>>,
-  spec: SubgraphSpec,
-  instances: Map<Function, object>,
-  check: (context: RequestContext, roles: string[]) => void,
-): void {
-  const storage = getMetadataStorage();
-  const targets = new Set<Function>(spec.resolvers);
-  for (const [typeName, operations] of [
-    ['Query', storage.queries],
-    ['Mutation', storage.mutations],
-  ] as const) {
-    for (const meta of operations) {
-      const instance = instances.get(meta.target) as Record<string, (...args: unknown[]) => unknown> | undefined;
-      const roles = meta.roles;
-      if (!targets.has(meta.target) || !instance || !roles || meta.middlewares?.length || !resolvers[typeName]?.[meta.schemaName]) continue;
-      const params = [...(meta.params ?? [])].sort((a, b) => a.index - b.index);
-      const readers = params.map(readerOf);
-      if (!readers.every((r) => r !== undefined)) continue;
-      const validated = params.flatMap((p, i) =>
-        (p.kind === 'arg' || p.kind === 'args') && p.validateFn ? [{ i, type: p.getType(), validate: p.validateFn }] : [],
-      );
-      const method = instance[meta.methodName]!;
-      resolvers[typeName][meta.schemaName] = (root: unknown, args: Record<string, unknown>, context: RequestContext, info: GraphQLResolveInfo) => {
-        check(context, roles);
-        const values = readers.map((read) => read(args, context, info));
-        if (!validated.length) return method.apply(instance, values);
-        const resolverData = { root, args, context, info };
-        return Promise.all(validated.map(({ i, type, validate }) => validate(values[i], type, resolverData))).then(() => method.apply(instance, values));
-      };
-    }
-  }
-}
-
-type ParamReader = (args: Record<string, unknown>, context: RequestContext, info: GraphQLResolveInfo) => unknown;
-
-/**
- * How a parameter gets its value: an argument as type-graphql converts it (one with nothing to
- * validate, or whose validation is its own `validateFn`), the context (or one of its properties) or
- * the resolve info; undefined for anything else.
- */
-function readerOf(p: ParamMetadata): ParamReader | undefined {
-  switch (p.kind) {
-    case 'info':
-      return (_args, _context, info) => info;
-    case 'context': {
-      const property = p.propertyName as keyof RequestContext | undefined;
-      return property ? (_args, context) => context[property] : (_args, context) => context;
-    }
-    case 'arg':
-    case 'args':
-      if (p.validateSettings !== false && !p.validateFn) return undefined;
-      return p.kind === 'arg' ? (args) => convertArgToInstance(p, args) : (args) => convertArgsToInstance(p, args);
-    default:
-      return undefined;
-  }
-}
-
-/**
- * type-graphql gives every field of an object type a resolver that runs the field's middlewares
- * (its @Authorized check among them) and then reads the property. A field with none to run (and
- * buildSubgraph gives no global middleware) keeps GraphQL's default resolver instead, the same
- * property read, which graphql-jit compiles inline rather than calling a function with a resolve
- * info built for it, for every field of every object of an answer. A field keeps type-graphql's
- * resolver when any class of its type's name gives it @Authorized, a middleware, arguments, a
- * field resolver or a schema name of its own.
- */
-function dropPlainFieldResolvers(resolvers: Record<string, Record<string, unknown>>): void {
-  const storage = getMetadataStorage();
-  const resolvedBy = new Set(storage.fieldResolvers.map((r) => `${r.getObjectType?.().name}.${r.methodName}`));
-  const plain = new Set<string>();
-  const kept = new Set<string>();
-  for (const type of storage.objectTypes) {
-    for (const f of type.fields ?? []) {
-      const key = `${type.name}.${f.schemaName}`;
-      const isPlain =
-        f.roles === undefined && !f.middlewares?.length && !f.params?.length && f.name === f.schemaName && !resolvedBy.has(`${type.target.name}.${f.name}`);
-      (isPlain ? plain : kept).add(key);
-    }
-  }
-  for (const [typeName, fields] of Object.entries(resolvers)) {
-    for (const name of Object.keys(fields)) {
-      const key = `${typeName}.${name}`;
-      if (plain.has(key) && !kept.has(key)) delete fields[name];
-    }
-  }
-}
 
 /**
  * Security by default: every root operation names its permission with @Authorized (PUBLIC and

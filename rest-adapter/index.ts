@@ -1,4 +1,3 @@
-import { envelopes } from '../kernel/envelopes';
 import type { Surface } from './surface';
 import { agentExecuteRoutes, apiKeyRoutes, orchestrationWorkflowRoutes, overviewWorkflowRoutes } from './surfaces/control-plane-api.routes';
 import { controlPlaneRoutes } from './surfaces/control-plane.routes';
@@ -13,12 +12,12 @@ import { feedbackRoutes } from './surfaces/feedback.routes';
 import { infraRoutes } from './surfaces/infra.routes';
 import { metricsRoutes } from './surfaces/metrics.routes';
 
-/** Every REST surface with its prefix (CONTRACT.md section 2) and envelope (section 6). */
+/** Every REST surface with its prefix and the name of the envelope it answers in. */
 export const surfaces: Surface[] = [
   {
     name: 'v1',
     prefix: '/v1',
-    envelope: envelopes.v1,
+    envelope: 'v1',
     routes: [
       ...rateLimitRoutes,
       ...controlPlaneRoutes,
@@ -32,25 +31,25 @@ export const surfaces: Surface[] = [
   {
     name: 'control-plane-api',
     prefix: '/control-plane/api/v1',
-    envelope: envelopes.platform,
+    envelope: 'platform',
     routes: [...apiKeyRoutes, ...agentExecuteRoutes, ...orchestrationWorkflowRoutes, ...overviewWorkflowRoutes],
     snakeCase: true,
   },
   {
     name: 'promptlib-api',
     prefix: '/promptlib/api/v1',
-    envelope: envelopes.platform,
+    envelope: 'platform',
     routes: [...promptlibPlatformRoutes],
     snakeCase: true,
   },
   {
     name: 'engine-api',
     prefix: '/engine/api/v1',
-    envelope: envelopes.platform,
+    envelope: 'platform',
     routes: [...engineNativeRoutes],
     engineKeyHeader: true,
   },
-  { name: 'links', prefix: '/links', envelope: envelopes.links, routes: linkRoutes, snakeCase: true },
-  { name: 'feedback', prefix: '/feedback/api/v1', envelope: envelopes.feedback, routes: feedbackRoutes, snakeCase: true },
-  { name: 'infra', prefix: '/infra/api/v1', envelope: envelopes.infra, routes: infraRoutes },
+  { name: 'links', prefix: '/links', envelope: 'links', routes: linkRoutes, snakeCase: true },
+  { name: 'feedback', prefix: '/feedback/api/v1', envelope: 'feedback', routes: feedbackRoutes, snakeCase: true },
+  { name: 'infra', prefix: '/infra/api/v1', envelope: 'infra', routes: infraRoutes },
 ];

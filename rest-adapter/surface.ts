@@ -21,9 +21,10 @@ import {
 import { getMetadataStorage } from 'type-graphql';
 import { PUBLIC } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError, type FieldError, type FieldReason } from '../kernel/errors';
-import { assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
+import { assertAcceptableParams } from '../kernel/input-policy';
+import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
 import { EdgeRejection, newRequestId, type Admission, type Edge } from '../kernel/edge';
-import type { Envelope, Meta } from '../kernel/envelopes';
+import { envelopeOf, type Meta } from '../kernel/envelopes';
 import { presentedCredentials } from '../kernel/http';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext } from '../kernel/subgraph';
@@ -33,9 +34,10 @@ import type { RestRequest, RouteDef } from './route';
 
 export interface Surface {
   name: string;
-  /** URL prefix (see docs/surfaces.md); empty when the surface is served alone. */
+  /** URL prefix; empty when the surface is served alone. */
   prefix: string;
-  envelope: Envelope;
+  /** The name of the envelope it answers in (a kernel one, or one its service registered). */
+  envelope: string;
   routes: RouteDef[];
   /** Body and error field names are snake_case on this surface. */
   snakeCase?: boolean;
@@ -71,6 +73,7 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** Registers one REST surface: its routes, its JSON parsing, its envelope for every answer. */
 export function registerSurface(app: FastifyInstance, surface: Surface, deps: SurfaceDeps): void {
+  const envelope = envelopeOf(surface.envelope);
   const meta = (req: FastifyRequest): Meta => ({
     requestId: req.requestId ?? newRequestId(),
     timestamp: new Date().toISOString(),
@@ -81,24 +84,12 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
     if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) {
       reply.header('retry-after', String(retryAfter));
     }
-    return reply.code(err.status).send(surface.envelope.error(err, meta(req)));
+    return reply.code(err.status).send(envelope.error(err, meta(req)));
   };
 
   app.register(
     async (scope) => {
-      scope.removeContentTypeParser('application/json');
-      scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-        const text = raw as string;
-        if (text.trim() === '') return done(null, undefined);
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch (err) {
-          return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
-        }
-        const violation = inspectJson(parsed);
-        done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
-      });
+      useJsonBodyParser(scope);
 
       scope.setErrorHandler((err: FastifyError, req, reply) => {
         if (err instanceof EdgeRejection) {
@@ -106,9 +97,8 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
           return fail(req, reply, err.error);
         }
         if (err instanceof AppError) return fail(req, reply, err);
-        if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-          return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: req.routeOptions.bodyLimit }));
-        }
+        const tooLarge = bodyTooLarge(err, req.routeOptions.bodyLimit);
+        if (tooLarge) return fail(req, reply, tooLarge);
         if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
           return fail(
             req,
@@ -166,7 +156,7 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
             const data = answer(result.data, rest);
             const status = typeof route.status === 'function' ? route.status(result.data, rest) : (route.status ?? 200);
-            return reply.code(status).send(surface.envelope.success(data, meta(req)));
+            return reply.code(status).send(envelope.success(data, meta(req)));
           },
         });
       }

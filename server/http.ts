@@ -2,9 +2,10 @@ import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHe
 import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
-import { envelopes } from '../kernel/envelopes';
+import { envelopeOf, envelopes } from '../kernel/envelopes';
 import { AppError, errors } from '../kernel/errors';
-import { assertAcceptableJson, assertAcceptableParams, inspectJson, violationError } from '../kernel/input-policy';
+import { assertAcceptableJson, assertAcceptableParams } from '../kernel/input-policy';
+import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
 import type { Logger } from '../kernel/logger';
 import { EdgeRejection, newRequestId, type Edge } from '../kernel/edge';
 import { presentedCredentials } from '../kernel/http';
@@ -37,10 +38,9 @@ export class HttpFront {
   private stats?: RequestStats;
 
   constructor() {
-    // Every response is counted as its head is written, with the time since its request arrived:
-    // by the response itself, so a request costs no listeners (a Fastify onResponse hook puts two
-    // on every response and runs a hook chain after it: about 4 µs of CPU a request, 23 against
-    // 19 µs in a bare redirect route).
+    // Every response is counted as its head is written, with the time since its request arrived,
+    // by the response itself (node's documented ServerResponse option): no listener or hook chain
+    // per request, which cost measurably more on the read paths.
     const front = this;
     class CountedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
       private readonly arrivedAt = performance.now();
@@ -135,7 +135,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const path = req.url.split('?')[0]!;
     const meta = { requestId: newRequestId(), timestamp: new Date().toISOString() };
     const surface = deps.surfaces.find((s) => s.prefix && (path === s.prefix || path.startsWith(`${s.prefix}/`)));
-    if (surface) return reply.code(404).send(surface.envelope.error(errors.notFound('route', `${req.method} ${path}`), meta));
+    if (surface) return reply.code(404).send(envelopeOf(surface.envelope).error(errors.notFound('route', `${req.method} ${path}`), meta));
     return reply.code(404).send(envelopes.v1.error(new AppError('NOT_FOUND', `Nothing is served at ${req.method} ${path}`, { path }), meta));
   };
   app.setNotFoundHandler(notFound);
@@ -193,17 +193,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.raw.end();
   };
 
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    let parsed: unknown;
-    try {
-      parsed = (raw as string).trim() === '' ? undefined : JSON.parse(raw as string);
-    } catch (err) {
-      return done(new AppError('invalid_json', 'The request body is not valid JSON', { parse_error: (err as Error).message }), undefined);
-    }
-    const violation = inspectJson(parsed);
-    done(violation ? violationError(violation, 'body') : null, violation ? undefined : parsed);
-  });
+  useJsonBodyParser(app);
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
   registerDashboard(app);
@@ -211,9 +201,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof AppError) return sendGraphQLError(reply, err);
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendGraphQLError(reply, new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large', { limit_bytes: GRAPHQL_BODY_LIMIT }));
-    }
+    const tooLarge = bodyTooLarge(err, GRAPHQL_BODY_LIMIT);
+    if (tooLarge) return sendGraphQLError(reply, tooLarge);
     deps.logger.error('unhandled error on /graphql', { err });
     return sendGraphQLError(reply, new AppError('internal_server_error', 'An internal error occurred'));
   });

@@ -10,12 +10,13 @@
  *   alike. Serves: the OAuth redirects (they are not JSON); the code exchange is the
  *   `signInWithProvider` operation's.
  */
+import './codes';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
-import { envelopes } from '../../kernel/envelopes';
+import { FEEDBACK_ENVELOPE } from './envelope';
 import { requestOrigin } from '../../kernel/http';
 import { isPlatformAdmin } from '../../kernel/auth/principal';
 import { FeedbackProjectResolver, FeedbackResolver, toUser, type LocalSignIn, type SignIn } from './feedback.resolver';
@@ -102,14 +103,14 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, service: Feedbac
     const p = (req.params as { provider: string }).provider;
     return p === 'github' || p === 'google' ? p : undefined;
   };
-  const unknown = (reply: FastifyReply) => reply.code(404).send(envelopes.feedback.error(errors.notFound('identity provider', 'must be github or google')));
+  const unknown = (reply: FastifyReply) => reply.code(404).send(FEEDBACK_ENVELOPE.error(errors.notFound('identity provider', 'must be github or google')));
 
   scope.get(`${PREFIX}/auth/:provider`, async (req, reply) => {
     const p = provider(req);
     if (!p) return unknown(reply);
     if (!configured(kernel.config, p)) {
       const err = new AppError('service_unavailable', `Sign-in with ${p} is not configured (${p.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
-      return reply.code(503).send(envelopes.feedback.error(err));
+      return reply.code(503).send(FEEDBACK_ENVELOPE.error(err));
     }
     const state = await service.newSignInState(p);
     reply.header(
@@ -133,7 +134,7 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, service: Feedbac
       const err = new AppError('invalid_state', 'This sign-in was not started from this browser, expired or was already used: start again', {
         provider: p,
       });
-      return reply.code(400).header('cache-control', 'no-store').send(envelopes.feedback.error(err));
+      return reply.code(400).header('cache-control', 'no-store').send(FEEDBACK_ENVELOPE.error(err));
     }
     if (typeof q.error === 'string') return back(reply, { error: 'access_denied', message: String(q.error_description ?? q.error).slice(0, 300) });
     if (typeof q.code !== 'string' || !q.code) return back(reply, { error: 'missing_code', message: 'The identity provider sent no code' });

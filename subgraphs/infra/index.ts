@@ -17,7 +17,7 @@ import { platformKey, SecretCipher } from '../../kernel/crypto';
 import { errors, type AppError } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceHttpDeps, ServiceModule } from '../../kernel/subgraph';
-import { envelopes } from '../../kernel/envelopes';
+import { INFRA_ENVELOPE } from './envelope';
 import { sendError } from '../../kernel/http';
 import { Access } from './access';
 import { AccountService } from './account.service';
@@ -168,14 +168,14 @@ function registerLogs(scope: FastifyInstance, { deploys, streams }: Infra, kerne
         }
         if (refusal.error && !res.destroyed) {
           const meta = { requestId: context.requestId, timestamp: new Date().toISOString() };
-          res.write(`${JSON.stringify(envelopes.infra.error(refusal.error, meta))}\n`);
+          res.write(`${JSON.stringify(INFRA_ENVELOPE.error(refusal.error, meta))}\n`);
         }
       } finally {
         streams.delete(abort);
         res.end();
       }
     } catch (err) {
-      return sendError(reply, err, envelopes.infra, kernel.logger);
+      return sendError(reply, err, INFRA_ENVELOPE, kernel.logger);
     } finally {
       watching?.stop();
     }

@@ -8,6 +8,7 @@
  *   must not cost a GraphQL operation — with the same rules as `verifyLink`; its GraphQL
  *   operations back the REST paths of the `/links` surface.
  */
+import './codes';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageCsp } from '../../kernel/csp';
@@ -15,7 +16,7 @@ import { AppError, errors } from '../../kernel/errors';
 import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
-import { envelopes } from '../../kernel/envelopes';
+import { LINKS_ENVELOPE } from './envelope';
 import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
 import { LinkResolver } from './link.resolver';
 import { LinkService, unavailable } from './link.service';
@@ -124,11 +125,11 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
         throw errors.field('body', 'must be a JSON object with password or pin');
       const link = await service.verify((req.params as { id: string }).id, { password: str(body.password), pin: str(body.pin) }, req.ip);
       reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req))).header('cache-control', 'no-store');
-      return reply.send(envelopes.links.success({ id: link.id, slug: link.slug, destination: link.url }));
+      return reply.send(LINKS_ENVELOPE.success({ id: link.id, slug: link.slug, destination: link.url }));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
-      return reply.code(err.status).send(envelopes.links.error(err));
+      return reply.code(err.status).send(LINKS_ENVELOPE.error(err));
     }
   });
 }

@@ -8,6 +8,7 @@
  * Calls: no other service (the model through kernel.llm).
  * Publishes: promptChanged (prompt caches in every process). Jobs: chain executions.
  */
+import './codes';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { ChainResolver } from './chain.resolver';

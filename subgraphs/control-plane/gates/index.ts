@@ -2,6 +2,7 @@
 
 // Its GraphQL classes' decorators need the polyfill, also where no server has loaded it (unit tests).
 import 'reflect-metadata';
+import './codes';
 
 export { STAGES, gateCriteria, hasValue, isStage, stageIndex, validateGate, type GateValidationResult, type StageName } from './gate.catalog';
 export { GateResolver } from './gate.resolver';

@@ -1,5 +1,6 @@
 /** The node contract (what a node gets and returns), the shapes of a workflow definition, cron, and the engine's own `engine.*` nodes. */
 
+import './codes';
 export { code } from './code';
 export { filter, ifNode, isExpression, manualTrigger, merge, noOp, scheduleTrigger, set, switchNode, webhook } from './core';
 export { countRuns, cronProblem, isoWithOffset, nextRun, validTimezone } from './cron';
