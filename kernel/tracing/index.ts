@@ -14,10 +14,6 @@ export function setTracingShutdown(fn: () => Promise<void>): void {
   shutdown = fn;
 }
 
-export function tracingOn(): boolean {
-  return shutdown !== undefined;
-}
-
 /** Exports the spans still buffered and stops the SDK (a draining process); nothing when tracing is off. */
 export async function stopTracing(): Promise<void> {
   const fn = shutdown;

@@ -35,6 +35,13 @@ function traceExporter(env: NodeJS.ProcessEnv) {
  * otherwise each make a trace. Statements are recorded with their placeholders, never their values.
  */
 export function startTracing(env: NodeJS.ProcessEnv): { shutdown(): Promise<void> } {
+  const logLevel = env.OTEL_LOG_LEVEL?.trim();
+  if (logLevel) {
+    // The SDK's own diagnostics (export failures, bad settings), silent unless asked for.
+    const { diag, DiagConsoleLogger } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+    const { diagLogLevelFromString } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+    diag.setLogger(new DiagConsoleLogger(), { logLevel: diagLogLevelFromString(logLevel) });
+  }
   const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
   const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
