@@ -10,6 +10,8 @@ import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { until } from './support/until';
+import { localWebhooksEnv } from './support/fixtures';
+import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 /**
  * Traces end to end, exported over OTLP/HTTP to a local collector: an inbound traceparent is
@@ -34,11 +36,11 @@ function caller() {
   return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
 }
 
-async function runTask(baseUrl: string, key: string, traceparent: string) {
+async function runTask(baseUrl: string, key: string, traceparent: string, extra: Record<string, unknown> = {}) {
   const res = await fetch(`${baseUrl}/v1/control-plane/agents/execute`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent },
-    body: JSON.stringify(TASK),
+    body: JSON.stringify({ ...TASK, ...extra }),
   });
   const body = (await res.json()) as any;
   assert.equal(res.status, 200, JSON.stringify(body));
@@ -179,12 +181,15 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
   let receiver: OtlpReceiver;
   let fake: FakeLlm;
   let platform: Awaited<ReturnType<typeof startPlatform>>;
+  let hooks: WebhookReceiver;
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     fake = await startFakeLlm({ models: ['default'] });
+    hooks = await webhookReceiver().start();
     platform = await startPlatform({
       ...TRACING,
+      ...localWebhooksEnv,
       LLM_BASE_URL: fake.url,
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
@@ -194,13 +199,14 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
     await platform?.stop();
     await fake?.close();
     await receiver?.close();
+    await hooks?.close();
   });
 
   test('the same chain decoded from protobuf; a warning logged during the request carries its trace id', async () => {
     const { traceId, parentId, traceparent } = caller();
     // One failed model answer (retried by the client) makes the provider log a warning inside the trace.
     fake.fail(1, 503);
-    await runTask(platform.url, platform.adminKey, traceparent);
+    await runTask(platform.url, platform.adminKey, traceparent, { webhook: { url: `${hooks.url}/done` } });
     await assertTaskTrace(receiver, fake, traceId, parentId, 'protobuf');
     const warning = platform.logLines().find((l) => l.msg === 'llm endpoint answered an error');
     assert.ok(warning, JSON.stringify(platform.logLines()));
@@ -210,6 +216,19 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       receiver.requests.every((r) => r.contentType === 'application/x-protobuf'),
       JSON.stringify(receiver.requests),
     );
+
+    // The task's webhook: an attempt span with the destination and its answer, whose POST carried the trace on.
+    const delivered = await until('the webhook delivery', () => hooks.requests.find((r) => String(r.headers.traceparent ?? '').split('-')[1] === traceId));
+    const attempt = await until('the webhook attempt span', () => receiver.trace(traceId).find((s) => s.name === 'webhook attempt'));
+    assert.equal(attempt.attributes['server.address'], '127.0.0.1');
+    assert.equal(attempt.attributes['server.port'], Number(new URL(hooks.url).port));
+    assert.equal(attempt.attributes['http.response.status_code'], 200);
+    assert.equal(attempt.attributes['webhook.attempt'], 1);
+    assert.equal(attempt.attributes['webhook.delivery_id'], delivered.delivery);
+    const post = await until('the webhook POST span', () =>
+      receiver.trace(traceId).find((s) => s.spanId === String(delivered.headers.traceparent).split('-')[2]),
+    );
+    assert.ok(receiver.ancestors(post).includes(attempt), show(receiver.trace(traceId)));
   });
 
   test('spans still buffered when the process drains are exported before it exits', async () => {
