@@ -10,7 +10,7 @@ import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { until } from './support/until';
-import { localWebhooksEnv } from './support/fixtures';
+import { chain, localWebhooksEnv } from './support/fixtures';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 /**
@@ -229,6 +229,35 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       receiver.trace(traceId).find((s) => s.spanId === String(delivered.headers.traceparent).split('-')[2]),
     );
     assert.ok(receiver.ancestors(post).includes(attempt), show(receiver.trace(traceId)));
+  });
+
+  test('a workflow execution: the job continues the request’s trace, with a span per node run', async () => {
+    const { traceId, parentId, traceparent } = caller();
+    const headers = { authorization: `Bearer ${platform.adminKey}`, 'content-type': 'application/json' };
+    const def = chain([
+      { name: 'Start', type: 'engine.manualTrigger', parameters: {}, position: [0, 0] },
+      { name: 'Greet', type: 'engine.set', parameters: { values: { greeting: 'Hello {{ $json.name }}' } }, position: [200, 0] },
+    ]);
+    const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Traced', ...def }) });
+    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute`, {
+      method: 'POST',
+      headers: { ...headers, traceparent },
+      body: JSON.stringify({ data: { name: 'Ada' } }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const entry = await until('the server span of the request', () =>
+      receiver.trace(traceId).find((s) => s.kind === SPAN_KIND.server && s.parentSpanId === parentId),
+    );
+    const greet = await until('the span of the Greet node run', () => receiver.trace(traceId).find((s) => s.attributes['workflow.node.name'] === 'Greet'));
+    assert.equal(greet.name, 'workflow node engine.set');
+    assert.equal(greet.attributes['workflow.node.status'], 'success');
+    assert.equal(greet.attributes['workflow.node.tries'], 1);
+    // The node runs under the execution's job span, which ends (and is exported) after them.
+    const job = await until('the execution job span above the node run', () =>
+      receiver.ancestors(greet).find((s) => s.kind === SPAN_KIND.consumer && receiver.ancestors(s).includes(entry)),
+    );
+    assert.match(job.name, / process$/);
   });
 
   test('spans still buffered when the process drains are exported before it exits', async () => {
