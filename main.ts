@@ -1,3 +1,5 @@
+// First: tracing patches node:http, undici, pg and ioredis as they load (a no-op without an OTLP endpoint).
+import './kernel/tracing/register';
 import 'reflect-metadata';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +26,7 @@ import { attachSubscriptions } from './gateway/subscriptions';
 import { surfaces } from './rest-adapter';
 import { buildApp, HttpFront } from './server/http';
 import { services } from './subgraphs';
+import { stopTracing } from './kernel/tracing';
 
 /**
  * One codebase, several process roles:
@@ -312,13 +315,20 @@ async function cli(): Promise<void> {
     const platform = running;
     running = undefined;
     platform.kernel.logger.info('draining', { signal });
-    platform.stop().then(
-      () => process.exit(0),
-      (err) => {
-        platform.kernel.logger.error('unclean shutdown', { err });
-        process.exit(1);
-      },
-    );
+    // The spans of the drain itself are exported before the process exits.
+    void platform
+      .stop()
+      .then(
+        () => 0,
+        (err) => {
+          platform.kernel.logger.error('unclean shutdown', { err });
+          return 1;
+        },
+      )
+      .then(async (code) => {
+        await stopTracing();
+        process.exit(code);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,4 +1,9 @@
-/** A small structured logger: one JSON line per event on stderr, level from LOG_LEVEL. */
+import { trace } from '@opentelemetry/api';
+
+/**
+ * A small structured logger: one JSON line per event on stderr, level from LOG_LEVEL. A line
+ * written inside a span carries its trace_id and span_id, so logs and traces join.
+ */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
@@ -15,7 +20,10 @@ export function createLogger(level: LogLevel = 'info', base: Record<string, unkn
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
     const extra = fields ? normalize(fields) : undefined;
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...extra }) + '\n');
+    // Without the tracing SDK there is never an active span: one context lookup, nothing added.
+    const span = trace.getActiveSpan()?.spanContext();
+    const ids = span ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
+    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...ids, ...base, ...extra }) + '\n');
   };
   return {
     debug: (m, f) => write('debug', m, f),

@@ -8,6 +8,8 @@ import type { EventBus } from './events';
 import type { Logger } from './logger';
 import { UUID } from './ids';
 import { TOPIC, type Jobs, type Registry } from './topics';
+import { contextOf, currentTraceparent, inSpan } from './tracing';
+import { context, ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 
 /**
  * Durable jobs in PostgreSQL (platform.jobs). Workers claim with one `FOR UPDATE SKIP LOCKED`
@@ -72,11 +74,13 @@ export interface JobSpec {
   backoff_ms: number;
   timeout_ms: number;
   key: string | null;
+  /** The enqueuer's W3C traceparent: the job's span continues that trace. */
+  trace_parent: string | null;
 }
 /** The SQL expression that adds the job of `spec` (the SQL expression of a Queue.jobSpec as jsonb) and whose value is its id (as `enqueue`'s). */
 export function addJobFrom(spec: string): string {
   const f = (k: keyof JobSpec, type: string) => `(${spec}->>'${k}')::${type}`;
-  return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')})`;
+  return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')}, ${f('trace_parent', 'text')})`;
 }
 /**
  * The UPDATE (a statement of its own or a WITH item) that ends the attempts of `attempts` — a FROM
@@ -156,6 +160,7 @@ interface ClaimedRow {
   max_attempts: number;
   backoff_ms: number;
   timeout_ms: number;
+  trace_parent: string | null;
 }
 
 interface RunningJob {
@@ -192,7 +197,7 @@ export const claimSql = (due: string) => `
                 LIMIT $3
                 FOR UPDATE SKIP LOCKED) j
     LIMIT $3)
-  RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms`;
+  RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms, trace_parent`;
 
 /** Adds one job (Queue.jobSpec as JSON): the same add_job call as a caller's own statement makes (addJobFrom). */
 const ENQUEUE = prepared(`SELECT ${addJobFrom('$1::jsonb')} AS id`);
@@ -234,6 +239,21 @@ const SWEEP = `
     run_at = now(), locked_by = NULL, locked_at = NULL, updated_at = now()
   FROM lost WHERE j.id = lost.id
   RETURNING j.id, j.name, j.data, j.state, j.attempt, j.max_attempts`;
+
+/** The span a job's attempt runs in: the consumer of the message its enqueuer sent (messaging conventions). */
+function jobSpanOptions(row: ClaimedRow) {
+  return {
+    kind: SpanKind.CONSUMER,
+    attributes: {
+      'messaging.system': 'platform.jobs',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': row.name,
+      'messaging.message.id': row.id,
+      'job.attempt': row.attempt,
+      'job.max_attempts': row.max_attempts,
+    },
+  };
+}
 
 function describeError(err: unknown): { code: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
@@ -331,6 +351,7 @@ export class Queue<J extends Registry = Jobs> {
       backoff_ms: positiveInt('backoffMs', options.backoffMs, 1000, 0),
       timeout_ms: positiveInt('timeoutMs', options.timeoutMs, 5 * 60_000),
       key: options.key ?? null,
+      trace_parent: currentTraceparent(),
     };
   }
 
@@ -491,22 +512,24 @@ export class Queue<J extends Registry = Jobs> {
       this.claimAgain = true;
       return this.claiming;
     }
-    this.claiming = (async () => {
-      do {
-        this.claimAgain = false;
-        const free = this.concurrency - this.running.size;
-        if (free <= 0 || this.handlers.size === 0) break;
-        const params: unknown[] = [this.workerId, [...this.handlers.keys()], free];
-        const rows = rowsOf<ClaimedRow>(await run(this.db, prepared(claimSql(sqlNow(this.clock, params))), params));
-        this.counts.claimed += rows.length;
-        if (this.stopping) {
-          if (rows.length) await this.db.query(HAND_BACK, [rows.map((r) => r.id), this.workerId]);
-          break;
-        }
-        rows.sort((a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || a.id.localeCompare(b.id));
-        for (const row of rows) this.execute(row);
-      } while (this.claimAgain);
-    })()
+    // Outside any request's or job's trace: a claim woken by one belongs to none of them.
+    this.claiming = context
+      .with(ROOT_CONTEXT, async () => {
+        do {
+          this.claimAgain = false;
+          const free = this.concurrency - this.running.size;
+          if (free <= 0 || this.handlers.size === 0) break;
+          const params: unknown[] = [this.workerId, [...this.handlers.keys()], free];
+          const rows = rowsOf<ClaimedRow>(await run(this.db, prepared(claimSql(sqlNow(this.clock, params))), params));
+          this.counts.claimed += rows.length;
+          if (this.stopping) {
+            if (rows.length) await this.db.query(HAND_BACK, [rows.map((r) => r.id), this.workerId]);
+            break;
+          }
+          rows.sort((a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || a.id.localeCompare(b.id));
+          for (const row of rows) this.execute(row);
+        } while (this.claimAgain);
+      })
       .catch((err) => this.logger.warn('queue claim failed', { err }))
       .finally(() => {
         this.claiming = null;
@@ -544,7 +567,9 @@ export class Queue<J extends Registry = Jobs> {
     const ctx = { id: row.id, name: row.name, data: row.data, attempt: row.attempt, maxAttempts: row.max_attempts };
     const completion = (): JobCompletion => ({ jobId: row.id, workerId: this.workerId, done: () => (job.completedInline = true) });
     Promise.resolve()
-      .then(() => handler({ ...ctx, signal: controller.signal, completion }))
+      .then(() =>
+        inSpan(`${row.name} process`, jobSpanOptions(row), () => handler({ ...ctx, signal: controller.signal, completion }), contextOf(row.trace_parent)),
+      )
       .then(
         () => settle({ ok: true }),
         (error) => settle({ ok: false, error }),

@@ -10,6 +10,8 @@ import { guardedFetch, validateCallbackUrl, type OutboundPolicy } from './outbou
 import type { JobAttempt, JobContext, Queue } from './queue';
 import { UUID } from './ids';
 import { JOB, type Jobs } from './topics';
+import { inSpan } from './tracing';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 
 /**
  * Signed outbound webhooks. A delivery is a row in
@@ -23,6 +25,17 @@ import { JOB, type Jobs } from './topics';
  * A delivery sent without a secret (or with an empty one) is sent without X-SVC-Signature rather
  * than signed with an empty key, which anyone could forge.
  */
+
+/** A delivery attempt's span attributes: the destination (host and port, never the path's secrets) and the delivery. */
+function attemptAttributes(url: string, event: string, deliveryId: string, attempt: number) {
+  const target = URL.canParse(url) ? new URL(url) : null;
+  return {
+    ...(target ? { 'server.address': target.hostname, 'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80) } : {}),
+    'webhook.event': event,
+    'webhook.delivery_id': deliveryId,
+    'webhook.attempt': attempt,
+  };
+}
 
 export const WEBHOOK_USER_AGENT = 'automation-platform-webhooks/1';
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
@@ -210,19 +223,24 @@ export class WebhookSender {
       retryable = false;
     }
     if (error === null) {
-      try {
-        const res = await guardedFetch(
-          row.url,
-          { method: 'POST', headers, body: row.body, timeoutMs: this.timeoutMs, signal: ctx.signal, maxResponseBytes: RESPONSE_BYTES_KEPT },
-          this.policy,
-        );
-        status = res.status;
-        if (status < 200 || status > 299) error = `HTTP ${status}`;
-      } catch (err) {
-        error = err instanceof AppError ? `${err.code}: ${err.message}` : String(err);
-        // A refused destination or protocol will not change by waiting.
-        retryable = !(err instanceof AppError && err.code === 'WEBHOOK_INVALID');
-      }
+      // One span per attempt, whatever its outcome; the POST (and its traceparent) is its child.
+      await inSpan('webhook attempt', { kind: SpanKind.INTERNAL, attributes: attemptAttributes(row.url, row.event, id, ctx.attempt) }, async (span) => {
+        try {
+          const res = await guardedFetch(
+            row.url,
+            { method: 'POST', headers, body: row.body, timeoutMs: this.timeoutMs, signal: ctx.signal, maxResponseBytes: RESPONSE_BYTES_KEPT },
+            this.policy,
+          );
+          status = res.status;
+          if (status < 200 || status > 299) error = `HTTP ${status}`;
+        } catch (err) {
+          error = err instanceof AppError ? `${err.code}: ${err.message}` : String(err);
+          // A refused destination or protocol will not change by waiting.
+          retryable = !(err instanceof AppError && err.code === 'WEBHOOK_INVALID');
+        }
+        if (status !== null) span?.setAttribute('http.response.status_code', status);
+        if (error !== null) span?.setStatus({ code: SpanStatusCode.ERROR, message: error });
+      });
     }
     const durationMs = Math.round(performance.now() - started);
     // When the queue aborted the attempt it decides what follows: a shutdown hands the job back

@@ -9,6 +9,7 @@ export * from './types';
 export { countTokens, countPromptTokens, DEFAULT_TIMEOUT_MS } from './common';
 export { OfflineProvider, OFFLINE_MARKER, offlineAnswer } from './offline';
 export { OpenAiCompatibleProvider } from './openai-compatible';
+export { LLM_PRICE_PER_1000_TOKENS } from './tracing';
 
 /**
  * The process's LLM provider: the OpenAI-compatible endpoint of LLM_BASE_URL (with LLM_API_KEY as

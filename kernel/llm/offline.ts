@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { errors } from '../errors';
 import { countPromptTokens, countTokens, resolveModelIn, throwIfAborted, truncateToTokens } from './common';
+import { tracedCompletion } from './tracing';
 import type { ChatMessage, CompletionRequest, CompletionResult, LlmProvider } from './types';
 
 /**
@@ -131,8 +132,12 @@ export class OfflineProvider implements LlmProvider {
   }
 
   async complete(request: CompletionRequest): Promise<CompletionResult> {
-    const started = performance.now();
     const model = this.resolveModel(request.model);
+    return tracedCompletion('offline', model, request, () => this.answer(model, request));
+  }
+
+  private async answer(model: string, request: CompletionRequest): Promise<CompletionResult> {
+    const started = performance.now();
     if (!Array.isArray(request.messages) || request.messages.length === 0) {
       throw errors.validation([{ field: 'messages', message: 'must hold at least one message' }]);
     }

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { AppError, errors } from '../errors';
 import type { Logger } from '../logger';
 import { countPromptTokens, countTokens, DEFAULT_TIMEOUT_MS, resolveModelIn, throwIfAborted } from './common';
+import { tracedCompletion } from './tracing';
 import type { CompletionRequest, CompletionResult, LlmProvider } from './types';
 
 /**
@@ -125,6 +126,10 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 
   async complete(request: CompletionRequest): Promise<CompletionResult> {
     const model = this.resolveModel(request.model);
+    return tracedCompletion('openai', model, request, () => this.call(model, request));
+  }
+
+  private async call(model: string, request: CompletionRequest): Promise<CompletionResult> {
     if (!Array.isArray(request.messages) || request.messages.length === 0) {
       throw errors.validation([{ field: 'messages', message: 'must hold at least one message' }]);
     }

@@ -6,6 +6,7 @@ import { AddJob1763769601700 } from './1763769601700-add-job';
 import { FinishJob1763769601720 } from './1763769601720-finish-job';
 import { RunClockEarlyExit1763769601790 } from './1763769601790-run-clock-early-exit';
 import { JobsEndedInStatement1763769601800 } from './1763769601800-jobs-ended-in-statement';
+import { JobTraceParent1763769601900 } from './1763769601900-job-trace-parent';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
 export const kernelMigrations: Function[] = [
@@ -17,4 +18,5 @@ export const kernelMigrations: Function[] = [
   FinishJob1763769601720,
   RunClockEarlyExit1763769601790,
   JobsEndedInStatement1763769601800,
+  JobTraceParent1763769601900,
 ];

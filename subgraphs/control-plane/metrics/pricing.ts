@@ -1,4 +1,5 @@
 import type { Tier } from '../../../kernel/auth/principal';
+import { LLM_PRICE_PER_1000_TOKENS } from '../../../kernel/llm';
 
 /**
  * The price table of GET /metrics/costs (USD). A month's bill is the tier's base fee plus usage:
@@ -12,5 +13,6 @@ export const PRICES = {
   perAgentExecution: 0.002,
   perWorkflowExecution: 0.001,
   perOrchestration: 0.05,
-  per1000Tokens: 0.002,
+  // Also the cost each model call's span reports.
+  per1000Tokens: LLM_PRICE_PER_1000_TOKENS,
 };

@@ -1,4 +1,6 @@
+import { SpanStatusCode } from '@opentelemetry/api';
 import { AppError } from '../../../kernel/errors';
+import { inSpan } from '../../../kernel/tracing';
 import { compile, isTrigger, validateDefinition, type CompiledWorkflow } from './compile';
 import { versionOf, type WorkflowNode, isPlainObject, NodeError, type NodeContext, type NodeDefinition, type NodeResult } from '../nodes';
 import { ExpressionError, type ExpressionData, type ExpressionEngine, type Item } from '../expressions';
@@ -170,7 +172,25 @@ export class WorkflowExecutor implements NodeRunner {
    * One node with its settings: attempts (retryOnFail), a time limit per attempt, continueOnFail.
    * Shared by both orders; `v1` (a v1 run's context, lineage and run index) only from loop-v1.ts.
    */
-  async runNode(
+  /** One node run in a span of its own (a child of the execution's job span when tracing is on). */
+  runNode(
+    node: WorkflowNode,
+    inputs: Item[][],
+    seen: ReadonlyMap<string, Item[]>,
+    req: RunRequest,
+    log: (level: LogEntry['level'], message: string, node?: string) => void,
+    v1?: V1RunContext,
+  ): Promise<NodeRunOutcome> {
+    const attributes = { 'workflow.node.name': node.name, 'workflow.node.type': node.type, 'workflow.node.run_index': v1?.lineage.runIndex ?? 0 };
+    return inSpan(`workflow node ${node.type}`, { attributes }, async (span) => {
+      const outcome = await this.runNodeTries(node, inputs, seen, req, log, v1);
+      span?.setAttributes({ 'workflow.node.status': outcome.run.status, 'workflow.node.tries': outcome.run.tries });
+      if (outcome.run.error) span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.run.error.message });
+      return outcome;
+    });
+  }
+
+  private async runNodeTries(
     node: WorkflowNode,
     inputs: Item[][],
     seen: ReadonlyMap<string, Item[]>,
