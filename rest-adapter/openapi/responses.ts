@@ -63,12 +63,15 @@ export function leafSchema(type: GraphQLNamedType): Schema {
 /** The schema that also admits null (OpenAPI 3.1: a type list). */
 export function orNull(s: Schema): Schema {
   if (Object.keys(s).length === 0) return s;
-  if (typeof s.type === 'string') return { ...s, type: [s.type, 'null'], ...(Array.isArray(s.enum) ? { enum: [...s.enum, null] } : {}) };
-  if (Array.isArray(s.type)) return s.type.includes('null') ? s : { ...s, type: [...s.type, 'null'] };
+  if (typeof s.type === 'string') return { ...s, type: [s.type, 'null'], ...(Array.isArray(s.enum) ? { enum: [...(s.enum as unknown[]), null] } : {}) };
+  if (Array.isArray(s.type)) return s.type.includes('null') ? s : { ...s, type: [...(s.type as string[]), 'null'] };
   return { anyOf: [s, { type: 'null' }] };
 }
 
-const isNullable = (s: Schema) => Object.keys(s).length === 0 || (Array.isArray(s.type) && s.type.includes('null')) || (Array.isArray(s.anyOf) && s.anyOf.some((x) => (x as Schema).type === 'null'));
+const isNullable = (s: Schema) =>
+  Object.keys(s).length === 0 ||
+  (Array.isArray(s.type) && s.type.includes('null')) ||
+  (Array.isArray(s.anyOf) && s.anyOf.some((x) => (x as Schema).type === 'null'));
 
 /** The fields a selection set selects on one object type, by response key, in selection order. */
 function collectFields(ctx: Context, type: GraphQLObjectType, sets: readonly SelectionSetNode[]) {
@@ -157,7 +160,7 @@ function tracedList(item: unknown, nullable: boolean): unknown[] {
       // What the output functions do with a list: map it, filter it, copy it.
       if (k === 'map') return (fn: (v: unknown, i: number) => unknown) => tracedList(fn(item, 0), nullable);
       if (k === 'filter' || k === 'slice') return () => list;
-      return Reflect.get(target, k);
+      return Reflect.get(target, k) as unknown;
     },
   });
   return list;
