@@ -15,7 +15,7 @@ import { getMetadataStorage } from 'type-graphql';
 import { ERROR_STATUS } from '../kernel/errors';
 import { toSnake } from './case';
 import type { RestRequest, RouteDef } from './route';
-import { responseSchema } from './openapi/responses';
+import { leafSchema, responseSchema } from './openapi/responses';
 import { tagOf, tagSection } from './openapi/tags';
 import type { Surface } from './surface';
 
@@ -87,26 +87,7 @@ function trace(route: RouteDef) {
 function jsonSchema(type: GraphQLInputType, snake: boolean, depth = 0): Schema {
   if (isNonNullType(type)) return jsonSchema(type.ofType, snake, depth);
   if (isListType(type)) return { type: 'array', items: jsonSchema(type.ofType, snake, depth) };
-  if (isEnumType(type)) return { type: 'string', enum: type.getValues().map((v) => v.name) };
-  if (isScalarType(type)) {
-    switch (type.name) {
-      case 'String':
-      case 'ID':
-        return { type: 'string' };
-      case 'Int':
-        return { type: 'integer' };
-      case 'Float':
-        return { type: 'number' };
-      case 'Boolean':
-        return { type: 'boolean' };
-      case 'DateTimeISO':
-        return { type: 'string', format: 'date-time' };
-      case 'JSONObject':
-        return { type: 'object' };
-      default:
-        return {};
-    }
-  }
+  if (isEnumType(type) || isScalarType(type)) return leafSchema(type);
   if (isInputObjectType(type)) {
     if (depth > 6) return { type: 'object' };
     const properties: Record<string, Schema> = {};
@@ -545,7 +526,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       errorSurfaces.add(surface.name);
       const success = { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
       (paths[path] ??= {})[route.method.toLowerCase()] = {
-        operationId: operationId(surface.name, route.method, surface.prefix + route.path),
+        operationId: operationId(surface.name, route.method, route.path),
         tags: [tag],
         summary: summaryOf(op.name?.value ?? path),
         description: [

@@ -54,7 +54,7 @@ export function leafSchema(type: GraphQLNamedType): Schema {
     case 'DateTimeISO':
       return { type: 'string', format: 'date-time' };
     case 'JSONObject':
-      return { type: 'object' };
+      return { type: 'object', additionalProperties: {} };
     default:
       return {};
   }
@@ -145,7 +145,7 @@ function traced(ctx: Context, type: GraphQLOutputType, sets: SelectionSetNode[],
 function leaf(schema: Schema, nullable: boolean): unknown {
   const s = nullable ? orNull(schema) : schema;
   return new Proxy(function value() {}, {
-    get: (_t, k) => (k === SCHEMA ? s : k === NULLABLE ? nullable : k === Symbol.toPrimitive ? () => '' : undefined),
+    get: (_t, k) => (k === SCHEMA ? s : k === NULLABLE ? nullable : k === Symbol.toPrimitive ? (hint: string) => (hint === 'number' ? 0 : '') : undefined),
   });
 }
 
@@ -194,7 +194,8 @@ export function schemaOf(v: unknown): Schema {
     case 'string':
       return { type: 'string' };
     case 'number':
-      return { type: Number.isInteger(v) ? 'integer' : 'number' };
+      // Computed by the output code (a division, a default): not known to be whole.
+      return { type: 'number' };
     case 'boolean':
       return { type: 'boolean' };
     case 'undefined':
@@ -227,5 +228,16 @@ export function responseSchema(schema: GraphQLSchema, route: RouteDef): Schema {
   // Path parameters the output repeats are strings; the body and query are absent (the default case).
   const params = new Proxy({} as Record<string, string>, { get: (_t, k) => (typeof k === 'string' ? leaf({ type: 'string' }, false) : undefined) });
   const req: RestRequest = { params, query: {}, body: {} };
-  return schemaOf(routeOutput(route)(data, req));
+  const answer = schemaOf(routeOutput(route)(data, req));
+  // A `pick` that chooses its shape by the data (a run still going, a mode) was traced down one
+  // branch only: its keys are documented, none is promised.
+  return route.pick && branches(route.pick) ? withoutRequired(answer) : answer;
+}
+
+/** A conditional in the function's source (`a ? b : c`, `if`), not counting `?.` and `??`. */
+const branches = (fn: (...args: never[]) => unknown) => /\?(?![.?])|\bif\s*\(/.test(String(fn).replace(/\?\?=?|\?\./g, ''));
+
+function withoutRequired(s: Schema): Schema {
+  const { required: _required, ...rest } = s;
+  return rest;
 }
