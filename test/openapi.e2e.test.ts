@@ -166,6 +166,68 @@ test('every list and read the admin key can make without input answers as its sc
   assert.ok(checked.size > 40, `${checked.size} routes' answers checked: ${[...checked].join(', ')}`);
 });
 
+test('routes given valid input, ids taken from earlier answers, answer as their schemas say', async () => {
+  const links = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
+  const ids: Record<string, string> = {};
+  // One call per route: [method, path as documented, its values, body, expected status, key, where to keep an id].
+  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: any) => string]?][] = [
+    ['GET', '/v1/control-plane/agents', () => ({}), undefined, 200, undefined, ['agent', (b) => b.data.agents[0].agentId]],
+    ['GET', '/v1/control-plane/agents/{agentId}', () => ({ agentId: ids.agent! }), undefined, 200],
+    [
+      'POST',
+      '/v1/promptlib/prompts',
+      () => ({}),
+      { name: 'openapi-hello', description: 'Greets', template: 'Hello {{name}}', variables: ['name'] },
+      201,
+      undefined,
+      ['prompt', (b) => b.data.promptId],
+    ],
+    ['GET', '/v1/promptlib/prompts/{promptId}', () => ({ promptId: ids.prompt! }), undefined, 200],
+    ['POST', '/v1/promptlib/prompts/{promptId}/render', () => ({ promptId: ids.prompt! }), { variables: { name: 'Ada' }, version: 1 }, 200],
+    [
+      'POST',
+      '/v1/engine/workflows',
+      () => ({}),
+      { name: 'Table', nodes: [{ name: 'Start', type: 'engine.manualTrigger', position: [0, 0], parameters: {} }], connections: {} },
+      201,
+      undefined,
+      ['workflow', (b) => b.data.workflowId],
+    ],
+    ['PUT', '/v1/engine/workflows/{workflowId}', () => ({ workflowId: ids.workflow! }), { name: 'Table 2' }, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/duplicate', () => ({ workflowId: ids.workflow! }), { name: 'Table copy' }, 201],
+    ['GET', '/v1/engine/workflows/{workflowId}/export', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    [
+      'POST',
+      '/v1/engine/webhooks',
+      () => ({}),
+      { workflowId: ids.workflow, path: 'openapi-table', method: 'POST', responseMode: 'lastNode' },
+      201,
+      undefined,
+      ['webhook', (b) => b.data.webhookId],
+    ],
+    ['GET', '/v1/engine/webhooks/{webhookId}', () => ({ webhookId: ids.webhook! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/activate', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/deactivate', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/execute', () => ({ workflowId: ids.workflow! }), {}, 200, undefined, ['execution', (b) => b.data.executionId]],
+    ['GET', '/v1/engine/executions/{executionId}/logs', () => ({ executionId: ids.execution! }), undefined, 200],
+    ['POST', '/links/api/links', () => ({}), { url: 'https://example.com/table' }, 201, links, ['link', (b) => b.data.id]],
+    ['PATCH', '/links/api/links/{id}', () => ({ id: ids.link! }), { url: 'https://example.com/table-2' }, 200, links],
+    ['DELETE', '/links/api/links/{id}', () => ({ id: ids.link! }), undefined, 200, links],
+  ];
+  for (const [method, template, values, body, status, key, keep] of steps) {
+    const v = values();
+    const url = template.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(v[name]!));
+    const res = await p.rest(method, url, {
+      body: typeof body === 'object' && body && 'workflowId' in body ? { ...body, workflowId: ids.workflow } : body,
+      ...(key ? { key } : {}),
+    });
+    assert.equal(res.status, status, `${method} ${url}: ${JSON.stringify(res.body).slice(0, 400)}`);
+    check(method, template, res.status, res.body);
+    if (keep) ids[keep[0]] = keep[1](res.body);
+  }
+  assert.deepEqual(failures, []);
+});
+
 test('the committed client types are what openapi-typescript generates from the document', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'openapi-'));
   writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc, null, 2));
