@@ -63,7 +63,7 @@ function reasonOf(err: AppError): { reason: string; field?: string } {
 }
 
 /** One code per status on the infrastructure surface; the platform's own code stays in `details.reason`. */
-const INFRA_CODES: Record<number, string> = {
+export const INFRA_CODES: Record<number, string> = {
   400: 'invalid_request',
   401: 'authentication_failed',
   403: 'insufficient_permissions',

@@ -12,6 +12,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { getMetadataStorage } from 'type-graphql';
+import { INFRA_CODES } from '../kernel/envelopes';
 import { ERROR_STATUS } from '../kernel/errors';
 import { toSnake } from './case';
 import type { RestRequest, RouteDef } from './route';
@@ -23,10 +24,11 @@ import type { Surface } from './surface';
  * The OpenAPI 3.1 document of every REST surface, generated from the route tables: each route's
  * GraphQL operation gives the parameters' and the body's types (the route's `variables` function
  * is run once over recording stand-ins, so the document shows which path, query and body fields
- * feed which variable), the permission its root field names (@Authorized), the surface's
- * envelopes and error codes, and an example request with the answer it gets — which the tests
- * replay against the running platform. Routes a service serves itself (redirects, streams, the
- * Prometheus text) are listed in SERVICE_ROUTES.
+ * feed which variable), its answer's schema (openapi/responses.ts, inside the surface's envelope),
+ * the permission its root field names (@Authorized) and so the credentials it takes, its error
+ * answers, its tag (openapi/tags.ts), and an example request with the answer it gets — which the
+ * tests replay against the running platform. Routes a service serves itself (redirects, streams,
+ * the Prometheus text) are described in SERVICE_ROUTES.
  */
 
 type Schema = Record<string, unknown>;
@@ -124,18 +126,6 @@ const ERROR_CODES: Record<number, string[]> = {
   500: ['internal_server_error'],
 };
 
-/** The infrastructure surface's codes: one per status, the platform's own in details.reason. */
-const INFRA_CODES: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'authentication_failed',
-  403: 'insufficient_permissions',
-  404: 'not_found',
-  409: 'conflict',
-  429: 'rate_limit_exceeded',
-  500: 'server_error',
-  503: 'service_unavailable',
-};
-
 const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message}.' };
 const ERROR_OBJECT = {
   type: 'object',
@@ -169,7 +159,10 @@ function errorEnvelope(surface: string): Schema {
         type: 'object',
         required: ['error', 'message', 'details', 'requestId'],
         properties: {
-          error: { type: 'string', enum: [...new Set(Object.values(INFRA_CODES))] },
+          error: {
+            type: 'string',
+            description: `One code per status: ${Object.values(INFRA_CODES).join(', ')}; the platform's own code is in details.reason.`,
+          },
           message: { type: 'string' },
           details: DETAILS,
           requestId: { type: 'string' },
