@@ -3008,8 +3008,8 @@ export interface components {
             details: Record<string, never>;
         };
         InfraError: {
-            /** @enum {string} */
-            error: "invalid_request" | "authentication_failed" | "insufficient_permissions" | "not_found" | "conflict" | "rate_limit_exceeded" | "server_error" | "service_unavailable";
+            /** @description One code per status: invalid_request, authentication_failed, insufficient_permissions, not_found, conflict, rate_limit_exceeded, server_error, service_unavailable; the platform's own code is in details.reason. */
+            error: string;
             message: string;
             /** @description For validation errors: errors[] {field, message}. */
             details: Record<string, never>;
