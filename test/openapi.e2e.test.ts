@@ -18,6 +18,8 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 
 const ROOT = path.join(__dirname, '..', '..');
 
+const INFRA_ADMIN = { email: 'admin@openapi.test', password: 'admin-password-1' };
+
 type Doc = { paths: Record<string, Record<string, any>>; tags: { name: string }[] };
 
 let p: TestPlatform;
@@ -51,7 +53,7 @@ function ok<O>(a: TypedAnswer<O>, status: number, method: string): TypedAnswer<O
 }
 
 beforeAll(async () => {
-  p = await startTestPlatform();
+  p = await startTestPlatform({ INFRA_ADMIN_EMAIL: INFRA_ADMIN.email, INFRA_ADMIN_PASSWORD: INFRA_ADMIN.password });
   const res = await fetch(`${p.url}/openapi.json`);
   assert.equal(res.status, 200);
   doc = (await res.json()) as Doc;
@@ -214,6 +216,17 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
     ['PATCH', '/links/api/links/{id}', () => ({ id: ids.link! }), { url: 'https://example.com/table-2' }, 200, links],
     ['DELETE', '/links/api/links/{id}', () => ({ id: ids.link! }), undefined, 200, links],
   ];
+  const login = await p.rest('POST', '/infra/api/v1/auth/login', { key: null, body: INFRA_ADMIN });
+  check('POST', '/infra/api/v1/auth/login', login.status, login.body);
+  const infra: string = login.body.token;
+  steps.push(
+    ['GET', '/infra/api/v1/users/me', () => ({}), undefined, 200, infra],
+    ['POST', '/infra/api/v1/projects', () => ({}), { name: 'OpenAPI', description: 'd' }, 201, infra, ['project', (b) => b.id]],
+    ['GET', '/infra/api/v1/projects/{id}', () => ({ id: ids.project! }), undefined, 200, infra],
+    ['GET', '/infra/api/v1/projects', () => ({}), undefined, 200, infra],
+    ['GET', '/infra/api/v1/users', () => ({}), undefined, 200, infra],
+    ['GET', '/infra/api/v1/services', () => ({}), undefined, 200, infra],
+  );
   for (const [method, template, values, body, status, key, keep] of steps) {
     const v = values();
     const url = template.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(v[name]!));
