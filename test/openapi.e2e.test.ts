@@ -53,7 +53,7 @@ function ok<O>(a: TypedAnswer<O>, status: number, method: string): TypedAnswer<O
 }
 
 beforeAll(async () => {
-  p = await startTestPlatform({ INFRA_ADMIN_EMAIL: INFRA_ADMIN.email, INFRA_ADMIN_PASSWORD: INFRA_ADMIN.password });
+  p = await startTestPlatform({ INFRA_ADMIN_EMAIL: INFRA_ADMIN.email, INFRA_ADMIN_PASSWORD: INFRA_ADMIN.password, FEEDBACK_LOCAL_SIGNIN: 'true' });
   const res = await fetch(`${p.url}/openapi.json`);
   assert.equal(res.status, 200);
   doc = (await res.json()) as Doc;
@@ -226,6 +226,31 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
     ['GET', '/infra/api/v1/projects', () => ({}), undefined, 200, infra],
     ['GET', '/infra/api/v1/users', () => ({}), undefined, 200, infra],
     ['GET', '/infra/api/v1/services', () => ({}), undefined, 200, infra],
+  );
+  const local = await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: 'ada@openapi.test', name: 'Ada' } });
+  assert.equal(local.status, 200, JSON.stringify(local.body));
+  check('POST', '/feedback/api/v1/auth/local', local.status, local.body);
+  const person: string = local.body.data.token;
+  steps.push(
+    ['GET', '/feedback/api/v1/auth/me', () => ({}), undefined, 200, person],
+    ['POST', '/feedback/api/v1/projects', () => ({}), { name: 'OpenAPI', description: 'd', slug: 'openapi' }, 201, person, ['fproject', (b) => b.data.id]],
+    ['PUT', '/feedback/api/v1/projects/{id}', () => ({ id: ids.fproject! }), { settings: { require_approval: false } }, 200, person],
+    ['GET', '/feedback/api/v1/projects/my', () => ({}), undefined, 200, person],
+    [
+      'POST',
+      '/feedback/api/v1/projects/{id}/requests',
+      () => ({ id: ids.fproject! }),
+      { title: 'Typed clients', description: 'Please' },
+      201,
+      person,
+      ['request', (b) => b.data.id],
+    ],
+    ['GET', '/feedback/api/v1/projects/{id}/requests', () => ({ id: ids.fproject! }), undefined, 200, person],
+    ['GET', '/feedback/api/v1/requests/{id}', () => ({ id: ids.request! }), undefined, 200, person],
+    ['POST', '/feedback/api/v1/requests/{id}/vote', () => ({ id: ids.request! }), { type: 'upvote' }, 200, person],
+    ['GET', '/feedback/api/v1/requests/{id}/votes', () => ({ id: ids.request! }), undefined, 200, person],
+    ['POST', '/feedback/api/v1/requests/{id}/comments', () => ({ id: ids.request! }), { body: 'Yes' }, 201, person],
+    ['GET', '/feedback/api/v1/requests/{id}/comments', () => ({ id: ids.request! }), undefined, 200, person],
   );
   for (const [method, template, values, body, status, key, keep] of steps) {
     const v = values();
