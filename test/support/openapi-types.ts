@@ -21142,7 +21142,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    /** @description deployment.created, deployment.completed, alert.triggered */
+                    /** @description deployment.created, deployment.completed, deployment.superseded, alert.triggered */
                     events: string[];
                     /** @description Default true. */
                     active?: boolean;
