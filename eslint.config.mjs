@@ -4,8 +4,18 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    // Build output, installed packages and the dashboard (a separate Vite/React build with its own tsconfig).
-    ignores: ['dist/**', 'dist-dashboard/**', 'node_modules/**', 'dashboard/**', 'test-screenshots/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+    // Build output, installed packages, the generated OpenAPI client types and the dashboard (a separate Vite/React build with its own tsconfig).
+    ignores: [
+      'dist/**',
+      'test/support/openapi-types.ts',
+      'dist-dashboard/**',
+      'node_modules/**',
+      'dashboard/**',
+      'test-screenshots/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
   },
   {
     files: ['**/*.ts'],

@@ -10,6 +10,8 @@ export interface Meta {
 export interface Envelope {
   success(data: unknown, meta: Meta, message?: string): unknown;
   error(err: AppError, meta: Meta): unknown;
+  /** Where the envelope names errors by status rather than by the platform's code: the name of each. */
+  codeByStatus?: Readonly<Record<number, string>>;
 }
 
 /** An error as most envelopes carry it: `{code, message, details}`. */

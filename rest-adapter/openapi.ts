@@ -12,19 +12,23 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { getMetadataStorage } from 'type-graphql';
+import { envelopeOf } from '../kernel/envelopes';
 import { ERROR_STATUS } from '../kernel/errors';
 import { toSnake } from './case';
 import type { RestRequest, RouteDef } from './route';
+import { leafSchema, responseSchema } from './openapi/responses';
+import { tagOf, tagSection } from './openapi/tags';
 import type { Surface } from './surface';
 
 /**
  * The OpenAPI 3.1 document of every REST surface, generated from the route tables: each route's
  * GraphQL operation gives the parameters' and the body's types (the route's `variables` function
  * is run once over recording stand-ins, so the document shows which path, query and body fields
- * feed which variable), the permission its root field names (@Authorized), the surface's
- * envelopes and error codes, and an example request with the answer it gets — which the tests
- * replay against the running platform. Routes a service serves itself (redirects, streams, the
- * Prometheus text) are listed in SERVICE_ROUTES.
+ * feed which variable), its answer's schema (openapi/responses.ts, inside the surface's envelope),
+ * the permission its root field names (@Authorized) and so the credentials it takes, its error
+ * answers, its tag (openapi/tags.ts), and an example request with the answer it gets — which the
+ * tests replay against the running platform. Routes a service serves itself (redirects, streams,
+ * the Prometheus text) are described in SERVICE_ROUTES.
  */
 
 type Schema = Record<string, unknown>;
@@ -85,26 +89,7 @@ function trace(route: RouteDef) {
 function jsonSchema(type: GraphQLInputType, snake: boolean, depth = 0): Schema {
   if (isNonNullType(type)) return jsonSchema(type.ofType, snake, depth);
   if (isListType(type)) return { type: 'array', items: jsonSchema(type.ofType, snake, depth) };
-  if (isEnumType(type)) return { type: 'string', enum: type.getValues().map((v) => v.name) };
-  if (isScalarType(type)) {
-    switch (type.name) {
-      case 'String':
-      case 'ID':
-        return { type: 'string' };
-      case 'Int':
-        return { type: 'integer' };
-      case 'Float':
-        return { type: 'number' };
-      case 'Boolean':
-        return { type: 'boolean' };
-      case 'DateTimeISO':
-        return { type: 'string', format: 'date-time' };
-      case 'JSONObject':
-        return { type: 'object' };
-      default:
-        return {};
-    }
-  }
+  if (isEnumType(type) || isScalarType(type)) return leafSchema(type);
   if (isInputObjectType(type)) {
     if (depth > 6) return { type: 'object' };
     const properties: Record<string, Schema> = {};
@@ -141,65 +126,132 @@ const ERROR_CODES: Record<number, string[]> = {
   500: ['internal_server_error'],
 };
 
-/** Spec 3's codes on the infrastructure surface (the platform's own in details.reason). */
-const INFRA_CODES: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'authentication_failed',
-  403: 'insufficient_permissions',
-  404: 'not_found',
-  429: 'rate_limit_exceeded',
-  500: 'server_error',
+const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message}.' };
+const ERROR_OBJECT = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' }, details: DETAILS },
 };
 
-function envelopeSchemas(surface: Surface): { success: Schema; error: Schema } {
-  const details = { type: 'object', description: 'For validation errors: errors[] {field, message}.' };
-  const errorObject = { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, details } };
-  const data = { description: 'The resource (see the GraphQL operation for its fields).' };
-  const name = surface.name;
-  if (name === 'v1') {
-    const meta = { type: 'object', properties: { requestId: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } } };
-    return {
-      success: { type: 'object', required: ['success', 'data', 'meta'], properties: { success: { const: true }, data, meta } },
-      error: { type: 'object', required: ['success', 'error'], properties: { success: { const: false }, error: errorObject, meta } },
-    };
-  }
-  if (name === 'links') {
-    return {
-      success: { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data } },
-      error: { type: 'object', required: ['success', 'error'], properties: { success: { const: false }, error: errorObject } },
-    };
-  }
-  if (name === 'feedback') {
-    return {
-      success: { type: 'object', required: ['success', 'message', 'data'], properties: { success: { const: true }, message: { type: 'string' }, data } },
-      error: {
+/** The name of a surface's error envelope among the components. */
+const errorComponent = (surface: string) => `${surface.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}Error`;
+
+/** Each surface's error envelope, as its `error` function in kernel/envelopes.ts builds it. */
+function errorEnvelope(surface: string): Schema {
+  switch (surface) {
+    case 'v1':
+      return {
         type: 'object',
-        required: ['success', 'message', 'error'],
-        properties: { success: { const: false }, message: { type: 'string' }, error: { type: 'string', description: 'The error code.' }, details },
-      },
-    };
-  }
-  if (name === 'infra') {
-    return {
-      success: { description: 'The resource itself, or {data, pagination: {page, limit, total, totalPages}} for a list.' },
-      error: {
+        required: ['success', 'error', 'meta'],
+        properties: { success: { const: false }, error: ERROR_OBJECT, meta: META },
+      };
+    case 'links':
+    case 'webhook':
+      return { type: 'object', required: ['success', 'error'], properties: { success: { const: false }, error: ERROR_OBJECT } };
+    case 'feedback':
+      return {
+        type: 'object',
+        required: ['success', 'message', 'error', 'details'],
+        properties: { success: { const: false }, message: { type: 'string' }, error: { type: 'string', description: 'The error code.' }, details: DETAILS },
+      };
+    case 'infra':
+      return {
         type: 'object',
         required: ['error', 'message', 'details', 'requestId'],
         properties: {
-          error: { type: 'string', enum: [...new Set(Object.values(INFRA_CODES)), 'conflict', 'service_unavailable'] },
+          error: {
+            type: 'string',
+            description: `One code per status: ${Object.values(infraCodes()).join(', ')}; the platform's own code is in details.reason.`,
+          },
           message: { type: 'string' },
-          details,
+          details: DETAILS,
           requestId: { type: 'string' },
           retryAfter: { type: 'integer' },
         },
-      },
-    };
+      };
+    default:
+      return {
+        type: 'object',
+        required: ['success', 'error', 'metadata'],
+        properties: { success: { const: false }, error: ERROR_OBJECT, metadata: METADATA },
+      };
   }
-  const metadata = { type: 'object', properties: { timestamp: { type: 'string', format: 'date-time' }, request_id: { type: 'string' } } };
-  return {
-    success: { type: 'object', required: ['success', 'data', 'metadata'], properties: { success: { const: true }, data, metadata } },
-    error: { type: 'object', required: ['success', 'error'], properties: { success: { const: false }, error: errorObject, metadata } },
-  };
+}
+
+const META = {
+  type: 'object',
+  required: ['requestId', 'timestamp'],
+  properties: { requestId: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+};
+const METADATA = {
+  type: 'object',
+  required: ['timestamp', 'request_id'],
+  properties: { timestamp: { type: 'string', format: 'date-time' }, request_id: { type: 'string' } },
+};
+
+/** A surface's success envelope around one answer, as its `success` function builds it. */
+function successEnvelope(surface: string, data: Schema): Schema {
+  switch (surface) {
+    case 'v1':
+      return { type: 'object', required: ['success', 'data', 'meta'], properties: { success: { const: true }, data, meta: META } };
+    case 'links':
+      return { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data } };
+    case 'feedback':
+      return {
+        type: 'object',
+        required: ['success', 'message', 'data'],
+        properties: { success: { const: true }, message: { type: 'string' }, data },
+      };
+    case 'infra':
+    case 'webhook':
+      return data;
+    default:
+      return { type: 'object', required: ['success', 'data', 'metadata'], properties: { success: { const: true }, data, metadata: METADATA } };
+  }
+}
+
+/** The error answers of one operation, each in its surface's error envelope. */
+function errorResponses(surface: string, statuses: number[]): Record<string, Schema> {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      {
+        description:
+          surface === 'infra'
+            ? (infraCodes()[status] ?? 'error')
+            : (ERROR_CODES[status] ?? []).filter((c) => (ERROR_STATUS as Record<string, number>)[c] === status).join(', ') || 'error',
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${errorComponent(surface)}` } } },
+      },
+    ]),
+  );
+}
+
+/** Which errors an operation can answer: refusals of its credential, of its input, of a missing resource. */
+function errorStatuses(o: { hasInput: boolean; hasPathParams: boolean; needsToken: boolean }): number[] {
+  return [
+    ...(o.hasInput ? [400] : []),
+    ...(o.needsToken ? [401, 403] : []),
+    ...(o.hasPathParams ? [404] : []),
+    // Every request counts against a rate limit, anonymous ones included.
+    429,
+    500,
+  ];
+}
+
+/** A stable operationId from the surface and the route: `v1GetControlPlaneAgentsTasksByTaskId`. */
+function operationId(surface: string, method: string, path: string): string {
+  const words = [surface, method.toLowerCase(), ...path.split('/').map((seg) => (seg.startsWith(':') ? `by-${seg.slice(1)}` : seg))]
+    .flatMap((w) => w.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  return words.map((w, i) => (i === 0 ? w.replace(/^./, (c) => c.toLowerCase()) : w.replace(/^./, (c) => c.toUpperCase()))).join('');
+}
+
+/** The credentials a surface takes: a bearer token or key anywhere, X-API-Key anywhere, X-ENGINE-API-KEY on the engine's own layout. */
+function securityOf(surface: Surface, permission: string | null): Schema[] {
+  const schemes = [{ bearer: [] }, { apiKey: [] }, ...(surface.engineKeyHeader ? [{ engineKey: [] }] : [])];
+  // A public operation still takes a credential: a service may answer a signed-in caller more (the
+  // feature-request surface lets a project refuse anonymous submissions).
+  return permission ? schemes : [{}, ...schemes];
 }
 
 /**
@@ -220,7 +272,7 @@ function exampleOf(
   if (permission === ANY_CALLER_LABEL) return null;
   const path =
     surface.prefix + route.path.replace(/:(\w+)/g, (_m, p: string) => (/id$|Id$/i.test(p) ? '00000000-0000-4000-8000-000000000000' : 'no-such-thing'));
-  const invalid = surface.name === 'infra' ? INFRA_CODES[400] : 'validation_error';
+  const invalid = surface.name === 'infra' ? infraCodes()[400] : 'validation_error';
   // The feature-request surface is for signed-in people: an API key gets 401 there.
   if (surface.name === 'feedback' && permission !== null)
     return { method: route.method, path, ...(hasBody ? { body: {} } : {}), status: 401, code: 'unauthorized' };
@@ -232,63 +284,179 @@ function exampleOf(
   return null;
 }
 
-/** Routes services serve themselves, beside the route tables (not GraphQL answers). */
-const SERVICE_ROUTES: { path: string; method: 'get' | 'post'; summary: string; permission: string | null; tag: string }[] = [
-  { path: '/health', method: 'get', summary: 'Liveness: {status: ok}, 503 while starting or draining.', permission: null, tag: 'platform' },
+/** Routes services serve themselves, beside the route tables (not GraphQL answers): their answers are written here. */
+interface ServiceRoute {
+  path: string;
+  method: 'get' | 'post';
+  surface: string;
+  summary: string;
+  permission: string | null;
+  parameters?: Schema[];
+  requestBody?: Schema;
+  responses: Record<string, Schema>;
+  errors: number[];
+}
+
+const json = (schema: Schema) => ({ 'application/json': { schema } });
+const redirect = (description: string) => ({ description, headers: { Location: { description: 'Where the browser goes next.', schema: { type: 'string' } } } });
+const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
+
+const SERVICE_ROUTES: ServiceRoute[] = [
+  {
+    path: '/health',
+    method: 'get',
+    surface: 'platform',
+    summary: 'Liveness',
+    permission: null,
+    responses: {
+      '200': { description: 'Serving.', content: json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }) },
+      '503': { description: 'Starting or draining.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string' } } }) },
+    },
+    errors: [],
+  },
   {
     path: '/metrics',
     method: 'get',
-    summary: 'Prometheus text format (tasks, executions, queue, requests, process).',
+    surface: 'v1',
+    summary: 'Prometheus metrics',
     permission: 'metrics:read',
-    tag: 'platform',
+    responses: {
+      '200': { description: 'Prometheus text format: tasks, executions, queue, requests, process.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+    errors: [401, 403, 429],
   },
   {
     path: '/links/{slug}',
     method: 'get',
-    summary: 'The public short link: 302 to the destination, or the gate page of a protected link (200 HTML); 404 unknown, 410 expired or inactive.',
+    surface: 'links',
+    summary: 'Follow a short link',
     permission: null,
-    tag: 'links',
+    responses: {
+      '302': redirect('To the destination.'),
+      '200': html('The gate page of a protected link.'),
+      '404': html('No link has this slug.'),
+      '410': html('The link expired or was deactivated.'),
+      '429': html('Too many requests.'),
+    },
+    errors: [],
   },
-  { path: '/links/{slug}', method: 'post', summary: 'The gate page form (password or PIN) of a protected link.', permission: null, tag: 'links' },
   {
-    path: '/feedback/api/v1/auth/{provider}',
-    method: 'get',
-    summary: 'Starts GitHub or Google sign-in (302 to the provider).',
+    path: '/links/{slug}',
+    method: 'post',
+    surface: 'links',
+    summary: 'Unlock a protected link (the gate page form)',
     permission: null,
-    tag: 'feedback',
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { password: { type: 'string' }, pin: { type: 'string' } } } } },
+    },
+    responses: {
+      '302': redirect('To the destination; the link stays unlocked in this browser.'),
+      '400': html('The gate page again: the password or PIN is missing.'),
+      '401': html('The gate page again: the password or PIN is wrong.'),
+      '404': html('No link has this slug.'),
+      '410': html('The link expired or was deactivated.'),
+      '429': html('Too many wrong attempts: try again after Retry-After seconds.'),
+    },
+    errors: [],
   },
   {
-    path: '/feedback/api/v1/auth/{provider}/callback',
-    method: 'get',
-    summary:
-      'The provider sends the browser back here; 302 to FEEDBACK_FRONTEND_URL with the token (400 invalid_state unless the state is the cookie, issued here and unused).',
+    path: '/links/api/links/{id}/verify',
+    method: 'post',
+    surface: 'links',
+    summary: 'Unlock a protected link',
     permission: null,
-    tag: 'feedback',
+    requestBody: {
+      required: true,
+      content: json({ type: 'object', properties: { password: { type: 'string' }, pin: { type: 'string' } } }),
+    },
+    responses: {
+      '200': {
+        description: 'Unlocked: the answer sets the cookie the link page reads, so this browser is not asked again.',
+        content: json(
+          successEnvelope('links', {
+            type: 'object',
+            required: ['id', 'slug', 'destination'],
+            properties: { id: { type: 'string' }, slug: { type: 'string' }, destination: { type: 'string' } },
+          }),
+        ),
+      },
+    },
+    errors: [400, 401, 404, 410, 429],
   },
+  {
+    path: '/feedback/api/v1/auth/github',
+    method: 'get',
+    surface: 'feedback',
+    summary: 'Sign in with GitHub',
+    permission: null,
+    responses: { '302': redirect("To GitHub's authorization page; a cookie keeps the sign-in's state.") },
+    errors: [503],
+  },
+  {
+    path: '/feedback/api/v1/auth/google',
+    method: 'get',
+    surface: 'feedback',
+    summary: 'Sign in with Google',
+    permission: null,
+    responses: { '302': redirect("To Google's authorization page; a cookie keeps the sign-in's state.") },
+    errors: [503],
+  },
+  ...(['github', 'google'] as const).map((provider): ServiceRoute => ({
+    path: `/feedback/api/v1/auth/${provider}/callback`,
+    method: 'get',
+    surface: 'feedback',
+    summary: `${provider === 'github' ? 'GitHub' : 'Google'} sign-in callback`,
+    permission: null,
+    parameters: [
+      { name: 'state', in: 'query', required: true, description: 'The state the sign-in started with (it must equal the cookie).', schema: { type: 'string' } },
+      { name: 'code', in: 'query', required: false, description: "The provider's authorization code.", schema: { type: 'string' } },
+      { name: 'error', in: 'query', required: false, description: 'Set by the provider when the person refused.', schema: { type: 'string' } },
+    ],
+    responses: {
+      '302': redirect('To the feedback front end: /auth/callback?token=<JWT>, or ?error=<code>&message=<text> when the provider refused or failed.'),
+    },
+    errors: [400],
+  })),
   {
     path: '/infra/api/v1/services/{id}/logs',
     method: 'get',
-    summary: "The service's log lines as {logs}; with follow=true an NDJSON stream of them.",
+    surface: 'infra',
+    summary: "A service's log lines",
     permission: 'service:logs',
-    tag: 'infra',
+    parameters: [
+      { name: 'follow', in: 'query', required: false, description: 'true: an NDJSON stream of lines as they come.', schema: { type: 'boolean' } },
+      { name: 'lines', in: 'query', required: false, schema: { type: 'integer' } },
+    ],
+    responses: {
+      '200': {
+        description: 'The lines as {logs}; with follow=true, one JSON line per log line.',
+        content: {
+          ...json({ type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: {} } } }),
+          'application/x-ndjson': { schema: { type: 'string' } },
+        },
+      },
+    },
+    errors: [400, 401, 403, 404, 429],
   },
   {
     path: '/webhook/{path}',
     method: 'post',
-    summary: 'Inbound workflow webhooks (any method the trigger registers), authenticated as the trigger says.',
+    surface: 'webhook',
+    summary: 'Call a workflow webhook trigger',
     permission: null,
-    tag: 'webhook',
+    requestBody: { required: false, content: json({}) },
+    responses: { '200': { description: "The workflow's own answer, as its trigger says.", content: json({}) } },
+    errors: [401, 404, 429],
   },
 ];
 
 export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version: string): { document: Schema; examples: DocumentedExample[] } {
   const paths: Record<string, Record<string, Schema>> = {};
   const examples: DocumentedExample[] = [];
-  const envelopes: Record<string, Schema> = {};
+  const errorSurfaces = new Set<string>();
+  const usedTags = new Set<string>();
   for (const surface of surfaces) {
-    const env = envelopeSchemas(surface);
-    envelopes[`${surface.name}.success`] = env.success;
-    envelopes[`${surface.name}.error`] = env.error;
     for (const route of surface.routes) {
       const doc = parse(route.operation);
       const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
@@ -345,28 +513,22 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       const example = exampleOf(surface, route, t.params, needsQuery, hasBody, wholeBodyRequired || t.refusesEmptyBody, permission);
       if (example) examples.push(example);
       const status = typeof route.status === 'number' ? route.status : 200;
-      const errorResponses = Object.fromEntries(
-        Object.entries(ERROR_CODES)
-          .filter(([code]) => permission !== null || !['401', '403'].includes(code))
-          .map(([code, codes]) => [
-            code,
-            {
-              description:
-                surface.name === 'infra'
-                  ? INFRA_CODES[Number(code)]!
-                  : codes.filter((c) => (ERROR_STATUS as Record<string, number>)[c] === Number(code)).join(', '),
-              content: { 'application/json': { schema: { $ref: `#/components/schemas/${surface.name}.error` } } },
-            },
-          ]),
-      );
       const path = (surface.prefix + route.path).replace(/:(\w+)/g, '{$1}');
+      const tag = tagOf(path);
+      usedTags.add(tag);
+      errorSurfaces.add(surface.name);
+      const success = { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
       (paths[path] ??= {})[route.method.toLowerCase()] = {
-        operationId: `${surface.name}.${op.name?.value ?? `${route.method} ${route.path}`}`,
-        tags: [surface.name],
-        summary: `${route.method} ${path}`,
+        operationId: operationId(surface.name, route.method, route.path),
+        tags: [tag],
+        summary: summaryOf(op.name?.value ?? path),
         description: [
-          `GraphQL operation \`${op.name?.value}\` through the gateway.`,
-          permission ? `Needs the permission \`${permission}\`.` : 'Public: no credential needed.',
+          `Runs the GraphQL operation \`${op.name?.value}\` through the gateway.`,
+          permission === ANY_CALLER_LABEL
+            ? 'Needs a signed-in caller.'
+            : permission
+              ? `Needs the permission \`${permission}\`.`
+              : 'Public: no credential needed.',
           typeof route.status === 'function' ? 'Answers 200, or 202 while the work still runs.' : '',
         ]
           .filter(Boolean)
@@ -374,12 +536,16 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
         'x-permission': permission,
         'x-graphql-operation': op.name?.value,
         ...(parameters.length ? { parameters } : {}),
-        ...(hasBody ? { requestBody: { required: wholeBodyRequired, content: { 'application/json': { schema: bodySchema } } } } : {}),
+        ...(hasBody ? { requestBody: { required: wholeBodyRequired, content: json(bodySchema!) } } : {}),
         responses: {
-          [String(status)]: { description: 'Success', content: { 'application/json': { schema: { $ref: `#/components/schemas/${surface.name}.success` } } } },
-          ...errorResponses,
+          [String(status)]: success,
+          ...(typeof route.status === 'function' ? { '202': { ...success, description: 'Accepted: the work still runs.' } } : {}),
+          ...errorResponses(
+            surface.name,
+            errorStatuses({ hasInput: hasBody || t.query.size > 0 || t.params.size > 0, hasPathParams: t.params.size > 0, needsToken: permission !== null }),
+          ),
         },
-        ...(permission ? {} : { security: [] }),
+        security: securityOf(surface, permission),
         ...(example
           ? {
               'x-example': {
@@ -393,15 +559,25 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
   }
   for (const r of SERVICE_ROUTES) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const tag = tagOf(r.path);
+    usedTags.add(tag);
+    if (r.errors.length) errorSurfaces.add(r.surface);
     (paths[r.path] ??= {})[r.method] = {
-      operationId: `${r.tag}.${r.method}${r.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
-      tags: [r.tag],
+      operationId: operationId(r.surface, r.method, r.path.replace(/\{(\w+)\}/g, ':$1')),
+      tags: [tag],
       summary: r.summary,
-      description: `${r.summary} Served by the service itself (not a GraphQL answer).${r.permission ? ` Needs the permission \`${r.permission}\`.` : ''}`,
+      description: `Served by the service itself (not a GraphQL answer).${r.permission ? ` Needs the permission \`${r.permission}\`.` : ''}`,
       'x-permission': r.permission,
-      ...(params.length ? { parameters: params } : {}),
-      responses: { '200': { description: 'Success' }, default: { description: "An error in the surface's envelope" } },
-      ...(r.permission ? {} : { security: [] }),
+      ...(params.length || r.parameters ? { parameters: [...params, ...(r.parameters ?? [])] } : {}),
+      ...(r.requestBody ? { requestBody: r.requestBody } : {}),
+      responses: {
+        ...r.responses,
+        ...errorResponses(
+          r.surface,
+          r.errors.filter((s) => !(String(s) in r.responses)),
+        ),
+      },
+      security: r.permission ? [{ bearer: [] }, { apiKey: [] }] : [],
     };
   }
   return {
@@ -412,10 +588,11 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
         title: 'Automation platform REST surfaces',
         version,
         description:
-          'Every REST path of the platform (CONTRACT.md sections 2 and 6). Each runs one GraphQL operation through the gateway at /graphql; the same credentials work on both. Permissions are `resource:action` strings named per operation (x-permission).',
+          'Every REST path of the platform. Each runs one GraphQL operation through the gateway at /graphql, so the same credentials work on both; the answers are described from those operations. Permissions are `resource:action` strings named per operation (x-permission).',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers: [{ url: '/' }],
-      tags: surfaces.map((s) => ({ name: s.name, description: `Prefix ${s.prefix || '/'}` })),
+      ...tagSection(usedTags),
       security: [{ bearer: [] }, { apiKey: [] }],
       components: {
         securitySchemes: {
@@ -424,12 +601,23 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
             scheme: 'bearer',
             description: 'An API key (cp_live_sk_…, ver_…, eng_…, lnk_…, inf_…) or, on /feedback and /infra, a session token.',
           },
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: "The infrastructure surface's header." },
-          engineKey: { type: 'apiKey', in: 'header', name: 'X-ENGINE-API-KEY', description: "The engine native surface's header." },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key in a header of its own.' },
+          engineKey: { type: 'apiKey', in: 'header', name: 'X-ENGINE-API-KEY', description: "The engine's own layout's header." },
         },
-        schemas: envelopes,
+        schemas: Object.fromEntries([...errorSurfaces].map((s) => [errorComponent(s), errorEnvelope(s)])),
       },
       paths,
     },
   };
+}
+
+/** `GetTask` → `Get task`: the operation's name in words. */
+function summaryOf(name: string): string {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The infrastructure surface's error code per status, as its service's envelope declares them. */
+function infraCodes(): Readonly<Record<number, string>> {
+  return envelopeOf('infra').codeByStatus ?? {};
 }

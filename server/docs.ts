@@ -33,9 +33,14 @@ const BOOT = `'use strict';
 Redoc.init('/openapi.json', { hideDownloadButton: false, expandResponses: '200,201,202', pathInMiddlePanel: true }, document.getElementById('redoc'));
 `;
 
-export function registerDocs(app: FastifyInstance, surfaces: Surface[], schema: GraphQLSchema): void {
+/** The OpenAPI document of the surfaces, with the package's version. */
+export function openApiDocument(surfaces: Surface[], schema: GraphQLSchema): Record<string, unknown> {
   const version = (JSON.parse(readFileSync(require.resolve('../../package.json'), 'utf8')) as { version: string }).version;
-  const body = JSON.stringify(buildOpenApi(surfaces, schema, version).document);
+  return buildOpenApi(surfaces, schema, version).document;
+}
+
+export function registerDocs(app: FastifyInstance, surfaces: Surface[], schema: GraphQLSchema): void {
+  const body = JSON.stringify(openApiDocument(surfaces, schema));
   let redoc: Buffer | undefined;
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(body));
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE));

@@ -47,7 +47,8 @@ describe('/openapi.json', () => {
         }
         if (!('x-permission' in op)) missing.push(`${r.method} ${path}: permission`);
         if (!Object.keys(op.responses).some((c) => c.startsWith('2'))) missing.push(`${r.method} ${path}: success response`);
-        if (!op.responses['400'] || !op.responses['404']) missing.push(`${r.method} ${path}: error responses`);
+        if (!Object.keys(op.responses).some((c) => c.startsWith('4'))) missing.push(`${r.method} ${path}: error responses`);
+        if (r.path.includes(':') && !op.responses['404']) missing.push(`${r.method} ${path}: 404`);
         if (['POST', 'PUT', 'PATCH'].includes(r.method) && /\bbody\b/.test(String(r.variables)) && !op.requestBody)
           missing.push(`${r.method} ${path}: request body`);
       }
@@ -55,17 +56,21 @@ describe('/openapi.json', () => {
     assert.deepEqual(missing, []);
     assert.ok(count > 150, `${count} routes`);
     const tags = doc.tags.map((t: any) => t.name);
-    assert.deepEqual(
-      tags,
-      surfaces.map((s) => s.name),
+    assert.ok(
+      ['Agents', 'Tasks', 'Workflows', 'Executions', 'Links', 'Feature requests'].every((t) => tags.includes(t)),
+      tags.join(', '),
     );
+    assert.ok(doc.tags.every((t: any) => t.description));
     // Spot checks of what the document says.
     const create = doc.paths['/control-plane/api/v1/auth/api-keys'].post;
     assert.equal(create['x-permission'], 'keys:manage');
     assert.ok(create.requestBody.content['application/json'].schema.properties.expires_at, 'snake_case body fields on a snake_case surface');
     const login = doc.paths['/infra/api/v1/auth/login'].post;
     assert.equal(login['x-permission'], null);
-    assert.deepEqual(login.security, []);
+    assert.ok(
+      login.security.some((s: object) => Object.keys(s).length === 0),
+      'a public operation needs no credential',
+    );
     assert.deepEqual(login.requestBody.content['application/json'].schema.required, ['email', 'password']);
     const list = doc.paths['/v1/control-plane/agents/tasks'].get;
     assert.equal(list.parameters.find((x: any) => x.name === 'limit').schema.type, 'integer');

@@ -70,7 +70,9 @@ function inErrorEnvelope(path: string, body: any): boolean {
 
 /** A problem with an answer that should be a 4xx in the envelope or a 2xx, else undefined. */
 function problem(what: string, path: string, res: Sent): string | undefined {
-  if (res.status >= 500) return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+  // A sign-in this platform has not configured answers 503 service_unavailable, in the envelope: a refusal, not a crash.
+  const unconfigured = res.status === 503 && (res.body as { error?: unknown } | undefined)?.error === 'service_unavailable';
+  if (res.status >= 500 && !unconfigured) return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
   if (res.status >= 400 && !inErrorEnvelope(path, res.body))
     return `${what}: ${res.status} not in the surface's envelope: ${JSON.stringify(res.body).slice(0, 200)}`;
   return undefined;

@@ -15,6 +15,7 @@ const INFRA_CODES: Record<number, string> = {
 
 /** The infrastructure service's answers: the resource itself (or {data, pagination} for lists); errors by status, as above. */
 export const INFRA_ENVELOPE = registerEnvelope('infra', {
+  codeByStatus: INFRA_CODES,
   success: (data) => data,
   error: (err, meta) => {
     const code = INFRA_CODES[err.status] ?? err.code.toLowerCase();

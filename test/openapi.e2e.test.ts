@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { emitOpenApi } from '../server/openapi-emit';
+import { typedClient, type TypedAnswer } from './support/openapi-client';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * /openapi.json describes what clients get: every 2xx answer the platform gives is checked against
+ * the schema the document states for its route, a client typed by the generated types calls a few
+ * routes and reads their answers by those types, and the committed types are what the document
+ * generates today.
+ */
+
+const ROOT = path.join(__dirname, '..', '..');
+
+const INFRA_ADMIN = { email: 'admin@openapi.test', password: 'admin-password-1' };
+
+type Doc = { paths: Record<string, Record<string, any>>; tags: { name: string }[] };
+
+let p: TestPlatform;
+let doc: Doc;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>();
+const checked = new Set<string>();
+const failures: string[] = [];
+
+/** Checks a 2xx answer against the schema the document gives its route and status. */
+function check(method: string, template: string, status: number, body: unknown): void {
+  if (status < 200 || status > 299) return;
+  const op = doc.paths[template]?.[method.toLowerCase()];
+  const schema = op?.responses?.[String(status)]?.content?.['application/json']?.schema;
+  if (!schema) {
+    failures.push(`${method} ${template} ${status}: no schema documented`);
+    return;
+  }
+  const id = `${method} ${template} ${status}`;
+  let validate = validators.get(id);
+  if (!validate) validators.set(id, (validate = ajv.compile(schema)));
+  checked.add(`${method.toUpperCase()} ${template}`);
+  if (!validate(body)) failures.push(`${id}: ${ajv.errorsText(validate.errors)}`);
+}
+
+function ok<O>(a: TypedAnswer<O>, status: number, method: string): TypedAnswer<O>['body'] {
+  assert.equal(a.status, status, JSON.stringify(a.body).slice(0, 500));
+  check(method, a.template, a.status, a.body);
+  return a.body;
+}
+
+beforeAll(async () => {
+  p = await startTestPlatform({ INFRA_ADMIN_EMAIL: INFRA_ADMIN.email, INFRA_ADMIN_PASSWORD: INFRA_ADMIN.password, FEEDBACK_LOCAL_SIGNIN: 'true' });
+  const res = await fetch(`${p.url}/openapi.json`);
+  assert.equal(res.status, 200);
+  doc = (await res.json()) as Doc;
+});
+afterAll(async () => {
+  await p?.stop();
+});
+
+test('the served document is the one built without a server, with unique operationIds and a declared tag each', () => {
+  assert.deepEqual(emitOpenApi(), doc);
+  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o: any) => o.operationId as string));
+  assert.deepEqual(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    [],
+    'operationIds used twice',
+  );
+  const tags = new Set(doc.tags.map((t) => t.name));
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, o] of Object.entries(ops)) {
+      assert.equal(o.tags.length, 1, `${method} ${path}`);
+      assert.ok(tags.has(o.tags[0]), `${method} ${path}: tag ${o.tags[0]}`);
+    }
+  }
+  const submit = doc.paths['/feedback/api/v1/projects/{id}/requests']!.post;
+  assert.ok(
+    submit.security.some((s: object) => 'bearer' in s),
+    'a signed-in submission sends its token',
+  );
+  for (const missing of ['/links/api/links/{id}/verify', '/feedback/api/v1/auth/github/callback', '/feedback/api/v1/auth/google/callback']) {
+    assert.ok(doc.paths[missing], missing);
+  }
+  for (const [path, method] of [
+    ['/links/{slug}', 'get'],
+    ['/links/{slug}', 'post'],
+    ['/feedback/api/v1/auth/github/callback', 'get'],
+    ['/infra/api/v1/services/{id}/logs', 'get'],
+    ['/webhook/{path}', 'post'],
+  ] as const) {
+    assert.ok(
+      Object.keys(doc.paths[path]![method].responses).some((s) => s.startsWith('4')),
+      `${method} ${path} documents its client errors`,
+    );
+  }
+});
+
+test('a client typed by the generated types: a key, rate limits, a link, a workflow run', async () => {
+  const call = typedClient(p.url, p.adminKey);
+
+  const created = ok(
+    await call('post', '/control-plane/api/v1/auth/api-keys', { body: { name: 'links client', service: 'links', permissions: ['link:write', 'link:read'] } }),
+    201,
+    'post',
+  );
+  const linksKey: string = created.data.api_key;
+  assert.match(linksKey, /^lnk_/);
+  const key = ok(await call('get', '/control-plane/api/v1/auth/api-keys/{key_id}', { params: { key_id: created.data.api_key_id } }), 200, 'get');
+  assert.deepEqual([key.data.id, key.data.service, key.data.status], [created.data.api_key_id, 'links', 'active']);
+  ok(await call('get', '/control-plane/api/v1/auth/api-keys'), 200, 'get');
+  ok(await call('get', '/control-plane/api/v1/auth/api-keys/{key_id}/usage', { params: { key_id: created.data.api_key_id } }), 200, 'get');
+
+  const limits = ok(await call('get', '/v1/rate-limits/status'), 200, 'get');
+  assert.equal(limits.success, true);
+
+  const link = ok(
+    await call('post', '/links/api/links', { key: linksKey, body: { url: 'https://example.com/typed', custom_slug: 'typed-client' } }),
+    201,
+    'post',
+  );
+  assert.equal(link.data.slug, 'typed-client');
+  const read = ok(await call('get', '/links/api/links/{id}', { key: linksKey, params: { id: link.data.id } }), 200, 'get');
+  assert.equal(read.data.url, 'https://example.com/typed');
+  ok(await call('get', '/links/api/links/slug/{slug}', { key: linksKey, params: { slug: 'typed-client' } }), 200, 'get');
+  ok(await call('get', '/links/api/links', { key: linksKey }), 200, 'get');
+  ok(await call('get', '/links/api/links/{id}/visits', { key: linksKey, params: { id: link.data.id } }), 200, 'get');
+
+  const workflow = ok(
+    await call('post', '/v1/engine/workflows', {
+      body: {
+        name: 'Typed',
+        nodes: [
+          { name: 'Start', type: 'engine.manualTrigger', position: [0, 0], parameters: {} },
+          { name: 'Set', type: 'engine.set', position: [200, 0], parameters: { values: { greeting: 'hello' } } },
+        ],
+        connections: { Start: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+      },
+    }),
+    201,
+    'post',
+  );
+  const run = await call('post', '/v1/engine/workflows/{workflowId}/execute', { params: { workflowId: workflow.data.workflowId }, body: {} });
+  ok(run, run.status === 202 ? 202 : 200, 'post');
+  const executionId = run.body.data.executionId;
+  assert.ok(executionId, 'a run answers its execution id');
+  const execution = ok(await call('get', '/v1/engine/executions/{executionId}', { params: { executionId } }), 200, 'get');
+  assert.equal(execution.data.workflowId, workflow.data.workflowId);
+  ok(await call('get', '/v1/engine/executions'), 200, 'get');
+  ok(await call('get', '/v1/engine/workflows/{workflowId}', { params: { workflowId: workflow.data.workflowId } }), 200, 'get');
+  ok(await call('get', '/v1/engine/workflows'), 200, 'get');
+  assert.deepEqual(failures, []);
+});
+
+test('every list and read the admin key can make without input answers as its schema says', async () => {
+  const gets = Object.entries(doc.paths).filter(
+    ([path, ops]) =>
+      ops.get && !path.includes('{') && !(ops.get.parameters ?? []).some((x: any) => x.required) && ops.get.responses['200']?.content?.['application/json'],
+  );
+  for (const [path] of gets) {
+    const res = await p.rest('GET', path);
+    check('GET', path, res.status, res.body);
+  }
+  assert.deepEqual(failures, []);
+  assert.ok(checked.size > 40, `${checked.size} routes' answers checked: ${[...checked].join(', ')}`);
+});
+
+test('routes given valid input, ids taken from earlier answers, answer as their schemas say', async () => {
+  const links = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
+  const ids: Record<string, string> = {};
+  // One call per route: [method, path as documented, its values, body, expected status, key, where to keep an id].
+  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: any) => string]?][] = [
+    ['GET', '/v1/control-plane/agents', () => ({}), undefined, 200, undefined, ['agent', (b) => b.data.agents[0].agentId]],
+    ['GET', '/v1/control-plane/agents/{agentId}', () => ({ agentId: ids.agent! }), undefined, 200],
+    [
+      'POST',
+      '/v1/promptlib/prompts',
+      () => ({}),
+      { name: 'openapi-hello', description: 'Greets', template: 'Hello {{name}}', variables: ['name'] },
+      201,
+      undefined,
+      ['prompt', (b) => b.data.promptId],
+    ],
+    ['GET', '/v1/promptlib/prompts/{promptId}', () => ({ promptId: ids.prompt! }), undefined, 200],
+    ['POST', '/v1/promptlib/prompts/{promptId}/render', () => ({ promptId: ids.prompt! }), { variables: { name: 'Ada' }, version: 1 }, 200],
+    [
+      'POST',
+      '/v1/engine/workflows',
+      () => ({}),
+      { name: 'Table', nodes: [{ name: 'Start', type: 'engine.manualTrigger', position: [0, 0], parameters: {} }], connections: {} },
+      201,
+      undefined,
+      ['workflow', (b) => b.data.workflowId],
+    ],
+    ['PUT', '/v1/engine/workflows/{workflowId}', () => ({ workflowId: ids.workflow! }), { name: 'Table 2' }, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/duplicate', () => ({ workflowId: ids.workflow! }), { name: 'Table copy' }, 201],
+    ['GET', '/v1/engine/workflows/{workflowId}/export', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    [
+      'POST',
+      '/v1/engine/webhooks',
+      () => ({}),
+      { workflowId: ids.workflow, path: 'openapi-table', method: 'POST', responseMode: 'lastNode' },
+      201,
+      undefined,
+      ['webhook', (b) => b.data.webhookId],
+    ],
+    ['GET', '/v1/engine/webhooks/{webhookId}', () => ({ webhookId: ids.webhook! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/activate', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/deactivate', () => ({ workflowId: ids.workflow! }), undefined, 200],
+    ['POST', '/v1/engine/workflows/{workflowId}/execute', () => ({ workflowId: ids.workflow! }), {}, 200, undefined, ['execution', (b) => b.data.executionId]],
+    ['GET', '/v1/engine/executions/{executionId}/logs', () => ({ executionId: ids.execution! }), undefined, 200],
+    ['POST', '/links/api/links', () => ({}), { url: 'https://example.com/table' }, 201, links, ['link', (b) => b.data.id]],
+    ['PATCH', '/links/api/links/{id}', () => ({ id: ids.link! }), { url: 'https://example.com/table-2' }, 200, links],
+    ['DELETE', '/links/api/links/{id}', () => ({ id: ids.link! }), undefined, 200, links],
+  ];
+  const login = await p.rest('POST', '/infra/api/v1/auth/login', { key: null, body: INFRA_ADMIN });
+  check('POST', '/infra/api/v1/auth/login', login.status, login.body);
+  const infra: string = login.body.token;
+  steps.push(
+    ['GET', '/infra/api/v1/users/me', () => ({}), undefined, 200, infra],
+    ['POST', '/infra/api/v1/projects', () => ({}), { name: 'OpenAPI', description: 'd' }, 201, infra, ['project', (b) => b.id]],
+    ['GET', '/infra/api/v1/projects/{id}', () => ({ id: ids.project! }), undefined, 200, infra],
+    ['GET', '/infra/api/v1/projects', () => ({}), undefined, 200, infra],
+    ['GET', '/infra/api/v1/users', () => ({}), undefined, 200, infra],
+    ['GET', '/infra/api/v1/services', () => ({}), undefined, 200, infra],
+  );
+  const local = await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: 'ada@openapi.test', name: 'Ada' } });
+  assert.equal(local.status, 200, JSON.stringify(local.body));
+  check('POST', '/feedback/api/v1/auth/local', local.status, local.body);
+  const person: string = local.body.data.token;
+  steps.push(
+    ['GET', '/feedback/api/v1/auth/me', () => ({}), undefined, 200, person],
+    ['POST', '/feedback/api/v1/projects', () => ({}), { name: 'OpenAPI', description: 'd', slug: 'openapi' }, 201, person, ['fproject', (b) => b.data.id]],
+    ['PUT', '/feedback/api/v1/projects/{id}', () => ({ id: ids.fproject! }), { settings: { require_approval: false } }, 200, person],
+    ['GET', '/feedback/api/v1/projects/my', () => ({}), undefined, 200, person],
+    [
+      'POST',
+      '/feedback/api/v1/projects/{id}/requests',
+      () => ({ id: ids.fproject! }),
+      { title: 'Typed clients', description: 'Please' },
+      201,
+      person,
+      ['request', (b) => b.data.id],
+    ],
+    ['GET', '/feedback/api/v1/projects/{id}/requests', () => ({ id: ids.fproject! }), undefined, 200, person],
+    ['GET', '/feedback/api/v1/requests/{id}', () => ({ id: ids.request! }), undefined, 200, person],
+    ['POST', '/feedback/api/v1/requests/{id}/vote', () => ({ id: ids.request! }), { type: 'upvote' }, 200, person],
+    ['GET', '/feedback/api/v1/requests/{id}/votes', () => ({ id: ids.request! }), undefined, 200, person],
+    ['POST', '/feedback/api/v1/requests/{id}/comments', () => ({ id: ids.request! }), { body: 'Yes' }, 201, person],
+    ['GET', '/feedback/api/v1/requests/{id}/comments', () => ({ id: ids.request! }), undefined, 200, person],
+  );
+  for (const [method, template, values, body, status, key, keep] of steps) {
+    const v = values();
+    const url = template.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(v[name]!));
+    const res = await p.rest(method, url, {
+      body: typeof body === 'object' && body && 'workflowId' in body ? { ...body, workflowId: ids.workflow } : body,
+      ...(key ? { key } : {}),
+    });
+    assert.equal(res.status, status, `${method} ${url}: ${JSON.stringify(res.body).slice(0, 400)}`);
+    check(method, template, res.status, res.body);
+    if (keep) ids[keep[0]] = keep[1](res.body);
+  }
+  assert.deepEqual(failures, []);
+});
+
+test('the committed client types are what openapi-typescript generates from the document', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'openapi-'));
+  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc, null, 2));
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(dir, 'openapi.json'), '-o', path.join(dir, 'types.ts')],
+    {
+      stdio: 'pipe',
+    },
+  );
+  assert.equal(
+    readFileSync(path.join(ROOT, 'test/support/openapi-types.ts'), 'utf8'),
+    readFileSync(path.join(dir, 'types.ts'), 'utf8'),
+    'test/support/openapi-types.ts is stale: run `npm run openapi:types`',
+  );
+});
