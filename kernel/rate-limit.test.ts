@@ -16,7 +16,7 @@ async function drain(limiter: RateLimiter, key: string, tier: 'free' | 'starter'
   }
 }
 
-test('the spec’s tier table', () => {
+test('the documented tier table', () => {
   assert.deepEqual(TIER_LIMITS.free, { perMinute: 10, perHour: 300, perDay: 5_000, burst: 15, concurrentExecutions: 2 });
   assert.deepEqual(TIER_LIMITS.enterprise, { perMinute: 1_000, perHour: 50_000, perDay: 1_000_000, burst: 2_000, concurrentExecutions: 200 });
 });

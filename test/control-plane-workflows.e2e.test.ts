@@ -10,7 +10,7 @@ import { webhookReceiver } from './support/webhook-receiver';
 import { JOB } from '../kernel/topics';
 
 /**
- * The control plane's workflow surface (spec 1, Workflows) served by the engine: list, trigger
+ * The control plane's workflow surface served by the engine: list, trigger
  * (sync, async, slug, errors, limit), executions in the control plane's spelling, cancel, signed
  * execution.* webhooks, webhook registration, schedules (validation, offsets, firing, exactly
  * once with two platforms on one database, catch-up after downtime). Schedules fire on a test
@@ -96,7 +96,7 @@ const deliveriesFor = (executionId: string) => deliveries.filter((d) => d.body.e
 // ---------------------------------------------------------------------------------------------
 
 describe('workflows and triggers', () => {
-  test('GET /workflows: spec 1 fields, tag and active filters; control-plane keys accepted, engine surface keeps refusing them', async () => {
+  test('GET /workflows: the documented fields, tag and active filters; control-plane keys accepted, engine surface keeps refusing them', async () => {
     await trigger({ workflowId: ids.intake, payload: { orderId: 'A-0' }, execution: { mode: 'sync' } });
     const res = await p.rest('GET', `${CP}?tag=sales&active=true`, { key: reader });
     assert.equal(res.status, 200, JSON.stringify(res.body));

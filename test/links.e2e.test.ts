@@ -44,7 +44,7 @@ const verify = (id: string, body: Record<string, unknown>, address = '198.51.100
   call('POST', `/links/api/links/${id}/verify`, { key: null, body, headers: { 'x-forwarded-for': address } });
 
 describe('POST /links/api/links', () => {
-  test('a public link: 201 with the spec fields; GET /links/{slug} redirects 302 and counts the visit', async () => {
+  test('a public link: 201 with the documented fields; GET /links/{slug} redirects 302 and counts the visit', async () => {
     const res = await create({ url: dest, custom_slug: 'docs-home', content_classification: 'work' });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.body.success, true);

@@ -138,7 +138,7 @@ describe('POST /v1/promptlib/prompts', () => {
 });
 
 describe('GET, PUT and DELETE /v1/promptlib/prompts/{promptId}', () => {
-  test('GET returns the latest version with every field of the spec', async () => {
+  test('GET returns the latest version with every documented field', async () => {
     const d = ok(await p.rest('GET', `${V1}/prompts/greeting`));
     for (const f of ['promptId', 'name', 'description', 'template', 'variables', 'version', 'status', 'metadata', 'performance', 'createdAt', 'updatedAt']) {
       assert.ok(f in d, f);

@@ -15,9 +15,9 @@ import {
 } from './generated';
 
 /**
- * The control plane's workflow paths (spec 1, Workflows), `/v1/control-plane/workflows…`, served
+ * The control plane's workflow paths, `/v1/control-plane/workflows…`, served
  * by the workflow engine's operations (the engine owns workflows, executions, webhook triggers
- * and schedules; these operations also accept control-plane keys). Spec 1's spelling: statuses
+ * and schedules; these operations also accept control-plane keys). The control plane's spelling: statuses
  * completed / failed / cancelled (the engine's `controlPlaneStatus`), durations in seconds,
  * `completedAt` / `cancelledAt`, `error.nodeName`. Operations: control-plane-workflows.graphql.
  */
@@ -31,7 +31,7 @@ type ExecutionEnd = Pick<Execution, 'controlPlaneStatus' | 'finishedAt' | 'faile
 
 const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : ms / 1000);
 
-/** The finish time under the name of the state it finished in (spec 1: completedAt, failedAt, cancelledAt). */
+/** The finish time under the name of the state it finished in (completedAt, failedAt, cancelledAt). */
 function endTimes(e: ExecutionEnd) {
   switch (e.controlPlaneStatus) {
     case 'completed':
@@ -45,7 +45,7 @@ function endTimes(e: ExecutionEnd) {
   }
 }
 
-/** A Workflow execution (spec 1) in the shape of its state. */
+/** A workflow execution in the shape of its state. */
 export function executionOut(e: Execution) {
   const r = e.result as { lastNode?: string | null; items?: unknown[]; nodesExecuted?: number } | null;
   return omitNulls({

@@ -12,11 +12,11 @@ import {
   type TaskFieldsFragment,
 } from './generated';
 
-/** The control plane's main layout, `{base_url}/v1/control-plane` (spec 1): agents and tasks. Operations: control-plane.graphql. */
+/** The control plane's main layout, `{base_url}/v1/control-plane`: agents and tasks. Operations: control-plane.graphql. */
 
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
 
-/** A task in the shape of its state (spec 1, Task): progress while running, result when completed, error when failed. */
+/** A task in the shape of its state: progress while running, result when completed, error when failed. */
 export function taskOut(t: TaskFieldsFragment) {
   const base = {
     taskId: t.taskId,

@@ -36,8 +36,8 @@ import {
 } from './generated';
 
 /**
- * The workflow engine (spec 2): `/v1/engine/...` (main layout) and the native interface
- * `/engine/api/v1/...` (header X-ENGINE-API-KEY). Field names as spec 2's tables; opaque JSON
+ * The workflow engine: `/v1/engine/...` (main layout) and the native interface
+ * `/engine/api/v1/...` (header X-ENGINE-API-KEY). Field names as documented; opaque JSON
  * (node parameters, connections, settings, data, outputs) passes through unchanged. Operations:
  * engine.graphql.
  */

@@ -384,7 +384,7 @@ export type TestWorkflowWebhookInput = {
   query?: Record<string, unknown> | null | undefined;
 };
 
-/** spec 1, POST /workflows/trigger: execution. */
+/** The execution part of POST /v1/control-plane/workflows/trigger. */
 export type TriggerExecutionInput = {
   /** async (default): answer at once; sync: wait for the end. */
   mode?: string | null | undefined;
@@ -404,7 +404,7 @@ export type TriggerWebhookInput = {
   secret?: string | null | undefined;
 };
 
-/** spec 1, POST /v1/control-plane/workflows/trigger. */
+/** The body of POST /v1/control-plane/workflows/trigger. */
 export type TriggerWorkflowInput = {
   /** Required: the workflow’s id, or its name as a slug (Order intake: order-intake). */
   workflowId?: string | null | undefined;
@@ -546,7 +546,7 @@ export type WorkflowNodeInput = {
   executeOnce?: boolean | null | undefined;
 };
 
-/** spec 1, POST /workflows/{workflowId}/schedule. */
+/** The body of POST /v1/control-plane/workflows/{workflowId}/schedule. */
 export type WorkflowScheduleInput = {
   /** Required: 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first. */
   cron?: string | null | undefined;

@@ -34,7 +34,7 @@ import {
 } from './generated';
 
 /**
- * The infrastructure service, `{base_url}/api/v1` on the `/infra` surface (spec 3, section C):
+ * The infrastructure service, `{base_url}/api/v1` on the `/infra` surface:
  * camelCase, the resource itself or `{data, pagination}`. `GET /services/:id/logs` (also
  * followed, as a stream) is served by the service itself (subgraphs/infra/index.ts). Operations:
  * infra.graphql.

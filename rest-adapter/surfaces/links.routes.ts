@@ -2,7 +2,7 @@ import { defineRoute, intParam } from '../route';
 import { CreateLinkDocument, DeleteLinkDocument, LinkBySlugDocument, LinkDocument, LinksDocument, LinkVisitsDocument, UpdateLinkDocument } from './generated';
 
 /**
- * The link service, `{base_url}/api/links` on the `/links` surface (spec 3, section A), snake_case.
+ * The link service, `{base_url}/api/links` on the `/links` surface, snake_case.
  * `POST /api/links/{id}/verify` and the public short link `GET /links/{slug}` are served by the
  * link service itself (subgraphs/links/index.ts): they set the unlock cookie. Operations: links.graphql.
  */

@@ -10,7 +10,7 @@ import {
   WorkflowMetricsDocument,
 } from './generated';
 
-/** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…` (spec 1, Metrics). Operations: metrics.graphql. */
+/** The control plane's metrics, `{base_url}/v1/control-plane/metrics/…`. Operations: metrics.graphql. */
 
 /** A health part without its null fields (each part has its own). */
 const part = <T extends object>(p: T) => omitNulls(p);

@@ -12,7 +12,7 @@ import {
   type OrchestrationFieldsFragment,
 } from './generated';
 
-/** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration` (spec 1). Operations: orchestration.graphql. */
+/** Orchestrations and gates on the main layout, `{base_url}/v1/control-plane/orchestration`. Operations: orchestration.graphql. */
 
 type OrchestrationStage = OrchestrationFieldsFragment['stages'][number];
 

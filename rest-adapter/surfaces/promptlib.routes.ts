@@ -26,7 +26,7 @@ import {
   type PaginationFragment,
 } from './generated';
 
-/** The prompt library's main layout, `{base_url}/v1/promptlib` (spec 2). Operations: promptlib.graphql. */
+/** The prompt library's main layout, `{base_url}/v1/promptlib`. Operations: promptlib.graphql. */
 
 const body = (req: RestRequest) => req.body ?? {};
 

@@ -123,7 +123,7 @@ function buildControlPlane(kernel: Kernel) {
     },
   });
   const orchestrations = buildOrchestrations(kernel, () => tasks);
-  // Agent tasks run in a pool of their own (the spec's 50 concurrent executions), so that long
+  // Agent tasks run in a pool of their own (50 concurrent executions), so that long
   // model calls never hold the slots of webhook deliveries, chains and workflow executions.
   const agentQueue = kernel.queue.pool({ name: 'agent-tasks', concurrency: AGENT_CONCURRENCY });
   return {

@@ -57,7 +57,7 @@ export class LinkResolver {
   }
 
   @Authorized('link:write')
-  @Mutation(() => Link, { description: 'Protection changes per the spec: password or pin sets it, removeProtection clears it.' })
+  @Mutation(() => Link, { description: 'Protection changes: password or pin sets it, removeProtection clears it.' })
   updateLink(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => UpdateLinkInput, { validate: false }) input: UpdateLinkInput,

@@ -117,7 +117,7 @@ export class LinkService {
     return store.list(this.db, { all: isPlatformAdmin(principal), userId: this.owner(principal) }, { limit, offset });
   }
 
-  /** Protection changes per the spec's transition table: password or pin sets it, remove_protection clears it. */
+  /** Protection changes by one transition table: password or pin sets it, remove_protection clears it. */
   async update(principal: Principal, id: string, input: LinkInput): Promise<LinkView> {
     const current = await this.get(principal, id);
     const problems: FieldError[] = [];

@@ -58,7 +58,7 @@ export class AgentService {
   }
 }
 
-/** The agent-level inputs of the spec: those of the agent's primary (first) task type. */
+/** The agent-level inputs: those of the agent's primary (first) task type. */
 export function primaryTaskType(spec: AgentSpec): TaskTypeSpec {
   return spec.taskTypes[0]!;
 }

@@ -19,7 +19,7 @@ export class AgentTaskType {
   @Field(() => Float, { description: 'Seconds; the estimate until the task type has history.' }) typicalDuration: number;
 }
 
-@ObjectType({ description: 'An agent of the catalogue (spec 1), with figures from its task history.' })
+@ObjectType({ description: 'An agent of the catalogue, with figures from its task history.' })
 export class Agent {
   @Field(() => ID) agentId: string;
   @Field() name: string;

@@ -58,10 +58,10 @@ import { JOB, TOPIC, type Jobs, type Topics } from '../../../kernel/topics';
  *    through the job's signal); a finished task is a 409 conflict.
  */
 
-/** The spec's endpoint limit: agent executions one worker process runs at once. */
+/** The documented limit: agent executions one worker process runs at once. */
 export const AGENT_CONCURRENCY = 50;
 export const DEFAULT_TIMEOUT_SECONDS = 300;
-/** The synchronous request maximum (spec 1, Limits). */
+/** The synchronous request maximum. */
 export const SYNC_MAX_SECONDS = 300;
 const MAX_CONTEXT_BYTES = 512 * 1024;
 const ESTIMATE_TTL_MS = 5_000;

@@ -18,7 +18,7 @@ export class ExecuteWorkflowInput {
   timeout?: number;
 }
 
-@InputType({ description: 'spec 1, POST /workflows/trigger: execution.' })
+@InputType({ description: 'The execution part of POST /v1/control-plane/workflows/trigger.' })
 export class TriggerExecutionInput {
   @Field(() => String, { nullable: true, description: 'async (default): answer at once; sync: wait for the end.' }) mode?: string;
   @Field(() => Int, { nullable: true, description: 'sync: seconds to wait, 1 to 300 (default 300).' }) timeout?: number;
@@ -33,7 +33,7 @@ export class TriggerWebhookInput {
   @Field(() => String, { nullable: true, description: 'Signing secret; without one deliveries are unsigned.' }) secret?: string;
 }
 
-@InputType({ description: 'spec 1, POST /v1/control-plane/workflows/trigger.' })
+@InputType({ description: 'The body of POST /v1/control-plane/workflows/trigger.' })
 export class TriggerWorkflowInput {
   @Field(() => String, { nullable: true, description: 'Required: the workflow’s id, or its name as a slug (Order intake: order-intake).' })
   workflowId?: string;
@@ -47,7 +47,7 @@ export class TriggerWorkflowInput {
 @ArgsType()
 export class ControlPlaneExecutionListArgs {
   @Field(() => ID, { nullable: true, description: 'An id or a slug.' }) workflowId?: string;
-  @Field(() => String, { nullable: true, description: 'running, completed, failed, waiting or cancelled (spec 1).' })
+  @Field(() => String, { nullable: true, description: 'running, completed, failed, waiting or cancelled.' })
   @IsOptional()
   @IsIn(CONTROL_PLANE_STATUSES)
   status?: string;

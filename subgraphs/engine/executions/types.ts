@@ -68,7 +68,7 @@ export class WorkflowExecution {
   @Field() workflowName: string;
   @Field(() => Int) workflowVersion: number;
   @Field() status: string;
-  @Field({ description: 'The status in the control plane’s spelling (spec 1): running, completed, failed, waiting or cancelled.' })
+  @Field({ description: 'The status in the control plane’s spelling: running, completed, failed, waiting or cancelled.' })
   controlPlaneStatus: string;
   @Field({ description: 'manual, webhook, schedule, retry, subworkflow, test or error.' }) mode: string;
   @Field(() => ExecutionProgress) progress: ExecutionProgress;

@@ -48,13 +48,13 @@ export class ControlPlaneWorkflowResolver {
   }
 
   @Authorized('workflow:read', alsoOn('control-plane'))
-  @Query(() => WorkflowExecution, { description: 'An execution; `controlPlaneStatus` is its status in spec 1’s spelling.' })
+  @Query(() => WorkflowExecution, { description: 'An execution; `controlPlaneStatus` is its status in the control plane’s spelling.' })
   async controlPlaneExecution(@Arg('executionId', () => ID) executionId: string): Promise<WorkflowExecution> {
     return toExecution(await this.executions.get(executionId));
   }
 
   @Authorized('workflow:read', alsoOn('control-plane'))
-  @Query(() => WorkflowExecutionPage, { description: 'Executions, newest first; `status` in spec 1’s spelling, `workflowId` an id or a slug.' })
+  @Query(() => WorkflowExecutionPage, { description: 'Executions, newest first; `status` in the control plane’s spelling, `workflowId` an id or a slug.' })
   async controlPlaneExecutions(@Args() args: ControlPlaneExecutionListArgs): Promise<WorkflowExecutionPage> {
     let workflowId = args.workflowId;
     if (workflowId !== undefined && workflowId !== null) {

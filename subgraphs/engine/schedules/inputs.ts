@@ -1,7 +1,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 
-@InputType({ description: 'spec 1, POST /workflows/{workflowId}/schedule.' })
+@InputType({ description: 'The body of POST /v1/control-plane/workflows/{workflowId}/schedule.' })
 export class WorkflowScheduleInput {
   @Field(() => String, { nullable: true, description: 'Required: 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first.' })
   cron?: string;

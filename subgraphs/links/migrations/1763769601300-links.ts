@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The link service (spec 3, section A). A protected link keeps only an argon2id hash of its
+ * The link service. A protected link keeps only an argon2id hash of its
  * password or PIN. Verification attempts are rows, so the lockout (5 failures per address and
  * link in 15 minutes) is shared by every process and survives restarts.
  */
