@@ -1,5 +1,6 @@
 import type { NodeDefinition } from '../../nodes';
 import { codeNodes } from './code/code';
+import { compareDatasetsNode } from './compare-datasets/compare-datasets';
 import { dateCryptoNodes } from './date-crypto';
 import { debugHelper } from './debug-helper/debug-helper';
 import { executeWorkflow } from './execute-workflow/execute-workflow';
@@ -31,4 +32,5 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   renameKeys,
   n8nTrainingCustomerDatastore,
   debugHelper,
+  compareDatasetsNode,
 ];
