@@ -359,7 +359,10 @@ interface Attempt {
  * optional field the expression engine may read for `$('Node').item` and `$runIndex`.
  */
 function expressionData(inputs: Item[][], seen: ReadonlyMap<string, Item[]>, req: RunRequest, v1: V1RunContext | undefined): ExpressionData {
-  const data: ExpressionData = { items: inputs[0] ?? [], nodes: seen, execution: req.execution, workflow: req.workflow };
+  // n8n's v1 order does not wait for every input, so a node with several reads its expressions'
+  // items ($json, $input) from the first input that has any; the node itself still gets each input.
+  const items = (v1 ? inputs.find((list) => list?.length) : undefined) ?? inputs[0] ?? [];
+  const data: ExpressionData = { items, nodes: seen, execution: req.execution, workflow: req.workflow };
   if (v1) {
     data.lineage = v1.lineage;
     const source = v1.inputSource[0];

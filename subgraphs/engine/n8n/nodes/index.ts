@@ -1,10 +1,14 @@
 import type { NodeDefinition } from '../../nodes';
 import { codeNodes } from './code/code';
+import { compareDatasetsNode } from './compare-datasets/compare-datasets';
 import { dateCryptoNodes } from './date-crypto';
+import { debugHelper } from './debug-helper/debug-helper';
 import { executeWorkflow } from './execute-workflow/execute-workflow';
 import { itemListNodes } from './item-lists/item-lists';
 import { mergeNodes } from './merge/merge';
 import { noOp } from './no-op/no-op';
+import { renameKeys } from './rename-keys/rename-keys';
+import { n8nTrainingCustomerDatastore } from './training-datastore/training-datastore';
 import { routingNodes } from './routing/routing';
 import { setNodes } from './set/set';
 import { splitInBatches } from './split-in-batches/split-in-batches';
@@ -25,4 +29,8 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   ...codeNodes,
   executeWorkflow,
   splitInBatches,
+  renameKeys,
+  n8nTrainingCustomerDatastore,
+  debugHelper,
+  compareDatasetsNode,
 ];

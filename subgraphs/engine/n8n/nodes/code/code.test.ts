@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { importRefusal } from '../../../../../test/support/n8n-harness';
+import { importRefusal, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { assertItems, direct, disposeCodeTesting, each, failure, node, run } from './testing';
 
 /**
@@ -208,5 +208,51 @@ describe('n8n Code: what is refused at import', () => {
       'invalid_parameter',
     );
     assert.equal(importRefusal(node('return []', { version: 3 }))?.reason, 'unsupported_version');
+  });
+});
+
+describe('n8n Code: a failed check of what the code returned, with the node set to go on', () => {
+  const workflow = (onError: string, jsCode: string, mode = 'runOnceForAllItems') => ({
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
+      { name: 'Code', type: 'n8n-nodes-base.code', typeVersion: 2, onError, position: [200, 0], parameters: { jsCode, mode } },
+      { name: 'Next', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [400, 0], parameters: {} },
+      { name: 'Failed', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [400, 200], parameters: {} },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Code', type: 'main', index: 0 }]] },
+      Code: {
+        main: [[{ node: 'Next', type: 'main', index: 0 }], ...(onError === 'continueErrorOutput' ? [[{ node: 'Failed', type: 'main', index: 0 }]] : [])],
+      },
+    },
+  });
+
+  test('continueRegularOutput: the next node runs with the {error} item', async () => {
+    const run = await runWorkflow(workflow('continueRegularOutput', 'return 5;'), { pinned: { Start: [[{ a: 1 }, { a: 2 }]] } });
+    assert.equal(run.status, 'success');
+    assert.deepEqual(run.nodes.get('Next'), [[{ error: "Code doesn't return items properly" }]]);
+  });
+
+  test('continueErrorOutput: the error output runs, the regular one has nothing', async () => {
+    const run = await runWorkflow(workflow('continueErrorOutput', "return [{ json: 'text' }];"), { pinned: { Start: [[{ a: 1 }]] } });
+    assert.equal(run.status, 'success');
+    assert.match(run.nodes.get('Failed')?.[0]?.[0]?.error, /A 'json' property isn't an object/);
+    assert.equal(run.nodes.get('Next'), undefined);
+  });
+
+  test('for each item: only the item whose result fails the check becomes an {error} item', async () => {
+    const run = await runWorkflow(workflow('continueRegularOutput', 'return $json.a === 2 ? { json: 3 } : { json: { b: $json.a } };', 'runOnceForEachItem'), {
+      pinned: { Start: [[{ a: 1 }, { a: 2 }]] },
+    });
+    assert.equal(run.status, 'success');
+    const out = run.nodes.get('Next')?.[0];
+    assert.deepEqual(out?.[0], { b: 1 });
+    assert.match(out?.[1]?.error, /A 'json' property isn't an object/);
+  });
+
+  test('without going on, the execution fails with the check', async () => {
+    const run = await runWorkflow(workflow('stopWorkflow', 'return 5;'), { pinned: { Start: [[{ a: 1 }]] } });
+    assert.equal(run.status, 'error');
+    assert.match(run.error!.message, /Code doesn't return items properly/);
   });
 });

@@ -183,17 +183,20 @@ export const code: NodeDefinition = {
     const source: string = p.jsCode ?? '';
     if (!source) throw new NodeError('No code to execute', { reason: 'validation' });
     if (each) checkEachItemCode(source);
-    let answer: CodeAnswer;
+    let output: Output;
     try {
-      answer = await runInSandbox(ctx, payload(ctx, source, each));
+      const answer = await runInSandbox(ctx, payload(ctx, source, each));
+      const returned = each ? answer.results : answer.result;
+      if (Array.isArray(returned)) ctx.checkOutput(returned.length);
+      output = each ? eachItemOutput(answer.results ?? [], ctx.continueOnFail === true) : allItemsOutput(answer.result, 'result' in answer);
     } catch (err) {
-      // continueOnFail: n8n's run for all items gives one {error} item (for each item, the sandbox went on item by item).
+      // continueOnFail: n8n's run for all items gives one {error} item, a failed check of what the
+      // code returned included, so a following node (or the error output) gets it; for each item,
+      // the sandbox went on item by item.
       if (each || !ctx.continueOnFail || !(err instanceof NodeError) || err.details.reason === 'aborted') throw err;
       return { outputs: [[{ json: { error: err.message } }]] };
     }
-    const returned = each ? answer.results : answer.result;
-    if (Array.isArray(returned)) ctx.checkOutput(returned.length);
-    const { items, binaries } = each ? eachItemOutput(answer.results ?? []) : allItemsOutput(answer.result, 'result' in answer);
+    const { items, binaries } = output;
     if (binaries) ctx.log(`binary data is not supported here: the binary of ${binaries} returned item(s) was dropped`, 'warn');
     return { outputs: [items] };
   },
@@ -298,13 +301,15 @@ function allItemsOutput(result: unknown, returned: boolean): Output {
 }
 
 /** Each result comes from input item `index`; a check failing names its position among the results (as n8n does). */
-function eachItemOutput(results: EachResult[]): Output {
+function eachItemOutput(results: EachResult[], continueOnFail: boolean): Output {
   let binaries = 0;
   const items = results.map((r, position): Item => {
     const pairedItem = { item: r.index };
     if ('error' in r) return { json: { error: codeFailure(r.error).message }, pairedItem };
-    if (!isObject(r.json)) throw notObject('json', position);
-    if (r.binary === 2) throw notObject('binary', position);
+    // With continueOnFail an item whose result fails the check becomes that item's {error}, as a thrown error does.
+    const invalid = !isObject(r.json) ? notObject('json', position) : r.binary === 2 ? notObject('binary', position) : undefined;
+    if (invalid && continueOnFail) return { json: { error: invalid.message }, pairedItem };
+    if (invalid) throw invalid;
     if (r.binary === 1) binaries++;
     return { json: r.json as Json, pairedItem };
   });

@@ -178,8 +178,10 @@ describe("n8n Code: paired items, node contexts and n8n's error handling", () =>
     assert.deepEqual(out.paired, [{ item: 0 }, { item: 1 }, { item: 2 }]);
   });
 
-  test('continueOnFail does not cover what n8n checks after the run', async () => {
-    await assert.rejects(direct('return "text"', [{}], { continueOnFail: true }), /Code doesn't return items properly/);
+  test('continueOnFail covers what n8n checks after the run too: the check becomes the {error} item', async () => {
+    const out = await direct('return "text"', [{}], { continueOnFail: true });
+    assert.deepEqual(out.items, [{ error: "Code doesn't return items properly" }]);
+    await assert.rejects(direct('return "text"', [{}]), /Code doesn't return items properly/);
   });
 });
 

@@ -179,3 +179,57 @@ describe('n8n Item Lists: concatenate items', () => {
     assert.deepEqual(out, [{ data2: [{ a: 1 }] }]);
   });
 });
+
+describe('n8n Aggregate 1: groupByFields (n8n 1 test workflow)', () => {
+  const emails = [
+    { email: 'Grant.Goyette@hotmail.com', confirmed: true, domain: 'hotmail.com' },
+    { email: 'Ian_Schroeder@yahoo.com', confirmed: false, domain: 'yahoo.com' },
+    { email: 'Jerome83@yahoo.com', confirmed: false, domain: 'yahoo.com' },
+    { email: 'Marie55@gmail.com', confirmed: false, domain: 'gmail.com' },
+    { email: 'Rene78@yahoo.com', confirmed: true, domain: 'yahoo.com' },
+  ];
+
+  test('individual fields: one item per group, in first-seen order, the grouped field first', async () => {
+    const out = await run(
+      'aggregate',
+      1,
+      {
+        fieldsToAggregate: fields({ fieldToAggregate: 'email' }, { fieldToAggregate: 'confirmed', renameField: true, outputFieldName: 'confirmStatus' }),
+        options: { groupByFields: 'domain' },
+      },
+      emails,
+    );
+    assert.deepEqual(out, [
+      { domain: 'hotmail.com', email: ['Grant.Goyette@hotmail.com'], confirmStatus: [true] },
+      { domain: 'yahoo.com', email: ['Ian_Schroeder@yahoo.com', 'Jerome83@yahoo.com', 'Rene78@yahoo.com'], confirmStatus: [false, false, true] },
+      { domain: 'gmail.com', email: ['Marie55@gmail.com'], confirmStatus: [false] },
+    ]);
+    assert.deepEqual(Object.keys(out[0]!), ['domain', 'email', 'confirmStatus']);
+  });
+
+  test('all item data: each group keeps its items whole, or with fields excluded', async () => {
+    const all = await run('aggregate', 1, { aggregate: 'aggregateAllItemData', options: { groupByFields: 'domain' } }, emails);
+    assert.deepEqual(
+      all.map((g) => [g.domain, g.data.length]),
+      [
+        ['hotmail.com', 1],
+        ['yahoo.com', 3],
+        ['gmail.com', 1],
+      ],
+    );
+    assert.deepEqual(all[2], { domain: 'gmail.com', data: [emails[3]] });
+    const except = await run(
+      'aggregate',
+      1,
+      {
+        aggregate: 'aggregateAllItemData',
+        destinationFieldName: 'items',
+        include: 'allFieldsExcept',
+        fieldsToExclude: 'domain',
+        options: { groupByFields: 'domain' },
+      },
+      emails,
+    );
+    assert.deepEqual(except[0], { domain: 'hotmail.com', items: [{ email: 'Grant.Goyette@hotmail.com', confirmed: true }] });
+  });
+});

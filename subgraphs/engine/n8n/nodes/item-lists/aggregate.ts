@@ -18,6 +18,8 @@ export interface AggregateVariant {
   checkFields: boolean;
   /** The Aggregate node reports a field that no item has (an execution hint in n8n). */
   hints: boolean;
+  /** The Aggregate node's `groupByFields` option: one output item per distinct value of those fields. */
+  groups?: boolean;
 }
 
 const FIELD_DEFAULTS = { fieldToAggregate: '', renameField: false };
@@ -30,14 +32,45 @@ interface FieldSpec {
 
 export async function aggregateItems(ctx: NodeContext, variant: AggregateVariant): Promise<Item[]> {
   const { raw, p } = await firstItemParams(ctx);
-  const json =
+  const one = (items: Item[]): Json =>
     (p.aggregate ?? 'aggregateIndividualFields') === 'aggregateIndividualFields'
-      ? individualFields(ctx, raw, p, variant)
-      : allItemData(ctx.items, raw, p, variant);
-  return [{ json }];
+      ? individualFields(ctx, items, raw, p, variant)
+      : allItemData(items, raw, p, variant);
+  const options = collection(p.options);
+  const by = variant.groups ? groupFields(options.groupByFields) : [];
+  if (!by.length) return [{ json: one(ctx.items) }];
+  // Each group's values lead its item, then what was aggregated over the group's items.
+  const dotless = Boolean(options.disableDotNotation);
+  const read = fieldReader(dotless);
+  return groupItems(ctx.items, by, read).map(({ values, items }) => {
+    const json: Json = {};
+    by.forEach((field, i) => (dotless ? setOwn(json, field, values[i]) : setPath(json, field, values[i])));
+    const aggregated = one(items);
+    for (const key of Object.keys(aggregated)) setOwn(json, key, aggregated[key]);
+    return { json };
+  });
 }
 
-function individualFields(ctx: NodeContext, raw: Params, p: Params, variant: AggregateVariant): Json {
+function groupFields(value: unknown): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const list = Array.isArray(value) ? value.map(String) : text(value, 'Group By Fields').split(',');
+  return list.map((f) => f.trim()).filter((f) => f !== '');
+}
+
+/** The items by their values of `fields`, the groups in the order their first item comes. */
+function groupItems(items: Item[], fields: string[], read: FieldReader): { values: unknown[]; items: Item[] }[] {
+  const groups = new Map<string, { values: unknown[]; items: Item[] }>();
+  for (const item of items) {
+    const values = fields.map((f) => read(item.json, f));
+    const key = JSON.stringify(values.map((v) => (v === undefined ? null : v)));
+    const group = groups.get(key);
+    if (group) group.items.push(item);
+    else groups.set(key, { values, items: [item] });
+  }
+  return [...groups.values()];
+}
+
+function individualFields(ctx: NodeContext, items: Item[], raw: Params, p: Params, variant: AggregateVariant): Json {
   const options = collection(p.options);
   const dotless = Boolean(options.disableDotNotation);
   const read = fieldReader(dotless);
@@ -49,7 +82,7 @@ function individualFields(ctx: NodeContext, raw: Params, p: Params, variant: Agg
     output: shows(rawFields[i]?.renameField, false, true) ? text(e.outputFieldName, 'Output Field Name') : undefined,
   }));
   if (!fields.length) throw new NodeError('No fields specified', { description: 'Please add a field to aggregate' });
-  if (variant.checkFields) checkFields(ctx.items, fields, read, dotless, Boolean(options.keepMissing));
+  if (variant.checkFields) checkFields(items, fields, read, dotless, Boolean(options.keepMissing));
 
   const values: Record<string, unknown[]> = Object.create(null);
   const used: (string | undefined)[] = [];
@@ -61,7 +94,7 @@ function individualFields(ctx: NodeContext, raw: Params, p: Params, variant: Agg
     used.push(name);
     if (field.input === '') continue;
     const target = field.output || (!dotless && field.input.includes('.') ? field.input.split('.').pop()! : field.input);
-    const { list, found } = collect(ctx.items, field.input, read, Boolean(options.keepMissing), Boolean(options.mergeLists));
+    const { list, found } = collect(items, field.input, read, Boolean(options.keepMissing), Boolean(options.mergeLists));
     values[target] = list;
     if (variant.hints && !found) fieldNotFound(ctx, field.input);
   }

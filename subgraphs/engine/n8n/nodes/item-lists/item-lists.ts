@@ -95,7 +95,7 @@ export const aggregate: NodeDefinition = {
   description: "n8n's Aggregate: individual fields of every item into lists, or all item data into one list, in a single item.",
   n8n: { versions: [1] },
   inProcess: true,
-  execute: output((ctx) => aggregateItems(ctx, { lists: 'text', checkFields: false, hints: true })),
+  execute: output((ctx) => aggregateItems(ctx, { lists: 'text', checkFields: false, hints: true, groups: true })),
 };
 
 export const limit: NodeDefinition = {

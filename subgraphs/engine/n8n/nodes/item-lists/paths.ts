@@ -67,6 +67,11 @@ function getParts(object: unknown, parts: readonly string[]): unknown {
   return parts.length ? value : undefined;
 }
 
+/** Whether writing `path` would reach an object's prototype (`__proto__`, `constructor`, …). */
+export function reachesPrototype(path: string): boolean {
+  return pathOf(path).some((key) => FORBIDDEN.has(key));
+}
+
 /** lodash `set(object, path, value)`: missing levels become objects, or arrays before an index. */
 export function setPath(object: Json, path: string, value: unknown): void {
   setParts(object, pathOf(path, object), value);

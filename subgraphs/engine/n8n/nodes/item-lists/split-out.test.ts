@@ -187,3 +187,35 @@ describe('n8n Item Lists: split out items, per version', () => {
     assert.deepEqual(out, [{ keep: true, newData: { n: 1 } }]);
   });
 });
+
+describe('n8n Split Out 1: a dot-notation destination (n8n test workflow)', () => {
+  const item = {
+    data: [
+      { id: 3, char: 'c' },
+      { id: 4, char: 'd' },
+    ],
+    data2: [{ text: 'foo' }],
+    data3: [{ text: 'bar' }],
+  };
+
+  test('the entries go under the nested destination, the other fields kept', async () => {
+    const out = await run('splitOut', 1, { fieldToSplitOut: 'data', include: 'allOtherFields', options: { destinationFieldName: 'data.foo' } }, [item]);
+    assert.deepEqual(out, [
+      { data2: [{ text: 'foo' }], data3: [{ text: 'bar' }], data: { foo: { id: 3, char: 'c' } } },
+      { data2: [{ text: 'foo' }], data3: [{ text: 'bar' }], data: { foo: { id: 4, char: 'd' } } },
+    ]);
+  });
+
+  test('with dot notation disabled the destination is one field named with the dot', async () => {
+    const out = await run('splitOut', 1, { fieldToSplitOut: 'data', options: { destinationFieldName: 'a.b', disableDotNotation: true } }, [item]);
+    assert.deepEqual(out[0], { 'a.b': { id: 3, char: 'c' } });
+  });
+
+  test('a destination through the prototype is refused and pollutes nothing', async () => {
+    for (const destinationFieldName of ['__proto__.polluted', 'constructor.prototype.polluted']) {
+      const info = await failure('splitOut', 1, { fieldToSplitOut: 'data', include: 'allOtherFields', options: { destinationFieldName } }, [item]);
+      assert.match(info.message, /Invalid destination field name/);
+    }
+    assert.equal(({} as Json).polluted, undefined);
+  });
+});

@@ -1,6 +1,6 @@
 import { setOwn } from '../../../../../kernel/names';
 import { NodeError, type Item, type NodeContext } from '../../../nodes';
-import { deepCopy, fieldReader, unsetPath, type FieldReader, type Json } from './paths';
+import { deepCopy, fieldReader, reachesPrototype, setPath, unsetPath, type FieldReader, type Json } from './paths';
 import { NESTED_FIELD_HINT, collection, fieldList, fieldNotFound, namedFields, text, type Params } from './params';
 
 /**
@@ -65,6 +65,10 @@ function settings(p: Params, first: Params, variant: SplitOutVariant): Settings 
   if (!variant.legacy && destinations.length && destinations.length !== names.length) {
     throw new NodeError('If multiple fields to split out are given, the same number of destination fields must be given');
   }
+  // A destination is a dot-notation path; one through an object's prototype is refused, not written.
+  if (!variant.legacy && destinations.some(reachesPrototype)) {
+    throw new NodeError('Invalid destination field name', { description: `'${destination}' would write into an object's prototype` });
+  }
   // Before Item Lists 3, "disable dot notation" is read once, at the first item.
   const dotless = Boolean(variant.current ? options.disableDotNotation : collection(first.options).disableDotNotation);
   return { fields: names, destination, destinations, include: p.include ?? 'noOtherFields', dotless, params: p };
@@ -128,6 +132,8 @@ function splitFields(json: Json, i: number, s: Settings, variant: SplitOutVarian
       const row = (rows[e] ??= {});
       if (element !== null && typeof element === 'object' && s.include === 'noOtherFields' && destination === '' && single) {
         rows[e] = { ...row, ...element };
+      } else if (destination && !s.dotless) {
+        setPath(row, destination, element);
       } else {
         setOwn(row, destination || field, element);
       }

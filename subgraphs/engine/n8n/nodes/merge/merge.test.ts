@@ -373,3 +373,17 @@ describe('n8n Merge 3: what an import refuses', () => {
     assert.equal(importRefusal(mergeNode(3, { mode: 'chooseBranch', output: 'empty' })), undefined);
   });
 });
+
+describe("n8n Merge in n8n's v1 order: expressions read the first input that has items", () => {
+  const node = { type: 'n8n-nodes-base.merge', typeVersion: 1, parameters: { mode: 'passThrough', output: '={{ $json.out }}' } };
+
+  test("input 1 empty, input 2 with items: $json is input 2's first item", async () => {
+    const out = await runNode(node, [[], [{ out: 'input2', n: 1 }]], { settings: { executionOrder: 'v1' } });
+    assert.deepEqual(out, [[{ out: 'input2', n: 1 }]]);
+  });
+
+  test("with items on input 1, $json stays input 1's first item", async () => {
+    const out = await runNode(node, [[{ out: 'input1', n: 0 }], [{ out: 'input2', n: 1 }]], { settings: { executionOrder: 'v1' } });
+    assert.deepEqual(out, [[{ out: 'input1', n: 0 }]]);
+  });
+});
