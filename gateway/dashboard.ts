@@ -32,16 +32,26 @@ export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): vo
       reply.header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
       return payload;
     });
-    // Every built file gets its own route (the build is there before the server starts); any other
-    // path is a client route of the app, answered with index.html, unless it names a file (has an
-    // extension), which then is missing: 404.
+    // Every built file gets its own route (the build is there before the server starts). The app's
+    // own pages are `<section>` or `<section>/<id>`, answered with index.html; anything else (a file
+    // it does not have, deeper or overlong paths) is 404.
     await scope.register(fastifyStatic, { root: dir, prefix: '/dashboard/', index: false, wildcard: false, cacheControl: false });
     const app = async (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').sendFile('index.html');
     scope.get('/dashboard', app);
     scope.get('/dashboard/*', async (req, reply) => {
       const rest = (req.params as { '*': string })['*'];
-      if (path.extname(rest) !== '') return reply.callNotFound();
+      if (!isPagePath(rest)) return reply.callNotFound();
       return app(req, reply);
     });
   });
+}
+
+const MAX_PAGE_PATH = 200;
+
+const PAGE_SEGMENT = /^[\w:@~-]+$/;
+
+/** Whether a path under /dashboard/ can be one of the app's pages: one or two segments of names and ids, no file. */
+function isPagePath(rest: string): boolean {
+  const segments = rest.split('/').filter(Boolean);
+  return rest.length <= MAX_PAGE_PATH && segments.length <= 2 && segments.every((s) => PAGE_SEGMENT.test(s));
 }

@@ -163,7 +163,7 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
     const patch = await p.rest('PATCH', `${KEYS}/${sandbox.id}`, { key: sandbox.key, body: { environment: 'live' } });
     assert.equal(patch.status, 400);
     assertPlatformError(patch.body, 'validation_error');
-    assert.deepEqual(patch.body.error.details.errors, [{ field: 'environment', message: 'is not a known field' }]);
+    assert.deepEqual(patch.body.error.details.errors, [{ field: 'environment', message: 'is not a known field', reason: 'unknown_field' }]);
     const gqlPatch = await p.graphql(`mutation { updateApiKey(id: "${sandbox.id}", input: { environment: "live" }) { id } }`, {}, sandbox.key);
     assert.equal(gqlPatch.status, 400);
     const still = await p.rest('GET', `${KEYS}/${sandbox.id}`);
