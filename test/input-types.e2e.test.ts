@@ -115,9 +115,10 @@ describe('wrong types on every documented body field of every REST surface', () 
         table.slice(i, i + 16).map(async (c) => {
           const res = await p.rest(c.method, c.path, { body: c.body });
           // Every envelope: `error: {code, details}`, or (feedback, infra) `error: code` beside `details`;
-          // infra answers its documented `invalid_request` and keeps the platform's code in details.reason.
+          // infra answers its documented `invalid_request` for every field problem (details.reason says which kind).
           const details = res.body?.details ?? res.body?.error?.details;
-          const code = typeof res.body?.error === 'string' ? (details?.reason ?? res.body.error) : res.body?.error?.code;
+          const text = typeof res.body?.error === 'string' ? res.body.error : res.body?.error?.code;
+          const code = text === 'invalid_request' ? 'validation_error' : text;
           const named = details?.errors?.some((e: { field: string }) => e.field === c.field);
           if (res.status !== 400 || code !== 'validation_error' || !named) {
             failures.push(`${c.method} ${c.path} ${JSON.stringify(c.body)} -> ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`);
@@ -133,7 +134,7 @@ describe('wrong types on every documented body field of every REST surface', () 
       body: { name: 'coerced', description: 'd', template: 'Hello {{x}}', variables: 'x' },
     });
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body.error.details.errors, [{ field: 'variables', message: 'must be an array' }]);
+    assert.deepEqual(res.body.error.details.errors, [{ field: 'variables', message: 'must be an array', reason: 'invalid_type' }]);
     assert.equal((await p.rest('GET', '/v1/promptlib/prompts/coerced')).status, 404);
   });
 });
