@@ -1,15 +1,9 @@
 /**
- * The platform's time for deciding when something is due: the queue's run_at, retry backoff and
- * drain grace, schedules' cron times, Wait nodes' ends, a sync task request's wait, the engine's
- * maintenance runs and the orchestration watchdog. Code that
- * decides a due time asks the kernel's clock instead of `Date.now()`, so a test can move time
- * forward rather than sleep through it (test/support/clock.ts).
+ * The platform's time for deciding when something is due (job run_at and backoff, cron times, waits,
+ * watchdogs). Due-time code asks this clock, not `Date.now()`, so tests can skip time instead of sleeping.
  *
- * A clock never runs behind the wall clock and never stops: it is the wall clock plus a skip
- * that only grows (`aheadMs`, 0 on the real clock). That keeps it in step with PostgreSQL, whose
- * now() is the wall clock: SQL that decides a due time compares with `sqlNow` (now() plus the
- * skip), so the database and the code agree on what is due. Liveness is not a due time and stays
- * on the wall clock: heartbeats, stale workers, lock ages, and rows' created/updated stamps.
+ * It is the wall clock plus a skip that only grows (`aheadMs`), so SQL comparing with `sqlNow` agrees
+ * with the code. Liveness (heartbeats, stale workers, lock ages, created/updated stamps) stays on the wall clock.
  */
 export interface Clock {
   now(): Date;

@@ -1,17 +1,9 @@
 import { AppError, errors } from './errors';
 
 /**
- * What the platform accepts as client data, decided once for every surface (REST bodies, path
- * and query parameters, GraphQL bodies and variables, graphql-ws payloads, inbound webhook bodies):
- *
- * - JSON nests at most MAX_JSON_DEPTH levels (objects and arrays). Deeper data is refused before
- *   any code walks it recursively (validation, storage, YAML export) and overflows the stack.
- * - Text holds no NUL character (PostgreSQL cannot store U+0000 in text or jsonb) and no lone
- *   UTF-16 surrogate (not a character: it cannot be encoded, and would be silently replaced).
- *   Such text is refused, never altered.
- *
- * A violation is a 400: `invalid_json` for nesting, `validation_error` naming the field or
- * parameter for text.
+ * What every surface accepts as client data. JSON nests at most MAX_JSON_DEPTH levels, refused before
+ * recursive code can overflow the stack (400 `invalid_json`). Text holds no NUL (PostgreSQL cannot
+ * store it) and no lone surrogate (unencodable); such text is refused, never altered (400 `validation_error`).
  */
 export const MAX_JSON_DEPTH = 64;
 

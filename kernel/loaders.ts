@@ -1,15 +1,10 @@
 import DataLoader from 'dataloader';
 
 /**
- * Batched loads for field and entity-reference resolvers (one query for every parent of a list,
- * not one per parent). A service declares each load once, beside its queries, as a
- * `LoaderDefinition`; resolvers reach the request's DataLoader for it through `load(ctx, def, key)`.
- *
- * Loaders live exactly as long as one subgraph execution (`createExecutor` gives each execution a
- * fresh `loaders` slot on its context) and are created on first use: an operation that selects
- * no such field pays nothing. They are never shared across requests, so one caller's answers are
- * never served to another and a later request never sees an earlier one's values; the services'
- * permission rules stay where they are (the batch functions are the service's own reads).
+ * Batched loads for field and entity-reference resolvers: a service declares each as a
+ * `LoaderDefinition`; resolvers reach it through `load(ctx, def, key)`. Loaders live for one subgraph
+ * execution and are created on first use, never shared across requests, so no caller sees another's
+ * answers; the batch functions are the service's own reads, permission rules included.
  */
 export interface LoaderDefinition<K, V> {
   /** For errors and debugging: `<service>.<what>ByKey`. */

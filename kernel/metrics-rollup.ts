@@ -3,22 +3,12 @@ import { Tally } from './db/tally';
 import { percent, seconds, type Period, type RunBucket, type RunSource, type RunSummary } from './metrics';
 
 /**
- * Run statistics (kernel/metrics.ts `runStatistics`) from hourly rollups instead of every run of
- * the period, with the same, exact answer: a period of months over millions of runs reads
- * hundreds of rollup rows, not every run.
+ * Run statistics (kernel/metrics.ts `runStatistics`) from hourly rollups, with the same exact answer
+ * as reading every run: whole hours come from trigger-kept tallies (kernel/db/tally.ts), the partial
+ * hours at a period's edges from the raw runs.
  *
- * Three tallies (kernel/db/tally.ts) of the finished runs, kept by triggers and folded like any:
- * - `runs`: per filter value, breakdown value, UTC hour of `at`, outcome and error code, the count
- *   and the count and sum of the durations;
- * - `hourly` and `daily`: per filter value, UTC hour (day) and duration bucket (BOUNDS: 16 per
- *   power of two, 3–6 % wide), the count of runs with a duration.
- * A period is its whole hours, read from the rollups, plus the runs of the partial hours at its
- * edges, read raw; counts, sums, averages, time buckets (unions of hours) and breakdowns add up
- * exactly. A percentile (percentile_cont) is located in the histogram (its whole days from the
- * daily one, the other whole hours from the hourly one, the edges raw) — the bucket holding its
- * rank and the rank within the bucket — and only that bucket's runs of the period are read, in
- * duration order from an index (from whichever end of the bucket is nearer), to take the value at
- * that rank.
+ * A percentile is located in the duration histogram (BOUNDS buckets, daily and hourly); only the runs
+ * of the bucket holding its rank are read, in index order, to take the exact value.
  */
 
 /**

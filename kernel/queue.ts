@@ -12,18 +12,10 @@ import { contextOf, currentTraceparent, inSpan } from './tracing';
 import { context, ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 
 /**
- * Durable jobs in PostgreSQL (platform.jobs). Workers claim with one `FOR UPDATE SKIP LOCKED`
- * statement, are woken through the event bus (`queue.wakeup`) and also poll. A job enqueued inside
- * a caller's transaction (a kernel `Tx`) wakes the workers after that transaction's COMMIT, so it
- * starts at once rather than at the next poll; services never publish the wake-up (TOPIC.queueWakeup) themselves. Each Queue heartbeats a
- * platform.workers row; any worker sweeps jobs held by a worker that stopped heartbeating, so
- * nothing stays `running` forever. Built on SKIP LOCKED rather than pg-boss 10, which polls
- * (>= 0.5 s), cannot cancel a running job and has no heartbeat-based recovery
- * (bench/queue.bench.ts measures the difference).
- *
- * When a job is due (run_at, retry backoff) and the drain grace of `stop` are read on the kernel's
- * clock (kernel/clock.ts), so a test that moves the clock forward runs the jobs it made due;
- * heartbeats, stale workers and the timers of running jobs stay on the wall clock.
+ * Durable jobs in PostgreSQL (platform.jobs), claimed with `FOR UPDATE SKIP LOCKED`, woken through the
+ * event bus and by polling. A job enqueued in a kernel `Tx` wakes workers after its COMMIT; services never
+ * publish the wake-up themselves. Workers heartbeat, and jobs of a worker that stopped are swept back.
+ * Due times read the kernel's clock (kernel/clock.ts); heartbeats and running timers the wall clock.
  */
 
 export type Priority = 'low' | 'normal' | 'high' | 'critical';
@@ -83,14 +75,10 @@ export function addJobFrom(spec: string): string {
   return `platform.add_job(${f('name', 'text')}, ${spec}->'data', ${f('priority', 'smallint')}, ${f('run_at', 'timestamptz')}, ${f('max_attempts', 'int')}, ${f('backoff_ms', 'int')}, ${f('timeout_ms', 'int')}, ${f('key', 'text')}, ${f('trace_parent', 'text')})`;
 }
 /**
- * The UPDATE (a statement of its own or a WITH item) that ends the attempts of `attempts` — a FROM
- * item with columns id, worker_id, next_state ('completed', 'failed', or 'queued' to run again
- * after delay_ms), error — held by those workers, returning each ended job's id and state. A
- * cancel request wins over the next state; a job its worker no longer holds has no row. The
- * queue ends one attempt with it, and a handler's grouped statement many (jobsCompletedSql).
- * The holder is compared with IS NOT DISTINCT FROM (worker_id is never null), not `=`: with `=`
- * a generic plan may take the index on locked_by over the primary key and read every job the
- * worker holds.
+ * The UPDATE that ends the attempts of `attempts` (a FROM item: id, worker_id, next_state, delay_ms,
+ * error) held by those workers, returning each ended job's id and state; a cancel request wins over
+ * the next state. The holder is compared with IS NOT DISTINCT FROM, not `=`, which lets a generic plan
+ * pick the locked_by index and read every job the worker holds.
  */
 export function jobsEndedSql(attempts: string): string {
   return `UPDATE platform.jobs j SET
@@ -175,14 +163,10 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
 
 /**
  * Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit.
- * The claim walks jobs_claim_idx one priority level at a time, highest first, each level in
- * (run_at, id) order, and stops as soon as it has the limit: an index range scan in index order
- * whatever the table's statistics say. (Ordered by all three columns at once, a backlog that grew
- * faster than autovacuum analyses the table made the planner, trusting a count of a few rows,
- * read and sort every queued job on every claim: 10 ms per claim at 8,000 queued, growing with
- * the backlog.) Its commit need not wait for the WAL flush: a claim lost in a crash leaves the job
- * queued, to run again as after any crash, and anything durable the handler writes afterwards
- * flushes the claim with it. Exported for its plan's test.
+ * It walks jobs_claim_idx one priority level at a time, in (run_at, id) order, so the plan stays an
+ * index range scan whatever the statistics say (a single three-column ORDER BY can degrade to a full
+ * sort of the backlog). Its commit need not wait for the WAL flush: a lost claim just leaves the job
+ * queued. Exported for its plan's test.
  */
 export const claimSql = (due: string) => `
   WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))

@@ -274,21 +274,13 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
 }
 
 /**
- * A subscription field served by the gateway: the events of `topic` that pass `filter` are
- * resolved into the subscriber's selection by running the query field `query` through the
- * gateway, with the subscriber's credential.
+ * A subscription field served by the gateway: events of `topic` passing `filter` are resolved into the
+ * subscriber's selection by running `query` with the subscriber's credential.
  *
- * One entity's subscription (`taskUpdated(taskId)`) passes its own arguments to `query` (which
- * takes the same ones) and sends that query's answer first: the state at the time it subscribed,
- * so a subscriber who comes after the work ended still sees how it ended.
- *
- * A list subscription (`tasksUpdated(agentId)`) declares `entity`: each event's entity is read by
- * `query(<entity.arg>: entity.id(payload))`, an entity the subscriber may not read is skipped, and
- * the query `check` gives for its arguments (which it receives as variables) is what authorizes it.
- *
- * `version` names the query type's field holding the entity's version (raised by every change of
- * its row): an answer older than one already sent for that entity, or the same one again, is not
- * sent; an event whose payload carries an older `version` is not even read.
+ * An entity subscription passes its own arguments to `query` and sends its answer first, so a late
+ * subscriber still sees how the work ended. A list subscription declares `entity` (each event's entity
+ * read through `query`, unreadable ones skipped; `check` authorizes). `version` names the field that
+ * drops answers older than, or equal to, one already sent.
  */
 export interface SubscriptionRoute {
   field: string;
@@ -301,16 +293,9 @@ export interface SubscriptionRoute {
 }
 
 /**
- * One business service as every process knows it before building anything: its name, the key
- * service its operations accept, its migrations, its subscription routes and its GraphQL classes —
- * enough to print its schema with no kernel at all (schema/emit.ts).
- *
- * A process that hosts the service runs the phases in order (main.ts):
- *   1. `build(kernel)`  its objects and resolver instances, wired; nothing runs yet
- *   2. `jobs()`         its job handlers on the kernel's queue (processes with workers start the queue)
- *   3. `http(app, …)`   its own HTTP routes, beside GraphQL and REST
- *   4. `start()`        once every service can be reached (kernel.operations): seeding, recovery, timers
- *   5. `drain()`, `stop()` when the process drains
+ * One business service as every process knows it before building anything: enough to print its schema
+ * with no kernel (schema/emit.ts). A hosting process runs, in order (main.ts): `build(kernel)`, `jobs()`,
+ * `http(app, …)`, `start()` once every service is reachable, then `drain()` and `stop()`.
  */
 export interface ServiceModule<K = unknown> {
   name: SubgraphName;

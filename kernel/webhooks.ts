@@ -14,16 +14,9 @@ import { inSpan } from './tracing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 
 /**
- * Signed outbound webhooks. A delivery is a row in
- * platform.webhook_deliveries plus a 'webhook.deliver' job; each job run is one attempt, recorded
- * in platform.webhook_delivery_attempts whatever its outcome. Retries, backoff and jitter are the
- * queue's. The request body is serialised once at send() and stored, so every attempt signs and
- * sends the same bytes.
- *
- * Headers: Content-Type, User-Agent, X-SVC-Event, X-SVC-Delivery (the delivery id, stable across
- * retries: receivers dedupe on it) and X-SVC-Signature `sha256=<hex HMAC-SHA256(secret, raw body)>`.
- * A delivery sent without a secret (or with an empty one) is sent without X-SVC-Signature rather
- * than signed with an empty key, which anyone could forge.
+ * Signed outbound webhooks: a platform.webhook_deliveries row plus a 'webhook.deliver' job, each run
+ * one recorded attempt; retries are the queue's. The body is serialised once, so every attempt signs
+ * and sends the same bytes. Without a secret no X-SVC-Signature is sent: an empty-key HMAC is forgeable.
  */
 
 /** A delivery attempt's span attributes: the destination (host and port, never the path's secrets) and the delivery. */

@@ -1,15 +1,10 @@
 /**
- * The one place that reaches into type-graphql beyond its documented API, for speed: its module
- * that turns arguments into their classes (not exported by its index), and its metadata storage,
- * rewritten so that root operations run without its resolver pipeline and plain fields keep
- * GraphQL's default resolver. Written for type-graphql 2.0.0-rc.4, pinned exactly in package.json.
+ * The one place that reaches into type-graphql beyond its documented API, for speed: its
+ * resolvers/convert-args.js module and its metadata storage, rewritten so root operations skip its
+ * resolver pipeline. Written for type-graphql 2.0.0-rc.4, pinned exactly in package.json.
  *
- * When upgrading: run this file's test (kernel/adapters/type-graphql.test.ts); check that
- * resolvers/convert-args.js still exports convertArgToInstance and convertArgsToInstance with the
- * same (param metadata, args) signature, that its metadata storage still has the fields read here
- * (queries, mutations, params with kind/validateFn/validateSettings, objectTypes' fields,
- * fieldResolvers, authorizedFields), and that an argument's `validateFn` is still what its resolver
- * pipeline calls to validate.
+ * When upgrading, run kernel/adapters/type-graphql.test.ts and check that convertArgToInstance /
+ * convertArgsToInstance and the metadata fields read here still exist with the same shapes.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -74,16 +69,10 @@ const { convertArgToInstance, convertArgsToInstance } = createRequire(require.re
 export const VALIDATION: ValidatorOptions = { forbidUnknownValues: false };
 
 /**
- * type-graphql validates an object argument by importing class-validator again on every call,
- * most of what a validation costs. Each argument its settings validate gets
- * that same validation as its own `validateFn` instead, class-validator imported once: the options
- * type-graphql would merge (missing properties skipped, unknown values allowed unless the argument
- * asks), an object or the objects of an array, failures as its ArgumentValidationError. An
- * argument whose declared type holds no constraint (a scalar, or a class with none of its own or
- * inherited) is not validated at all, unless the options could refuse it for that (whitelisting,
- * unknown values): class-validator would find nothing to check after searching its whole metadata
- * (most input types, the agent task's among them, declare their rules in the service instead).
- * type-graphql turns an argument's value into its declared class, so the type decides for the value.
+ * Gives each validated argument its own `validateFn` running class-validator (imported once) with the
+ * options type-graphql would merge, instead of type-graphql importing it again on every call. An
+ * argument whose type holds no constraint is not validated, unless whitelisting or unknown-value
+ * options could refuse it.
  */
 export function validateArgumentsDirectly(): void {
   for (const param of getMetadataStorage().params) {

@@ -1,22 +1,11 @@
 import DataLoader from 'dataloader';
 
 /**
- * Group commit for a hot write: concurrent calls of one kind of write become one statement over
- * all their rows, so a burst of N writers costs one round trip and one commit instead of N.
- *
- *  - An idle write goes at once (on the next tick): grouping never delays a lone caller.
- *  - Calls made while the previous group's statement is in flight wait for it and go together
- *    as the next group (at most `max` rows each), so the groups grow with the load by themselves.
- *  - A group whose statement fails is retried call by call: the statement was atomic, so nothing
- *    of it was written, and one bad row then fails only its own caller.
- *
- * `write` runs one statement for the items and answers one value per item, in the items' order
- * (an Error fails that item only). It must leave its items as they were: after a failed group it
- * is given them again, one at a time. A write inside a caller's transaction does not belong here: it
- * is that transaction's, so the caller calls the store directly with its `tx.manager`.
- *
- * DataLoader does the batching (no cache: every call is a write); its schedule is what keeps one
- * statement in flight.
+ * Group commit for a hot write: concurrent calls become one statement over all their rows. A lone call
+ * goes on the next tick; calls made while a group is in flight go together next (at most `max`). A
+ * failed group is retried call by call, so one bad row fails only its caller: `write` must therefore
+ * leave its items unchanged. Writes inside a caller's transaction go to the store directly, not here.
+ * DataLoader (no cache) provides the batching schedule.
  */
 export function grouped<I, R>(write: (items: readonly I[]) => Promise<ArrayLike<R | Error>>, options: { max?: number } = {}): (item: I) => Promise<R> {
   let inFlight: Promise<unknown> | null = null;

@@ -1,20 +1,11 @@
 import { count, exec, type Queryable } from './rows';
 
 /**
- * Exact row counts of a big table by a few key columns, without `count(*)` over its rows and
- * without a shared row every writer updates, so a list's total stays cheap at millions of rows.
- *
- * `<table>_tally` holds a count per key (the columns lists filter on). Writers never touch it:
- * statement triggers append signed deltas to `<table>_tally_delta` in the writer's own
- * transaction, from the statement's transition tables — one row per key and statement that
- * changed its count, so a bulk insert, a prune or a grouped status change of many rows costs one
- * trigger call, and an UPDATE that moves no row between keys writes nothing (its old rows' -1
- * and new rows' +1 cancel per key). `fold()` moves the committed deltas
- * into the counts in one statement; `count()` adds the counts and the pending deltas in one
- * statement, so every snapshot reads exactly what `count(*)` would.
- *
- * The triggers are ENABLE ALWAYS: a session in `session_replication_role = replica` (history
- * loaded with the business triggers off) still counts its rows.
+ * Exact row counts of a big table by a few key columns, without `count(*)` and without a hot shared row.
+ * Statement triggers append signed per-key deltas to `<table>_tally_delta` in the writer's transaction
+ * (one row per key and statement; an UPDATE that moves no row between keys writes nothing). `fold()`
+ * moves committed deltas into `<table>_tally`; `count()` adds counts and pending deltas, so every
+ * snapshot reads what `count(*)` would. The triggers are ENABLE ALWAYS so replica-role sessions count too.
  */
 /**
  * A tally's shape beyond plain key columns (the rollups of kernel/metrics.ts): key columns computed

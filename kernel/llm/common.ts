@@ -30,14 +30,9 @@ export function warmTokenizer(): void {
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
- * Tokens of a text (o200k_base). Other models' tokenizers differ a little; this is an estimate for them.
- *
- * Counted line by line with each line's count remembered: the prompts of one template differ in a
- * few lines, and counting the same 1.5 KB again took a twentieth of an agent task's CPU. The sum is
- * exact: the encoding first splits a text into pieces (its pattern, GptEncoding's
- * tokenSplitRegex) and encodes each alone, and no piece runs over a newline followed by
- * anything but whitespace or '/' (only letters, digits, punctuation with newlines and '/' after
- * it, and whitespace make a piece), so a text cut there is cut between pieces.
+ * Tokens of a text (o200k_base; an estimate for other models' tokenizers). Counted per line with each
+ * line's count cached, since prompts of one template share most lines. The sum is exact because the
+ * encoding's pre-split pieces never span a newline followed by anything but whitespace or '/'.
  */
 export function countTokens(text: string): number {
   if (!text) return 0;

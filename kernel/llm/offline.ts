@@ -5,30 +5,9 @@ import { tracedCompletion } from './tracing';
 import type { ChatMessage, CompletionRequest, CompletionResult, LlmProvider } from './types';
 
 /**
- * The built-in provider used when LLM_BASE_URL is unset, so every flow of the platform (prompt
- * tests, A/B tests, chains, agents, the engine's prompt node) works without a model server.
- * It never calls out, answers at once and is deterministic: the same messages (and maxTokens)
- * always give the same output. Temperature is ignored. It is marked offline everywhere:
- * `offline: true`, `model: "offline:<model>"`, and in the output.
- *
- * What it answers, from the last user message (the last message when no user message exists):
- *
- *  - JSON mode, when that message (or a system message) contains "Respond with JSON" or
- *    "JSON object" (any case): a valid JSON object and nothing else. When that message (else a
- *    system message) lists the wanted keys on a line `keys: a, b, c` (names may be quoted or
- *    back-ticked), the object has exactly those keys, each
- *    holding the string `"[offline model] <key>"`. Without such a line it is
- *    `{"offline_model": true, "summary": <first line>, "messages": n, "characters": n}`.
- *    maxTokens does not cut JSON (a cut object would be invalid).
- *  - Otherwise text, starting with `[offline model]`:
- *
- *        [offline model] No LLM endpoint is configured (LLM_BASE_URL is unset); this is a deterministic summary of the request.
- *        Asked: <the first non-empty lines of the message, at most 3 lines and 300 characters>
- *        Messages: 2 (1 system, 1 user); characters: 345
- *
- *    cut to maxTokens tokens when given (finishReason `length`, else `stop`).
- *
- * Token counts come from the tokenizer (prompt: the messages with chat overhead; completion: the output).
+ * The provider used when LLM_BASE_URL is unset, so every flow works without a model server. It never
+ * calls out and is deterministic. Its answers are documented in docs/prompt-library.md; the JSON mode's
+ * `keys:` line is what the agents' prompts (prompts.seed.ts) rely on to get a valid object.
  */
 
 export const OFFLINE_MARKER = '[offline model]';

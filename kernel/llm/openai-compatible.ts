@@ -7,28 +7,14 @@ import { tracedCompletion } from './tracing';
 import type { CompletionRequest, CompletionResult, LlmProvider } from './types';
 
 /**
- * The provider for LLM_BASE_URL: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp
- * server, LM Studio) called at `POST {baseUrl}/chat/completions` through the `openai` package.
+ * The provider for LLM_BASE_URL: any OpenAI-compatible `POST {baseUrl}/chat/completions`, through the
+ * `openai` package. Retries are the SDK's alone (`maxRetries`); this code never loops.
  *
- * Retries belong to the SDK alone (this code never loops): `maxRetries` (2) retries of 408, 409,
- * 429, 5xx and connection failures, waiting what `Retry-After` / `retry-after-ms` asks (seconds or
- * an HTTP date), else an exponential back-off of 0.5 s, 1 s (openai/client.js `retryRequest`).
- * Two limits are added through the `fetch` hook, which finds its call's state under a symbol key the
- * call puts into the SDK's per-request `fetchOptions` (spread into every attempt's fetch init; no
- * AsyncLocalStorage, whose promise hooks would slow every promise of the process on Node 20): a `Retry-After` longer than `maxRetryAfterMs` or than the time left before the call's
- * deadline is not waited for (the hook sets the SDK's own `x-should-retry: false`), so the caller
- * gets the 429 at once as a 502 instead of a 504 later.
- *
- * The SDK's per-attempt `timeout` restarts at every retry and its back-off sleeps ignore the abort
- * signal, so the call's own deadline (`timeoutMs`, default 60 s, covering all attempts and the
- * body) and the caller's `signal` are enforced here by racing the SDK call against one
- * AbortController that is also handed to the SDK (which then stops its attempts).
- *
- * Errors: non-2xx after retries, connection failures and malformed answers → 502 `upstream_error`
- * with details `{status, reason, message}` (`status` is the upstream HTTP status, null when there
- * was no answer; `reason` is `http_error`, `rate_limited`, `connection_failed` or
- * `malformed_response`); the deadline → 504 `timeout` `{timeout_ms, elapsed_ms}`; an abort through
- * `signal` → the signal's own reason.
+ * The `fetch` hook finds its call's state under a symbol key in `fetchOptions` (not AsyncLocalStorage,
+ * whose promise hooks slow the whole process) and stops the SDK waiting for a Retry-After longer than
+ * `maxRetryAfterMs` or the time left. The SDK's timeout restarts per attempt and its back-off ignores
+ * the signal, so the call's deadline and the caller's signal are enforced here by one AbortController.
+ * Errors: 502 `upstream_error` {status, reason, message}; the deadline 504 `timeout`; an abort its reason.
  */
 
 export interface OpenAiCompatibleOptions {

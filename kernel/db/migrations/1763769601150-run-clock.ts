@@ -1,16 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * One clock for the end of a run. A row's start is written by one transaction and its end (done,
- * failed, cancelled) by another; `now()` is each transaction's own start time, so a cancel whose
- * transaction began before the start committed came out "ended before it started" (a negative
- * duration, a CHECK violation, a 500). `platform.stamp_run_end` is a BEFORE trigger for any
- * table with a `started_at`: when a row enters a terminal status it stamps the end columns with
- * the database clock read at that moment — after any row lock was waited for, never before the
- * start — and derives the duration from exactly that value.
- *
- * Trigger arguments: 1. a JSON object {terminal status: [end columns]}; 2. the duration column
- * (milliseconds), or '' for none.
+ * `platform.stamp_run_end`: a BEFORE trigger that stamps a run's end columns, when a row enters a
+ * terminal status, with the database clock read at that moment (after any row lock), so the end is
+ * never before the start even when the ending transaction began first (a transaction's now() is its start).
+ * Arguments: a JSON object {terminal status: [end columns]}; the duration column (ms), or '' for none.
  */
 export class RunClock1763769601150 implements MigrationInterface {
   name = 'RunClock1763769601150';
