@@ -32,22 +32,11 @@ import {
 import { ERROR_STATUS } from '../kernel/errors';
 
 /**
- * Request limits for the GraphQL endpoint.
- *
- * - tokens:  lexical tokens in the document (parseWithLimits), so a huge document is rejected
- *            before an AST is built.
- * - depth:   deepest field nesting of any operation, through fragment spreads and inline fragments.
- *            `__Type.ofType` does not add depth: its chains are bounded by type wrapping and are the
- *            only reason the standard introspection query nests deeper than 6.
- * - aliases: aliased fields written in the document (a fragment's aliases count once).
- * - cost:    per operation; each field costs 1, and a list field multiplies the cost of its
- *            selection by its `first`/`last`/`limit` argument (the largest given) or by 20.
- *            Introspection has a flat price: `__schema` INTROSPECTION_COST (a whole-schema answer,
- *            so at most a few per request), `__type` 100, `__typename` nothing.
- *
- * Validation sees no variable values (Apollo caches validated documents across requests), so the
- * cost rule takes a variable size argument at its default value in the operation, else at 20.
- * `checkCost` repeats the estimate with the request's variables once they are known.
+ * Request limits for the GraphQL endpoint (user reference: docs/surfaces.md). Tokens are counted while
+ * parsing, so a huge document is refused before an AST exists. `__Type.ofType` adds no depth: its
+ * chains are bounded by type wrapping and are why standard introspection nests deeper than 6.
+ * Validation sees no variable values (validated documents are cached across requests), so the cost rule
+ * takes a variable size at its default, else 20; `checkCost` repeats the estimate with the real variables.
  */
 export interface QueryLimits {
   maxDepth: number;

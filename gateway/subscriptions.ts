@@ -31,22 +31,13 @@ import type { PlatformGateway } from './gateway';
 import { limitRules, parseWithLimits } from './limits';
 
 /**
- * GraphQL subscriptions over graphql-ws, served by the gateway itself (@apollo/gateway executes
- * none). A subscription field names an event topic (SubscriptionRoute); every matching event is
- * resolved into the subscriber's whole selection by running the twin query field through the
- * gateway, so the selection may span subgraphs and the same authorization applies.
+ * GraphQL subscriptions over graphql-ws, served by the gateway itself (@apollo/gateway executes none).
+ * Each event is resolved by running the route's twin query through the gateway, so a selection may
+ * span subgraphs and the same authorization applies.
  *
- * A subscription to one entity first sends that query's answer (the entity as it is), then one
- * answer per event. Its topic is listened to before that first answer is read, so no change
- * falls in between; the entity's version (see SubscriptionRoute) keeps out an answer older than,
- * or the same as, one already sent. A list subscription sends, per event, the entity it names.
- *
- * A subscription ends with an `error` message carrying the refusal's code when what admitted it
- * no longer holds: its credential ended (a key revoked or expired, a token expired: every
- * subscription of the connection ends, and the socket then closes with 4401 and `code: message`,
- * which graphql-ws clients do not retry), or its authorizing query, run again after a change to
- * the caller's rights or with an event, is refused (a person deleted, demoted, or no longer a
- * member of the project read).
+ * An entity subscription listens to its topic before reading its first answer, so no change falls in
+ * between; the entity's version drops stale or repeated answers. A subscription ends with an `error`
+ * when what admitted it no longer holds (credential ended: socket closes 4401; authorizing query refused).
  */
 export function attachSubscriptions(opts: {
   server: Server;

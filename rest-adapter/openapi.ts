@@ -22,13 +22,9 @@ import type { Surface } from './surface';
 
 /**
  * The OpenAPI 3.1 document of every REST surface, generated from the route tables: each route's
- * GraphQL operation gives the parameters' and the body's types (the route's `variables` function
- * is run once over recording stand-ins, so the document shows which path, query and body fields
- * feed which variable), its answer's schema (openapi/responses.ts, inside the surface's envelope),
- * the permission its root field names (@Authorized) and so the credentials it takes, its error
- * answers, its tag (openapi/tags.ts), and an example request with the answer it gets — which the
- * tests replay against the running platform. Routes a service serves itself (redirects, streams,
- * the Prometheus text) are described in SERVICE_ROUTES.
+ * GraphQL operation gives its types (its `variables` function runs once over recording stand-ins to
+ * map path, query and body fields to variables), its answer schema, permission, errors, tag and an
+ * example the tests replay. Routes a service serves itself are described in SERVICE_ROUTES.
  */
 
 type Schema = Record<string, unknown>;

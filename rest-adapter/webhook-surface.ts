@@ -9,18 +9,11 @@ import type { DoorReply, HttpDoor } from '../kernel/subgraph';
 import type { OperationGateway } from './surface';
 
 /**
- * Inbound workflow webhooks: any method the triggers allow on `/webhook/<path>`, any content
- * type, the raw body kept byte for byte (HMAC signatures are computed over it). Every request
- * goes to the engine's trigger: handed straight to it when the engine runs in this process
- * (its door), else as ONE GraphQL operation, `receiveWebhook`, through the gateway as an
- * anonymous caller. The platform's API keys play no part here, the trigger's own authentication
- * does (inside the engine). The engine answers with the HTTP status, headers and body to send back.
- *
- * Answers: a trigger with responseMode onReceived answers 200 `{success: true, executionId,
- * message}`; lastNode answers with what the workflow's respondToWebhook node set, else 200 with
- * the json of the last node's first item. Refusals are `{success: false, error: {code, message,
- * details}}` with 401/403 (credentials), 404 (no such path), 405 (wrong method), 409 (workflow
- * inactive), 413 (body over 5 MB), 429 (the trigger's rate limit, with Retry-After).
+ * Inbound workflow webhooks on `/webhook/<path>`: any allowed method and content type, the raw body
+ * kept byte for byte (HMAC signatures are computed over it). Each request goes to the engine's trigger,
+ * directly when the engine runs in this process, else as one `receiveWebhook` operation through the
+ * gateway as an anonymous caller: the trigger's own authentication applies, not API keys. The engine
+ * decides the status, headers and body (answers documented in docs/engine.md).
  */
 
 /** Where the engine's door is mounted. */
