@@ -20,19 +20,10 @@ import * as users from './user.store';
 import type { UserView } from './user.store';
 
 /**
- * The rules of the feature-request service.
- *
- * - Projects: anyone reads public ones; the owner changes and deletes, and names moderators.
- *   A slug is taken once: any later or concurrent create with it is 409 `conflict`.
- * - Requests: submitted `pending` when the project requires approval, else `approved`; anonymous
- *   submissions only where `allow_anonymous`. The author, the owner and moderators edit and
- *   delete; the owner and moderators change the status: pending → approved | rejected,
- *   approved → completed | rejected, rejected → approved, completed → approved (reopen).
- * - Votes (approved requests only): the first creates, the other type changes it, the same type
- *   again is 409 `already_voted`, delete removes; `votes_count` = up − down, recomputed from the
- *   votes under the request's row lock, so concurrent votes never drift.
- * - Comments: the author edits; the author, the owner and moderators delete.
- * Every change to a request publishes TOPIC.feedbackRequestUpdated (the requestUpdated subscription).
+ * The rules of the feature-request service (who may do what: docs/feedback.md). A slug is taken once,
+ * even by concurrent creates (409 `conflict`). `votes_count` is recomputed from the votes under the
+ * request's row lock, so concurrent votes never drift. Every change to a request publishes
+ * TOPIC.feedbackRequestUpdated.
  */
 
 export const STATUSES = ['pending', 'approved', 'rejected', 'completed'] as const;

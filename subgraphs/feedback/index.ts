@@ -1,14 +1,10 @@
 /**
- * Feature-request service — projects, requests, votes, comments and moderation, for people
- * signed in with GitHub or Google (or, where enabled, minted a session by the platform admin key).
+ * Feature-request service: projects, requests, votes, comments and moderation, for people signed in
+ * with GitHub or Google (or sessions minted with the platform admin key).
  *
- * Owns: the `feedback` schema (users, projects, moderators, requests, votes, comments, the
- *   states of sign-ins under way), through user/project/request/signin stores.
- * Calls: no other service (GitHub and Google for the OAuth code exchange).
- * Publishes: feedbackRequestUpdated. Sessions are HS256 JWTs (audience `feedback`,
- *   kernel/auth/jwt.ts) valid TOKEN_TTL_SECONDS, accepted on `/feedback/api/v1` and on `/graphql`
- *   alike. Serves: the OAuth redirects (they are not JSON); the code exchange is the
- *   `signInWithProvider` operation's.
+ * Owns: the `feedback` schema, through its stores. Calls: no other service (GitHub and Google OAuth).
+ * Publishes: feedbackRequestUpdated. Sessions: HS256 JWTs (audience `feedback`) valid on both
+ * `/feedback/api/v1` and `/graphql`. Serves: the OAuth redirects, which are not JSON.
  */
 import './codes';
 import { timingSafeEqual } from 'node:crypto';

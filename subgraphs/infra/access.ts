@@ -7,14 +7,10 @@ import { AccountStore } from './account.store';
 import { ProjectStore } from './project.store';
 
 /**
- * Who may do what on the infrastructure service. People hold roles; a role is a set of
- * permissions (the matrix below, also in the README). Infrastructure API keys hold permissions
- * directly and act for the whole organisation. Every operation names its permission
- * (@Authorized); the service checks it again against the person's *current* roles, so a demoted
- * or deleted user loses access at once, not when the token expires. Projects add a second rule:
- * a person changes a project, its services and their deployments only as a member (admins
- * everywhere), and sees a private project only as a member. A change that may take rights away
- * is announced (`changed`), so the person's open streams and subscriptions are checked again.
+ * Who may do what on the infrastructure service (the role matrix is also in the README). Each
+ * operation's permission is checked again against the person's *current* roles, so a demoted user
+ * loses access at once, not when the token expires. A change that may take rights away is announced
+ * (`changed`), so that person's open streams and subscriptions are checked again.
  */
 
 export const ROLES = ['admin', 'maintainer', 'developer'] as const;

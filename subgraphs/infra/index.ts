@@ -1,16 +1,11 @@
 /**
- * Infrastructure service — users and roles, projects, services with their
- * rollouts on a cluster driver (CLUSTER_DRIVER: `local`, this host with simulated workloads, or
- * `kubernetes`), cluster figures, signed webhooks and alerts. People sign in with e-mail and
- * password (HS256 JWT, audience `infra`, 3600 s); machines use infrastructure API keys
- * (`inf_live_` / `inf_test_`, header X-API-Key or Bearer).
+ * Infrastructure service: users and roles, projects, services and their rollouts on a cluster driver
+ * (CLUSTER_DRIVER `local` or `kubernetes`), cluster figures, signed webhooks and alerts. People use
+ * HS256 JWTs (audience `infra`); machines infrastructure API keys (`inf_live_` / `inf_test_`).
  *
- * Owns: the `infra` schema (users, organizations, projects, project_members, services,
- *   deployments, webhooks, alerts), through account/project/deploy/notify stores.
- * Calls: no other service (the cluster through its driver; webhook receivers through
- *   kernel/webhooks.ts).
- * Publishes: deploymentUpdated, and infra.access.changed when a person may have lost rights
- * (Access.changed). Serves: `GET /services/:id/logs` (followed as NDJSON).
+ * Owns: the `infra` schema, through its stores. Calls: no other service (the cluster driver; webhook
+ * receivers via kernel/webhooks.ts). Publishes: deploymentUpdated, infra.access.changed.
+ * Serves: `GET /services/:id/logs` (NDJSON).
  */
 import type { FastifyInstance } from 'fastify';
 import { platformKey, SecretCipher } from '../../kernel/crypto';

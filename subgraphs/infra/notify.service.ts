@@ -11,29 +11,12 @@ import type { InfraAlert, InfraDeletion, InfraWebhook, InfraWebhookDelivery } fr
 import { NotifyStore, type HookTargetRow } from './notify.store';
 
 /**
- * Webhook registrations and alerts. A delivery is `{id, timestamp, event, data}` sent through the
- * platform's webhook sender: signed `X-SVC-Signature: sha256=<hex HMAC-SHA256 of the raw body>`
- * with the registration's secret, retried with backoff, every attempt recorded. The secret is
- * returned once, at registration, and kept encrypted (it must sign every later delivery).
- *
- * A registration is its owner's: the person or API key that made it. People see, read the
- * deliveries of and delete their own registrations; admins and API keys (organisation-wide
- * within their permissions) all of them — to anyone else a registration does not exist (404).
- * An event reaches a registration only if its owner may read the event when it happens (its
- * deliveries are queued in the same transaction; a retry resends what was allowed then): the
- * owner still exists (a key: not revoked, not expired), holds `webhook:read` and the event's
- * read permission — `service:read` for deployment events and a deployment's alert,
- * `cluster:read` for cluster alerts — and, for a project's event, may see the project: admins
- * and keys every project, people internal and public ones and the private ones they are members
- * of. The list of alerts (`cluster:read`) shows a deployment's alert only to those who hold
- * `service:read` and may see its project, by the same rule.
- *
- * Alert rules (each raises `alert.triggered` once, when its condition starts; the alert resolves
- * when the condition clears, and a later occurrence raises a new one):
- * - `deployment_failed` (critical): a rollout exceeded its progress deadline;
- * - `node_not_ready` (critical): a node's Ready condition is not True;
- * - `cpu_high`, `memory_high`, `disk_high` (warning): cluster utilisation at or over
- *   INFRA_ALERT_THRESHOLD_PERCENT (default 90).
+ * Webhook registrations and alerts (user reference: docs/infrastructure.md). Deliveries go through the
+ * platform's signed webhook sender; the secret is shown once and kept encrypted, since it signs every
+ * later delivery. An event reaches a registration only if its owner may read it when it happens
+ * (owner still valid, `webhook:read`, the event's read permission, the project visible): deliveries
+ * are queued in the event's transaction, so a retry resends only what was allowed then. To anyone
+ * else a registration does not exist (404). Each alert rule raises once when its condition starts.
  */
 
 export const WEBHOOK_EVENTS = ['deployment.created', 'deployment.completed', 'deployment.superseded', 'alert.triggered'] as const;

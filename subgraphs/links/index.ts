@@ -1,12 +1,9 @@
 /**
- * Link service — short links, optionally behind a password or PIN.
+ * Link service: short links, optionally behind a password or PIN.
  *
- * Owns: the `links` schema (links, visits, attempts), through link.store.ts.
- * Calls: no other service.
- * Publishes: linksChanged (the redirect cache in every process). Serves: the public short link
- *   `GET /links/{slug}` and its gate page's form directly from the service's cache — a redirect
- *   must not cost a GraphQL operation — with the same rules as `verifyLink`; its GraphQL
- *   operations back the REST paths of the `/links` surface.
+ * Owns: the `links` schema, through link.store.ts. Calls: no other service. Publishes: linksChanged
+ * (every process's redirect cache). Serves: `GET /links/{slug}` and its gate form straight from that
+ * cache, since a redirect must not cost a GraphQL operation; same rules as `verifyLink`.
  */
 import './codes';
 import { createHash } from 'node:crypto';

@@ -11,17 +11,9 @@ import * as store from './link.store';
 import type { LinkView, PendingVisit, Visit } from './link.store';
 
 /**
- * Short links with optional password or PIN protection.
- *
- * - A link belongs to the key that created it (`user_id` is that key's id); a platform admin key
- *   (`*`) sees and manages every link.
- * - Passwords (4–128 characters) and PINs (4 or 6 digits) are kept only as argon2id hashes
- *   (kernel/auth/passwords.ts) and never leave the service.
- * - Verification is public and rate limited per client address and link: once an address has 5
- *   failed attempts on a link inside 15 minutes, every attempt from it, right or wrong, is refused
- *   with 429 until the oldest failure leaves the window. The window is checked (and an attempt
- *   reserved, under a lock) before any hashing, so a locked-out caller costs no hash. A PIN has at
- *   most a million values: the lockout is what makes guessing one impractical.
+ * Short links with optional password or PIN (rules: docs/links.md). Secrets are kept only as argon2id
+ * hashes. The lockout window is checked, and an attempt reserved under a lock, before any hashing, so a
+ * locked-out caller costs no hash; the lockout is what makes a PIN's million values unguessable.
  */
 
 export const CLASSIFICATIONS = ['general', 'personal', 'work', 'nsfw'] as const;

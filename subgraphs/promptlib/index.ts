@@ -1,12 +1,9 @@
 /**
- * Prompt library — versioned prompt templates with fragments, test runs against the model, A/B
- * tests, chains, refine and promote. The control plane's agents render their instructions through
- * `renderPrompt`.
+ * Prompt library: versioned templates with fragments, test runs, A/B tests, chains, refine, promote;
+ * the agents render their instructions through `renderPrompt`.
  *
- * Owns: the `promptlib` schema (prompts, prompt_versions, prompt_pins, prompt_tests, ab_tests,
- *   fragments, fragment_versions, chains, chain_versions, chain_executions), through its stores.
- * Calls: no other service (the model through kernel.llm).
- * Publishes: promptChanged (prompt caches in every process). Jobs: chain executions.
+ * Owns: the `promptlib` schema, through its stores. Calls: no other service (the model via kernel.llm).
+ * Publishes: promptChanged (every process's prompt cache). Jobs: chain executions.
  */
 import './codes';
 import type { Kernel } from '../../kernel/platform';

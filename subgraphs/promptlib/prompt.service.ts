@@ -9,17 +9,9 @@ import { checkDeclaredVariables, expandTemplate, NO_FRAGMENTS, parseTemplate, re
 import { checkMetadata, checkSlug, checkText, isUniqueViolation, promptNotFound, throwIf } from './shared';
 
 /**
- * Prompts and their versions. Rules:
- *  - the name is the promptId (a slug, unique: 409 resource_already_exists);
- *  - `variables` must be exactly the variables the template uses, fragments included;
- *  - an update changes the latest version in place, or with `createNewVersion` stores a new
- *    version (which starts with the status of the one it supersedes); superseded versions never
- *    change content (a database trigger enforces it);
- *  - status belongs to a version: PUT {status} sets the latest version's; `archived` archives
- *    every version, taking the prompt out of service; agents render the newest active version;
- *  - promote pins the latest version for an environment; `production` also makes it active.
- *
- * This file writes; the reads (views, versions, rendering) are the class it extends (prompt.reads.ts).
+ * Prompts and their versions: the writes (reads are in prompt.reads.ts; rules in docs/prompt-library.md).
+ * `variables` must be exactly those the template uses, fragments included. Superseded versions never
+ * change content (a database trigger enforces it), and agents render the newest active version.
  */
 
 const ENVIRONMENT = /^[a-z][a-z0-9_-]{0,49}$/;

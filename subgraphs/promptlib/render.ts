@@ -1,16 +1,9 @@
 import { AppError, errors, type FieldError } from '../../kernel/errors';
 
 /**
- * Template rendering, pure (no I/O): the caller loads the fragments a template reaches and hands
- * them over as a lookup.
- *
- *  - `{{name}}` is a variable (letters, digits, `_` and `-`, not starting with a digit or `-`).
- *  - `{{fragment:<id>}}` embeds the newest version of a fragment, `{{fragment:<id>:<version>}}`
- *    that version. Fragments may embed fragments, up to MAX_FRAGMENT_DEPTH levels; a cycle is an
- *    error. A fragment's own `{{variables}}` are variables of every template that embeds it.
- *  - Any other `{{…}}` text is kept literally.
- *  - Values are inserted literally in one pass: a value containing `{{…}}` is never rendered again.
- *  - A missing (or null) variable is an error naming it, never an empty string.
+ * Template rendering, pure: the caller loads the fragments a template reaches and passes a lookup.
+ * Values are inserted in one pass, never rendered again, so user data cannot inject `{{…}}`; fragment
+ * nesting stops at MAX_FRAGMENT_DEPTH and a cycle is an error. A missing variable is an error, never "".
  */
 
 export const MAX_FRAGMENT_DEPTH = 5;

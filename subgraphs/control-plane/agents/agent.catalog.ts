@@ -4,19 +4,10 @@ import { STAGES, type StageName } from '../gates';
 import catalogue from './agent.catalog.json';
 
 /**
- * The 20 agents of the control plane, in their 7 domains. The agents are
- * data (agent.catalog.json, edited without touching code); this file gives them their types,
- * checks the file once at start (a broken entry stops the process with the entry's path) and
- * turns its path templates and input checks into functions. Documented in README.md ("Control
- * plane: agents and tasks").
- *
- * Each agent offers task types (its `capabilities`); each task type names its inputs (context
- * fields: `required` ones must be present and non-empty, CONTEXT_VALIDATION_FAILED otherwise), the
- * main file it writes (`artifact`), the headings a good answer has (`sections`, which the result's
- * quality figures are measured against) and a typical duration (the estimate until real history
- * exists). Every agent also takes `custom`: a free-form request in `input` (what the alternate
- * layout's `POST /agents/{agent_id}/execute` sends). The instructions themselves live in the prompt
- * library as `<agentId>-<taskType>` (prompts.seed.ts), so they can be edited without a release.
+ * The control plane's agents are data (agent.catalog.json, documented in docs/control-plane.md); this
+ * file types them, checks the file once at start (a broken entry stops the process, naming its path)
+ * and turns path templates and input checks into functions. Instructions live in the prompt library
+ * (prompts.seed.ts) so they can be edited without a release.
  */
 
 export const DOMAINS = ['orchestration', 'automation', 'engineering', 'devops', 'documentation', 'prompts', 'incident'] as const;

@@ -4,16 +4,10 @@ import type { Operations } from '../../../kernel/operations';
 import { AGENTS, promptIdOf, type AgentSpec, type TaskTypeSpec } from './agent.catalog';
 
 /**
- * The agents' instructions, one prompt per agent and task type (`<agentId>-<taskType>`),
- * seeded into the prompt library through its public operations when the
- * control plane starts. Idempotent and respectful of edits: a prompt that exists (whatever its
- * versions, status or content) is left alone, so user changes survive restarts. Seeded prompts
- * are active at once. `prompt-refiner-refine` belongs to the prompt library (its refine
- * operation uses it) and is seeded there.
- *
- * Every prompt asks for a JSON object with the keys `summary` and `files` on a `keys:` line: a
- * real model answers with its files, and the offline provider answers a valid object of
- * placeholders, which the runtime still turns into the task type's main file.
+ * The agents' instructions (`<agentId>-<taskType>`), seeded into the prompt library through its public
+ * operations at start. An existing prompt is left alone whatever its state, so user edits survive
+ * restarts. Every prompt asks for `summary` and `files` on a `keys:` line, so the offline provider
+ * also answers a valid object. `prompt-refiner-refine` is the prompt library's own and seeded there.
  */
 
 /** Prompts another service owns and seeds itself. */

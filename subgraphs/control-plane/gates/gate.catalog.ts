@@ -1,17 +1,9 @@
 import { errors } from '../../../kernel/errors';
 
 /**
- * The gate catalogue of the six-stage delivery model. Pure: no I/O, no clock other than
- * `validatedAt`. Documented in README.md ("Control plane: gates and orchestrations").
- *
- * Each stage has an exit gate of named criteria: the deliverables the stage must hand on. The
- * entry gate of a stage expects exactly the exit outputs of the stage before it (RESEARCH, the
- * first, has an empty entry gate that always passes). A criterion is met when the outputs carry a
- * non-empty value under its name, or under one of its `evidence` names: the output fields the
- * platform's agents produce for that deliverable (agent.catalog.ts, e.g. `testFiles` of the
- * engineering agents for `tests`), so a stage run by the agents passes on what they really wrote.
- * Non-empty: not undefined or null, not an empty or blank string, not an empty array or object;
- * `false` and `0` count as values.
+ * The gate catalogue of the six-stage delivery model (pure; documented in docs/control-plane.md). An
+ * entry gate expects exactly the previous stage's exit outputs. A criterion is met by a non-empty
+ * value under its name or an `evidence` name: the fields the agents really produce (agent.catalog.ts).
  */
 
 export const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'] as const;

@@ -20,29 +20,12 @@ import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from 
 import { JOB, TOPIC } from '../../../kernel/topics';
 
 /**
- * The orchestration state machine. All state lives in the three orchestration tables; `advance`
- * reads it under a row lock on the orchestration, mirrors its started tasks from the task service,
- * then moves as far as it can:
- *
- *   stage pending  -> running (currentStage)
- *   stage running  -> starts every pending task whose wait is over: in a parallel stage those whose
- *                     dependencies completed, otherwise also the one before it; each through
- *                     TaskService.create in this same transaction, with the previous stages' outputs
- *   all tasks done -> outputs = merged result.output (+ files) of the stage's tasks; the exit gate is
- *                     validated when enabled; passed: stage completed, `orchestration.stage_completed`,
- *                     next stage; failed: stage and orchestration failed with forge_gate_failure
- *   a task failed  -> stage and orchestration failed (agent_execution_failed); its siblings are cancelled
- *   no stage left  -> orchestration completed with result, `orchestration.completed`
- *
- * A paused orchestration only mirrors its tasks; cancelled, completed and failed ones too (tasks left
- * running by a cancel with cancelRunningTasks false still finish). `advance` is idempotent and runs as
- * the durable job `control-plane.orchestration.advance`, keyed per orchestration so triggers coalesce.
- * Triggers: create, resume, every `control-plane.task.updated` event of one of its tasks, a watchdog
- * while tasks run (in case an event was lost), and at start every unfinished orchestration, so a
- * restart mid-run resumes where the rows say it was.
- *
- * How a task is mirrored and started is in orchestration.tasks.ts, how outputs merge and failures
- * read in orchestration.outcome.ts; this file holds the transitions and when they happen.
+ * The orchestration state machine. State lives only in the orchestration tables; `advance` reads it
+ * under the orchestration's row lock, mirrors its tasks, and moves as far as it can (stage to running,
+ * start tasks whose wait is over, merge outputs and check the exit gate, fail on a failed task).
+ * `advance` is idempotent and runs as the `control-plane.orchestration.advance` job keyed per
+ * orchestration, so triggers (create, resume, task events, a watchdog, start-up) coalesce and a
+ * restart resumes where the rows say. Mirroring: orchestration.tasks.ts; outcomes: orchestration.outcome.ts.
  */
 
 const WATCHDOG_MS = 15_000;

@@ -2,22 +2,10 @@ import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import { STAGES, isStage, stageIndex, type StageName } from '../gates';
 
 /**
- * Turns a create request into a checked plan (pure; orchestration.service.ts stores it).
- *
- *  1. Shape: 1 to 6 stages, known names, each once, in delivery order (RESEARCH … MONITOR; stages
- *     may be skipped), 1 to 50 tasks per stage and 100 in all, task ids unique  -> 400 validation_error.
- *  2. Every task against the agent catalogue (`checkTask`)  -> its AppError (AGENT_NOT_FOUND,
- *     INVALID_TASK_TYPE, CONTEXT_VALIDATION_FAILED) with `details.field` naming the task.
- *  3. Dependencies  -> 422 workflow_validation_failed, `details.errors[]` of type
- *     `missing_dependency` (names nothing in this orchestration, or several tasks ambiguously) or
- *     `circular_dependency` (a stage waiting for itself or a later stage, a task waiting for a task
- *     of a later stage, or a cycle among a stage's tasks, counting the implicit order of a stage
- *     whose tasks are not parallel).
- *
- * A dependency is `stage:<STAGE>` (that earlier stage of this orchestration must be completed, which
- * the sequential stages guarantee) or a task: its `id` as given, or its agentId when exactly one task
- * of the orchestration runs that agent. A task of an earlier stage is finished before the stage
- * starts; a task of the same stage is waited for.
+ * Turns a create request into a checked plan (pure; orchestration.service.ts stores it): shape (400
+ * validation_error), each task against the catalogue (`checkTask`), then dependencies (422
+ * workflow_validation_failed: missing or circular). Rules: docs/control-plane.md. A dependency is
+ * `stage:<STAGE>`, a task id, or an agentId run by exactly one task.
  */
 
 export interface TaskSpec {

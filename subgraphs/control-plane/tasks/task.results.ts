@@ -4,15 +4,9 @@ import { countLines, existingPaths, extOf, safePath, type FileDraft } from './ta
 import { domainOutput } from './task.outputs';
 
 /**
- * From a model's answer to a task's result: the files it wrote (stored as artifacts) and the
- * `output` object of the agent's domain. Pure, no I/O.
- *
- * The prompts ask for a JSON object `{summary, files: [{path, content, action}]}`. Whatever the
- * model answers, the task ends with at least its main file: an answer that is not JSON, or has no
- * usable `files`, becomes the main file at the task type's path (so the offline provider, whose
- * JSON holds placeholder strings, still yields a real artifact). Output figures (quality,
- * validation, sections, schedules, findings…) are measured on the files (task.outputs.ts), never
- * taken from the model's claims.
+ * From a model's answer to a task's result (pure): the files it wrote and its domain `output`. Whatever
+ * the model answers, the task ends with at least its main file (an unusable answer becomes that file),
+ * and output figures are measured on the files (task.outputs.ts), never taken from the model's claims.
  */
 
 export interface BuiltResult {

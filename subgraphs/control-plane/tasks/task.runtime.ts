@@ -27,27 +27,12 @@ import { present, type TaskJobData, type TaskService } from './task.service';
 import { JOB } from '../../../kernel/topics';
 
 /**
- * The `control-plane.task` job: one task from queued to its end, in real steps, each published
- * (TOPIC.taskUpdated) as it starts:
- *   [validating the entry gate]  forge.validateGates: the gate catalogue against forge.outputs
- *   rendering instructions       the prompt `<agentId>-<taskType>` (its newest active version)
- *                                through the prompt library's public `renderPrompt`
- *   calling the model            kernel/llm with the job's signal (cancel and timeout abort it)
- *   storing the result           files -> task_artifacts, output -> result, in one statement
- *                                with the job's end; its event is the completed one
- * The steps' writes of concurrent tasks are grouped into one statement per kind (`grouped`). A
- * step's event carries it at once; its row is written only once the step has lasted
- * STEP_STORED_AFTER_MS (a shorter step is overwritten by the next write before a poll could
- * matter), so the reads of every process take it from the event (TaskService). The start itself
- * is such a step: announced at once (its event carries startedAt), written with the first stored
- * step or with the end, so a task that ends sooner is written twice in all, created and ended
- * (a task.started webhook is the exception: it is stored with the start, in one transaction).
- * Failures end the task `failed` with {code, message, details}: TASK_TIMEOUT once
- * execution.timeout has passed (counted from the first start, across a resumed attempt),
- * GATE_VALIDATION_FAILED, PROMPT_NOT_FOUND, upstream_error…; a worker that stops mid-run hands
- * the job back and the next attempt starts the steps again (artifacts are only written at the
- * end). Webhooks (task.started, task.completed, task.failed) are stored in the same transaction
- * as the state they announce.
+ * The `control-plane.task` job: one task from queued to its end in published steps (entry gate, render
+ * instructions, call the model with the job's signal, store files and result with the job's end).
+ * Concurrent tasks' step writes are grouped per kind; a step's row is written only once it has lasted
+ * STEP_STORED_AFTER_MS (its event carries it at once, TaskService reads it from there), so a quick task
+ * is written twice in all. Artifacts are written only at the end, so a resumed attempt starts over
+ * safely; webhooks are stored in the transaction of the state they announce.
  */
 
 const RENDER = /* GraphQL */ `

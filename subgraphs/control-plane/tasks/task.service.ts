@@ -42,20 +42,11 @@ import { defineLoader, groupedByKey, type LoaderDefinition } from '../../../kern
 import { JOB, TOPIC, type Jobs, type Topics } from '../../../kernel/topics';
 
 /**
- * Agent tasks: validation, creation (row + durable job in one transaction), reads, the list,
- * cancellation and waiting for the end (sync mode). task.runtime.ts runs them. Rules:
- *  - everything is validated before anything is stored: fields (400 validation_error), model
- *    configuration (400 invalid_agent_configuration), agent (404 AGENT_NOT_FOUND), task type
- *    (400 INVALID_TASK_TYPE), context against the task type's inputs (422
- *    CONTEXT_VALIDATION_FAILED), webhook URL (400 WEBHOOK_INVALID);
- *  - an API key has at most its tier's concurrentExecutions tasks queued or running (429
- *    RATE_LIMIT_EXCEEDED, window "concurrent"); tasks an orchestration starts do not count;
- *  - every change publishes TOPIC.taskUpdated {taskId, status, orchestrationId}, a running task's
- *    with the step it is on and its start: the runtime stores a short step, the start among them,
- *    only in its event, so reads of a running task take the later of its row's step and its last
- *    event's, and a row not yet written running is read as running from its event (`steps`);
- *  - cancel: a queued task is cancelled at once, a running one too (its model call is aborted
- *    through the job's signal); a finished task is a 409 conflict.
+ * Agent tasks: validation, creation (row and durable job in one transaction), reads, list, cancel and
+ * sync waiting; task.runtime.ts runs them. Everything is validated before anything is stored.
+ * Orchestration tasks do not count toward a key's concurrent limit. The runtime stores short steps
+ * (the start among them) only in their `taskUpdated` event, so reads of a running task take the later
+ * of the row's step and the last event's, and a row not yet written running reads as running (`steps`).
  */
 
 /** The documented limit: agent executions one worker process runs at once. */
