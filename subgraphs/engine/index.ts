@@ -1,14 +1,11 @@
 /**
- * Workflow engine: workflows and their versions, executions (sync, async, retry, cancel, waits
- * that survive restarts), n8n imports, webhook and schedule triggers, `executionUpdated`. Its
- * folders and how an execution flows through them: README.md.
+ * Workflow engine: workflows and versions, executions (sync, async, retry, cancel, restart-proof
+ * waits), n8n imports, webhook and schedule triggers. How an execution flows: README.md.
  *
- * Owns: the `engine` schema (workflows, workflow_versions, executions, execution_nodes,
- *   execution_logs, webhook_triggers, webhook_logs, schedules), through its stores.
- * Calls: control plane (executeTask, task, cancelTask — the agent node), promptlib (testPrompt —
- *   the prompt node), through their public operations (kernel.operations).
- * Publishes: executionUpdated, executionCancel, webhookTriggersChanged. Jobs: executions, resumes,
- *   schedules, maintenance. Serves: /webhook/<path> as a door in the process hosting it.
+ * Owns: the `engine` schema, through its stores. Calls: control plane (executeTask, task, cancelTask)
+ * and promptlib (testPrompt) through their public operations. Publishes: executionUpdated,
+ * executionCancel, webhookTriggersChanged. Jobs: executions, resumes, schedules, maintenance.
+ * Serves: /webhook/<path> as a door in the process hosting it.
  */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';

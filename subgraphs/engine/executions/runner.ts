@@ -24,31 +24,12 @@ import { executionReads } from './reads.store';
 import { JOB, TOPIC } from '../../../kernel/topics';
 
 /**
- * Runs executions and keeps them: the row in engine.executions, run data in execution_nodes,
- * logs in execution_logs, an `engine.execution.updated` event on every status and progress
- * change. Async executions are `engine.execute` jobs; sync ones (and webhooks answering with
- * the last node, and sub-workflows) run inline in the request, persisted the same way, and
- * heartbeat so that a process dying mid-run leaves no execution `running` forever.
- *
- * Writes are batched: the node rows and log lines of fast nodes wait (at most 50 ms) for the
- * next write, which is one statement (writes.store.ts); a node that may take long (HTTP, code,
- * sub-workflow, wait) flushes them before it starts and names itself as the current node. An
- * inline run inserts its row with its first write, so a fast one (a sync Webhook -> Set) is a
- * single statement, its webhook request log included.
- *
- * `wait` nodes: the execution becomes `waiting` with the resume state (the waiting node and its
- * items; the outputs so far are in execution_nodes), plus a delayed `engine.resume` job for a
- * timer, or a resume URL for `resume: "webhook"`. Resuming continues from the stored state, in
- * any process, also after a restart.
- *
- * This class starts and cancels executions and is what the rest of the engine calls; the rest is
- * in its parts, each of which knows only those below it (no part imports this file):
- *   in-flight.ts   a run in this process, its batched writes, how it ends, the heartbeat
- *   children.ts    the services a run's nodes get: sub-workflows, inline workflows, the
- *                  error workflow (they start executions through `begin`, given to them)
- *   jobs.ts        the queue's jobs: queued runs, resumes, executions of lost workers
- *   reads.ts       rows and views read back, resume URLs
- *   context.ts     the names, options and run context they share
+ * Starts and cancels executions and is what the rest of the engine calls. Async runs are
+ * `engine.execute` jobs; sync ones run inline, persisted the same way, and heartbeat so a dying
+ * process leaves nothing `running`. Fast nodes' writes are batched into the next statement; a node that
+ * may take long flushes first. `wait` nodes store the resume state, so any process can resume.
+ * The parts (in-flight.ts, children.ts, jobs.ts, reads.ts, context.ts) know only those below them;
+ * none imports this file.
  */
 
 export type { ExecutionView, RequestLog } from './writes.store';

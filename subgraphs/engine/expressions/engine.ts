@@ -10,26 +10,12 @@ export { parseTemplate } from './templates';
 export type { ExpressionData, ExpressionLineage, Item } from './types';
 
 /**
- * `{{ … }}` in node parameters: n8n's expression language. `$json`, `$input` (`item`, `first()`,
- * `last()`, `all()`), `$('Name')` (`item`, `first()`, `last()`, `all()`, `isExecuted`),
- * `$node["Name"].json`, `$itemIndex`, `$runIndex`, `$execution`, `$workflow`, `$vars`,
- * `$prevNode`, `$now`/`$today`, luxon's `DateTime`/`Duration`/`Interval`, n8n's extension methods
- * (`'a'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`; sandbox/prelude/prelude.ts) and
- * helpers (`$if`, `$ifEmpty`, `$min`, …).
- *
- * Plain paths (`$json.customer.email`, `$node["Fetch"].json.items[0]`) are read here without
- * evaluating any code (paths.ts). Anything else goes to the sandbox (sandbox/isolate.ts),
- * batched: all the expressions of one node over all its items in one evaluation, rewritten first
- * (syntax.ts) and run by runner.ts. The evaluation asks for luxon and
- * the extensions (the sandbox's prelude) only when its expressions use them.
- *
- * A parameter that is exactly one `{{ … }}` keeps the value's type. With n8n's rule (native n8n
- * nodes, ResolveOptions.n8n) the rest is as n8n does it: `$now` is a luxon DateTime in the
- * workflow's zone, text around expressions joins values as n8n does (null and undefined give "",
- * an object "[object Object]"), a JavaScript error inside an expression (`$json.a.b` with no `a`)
- * gives undefined rather than failing the node (n8n's own errors — an extension's, a missing
- * node — do fail it), and `$execution.mode` is `test` or `production`. Otherwise (the platform's
- * own nodes) `$now` is a Date, text embeds objects as JSON, and errors fail the node.
+ * `{{ … }}` in node parameters: n8n's expression language (what it offers: docs/engine.md). Plain paths
+ * are read without running code (paths.ts); anything else is rewritten (syntax.ts) and evaluated in the
+ * sandbox, batched per node over all its items, with luxon and extensions loaded only when used.
+ * A parameter that is exactly one `{{ … }}` keeps the value's type. Under n8n's rule (ResolveOptions.n8n)
+ * text joins and errors behave as n8n's (a JavaScript error gives undefined); the platform's own nodes
+ * get a Date `$now`, JSON in text, and errors that fail the node.
  */
 
 export class ExpressionError extends Error {
@@ -324,7 +310,7 @@ function n8nText(v: unknown): string {
 /** A copy of `params` with each leaf replaced by its rendered value (only the paths to leaves are copied). */
 function build<T>(params: T, leaves: Leaf[], values: unknown[][], n8n: boolean): T {
   const mine = new Set<object>();
-  let root: any = params;
+  let root: unknown = params;
   leaves.forEach((leaf, l) => {
     const rendered = render(leaf.segments, values[l]!, n8n);
     if (leaf.path.length === 0) {
@@ -336,7 +322,10 @@ function build<T>(params: T, leaves: Leaf[], values: unknown[][], n8n: boolean):
   return root as T;
 }
 
-function setIn(root: any, path: (string | number)[], value: unknown, mine: Set<object>): any {
+/** A parameter object or array under construction, indexed by the leaf paths. */
+type Container = Record<string | number, unknown>;
+
+function setIn(root: unknown, path: (string | number)[], value: unknown, mine: Set<object>): Container {
   const top = shallow(root, mine);
   let cur = top;
   for (let i = 0; i < path.length - 1; i++) {
@@ -350,9 +339,9 @@ function setIn(root: any, path: (string | number)[], value: unknown, mine: Set<o
 }
 
 /** A shallow copy made once per build: the caller's parameters are never modified. */
-function shallow(v: any, mine: Set<object>): any {
-  if (mine.has(v)) return v;
-  const c = Array.isArray(v) ? [...v] : { ...v };
+function shallow(v: unknown, mine: Set<object>): Container {
+  if (mine.has(v as object)) return v as Container;
+  const c = Array.isArray(v) ? [...(v as unknown[])] : { ...(v as object) };
   mine.add(c);
-  return c;
+  return c as Container;
 }

@@ -1,21 +1,11 @@
 import { EXTENSION_NAMES } from '../sandbox';
 
 /**
- * n8n's expression syntax on top of JavaScript, as a rewrite of the source done once per
- * expression (cached):
- *
- * - `value.name(…)`, `name` one of n8n's extension methods, becomes `$$ext(value, "name")(…)`:
- *   the prelude's dispatcher (sandbox/prelude/prelude.ts) picks the function by the value's type
- *   when it runs, else the value's own method (`Math.max(…)` stays Math.max). `value?.name(…)`
- *   becomes `$$ext(value, "name", 1)?.(…)`, and an optional link earlier in the chain
- *   (`a?.b.name()`) keeps its short-circuit: `$$opt(a, ($$v) => $$ext($$v.b, "name")())`.
- * - `$if(test, a, b)` becomes `((test) ? (a) : (b))`: only the branch taken is evaluated.
- * - trailing semicolons go (`{{ Math.min(1, 2); }}` is allowed in n8n).
- *
- * There is no full JavaScript parser here: the source is read as tokens and balanced brackets,
- * and a call is rewritten when it ends a member chain (`a.b[c](d).name(`), which is where
- * JavaScript can have a method call. A source that does not tokenize is left as it is (the
- * sandbox reports its syntax error).
+ * n8n's syntax on top of JavaScript, as a cached source rewrite: extension calls become `$$ext(value,
+ * "name")(…)` (optional chains keep their short-circuit through `$$opt`), `$if(t, a, b)` a conditional
+ * that evaluates only the branch taken, trailing semicolons go. There is no full parser: tokens and
+ * balanced brackets, a call rewritten where it ends a member chain. A source that does not tokenize is
+ * left alone for the sandbox to report.
  */
 
 export class ExpressionSyntaxError extends Error {}

@@ -2,22 +2,12 @@ import ivm from 'isolated-vm';
 import { preludeSource, preludeWarmup, type PreludeLevel } from './prelude/prelude';
 
 /**
- * Untrusted JavaScript (the code node, expressions that are not plain paths) runs here, never in
- * the main realm: each evaluation gets a fresh V8 context inside an isolate of a small pool
- * (isolated-vm 5: a separate heap with a hard memory limit, run on its own thread, so an
- * infinite loop does not block the event loop). Data goes in and out as JSON text only: the
- * context holds no reference to any host object, so there is no `process`, `require`, file
- * system, network or timer to reach. A script past its time limit is stopped; one past the
- * memory limit takes its isolate down with it, and the pool replaces the isolate.
- *
- * A context starts with n8n's prelude (sandbox/prelude/prelude.ts: luxon's DateTime, Duration and
- * Interval, n8n's expression extensions) unless the run says it needs less. Making a context and
- * loading the prelude into it (from V8's code cache, then compiling what most evaluations use)
- * — about 1.5 ms with luxon, most of it luxon's — is not done on the way: after each run, its
- * isolate makes the context the next run will take (like the one this run wanted) while the
- * platform does other work. Each evaluation still gets a context no other has used.
- * (isolated-vm's heap snapshots would have been the natural tool, but with Node 20 they corrupt
- * one-character strings — property names included — so they are not used.)
+ * Untrusted JavaScript runs here, never in the main realm: a fresh V8 context per evaluation, in an
+ * isolated-vm isolate of a small pool (own heap with a hard limit, own thread). Data crosses as JSON
+ * text only, so no host object (`process`, `require`, timers) is reachable. A script past its time is
+ * stopped; one past its memory takes its isolate down and the pool replaces it. After each run the
+ * isolate prepares the next context off the request path (the prelude is costly); each evaluation
+ * still gets an unused context. Heap snapshots are not used: under Node 20 they corrupt short strings.
  */
 
 export const EXPRESSION_LIMITS = { memoryMb: 32, timeoutMs: 1_000 };

@@ -16,29 +16,14 @@ import { scheduleStore as store, toView, type ScheduleView } from './store';
 export type { ScheduleView } from './store';
 
 /**
- * Schedules, one table for both kinds (engine.schedules): those registered through the control
- * plane (`POST /v1/control-plane/workflows/{id}/schedule`) and those of the workflows'
- * scheduleTrigger nodes (`node_name` set; kept in step with the active definition by syncNodes).
+ * Schedules of both kinds in engine.schedules: registered through the control plane, or a workflow's
+ * scheduleTrigger node (`node_name` set, kept in step by syncNodes). User rules: docs/control-plane.md.
  *
- * Firing. Each enabled schedule has one `engine.schedule.fire` job planned at its `next_run_at`
- * (the job key is schedule + due time, so planning it twice plans it once). The job claims its
- * due time in one transaction: it locks the row only while `next_run_at` still equals that due
- * time, starts a queued execution (inside the same transaction), moves `next_run_at` to the next
- * cron time and plans that job. Any number of worker processes may hold a job for the same due
- * time: exactly one transaction finds the row still due, the others find it moved and do nothing.
- * A crash before the commit leaves the row due; the job's retry (or the healing below) fires it.
- *
- * After downtime (catch-up once): a due time that passed while no worker ran fires once when a
- * worker comes back, with `missedRuns` = how many later due times also passed (they are not run);
- * `next_run_at` then moves to the first cron time after now. Healing: at every start and every
- * minute (engine maintenance) enabled schedules overdue by more than 10 s get their job again.
- *
- * Only active workflows run: a due time of an inactive workflow's schedule passes without an
- * execution (it is not caught up on activation). Node schedules exist only while their workflow
- * is active.
- *
- * Due times are read on the kernel's clock (kernel/clock.ts): cron times from its now, the jobs
- * claimed when it reaches them, overdue rows found against its now in SQL.
+ * Each enabled schedule has one `engine.schedule.fire` job keyed by schedule and due time. Firing
+ * locks the row only while `next_run_at` still equals that due time, then starts the execution, moves
+ * `next_run_at` and plans the next job in the same transaction: concurrent holders of the job fire
+ * exactly once, and a crash before commit leaves the row due for the retry or the healing sweep.
+ * Due times are read on the kernel's clock (kernel/clock.ts), in code and in SQL alike.
  */
 
 /** Jobs of the engine's first scheduler (one chain per workflow version); dropped if any remain. */

@@ -5,22 +5,13 @@ import { UUID } from '../../../kernel/ids';
 import { isExpression, NodeError, isPlainObject } from '../nodes';
 
 /**
- * Whose permissions a workflow's platform nodes act with. `engine.agent` and `engine.prompt` call
- * the other services as the platform, so a workflow may only reach them — directly, in a
- * sub-workflow by id, or in a workflow given inline to an Execute Workflow node, at any depth —
- * for a key that holds what calling those services directly needs:
- *
- * - at save time (create, import, duplicate, update, activate), every node the definition can be
- *   seen to reach is checked against the saving key (reachedPermissions);
- * - at run time, before such a node calls out, the key the execution runs as must still exist,
- *   be neither revoked nor expired, and hold the permission now (checkRunAs). That covers what
- *   only a run can know: a target computed by an expression, a sub-workflow changed since.
- *
- * An execution runs as (`runAs`) the key that caused it: the caller of execute, trigger or retry;
- * for an inbound webhook, the key that registered the webhook trigger (its test call too); for a
- * schedule, the key that created it — or, for a scheduleTrigger node, the key that last saved or
- * activated the workflow. Sub-workflows, inline workflows, error workflows and resumed waits go on
- * as the execution that started them. `null` is the platform itself (a service principal).
+ * Whose permissions a workflow's platform nodes (`engine.agent`, `engine.prompt`, which call out as the
+ * platform) act with. At save, every such node the definition reaches, at any depth, is checked against
+ * the saving key (reachedPermissions); at run time, before each call out, the execution's `runAs` key
+ * must still be valid and hold the permission (checkRunAs), covering what only a run can know.
+ * `runAs` is the key that caused the execution: the caller, the webhook trigger's registrant, the
+ * schedule's creator (for a node schedule, who last saved or activated); children inherit it.
+ * `null` is the platform itself.
  */
 
 /** Node types that act with the platform's authority, and the permission calling them directly needs. */

@@ -1,12 +1,7 @@
 /**
- * Byte-level helpers of the expression prelude (prelude.ts): UTF-8, base64 and the
- * digests of n8n's `hash()` (md5, sha1, sha224, sha256, sha384, sha512, sha3 = SHA3-512).
- *
- * This function is not called here: its source text is part of the prelude that every sandbox
- * context evaluates (there is no `crypto`, `TextEncoder` or `btoa` inside an isolate). So it must
- * stay self-contained — no reference to anything outside its own body. Hash constants are derived
- * (roots of primes, sines) on first use instead of being tabled, and only then: a context that
- * never hashes pays nothing.
+ * UTF-8, base64 and the digests of n8n's `hash()` for the prelude (no `crypto` or `btoa` in an isolate).
+ * Its source text is evaluated in every sandbox context, so it must stay self-contained; hash constants
+ * are derived on first use, so a context that never hashes pays nothing.
  */
 export interface Codec {
   utf8(text: string): number[];

@@ -8,22 +8,12 @@ import type { ExtensionTable, Lib } from './types';
 import { arrayExtensions, booleanExtensions, numberExtensions, objectExtensions } from './values';
 
 /**
- * The sandbox prelude: what a context evaluates before its code (sandbox/isolate.ts, unless the run needs
- * less) — n8n's expression language beyond JavaScript:
- *
- * - luxon (its browser build): `DateTime`, `Duration`, `Interval` as globals, as n8n's
- *   expressions and Code node have them (not in the `extensions` level: luxon is most of the
- *   prelude's cost, and most expressions do not use dates);
- * - n8n's extension methods (`'a b'.toTitleCase()`, `[1, 2].sum()`, `$now.plus(1, 'day')`), which
- *   n8n has in expressions only. They are not put on JavaScript's prototypes: expressions/syntax.ts
- *   rewrites a call `x.name(…)` of an extension name into `$$ext(x, "name")(…)`, and the
- *   dispatcher here picks the function by the value's type when it runs, or the value's own
- *   method of that name — n8n's resolution, in n8n's order;
- * - n8n's expression helpers (`$ifEmpty`, `$min`, `numberList`, …).
- *
- * All of it is written as ordinary TypeScript functions whose source text (Function#toString) is
- * assembled into one script: each such function must only use what it receives. The script
- * leaves one hidden global, `globalThis[Symbol.for(PRELUDE_KEY)]` (PreludeApi), for the runners.
+ * The sandbox prelude: n8n's expression language beyond JavaScript (luxon globals, extension methods,
+ * helpers such as `$ifEmpty`), evaluated in a context unless the run needs less. Extensions are not put
+ * on prototypes: expressions/syntax.ts rewrites `x.name(…)` into `$$ext(x, "name")(…)` and the
+ * dispatcher here resolves it by the value's type, in n8n's order. Every function is assembled by its
+ * source text (Function#toString), so each must use only what it receives. The script leaves one
+ * hidden global, `globalThis[Symbol.for(PRELUDE_KEY)]` (PreludeApi), for the runners.
  */
 
 export const PRELUDE_KEY = 'n8n.expressions';
