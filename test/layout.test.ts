@@ -3,18 +3,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The layout of the rooms, checked on the sources (not on dist/, which may hold stale files):
- *
- *   main.ts, server/            the top: may import anything below
- *   gateway/   rest-adapter/    siblings: neither imports the other
- *   subgraphs/<service>/        each service alone: no other service's files, nothing above
- *   kernel/                     the bottom: imports none of the rooms above
- *
- * and no import circle anywhere. Every import counts, type-only ones too (`import type`, `{ type A }`,
- * `import('…')` in a type), though tsc erases them: the layout says what a room may import, not
- * what survives compilation, and a type-only circle, harmless at load time, still ties two files
- * together so that neither can be read, changed or moved alone; one value import added to it makes
- * the load order decide which module sees `undefined`.
+ * The layout of the rooms, checked on the sources (dist/ may hold stale files): main.ts and server/ on
+ * top; gateway/ and rest-adapter/ siblings that never import each other; each subgraphs/<service>/
+ * alone; kernel/ at the bottom; and no import circle. Type-only imports count too: the layout is about
+ * what a file may depend on, and a type-only circle becomes a load-order bug with one value import.
  */
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -5,18 +5,10 @@ import { SUBGRAPH_EXECUTION } from '../kernel/subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
- * Field resolvers that load per parent (Task.artifacts, Workflow.statistics/lastExecuted/
- * webhookUrl, WorkflowExecution.nodeData/logs, WorkflowWebhook.statistics) are batched per
- * request (kernel/loaders.ts): a page of 100 parents takes as many SQL statements as a page of 10,
- * and the answers are the stored values.
- *
- * How statements are counted: every subgraph execution is traced on kernel/subgraph.ts's
- * SUBGRAPH_EXECUTION channel, so this file binds an AsyncLocalStorage scope to its start, and wraps
- * pg's `Client.prototype.query` (every statement of TypeORM and of the kernel goes through it) to
- * count the statements issued inside such a scope. Only executions on behalf of the test's caller
- * are recorded (the platform's own internal operations run as the service principal), so
- * background work (queue polling, schedules, the batched key-usage writes, metrics) is never
- * counted, whatever its timing: what is counted is exactly what resolving the operation cost.
+ * Per-parent field resolvers are batched per request (kernel/loaders.ts): a page of 100 parents takes
+ * as many SQL statements as a page of 10, and the answers are the stored values. Statements are counted
+ * by wrapping pg's `Client.prototype.query` inside an AsyncLocalStorage scope bound to the
+ * SUBGRAPH_EXECUTION channel, only for the test caller's executions, so background work never counts.
  */
 
 interface Scope {

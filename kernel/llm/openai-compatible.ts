@@ -9,7 +9,6 @@ import type { CompletionRequest, CompletionResult, LlmProvider } from './types';
 /**
  * The provider for LLM_BASE_URL: any OpenAI-compatible `POST {baseUrl}/chat/completions`, through the
  * `openai` package. Retries are the SDK's alone (`maxRetries`); this code never loops.
- *
  * The `fetch` hook finds its call's state under a symbol key in `fetchOptions` (not AsyncLocalStorage,
  * whose promise hooks slow the whole process) and stops the SDK waiting for a Retry-After longer than
  * `maxRetryAfterMs` or the time left. The SDK's timeout restarts per attempt and its back-off ignores

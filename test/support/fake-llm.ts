@@ -3,19 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { readBody } from './net';
 
 /**
- * A small local OpenAI-compatible server for tests and benchmarks (the shape OpenAI, vLLM, Ollama,
- * llama.cpp and LM Studio answer at `POST {base}/chat/completions`).
- *
- *  - `POST /v1/chat/completions` answers a real `chat.completion` object. By default it is
- *    deterministic: content = `echo: ` + the last user message, usage counted in words
- *    (prompt = words of all messages, completion = words of the content).
- *  - `GET /v1/models` lists the models (`opts.models`).
- *  - Every request is recorded (method, path, headers, parsed body) in `requests`.
- *  - `reply(fn)` decides the answer per request; `fail(n, status, headers)` makes the next n chat
- *    calls answer that status (OpenAI error shape); `delay(ms)` delays every chat answer.
- *  - `stream: true` requests get a server-sent-events answer (`chat.completion.chunk`s, `[DONE]`).
- *
- * Anything else: 404 in the OpenAI error shape.
+ * A small local OpenAI-compatible server for tests and benchmarks: `POST /v1/chat/completions` answers
+ * a real `chat.completion` (by default `echo: ` + the last user message, usage in words; SSE chunks when
+ * `stream: true`), `GET /v1/models` lists `opts.models`, anything else is a 404 in OpenAI's error shape.
+ * Every request is recorded in `requests`; `reply`, `fail` and `delay` steer the next answers.
  */
 
 export interface RecordedRequest {
@@ -139,7 +130,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       const r = await replyFn(body, recorded);
       answer = typeof r === 'string' ? { content: r } : r;
     }
-    if (answer.raw !== undefined) return send(res, answer.status ?? 200, answer.raw as any, answer.headers);
+    if (answer.raw !== undefined) return send(res, answer.status ?? 200, answer.raw, answer.headers);
     if (answer.status && answer.status >= 400) {
       return send(res, answer.status, errorBody(answer.status, answer.content ?? `fake failure (${answer.status})`), answer.headers);
     }

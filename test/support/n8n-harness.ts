@@ -11,16 +11,10 @@ import { splitInBatches } from '../../subgraphs/engine/n8n/nodes/split-in-batche
 import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox/isolate';
 
 /**
- * Runs n8n-format nodes and workflows the way an import and an execution run them (import,
- * validation, the executor with the real expression engine and sandboxes), without the
- * database: what the n8n compatibility tests compare with n8n's documented outputs.
- *
- *   const out = await runNode({ type: 'n8n-nodes-base.set', typeVersion: 3.4, parameters }, [{ a: 1 }]);
- *   out[0]  // the json of the items of output 0
- *
- * The node under test is named "Node"; its inputs come from nodes named "Input 1", "Input 2", …
- * that have already run (so `$('Input 1')` works in expressions). Call `disposeHarness` in an
- * `after` hook (the sandboxes hold isolates).
+ * Runs n8n-format nodes and workflows as an import and an execution would (validation, the executor,
+ * the real expression engine and sandboxes), without the database: what the n8n compatibility tests
+ * compare with n8n's documented outputs. The node under test is "Node", fed by already-run nodes
+ * "Input 1", "Input 2", …; call `disposeHarness` afterwards (the sandboxes hold isolates).
  */
 
 export type Json = Record<string, any>;

@@ -18,7 +18,6 @@ export type { ScheduleView } from './store';
 /**
  * Schedules of both kinds in engine.schedules: registered through the control plane, or a workflow's
  * scheduleTrigger node (`node_name` set, kept in step by syncNodes). User rules: docs/control-plane.md.
- *
  * Each enabled schedule has one `engine.schedule.fire` job keyed by schedule and due time. Firing
  * locks the row only while `next_run_at` still equals that due time, then starts the execution, moves
  * `next_run_at` and plans the next job in the same transaction: concurrent holders of the job fire
