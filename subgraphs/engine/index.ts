@@ -2,10 +2,10 @@
  * Workflow engine: workflows and versions, executions (sync, async, retry, cancel, restart-proof
  * waits), n8n imports, webhook and schedule triggers. How an execution flows: README.md.
  *
- * Owns: the `engine` schema, through its stores. Calls: control plane (executeTask, task, cancelTask)
- * and promptlib (testPrompt) through their public operations. Publishes: executionUpdated,
- * executionCancel, webhookTriggersChanged. Jobs: executions, resumes, schedules, maintenance.
- * Serves: /webhook/<path> as a door in the process hosting it.
+ * Owns: the `engine` schema, through its stores.
+ * Calls: control plane (executeTask, task, cancelTask) and promptlib (testPrompt), through their public operations.
+ * Publishes: executionUpdated, executionCancel, webhookTriggersChanged. Jobs: executions, resumes,
+ * schedules, maintenance. Serves: /webhook/<path> as a door in the process hosting it.
  */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';

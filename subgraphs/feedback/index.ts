@@ -2,8 +2,9 @@
  * Feature-request service: projects, requests, votes, comments and moderation, for people signed in
  * with GitHub or Google (or sessions minted with the platform admin key).
  *
- * Owns: the `feedback` schema, through its stores. Calls: no other service (GitHub and Google OAuth).
- * Publishes: feedbackRequestUpdated. Sessions: HS256 JWTs (audience `feedback`) valid on both
+ * Owns: the `feedback` schema, through its stores.
+ * Calls: no other service (GitHub and Google for the OAuth code exchange).
+ * Publishes: feedbackRequestUpdated. Sessions are HS256 JWTs (audience `feedback`) valid on both
  * `/feedback/api/v1` and `/graphql`. Serves: the OAuth redirects, which are not JSON.
  */
 import './codes';

@@ -3,9 +3,9 @@
  * (CLUSTER_DRIVER `local` or `kubernetes`), cluster figures, signed webhooks and alerts. People use
  * HS256 JWTs (audience `infra`); machines infrastructure API keys (`inf_live_` / `inf_test_`).
  *
- * Owns: the `infra` schema, through its stores. Calls: no other service (the cluster driver; webhook
- * receivers via kernel/webhooks.ts). Publishes: deploymentUpdated, infra.access.changed.
- * Serves: `GET /services/:id/logs` (NDJSON).
+ * Owns: the `infra` schema, through its stores.
+ * Calls: no other service (the cluster driver; webhook receivers through kernel/webhooks.ts).
+ * Publishes: deploymentUpdated, infra.access.changed. Serves: `GET /services/:id/logs` (NDJSON).
  */
 import type { FastifyInstance } from 'fastify';
 import { platformKey, SecretCipher } from '../../kernel/crypto';

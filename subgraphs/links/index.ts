@@ -1,9 +1,10 @@
 /**
  * Link service: short links, optionally behind a password or PIN.
  *
- * Owns: the `links` schema, through link.store.ts. Calls: no other service. Publishes: linksChanged
- * (every process's redirect cache). Serves: `GET /links/{slug}` and its gate form straight from that
- * cache, since a redirect must not cost a GraphQL operation; same rules as `verifyLink`.
+ * Owns: the `links` schema, through link.store.ts.
+ * Calls: no other service.
+ * Publishes: linksChanged (every process's redirect cache). Serves: `GET /links/{slug}` and its gate
+ * form straight from that cache, since a redirect must not cost a GraphQL operation (rules as `verifyLink`).
  */
 import './codes';
 import { createHash } from 'node:crypto';

@@ -2,7 +2,8 @@
  * Prompt library: versioned templates with fragments, test runs, A/B tests, chains, refine, promote;
  * the agents render their instructions through `renderPrompt`.
  *
- * Owns: the `promptlib` schema, through its stores. Calls: no other service (the model via kernel.llm).
+ * Owns: the `promptlib` schema, through its stores.
+ * Calls: no other service (the model through kernel.llm).
  * Publishes: promptChanged (every process's prompt cache). Jobs: chain executions.
  */
 import './codes';
