@@ -33,7 +33,7 @@ export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): vo
       return payload;
     });
     // Every built file gets its own route (the build is there before the server starts). The app's
-    // own pages are `<section>` or `<section>/<id>`, answered with index.html; anything else (a file
+    // own pages are `<section>/<id>…` (a few segments), answered with index.html; anything else (a file
     // it does not have, deeper or overlong paths) is 404.
     await scope.register(fastifyStatic, { root: dir, prefix: '/dashboard/', index: false, wildcard: false, cacheControl: false });
     const app = async (_req: unknown, reply: FastifyReply) => reply.header('cache-control', 'no-cache').sendFile('index.html');
@@ -47,11 +47,12 @@ export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): vo
 }
 
 const MAX_PAGE_PATH = 200;
+const MAX_PAGE_SEGMENTS = 4;
 
 const PAGE_SEGMENT = /^[\w:@~-]+$/;
 
-/** Whether a path under /dashboard/ can be one of the app's pages: one or two segments of names and ids, no file. */
+/** Whether a path under /dashboard/ can be one of the app's pages: a few segments of names and ids, no file. */
 function isPagePath(rest: string): boolean {
   const segments = rest.split('/').filter(Boolean);
-  return rest.length <= MAX_PAGE_PATH && segments.length <= 2 && segments.every((s) => PAGE_SEGMENT.test(s));
+  return rest.length <= MAX_PAGE_PATH && segments.length <= MAX_PAGE_SEGMENTS && segments.every((s) => PAGE_SEGMENT.test(s));
 }
