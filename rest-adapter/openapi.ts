@@ -11,11 +11,11 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { getMetadataStorage } from 'type-graphql';
+import { PUBLIC } from '../kernel/auth/principal';
 import { envelopeOf } from '../kernel/envelopes';
 import { ERROR_STATUS } from '../kernel/errors';
 import { toSnake } from './case';
-import type { RestRequest, RouteDef } from './route';
+import { declaredRoles, type RestRequest, type RouteDef } from './route';
 import { leafSchema, responseSchema } from './openapi/responses';
 import { tagOf, tagSection } from './openapi/tags';
 import type { Surface } from './surface';
@@ -102,12 +102,8 @@ function jsonSchema(type: GraphQLInputType, snake: boolean, depth = 0): Schema {
 
 /** The permission the operation's root field names (@Authorized), or null for a public one. */
 function permissionOf(op: OperationDefinitionNode): string | null {
-  const root = op.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
-  if (!root || root.kind !== Kind.FIELD) return null;
-  const entry = getMetadataStorage().authorizedFields.find((a) => a.fieldName === root.name.value);
-  // type-graphql types the roles `any[]`; this schema's are strings.
-  const roles = (entry?.roles ?? []).filter((r): r is string => typeof r === 'string' && !r.startsWith('surface:'));
-  if (roles.includes('@public')) return null;
+  const roles = (declaredRoles(op) ?? []).filter((r) => !r.startsWith('surface:'));
+  if (roles.includes(PUBLIC)) return null;
   return roles[0] ?? ANY_CALLER_LABEL;
 }
 
@@ -122,7 +118,7 @@ const ERROR_CODES: Record<number, string[]> = {
   500: ['internal_server_error'],
 };
 
-const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message}.' };
+const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message, reason}.' };
 const ERROR_OBJECT = {
   type: 'object',
   required: ['code', 'message'],

@@ -1,3 +1,5 @@
+import { Kind, type OperationDefinitionNode } from 'graphql';
+import { getMetadataStorage } from 'type-graphql';
 import type { TypedDocumentString } from './surfaces/generated';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -84,4 +86,17 @@ export function intParam(v: unknown): unknown {
 export function boolParam(v: unknown): unknown {
   if (v === undefined || v === '') return undefined;
   return v === 'true' ? true : v === 'false' ? false : v;
+}
+
+/**
+ * The roles the operation's root field declares with @Authorized in its subgraph (permissions,
+ * PUBLIC, surface markers), or undefined when it declares none. Read from TypeGraphQL's metadata,
+ * so every subgraph's resolvers must be loaded (they are, wherever routes are served or described).
+ */
+export function declaredRoles(op: OperationDefinitionNode | undefined): string[] | undefined {
+  const root = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  if (!root || root.kind !== Kind.FIELD) return undefined;
+  const declared = getMetadataStorage().authorizedFields.filter((a) => a.fieldName === root.name.value);
+  // type-graphql types the roles `any[]`; this schema's are strings.
+  return declared.length ? declared.flatMap((a): unknown[] => a.roles).filter((r): r is string => typeof r === 'string') : undefined;
 }

@@ -18,7 +18,6 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { getMetadataStorage } from 'type-graphql';
 import { PUBLIC } from '../kernel/auth/principal';
 import { AppError, errors, fromGraphQLError, type FieldError, type FieldReason } from '../kernel/errors';
 import { assertAcceptableParams } from '../kernel/input-policy';
@@ -30,7 +29,7 @@ import type { Logger } from '../kernel/logger';
 import type { RequestContext } from '../kernel/subgraph';
 import { convertKeys, toCamel, toSnake } from './case';
 import { routeOutput } from './output';
-import type { RestRequest, RouteDef } from './route';
+import { declaredRoles, type RestRequest, type RouteDef } from './route';
 
 export interface Surface {
   name: string;
@@ -172,11 +171,9 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
  */
 function isPublicOperation(route: RouteDef): boolean {
   const op = parse(route.operation).definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  const root = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
-  if (!root || root.kind !== Kind.FIELD) throw new Error(`Route ${route.method} ${route.path}: the operation has no root field`);
-  const declared = getMetadataStorage().authorizedFields.filter((a) => a.fieldName === root.name.value);
-  if (!declared.length) throw new Error(`Route ${route.method} ${route.path}: ${root.name.value} declares no @Authorized (is its subgraph loaded?)`);
-  return declared.some((a) => a.roles.includes(PUBLIC));
+  const roles = declaredRoles(op);
+  if (!roles) throw new Error(`Route ${route.method} ${route.path}: its operation's root field declares no @Authorized (is its subgraph loaded?)`);
+  return roles.includes(PUBLIC);
 }
 
 /**
