@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { runLoadClient } from './support/load-client';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -88,6 +91,8 @@ describe('with the default budgets', () => {
     const id = await importWorkflow(p, ATTACK);
     const body = JSON.stringify({ mode: 'sync', timeout: 120, data: { list: new Array(1_000_000).fill(12) } });
     assert.ok(body.length >= 3_000_000, `a 3 MB request (${body.length} bytes)`);
+    const bodyFile = path.join(mkdtempSync(path.join(tmpdir(), 'budgets-')), 'body.json');
+    writeFileSync(bodyFile, body);
     const health: number[] = [];
     let attacking = true;
     const poll = (async () => {
@@ -103,7 +108,7 @@ describe('with the default budgets', () => {
       url: p.url,
       key: p.adminKey,
       path: `/v1/engine/workflows/${id}/execute`,
-      body,
+      bodyFile,
       rounds: 3,
       concurrency: 3,
     }).finally(async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /**
  * Clients in a process of their own: requests of megabytes sent in rounds of concurrent ones.
@@ -11,9 +12,10 @@ import { spawn } from 'node:child_process';
 export interface LoadPlan {
   url: string;
   key: string;
-  /** The path every request posts to, with its body (JSON text, sent as is). */
+  /** The path every request posts to, with its body: a file of JSON text, sent as is (so the plan
+   * itself stays small and writing it costs the measured process nothing). */
   path: string;
-  body: string;
+  bodyFile: string;
   rounds: number;
   concurrency: number;
 }
@@ -39,7 +41,7 @@ export function runLoadClient(plan: LoadPlan): Promise<LoadOutcome> {
 }
 
 async function main(plan: LoadPlan): Promise<LoadOutcome> {
-  const body = Buffer.from(plan.body);
+  const body = readFileSync(plan.bodyFile);
   const answers: LoadOutcome['answers'] = [];
   for (let round = 0; round < plan.rounds; round++) {
     const sent = Array.from({ length: plan.concurrency }, async () => {
