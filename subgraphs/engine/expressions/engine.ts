@@ -40,6 +40,11 @@ export interface ResolveOptions {
    * expressions then also evaluate as n8n's do (see the top of this file).
    */
   n8n?: boolean;
+  /**
+   * Under n8n's rule, parameter paths (as `raw`) whose text is a template even without the `=`:
+   * the `{{ … }}` in it are resolved, the rest kept (n8n's HTML node resolves its template so).
+   */
+  templates?: string[];
   signal?: AbortSignal;
 }
 
@@ -267,6 +272,10 @@ function collect(value: unknown, path: (string | number)[], out: Leaf[], opts: R
   if (typeof value === 'string') {
     if (opts.n8n) {
       if (value.startsWith('=')) out.push({ path, segments: parseTemplate(value.slice(1)) ?? [{ text: value.slice(1) }] });
+      else if (matches(path, opts.templates)) {
+        const segments = parseTemplate(value);
+        if (segments) out.push({ path, segments });
+      }
       return;
     }
     let segments = parseTemplate(value);

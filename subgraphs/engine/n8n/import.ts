@@ -337,6 +337,8 @@ const MAPPERS: Record<string, Mapper> = {
   manualTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   start: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   executeWorkflowTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
+  // The workflow named as another's settings.errorWorkflow starts with what n8n's Error Trigger emits (executions/children.ts).
+  errorTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   webhook: (p) => {
     const kept: Params = {};
     for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];
