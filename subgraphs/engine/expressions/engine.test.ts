@@ -187,6 +187,12 @@ describe("n8n's syntax: the rewrite before the sandbox", () => {
 });
 
 describe("n8n's rule", () => {
+  test('a template path resolves its {{ }} without the leading =; other plain strings stay text', async () => {
+    const params = { html: '<b>{{ $json.name }}</b> {{ $json.tags }}', other: '{{ $json.name }}', eq: '={{ $json.name }}' };
+    const [out] = await engine.resolve(params, data([{ name: 'Ann', tags: ['a', 'b'] }]), { n8n: true, templates: ['html'] });
+    assert.deepEqual(out, { html: '<b>Ann</b> a,b', other: '{{ $json.name }}', eq: 'Ann' });
+  });
+
   test('$now and $today are luxon DateTimes in the workflow time zone (UTC by default)', async () => {
     const params = {
       zone: '={{ $now.zoneName }}',
