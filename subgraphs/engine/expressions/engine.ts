@@ -51,6 +51,8 @@ export interface ResolveOptions {
 interface Leaf {
   path: (string | number)[];
   segments: Segment[];
+  /** A template path (ResolveOptions.templates): always text, each value written as String() writes it. */
+  template?: boolean;
 }
 
 interface Task {
@@ -274,7 +276,7 @@ function collect(value: unknown, path: (string | number)[], out: Leaf[], opts: R
       if (value.startsWith('=')) out.push({ path, segments: parseTemplate(value.slice(1)) ?? [{ text: value.slice(1) }] });
       else if (matches(path, opts.templates)) {
         const segments = parseTemplate(value);
-        if (segments) out.push({ path, segments });
+        if (segments) out.push({ path, segments, template: true });
       }
       return;
     }
@@ -321,7 +323,10 @@ function build<T>(params: T, leaves: Leaf[], values: unknown[][], n8n: boolean):
   const mine = new Set<object>();
   let root: unknown = params;
   leaves.forEach((leaf, l) => {
-    const rendered = render(leaf.segments, values[l]!, n8n);
+    // n8n replaces each `{{ … }}` of a template by its value as text: "undefined" and "null" included.
+    const rendered = leaf.template
+      ? leaf.segments.map((seg, i) => ('text' in seg ? seg.text : String(values[l]![i]))).join('')
+      : render(leaf.segments, values[l]!, n8n);
     if (leaf.path.length === 0) {
       root = rendered;
       return;

@@ -7,10 +7,10 @@ import { collection, entries, fixedOption, type Params } from '../item-lists/par
 /**
  * n8n's HTML node (1, 1.1, 1.2) and the older HTML Extract (`htmlExtract`, 1), on cheerio as n8n's:
  *
- * - generateHtmlTemplate (the default): the `{{ … }}` in the template `html` are resolved for each
- *   item, as n8n resolves them (the template needs no leading `=`); the rest is kept as text, so a
- *   `<script>` in it is only text here (expressions run in the expression sandbox, nothing else
- *   runs): `{ html }` per item.
+ * - generateHtmlTemplate (the default): each `{{ … }}` in the template `html` is replaced, for each
+ *   item, by its value as text, as n8n writes it (a missing field gives "undefined"; the template
+ *   needs no leading `=`); the rest is kept as text, so a `<script>` in it is only text here
+ *   (expressions run in the expression sandbox, nothing else runs): `{ html }` per item.
  * - extractHtmlContent: the HTML in `dataPropertyName` (a string or a list of them; 1.1 on, a path
  *   in dot notation) read with CSS selectors: one item per HTML text, each extraction value under
  *   its key (an attribute, the inner HTML, the text, or a form field's value; all matches when
