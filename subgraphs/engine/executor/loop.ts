@@ -314,7 +314,18 @@ export class WorkflowExecutor implements NodeRunner {
       inputs,
       items: inputs[0] ?? [],
       parameters: (indexes) =>
-        this.expressions.resolve(node.parameters, data, { raw: def.raw, bareExpressions: def.bareExpressions, n8n: def.n8n !== undefined, signal }, indexes),
+        this.expressions.resolve(
+          node.parameters,
+          data,
+          {
+            raw: def.raw,
+            bareExpressions: def.bareExpressions,
+            n8n: def.n8n !== undefined,
+            templates: def.n8n?.templates,
+            signal,
+          },
+          indexes,
+        ),
       expressionData: data,
       continueOnFail: node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput',
       signal,

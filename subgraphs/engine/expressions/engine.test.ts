@@ -187,6 +187,21 @@ describe("n8n's syntax: the rewrite before the sandbox", () => {
 });
 
 describe("n8n's rule", () => {
+  test('a template path resolves its {{ }} without the leading =; other plain strings stay text', async () => {
+    const params = {
+      html: '<b>{{ $json.name }}</b> {{ $json.tags }} {{ $json.missing }} {{ $json.none }} {{ $json.o }}',
+      one: '{{ $json.n }}',
+      other: '{{ $json.name }}',
+      eq: '={{ $json.name }}',
+    };
+    const [out] = await engine.resolve(params, data([{ name: 'Ann', tags: ['a', 'b'], none: null, o: { a: 1 }, n: 5 }]), {
+      n8n: true,
+      templates: ['html', 'one'],
+    });
+    // Each value as text, as n8n's replace() writes it; a template is text even when it is one expression.
+    assert.deepEqual(out, { html: '<b>Ann</b> a,b undefined null [object Object]', one: '5', other: '{{ $json.name }}', eq: 'Ann' });
+  });
+
   test('$now and $today are luxon DateTimes in the workflow time zone (UTC by default)', async () => {
     const params = {
       zone: '={{ $now.zoneName }}',

@@ -40,12 +40,19 @@ export interface ResolveOptions {
    * expressions then also evaluate as n8n's do (see the top of this file).
    */
   n8n?: boolean;
+  /**
+   * Under n8n's rule, parameter paths (as `raw`) whose text is a template even without the `=`:
+   * the `{{ … }}` in it are resolved, the rest kept (n8n's HTML node resolves its template so).
+   */
+  templates?: string[];
   signal?: AbortSignal;
 }
 
 interface Leaf {
   path: (string | number)[];
   segments: Segment[];
+  /** A template path (ResolveOptions.templates): always text, each value written as String() writes it. */
+  template?: boolean;
 }
 
 interface Task {
@@ -267,6 +274,10 @@ function collect(value: unknown, path: (string | number)[], out: Leaf[], opts: R
   if (typeof value === 'string') {
     if (opts.n8n) {
       if (value.startsWith('=')) out.push({ path, segments: parseTemplate(value.slice(1)) ?? [{ text: value.slice(1) }] });
+      else if (matches(path, opts.templates)) {
+        const segments = parseTemplate(value);
+        if (segments) out.push({ path, segments, template: true });
+      }
       return;
     }
     let segments = parseTemplate(value);
@@ -312,7 +323,10 @@ function build<T>(params: T, leaves: Leaf[], values: unknown[][], n8n: boolean):
   const mine = new Set<object>();
   let root: unknown = params;
   leaves.forEach((leaf, l) => {
-    const rendered = render(leaf.segments, values[l]!, n8n);
+    // n8n replaces each `{{ … }}` of a template by its value as text: "undefined" and "null" included.
+    const rendered = leaf.template
+      ? leaf.segments.map((seg, i) => ('text' in seg ? seg.text : String(values[l]![i]))).join('')
+      : render(leaf.segments, values[l]!, n8n);
     if (leaf.path.length === 0) {
       root = rendered;
       return;

@@ -6,13 +6,14 @@ import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 /**
  * n8n exports -> our format. n8n nodes are `n8n-nodes-base.<name>` with a `typeVersion`, an `id`
  * and UI fields. n8n's core nodes that run natively here (n8n/nodes: Set, If, Filter, Switch,
- * Merge, Code, the item-list nodes, Date & Time, Crypto, Execute Workflow, No Operation, …) are
- * kept as n8n wrote them, with their settings (onError, alwaysOutputData, executeOnce); their
- * version and options are checked when the workflow is validated. The triggers, HTTP Request,
- * Wait, Respond to Webhook and the legacy Function nodes are mapped to the `engine.<name>` node
- * with our parameters (n8n's `=` expression marker dropped). Sticky notes
- * are dropped. What has no equivalent (another node type, an unknown mode) is WORKFLOW_INVALID
- * naming the node; credentials are never part of an export: they are dropped with a note.
+ * Merge, Code, the item-list nodes, Date & Time, Crypto, XML, HTML, Markdown, Stop and Error,
+ * Execute Workflow, No Operation, …) are kept as n8n wrote them, with their settings (onError,
+ * alwaysOutputData, executeOnce); their version and options are checked when the workflow is
+ * validated. The triggers (the Error Trigger among them), HTTP Request, Wait, Respond to Webhook
+ * and the legacy Function nodes are mapped to the `engine.<name>` node with our parameters (n8n's
+ * `=` expression marker dropped). Sticky notes are dropped. What has no equivalent (another node
+ * type, an unknown mode) is WORKFLOW_INVALID naming the node; credentials are never part of an
+ * export: they are dropped with a note.
  */
 
 type Params = Record<string, any>;
@@ -337,6 +338,8 @@ const MAPPERS: Record<string, Mapper> = {
   manualTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   start: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   executeWorkflowTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
+  // The workflow named as another's settings.errorWorkflow starts with what n8n's Error Trigger emits (executions/children.ts).
+  errorTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   webhook: (p) => {
     const kept: Params = {};
     for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];

@@ -162,6 +162,8 @@ export interface NodeDefinition {
   n8n?: {
     versions: readonly number[];
     unsupported?(params: Record<string, any>, version: number): { option: string; message: string } | undefined;
+    /** Parameter paths whose text is a template even without the `=` (its `{{ … }}` resolved, the rest kept). */
+    templates?: string[];
   };
   /** Parameter paths kept verbatim (not expressions). */
   raw?: string[];

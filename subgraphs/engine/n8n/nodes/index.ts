@@ -4,7 +4,9 @@ import { compareDatasetsNode } from './compare-datasets/compare-datasets';
 import { dateCryptoNodes } from './date-crypto';
 import { debugHelper } from './debug-helper/debug-helper';
 import { executeWorkflow } from './execute-workflow/execute-workflow';
+import { htmlNodes } from './html/html';
 import { itemListNodes } from './item-lists/item-lists';
+import { markdown } from './markdown/markdown';
 import { mergeNodes } from './merge/merge';
 import { noOp } from './no-op/no-op';
 import { renameKeys } from './rename-keys/rename-keys';
@@ -12,6 +14,8 @@ import { n8nTrainingCustomerDatastore } from './training-datastore/training-data
 import { routingNodes } from './routing/routing';
 import { setNodes } from './set/set';
 import { splitInBatches } from './split-in-batches/split-in-batches';
+import { stopAndError } from './stop-and-error/stop-and-error';
+import { xml } from './xml/xml';
 
 /**
  * n8n's core nodes run natively under their n8n names (`n8n-nodes-base.<name>`), each at the
@@ -33,4 +37,8 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   n8nTrainingCustomerDatastore,
   debugHelper,
   compareDatasetsNode,
+  xml,
+  ...htmlNodes,
+  markdown,
+  stopAndError,
 ];
