@@ -656,8 +656,25 @@ describe('GraphQL', () => {
     assert.equal(t.status, 'completed');
     assert.deepEqual(t.artifacts.map((a: any) => a.path).sort(), [...t.result.filesCreated].sort());
     const reader = await p.createKey({ permissions: ['agent:read'] });
-    const read = await p.graphql(`query($id: ID!) { task(taskId: $id) { taskId status } }`, { id: t.taskId }, reader.key);
+    const read = await p.graphql(
+      `query($id: ID!) { task(taskId: $id) { taskId status result { model tokensUsed } logs { at level message } } }`,
+      { id: t.taskId },
+      reader.key,
+    );
     assert.equal(read.body.data.task.status, 'completed');
+    // Its log, oldest first: queued, started, the model's answer, the files, the end.
+    const { logs, result } = read.body.data.task;
+    assert.deepEqual(
+      logs.map((l: any) => l.message.split(' ')[0]),
+      ['Queued', 'Started', result.model, 'Wrote', 'Completed'],
+      JSON.stringify(logs),
+    );
+    assert.ok(logs[2].message.includes(`${result.tokensUsed} token`), logs[2].message);
+    assert.ok(logs.every((l: any) => l.level === 'info'));
+    assert.deepEqual(
+      logs.map((l: any) => l.at),
+      [...logs.map((l: any) => l.at)].sort(),
+    );
     const denied = await p.graphql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: t.taskId }, reader.key);
     assert.equal(denied.body.errors[0].extensions.code, 'insufficient_permissions');
   });

@@ -135,6 +135,9 @@ describe('the operations dashboard', () => {
     await page.getByTestId('task-tab-files').click();
     await page.getByTestId('task-file-notes/result.md').locator('h1', { hasText: 'Result' }).waitFor();
     await shot('task');
+    await page.getByTestId('task-tab-log').click();
+    const log = (await page.getByTestId('task-log').locator('tr').allTextContents()).join('\n');
+    assert.match(log, /Queued[\s\S]*Started[\s\S]*Wrote 1 file[\s\S]*Completed in/, log);
   });
 
   test('an orchestration advances live, stage by stage, without a reload', async () => {

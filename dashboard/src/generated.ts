@@ -218,6 +218,7 @@ export type DashboardTaskFieldsFragment = {
   } | null;
   error: { code: string; message: string } | null;
   artifacts: Array<{ path: string; kind: string; lines: number; bytes: number; content: string }>;
+  logs: Array<{ at: string; level: string; message: string }>;
 };
 
 export type DashboardTaskQueryVariables = Exact<{
@@ -636,7 +637,7 @@ export class TypedDocumentString<TResult, TVariables> extends String implements 
   }
 }
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
+  'fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
@@ -685,10 +686,10 @@ export const DashboardAgentTasksDocument = new TypedDocumentString(
   'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{taskId taskType status createdAt duration}}}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
 export const DashboardTaskDocument = new TypedDocumentString(
-  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
+  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
 export const DashboardTaskUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}}',
+  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskUpdatedSubscription, DashboardTaskUpdatedSubscriptionVariables>;
 export const DashboardStartTaskDocument = new TypedDocumentString(
   'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',

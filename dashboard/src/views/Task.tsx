@@ -73,6 +73,9 @@ export function Task({ route }: { route: string[] }) {
             Files ({t.artifacts.length})
           </Tabs.Tab>
           <Tabs.Tab value="input">Input</Tabs.Tab>
+          <Tabs.Tab value="log" data-testid="task-tab-log">
+            Log
+          </Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="output" pt="sm">
           <Output task={t} />
@@ -82,6 +85,9 @@ export function Task({ route }: { route: string[] }) {
         </Tabs.Panel>
         <Tabs.Panel value="input" pt="sm">
           <Code block>{JSON.stringify(t.context, null, 2)}</Code>
+        </Tabs.Panel>
+        <Tabs.Panel value="log" pt="sm">
+          <Log task={t} />
         </Tabs.Panel>
       </Tabs>
     </Stack>
@@ -122,6 +128,30 @@ function Output({ task }: { task: DashboardTaskFieldsFragment }) {
         </Table.Tbody>
       </Table>
     </Stack>
+  );
+}
+
+const LEVEL_COLOR = { info: 'gray', warning: 'orange', error: 'red' } as Record<string, string>;
+
+function Log({ task }: { task: DashboardTaskFieldsFragment }) {
+  return (
+    <Table withTableBorder data-testid="task-log">
+      <Table.Tbody>
+        {task.logs.map((l, i) => (
+          <Table.Tr key={i}>
+            <Table.Td w={200} ff="monospace">
+              {when(l.at)}
+            </Table.Td>
+            <Table.Td w={90}>
+              <Badge variant="light" color={LEVEL_COLOR[l.level] ?? 'gray'}>
+                {l.level}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{l.message}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
   );
 }
 

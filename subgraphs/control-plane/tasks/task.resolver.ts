@@ -6,6 +6,7 @@ import type { TaskRecord } from './task.store';
 import { ExecuteTaskInputType, TaskListArgs } from './task.inputs';
 import { type ExecuteTaskInput, type TaskService } from './task.service';
 import { Task, TaskArtifact, TaskList } from './task.types';
+import { TaskLogEntry, taskLog } from './task.log';
 import { TOPIC } from '../../../kernel/topics';
 
 export function toTask(t: TaskRecord): Task {
@@ -98,5 +99,10 @@ export class TaskResolver {
   @FieldResolver(() => [TaskArtifact], { description: 'The files the task wrote, with their content.' })
   artifacts(@Root() task: Task, @Ctx() ctx: RequestContext): Promise<TaskArtifact[]> {
     return load(ctx, this.taskService.artifactsByTask, task.taskId);
+  }
+
+  @FieldResolver(() => [TaskLogEntry], { description: 'What happened to the task, oldest first: queued, started, its step, the model’s answer, its end.' })
+  logs(@Root() task: Task): TaskLogEntry[] {
+    return taskLog(task);
   }
 }
