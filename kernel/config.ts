@@ -69,9 +69,7 @@ const envSchema = z.object({
   FEEDBACK_LOCAL_SIGNIN: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   TRUST_PROXY: bool,
   PUBLIC_URL: optional(url(['http:', 'https:'])),
-  TRACES_UI_URL: optional(
-    url(['http:', 'https:']).refine((v) => v.includes('{traceId}'), { message: 'must contain {traceId}, where the trace id goes' }),
-  ),
+  TRACES_UI_URL: optional(url(['http:', 'https:']).refine((v) => v.includes('{traceId}'), { message: 'must contain {traceId}, where the trace id goes' })),
   NODE_ENV: z.string().optional(),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   ANONYMOUS_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(120),

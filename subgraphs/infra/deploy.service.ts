@@ -356,7 +356,13 @@ export class DeployService {
     let status: RolloutStatus;
     try {
       // The change handed to the cluster: the first step of the rollout, inside the request.
-      const attributes = { 'deployment.id': deploymentId, 'deployment.kind': kind, 'service.id': s.id, 'service.name': s.name, 'container.image.name': target.image };
+      const attributes = {
+        'deployment.id': deploymentId,
+        'deployment.kind': kind,
+        'service.id': s.id,
+        'service.name': s.name,
+        'container.image.name': target.image,
+      };
       status = await inSpan('rollout apply', { attributes }, () => apply());
     } catch (err) {
       if (err instanceof RevisionNotFound) throw errors.field('revision', err.message);

@@ -65,7 +65,13 @@ export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
   servesHttp: true,
-  migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000, InfraRowVersions1763769601881, DeploymentTraces1764550000001],
+  migrations: [
+    Infra1763769601500,
+    AlertProjects1763769601836,
+    SupersededDeployments1764400000000,
+    InfraRowVersions1763769601881,
+    DeploymentTraces1764550000001,
+  ],
   subscriptions: [
     {
       field: 'deploymentUpdated',
