@@ -11,6 +11,7 @@ import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } fr
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { until } from './support/until';
 import { chain, localWebhooksEnv } from './support/fixtures';
+import { subscribe, wsClient } from './support/subscribe';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 /**
@@ -375,6 +376,25 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       receiver.trace(traceId).find((s) => s.attributes['db.system.name'] === 'postgresql' && descends(s, fetched)),
     );
     assertChain(receiver, sql, [fetched, op, entry]);
+  });
+
+  test('a subscription over graphql-ws: its operation’s span, with the query that authorizes it and its fetch under it', async () => {
+    const task = await runTask(platform.url, platform.adminKey, caller().traceparent);
+    const client = wsClient(platform.url, `Bearer ${platform.adminKey}`);
+    try {
+      const sub = subscribe(client, 'subscription WatchTask($id: ID!) { taskUpdated(taskId: $id) { taskId status } }', { id: task.taskId });
+      const first = await sub.until((e) => e.data?.taskUpdated?.status === 'completed');
+      assert.ok(first, JSON.stringify(sub.events));
+    } finally {
+      await client.dispose();
+    }
+    const op = await until('the subscription’s span', () =>
+      receiver.spans.find((s) => s.name === 'subscription WatchTask' && s.attributes['graphql.operation.type'] === 'subscription'),
+    );
+    assert.equal(op.attributes['graphql.operation.name'], 'WatchTask');
+    await until('the authorizing fetch, under it', () =>
+      receiver.trace(op.traceId).find((s) => s.name === 'subgraph control-plane' && receiver.ancestors(s).includes(op)),
+    );
   });
 
   test('every error envelope and GraphQL error carries the trace id of its request in details.traceId', async () => {
