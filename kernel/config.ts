@@ -15,7 +15,8 @@ const url = (protocols: string[]) =>
   z
     .string()
     .url()
-    .refine((v) => protocols.includes(new URL(v).protocol), {
+    // A value that is no URL at all is already reported by .url(); the refinement still runs on it.
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), {
       message: `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`,
     });
 
