@@ -93,6 +93,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     surfaces,
     logger: kernel.logger,
     trustProxy: config.trustProxy,
+    tracesUiUrl: config.tracesUiUrl,
     isDraining: () => draining,
     requests: kernel.requests,
     doors: hosted.flatMap(({ built }) => built.doors ?? []),

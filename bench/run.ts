@@ -16,6 +16,7 @@ import { benchStart, type StartFigures } from './start.bench';
 import { spawnServer, type ServerChild } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 import { LOAD_PHASE } from './load';
+import { startOtlpSink, taskRounds, type TaskRoundFigures, type TaskSide } from './tracing.bench';
 
 /**
  * `npm run bench`: every figure the platform promises, each beside a baseline
@@ -23,7 +24,8 @@ import { LOAD_PHASE } from './load';
  * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
  * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 10), BENCH_KEYS (default 300),
  * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start (a partial run writes no result files;
- * `scale`, never in the default run, writes bench/results/scale.md),
+ * `scale`, never in the default run, writes bench/results/scale.md; `tracing`, not in the default run
+ * either, adds the REST read and agent tasks with tracing on beside tracing off),
  * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
  */
 
@@ -121,6 +123,8 @@ interface Target {
   title: string;
   /** Sent to the bare reference server instead of the platform. */
   bare?: boolean;
+  /** Sent to this server (its keys) instead of the one `loads` is given (the tracing phase's two platforms). */
+  server?: ServerInfo;
   method: 'GET' | 'POST';
   path: (id: string) => string;
   body?: (id: string) => string;
@@ -194,13 +198,13 @@ async function slice(server: ServerInfo, target: Target, seconds: number): Promi
 async function loads<K extends string>(server: ServerInfo, which: Partial<Record<K, Target>>): Promise<Record<K, LoadFigures>> {
   const names = (Object.keys(which) as K[]).filter((n) => which[n]);
   const warm = new Map<K, Slice>();
-  for (const name of names) warm.set(name, await slice(server, which[name]!, WARMUP_S));
+  for (const name of names) warm.set(name, await slice(which[name]!.server ?? server, which[name]!, WARMUP_S));
   const measured = new Map<K, Slice[]>(names.map((n) => [n, []]));
   const sliceS = DURATION_S / ROUNDS;
   for (let r = 0; r < ROUNDS; r++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + r) % names.length]!;
-      measured.get(name)!.push(await slice(server, which[name]!, sliceS));
+      measured.get(name)!.push(await slice(which[name]!.server ?? server, which[name]!, sliceS));
     }
   }
   const out = {} as Record<K, LoadFigures>;
@@ -259,6 +263,56 @@ const targets: Record<'bare' | 'baseline' | 'rest' | 'graphql', Target> = {
     verify: (body) => body.startsWith('{"data":{"apiKey":{"id":') && !body.includes('"errors"'),
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// Tracing: the same platform twice, tracing off and tracing on (every span sampled, exported over
+// OTLP/HTTP protobuf to a local collector that only counts), measured side by side
+
+const TRACING_TASKS = {
+  n: Number(process.env.TRACING_TASKS_N ?? 1000),
+  rounds: Number(process.env.TRACING_TASKS_ROUNDS ?? 2),
+  warmup: Number(process.env.TRACING_TASKS_WARMUP ?? 1000),
+};
+
+export interface TracingFigures {
+  reads: { off: LoadFigures; on: LoadFigures };
+  tasks: { off: TaskRoundFigures; on: TaskRoundFigures };
+  /** What the traced platform exported during the phase. */
+  exported: { requests: number; bytes: number };
+}
+
+async function benchTracing(serverUrl: string): Promise<TracingFigures> {
+  const sink = await startOtlpSink();
+  type Info = ServerInfo & TaskSide;
+  const start = (name: string, env: Record<string, string>) =>
+    spawnServer<Info>(
+      name,
+      path.join(__dirname, 'server.js'),
+      [],
+      { ...process.env, DATABASE_URL: serverUrl, BENCH_KEYS: String(KEYS), BENCH_TASK_KEYS: '16', LOG_LEVEL: 'error', ...env },
+      (info) => typeof info.url === 'string' && Array.isArray(info.taskKeys),
+    );
+  const off = await start('bench server (tracing off)', {});
+  try {
+    const on = await start('bench server (tracing on)', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_TRACES_SAMPLER: 'always_on',
+      OTEL_SERVICE_NAME: 'bench-traced',
+    });
+    try {
+      await checkAnswers(on.info);
+      const reads = await loads(off.info, { off: { ...targets.rest, server: off.info }, on: { ...targets.rest, server: on.info } });
+      const tasks = await taskRounds({ off: off.info, on: on.info }, TRACING_TASKS.n, TRACING_TASKS.rounds, TRACING_TASKS.warmup);
+      return { reads, tasks, exported: { ...sink.received } };
+    } finally {
+      await on.stop();
+    }
+  } finally {
+    await off.stop();
+    await sink.close();
+  }
+}
 
 /** One request of each kind outside the load: the full path and the baseline answer the same data. */
 async function checkAnswers(server: ServerInfo): Promise<void> {
@@ -509,6 +563,15 @@ function markdown(run: {
       'handler making the same model call and inserting the run with the same statement on a `pg` pool of its own (committed before the answer, no ' +
       "framework, authentication, rate limit, validation or GraphQL). The reference's overhead over the direct call is the price of one more HTTP hop " +
       'and one committed insert on this machine, below which the platform cannot go.',
+    ...(run.figures.some((f) => f.id === 'tracing.rest.rps')
+      ? [
+          '- Tracing (`BENCH_ONLY=…,tracing`): the platform twice in one run, each in its child process on its own scratch database: tracing off, ' +
+            'and tracing on with every span sampled (`OTEL_TRACES_SAMPLER=always_on`) and exported over OTLP/HTTP protobuf to a local collector ' +
+            'in the driver that only counts what it receives (bench/tracing.bench.ts). The REST read as above, the two platforms in interleaved ' +
+            `slices; agent tasks end to end (offline model, 64 clients) in ${TRACING_TASKS.rounds} rounds of ${TRACING_TASKS.n} per side after a ` +
+            `discarded warm-up of ${TRACING_TASKS.warmup}, order alternating.`,
+        ]
+      : []),
     ...(run.taskRounds
       ? [
           "- Agent tasks: bench/tasks.bench.ts; the end-to-end figures are over rounds interleaved with the raw queue's (order alternating), " +
@@ -661,6 +724,15 @@ async function main(): Promise<void> {
     if (ONLY.has('start')) {
       start = await phase('start', benchStart);
       raw.start = start;
+    }
+
+    let tracing: TracingFigures | undefined;
+    if (ONLY.has('tracing')) {
+      tracing = await phase('tracing', () => benchTracing(dbServer.url));
+      raw.tracing = tracing;
+      for (const [name, f] of Object.entries(tracing.reads)) problems.push(...loadProblems(`tracing ${name}`, f));
+      for (const [name, t] of Object.entries(tracing.tasks)) if (t.failed) problems.push(`tracing ${name}: ${t.failed} agent tasks failed`);
+      if (!tracing.exported.requests) problems.push('tracing on: nothing was exported to the collector');
     }
 
     if (ONLY.has('scale')) {
@@ -878,6 +950,24 @@ async function main(): Promise<void> {
           start.bareMs,
           'aim: ≤ 3,000 ms',
         ),
+      );
+    }
+
+    if (tracing) {
+      const { reads, tasks, exported } = tracing;
+      const note = `${exported.requests} exports, ${(exported.bytes / 2 ** 20).toFixed(1)} MiB`;
+      figures.push(
+        figure(
+          'tracing.rest.rps',
+          'REST read with tracing on, every span exported (baseline: tracing off, same run)',
+          'req/s',
+          reads.on.requestsPerSecond,
+          reads.off.requestsPerSecond,
+          note,
+        ),
+        figure('tracing.rest.p50', 'REST read p50 with tracing on (baseline: tracing off)', 'ms', reads.on.latencyP50Ms, reads.off.latencyP50Ms),
+        figure('tracing.rest.p99', 'REST read p99 with tracing on (baseline: tracing off)', 'ms', reads.on.latencyP99Ms, reads.off.latencyP99Ms),
+        figure('tracing.tasks', 'Agent tasks per second with tracing on (baseline: tracing off)', 'tasks/s', tasks.on.tasksPerSecond, tasks.off.tasksPerSecond),
       );
     }
 

@@ -1,3 +1,5 @@
+// First, as in main.ts: with OTEL_EXPORTER_OTLP_ENDPOINT set (the tracing phase) the SDK patches http and pg as they load.
+import '../kernel/tracing/register';
 import 'reflect-metadata';
 import type { FastifyInstance } from 'fastify';
 import { authorize } from '../kernel/auth/principal';
@@ -18,7 +20,8 @@ import { createScratchDatabase, resolveBenchServer } from './scratch-db';
  * The platform under benchmark, in a process of its own (bench/run.ts drives it): a scratch
  * database, the whole platform (`all` role) on 127.0.0.1 with an ephemeral port, plus the baseline
  * handler, then BENCH_KEYS enterprise-tier keys. Prints one JSON line on stdout:
- *   {"url", "bareUrl", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0]}
+ *   {"url", "bareUrl", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0], "dbUrl", "taskKeys"}
+ * `taskKeys`: BENCH_TASK_KEYS keys that may run agent tasks (none unless asked; the tracing phase asks).
  * `bareUrl` is the physical reference (startBareReference).
  * Keys hold `keys:manage` only (not `*`), so a key may read itself: every request of the load
  * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when the driver that spawned it is
@@ -110,8 +113,12 @@ async function main(): Promise<void> {
       keys[i] = plain;
       ids[i] = key.id;
     });
+    const taskKeys: string[] = [];
+    for (let i = 0; i < Number(process.env.BENCH_TASK_KEYS ?? 0); i++) {
+      taskKeys.push((await kernel.keys.create(admin, { name: `bench tasks ${i}`, tier: 'enterprise', permissions: ['agent:execute', 'agent:read'] })).plain);
+    }
     bare = await startBareReference(db.url);
-    process.stdout.write(JSON.stringify({ url: local.platform.url, bareUrl: bare.url, keys, ids, keyId: ids[0] }) + '\n');
+    process.stdout.write(JSON.stringify({ url: local.platform.url, bareUrl: bare.url, keys, ids, keyId: ids[0], dbUrl: db.url, taskKeys }) + '\n');
   } catch (err) {
     process.stderr.write(`bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
     await stop(1);

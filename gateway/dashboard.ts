@@ -14,7 +14,21 @@ export const DASHBOARD_DIR = path.join(__dirname, '..', '..', 'dist-dashboard');
 
 const CSP = pageCsp();
 
-export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): void {
+export interface DashboardOptions {
+  /** A trace viewer's page of one trace, `{traceId}` standing for its id (TRACES_UI_URL); unset: no trace links. */
+  tracesUiUrl?: string;
+  dir?: string;
+}
+
+/** What the app reads at start (`GET /dashboard/config.json`): settings of this platform that change what it shows. */
+export interface DashboardConfig {
+  tracesUiUrl: string | null;
+}
+
+export function registerDashboard(app: FastifyInstance, options: DashboardOptions = {}): void {
+  const dir = options.dir ?? DASHBOARD_DIR;
+  const config: DashboardConfig = { tracesUiUrl: options.tracesUiUrl ?? null };
+  app.get('/dashboard/config.json', async (_req, reply) => reply.header('cache-control', 'no-cache').send(config));
   if (!existsSync(path.join(dir, 'index.html'))) {
     app.get('/dashboard', async (_req, reply) =>
       reply.code(503).type('text/plain; charset=utf-8').send('The dashboard is not built: run `npm run build:dashboard` (npm install does it).'),

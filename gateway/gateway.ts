@@ -21,9 +21,12 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { GraphQLDateTimeISO, GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { SpanKind } from '@opentelemetry/api';
+import { tracedExtensions } from '../kernel/errors';
 import type { Logger } from '../kernel/logger';
+import { inSpan } from '../kernel/tracing';
 import type { RequestContext, SubgraphExecutor } from '../kernel/subgraph';
-import { LocalDataSource, SignedRemoteDataSource } from './data-sources';
+import { inSubgraphSpan, LocalDataSource, SignedRemoteDataSource } from './data-sources';
 import { DEFAULT_LIMITS, checkCost, costVaries, limitRules, parseWithLimits, tokenLimitError, type QueryLimits } from './limits';
 
 export interface GatewayOptions {
@@ -69,10 +72,10 @@ export class PlatformGateway {
       logger: quiet(opts.logger),
       buildService: ({ name }) => {
         const executor = opts.local[name];
-        if (executor) return new LocalDataSource(executor);
+        if (executor) return new LocalDataSource(name, executor);
         const url = opts.remote[name];
         if (!url) throw new Error(`Subgraph ${name} is neither in this process nor given in SUBGRAPH_URLS`);
-        return new SignedRemoteDataSource(url, opts.internalSecret);
+        return new SignedRemoteDataSource(name, url, opts.internalSecret);
       },
     });
     this.gateway.onSchemaLoadOrUpdate(({ apiSchema }) => {
@@ -80,13 +83,15 @@ export class PlatformGateway {
       this.apiSchema = apiSchema;
     });
     // Apollo Server loads the gateway through this wrapper, which keeps the executor the load
-    // returns (the public gateway interface) for operations run outside Apollo Server's pipeline.
+    // returns (the public gateway interface) for operations run outside Apollo Server's pipeline,
+    // each run in its operation's span, whichever pipeline runs it.
     const gateway = this.gateway;
     const recording: GatewayInterface = {
       load: async (options) => {
         const loaded = await gateway.load(options);
-        this.loadedExecutor = loaded.executor;
-        return loaded;
+        const executor = loaded.executor;
+        this.loadedExecutor = (request) => (request.operation ? inOperationSpan(request.operation, () => executor(request)) : executor(request));
+        return { ...loaded, executor: this.loadedExecutor };
       },
       onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
       stop: () => gateway.stop(),
@@ -110,7 +115,7 @@ export class PlatformGateway {
         const tooLong = extensions.code === 'GRAPHQL_PARSE_FAILED' && original instanceof GraphQLError ? tokenLimitError(original, this.limits) : undefined;
         if (tooLong) {
           const { http: _http, ...limit } = tooLong.extensions;
-          return { message: tooLong.message, extensions: limit };
+          return { message: tooLong.message, extensions: tracedExtensions(limit) };
         }
         // Without introspection, "Did you mean …?" would still spell the schema out field by field.
         const message = opts.introspection === false ? formatted.message.replace(/ Did you mean .+\?$/, '') : formatted.message;
@@ -232,7 +237,7 @@ export class PlatformGateway {
   }
 
   /** The in-process subgraph that answers the whole operation in one root fetch, if there is one. */
-  private directSubgraph(document: DocumentNode, operationName?: string): SubgraphExecutor | undefined {
+  private directSubgraph(document: DocumentNode, operationName?: string): DirectSubgraph | undefined {
     if (hasIntrospection(document)) return undefined;
     this.planner ??= (() => {
       const supergraph = Supergraph.build(this.opts.supergraphSdl);
@@ -242,7 +247,7 @@ export class PlatformGateway {
     const node = plan.node;
     if (node?.kind !== 'Fetch' || node.requires || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return undefined;
     const local = this.opts.local[node.serviceName];
-    return local && validate(local.schema, document).length === 0 ? local : undefined;
+    return local && validate(local.schema, document).length === 0 ? { name: node.serviceName, executor: local } : undefined;
   }
 
   private async run(compiled: CompiledOperation, variables: Record<string, unknown>, context: RequestContext): Promise<OperationResult> {
@@ -250,8 +255,11 @@ export class PlatformGateway {
       // Planned at its first run, not at start (a process prepares every REST route's operation).
       // A document the planner cannot take runs through the gateway's executor, which says why.
       if (compiled.direct === undefined) compiled.direct = attempt(() => this.directSubgraph(compiled.document, compiled.operationName)) ?? null;
-      const result = compiled.direct
-        ? await compiled.direct.executeDocument(compiled.document, definedOnly(variables), context, compiled.operationName)
+      const direct = compiled.direct;
+      const result = direct
+        ? await inOperationSpan(compiled.operation, () =>
+            inSubgraphSpan(direct.name, () => direct.executor.executeDocument(compiled.document, definedOnly(variables), context, compiled.operationName)),
+          )
         : await this.executor({
             request: { query: compiled.query, operationName: compiled.operationName, variables },
             document: compiled.document,
@@ -270,7 +278,7 @@ export class PlatformGateway {
       return { data: result.data, ...(errors && { errors }) };
     } catch (err) {
       this.opts.logger.error('operation failed in the gateway', { err, operationName: compiled.operationName });
-      return { data: null, errors: [{ message: 'An internal error occurred', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+      return { data: null, errors: [{ message: 'An internal error occurred', extensions: tracedExtensions({ code: 'INTERNAL_SERVER_ERROR' }) }] };
     }
   }
 }
@@ -284,7 +292,24 @@ interface CompiledOperation {
   /** The cost estimate depends on the request's variables (validation only saw their defaults). */
   costVaries: boolean;
   /** The in-process subgraph that answers it alone (see `compile`); null: none; undefined: not planned yet. */
-  direct?: SubgraphExecutor | null;
+  direct?: DirectSubgraph | null;
+}
+
+interface DirectSubgraph {
+  name: string;
+  executor: SubgraphExecutor;
+}
+
+/**
+ * Runs one GraphQL operation in its span, as the semantic conventions name it (`query GetTask`,
+ * `graphql.operation.type`, `graphql.operation.name`), under the request's span; its subgraph
+ * fetches are its children (gateway/data-sources.ts).
+ */
+export function inOperationSpan<T>(operation: OperationDefinitionNode, fn: () => Promise<T>): Promise<T> {
+  const type = operation.operation;
+  const name = operation.name?.value;
+  const attributes = name ? { 'graphql.operation.type': type, 'graphql.operation.name': name } : { 'graphql.operation.type': type };
+  return inSpan(name ? `${type} ${name}` : type, { kind: SpanKind.INTERNAL, attributes }, fn);
 }
 
 /** Distinct documents kept compiled; the oldest goes first (REST routes and internal operations are a few hundred). */
@@ -335,10 +360,10 @@ function adoptScalarParsing(schema: GraphQLSchema): void {
   }
 }
 
-/** serviceName is an internal detail of the plan; clients see code, http and details. */
+/** serviceName is an internal detail of the plan; clients see code, http and details (with the trace id when traced). */
 function clientExtensions(extensions: Record<string, unknown> | undefined): Record<string, unknown> {
   const { serviceName: _s, stacktrace: _t, ...rest } = extensions ?? {};
-  return rest;
+  return tracedExtensions(rest);
 }
 
 function quiet(logger: Logger) {

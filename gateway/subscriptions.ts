@@ -27,7 +27,7 @@ import { fromGraphQLError, type AppError } from '../kernel/errors';
 import type { EventBus } from '../kernel/events';
 import type { Logger } from '../kernel/logger';
 import type { RequestContext, SubscriptionRoute } from '../kernel/subgraph';
-import type { PlatformGateway } from './gateway';
+import { inOperationSpan, type PlatformGateway } from './gateway';
 import { limitRules, parseWithLimits } from './limits';
 
 /**
@@ -128,7 +128,8 @@ export function attachSubscriptions(opts: {
         await connection.watch.checking;
         const checks = connection.checks;
         const feed = follow(opts.events, plan);
-        const first = await opts.gateway.execute(plan.check, connection.watch.context);
+        // The subscribe is traced as its operation (`subscription TaskUpdated`), with the query that authorizes it under it.
+        const first = await inOperationSpan(operation, () => opts.gateway.execute(plan.check, connection.watch.context));
         const ended = endedRefusal(connection);
         const refusal = ended ?? (first.errors?.length ? first.errors.map((e) => new GraphQLError(e.message, { extensions: e.extensions })) : undefined);
         if (refusal) {

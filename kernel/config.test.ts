@@ -55,3 +55,15 @@ test('local feature-request sign-in: on by default only with the embedded databa
   assert.equal(loadConfig({ FEEDBACK_LOCAL_SIGNIN: 'false' }).feedbackLocalSignIn, false);
   assert.throws(() => loadConfig({ FEEDBACK_LOCAL_SIGNIN: 'perhaps' }), ConfigError);
 });
+
+test('TRACES_UI_URL: an http(s) URL with {traceId} where the id goes; unset by default', () => {
+  assert.equal(loadConfig({}).tracesUiUrl, undefined);
+  assert.equal(loadConfig({ TRACES_UI_URL: 'http://localhost:16686/trace/{traceId}' }).tracesUiUrl, 'http://localhost:16686/trace/{traceId}');
+  for (const bad of ['http://localhost:16686/trace/', 'ftp://traces.example/{traceId}', 'not a url {traceId}']) {
+    assert.throws(
+      () => loadConfig({ TRACES_UI_URL: bad }),
+      (err: unknown) => err instanceof ConfigError && err.message.includes('TRACES_UI_URL'),
+      bad,
+    );
+  }
+});

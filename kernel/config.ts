@@ -15,7 +15,8 @@ const url = (protocols: string[]) =>
   z
     .string()
     .url()
-    .refine((v) => protocols.includes(new URL(v).protocol), {
+    // A value that is no URL at all is already reported by .url(); the refinement still runs on it.
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), {
       message: `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`,
     });
 
@@ -69,6 +70,7 @@ const envSchema = z.object({
   FEEDBACK_LOCAL_SIGNIN: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   TRUST_PROXY: bool,
   PUBLIC_URL: optional(url(['http:', 'https:'])),
+  TRACES_UI_URL: optional(url(['http:', 'https:']).refine((v) => v.includes('{traceId}'), { message: 'must contain {traceId}, where the trace id goes' })),
   NODE_ENV: z.string().optional(),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).optional(),
   ANONYMOUS_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(120),
@@ -143,6 +145,8 @@ export interface Config {
   trustProxy: boolean;
   /** Base of the absolute URLs in answers and webhooks; unset: each request's own scheme and host. */
   publicUrl?: string;
+  /** A trace viewer's page of one trace, `{traceId}` standing for its id (TRACES_UI_URL): the dashboard links tasks, executions and orchestrations to it. */
+  tracesUiUrl?: string;
   graphql: {
     /** Introspection and "Did you mean" suggestions: GRAPHQL_INTROSPECTION, default on unless NODE_ENV=production. */
     introspection: boolean;
@@ -217,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : ['true', '1', 'yes'].includes(e.FEEDBACK_LOCAL_SIGNIN),
     trustProxy: e.TRUST_PROXY,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    tracesUiUrl: e.TRACES_UI_URL,
     graphql: {
       introspection:
         e.GRAPHQL_INTROSPECTION === undefined || e.GRAPHQL_INTROSPECTION === ''

@@ -1,4 +1,4 @@
-import type { AppError } from './errors';
+import { withTraceId, type AppError } from './errors';
 
 export interface Meta {
   requestId: string;
@@ -17,8 +17,17 @@ export interface Envelope {
 /** An error as most envelopes carry it: `{code, message, details}`. */
 export const errorBody = (err: AppError) => ({ code: err.code, message: err.message, details: err.details ?? {} });
 
+/**
+ * The one place an error becomes an envelope: every envelope, the kernel's and the ones services
+ * register, shapes the error with the active trace's id in its details (`details.traceId`) when
+ * the request is traced, and as it is when tracing is off.
+ */
+function traced<E extends Envelope>(envelope: E): E {
+  return { ...envelope, error: (err: AppError, meta: Meta) => envelope.error(withTraceId(err), meta) };
+}
+
 /** The envelopes several services answer in; a service's own is declared in its folder (registerEnvelope). */
-export const envelopes = {
+const kernelEnvelopes = {
   /** /v1/... (control plane, prompt library, engine main layout) */
   v1: {
     success: (data, meta) => ({ success: true, data, meta }),
@@ -36,14 +45,27 @@ export const envelopes = {
   },
 } satisfies Record<string, Envelope>;
 
-const byName = new Map<string, Envelope>(Object.entries(envelopes));
+export const envelopes = {
+  v1: traced(kernelEnvelopes.v1),
+  platform: traced(kernelEnvelopes.platform),
+  webhook: traced(kernelEnvelopes.webhook),
+};
 
-/** Declares a service's own envelope under its name (from the service's module, at load), for the REST surfaces that answer in it. */
+const byName = new Map<string, Envelope>(Object.entries(envelopes));
+const declared = new Map<string, Envelope>();
+
+/**
+ * Declares a service's own envelope under its name (from the service's module, at load), for the
+ * REST surfaces that answer in it. The service answers in what this returns (its errors traced).
+ */
 export function registerEnvelope<E extends Envelope>(name: string, envelope: E): E {
   const known = byName.get(name);
-  if (known && known !== envelope) throw new Error(`An envelope named ${name} is already declared`);
-  byName.set(name, envelope);
-  return envelope;
+  if (known && declared.get(name) !== envelope) throw new Error(`An envelope named ${name} is already declared`);
+  if (known) return known as E;
+  const wrapped = traced(envelope);
+  byName.set(name, wrapped);
+  declared.set(name, envelope);
+  return wrapped;
 }
 
 /** The envelope of that name: a kernel one or one a service registered. */

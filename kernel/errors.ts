@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { currentTraceId } from './tracing';
 
 /**
  * One error hierarchy for the platform. An AppError carries its code, HTTP status and details
@@ -80,9 +81,33 @@ export class AppError extends Error {
 
   toGraphQLError(): GraphQLError {
     return new GraphQLError(this.message, {
-      extensions: { code: this.code, http: { status: this.status }, details: this.details },
+      extensions: { code: this.code, http: { status: this.status }, details: tracedDetails(this.details) },
     });
   }
+}
+
+/**
+ * Error details as a client receives them: with `traceId`, the trace the answer belongs to, when
+ * the request is traced (tracing on, its trace sampled); as they are otherwise. Every error answer
+ * goes through here: the REST envelopes (kernel/envelopes.ts) and the GraphQL errors' extensions.
+ */
+export function tracedDetails(details: ErrorDetails | undefined): ErrorDetails {
+  const traceId = currentTraceId();
+  if (!traceId) return details ?? {};
+  return details?.traceId === traceId ? details : { ...details, traceId };
+}
+
+/** The same error with the active trace's id in its details (see tracedDetails); itself when there is none. */
+export function withTraceId(err: AppError): AppError {
+  const details = tracedDetails(err.details);
+  return details === err.details ? err : new AppError(err.code, err.message, details, err.status);
+}
+
+/** A GraphQL error's extensions with the active trace's id in `details` (see tracedDetails). */
+export function tracedExtensions(extensions: Record<string, unknown>): Record<string, unknown> {
+  const details = extensions.details;
+  const traced = tracedDetails(details && typeof details === 'object' && !Array.isArray(details) ? (details as ErrorDetails) : undefined);
+  return traced === details || (!details && !traced.traceId) ? extensions : { ...extensions, details: traced };
 }
 
 /** Why a field was refused, in words a client can branch on (the infrastructure surface shows it as details.reason). */

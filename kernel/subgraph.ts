@@ -8,7 +8,7 @@ import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray
 import type { ValidationError } from 'class-validator';
 import { VALIDATION, dropPlainFieldResolvers, runRootOperationsDirectly, validateArgumentsDirectly } from './adapters/type-graphql';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, errors, type FieldError } from './errors';
+import { AppError, errors, tracedDetails, type FieldError } from './errors';
 import { refusedInput } from './input-policy';
 import { ANONYMOUS, authorize, type KeyService, type Principal, type Surface } from './auth/principal';
 import type { RateLimitSnapshot } from './rate-limit';
@@ -261,7 +261,7 @@ export function formatError(err: GraphQLError, context: RequestContext, logger: 
   if (!app) return err;
   return new GraphQLError(app.message, {
     path: err.path,
-    extensions: { code: app.code, http: { status: app.status }, details: app.details },
+    extensions: { code: app.code, http: { status: app.status }, details: tracedDetails(app.details) },
   });
 }
 

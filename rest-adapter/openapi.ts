@@ -118,7 +118,7 @@ const ERROR_CODES: Record<number, string[]> = {
   500: ['internal_server_error'],
 };
 
-const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message, reason}.' };
+const DETAILS = { type: 'object', description: 'For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace.' };
 const ERROR_OBJECT = {
   type: 'object',
   required: ['code', 'message'],

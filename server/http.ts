@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { HeaderMap } from '@apollo/server';
 import { envelopeOf, envelopes } from '../kernel/envelopes';
-import { AppError, errors } from '../kernel/errors';
+import { AppError, errors, tracedDetails } from '../kernel/errors';
 import { assertAcceptableJson, assertAcceptableParams } from '../kernel/input-policy';
 import { bodyTooLarge, useJsonBodyParser } from '../kernel/json-body';
 import type { Logger } from '../kernel/logger';
@@ -101,6 +101,8 @@ export interface AppDeps {
   isDraining: () => boolean;
   /** Counts every response (the metrics service reads it). */
   requests?: RequestStats;
+  /** TRACES_UI_URL, for the dashboard's trace links. */
+  tracesUiUrl?: string;
   /** The raw HTTP doors of the services this process hosts: each handed to the surface serving its prefix. */
   doors?: HttpDoor[];
 }
@@ -196,7 +198,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   useJsonBodyParser(app);
   app.post('/graphql', graphql);
   registerExplorer(app, { path: '/graphql', fallback: graphql });
-  registerDashboard(app);
+  registerDashboard(app, { tracesUiUrl: deps.tracesUiUrl });
   registerLanding(app);
 
   app.setErrorHandler((err: FastifyError, _req, reply) => {
@@ -233,6 +235,6 @@ function acceptableQueryString(query: Record<string, unknown>): void {
 
 function sendGraphQLError(reply: FastifyReply, err: AppError) {
   return reply.code(err.status).send({
-    errors: [{ message: err.message, extensions: { code: err.code, http: { status: err.status }, details: err.details } }],
+    errors: [{ message: err.message, extensions: { code: err.code, http: { status: err.status }, details: tracedDetails(err.details) } }],
   });
 }

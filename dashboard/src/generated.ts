@@ -192,6 +192,7 @@ export type DashboardAgentTasksQuery = {
 
 export type DashboardTaskFieldsFragment = {
   taskId: string;
+  traceId: string | null;
   status: string;
   agentId: string;
   taskType: string;
@@ -247,6 +248,7 @@ export type DashboardExecutionsQuery = {
 
 export type DashboardExecutionFieldsFragment = {
   executionId: string;
+  traceId: string | null;
   workflowId: string;
   workflowName: string;
   status: string;
@@ -379,6 +381,7 @@ export type DashboardCreateOrchestrationMutation = { createOrchestration: { orch
 
 export type DashboardOrchestrationFieldsFragment = {
   orchestrationId: string;
+  traceId: string | null;
   name: string;
   status: string;
   currentStage: string | null;
@@ -637,15 +640,15 @@ export class TypedDocumentString<TResult, TVariables> extends String implements 
   }
 }
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
 export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardOrchestrationFields on Orchestration{orchestrationId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
   { fragmentName: 'DashboardOrchestrationFields' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationFieldsFragment, unknown>;
 export const DashboardWorkflowGraphFragmentDoc = new TypedDocumentString(
@@ -686,10 +689,10 @@ export const DashboardAgentTasksDocument = new TypedDocumentString(
   'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{taskId taskType status createdAt duration}}}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
 export const DashboardTaskDocument = new TypedDocumentString(
-  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
 export const DashboardTaskUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskUpdatedSubscription, DashboardTaskUpdatedSubscriptionVariables>;
 export const DashboardStartTaskDocument = new TypedDocumentString(
   'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
@@ -698,10 +701,10 @@ export const DashboardExecutionsDocument = new TypedDocumentString(
   'query DashboardExecutions{executions(limit:50){executions{executionId workflowName status mode startedAt duration}}}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
-  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionQuery, DashboardExecutionQueryVariables>;
 export const DashboardExecutionUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionUpdatedSubscription, DashboardExecutionUpdatedSubscriptionVariables>;
 export const DashboardRetryExecutionDocument = new TypedDocumentString(
   'mutation DashboardRetryExecution($id:ID!$from:String){retryExecution(executionId:$id fromNode:$from){executionId}}',
@@ -728,10 +731,10 @@ export const DashboardCreateOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardCreateOrchestration($input:CreateOrchestrationInput!){createOrchestration(input:$input){orchestrationId}}',
 ) as unknown as TypedDocumentString<DashboardCreateOrchestrationMutation, DashboardCreateOrchestrationMutationVariables>;
 export const DashboardOrchestrationDocument = new TypedDocumentString(
-  'query DashboardOrchestration($id:ID!){orchestration(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'query DashboardOrchestration($id:ID!){orchestration(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationQuery, DashboardOrchestrationQueryVariables>;
 export const DashboardOrchestrationUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardOrchestrationUpdated($id:ID!){orchestrationUpdated(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'subscription DashboardOrchestrationUpdated($id:ID!){orchestrationUpdated(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationUpdatedSubscription, DashboardOrchestrationUpdatedSubscriptionVariables>;
 export const DashboardPauseOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardPauseOrchestration($id:ID!){pauseOrchestration(orchestrationId:$id){orchestrationId status}}',

@@ -1,4 +1,16 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type TimeInput,
+} from '@opentelemetry/api';
 
 /**
  * Spans of our own (jobs, LLM calls, webhook attempts) through @opentelemetry/api alone. Without
@@ -27,6 +39,39 @@ export function currentTraceparent(): string | null {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent ?? null;
+}
+
+/** Whether the SDK runs in this process (an OTLP endpoint is set): spans are made and exported. */
+export function tracingOn(): boolean {
+  return shutdown !== undefined;
+}
+
+/**
+ * The trace id of the active span when that trace is recorded (tracing on and the trace sampled),
+ * so that an answer or a row can name a trace one can open; undefined otherwise.
+ */
+export function currentTraceId(): string | undefined {
+  if (!shutdown) return undefined;
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && isSpanContextValid(span) && span.traceFlags & TraceFlags.SAMPLED ? span.traceId : undefined;
+}
+
+/**
+ * A span for something that already happened (an orchestration stage from its start to now, a
+ * rollout step): started at `startTime`, ended at once, under the active context or `parent`.
+ */
+export function recordSpan(name: string, options: SpanOptions & { startTime: TimeInput; failed?: string }, parent?: Context): void {
+  if (!shutdown) return;
+  const { failed, ...spanOptions } = options;
+  const span = tracer.startSpan(name, spanOptions, parent ?? context.active());
+  if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: failed });
+  span.end();
+}
+
+/** The trace id a stored `traceparent` names when that trace was recorded (its sampled flag set); null otherwise. */
+export function traceIdOf(traceparent: string | null | undefined): string | null {
+  const match = traceparent ? /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-([\da-f]{2})$/.exec(traceparent) : null;
+  return match && parseInt(match[2]!, 16) & 1 ? match[1]! : null;
 }
 
 /** The context a stored `traceparent` continues (the root context when there is none). */

@@ -24,6 +24,7 @@ import { TaskTally1763769601740 } from './migrations/1763769601740-task-tally';
 import { TaskRunRollup1763769601760 } from './migrations/1763769601760-task-run-rollup';
 import { TaskTallyStatementUpdates1763769601770 } from './migrations/1763769601770-task-tally-statement-updates';
 import { ControlPlaneRowVersions1763769601870 } from './migrations/1763769601870-row-versions';
+import { ControlPlaneTraceIds1764550000000 } from './migrations/1764550000000-trace-ids';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { AGENT_CONCURRENCY, TASK_TALLY, TaskResolver, TaskRuntime, TaskService } from './tasks';
 import { TOPIC } from '../../kernel/topics';
@@ -56,6 +57,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     TaskRunRollup1763769601760,
     TaskTallyStatementUpdates1763769601770,
     ControlPlaneRowVersions1763769601870,
+    ControlPlaneTraceIds1764550000000,
   ],
   subscriptions: [
     {

@@ -33,6 +33,7 @@ import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/176376
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
+import { ExecutionTraceIds1764550000002 } from './migrations/1764550000002-execution-trace-ids';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -133,6 +134,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRunAs1763769601840,
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
+    ExecutionTraceIds1764550000002,
   ],
   subscriptions: [
     {

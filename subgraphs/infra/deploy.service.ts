@@ -22,6 +22,7 @@ import type { NotifyService } from './notify.service';
 import type { ProjectService } from './project.service';
 import { UUID } from '../../kernel/ids';
 import { TOPIC } from '../../kernel/topics';
+import { contextOf, currentTraceparent, inSpan, recordSpan } from '../../kernel/tracing';
 
 /**
  * Services and their rollouts. A service is a workload (a Kubernetes Deployment named after it in
@@ -254,6 +255,27 @@ export class DeployService {
       await this.store.markChecked(tx.manager, d.service_id);
       if (!changed) return;
       const row = await this.store.recordProgress(tx.manager, deploymentId, progress, status.message, status.revision, done ? status.phase : 'in-progress');
+      // Each step the watcher sees is a span from the step before (or the start), under the request that started the rollout.
+      recordSpan(
+        'rollout step',
+        {
+          startTime: d.stepped_at ?? d.created_at,
+          attributes: {
+            'deployment.id': deploymentId,
+            'deployment.kind': d.kind,
+            'deployment.status': row.status,
+            'service.id': d.service_id,
+            'service.name': d.service_name,
+            'container.image.name': d.target_image,
+            'rollout.replicas.updated': progress.updated,
+            'rollout.replicas.ready': progress.ready,
+            'rollout.replicas.available': progress.available,
+            'rollout.replicas.desired': progress.desired,
+          },
+          failed: status.phase === 'failed' ? (status.message ?? 'The rollout failed') : undefined,
+        },
+        d.trace_parent ? contextOf(d.trace_parent) : undefined,
+      );
       tx.afterCommit(() =>
         this.events
           .publish(TOPIC.deploymentUpdated, { deploymentId, serviceId: d.service_id, version: row.version })
@@ -321,6 +343,7 @@ export class DeployService {
         previousImage,
         replicas: target.replicas,
         createdBy: `${caller.kind}:${caller.id}`,
+        traceParent: currentTraceparent(),
       });
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
@@ -332,7 +355,15 @@ export class DeployService {
     }
     let status: RolloutStatus;
     try {
-      status = await apply();
+      // The change handed to the cluster: the first step of the rollout, inside the request.
+      const attributes = {
+        'deployment.id': deploymentId,
+        'deployment.kind': kind,
+        'service.id': s.id,
+        'service.name': s.name,
+        'container.image.name': target.image,
+      };
+      status = await inSpan('rollout apply', { attributes }, () => apply());
     } catch (err) {
       if (err instanceof RevisionNotFound) throw errors.field('revision', err.message);
       if (err instanceof AppError) throw err;

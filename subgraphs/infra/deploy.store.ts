@@ -79,6 +79,10 @@ interface DeploymentRow {
   created_by: string;
   created_at: Date;
   finished_at: Date | null;
+  /** The traceparent of the request that started the rollout, when it was traced. */
+  trace_parent: string | null;
+  /** When the watcher last recorded a step (null before the first). */
+  stepped_at: Date | null;
   /** bigint, read as text: raised by every change of the row. */
   version: string;
 }
@@ -199,13 +203,14 @@ export class DeployStore {
       previousImage: string | null;
       replicas: number;
       createdBy: string;
+      traceParent: string | null;
     },
   ): Promise<string> {
     const row = await one<{ id: string }>(
       q,
       // clock_timestamp(), not the transaction's start: rollouts of a service are ordered as they took its lock.
-      `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp()) RETURNING id`,
+      `INSERT INTO infra.deployments (service_id, kind, strategy, target_image, previous_image, replicas, progress, created_by, created_at, trace_parent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), $9) RETURNING id`,
       [
         d.serviceId,
         d.kind,
@@ -215,6 +220,7 @@ export class DeployStore {
         d.replicas,
         { updated: 0, ready: 0, available: 0, desired: d.replicas } satisfies Progress,
         d.createdBy,
+        d.traceParent,
       ],
     );
     return row!.id;
@@ -263,7 +269,7 @@ export class DeployStore {
   async recordProgress(q: Queryable, id: string, progress: Progress, message: string | null, revision: string, status: RolloutPhase): Promise<InfraDeployment> {
     const row = await one<DeploymentRow>(
       q,
-      `UPDATE infra.deployments SET progress = $2, message = $3, revision = $4, status = $5, finished_at = CASE WHEN $5 <> 'in-progress' THEN now() END
+      `UPDATE infra.deployments SET progress = $2, message = $3, revision = $4, status = $5, finished_at = CASE WHEN $5 <> 'in-progress' THEN now() END, stepped_at = now()
             WHERE id = $1 RETURNING *`,
       [id, progress, message, revision, status],
     );

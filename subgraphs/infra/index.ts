@@ -26,6 +26,7 @@ import { Infra1763769601500 } from './migrations/1763769601500-infra';
 import { AlertProjects1763769601836 } from './migrations/1763769601836-alert-projects';
 import { SupersededDeployments1764400000000 } from './migrations/1764400000000-superseded-deployments';
 import { InfraRowVersions1763769601881 } from './migrations/1763769601881-row-versions';
+import { DeploymentTraces1764550000001 } from './migrations/1764550000001-deployment-traces';
 import { NotifyService } from './notify.service';
 import { ProjectService } from './project.service';
 import { TOPIC } from '../../kernel/topics';
@@ -64,7 +65,13 @@ export const infra: ServiceModule<Kernel> = {
   name: 'infra',
   surface: 'infra',
   servesHttp: true,
-  migrations: [Infra1763769601500, AlertProjects1763769601836, SupersededDeployments1764400000000, InfraRowVersions1763769601881],
+  migrations: [
+    Infra1763769601500,
+    AlertProjects1763769601836,
+    SupersededDeployments1764400000000,
+    InfraRowVersions1763769601881,
+    DeploymentTraces1764550000001,
+  ],
   subscriptions: [
     {
       field: 'deploymentUpdated',

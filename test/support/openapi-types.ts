@@ -2954,7 +2954,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
             meta: {
@@ -2969,7 +2969,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
             metadata: {
@@ -2984,7 +2984,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
             metadata: {
@@ -2999,7 +2999,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
             metadata: {
@@ -3014,7 +3014,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
         };
@@ -3024,14 +3024,14 @@ export interface components {
             message: string;
             /** @description The error code. */
             error: string;
-            /** @description For validation errors: errors[] {field, message, reason}. */
+            /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
             details: Record<string, never>;
         };
         InfraError: {
             /** @description One code per status: invalid_request, authentication_failed, insufficient_permissions, not_found, conflict, rate_limit_exceeded, server_error, service_unavailable; the platform's own code is in details.reason. */
             error: string;
             message: string;
-            /** @description For validation errors: errors[] {field, message, reason}. */
+            /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
             details: Record<string, never>;
             requestId: string;
             retryAfter?: number;
@@ -3042,7 +3042,7 @@ export interface components {
             error: {
                 code: string;
                 message: string;
-                /** @description For validation errors: errors[] {field, message, reason}. */
+                /** @description For validation errors: errors[] {field, message, reason}. When the request is traced: traceId, its trace. */
                 details?: Record<string, never>;
             };
         };

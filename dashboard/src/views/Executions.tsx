@@ -13,6 +13,7 @@ import {
 } from '../generated';
 import { Percent, StatusBadge, when } from './common';
 import { isTrigger, WorkflowGraph, type Connections } from './graph';
+import { TraceLink } from './trace';
 
 export function Executions({ route }: { route: string[] }) {
   return route[0] ? <Detail id={route[0]} /> : <List />;
@@ -113,6 +114,7 @@ function Execution({ e }: { e: DashboardExecutionFieldsFragment }) {
               retry of an earlier execution
             </Anchor>
           )}
+          <TraceLink traceId={e.traceId} />
         </Group>
         <Button variant="light" onClick={() => void retry()} disabled={!finishedBadly} data-testid="execution-retry">
           Retry{failed ? ` from ${failed}` : ''}

@@ -18,6 +18,7 @@ import {
   type TypedDocumentString,
 } from '../generated';
 import { Percent, seconds, StatusBadge, when } from './common';
+import { TraceLink } from './trace';
 
 const STAGES = ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'];
 type StageTask = NonNullable<DashboardOrchestrationFieldsFragment['stages'][number]['tasks']>[number];
@@ -124,6 +125,7 @@ function Detail({ id }: { id: string }) {
         <Group>
           <Title order={3}>{o.name}</Title>
           <StatusBadge status={o.status} testId="orchestration-status" />
+          <TraceLink traceId={o.traceId} />
         </Group>
         <Group>
           <Button variant="light" disabled={o.status !== 'running'} onClick={() => void act(DashboardPauseOrchestrationDocument)} data-testid="orch-pause">

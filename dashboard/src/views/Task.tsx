@@ -5,6 +5,7 @@ import { Link } from 'react-router-dom';
 import { gql, useLiveQuery } from '../api';
 import { DashboardCancelTaskDocument, DashboardTaskDocument, DashboardTaskUpdatedDocument, type DashboardTaskFieldsFragment } from '../generated';
 import { humanize, Percent, seconds, StatusBadge, when } from './common';
+import { TraceLink } from './trace';
 
 const FINISHED = ['completed', 'failed', 'cancelled'];
 
@@ -53,6 +54,7 @@ export function Task({ route }: { route: string[] }) {
             Orchestration ({t.stage})
           </Anchor>
         )}
+        <TraceLink traceId={t.traceId} />
       </Group>
       <Stack gap={4} data-testid="task-progress" data-value={percent}>
         <Percent value={percent} />

@@ -29,6 +29,7 @@ export interface AdvanceRow {
   webhook_events: string[] | null;
   webhook_secret_enc: Buffer | null;
   principal: Principal;
+  trace_parent: string | null;
 }
 
 export const orchestrationEngineStore = {
@@ -48,7 +49,7 @@ export const orchestrationEngineStore = {
     one<AdvanceRow>(
       q,
       `SELECT orchestration_id, name, status, current_stage, stages_completed, tasks_completed, created_at,
-                webhook_url, webhook_events, webhook_secret_enc, principal
+                webhook_url, webhook_events, webhook_secret_enc, principal, trace_parent
            FROM control_plane.orchestrations WHERE orchestration_id = $1 FOR UPDATE`,
       [orchestrationId],
     ),

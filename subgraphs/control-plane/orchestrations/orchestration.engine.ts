@@ -18,6 +18,7 @@ import {
 import { gateFailure, mergeOutputs, taskFailure, taskOutputs } from './orchestration.outcome';
 import { json, orchestrationPrincipal, OrchestrationTasks, type TaskPort } from './orchestration.tasks';
 import { JOB, TOPIC } from '../../../kernel/topics';
+import { contextOf, recordSpan } from '../../../kernel/tracing';
 
 /**
  * The orchestration state machine. State lives only in the orchestration tables; `advance` reads it
@@ -141,8 +142,28 @@ export class OrchestrationEngine {
           tx,
         );
       };
+      // Each stage ended is a span from its start to now, under the request that created the orchestration.
+      const stageSpan = (stage: StageRecord, failed?: OrchestrationFailure) =>
+        recordSpan(
+          `orchestration stage ${stage.stage}`,
+          {
+            startTime: stage.startedAt ?? new Date(),
+            attributes: {
+              'orchestration.id': orchestrationId,
+              'orchestration.name': o.name,
+              'orchestration.stage': stage.stage,
+              'orchestration.stage.position': stage.position,
+              'orchestration.stage.status': stage.status,
+              'orchestration.stage.tasks': stage.tasksTotal,
+              ...(stage.gateResult && { 'orchestration.stage.gate_passed': stage.gateResult.passed }),
+            },
+            failed: failed && `${failed.code}: ${failed.message}`,
+          },
+          o.trace_parent ? contextOf(o.trace_parent) : undefined,
+        );
       const fail = async (stage: StageRecord, error: OrchestrationFailure) => {
         stage.status = 'failed';
+        stageSpan(stage, error);
         await orchestrationEngineStore.failStage(m, orchestrationId, stage.position, json(stage.outputs), json(stage.gateResult));
         o.status = 'failed';
         await orchestrationEngineStore.fail(m, orchestrationId, JSON.stringify(error));
@@ -198,6 +219,7 @@ export class OrchestrationEngine {
             }
             stage.status = 'completed';
             await orchestrationEngineStore.completeStage(m, orchestrationId, stage.position, JSON.stringify(stage.outputs), json(gate));
+            stageSpan(stage);
             await counts();
             await orchestrationEngineStore.setStagesCompleted(m, orchestrationId, o.stages_completed);
             await webhook('orchestration.stage_completed', {

@@ -24,6 +24,7 @@ import type { CreateOrchestrationInput, CreateOrchestrationWorkflowInput, Orches
 import { planOrchestration, type PlannedStage, type StageSpec, type TaskChecker } from './orchestration.plan';
 import type { Orchestration, OrchestrationList, OrchestrationStage, OrchestrationTask } from './orchestration.types';
 import { UUID } from '../../../kernel/ids';
+import { currentTraceparent } from '../../../kernel/tracing';
 
 /** What the orchestration needs of the agent catalogue (agent.catalog.ts). */
 export interface AgentDirectory {
@@ -230,6 +231,7 @@ export class OrchestrationService {
         JSON.stringify(principal),
         principal.kind === 'apiKey' ? principal.keyId : null,
         Math.round(seconds),
+        currentTraceparent(),
       ]);
       for (const s of plan) {
         await orchestrationStore.insertStage(m, [
@@ -362,6 +364,7 @@ export function toOrchestration(o: OrchestrationRecord, stages: StageRecord[], t
     estimatedCompletionAt: o.status === 'running' || o.status === 'paused' ? o.estimatedCompletionAt : null,
     duration: seconds(o.createdAt, end),
     updatedAt: o.updatedAt,
+    traceId: o.traceId,
     version: o.version,
   };
 }

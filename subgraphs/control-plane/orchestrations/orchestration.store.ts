@@ -2,6 +2,7 @@ import type { Principal } from '../../../kernel/auth/principal';
 import { page, Where } from '../../../kernel/db/page';
 import { exec, one, rows, type Queryable } from '../../../kernel/db/rows';
 import type { GateValidationResult, StageName } from '../gates';
+import { traceIdOf } from '../../../kernel/tracing';
 
 /**
  * Where orchestrations are read and where orchestration.service.ts writes them: the three tables
@@ -55,6 +56,8 @@ export interface OrchestrationRow {
   pause_reason: string | null;
   cancel_reason: string | null;
   tasks_cancelled: number | null;
+  /** The W3C traceparent of the request that created it, when it was traced. */
+  trace_parent: string | null;
   created_at: Date;
   paused_at: Date | null;
   resumed_at: Date | null;
@@ -129,6 +132,8 @@ export interface OrchestrationRecord {
   pauseReason: string | null;
   cancelReason: string | null;
   tasksCancelled: number | null;
+  /** The trace of the request that created it (its stages' spans are recorded there), when that trace was recorded. */
+  traceId: string | null;
   createdAt: Date;
   pausedAt: Date | null;
   resumedAt: Date | null;
@@ -180,7 +185,7 @@ export interface OrchestrationTaskRecord {
 
 const ORCHESTRATION_COLUMNS = `orchestration_id, name, description, status, current_stage, stages_total, stages_completed, tasks_total,
   tasks_completed, result, error, webhook_url, webhook_events, principal, key_id, pause_reason, cancel_reason, tasks_cancelled,
-  created_at, paused_at, resumed_at, completed_at, failed_at, cancelled_at, estimated_completion_at, updated_at, version`;
+  trace_parent, created_at, paused_at, resumed_at, completed_at, failed_at, cancelled_at, estimated_completion_at, updated_at, version`;
 export const STAGE_COLUMNS = `orchestration_id, position, stage, status, parallel, gate_enabled, gate_required, tasks_total, tasks_completed,
   outputs, gate_result, started_at, completed_at, failed_at`;
 export const ORCHESTRATION_TASK_COLUMNS = `orchestration_id, stage_position, position, task_key, agent_id, task_type, context, dependencies, depends_on,
@@ -206,6 +211,7 @@ export function toOrchestrationRecord(r: OrchestrationRow): OrchestrationRecord 
     pauseReason: r.pause_reason,
     cancelReason: r.cancel_reason,
     tasksCancelled: r.tasks_cancelled,
+    traceId: traceIdOf(r.trace_parent),
     createdAt: r.created_at,
     pausedAt: r.paused_at,
     resumedAt: r.resumed_at,
@@ -320,8 +326,8 @@ export const orchestrationStore = {
       q,
       `INSERT INTO control_plane.orchestrations
            (orchestration_id, name, description, status, current_stage, stages_total, tasks_total, webhook_url, webhook_events,
-            webhook_secret_enc, principal, key_id, estimated_completion_at)
-         VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, now() + $12::int * interval '1 second')`,
+            webhook_secret_enc, principal, key_id, estimated_completion_at, trace_parent)
+         VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, now() + $12::int * interval '1 second', $13)`,
       params,
     ),
 

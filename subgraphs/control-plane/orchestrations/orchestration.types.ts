@@ -95,6 +95,11 @@ export class Orchestration {
   @Field(() => Date, { nullable: true, description: 'While running or paused.' }) estimatedCompletionAt: Date | null;
   @Field(() => Float, { nullable: true, description: 'Seconds from creation to completion, failure or cancellation.' }) duration: number | null;
   @Field() updatedAt: Date;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The trace (OpenTelemetry trace id) of the request that created it, where each stage is a span; null when tracing was off.',
+  })
+  traceId: string | null;
   @Field(() => Int, { description: 'Raised by every change of the orchestration row: of two states, the higher version is the newer.' }) version: number;
 }
 

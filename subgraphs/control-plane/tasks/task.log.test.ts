@@ -28,6 +28,7 @@ const base: Task = {
   orchestrationId: null,
   stage: null,
   version: 1,
+  traceId: null,
 };
 
 describe('a task’s log', () => {

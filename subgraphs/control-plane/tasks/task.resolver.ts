@@ -37,6 +37,7 @@ export function toTask(t: TaskRecord): Task {
     duration: t.durationMs === null ? null : t.durationMs / 1000,
     orchestrationId: t.orchestrationId,
     stage: t.stage,
+    traceId: t.traceId,
     version: t.version,
   };
 }

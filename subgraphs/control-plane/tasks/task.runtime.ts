@@ -8,6 +8,8 @@ import type { Logger } from '../../../kernel/logger';
 import type { Operations } from '../../../kernel/operations';
 import { JobAbortedError, type JobContext, type Queue } from '../../../kernel/queue';
 import type { WebhookSender } from '../../../kernel/webhooks';
+import { inSpan } from '../../../kernel/tracing';
+import { SpanKind } from '@opentelemetry/api';
 import { findAgent, findTaskType, promptIdOf, type AgentSpec, type TaskTypeSpec } from '../agents';
 import { validateGate } from '../gates';
 import { grouped, inOrderOf } from '../../../kernel/db/grouped';
@@ -152,7 +154,18 @@ export class TaskRuntime {
       Math.max(0, deadline - Date.now()),
     );
     try {
-      await this.steps(task, agent, spec, running.secretEnc, controller.signal, deadline, job);
+      // The agent's run as a GenAI `invoke_agent` span, its prompt rendering and model calls under it.
+      const attributes = {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.id': agent.agentId,
+        'gen_ai.agent.name': agent.name,
+        'platform.task.id': taskId,
+        'platform.task.type': task.taskType,
+        ...(task.orchestrationId && { 'orchestration.id': task.orchestrationId }),
+      };
+      await inSpan(`invoke_agent ${agent.agentId}`, { kind: SpanKind.INTERNAL, attributes }, () =>
+        this.steps(task, agent, spec, running.secretEnc, controller.signal, deadline, job),
+      );
       return { completed: true };
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : null;

@@ -14,6 +14,7 @@ import type { Queue } from '../../../kernel/queue';
 import type { Tx } from '../../../kernel/db/transaction';
 import { grouped } from '../../../kernel/db/grouped';
 import { TIER_LIMITS } from '../../../kernel/rate-limit';
+import { currentTraceId } from '../../../kernel/tracing';
 import { findAgent, findTaskType, type AgentSpec, type TaskTypeSpec } from '../agents';
 import { STAGES } from '../gates';
 import {
@@ -175,6 +176,7 @@ export class TaskService {
       orchestration_id: origin?.orchestrationId ?? null,
       stage: origin?.stage ?? null,
       estimated_duration: estimatedDuration,
+      trace_id: currentTraceId() ?? null,
       limit,
       // A second attempt only ever runs after a lost worker; it resumes within the same deadline.
       job: this.deps.queue.jobSpec(JOB.task, data, { priority: v.priority, timeoutMs: v.timeout * 1000, maxAttempts: 2, key: `${JOB.task}:${id}` }),

@@ -82,6 +82,8 @@ export interface TaskRow {
   estimated_duration: number;
   duration_ms: number | null;
   cancel_reason: string | null;
+  /** The trace of the request that created the task, when it was traced. */
+  trace_id: string | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
@@ -121,6 +123,8 @@ export interface TaskRecord {
   estimatedDuration: number;
   durationMs: number | null;
   cancelReason: string | null;
+  /** The trace of the request that created the task (its job, model calls and statements are in it), when it was traced. */
+  traceId: string | null;
   createdAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
@@ -155,7 +159,7 @@ export interface TaskArtifactRecord {
 /** Columns every read selects (the secret is never read outside the runtime). */
 export const TASK_COLUMNS = `id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
   webhook_url, webhook_events, progress, result, error, job_id, created_by_key, orchestration_id, stage,
-  estimated_duration, duration_ms, cancel_reason, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at, version`;
+  estimated_duration, duration_ms, cancel_reason, trace_id, created_at, started_at, completed_at, failed_at, cancelled_at, updated_at, version`;
 
 /** TASK_COLUMNS of the table under `alias`, where a statement joins it to others. */
 function prefixed(alias: string): string {
@@ -188,6 +192,7 @@ export function toTaskRecord(r: TaskRow): TaskRecord {
     estimatedDuration: Number(r.estimated_duration),
     durationMs: r.duration_ms,
     cancelReason: r.cancel_reason,
+    traceId: r.trace_id,
     createdAt: r.created_at,
     startedAt: r.started_at,
     completedAt: r.completed_at,
@@ -205,8 +210,10 @@ export function toArtifact(r: ArtifactRow): TaskArtifactRecord {
 /** A task to create (insertQueued): the columns it is created with, its key's limit of active tasks (null: none) and its job. */
 export interface NewTask extends Omit<
   TaskRow,
-  'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | 'version' | `${string}_at`
+  'status' | 'progress' | 'result' | 'error' | 'job_id' | 'duration_ms' | 'cancel_reason' | 'trace_id' | 'version' | `${string}_at`
 > {
+  /** The trace of the creating request (currentTraceId); none when it was not traced. */
+  trace_id?: string | null;
   webhook_secret_enc: Buffer | null;
   limit: number | null;
   job: JobSpec;
@@ -283,6 +290,7 @@ function queuedRow(task: NewTask, db: CreatedTaskRow): TaskRow {
     job_id: db.job_id,
     duration_ms: null,
     cancel_reason: null,
+    trace_id: task.trace_id ?? null,
     created_at: db.created_at,
     started_at: null,
     completed_at: null,
@@ -361,7 +369,7 @@ export const taskStore = {
             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(v, ord),
                  jsonb_to_record(e.v) AS i(id uuid, agent_id text, task_type text, priority text, mode text, timeout_seconds int,
                    context jsonb, forge jsonb, model_config jsonb, webhook_url text, webhook_events text[], webhook_secret_enc text,
-                   created_by_key uuid, orchestration_id uuid, stage text, estimated_duration real, "limit" int, job jsonb)
+                   created_by_key uuid, orchestration_id uuid, stage text, estimated_duration real, trace_id text, "limit" int, job jsonb)
         ), locked AS (
           SELECT k.key, control_plane.lock_key_tasks(k.key) AS active
             FROM (SELECT DISTINCT created_by_key AS key FROM input WHERE "limit" IS NOT NULL ORDER BY 1) k
@@ -373,9 +381,9 @@ export const taskStore = {
         ), task AS (
           INSERT INTO control_plane.tasks
             (id, agent_id, task_type, status, priority, mode, timeout_seconds, context, forge, model_config,
-             webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration)
+             webhook_url, webhook_events, webhook_secret_enc, job_id, created_by_key, orchestration_id, stage, estimated_duration, trace_id)
           SELECT r.id, r.agent_id, r.task_type, 'queued', r.priority, r.mode, r.timeout_seconds, r.context, r.forge, r.model_config,
-                 r.webhook_url, r.webhook_events, decode(r.webhook_secret_enc, 'base64'), job.id, r.created_by_key, r.orchestration_id, r.stage, r.estimated_duration
+                 r.webhook_url, r.webhook_events, decode(r.webhook_secret_enc, 'base64'), job.id, r.created_by_key, r.orchestration_id, r.stage, r.estimated_duration, r.trace_id
             FROM ranked r JOIN job ON job.ord = r.ord
            WHERE job.id IS NOT NULL
           RETURNING id, job_id, created_at, updated_at)

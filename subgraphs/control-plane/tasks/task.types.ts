@@ -67,6 +67,11 @@ export class Task {
   @Field(() => Float, { nullable: true, description: 'Seconds from start to end.' }) duration: number | null;
   @Field(() => ID, { nullable: true, description: 'The orchestration that runs the task, if any.' }) orchestrationId: string | null;
   @Field(() => String, { nullable: true, description: 'Its stage in that orchestration.' }) stage: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The trace (OpenTelemetry trace id) of the request that created the task, its job and model calls; null when tracing was off.',
+  })
+  traceId: string | null;
   @Field(() => Int, { description: 'Raised by every change of the task: of two states, the higher version is the newer.' }) version: number;
 }
 

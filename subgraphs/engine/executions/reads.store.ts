@@ -95,6 +95,7 @@ export function toView(row: ExecutionViewRow, resumeUrl: (executionId: string) =
     originalExecutionId: row.original_execution_id,
     parentExecutionId: row.parent_execution_id,
     webhookId: row.webhook_id,
+    traceId: row.trace_id,
     version: Number(row.version),
   };
 }

@@ -22,6 +22,7 @@ import {
 import { cancel } from './state.store';
 import { executionReads } from './reads.store';
 import { JOB, TOPIC } from '../../../kernel/topics';
+import { currentTraceId } from '../../../kernel/tracing';
 
 /**
  * Starts and cancels executions and is what the rest of the engine calls. Async runs are
@@ -79,6 +80,7 @@ export class ExecutionRunner {
       parentExecutionId: opts.parentExecutionId ?? null,
       webhookId: opts.webhookId ?? null,
     };
+    const traceId = currentTraceId() ?? null;
     const started = `Execution started (${opts.mode}${opts.originalExecutionId ? `, retry of ${opts.originalExecutionId}` : ''})`;
     const view = (startedAt: Date): ExecutionView => ({
       id,
@@ -98,6 +100,7 @@ export class ExecutionRunner {
       durationMs: null,
       waitTill: null,
       resumeUrl: null,
+      traceId,
       ...meta,
     });
 
@@ -127,6 +130,7 @@ export class ExecutionRunner {
           message: started,
           requestLog: log,
           notify: opts.notify,
+          traceId,
         });
         if (opts.reuse) await copyReusedNodes(m, id, opts.reuse.executionId, opts.reuse.nodes);
         await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
@@ -158,6 +162,7 @@ export class ExecutionRunner {
       onReply: opts.onReply,
       requestLog: opts.requestLog,
       meta,
+      traceId,
       notify: opts.notify ?? null,
       ranMs: 0,
       runDataBytes: 0,

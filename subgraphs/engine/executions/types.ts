@@ -91,6 +91,11 @@ export class WorkflowExecution {
   @Field(() => ID, { nullable: true, description: 'The webhook trigger that started it.' }) webhookId: string | null;
   @Field({ description: 'The engine’s address of this execution, relative to the platform: /v1/engine/executions/<id>.' })
   engineExecutionUrl: string;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The trace (OpenTelemetry trace id) of the request or job that started it, with a span per node run; null when tracing was off.',
+  })
+  traceId: string | null;
   @Field(() => Int, { description: 'Raised by every change of the execution row: of two states, the higher version is the newer.' }) version: number;
 }
 

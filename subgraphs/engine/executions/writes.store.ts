@@ -40,6 +40,8 @@ export interface ExecutionViewRow {
   failed_at: Date | null;
   canceled_at: Date | null;
   duration_ms: number | null;
+  /** The trace of the request or job that started it, when that was traced. */
+  trace_id: string | null;
   workflow_name?: string;
   /** bigint, read as text: raised by every change of the row. */
   version: string;
@@ -80,6 +82,8 @@ export interface ExecutionView {
   originalExecutionId: string | null;
   parentExecutionId: string | null;
   webhookId: string | null;
+  /** The trace of the request or job that started it, when that was traced (absent: not known here). */
+  traceId?: string | null;
   version: number;
 }
 
@@ -145,6 +149,8 @@ export interface StoreTarget {
   stored: boolean;
   requestLog?: RequestLog;
   meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
+  /** The trace of the request that started an inline run (currentTraceId), written with its row. */
+  traceId?: string | null;
   /** A control-plane trigger's webhook subscription, stored with the row (notify.ts). */
   notify?: NotifyConfig | null;
   /** JSON texts of its input items' json, made when the request was measured (not made again). */
@@ -203,7 +209,7 @@ const WRITTEN_COLUMNS = `e.id, e.status, e.nodes_total, e.nodes_completed, e.cur
 
 export const EXECUTION_COLUMNS = `e.id, e.workflow_id, e.workflow_version, e.status, e.mode, e.nodes_total, e.nodes_completed, e.current_node,
   e.result, e.error, e.wait_till, e.resume_state, e.original_execution_id, e.parent_execution_id, e.webhook_id,
-  e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms, e.version`;
+  e.started_at, e.finished_at, e.failed_at, e.canceled_at, e.duration_ms, e.trace_id, e.version`;
 
 /**
  * One statement: the pending node rows and log lines, and the execution row, inserted by the
@@ -268,6 +274,10 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
     ];
     const startedAt = `$${params.push(ctx.startedAt)}::timestamptz`;
     values.push(startedAt);
+    if (ctx.traceId) {
+      columns.push('trace_id');
+      values.push(`$${params.push(ctx.traceId)}`);
+    }
     if (ctx.notify) {
       columns.push('notify');
       values.push(`$${params.push(JSON.stringify(ctx.notify))}::jsonb`);
@@ -371,6 +381,7 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       webhook_id: ctx.meta.webhookId,
       started_at: ctx.startedAt.toISOString(),
       notify: ctx.notify ?? null,
+      trace_id: ctx.traceId ?? null,
       status: set.status,
       result: set.result ?? null,
       error: set.error ?? null,
@@ -386,12 +397,12 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
         WITH i AS (
           SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id uuid, workflow_id uuid, workflow_version int, mode text, input jsonb, start_node text,
             run_as uuid, nodes_total int, nodes_completed int, current_node text, original_execution_id uuid, parent_execution_id uuid, webhook_id uuid,
-            started_at timestamptz, notify jsonb, status text, result jsonb, error jsonb, nodes jsonb, logs jsonb)
+            started_at timestamptz, notify jsonb, trace_id text, status text, result jsonb, error jsonb, nodes jsonb, logs jsonb)
         ), e AS (
           INSERT INTO engine.executions AS e (id, workflow_id, workflow_version, mode, input, start_node, run_as, nodes_total, nodes_completed, current_node,
-            original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error)
+            original_execution_id, parent_execution_id, webhook_id, started_at, notify, trace_id, status, result, error)
           SELECT id, workflow_id, workflow_version, mode, input, start_node, run_as, nodes_total, nodes_completed, current_node,
-            original_execution_id, parent_execution_id, webhook_id, started_at, notify, status, result, error FROM i
+            original_execution_id, parent_execution_id, webhook_id, started_at, notify, trace_id, status, result, error FROM i
           RETURNING ${WRITTEN_COLUMNS}
         ), n AS (${NODES_INSERT('SELECT e.id, i.nodes FROM e JOIN i ON i.id = e.id')}
         ), l AS (${LOGS_INSERT('SELECT e.id, i.logs FROM e JOIN i ON i.id = e.id')}
@@ -476,6 +487,8 @@ export interface QueuedExecution {
   nodesTotal: number;
   meta: Pick<ExecutionView, 'originalExecutionId' | 'parentExecutionId' | 'webhookId'>;
   jobId: string;
+  /** The trace of the request that queued it (currentTraceId), when traced. */
+  traceId?: string | null;
   /** The first log line. */
   message: string;
   /** The webhook request's log entry (0 or 1, requestLogRow). */
@@ -493,8 +506,8 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
     q,
     `WITH e AS (
        INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total,
-                                      original_execution_id, parent_execution_id, webhook_id, job_id, notify, run_as)
-       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14, $15) RETURNING started_at
+                                      original_execution_id, parent_execution_id, webhook_id, job_id, notify, run_as, trace_id)
+       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14, $15, $16) RETURNING started_at
      ), l AS (
        INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $12)
      ), w AS (${REQUEST_LOG_INSERT('$13')})
@@ -515,6 +528,7 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
       JSON.stringify(x.requestLog),
       x.notify ? JSON.stringify(x.notify) : null,
       x.runAs,
+      x.traceId ?? null,
     ],
   );
   return row!.started_at;

@@ -44,6 +44,7 @@ export function toExecution(v: ExecutionDetail): WorkflowExecution {
     parentExecutionId: v.parentExecutionId,
     webhookId: v.webhookId,
     engineExecutionUrl: engineExecutionUrl(v.id),
+    traceId: v.traceId ?? null,
     version: v.version,
   };
 }
