@@ -393,7 +393,7 @@ export type DashboardRequestUpdatedSubscription = { requestUpdated: DashboardFea
 
 export type DashboardFeedbackSignInMutationVariables = Exact<{
   email: string;
-  name?: string | null | undefined;
+  name: string;
 }>;
 
 export type DashboardFeedbackSignInMutation = { signInLocally: { token: string; user: { id: string; name: string; email: string } } };
@@ -936,7 +936,7 @@ export const DashboardRequestUpdatedDocument = new TypedDocumentString(
   'subscription DashboardRequestUpdated($id:ID!){requestUpdated(requestId:$id){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
 ) as unknown as TypedDocumentString<DashboardRequestUpdatedSubscription, DashboardRequestUpdatedSubscriptionVariables>;
 export const DashboardFeedbackSignInDocument = new TypedDocumentString(
-  'mutation DashboardFeedbackSignIn($email:String!$name:String){signInLocally(email:$email name:$name){token user{id name email}}}',
+  'mutation DashboardFeedbackSignIn($email:String!$name:String!){signInLocally(email:$email name:$name){token user{id name email}}}',
 ) as unknown as TypedDocumentString<DashboardFeedbackSignInMutation, DashboardFeedbackSignInMutationVariables>;
 export const DashboardSubmitRequestDocument = new TypedDocumentString(
   'mutation DashboardSubmitRequest($projectId:ID!$input:FeatureRequestInput!){submitFeatureRequest(projectId:$projectId input:$input){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',

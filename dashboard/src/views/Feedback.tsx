@@ -263,7 +263,7 @@ function PersonPanel({ person, onChange }: { person: Person | null; onChange: (p
   const signIn = async () => {
     setError(null);
     try {
-      const d = await gql(DashboardFeedbackSignInDocument, { email: email.trim(), name: name.trim() || null });
+      const d = await gql(DashboardFeedbackSignInDocument, { email: email.trim(), name: name.trim() });
       onChange({ token: d.signInLocally.token, name: d.signInLocally.user.name, email: d.signInLocally.user.email });
     } catch (e) {
       const code = (e as GraphQLFailure).code;
@@ -279,8 +279,8 @@ function PersonPanel({ person, onChange }: { person: Person | null; onChange: (p
         </Text>
         <Group align="flex-end">
           <TextInput size="xs" label="Email" value={email} onChange={(e) => setEmail(e.currentTarget.value)} data-testid="feedback-person-email" />
-          <TextInput size="xs" label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <Button size="xs" variant="light" disabled={!email.trim()} onClick={() => void signIn()} data-testid="feedback-person-signin">
+          <TextInput size="xs" label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-testid="feedback-person-name" />
+          <Button size="xs" variant="light" disabled={!email.trim() || !name.trim()} onClick={() => void signIn()} data-testid="feedback-person-signin">
             Act as this person
           </Button>
         </Group>

@@ -148,7 +148,10 @@ function Service({ id }: { id: string }) {
         <Figure label="Endpoints" value={s.endpoints.join(', ') || '—'} />
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
-        <Deploy id={id} image={s.image} replicas={s.replicas.desired} onDeployed={(d) => deployments.data && deployments.setData({ infraDeployments: { ...deployments.data.infraDeployments, data: merged(rollouts, d, (x) => x.deploymentId, 20) } })} />
+        <Deploy id={id} image={s.image} replicas={s.replicas.desired} onDeployed={(d) => {
+            if (deployments.data) deployments.setData({ infraDeployments: { ...deployments.data.infraDeployments, data: merged(rollouts, d, (x) => x.deploymentId, 20) } });
+            service.reload();
+          }} />
         <Logs id={id} />
       </SimpleGrid>
       <Title order={5}>Rollouts</Title>
@@ -320,7 +323,10 @@ function Logs({ id }: { id: string }) {
     return () => abort.abort();
   }, [id]);
   // The newest line in view, inside the log's own box (the page does not move).
-  useEffect(() => viewport.current?.scrollTo({ top: viewport.current.scrollHeight }), [lines.length]);
+  // (Braces: scrollTo may answer a promise, and an effect may return only its cleanup.)
+  useEffect(() => {
+    viewport.current?.scrollTo({ top: viewport.current.scrollHeight });
+  }, [lines.length]);
   return (
     <Card withBorder data-testid="infra-logs" data-state={state}>
       <Group justify="space-between" mb={6}>
