@@ -5,6 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { DASHBOARD_DIR } from '../gateway/dashboard';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { until } from './support/until';
 
 /**
  * The dashboard's feature-request board, infrastructure pages, live lists and link chart in a real
@@ -149,11 +150,19 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
         p: project.id,
       })
     ).createInfraService;
+    // The creation's rollout is over before the page opens: the deploy below is the one watched moving.
+    await until(
+      'the creation rollout to finish',
+      async () => {
+        const d = await op('query($s: ID!) { infraDeployments(serviceId: $s) { data { status } } }', { s: service.id });
+        return d.infraDeployments.data[0]?.status === 'success' || null;
+      },
+      30_000,
+    );
     await page.getByTestId('nav-infra').click();
     await page.getByTestId('infra-service-row-api').getByRole('link').click();
     await page.getByTestId('infra-service').waitFor();
     await page.locator('[data-testid="infra-logs"][data-state="following"]').waitFor();
-    // The creation's rollout settles first.
     await page.locator('[data-testid^="infra-deployment-"][data-status="success"]').first().waitFor({ timeout: 30_000 });
     await markDocument();
     await page.getByTestId('infra-deploy-image').fill('ghcr.io/acme/api:1.1.0');

@@ -119,8 +119,10 @@ export interface Versioned {
  * A list kept live by its list subscription (tasksUpdated, executionsUpdated, …): each event is
  * written into the list's cache entry — an item already listed is replaced unless the event is
  * older than what is shown (its `version`), a new one goes first (the lists are newest first) and
- * the list keeps its length. No subscription per row, no polling; the list is read once more a
- * second after the subscription starts, as useLiveQuery does.
+ * the list keeps its length. No subscription per row, no polling. A list subscription sends no
+ * first state, so a change between the first read and the subscription being in place is in
+ * neither: the list is read again one and five seconds after the subscription starts (the later
+ * read for a subscription slow to be set up on a loaded server).
  */
 export function useLiveList<D, V, S, SV extends Record<string, unknown>, T extends Versioned>(
   document: TypedDocumentString<D, V>,
@@ -148,8 +150,8 @@ export function useLiveList<D, V, S, SV extends Record<string, unknown>, T exten
   const subKey = JSON.stringify(subscriptionVariables);
   useEffect(() => {
     if (!subscriptionVariables) return;
-    const again = setTimeout(() => q.reload(), 1000);
-    return () => clearTimeout(again);
+    const again = [1000, 5000].map((ms) => setTimeout(() => q.reload(), ms));
+    return () => again.forEach(clearTimeout);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [subKey]);
   return q;
