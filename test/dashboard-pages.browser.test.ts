@@ -99,6 +99,8 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await op('mutation($id: ID!) { setFeatureRequestStatus(requestId: $id, status: "approved") { status } }', { id: dark.id }, ann);
 
     await page.getByTestId('nav-feedback').click();
+    await page.getByTestId('feedback-project-rocket').waitFor();
+    await shot('feedback-projects');
     await page.getByTestId('feedback-project-rocket').getByRole('link').click();
     const card = page.getByTestId(`feedback-request-${dark.id}`);
     await page.getByTestId('feedback-column-approved').getByTestId(`feedback-request-${dark.id}`).waitFor();
@@ -160,6 +162,8 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
       30_000,
     );
     await page.getByTestId('nav-infra').click();
+    await page.getByTestId('infra-service-row-api').waitFor();
+    await shot('infra-services');
     await page.getByTestId('infra-service-row-api').getByRole('link').click();
     await page.getByTestId('infra-service').waitFor();
     await page.locator('[data-testid="infra-logs"][data-state="following"]').waitFor();
