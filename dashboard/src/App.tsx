@@ -5,6 +5,8 @@ import { apiKey, gql, GraphQLFailure, KEY_STORAGE, signOut } from './api';
 import {
   DashboardAgentsProbeDocument,
   DashboardExecutionsProbeDocument,
+  DashboardFeedbackProbeDocument,
+  DashboardInfraProbeDocument,
   DashboardLinksProbeDocument,
   DashboardMetricsProbeDocument,
   DashboardOrchestrationsProbeDocument,
@@ -15,6 +17,8 @@ import {
 } from './generated';
 import { Agents } from './views/Agents';
 import { Executions } from './views/Executions';
+import { Feedback } from './views/Feedback';
+import { Infra } from './views/Infra';
 import { Links } from './views/Links';
 import { Metrics } from './views/Metrics';
 import { Orchestrations } from './views/Orchestrations';
@@ -31,6 +35,8 @@ const SECTIONS: { id: string; label: string; probe: TypedDocumentString<unknown,
   { id: 'prompts', label: 'Prompts', probe: DashboardPromptsProbeDocument, view: Prompts },
   { id: 'metrics', label: 'Metrics', probe: DashboardMetricsProbeDocument, view: Metrics },
   { id: 'links', label: 'Short links', probe: DashboardLinksProbeDocument, view: Links },
+  { id: 'feedback', label: 'Feature requests', probe: DashboardFeedbackProbeDocument, view: Feedback },
+  { id: 'infra', label: 'Infrastructure', probe: DashboardInfraProbeDocument, view: Infra },
 ];
 
 /** Pages reached from a section, not listed in the navigation: readable with the section's key. */

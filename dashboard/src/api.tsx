@@ -110,21 +110,57 @@ export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   return q;
 }
 
-/**
- * Refetches `refetch` whenever an event arrives about one of the items still in flight (one
- * subscription each): lists have no subscription of their own, so an item's change reloads the list.
- */
-export function RefetchOnEvents<S>({ document, ids, refetch }: { document: TypedDocumentString<S, { id: string }>; ids: string[]; refetch: () => void }) {
-  return (
-    <>
-      {ids.map((id) => (
-        <OnEvent key={id} document={document} id={id} onEvent={refetch} />
-      ))}
-    </>
-  );
+/** An item of a list kept live: its id, and its row version (of two states, the higher is the newer). */
+export interface Versioned {
+  version: number;
 }
 
-function OnEvent<S>({ document, id, onEvent }: { document: TypedDocumentString<S, { id: string }>; id: string; onEvent: () => void }) {
-  useSubscription(document, { id }, onEvent);
-  return null;
+/**
+ * A list kept live by its list subscription (tasksUpdated, executionsUpdated, …): each event is
+ * written into the list's cache entry — an item already listed is replaced unless the event is
+ * older than what is shown (its `version`), a new one goes first (the lists are newest first) and
+ * the list keeps its length. No subscription per row, no polling. A list subscription sends no
+ * first state, so a change between the first read and the subscription being in place is in
+ * neither: the list is read again one and five seconds after the subscription starts (the later
+ * read for a subscription slow to be set up on a loaded server).
+ */
+export function useLiveList<D, V, S, SV extends Record<string, unknown>, T extends Versioned>(
+  document: TypedDocumentString<D, V>,
+  variables: V,
+  subscription: TypedDocumentString<S, SV>,
+  subscriptionVariables: SV | null,
+  list: {
+    /** The item an event carries (null: not one for this list, e.g. another workflow's). */
+    item: (event: S) => T | null;
+    items: (data: D) => T[];
+    withItems: (data: D, items: T[]) => D;
+    id: (item: T) => string;
+    /** The list's length at most (its query's limit). */
+    limit: number;
+  },
+) {
+  const client = useQueryClient();
+  const q = useQuery(document, variables);
+  const key = queryKey(document, variables);
+  useSubscription(subscription, subscriptionVariables, (event) => {
+    const item = list.item(event);
+    if (!item) return;
+    client.setQueryData<D>(key, (old) => (old === undefined ? old : list.withItems(old, merged(list.items(old), item, list.id, list.limit))));
+  });
+  const subKey = JSON.stringify(subscriptionVariables);
+  useEffect(() => {
+    if (!subscriptionVariables) return;
+    const again = [1000, 5000].map((ms) => setTimeout(() => q.reload(), ms));
+    return () => again.forEach(clearTimeout);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [subKey]);
+  return q;
+}
+
+/** `items` with `item` in: replaced in place when newer, first when new (the list kept to `limit`). */
+export function merged<T extends Versioned>(items: T[], item: T, id: (item: T) => string, limit: number): T[] {
+  const at = items.findIndex((x) => id(x) === id(item));
+  if (at === -1) return [item, ...items].slice(0, limit);
+  if (items[at]!.version >= item.version) return items;
+  return items.map((x, i) => (i === at ? item : x));
 }

@@ -27,6 +27,14 @@ export type CreateOrchestrationInput = {
   webhook?: OrchestrationWebhookInput | null | undefined;
 };
 
+export type DeployInput = {
+  image: string;
+  /** Default: the service's current count. */
+  replicas?: number | null | undefined;
+  /** rolling-update (default) or recreate */
+  strategy?: string | null | undefined;
+};
+
 export type ExecuteTaskInput = {
   agentId: string;
   /** One of the agent’s capabilities. */
@@ -37,6 +45,14 @@ export type ExecuteTaskInput = {
   execution?: TaskExecutionInput | null | undefined;
   webhook?: TaskWebhookInput | null | undefined;
   config?: TaskModelConfigInput | null | undefined;
+};
+
+export type FeatureRequestInput = {
+  title?: string | null | undefined;
+  description?: string | null | undefined;
+  category?: string | null | undefined;
+  tags?: Array<string> | null | undefined;
+  priority?: string | null | undefined;
 };
 
 export type OrchestrationExitGateInput = {
@@ -159,6 +175,14 @@ export type DashboardLinksProbeQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardLinksProbeQuery = { links: { pagination: { total: number } } };
 
+export type DashboardFeedbackProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardFeedbackProbeQuery = { feedbackProjects: { pagination: { total: number } } };
+
+export type DashboardInfraProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardInfraProbeQuery = { infraProjects: { pagination: { total: number } } };
+
 export type DashboardAgentsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardAgentsQuery = {
@@ -182,13 +206,19 @@ export type DashboardAgentsQuery = {
   }>;
 };
 
+export type DashboardAgentTaskRowFragment = { taskId: string; taskType: string; status: string; createdAt: string; duration: number | null; version: number };
+
 export type DashboardAgentTasksQueryVariables = Exact<{
   agentId: string;
 }>;
 
-export type DashboardAgentTasksQuery = {
-  tasks: { tasks: Array<{ taskId: string; taskType: string; status: string; createdAt: string; duration: number | null }> };
-};
+export type DashboardAgentTasksQuery = { tasks: { tasks: Array<DashboardAgentTaskRowFragment> } };
+
+export type DashboardAgentTasksUpdatedSubscriptionVariables = Exact<{
+  agentId: string | number;
+}>;
+
+export type DashboardAgentTasksUpdatedSubscription = { tasksUpdated: DashboardAgentTaskRowFragment };
 
 export type DashboardTaskFieldsFragment = {
   taskId: string;
@@ -240,11 +270,32 @@ export type DashboardStartTaskMutationVariables = Exact<{
 
 export type DashboardStartTaskMutation = { executeTask: { taskId: string } };
 
+export type DashboardExecutionRowFragment = {
+  executionId: string;
+  workflowId: string;
+  workflowName: string;
+  status: string;
+  mode: string;
+  startedAt: string;
+  duration: number | null;
+  version: number;
+};
+
 export type DashboardExecutionsQueryVariables = Exact<{ [key: string]: never }>;
 
-export type DashboardExecutionsQuery = {
-  executions: { executions: Array<{ executionId: string; workflowName: string; status: string; mode: string; startedAt: string; duration: number | null }> };
-};
+export type DashboardExecutionsQuery = { executions: { executions: Array<DashboardExecutionRowFragment> } };
+
+export type DashboardWorkflowExecutionsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardWorkflowExecutionsQuery = { executions: { executions: Array<DashboardExecutionRowFragment> } };
+
+export type DashboardExecutionsUpdatedSubscriptionVariables = Exact<{
+  workflowId?: string | number | null | undefined;
+}>;
+
+export type DashboardExecutionsUpdatedSubscription = { executionsUpdated: DashboardExecutionRowFragment };
 
 export type DashboardExecutionFieldsFragment = {
   executionId: string;
@@ -298,6 +349,143 @@ export type DashboardExecutionWorkflowQueryVariables = Exact<{
 
 export type DashboardExecutionWorkflowQuery = { workflow: DashboardWorkflowGraphFragment };
 
+export type DashboardFeedbackProjectsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardFeedbackProjectsQuery = {
+  feedbackProjects: {
+    projects: Array<{
+      id: string;
+      name: string;
+      description: string;
+      slug: string;
+      settings: { isPublic: boolean; allowAnonymous: boolean; requireApproval: boolean };
+      stats: { totalRequests: number; totalVotes: number; totalComments: number };
+    }>;
+  };
+};
+
+export type DashboardFeatureRequestFieldsFragment = {
+  id: string;
+  projectId: string;
+  title: string;
+  description: string;
+  status: string;
+  category: string | null;
+  tags: Array<string>;
+  priority: string;
+  votesCount: number;
+  commentsCount: number;
+  createdAt: string;
+  version: number;
+};
+
+export type DashboardFeedbackBoardQueryVariables = Exact<{
+  projectId: string | number;
+}>;
+
+export type DashboardFeedbackBoardQuery = {
+  feedbackProject: { id: string; name: string; description: string; settings: { isPublic: boolean; allowAnonymous: boolean; requireApproval: boolean } };
+  featureRequests: { total: number; requests: Array<DashboardFeatureRequestFieldsFragment> };
+};
+
+export type DashboardRequestUpdatedSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardRequestUpdatedSubscription = { requestUpdated: DashboardFeatureRequestFieldsFragment };
+
+export type DashboardFeedbackSignInMutationVariables = Exact<{
+  email: string;
+  name: string;
+}>;
+
+export type DashboardFeedbackSignInMutation = { signInLocally: { token: string; user: { id: string; name: string; email: string } } };
+
+export type DashboardSubmitRequestMutationVariables = Exact<{
+  projectId: string | number;
+  input: FeatureRequestInput;
+}>;
+
+export type DashboardSubmitRequestMutation = { submitFeatureRequest: DashboardFeatureRequestFieldsFragment };
+
+export type DashboardVoteRequestMutationVariables = Exact<{
+  id: string | number;
+  type: string;
+}>;
+
+export type DashboardVoteRequestMutation = { voteFeatureRequest: { totalVotes: number; userVote: string } };
+
+export type DashboardUnvoteRequestMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardUnvoteRequestMutation = { unvoteFeatureRequest: { totalVotes: number; userVote: string } };
+
+export type DashboardInfraProjectsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardInfraProjectsQuery = { infraProjects: { data: Array<{ id: string; name: string; slug: string; status: string }> } };
+
+export type DashboardInfraServiceFieldsFragment = {
+  id: string;
+  projectId: string;
+  name: string;
+  type: string;
+  status: string;
+  image: string;
+  strategy: string;
+  endpoints: Array<string>;
+  createdAt: string;
+  replicas: { desired: number; ready: number; available: number };
+  health: { status: string; lastCheck: string | null };
+};
+
+export type DashboardInfraServicesQueryVariables = Exact<{
+  project: string | number;
+}>;
+
+export type DashboardInfraServicesQuery = { infraServices: { data: Array<DashboardInfraServiceFieldsFragment> } };
+
+export type DashboardInfraServiceQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DashboardInfraServiceQuery = { infraService: DashboardInfraServiceFieldsFragment };
+
+export type DashboardInfraDeploymentFieldsFragment = {
+  deploymentId: string;
+  serviceId: string;
+  kind: string;
+  status: string;
+  strategy: string;
+  targetImage: string;
+  previousImage: string | null;
+  revision: string | null;
+  message: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  version: number;
+  progress: { updated: number; ready: number; available: number; desired: number };
+};
+
+export type DashboardInfraDeploymentsQueryVariables = Exact<{
+  serviceId: string | number;
+}>;
+
+export type DashboardInfraDeploymentsQuery = { infraDeployments: { data: Array<DashboardInfraDeploymentFieldsFragment> } };
+
+export type DashboardInfraDeploymentsUpdatedSubscriptionVariables = Exact<{
+  serviceId: string | number;
+}>;
+
+export type DashboardInfraDeploymentsUpdatedSubscription = { deploymentsUpdated: DashboardInfraDeploymentFieldsFragment };
+
+export type DashboardDeployInfraServiceMutationVariables = Exact<{
+  id: string | number;
+  input: DeployInput;
+}>;
+
+export type DashboardDeployInfraServiceMutation = { deployInfraService: DashboardInfraDeploymentFieldsFragment };
+
 export type DashboardLinksQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardLinksQuery = {
@@ -320,6 +508,13 @@ export type DashboardCreateLinkMutationVariables = Exact<{
 }>;
 
 export type DashboardCreateLinkMutation = { createLink: { id: string; slug: string } };
+
+export type DashboardLinkVisitsQueryVariables = Exact<{
+  id: string | number;
+  offset: number;
+}>;
+
+export type DashboardLinkVisitsQuery = { linkVisits: { visits: Array<{ at: string }>; pagination: { total: number; hasMore: boolean } } };
 
 export type DashboardMetricsQueryVariables = Exact<{
   s: string;
@@ -358,20 +553,23 @@ export type DashboardHealthQuery = {
   };
 };
 
+export type DashboardOrchestrationRowFragment = {
+  orchestrationId: string;
+  name: string;
+  status: string;
+  currentStage: string | null;
+  createdAt: string;
+  version: number;
+  progress: { overallPercentage: number };
+};
+
 export type DashboardOrchestrationsQueryVariables = Exact<{ [key: string]: never }>;
 
-export type DashboardOrchestrationsQuery = {
-  orchestrations: {
-    orchestrations: Array<{
-      orchestrationId: string;
-      name: string;
-      status: string;
-      currentStage: string | null;
-      createdAt: string;
-      progress: { overallPercentage: number };
-    }>;
-  };
-};
+export type DashboardOrchestrationsQuery = { orchestrations: { orchestrations: Array<DashboardOrchestrationRowFragment> } };
+
+export type DashboardOrchestrationsUpdatedSubscriptionVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardOrchestrationsUpdatedSubscription = { orchestrationsUpdated: DashboardOrchestrationRowFragment };
 
 export type DashboardCreateOrchestrationMutationVariables = Exact<{
   input: CreateOrchestrationInput;
@@ -572,7 +770,6 @@ export type DashboardWorkflowQuery = {
     lastRunAt: string | null;
   }>;
   workflowWebhooks: { webhooks: Array<{ webhookId: string; url: string; method: string; active: boolean; authentication: { type: string } }> };
-  executions: { executions: Array<{ executionId: string; status: string; mode: string; startedAt: string; duration: number | null }> };
 };
 
 export type DashboardImportWorkflowMutationVariables = Exact<{
@@ -606,24 +803,6 @@ export type DashboardCancelTaskMutationVariables = Exact<{
 
 export type DashboardCancelTaskMutation = { cancelTask: { status: string } };
 
-export type DashboardTaskEventSubscriptionVariables = Exact<{
-  id: string | number;
-}>;
-
-export type DashboardTaskEventSubscription = { taskUpdated: { status: string } };
-
-export type DashboardExecutionEventSubscriptionVariables = Exact<{
-  id: string | number;
-}>;
-
-export type DashboardExecutionEventSubscription = { executionUpdated: { status: string } };
-
-export type DashboardOrchestrationEventSubscriptionVariables = Exact<{
-  id: string | number;
-}>;
-
-export type DashboardOrchestrationEventSubscription = { orchestrationUpdated: { status: string } };
-
 export class TypedDocumentString<TResult, TVariables> extends String implements DocumentTypeDecoration<TResult, TVariables> {
   __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
   private value: string;
@@ -639,14 +818,38 @@ export class TypedDocumentString<TResult, TVariables> extends String implements 
     return this.value;
   }
 }
+export const DashboardAgentTaskRowFragmentDoc = new TypedDocumentString(
+  'fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
+  { fragmentName: 'DashboardAgentTaskRow' },
+) as unknown as TypedDocumentString<DashboardAgentTaskRowFragment, unknown>;
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
   'fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
+export const DashboardExecutionRowFragmentDoc = new TypedDocumentString(
+  'fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+  { fragmentName: 'DashboardExecutionRow' },
+) as unknown as TypedDocumentString<DashboardExecutionRowFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
   'fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
+export const DashboardFeatureRequestFieldsFragmentDoc = new TypedDocumentString(
+  'fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+  { fragmentName: 'DashboardFeatureRequestFields' },
+) as unknown as TypedDocumentString<DashboardFeatureRequestFieldsFragment, unknown>;
+export const DashboardInfraServiceFieldsFragmentDoc = new TypedDocumentString(
+  'fragment DashboardInfraServiceFields on InfraService{id projectId name type status image strategy replicas{desired ready available}endpoints health{status lastCheck}createdAt}',
+  { fragmentName: 'DashboardInfraServiceFields' },
+) as unknown as TypedDocumentString<DashboardInfraServiceFieldsFragment, unknown>;
+export const DashboardInfraDeploymentFieldsFragmentDoc = new TypedDocumentString(
+  'fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
+  { fragmentName: 'DashboardInfraDeploymentFields' },
+) as unknown as TypedDocumentString<DashboardInfraDeploymentFieldsFragment, unknown>;
+export const DashboardOrchestrationRowFragmentDoc = new TypedDocumentString(
+  'fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
+  { fragmentName: 'DashboardOrchestrationRow' },
+) as unknown as TypedDocumentString<DashboardOrchestrationRowFragment, unknown>;
 export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
   'fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
   { fragmentName: 'DashboardOrchestrationFields' },
@@ -682,12 +885,21 @@ export const DashboardWorkflowsProbeDocument = new TypedDocumentString(
 export const DashboardLinksProbeDocument = new TypedDocumentString(
   'query DashboardLinksProbe{links(limit:1){pagination{total}}}',
 ) as unknown as TypedDocumentString<DashboardLinksProbeQuery, DashboardLinksProbeQueryVariables>;
+export const DashboardFeedbackProbeDocument = new TypedDocumentString(
+  'query DashboardFeedbackProbe{feedbackProjects(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardFeedbackProbeQuery, DashboardFeedbackProbeQueryVariables>;
+export const DashboardInfraProbeDocument = new TypedDocumentString(
+  'query DashboardInfraProbe{infraProjects(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardInfraProbeQuery, DashboardInfraProbeQueryVariables>;
 export const DashboardAgentsDocument = new TypedDocumentString(
   'query DashboardAgents{agents{agentId name domain forgeStage description successRate averageDuration totalExecutions taskTypes{taskType title description artifactFormat typicalDuration inputs{required optional}}}}',
 ) as unknown as TypedDocumentString<DashboardAgentsQuery, DashboardAgentsQueryVariables>;
 export const DashboardAgentTasksDocument = new TypedDocumentString(
-  'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{taskId taskType status createdAt duration}}}',
+  'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{...DashboardAgentTaskRow}}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
+export const DashboardAgentTasksUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardAgentTasksUpdated($agentId:ID!){tasksUpdated(agentId:$agentId){...DashboardAgentTaskRow}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
+) as unknown as TypedDocumentString<DashboardAgentTasksUpdatedSubscription, DashboardAgentTasksUpdatedSubscriptionVariables>;
 export const DashboardTaskDocument = new TypedDocumentString(
   'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
@@ -698,8 +910,14 @@ export const DashboardStartTaskDocument = new TypedDocumentString(
   'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
 ) as unknown as TypedDocumentString<DashboardStartTaskMutation, DashboardStartTaskMutationVariables>;
 export const DashboardExecutionsDocument = new TypedDocumentString(
-  'query DashboardExecutions{executions(limit:50){executions{executionId workflowName status mode startedAt duration}}}',
+  'query DashboardExecutions{executions(limit:50){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;
+export const DashboardWorkflowExecutionsDocument = new TypedDocumentString(
+  'query DashboardWorkflowExecutions($id:ID!){executions(workflowId:$id limit:20){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+) as unknown as TypedDocumentString<DashboardWorkflowExecutionsQuery, DashboardWorkflowExecutionsQueryVariables>;
+export const DashboardExecutionsUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardExecutionsUpdated($workflowId:ID){executionsUpdated(workflowId:$workflowId){...DashboardExecutionRow}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+) as unknown as TypedDocumentString<DashboardExecutionsUpdatedSubscription, DashboardExecutionsUpdatedSubscriptionVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
   'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionQuery, DashboardExecutionQueryVariables>;
@@ -712,12 +930,54 @@ export const DashboardRetryExecutionDocument = new TypedDocumentString(
 export const DashboardExecutionWorkflowDocument = new TypedDocumentString(
   'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
 ) as unknown as TypedDocumentString<DashboardExecutionWorkflowQuery, DashboardExecutionWorkflowQueryVariables>;
+export const DashboardFeedbackProjectsDocument = new TypedDocumentString(
+  'query DashboardFeedbackProjects{feedbackProjects(limit:100){projects{id name description slug settings{isPublic allowAnonymous requireApproval}stats{totalRequests totalVotes totalComments}}}}',
+) as unknown as TypedDocumentString<DashboardFeedbackProjectsQuery, DashboardFeedbackProjectsQueryVariables>;
+export const DashboardFeedbackBoardDocument = new TypedDocumentString(
+  'query DashboardFeedbackBoard($projectId:ID!){feedbackProject(id:$projectId){id name description settings{isPublic allowAnonymous requireApproval}}featureRequests(projectId:$projectId sort:"votes_count" order:"desc" limit:100){requests{...DashboardFeatureRequestFields}total}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+) as unknown as TypedDocumentString<DashboardFeedbackBoardQuery, DashboardFeedbackBoardQueryVariables>;
+export const DashboardRequestUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardRequestUpdated($id:ID!){requestUpdated(requestId:$id){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+) as unknown as TypedDocumentString<DashboardRequestUpdatedSubscription, DashboardRequestUpdatedSubscriptionVariables>;
+export const DashboardFeedbackSignInDocument = new TypedDocumentString(
+  'mutation DashboardFeedbackSignIn($email:String!$name:String!){signInLocally(email:$email name:$name){token user{id name email}}}',
+) as unknown as TypedDocumentString<DashboardFeedbackSignInMutation, DashboardFeedbackSignInMutationVariables>;
+export const DashboardSubmitRequestDocument = new TypedDocumentString(
+  'mutation DashboardSubmitRequest($projectId:ID!$input:FeatureRequestInput!){submitFeatureRequest(projectId:$projectId input:$input){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+) as unknown as TypedDocumentString<DashboardSubmitRequestMutation, DashboardSubmitRequestMutationVariables>;
+export const DashboardVoteRequestDocument = new TypedDocumentString(
+  'mutation DashboardVoteRequest($id:ID!$type:String!){voteFeatureRequest(requestId:$id type:$type){totalVotes userVote}}',
+) as unknown as TypedDocumentString<DashboardVoteRequestMutation, DashboardVoteRequestMutationVariables>;
+export const DashboardUnvoteRequestDocument = new TypedDocumentString(
+  'mutation DashboardUnvoteRequest($id:ID!){unvoteFeatureRequest(requestId:$id){totalVotes userVote}}',
+) as unknown as TypedDocumentString<DashboardUnvoteRequestMutation, DashboardUnvoteRequestMutationVariables>;
+export const DashboardInfraProjectsDocument = new TypedDocumentString(
+  'query DashboardInfraProjects{infraProjects(limit:100){data{id name slug status}}}',
+) as unknown as TypedDocumentString<DashboardInfraProjectsQuery, DashboardInfraProjectsQueryVariables>;
+export const DashboardInfraServicesDocument = new TypedDocumentString(
+  'query DashboardInfraServices($project:ID!){infraServices(project:$project limit:100){data{...DashboardInfraServiceFields}}}fragment DashboardInfraServiceFields on InfraService{id projectId name type status image strategy replicas{desired ready available}endpoints health{status lastCheck}createdAt}',
+) as unknown as TypedDocumentString<DashboardInfraServicesQuery, DashboardInfraServicesQueryVariables>;
+export const DashboardInfraServiceDocument = new TypedDocumentString(
+  'query DashboardInfraService($id:ID!){infraService(id:$id){...DashboardInfraServiceFields}}fragment DashboardInfraServiceFields on InfraService{id projectId name type status image strategy replicas{desired ready available}endpoints health{status lastCheck}createdAt}',
+) as unknown as TypedDocumentString<DashboardInfraServiceQuery, DashboardInfraServiceQueryVariables>;
+export const DashboardInfraDeploymentsDocument = new TypedDocumentString(
+  'query DashboardInfraDeployments($serviceId:ID!){infraDeployments(serviceId:$serviceId limit:20){data{...DashboardInfraDeploymentFields}}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
+) as unknown as TypedDocumentString<DashboardInfraDeploymentsQuery, DashboardInfraDeploymentsQueryVariables>;
+export const DashboardInfraDeploymentsUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardInfraDeploymentsUpdated($serviceId:ID!){deploymentsUpdated(serviceId:$serviceId){...DashboardInfraDeploymentFields}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
+) as unknown as TypedDocumentString<DashboardInfraDeploymentsUpdatedSubscription, DashboardInfraDeploymentsUpdatedSubscriptionVariables>;
+export const DashboardDeployInfraServiceDocument = new TypedDocumentString(
+  'mutation DashboardDeployInfraService($id:ID!$input:DeployInput!){deployInfraService(id:$id input:$input){...DashboardInfraDeploymentFields}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
+) as unknown as TypedDocumentString<DashboardDeployInfraServiceMutation, DashboardDeployInfraServiceMutationVariables>;
 export const DashboardLinksDocument = new TypedDocumentString(
   'query DashboardLinks{links(limit:100){links{id slug url isActive expiresAt protectionType visits createdAt}}}',
 ) as unknown as TypedDocumentString<DashboardLinksQuery, DashboardLinksQueryVariables>;
 export const DashboardCreateLinkDocument = new TypedDocumentString(
   'mutation DashboardCreateLink($input:CreateLinkInput!){createLink(input:$input){id slug}}',
 ) as unknown as TypedDocumentString<DashboardCreateLinkMutation, DashboardCreateLinkMutationVariables>;
+export const DashboardLinkVisitsDocument = new TypedDocumentString(
+  'query DashboardLinkVisits($id:ID!$offset:Int!){linkVisits(id:$id limit:100 offset:$offset){visits{at}pagination{total hasMore}}}',
+) as unknown as TypedDocumentString<DashboardLinkVisitsQuery, DashboardLinkVisitsQueryVariables>;
 export const DashboardMetricsDocument = new TypedDocumentString(
   'query DashboardMetrics($s:String!$e:String!){agentMetrics(startDate:$s endDate:$e granularity:"day"){summary{totalExecutions successRate p50Duration p95Duration p99Duration}timeseries{timestamp executions successful failed averageDuration}}costMetrics(startDate:$s endDate:$e){summary{totalCost currency tier baseFee usageFee}breakdown{category cost}forecast{projectedMonthlyTotal confidenceLevel}}orchestrationMetrics(startDate:$s endDate:$e){summary{totalOrchestrations completed failed successRate}stagePerformance{stage completionRate averageDuration}}}',
 ) as unknown as TypedDocumentString<DashboardMetricsQuery, DashboardMetricsQueryVariables>;
@@ -725,8 +985,11 @@ export const DashboardHealthDocument = new TypedDocumentString(
   'query DashboardHealth{systemHealth{status services{database{status connections queryLatencyP95}queue{status depth}cache{status}workflows{status activeExecutions}agents{status activeExecutions queuedTasks}}resources{cpu{usage}memory{usage}storage{usage}}}}',
 ) as unknown as TypedDocumentString<DashboardHealthQuery, DashboardHealthQueryVariables>;
 export const DashboardOrchestrationsDocument = new TypedDocumentString(
-  'query DashboardOrchestrations{orchestrations(limit:50){orchestrations{orchestrationId name status currentStage createdAt progress{overallPercentage}}}}',
+  'query DashboardOrchestrations{orchestrations(limit:50){orchestrations{...DashboardOrchestrationRow}}}fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationsQuery, DashboardOrchestrationsQueryVariables>;
+export const DashboardOrchestrationsUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardOrchestrationsUpdated{orchestrationsUpdated{...DashboardOrchestrationRow}}fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
+) as unknown as TypedDocumentString<DashboardOrchestrationsUpdatedSubscription, DashboardOrchestrationsUpdatedSubscriptionVariables>;
 export const DashboardCreateOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardCreateOrchestration($input:CreateOrchestrationInput!){createOrchestration(input:$input){orchestrationId}}',
 ) as unknown as TypedDocumentString<DashboardCreateOrchestrationMutation, DashboardCreateOrchestrationMutationVariables>;
@@ -764,7 +1027,7 @@ export const DashboardWorkflowsDocument = new TypedDocumentString(
   'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt statistics{executions}}}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
 export const DashboardWorkflowDocument = new TypedDocumentString(
-  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}executions(workflowId:$id limit:20){executions{executionId status mode startedAt duration}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
 ) as unknown as TypedDocumentString<DashboardWorkflowQuery, DashboardWorkflowQueryVariables>;
 export const DashboardImportWorkflowDocument = new TypedDocumentString(
   'mutation DashboardImportWorkflow($workflow:JSON!){importWorkflow(workflow:$workflow){workflowId}}',
@@ -781,12 +1044,3 @@ export const DashboardRunWorkflowDocument = new TypedDocumentString(
 export const DashboardCancelTaskDocument = new TypedDocumentString(
   'mutation DashboardCancelTask($id:ID!){cancelTask(taskId:$id){status}}',
 ) as unknown as TypedDocumentString<DashboardCancelTaskMutation, DashboardCancelTaskMutationVariables>;
-export const DashboardTaskEventDocument = new TypedDocumentString(
-  'subscription DashboardTaskEvent($id:ID!){taskUpdated(taskId:$id){status}}',
-) as unknown as TypedDocumentString<DashboardTaskEventSubscription, DashboardTaskEventSubscriptionVariables>;
-export const DashboardExecutionEventDocument = new TypedDocumentString(
-  'subscription DashboardExecutionEvent($id:ID!){executionUpdated(executionId:$id){status}}',
-) as unknown as TypedDocumentString<DashboardExecutionEventSubscription, DashboardExecutionEventSubscriptionVariables>;
-export const DashboardOrchestrationEventDocument = new TypedDocumentString(
-  'subscription DashboardOrchestrationEvent($id:ID!){orchestrationUpdated(orchestrationId:$id){status}}',
-) as unknown as TypedDocumentString<DashboardOrchestrationEventSubscription, DashboardOrchestrationEventSubscriptionVariables>;

@@ -1,8 +1,8 @@
 import { Alert, Anchor, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, RefetchOnEvents, useQuery } from '../api';
-import { DashboardAgentsDocument, DashboardAgentTasksDocument, DashboardStartTaskDocument, DashboardTaskEventDocument, type DashboardAgentsQuery } from '../generated';
+import { gql, useLiveList, useQuery } from '../api';
+import { DashboardAgentsDocument, DashboardAgentTasksDocument, DashboardAgentTasksUpdatedDocument, DashboardStartTaskDocument, type DashboardAgentsQuery } from '../generated';
 import { humanize, seconds, StatusBadge, when } from './common';
 
 type Agent = DashboardAgentsQuery['agents'][number];
@@ -113,17 +113,22 @@ function StartTask({ agent }: { agent: Agent }) {
 }
 
 function RecentTasks({ agentId }: { agentId: string }) {
-  const q = useQuery(DashboardAgentTasksDocument, { agentId });
+  const q = useLiveList(DashboardAgentTasksDocument, { agentId }, DashboardAgentTasksUpdatedDocument, { agentId }, {
+    item: (e) => e.tasksUpdated,
+    items: (d) => d.tasks.tasks,
+    withItems: (d, tasks) => ({ tasks: { ...d.tasks, tasks } }),
+    id: (t) => t.taskId,
+    limit: 10,
+  });
   return (
     <Card withBorder data-testid="agent-tasks">
       <Title order={4}>Latest tasks</Title>
-      <RefetchOnEvents document={DashboardTaskEventDocument} ids={(q.data?.tasks.tasks ?? []).filter((t) => ['queued', 'running'].includes(t.status)).map((t) => t.taskId)} refetch={q.reload} />
       {q.error && <Alert color="red">{q.error.message}</Alert>}
       {q.data?.tasks.tasks.length === 0 && <Text size="sm" c="dimmed">No task yet.</Text>}
       <Table>
         <Table.Tbody>
           {(q.data?.tasks.tasks ?? []).map((t) => (
-            <Table.Tr key={t.taskId}>
+            <Table.Tr key={t.taskId} data-testid={`agent-task-${t.taskId}`} data-status={t.status}>
               <Table.Td>
                 <Anchor component={Link} to={`/tasks/${t.taskId}`} size="sm">
                   {t.taskType}

@@ -1,11 +1,11 @@
 import { Alert, Anchor, Button, Card, Code, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, RefetchOnEvents, useLiveQuery, useQuery } from '../api';
+import { gql, useLiveList, useLiveQuery, useQuery } from '../api';
 import {
   DashboardExecutionDocument,
-  DashboardExecutionEventDocument,
   DashboardExecutionsDocument,
+  DashboardExecutionsUpdatedDocument,
   DashboardExecutionUpdatedDocument,
   DashboardExecutionWorkflowDocument,
   DashboardRetryExecutionDocument,
@@ -20,12 +20,17 @@ export function Executions({ route }: { route: string[] }) {
 }
 
 function List() {
-  const list = useQuery(DashboardExecutionsDocument, {});
+  const list = useLiveList(DashboardExecutionsDocument, {}, DashboardExecutionsUpdatedDocument, {}, {
+    item: (e) => e.executionsUpdated,
+    items: (d) => d.executions.executions,
+    withItems: (d, executions) => ({ executions: { ...d.executions, executions } }),
+    id: (e) => e.executionId,
+    limit: 50,
+  });
   if (list.error) return <Alert color="red">{list.error.message}</Alert>;
   return (
     <Stack>
       <Title order={3}>Workflow executions</Title>
-      <RefetchOnEvents document={DashboardExecutionEventDocument} ids={(list.data?.executions.executions ?? []).filter((e) => ACTIVE.includes(e.status)).map((e) => e.executionId)} refetch={list.reload} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>
@@ -38,7 +43,7 @@ function List() {
         </Table.Thead>
         <Table.Tbody>
           {(list.data?.executions.executions ?? []).map((e) => (
-            <Table.Tr key={e.executionId} data-testid={`execution-row-${e.executionId}`}>
+            <Table.Tr key={e.executionId} data-testid={`execution-row-${e.executionId}`} data-status={e.status}>
               <Table.Td>
                 <Anchor component={Link} to={`/executions/${e.executionId}`}>{e.workflowName}</Anchor>
               </Table.Td>

@@ -1,14 +1,14 @@
 import { Alert, Anchor, Badge, Button, Card, Group, JsonInput, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, RefetchOnEvents, useLiveQuery, useQuery, useSubscription } from '../api';
+import { gql, useLiveList, useLiveQuery, useSubscription } from '../api';
 import {
   DashboardCancelOrchestrationDocument,
   DashboardCancelTaskDocument,
   DashboardCreateOrchestrationDocument,
   DashboardOrchestrationDocument,
-  DashboardOrchestrationEventDocument,
   DashboardOrchestrationsDocument,
+  DashboardOrchestrationsUpdatedDocument,
   DashboardOrchestrationUpdatedDocument,
   DashboardPauseOrchestrationDocument,
   DashboardResumeOrchestrationDocument,
@@ -43,7 +43,13 @@ export function Orchestrations({ route }: { route: string[] }) {
 }
 
 function List() {
-  const list = useQuery(DashboardOrchestrationsDocument, {});
+  const list = useLiveList(DashboardOrchestrationsDocument, {}, DashboardOrchestrationsUpdatedDocument, {}, {
+    item: (e) => e.orchestrationsUpdated,
+    items: (d) => d.orchestrations.orchestrations,
+    withItems: (d, orchestrations) => ({ orchestrations: { ...d.orchestrations, orchestrations } }),
+    id: (o) => o.orchestrationId,
+    limit: 50,
+  });
   const [draft, setDraft] = useState(EXAMPLE);
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
@@ -60,7 +66,6 @@ function List() {
   return (
     <Stack>
       <Title order={3}>Orchestrations</Title>
-      <RefetchOnEvents document={DashboardOrchestrationEventDocument} ids={(list.data?.orchestrations.orchestrations ?? []).filter((o) => ['running', 'paused'].includes(o.status)).map((o) => o.orchestrationId)} refetch={list.reload} />
       <Table striped highlightOnHover>
         <Table.Thead>
           <Table.Tr>

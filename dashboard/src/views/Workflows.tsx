@@ -2,14 +2,15 @@ import { Alert, Anchor, Badge, Button, Card, Code, FileButton, Group, JsonInput,
 import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { gql, RefetchOnEvents, useQuery } from '../api';
+import { gql, useLiveList, useQuery } from '../api';
 import {
   DashboardActivateWorkflowDocument,
   DashboardDeactivateWorkflowDocument,
-  DashboardExecutionEventDocument,
+  DashboardExecutionsUpdatedDocument,
   DashboardImportWorkflowDocument,
   DashboardRunWorkflowDocument,
   DashboardWorkflowDocument,
+  DashboardWorkflowExecutionsDocument,
   DashboardWorkflowsDocument,
 } from '../generated';
 import { StatusBadge, when } from './common';
@@ -228,17 +229,34 @@ function Detail({ id }: { id: string }) {
           </Stack>
         </Card>
       </SimpleGrid>
+      <WorkflowExecutions id={id} />
+    </Stack>
+  );
+}
+
+/** A workflow's latest executions, kept live by executionsUpdated(workflowId). */
+function WorkflowExecutions({ id }: { id: string }) {
+  const q = useLiveList(DashboardWorkflowExecutionsDocument, { id }, DashboardExecutionsUpdatedDocument, { workflowId: id }, {
+    item: (e) => e.executionsUpdated,
+    items: (d) => d.executions.executions,
+    withItems: (d, executions) => ({ executions: { ...d.executions, executions } }),
+    id: (e) => e.executionId,
+    limit: 20,
+  });
+  const executions = q.data?.executions.executions ?? [];
+  return (
+    <>
       <Title order={5}>Executions</Title>
-      <RefetchOnEvents document={DashboardExecutionEventDocument} ids={q.data.executions.executions.filter((e) => ['running', 'waiting'].includes(e.status)).map((e) => e.executionId)} refetch={q.reload} />
-      {q.data.executions.executions.length === 0 && (
+      {q.error && <Alert color="red">{q.error.message}</Alert>}
+      {q.data && executions.length === 0 && (
         <Text size="sm" c="dimmed">
           Never run.
         </Text>
       )}
       <Table data-testid="workflow-executions">
         <Table.Tbody>
-          {q.data.executions.executions.map((e) => (
-            <Table.Tr key={e.executionId}>
+          {executions.map((e) => (
+            <Table.Tr key={e.executionId} data-testid={`workflow-execution-${e.executionId}`} data-status={e.status}>
               <Table.Td>
                 <Anchor component={Link} to={`/executions/${e.executionId}`} size="sm">
                   {when(e.startedAt)}
@@ -253,6 +271,6 @@ function Detail({ id }: { id: string }) {
           ))}
         </Table.Tbody>
       </Table>
-    </Stack>
+    </>
   );
 }
