@@ -18,6 +18,7 @@ import {
   toExecution,
   toWebhook,
   toWorkflow,
+  VariableResolver,
   WebhookTriggerResolver,
   WorkflowMetricsResolver,
   WorkflowResolver,
@@ -33,16 +34,19 @@ import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/176376
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
+import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
 import { WorkflowService, type WorkflowHooks } from './workflows';
+import { VariableService } from './variables';
 import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services on a kernel, wired to each other. */
 export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   const workflows = new WorkflowService(kernel.db, hooks);
+  const variables = new VariableService(kernel.db);
   const executionSecrets = new SecretCipher(
     platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
     'automation-platform/engine-execution-webhook/v1',
@@ -79,6 +83,7 @@ export function createEngine(kernel: Kernel) {
       return kernel.config.engine.budgets;
     },
     clock: kernel.clock,
+    variables: () => variables.values(),
   });
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger, kernel.clock);
   const maintenance = new ExecutionMaintenance(
@@ -116,7 +121,7 @@ export function createEngine(kernel: Kernel) {
   };
   hooks.deleting = (id) => executions.cancelAllOf(id);
   hooks.deleted = () => triggersChanged();
-  return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
+  return { workflows, runner, schedules, maintenance, executions, triggers, inbound, variables };
 }
 
 export const engine: ServiceModule<Kernel> = {
@@ -133,6 +138,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRunAs1763769601840,
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
+    EngineVariables1764700000000,
   ],
   subscriptions: [
     {
@@ -155,7 +161,15 @@ export const engine: ServiceModule<Kernel> = {
           : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
     },
   ],
-  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
+  resolvers: [
+    WorkflowResolver,
+    ExecutionResolver,
+    WebhookTriggerResolver,
+    ScheduleResolver,
+    ControlPlaneWorkflowResolver,
+    WorkflowMetricsResolver,
+    VariableResolver,
+  ],
   build: (kernel) => {
     const s = createEngine(kernel);
     return {
@@ -166,6 +180,7 @@ export const engine: ServiceModule<Kernel> = {
         new ScheduleResolver(s.schedules),
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
         new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
+        new VariableResolver(s.variables),
       ],
       references: {
         Workflow: { key: 'workflowId', permission: 'workflow:read', loader: s.workflows.byId, toEntity: toWorkflow },

@@ -70,7 +70,7 @@ export class ExecutionRuns {
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets'>,
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets' | 'variables'>,
     private readonly executor: WorkflowExecutor,
     private readonly reads: ExecutionReads,
     private readonly children: ExecutionChildren,
@@ -128,8 +128,10 @@ export class ExecutionRuns {
     const resumeUrl = (id: string) => this.reads.resumeUrl(id);
     try {
       const compiled = compile(ctx.version.definition);
+      const vars = (await this.deps.variables?.()) ?? {};
       outcome = await this.executor.run({
         compiled,
+        vars,
         // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
         execution: {
           id: ctx.id,

@@ -72,6 +72,8 @@ export interface RunRequest {
   execution: { id: string; mode: string; resumeUrl: string };
   /** timezone: the workflow's settings.timezone (dates in expressions and date nodes; default UTC). */
   workflow: { id: string; name: string; active: boolean; timezone?: string };
+  /** n8n's `$vars`: read-only text values by key (none when absent). */
+  vars?: Readonly<Record<string, string>>;
   /** What the start node emits. */
   input: Item[];
   /** The trigger that receives the input (chooseStart); null: every node without inputs. */

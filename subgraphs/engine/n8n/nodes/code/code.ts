@@ -16,7 +16,7 @@ import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayl
  * `binary` on a returned item is dropped with a warning; `items` and `$input.all()` are the same
  * objects (in n8n, changes made through `$input` do not show in `items`); every module is
  * disallowed in `require` (n8n's default); a node's outputs are read together (n8n reads the
- * branch connected to this node); `$vars` is empty. Paired items (`$('Node').item`), node
+ * branch connected to this node); `$vars` holds the variables, read-only. Paired items (`$('Node').item`), node
  * contexts and `$prevNode` come from the executor in n8n's execution order v1; in the legacy
  * order `.item` is the item at the same index and the other two fail. What the sandbox does not
  * offer at all ($getWorkflowStaticData, helpers, Buffer, …) is refused at import (`unsupported`).
@@ -138,6 +138,7 @@ function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
     execution: { id: data.execution.id, mode: mode === 'manual' ? 'test' : 'production', resumeUrl: data.execution.resumeUrl },
     mode,
     workflow: { active: data.workflow.active, id: data.workflow.id, name: data.workflow.name },
+    vars: { ...data.vars },
     timezone: data.workflow.timezone ?? 'UTC',
     now: Date.now(),
   };

@@ -41,6 +41,8 @@ export interface CodePayload {
   /** n8n's WorkflowExecuteMode ($mode). */
   mode: string;
   workflow: { active: boolean; id: string; name: string };
+  /** n8n's variables ($vars, frozen in the sandbox). */
+  vars: Record<string, string>;
   timezone: string;
   now: number;
 }
@@ -310,7 +312,7 @@ function codeRunner(payload: string): Promise<string> {
     $executionId: P.execution.id,
     $resumeWebhookUrl: P.execution.resumeUrl,
     $workflow: P.workflow,
-    $vars: {},
+    $vars: Object.freeze({ ...(P.vars || {}) }),
     $secrets: undefined,
     $env,
     $mode: P.mode,
