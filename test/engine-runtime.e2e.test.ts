@@ -4,7 +4,9 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 /**
  * n8n's run-time surface on the platform: variables (`$vars`) kept in PostgreSQL, changed through
  * REST and GraphQL with `variable:write`, read by whoever reads workflows, and seen read-only by
- * expressions and Code nodes of the executions that start after a change.
+ * expressions and Code nodes of the executions that start after a change; workflow static data
+ * (`$getWorkflowStaticData`) kept between production executions, not manual ones, with no change
+ * lost when executions finish together.
  */
 
 let p: TestPlatform;
@@ -163,5 +165,70 @@ describe('variables', () => {
 
     await p.rest('PUT', `/v1/engine/variables/${region.body.data.variableId}`, { key: writer, body: { value: 'us-east' } });
     assert.equal((await runSync(reader, workflowId))[0]!.region, 'us-east');
+  });
+});
+
+describe('workflow static data', () => {
+  /** An active workflow: a webhook trigger on `path` (answering with the Code node's item) → Code running `jsCode`. */
+  async function hooked(name: string, path: string, jsCode: string) {
+    const wf = await p.rest('POST', '/v1/engine/workflows', {
+      key: writer,
+      body: {
+        name,
+        active: true,
+        nodes: [
+          { name: 'Hook', type: 'engine.webhook' },
+          { name: 'Code', type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { jsCode } },
+        ],
+        connections: { Hook: { main: [[to('Code')]] } },
+      },
+    });
+    assert.equal(wf.status, 201, JSON.stringify(wf.body));
+    const hook = await p.rest('POST', '/v1/engine/webhooks', {
+      key: writer,
+      body: { workflowId: wf.body.data.workflowId, path, method: 'POST', responseMode: 'lastNode' },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    return wf.body.data.workflowId as string;
+  }
+  async function call(path: string, body: unknown = {}) {
+    const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = (await res.json()) as any;
+    assert.equal(res.status, 200, JSON.stringify(json));
+    return json;
+  }
+
+  const counter =
+    "const g = $getWorkflowStaticData('global');\nconst n = $getWorkflowStaticData('node');\n" +
+    'g.count = (g.count ?? 0) + 1;\nn.last = ($json.body ?? {}).tag ?? null;\n' +
+    'return [{ json: { count: g.count, last: n.last, slots: Object.keys(g) } }];';
+
+  test("webhook runs keep 'global' and 'node' data between executions; manual runs read it but do not keep their changes", async () => {
+    const workflowId = await hooked('Counter', 'static-counter', counter);
+    assert.deepEqual(await call('static-counter', { tag: 'a' }), { count: 1, last: 'a', slots: ['count'] });
+    assert.deepEqual(await call('static-counter', { tag: 'b' }), { count: 2, last: 'b', slots: ['count'] });
+    // A manual run sees the data, but, as in n8n, what it changes is not kept.
+    const manual = await runSync(writer, workflowId);
+    assert.deepEqual(manual, [{ count: 3, last: null, slots: ['count'] }]);
+    assert.deepEqual(await call('static-counter', {}), { count: 3, last: null, slots: ['count'] });
+    assert.deepEqual(await call('static-counter', { tag: 'c' }), { count: 4, last: 'c', slots: ['count'] });
+  });
+
+  test("an unknown type fails the node with n8n's message", async () => {
+    const workflowId = await hooked('Bad type', 'static-bad', "$getWorkflowStaticData('workflow'); return [];");
+    const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {}, timeout: 60 } });
+    assert.equal(res.body.data.status, 'error');
+    assert.match(res.body.data.error.message, /The type "workflow" is not known\. Valid types are "global" and "node"\./);
+  });
+
+  test("executions finishing together lose none of each other's changes", async () => {
+    const workflowId = await hooked(
+      'Together',
+      'static-together',
+      "const g = $getWorkflowStaticData('global');\nif ($json.body) g['run_' + $json.body.n] = true;\nreturn [{ json: { keys: Object.keys(g).length } }];",
+    );
+    await Promise.all(Array.from({ length: 6 }, (_, n) => call('static-together', { n })));
+    const [seen] = await runSync(writer, workflowId);
+    assert.equal(seen!.keys, 6);
   });
 });

@@ -35,6 +35,7 @@ import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-executio
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
 import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
+import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -139,6 +140,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
     EngineVariables1764700000000,
+    WorkflowStaticData1764700000001,
   ],
   subscriptions: [
     {

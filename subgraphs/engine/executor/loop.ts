@@ -331,6 +331,7 @@ export class WorkflowExecutor implements NodeRunner {
       continueOnFail: node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput',
       signal,
       services: req.services,
+      staticData: req.staticData,
       checkOutput: (count) => checkItems(node, count, req.budgets ?? UNLIMITED),
       log: (message, level = 'info') => log(level, message, node.name),
     };
