@@ -6,7 +6,7 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * REST and GraphQL with `variable:write`, read by whoever reads workflows, and seen read-only by
  * expressions and Code nodes of the executions that start after a change; workflow static data
  * (`$getWorkflowStaticData`) kept between production executions, not manual ones, with no change
- * lost when executions finish together.
+ * lost when executions finish together; an export's pinned data, used by manual runs only.
  */
 
 let p: TestPlatform;
@@ -230,5 +230,30 @@ describe('workflow static data', () => {
     await Promise.all(Array.from({ length: 6 }, (_, n) => call('static-together', { n })));
     const [seen] = await runSync(writer, workflowId);
     assert.equal(seen!.keys, 6);
+  });
+});
+
+describe('pinned data', () => {
+  test('kept from an n8n export: a manual run takes the pinned items instead of running the node, a webhook run ignores them', async () => {
+    const exported = {
+      name: 'Pinned',
+      nodes: [
+        { id: '1', name: 'Hook', type: 'engine.webhook', position: [0, 0], parameters: {} },
+        { id: '2', name: 'Code', type: 'n8n-nodes-base.code', typeVersion: 2, position: [200, 0], parameters: { jsCode: 'return [{ json: { ran: true } }];' } },
+      ],
+      connections: { Hook: { main: [[to('Code')]] } },
+      // n8n's shape, plus an older export's plain objects and a node the workflow does not have.
+      pinData: { Code: [{ json: { a: 1 } }, { a: 2 }], Gone: [{ json: { x: 1 } }] },
+    };
+    const imported = await p.rest('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow: exported } });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    const workflowId = imported.body.data.workflowId;
+    assert.deepEqual(await runSync(writer, workflowId), [{ a: 1 }, { a: 2 }]);
+
+    assert.equal((await p.rest('POST', `/v1/engine/workflows/${workflowId}/activate`, { key: writer })).status, 200);
+    const hook = await p.rest('POST', '/v1/engine/webhooks', { key: writer, body: { workflowId, path: 'pinned', method: 'POST', responseMode: 'lastNode' } });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const res = await fetch(`${p.url}/webhook/pinned`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.deepEqual([res.status, await res.json()], [200, { ran: true }]);
   });
 });

@@ -36,6 +36,7 @@ import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-executio
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
 import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
 import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
+import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -141,6 +142,7 @@ export const engine: ServiceModule<Kernel> = {
     EngineRowVersions1763769601883,
     EngineVariables1764700000000,
     WorkflowStaticData1764700000001,
+    WorkflowPinData1764700000002,
   ],
   subscriptions: [
     {

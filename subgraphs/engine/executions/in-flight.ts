@@ -135,9 +135,13 @@ export class ExecutionRuns {
     try {
       const compiled = compile(ctx.version.definition);
       const vars = (await this.deps.variables?.()) ?? {};
-      staticData = new WorkflowStaticData(await staticDataStore.read(this.deps.db, ctx.version.workflowId));
+      const stored = await staticDataStore.read(this.deps.db, ctx.version.workflowId);
+      staticData = new WorkflowStaticData(stored.staticData);
+      // As n8n: pinned data replaces its nodes in manual runs only, never in production runs.
+      const pinned = ctx.mode === 'manual' && stored.pinData ? new Map(Object.entries(stored.pinData)) : undefined;
       outcome = await this.executor.run({
         compiled,
+        pinned,
         vars,
         staticData,
         // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { one, exec } from '../../../kernel/db/rows';
 import { withTransaction } from '../../../kernel/db/transaction';
-import type { WorkflowStaticData } from '../nodes';
+import type { Item, WorkflowStaticData } from '../nodes';
 
 /**
  * A workflow's static data (engine.workflows.static_data): read as a run starts, and its changes
@@ -9,9 +9,14 @@ import type { WorkflowStaticData } from '../nodes';
  * different keys both keep theirs; for one key, the execution that finishes last wins.
  */
 export const staticDataStore = {
-  async read(db: DataSource, workflowId: string): Promise<Record<string, unknown>> {
-    const row = await one<{ static_data: Record<string, unknown> | null }>(db, `SELECT static_data FROM engine.workflows WHERE id = $1`, [workflowId]);
-    return row?.static_data ?? {};
+  /** The static data, and n8n's pinned data kept from the import (null: none). */
+  async read(db: DataSource, workflowId: string): Promise<{ staticData: Record<string, unknown>; pinData: Record<string, Item[]> | null }> {
+    const row = await one<{ static_data: Record<string, unknown> | null; pin_data: Record<string, Item[]> | null }>(
+      db,
+      `SELECT static_data, pin_data FROM engine.workflows WHERE id = $1`,
+      [workflowId],
+    );
+    return { staticData: row?.static_data ?? {}, pinData: row?.pin_data ?? null };
   },
 
   /** Writes nothing when nothing changed; false when the workflow is gone. */

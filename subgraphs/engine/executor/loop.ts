@@ -202,6 +202,14 @@ export class WorkflowExecutor implements NodeRunner {
     const def = nodeType(node.type)!;
     const tries = node.retryOnFail ? (node.maxTries ?? 3) : 1;
     const startedAt = new Date();
+    // n8n's pinned data (manual runs only): the node outputs its pinned items instead of running.
+    const pinned = req.pinned?.get(node.name);
+    if (pinned) {
+      const outputs = [pinned.map((item) => ({ json: structuredClone(item.json) }))];
+      const runIndex = v1?.lineage.runIndex ?? 0;
+      const run: NodeRun = { node: node.name, runIndex, nodeType: node.type, status: 'success', startedAt, durationMs: 0, tries: 1, output: outputs };
+      return { kind: 'ok', result: { outputs }, run };
+    }
     const started = performance.now();
     let failure: { message: string; details: Record<string, unknown> } | undefined;
     let attempt = 0;

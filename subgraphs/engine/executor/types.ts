@@ -72,6 +72,8 @@ export interface RunRequest {
   execution: { id: string; mode: string; resumeUrl: string };
   /** timezone: the workflow's settings.timezone (dates in expressions and date nodes; default UTC). */
   workflow: { id: string; name: string; active: boolean; timezone?: string };
+  /** n8n's pinned data by node name (manual runs only): those nodes output it instead of running. */
+  pinned?: ReadonlyMap<string, readonly Item[]>;
   /** n8n's workflow static data for the code nodes; absent: none kept (each run starts empty). */
   staticData?: WorkflowStaticData;
   /** n8n's `$vars`: read-only text values by key (none when absent). */
