@@ -112,7 +112,8 @@ export const CONCEPT_ARROWS: Record<string, Record<string, readonly string[]>> =
     executions: ['workflows', 'executor', 'nodes', 'expressions', 'sandbox'],
     webhooks: ['executions', 'workflows', 'nodes'],
     schedules: ['executions', 'workflows', 'nodes'],
-    resolvers: ['webhooks', 'schedules', 'executions', 'workflows', 'nodes'],
+    variables: [],
+    resolvers: ['webhooks', 'schedules', 'variables', 'executions', 'workflows', 'nodes'],
   },
   'control-plane': {
     keys: [],

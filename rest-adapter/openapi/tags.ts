@@ -74,6 +74,12 @@ export const TAGS: Tag[] = [
     description: 'Webhook triggers of engine workflows and their logs.',
     match: /^\/(v1\/engine|engine\/api\/v1)\/webhooks/,
   },
+  {
+    name: 'Engine variables',
+    service: 'Workflow engine',
+    description: 'Variables every workflow reads as $vars.',
+    match: /^\/(v1\/engine|engine\/api\/v1)\/variables/,
+  },
   { name: 'Inbound webhooks', service: 'Workflow engine', description: 'The addresses webhook triggers listen on.', match: /^\/webhook\// },
   { name: 'Links', service: 'Links', description: 'Short links: create, protect, count visits, follow.', match: /^\/links\// },
   { name: 'Sign-in', service: 'Feedback', description: 'GitHub and Google sign-in and the signed-in person.', match: /^\/feedback\/api\/v1\/auth\// },

@@ -2,9 +2,11 @@ import { omitNulls } from '../output';
 import { bodyField, boolParam, defineRoute, intParam, type RouteDef } from '../route';
 import {
   EngineCancelExecutionDocument,
+  EngineCreateVariableDocument,
   EngineCreateWebhookDocument,
   EngineCreateWorkflowDocument,
   EngineDeleteExecutionDocument,
+  EngineDeleteVariableDocument,
   EngineDeleteWebhookDocument,
   EngineDeleteWorkflowDocument,
   EngineDuplicateWorkflowDocument,
@@ -18,6 +20,9 @@ import {
   EngineNativeUpdateDocument,
   EngineRetryExecutionDocument,
   EngineTestWebhookDocument,
+  EngineVariableDocument,
+  EngineVariablesDocument,
+  EngineUpdateVariableDocument,
   EngineUpdateWebhookDocument,
   EngineUpdateWorkflowDocument,
   EngineWebhookDocument,
@@ -344,6 +349,50 @@ const webhookLogs = defineRoute({
   pick: ({ workflowWebhookLogs: page }) => ({ webhookId: page.webhookId, logs: page.logs.map(omitNulls), pagination: page.pagination }),
 });
 
+// Variables ($vars): read with workflow:read, changed with variable:write.
+
+const listVariables = defineRoute({
+  method: 'GET',
+  path: '/variables',
+  operation: EngineVariablesDocument,
+  variables: () => ({}),
+  pick: ({ workflowVariables }) => ({ variables: workflowVariables }),
+});
+
+const getVariable = defineRoute({
+  method: 'GET',
+  path: '/variables/:variableId',
+  operation: EngineVariableDocument,
+  variables: ({ params }) => ({ variableId: params.variableId }),
+  pick: ({ workflowVariable }) => workflowVariable,
+});
+
+const createVariable = defineRoute({
+  method: 'POST',
+  path: '/variables',
+  operation: EngineCreateVariableDocument,
+  variables: ({ body }) => ({ input: body ?? {} }),
+  status: 201,
+  pick: ({ createWorkflowVariable }) => createWorkflowVariable,
+});
+
+const updateVariable = defineRoute({
+  method: 'PUT',
+  path: '/variables/:variableId',
+  operation: EngineUpdateVariableDocument,
+  variables: ({ params, body }) => ({ variableId: params.variableId, input: body ?? {} }),
+  pick: ({ updateWorkflowVariable }) => updateWorkflowVariable,
+});
+
+const deleteVariable = defineRoute({
+  method: 'DELETE',
+  path: '/variables/:variableId',
+  operation: EngineDeleteVariableDocument,
+  variables: ({ params }) => ({ variableId: params.variableId }),
+});
+
+const variableRoutes: RouteDef[] = [listVariables, getVariable, createVariable, updateVariable, deleteVariable];
+
 const shared: RouteDef[] = [
   getWorkflow,
   listWorkflows,
@@ -367,6 +416,7 @@ const shared: RouteDef[] = [
   deleteWebhook,
   testWebhook,
   webhookLogs,
+  ...variableRoutes,
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -506,6 +506,12 @@ export type UpdateWorkflowScheduleInput = {
   enabled?: boolean | null | undefined;
 };
 
+/** Fields left out keep their value. */
+export type UpdateWorkflowVariableInput = {
+  key?: string | null | undefined;
+  value?: string | null | undefined;
+};
+
 export type UpdateWorkflowWebhookInput = {
   /** Replaces the authentication; the same type without a secret keeps the stored secret. */
   authentication?: WorkflowWebhookAuthenticationInput | null | undefined;
@@ -556,6 +562,12 @@ export type WorkflowScheduleInput = {
   payload?: Record<string, unknown> | null | undefined;
   /** Default true. */
   enabled?: boolean | null | undefined;
+};
+
+/** A new variable: both fields required. */
+export type WorkflowVariableInput = {
+  key?: string | null | undefined;
+  value?: string | null | undefined;
 };
 
 /** How callers authenticate. Secrets are stored hashed (HMAC: encrypted) and never returned. */
@@ -1224,6 +1236,37 @@ export type EngineNativeUpdateMutationVariables = Exact<{
 }>;
 
 export type EngineNativeUpdateMutation = { updateWorkflow: EngineWorkflowFieldsFragment };
+
+export type EngineVariableFieldsFragment = { variableId: string; key: string; value: string; createdAt: string; updatedAt: string };
+
+export type EngineVariablesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type EngineVariablesQuery = { workflowVariables: Array<EngineVariableFieldsFragment> };
+
+export type EngineVariableQueryVariables = Exact<{
+  variableId: string | number;
+}>;
+
+export type EngineVariableQuery = { workflowVariable: EngineVariableFieldsFragment };
+
+export type EngineCreateVariableMutationVariables = Exact<{
+  input: WorkflowVariableInput;
+}>;
+
+export type EngineCreateVariableMutation = { createWorkflowVariable: EngineVariableFieldsFragment };
+
+export type EngineUpdateVariableMutationVariables = Exact<{
+  variableId: string | number;
+  input: UpdateWorkflowVariableInput;
+}>;
+
+export type EngineUpdateVariableMutation = { updateWorkflowVariable: EngineVariableFieldsFragment };
+
+export type EngineDeleteVariableMutationVariables = Exact<{
+  variableId: string | number;
+}>;
+
+export type EngineDeleteVariableMutation = { deleteWorkflowVariable: { variableId: string; deletedAt: string } };
 
 export type FeedbackProjectFieldsFragment = {
   id: string;
@@ -2651,6 +2694,10 @@ export const EngineWebhookFieldsFragmentDoc = new TypedDocumentString(
   'fragment EngineWebhookFields on WorkflowWebhook{webhookId workflowId workflowName path url method responseMode active createdAt updatedAt authentication{...WebhookAuthentication}rateLimit{windowMs maxRequests keyBy}statistics{totalRequests successfulRequests failedRequests rejectedRequests averageResponseTime lastTriggered}}fragment WebhookAuthentication on WorkflowWebhookAuthentication{type apiKeyHeader hmacHeader hmacAlgorithm username}',
   { fragmentName: 'EngineWebhookFields' },
 ) as unknown as TypedDocumentString<EngineWebhookFieldsFragment, unknown>;
+export const EngineVariableFieldsFragmentDoc = new TypedDocumentString(
+  'fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
+  { fragmentName: 'EngineVariableFields' },
+) as unknown as TypedDocumentString<EngineVariableFieldsFragment, unknown>;
 export const FeedbackProjectFieldsFragmentDoc = new TypedDocumentString(
   'fragment FeedbackProjectFields on FeedbackProject{id name description slug ownerId settings{isPublic allowAnonymous requireApproval}stats{totalRequests totalVotes totalComments}createdAt}',
   { fragmentName: 'FeedbackProjectFields' },
@@ -2907,6 +2954,21 @@ export const EngineNativeCreateDocument = new TypedDocumentString(
 export const EngineNativeUpdateDocument = new TypedDocumentString(
   'mutation EngineNativeUpdate($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineNativeUpdateMutation, EngineNativeUpdateMutationVariables>;
+export const EngineVariablesDocument = new TypedDocumentString(
+  'query EngineVariables{workflowVariables{...EngineVariableFields}}fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineVariablesQuery, EngineVariablesQueryVariables>;
+export const EngineVariableDocument = new TypedDocumentString(
+  'query EngineVariable($variableId:ID!){workflowVariable(variableId:$variableId){...EngineVariableFields}}fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineVariableQuery, EngineVariableQueryVariables>;
+export const EngineCreateVariableDocument = new TypedDocumentString(
+  'mutation EngineCreateVariable($input:WorkflowVariableInput!){createWorkflowVariable(input:$input){...EngineVariableFields}}fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineCreateVariableMutation, EngineCreateVariableMutationVariables>;
+export const EngineUpdateVariableDocument = new TypedDocumentString(
+  'mutation EngineUpdateVariable($variableId:ID!$input:UpdateWorkflowVariableInput!){updateWorkflowVariable(variableId:$variableId input:$input){...EngineVariableFields}}fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineUpdateVariableMutation, EngineUpdateVariableMutationVariables>;
+export const EngineDeleteVariableDocument = new TypedDocumentString(
+  'mutation EngineDeleteVariable($variableId:ID!){deleteWorkflowVariable(variableId:$variableId){variableId deletedAt}}',
+) as unknown as TypedDocumentString<EngineDeleteVariableMutation, EngineDeleteVariableMutationVariables>;
 export const FeedbackMeDocument = new TypedDocumentString(
   'query FeedbackMe{feedbackMe{id email username name avatar subscription{tier status}createdAt}}',
 ) as unknown as TypedDocumentString<FeedbackMeQuery, FeedbackMeQueryVariables>;

@@ -18,6 +18,7 @@ import {
   toExecution,
   toWebhook,
   toWorkflow,
+  VariableResolver,
   WebhookTriggerResolver,
   WorkflowMetricsResolver,
   WorkflowResolver,
@@ -34,16 +35,21 @@ import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-executio
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
 import { ExecutionTraceIds1764550000002 } from './migrations/1764550000002-execution-trace-ids';
+import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
+import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
+import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
 import { WorkflowService, type WorkflowHooks } from './workflows';
+import { VariableService } from './variables';
 import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services on a kernel, wired to each other. */
 export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   const workflows = new WorkflowService(kernel.db, hooks);
+  const variables = new VariableService(kernel.db);
   const executionSecrets = new SecretCipher(
     platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
     'automation-platform/engine-execution-webhook/v1',
@@ -80,6 +86,7 @@ export function createEngine(kernel: Kernel) {
       return kernel.config.engine.budgets;
     },
     clock: kernel.clock,
+    variables: () => variables.values(),
   });
   const schedules = new WorkflowSchedules(kernel.db, kernel.queue, workflows, runner, kernel.logger, kernel.clock);
   const maintenance = new ExecutionMaintenance(
@@ -117,7 +124,7 @@ export function createEngine(kernel: Kernel) {
   };
   hooks.deleting = (id) => executions.cancelAllOf(id);
   hooks.deleted = () => triggersChanged();
-  return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
+  return { workflows, runner, schedules, maintenance, executions, triggers, inbound, variables };
 }
 
 export const engine: ServiceModule<Kernel> = {
@@ -135,6 +142,9 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
     ExecutionTraceIds1764550000002,
+    EngineVariables1764700000000,
+    WorkflowStaticData1764700000001,
+    WorkflowPinData1764700000002,
   ],
   subscriptions: [
     {
@@ -157,7 +167,15 @@ export const engine: ServiceModule<Kernel> = {
           : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
     },
   ],
-  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
+  resolvers: [
+    WorkflowResolver,
+    ExecutionResolver,
+    WebhookTriggerResolver,
+    ScheduleResolver,
+    ControlPlaneWorkflowResolver,
+    WorkflowMetricsResolver,
+    VariableResolver,
+  ],
   build: (kernel) => {
     const s = createEngine(kernel);
     return {
@@ -168,6 +186,7 @@ export const engine: ServiceModule<Kernel> = {
         new ScheduleResolver(s.schedules),
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
         new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
+        new VariableResolver(s.variables),
       ],
       references: {
         Workflow: { key: 'workflowId', permission: 'workflow:read', loader: s.workflows.byId, toEntity: toWorkflow },

@@ -18,7 +18,7 @@ import type { CodeRunner } from '../sandbox';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -31,7 +31,7 @@ export class ExecutionChildren {
       now: () => (this.deps.clock ?? realClock).now(),
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
-      runInline: (json, items, signal) => {
+      runInline: async (json, items, signal) => {
         if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });
         const execution = { id: ctx.id, mode: ctx.mode, resumeUrl: '' };
         return this.executor.runInline(json, items, {
@@ -39,6 +39,7 @@ export class ExecutionChildren {
           signal,
           services: this.services({ ...ctx, depth: ctx.depth + 1 }),
           budgets: this.deps.budgets,
+          vars: (await this.deps.variables?.()) ?? {},
         });
       },
       // Checked at every call, at any depth: the key may have been revoked since the run started.

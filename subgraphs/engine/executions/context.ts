@@ -114,6 +114,8 @@ export interface RunnerDeps {
   sandboxProcesses?: number;
   /** When a Wait node's timer ends (the kernel's clock); the wall clock when absent. */
   clock?: Clock;
+  /** n8n's variables (`$vars`) as they stand now, read as each run starts or resumes; none when absent. */
+  variables?: () => Promise<Record<string, string>>;
 }
 
 /**

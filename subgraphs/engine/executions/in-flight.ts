@@ -13,6 +13,8 @@ import {
   type RunOutcome,
 } from '../executor';
 import type { Item } from '../expressions';
+import { WorkflowStaticData } from '../nodes';
+import { staticDataStore } from './static-data.store';
 import { eventFor } from './notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './context';
 import type { ExecutionChildren } from './children';
@@ -41,6 +43,9 @@ import { JOB } from '../../../kernel/topics';
  */
 
 // n8n's Execute Workflow too: a sub-execution's row refers to this one's, which must be written first.
+/** n8n keeps the static data of production runs only. */
+const STATIC_DATA_NOT_KEPT = new Set(['manual', 'test']);
+
 const SLOW_TYPES = new Set([
   'engine.httpRequest',
   'engine.code',
@@ -70,7 +75,7 @@ export class ExecutionRuns {
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets'>,
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets' | 'variables'>,
     private readonly executor: WorkflowExecutor,
     private readonly reads: ExecutionReads,
     private readonly children: ExecutionChildren,
@@ -125,11 +130,20 @@ export class ExecutionRuns {
     };
 
     let outcome: RunOutcome;
+    let staticData: WorkflowStaticData | undefined;
     const resumeUrl = (id: string) => this.reads.resumeUrl(id);
     try {
       const compiled = compile(ctx.version.definition);
+      const vars = (await this.deps.variables?.()) ?? {};
+      const stored = await staticDataStore.read(this.deps.db, ctx.version.workflowId);
+      staticData = new WorkflowStaticData(stored.staticData);
+      // As n8n: pinned data replaces its nodes in manual runs only, never in production runs.
+      const pinned = ctx.mode === 'manual' && stored.pinData ? new Map(Object.entries(stored.pinData)) : undefined;
       outcome = await this.executor.run({
         compiled,
+        pinned,
+        vars,
+        staticData,
         // The resume URL is an HMAC: computed only when an expression or a wait node asks for it.
         execution: {
           id: ctx.id,
@@ -186,6 +200,12 @@ export class ExecutionRuns {
       this.local.delete(ctx.id);
     }
     ctx.ranMs += Math.round(performance.now() - segmentStart);
+    // As n8n: kept after production runs only (not manual or test runs), whatever their outcome.
+    if (staticData && !STATIC_DATA_NOT_KEPT.has(ctx.mode)) {
+      await staticDataStore
+        .save(this.deps.db, ctx.version.workflowId, staticData)
+        .catch((err) => this.deps.logger.error('workflow static data not saved', { err, executionId: ctx.id }));
+    }
     await yielder.maybe();
     this.seal(ctx, pending, true);
     return this.finish(ctx, outcome, pending, progress);

@@ -135,7 +135,7 @@ export class WorkflowExecutor implements NodeRunner {
    * A workflow given as JSON (n8n's Execute Workflow with `source: parameter`): checked as an
    * import is, run to its end in memory as part of the calling node, the items of its last node.
    */
-  async runInline(json: unknown, items: Item[], req: Pick<RunRequest, 'execution' | 'signal' | 'services' | 'budgets'>): Promise<Item[]> {
+  async runInline(json: unknown, items: Item[], req: Pick<RunRequest, 'execution' | 'signal' | 'services' | 'budgets' | 'vars'>): Promise<Item[]> {
     const raw = isPlainObject(json) ? json : {};
     let compiled: CompiledWorkflow;
     try {
@@ -148,6 +148,7 @@ export class WorkflowExecutor implements NodeRunner {
       compiled,
       execution: { id: req.execution.id, mode: 'subworkflow', resumeUrl: req.execution.resumeUrl },
       workflow: { id: '', name: typeof raw.name === 'string' ? raw.name : 'Inline workflow', active: false, timezone: compiled.definition.settings.timezone },
+      vars: req.vars,
       input: items.length ? items : [{ json: {} }],
       startNode: chooseStart(compiled, 'subworkflow'),
       signal: req.signal,
@@ -201,6 +202,14 @@ export class WorkflowExecutor implements NodeRunner {
     const def = nodeType(node.type)!;
     const tries = node.retryOnFail ? (node.maxTries ?? 3) : 1;
     const startedAt = new Date();
+    // n8n's pinned data (manual runs only): the node outputs its pinned items instead of running.
+    const pinned = req.pinned?.get(node.name);
+    if (pinned) {
+      const outputs = [pinned.map((item) => ({ json: structuredClone(item.json) }))];
+      const runIndex = v1?.lineage.runIndex ?? 0;
+      const run: NodeRun = { node: node.name, runIndex, nodeType: node.type, status: 'success', startedAt, durationMs: 0, tries: 1, output: outputs };
+      return { kind: 'ok', result: { outputs }, run };
+    }
     const started = performance.now();
     let failure: { message: string; details: Record<string, unknown> } | undefined;
     let attempt = 0;
@@ -330,6 +339,7 @@ export class WorkflowExecutor implements NodeRunner {
       continueOnFail: node.onError === 'continueRegularOutput' || node.onError === 'continueErrorOutput',
       signal,
       services: req.services,
+      staticData: req.staticData,
       checkOutput: (count) => checkItems(node, count, req.budgets ?? UNLIMITED),
       log: (message, level = 'info') => log(level, message, node.name),
     };
@@ -373,7 +383,7 @@ function expressionData(inputs: Item[][], seen: ReadonlyMap<string, Item[]>, req
   // n8n's v1 order does not wait for every input, so a node with several reads its expressions'
   // items ($json, $input) from the first input that has any; the node itself still gets each input.
   const items = (v1 ? inputs.find((list) => list?.length) : undefined) ?? inputs[0] ?? [];
-  const data: ExpressionData = { items, nodes: seen, execution: req.execution, workflow: req.workflow };
+  const data: ExpressionData = { items, nodes: seen, execution: req.execution, workflow: req.workflow, vars: req.vars };
   if (v1) {
     data.lineage = v1.lineage;
     const source = v1.inputSource[0];

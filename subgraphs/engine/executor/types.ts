@@ -1,5 +1,5 @@
 import type { CompiledWorkflow } from './compile';
-import type { WorkflowNode, ItemLineage, NodeResult, NodeServices, SourceData, WebhookReply } from '../nodes';
+import type { WorkflowNode, ItemLineage, NodeResult, NodeServices, SourceData, WebhookReply, WorkflowStaticData } from '../nodes';
 import type { Item } from '../expressions';
 import type { ExecutionBudgets } from './budgets';
 
@@ -72,6 +72,12 @@ export interface RunRequest {
   execution: { id: string; mode: string; resumeUrl: string };
   /** timezone: the workflow's settings.timezone (dates in expressions and date nodes; default UTC). */
   workflow: { id: string; name: string; active: boolean; timezone?: string };
+  /** n8n's pinned data by node name (manual runs only): those nodes output it instead of running. */
+  pinned?: ReadonlyMap<string, readonly Item[]>;
+  /** n8n's workflow static data for the code nodes; absent: none kept (each run starts empty). */
+  staticData?: WorkflowStaticData;
+  /** n8n's `$vars`: read-only text values by key (none when absent). */
+  vars?: Readonly<Record<string, string>>;
   /** What the start node emits. */
   input: Item[];
   /** The trigger that receives the input (chooseStart); null: every node without inputs. */

@@ -32,6 +32,21 @@ export interface ImportedWorkflow {
   settings: Record<string, unknown>;
   tags: string[];
   active?: boolean;
+  /** n8n's pinned data: the items each named node outputs in manual runs instead of running. */
+  pinData?: Record<string, { json: Record<string, unknown> }[]>;
+}
+
+/** n8n's `pinData` ({node: [{json}] or, in older exports, [plain object]}), for the nodes the workflow has. */
+function pinDataOf(raw: unknown, nodes: unknown): Record<string, { json: Record<string, unknown> }[]> | undefined {
+  if (!isPlainObject(raw) || !Array.isArray(nodes)) return undefined;
+  const names = new Set(nodes.filter(isPlainObject).map((n) => n.name));
+  const out: Record<string, { json: Record<string, unknown> }[]> = {};
+  for (const [name, items] of Object.entries(raw)) {
+    if (!names.has(name) || !Array.isArray(items) || !items.length) continue;
+    const list = items.filter(isPlainObject).map((i) => ({ json: isPlainObject(i.json) ? i.json : i }));
+    if (list.length) Object.defineProperty(out, name, { value: list, enumerable: true, writable: true, configurable: true });
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** Our workflow input from an export in our format or n8n's (mixed node types are fine). */
@@ -54,6 +69,7 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
     settings,
     tags,
     active: typeof raw.active === 'boolean' ? raw.active : undefined,
+    pinData: pinDataOf(raw.pinData, mapped),
   };
 }
 

@@ -16,6 +16,7 @@ export {
 } from './definition';
 export { executeWorkflow, respondToWebhook, wait } from './flow';
 export { httpRequest } from './http-request';
+export { WorkflowStaticData } from './static-data';
 export { agent, prompt } from './platform';
 export {
   isPlainObject,

@@ -2,6 +2,7 @@ import type { GuardedRequestInit, GuardedResponse } from '../../../kernel/outbou
 import type { ExpressionData, Item } from '../expressions';
 import type { CodeRunner } from '../sandbox';
 import type { WorkflowNode } from './definition';
+import type { WorkflowStaticData } from './static-data';
 
 export type { Item } from '../expressions';
 
@@ -86,6 +87,8 @@ export interface NodeContext {
   inputSource?: readonly (SourceData | null)[];
   /** Paired items and run data of the current execution (executionOrder v1 only; executor/loop.ts `Lineage`). */
   lineage?: ItemLineage;
+  /** n8n's workflow static data (`$getWorkflowStaticData`); absent where nothing keeps it. */
+  staticData?: WorkflowStaticData;
 }
 
 /** Where a node run's input came from: n8n's ISourceData. */

@@ -70,7 +70,8 @@ export class WorkflowService {
     private readonly hooks: WorkflowHooks = {},
   ) {}
 
-  async create(principal: Principal, input: WorkflowInput): Promise<WorkflowRecord> {
+  /** `pinData`: n8n's pinned data of an import, kept with the workflow in the same transaction. */
+  async create(principal: Principal, input: WorkflowInput, pinData?: Record<string, unknown>): Promise<WorkflowRecord> {
     const meta = checkMeta(input, true);
     const def = validateDefinition({ nodes: input.nodes, connections: input.connections, settings: input.settings });
     await this.checkReach(principal, def.nodes);
@@ -90,6 +91,7 @@ export class WorkflowService {
       );
       const rec = toRecord(row);
       await this.storeVersion(m, rec);
+      if (pinData) await store.setPinData(m, rec.id, pinData);
       return rec;
     });
     await this.hooks.changed?.(record);
@@ -214,15 +216,19 @@ export class WorkflowService {
     const mapped = importWorkflow(source);
     const finalName = name ?? mapped.name;
     if (!finalName) throw errors.field('name', 'is required (the workflow has no name)');
-    return this.create(principal, {
-      name: finalName,
-      tags: mapped.tags.slice(0, MAX_TAGS),
-      nodes: mapped.nodes,
-      connections: mapped.connections,
-      settings: mapped.settings,
-      description: typeof source.description === 'string' ? source.description : undefined,
-      active: false,
-    });
+    return this.create(
+      principal,
+      {
+        name: finalName,
+        tags: mapped.tags.slice(0, MAX_TAGS),
+        nodes: mapped.nodes,
+        connections: mapped.connections,
+        settings: mapped.settings,
+        description: typeof source.description === 'string' ? source.description : undefined,
+        active: false,
+      },
+      mapped.pinData,
+    );
   }
 
   /** A definition version (immutable, so cached). */

@@ -102,6 +102,10 @@ export function toStats(r: WorkflowStatsRow): WorkflowStats {
 }
 
 export const workflowStore = {
+  /** n8n's pinned data kept with an imported workflow (read by manual runs). */
+  setPinData(q: Queryable, id: string, pinData: Record<string, unknown>): Promise<void> {
+    return exec(q, `UPDATE engine.workflows SET pin_data = $2::jsonb WHERE id = $1`, [id, JSON.stringify(pinData)]);
+  },
   async insert(q: Queryable, f: WorkflowFields, createdBy: string | null): Promise<WorkflowRow> {
     const row = await one<WorkflowRow>(
       q,

@@ -175,7 +175,6 @@ describe('n8n Code: what is refused at import', () => {
   });
 
   const gaps: [string, string][] = [
-    ['const s = $getWorkflowStaticData("global");', '$getWorkflowStaticData'],
     ['await this.helpers.httpRequest({ url: "http://x" });', 'helpers (HTTP requests, binary data)'],
     ['return { v: $evaluateExpression("{{ 1 + 1 }}") }', '$evaluateExpression'],
     ['return { v: $fromAI("x") }', '$fromAI'],

@@ -16,10 +16,11 @@ import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayl
  * `binary` on a returned item is dropped with a warning; `items` and `$input.all()` are the same
  * objects (in n8n, changes made through `$input` do not show in `items`); every module is
  * disallowed in `require` (n8n's default); a node's outputs are read together (n8n reads the
- * branch connected to this node); `$vars` is empty. Paired items (`$('Node').item`), node
+ * branch connected to this node); `$vars` holds the variables, read-only. Paired items (`$('Node').item`), node
  * contexts and `$prevNode` come from the executor in n8n's execution order v1; in the legacy
- * order `.item` is the item at the same index and the other two fail. What the sandbox does not
- * offer at all ($getWorkflowStaticData, helpers, Buffer, …) is refused at import (`unsupported`).
+ * order `.item` is the item at the same index and the other two fail. `$getWorkflowStaticData('global' | 'node')`
+ * gives the workflow's static data, kept between production executions (executions/in-flight.ts).
+ * What the sandbox does not offer at all (helpers, Buffer, …) is refused at import (`unsupported`).
  */
 
 type Params = Record<string, any>;
@@ -37,7 +38,6 @@ const LANGUAGES: Record<string, string> = {
 
 /** n8n features the code may use that the sandbox does not offer: `needs` says what would. */
 const CODE_GAPS: { pattern: RegExp; uses: (m: RegExpMatchArray) => string; needs: string }[] = [
-  { pattern: /\$getWorkflowStaticData\b/, uses: () => '$getWorkflowStaticData', needs: 'workflow static data kept between executions' },
   {
     pattern: /\bhelpers\s*\./,
     uses: () => 'helpers (HTTP requests, binary data)',
@@ -138,10 +138,17 @@ function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
     execution: { id: data.execution.id, mode: mode === 'manual' ? 'test' : 'production', resumeUrl: data.execution.resumeUrl },
     mode,
     workflow: { active: data.workflow.active, id: data.workflow.id, name: data.workflow.name },
+    vars: { ...data.vars },
+    ...(USES_STATIC_DATA.test(code)
+      ? { staticData: { global: ctx.staticData?.get('global') ?? {}, node: ctx.staticData?.get(`node:${ctx.node.name}`) ?? {} } }
+      : {}),
     timezone: data.workflow.timezone ?? 'UTC',
     now: Date.now(),
   };
 }
+
+/** Code that names `$getWorkflowStaticData` gets the static data into its sandbox, and hands it back. */
+const USES_STATIC_DATA = /\$getWorkflowStaticData\b/;
 
 /**
  * Code that names none of luxon's globals (nor $now/$today, which are DateTimes) runs in a context
@@ -162,6 +169,11 @@ async function runInSandbox(ctx: NodeContext, input: CodePayload): Promise<CodeA
   }
   const answer = JSON.parse(raw) as CodeAnswer;
   for (const [level, line] of answer.logs) ctx.log(`console: ${line}`, level);
+  // As n8n: what the code changed is kept even when it then fails.
+  if (answer.staticData && ctx.staticData) {
+    ctx.staticData.set('global', answer.staticData.global);
+    ctx.staticData.set(`node:${ctx.node.name}`, answer.staticData.node);
+  }
   if (answer.error) throw codeFailure(answer.error);
   return answer;
 }

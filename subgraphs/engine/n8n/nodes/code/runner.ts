@@ -41,6 +41,10 @@ export interface CodePayload {
   /** n8n's WorkflowExecuteMode ($mode). */
   mode: string;
   workflow: { active: boolean; id: string; name: string };
+  /** n8n's variables ($vars, frozen in the sandbox). */
+  vars: Record<string, string>;
+  /** The workflow's static data, when the code asks for it: handed back in the answer. */
+  staticData?: { global: Record<string, unknown>; node: Record<string, unknown> };
   timezone: string;
   now: number;
 }
@@ -55,6 +59,8 @@ export interface RunnerError {
 
 export interface CodeAnswer {
   logs: ['info' | 'warn' | 'error' | 'debug', string][];
+  /** The static data as the code left it (when the payload carried it). */
+  staticData?: { global: Record<string, unknown>; node: Record<string, unknown> };
   error?: RunnerError;
   /** All items: what the code returned (absent: undefined). */
   result?: unknown;
@@ -310,7 +316,12 @@ function codeRunner(payload: string): Promise<string> {
     $executionId: P.execution.id,
     $resumeWebhookUrl: P.execution.resumeUrl,
     $workflow: P.workflow,
-    $vars: {},
+    $vars: Object.freeze({ ...(P.vars || {}) }),
+    $getWorkflowStaticData: (type: any) => {
+      if (!P.staticData) throw host('Workflow static data is not available here');
+      if (type === 'global' || type === 'node') return P.staticData[type];
+      throw host(`The type "${String(type)}" is not known. Valid types are "global" and "node".`);
+    },
     $secrets: undefined,
     $env,
     $mode: P.mode,
@@ -336,7 +347,7 @@ function codeRunner(payload: string): Promise<string> {
   // ----- run
   const answer = (body: Record<string, unknown>) => {
     try {
-      return stringify({ logs, ...body });
+      return stringify({ logs, ...body, ...(P.staticData ? { staticData: P.staticData } : {}) });
     } catch (err: any) {
       return stringify({ logs, error: { kind: 'serialize', message: String(err?.message ?? err) } });
     }

@@ -68,17 +68,42 @@ describe('n8n HTML: extractHtmlContent', () => {
     assert.equal(untrimmed[0]!.p[0], 'Another paragraph\n');
   });
 
-  test("binary source data and 1.2's text extraction are refused at import, naming what is missing", () => {
+  test('binary source data is refused at import, naming what is missing; 1.2 text is not', () => {
     const binary = importRefusal({
       type: 'n8n-nodes-base.html',
       typeVersion: 1.2,
       parameters: { ...extract([{ key: 'a', cssSelector: 'a', returnValue: 'html' }]), sourceData: 'binary' },
     });
     assert.match(binary!.message, /binary source data is not supported/);
-    const text = importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: extract([{ key: 'a', cssSelector: 'a' }]) });
-    assert.match(text!.message, /html-to-text/);
+    assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: extract([{ key: 'a', cssSelector: 'a' }]) }), undefined);
     assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.1, parameters: extract([{ key: 'a', cssSelector: 'a' }]) }), undefined);
     assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.3 })?.reason, 'unsupported_version');
+  });
+
+  test('1.2 text goes through html-to-text: headings upper-cased, link targets in brackets, skipSelectors left out', async () => {
+    const body = await runOutput('html', 1.2, extract([{ key: 'text', cssSelector: 'body' }]), [{ data: PAGE }]);
+    assert.deepEqual(body, [
+      {
+        text:
+          'MY PAGE\n\nHello World\n\nAnother paragraph\n\nYet another paragraph\n\nAndone more\n\n' +
+          'n8n.io logo [https://n8n.io/n8n-logo.png] n8n.io [https://n8n.io]',
+      },
+    ]);
+    const skipping = await runOutput('html', 1.2, extract([{ key: 'text', cssSelector: 'body', skipSelectors: 'img, h1,' }]), [{ data: PAGE }]);
+    assert.deepEqual(skipping, [{ text: 'Hello World\n\nAnother paragraph\n\nYet another paragraph\n\nAndone more\n\nn8n.io [https://n8n.io]' }]);
+    const each = await runOutput('html', 1.2, extract([{ key: 'p', cssSelector: 'p', returnArray: true }]), [{ data: PAGE }]);
+    assert.deepEqual(each, [{ p: ['Hello World', 'Another paragraph', 'Yet another paragraph', 'Andone more'] }]);
+    // No match is an empty text in 1.2 (1.1 leaves the key out); long lines wrap at 80 as the library's default.
+    const wrapped = await runOutput(
+      'html',
+      1.2,
+      extract([
+        { key: 'none', cssSelector: '.nothing' },
+        { key: 'long', cssSelector: 'p' },
+      ]),
+      [{ data: `<p>${'word '.repeat(30)}</p>` }],
+    );
+    assert.deepEqual(wrapped, [{ none: '', long: `${'word '.repeat(16).trim()}\n${'word '.repeat(14).trim()}` }]);
   });
 
   test('a missing property fails the item; with onError continue it becomes { error }', async () => {

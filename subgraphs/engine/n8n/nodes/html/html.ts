@@ -1,4 +1,5 @@
 import { load, type CheerioAPI } from 'cheerio';
+import { convert } from 'html-to-text';
 import { ownEntry, setOwn } from '../../../../../kernel/names';
 import { NodeError, versionOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { getPath } from '../item-lists/paths';
@@ -14,12 +15,13 @@ import { collection, entries, fixedOption, type Params } from '../item-lists/par
  * - extractHtmlContent: the HTML in `dataPropertyName` (a string or a list of them; 1.1 on, a path
  *   in dot notation) read with CSS selectors: one item per HTML text, each extraction value under
  *   its key (an attribute, the inner HTML, the text, or a form field's value; all matches when
- *   `returnArray`). `trimValues` and `cleanUpText` apply only when set, as in n8n today.
+ *   `returnArray`). `trimValues` and `cleanUpText` apply only when set, as in n8n today. Text is
+ *   the DOM's text in 1 and 1.1; from 1.2 the element's inner HTML through html-to-text with its
+ *   defaults, as n8n's (headings upper-cased, link targets in brackets, lines wrapped at 80), the
+ *   comma-separated `skipSelectors` left out.
  * - convertToHtmlTable: every item as a row of one table, its columns the keys of all items.
  *
- * Not here: binary source data (items carry no binary data), and 1.2's text extraction, which n8n
- * runs through the html-to-text library (headings upper-cased, link targets in brackets): both are
- * refused at import; 1 and 1.1 read an element's text as the DOM gives it.
+ * Not here: binary source data (items carry no binary data), refused at import.
  */
 
 const OPERATIONS = ['generateHtmlTemplate', 'extractHtmlContent', 'convertToHtmlTable'];
@@ -49,14 +51,17 @@ function unsupported(p: Params, version: number | 'extract'): { option: string; 
       message: 'binary source data is not supported: items here carry no binary data; put the HTML in a JSON field (sourceData json)',
     };
   }
-  if (typeof version === 'number' && version >= 1.2 && valuesOf(p, version).some((v) => fixedOption(v.returnValue, 'text') === 'text')) {
-    return {
-      option: 'extractionValues: returnValue text',
-      message:
-        "version 1.2 extracts text through the html-to-text library (headings upper-cased, link targets in brackets), which is not installed here: use returnValue html, or version 1.1, which reads the element's text",
-    };
-  }
   return undefined;
+}
+
+/** 1.2's `skipSelectors`: a comma-separated list, each selector left out of the text. */
+function skipped(list: unknown): { selector: string; format: 'skip' }[] {
+  if (typeof list !== 'string' || list === '') return [];
+  return list
+    .split(',')
+    .map((selector) => selector.trim())
+    .filter((selector) => selector !== '')
+    .map((selector) => ({ selector, format: 'skip' as const }));
 }
 
 function extract($: ReturnType<CheerioAPI>, v: Params, version: number | 'extract'): Extracted {
@@ -69,7 +74,9 @@ function extract($: ReturnType<CheerioAPI>, v: Params, version: number | 'extrac
     case 'html':
       return $.html() || undefined;
     case 'text':
-      return version === 'extract' ? $.text() : $.text() || undefined;
+      if (version === 'extract') return $.text();
+      if (version <= 1.1) return $.text() || undefined;
+      return convert($.html() || '', { selectors: skipped(v.skipSelectors) });
     case 'value': {
       const value = $.val();
       return Array.isArray(value) ? value.join(',') : value;
