@@ -172,29 +172,32 @@ export function resourceTypeOf(operation: string): string {
 
 const ID_NAME = /^(id|[a-z]+Id|slug|path)$/;
 
-/** The id of what changed: an id-like argument (or input field), else the answer's id. */
+/**
+ * The id of what changed: an argument naming it (`id`, or `taskId` for a Task), else the answer's
+ * (a created thing's new id), else any other id-like argument or input field (`slug`, `path`),
+ * else any id-like field of the answer or of a record it holds.
+ */
 export function resourceIdOf(args: Record<string, unknown>, result: unknown, resourceType = ''): string | null {
-  const fromArgs =
-    idIn(args, resourceType) ?? Object.values(args).reduce<string | null>((found, v) => found ?? (isPlain(v) ? idIn(v, resourceType) : null), null);
-  if (fromArgs) return fromArgs;
-  if (!isPlain(result)) return null;
-  const direct = idIn(result);
-  if (direct) return direct;
-  for (const [name, value] of Object.entries(result)) {
-    if (!SECRET_NAME.test(name) && isPlain(value)) {
-      const nested = idIn(value);
-      if (nested) return nested;
-    }
-  }
-  return null;
+  const answer = isPlain(result) ? result : {};
+  const inputs = Object.values(args).filter(isPlain);
+  const records = Object.values(answer).filter(isPlain);
+  return (
+    idIn(args, resourceType, 1) ??
+    idIn(answer, resourceType, 1) ??
+    records.reduce<string | null>((found, r) => found ?? idIn(r, resourceType, 1), null) ??
+    idIn(args, resourceType, 2) ??
+    inputs.reduce<string | null>((found, i) => found ?? idIn(i, resourceType, 2), null) ??
+    idIn(answer, resourceType, 2) ??
+    null
+  );
 }
 
-/** An id-like field's value: `id` first, then the one naming the resource type (`projectId` for a FeedbackProject), then any other. */
-function idIn(o: Record<string, unknown>, resourceType = ''): string | null {
+/** An id-like field's value up to `maxRank`: `id` (0), the one naming the resource type (1: `projectId` for a FeedbackProject, not `workflowId` for a WorkflowSchedule), any other (2). */
+function idIn(o: Record<string, unknown>, resourceType: string, maxRank: number): string | null {
   const type = resourceType.toLowerCase();
-  const rank = (n: string) => (n === 'id' ? 0 : n.endsWith('Id') && type.includes(n.slice(0, -2).toLowerCase()) ? 1 : 2);
+  const rank = (n: string) => (n === 'id' ? 0 : n.endsWith('Id') && type.endsWith(n.slice(0, -2).toLowerCase()) ? 1 : 2);
   const names = Object.keys(o)
-    .filter((n) => ID_NAME.test(n) && !SECRET_NAME.test(n))
+    .filter((n) => ID_NAME.test(n) && !SECRET_NAME.test(n) && rank(n) <= maxRank)
     .sort((a, b) => rank(a) - rank(b));
   for (const n of names) {
     const v = o[n];
