@@ -694,7 +694,7 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   [
     'createInfraWebhook',
     async () => {
-      const d = await gql('mutation { createInfraWebhook(input: { url: "http://127.0.0.1:9/hook", events: ["deployment.succeeded"] }) { id } }');
+      const d = await gql('mutation { createInfraWebhook(input: { url: "http://127.0.0.1:9/hook", events: ["deployment.completed"] }) { id } }');
       s.infraWebhookId = d.createInfraWebhook.id;
       return { resourceId: s.infraWebhookId };
     },
