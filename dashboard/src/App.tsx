@@ -4,6 +4,7 @@ import { Link, Navigate, useLocation, useNavigate } from 'react-router-dom';
 import { apiKey, gql, GraphQLFailure, KEY_STORAGE, signOut } from './api';
 import {
   DashboardAgentsProbeDocument,
+  DashboardAuditProbeDocument,
   DashboardExecutionsProbeDocument,
   DashboardLinksProbeDocument,
   DashboardMetricsProbeDocument,
@@ -14,6 +15,7 @@ import {
   type TypedDocumentString,
 } from './generated';
 import { Agents } from './views/Agents';
+import { Audit } from './views/Audit';
 import { Executions } from './views/Executions';
 import { Links } from './views/Links';
 import { Metrics } from './views/Metrics';
@@ -31,6 +33,7 @@ const SECTIONS: { id: string; label: string; probe: TypedDocumentString<unknown,
   { id: 'prompts', label: 'Prompts', probe: DashboardPromptsProbeDocument, view: Prompts },
   { id: 'metrics', label: 'Metrics', probe: DashboardMetricsProbeDocument, view: Metrics },
   { id: 'links', label: 'Short links', probe: DashboardLinksProbeDocument, view: Links },
+  { id: 'audit', label: 'Audit trail', probe: DashboardAuditProbeDocument, view: Audit },
 ];
 
 /** Pages reached from a section, not listed in the navigation: readable with the section's key. */

@@ -27,7 +27,8 @@ export class AuditResolver {
 
   @Authorized('audit:read')
   @Query(() => AuditEntryList, {
-    description: 'The audit trail, newest first: every change made through any surface, filtered by actor (key or person id, or key name), operation, resource and time, and paged.',
+    description:
+      'The audit trail, newest first: every change made through any surface, filtered by actor (key or person id, or key name), operation, resource and time, and paged.',
   })
   async auditEntries(
     @Arg('actor', () => String, { nullable: true, description: "A key's or person's id, or a key's name." }) actor: string | null,
