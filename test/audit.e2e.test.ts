@@ -5,6 +5,7 @@ import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql'
 import { surfaces } from '../rest-adapter';
 import { localWebhooksEnv } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startSplitTopology } from './support/split';
 
 /**
  * The audit trail: every change made through any surface leaves exactly one entry (who, from
@@ -895,11 +896,48 @@ describe('append-only', () => {
     await assert.rejects(db.query(`TRUNCATE platform.audit_log`), /append-only/);
     const total = (await db.query(`SELECT count(*)::int AS n FROM platform.audit_log`))[0].n;
     assert.equal(await p.platform.kernel.audit.sweep(365), 0, 'nothing is past the retention');
-    assert.equal(await p.platform.kernel.audit.sweep(1), 0, 'nor past a day');
     assert.equal((await db.query(`SELECT count(*)::int AS n FROM platform.audit_log`))[0].n, total);
-    await assert.rejects(
-      db.query(`SELECT set_config('platform.audit_retention_days', '1', false); DELETE FROM platform.audit_log WHERE id = $1`, [id]),
-      /append-only|cannot insert multiple commands/,
+
+    // An entry past the retention (written back-dated, as the sweep would find a year-old one).
+    const [{ id: old }] = await db.query(
+      `INSERT INTO platform.audit_log (at, actor_kind, subgraph, operation, resource_type) VALUES (now() - interval '400 days', 'anonymous', 'links', 'createLink', 'Link') RETURNING id::text AS id`,
     );
+    await assert.rejects(db.query(`DELETE FROM platform.audit_log WHERE id = $1`, [old]), /append-only/, 'not even an old one outside the sweep');
+    await assert.rejects(
+      db.transaction(async (m) => {
+        await m.query(`SELECT set_config('platform.audit_retention_days', '365', true)`);
+        await m.query(`DELETE FROM platform.audit_log WHERE id = $1`, [id]);
+      }),
+      /append-only/,
+      'naming the retention does not open a young entry',
+    );
+    assert.equal(await p.platform.kernel.audit.sweep(500), 0, 'a longer retention keeps it');
+    assert.equal(await p.platform.kernel.audit.sweep(365), 1, 'the sweep deletes it');
+    assert.equal((await db.query(`SELECT count(*)::int AS n FROM platform.audit_log WHERE id = $1`, [old]))[0].n, 0);
+    assert.equal((await db.query(`SELECT count(*)::int AS n FROM platform.audit_log`))[0].n, total);
+  });
+});
+
+describe('split mode', () => {
+  test('a change made in a remote subgraph is recorded with the caller the gateway handed over: key, address and User-Agent', async () => {
+    const split = await startSplitTopology({}, 'engine');
+    try {
+      const created = await split.call('POST', '/v1/engine/workflows', wf('Remote', [manual, setNode]));
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const workflowId = created.body.data.workflowId;
+      const listed = await split.call('GET', `/v1/audit?resourceId=${workflowId}`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      const [entry, ...more] = listed.body.data.entries;
+      assert.equal(more.length, 0);
+      assert.equal(entry.service, 'engine');
+      assert.equal(entry.operation, 'createWorkflow');
+      assert.equal(entry.actor.kind, 'apiKey');
+      assert.equal(entry.actor.name, 'bootstrap');
+      assert.match(entry.ip, /127\.0\.0\.1/);
+      assert.equal(entry.userAgent, 'node', "fetch's own User-Agent, as the gateway received it");
+      assert.match(entry.requestId, /^req_/);
+    } finally {
+      await split.stop();
+    }
   });
 });
