@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { surfaces } from '../rest-adapter';
-import { localWebhooksEnv } from './support/fixtures';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { startSplitTopology } from './support/split';
 
@@ -15,13 +16,16 @@ import { startSplitTopology } from './support/split';
  * workers (role gateway), so queued tasks and executions stay queued and can be cancelled.
  */
 let p: TestPlatform;
+let llm: FakeLlm;
 const UA = 'audit-test/1.0';
 
 beforeAll(async () => {
-  p = await startTestPlatform({ FEEDBACK_LOCAL_SIGNIN: 'true', ...localWebhooksEnv }, { role: 'gateway' });
+  llm = await startFakeLlm({ models: ['model-default'] });
+  p = await startTestPlatform({ FEEDBACK_LOCAL_SIGNIN: 'true', ...fakeLlmEnv(llm.url) }, { role: 'gateway' });
 });
 afterAll(async () => {
   await p?.stop();
+  await llm?.close();
 });
 
 const supergraph = buildSchema(readFileSync(path.join(__dirname, '..', '..', 'schema', 'supergraph.graphql'), 'utf8'), { assumeValidSDL: true });
@@ -78,7 +82,7 @@ const setNode = { name: 'Set', type: 'engine.set', parameters: { values: { ok: '
 /**
  * How to make each mutation succeed, in order (later ones use what earlier ones made). A mutation
  * listed in NOT_SAMPLED is one this test cannot make succeed on its own (it needs an outside
- * OAuth provider or a real model); the coverage test names both lists.
+ * OAuth provider); the coverage test names both lists.
  */
 const SAMPLES: [string, () => Promise<Done>][] = [
   // ---- control plane
@@ -398,6 +402,18 @@ const SAMPLES: [string, () => Promise<Done>][] = [
     'promotePrompt',
     async () => {
       await gql('mutation { promotePrompt(input: { promptId: "audited-prompt", environment: "staging" }) { promptId } }');
+      return { resourceId: 'audited-prompt' };
+    },
+  ],
+  [
+    'refinePrompt',
+    async () => {
+      llm.reply(() => 'Hello {{who}}, glad you are here!');
+      try {
+        await gql('mutation { refinePrompt(input: { promptId: "audited-prompt", refinementGoals: ["warmer"] }) { __typename } }');
+      } finally {
+        llm.reply(null);
+      }
       return { resourceId: 'audited-prompt' };
     },
   ],
@@ -730,8 +746,8 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   ],
 ];
 
-/** Mutations this test cannot make succeed by itself: signing in through an outside OAuth provider, and refining a prompt with a real model. */
-const NOT_SAMPLED = ['signInWithProvider', 'refinePrompt'];
+/** Mutations this test cannot make succeed by itself: signing in through an outside OAuth provider (GitHub, Google). */
+const NOT_SAMPLED = ['signInWithProvider'];
 
 describe('every mutation', () => {
   test('the sample table covers every Mutation field of the composed schema (a new mutation without a sample fails here)', () => {
