@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { surfaces } from '../rest-adapter';
@@ -17,15 +19,48 @@ import { startSplitTopology } from './support/split';
  */
 let p: TestPlatform;
 let llm: FakeLlm;
+let github: http.Server;
 const UA = 'audit-test/1.0';
+
+/** GitHub's code exchange and profile, as the feedback service's sign-in calls them: the code `audit-code` is Dee. */
+function startGitHub(): Promise<string> {
+  github = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const json = (status: number, v: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+      const signedIn = req.headers.authorization === 'Bearer gh-access-token-1';
+      if (req.method === 'POST' && req.url === '/login/oauth/access_token') {
+        const { code } = JSON.parse(body) as { code: string };
+        return code === 'audit-code' ? json(200, { access_token: 'gh-access-token-1', token_type: 'bearer' }) : json(200, { error: 'bad_verification_code' });
+      }
+      if (req.method === 'GET' && req.url === '/user' && signedIn) return json(200, { id: 4242, login: 'dee', name: 'Dee' });
+      if (req.method === 'GET' && req.url === '/user/emails' && signedIn) return json(200, [{ email: 'dee@audit.test', primary: true, verified: true }]);
+      json(401, { message: 'Bad credentials' });
+    });
+  });
+  return new Promise((resolve) => github.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(github.address() as AddressInfo).port}`)));
+}
 
 beforeAll(async () => {
   llm = await startFakeLlm({ models: ['model-default'] });
-  p = await startTestPlatform({ FEEDBACK_LOCAL_SIGNIN: 'true', ...fakeLlmEnv(llm.url) }, { role: 'gateway' });
+  const githubUrl = await startGitHub();
+  p = await startTestPlatform(
+    {
+      FEEDBACK_LOCAL_SIGNIN: 'true',
+      GITHUB_CLIENT_ID: 'gh-client',
+      GITHUB_CLIENT_SECRET: 'gh-client-secret-1',
+      GITHUB_OAUTH_URL: githubUrl,
+      GITHUB_API_URL: githubUrl,
+      ...fakeLlmEnv(llm.url),
+    },
+    { role: 'gateway' },
+  );
 });
 afterAll(async () => {
   await p?.stop();
   await llm?.close();
+  await new Promise((resolve) => github?.close(resolve));
 });
 
 const supergraph = buildSchema(readFileSync(path.join(__dirname, '..', '..', 'schema', 'supergraph.graphql'), 'utf8'), { assumeValidSDL: true });
@@ -81,8 +116,8 @@ const setNode = { name: 'Set', type: 'engine.set', parameters: { values: { ok: '
 
 /**
  * How to make each mutation succeed, in order (later ones use what earlier ones made). A mutation
- * listed in NOT_SAMPLED is one this test cannot make succeed on its own (it needs an outside
- * OAuth provider); the coverage test names both lists.
+ * listed in NOT_SAMPLED would be one this test cannot make succeed on its own; the coverage test
+ * names both lists.
  */
 const SAMPLES: [string, () => Promise<Done>][] = [
   // ---- control plane
@@ -520,6 +555,22 @@ const SAMPLES: [string, () => Promise<Done>][] = [
     },
   ],
   [
+    'signInWithProvider',
+    async () => {
+      const d = await gql(
+        'mutation { signInWithProvider(provider: "github", code: "audit-code", redirectUri: "http://127.0.0.1/callback") { token user { id } } }',
+        {},
+        null,
+      );
+      return {
+        actorKind: 'anonymous',
+        actorId: null,
+        resourceId: d.signInWithProvider.user.id,
+        secrets: ['audit-code', 'gh-access-token-1', 'gh-client-secret-1', d.signInWithProvider.token],
+      };
+    },
+  ],
+  [
     'createFeedbackProject',
     async () => {
       const d = await gql('mutation { createFeedbackProject(input: { name: "Audited", description: "Audit trail test", slug: "audited" }) { id } }', {}, s.ann);
@@ -746,8 +797,8 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   ],
 ];
 
-/** Mutations this test cannot make succeed by itself: signing in through an outside OAuth provider (GitHub, Google). */
-const NOT_SAMPLED = ['signInWithProvider'];
+/** Mutations this test cannot make succeed by itself: none (a local model server and a local GitHub stand in for the outside ones). */
+const NOT_SAMPLED: string[] = [];
 
 describe('every mutation', () => {
   test('the sample table covers every Mutation field of the composed schema (a new mutation without a sample fails here)', () => {
