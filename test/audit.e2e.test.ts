@@ -895,6 +895,34 @@ describe('REST and reading', () => {
     assert.ok(!JSON.stringify(entry).includes(res.body.data.api_key));
   });
 
+  test("a protected link unlocked through the service's own routes (REST verify, the gate page's form) is recorded as verifyLink; a wrong PIN is not", async () => {
+    const links = await p.createKey({ name: 'links-2', service: 'links', permissions: ['link:read', 'link:write'] });
+    const created = await gql('mutation { createLink(input: { url: "https://example.com/gate", pin: "735190" }) { id slug } }', {}, links.key);
+    const { id, slug } = created.createLink;
+    const before = await newestId();
+    const wrong = await p.rest('POST', `/links/api/links/${id}/verify`, { key: null, body: { pin: '000000' } });
+    assert.equal(wrong.status, 401, JSON.stringify(wrong.body));
+    assert.equal(await newestId(), before, 'a wrong PIN leaves no entry');
+    const rest = await p.rest('POST', `/links/api/links/${id}/verify`, { key: null, body: { pin: '735190' }, headers: { 'user-agent': 'gate-client/2' } });
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    const form = await fetch(`${p.url}/links/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'browser/1' },
+      body: 'pin=735190',
+      redirect: 'manual',
+    });
+    assert.ok(form.status >= 300 && form.status < 400, String(form.status));
+    const entries = await entriesAfter(before);
+    assert.deepEqual(
+      entries.map((e) => [e.operation, e.actor.kind, e.resourceId, e.userAgent, e.changedFields]),
+      [
+        ['verifyLink', 'anonymous', id, 'gate-client/2', ['pin']],
+        ['verifyLink', 'anonymous', id, 'browser/1', ['pin']],
+      ],
+    );
+    assert.ok(!JSON.stringify(entries).includes('735190'));
+  });
+
   test('GET /v1/audit filters by actor, operation, resource and time, and pages; auditEntries answers the same', async () => {
     const a = await p.createKey({ name: 'filter-a', permissions: ['keys:manage', 'audit:read'] });
     const mark = new Date();

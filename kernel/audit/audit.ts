@@ -94,6 +94,16 @@ export class AuditTrail {
 const SWEEP_EVERY_MS = 24 * 3_600_000;
 
 /**
+ * The caller of an HTTP route a service answers itself rather than through a GraphQL mutation
+ * (the OAuth callback's sign-in, a protected link's unlock form): anonymous, with its address and
+ * User-Agent. Such a route records its change with `record` as its mutation would.
+ */
+export function anonymousAuditContext(req: { ip?: string; headers: Record<string, string | string[] | undefined>; requestId?: string }): AuditContext {
+  const agent = req.headers['user-agent'];
+  return { principal: { kind: 'anonymous' }, ip: req.ip, userAgent: typeof agent === 'string' ? agent : undefined, requestId: req.requestId };
+}
+
+/**
  * Wraps every Mutation resolver of a subgraph so that a success is recorded once, after the
  * resolver (and the change) succeeded; a resolver that throws is not recorded.
  */
