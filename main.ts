@@ -205,7 +205,7 @@ async function startGateway(kernel: Kernel, hosted: Hosted[], remote: Record<str
   for (const service of services) {
     if (remote[service.name]) sdls.push({ name: service.name, sdl: committedSdl(service.name), url: remote[service.name] });
   }
-  for (const h of hosted) built[h.module.name] = await buildSubgraph(subgraphSpec(h.module, h.built));
+  for (const h of hosted) built[h.module.name] = await buildSubgraph(subgraphSpec(h.module, h.built, kernel.audit));
   for (const b of [...Object.values(built), ...extra]) {
     local[b.name] = createExecutor(b.schema, kernel.logger);
     sdls.push({ name: b.name, sdl: b.sdl });

@@ -58,7 +58,7 @@ export function attachSubscriptions(opts: {
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const authorization = (params.authorization ?? params.Authorization) as string | undefined;
-        const presented = { authorization, ip: ctx.extra.request.socket.remoteAddress };
+        const presented = { authorization, ip: ctx.extra.request.socket.remoteAddress, userAgent: ctx.extra.request.headers['user-agent'] };
         try {
           const admission = await opts.edge.admit(presented);
           const connection: Connection = {

@@ -56,6 +56,7 @@ const envSchema = z.object({
   INFRA_ALERT_THRESHOLD_PERCENT: z.coerce.number().min(0).max(100).default(90),
   METRICS_SAMPLE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   METRICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36500).default(365),
   KUBECONFIG: optional(z.string()),
   JWT_SECRET: optional(z.string().min(16)),
   GITHUB_CLIENT_ID: optional(z.string()),
@@ -164,6 +165,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** The resource sampler: every intervalMs a row, kept retentionDays. */
   metrics: { sampleIntervalMs: number; retentionDays: number };
+  /** The audit trail (kernel/audit): entries older than retentionDays are deleted by the worker role, never earlier. */
+  audit: { retentionDays: number };
   /**
    * Finished workflow executions older than maxAgeDays are deleted; at most maxCount are kept per
    * workflow. `budgets`: what one execution may use — items per node output, bytes of run data,
@@ -232,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
     metrics: { sampleIntervalMs: e.METRICS_SAMPLE_INTERVAL_MS, retentionDays: e.METRICS_RETENTION_DAYS },
+    audit: { retentionDays: e.AUDIT_RETENTION_DAYS },
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     workerPollMs: e.WORKER_POLL_MS,

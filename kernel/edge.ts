@@ -13,6 +13,8 @@ export interface Presented {
   apiKeyHeader?: string;
   queryKey?: string;
   ip?: string;
+  /** The client's User-Agent header, as it came (kept in the audit trail). */
+  userAgent?: string;
   /** The request's scheme and host (Fastify's, which follow X-Forwarded-* only with TRUST_PROXY). */
   origin?: string;
 }
@@ -70,7 +72,7 @@ export class Edge {
       // caller answer missing_authorization; introspection and public operations still work,
       // within a per-address limit.
       await this.perAddress('anonymous', presented.ip, this.opts.anonymousPerMinute ?? 120, headers);
-      return { context: { principal: ANONYMOUS, requestId, ip: presented.ip, baseUrl }, headers };
+      return { context: { principal: ANONYMOUS, requestId, ip: presented.ip, userAgent: presented.userAgent, baseUrl }, headers };
     }
     if (looksLikeJwt(credential)) {
       // A person signed in to the feedback or infrastructure service; those services apply their
@@ -83,7 +85,7 @@ export class Edge {
         throw new EdgeRejection(err as AppError, headers);
       }
       if (principal.service === 'infra') await this.hourly('infra-user', principal.userId, INFRA_HOURLY_LIMITS.perUser, headers);
-      return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
+      return { context: { principal, requestId, ip: presented.ip, userAgent: presented.userAgent, baseUrl }, headers };
     }
     let principal;
     try {
@@ -95,12 +97,12 @@ export class Edge {
     if (principal.service === 'infra') {
       // The infrastructure service's own limit: per key and hour, whatever the tier.
       await this.hourly('infra-key', principal.keyId, INFRA_HOURLY_LIMITS.perKey, headers);
-      return { context: { principal, requestId, ip: presented.ip, baseUrl }, headers };
+      return { context: { principal, requestId, ip: presented.ip, userAgent: presented.userAgent, baseUrl }, headers };
     }
     try {
       const rateLimit = await limiter.consume(principal.keyId, principal.tier);
       Object.assign(headers, rateLimitHeaders(rateLimit));
-      return { context: { principal, requestId, rateLimit, ip: presented.ip, baseUrl }, headers };
+      return { context: { principal, requestId, rateLimit, ip: presented.ip, userAgent: presented.userAgent, baseUrl }, headers };
     } catch (err) {
       if (err instanceof RateLimitExceeded) {
         Object.assign(headers, rateLimitHeaders(err.snapshot), { 'retry-after': String(err.retryAfter) });

@@ -25,6 +25,7 @@ export function presentedCredentials(req: FastifyRequest, engineKeyHeader = fals
     apiKeyHeader: req.headers['x-api-key'] as string | undefined,
     queryKey: typeof query?.api_key === 'string' ? query.api_key : undefined,
     ip: req.ip,
+    userAgent: req.headers['user-agent'],
     origin: requestOrigin(req),
   };
 }

@@ -17,6 +17,7 @@ import { WebhookSender } from './webhooks';
 import { ApiKeyService } from './auth/api-key.service';
 import { TokenSigner } from './auth/jwt';
 import { RequestStats } from './request-stats';
+import { AuditTrail } from './audit';
 
 /** Everything a service stands on, built once per process. */
 export interface Kernel {
@@ -40,6 +41,8 @@ export interface Kernel {
   tokens: TokenSigner;
   /** The HTTP responses this process has given. */
   requests: RequestStats;
+  /** Every change through any surface (kernel/audit): the subgraphs record their mutations in it. */
+  audit: AuditTrail;
   close(): Promise<void>;
 }
 
@@ -99,6 +102,12 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   });
   webhooks.registerWorker();
   const keys = new ApiKeyService(db, events, logger);
+  const audit = new AuditTrail(db, logger);
+  // The retention sweep runs where jobs run (the worker role).
+  queue.onLifecycle(
+    () => audit.startSweeping(config.audit.retentionDays),
+    () => audit.stopSweeping(),
+  );
 
   let closed = false;
   return {
@@ -118,6 +127,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     secrets,
     tokens: new TokenSigner(secrets.jwt),
     requests: new RequestStats(),
+    audit,
     async close() {
       if (closed) return;
       closed = true;

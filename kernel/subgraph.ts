@@ -16,6 +16,7 @@ import type { SubgraphName } from './config';
 import type { Logger } from './logger';
 import type { TopicName } from './topics';
 import { load, type LoaderDefinition, type RequestLoaders } from './loaders';
+import { recordMutations, type AuditTrail } from './audit';
 
 /** What every resolver receives: who calls, and the request's id and rate-limit standing. */
 export interface RequestContext {
@@ -23,6 +24,8 @@ export interface RequestContext {
   requestId: string;
   rateLimit?: RateLimitSnapshot;
   ip?: string;
+  /** The client's User-Agent (the edge's, forwarded to remote subgraphs with the rest of the context). */
+  userAgent?: string;
   /**
    * The platform's address as the caller reaches it (PUBLIC_URL, else the request's scheme and
    * host, X-Forwarded-* believed only with TRUST_PROXY): links in answers are absolute with it.
@@ -54,6 +57,8 @@ export interface SubgraphSpec {
   orphanedTypes?: Function[];
   /** The federation entities (types with @key) other subgraphs may reference, by type name. */
   references?: Record<string, EntityReference<any>>;
+  /** Where its mutations are recorded (kernel/audit); none when only its schema is printed. */
+  audit?: AuditTrail;
 }
 
 /**
@@ -118,6 +123,7 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   const resolvers = createResolversMap(typeSchema) as Record<string, any>;
   dropPlainFieldResolvers(resolvers);
   runRootOperationsDirectly(resolvers, spec.resolvers, instances, check);
+  if (spec.audit) recordMutations(resolvers, spec.audit, spec.name);
   for (const [type, ref] of Object.entries(spec.references ?? {})) {
     resolvers[type] = {
       ...resolvers[type],
@@ -336,7 +342,7 @@ export interface BuiltService {
 }
 
 /** The subgraph of a service: its classes, with the instances of a build (none for schema emission). */
-export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService): SubgraphSpec {
+export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService, audit?: AuditTrail): SubgraphSpec {
   return {
     name: service.name,
     surface: service.surface,
@@ -344,6 +350,7 @@ export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService):
     orphanedTypes: service.orphanedTypes,
     instances: built?.instances ?? [],
     references: built?.references,
+    audit,
   };
 }
 

@@ -11,6 +11,7 @@ import { linkRoutes } from './surfaces/links.routes';
 import { feedbackRoutes } from './surfaces/feedback.routes';
 import { infraRoutes } from './surfaces/infra.routes';
 import { metricsRoutes } from './surfaces/metrics.routes';
+import { auditRoutes } from './surfaces/audit.routes';
 
 /** Every REST surface with its prefix and the name of the envelope it answers in. */
 export const surfaces: Surface[] = [
@@ -20,6 +21,7 @@ export const surfaces: Surface[] = [
     envelope: 'v1',
     routes: [
       ...rateLimitRoutes,
+      ...auditRoutes,
       ...controlPlaneRoutes,
       ...metricsRoutes,
       ...controlPlaneWorkflowRoutes,

@@ -73,7 +73,7 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
               bodyTooLarge,
             },
           },
-          { principal: ANONYMOUS, requestId: req.requestId ?? newRequestId(), ip: req.ip, baseUrl },
+          { principal: ANONYMOUS, requestId: req.requestId ?? newRequestId(), ip: req.ip, userAgent: req.headers['user-agent'], baseUrl },
         );
         if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
         return result.data!.receiveWebhook as DoorReply;

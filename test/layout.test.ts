@@ -117,6 +117,7 @@ export const CONCEPT_ARROWS: Record<string, Record<string, readonly string[]>> =
   },
   'control-plane': {
     keys: [],
+    audit: [],
     gates: [],
     agents: ['gates'],
     tasks: ['agents', 'gates'],

@@ -4,6 +4,7 @@ import { Link, Navigate, useLocation, useNavigate } from 'react-router-dom';
 import { apiKey, gql, GraphQLFailure, KEY_STORAGE, signOut } from './api';
 import {
   DashboardAgentsProbeDocument,
+  DashboardAuditProbeDocument,
   DashboardExecutionsProbeDocument,
   DashboardFeedbackProbeDocument,
   DashboardInfraProbeDocument,
@@ -16,6 +17,7 @@ import {
   type TypedDocumentString,
 } from './generated';
 import { Agents } from './views/Agents';
+import { Audit } from './views/Audit';
 import { Executions } from './views/Executions';
 import { Feedback } from './views/Feedback';
 import { Infra } from './views/Infra';
@@ -37,6 +39,7 @@ const SECTIONS: { id: string; label: string; probe: TypedDocumentString<unknown,
   { id: 'links', label: 'Short links', probe: DashboardLinksProbeDocument, view: Links },
   { id: 'feedback', label: 'Feature requests', probe: DashboardFeedbackProbeDocument, view: Feedback },
   { id: 'infra', label: 'Infrastructure', probe: DashboardInfraProbeDocument, view: Infra },
+  { id: 'audit', label: 'Audit trail', probe: DashboardAuditProbeDocument, view: Audit },
 ];
 
 /** Pages reached from a section, not listed in the navigation: readable with the section's key. */

@@ -270,6 +270,35 @@ export type DashboardStartTaskMutationVariables = Exact<{
 
 export type DashboardStartTaskMutation = { executeTask: { taskId: string } };
 
+export type DashboardAuditProbeQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardAuditProbeQuery = { auditEntries: { pagination: { total: number } } };
+
+export type DashboardAuditQueryVariables = Exact<{
+  actor?: string | null | undefined;
+  operation?: string | null | undefined;
+  resourceType?: string | null | undefined;
+  limit?: number | null | undefined;
+  offset?: number | null | undefined;
+}>;
+
+export type DashboardAuditQuery = {
+  auditEntries: {
+    entries: Array<{
+      id: string;
+      at: string;
+      ip: string | null;
+      userAgent: string | null;
+      operation: string;
+      resourceType: string;
+      resourceId: string | null;
+      changedFields: Array<string>;
+      actor: { kind: string; id: string | null; name: string | null; service: string | null };
+    }>;
+    pagination: { total: number; limit: number; offset: number; hasMore: boolean };
+  };
+};
+
 export type DashboardExecutionRowFragment = {
   executionId: string;
   workflowId: string;
@@ -909,6 +938,12 @@ export const DashboardTaskUpdatedDocument = new TypedDocumentString(
 export const DashboardStartTaskDocument = new TypedDocumentString(
   'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
 ) as unknown as TypedDocumentString<DashboardStartTaskMutation, DashboardStartTaskMutationVariables>;
+export const DashboardAuditProbeDocument = new TypedDocumentString(
+  'query DashboardAuditProbe{auditEntries(limit:1){pagination{total}}}',
+) as unknown as TypedDocumentString<DashboardAuditProbeQuery, DashboardAuditProbeQueryVariables>;
+export const DashboardAuditDocument = new TypedDocumentString(
+  'query DashboardAudit($actor:String$operation:String$resourceType:String$limit:Int$offset:Int){auditEntries(actor:$actor operation:$operation resourceType:$resourceType limit:$limit offset:$offset){entries{id at actor{kind id name service}ip userAgent operation resourceType resourceId changedFields}pagination{total limit offset hasMore}}}',
+) as unknown as TypedDocumentString<DashboardAuditQuery, DashboardAuditQueryVariables>;
 export const DashboardExecutionsDocument = new TypedDocumentString(
   'query DashboardExecutions{executions(limit:50){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;

@@ -38,6 +38,12 @@ export const TAGS: Tag[] = [
     match: /^\/v1\/control-plane\/workflows|^\/control-plane\/api\/v1\/workflows/,
   },
   {
+    name: 'Audit trail',
+    service: 'Control plane',
+    description: 'Every change made through any surface: who, from where, which operation and resource, which fields.',
+    match: /^\/v1\/audit$/,
+  },
+  {
     name: 'API keys',
     service: 'Control plane',
     description: 'Keys for every service: create, list, scope, revoke, usage.',

@@ -615,6 +615,37 @@ export type WorkflowWebhookRegistrationInput = {
   active?: boolean | null | undefined;
 };
 
+export type ListAuditEntriesQueryVariables = Exact<{
+  actor?: string | null | undefined;
+  actorKind?: string | null | undefined;
+  operation?: string | null | undefined;
+  resourceType?: string | null | undefined;
+  resourceId?: string | null | undefined;
+  since?: string | null | undefined;
+  until?: string | null | undefined;
+  limit?: number | null | undefined;
+  offset?: number | null | undefined;
+}>;
+
+export type ListAuditEntriesQuery = {
+  auditEntries: {
+    entries: Array<{
+      id: string;
+      at: string;
+      ip: string | null;
+      userAgent: string | null;
+      requestId: string | null;
+      service: string;
+      operation: string;
+      resourceType: string;
+      resourceId: string | null;
+      changedFields: Array<string>;
+      actor: { kind: string; id: string | null; name: string | null; service: string | null };
+    }>;
+    pagination: PaginationFragment;
+  };
+};
+
 export type ApiKeyFieldsFragment = {
   id: string;
   name: string;
@@ -2798,6 +2829,9 @@ export const WebhookSummaryFragmentDoc = new TypedDocumentString(
   'fragment WebhookSummary on WorkflowWebhook{webhookId workflowId path url method active responseMode}',
   { fragmentName: 'WebhookSummary' },
 ) as unknown as TypedDocumentString<WebhookSummaryFragment, unknown>;
+export const ListAuditEntriesDocument = new TypedDocumentString(
+  'query ListAuditEntries($actor:String$actorKind:String$operation:String$resourceType:String$resourceId:String$since:DateTimeISO$until:DateTimeISO$limit:Int$offset:Int){auditEntries(actor:$actor actorKind:$actorKind operation:$operation resourceType:$resourceType resourceId:$resourceId since:$since until:$until limit:$limit offset:$offset){entries{id at actor{kind id name service}ip userAgent requestId service operation resourceType resourceId changedFields}pagination{...Pagination}}}fragment Pagination on PageInfo{total limit offset hasMore}',
+) as unknown as TypedDocumentString<ListAuditEntriesQuery, ListAuditEntriesQueryVariables>;
 export const CreateApiKeyDocument = new TypedDocumentString(
   'mutation CreateApiKey($input:CreateApiKeyInput!){createApiKey(input:$input){apiKey key{...ApiKeyFields}}}fragment ApiKeyFields on ApiKey{id name service environment tier permissions keyPrefix status createdAt expiresAt lastUsedAt revokedAt}',
 ) as unknown as TypedDocumentString<CreateApiKeyMutation, CreateApiKeyMutationVariables>;

@@ -13,6 +13,7 @@ import type { Kernel } from '../../kernel/platform';
 import type { BuiltService, ServiceModule } from '../../kernel/subgraph';
 import { AgentResolver, AgentService, seedAgentPrompts } from './agents';
 import { ApiKeyResolver, toApiKey } from './keys';
+import { AuditResolver } from './audit';
 import { ControlPlaneTasks1763769600400 } from './migrations/1763769600400-control-plane-tasks';
 import { ControlPlaneOrchestrations1763769600550 } from './migrations/1763769600550-control-plane-orchestrations';
 import { buildOrchestrations, orchestrationResolvers, orchestrationSubscription, orchestrationsSubscription } from './orchestrations';
@@ -88,7 +89,7 @@ export const controlPlane: ServiceModule<Kernel> = {
     orchestrationSubscription,
     orchestrationsSubscription,
   ],
-  resolvers: [ApiKeyResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrationResolvers],
+  resolvers: [ApiKeyResolver, AuditResolver, AgentResolver, TaskResolver, MetricsResolver, ...orchestrationResolvers],
   build: (kernel) => buildControlPlane(kernel),
 };
 
@@ -133,6 +134,7 @@ function buildControlPlane(kernel: Kernel) {
     agentQueue,
     instances: [
       new ApiKeyResolver(kernel.keys),
+      new AuditResolver(kernel.audit),
       new AgentResolver(new AgentService(kernel.db)),
       new TaskResolver(tasks),
       new MetricsResolver(new MetricsService(kernel.db, kernel.operations, kernel.rateLimiter), health),

@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../kernel/errors';
 import type { Kernel } from '../../kernel/platform';
+import { anonymousAuditContext } from '../../kernel/audit';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { FEEDBACK_ENVELOPE } from './envelope';
 import { requestOrigin } from '../../kernel/http';
@@ -136,7 +137,10 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, service: Feedbac
     if (typeof q.error === 'string') return back(reply, { error: 'access_denied', message: String(q.error_description ?? q.error).slice(0, 300) });
     if (typeof q.code !== 'string' || !q.code) return back(reply, { error: 'missing_code', message: 'The identity provider sent no code' });
     try {
-      const session = await signIn(p, q.code, callbackUri(req, p));
+      const redirectUri = callbackUri(req, p);
+      const session = await signIn(p, q.code, redirectUri);
+      // Recorded as signInWithProvider, the mutation this callback's exchange stands beside (field names only).
+      await kernel.audit.record(anonymousAuditContext(req), 'feedback', 'signInWithProvider', { provider: p, code: q.code, redirectUri }, session);
       return back(reply, { token: session.token });
     } catch (err) {
       const e = err instanceof AppError ? err : errors.internal();

@@ -13,6 +13,7 @@ import { pageCsp } from '../../kernel/csp';
 import { AppError, errors } from '../../kernel/errors';
 import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
+import { anonymousAuditContext, type AuditTrail } from '../../kernel/audit';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { LINKS_ENVELOPE } from './envelope';
 import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
@@ -34,7 +35,7 @@ export const links: ServiceModule<Kernel> = {
     return {
       instances: [new LinkResolver(service)],
       http: (app) => {
-        app.register(async (scope) => registerPublicLinks(scope, service, cookieKey));
+        app.register(async (scope) => registerPublicLinks(scope, service, cookieKey, kernel.audit));
       },
       /** Draining: the visits still buffered are written before the database closes. */
       stop: () => service.flush(),
@@ -48,7 +49,7 @@ export const links: ServiceModule<Kernel> = {
  */
 const GATE_CSP = pageCsp({ 'form-action': "'self' http: https:" });
 
-function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer): void {
+function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer, audit: AuditTrail): void {
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
@@ -101,6 +102,8 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     const form = (req.body ?? {}) as Record<string, string>;
     try {
       await service.verify(link.id, { password: form.password, pin: form.pin }, req.ip);
+      // Recorded as verifyLink, the mutation this form stands beside (field names only).
+      await audit.record(anonymousAuditContext(req), 'links', 'verifyLink', { id: link.id, password: form.password, pin: form.pin }, link);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
@@ -122,6 +125,7 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
       if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))
         throw errors.field('body', 'must be a JSON object with password or pin');
       const link = await service.verify((req.params as { id: string }).id, { password: str(body.password), pin: str(body.pin) }, req.ip);
+      await audit.record(anonymousAuditContext(req), 'links', 'verifyLink', { id: link.id, password: str(body.password), pin: str(body.pin) }, link);
       reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req))).header('cache-control', 'no-store');
       return reply.send(LINKS_ENVELOPE.success({ id: link.id, slug: link.slug, destination: link.url }));
     } catch (err) {

@@ -7,6 +7,7 @@ import { FinishJob1763769601720 } from './1763769601720-finish-job';
 import { RunClockEarlyExit1763769601790 } from './1763769601790-run-clock-early-exit';
 import { JobsEndedInStatement1763769601800 } from './1763769601800-jobs-ended-in-statement';
 import { JobTraceParent1763769601900 } from './1763769601900-job-trace-parent';
+import { AuditLog1764500000000 } from './1764500000000-audit-log';
 
 /** The kernel's migrations, in order. Each service lists its own in subgraphs/<service>/migrations. */
 export const kernelMigrations: Function[] = [
@@ -19,4 +20,5 @@ export const kernelMigrations: Function[] = [
   RunClockEarlyExit1763769601790,
   JobsEndedInStatement1763769601800,
   JobTraceParent1763769601900,
+  AuditLog1764500000000,
 ];

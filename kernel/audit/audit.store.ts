@@ -1,0 +1,80 @@
+import { exec, one, type Queryable } from '../db/rows';
+import { page, Where, type PageWindow } from '../db/page';
+
+/** A row of platform.audit_log (migration 1764500000000). */
+export interface AuditRow {
+  id: string;
+  at: Date;
+  actor_kind: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  actor_service: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  subgraph: string;
+  operation: string;
+  resource_type: string;
+  resource_id: string | null;
+  changed_fields: string[];
+}
+
+export type NewAuditRow = Omit<AuditRow, 'id' | 'at'>;
+
+/** Which entries a reader asks for: each filter given narrows the list; `since`/`until` bound `at` (inclusive, exclusive). */
+export interface AuditFilter {
+  actor?: string | null;
+  actorKind?: string | null;
+  operation?: string | null;
+  resourceType?: string | null;
+  resourceId?: string | null;
+  since?: Date | null;
+  until?: Date | null;
+}
+
+const COLUMNS = `id::text AS id, at, actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
+  resource_type, resource_id, changed_fields`;
+
+export const auditStore = {
+  async insert(q: Queryable, e: NewAuditRow): Promise<void> {
+    await exec(
+      q,
+      `INSERT INTO platform.audit_log (actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
+         resource_type, resource_id, changed_fields)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        e.actor_kind,
+        e.actor_id,
+        e.actor_name,
+        e.actor_service,
+        e.ip,
+        e.user_agent,
+        e.request_id,
+        e.subgraph,
+        e.operation,
+        e.resource_type,
+        e.resource_id,
+        e.changed_fields,
+      ],
+    );
+  },
+
+  /** Newest first. `actor` matches the actor's id or name. */
+  list(q: Queryable, f: AuditFilter, window: PageWindow): Promise<{ rows: AuditRow[]; total: number }> {
+    const where = new Where()
+      .and(f.actor, (p) => `(actor_id = ${p} OR actor_name = ${p})`)
+      .equals('actor_kind', f.actorKind)
+      .equals('operation', f.operation)
+      .equals('resource_type', f.resourceType)
+      .equals('resource_id', f.resourceId)
+      .and(f.since, (p) => `at >= ${p}`)
+      .and(f.until, (p) => `at < ${p}`);
+    return page<AuditRow>(q, { select: COLUMNS, from: `FROM platform.audit_log ${where}`, orderBy: 'at DESC, id DESC', params: where.params }, window);
+  },
+
+  /** Deletes the entries older than `retentionDays` (the only DELETE the table's trigger lets through); how many went. */
+  async sweep(q: Queryable, retentionDays: number): Promise<number> {
+    const row = await one<{ deleted: number }>(q, `SELECT platform.sweep_audit_log($1) AS deleted`, [retentionDays]);
+    return Number(row?.deleted ?? 0);
+  },
+};

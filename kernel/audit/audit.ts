@@ -1,0 +1,233 @@
+import type { GraphQLFieldResolver } from 'graphql';
+import type { DataSource } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import type { PageWindow } from '../db/page';
+import type { Logger } from '../logger';
+import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.store';
+
+/**
+ * The audit trail: every change made through any surface, recorded once. Every REST route that
+ * changes something runs a GraphQL mutation through the gateway, and a subgraph's process runs
+ * its mutations wherever the gateway is, so the subgraph's Mutation resolvers are the one place
+ * that sees every change (buildSubgraph wraps each of them with `recordMutations`).
+ *
+ * When: an entry is written once the mutation's resolver has succeeded — after the service's own
+ * transaction(s) committed — and before the answer leaves, so a caller who got a success finds
+ * its entry. A mutation that throws (bad input, a missing permission, a conflict) leaves none.
+ * The services write in transactions of their own (some grouped with other callers' writes into
+ * one statement, some handed to workers a synchronous call then waits for), so one transaction
+ * spanning a whole mutation would hold rows a worker must see; the entry is therefore written
+ * right after the change rather than inside its transaction, and a failure to write it is
+ * logged as an error.
+ *
+ * What: who (the key's id and name, or the person's id), from where (address, User-Agent), which
+ * operation, which resource (its type from the operation's name, its id from the arguments or the
+ * answer) and which fields the caller gave — their names only: no value is ever stored, so no
+ * secret, password or key can reach the trail.
+ */
+/** What the trail reads of a resolver's context (kernel/subgraph.ts AuditContext). */
+export interface AuditContext {
+  principal: Principal;
+  requestId?: string;
+  ip?: string;
+  userAgent?: string;
+}
+
+export class AuditTrail {
+  constructor(
+    private readonly db: DataSource,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Records a mutation that succeeded. The platform's own calls (principal `service`) are the consequence of a recorded change or a timer, and are not recorded. */
+  async record(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, result: unknown): Promise<void> {
+    const principal = context?.principal;
+    if (!principal || principal.kind === 'service') return;
+    const entry: NewAuditRow = {
+      ...actorOf(principal),
+      ip: context.ip ?? null,
+      user_agent: context.userAgent ? context.userAgent.slice(0, 512) : null,
+      request_id: context.requestId ?? null,
+      subgraph,
+      operation,
+      resource_type: resourceTypeOf(operation),
+      resource_id: resourceIdOf(args, result, resourceTypeOf(operation)),
+      changed_fields: changedFields(args),
+    };
+    try {
+      await auditStore.insert(this.db, entry);
+    } catch (err) {
+      this.logger.error('audit entry not written', { err, operation, requestId: context.requestId });
+    }
+  }
+
+  list(filter: AuditFilter, window: PageWindow): Promise<{ rows: AuditRow[]; total: number }> {
+    return auditStore.list(this.db, filter, window);
+  }
+
+  /** Deletes entries past the retention; the table refuses any other DELETE. */
+  sweep(retentionDays: number): Promise<number> {
+    return auditStore.sweep(this.db, retentionDays);
+  }
+
+  private timer?: NodeJS.Timeout;
+
+  /** The retention sweep of the worker role: at once, then daily, until `stopSweeping`. */
+  startSweeping(retentionDays: number): void {
+    if (this.timer) return;
+    const sweep = () =>
+      this.sweep(retentionDays).then(
+        (deleted) => deleted && this.logger.info('audit entries past their retention deleted', { deleted, retentionDays }),
+        (err: unknown) => this.logger.warn('audit retention sweep failed', { err }),
+      );
+    void sweep();
+    this.timer = setInterval(() => void sweep(), SWEEP_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stopSweeping(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+const SWEEP_EVERY_MS = 24 * 3_600_000;
+
+/**
+ * The caller of an HTTP route a service answers itself rather than through a GraphQL mutation
+ * (the OAuth callback's sign-in, a protected link's unlock form): anonymous, with its address and
+ * User-Agent. Such a route records its change with `record` as its mutation would.
+ */
+export function anonymousAuditContext(req: { ip?: string; headers: Record<string, string | string[] | undefined>; requestId?: string }): AuditContext {
+  const agent = req.headers['user-agent'];
+  return { principal: { kind: 'anonymous' }, ip: req.ip, userAgent: typeof agent === 'string' ? agent : undefined, requestId: req.requestId };
+}
+
+/**
+ * Wraps every Mutation resolver of a subgraph so that a success is recorded once, after the
+ * resolver (and the change) succeeded; a resolver that throws is not recorded.
+ */
+export function recordMutations(resolvers: Record<string, Record<string, unknown>>, trail: AuditTrail, subgraph: string): void {
+  const mutations = resolvers.Mutation;
+  if (!mutations) return;
+  for (const [field, resolve] of Object.entries(mutations)) {
+    if (typeof resolve !== 'function') continue;
+    const inner = resolve as GraphQLFieldResolver<unknown, AuditContext>;
+    const wrapped: GraphQLFieldResolver<unknown, AuditContext> = async (root, args, context, info) => {
+      const result: unknown = await inner(root, args, context, info);
+      await trail.record(context, subgraph, field, args, result);
+      return result;
+    };
+    mutations[field] = wrapped;
+  }
+}
+
+function actorOf(p: Principal): Pick<NewAuditRow, 'actor_kind' | 'actor_id' | 'actor_name' | 'actor_service'> {
+  switch (p.kind) {
+    case 'apiKey':
+      return { actor_kind: 'apiKey', actor_id: p.keyId, actor_name: p.name, actor_service: p.service };
+    case 'user':
+      return { actor_kind: 'user', actor_id: p.userId, actor_name: null, actor_service: p.service };
+    case 'service':
+      return { actor_kind: 'service', actor_id: null, actor_name: p.name, actor_service: null };
+    default:
+      return { actor_kind: 'anonymous', actor_id: null, actor_name: null, actor_service: null };
+  }
+}
+
+/** Names whose values are secrets: never taken as a resource id (values are never stored anyway). */
+export const SECRET_NAME = /pass(word)?|pin$|^pin|secret|token|apikey|api_key|credential|authorization|signature|private|^key$|^code$/i;
+
+const VERBS = new Set([
+  'create',
+  'update',
+  'delete',
+  'revoke',
+  'cancel',
+  'pause',
+  'resume',
+  'execute',
+  'retry',
+  'activate',
+  'deactivate',
+  'duplicate',
+  'import',
+  'trigger',
+  'add',
+  'remove',
+  'submit',
+  'set',
+  'vote',
+  'unvote',
+  'deploy',
+  'rollback',
+  'test',
+  'run',
+  'refine',
+  'promote',
+  'verify',
+  'receive',
+  'sign',
+]);
+
+/** The kind of thing an operation changes, from its name: `updateApiKey` -> `ApiKey`, `controlPlaneCancelExecution` -> `Execution`. */
+export function resourceTypeOf(operation: string): string {
+  const words = operation.replace(/^controlPlane(?=[A-Z])/, '').split(/(?=[A-Z])/);
+  const first = words[0]!.toLowerCase();
+  if (operation === 'infraLogin' || operation === 'infraRefreshToken') return 'InfraSession';
+  if (first === 'sign') return 'Session';
+  const rest = VERBS.has(first) ? words.slice(1) : words;
+  return rest.join('') || operation;
+}
+
+const ID_NAME = /^(id|[a-z]+Id|slug|path)$/;
+
+/**
+ * The id of what changed: an argument naming it (`id`, or `taskId` for a Task), else the answer's
+ * (a created thing's new id), else any other id-like argument or input field (`slug`, `path`),
+ * else any id-like field of the answer or of a record it holds.
+ */
+export function resourceIdOf(args: Record<string, unknown>, result: unknown, resourceType = ''): string | null {
+  const answer = isPlain(result) ? result : {};
+  const inputs = Object.values(args).filter(isPlain);
+  const records = Object.values(answer).filter(isPlain);
+  return (
+    idIn(args, resourceType, 1) ??
+    idIn(answer, resourceType, 1) ??
+    records.reduce<string | null>((found, r) => found ?? idIn(r, resourceType, 1), null) ??
+    idIn(args, resourceType, 2) ??
+    inputs.reduce<string | null>((found, i) => found ?? idIn(i, resourceType, 2), null) ??
+    idIn(answer, resourceType, 2) ??
+    null
+  );
+}
+
+/** An id-like field's value up to `maxRank`: `id` (0), the one naming the resource type (1: `projectId` for a FeedbackProject, not `workflowId` for a WorkflowSchedule), any other (2). */
+function idIn(o: Record<string, unknown>, resourceType: string, maxRank: number): string | null {
+  const type = resourceType.toLowerCase();
+  const rank = (n: string) => (n === 'id' ? 0 : n.endsWith('Id') && type.endsWith(n.slice(0, -2).toLowerCase()) ? 1 : 2);
+  const names = Object.keys(o)
+    .filter((n) => ID_NAME.test(n) && !SECRET_NAME.test(n) && rank(n) <= maxRank)
+    .sort((a, b) => rank(a) - rank(b));
+  for (const n of names) {
+    const v = o[n];
+    if ((typeof v === 'string' && v) || typeof v === 'number') return String(v).slice(0, 200);
+  }
+  return null;
+}
+
+/** The names of the fields the caller gave: an input object's keys, else the argument's name; the id that names the resource is not a change. */
+export function changedFields(args: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined) continue;
+    if (isPlain(value)) {
+      for (const [key, v] of Object.entries(value)) if (v !== undefined) names.add(key);
+    } else if (!ID_NAME.test(name)) names.add(name);
+  }
+  return [...names].sort();
+}
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
