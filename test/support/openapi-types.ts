@@ -3281,6 +3281,24 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description AGENT_NOT_FOUND when no agent has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when the context does not satisfy the task type's schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -3791,6 +3809,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the task is no longer queued or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -3897,7 +3924,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; AGENT_NOT_FOUND when no agent has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4126,6 +4153,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when no agent has the id given */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5135,6 +5171,24 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description WORKFLOW_NOT_FOUND when no workflow has this id or slug */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description WORKFLOW_INACTIVE when the workflow is not active; conflict when several workflows have the slug given */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5458,6 +5512,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5601,6 +5664,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5711,8 +5783,17 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id or slug */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the workflow already has its most schedules, or several workflows have the slug given */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5817,8 +5898,17 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id or slug */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when several workflows have the slug given */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5941,6 +6031,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the schedule belongs to a workflow's scheduleTrigger node */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -6023,6 +6122,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the schedule belongs to a workflow's scheduleTrigger node */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6153,6 +6261,24 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when a stage's task names no agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when a task's context does not satisfy its task type's schema; workflow_validation_failed when the stages' dependencies are missing or circular */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6611,6 +6737,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the orchestration is not running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -6697,6 +6832,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the orchestration is not paused */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6796,6 +6940,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the orchestration has already ended */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7089,6 +7242,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when a prompt has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7516,7 +7678,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7830,7 +7992,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7935,7 +8097,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8138,6 +8300,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when a chain has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8874,6 +9045,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when a fragment has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -9166,6 +9346,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when active prompts use the fragment and force is not set */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9513,7 +9702,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9640,7 +9829,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9729,7 +9918,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10010,7 +10199,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10100,7 +10289,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10323,7 +10512,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10757,6 +10946,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the execution is neither failed nor canceled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -10840,6 +11038,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11188,6 +11395,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -11457,6 +11673,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12285,6 +12510,15 @@ export interface operations {
                     "application/json": components["schemas"]["ControlPlaneApiError"];
                 };
             };
+            /** @description conflict when the key is revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -12521,8 +12755,17 @@ export interface operations {
                     "application/json": components["schemas"]["ControlPlaneApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; AGENT_NOT_FOUND when no agent has this id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when the context does not satisfy the task type's schema */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12693,6 +12936,24 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when a stage's task names no agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when a task's context does not satisfy its task type's schema; workflow_validation_failed when the stages' dependencies are missing or circular */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13041,6 +13302,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptlibApiError"];
+                };
+            };
+            /** @description model_unavailable when no language model is configured (LLM_BASE_URL): the offline model cannot refine */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13482,7 +13752,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13647,7 +13917,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13736,7 +14006,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13901,7 +14171,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14182,7 +14452,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14272,7 +14542,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14495,7 +14765,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14929,6 +15199,15 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
+            /** @description conflict when the execution is neither failed nor canceled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -15012,6 +15291,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15360,6 +15648,15 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -15629,6 +15926,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16139,6 +16445,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinksError"];
+                };
+            };
+            /** @description resource_already_exists when the custom slug is taken */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16935,6 +17250,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
+            /** @description conflict when the slug is already taken */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17955,6 +18279,15 @@ export interface operations {
                     "application/json": components["schemas"]["FeedbackError"];
                 };
             };
+            /** @description conflict when the request's status cannot become the one asked, or the request changed meanwhile */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -18041,6 +18374,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
+            /** @description request_not_approved when the request is not approved; already_voted when the caller already gave this request this vote */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18850,6 +19192,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when a user with this e-mail already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -19091,6 +19442,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the caller would delete themselves, the user still owns projects, or is the last admin */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -19185,6 +19545,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when taking the admin role away would leave the organisation without an admin */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19404,6 +19773,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when a project with this name (or its slug) already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -19581,6 +19959,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the project still has services */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19928,6 +20315,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the member is the project's last owner */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -20122,6 +20518,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the project already has a service of this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20411,6 +20816,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the service has a deployment in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -20506,6 +20920,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the service has a deployment in progress, or the revision is already the current one */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
