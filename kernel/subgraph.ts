@@ -4,7 +4,7 @@ import { GraphQLError, execute, parse, validate, type GraphQLResolveInfo, type D
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
+import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray, type PubSub } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { VALIDATION, dropPlainFieldResolvers, runRootOperationsDirectly, validateArgumentsDirectly } from './adapters/type-graphql';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -112,10 +112,10 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       check(context as RequestContext, roles);
       return true;
     },
-    pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,
+    pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } satisfies PubSub,
   });
   assertEveryOperationAuthorized(spec);
-  const resolvers = createResolversMap(typeSchema) as Record<string, any>;
+  const resolvers = createResolversMap(typeSchema) as Record<string, Record<string, unknown>>;
   dropPlainFieldResolvers(resolvers);
   runRootOperationsDirectly(resolvers, spec.resolvers, instances, check);
   for (const [type, ref] of Object.entries(spec.references ?? {})) {
@@ -130,12 +130,15 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   }
   const schema = buildSubgraphSchema({
     typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`),
-    resolvers,
+    resolvers: resolvers as SubgraphResolvers,
   });
   return { name: spec.name, schema, sdl: printSubgraphSchema(schema) };
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
+
+/** The resolver map @apollo/subgraph takes (its type is not exported by name). */
+type SubgraphResolvers = Extract<Parameters<typeof buildSubgraphSchema>[0], { typeDefs: unknown }>['resolvers'];
 
 /**
  * Security by default: every root operation names its permission with @Authorized (PUBLIC and
@@ -285,10 +288,11 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
 export interface SubscriptionRoute {
   field: string;
   topic: TopicName;
-  filter: (payload: any, args: Record<string, unknown>) => boolean;
+  /** A method, so that each route declares the payload its topic carries. */
+  filter(payload: unknown, args: Record<string, unknown>): boolean;
   query: string;
   version?: string;
-  entity?: { arg: string; id: (payload: any) => string };
+  entity?: { arg: string; id(payload: unknown): string };
   check?: (args: Record<string, unknown>) => string;
 }
 

@@ -20,8 +20,8 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
     id: number;
     due: number;
     seq: number;
-    fn: (...a: any[]) => unknown;
-    args: any[];
+    fn: (...a: unknown[]) => unknown;
+    args: unknown[];
     every: number;
     handle: object;
   }
@@ -49,20 +49,20 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
     }
   }
   const received = (v: unknown) => (v === undefined || v === null ? String(v) : `type ${typeof v} (${String(v).slice(0, 40)})`);
-  const add = (fn: any, ms: any, args: any[], repeat: boolean, immediate = false) => {
+  const add = (fn: unknown, ms: unknown, args: unknown[], repeat: boolean, immediate = false) => {
     if (typeof fn !== 'function') throw host(`The "callback" argument must be of type function. Received ${received(fn)}`, TypeError);
     // Node's rule: a delay that is not a number from 1 to 2^31-1 is 1.
     let delay = immediate ? 0 : Number(ms);
     if (!immediate && !(delay >= 1 && delay <= MAX_DELAY)) delay = 1;
     const handle = new Timeout();
     seq++;
-    const timer: Timer = { id: seq, due: clock + delay, seq, fn, args, every: repeat ? delay : 0, handle };
+    const timer: Timer = { id: seq, due: clock + delay, seq, fn: fn as Timer['fn'], args, every: repeat ? delay : 0, handle };
     ids.set(handle, timer.id);
     timers.push(timer);
     if (wake) wake();
     return handle;
   };
-  const clear = (h: any) => {
+  const clear = (h: unknown) => {
     const id = typeof h === 'object' && h !== null ? ids.get(h) : Number(h);
     timers = timers.filter((t) => t.id !== id);
   };
@@ -104,9 +104,9 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
   };
   return {
     globals: {
-      setTimeout: (fn: any, ms?: any, ...args: any[]) => add(fn, ms, args, false),
-      setInterval: (fn: any, ms?: any, ...args: any[]) => add(fn, ms, args, true),
-      setImmediate: (fn: any, ...args: any[]) => add(fn, 0, args, false, true),
+      setTimeout: (fn: unknown, ms?: unknown, ...args: unknown[]) => add(fn, ms, args, false),
+      setInterval: (fn: unknown, ms?: unknown, ...args: unknown[]) => add(fn, ms, args, true),
+      setImmediate: (fn: unknown, ...args: unknown[]) => add(fn, 0, args, false, true),
       clearTimeout: clear,
       clearInterval: clear,
       clearImmediate: clear,

@@ -257,7 +257,8 @@ function typeHint(type: string, position: string, strict: boolean): string {
 // ---------------------------------------------------------------------------------------------
 // Operations by type
 
-type Compare = (left: any, right: any, ctx: { exists: boolean; ignoreCase: boolean }) => boolean;
+/** Operands already converted to the condition's type (a missing one is undefined). */
+type Compare = (left: unknown, right: unknown, ctx: { exists: boolean; ignoreCase: boolean }) => boolean;
 
 const isRegexOp = (operation: string) => operation === 'regex' || operation === 'notRegex';
 
@@ -355,7 +356,7 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
       ORDERED,
       (op): Compare =>
         (l, r) =>
-          op(l, r),
+          op(l as number, r as number),
     ),
   },
   dateTime: {
@@ -364,8 +365,8 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
     ...mapValues(
       DATE_OPS,
       (op): Compare =>
-        (l: DateTime | undefined, r: DateTime | undefined) =>
-          Boolean(l && r) && op(l!.toMillis(), r!.toMillis()),
+        (l, r) =>
+          Boolean(l && r) && op((l as DateTime).toMillis(), (r as DateTime).toMillis()),
     ),
   },
   boolean: {
@@ -376,19 +377,19 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
     notEquals: (l, r) => l !== r,
   },
   array: {
-    contains: (l, r, { ignoreCase }) => arrayContains(l ?? [], r, ignoreCase),
-    notContains: (l, r, { ignoreCase }) => !arrayContains(l ?? [], r, ignoreCase),
-    empty: (l) => (l ?? []).length === 0,
-    notEmpty: (l) => (l ?? []).length !== 0,
+    contains: (l, r, { ignoreCase }) => arrayContains((l as unknown[] | undefined) ?? [], r, ignoreCase),
+    notContains: (l, r, { ignoreCase }) => !arrayContains((l as unknown[] | undefined) ?? [], r, ignoreCase),
+    empty: (l) => ((l as unknown[] | undefined) ?? []).length === 0,
+    notEmpty: (l) => ((l as unknown[] | undefined) ?? []).length !== 0,
     ...mapValues(
       ARRAY_LENGTH,
       (op): Compare =>
         (l, r) =>
-          op((l ?? []).length, r),
+          op(((l as unknown[] | undefined) ?? []).length, r as number),
     ),
   },
   object: {
     empty: (l) => !l || Object.keys(l).length === 0,
-    notEmpty: (l) => Boolean(l) && Object.keys(l).length !== 0,
+    notEmpty: (l) => Boolean(l) && Object.keys(l as object).length !== 0,
   },
 };
