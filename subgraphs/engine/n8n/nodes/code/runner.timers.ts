@@ -1,16 +1,11 @@
 /**
- * setTimeout, setInterval, setImmediate and their clear… for the Code node's sandbox, in virtual
- * time. The sandbox has no host timers, so they are kept here. Like runner.ts this runs from
- * its source text (CODE_RUNNER) and must not use anything outside itself.
- *
- * A timer's callback runs while the code waits (its promise unsettled) once the microtask queue
- * has had DRAIN_TURNS turns, earliest due first (ties: the order they were set); the clock then
- * jumps to its due time: there is no real waiting. The turns stand in for "the microtask queue is
- * empty", which JavaScript cannot observe: a chain of promise steps longer than that may see a
- * due timer fire before it ends (a timeout racing such a chain would fire early, where Node fires
- * no timer until the queue is empty). Date.now() does not move with the clock. Timers still pending
- * when the code's promise settles do not fire (n8n would run them after the node has answered);
- * an error thrown by a callback fails the run.
+ * Node's timers for the Code node's sandbox, which has no host timers, in virtual time: a
+ * callback runs once the awaited promise has had DRAIN_TURNS microtask turns without settling, and
+ * the clock jumps to its due time (no real waiting). The turns stand in for "the microtask queue is
+ * empty", which JavaScript cannot observe: a longer promise chain may see a timer fire before it
+ * ends. Timers pending when the code's promise settles never fire (n8n runs them after the node has
+ * answered); Date.now() does not move with the clock. Like runner.ts this runs from its source
+ * text: it must use nothing outside itself.
  */
 export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) => Error) {
   // 2000 turns take about 0.1 ms: cheap per timer, and longer than the promise chains code waits on.

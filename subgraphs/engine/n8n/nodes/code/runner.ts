@@ -1,16 +1,11 @@
 import { virtualTimers } from './runner.timers';
 
 /**
- * What runs inside the sandbox for n8n's Code node (code.ts). It is written as a function so
- * that it is type-checked and readable, and it runs from its source text (CODE_RUNNER below):
- * it must not use anything outside itself. `payload` is JSON (CodePayload); the answer
- * is JSON text (CodeAnswer). It builds n8n's globals ($input, $json, $(), items / item, …),
- * runs the code once (all items) or once per item, and hands back the raw results: code.ts
- * validates them the way n8n does after its task runner has serialised them.
- *
- * n8n runs the code in a fresh context whose globals are the workflow data proxy's variables,
- * as `async function VmCodeWrapper() {<code>\n}` starting on line 1 (so stack lines are the
- * code's lines); the same shape is used here, so `[line N]` in errors means the same line.
+ * What runs inside the sandbox for the Code node: written as a function to be type-checked, run
+ * from its source text (CODE_RUNNER), so it must use nothing outside itself. It hands back raw
+ * results and code.ts validates them as n8n does after its runner serialised them. The code is
+ * wrapped as n8n wraps it (`async function VmCodeWrapper() {<code>\n}` from line 1), so `[line N]`
+ * in an error means the same line as in n8n.
  */
 
 type Json = Record<string, unknown>;

@@ -3,15 +3,11 @@ import { DateTime } from 'luxon';
 import { isPlainObject, NodeError } from '../../../nodes';
 
 /**
- * n8n's "filter" parameter type (If 2.x, Filter 2.x, Switch 3.x): `{ conditions: [{ leftValue,
- * rightValue, operator: { type, operation, rightType?, singleValue? } }], combinator: 'and' | 'or',
- * options: { caseSensitive, typeValidation: 'strict' | 'loose', version } }`, its values already
- * resolved for one item. Each value is first checked (strict) or converted (loose) to the
- * operator's type, with n8n's wording when that fails; then the operation compares.
- *
- * At run time n8n reads only the options stored in the parameter (its editor derives them from
- * the node's own ignoreCase / looseTypeValidation parameters while the node is edited). A
- * parameter without options, as written by hand, gets what that editor would have stored.
+ * n8n's "filter" parameter (If 2.x, Filter 2.x, Switch 3.x), its values resolved for one item:
+ * each value is checked (strict) or converted (loose) to the operator's type, with n8n's wording
+ * when that fails, then compared. n8n reads only the options stored in the parameter (its editor
+ * derives them from the node's ignoreCase / looseTypeValidation while editing), so a parameter
+ * written by hand without options gets what that editor would have stored.
  */
 
 /** How a filter's options follow from its node's parameters, per node type (its typeOptions.filter). */

@@ -7,17 +7,11 @@ import { inZone, readMomentFormat, readMomentText, unreadTokens, type Reading } 
 import { SERVER_ZONE, isZone, workflowTimezone, zoneNamed } from '../zone';
 
 /**
- * The Date & Time node's version 1, which n8n wrote on moment.js (here on luxon, with moment's
- * parsing and format tokens in date-time.moment*.ts):
- * - `format`: reads `value` (a number is a Unix timestamp: seconds below 12 digits, else
- *   milliseconds; a fraction is seconds), with `options.fromFormat` if given, and writes it with
- *   the moment format `toFormat`. With `options.fromTimezone` or `options.toTimezone` the value
- *   is read in the first (default: the workflow's zone) and written in the second (default: the
- *   workflow's zone); without either, both happen in the server's zone, as in n8n.
- * - `calculate`: adds or subtracts `duration` `timeUnit`s (moment's rounding: whole days and
- *   months) to `value` read by the JavaScript Date parser, or strictly with
- *   `options.fromFormat`, and writes the result as an ISO 8601 UTC string.
- * The result goes to `dataPropertyName` of a copy of the item.
+ * The Date & Time node's version 1, which n8n wrote on moment.js: here on luxon with moment's
+ * parsing and format tokens (date-time.moment*.ts), so texts and formats read as they did there.
+ * A number is a Unix timestamp (seconds below 12 digits, else milliseconds); without
+ * fromTimezone/toTimezone both reading and writing happen in the server's zone, as in n8n; a
+ * calculation rounds as moment does (whole days and months).
  */
 
 type Params = Record<string, any>;
