@@ -52,7 +52,7 @@ export interface SubgraphSpec {
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */
   instances: object[];
   orphanedTypes?: Function[];
-  /** The federation entities (types with @key) other subgraphs may reference, by type name. */
+  /** The federation entities (types with @key) other subgraphs may reference, by type name (`any`: each has its own row type, which only its own loader and toEntity see). */
   references?: Record<string, EntityReference<any>>;
 }
 
@@ -340,7 +340,7 @@ export interface BuiltService {
 }
 
 /** The subgraph of a service: its classes, with the instances of a build (none for schema emission). */
-export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService): SubgraphSpec {
+export function subgraphSpec(service: ServiceModule<never>, built?: BuiltService): SubgraphSpec {
   return {
     name: service.name,
     surface: service.surface,
