@@ -4,7 +4,7 @@ import { GraphQLError, execute, parse, validate, type GraphQLResolveInfo, type D
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
+import { buildSchema, createResolversMap, getMetadataStorage, type NonEmptyArray, type PubSub } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { VALIDATION, dropPlainFieldResolvers, runRootOperationsDirectly, validateArgumentsDirectly } from './adapters/type-graphql';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -55,7 +55,7 @@ export interface SubgraphSpec {
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */
   instances: object[];
   orphanedTypes?: Function[];
-  /** The federation entities (types with @key) other subgraphs may reference, by type name. */
+  /** The federation entities (types with @key) other subgraphs may reference, by type name (`any`: each has its own row type, which only its own loader and toEntity see). */
   references?: Record<string, EntityReference<any>>;
   /** Where its mutations are recorded (kernel/audit); none when only its schema is printed. */
   audit?: AuditTrail;
@@ -117,10 +117,10 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       check(context as RequestContext, roles);
       return true;
     },
-    pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } as any,
+    pubSub: { publish: () => undefined, subscribe: () => emptyIterable() } satisfies PubSub,
   });
   assertEveryOperationAuthorized(spec);
-  const resolvers = createResolversMap(typeSchema) as Record<string, any>;
+  const resolvers = createResolversMap(typeSchema) as Record<string, Record<string, unknown>>;
   dropPlainFieldResolvers(resolvers);
   runRootOperationsDirectly(resolvers, spec.resolvers, instances, check);
   if (spec.audit) recordMutations(resolvers, spec.audit, spec.name);
@@ -136,12 +136,15 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
   }
   const schema = buildSubgraphSchema({
     typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`),
-    resolvers,
+    resolvers: resolvers as SubgraphResolvers,
   });
   return { name: spec.name, schema, sdl: printSubgraphSchema(schema) };
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}
+
+/** The resolver map @apollo/subgraph takes (its type is not exported by name). */
+type SubgraphResolvers = Extract<Parameters<typeof buildSubgraphSchema>[0], { typeDefs: unknown }>['resolvers'];
 
 /**
  * Security by default: every root operation names its permission with @Authorized (PUBLIC and
@@ -291,10 +294,11 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
 export interface SubscriptionRoute {
   field: string;
   topic: TopicName;
-  filter: (payload: any, args: Record<string, unknown>) => boolean;
+  /** A method, so that each route declares the payload its topic carries. */
+  filter(payload: unknown, args: Record<string, unknown>): boolean;
   query: string;
   version?: string;
-  entity?: { arg: string; id: (payload: any) => string };
+  entity?: { arg: string; id(payload: unknown): string };
   check?: (args: Record<string, unknown>) => string;
 }
 
@@ -342,7 +346,7 @@ export interface BuiltService {
 }
 
 /** The subgraph of a service: its classes, with the instances of a build (none for schema emission). */
-export function subgraphSpec(service: ServiceModule<any>, built?: BuiltService, audit?: AuditTrail): SubgraphSpec {
+export function subgraphSpec(service: ServiceModule<never>, built?: BuiltService, audit?: AuditTrail): SubgraphSpec {
   return {
     name: service.name,
     surface: service.surface,

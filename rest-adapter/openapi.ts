@@ -12,10 +12,10 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { PUBLIC } from '../kernel/auth/principal';
-import { envelopeOf } from '../kernel/envelopes';
-import { ERROR_STATUS } from '../kernel/errors';
+import { envelopeOf, type Meta } from '../kernel/envelopes';
+import { AppError, ERROR_STATUS, isKnownErrorCode } from '../kernel/errors';
 import { toSnake } from './case';
-import { declaredRoles, type RestRequest, type RouteDef } from './route';
+import { declaredRoles, type RestRequest, type RouteDef, type RouteRefusal } from './route';
 import { leafSchema, responseSchema } from './openapi/responses';
 import { tagOf, tagSection } from './openapi/tags';
 import type { Surface } from './surface';
@@ -202,19 +202,49 @@ function successEnvelope(surface: string, data: Schema): Schema {
   }
 }
 
-/** The error answers of one operation, each in its surface's error envelope. */
-function errorResponses(surface: string, statuses: number[]): Record<string, Schema> {
+/** The request id and time the example error bodies carry (fixed, so the document is the same every time it is built). */
+const EXAMPLE_META: Meta = { requestId: 'req_00000000000000000000', timestamp: '2026-01-01T00:00:00.000Z' };
+
+/**
+ * The error answers of one operation, each in its surface's error envelope: the statuses every
+ * route of its kind may give, and the route's own refusals under their codes' statuses, each with
+ * the body its surface's envelope makes of it as an example.
+ */
+function errorResponses(surface: string, envelope: string, statuses: number[], refusals: readonly RouteRefusal[] = []): Record<string, Schema> {
+  const own = new Map<number, RouteRefusal[]>();
+  for (const r of refusals) {
+    if (!isKnownErrorCode(r.code)) throw new Error(`A route declares the refusal ${r.code}, which no service declares (registerErrorCodes)`);
+    const status = ERROR_STATUS[r.code]!;
+    own.set(status, [...(own.get(status) ?? []), r]);
+  }
+  const all = [...new Set([...statuses, ...own.keys()])].sort((a, b) => a - b);
   return Object.fromEntries(
-    statuses.map((status) => [
-      String(status),
-      {
-        description:
-          surface === 'infra'
-            ? (infraCodes()[status] ?? 'error')
-            : (ERROR_CODES[status] ?? []).filter((c) => (ERROR_STATUS as Record<string, number>)[c] === status).join(', ') || 'error',
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${errorComponent(surface)}` } } },
-      },
-    ]),
+    all.map((status) => {
+      const declared = own.get(status) ?? [];
+      const generic = !statuses.includes(status)
+        ? ''
+        : surface === 'infra'
+          ? (infraCodes()[status] ?? 'error')
+          : (ERROR_CODES[status] ?? []).filter((c) => (ERROR_STATUS as Record<string, number>)[c] === status).join(', ') || 'error';
+      const examples = Object.fromEntries(
+        declared.map((r, i) => [
+          declared.findIndex((d) => d.code === r.code) === i ? r.code : `${r.code}_${i + 1}`,
+          { summary: r.when, value: envelopeOf(envelope).error(new AppError(r.code, r.when.charAt(0).toUpperCase() + r.when.slice(1)), EXAMPLE_META) },
+        ]),
+      );
+      return [
+        String(status),
+        {
+          description: [generic, ...declared.map((r) => `${r.code} when ${r.when}`)].filter(Boolean).join('; '),
+          content: {
+            'application/json': {
+              schema: { $ref: `#/components/schemas/${errorComponent(surface)}` },
+              ...(declared.length ? { examples } : {}),
+            },
+          },
+        },
+      ];
+    }),
   );
 }
 
@@ -534,7 +564,9 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
           ...(typeof route.status === 'function' ? { '202': { ...success, description: 'Accepted: the work still runs.' } } : {}),
           ...errorResponses(
             surface.name,
+            surface.envelope,
             errorStatuses({ hasInput: hasBody || t.query.size > 0 || t.params.size > 0, hasPathParams: t.params.size > 0, needsToken: permission !== null }),
+            route.refusals,
           ),
         },
         security: securityOf(surface, permission),
@@ -565,6 +597,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       responses: {
         ...r.responses,
         ...errorResponses(
+          r.surface,
           r.surface,
           r.errors.filter((s) => !(String(s) in r.responses)),
         ),

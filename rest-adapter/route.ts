@@ -1,5 +1,6 @@
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import { getMetadataStorage } from 'type-graphql';
+import type { ErrorCode } from '../kernel/errors';
 import type { TypedDocumentString } from './surfaces/generated';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -49,6 +50,17 @@ export interface RouteDef<D = any> extends OutputOptions {
   opaque?: string[];
   /** Largest accepted body in bytes (default: the surface's). */
   bodyLimit?: number;
+  /** The refusals its operation's service gives beyond those every route may (credential, input, rate limit, an unknown id in the path). */
+  refusals?: readonly RouteRefusal[];
+}
+
+/**
+ * A refusal a route can answer: a declared error code (its status is the code's) and when the
+ * service gives it. The OpenAPI document lists it under that status with an example body.
+ */
+export interface RouteRefusal {
+  code: ErrorCode;
+  when: string;
 }
 
 /**

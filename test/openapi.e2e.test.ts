@@ -20,7 +20,7 @@ const ROOT = path.join(__dirname, '..', '..');
 
 const INFRA_ADMIN = { email: 'admin@openapi.test', password: 'admin-password-1' };
 
-type Doc = { paths: Record<string, Record<string, any>>; tags: { name: string }[] };
+type Doc = { paths: Record<string, Record<string, any>>; tags: { name: string }[]; components: { schemas: Record<string, object> } };
 
 let p: TestPlatform;
 let doc: Doc;
@@ -264,6 +264,64 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
     if (keep) ids[keep[0]] = keep[1](res.body);
   }
   assert.deepEqual(failures, []);
+});
+
+/** The schema a documented error answer names (each surface's envelope is one component without references of its own). */
+function errorSchema(response: { content: { 'application/json': { schema: { $ref: string } } } }): object {
+  const ref = response.content['application/json'].schema.$ref;
+  return doc.components.schemas[ref.replace('#/components/schemas/', '')]!;
+}
+
+test("every route's own refusals are documented with example bodies its error envelope admits", () => {
+  const bad: string[] = [];
+  let examples = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, o] of Object.entries(ops)) {
+      for (const [status, r] of Object.entries(o.responses as Record<string, any>)) {
+        for (const [name, example] of Object.entries((r.content?.['application/json']?.examples ?? {}) as Record<string, { value: unknown }>)) {
+          examples++;
+          const validate = ajv.compile(errorSchema(r));
+          if (!validate(example.value)) bad.push(`${method} ${path} ${status} ${name}: ${ajv.errorsText(validate.errors)}`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(bad, []);
+  assert.ok(examples > 40, `only ${examples} refusal examples`);
+  const deploy = doc.paths['/infra/api/v1/services/{id}/deploy']!.post.responses['409'];
+  assert.match(deploy.description, /deployment in progress/);
+  assert.equal(deploy.content['application/json'].examples.conflict.value.error, 'conflict');
+  const create = doc.paths['/v1/control-plane/agents/execute']!.post.responses;
+  assert.deepEqual(Object.keys(create['422'].content['application/json'].examples), ['CONTEXT_VALIDATION_FAILED']);
+  assert.ok(create['404'].content['application/json'].examples.AGENT_NOT_FOUND);
+});
+
+test('a vote given twice answers the 409 its route documents, in the body its schema describes', async () => {
+  const documented = doc.paths['/feedback/api/v1/requests/{id}/vote']!.post.responses['409'];
+  assert.ok(documented, 'POST /requests/{id}/vote documents 409');
+  assert.deepEqual(Object.keys(documented.content['application/json'].examples), ['request_not_approved', 'already_voted']);
+
+  const local = await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: 'grace@openapi.test', name: 'Grace' } });
+  assert.equal(local.status, 200, JSON.stringify(local.body));
+  const person: string = local.body.data.token;
+  const project = await p.rest('POST', '/feedback/api/v1/projects', { key: person, body: { name: 'Votes', description: 'd', slug: 'openapi-votes' } });
+  assert.equal(project.status, 201, JSON.stringify(project.body));
+  const open = await p.rest('PUT', `/feedback/api/v1/projects/${project.body.data.id}`, { key: person, body: { settings: { require_approval: false } } });
+  assert.equal(open.status, 200, JSON.stringify(open.body));
+  const request = await p.rest('POST', `/feedback/api/v1/projects/${project.body.data.id}/requests`, {
+    key: person,
+    body: { title: 'Twice', description: 'Vote twice' },
+  });
+  assert.equal(request.status, 201, JSON.stringify(request.body));
+  const vote = () => p.rest('POST', `/feedback/api/v1/requests/${request.body.data.id}/vote`, { key: person, body: { type: 'upvote' } });
+  assert.equal((await vote()).status, 200);
+  const again = await vote();
+  assert.equal(again.status, 409, JSON.stringify(again.body));
+  assert.equal(again.body.error, 'already_voted');
+  const keys = Object.keys(again.body as object).sort();
+  const validate = ajv.compile(errorSchema(documented));
+  assert.ok(validate(again.body), ajv.errorsText(validate.errors));
+  assert.deepEqual(keys, Object.keys(documented.content['application/json'].examples.already_voted.value as object).sort());
 });
 
 test('the committed client types are what openapi-typescript generates from the document', () => {

@@ -67,6 +67,7 @@ export const apiKeyRoutes = [
     method: 'PATCH',
     path: '/auth/api-keys/:key_id',
     operation: UpdateApiKeyDocument,
+    refusals: [{ code: 'conflict', when: 'the key is revoked' }],
     variables: ({ params, body }) => ({ id: params.key_id, input: body ?? {} }),
     pick: ({ updateApiKey }) => keyOut(updateApiKey),
   }),
@@ -147,6 +148,11 @@ export const orchestrationWorkflowRoutes = [
     method: 'POST',
     path: '/orchestration/workflows',
     operation: CreateOrchestrationWorkflowDocument,
+    refusals: [
+      { code: 'AGENT_NOT_FOUND', when: "a stage's task names no agent" },
+      { code: 'CONTEXT_VALIDATION_FAILED', when: "a task's context does not satisfy its task type's schema" },
+      { code: 'workflow_validation_failed', when: "the stages' dependencies are missing or circular" },
+    ],
     variables: ({ body }) => ({ input: body ?? {} }),
     opaque: ['context'],
     status: 201,
@@ -168,6 +174,10 @@ export const agentExecuteRoutes = [
     method: 'POST',
     path: '/agents/:agent_id/execute',
     operation: ExecuteAgentDocument,
+    refusals: [
+      { code: 'AGENT_NOT_FOUND', when: 'no agent has this id' },
+      { code: 'CONTEXT_VALIDATION_FAILED', when: "the context does not satisfy the task type's schema" },
+    ],
     variables: ({ params, body }) => {
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body)))
         throw new AppError('invalid_json', 'The body must be a JSON object', { parse_error: 'not an object' });

@@ -114,6 +114,11 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'POST',
     path: '/control-plane/workflows/trigger',
     operation: ControlPlaneTriggerWorkflowDocument,
+    refusals: [
+      { code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id or slug' },
+      { code: 'WORKFLOW_INACTIVE', when: 'the workflow is not active' },
+      { code: 'conflict', when: 'several workflows have the slug given' },
+    ],
     variables: ({ body }) => ({ input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     // async: 202 running; sync: 200 once it ended (a failed run too: the error is in the execution), 202 while it still runs or waits.
@@ -170,12 +175,14 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'POST',
     path: '/control-plane/workflows/executions/:executionId/cancel',
     operation: ControlPlaneCancelExecutionDocument,
+    refusals: [{ code: 'conflict', when: 'the execution is neither running nor waiting' }],
     variables: ({ params, body }) => ({ executionId: params.executionId, reason: bodyField(body, 'reason') }),
   }),
   defineRoute({
     method: 'POST',
     path: '/control-plane/workflows/:workflowId/webhooks',
     operation: ControlPlaneCreateWebhookDocument,
+    refusals: [{ code: 'resource_already_exists', when: 'another webhook has this method and path' }],
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     pick: ({ controlPlaneCreateWorkflowWebhook: w }) => ({
@@ -194,6 +201,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'POST',
     path: '/control-plane/workflows/:workflowId/schedule',
     operation: ControlPlaneCreateScheduleDocument,
+    refusals: [
+      { code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id or slug' },
+      { code: 'conflict', when: 'the workflow already has its most schedules, or several workflows have the slug given' },
+    ],
     variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
     status: 201,
     bodyLimit: PAYLOAD_BODY_LIMIT,
@@ -203,6 +214,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'GET',
     path: '/control-plane/workflows/:workflowId/schedules',
     operation: ControlPlaneSchedulesDocument,
+    refusals: [
+      { code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id or slug' },
+      { code: 'conflict', when: 'several workflows have the slug given' },
+    ],
     variables: ({ params }) => ({ workflowId: params.workflowId }),
     pick: ({ workflowSchedules }) => ({ schedules: workflowSchedules.map(omitNulls) }),
   }),
@@ -210,6 +225,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'PUT',
     path: '/control-plane/workflows/schedules/:scheduleId',
     operation: ControlPlaneUpdateScheduleDocument,
+    refusals: [{ code: 'conflict', when: "the schedule belongs to a workflow's scheduleTrigger node" }],
     variables: ({ params, body }) => ({ scheduleId: params.scheduleId, input: body ?? {} }),
     bodyLimit: PAYLOAD_BODY_LIMIT,
     omitNulls: true,
@@ -218,6 +234,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     method: 'DELETE',
     path: '/control-plane/workflows/schedules/:scheduleId',
     operation: ControlPlaneDeleteScheduleDocument,
+    refusals: [{ code: 'conflict', when: "the schedule belongs to a workflow's scheduleTrigger node" }],
     variables: ({ params }) => ({ scheduleId: params.scheduleId }),
   }),
 ];

@@ -62,6 +62,10 @@ export const controlPlaneRoutes = [
     method: 'POST',
     path: '/control-plane/agents/execute',
     operation: ExecuteAgentTaskDocument,
+    refusals: [
+      { code: 'AGENT_NOT_FOUND', when: 'no agent has this id' },
+      { code: 'CONTEXT_VALIDATION_FAILED', when: "the context does not satisfy the task type's schema" },
+    ],
     variables: (req: RestRequest) => ({ input: req.body ?? {}, sync: bodyField(bodyField(req.body, 'execution'), 'mode') === 'sync' }),
     // async: 202 queued; sync: 200 with the finished task, or 202 when it still runs after the wait.
     status: ({ executeTask }) => (finished(executeTask.status) ? 200 : 202),
@@ -103,6 +107,7 @@ export const controlPlaneRoutes = [
     method: 'POST',
     path: '/control-plane/agents/tasks/:taskId/cancel',
     operation: CancelTaskDocument,
+    refusals: [{ code: 'conflict', when: 'the task is no longer queued or running' }],
     variables: ({ params, body }) => ({ taskId: params.taskId, reason: bodyField(body, 'reason') }),
     omitNulls: true,
   }),
@@ -110,6 +115,7 @@ export const controlPlaneRoutes = [
     method: 'GET',
     path: '/control-plane/agents/:agentId',
     operation: GetAgentDocument,
+    refusals: [{ code: 'AGENT_NOT_FOUND', when: 'no agent has this id' }],
     variables: ({ params }) => ({ agentId: params.agentId }),
   }),
   // The platform overview's polling example.

@@ -116,6 +116,7 @@ const getWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId',
   operation: EngineWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params }) => ({ workflowId: params.workflowId }),
   pick: ({ workflow }) => workflowOut(workflow),
 });
@@ -152,6 +153,7 @@ const deleteWorkflow = defineRoute({
   method: 'DELETE',
   path: '/workflows/:workflowId',
   operation: EngineDeleteWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params }) => ({ workflowId: params.workflowId }),
 });
 
@@ -167,6 +169,7 @@ const duplicateWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows/:workflowId/duplicate',
   operation: EngineDuplicateWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params, body }) => ({ workflowId: params.workflowId, name: bodyField(body, 'name') }),
   status: 201,
   pick: ({ duplicateWorkflow: w }, req) => ({
@@ -183,6 +186,7 @@ const exportWorkflow = defineRoute({
   method: 'GET',
   path: '/workflows/:workflowId/export',
   operation: EngineExportWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params, query }) => ({ workflowId: params.workflowId, format: query.format ?? 'json' }),
 });
 
@@ -199,6 +203,7 @@ const executeWorkflow = defineRoute({
   method: 'POST',
   path: '/workflows/:workflowId/execute',
   operation: EngineExecuteWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
   pick: ({ executeWorkflow: e }) => {
@@ -244,6 +249,7 @@ const retryExecution = defineRoute({
   method: 'POST',
   path: '/executions/:executionId/retry',
   operation: EngineRetryExecutionDocument,
+  refusals: [{ code: 'conflict', when: 'the execution is neither failed nor canceled' }],
   variables: ({ params, body }) => ({ executionId: params.executionId, fromNode: bodyField(body, 'fromNode') }),
   status: 201,
 });
@@ -252,6 +258,7 @@ const cancelExecution = defineRoute({
   method: 'POST',
   path: '/executions/:executionId/cancel',
   operation: EngineCancelExecutionDocument,
+  refusals: [{ code: 'conflict', when: 'the execution is neither running nor waiting' }],
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
@@ -274,6 +281,7 @@ const createWebhook = defineRoute({
   method: 'POST',
   path: '/webhooks',
   operation: EngineCreateWebhookDocument,
+  refusals: [{ code: 'resource_already_exists', when: 'another webhook has this method and path' }],
   variables: ({ body }) => ({ input: body }),
   status: 201,
   pick: ({ createWorkflowWebhook: w }) => webhookOut(w),
@@ -317,6 +325,7 @@ const updateWebhook = defineRoute({
   method: 'PUT',
   path: '/webhooks/:webhookId',
   operation: EngineUpdateWebhookDocument,
+  refusals: [{ code: 'resource_already_exists', when: 'another webhook has this method and path' }],
   variables: ({ params, body }) => ({ webhookId: params.webhookId, input: body ?? {} }),
   pick: ({ updateWorkflowWebhook: w }) => ({ ...webhookOut(w), webhookId: w.webhookId, updatedAt: w.updatedAt }),
 });
@@ -435,6 +444,7 @@ const updateWorkflow = defineRoute({
   method: 'PUT',
   path: '/workflows/:workflowId',
   operation: EngineUpdateWorkflowDocument,
+  refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
   variables: ({ params, body }) => ({ workflowId: params.workflowId, input: body ?? {} }),
   bodyLimit: PAYLOAD_BODY_LIMIT,
 });
@@ -460,6 +470,7 @@ const nativeUpdate = (method: 'PUT' | 'PATCH') =>
     method,
     path: '/workflows/:workflowId',
     operation: EngineNativeUpdateDocument,
+    refusals: [{ code: 'WORKFLOW_NOT_FOUND', when: 'no workflow has this id' }],
     // Clients of the native interface send whole workflow objects (id, versionId, …): only the fields we own are taken.
     variables: ({ params, body }) => ({
       workflowId: params.workflowId,

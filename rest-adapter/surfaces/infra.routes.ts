@@ -77,6 +77,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/users',
     operation: CreateInfraUserDocument,
+    refusals: [{ code: 'conflict', when: 'a user with this e-mail already exists' }],
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
   }),
@@ -84,12 +85,14 @@ export const infraRoutes = [
     method: 'PATCH',
     path: '/users/:id',
     operation: UpdateInfraUserDocument,
+    refusals: [{ code: 'conflict', when: 'taking the admin role away would leave the organisation without an admin' }],
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
   }),
   defineRoute({
     method: 'DELETE',
     path: '/users/:id',
     operation: DeleteInfraUserDocument,
+    refusals: [{ code: 'conflict', when: 'the caller would delete themselves, the user still owns projects, or is the last admin' }],
     variables: ({ params }) => ({ id: params.id }),
   }),
   // ---- projects
@@ -109,6 +112,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/projects',
     operation: CreateInfraProjectDocument,
+    refusals: [{ code: 'conflict', when: 'a project with this name (or its slug) already exists' }],
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
   }),
@@ -122,6 +126,7 @@ export const infraRoutes = [
     method: 'DELETE',
     path: '/projects/:id',
     operation: DeleteInfraProjectDocument,
+    refusals: [{ code: 'conflict', when: 'the project still has services' }],
     variables: ({ params }) => ({ id: params.id }),
   }),
   defineRoute({
@@ -135,6 +140,7 @@ export const infraRoutes = [
     method: 'DELETE',
     path: '/projects/:id/members/:userId',
     operation: RemoveInfraProjectMemberDocument,
+    refusals: [{ code: 'conflict', when: "the member is the project's last owner" }],
     variables: ({ params }) => ({ id: params.id, userId: params.userId }),
   }),
   // ---- services and deployments
@@ -148,6 +154,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services',
     operation: CreateInfraServiceDocument,
+    refusals: [{ code: 'conflict', when: 'the project already has a service of this name' }],
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
   }),
@@ -167,6 +174,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services/:id/deploy',
     operation: DeployInfraServiceDocument,
+    refusals: [{ code: 'conflict', when: 'the service has a deployment in progress' }],
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     status: 202,
   }),
@@ -174,6 +182,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services/:id/rollback',
     operation: RollbackInfraServiceDocument,
+    refusals: [{ code: 'conflict', when: 'the service has a deployment in progress, or the revision is already the current one' }],
     variables: ({ params, body }) => {
       const revision = bodyField(body, 'revision');
       return { id: params.id, revision: revision === undefined || revision === null ? undefined : String(revision) };

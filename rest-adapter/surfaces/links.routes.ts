@@ -12,6 +12,7 @@ export const linkRoutes = [
     method: 'POST',
     path: '/api/links',
     operation: CreateLinkDocument,
+    refusals: [{ code: 'resource_already_exists', when: 'the custom slug is taken' }],
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     snakeCase: true,

@@ -20,6 +20,7 @@ export const metricsRoutes = [
     method: 'GET',
     path: '/control-plane/metrics/agents',
     operation: AgentMetricsDocument,
+    refusals: [{ code: 'AGENT_NOT_FOUND', when: 'no agent has the id given' }],
     variables: ({ query }) => ({
       startDate: strParam(query.startDate),
       endDate: strParam(query.endDate),

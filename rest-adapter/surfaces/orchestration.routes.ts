@@ -86,6 +86,11 @@ export const orchestrationRoutes = [
     method: 'POST',
     path: '/control-plane/orchestration/create',
     operation: CreateOrchestrationDocument,
+    refusals: [
+      { code: 'AGENT_NOT_FOUND', when: "a stage's task names no agent" },
+      { code: 'CONTEXT_VALIDATION_FAILED', when: "a task's context does not satisfy its task type's schema" },
+      { code: 'workflow_validation_failed', when: "the stages' dependencies are missing or circular" },
+    ],
     variables: (req) => ({ input: body(req) }),
     status: 201,
     pick: ({ createOrchestration: o }) => ({
@@ -122,6 +127,7 @@ export const orchestrationRoutes = [
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/pause',
     operation: PauseOrchestrationDocument,
+    refusals: [{ code: 'conflict', when: 'the orchestration is not running' }],
     variables: ({ params, body }) => ({ orchestrationId: params.orchestrationId, reason: bodyField(body, 'reason') }),
     omitNulls: true,
   }),
@@ -129,6 +135,7 @@ export const orchestrationRoutes = [
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/resume',
     operation: ResumeOrchestrationDocument,
+    refusals: [{ code: 'conflict', when: 'the orchestration is not paused' }],
     variables: ({ params }) => ({ orchestrationId: params.orchestrationId }),
     omitNulls: true,
   }),
@@ -136,6 +143,7 @@ export const orchestrationRoutes = [
     method: 'POST',
     path: '/control-plane/orchestration/:orchestrationId/cancel',
     operation: CancelOrchestrationDocument,
+    refusals: [{ code: 'conflict', when: 'the orchestration has already ended' }],
     variables: ({ params, body }) => ({
       orchestrationId: params.orchestrationId,
       reason: bodyField(body, 'reason'),

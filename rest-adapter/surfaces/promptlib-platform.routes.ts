@@ -8,6 +8,7 @@ export const promptlibPlatformRoutes = [
     method: 'POST',
     path: '/prompts/refine',
     operation: RefinePromptDocument,
+    refusals: [{ code: 'model_unavailable', when: 'no language model is configured (LLM_BASE_URL): the offline model cannot refine' }],
     variables: ({ body }) => ({ input: body ?? {} }),
     status: 201,
     snakeCase: true,

@@ -61,6 +61,7 @@ export const promptRoutes = [
     method: 'POST',
     path: '/promptlib/prompts',
     operation: CreatePromptDocument,
+    refusals: [{ code: 'resource_already_exists', when: 'a prompt has this name' }],
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -93,6 +94,7 @@ export const promptRoutes = [
     method: 'GET',
     path: '/promptlib/prompts/:promptId',
     operation: GetPromptDocument,
+    refusals: [{ code: 'PROMPT_NOT_FOUND', when: 'no prompt has this id, or not the version or environment asked' }],
     variables: ({ params, query }) => ({ promptId: params.promptId, version: intParam(query.version), environment: strParam(query.environment) }),
   }),
   defineRoute({
@@ -111,6 +113,7 @@ export const promptRoutes = [
     method: 'POST',
     path: '/promptlib/prompts/:promptId/test',
     operation: TestPromptDocument,
+    refusals: [{ code: 'PROMPT_NOT_FOUND', when: 'no prompt has this id, or not the version or environment asked' }],
     variables: (req) => ({ promptId: req.params.promptId, input: body(req) }),
     pick: ({ testPrompt: t }) => ({
       output: t.output,
@@ -125,6 +128,7 @@ export const promptRoutes = [
     method: 'POST',
     path: '/promptlib/prompts/:promptId/render',
     operation: RenderPromptDocument,
+    refusals: [{ code: 'PROMPT_NOT_FOUND', when: 'no prompt has this id, or not the version or environment asked' }],
     variables: (req) => {
       const field = (key: string) => bodyField(body(req), key);
       return { promptId: req.params.promptId, variables: field('variables') ?? {}, version: field('version'), environment: field('environment') };
@@ -137,6 +141,7 @@ export const chainRoutes = [
     method: 'POST',
     path: '/promptlib/chains',
     operation: CreateChainDocument,
+    refusals: [{ code: 'resource_already_exists', when: 'a chain has this name' }],
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -187,6 +192,7 @@ export const fragmentRoutes = [
     method: 'POST',
     path: '/promptlib/fragments',
     operation: CreateFragmentDocument,
+    refusals: [{ code: 'resource_already_exists', when: 'a fragment has this name' }],
     variables: (req) => ({ input: body(req) }),
     status: 201,
   }),
@@ -222,6 +228,7 @@ export const fragmentRoutes = [
     method: 'DELETE',
     path: '/promptlib/fragments/:fragmentId',
     operation: DeleteFragmentDocument,
+    refusals: [{ code: 'conflict', when: 'active prompts use the fragment and force is not set' }],
     variables: ({ params, query }) => ({ fragmentId: params.fragmentId, force: boolParam(query.force) }),
   }),
 ];

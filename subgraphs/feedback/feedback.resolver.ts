@@ -165,7 +165,7 @@ export class FeedbackResolver {
     @Arg('input', () => FeatureRequestInput, { validate: false }) input: FeatureRequestInput,
     @Ctx() ctx: RequestContext,
   ): Promise<FeatureRequest> {
-    return this.service.submit(ctx.principal, projectId, input as any);
+    return this.service.submit(ctx.principal, projectId, input);
   }
 
   @Authorized()

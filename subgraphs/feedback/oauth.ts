@@ -52,7 +52,7 @@ export async function exchange(config: Config, provider: Provider, code: string,
       headers: { accept: 'application/json', 'content-type': 'application/json' },
       body: JSON.stringify({ client_id: config.github.clientId, client_secret: config.github.clientSecret, code, redirect_uri: redirectUri }),
     });
-    if (typeof token.access_token !== 'string') throw upstream(provider, token.error_description ?? token.error ?? 'no access token');
+    if (typeof token.access_token !== 'string') throw upstream(provider, String(token.error_description ?? token.error ?? 'no access token'));
     const auth = { authorization: `Bearer ${token.access_token}`, accept: 'application/vnd.github+json' };
     const user = await call(`${config.github.apiUrl}/user`, { headers: auth });
     const emails = (await call(`${config.github.apiUrl}/user/emails`, { headers: auth })) as unknown as {
@@ -82,13 +82,13 @@ export async function exchange(config: Config, provider: Provider, code: string,
       grant_type: 'authorization_code',
     }).toString(),
   });
-  if (typeof token.access_token !== 'string') throw upstream(provider, token.error_description ?? token.error ?? 'no access token');
+  if (typeof token.access_token !== 'string') throw upstream(provider, String(token.error_description ?? token.error ?? 'no access token'));
   const info = await call(config.google.userinfoUrl, { headers: { authorization: `Bearer ${token.access_token}` } });
   if (!info.email || info.email_verified === false) throw upstream(provider, 'the Google account has no verified email address');
   return {
     provider,
     providerId: String(info.sub),
-    email: info.email,
+    email: info.email as string,
     username: String(info.email).split('@')[0]!,
     name: String(info.name ?? info.email),
     avatar: webUrl(info.picture),
@@ -109,7 +109,7 @@ function webUrl(value: unknown): string | null {
   }
 }
 
-async function call(url: string, init: RequestInit): Promise<Record<string, any>> {
+async function call(url: string, init: RequestInit): Promise<Record<string, unknown>> {
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
@@ -117,9 +117,9 @@ async function call(url: string, init: RequestInit): Promise<Record<string, any>
     throw new AppError('upstream_error', `The identity provider could not be reached: ${(err as Error).message}`);
   }
   const text = await res.text();
-  let body: any;
+  let body: Record<string, unknown>;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text) as Record<string, unknown>;
   } catch {
     throw new AppError('upstream_error', `The identity provider answered ${res.status} without JSON`);
   }

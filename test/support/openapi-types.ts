@@ -3515,6 +3515,24 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description AGENT_NOT_FOUND when no agent has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when the context does not satisfy the task type's schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -4025,6 +4043,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the task is no longer queued or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -4131,7 +4158,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; AGENT_NOT_FOUND when no agent has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4360,6 +4387,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when no agent has the id given */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5369,6 +5405,24 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description WORKFLOW_NOT_FOUND when no workflow has this id or slug */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description WORKFLOW_INACTIVE when the workflow is not active; conflict when several workflows have the slug given */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5692,6 +5746,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5835,6 +5898,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -5945,8 +6017,17 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id or slug */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the workflow already has its most schedules, or several workflows have the slug given */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6051,8 +6132,17 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id or slug */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when several workflows have the slug given */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6175,6 +6265,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the schedule belongs to a workflow's scheduleTrigger node */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -6257,6 +6356,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the schedule belongs to a workflow's scheduleTrigger node */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6387,6 +6495,24 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when a stage's task names no agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when a task's context does not satisfy its task type's schema; workflow_validation_failed when the stages' dependencies are missing or circular */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6845,6 +6971,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the orchestration is not running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -6931,6 +7066,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the orchestration is not paused */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7030,6 +7174,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the orchestration has already ended */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7323,6 +7476,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when a prompt has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7750,7 +7912,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8064,7 +8226,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8169,7 +8331,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; PROMPT_NOT_FOUND when no prompt has this id, or not the version or environment asked */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8372,6 +8534,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when a chain has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9108,6 +9279,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when a fragment has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -9400,6 +9580,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when active prompts use the fragment and force is not set */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9747,7 +9936,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9874,7 +10063,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9963,7 +10152,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10244,7 +10433,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10334,7 +10523,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10557,7 +10746,7 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10991,6 +11180,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description conflict when the execution is neither failed nor canceled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -11074,6 +11272,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11422,6 +11629,15 @@ export interface operations {
                     "application/json": components["schemas"]["V1Error"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -11691,6 +11907,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12965,6 +13190,15 @@ export interface operations {
                     "application/json": components["schemas"]["ControlPlaneApiError"];
                 };
             };
+            /** @description conflict when the key is revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -13201,8 +13435,17 @@ export interface operations {
                     "application/json": components["schemas"]["ControlPlaneApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; AGENT_NOT_FOUND when no agent has this id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when the context does not satisfy the task type's schema */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13373,6 +13616,24 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND when a stage's task names no agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlPlaneApiError"];
+                };
+            };
+            /** @description CONTEXT_VALIDATION_FAILED when a task's context does not satisfy its task type's schema; workflow_validation_failed when the stages' dependencies are missing or circular */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13721,6 +13982,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptlibApiError"];
+                };
+            };
+            /** @description model_unavailable when no language model is configured (LLM_BASE_URL): the offline model cannot refine */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14162,7 +14432,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14327,7 +14597,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14416,7 +14686,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14581,7 +14851,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14862,7 +15132,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14952,7 +15222,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15175,7 +15445,7 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
-            /** @description resource_not_found */
+            /** @description resource_not_found; WORKFLOW_NOT_FOUND when no workflow has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15609,6 +15879,15 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
+            /** @description conflict when the execution is neither failed nor canceled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -15692,6 +15971,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description conflict when the execution is neither running nor waiting */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16040,6 +16328,15 @@ export interface operations {
                     "application/json": components["schemas"]["EngineApiError"];
                 };
             };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -16309,6 +16606,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another webhook has this method and path */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17272,6 +17578,15 @@ export interface operations {
                     "application/json": components["schemas"]["LinksError"];
                 };
             };
+            /** @description resource_already_exists when the custom slug is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinksError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -18061,6 +18376,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
+            /** @description conflict when the slug is already taken */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19081,6 +19405,15 @@ export interface operations {
                     "application/json": components["schemas"]["FeedbackError"];
                 };
             };
+            /** @description conflict when the request's status cannot become the one asked, or the request changed meanwhile */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
             /** @description RATE_LIMIT_EXCEEDED */
             429: {
                 headers: {
@@ -19167,6 +19500,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackError"];
+                };
+            };
+            /** @description request_not_approved when the request is not approved; already_voted when the caller already gave this request this vote */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19976,6 +20318,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when a user with this e-mail already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -20217,6 +20568,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the caller would delete themselves, the user still owns projects, or is the last admin */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -20311,6 +20671,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when taking the admin role away would leave the organisation without an admin */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20530,6 +20899,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when a project with this name (or its slug) already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -20707,6 +21085,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the project still has services */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21054,6 +21441,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the member is the project's last owner */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -21248,6 +21644,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the project already has a service of this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21537,6 +21942,15 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
+            /** @description conflict when the service has a deployment in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -21632,6 +22046,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InfraError"];
+                };
+            };
+            /** @description conflict when the service has a deployment in progress, or the revision is already the current one */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

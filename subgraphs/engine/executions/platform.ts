@@ -9,12 +9,23 @@ import { NodeError, type PromptTestRequest, type TaskRequest } from '../nodes';
  */
 
 export interface OperationsLike {
-  execute<T = Record<string, any>>(query: string, variables?: Record<string, unknown>): Promise<T>;
+  execute<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<T>;
 }
 
 const TASK_FIELDS = `taskId status agentId taskType duration
   result { output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion }
   error { code message details }`;
+
+/** A task as TASK_FIELDS selects it. */
+interface SelectedTask {
+  taskId: string;
+  status: string;
+  agentId: string;
+  taskType: string;
+  duration: number | null;
+  result: Record<string, unknown> | null;
+  error: { code: string; message: string; details: unknown } | null;
+}
 
 const EXECUTE_TASK = /* GraphQL */ `
   mutation EngineAgentNode($input: ExecuteTaskInput!) { executeTask(input: $input) { ${TASK_FIELDS} } }`;
@@ -27,6 +38,15 @@ const CANCEL_TASK = /* GraphQL */ `
     }
   }
 `;
+/** A prompt test as TEST_PROMPT selects it. */
+interface SelectedPromptTest {
+  testId: string;
+  promptId: string;
+  version: number;
+  output: string;
+  metadata: Record<string, unknown>;
+}
+
 const TEST_PROMPT = /* GraphQL */ `
   mutation EnginePromptNode($promptId: ID!, $input: TestPromptInput!) {
     testPrompt(promptId: $promptId, input: $input) {
@@ -65,7 +85,7 @@ function asNodeError(err: unknown, what: string): unknown {
  * failed or cancelled task fails the node with the task's error.
  */
 export async function runTask(ops: OperationsLike, events: TaskEvents, req: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
-  let task: any;
+  let task: SelectedTask;
   try {
     const input = {
       agentId: req.agentId,
@@ -73,7 +93,7 @@ export async function runTask(ops: OperationsLike, events: TaskEvents, req: Task
       context: req.context,
       execution: { mode: 'async', ...(req.timeout !== undefined ? { timeout: req.timeout } : {}), ...(req.priority ? { priority: req.priority } : {}) },
     };
-    task = (await ops.execute<{ executeTask: any }>(EXECUTE_TASK, { input })).executeTask;
+    task = (await ops.execute<{ executeTask: SelectedTask }>(EXECUTE_TASK, { input })).executeTask;
   } catch (err) {
     throw asNodeError(err, `The agent task could not start`);
   }
@@ -95,7 +115,7 @@ export async function runTask(ops: OperationsLike, events: TaskEvents, req: Task
         throw signal.reason ?? new Error('aborted');
       }
       try {
-        task = (await ops.execute<{ task: any }>(GET_TASK, { taskId: task.taskId })).task;
+        task = (await ops.execute<{ task: SelectedTask }>(GET_TASK, { taskId: task.taskId })).task;
       } catch (err) {
         throw asNodeError(err, `Task ${task.taskId} could not be read`);
       }
@@ -132,7 +152,7 @@ function untilAbortOr(ms: number, signal: AbortSignal, done: () => void): () => 
 export async function runPromptTest(ops: OperationsLike, req: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = { variables: req.variables };
   for (const k of ['model', 'temperature', 'maxTokens', 'version'] as const) if (req[k] !== undefined) input[k] = req[k];
-  let run: any;
+  let run: SelectedPromptTest;
   try {
     // The model call cannot be aborted from here: a canceled execution stops waiting for it.
     let onAbort!: () => void;
@@ -142,7 +162,10 @@ export async function runPromptTest(ops: OperationsLike, req: PromptTestRequest,
       else signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      run = await Promise.race([ops.execute<{ testPrompt: any }>(TEST_PROMPT, { promptId: req.promptId, input }).then((d) => d.testPrompt), aborted]);
+      run = await Promise.race([
+        ops.execute<{ testPrompt: SelectedPromptTest }>(TEST_PROMPT, { promptId: req.promptId, input }).then((d) => d.testPrompt),
+        aborted,
+      ]);
     } finally {
       signal.removeEventListener('abort', onAbort);
       aborted.catch(() => undefined);

@@ -176,7 +176,7 @@ function normaliseNode(raw: unknown, field: string, problems: FieldError[]): Wor
     alwaysOutputData: bool('alwaysOutputData'),
     executeOnce: bool('executeOnce'),
   };
-  for (const [k, v] of Object.entries(optional)) if (v !== undefined) (node as any)[k] = v;
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) (node as unknown as Record<string, unknown>)[k] = v;
   return node;
 }
 

@@ -6,22 +6,12 @@ import { nodeType } from './catalog';
 import { BUDGET_VARIABLES, BudgetExceeded, Yielder } from './budgets';
 
 /**
- * n8n's execution order v1 (`settings.executionOrder: 'v1'`, what n8n 1.x exports), with loops.
- *
- * An execution stack: the start node first; a node runs once per entry, so a node fed by two
- * branches runs twice. After a run, the targets of its outputs that have items are put on the
- * FRONT of the stack, the top-left one (canvas position) in front: the branch is followed depth
- * first. A node whose connections use several inputs (Merge) waits until each of them has data
- * for the same run; when the stack is empty, a waiting node runs with what it has (unless its
- * type's `requiredInputs` are missing, or a node feeding it is itself waiting).
- *
- * Each run has a run index (its count for that node), knows which node run fed each input (the
- * items' paired items are resolved through those: `ItemLineage`), and may keep a context that
- * lasts across the node's runs (`NodeContext.state`: Split In Batches).
- *
- * Resume, retry and re-runs replay: the algorithm runs again from the start, and a run already
- * stored (`RunRequest.stored`, by node and run index) is taken from storage, with the node's
- * context as it was after it, instead of being run; so a wait inside a loop resumes in place.
+ * n8n's execution order v1 (what n8n 1.x exports), with loops: an execution stack where the
+ * targets of a run's outputs go to the front, top-left (canvas position) first, so branches are
+ * followed depth first; a node with several inputs (Merge) waits for data on each for the same
+ * run, and runs with what it has once the stack is empty. Resume, retry and re-runs replay the
+ * algorithm from the start, taking runs already stored (`RunRequest.stored`) with their node
+ * context from storage instead of running them, so a wait inside a loop resumes in place.
  */
 
 /** Steps a paired item is followed back (loops make chains long, not endless). */

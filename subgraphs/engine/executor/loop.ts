@@ -13,22 +13,11 @@ import type { ExecutionErrorInfo, LogEntry, NodeRun, NodeRunner, NodeRunOutcome,
 
 /**
  * The engine loop, with no database and no GraphQL (the execution service persists what the
- * hooks report). n8n's data model: each node receives lists of items `{json}` by input and
- * returns lists by output.
- *
- * The nodes run one at a time in a topological order of the connections (ties: definition
- * order). When a node's turn comes, every node that feeds it has run or been skipped, so a
- * merge has all its inputs. A node none of whose inputs received items is skipped, and so is
- * its branch: an output with no items does not run what it connects to. Start: the trigger
- * chosen for the mode receives the execution's items; other start nodes are skipped; a workflow
- * without a trigger gives the items to every node without inputs.
- *
- * `done` carries outputs of nodes that already ran (resume after a wait, retry from a node,
- * re-run after a lost worker): those nodes are not run again.
- *
- * Workflows with n8n's `settings.executionOrder: 'v1'` run in n8n's v1 order instead, with
- * loops, several runs per node and paired items: loop-v1.ts. What both take and return is in
- * types.ts.
+ * hooks report). Nodes run one at a time in a topological order of the connections, so a merge
+ * has all its inputs when its turn comes; a node none of whose inputs received items is skipped
+ * with its branch. `done` carries outputs of nodes that already ran (resume, retry, re-run after
+ * a lost worker), which are not run again. Workflows with `settings.executionOrder: 'v1'` run in
+ * n8n's v1 order instead (loop-v1.ts).
  */
 
 /** Which trigger starts an execution of this mode. */

@@ -32,11 +32,11 @@ export interface RunnerPayload {
 
 function expressionRunner(input: string, keys: { prelude: string; error: string }): string {
   const P: RunnerPayload = JSON.parse(input);
-  const X: PreludeApi | undefined = (globalThis as any)[Symbol.for(keys.prelude)];
+  const X = (globalThis as Record<symbol, PreludeApi | undefined>)[Symbol.for(keys.prelude)];
   const MARK = Symbol.for(keys.error);
   const fail = (message: string): never => {
     const err = new Error(message);
-    (err as any)[MARK] = true;
+    (err as Error & Record<symbol, boolean>)[MARK] = true;
     throw err;
   };
   const wrap = (list: unknown[]) => list.map((json) => ({ json }));
@@ -61,8 +61,9 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
     const zone = X.setZone(P.timezone);
     // Only when used: a DateTime costs more than a Date.
     if (P.n8n && P.exprs.some((e) => e.includes('$now') || e.includes('$today'))) {
-      now = X.luxon.DateTime.fromMillis(P.now, { zone });
-      today = (now as any).startOf('day');
+      const zoned = X.luxon.DateTime.fromMillis(P.now, { zone });
+      now = zoned;
+      today = zoned.startOf('day');
     }
   }
   const vars = Object.freeze({ ...P.vars });
@@ -122,7 +123,7 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
     const s = JSON.stringify(typeof v === 'bigint' ? String(v) : v);
     return s === undefined ? '{"u":1}' : '{"v":' + s + '}';
   };
-  const isExpressionError = (err: unknown) => !!err && typeof err === 'object' && (err as any)[MARK] === true;
+  const isExpressionError = (err: unknown) => !!err && typeof err === 'object' && (err as Record<symbol, unknown>)[MARK] === true;
 
   const out: string[] = [];
   let scopeOf = -1;

@@ -4,16 +4,11 @@ import { parseTemplate } from '../expressions';
 import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
 /**
- * n8n exports -> our format. n8n nodes are `n8n-nodes-base.<name>` with a `typeVersion`, an `id`
- * and UI fields. n8n's core nodes that run natively here (n8n/nodes: Set, If, Filter, Switch,
- * Merge, Code, the item-list nodes, Date & Time, Crypto, XML, HTML, Markdown, Stop and Error,
- * Execute Workflow, No Operation, …) are kept as n8n wrote them, with their settings (onError,
- * alwaysOutputData, executeOnce); their version and options are checked when the workflow is
- * validated. The triggers (the Error Trigger among them), HTTP Request, Wait, Respond to Webhook
- * and the legacy Function nodes are mapped to the `engine.<name>` node with our parameters (n8n's
- * `=` expression marker dropped). Sticky notes are dropped. What has no equivalent (another node
- * type, an unknown mode) is WORKFLOW_INVALID naming the node; credentials are never part of an
- * export: they are dropped with a note.
+ * n8n exports -> our format. The core nodes that run natively (n8n/nodes) are kept as n8n wrote
+ * them, settings included, and checked when the workflow is validated; triggers, HTTP Request,
+ * Wait, Respond to Webhook and the legacy Function nodes map to `engine.<name>` with our
+ * parameters. Sticky notes go; what has no equivalent is WORKFLOW_INVALID naming the node;
+ * credentials are never part of an export, so they are dropped with a note.
  */
 
 type Params = Record<string, any>;

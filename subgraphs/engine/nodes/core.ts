@@ -114,7 +114,7 @@ export const filter: NodeDefinition = {
 };
 
 function switchOutputs(p: Record<string, any>): number {
-  const rules: any[] = Array.isArray(p.rules) ? p.rules : [];
+  const rules: unknown[] = Array.isArray(p.rules) ? p.rules : [];
   let n = rules.length;
   for (const r of rules) if (isPlainObject(r) && Number.isInteger(r.output)) n = Math.max(n, r.output + 1);
   if (p.fallbackOutput === 'extra') n += 1;
@@ -146,10 +146,11 @@ export const switchNode: NodeDefinition = {
     const outputs: Item[][] = Array.from({ length: count }, () => []);
     ctx.items.forEach((item, i) => {
       const p = params[i]!;
-      const rules: any[] = p.rules;
+      // invalid() has made each rule an object with a condition.
+      const rules = p.rules as { condition: unknown; output?: unknown }[];
       const hit = rules.findIndex((r) => truthy(r.condition));
       if (hit >= 0) {
-        const output = Number.isInteger(rules[hit].output) ? rules[hit].output : hit;
+        const output = Number.isInteger(rules[hit]!.output) ? (rules[hit]!.output as number) : hit;
         outputs[output]?.push(item);
       } else if (p.fallbackOutput === 'extra') outputs[count - 1]!.push(item);
       else if (Number.isInteger(p.fallbackOutput)) outputs[p.fallbackOutput]?.push(item);

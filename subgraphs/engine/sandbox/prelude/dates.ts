@@ -1,4 +1,4 @@
-import type { DateTime as LuxonDateTime, DurationLikeObject } from 'luxon';
+import type { DateTime as LuxonDateTime, DateTimeUnit, DurationLikeObject, DurationUnit } from 'luxon';
 import type { ExtensionTable, Lib } from './types';
 
 /**
@@ -142,13 +142,13 @@ export function dateExtensions(lib: Lib): ExtensionTable {
     if (unsupported !== undefined) {
       lib.fail(`Unsupported unit '${String(unsupported)}'. Supported: ${DURATION_UNITS.map((u) => `'${u}'`).join(', ')}.`);
     }
-    const diff = d.diff(toDateTime(other), units as any);
-    return units.length > 1 ? diff.toObject() : diff.as(units[0] as any);
+    const diff = d.diff(toDateTime(other), units as DurationUnit[]);
+    return units.length > 1 ? diff.toObject() : diff.as(units[0] as DurationUnit);
   }
 
   const toMillis = (d: Moment) => (isDateTime(d) ? d.toMillis() : d.getTime());
   return {
-    beginningOf: (d: Moment, [unit = 'week']: [string?]) => keepKind(d, (dt) => dt.startOf(unitIn(TO_DATE_UNIT, unit) as any)),
+    beginningOf: (d: Moment, [unit = 'week']: [string?]) => keepKind(d, (dt) => dt.startOf(unitIn(TO_DATE_UNIT, unit) as DateTimeUnit)),
     endOfMonth: (d: Moment) => keepKind(d, (dt) => dt.endOf('month')),
     extract(d: Moment, [part = 'week']: [string?]) {
       if (part === 'yearDayNumber') {
@@ -159,7 +159,7 @@ export function dateExtensions(lib: Lib): ExtensionTable {
         return Math.floor(diff / 86_400_000);
       }
       const unit = part === 'week' ? 'weekNumber' : unitIn(TO_DATE_UNIT, part);
-      return asDateTime(d).get(unit as any);
+      return asDateTime(d).get(unit as keyof LuxonDateTime);
     },
     isBetween(d: Moment, args: unknown[]) {
       if (args.length !== 2) lib.fail('isBetween(): expected exactly two args');

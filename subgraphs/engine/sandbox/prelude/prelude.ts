@@ -27,15 +27,18 @@ export interface PreludeApi {
   /** The function `value.name(…)` calls; undefined when `optional` and there is none. */
   extend(value: unknown, name: string, optional?: 1): ((...args: unknown[]) => unknown) | undefined;
   /** `value?.rest` for a chain whose rest calls an extension: undefined when value is null or undefined. */
-  opt(value: unknown, rest: (value: any) => unknown): unknown;
+  opt(value: unknown, rest: (value: {}) => unknown): unknown;
   /** n8n's expression functions: $if, $ifEmpty, $min, $max, $average, $not, min, max, not, average, numberList, zip. */
-  helpers: Record<string, (...args: any[]) => unknown>;
+  helpers: Record<string, Helper>;
   fail(message: string): never;
   /** Makes `zone` (IANA name, "UTC"; empty or "DEFAULT": UTC) luxon's default zone; fails on an unknown zone. */
   setZone(zone: string | undefined): Luxon.Zone;
   /** The extension names of each type (tests compare them with EXTENSION_NAMES). */
   names(): Record<string, string[]>;
 }
+
+/** A helper as an expression calls it: with whatever arguments the expression gives (each declares those it reads). */
+export type Helper = (...args: never[]) => unknown;
 
 /** Every extension method name: a call `.name(` of one of these goes through the dispatcher. */
 export const EXTENSION_NAMES: ReadonlySet<string> = new Set(
@@ -58,22 +61,25 @@ interface Factories {
 }
 
 /** Runs in the sandbox: builds the hidden PreludeApi (luxon only when loaded). Tables are built on first use. */
-function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: string, errorKey: string): void {
+function install(G: object, luxon: typeof Luxon | undefined, f: Factories, key: string, errorKey: string): void {
   const MARK = Symbol.for(errorKey);
   const fail = (message: string): never => {
     const err = new Error(message);
     err.name = 'ExpressionExtensionError';
-    (err as any)[MARK] = true;
+    (err as Error & Record<symbol, boolean>)[MARK] = true;
     throw err;
   };
   const tag = (v: unknown) => Object.prototype.toString.call(v);
-  const isEqual = (a: any, b: any): boolean => {
+  const isEqual = (a: unknown, b: unknown): boolean => {
     if (a === b || (a !== a && b !== b)) return true;
     if (!a || !b || typeof a !== 'object' || typeof b !== 'object' || tag(a) !== tag(b)) return false;
-    if (a instanceof Date) return a.getTime() === b.getTime();
-    if (Array.isArray(a)) return a.length === b.length && a.every((v, i) => isEqual(v, b[i]));
+    if (a instanceof Date) return a.getTime() === (b as Date).getTime();
+    if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((v, i) => isEqual(v, (b as unknown[])[i]));
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && isEqual(a[k], b[k]));
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && isEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+    );
   };
   const compactObject = (o: object): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
@@ -108,21 +114,22 @@ function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: str
   const TYPES = ['Array', 'Date', 'Number', 'Object', 'String', 'Boolean'];
   const generic: ExtensionTable = { isEmpty: (v) => v === null || v === undefined || !v, isNotEmpty: (v) => !(v === null || v === undefined || !v) };
 
-  function find(input: any, name: string): ((...args: unknown[]) => unknown) | undefined {
+  type Method = (...args: unknown[]) => unknown;
+  function find(input: unknown, name: string): Method | undefined {
     const t = build();
     let value = input;
     let type: string | undefined;
     if (Array.isArray(input)) type = 'Array';
-    else if (isoDate(input, name)) [type, value] = ['Date', new Date(input)];
+    else if (isoDate(input, name)) [type, value] = ['Date', new Date(input as string)];
     else if (typeof input === 'string') type = 'String';
     else if (typeof input === 'number') type = 'Number';
-    else if (input && (input.isLuxonDateTime === true || input instanceof Date)) type = 'Date';
+    else if (input && ((input as { isLuxonDateTime?: unknown }).isLuxonDateTime === true || input instanceof Date)) type = 'Date';
     else if (input !== null && typeof input === 'object') type = 'Object';
     else if (typeof input === 'boolean') type = 'Boolean';
     const table = type ? t[type]! : undefined;
     const own = table && Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
     if (own) return (...args) => own(value, args);
-    if (input && typeof input[name] === 'function') return input[name].bind(input);
+    if (input && typeof (input as Record<string, unknown>)[name] === 'function') return (input as Record<string, Method>)[name]!.bind(input);
     const fallback = generic[name];
     return fallback && ((...args) => fallback(input, args));
   }
@@ -143,7 +150,7 @@ function install(G: any, luxon: typeof Luxon | undefined, f: Factories, key: str
 
   const average = (...args: unknown[]) => build().Array!.average!(args, []);
   const not = (v: unknown) => !v;
-  const helpers: Record<string, (...args: any[]) => unknown> = {
+  const helpers: Record<string, Helper> = {
     $if(...args: unknown[]) {
       if (args.length < 2) fail('$if requires at least 2 parameters: test, value_if_true[, and value_if_false]');
       return args[0] ? args[1] : args.length > 2 ? args[2] : false;

@@ -8,7 +8,7 @@ import type { ExtensionTable, Lib } from './types';
  * Each extension gets the string and the call's arguments as a list (`'a'.quote("'")` calls
  * `quote('a', ["'"])`).
  */
-export function stringExtensions(lib: Lib): ExtensionTable {
+export function stringExtensions(lib: Lib): ExtensionTable<string> {
   // n8n strips currency symbols (xe.com's list, in its order: the first that matches wins) before
   // reading a number.
   const CURRENCIES = [

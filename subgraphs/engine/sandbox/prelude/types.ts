@@ -7,9 +7,13 @@ import type { Codec } from './codec';
  * imports, do not import it back.
  */
 
-/** An extension: the value it is called on, and the call's arguments as a list. */
-export type ExtensionFn = (value: any, args: any) => unknown;
-export type ExtensionTable = Record<string, ExtensionFn>;
+/**
+ * An extension: the value it is called on (a table is picked by the value's type: `T`), and the
+ * call's arguments as a list. The signature is a method's, so an entry may declare the arguments it
+ * reads (`[unit]: [string?]`) and a table of one type stands among the others.
+ */
+export type ExtensionFn<T = unknown> = { extension(value: T, args: unknown[]): unknown }['extension'];
+export type ExtensionTable<T = unknown> = Record<string, ExtensionFn<T>>;
 
 /** What the extension tables get from the prelude. */
 export interface Lib {

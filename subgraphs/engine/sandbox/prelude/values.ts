@@ -6,7 +6,7 @@ import type { ExtensionTable, Lib } from './types';
  * function must not reference anything outside its body except `lib`.
  */
 
-export function numberExtensions(lib: Lib): ExtensionTable {
+export function numberExtensions(lib: Lib): ExtensionTable<number> {
   const round = (n: number, [places = 0]: [number?]) => +n.toFixed(places);
   const integer = (n: number, name: string) => {
     if (!Number.isInteger(n)) lib.fail(`${name}() is only callable on integers`);
@@ -27,12 +27,12 @@ export function numberExtensions(lib: Lib): ExtensionTable {
   };
 }
 
-export function booleanExtensions(): ExtensionTable {
+export function booleanExtensions(): ExtensionTable<boolean> {
   const toInt = (b: boolean) => (b ? 1 : 0);
   return { toBoolean: (b) => b, toInt, toFloat: toInt, toNumber: toInt, toDateTime: () => undefined };
 }
 
-export function arrayExtensions(lib: Lib): ExtensionTable {
+export function arrayExtensions(lib: Lib): ExtensionTable<unknown[]> {
   const numbers = (list: unknown[], name: string): number[] => {
     if (list.some((v) => typeof v !== 'number')) lib.fail(`${name}(): all array elements must be numbers`);
     return list as number[];
@@ -77,7 +77,7 @@ export function arrayExtensions(lib: Lib): ExtensionTable {
   }
 
   const undefinedFor = () => undefined;
-  const table: Record<string, (list: unknown[], args: any) => unknown> = {
+  const table: ExtensionTable<unknown[]> = {
     removeDuplicates: unique,
     unique,
     first: (list) => list[0],
@@ -110,7 +110,8 @@ export function arrayExtensions(lib: Lib): ExtensionTable {
       }
       const out: Record<string, unknown> = {};
       for (const v of list) {
-        if (v !== null && typeof v === 'object' && keyField! in v && valueField! in v) out[(v as any)[keyField!]] = (v as any)[valueField!];
+        if (v !== null && typeof v === 'object' && keyField! in v && valueField! in v)
+          out[(v as Record<string, unknown>)[keyField!] as string] = (v as Record<string, unknown>)[valueField!];
       }
       return out;
     },
@@ -169,7 +170,7 @@ export function arrayExtensions(lib: Lib): ExtensionTable {
   return table;
 }
 
-export function objectExtensions(lib: Lib): ExtensionTable {
+export function objectExtensions(lib: Lib): ExtensionTable<Record<string, unknown>> {
   /** application/x-www-form-urlencoded, as URLSearchParams writes it. */
   const form = (s: string) =>
     lib.codec
@@ -183,7 +184,7 @@ export function objectExtensions(lib: Lib): ExtensionTable {
       )
       .join('');
   const undefinedFor = () => undefined;
-  const table: Record<string, (o: Record<string, unknown>, args: any) => unknown> = {
+  const table: ExtensionTable<Record<string, unknown>> = {
     isEmpty: (o) => Object.keys(o).length === 0,
     isNotEmpty: (o) => Object.keys(o).length > 0,
     hasField: (o, [name]: [string?]) => (name as string) in o,

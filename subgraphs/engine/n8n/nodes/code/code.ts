@@ -4,23 +4,13 @@ import { SandboxError } from '../../../sandbox';
 import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './runner';
 
 /**
- * n8n's Code node (1, 2) in JavaScript, as n8n runs it on its task runner: `mode`
- * runOnceForAllItems (default: the code runs once, with `items` and `$input.all()`, and returns
- * items or plain objects) or runOnceForEachItem (once per item, with `item`, `$input.item` and
- * `$json`; it returns one object or item, null / nothing for none). The code runs in the sandbox
- * (runner.ts), all items in one evaluation; what it returns is checked here with n8n's
- * messages. Version 2 adds `language`: only javaScript runs here (Python is refused at import).
- * With continueOnFail (onError continue…), a failure becomes `{error}` items as in n8n.
- *
- * Differences that stay (no option of n8n's selects them): items carry no binary data, and
- * `binary` on a returned item is dropped with a warning; `items` and `$input.all()` are the same
- * objects (in n8n, changes made through `$input` do not show in `items`); every module is
- * disallowed in `require` (n8n's default); a node's outputs are read together (n8n reads the
- * branch connected to this node); `$vars` holds the variables, read-only. Paired items (`$('Node').item`), node
- * contexts and `$prevNode` come from the executor in n8n's execution order v1; in the legacy
- * order `.item` is the item at the same index and the other two fail. `$getWorkflowStaticData('global' | 'node')`
- * gives the workflow's static data, kept between production executions (executions/in-flight.ts).
- * What the sandbox does not offer at all (helpers, Buffer, …) is refused at import (`unsupported`).
+ * n8n's Code node (1, 2) in JavaScript, as n8n's task runner runs it: all items in one sandbox
+ * evaluation (runner.ts), the result checked here with n8n's messages. Differences no n8n option
+ * selects: no binary data (a returned `binary` is dropped with a warning); `items` and
+ * `$input.all()` are the same objects; every module is refused in `require`; a node's outputs are
+ * read together; `$vars` is read-only; paired items, node contexts and `$prevNode` exist in
+ * execution order v1 only. `$getWorkflowStaticData` is kept between production executions
+ * (executions/in-flight.ts). What the sandbox lacks altogether (helpers, Buffer, …) is refused at import.
  */
 
 type Params = Record<string, any>;

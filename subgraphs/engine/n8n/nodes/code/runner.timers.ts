@@ -1,16 +1,11 @@
 /**
- * setTimeout, setInterval, setImmediate and their clear… for the Code node's sandbox, in virtual
- * time. The sandbox has no host timers, so they are kept here. Like runner.ts this runs from
- * its source text (CODE_RUNNER) and must not use anything outside itself.
- *
- * A timer's callback runs while the code waits (its promise unsettled) once the microtask queue
- * has had DRAIN_TURNS turns, earliest due first (ties: the order they were set); the clock then
- * jumps to its due time: there is no real waiting. The turns stand in for "the microtask queue is
- * empty", which JavaScript cannot observe: a chain of promise steps longer than that may see a
- * due timer fire before it ends (a timeout racing such a chain would fire early, where Node fires
- * no timer until the queue is empty). Date.now() does not move with the clock. Timers still pending
- * when the code's promise settles do not fire (n8n would run them after the node has answered);
- * an error thrown by a callback fails the run.
+ * Node's timers for the Code node's sandbox, which has no host timers, in virtual time: a
+ * callback runs once the awaited promise has had DRAIN_TURNS microtask turns without settling, and
+ * the clock jumps to its due time (no real waiting). The turns stand in for "the microtask queue is
+ * empty", which JavaScript cannot observe: a longer promise chain may see a timer fire before it
+ * ends. Timers pending when the code's promise settles never fire (n8n runs them after the node has
+ * answered); Date.now() does not move with the clock. Like runner.ts this runs from its source
+ * text: it must use nothing outside itself.
  */
 export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) => Error) {
   // 2000 turns take about 0.1 ms: cheap per timer, and longer than the promise chains code waits on.
@@ -20,8 +15,8 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
     id: number;
     due: number;
     seq: number;
-    fn: (...a: any[]) => unknown;
-    args: any[];
+    fn: (...a: unknown[]) => unknown;
+    args: unknown[];
     every: number;
     handle: object;
   }
@@ -49,20 +44,20 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
     }
   }
   const received = (v: unknown) => (v === undefined || v === null ? String(v) : `type ${typeof v} (${String(v).slice(0, 40)})`);
-  const add = (fn: any, ms: any, args: any[], repeat: boolean, immediate = false) => {
+  const add = (fn: unknown, ms: unknown, args: unknown[], repeat: boolean, immediate = false) => {
     if (typeof fn !== 'function') throw host(`The "callback" argument must be of type function. Received ${received(fn)}`, TypeError);
     // Node's rule: a delay that is not a number from 1 to 2^31-1 is 1.
     let delay = immediate ? 0 : Number(ms);
     if (!immediate && !(delay >= 1 && delay <= MAX_DELAY)) delay = 1;
     const handle = new Timeout();
     seq++;
-    const timer: Timer = { id: seq, due: clock + delay, seq, fn, args, every: repeat ? delay : 0, handle };
+    const timer: Timer = { id: seq, due: clock + delay, seq, fn: fn as Timer['fn'], args, every: repeat ? delay : 0, handle };
     ids.set(handle, timer.id);
     timers.push(timer);
     if (wake) wake();
     return handle;
   };
-  const clear = (h: any) => {
+  const clear = (h: unknown) => {
     const id = typeof h === 'object' && h !== null ? ids.get(h) : Number(h);
     timers = timers.filter((t) => t.id !== id);
   };
@@ -104,9 +99,9 @@ export function virtualTimers(host: (message: string, Kind?: ErrorConstructor) =
   };
   return {
     globals: {
-      setTimeout: (fn: any, ms?: any, ...args: any[]) => add(fn, ms, args, false),
-      setInterval: (fn: any, ms?: any, ...args: any[]) => add(fn, ms, args, true),
-      setImmediate: (fn: any, ...args: any[]) => add(fn, 0, args, false, true),
+      setTimeout: (fn: unknown, ms?: unknown, ...args: unknown[]) => add(fn, ms, args, false),
+      setInterval: (fn: unknown, ms?: unknown, ...args: unknown[]) => add(fn, ms, args, true),
+      setImmediate: (fn: unknown, ...args: unknown[]) => add(fn, 0, args, false, true),
       clearTimeout: clear,
       clearInterval: clear,
       clearImmediate: clear,

@@ -1,16 +1,11 @@
 import { virtualTimers } from './runner.timers';
 
 /**
- * What runs inside the sandbox for n8n's Code node (code.ts). It is written as a function so
- * that it is type-checked and readable, and it runs from its source text (CODE_RUNNER below):
- * it must not use anything outside itself. `payload` is JSON (CodePayload); the answer
- * is JSON text (CodeAnswer). It builds n8n's globals ($input, $json, $(), items / item, …),
- * runs the code once (all items) or once per item, and hands back the raw results: code.ts
- * validates them the way n8n does after its task runner has serialised them.
- *
- * n8n runs the code in a fresh context whose globals are the workflow data proxy's variables,
- * as `async function VmCodeWrapper() {<code>\n}` starting on line 1 (so stack lines are the
- * code's lines); the same shape is used here, so `[line N]` in errors means the same line.
+ * What runs inside the sandbox for the Code node: written as a function to be type-checked, run
+ * from its source text (CODE_RUNNER), so it must use nothing outside itself. It hands back raw
+ * results and code.ts validates them as n8n does after its runner serialised them. The code is
+ * wrapped as n8n wraps it (`async function VmCodeWrapper() {<code>\n}` from line 1), so `[line N]`
+ * in an error means the same line as in n8n.
  */
 
 type Json = Record<string, unknown>;
@@ -69,6 +64,9 @@ export interface CodeAnswer {
 }
 
 /** `index`: the input item; `binary` 1 = an object, 2 = anything else. */
+/** Whatever was thrown, read as an error may be (a primitive or null reads as no message). */
+type ErrorLike = { message?: unknown; stack?: unknown } | null | undefined;
+
 export type EachResult = { index: number; json?: unknown; binary?: 1 | 2 } | { index: number; error: RunnerError };
 
 // Not exported: the runner refers to these by name, and CODE_RUNNER defines them in the sandbox
@@ -79,9 +77,16 @@ declare const VIRTUAL_TIMERS: typeof virtualTimers;
 /** The stack's name for the code: stack lines `(CODE_SOURCE:line:column)` are the code's own. */
 export const CODE_SOURCE = SOURCE;
 
+/** The isolate's global object as the runner uses it: luxon's DateTime when the sandbox prelude installed it. */
+interface SandboxGlobal {
+  Atomics: { waitAsync?: unknown };
+  DateTime?: { fromMillis?: (ms: number, opts: { zone: string }) => { startOf(unit: string): unknown } };
+  [name: string]: unknown;
+}
+
 function codeRunner(payload: string): Promise<string> {
-  const P = JSON.parse(payload);
-  const G: any = globalThis;
+  const P = JSON.parse(payload) as CodePayload;
+  const G = globalThis as unknown as SandboxGlobal;
   // Taken before the code runs: it may replace any global.
   const stringify = JSON.stringify;
   const assign = Object.assign;
@@ -98,7 +103,7 @@ function codeRunner(payload: string): Promise<string> {
   };
 
   // ----- console: lines go to the execution's log
-  const show = (v: any): string => {
+  const show = (v: unknown): string => {
     if (typeof v === 'string') return v;
     if (v === G) return '[[ExecutionContext]]';
     const seen = new WeakSet();
@@ -117,11 +122,17 @@ function codeRunner(payload: string): Promise<string> {
   };
   const logAt =
     (level: string) =>
-    (...args: any[]) => {
+    (...args: unknown[]) => {
       if (logs.length < LOG_LIMIT) logs.push([level, args.map(show).join(' ').slice(0, 2000)]);
     };
   const noop = () => undefined;
-  const console: Record<string, any> = { log: logAt('info'), info: logAt('info'), warn: logAt('warn'), error: logAt('error'), debug: logAt('debug') };
+  const console: Record<string, (...args: unknown[]) => void> = {
+    log: logAt('info'),
+    info: logAt('info'),
+    warn: logAt('warn'),
+    error: logAt('error'),
+    debug: logAt('debug'),
+  };
   for (const m of [
     'trace',
     'dir',
@@ -145,15 +156,15 @@ function codeRunner(payload: string): Promise<string> {
 
   // ----- n8n's variables
   const has = (o: object | undefined, k: string) => o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
-  const items: any[] = P.items;
-  const nodeList = (name: string): any[] | undefined => (has(P.nodes, name) ? P.nodes[name] : undefined);
+  const items = P.items;
+  const nodeList = (name: string): CodeItem[] | undefined => (has(P.nodes, name) ? P.nodes[name] : undefined);
   const executed = (name: string) => {
     const list = nodeList(name);
     if (!list) throw host(`Node '${name}' hasn't been executed`);
     return list;
   };
   // Outputs are not kept apart and a node runs once per execution here: only the first branch and run exist.
-  const onlyFirst = (name: string, branch: any, run: any) => {
+  const onlyFirst = (name: string, branch: unknown, run: unknown) => {
     if (branch !== undefined && branch !== 0)
       throw host(`Branch ${branch} of node '${name}' is not available here: a node's outputs are read together (only branch 0)`);
     if (run !== undefined && run !== -1 && !(run === 0 && P.runIndex === 0))
@@ -165,15 +176,15 @@ function codeRunner(payload: string): Promise<string> {
   /** The item of `name` that input item `index` came from: the executor's answer, else the item at the same index. */
   const itemOf = (name: string, index: number, how: string) => {
     const list = executed(name);
-    const paired = has(P.paired, name) ? P.paired[name][index] : list[index];
+    const paired = has(P.paired, name) ? P.paired![name]![index] : list[index];
     if (!paired) throw host(`Can't get data for ${how}: no item of '${name}' is paired with input item ${index}`);
     return paired;
   };
   const contextOf = (name: string | undefined, what: string) => {
-    if (name !== undefined && has(P.contexts, name)) return P.contexts[name];
+    if (name !== undefined && has(P.contexts, name)) return P.contexts![name];
     throw host(`${what} is not available here: node contexts are kept in n8n's execution order v1 only`);
   };
-  const dollar = (index: number) => (name: any) => {
+  const dollar = (index: number) => (name: string) => {
     if (!name) throw host('When calling $(), please specify a node');
     const node = {
       get isExecuted() {
@@ -224,7 +235,7 @@ function codeRunner(payload: string): Promise<string> {
     const need = () => {
       if (items.length === 0) throw host('No execution data available');
     };
-    const only = (what: string, args: any[]) => {
+    const only = (what: string, args: unknown[]) => {
       need();
       if (args.length) throw host(`$input.${what}() should have no arguments`);
     };
@@ -234,8 +245,8 @@ function codeRunner(payload: string): Promise<string> {
         return items[index];
       },
       all: () => (need(), items),
-      first: (...args: any[]) => (only('first', args), items[0]),
-      last: (...args: any[]) => (only('last', args), items[items.length - 1]),
+      first: (...args: unknown[]) => (only('first', args), items[0]),
+      last: (...args: unknown[]) => (only('last', args), items[items.length - 1]),
     };
     Object.defineProperty($input, 'params', { get: notHere("$input.params (the previous node's parameters)") });
     Object.defineProperty($input, 'context', { get: () => contextOf(P.source?.name, '$input.context') });
@@ -253,15 +264,16 @@ function codeRunner(payload: string): Promise<string> {
       },
     },
   );
-  let now: any = new Date(P.now);
+  let now: unknown = new Date(P.now);
   // Without luxon in the sandbox, $today falls back to midnight UTC.
-  let today: any = new Date(Math.floor(P.now / 86_400_000) * 86_400_000);
+  let today: unknown = new Date(Math.floor(P.now / 86_400_000) * 86_400_000);
   if (G.DateTime && typeof G.DateTime.fromMillis === 'function') {
-    now = G.DateTime.fromMillis(P.now, { zone: P.timezone });
-    today = now.startOf('day');
+    const zoned = G.DateTime.fromMillis(P.now, { zone: P.timezone });
+    now = zoned;
+    today = zoned.startOf('day');
   }
 
-  const vars = (index: number): Record<string, any> => ({
+  const vars = (index: number): Record<string, unknown> => ({
     $input: input(index),
     $json: items[index]?.json,
     $data: items[index]?.json,
@@ -277,12 +289,12 @@ function codeRunner(payload: string): Promise<string> {
   assign(G, {
     global: G,
     console,
-    require: (name: any) => {
+    require: (name: unknown) => {
       throw host(`Module '${name}' is disallowed`);
     },
     module: {},
     ...timerGlobals,
-    btoa: (s: any) => {
+    btoa: (s: unknown) => {
       const text = String(s);
       if (/[^\u0000-\u00ff]/.test(text)) throw host('Invalid character');
       const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -294,7 +306,7 @@ function codeRunner(payload: string): Promise<string> {
       }
       return out;
     },
-    atob: (s: any) => {
+    atob: (s: unknown) => {
       const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
       let text = String(s).replace(/[\t\n\f\r ]/g, '');
       if (text.length % 4 === 0) text = text.replace(/==?$/, '');
@@ -317,7 +329,7 @@ function codeRunner(payload: string): Promise<string> {
     $resumeWebhookUrl: P.execution.resumeUrl,
     $workflow: P.workflow,
     $vars: Object.freeze({ ...(P.vars || {}) }),
-    $getWorkflowStaticData: (type: any) => {
+    $getWorkflowStaticData: (type: unknown) => {
       if (!P.staticData) throw host('Workflow static data is not available here');
       if (type === 'global' || type === 'node') return P.staticData[type];
       throw host(`The type "${String(type)}" is not known. Valid types are "global" and "node".`);
@@ -348,11 +360,12 @@ function codeRunner(payload: string): Promise<string> {
   const answer = (body: Record<string, unknown>) => {
     try {
       return stringify({ logs, ...body, ...(P.staticData ? { staticData: P.staticData } : {}) });
-    } catch (err: any) {
-      return stringify({ logs, error: { kind: 'serialize', message: String(err?.message ?? err) } });
+    } catch (err) {
+      return stringify({ logs, error: { kind: 'serialize', message: String((err as ErrorLike)?.message ?? err) } });
     }
   };
-  const failure = (err: any): RunnerError => {
+  const failure = (thrown: unknown): RunnerError => {
+    const err = thrown as ErrorLike;
     if (typeof err === 'object' && err !== null && HOST.has(err)) return { kind: 'host', message: String(err.message) };
     const errorLike = typeof err === 'object' && err !== null && typeof err.message === 'string';
     return { kind: 'user', stack: errorLike && typeof err.stack === 'string' ? err.stack : '' };
@@ -360,8 +373,8 @@ function codeRunner(payload: string): Promise<string> {
   let code: () => Promise<unknown>;
   try {
     code = (0, eval)(`(async function VmCodeWrapper() {${P.code}\n})\n//# sourceURL=${SOURCE}`);
-  } catch (err: any) {
-    return Promise.resolve(answer({ error: { kind: 'compile', message: String(err?.message ?? err) } }));
+  } catch (err) {
+    return Promise.resolve(answer({ error: { kind: 'compile', message: String((err as ErrorLike)?.message ?? err) } }));
   }
   const runAll = async () => {
     assign(G, vars(0), { items });
@@ -371,7 +384,7 @@ function codeRunner(payload: string): Promise<string> {
     const results: EachResult[] = [];
     for (let i = 0; i < items.length; i++) {
       assign(G, vars(i), { item: items[i] });
-      let r: any;
+      let r: unknown;
       try {
         r = await settle(code());
       } catch (err) {
@@ -385,7 +398,8 @@ function codeRunner(payload: string): Promise<string> {
         index: i,
         json: (typeof r === 'object' || typeof r === 'function') && 'json' in r ? r.json : r,
       };
-      if (r.binary) entry.binary = typeof r.binary === 'object' ? 1 : 2;
+      const binary = (r as { binary?: unknown }).binary;
+      if (binary) entry.binary = typeof binary === 'object' ? 1 : 2;
       results.push(entry);
     }
     return { results };

@@ -30,14 +30,14 @@ const DEFAULTS: Params = {
   stringLength: 32,
 };
 
-function param(p: Params, name: string): any {
+function param(p: Params, name: string): unknown {
   return name in p ? p[name] : DEFAULTS[name];
 }
 
 function generate(p: Params): string {
   const type = param(p, 'encodingType');
   if (type === 'uuid') return randomUUID();
-  const length = param(p, 'stringLength');
+  const length = param(p, 'stringLength') as number;
   const text = randomBytes(length).toString(type as BufferEncoding);
   // base64 keeps only word characters, as n8n does (no +, / or =).
   return (type === 'base64' ? text.replace(/\W/g, '') : text).slice(0, length);
@@ -45,16 +45,16 @@ function generate(p: Params): string {
 
 function digest(p: Params, action: 'hash' | 'hmac'): string {
   if (param(p, 'binaryData')) throw new NodeError(`The Crypto node's binaryData is not supported: items here carry no binary data; ${action} a text value`);
-  const type = param(p, 'type');
-  const fn = action === 'hash' ? createHash(type) : createHmac(type, param(p, 'secret'));
-  return fn.update(param(p, 'value')).digest(param(p, 'encoding') as BinaryToTextEncoding);
+  const type = param(p, 'type') as string;
+  const fn = action === 'hash' ? createHash(type) : createHmac(type, param(p, 'secret') as string);
+  return fn.update(param(p, 'value') as string).digest(param(p, 'encoding') as BinaryToTextEncoding);
 }
 
 function sign(p: Params): string {
-  const signer = createSign(param(p, 'algorithm'));
+  const signer = createSign(param(p, 'algorithm') as string);
   signer.write(param(p, 'value'));
   signer.end();
-  return signer.sign(param(p, 'privateKey'), param(p, 'encoding') as BinaryToTextEncoding);
+  return signer.sign(param(p, 'privateKey') as string, param(p, 'encoding') as BinaryToTextEncoding);
 }
 
 const ACTIONS: Record<string, (p: Params) => string> = {

@@ -2,14 +2,11 @@ import { DateTime } from 'luxon';
 import { MONTHS, WEEKDAYS, isToken, literalOf, splitFormat } from './moment';
 
 /**
- * How moment.js reads a date, for the Date & Time node (version 1 reads with moment; version 2
- * takes a wall-clock time from moment for texts that are not ISO 8601 with an offset):
- * - without a format: ISO 8601 (moment's forms: extended or basic, week and ordinal dates, 'T'
- *   or ' ' before the time), then RFC 2822, then the JavaScript Date parser — which reads a text
- *   without a zone in the server's time zone (UTC mode: with " UTC" appended);
- * - with a format: moment's token parser, lenient (each token's pattern is looked for in what is
- *   left, skipping what precedes it) or strict (everything read, nothing skipped).
- * A reading is a wall-clock time (the text named no zone) or an instant.
+ * How moment.js reads a date, for the Date & Time node (v1 reads with moment; v2 takes a
+ * wall-clock time from moment for texts that are not ISO 8601 with an offset): without a format,
+ * moment's ISO 8601 forms, then RFC 2822, then the JavaScript Date parser (a zoneless text in the
+ * server's zone); with a format, moment's token parser, lenient (skips what precedes each token)
+ * or strict. A reading is a wall-clock time (no zone named) or an instant.
  */
 
 export interface WallTime {

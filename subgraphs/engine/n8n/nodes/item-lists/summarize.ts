@@ -161,7 +161,7 @@ function normalise(name: string): string {
 
 function aggregate(rows: Json[], a: Aggregation, read: FieldReader, variant: SummarizeVariant): unknown {
   const numeric = a.aggregation === 'average' || a.aggregation === 'sum' || (variant.numericMinMax && (a.aggregation === 'min' || a.aggregation === 'max'));
-  let values: any[] = rows.map((row) => read(row, a.field));
+  let values: unknown[] = rows.map((row) => read(row, a.field));
   if (numeric) values = values.filter((v) => typeof v === 'number');
   const present = () => values.filter((v) => !isEmpty(v));
   switch (a.aggregation) {
@@ -171,14 +171,17 @@ function aggregate(rows: Json[], a: Aggregation, read: FieldReader, variant: Sum
       return (a.includeEmpty ? values : present())
         .map((v) => (typeof v === 'object' ? JSON.stringify(v) : v === undefined ? 'undefined' : v))
         .join(a.separator);
+    // Numeric aggregations kept numbers only; min and max over other values compare as JavaScript does (strings by code units).
     case 'average':
-      return values.reduce((sum, v) => sum + v, 0) / values.length;
+      return (values as number[]).reduce((sum, v) => sum + v, 0) / values.length;
     case 'sum':
-      return values.reduce((sum, v) => sum + v, 0);
+      return (values as number[]).reduce((sum, v) => sum + v, 0);
     case 'min':
-      return variant.numericMinMax ? values.reduce((m, v) => Math.min(m, v), Infinity) : extreme(values, (v, m) => v < m);
+      return variant.numericMinMax ? (values as number[]).reduce((m, v) => Math.min(m, v), Infinity) : extreme(values, (v, m) => (v as number) < (m as number));
     case 'max':
-      return variant.numericMinMax ? values.reduce((m, v) => Math.max(m, v), -Infinity) : extreme(values, (v, m) => v > m);
+      return variant.numericMinMax
+        ? (values as number[]).reduce((m, v) => Math.max(m, v), -Infinity)
+        : extreme(values, (v, m) => (v as number) > (m as number));
     case 'countUnique':
       return new Set(variant.standalone && a.includeEmpty ? values : present()).size;
     default:
@@ -187,8 +190,8 @@ function aggregate(rows: Json[], a: Aggregation, read: FieldReader, variant: Sum
 }
 
 /** n8n's min/max over values of any type (JavaScript's `<` and `>`), empty values skipped; null when none. */
-function extreme(values: any[], better: (v: any, m: any) => boolean): unknown {
-  let m: any;
+function extreme(values: unknown[], better: (v: unknown, m: unknown) => boolean): unknown {
+  let m: unknown;
   for (const v of values) if (!isEmpty(v) && (m === undefined || better(v, m))) m = v;
   return m === undefined ? null : m;
 }

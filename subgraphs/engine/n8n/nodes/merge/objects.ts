@@ -125,14 +125,11 @@ function cloneDeep<T>(value: T): T {
 }
 
 /**
- * n8n's `selectMergeMethod`: the function that folds matched items into one, for the clash
- * options (undefined: none set, or "Always Add Input Number to Field Names", which hides them).
- *
- * With "Minimize Empty Fields" and a deep merge, n8n merges into a shallow copy of the target, so
- * the target item's nested objects are merged into in place: when one item is merged several
- * times (all combinations, several matches), each result shares those nested objects, which end
- * up holding every merge. The outputs show that, so it is reproduced here on private copies made
- * once per nested object and execution (`shared`), without touching the input items.
+ * n8n's `selectMergeMethod` for the clash options (undefined: none, or "Always Add Input Number
+ * to Field Names", which hides them). With "Minimize Empty Fields" and a deep merge n8n merges into
+ * a shallow copy, so nested objects of an item merged several times end up holding every merge;
+ * its outputs show that, so it is reproduced on private copies made once per nested object and
+ * execution (`shared`), leaving the input items untouched.
  */
 export function mergeMethod(options: ClashOptions | undefined, shared: WeakMap<object, unknown> = new WeakMap()): MergeFn {
   if (options?.overrideEmpty && options.mergeMode === 'shallowMerge') {

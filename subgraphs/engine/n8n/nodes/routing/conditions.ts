@@ -3,15 +3,11 @@ import { DateTime } from 'luxon';
 import { isPlainObject, NodeError } from '../../../nodes';
 
 /**
- * n8n's "filter" parameter type (If 2.x, Filter 2.x, Switch 3.x): `{ conditions: [{ leftValue,
- * rightValue, operator: { type, operation, rightType?, singleValue? } }], combinator: 'and' | 'or',
- * options: { caseSensitive, typeValidation: 'strict' | 'loose', version } }`, its values already
- * resolved for one item. Each value is first checked (strict) or converted (loose) to the
- * operator's type, with n8n's wording when that fails; then the operation compares.
- *
- * At run time n8n reads only the options stored in the parameter (its editor derives them from
- * the node's own ignoreCase / looseTypeValidation parameters while the node is edited). A
- * parameter without options, as written by hand, gets what that editor would have stored.
+ * n8n's "filter" parameter (If 2.x, Filter 2.x, Switch 3.x), its values resolved for one item:
+ * each value is checked (strict) or converted (loose) to the operator's type, with n8n's wording
+ * when that fails, then compared. n8n reads only the options stored in the parameter (its editor
+ * derives them from the node's ignoreCase / looseTypeValidation while editing), so a parameter
+ * written by hand without options gets what that editor would have stored.
  */
 
 /** How a filter's options follow from its node's parameters, per node type (its typeOptions.filter). */
@@ -257,7 +253,8 @@ function typeHint(type: string, position: string, strict: boolean): string {
 // ---------------------------------------------------------------------------------------------
 // Operations by type
 
-type Compare = (left: any, right: any, ctx: { exists: boolean; ignoreCase: boolean }) => boolean;
+/** Operands already converted to the condition's type (a missing one is undefined). */
+type Compare = (left: unknown, right: unknown, ctx: { exists: boolean; ignoreCase: boolean }) => boolean;
 
 const isRegexOp = (operation: string) => operation === 'regex' || operation === 'notRegex';
 
@@ -355,7 +352,7 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
       ORDERED,
       (op): Compare =>
         (l, r) =>
-          op(l, r),
+          op(l as number, r as number),
     ),
   },
   dateTime: {
@@ -364,8 +361,8 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
     ...mapValues(
       DATE_OPS,
       (op): Compare =>
-        (l: DateTime | undefined, r: DateTime | undefined) =>
-          Boolean(l && r) && op(l!.toMillis(), r!.toMillis()),
+        (l, r) =>
+          Boolean(l && r) && op((l as DateTime).toMillis(), (r as DateTime).toMillis()),
     ),
   },
   boolean: {
@@ -376,19 +373,19 @@ const COMPARISONS: Record<string, Record<string, Compare>> = {
     notEquals: (l, r) => l !== r,
   },
   array: {
-    contains: (l, r, { ignoreCase }) => arrayContains(l ?? [], r, ignoreCase),
-    notContains: (l, r, { ignoreCase }) => !arrayContains(l ?? [], r, ignoreCase),
-    empty: (l) => (l ?? []).length === 0,
-    notEmpty: (l) => (l ?? []).length !== 0,
+    contains: (l, r, { ignoreCase }) => arrayContains((l as unknown[] | undefined) ?? [], r, ignoreCase),
+    notContains: (l, r, { ignoreCase }) => !arrayContains((l as unknown[] | undefined) ?? [], r, ignoreCase),
+    empty: (l) => ((l as unknown[] | undefined) ?? []).length === 0,
+    notEmpty: (l) => ((l as unknown[] | undefined) ?? []).length !== 0,
     ...mapValues(
       ARRAY_LENGTH,
       (op): Compare =>
         (l, r) =>
-          op((l ?? []).length, r),
+          op(((l as unknown[] | undefined) ?? []).length, r as number),
     ),
   },
   object: {
     empty: (l) => !l || Object.keys(l).length === 0,
-    notEmpty: (l) => Boolean(l) && Object.keys(l).length !== 0,
+    notEmpty: (l) => Boolean(l) && Object.keys(l as object).length !== 0,
   },
 };

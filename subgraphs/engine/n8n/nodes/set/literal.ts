@@ -1,14 +1,10 @@
 /**
- * n8n reads an "object" field whose text is not JSON as a JavaScript object literal (its
- * jsonParse with acceptJSObject parses the text as JavaScript and keeps what is data):
- * unquoted or single-quoted keys, single-quoted strings, trailing commas, comments, hex and
- * signed numbers. There a bare name stands for its own text (`{a: undefined}` gives
- * `{a: "undefined"}`, `{b}` gives `{b: "b"}`), `[key]` for the key's text, a spread is left out
- * and a template string is undefined. Anything else (calls, operators, functions) is refused
- * here: the field then fails conversion, where n8n would keep the key with no value.
- *
- * Values are what n8n's item reads once serialised: undefined properties are left out and
- * undefined array elements are null.
+ * n8n reads an "object" field that is not JSON as a JavaScript object literal (jsonParse with
+ * acceptJSObject): a bare name stands for its own text (`{b}` gives `{b: "b"}`), `[key]` for the
+ * key's text, a spread is left out, a template string is undefined. Anything else (calls,
+ * operators) is refused here, so the field fails conversion where n8n would keep the key empty.
+ * Values are as n8n's item reads once serialised: undefined properties left out, undefined array
+ * elements null.
  */
 
 class Unreadable extends Error {}

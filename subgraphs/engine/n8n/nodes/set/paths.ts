@@ -1,13 +1,9 @@
 /**
- * Field names as n8n's Set node reads and writes them. With dot notation a name is a path in
- * lodash's syntax (`a.b`, `list[0].name`, `a["x.y"]`), except that a key the object already has
- * is taken literally; writing through a missing or non-object level creates an object, or an
- * array when the next key is an index. Without dot notation a name is one key.
- *
- * Writes are copy-on-write: a container is copied before its first change, so input items are
- * never modified and what does not change is shared. Results are n8n's items as they read once
- * serialised (what the next node, the execution's data and the user see): a field written with
- * undefined is absent, and gaps in an array are null.
+ * Field names as n8n's Set node reads them: with dot notation a lodash path, except that a key
+ * the object already has is taken literally; a missing level is created as an object, or an array
+ * before an index. Writes copy a container before its first change, so input items are never
+ * modified. Results are items as they read once serialised (what the next node and the user see):
+ * a field written with undefined is absent, gaps in an array are null.
  */
 
 type Container = Record<string, unknown> | unknown[];

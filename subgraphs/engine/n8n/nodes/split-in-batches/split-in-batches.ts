@@ -1,21 +1,11 @@
 import { NodeError, type Item, type NodeContext, type NodeDefinition, type PairedItemData, type SourceData } from '../../../nodes';
 
 /**
- * n8n's Split In Batches (version 3: Loop Over Items). Its first run keeps its input items in the
- * node's context and passes the first `batchSize` on; each later run (the loop brings items back
- * to it) passes the next batch. Version 1 has one output and stops its branch when nothing is
- * left; version 2 has "loop" (0) and "done" (1), version 3 "done" (0) and "loop" (1): when
- * nothing is left, "done" carries every item that came back through the loop. `options.reset`
- * starts again from the items of the current run.
- *
- * The context lasts across the node's runs within one execution (NodeContext.state, executionOrder
- * v1): `items` (left), `processedItems`, `currentRunIndex`, `maxRunIndex`, `noItemsLeft`, `done`,
- * `sourceData`, as n8n keeps them (`$node["Loop"].context["noItemsLeft"]`). Items passed on in
- * later runs keep their paired item to the first run's input (n8n's sourceOverwrite).
- *
- * A turn costs its batch, not the list: the items left are a position in the first run's items
- * (`items` reads them as a list, for expressions and storage), and processed items are appended
- * in place, so that a loop over 100,000 items does not copy 100,000 items on each of its turns.
+ * n8n's Split In Batches / Loop Over Items (1-3). Its context lasts across the node's runs in one
+ * execution and holds what n8n's does (`$node["Loop"].context["noItemsLeft"]` reads the same);
+ * items passed on later keep their paired item to the first run's input (n8n's sourceOverwrite).
+ * The items left are a position in the first run's items and processed items are appended in
+ * place, so a turn costs its batch rather than a copy of the whole list.
  */
 
 interface BatchContext {

@@ -7,17 +7,11 @@ import { inZone, readMomentFormat, readMomentText, unreadTokens, type Reading } 
 import { SERVER_ZONE, isZone, workflowTimezone, zoneNamed } from '../zone';
 
 /**
- * The Date & Time node's version 1, which n8n wrote on moment.js (here on luxon, with moment's
- * parsing and format tokens in date-time.moment*.ts):
- * - `format`: reads `value` (a number is a Unix timestamp: seconds below 12 digits, else
- *   milliseconds; a fraction is seconds), with `options.fromFormat` if given, and writes it with
- *   the moment format `toFormat`. With `options.fromTimezone` or `options.toTimezone` the value
- *   is read in the first (default: the workflow's zone) and written in the second (default: the
- *   workflow's zone); without either, both happen in the server's zone, as in n8n.
- * - `calculate`: adds or subtracts `duration` `timeUnit`s (moment's rounding: whole days and
- *   months) to `value` read by the JavaScript Date parser, or strictly with
- *   `options.fromFormat`, and writes the result as an ISO 8601 UTC string.
- * The result goes to `dataPropertyName` of a copy of the item.
+ * The Date & Time node's version 1, which n8n wrote on moment.js: here on luxon with moment's
+ * parsing and format tokens (date-time.moment*.ts), so texts and formats read as they did there.
+ * A number is a Unix timestamp (seconds below 12 digits, else milliseconds); without
+ * fromTimezone/toTimezone both reading and writing happen in the server's zone, as in n8n; a
+ * calculation rounds as moment does (whole days and months).
  */
 
 type Params = Record<string, any>;
@@ -32,7 +26,7 @@ const DEFAULTS: Params = {
   timeUnit: 'days',
 };
 
-function param(p: Params, name: string): any {
+function param(p: Params, name: string): unknown {
   return name in p ? p[name] : DEFAULTS[name];
 }
 
@@ -55,7 +49,7 @@ function format(p: Params, workflowZone: string): string | undefined {
   // Anything that reads as a number is a timestamp; a fraction is seconds with milliseconds.
   if (!Number.isNaN(Number(value))) {
     value = Number(value);
-    if (!Number.isInteger(value)) value *= 1000;
+    if (!Number.isInteger(value)) value = (value as number) * 1000;
   }
   if (value === undefined) return undefined;
   if (options.fromFormat === undefined && !Number.isInteger(value) && !read(value, undefined, false)) {
@@ -64,14 +58,14 @@ function format(p: Params, workflowZone: string): string | undefined {
   const zoned = Boolean(options.fromTimezone || options.toTimezone);
   let date: DateTime | undefined;
   if (Number.isInteger(value)) {
-    date = DateTime.fromMillis(String(value).length < 12 ? value * 1000 : value, { zone: SERVER_ZONE });
+    date = DateTime.fromMillis(String(value).length < 12 ? (value as number) * 1000 : (value as number), { zone: SERVER_ZONE });
   } else {
     const fromZone = zoned ? zoneNamed(options.fromTimezone || workflowZone) : SERVER_ZONE;
     const reading = read(value, options.fromFormat || undefined, zoned);
     date = reading ? inZone(reading, fromZone) : undefined;
   }
   if (zoned && date) date = date.setZone(zoneNamed(options.toTimezone || workflowZone));
-  return formatMoment(date, param(p, 'toFormat'), zoned);
+  return formatMoment(date, param(p, 'toFormat') as string, zoned);
 }
 
 /** moment's unit names (normalizeUnits): singular, plural or shorthand, any case but M / m. */
@@ -122,7 +116,7 @@ function calculate(p: Params): string {
     date = inZone(reading, SERVER_ZONE);
   } else {
     // n8n reads the value with the JavaScript Date parser (new Date(value).toISOString()).
-    const ms = new Date(value).getTime();
+    const ms = new Date(value as string | number).getTime();
     if (Number.isNaN(ms)) throw new NodeError('Unrecognized date input. Please specify a format in the "From Format" field.');
     date = DateTime.fromMillis(ms, { zone: SERVER_ZONE });
   }

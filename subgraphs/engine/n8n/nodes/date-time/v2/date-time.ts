@@ -46,7 +46,7 @@ const OUTPUT_FIELDS: Record<string, string> = {
   extractDate: 'datePart',
 };
 
-function param(p: Params, name: string): any {
+function param(p: Params, name: string): unknown {
   return name in p ? p[name] : DEFAULTS[name];
 }
 
@@ -91,7 +91,7 @@ type Operation = (p: Params, zone: string) => Result;
 function shifted(sign: 1 | -1): Operation {
   return (p, zone) => {
     const date = parseDate(param(p, 'magnitude'), zone);
-    const change = { [param(p, 'timeUnit')]: param(p, 'duration') };
+    const change = { [param(p, 'timeUnit') as string]: param(p, 'duration') };
     return { value: (sign > 0 ? date.plus(change) : date.minus(change)).toString() };
   };
 }
@@ -110,8 +110,8 @@ const OPERATIONS: Record<string, Operation> = {
     if (value === null || value === undefined) return { value };
     const { timezone, fromFormat } = optionsOf(p);
     const date = parseDate(value, timezone ? zone : undefined, fromFormat);
-    const format = param(p, 'format');
-    return { value: date.toFormat(format === 'custom' ? param(p, 'customFormat') : format) };
+    const format = param(p, 'format') as string;
+    return { value: date.toFormat(format === 'custom' ? (param(p, 'customFormat') as string) : format) };
   },
   roundDate(p, zone) {
     const date = parseDate(param(p, 'date'), zone);
@@ -135,7 +135,7 @@ const OPERATIONS: Record<string, Operation> = {
   extractDate(p, zone) {
     const date = parseDate(param(p, 'date'), zone);
     const part = param(p, 'part');
-    return { value: part === 'week' ? date.weekNumber : date.get(part) };
+    return { value: part === 'week' ? date.weekNumber : date.get(part as keyof DateTime) };
   },
 };
 
