@@ -108,11 +108,12 @@ export const CONCEPT_ARROWS: Record<string, Record<string, readonly string[]>> =
     nodes: ['expressions', 'sandbox'],
     n8n: ['nodes', 'expressions', 'sandbox'],
     executor: ['n8n', 'nodes', 'expressions', 'sandbox'],
+    credentials: ['nodes'],
     workflows: ['executor', 'n8n', 'nodes'],
     executions: ['workflows', 'executor', 'nodes', 'expressions', 'sandbox'],
     webhooks: ['executions', 'workflows', 'nodes'],
     schedules: ['executions', 'workflows', 'nodes'],
-    resolvers: ['webhooks', 'schedules', 'executions', 'workflows', 'nodes'],
+    resolvers: ['webhooks', 'schedules', 'executions', 'workflows', 'credentials', 'nodes'],
   },
   'control-plane': {
     keys: [],

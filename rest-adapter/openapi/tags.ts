@@ -74,6 +74,12 @@ export const TAGS: Tag[] = [
     description: 'Webhook triggers of engine workflows and their logs.',
     match: /^\/(v1\/engine|engine\/api\/v1)\/webhooks/,
   },
+  {
+    name: 'Engine credentials',
+    service: 'Workflow engine',
+    description: 'Credentials of n8n workflows (stored encrypted, never answered back) and the OAuth2 consent callback.',
+    match: /^\/(v1\/engine|engine\/api\/v1)\/credentials/,
+  },
   { name: 'Inbound webhooks', service: 'Workflow engine', description: 'The addresses webhook triggers listen on.', match: /^\/webhook\// },
   { name: 'Links', service: 'Links', description: 'Short links: create, protect, count visits, follow.', match: /^\/links\// },
   { name: 'Sign-in', service: 'Feedback', description: 'GitHub and Google sign-in and the signed-in person.', match: /^\/feedback\/api\/v1\/auth\// },

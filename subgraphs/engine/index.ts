@@ -8,11 +8,14 @@
  * schedules, maintenance. Serves: /webhook/<path> as a door in the process hosting it.
  */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
+import { guardedFetch } from '../../kernel/outbound';
+import { loadSecret } from '../../kernel/secrets';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 // First: the resolvers' load order is their fields' order in the schema.
 import {
   ControlPlaneWorkflowResolver,
+  CredentialResolver,
   ExecutionResolver,
   ScheduleResolver,
   toExecution,
@@ -33,6 +36,8 @@ import { ExecutionTallyStatementUpdates1763769601780 } from './migrations/176376
 import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-execution-run-as';
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
+import { EngineCredentials1764600000000 } from './migrations/1764600000000-credentials';
+import { CredentialKeyRing, CredentialService } from './credentials';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -43,6 +48,19 @@ import { TOPIC } from '../../kernel/topics';
 export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   const workflows = new WorkflowService(kernel.db, hooks);
+  const keyRing = new CredentialKeyRing(
+    loadSecret(kernel.config.dataDir, 'credentials-key', kernel.config.credentials.key),
+    kernel.config.credentials.previousKeys,
+  );
+  const credentials = new CredentialService(
+    kernel.db,
+    () => keyRing,
+    // Token endpoints are reached as workflow HTTP nodes reach their servers.
+    (url, init) => guardedFetch(url, init, { allowHttp: true, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
+    kernel.logger,
+    kernel.clock,
+  );
+  hooks.credentials = (nodes) => credentials.resolveNodes(nodes);
   const executionSecrets = new SecretCipher(
     platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
     'automation-platform/engine-execution-webhook/v1',
@@ -75,6 +93,7 @@ export function createEngine(kernel: Kernel) {
       return key instanceof Error ? null : (key ?? null);
     },
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
+    credentials: credentials.forNodes(),
     get budgets() {
       return kernel.config.engine.budgets;
     },
@@ -116,7 +135,7 @@ export function createEngine(kernel: Kernel) {
   };
   hooks.deleting = (id) => executions.cancelAllOf(id);
   hooks.deleted = () => triggersChanged();
-  return { workflows, runner, schedules, maintenance, executions, triggers, inbound };
+  return { workflows, runner, schedules, maintenance, executions, triggers, inbound, credentials };
 }
 
 export const engine: ServiceModule<Kernel> = {
@@ -133,6 +152,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRunAs1763769601840,
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
+    EngineCredentials1764600000000,
   ],
   subscriptions: [
     {
@@ -155,7 +175,7 @@ export const engine: ServiceModule<Kernel> = {
           : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
     },
   ],
-  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver],
+  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver, CredentialResolver],
   build: (kernel) => {
     const s = createEngine(kernel);
     return {
@@ -166,6 +186,7 @@ export const engine: ServiceModule<Kernel> = {
         new ScheduleResolver(s.schedules),
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
         new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
+        new CredentialResolver(s.credentials),
       ],
       references: {
         Workflow: { key: 'workflowId', permission: 'workflow:read', loader: s.workflows.byId, toEntity: toWorkflow },
@@ -182,6 +203,8 @@ export const engine: ServiceModule<Kernel> = {
       },
       /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
       start: async () => {
+        // Rotation: credentials still under a CREDENTIALS_KEY_PREVIOUS key move to CREDENTIALS_KEY.
+        await s.credentials.reencrypt();
         await s.maintenance.plan(5_000);
         await s.schedules.restore();
       },

@@ -9,7 +9,7 @@ import { type Tx } from '../../../kernel/db/transaction';
 import type { ExecutionMode, ExecutionStatus, ExecutionView, KnownJson, RequestLog, StoreTarget } from './writes.store';
 import type { StoredRun, BudgetExceeded, ExecutionBudgets } from '../executor';
 import type { Item } from '../expressions';
-import type { WebhookReply } from '../nodes';
+import type { NodeCredentials, WebhookReply } from '../nodes';
 import type { ExecutionNotifier } from './notify';
 import type { NotifyConfig } from './types';
 import type { OperationsLike } from './platform';
@@ -114,6 +114,8 @@ export interface RunnerDeps {
   sandboxProcesses?: number;
   /** When a Wait node's timer ends (the kernel's clock); the wall clock when absent. */
   clock?: Clock;
+  /** The stored credentials nodes use (credentials/, given by the engine's module). */
+  credentials?: NodeCredentials;
 }
 
 /**

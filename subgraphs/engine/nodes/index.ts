@@ -15,13 +15,15 @@ export {
   type WorkflowSettings,
 } from './definition';
 export { executeWorkflow, respondToWebhook, wait } from './flow';
-export { httpRequest } from './http-request';
+export { HTTP_AUTH_TYPES, httpRequest } from './http-request';
 export { agent, prompt } from './platform';
 export {
+  type CredentialRef,
   isPlainObject,
   type Item,
   type ItemLineage,
   type NodeContext,
+  type NodeCredentials,
   type NodeDefinition,
   NodeError,
   type NodeResult,

@@ -9,3 +9,4 @@ export { ControlPlaneWorkflowResolver } from './control-plane';
 export { WorkflowMetricsResolver } from './metrics';
 export { ScheduleResolver } from './schedules';
 export { toWebhook, WebhookTriggerResolver } from './webhooks';
+export { CredentialResolver } from './credentials';
