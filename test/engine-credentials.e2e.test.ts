@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyIdOf } from '../subgraphs/engine/credentials';
@@ -27,6 +27,7 @@ const SECRETS = {
   bearer: `brr-${randomBytes(12).toString('hex')}`,
   custom: `cst-${randomBytes(12).toString('hex')}`,
   clientSecret: `cls-${randomBytes(12).toString('hex')}`,
+  hmac: `hmc-${randomBytes(12).toString('hex')}`,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -333,6 +334,34 @@ describe('import and the HTTP Request node', () => {
       assert.ok(full.body.data.nodeData.length > 0);
       assertNoSecret(`${c.label}: the run data`, full.body);
     }
+  });
+
+  it('Crypto 2 signs with the secret of its crypto credential, which stays out of the run data', async () => {
+    await createCredential('Signing', 'crypto', { hmacSecret: SECRETS.hmac });
+    const workflow = {
+      name: 'Crypto 2',
+      nodes: [
+        node('Start', { type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} }, 0),
+        node(
+          'Sign',
+          {
+            type: 'n8n-nodes-base.crypto',
+            typeVersion: 2,
+            parameters: { action: 'hmac', type: 'SHA256', value: 'order-42', dataPropertyName: 'signature' },
+            credentials: { crypto: { id: '30', name: 'Signing' } },
+          },
+          200,
+        ),
+      ],
+      connections: { Start: { main: [[{ node: 'Sign', type: 'main', index: 0 }]] } },
+      settings: { executionOrder: 'v1' },
+    };
+    const { execution } = await importAndRun(workflow);
+    assert.equal(execution.status, 'success', JSON.stringify(execution));
+    const expected = createHmac('sha256', SECRETS.hmac).update('order-42').digest('hex');
+    assert.deepEqual(execution.result.items, [{ signature: expected }]);
+    const full = await p.rest('GET', `/v1/engine/executions/${execution.executionId}?includeData=true`, { key: writer });
+    assertNoSecret('the Crypto run data', full.body);
   });
 
   it('refuses an authentication with no equivalent, naming the type', async () => {

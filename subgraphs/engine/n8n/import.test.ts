@@ -103,8 +103,11 @@ describe('n8n import', () => {
       fullResponse: true,
       ignoreHttpErrors: true,
       timeout: 5000,
+      authentication: 'httpHeaderAuth',
     });
-    assert.match(http4.notes, /credentials were not imported/);
+    // Kept for the save to resolve against the stored credentials (credentials/).
+    assert.deepEqual(http4.credentials, { httpHeaderAuth: { id: '1', name: 'API' } });
+    assert.equal(http4.notes, undefined);
     const http1 = one({
       type: 'n8n-nodes-base.httpRequest',
       typeVersion: 1,

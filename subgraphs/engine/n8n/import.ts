@@ -276,7 +276,7 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     if (response.neverError === true) out.ignoreHttpErrors = true;
   }
   if (typeof options.timeout === 'number') out.timeout = options.timeout;
-  const auth = httpAuthentication(params, version);
+  const auth = httpAuthentication(params, version, node.credentials);
   if (auth) {
     if (!isPlainObject(node.credentials?.[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
     out.authentication = auth;
@@ -288,15 +288,19 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
 const LEGACY_AUTH: Record<string, string> = { headerAuth: 'httpHeaderAuth', queryAuth: 'httpQueryAuth', basicAuth: 'httpBasicAuth', oAuth2: 'oAuth2Api' };
 
 /** The credential type an HTTP Request node authenticates with, or undefined for none; refused when it has no equivalent here. */
-function httpAuthentication(params: Params, version: number): string | undefined {
+function httpAuthentication(params: Params, version: number, credentials: unknown): string | undefined {
   const auth = params.authentication ?? 'none';
   if (auth === 'none') return undefined;
   let type: unknown;
   if (version < 3) {
     type = ownEntry(LEGACY_AUTH, auth);
     if (!type) throw new Unsupported(`the authentication "${auth}" is not supported (${Object.keys(LEGACY_AUTH).join(', ')} are)`);
-  } else if (auth === 'genericCredentialType') type = params.genericAuthType;
-  else if (auth === 'predefinedCredentialType') type = params.nodeCredentialType;
+  } else if (auth === 'genericCredentialType' || auth === 'predefinedCredentialType') {
+    type = auth === 'genericCredentialType' ? params.genericAuthType : params.nodeCredentialType;
+    // A hand-edited export without the type: the one credential the node names tells it.
+    const named = isPlainObject(credentials) ? Object.keys(credentials) : [];
+    if ((type === undefined || type === '') && named.length === 1) type = named[0];
+  }
   else throw new Unsupported(`the authentication "${auth}" is not supported`);
   if (!(HTTP_AUTH_TYPES as readonly unknown[]).includes(type)) {
     throw new Unsupported(`the credential type "${String(type)}" is not supported: HTTP requests authenticate with ${HTTP_AUTH_TYPES.join(', ')}`);
