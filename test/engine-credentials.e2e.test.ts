@@ -120,7 +120,9 @@ beforeAll(async () => {
   api = await startServer(resource);
   auth = await startServer(oauth);
   p = await startTestPlatform({ ...ENV, CREDENTIALS_KEY: KEY_A });
-  writer = (await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write', 'workflow:execute', 'credential:read', 'credential:write'] })).key;
+  writer = (
+    await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write', 'workflow:execute', 'credential:read', 'credential:write'] })
+  ).key;
   reader = (await p.createKey({ service: 'engine', permissions: ['workflow:read', 'credential:read'] })).key;
 });
 
@@ -176,7 +178,11 @@ describe('the store', () => {
     assert.equal(denied.status, 403, JSON.stringify(denied.body));
     assert.equal(denied.body.error.code, 'insufficient_permissions');
     assert.equal(denied.body.error.details.required, 'credential:write');
-    const gql = await p.graphql('mutation { createCredential(input: {name: "x", type: "httpBearerAuth", data: {token: "nope"}}) { credentialId } }', {}, reader);
+    const gql = await p.graphql(
+      'mutation { createCredential(input: {name: "x", type: "httpBearerAuth", data: {token: "nope"}}) { credentialId } }',
+      {},
+      reader,
+    );
     assert.equal(gql.body.errors[0].extensions.code, 'insufficient_permissions');
     const blind = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
     const list = await p.rest('GET', '/v1/engine/credentials', { key: blind });
@@ -220,7 +226,10 @@ describe('the store', () => {
     const one = await p.rest('GET', `/v1/engine/credentials/${header.credentialId}`, { key: reader });
     assert.equal(one.body.data.name, 'Header key');
     const gql = await p.graphql('{ credentials(type: "httpBasicAuth") { credentials { name type settings } pagination { total } } }', {}, reader);
-    assert.deepEqual(gql.body.data.credentials, { credentials: [{ name: 'Basic login', type: 'httpBasicAuth', settings: { user: 'ann' } }], pagination: { total: 1 } });
+    assert.deepEqual(gql.body.data.credentials, {
+      credentials: [{ name: 'Basic login', type: 'httpBasicAuth', settings: { user: 'ann' } }],
+      pagination: { total: 1 },
+    });
   });
 
   it('keeps the data encrypted: the row holds ciphertext under the key’s id, no plain secret', async () => {
@@ -500,7 +509,11 @@ describe('deletion, rotation and the log', () => {
         credentials: { httpBearerAuth: { id: '5', name: 'Bearer token' } },
       }),
     );
-    const gql = await p.graphql('mutation($id: ID!) { deleteCredential(credentialId: $id) { credentialId } }', { id: created['Bearer token']!.credentialId }, writer);
+    const gql = await p.graphql(
+      'mutation($id: ID!) { deleteCredential(credentialId: $id) { credentialId } }',
+      { id: created['Bearer token']!.credentialId },
+      writer,
+    );
     assert.equal(gql.body.data.deleteCredential.credentialId, created['Bearer token']!.credentialId);
     const gone = await p.rest('GET', `/v1/engine/credentials/${created['Bearer token']!.credentialId}`, { key: reader });
     assert.equal(gone.status, 404);

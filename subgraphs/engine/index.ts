@@ -175,7 +175,15 @@ export const engine: ServiceModule<Kernel> = {
           : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
     },
   ],
-  resolvers: [WorkflowResolver, ExecutionResolver, WebhookTriggerResolver, ScheduleResolver, ControlPlaneWorkflowResolver, WorkflowMetricsResolver, CredentialResolver],
+  resolvers: [
+    WorkflowResolver,
+    ExecutionResolver,
+    WebhookTriggerResolver,
+    ScheduleResolver,
+    ControlPlaneWorkflowResolver,
+    WorkflowMetricsResolver,
+    CredentialResolver,
+  ],
   build: (kernel) => {
     const s = createEngine(kernel);
     return {

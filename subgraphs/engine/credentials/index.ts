@@ -6,4 +6,12 @@ import 'reflect-metadata';
 export { CREDENTIAL_KINDS, CREDENTIAL_TYPES } from './kinds';
 export { CredentialKeyRing, keyIdOf } from './keys';
 export { CREDENTIAL_CODES, CredentialService, type CredentialView } from './service';
-export { CreateCredentialInput, Credential, CredentialAuthorization, CredentialConsentInput, CredentialDeletion, CredentialListArgs, CredentialPage } from './types';
+export {
+  CreateCredentialInput,
+  Credential,
+  CredentialAuthorization,
+  CredentialConsentInput,
+  CredentialDeletion,
+  CredentialListArgs,
+  CredentialPage,
+} from './types';

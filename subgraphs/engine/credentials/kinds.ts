@@ -44,7 +44,9 @@ export function checkData(type: string, data: Record<string, unknown>): Record<s
   if (!kind) throw errors.field('type', `must be one of ${CREDENTIAL_TYPES.join(', ')}`);
   const problems: FieldError[] = [];
   const out: Record<string, string> = {};
-  for (const key of Object.keys(data)) if (!ownEntry(kind, key)) problems.push({ field: `data.${key}`, message: `is not a field of ${type} (${Object.keys(kind).join(', ')})`, reason: 'unknown_field' });
+  for (const key of Object.keys(data))
+    if (!ownEntry(kind, key))
+      problems.push({ field: `data.${key}`, message: `is not a field of ${type} (${Object.keys(kind).join(', ')})`, reason: 'unknown_field' });
   for (const [key, spec] of Object.entries(kind)) {
     const v = data[key];
     if (v === undefined || v === null || v === '') {

@@ -51,7 +51,14 @@ export async function tokenRequest(
   const host = safeHost(settings.accessTokenUrl ?? '');
   let res: GuardedResponse;
   try {
-    res = await fetch(settings.accessTokenUrl ?? '', { method: 'POST', headers, body: form.toString(), timeoutMs: TOKEN_TIMEOUT_MS, signal, maxResponseBytes: 1024 * 1024 });
+    res = await fetch(settings.accessTokenUrl ?? '', {
+      method: 'POST',
+      headers,
+      body: form.toString(),
+      timeoutMs: TOKEN_TIMEOUT_MS,
+      signal,
+      maxResponseBytes: 1024 * 1024,
+    });
   } catch (err) {
     throw new TokenRefused(`The token endpoint ${host} could not be reached: ${(err as Error).message}`, 0);
   }

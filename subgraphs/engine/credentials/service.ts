@@ -91,7 +91,8 @@ export class CredentialService {
     const refs: { node: string; type: string; id?: string; name?: string }[] = [];
     for (const n of nodes) {
       if (!isPlainObject(n) || n.credentials === undefined || n.credentials === null) continue;
-      if (!isPlainObject(n.credentials)) throw workflowInvalid(`Node "${n.name}": credentials must be an object {<type>: {id, name}}`, { reason: 'invalid_credentials', node: n.name });
+      if (!isPlainObject(n.credentials))
+        throw workflowInvalid(`Node "${n.name}": credentials must be an object {<type>: {id, name}}`, { reason: 'invalid_credentials', node: n.name });
       for (const [type, ref] of Object.entries(n.credentials)) {
         const r = isPlainObject(ref) ? ref : {};
         const id = r.id === undefined || r.id === null ? undefined : String(r.id);
@@ -152,9 +153,15 @@ export class CredentialService {
     const { row, data } = await this.open('oAuth2Api', { id: pending.id, name: '' });
     let tokens: TokenData;
     try {
-      tokens = await tokenRequest(this.fetch, data, { grant_type: 'authorization_code', code: input.code, redirect_uri: pending.oauth_redirect_url }, this.clock.now().getTime());
+      tokens = await tokenRequest(
+        this.fetch,
+        data,
+        { grant_type: 'authorization_code', code: input.code, redirect_uri: pending.oauth_redirect_url },
+        this.clock.now().getTime(),
+      );
     } catch (err) {
-      if (err instanceof TokenRefused) throw new AppError('upstream_error', err.message, { credentialId: row.id, status: err.status, oauthError: err.oauthError });
+      if (err instanceof TokenRefused)
+        throw new AppError('upstream_error', err.message, { credentialId: row.id, status: err.status, oauthError: err.oauthError });
       throw err;
     }
     await this.storeTokens(row.id, data, tokens);
@@ -170,7 +177,10 @@ export class CredentialService {
         const row = await store.lockSealed(m, id);
         if (!row || row.key_id === ring.currentId) return;
         if (!ring.knows(row.key_id)) {
-          this.logger.warn('credential under an unknown key: set CREDENTIALS_KEY_PREVIOUS to the key it was encrypted with', { credentialId: id, keyId: row.key_id });
+          this.logger.warn('credential under an unknown key: set CREDENTIALS_KEY_PREVIOUS to the key it was encrypted with', {
+            credentialId: id,
+            keyId: row.key_id,
+          });
           return;
         }
         const sealed = ring.seal(ring.open(row.data_enc, row.key_id, id)!, id);
@@ -185,11 +195,15 @@ export class CredentialService {
   private async open(type: string, ref: CredentialRef): Promise<{ row: store.SealedRow; data: Record<string, string> }> {
     const row = UUID.test(ref.id) ? await store.sealed(this.db, ref.id) : undefined;
     const label = `The ${type} credential "${ref.name || ref.id}"`;
-    if (!row) throw new NodeError(`${label} does not exist (deleted?): create it and save the workflow again`, { credential: ref, reason: 'credential_missing' });
+    if (!row)
+      throw new NodeError(`${label} does not exist (deleted?): create it and save the workflow again`, { credential: ref, reason: 'credential_missing' });
     if (row.type !== type) throw new NodeError(`${label} is of type ${row.type}, not ${type}`, { credential: ref, reason: 'credential_type' });
     const data = this.keys().open(row.data_enc, row.key_id, row.id);
     if (!data) {
-      throw new NodeError(`${label} is encrypted under a key this platform does not have (CREDENTIALS_KEY_PREVIOUS)`, { credential: ref, reason: 'credential_key' });
+      throw new NodeError(`${label} is encrypted under a key this platform does not have (CREDENTIALS_KEY_PREVIOUS)`, {
+        credential: ref,
+        reason: 'credential_key',
+      });
     }
     return { row, data: data as Record<string, string> };
   }
@@ -250,7 +264,8 @@ function digest(state: string): Buffer {
 }
 
 function missing(r: { node: string; type: string; id?: string; name?: string }): AppError {
-  const which = [r.name !== undefined ? `"${r.name}"` : undefined, r.id !== undefined ? `(id ${r.id})` : undefined].filter(Boolean).join(' ') || '(no id or name)';
+  const which =
+    [r.name !== undefined ? `"${r.name}"` : undefined, r.id !== undefined ? `(id ${r.id})` : undefined].filter(Boolean).join(' ') || '(no id or name)';
   return new AppError(
     'CREDENTIAL_MISSING',
     `Node "${r.node}" uses the ${r.type} credential ${which}, which does not exist here: create a ${r.type} credential named "${r.name ?? ''}" (POST /v1/engine/credentials), then import again`,

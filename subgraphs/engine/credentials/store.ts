@@ -66,11 +66,12 @@ export function remove(q: Queryable, id: string): Promise<{ id: string } | undef
 
 /** New ciphertext: re-encrypted under the current key (rotation), or with new tokens (`connected`). */
 export async function reseal(q: Queryable, id: string, dataEnc: Buffer, keyId: string, connected = false): Promise<void> {
-  await exec(
-    q,
-    `UPDATE engine.credentials SET data_enc = $2, key_id = $3, connected_at = CASE WHEN $4 THEN now() ELSE connected_at END WHERE id = $1`,
-    [id, dataEnc, keyId, connected],
-  );
+  await exec(q, `UPDATE engine.credentials SET data_enc = $2, key_id = $3, connected_at = CASE WHEN $4 THEN now() ELSE connected_at END WHERE id = $1`, [
+    id,
+    dataEnc,
+    keyId,
+    connected,
+  ]);
 }
 
 /** The rows not under the current key (rotation). */

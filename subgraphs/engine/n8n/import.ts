@@ -300,8 +300,7 @@ function httpAuthentication(params: Params, version: number, credentials: unknow
     // A hand-edited export without the type: the one credential the node names tells it.
     const named = isPlainObject(credentials) ? Object.keys(credentials) : [];
     if ((type === undefined || type === '') && named.length === 1) type = named[0];
-  }
-  else throw new Unsupported(`the authentication "${auth}" is not supported`);
+  } else throw new Unsupported(`the authentication "${auth}" is not supported`);
   if (!(HTTP_AUTH_TYPES as readonly unknown[]).includes(type)) {
     throw new Unsupported(`the credential type "${String(type)}" is not supported: HTTP requests authenticate with ${HTTP_AUTH_TYPES.join(', ')}`);
   }

@@ -66,7 +66,8 @@ async function authOf(ctx: Ctx, type: unknown): Promise<Auth | undefined> {
   if (type === undefined || type === null || type === '' || type === 'none') return undefined;
   const kind = String(type);
   const ref = ctx.node.credentials?.[kind];
-  if (!ref) throw new NodeError(`The node authenticates with ${kind} but names no ${kind} credential (node.credentials.${kind})`, { reason: 'credential_missing' });
+  if (!ref)
+    throw new NodeError(`The node authenticates with ${kind} but names no ${kind} credential (node.credentials.${kind})`, { reason: 'credential_missing' });
   const store = ctx.services.credentials;
   if (!store) throw new NodeError('Credentials are not available in this process', { reason: 'no_credentials' });
   if (kind === 'oAuth2Api') {

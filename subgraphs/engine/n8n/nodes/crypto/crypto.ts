@@ -68,7 +68,10 @@ const ACTIONS: Record<string, (p: Params) => string> = {
 /** Version 2: the secret (hmac) or private key (sign) of the node's `crypto` credential, as the parameter version 1 took it in. */
 async function credentialSecrets(ctx: NodeContext, action: 'hmac' | 'sign'): Promise<Params> {
   const ref = ctx.node.credentials?.crypto;
-  if (!ref) throw new NodeError(`Crypto version 2 takes the ${action === 'hmac' ? 'secret' : 'private key'} from a crypto credential, and the node names none (credentials.crypto)`);
+  if (!ref)
+    throw new NodeError(
+      `Crypto version 2 takes the ${action === 'hmac' ? 'secret' : 'private key'} from a crypto credential, and the node names none (credentials.crypto)`,
+    );
   if (!ctx.services.credentials) throw new NodeError('Credentials are not available in this process');
   const data = await ctx.services.credentials.data('crypto', ref);
   const value = action === 'hmac' ? data.hmacSecret : data.signPrivateKey;
