@@ -146,6 +146,45 @@ describe('n8n import', () => {
     );
   });
 
+  test('HTTP Request authentication: each version names a credential type, kept with the node’s credentials', () => {
+    const http = (typeVersion: number, parameters: Record<string, unknown>, credentials: Record<string, unknown>) =>
+      one({ type: 'n8n-nodes-base.httpRequest', typeVersion, parameters: { url: 'https://x.example.com', ...parameters }, credentials });
+    const cases: [number, Record<string, unknown>, string][] = [
+      [1, { authentication: 'headerAuth' }, 'httpHeaderAuth'],
+      [1, { authentication: 'queryAuth' }, 'httpQueryAuth'],
+      [2, { authentication: 'basicAuth' }, 'httpBasicAuth'],
+      [2, { authentication: 'oAuth2' }, 'oAuth2Api'],
+      [3, { authentication: 'genericCredentialType', genericAuthType: 'httpCustomAuth' }, 'httpCustomAuth'],
+      [4.1, { authentication: 'predefinedCredentialType', nodeCredentialType: 'httpBearerAuth' }, 'httpBearerAuth'],
+      [4.2, { authentication: 'genericCredentialType', genericAuthType: 'oAuth2Api' }, 'oAuth2Api'],
+    ];
+    for (const [version, parameters, type] of cases) {
+      const ref = { id: '7', name: `My ${type}` };
+      const node = http(version, parameters, { [type]: ref });
+      assert.equal(node.parameters.authentication, type, `v${version} ${JSON.stringify(parameters)}`);
+      assert.deepEqual(node.credentials, { [type]: ref });
+    }
+    assert.equal(http(4.2, { authentication: 'none' }, {}).parameters.authentication, undefined);
+    const refused = (version: number, parameters: Record<string, unknown>, credentials: Record<string, unknown> = {}) => {
+      try {
+        http(version, parameters, credentials);
+      } catch (err) {
+        assert.ok(err instanceof AppError && err.code === 'WORKFLOW_INVALID');
+        return err.message;
+      }
+      assert.fail(`v${version} ${JSON.stringify(parameters)} was accepted`);
+    };
+    assert.match(refused(1, { authentication: 'digestAuth' }), /the authentication "digestAuth" is not supported/);
+    assert.match(
+      refused(4.2, { authentication: 'predefinedCredentialType', nodeCredentialType: 'githubApi' }),
+      /the credential type "githubApi" is not supported/,
+    );
+    assert.match(
+      refused(4.2, { authentication: 'genericCredentialType', genericAuthType: 'httpHeaderAuth' }),
+      /the authentication httpHeaderAuth names no httpHeaderAuth credential/,
+    );
+  });
+
   test('Respond to Webhook answers with the first item, all items, or either under "Put Response in Field"', async () => {
     const reply = async (parameters: Record<string, unknown>) => {
       const run = await runWorkflow(
