@@ -397,7 +397,7 @@ const credentialCallback = defineRoute({
   method: 'GET',
   path: '/credentials/oauth2/callback',
   operation: EngineCompleteCredentialAuthorizationDocument,
-  variables: ({ query }) => ({ input: { state: strParam(query.state), code: strParam(query.code), error: strParam(query.error) } }),
+  variables: ({ query }) => ({ state: strParam(query.state), code: strParam(query.code), error: strParam(query.error) }),
   opaque: ['settings'],
 });
 

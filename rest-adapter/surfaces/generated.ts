@@ -179,13 +179,6 @@ export type CreateWorkflowWebhookInput = {
   active?: boolean | null | undefined;
 };
 
-/** What the authorization server sends to the callback: the state, and the code or an error. */
-export type CredentialConsentInput = {
-  state?: string | null | undefined;
-  code?: string | null | undefined;
-  error?: string | null | undefined;
-};
-
 export type DeployInput = {
   image: string;
   /** Default: the service's current count. */
@@ -1260,8 +1253,8 @@ export type EngineCreateCredentialMutation = { createCredential: EngineCredentia
 
 export type EngineCredentialsQueryVariables = Exact<{
   type?: string | null | undefined;
-  limit: number;
-  offset: number;
+  limit?: number | null | undefined;
+  offset?: number | null | undefined;
 }>;
 
 export type EngineCredentialsQuery = { credentials: { credentials: Array<EngineCredentialFieldsFragment>; pagination: PaginationFragment } };
@@ -1285,7 +1278,9 @@ export type EngineAuthorizeCredentialMutationVariables = Exact<{
 export type EngineAuthorizeCredentialMutation = { authorizeCredential: { credentialId: string; authorizationUrl: string } };
 
 export type EngineCompleteCredentialAuthorizationMutationVariables = Exact<{
-  input: CredentialConsentInput;
+  state: string;
+  code?: string | null | undefined;
+  error?: string | null | undefined;
 }>;
 
 export type EngineCompleteCredentialAuthorizationMutation = { completeCredentialAuthorization: EngineCredentialFieldsFragment };
@@ -2980,7 +2975,7 @@ export const EngineCreateCredentialDocument = new TypedDocumentString(
   'mutation EngineCreateCredential($input:CreateCredentialInput!){createCredential(input:$input){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
 ) as unknown as TypedDocumentString<EngineCreateCredentialMutation, EngineCreateCredentialMutationVariables>;
 export const EngineCredentialsDocument = new TypedDocumentString(
-  'query EngineCredentials($type:String$limit:Int!$offset:Int!){credentials(type:$type limit:$limit offset:$offset){credentials{...EngineCredentialFields}pagination{...Pagination}}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}fragment Pagination on PageInfo{total limit offset hasMore}',
+  'query EngineCredentials($type:String$limit:Int$offset:Int){credentials(type:$type limit:$limit offset:$offset){credentials{...EngineCredentialFields}pagination{...Pagination}}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}fragment Pagination on PageInfo{total limit offset hasMore}',
 ) as unknown as TypedDocumentString<EngineCredentialsQuery, EngineCredentialsQueryVariables>;
 export const EngineCredentialDocument = new TypedDocumentString(
   'query EngineCredential($credentialId:ID!){credential(credentialId:$credentialId){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
@@ -2992,7 +2987,7 @@ export const EngineAuthorizeCredentialDocument = new TypedDocumentString(
   'mutation EngineAuthorizeCredential($credentialId:ID!){authorizeCredential(credentialId:$credentialId){credentialId authorizationUrl}}',
 ) as unknown as TypedDocumentString<EngineAuthorizeCredentialMutation, EngineAuthorizeCredentialMutationVariables>;
 export const EngineCompleteCredentialAuthorizationDocument = new TypedDocumentString(
-  'mutation EngineCompleteCredentialAuthorization($input:CredentialConsentInput!){completeCredentialAuthorization(input:$input){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
+  'mutation EngineCompleteCredentialAuthorization($state:String!$code:String$error:String){completeCredentialAuthorization(input:{state:$state code:$code error:$error}){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
 ) as unknown as TypedDocumentString<EngineCompleteCredentialAuthorizationMutation, EngineCompleteCredentialAuthorizationMutationVariables>;
 export const FeedbackMeDocument = new TypedDocumentString(
   'query FeedbackMe{feedbackMe{id email username name avatar subscription{tier status}createdAt}}',
