@@ -164,7 +164,18 @@ describe('n8n import', () => {
       assert.equal(node.parameters.authentication, type, `v${version} ${JSON.stringify(parameters)}`);
       assert.deepEqual(node.credentials, { [type]: ref });
     }
-    assert.equal(http(4.2, { authentication: 'none' }, {}).parameters.authentication, undefined);
+    const none = http(4.2, { authentication: 'none' }, { httpHeaderAuth: { id: '1', name: 'Left behind' } });
+    assert.equal(none.parameters.authentication, undefined);
+    assert.equal(none.credentials, undefined, 'a credential the node no longer uses is not kept (nor looked up)');
+    const two = http(
+      4.2,
+      { authentication: 'genericCredentialType', genericAuthType: 'httpBasicAuth' },
+      {
+        httpHeaderAuth: { id: '1', name: 'Left behind' },
+        httpBasicAuth: { id: '2', name: 'Used' },
+      },
+    );
+    assert.deepEqual(two.credentials, { httpBasicAuth: { id: '2', name: 'Used' } });
     const refused = (version: number, parameters: Record<string, unknown>, credentials: Record<string, unknown> = {}) => {
       try {
         http(version, parameters, credentials);

@@ -81,7 +81,21 @@ function mapNode(node: Params): Params {
     }
     throw err;
   }
-  return withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
+  const out = withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
+  // A mapped node keeps only the credential it authenticates with (n8n may leave others behind on a node).
+  if (out.credentials) {
+    const used = mapped.parameters.authentication;
+    if (typeof used === 'string' && isPlainObject(out.credentials[used])) out.credentials = { [used]: out.credentials[used] };
+    else {
+      // A Webhook trigger's own authentication is set on its registration (POST /webhooks), not by an n8n credential.
+      if (mapped.type !== 'engine.httpRequest') {
+        const note = `n8n credentials (${Object.keys(out.credentials).join(', ')}) were not imported: ${mapped.type} does not use them`;
+        out.notes = out.notes ? `${out.notes}\n${note}` : note;
+      }
+      delete out.credentials;
+    }
+  }
+  return out;
 }
 
 /** A node this engine runs under its n8n name: type, version and parameters kept as n8n wrote them. */
