@@ -96,6 +96,17 @@ const envSchema = z.object({
       return out;
     }),
   INTERNAL_SECRET: optional(z.string().min(32)),
+  CREDENTIALS_KEY: optional(z.string().min(32)),
+  CREDENTIALS_KEY_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
+    .refine((v) => v.every((k) => k.length >= 32), 'every key must be at least 32 characters'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   WORKER_STALE_AFTER_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   WORKER_POLL_MS: z.coerce.number().int().min(10).max(3_600_000).default(250),
@@ -156,6 +167,8 @@ export interface Config {
   anonymousRateLimit: number;
   subgraphUrls: Partial<Record<SubgraphName, string>>;
   internalSecret?: string;
+  /** The key n8n credentials are encrypted under (else DATA_DIR/secrets/credentials-key), and the keys they may still be under. */
+  credentials: { key?: string; previousKeys: string[] };
   workerConcurrency: number;
   /** A worker silent this long is presumed dead and its running jobs are reclaimed (it heartbeats at a sixth of it, at most every 5 s). */
   workerStaleAfterMs: number;
@@ -234,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anonymousRateLimit: e.ANONYMOUS_RATE_LIMIT,
     subgraphUrls: e.SUBGRAPH_URLS,
     internalSecret: e.INTERNAL_SECRET,
+    credentials: { key: e.CREDENTIALS_KEY, previousKeys: e.CREDENTIALS_KEY_PREVIOUS },
     metrics: { sampleIntervalMs: e.METRICS_SAMPLE_INTERVAL_MS, retentionDays: e.METRICS_RETENTION_DAYS },
     audit: { retentionDays: e.AUDIT_RETENTION_DAYS },
     workerConcurrency: e.WORKER_CONCURRENCY,

@@ -86,6 +86,12 @@ export const TAGS: Tag[] = [
     description: 'Variables every workflow reads as $vars.',
     match: /^\/(v1\/engine|engine\/api\/v1)\/variables/,
   },
+  {
+    name: 'Engine credentials',
+    service: 'Workflow engine',
+    description: 'Credentials of n8n workflows (stored encrypted, never answered back) and the OAuth2 consent callback.',
+    match: /^\/(v1\/engine|engine\/api\/v1)\/credentials/,
+  },
   { name: 'Inbound webhooks', service: 'Workflow engine', description: 'The addresses webhook triggers listen on.', match: /^\/webhook\// },
   { name: 'Links', service: 'Links', description: 'Short links: create, protect, count visits, follow.', match: /^\/links\// },
   { name: 'Sign-in', service: 'Feedback', description: 'GitHub and Google sign-in and the signed-in person.', match: /^\/feedback\/api\/v1\/auth\// },

@@ -1,8 +1,14 @@
 import { omitNulls } from '../output';
-import { bodyField, boolParam, defineRoute, intParam, type RouteDef } from '../route';
+import { bodyField, boolParam, defineRoute, intParam, strParam, type RouteDef } from '../route';
 import {
+  EngineAuthorizeCredentialDocument,
   EngineCancelExecutionDocument,
   EngineCreateVariableDocument,
+  EngineCompleteCredentialAuthorizationDocument,
+  EngineCreateCredentialDocument,
+  EngineCredentialDocument,
+  EngineCredentialsDocument,
+  EngineDeleteCredentialDocument,
   EngineCreateWebhookDocument,
   EngineCreateWorkflowDocument,
   EngineDeleteExecutionDocument,
@@ -402,6 +408,57 @@ const deleteVariable = defineRoute({
 
 const variableRoutes: RouteDef[] = [listVariables, getVariable, createVariable, updateVariable, deleteVariable];
 
+// Credentials: their secrets go in, never out.
+
+const createCredential = defineRoute({
+  method: 'POST',
+  path: '/credentials',
+  operation: EngineCreateCredentialDocument,
+  variables: ({ body }) => ({ input: body }),
+  status: 201,
+  // The type's fields are the client's own names.
+  opaque: ['data', 'settings'],
+});
+
+const listCredentials = defineRoute({
+  method: 'GET',
+  path: '/credentials',
+  operation: EngineCredentialsDocument,
+  variables: ({ query }) => ({ type: strParam(query.type), limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
+  opaque: ['settings'],
+});
+
+const getCredential = defineRoute({
+  method: 'GET',
+  path: '/credentials/:credentialId',
+  operation: EngineCredentialDocument,
+  variables: ({ params }) => ({ credentialId: params.credentialId }),
+  opaque: ['settings'],
+});
+
+const deleteCredential = defineRoute({
+  method: 'DELETE',
+  path: '/credentials/:credentialId',
+  operation: EngineDeleteCredentialDocument,
+  variables: ({ params }) => ({ credentialId: params.credentialId }),
+});
+
+const authorizeCredential = defineRoute({
+  method: 'POST',
+  path: '/credentials/:credentialId/authorize',
+  operation: EngineAuthorizeCredentialDocument,
+  variables: ({ params }) => ({ credentialId: params.credentialId }),
+});
+
+/** PUBLIC: where the authorization server sends the person back (?state=…&code=… or &error=…). */
+const credentialCallback = defineRoute({
+  method: 'GET',
+  path: '/credentials/oauth2/callback',
+  operation: EngineCompleteCredentialAuthorizationDocument,
+  variables: ({ query }) => ({ state: strParam(query.state), code: strParam(query.code), error: strParam(query.error) }),
+  opaque: ['settings'],
+});
+
 const shared: RouteDef[] = [
   getWorkflow,
   listWorkflows,
@@ -426,6 +483,12 @@ const shared: RouteDef[] = [
   testWebhook,
   webhookLogs,
   ...variableRoutes,
+  createCredential,
+  listCredentials,
+  getCredential,
+  deleteCredential,
+  authorizeCredential,
+  credentialCallback,
 ];
 
 // ---------------------------------------------------------------------------------------------

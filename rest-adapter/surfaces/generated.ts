@@ -43,6 +43,13 @@ export type CreateChainInput = {
   metadata?: Record<string, unknown> | null | undefined;
 };
 
+export type CreateCredentialInput = {
+  name: string;
+  type: string;
+  /** The type’s fields, secrets included (docs/n8n.md, "Credentials"). */
+  data: Record<string, unknown>;
+};
+
 export type CreateFragmentInput = {
   /** Slug; becomes the fragmentId. */
   name: string;
@@ -550,6 +557,8 @@ export type WorkflowNodeInput = {
   onError?: string | null | undefined;
   alwaysOutputData?: boolean | null | undefined;
   executeOnce?: boolean | null | undefined;
+  /** Credential type to {id, name} of a stored credential (resolved by id, then name). */
+  credentials?: Record<string, unknown> | null | undefined;
 };
 
 /** The body of POST /v1/control-plane/workflows/{workflowId}/schedule. */
@@ -1005,6 +1014,7 @@ export type EngineWorkflowFieldsFragment = {
     onError: string | null;
     alwaysOutputData: boolean | null;
     executeOnce: boolean | null;
+    credentials: Record<string, unknown> | null;
   }>;
 } & WorkflowSummaryFragment;
 
@@ -1270,6 +1280,16 @@ export type EngineNativeUpdateMutation = { updateWorkflow: EngineWorkflowFieldsF
 
 export type EngineVariableFieldsFragment = { variableId: string; key: string; value: string; createdAt: string; updatedAt: string };
 
+export type EngineCredentialFieldsFragment = {
+  credentialId: string;
+  name: string;
+  type: string;
+  settings: Record<string, unknown>;
+  connectedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
 export type EngineVariablesQueryVariables = Exact<{ [key: string]: never }>;
 
 export type EngineVariablesQuery = { workflowVariables: Array<EngineVariableFieldsFragment> };
@@ -1298,6 +1318,46 @@ export type EngineDeleteVariableMutationVariables = Exact<{
 }>;
 
 export type EngineDeleteVariableMutation = { deleteWorkflowVariable: { variableId: string; deletedAt: string } };
+
+export type EngineCreateCredentialMutationVariables = Exact<{
+  input: CreateCredentialInput;
+}>;
+
+export type EngineCreateCredentialMutation = { createCredential: EngineCredentialFieldsFragment };
+
+export type EngineCredentialsQueryVariables = Exact<{
+  type?: string | null | undefined;
+  limit?: number | null | undefined;
+  offset?: number | null | undefined;
+}>;
+
+export type EngineCredentialsQuery = { credentials: { credentials: Array<EngineCredentialFieldsFragment>; pagination: PaginationFragment } };
+
+export type EngineCredentialQueryVariables = Exact<{
+  credentialId: string | number;
+}>;
+
+export type EngineCredentialQuery = { credential: EngineCredentialFieldsFragment };
+
+export type EngineDeleteCredentialMutationVariables = Exact<{
+  credentialId: string | number;
+}>;
+
+export type EngineDeleteCredentialMutation = { deleteCredential: { credentialId: string; deletedAt: string } };
+
+export type EngineAuthorizeCredentialMutationVariables = Exact<{
+  credentialId: string | number;
+}>;
+
+export type EngineAuthorizeCredentialMutation = { authorizeCredential: { credentialId: string; authorizationUrl: string } };
+
+export type EngineCompleteCredentialAuthorizationMutationVariables = Exact<{
+  state: string;
+  code?: string | null | undefined;
+  error?: string | null | undefined;
+}>;
+
+export type EngineCompleteCredentialAuthorizationMutation = { completeCredentialAuthorization: EngineCredentialFieldsFragment };
 
 export type FeedbackProjectFieldsFragment = {
   id: string;
@@ -2710,7 +2770,7 @@ export const WorkflowSummaryFragmentDoc = new TypedDocumentString(
   { fragmentName: 'WorkflowSummary' },
 ) as unknown as TypedDocumentString<WorkflowSummaryFragment, unknown>;
 export const EngineWorkflowFieldsFragmentDoc = new TypedDocumentString(
-  'fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
+  'fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce credentials}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
   { fragmentName: 'EngineWorkflowFields' },
 ) as unknown as TypedDocumentString<EngineWorkflowFieldsFragment, unknown>;
 export const EngineExecutionFieldsFragmentDoc = new TypedDocumentString(
@@ -2729,6 +2789,10 @@ export const EngineVariableFieldsFragmentDoc = new TypedDocumentString(
   'fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
   { fragmentName: 'EngineVariableFields' },
 ) as unknown as TypedDocumentString<EngineVariableFieldsFragment, unknown>;
+export const EngineCredentialFieldsFragmentDoc = new TypedDocumentString(
+  'fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
+  { fragmentName: 'EngineCredentialFields' },
+) as unknown as TypedDocumentString<EngineCredentialFieldsFragment, unknown>;
 export const FeedbackProjectFieldsFragmentDoc = new TypedDocumentString(
   'fragment FeedbackProjectFields on FeedbackProject{id name description slug ownerId settings{isPublic allowAnonymous requireApproval}stats{totalRequests totalVotes totalComments}createdAt}',
   { fragmentName: 'FeedbackProjectFields' },
@@ -2911,7 +2975,7 @@ export const GetAgentDocument = new TypedDocumentString(
   'query GetAgent($agentId:ID!){agent(agentId:$agentId){...AgentFields}}fragment AgentFields on Agent{agentId name domain forgeStage version description capabilities inputs{required optional}outputs taskTypes{taskType title description inputs{required optional}artifactFormat expectedSections typicalDuration}averageDuration successRate totalExecutions}',
 ) as unknown as TypedDocumentString<GetAgentQuery, GetAgentQueryVariables>;
 export const EngineWorkflowDocument = new TypedDocumentString(
-  'query EngineWorkflow($workflowId:ID!){workflow(workflowId:$workflowId){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
+  'query EngineWorkflow($workflowId:ID!){workflow(workflowId:$workflowId){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce credentials}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineWorkflowQuery, EngineWorkflowQueryVariables>;
 export const EngineWorkflowsDocument = new TypedDocumentString(
   'query EngineWorkflows($active:Boolean$tag:String$search:String$limit:Int$offset:Int){workflows(active:$active tag:$tag search:$search limit:$limit offset:$offset){workflows{...WorkflowSummary}pagination{...Pagination}}}fragment Pagination on PageInfo{total limit offset hasMore}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
@@ -2983,10 +3047,10 @@ export const EngineUpdateWorkflowDocument = new TypedDocumentString(
   'mutation EngineUpdateWorkflow($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){workflowId name active version updatedAt}}',
 ) as unknown as TypedDocumentString<EngineUpdateWorkflowMutation, EngineUpdateWorkflowMutationVariables>;
 export const EngineNativeCreateDocument = new TypedDocumentString(
-  'mutation EngineNativeCreate($workflow:JSON!){importWorkflow(workflow:$workflow){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
+  'mutation EngineNativeCreate($workflow:JSON!){importWorkflow(workflow:$workflow){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce credentials}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineNativeCreateMutation, EngineNativeCreateMutationVariables>;
 export const EngineNativeUpdateDocument = new TypedDocumentString(
-  'mutation EngineNativeUpdate($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
+  'mutation EngineNativeUpdate($workflowId:ID!$input:UpdateWorkflowInput!){updateWorkflow(workflowId:$workflowId input:$input){...EngineWorkflowFields}}fragment EngineWorkflowFields on Workflow{...WorkflowSummary nodes{name type position parameters id typeVersion notes disabled retryOnFail maxTries waitBetweenTries continueOnFail timeout onError alwaysOutputData executeOnce credentials}connections settings createdAt updatedAt}fragment WorkflowStatistics on WorkflowStatistics{executions successRate averageDuration}fragment WorkflowSummary on Workflow{workflowId name description tags active version nodeCount lastExecuted webhookUrl statistics{...WorkflowStatistics}}',
 ) as unknown as TypedDocumentString<EngineNativeUpdateMutation, EngineNativeUpdateMutationVariables>;
 export const EngineVariablesDocument = new TypedDocumentString(
   'query EngineVariables{workflowVariables{...EngineVariableFields}}fragment EngineVariableFields on WorkflowVariable{variableId key value createdAt updatedAt}',
@@ -3003,6 +3067,24 @@ export const EngineUpdateVariableDocument = new TypedDocumentString(
 export const EngineDeleteVariableDocument = new TypedDocumentString(
   'mutation EngineDeleteVariable($variableId:ID!){deleteWorkflowVariable(variableId:$variableId){variableId deletedAt}}',
 ) as unknown as TypedDocumentString<EngineDeleteVariableMutation, EngineDeleteVariableMutationVariables>;
+export const EngineCreateCredentialDocument = new TypedDocumentString(
+  'mutation EngineCreateCredential($input:CreateCredentialInput!){createCredential(input:$input){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineCreateCredentialMutation, EngineCreateCredentialMutationVariables>;
+export const EngineCredentialsDocument = new TypedDocumentString(
+  'query EngineCredentials($type:String$limit:Int$offset:Int){credentials(type:$type limit:$limit offset:$offset){credentials{...EngineCredentialFields}pagination{...Pagination}}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}fragment Pagination on PageInfo{total limit offset hasMore}',
+) as unknown as TypedDocumentString<EngineCredentialsQuery, EngineCredentialsQueryVariables>;
+export const EngineCredentialDocument = new TypedDocumentString(
+  'query EngineCredential($credentialId:ID!){credential(credentialId:$credentialId){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineCredentialQuery, EngineCredentialQueryVariables>;
+export const EngineDeleteCredentialDocument = new TypedDocumentString(
+  'mutation EngineDeleteCredential($credentialId:ID!){deleteCredential(credentialId:$credentialId){credentialId deletedAt}}',
+) as unknown as TypedDocumentString<EngineDeleteCredentialMutation, EngineDeleteCredentialMutationVariables>;
+export const EngineAuthorizeCredentialDocument = new TypedDocumentString(
+  'mutation EngineAuthorizeCredential($credentialId:ID!){authorizeCredential(credentialId:$credentialId){credentialId authorizationUrl}}',
+) as unknown as TypedDocumentString<EngineAuthorizeCredentialMutation, EngineAuthorizeCredentialMutationVariables>;
+export const EngineCompleteCredentialAuthorizationDocument = new TypedDocumentString(
+  'mutation EngineCompleteCredentialAuthorization($state:String!$code:String$error:String){completeCredentialAuthorization(input:{state:$state code:$code error:$error}){...EngineCredentialFields}}fragment EngineCredentialFields on Credential{credentialId name type settings connectedAt createdAt updatedAt}',
+) as unknown as TypedDocumentString<EngineCompleteCredentialAuthorizationMutation, EngineCompleteCredentialAuthorizationMutationVariables>;
 export const FeedbackMeDocument = new TypedDocumentString(
   'query FeedbackMe{feedbackMe{id email username name avatar subscription{tier status}createdAt}}',
 ) as unknown as TypedDocumentString<FeedbackMeQuery, FeedbackMeQueryVariables>;

@@ -8,11 +8,14 @@
  * schedules, maintenance. Serves: /webhook/<path> as a door in the process hosting it.
  */
 import { platformKey, SecretCipher } from '../../kernel/crypto';
+import { guardedFetch } from '../../kernel/outbound';
+import { loadSecret } from '../../kernel/secrets';
 import type { Kernel } from '../../kernel/platform';
 import type { ServiceModule } from '../../kernel/subgraph';
 // First: the resolvers' load order is their fields' order in the schema.
 import {
   ControlPlaneWorkflowResolver,
+  CredentialResolver,
   ExecutionResolver,
   ScheduleResolver,
   toExecution,
@@ -35,9 +38,11 @@ import { ExecutionRunAs1763769601840 } from './migrations/1763769601840-executio
 import { ExecutionRanMs1763769601850 } from './migrations/1763769601850-execution-ran-ms';
 import { EngineRowVersions1763769601883 } from './migrations/1763769601883-row-versions';
 import { ExecutionTraceIds1764550000002 } from './migrations/1764550000002-execution-trace-ids';
+import { EngineCredentials1764600000000 } from './migrations/1764600000000-credentials';
 import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
 import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
 import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
+import { CredentialKeyRing, CredentialService } from './credentials';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
@@ -50,6 +55,19 @@ export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   const workflows = new WorkflowService(kernel.db, hooks);
   const variables = new VariableService(kernel.db);
+  const keyRing = new CredentialKeyRing(
+    loadSecret(kernel.config.dataDir, 'credentials-key', kernel.config.credentials.key),
+    kernel.config.credentials.previousKeys,
+  );
+  const credentials = new CredentialService(
+    kernel.db,
+    () => keyRing,
+    // Token endpoints are reached as workflow HTTP nodes reach their servers.
+    (url, init) => guardedFetch(url, init, { allowHttp: true, allowPrivateNetworks: kernel.config.outboundAllowPrivateNetworks }),
+    kernel.logger,
+    kernel.clock,
+  );
+  hooks.credentials = (nodes) => credentials.resolveNodes(nodes);
   const executionSecrets = new SecretCipher(
     platformKey(kernel.secrets.internal, 'engine-execution-webhooks'),
     'automation-platform/engine-execution-webhook/v1',
@@ -82,6 +100,7 @@ export function createEngine(kernel: Kernel) {
       return key instanceof Error ? null : (key ?? null);
     },
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
+    credentials: credentials.forNodes(),
     get budgets() {
       return kernel.config.engine.budgets;
     },
@@ -124,7 +143,7 @@ export function createEngine(kernel: Kernel) {
   };
   hooks.deleting = (id) => executions.cancelAllOf(id);
   hooks.deleted = () => triggersChanged();
-  return { workflows, runner, schedules, maintenance, executions, triggers, inbound, variables };
+  return { workflows, runner, schedules, maintenance, executions, triggers, inbound, variables, credentials };
 }
 
 export const engine: ServiceModule<Kernel> = {
@@ -142,6 +161,7 @@ export const engine: ServiceModule<Kernel> = {
     ExecutionRanMs1763769601850,
     EngineRowVersions1763769601883,
     ExecutionTraceIds1764550000002,
+    EngineCredentials1764600000000,
     EngineVariables1764700000000,
     WorkflowStaticData1764700000001,
     WorkflowPinData1764700000002,
@@ -175,6 +195,7 @@ export const engine: ServiceModule<Kernel> = {
     ControlPlaneWorkflowResolver,
     WorkflowMetricsResolver,
     VariableResolver,
+    CredentialResolver,
   ],
   build: (kernel) => {
     const s = createEngine(kernel);
@@ -187,6 +208,7 @@ export const engine: ServiceModule<Kernel> = {
         new ControlPlaneWorkflowResolver(s.workflows, s.executions, s.triggers),
         new WorkflowMetricsResolver(new WorkflowMetricsService(kernel.db, kernel.rateLimiter)),
         new VariableResolver(s.variables),
+        new CredentialResolver(s.credentials),
       ],
       references: {
         Workflow: { key: 'workflowId', permission: 'workflow:read', loader: s.workflows.byId, toEntity: toWorkflow },
@@ -203,6 +225,8 @@ export const engine: ServiceModule<Kernel> = {
       },
       /** Plans the maintenance chain (pruning, stale runs) and the schedules of active workflows. */
       start: async () => {
+        // Rotation: credentials still under a CREDENTIALS_KEY_PREVIOUS key move to CREDENTIALS_KEY.
+        await s.credentials.reencrypt();
         await s.maintenance.plan(5_000);
         await s.schedules.restore();
       },

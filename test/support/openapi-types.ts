@@ -1384,6 +1384,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/engine/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine credentials
+         * @description Runs the GraphQL operation `EngineCredentials` through the gateway. Needs the permission `credential:read`.
+         */
+        get: operations["v1GetEngineCredentials"];
+        put?: never;
+        /**
+         * Engine create credential
+         * @description Runs the GraphQL operation `EngineCreateCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        post: operations["v1PostEngineCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/engine/credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine credential
+         * @description Runs the GraphQL operation `EngineCredential` through the gateway. Needs the permission `credential:read`.
+         */
+        get: operations["v1GetEngineCredentialsByCredentialId"];
+        put?: never;
+        post?: never;
+        /**
+         * Engine delete credential
+         * @description Runs the GraphQL operation `EngineDeleteCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        delete: operations["v1DeleteEngineCredentialsByCredentialId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/engine/credentials/{credentialId}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Engine authorize credential
+         * @description Runs the GraphQL operation `EngineAuthorizeCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        post: operations["v1PostEngineCredentialsByCredentialIdAuthorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/engine/credentials/oauth2/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine complete credential authorization
+         * @description Runs the GraphQL operation `EngineCompleteCredentialAuthorization` through the gateway. Public: no credential needed.
+         */
+        get: operations["v1GetEngineCredentialsOauth2Callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/control-plane/api/v1/auth/api-keys": {
         parameters: {
             query?: never;
@@ -1995,6 +2083,94 @@ export interface paths {
          * @description Runs the GraphQL operation `EngineDeleteVariable` through the gateway. Needs the permission `variable:write`.
          */
         delete: operations["engineApiDeleteVariablesByVariableId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/engine/api/v1/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine credentials
+         * @description Runs the GraphQL operation `EngineCredentials` through the gateway. Needs the permission `credential:read`.
+         */
+        get: operations["engineApiGetCredentials"];
+        put?: never;
+        /**
+         * Engine create credential
+         * @description Runs the GraphQL operation `EngineCreateCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        post: operations["engineApiPostCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/engine/api/v1/credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine credential
+         * @description Runs the GraphQL operation `EngineCredential` through the gateway. Needs the permission `credential:read`.
+         */
+        get: operations["engineApiGetCredentialsByCredentialId"];
+        put?: never;
+        post?: never;
+        /**
+         * Engine delete credential
+         * @description Runs the GraphQL operation `EngineDeleteCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        delete: operations["engineApiDeleteCredentialsByCredentialId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/engine/api/v1/credentials/{credentialId}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Engine authorize credential
+         * @description Runs the GraphQL operation `EngineAuthorizeCredential` through the gateway. Needs the permission `credential:write`.
+         */
+        post: operations["engineApiPostCredentialsByCredentialIdAuthorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/engine/api/v1/credentials/oauth2/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine complete credential authorization
+         * @description Runs the GraphQL operation `EngineCompleteCredentialAuthorization` through the gateway. Public: no credential needed.
+         */
+        get: operations["engineApiGetCredentialsOauth2Callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -9748,6 +9924,10 @@ export interface operations {
                         onError?: string;
                         alwaysOutputData?: boolean;
                         executeOnce?: boolean;
+                        /** @description Credential type to {id, name} of a stored credential (resolved by id, then name). */
+                        credentials?: {
+                            [key: string]: unknown;
+                        };
                     }[];
                     /** @description Node name -> {main: [[{node, type: "main", index}]]}. */
                     connections: {
@@ -9879,6 +10059,9 @@ export interface operations {
                                 onError?: string | null;
                                 alwaysOutputData?: boolean | null;
                                 executeOnce?: boolean | null;
+                                credentials?: {
+                                    [key: string]: unknown;
+                                } | null;
                             }[];
                             connections: {
                                 [key: string]: unknown;
@@ -9999,6 +10182,10 @@ export interface operations {
                         onError?: string;
                         alwaysOutputData?: boolean;
                         executeOnce?: boolean;
+                        /** @description Credential type to {id, name} of a stored credential (resolved by id, then name). */
+                        credentials?: {
+                            [key: string]: unknown;
+                        };
                     }[];
                     connections?: {
                         [key: string]: unknown;
@@ -12700,6 +12887,551 @@ export interface operations {
             };
         };
     };
+    v1GetEngineCredentials: {
+        parameters: {
+            query?: {
+                type?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentials: {
+                                credentialId: string;
+                                name: string;
+                                type: string;
+                                settings: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                connectedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                total: number;
+                                limit: number;
+                                offset: number;
+                                hasMore: boolean;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    v1PostEngineCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    type: string;
+                    /** @description The type’s fields, secrets included (docs/n8n.md, "Credentials"). */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    v1GetEngineCredentialsByCredentialId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    v1DeleteEngineCredentialsByCredentialId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            /** Format: date-time */
+                            deletedAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    v1PostEngineCredentialsByCredentialIdAuthorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            authorizationUrl: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    v1GetEngineCredentialsOauth2Callback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            /** Format: date-time */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
     controlPlaneApiGetAuthApiKeys: {
         parameters: {
             query?: never;
@@ -14254,6 +14986,9 @@ export interface operations {
                                 onError?: string | null;
                                 alwaysOutputData?: boolean | null;
                                 executeOnce?: boolean | null;
+                                credentials?: {
+                                    [key: string]: unknown;
+                                } | null;
                             }[];
                             connections: {
                                 [key: string]: unknown;
@@ -14375,6 +15110,9 @@ export interface operations {
                                 onError?: string | null;
                                 alwaysOutputData?: boolean | null;
                                 executeOnce?: boolean | null;
+                                credentials?: {
+                                    [key: string]: unknown;
+                                } | null;
                             }[];
                             connections: {
                                 [key: string]: unknown;
@@ -14495,6 +15233,10 @@ export interface operations {
                         onError?: string;
                         alwaysOutputData?: boolean;
                         executeOnce?: boolean;
+                        /** @description Credential type to {id, name} of a stored credential (resolved by id, then name). */
+                        credentials?: {
+                            [key: string]: unknown;
+                        };
                     }[];
                     connections?: {
                         [key: string]: unknown;
@@ -14540,6 +15282,9 @@ export interface operations {
                                 onError?: string | null;
                                 alwaysOutputData?: boolean | null;
                                 executeOnce?: boolean | null;
+                                credentials?: {
+                                    [key: string]: unknown;
+                                } | null;
                             }[];
                             connections: {
                                 [key: string]: unknown;
@@ -14749,6 +15494,10 @@ export interface operations {
                         onError?: string;
                         alwaysOutputData?: boolean;
                         executeOnce?: boolean;
+                        /** @description Credential type to {id, name} of a stored credential (resolved by id, then name). */
+                        credentials?: {
+                            [key: string]: unknown;
+                        };
                     }[];
                     connections?: {
                         [key: string]: unknown;
@@ -14794,6 +15543,9 @@ export interface operations {
                                 onError?: string | null;
                                 alwaysOutputData?: boolean | null;
                                 executeOnce?: boolean | null;
+                                credentials?: {
+                                    [key: string]: unknown;
+                                } | null;
                             }[];
                             connections: {
                                 [key: string]: unknown;
@@ -17372,6 +18124,551 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiGetCredentials: {
+        parameters: {
+            query?: {
+                type?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentials: {
+                                credentialId: string;
+                                name: string;
+                                type: string;
+                                settings: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                connectedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                total: number;
+                                limit: number;
+                                offset: number;
+                                hasMore: boolean;
+                            };
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiPostCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    type: string;
+                    /** @description The type’s fields, secrets included (docs/n8n.md, "Credentials"). */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiGetCredentialsByCredentialId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiDeleteCredentialsByCredentialId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            /** Format: date-time */
+                            deletedAt: string;
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiPostCredentialsByCredentialIdAuthorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            authorizationUrl: string;
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description internal_server_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+        };
+    };
+    engineApiGetCredentialsOauth2Callback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            credentialId: string;
+                            name: string;
+                            type: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            connectedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                        metadata: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error, invalid_json */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,7 +18,7 @@ import type { CodeRunner } from '../sandbox';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables'>,
+    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables' | 'credentials'>,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
@@ -30,6 +30,7 @@ export class ExecutionChildren {
       codeSandbox: this.codeSandbox,
       now: () => (this.deps.clock ?? realClock).now(),
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
+      credentials: this.deps.credentials,
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
       runInline: async (json, items, signal) => {
         if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });

@@ -9,7 +9,7 @@ import { type Tx } from '../../../kernel/db/transaction';
 import type { ExecutionMode, ExecutionStatus, ExecutionView, KnownJson, RequestLog, StoreTarget } from './writes.store';
 import type { StoredRun, BudgetExceeded, ExecutionBudgets } from '../executor';
 import type { Item } from '../expressions';
-import type { WebhookReply } from '../nodes';
+import type { NodeCredentials, WebhookReply } from '../nodes';
 import type { ExecutionNotifier } from './notify';
 import type { NotifyConfig } from './types';
 import type { OperationsLike } from './platform';
@@ -116,6 +116,8 @@ export interface RunnerDeps {
   clock?: Clock;
   /** n8n's variables (`$vars`) as they stand now, read as each run starts or resumes; none when absent. */
   variables?: () => Promise<Record<string, string>>;
+  /** The stored credentials nodes use (credentials/, given by the engine's module). */
+  credentials?: NodeCredentials;
 }
 
 /**

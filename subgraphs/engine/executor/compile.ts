@@ -177,6 +177,16 @@ function normaliseNode(raw: unknown, field: string, problems: FieldError[]): Wor
     executeOnce: bool('executeOnce'),
   };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) (node as unknown as Record<string, unknown>)[k] = v;
+  if (raw.credentials !== undefined && raw.credentials !== null) {
+    const refs = raw.credentials;
+    const ok =
+      isPlainObject(refs) &&
+      Object.values(refs).every(
+        (r) => isPlainObject(r) && typeof r.id === 'string' && r.id.length <= 200 && typeof r.name === 'string' && r.name.length <= 200,
+      );
+    if (!ok) problems.push({ field: `${field}.credentials`, message: 'must be an object: credential type to {id, name} of a stored credential' });
+    else if (Object.keys(refs).length) node.credentials = Object.fromEntries(Object.entries(refs).map(([t, r]) => [t, { id: r.id, name: r.name }]));
+  }
   return node;
 }
 

@@ -103,8 +103,11 @@ describe('n8n import', () => {
       fullResponse: true,
       ignoreHttpErrors: true,
       timeout: 5000,
+      authentication: 'httpHeaderAuth',
     });
-    assert.match(http4.notes, /credentials were not imported/);
+    // Kept for the save to resolve against the stored credentials (credentials/).
+    assert.deepEqual(http4.credentials, { httpHeaderAuth: { id: '1', name: 'API' } });
+    assert.equal(http4.notes, undefined);
     const http1 = one({
       type: 'n8n-nodes-base.httpRequest',
       typeVersion: 1,
@@ -140,6 +143,56 @@ describe('n8n import', () => {
       [noOp.type, noOp.retryOnFail, noOp.maxTries, noOp.onError, noOp.continueOnFail],
       ['n8n-nodes-base.noOp', true, 4, 'continueRegularOutput', undefined],
       'run natively with n8n’s own error handling',
+    );
+  });
+
+  test('HTTP Request authentication: each version names a credential type, kept with the node’s credentials', () => {
+    const http = (typeVersion: number, parameters: Record<string, unknown>, credentials: Record<string, unknown>) =>
+      one({ type: 'n8n-nodes-base.httpRequest', typeVersion, parameters: { url: 'https://x.example.com', ...parameters }, credentials });
+    const cases: [number, Record<string, unknown>, string][] = [
+      [1, { authentication: 'headerAuth' }, 'httpHeaderAuth'],
+      [1, { authentication: 'queryAuth' }, 'httpQueryAuth'],
+      [2, { authentication: 'basicAuth' }, 'httpBasicAuth'],
+      [2, { authentication: 'oAuth2' }, 'oAuth2Api'],
+      [3, { authentication: 'genericCredentialType', genericAuthType: 'httpCustomAuth' }, 'httpCustomAuth'],
+      [4.1, { authentication: 'predefinedCredentialType', nodeCredentialType: 'httpBearerAuth' }, 'httpBearerAuth'],
+      [4.2, { authentication: 'genericCredentialType', genericAuthType: 'oAuth2Api' }, 'oAuth2Api'],
+    ];
+    for (const [version, parameters, type] of cases) {
+      const ref = { id: '7', name: `My ${type}` };
+      const node = http(version, parameters, { [type]: ref });
+      assert.equal(node.parameters.authentication, type, `v${version} ${JSON.stringify(parameters)}`);
+      assert.deepEqual(node.credentials, { [type]: ref });
+    }
+    const none = http(4.2, { authentication: 'none' }, { httpHeaderAuth: { id: '1', name: 'Left behind' } });
+    assert.equal(none.parameters.authentication, undefined);
+    assert.equal(none.credentials, undefined, 'a credential the node no longer uses is not kept (nor looked up)');
+    const two = http(
+      4.2,
+      { authentication: 'genericCredentialType', genericAuthType: 'httpBasicAuth' },
+      {
+        httpHeaderAuth: { id: '1', name: 'Left behind' },
+        httpBasicAuth: { id: '2', name: 'Used' },
+      },
+    );
+    assert.deepEqual(two.credentials, { httpBasicAuth: { id: '2', name: 'Used' } });
+    const refused = (version: number, parameters: Record<string, unknown>, credentials: Record<string, unknown> = {}) => {
+      try {
+        http(version, parameters, credentials);
+      } catch (err) {
+        assert.ok(err instanceof AppError && err.code === 'WORKFLOW_INVALID');
+        return err.message;
+      }
+      assert.fail(`v${version} ${JSON.stringify(parameters)} was accepted`);
+    };
+    assert.match(refused(1, { authentication: 'digestAuth' }), /the authentication "digestAuth" is not supported/);
+    assert.match(
+      refused(4.2, { authentication: 'predefinedCredentialType', nodeCredentialType: 'githubApi' }),
+      /the credential type "githubApi" is not supported/,
+    );
+    assert.match(
+      refused(4.2, { authentication: 'genericCredentialType', genericAuthType: 'httpHeaderAuth' }),
+      /the authentication httpHeaderAuth names no httpHeaderAuth credential/,
     );
   });
 

@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../kernel/names';
-import { workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
+import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
 import { parseTemplate } from '../expressions';
 import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
@@ -93,7 +93,21 @@ function mapNode(node: Params): Params {
     }
     throw err;
   }
-  return withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
+  const out = withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
+  // A mapped node keeps only the credential it authenticates with (n8n may leave others behind on a node).
+  if (out.credentials) {
+    const used = mapped.parameters.authentication;
+    if (typeof used === 'string' && isPlainObject(out.credentials[used])) out.credentials = { [used]: out.credentials[used] };
+    else {
+      // A Webhook trigger's own authentication is set on its registration (POST /webhooks), not by an n8n credential.
+      if (mapped.type !== 'engine.httpRequest') {
+        const note = `n8n credentials (${Object.keys(out.credentials).join(', ')}) were not imported: ${mapped.type} does not use them`;
+        out.notes = out.notes ? `${out.notes}\n${note}` : note;
+      }
+      delete out.credentials;
+    }
+  }
+  return out;
 }
 
 /** A node this engine runs under its n8n name: type, version and parameters kept as n8n wrote them. */
@@ -110,14 +124,14 @@ function nativeNode(node: Params, type: string): Params {
 
 /** The n8n node's position, id, version, notes and settings (retries, error handling) on our node. */
 function withSettings(node: Params, out: Params, note?: string): Params {
-  const notes = [typeof node.notes === 'string' ? node.notes : undefined, note, node.credentials ? 'n8n credentials were not imported' : undefined]
-    .filter(Boolean)
-    .join('\n');
+  const notes = [typeof node.notes === 'string' ? node.notes : undefined, note].filter(Boolean).join('\n');
   out.position = Array.isArray(node.position) ? node.position : [0, 0];
   if (node.id !== undefined) out.id = String(node.id);
   if (typeof node.typeVersion === 'number') out.typeVersion = node.typeVersion;
   if (notes) out.notes = notes;
   if (node.disabled === true) out.disabled = true;
+  // {type: {id, name}}: resolved against the stored credentials when the workflow is saved (credentials/).
+  if (isPlainObject(node.credentials) && Object.keys(node.credentials).length) out.credentials = node.credentials;
   if (node.retryOnFail === true) out.retryOnFail = true;
   if (typeof node.maxTries === 'number') out.maxTries = Math.min(Math.max(Math.round(node.maxTries), 1), 10);
   if (typeof node.waitBetweenTries === 'number') out.waitBetweenTries = Math.min(Math.max(Math.round(node.waitBetweenTries), 0), 300_000);
@@ -288,9 +302,35 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     if (response.neverError === true) out.ignoreHttpErrors = true;
   }
   if (typeof options.timeout === 'number') out.timeout = options.timeout;
-  const auth = params.authentication;
-  const notes = auth && auth !== 'none' ? `n8n authentication "${auth}" was not imported: set the headers instead` : undefined;
-  return { type: 'engine.httpRequest', parameters: out, notes };
+  const auth = httpAuthentication(params, version, node.credentials);
+  if (auth) {
+    if (!isPlainObject(node.credentials?.[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
+    out.authentication = auth;
+  }
+  return { type: 'engine.httpRequest', parameters: out };
+}
+
+/** v1 and v2 name their authentication; v3 and later name a credential type, generic or "predefined". */
+const LEGACY_AUTH: Record<string, string> = { headerAuth: 'httpHeaderAuth', queryAuth: 'httpQueryAuth', basicAuth: 'httpBasicAuth', oAuth2: 'oAuth2Api' };
+
+/** The credential type an HTTP Request node authenticates with, or undefined for none; refused when it has no equivalent here. */
+function httpAuthentication(params: Params, version: number, credentials: unknown): string | undefined {
+  const auth = params.authentication ?? 'none';
+  if (auth === 'none') return undefined;
+  let type: unknown;
+  if (version < 3) {
+    type = ownEntry(LEGACY_AUTH, auth);
+    if (!type) throw new Unsupported(`the authentication "${auth}" is not supported (${Object.keys(LEGACY_AUTH).join(', ')} are)`);
+  } else if (auth === 'genericCredentialType' || auth === 'predefinedCredentialType') {
+    type = auth === 'genericCredentialType' ? params.genericAuthType : params.nodeCredentialType;
+    // A hand-edited export without the type: the one credential the node names tells it.
+    const named = isPlainObject(credentials) ? Object.keys(credentials) : [];
+    if ((type === undefined || type === '') && named.length === 1) type = named[0];
+  } else throw new Unsupported(`the authentication "${auth}" is not supported`);
+  if (!(HTTP_AUTH_TYPES as readonly unknown[]).includes(type)) {
+    throw new Unsupported(`the credential type "${String(type)}" is not supported: HTTP requests authenticate with ${HTTP_AUTH_TYPES.join(', ')}`);
+  }
+  return type as string;
 }
 
 function waitNode(params: Params): ReturnType<Mapper> {

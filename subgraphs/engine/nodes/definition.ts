@@ -35,6 +35,8 @@ export interface WorkflowNode {
   alwaysOutputData?: boolean;
   /** n8n nodes: runs with the first item of each input only. */
   executeOnce?: boolean;
+  /** The stored credentials the node uses, by n8n credential type: `{httpHeaderAuth: {id, name}}` (credentials/). */
+  credentials?: Record<string, { id: string; name: string }>;
 }
 
 export const ON_ERROR = ['stopWorkflow', 'continueRegularOutput', 'continueErrorOutput'] as const;

@@ -14,12 +14,18 @@ const MAX_TIMEOUT_MS = 300_000;
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 const CONCURRENCY = 5;
 
+/** The credential types the node authenticates with (n8n's generic ones), each a stored credential named in `node.credentials`. */
+export const HTTP_AUTH_TYPES = ['httpHeaderAuth', 'httpQueryAuth', 'httpBasicAuth', 'httpBearerAuth', 'httpCustomAuth', 'oAuth2Api'] as const;
+
 export const httpRequest: NodeDefinition = {
   name: 'httpRequest',
   description:
-    'Sends `method` (GET default) to `url` with `headers`, `query` and `body` (an object is sent as JSON), `timeout` in ms (default 30000); the response body becomes the item json (a JSON array becomes one item per element; text becomes {data}). `fullResponse` gives {statusCode, headers, body}; `ignoreHttpErrors` keeps non-2xx answers instead of failing.',
+    'Sends `method` (GET default) to `url` with `headers`, `query` and `body` (an object is sent as JSON), `timeout` in ms (default 30000); the response body becomes the item json (a JSON array becomes one item per element; text becomes {data}). `fullResponse` gives {statusCode, headers, body}; `ignoreHttpErrors` keeps non-2xx answers instead of failing. `authentication` names a credential type (httpHeaderAuth, httpQueryAuth, httpBasicAuth, httpBearerAuth, httpCustomAuth, oAuth2Api) whose stored credential the node names in `credentials`.',
   missing: (p) => (typeof p.url === 'string' && p.url.trim() ? [] : ['url']),
   invalid: (p) => {
+    if (p.authentication !== undefined && p.authentication !== 'none' && !(HTTP_AUTH_TYPES as readonly string[]).includes(p.authentication)) {
+      return { parameter: 'authentication', message: `must be none or one of ${HTTP_AUTH_TYPES.join(', ')}` };
+    }
     if (p.method !== undefined && !isExpression(p.method) && !METHODS.includes(String(p.method).toUpperCase())) {
       return { parameter: 'method', message: `must be one of ${METHODS.join(', ')}` };
     }
@@ -33,12 +39,13 @@ export const httpRequest: NodeDefinition = {
   },
   async execute(ctx) {
     const params = await ctx.parameters();
+    const auth = await authOf(ctx, params[0]?.authentication);
     const results: Item[][] = new Array(ctx.items.length);
     let next = 0;
     const worker = async () => {
       while (next < ctx.items.length) {
         const i = next++;
-        results[i] = await request(params[i]!, ctx);
+        results[i] = await request(params[i]!, ctx, auth);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, Math.max(ctx.items.length, 1)) }, worker));
@@ -46,7 +53,68 @@ export const httpRequest: NodeDefinition = {
   },
 };
 
-async function request(p: Record<string, any>, ctx: Parameters<NodeDefinition['execute']>[0]): Promise<Item[]> {
+type Ctx = Parameters<NodeDefinition['execute']>[0];
+
+/** What a credential adds to a request; `renew` (OAuth2) gets a new token after a 401. */
+interface Auth {
+  apply(url: URL, headers: Record<string, string>, body: unknown, renew: boolean): Promise<unknown>;
+  oauth2: boolean;
+}
+
+/** The stored credential of `type` the node names, read once per run of the node; its secrets stay in this closure. */
+async function authOf(ctx: Ctx, type: unknown): Promise<Auth | undefined> {
+  if (type === undefined || type === null || type === '' || type === 'none') return undefined;
+  const kind = String(type);
+  const ref = ctx.node.credentials?.[kind];
+  if (!ref)
+    throw new NodeError(`The node authenticates with ${kind} but names no ${kind} credential (node.credentials.${kind})`, { reason: 'credential_missing' });
+  const store = ctx.services.credentials;
+  if (!store) throw new NodeError('Credentials are not available in this process', { reason: 'no_credentials' });
+  if (kind === 'oAuth2Api') {
+    return {
+      oauth2: true,
+      async apply(_url, headers, body, renew) {
+        headers.Authorization = `Bearer ${await store.accessToken(ref, ctx.signal, renew)}`;
+        return body;
+      },
+    };
+  }
+  const data = await store.data(kind, ref);
+  return {
+    oauth2: false,
+    async apply(url, headers, body) {
+      switch (kind) {
+        case 'httpHeaderAuth':
+          headers[data.name!] = data.value ?? '';
+          return body;
+        case 'httpQueryAuth':
+          url.searchParams.set(data.name!, data.value ?? '');
+          return body;
+        case 'httpBasicAuth':
+          headers.Authorization = `Basic ${Buffer.from(`${data.user ?? ''}:${data.password ?? ''}`).toString('base64')}`;
+          return body;
+        case 'httpBearerAuth':
+          headers.Authorization = `Bearer ${data.token ?? ''}`;
+          return body;
+        case 'httpCustomAuth': {
+          // {headers, qs, body}: headers and query parameters added, body fields merged into an object body.
+          const custom = JSON.parse(data.json ?? '{}') as { headers?: Record<string, unknown>; qs?: Record<string, unknown>; body?: Record<string, unknown> };
+          for (const [k, v] of Object.entries(custom.headers ?? {})) headers[k] = String(v);
+          for (const [k, v] of Object.entries(custom.qs ?? {})) url.searchParams.set(k, String(v));
+          if (custom.body && Object.keys(custom.body).length) {
+            if (body === undefined || body === null || body === '') return { ...custom.body };
+            if (isPlainObject(body)) return { ...body, ...custom.body };
+          }
+          return body;
+        }
+        default:
+          throw new NodeError(`The credential type ${kind} does not authenticate HTTP requests`, { reason: 'credential_type' });
+      }
+    },
+  };
+}
+
+async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined): Promise<Item[]> {
   const method = String(p.method ?? 'GET').toUpperCase();
   if (!METHODS.includes(method)) throw new NodeError(`Unsupported method ${method}`);
   let url: URL;
@@ -62,21 +130,29 @@ async function request(p: Record<string, any>, ctx: Parameters<NodeDefinition['e
   const headers: Record<string, string> = {};
   if (isPlainObject(p.headers)) for (const [k, v] of Object.entries(p.headers)) if (v !== undefined && v !== null) headers[k] = String(v);
   const has = (name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name);
-  let body: string | undefined;
-  if (p.body !== undefined && p.body !== null && p.body !== '' && method !== 'GET' && method !== 'HEAD') {
-    if (typeof p.body === 'string') {
-      body = p.body;
-      if (!has('content-type')) headers['Content-Type'] = looksLikeJson(body) ? 'application/json' : 'text/plain; charset=utf-8';
-    } else {
-      body = JSON.stringify(p.body);
-      if (!has('content-type')) headers['Content-Type'] = 'application/json';
+  const send = async (renew: boolean) => {
+    const target = new URL(url);
+    const sent = { ...headers };
+    const given = await (auth ? auth.apply(target, sent, p.body, renew) : p.body);
+    let body: string | undefined;
+    if (given !== undefined && given !== null && given !== '' && method !== 'GET' && method !== 'HEAD') {
+      if (typeof given === 'string') {
+        body = given;
+        if (!has('content-type')) sent['Content-Type'] = looksLikeJson(body) ? 'application/json' : 'text/plain; charset=utf-8';
+      } else {
+        body = JSON.stringify(given);
+        if (!has('content-type')) sent['Content-Type'] = 'application/json';
+      }
     }
-  }
-  if (!has('user-agent')) headers['User-Agent'] = 'automation-platform-engine/1';
+    if (!has('user-agent')) sent['User-Agent'] = 'automation-platform-engine/1';
+    return ctx.services.fetch(target.toString(), { method, headers: sent, body, timeoutMs, signal: ctx.signal, maxResponseBytes: MAX_RESPONSE_BYTES });
+  };
   const timeoutMs = Math.min(Number(p.timeout) > 0 ? Number(p.timeout) : DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   let res;
   try {
-    res = await ctx.services.fetch(url.toString(), { method, headers, body, timeoutMs, signal: ctx.signal, maxResponseBytes: MAX_RESPONSE_BYTES });
+    res = await send(false);
+    // OAuth2: a token the server no longer accepts is renewed once (refresh token, or a new client-credentials token).
+    if (res.status === 401 && auth?.oauth2) res = await send(true);
   } catch (err) {
     if (err instanceof AppError) {
       const message = err.code === 'timeout' ? `Request to ${url.host} timed out after ${timeoutMs} ms` : `Request to ${url.host} failed: ${err.message}`;

@@ -15,14 +15,16 @@ export {
   type WorkflowSettings,
 } from './definition';
 export { executeWorkflow, respondToWebhook, wait } from './flow';
-export { httpRequest } from './http-request';
+export { HTTP_AUTH_TYPES, httpRequest } from './http-request';
 export { WorkflowStaticData } from './static-data';
 export { agent, prompt } from './platform';
 export {
+  type CredentialRef,
   isPlainObject,
   type Item,
   type ItemLineage,
   type NodeContext,
+  type NodeCredentials,
   type NodeDefinition,
   NodeError,
   type NodeResult,

@@ -29,6 +29,29 @@ export interface NodeServices {
   runTask?(request: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs a prompt-library test (the prompt library's public testPrompt). */
   testPrompt?(request: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** The stored credentials a node names in `node.credentials` (credentials/). */
+  credentials?: NodeCredentials;
+}
+
+/** A node's reference to a stored credential: `node.credentials[<type>]`. */
+export interface CredentialRef {
+  id: string;
+  name: string;
+}
+
+/**
+ * A credential's data, decrypted for the call that asks: the node applies it to its request and
+ * never puts it into items, logs or errors. Failures are NodeErrors naming the credential only.
+ */
+export interface NodeCredentials {
+  /** The fields of the credential `ref` of `type` (a NodeError when it no longer exists or is of another type). */
+  data(type: string, ref: CredentialRef): Promise<Record<string, string>>;
+  /**
+   * An OAuth2 credential's access token: the stored one while it is valid, else a new one (the
+   * client-credentials grant, or the refresh token), stored for the next call. `renew` after the
+   * server refused the token (401) gets a new one even if it has not expired.
+   */
+  accessToken(ref: CredentialRef, signal: AbortSignal, renew?: boolean): Promise<string>;
 }
 
 export interface TaskRequest {

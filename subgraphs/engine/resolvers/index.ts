@@ -9,4 +9,5 @@ export { ControlPlaneWorkflowResolver } from './control-plane';
 export { WorkflowMetricsResolver } from './metrics';
 export { ScheduleResolver } from './schedules';
 export { toWebhook, WebhookTriggerResolver } from './webhooks';
+export { CredentialResolver } from './credentials';
 export { toVariable, VariableResolver } from './variables';

@@ -20,6 +20,8 @@ export class WorkflowNodeInput {
   @Field(() => String, { nullable: true }) onError?: string;
   @Field(() => Boolean, { nullable: true }) alwaysOutputData?: boolean;
   @Field(() => Boolean, { nullable: true }) executeOnce?: boolean;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Credential type to {id, name} of a stored credential (resolved by id, then name).' })
+  credentials?: Record<string, unknown>;
 }
 
 @InputType()

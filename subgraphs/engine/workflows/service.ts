@@ -46,6 +46,11 @@ export interface WorkflowHooks {
   deleting?(id: string): Promise<void>;
   /** After a workflow was deleted. */
   deleted?(id: string): Promise<void>;
+  /**
+   * The nodes with their `credentials` references resolved to stored credentials (by id, then
+   * name), before a definition is saved; refuses one that names no stored credential.
+   */
+  credentials?(nodes: unknown[]): Promise<unknown[]>;
 }
 
 const MAX_TAGS = 20;
@@ -73,7 +78,7 @@ export class WorkflowService {
   /** `pinData`: n8n's pinned data of an import, kept with the workflow in the same transaction. */
   async create(principal: Principal, input: WorkflowInput, pinData?: Record<string, unknown>): Promise<WorkflowRecord> {
     const meta = checkMeta(input, true);
-    const def = validateDefinition({ nodes: input.nodes, connections: input.connections, settings: input.settings });
+    const def = validateDefinition({ nodes: await this.withCredentials(input.nodes), connections: input.connections, settings: input.settings });
     await this.checkReach(principal, def.nodes);
     const record = await this.db.transaction(async (m) => {
       const row = await store.insert(
@@ -141,12 +146,13 @@ export class WorkflowService {
   /** `vouch`: the change is checked against, and saved under, `principal`. */
   private async change(id: string, input: WorkflowInput, principal: Principal, vouch: boolean): Promise<WorkflowRecord> {
     const meta = checkMeta(input, false);
+    const nodes = input.nodes === undefined ? undefined : await this.withCredentials(input.nodes);
     const result = await this.db.transaction(async (m) => {
       const current = await this.lock(m, id);
       const def =
         input.nodes !== undefined || input.connections !== undefined || input.settings !== undefined
           ? validateDefinition({
-              nodes: input.nodes ?? current.nodes,
+              nodes: nodes ?? current.nodes,
               connections: input.connections ?? current.connections,
               settings: input.settings ?? current.settings,
             })
@@ -280,6 +286,10 @@ export class WorkflowService {
    * The saving key holds what every agent or prompt node the workflow reaches needs: its own,
    * those of the workflows it calls by id and of those it carries inline (authority.ts).
    */
+  private async withCredentials(nodes: unknown): Promise<unknown> {
+    return Array.isArray(nodes) && this.hooks.credentials ? this.hooks.credentials(nodes) : nodes;
+  }
+
   private async checkReach(principal: Principal, nodes: WorkflowNode[], self?: string): Promise<void> {
     if (principal.kind !== 'apiKey' && principal.kind !== 'user') return;
     const reached = await reachedPermissions(nodes, (id) => this.nodesOf(id), self);

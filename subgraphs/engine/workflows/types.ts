@@ -32,6 +32,11 @@ export class WorkflowNode {
   onError?: string;
   @Field(() => Boolean, { nullable: true, description: 'n8n nodes: a node that outputs nothing passes one empty item on.' }) alwaysOutputData?: boolean;
   @Field(() => Boolean, { nullable: true, description: 'n8n nodes: run with the first item of each input only.' }) executeOnce?: boolean;
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'The stored credentials the node uses, by n8n credential type: {httpHeaderAuth: {id, name}} (never their secrets).',
+  })
+  credentials?: Record<string, { id: string; name: string }>;
 }
 
 @ObjectType({ description: 'Computed from the executions that exist (old ones are pruned).' })

@@ -166,9 +166,17 @@ describe('n8n Crypto 1: failures and refusals', () => {
     await assert.rejects(runNode(crypto({ binaryData: '={{ true }}' }), [{}]), (err: NodeFailed) => /binaryData is not supported/.test(err.info.message));
   });
 
-  test('version 2 (credentials) is refused at import', () => {
-    const refusal = importRefusal({ type: 'n8n-nodes-base.crypto', typeVersion: 2, parameters: {} });
+  test('version 2 takes its secret from a crypto credential: one that names none fails saying so', async () => {
+    assert.equal(importRefusal({ type: 'n8n-nodes-base.crypto', typeVersion: 2, parameters: { action: 'hmac' } }), undefined);
+    await assert.rejects(
+      runNode({ type: 'n8n-nodes-base.crypto', typeVersion: 2, parameters: { action: 'hmac', type: 'SHA256', value: 'x' } }, [{}]),
+      (err: NodeFailed) => /takes the secret from a crypto credential, and the node names none/.test(err.info.message),
+    );
+    // hash and generate need no credential at version 2 either.
+    const [[out]] = await runNode({ type: 'n8n-nodes-base.crypto', typeVersion: 2, parameters: { action: 'hash', type: 'SHA256', value: 'abc' } }, [{}]);
+    assert.equal(out!.data, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    const refusal = importRefusal({ type: 'n8n-nodes-base.crypto', typeVersion: 3, parameters: {} });
     assert.equal(refusal?.reason, 'unsupported_version');
-    assert.deepEqual(refusal?.supportedVersions, [1]);
+    assert.deepEqual(refusal?.supportedVersions, [1, 2]);
   });
 });

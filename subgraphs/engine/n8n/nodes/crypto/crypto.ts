@@ -1,6 +1,6 @@
 import { ownEntry } from '../../../../../kernel/names';
 import { createHash, createHmac, createSign, randomBytes, randomUUID, type BinaryToTextEncoding } from 'node:crypto';
-import { NodeError, type NodeDefinition } from '../../../nodes';
+import { NodeError, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { eachItem, withField } from '../date-crypto.items';
 
 /**
@@ -8,9 +8,10 @@ import { eachItem, withField } from '../date-crypto.items';
  * digest node:crypto knows), hmac with a secret, sign with a PEM private key (any signature
  * algorithm node:crypto knows, e.g. RSA-SHA256), each as hex or base64; generate a uuid or a
  * random ascii/hex/base64 string of `stringLength`. The result goes to `dataPropertyName` of a
- * copy of the item. Version 2 keeps the secret and the key in n8n credentials, which this engine
- * has none of: it is refused at import (only version 1 is listed). Binary input is refused too:
- * items here carry no binary data.
+ * copy of the item. Version 2 takes the HMAC secret and the private key from a stored `crypto`
+ * credential (`hmacSecret`, `signPrivateKey`; credentials/) instead of the parameters, read when
+ * the node runs and never written into an item. Binary input is refused: items here carry no
+ * binary data.
  */
 
 type Params = Record<string, any>;
@@ -64,11 +65,25 @@ const ACTIONS: Record<string, (p: Params) => string> = {
   sign,
 };
 
+/** Version 2: the secret (hmac) or private key (sign) of the node's `crypto` credential, as the parameter version 1 took it in. */
+async function credentialSecrets(ctx: NodeContext, action: 'hmac' | 'sign'): Promise<Params> {
+  const ref = ctx.node.credentials?.crypto;
+  if (!ref)
+    throw new NodeError(
+      `Crypto version 2 takes the ${action === 'hmac' ? 'secret' : 'private key'} from a crypto credential, and the node names none (credentials.crypto)`,
+    );
+  if (!ctx.services.credentials) throw new NodeError('Credentials are not available in this process');
+  const data = await ctx.services.credentials.data('crypto', ref);
+  const value = action === 'hmac' ? data.hmacSecret : data.signPrivateKey;
+  if (!value) throw new NodeError(`The crypto credential "${ref.name}" has no ${action === 'hmac' ? 'hmacSecret' : 'signPrivateKey'}`);
+  return action === 'hmac' ? { secret: value } : { privateKey: value };
+}
+
 export const crypto: NodeDefinition = {
   name: 'crypto',
   description: "n8n's Crypto: hashes, HMACs or signs a value, or generates a random string, into a field of each item.",
   n8n: {
-    versions: [1],
+    versions: [1, 2],
     unsupported(p) {
       const action = p.action ?? DEFAULTS.action;
       if ((action === 'hash' || action === 'hmac') && p.binaryData === true) {
@@ -84,7 +99,10 @@ export const crypto: NodeDefinition = {
   async execute(ctx) {
     const params = await ctx.parameters();
     // n8n reads the action once, from the first item.
-    const action = ownEntry(ACTIONS, param(params[0]!, 'action'));
+    const name = param(params[0]!, 'action');
+    const action = ownEntry(ACTIONS, name);
+    const secrets = (ctx.node.typeVersion ?? 1) >= 2 && (name === 'hmac' || name === 'sign') ? await credentialSecrets(ctx, name) : undefined;
+    if (secrets) for (let i = 0; i < params.length; i++) params[i] = { ...params[i], ...secrets };
     const items = eachItem(ctx, (i) => {
       const p = params[i]!;
       // An unknown action writes nothing but still sets the field (to undefined), as n8n does.
