@@ -366,6 +366,35 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
     assert.match(job.name, / process$/);
   });
 
+  test('query values never leave in a span: an outbound call with a key in its query, an inbound request with one', async () => {
+    const { traceId, traceparent } = caller();
+    const headers = { authorization: `Bearer ${platform.adminKey}`, 'content-type': 'application/json' };
+    const def = chain([
+      { name: 'Start', type: 'engine.manualTrigger', parameters: {}, position: [0, 0] },
+      { name: 'Fetch', type: 'engine.httpRequest', parameters: { url: `${hooks.url}/lookup?api_key=s3cret-out&page=2` }, position: [200, 0] },
+    ]);
+    const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Query key', ...def }) });
+    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute?token=s3cret-in`, {
+      method: 'POST',
+      headers: { ...headers, traceparent },
+      body: JSON.stringify({ mode: 'sync', data: {} }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.ok(
+      hooks.requests.some((r) => r.path === '/lookup?api_key=s3cret-out&page=2'),
+      'the server got the key',
+    );
+    const outbound = await until('the client span of the node’s call', () =>
+      receiver.trace(traceId).find((s) => s.kind === SPAN_KIND.client && String(s.attributes['url.full'] ?? '').includes('/lookup')),
+    );
+    assert.equal(outbound.attributes['url.full'], `${hooks.url}/lookup?api_key=REDACTED&page=REDACTED`);
+    const inbound = await until('the server span of the request', () => receiver.trace(traceId).find((s) => s.kind === SPAN_KIND.server));
+    assert.ok(JSON.stringify(inbound.attributes).includes('token=REDACTED'), JSON.stringify(inbound.attributes));
+    for (const span of receiver.trace(traceId))
+      assert.ok(!JSON.stringify(span).includes('s3cret'), `${span.name} holds the key: ${JSON.stringify(span.attributes)}`);
+  });
+
   test('a REST read: HTTP server span, then the GraphQL operation, the subgraph fetch and its SQL, in one parent chain', async () => {
     const task = await runTask(platform.url, platform.adminKey, caller().traceparent);
     const { traceId, parentId, traceparent } = caller();

@@ -58,12 +58,44 @@ export function startTracing(env: NodeJS.ProcessEnv): { shutdown(): Promise<void
   provider.register(); // the async-hooks context manager, and W3C trace context and baggage propagators
   // Each instrumentation patches its module when it is constructed (enabled by default).
   for (const instrumentation of [
-    new HttpInstrumentation(),
-    new UndiciInstrumentation(),
+    new HttpInstrumentation({
+      startIncomingSpanHook: (req) => queryAttributes(`http://${req.headers.host ?? 'localhost'}`, req.url ?? '/'),
+      startOutgoingSpanHook: (o) =>
+        queryAttributes(`${o.protocol ?? 'http:'}//${o.hostname ?? o.host ?? 'localhost'}${o.port ? `:${o.port}` : ''}`, o.path ?? '/'),
+    }),
+    new UndiciInstrumentation({ startSpanHook: (request) => queryAttributes(request.origin, request.path) }),
     new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true, ignoreConnectSpans: true }),
     new IORedisInstrumentation({ requireParentSpan: true }),
   ]) {
     instrumentation.setTracerProvider(provider);
   }
   return provider;
+}
+
+/**
+ * A URL with every query value replaced by `REDACTED`: a workflow's query authentication, a
+ * signed link or a webhook's token travels in the query, and spans leave the platform.
+ */
+export function redactQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const redacted = query
+    .split('&')
+    .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=REDACTED` : pair))
+    .join('&');
+  return `${url.slice(0, q)}?${redacted}${hash < 0 ? '' : url.slice(hash)}`;
+}
+
+/** Every attribute (older and current HTTP conventions) that holds a request's query, redacted; none without a query. */
+function queryAttributes(origin: string, target: string): Record<string, string> {
+  if (!target.includes('?')) return {};
+  const redacted = redactQuery(target);
+  return {
+    'http.target': redacted,
+    'http.url': origin + redacted,
+    'url.full': origin + redacted,
+    'url.query': redacted.slice(redacted.indexOf('?') + 1),
+  };
 }
