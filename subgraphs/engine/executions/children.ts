@@ -18,7 +18,10 @@ import type { CodeRunner } from '../sandbox';
  */
 export class ExecutionChildren {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables' | 'credentials'>,
+    private readonly deps: Pick<
+      RunnerDeps,
+      'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables' | 'credentials'
+    >,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
     private readonly begin: (opts: StartOptions) => Promise<Started>,
