@@ -20,6 +20,7 @@ import { startSplitTopology } from './support/split';
 let p: TestPlatform;
 let llm: FakeLlm;
 let github: http.Server;
+let githubUrl: string;
 const UA = 'audit-test/1.0';
 
 /** GitHub's code exchange and profile, as the feedback service's sign-in calls them: the code `audit-code` is Dee. */
@@ -34,6 +35,13 @@ function startGitHub(): Promise<string> {
         const { code } = JSON.parse(body) as { code: string };
         return code === 'audit-code' ? json(200, { access_token: 'gh-access-token-1', token_type: 'bearer' }) : json(200, { error: 'bad_verification_code' });
       }
+      // An OAuth2 authorization server's token endpoint, for a stored credential's consent.
+      if (req.method === 'POST' && req.url === '/oauth2/token') {
+        const form = new URLSearchParams(body);
+        return form.get('code') === 'cred-code'
+          ? json(200, { access_token: 'cred-access-token-1', refresh_token: 'cred-refresh-token-1', token_type: 'Bearer', expires_in: 3600 })
+          : json(400, { error: 'invalid_grant' });
+      }
       if (req.method === 'GET' && req.url === '/user' && signedIn) return json(200, { id: 4242, login: 'dee', name: 'Dee' });
       if (req.method === 'GET' && req.url === '/user/emails' && signedIn) return json(200, [{ email: 'dee@audit.test', primary: true, verified: true }]);
       json(401, { message: 'Bad credentials' });
@@ -44,9 +52,10 @@ function startGitHub(): Promise<string> {
 
 beforeAll(async () => {
   llm = await startFakeLlm({ models: ['model-default'] });
-  const githubUrl = await startGitHub();
+  githubUrl = await startGitHub();
   p = await startTestPlatform(
     {
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
       FEEDBACK_LOCAL_SIGNIN: 'true',
       GITHUB_CLIENT_ID: 'gh-client',
       GITHUB_CLIENT_SECRET: 'gh-client-secret-1',
@@ -400,6 +409,79 @@ const SAMPLES: [string, () => Promise<Done>][] = [
     async () => {
       await gql('mutation($id: ID!) { deleteWorkflow(workflowId: $id) { __typename } }', { id: s.copyId });
       return { resourceId: s.copyId };
+    },
+  ],
+  // ---- engine variables and credentials
+  [
+    'createWorkflowVariable',
+    async () => {
+      const d = await gql('mutation { createWorkflowVariable(input: { key: "audited_var", value: "v1" }) { variableId } }');
+      s.variableId = d.createWorkflowVariable.variableId;
+      return { resourceId: s.variableId };
+    },
+  ],
+  [
+    'updateWorkflowVariable',
+    async () => {
+      await gql('mutation($id: ID!) { updateWorkflowVariable(variableId: $id, input: { value: "v2" }) { variableId } }', { id: s.variableId });
+      return { resourceId: s.variableId };
+    },
+  ],
+  [
+    'deleteWorkflowVariable',
+    async () => {
+      await gql('mutation($id: ID!) { deleteWorkflowVariable(variableId: $id) { variableId } }', { id: s.variableId });
+      return { resourceId: s.variableId };
+    },
+  ],
+  [
+    'createCredential',
+    async () => {
+      const d = await gql('mutation($i: CreateCredentialInput!) { createCredential(input: $i) { credentialId } }', {
+        i: {
+          name: 'Audited OAuth',
+          type: 'oAuth2Api',
+          data: {
+            grantType: 'authorizationCode',
+            authUrl: `${githubUrl}/oauth2/authorize`,
+            accessTokenUrl: `${githubUrl}/oauth2/token`,
+            clientId: 'cred-client',
+            clientSecret: 'cred-client-secret-1',
+          },
+        },
+      });
+      s.credentialId = d.createCredential.credentialId;
+      return { resourceId: s.credentialId, secrets: ['cred-client-secret-1'] };
+    },
+  ],
+  [
+    'authorizeCredential',
+    async () => {
+      const d = await gql('mutation($id: ID!) { authorizeCredential(credentialId: $id) { authorizationUrl } }', { id: s.credentialId });
+      s.credentialState = new URL(d.authorizeCredential.authorizationUrl).searchParams.get('state');
+      return { resourceId: s.credentialId, secrets: ['cred-client-secret-1'] };
+    },
+  ],
+  [
+    'completeCredentialAuthorization',
+    async () => {
+      await gql(
+        'mutation($state: String!) { completeCredentialAuthorization(input: { state: $state, code: "cred-code" }) { credentialId connectedAt } }',
+        { state: s.credentialState },
+        null,
+      );
+      return {
+        actorKind: 'anonymous',
+        actorId: null,
+        secrets: [s.credentialState, 'cred-code', 'cred-access-token-1', 'cred-refresh-token-1', 'cred-client-secret-1'],
+      };
+    },
+  ],
+  [
+    'deleteCredential',
+    async () => {
+      await gql('mutation($id: ID!) { deleteCredential(credentialId: $id) { credentialId } }', { id: s.credentialId });
+      return { resourceId: s.credentialId };
     },
   ],
   // ---- prompt library

@@ -136,7 +136,7 @@ function actorOf(p: Principal): Pick<NewAuditRow, 'actor_kind' | 'actor_id' | 'a
 }
 
 /** Names whose values are secrets: never taken as a resource id (values are never stored anyway). */
-export const SECRET_NAME = /pass(word)?|pin$|^pin|secret|token|apikey|api_key|credential|authorization|signature|private|^key$|^code$/i;
+export const SECRET_NAME = /pass(word)?|pin$|^pin|secret|token|apikey|api_key|credential(?!id$)|authorization|signature|private|^key$|^code$/i;
 
 const VERBS = new Set([
   'create',
