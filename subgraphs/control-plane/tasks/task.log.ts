@@ -1,3 +1,5 @@
+// Its GraphQL class's decorators need the polyfill, also where no server has loaded it (unit tests).
+import 'reflect-metadata';
 import { Field, ObjectType } from 'type-graphql';
 import type { Task } from './task.types';
 
