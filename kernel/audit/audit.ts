@@ -43,6 +43,7 @@ export class AuditTrail {
   async record(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, result: unknown): Promise<void> {
     const principal = context?.principal;
     if (!principal || principal.kind === 'service') return;
+    const resourceType = resourceTypeOf(operation);
     const entry: NewAuditRow = {
       ...actorOf(principal),
       ip: context.ip ?? null,
@@ -50,8 +51,8 @@ export class AuditTrail {
       request_id: context.requestId ?? null,
       subgraph,
       operation,
-      resource_type: resourceTypeOf(operation),
-      resource_id: resourceIdOf(args, result, resourceTypeOf(operation)),
+      resource_type: resourceType,
+      resource_id: resourceIdOf(args, result, resourceType),
       changed_fields: changedFields(args),
     };
     try {
