@@ -936,6 +936,20 @@ describe('every mutation', () => {
   });
 });
 
+describe('mutations that end together', () => {
+  test('each still leaves its own entry (they are written in one statement)', async () => {
+    const before = await newestId();
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        gql('mutation($k: String!) { createWorkflowVariable(input: { key: $k, value: "v" }) { variableId } }', { k: `together_${i}` }),
+      ),
+    );
+    const entries = await entriesAfter(before);
+    assert.deepEqual(entries.map((e) => e.resourceId).sort(), made.map((d) => d.createWorkflowVariable.variableId).sort());
+    assert.ok(entries.every((e) => e.operation === 'createWorkflowVariable' && e.userAgent === UA));
+  });
+});
+
 describe('refused changes', () => {
   test('bad input, a missing permission, an unknown resource and no credential leave no entry', async () => {
     const before = await newestId();

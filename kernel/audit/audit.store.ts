@@ -36,26 +36,16 @@ const COLUMNS = `id::text AS id, at, actor_kind, actor_id, actor_name, actor_ser
   resource_type, resource_id, changed_fields`;
 
 export const auditStore = {
-  async insert(q: Queryable, e: NewAuditRow): Promise<void> {
+  /** Entries of concurrent mutations in one statement (AuditTrail groups them). */
+  async insertMany(q: Queryable, rows: readonly NewAuditRow[]): Promise<void> {
     await exec(
       q,
       `INSERT INTO platform.audit_log (actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
          resource_type, resource_id, changed_fields)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        e.actor_kind,
-        e.actor_id,
-        e.actor_name,
-        e.actor_service,
-        e.ip,
-        e.user_agent,
-        e.request_id,
-        e.subgraph,
-        e.operation,
-        e.resource_type,
-        e.resource_id,
-        e.changed_fields,
-      ],
+       SELECT actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, resource_id, changed_fields
+         FROM jsonb_to_recordset($1::jsonb) AS r(actor_kind text, actor_id text, actor_name text, actor_service text, ip text, user_agent text,
+           request_id text, subgraph text, operation text, resource_type text, resource_id text, changed_fields text[])`,
+      [JSON.stringify(rows)],
     );
   },
 
