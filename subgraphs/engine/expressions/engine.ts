@@ -7,7 +7,7 @@ import type { ExpressionData, Item } from './types';
 
 export { compilePath, type PathAccessor } from './paths';
 export { parseTemplate } from './templates';
-export type { ExpressionData, ExpressionLineage, Item } from './types';
+export type { BinaryData, ExpressionData, ExpressionLineage, Item } from './types';
 
 /**
  * `{{ … }}` in node parameters: n8n's expression language (what it offers: docs/engine.md). Plain paths

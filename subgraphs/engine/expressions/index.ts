@@ -1,3 +1,3 @@
 /** n8n's expressions (`{{ … }}`, `={{ … }}`): parsed and rewritten here, evaluated in the sandbox against the items of a run. */
 
-export { type ExpressionData, ExpressionEngine, ExpressionError, type Item, parseTemplate } from './engine';
+export { type BinaryData, type ExpressionData, ExpressionEngine, ExpressionError, type Item, parseTemplate } from './engine';

@@ -4,8 +4,29 @@
  * the evaluator imports) reads them without importing it back; engine.ts re-exports them.
  */
 
+/**
+ * n8n's binary item data: a file an item carries beside its JSON. While a run holds it in memory
+ * `data` is the file as base64; in stored run data `data` is empty and `id` names the stored bytes.
+ */
+export interface BinaryData {
+  data: string;
+  mimeType: string;
+  fileName?: string;
+  fileExtension?: string;
+  /** n8n's display size ("1.2 kB"); `bytes` is the exact size. */
+  fileSize?: string;
+  bytes?: number;
+  /** text, json, image, audio, video, pdf or html, from the MIME type (n8n's fileType). */
+  fileType?: string;
+  directory?: string;
+  /** Set once the bytes are stored outside the run data. */
+  id?: string;
+}
+
 export interface Item {
   json: Record<string, unknown>;
+  /** Files by key (`data` by default), n8n's `item.binary`. */
+  binary?: Record<string, BinaryData>;
   /** n8n: the input item this one came from (input 0 unless `input`). */
   pairedItem?: { item: number; input?: number };
 }

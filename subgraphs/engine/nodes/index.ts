@@ -16,6 +16,7 @@ export {
 } from './definition';
 export { executeWorkflow, respondToWebhook, wait } from './flow';
 export { HTTP_AUTH_TYPES, httpRequest } from './http-request';
+export { binaryBuffer, DEFAULT_BINARY_KEY, prepareBinary } from './binary';
 export { WorkflowStaticData } from './static-data';
 export { agent, prompt } from './platform';
 export {

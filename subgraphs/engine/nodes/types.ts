@@ -218,7 +218,7 @@ export function toItems(values: unknown, what: string): Item[] {
   const list = Array.isArray(values) ? values : values === undefined || values === null ? [] : [values];
   return list.map((v, i) => {
     if (isPlainObject(v) && isPlainObject(v.json) && Object.keys(v).every((k) => k === 'json' || k === 'binary' || k === 'pairedItem')) {
-      return { json: v.json };
+      return isPlainObject(v.binary) ? { json: v.json, binary: v.binary as Item['binary'] } : { json: v.json };
     }
     if (isPlainObject(v)) return { json: v };
     throw new NodeError(`${what} must be objects or {json} items; item ${i} is ${v === null ? 'null' : typeof v}`);
