@@ -112,6 +112,11 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
           }
           const hasType = Object.keys(answer.headers ?? {}).some((h) => h.toLowerCase() === 'content-type');
           if (answer.body === null || answer.body === undefined || answer.body === '') return reply.send();
+          // A file a workflow answers with (n8n's Respond to Webhook, binary), byte for byte.
+          if (Buffer.isBuffer(answer.body)) {
+            if (!hasType) reply.header('content-type', 'application/octet-stream');
+            return reply.send(answer.body);
+          }
           if (typeof answer.body === 'string') {
             if (!hasType) reply.header('content-type', 'text/plain; charset=utf-8');
             return reply.send(answer.body);

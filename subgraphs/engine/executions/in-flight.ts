@@ -54,6 +54,7 @@ const SLOW_TYPES = new Set([
   'engine.agent',
   'engine.prompt',
   'n8n-nodes-base.executeWorkflow',
+  'n8n-nodes-base.wait',
 ]);
 const FLUSH_AFTER_MS = 50;
 const MAX_FLUSH_AFTER_MS = 1000;

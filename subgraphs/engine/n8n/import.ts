@@ -1,13 +1,12 @@
 import { ownEntry } from '../../../kernel/names';
 import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
-import { parseTemplate } from '../expressions';
 import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
 /**
  * n8n exports -> our format. The core nodes that run natively (n8n/nodes) are kept as n8n wrote
- * them, settings included, and checked when the workflow is validated; triggers, HTTP Request,
- * Wait, Respond to Webhook and the legacy Function nodes map to `engine.<name>` with our
- * parameters. Sticky notes go; what has no equivalent is WORKFLOW_INVALID naming the node;
+ * them, settings included, and checked when the workflow is validated (Schedule Trigger, Interval,
+ * Wait and Respond to Webhook among them); the other triggers, HTTP Request and the legacy
+ * Function nodes map to `engine.<name>` with our parameters. Sticky notes go; what has no equivalent is WORKFLOW_INVALID naming the node;
  * credentials are never part of an export, so they are dropped with a note.
  */
 
@@ -177,48 +176,8 @@ function value(v: unknown): unknown {
   return v;
 }
 
-/** A parameter value as a JavaScript operand inside a generated condition. */
-function operand(v: unknown): string {
-  if (typeof v === 'string' && v.startsWith('=')) {
-    const segments = parseTemplate(v.slice(1));
-    if (!segments) return JSON.stringify(v.slice(1));
-    if (segments.length === 1 && 'expr' in segments[0]!) return `(${segments[0].expr})`;
-    return `(${segments.map((s) => ('expr' in s ? `String(${s.expr})` : JSON.stringify(s.text))).join(' + ')})`;
-  }
-  return JSON.stringify(v === undefined ? '' : v);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Node by node
-
-const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86_400 };
-
-function cronOf(params: Params): string {
-  const rule = params.rule?.interval?.[0] ?? {};
-  const field = rule.field ?? 'days';
-  const m = rule.triggerAtMinute ?? 0;
-  const h = rule.triggerAtHour ?? 0;
-  switch (field) {
-    case 'cronExpression':
-      return String(value(rule.expression ?? ''));
-    case 'seconds':
-      return `*/${rule.secondsInterval ?? 30} * * * * *`;
-    case 'minutes':
-      return `*/${rule.minutesInterval ?? 5} * * * *`;
-    case 'hours':
-      return `${m} */${rule.hoursInterval ?? 1} * * *`;
-    case 'days':
-      return `${m} ${h} */${rule.daysInterval ?? 1} * *`;
-    case 'weeks': {
-      const days = Array.isArray(rule.triggerAtDay) && rule.triggerAtDay.length ? rule.triggerAtDay.join(',') : '0';
-      return `${m} ${h} * * ${days}`;
-    }
-    case 'months':
-      return `${m} ${h} ${rule.triggerAtDayOfMonth ?? 1} */${rule.monthsInterval ?? 1} *`;
-    default:
-      throw new Unsupported(`the schedule rule "${field}" is not supported`);
-  }
-}
 
 function legacyCron(params: Params): string {
   const item = params.triggerTimes?.item?.[0] ?? {};
@@ -333,58 +292,6 @@ function httpAuthentication(params: Params, version: number, credentials: unknow
   return type as string;
 }
 
-function waitNode(params: Params): ReturnType<Mapper> {
-  const resume = params.resume ?? 'timeInterval';
-  if (resume === 'webhook') return { type: 'engine.wait', parameters: { resume: 'webhook' } };
-  if (resume === 'specificTime') return { type: 'engine.wait', parameters: { until: value(params.dateTime) } };
-  if (resume === 'timeInterval') {
-    const amount = value(params.amount ?? 1);
-    const unit = ownEntry(UNIT_SECONDS, String(params.unit ?? 'hours'));
-    if (!unit) throw new Unsupported(`the wait unit "${params.unit}" is not supported`);
-    const seconds = typeof amount === 'number' ? amount * unit : `{{ Number(${operand(params.amount)}) * ${unit} }}`;
-    return { type: 'engine.wait', parameters: { seconds } };
-  }
-  throw new Unsupported(`the resume mode "${resume}" is not supported`);
-}
-
-function respondNode(params: Params): ReturnType<Mapper> {
-  const options: Params = params.options ?? {};
-  const out: Params = {};
-  if (options.responseCode !== undefined) out.statusCode = options.responseCode;
-  const headers = entries(options.responseHeaders?.entries);
-  // "Put Response in Field": the items' json under that key.
-  const key = typeof options.responseKey === 'string' && options.responseKey !== '' ? options.responseKey : undefined;
-  if (key?.includes('.')) throw new Unsupported(`a response field with dots ("${key}") is not supported: use a plain field name`);
-  const keyed = (expr: string) => (key ? `{{ ({ ${JSON.stringify(key)}: ${expr} }) }}` : `{{ ${expr} }}`);
-  switch (params.respondWith ?? 'firstIncomingItem') {
-    case 'firstIncomingItem':
-      if (key) out.body = keyed('$input.first().json');
-      break;
-    case 'allIncomingItems':
-      out.body = keyed('$input.all().map((i) => i.json)');
-      break;
-    case 'json':
-      out.body = jsonParam(params.responseBody ?? '{}');
-      break;
-    case 'text':
-      out.body = value(params.responseBody ?? '');
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'text/plain; charset=utf-8';
-      break;
-    case 'noData':
-      out.body = '';
-      break;
-    case 'redirect':
-      out.statusCode = options.responseCode ?? 307;
-      headers.location = value(params.redirectURL ?? '');
-      out.body = '';
-      break;
-    default:
-      throw new Unsupported(`respondWith "${params.respondWith}" is not supported`);
-  }
-  if (Object.keys(headers).length) out.headers = headers;
-  return { type: 'engine.respondToWebhook', parameters: out };
-}
-
 const MAPPERS: Record<string, Mapper> = {
   manualTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   start: () => ({ type: 'engine.manualTrigger', parameters: {} }),
@@ -396,11 +303,8 @@ const MAPPERS: Record<string, Mapper> = {
     for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];
     return { type: 'engine.webhook', parameters: kept };
   },
-  scheduleTrigger: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: cronOf(p) } }),
   cron: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: legacyCron(p) } }),
   function: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return items;') } }),
   functionItem: (p) => ({ type: 'engine.code', parameters: { code: String(p.functionCode ?? 'return item;'), mode: 'runOnceForEachItem' } }),
   httpRequest,
-  wait: waitNode,
-  respondToWebhook: respondNode,
 };

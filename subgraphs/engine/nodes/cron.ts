@@ -41,29 +41,94 @@ export function cronProblem(cron: unknown, tz = 'UTC'): string | null {
   }
 }
 
-/** The first time strictly after `after`, or null when there is none (or the expression is invalid). */
-export function nextRun(cron: string, tz: string, after: Date): Date | null {
+/**
+ * A trigger node's schedule as the `cron` of its schedule row: one rule per line, each a cron
+ * expression, `<cron> !every <n> days|weeks` (only every n-th day or week of the zone's calendar,
+ * counted from 1970-01-01, weeks from Sunday) or `@every <n>ms` (n after the last due time).
+ * A control-plane schedule is one cron expression (cronProblem refuses the rest).
+ */
+interface Rule {
+  cron?: string;
+  everyMs?: number;
+  /** Keep only every n-th day or week. */
+  filter?: { n: number; unit: 'days' | 'weeks' };
+}
+
+function rulesOf(spec: string): Rule[] {
+  return spec
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const every = /^@every (\d+)ms$/.exec(line);
+      if (every) return { everyMs: Math.max(1000, Number(every[1])) };
+      const filtered = /^(.*?)\s+!every (\d+) (days|weeks)$/.exec(line);
+      if (filtered) return { cron: filtered[1]!, filter: { n: Math.max(1, Number(filtered[2])), unit: filtered[3] as 'days' | 'weeks' } };
+      return { cron: line };
+    });
+}
+
+/** Days since 1970-01-01 of the zone's calendar date at `d`. */
+function localDay(d: Date, tz: string): number {
+  const [y, m, day] = isoWithOffset(d, tz).slice(0, 10).split('-').map(Number);
+  return Math.floor(Date.UTC(y!, m! - 1, day!) / 86_400_000);
+}
+
+function kept(rule: Rule, d: Date, tz: string): boolean {
+  if (!rule.filter) return true;
+  const day = localDay(d, tz);
+  // 1970-01-01 was a Thursday: weeks begin on the Sunday before, day 3.
+  const index = rule.filter.unit === 'days' ? day : Math.floor((day + 4) / 7);
+  return index % rule.filter.n === 0;
+}
+
+/** Cron occurrences a filter may skip before one is kept (every 52nd week of a weekly cron). */
+const FILTER_SCAN = 2000;
+
+function nextOfRule(rule: Rule, tz: string, after: Date): Date | null {
+  if (rule.everyMs) return new Date(after.getTime() + rule.everyMs);
   try {
-    const it = CronExpressionParser.parse(cron.trim(), { tz: tz || 'UTC', currentDate: after });
-    return it.hasNext() ? it.next().toDate() : null;
+    const it = CronExpressionParser.parse(rule.cron!, { tz: tz || 'UTC', currentDate: after });
+    for (let i = 0; i < FILTER_SCAN && it.hasNext(); i++) {
+      const d = it.next().toDate();
+      if (kept(rule, d, tz)) return d;
+    }
+    return null;
   } catch {
     return null;
   }
 }
 
-/** How many times the cron would have fired in (from, to], counted up to MISSED_COUNT_LIMIT. */
-export function countRuns(cron: string, tz: string, from: Date, to: Date): number {
-  try {
-    const it = CronExpressionParser.parse(cron.trim(), { tz: tz || 'UTC', currentDate: from, endDate: to });
-    let n = 0;
-    while (n < MISSED_COUNT_LIMIT && it.hasNext()) {
-      if (it.next().toDate().getTime() > to.getTime()) break;
-      n++;
-    }
-    return n;
-  } catch {
-    return 0;
+/** The first time strictly after `after` (of any line of a node's schedule), or null when there is none (or the expression is invalid). */
+export function nextRun(cron: string, tz: string, after: Date): Date | null {
+  let first: Date | null = null;
+  for (const rule of rulesOf(cron)) {
+    const d = nextOfRule(rule, tz, after);
+    if (d && (!first || d < first)) first = d;
   }
+  return first;
+}
+
+/** How many times the schedule would have fired in (from, to], counted up to MISSED_COUNT_LIMIT. */
+export function countRuns(cron: string, tz: string, from: Date, to: Date): number {
+  let n = 0;
+  for (const rule of rulesOf(cron)) {
+    if (rule.everyMs) {
+      n += Math.max(0, Math.floor((to.getTime() - from.getTime()) / rule.everyMs));
+      continue;
+    }
+    try {
+      const it = CronExpressionParser.parse(rule.cron!, { tz: tz || 'UTC', currentDate: from, endDate: to });
+      while (n < MISSED_COUNT_LIMIT && it.hasNext()) {
+        const d = it.next().toDate();
+        if (d.getTime() > to.getTime()) break;
+        if (kept(rule, d, tz)) n++;
+      }
+    } catch {
+      // An invalid line counts nothing.
+    }
+  }
+  return Math.min(n, MISSED_COUNT_LIMIT);
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -7,7 +7,7 @@ import type { Clock } from '../../../kernel/clock';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import type { Logger } from '../../../kernel/logger';
 import type { JobContext, Queue } from '../../../kernel/queue';
-import { countRuns, cronProblem, nextRun, validTimezone, isPlainObject } from '../nodes';
+import { countRuns, cronProblem, nextRun, validTimezone, isPlainObject, SCHEDULE_TRIGGER_TYPES, triggerSchedule } from '../nodes';
 import { type ExecutionRunner, checkPayload } from '../executions';
 import { type WorkflowService } from '../workflows';
 import { JOB, type Jobs } from '../../../kernel/topics';
@@ -63,7 +63,7 @@ export class WorkflowSchedules {
 
   /** At start: node schedules follow the definitions, overdue schedules get their job again. */
   async restore(): Promise<void> {
-    for (const id of await store.workflowsWithNodeSchedules(this.db)) await this.syncNodes(id);
+    for (const id of await store.workflowsWithNodeSchedules(this.db, SCHEDULE_TRIGGER_TYPES)) await this.syncNodes(id);
     await this.heal();
   }
 
@@ -84,7 +84,7 @@ export class WorkflowSchedules {
       const m = tx.manager;
       const w = await store.lockWorkflow(m, workflowId);
       if (!w) return;
-      const nodes = (w.active ? w.nodes : []).filter((n) => n.type === 'engine.scheduleTrigger' && !n.disabled);
+      const nodes = (w.active ? w.nodes : []).filter((n) => SCHEDULE_TRIGGER_TYPES.includes(n.type) && !n.disabled);
       await store.deleteNodeSchedulesExcept(
         m,
         workflowId,
@@ -92,8 +92,10 @@ export class WorkflowSchedules {
       );
       const now = this.clock.now();
       for (const n of nodes) {
-        const tz = String(n.parameters?.timezone ?? w.settings?.timezone ?? 'UTC');
-        const cron = String(n.parameters?.cron ?? '');
+        // The node's rules were checked when the workflow was saved.
+        const schedule = triggerSchedule(n, typeof w.settings?.timezone === 'string' ? w.settings.timezone : undefined);
+        if (!schedule) continue;
+        const { cron, timezone: tz } = schedule;
         const next = nextRun(cron, tz, now);
         if (!next) continue;
         const row = await store.upsertNodeSchedule(m, workflowId, n.name, cron, tz, next);
@@ -203,7 +205,7 @@ export class WorkflowSchedules {
       if (!row.workflow_active) skipped = 'workflow inactive';
       else {
         const version = await this.workflows.current(row.workflow_id);
-        const node = row.node_name ? version.definition.nodes.find((n) => n.name === row.node_name && n.type === 'engine.scheduleTrigger') : null;
+        const node = row.node_name ? version.definition.nodes.find((n) => n.name === row.node_name && SCHEDULE_TRIGGER_TYPES.includes(n.type)) : null;
         if (row.node_name && !node) skipped = 'node gone';
         else {
           executionId = randomUUID();

@@ -91,13 +91,14 @@ export function toView(r: ScheduleRow): ScheduleView {
 }
 
 export const scheduleStore = {
-  /** Workflows that have, or should have, node schedules: active with a scheduleTrigger node, or holding one still. */
-  async workflowsWithNodeSchedules(q: Queryable): Promise<string[]> {
+  /** Workflows that have, or should have, node schedules: active with a schedule trigger node of `types`, or holding one still. */
+  async workflowsWithNodeSchedules(q: Queryable, types: readonly string[]): Promise<string[]> {
     const found = await rows<{ id: string }>(
       q,
       `SELECT w.id FROM engine.workflows w
-       WHERE (w.active AND w.nodes @> '[{"type": "engine.scheduleTrigger"}]'::jsonb)
+       WHERE (w.active AND EXISTS (SELECT 1 FROM jsonb_array_elements(w.nodes) n WHERE n->>'type' = ANY($1::text[])))
           OR EXISTS (SELECT 1 FROM engine.schedules s WHERE s.workflow_id = w.id AND s.node_name IS NOT NULL)`,
+      [types],
     );
     return found.map((r) => r.id);
   },

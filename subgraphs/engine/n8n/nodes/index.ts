@@ -10,11 +10,14 @@ import { markdown } from './markdown/markdown';
 import { mergeNodes } from './merge/merge';
 import { noOp } from './no-op/no-op';
 import { renameKeys } from './rename-keys/rename-keys';
+import { respondToWebhook } from './respond-to-webhook/respond-to-webhook';
+import { interval, scheduleTrigger } from './schedule-trigger/schedule-trigger';
 import { n8nTrainingCustomerDatastore } from './training-datastore/training-datastore';
 import { routingNodes } from './routing/routing';
 import { setNodes } from './set/set';
 import { splitInBatches } from './split-in-batches/split-in-batches';
 import { stopAndError } from './stop-and-error/stop-and-error';
+import { wait } from './wait/wait';
 import { xml } from './xml/xml';
 
 /**
@@ -41,4 +44,8 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   ...htmlNodes,
   markdown,
   stopAndError,
+  wait,
+  respondToWebhook,
+  scheduleTrigger,
+  interval,
 ];

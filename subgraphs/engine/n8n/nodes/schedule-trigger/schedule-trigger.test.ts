@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { disposeHarness, importRefusal, runWorkflow } from '../../../../../test/support/n8n-harness';
+import { AppError } from '../../../../../kernel/errors';
+import { validateDefinition } from '../../../executor';
+import { importWorkflow } from '../../import';
+import { scheduleItem } from './schedule-trigger';
+
+/** n8n's Schedule Trigger and Interval: the item they emit, their checks at import. The scheduler's firing is tested end to end (test/engine-n8n-flow.e2e.test.ts). */
+
+afterAll(() => disposeHarness());
+
+test('n8n’s item for a firing time, in the zone, moment’s formats', () => {
+  assert.deepEqual(scheduleItem(new Date('2026-11-23T08:00:00.042Z'), 'Europe/Paris'), {
+    timestamp: '2026-11-23T09:00:00.042+01:00',
+    'Readable date': 'November 23rd 2026, 9:00:00 am',
+    'Readable time': '9:00:00 am',
+    'Day of week': 'Monday',
+    Year: '2026',
+    Month: 'November',
+    'Day of month': '23',
+    Hour: '09',
+    Minute: '00',
+    Second: '00',
+    Timezone: 'Europe/Paris (UTC+01:00)',
+  });
+  const evening = scheduleItem(new Date('2026-07-11T23:05:09Z'), 'America/St_Johns');
+  assert.equal(evening.timestamp, '2026-07-11T20:35:09.000-02:30');
+  assert.equal(evening['Readable date'], 'July 11th 2026, 8:35:09 pm');
+  assert.equal(evening.Timezone, 'America/St_Johns (UTC-02:30)');
+  assert.equal(scheduleItem(new Date('2026-01-01T00:00:00Z'), 'UTC')['Readable time'], '12:00:00 am');
+  assert.equal(scheduleItem(new Date('2026-01-22T12:00:00Z'), 'UTC')['Readable date'], 'January 22nd 2026, 12:00:00 pm');
+});
+
+const workflow = (trigger: Record<string, unknown>, timezone?: string) => ({
+  nodes: [
+    { name: 'Trigger', position: [0, 0], ...trigger },
+    { name: 'After', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [200, 0], parameters: {} },
+  ],
+  connections: { Trigger: { main: [[{ node: 'After', type: 'main', index: 0 }]] } },
+  settings: { executionOrder: 'v1', ...(timezone ? { timezone } : {}) },
+});
+
+test('fired by the scheduler: the firing time in the workflow’s zone; started by hand: now', async () => {
+  const trigger = { type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'hours' }] } } };
+  const fired = await runWorkflow(workflow(trigger, 'Asia/Tokyo'), {
+    mode: 'schedule',
+    input: [{ timestamp: '2026-11-23T01:00:00.000Z', scheduleId: 's', cron: '0 0 */1 * * *' }],
+  });
+  assert.equal(fired.status, 'success');
+  assert.equal(fired.result[0]!.timestamp, '2026-11-23T10:00:00.000+09:00');
+  assert.equal(fired.result[0]!.Timezone, 'Asia/Tokyo (UTC+09:00)');
+  const byHand = await runWorkflow(workflow(trigger));
+  assert.ok(Math.abs(Date.parse(byHand.result[0]!.timestamp) - Date.now()) < 60_000);
+  assert.match(byHand.result[0]!.Timezone, /^UTC \(UTC\+00:00\)$/);
+});
+
+test('Interval emits one empty item', async () => {
+  const run = await runWorkflow(workflow({ type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 10, unit: 'minutes' } }));
+  assert.equal(run.status, 'success');
+  assert.deepEqual(run.result, [{}]);
+});
+
+test('rules the scheduler cannot run are SCHEDULE_INVALID at import; versions it does not know WORKFLOW_INVALID', () => {
+  const scheduleInvalid = (node: Record<string, unknown>, pattern: RegExp) =>
+    assert.throws(
+      () => validateDefinition(importWorkflow({ nodes: [{ name: 'Node', position: [0, 0], ...node }], connections: {} })),
+      (err: AppError) => err.code === 'SCHEDULE_INVALID' && pattern.test(err.message),
+    );
+  scheduleInvalid(
+    { type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 90 }] } } },
+    /rule\.interval\[0\]\.minutesInterval must be a whole number from 1 to 59/,
+  );
+  scheduleInvalid({ type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 0 } }, /at least 1 or higher/);
+  assert.ok(importRefusal({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 9, parameters: {} }));
+  assert.equal(
+    importRefusal({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1, parameters: { rule: { interval: [{ field: 'weeks', triggerAtDay: [1] }] } } }),
+    undefined,
+  );
+});
