@@ -49,7 +49,7 @@ describe('n8n import', () => {
         ['Normal priority', 'n8n-nodes-base.set'],
         ['Merge', 'n8n-nodes-base.merge'],
         ['Label', 'n8n-nodes-base.code'],
-        ['Respond', 'engine.respondToWebhook'],
+        ['Respond', 'n8n-nodes-base.respondToWebhook'],
       ],
       'the sticky note is dropped',
     );
@@ -58,7 +58,7 @@ describe('n8n import', () => {
     assert.deepEqual(nodes[2].position, [440, -100]);
     const source = N8N_EXPORT.nodes.find((n) => n.name === 'Big order?')!;
     assert.deepEqual(nodes[1].parameters, source.parameters, "native nodes keep n8n's parameters verbatim");
-    assert.deepEqual(nodes[6].parameters, { statusCode: 202, body: '{{ { label: $json.label, total: $json.total } }}' });
+    assert.deepEqual(nodes[6].parameters, N8N_EXPORT.nodes.find((n) => n.name === 'Respond')!.parameters);
     validateDefinition({ nodes: imported.nodes, connections: imported.connections, settings: imported.settings });
   });
 
@@ -75,7 +75,7 @@ describe('n8n import', () => {
   const one = (node: Record<string, unknown>) =>
     (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
 
-  test('HTTP Request v4 and v1, Wait, Schedule and Function are mapped to engine nodes', () => {
+  test('HTTP Request v4 and v1, Cron and Function are mapped to engine nodes; Wait and Schedule Trigger run natively', () => {
     const http4 = one({
       type: 'n8n-nodes-base.httpRequest',
       typeVersion: 4.2,
@@ -114,22 +114,13 @@ describe('n8n import', () => {
       parameters: { url: 'https://x.example.com', requestMethod: 'PUT', jsonParameters: true, bodyParametersJson: '={{ JSON.stringify($json) }}' },
     });
     assert.deepEqual(http1.parameters, { url: 'https://x.example.com', method: 'PUT', body: '{{ JSON.stringify($json) }}' });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 2, unit: 'minutes' } }).parameters, {
-      seconds: 120,
-    });
-    assert.deepEqual(one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'webhook' } }).parameters, { resume: 'webhook' });
+    const wait = one({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 2, unit: 'minutes' } });
+    assert.deepEqual([wait.type, wait.parameters], ['n8n-nodes-base.wait', { resume: 'timeInterval', amount: 2, unit: 'minutes' }]);
+    const schedule = { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } };
+    assert.deepEqual(one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: schedule }).parameters, schedule);
     assert.deepEqual(
-      one({
-        type: 'n8n-nodes-base.scheduleTrigger',
-        typeVersion: 1.2,
-        parameters: { rule: { interval: [{ field: 'cronExpression', expression: '0 9 * * 1-5' }] } },
-      }).parameters,
-      { cron: '0 9 * * 1-5' },
-    );
-    assert.deepEqual(
-      one({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 15 }] } } })
-        .parameters,
-      { cron: '*/15 * * * *' },
+      one({ type: 'n8n-nodes-base.cron', typeVersion: 1, parameters: { triggerTimes: { item: [{ mode: 'everyWeek', hour: 9, weekday: 1 }] } } }).parameters,
+      { cron: '0 9 * * 1' },
     );
     assert.deepEqual(one({ type: 'n8n-nodes-base.function', typeVersion: 1, parameters: { functionCode: 'return items;' } }), {
       name: 'N',
@@ -254,7 +245,8 @@ describe('n8n import', () => {
       {},
       'our own format keeps its order',
     );
-    invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { options: { responseKey: 'a.b' } } }, 'unsupported_parameter');
+    invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'jwt' } }, 'unsupported_option', 'respondWith');
+    invalid({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'form' } }, 'unsupported_option', 'resume');
     invalid(
       { type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } },
       'unsupported_parameter',
