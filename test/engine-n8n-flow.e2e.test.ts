@@ -143,6 +143,8 @@ describe('n8n Wait and Respond to Webhook', () => {
       done.result.items.map((i: Record<string, unknown>) => ({ approved: i.approved, by: i.by })),
       [{ approved: true, by: 'lee' }],
     );
+    const waitRun = done.nodeData.find((n: { nodeName: string }) => n.nodeName === 'Wait');
+    assert.equal(waitRun.nodeType, 'n8n-nodes-base.wait', 'the resumed run is recorded under the node’s own type');
   });
 
   test('Wait of 2 minutes: stored as waiting until then, resumed when the clock gets there', async () => {

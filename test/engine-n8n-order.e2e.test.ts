@@ -33,14 +33,8 @@ const LOOP_WITH_WAIT = {
     { id: '1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
     { id: '2', name: 'Make', type: 'engine.code', position: [200, 0], parameters: { code: 'return [{ json: { n: 1 } }, { json: { n: 2 } }];' } },
     { id: '3', name: 'Loop', type: 'n8n-nodes-base.splitInBatches', typeVersion: 3, position: [400, 0], parameters: { options: {} } },
-    {
-      id: '4',
-      name: 'Nap',
-      type: 'n8n-nodes-base.wait',
-      typeVersion: 1.1,
-      position: [600, 100],
-      parameters: { resume: 'timeInterval', amount: 1, unit: 'seconds' },
-    },
+    // The engine's own wait stores even a 1 s wait (n8n's Wait sleeps under 65 s in memory), so the execution is resumed from storage.
+    { id: '4', name: 'Nap', type: 'engine.wait', position: [600, 100], parameters: { seconds: 1 } },
     { id: '5', name: 'Mark', type: 'engine.set', position: [800, 100], parameters: { values: { seen: '{{ $json.n * 10 }}' } } },
     { id: '6', name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, -100], parameters: {} },
   ],

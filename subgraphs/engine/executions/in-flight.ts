@@ -64,6 +64,8 @@ interface ResumeState {
   node: string;
   /** The waiting node's run index (v1 workflows: a wait inside a loop). */
   runIndex?: number;
+  /** The waiting node's type, recorded with its run when it resumes (engine.wait when absent: states written before it was kept). */
+  nodeType?: string;
   items: Item[];
   webhook: boolean;
   until: string | null;
@@ -259,6 +261,7 @@ export class ExecutionRuns {
         const state: ResumeState = {
           node: outcome.node,
           ...(outcome.runIndex ? { runIndex: outcome.runIndex } : {}),
+          nodeType: ctx.version.definition.nodes.find((n) => n.name === outcome.node)?.type ?? 'engine.wait',
           items: outcome.items,
           webhook: outcome.webhook,
           until: outcome.until?.toISOString() ?? null,

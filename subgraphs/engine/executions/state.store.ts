@@ -27,7 +27,7 @@ export function cancel(q: Queryable, executionId: string, message: string): Prom
 
 /**
  * One statement: waiting -> running under the resume job `jobId`, recording the waiting node's
- * output (`nodeType` its type) and a log line; a re-run of the job (lost worker) finds the row
+ * output (its type as the state records it, else `nodeType`) and a log line; a re-run of the job (lost worker) finds the row
  * running under its own job id and takes it as it is. Returns the row, or undefined.
  */
 export function claimResume(q: Queryable, executionId: string, jobId: string, nodeType: string): Promise<ExecutionRow | undefined> {
@@ -40,7 +40,7 @@ export function claimResume(q: Queryable, executionId: string, jobId: string, no
        SELECT coalesce(max(seq) + 1, 0) AS next FROM engine.execution_nodes WHERE execution_id = $1
      ), n AS (
        INSERT INTO engine.execution_nodes (execution_id, node_name, run_index, seq, node_type, status, started_at, duration_ms, tries, output)
-       SELECT $1, old.resume_state->>'node', coalesce((old.resume_state->>'runIndex')::int, 0), seq.next, $3, 'success', (old.resume_state->>'since')::timestamptz,
+       SELECT $1, old.resume_state->>'node', coalesce((old.resume_state->>'runIndex')::int, 0), seq.next, coalesce(old.resume_state->>'nodeType', $3), 'success', (old.resume_state->>'since')::timestamptz,
               greatest(0, round(extract(epoch FROM (now() - (old.resume_state->>'since')::timestamptz)) * 1000))::int, 1,
               jsonb_build_array(CASE WHEN old.resume_state ? 'resumeData'
                                      THEN jsonb_build_array(jsonb_build_object('json', old.resume_state->'resumeData'))
