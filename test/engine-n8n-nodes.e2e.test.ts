@@ -139,10 +139,7 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
       body: {
         workflow: {
           name: 'PDF text',
-          nodes: [
-            node('1', 'Start', 'manualTrigger', 1, 0, {}),
-            node('2', 'Extract', 'extractFromFile', 1, 200, { operation: 'pdf' }),
-          ],
+          nodes: [node('1', 'Start', 'manualTrigger', 1, 0, {}), node('2', 'Extract', 'extractFromFile', 1, 200, { operation: 'pdf' })],
           connections: { Start: { main: [[to('Extract')]] } },
         },
       },

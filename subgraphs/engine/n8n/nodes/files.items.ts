@@ -88,6 +88,8 @@ export async function perItem(ctx: NodeContext, each: (index: number) => Promise
       const result = await each(i);
       list = result === undefined ? [] : Array.isArray(result) ? result : [result];
     } catch (err) {
+      // An execution budget crossed while reading (ctx.checkOutput) is the execution's, never the item's.
+      if (err instanceof Error && err.name === 'BudgetExceeded') throw err;
       const message = err instanceof Error ? err.message : String(err);
       if (!ctx.continueOnFail) throw new NodeError(message, { ...(err instanceof NodeError ? err.details : {}), itemIndex: i });
       list = [{ json: { error: message }, pairedItem: { item: i } }];

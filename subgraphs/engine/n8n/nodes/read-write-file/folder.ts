@@ -45,8 +45,12 @@ async function realInside(real: string, rel: string, input: string): Promise<str
     try {
       resolved = await realpath(next);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return path.join(next, ...parts.slice(i + 1));
-      throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return path.join(next, ...parts.slice(i + 1));
+      // The error names the path as the workflow gave it, never by the server's path.
+      throw new NodeError(
+        code === 'ENOTDIR' ? `"${input}" goes through a file as if it were a folder` : `"${input}" could not be resolved (${code ?? 'error'})`,
+      );
     }
     if (!inside(real, resolved)) throw outside(input);
     current = resolved;
@@ -134,7 +138,14 @@ export async function findFiles(selector: string): Promise<FoundFile[]> {
 
 /** Reads a file found inside the folder (a link swapped in since is not followed). */
 export async function readInFolder(file: FoundFile): Promise<Buffer> {
-  const handle = await open(file.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  let handle;
+  try {
+    handle = await open(file.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw outside(file.relative);
+    // The error names the file as the workflow does, never by the server's path.
+    throw new NodeError(`The file "${file.relative}" could not be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
   try {
     return await handle.readFile();
   } finally {
@@ -145,7 +156,11 @@ export async function readInFolder(file: FoundFile): Promise<Buffer> {
 /** Writes (or appends) `bytes` to `input` inside the folder, its missing folders made. */
 export async function writeInFolder(input: string, bytes: Buffer, append: boolean): Promise<string> {
   const file = await resolveInFolder(input);
-  await mkdir(path.dirname(file.real), { recursive: true });
+  try {
+    await mkdir(path.dirname(file.real), { recursive: true });
+  } catch (err) {
+    throw new NodeError(`The folder of "${input}" could not be made (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
   // Made folders cannot have moved the target out; the file itself is never followed if it is a link.
   const again = await resolveInFolder(input);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
@@ -154,7 +169,7 @@ export async function writeInFolder(input: string, bytes: Buffer, append: boolea
     handle = await open(again.real, flags, 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw outside(input);
-    throw new NodeError(`The file "${input}" could not be written: ${(err as Error).message.replace(again.real, input)}`);
+    throw new NodeError(`The file "${input}" could not be written (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   try {
     await handle.writeFile(bytes);

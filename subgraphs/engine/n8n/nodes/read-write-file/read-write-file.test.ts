@@ -79,6 +79,10 @@ describe('n8n Read/Write Files from Disk, inside FILES_DIR', () => {
     assert.match((await itemsFailure(rw({ fileSelector: '*/a.csv' }), [{ json: {} }])).message, /in the file name only/);
     assert.match((await itemsFailure(rw({ fileSelector: 'reports/**' }), [{ json: {} }])).message, /"\*\*" is not supported/);
     assert.match((await itemsFailure(rw({ fileSelector: 'reports/none.csv' }), [{ json: {} }])).message, /No file found at "reports\/none.csv"/);
+    const item: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('x')) } };
+    const blocked = await itemsFailure(rw({ operation: 'write', fileName: 'reports/a.csv/inner.txt' }), [item]);
+    assert.match(blocked.message, /"reports\/a.csv\/inner.txt" goes through a file as if it were a folder/);
+    assert.doesNotMatch(blocked.message, new RegExp(base));
   });
 
   test('a missing path is refused at import', () => {
