@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import ExcelJS from 'exceljs';
-import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
+import { disposeHarness, importRefusal, itemsFailure, runItems, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
 
 afterAll(disposeHarness);
@@ -11,6 +11,84 @@ const file = (content: string | Buffer, fileName: string, json: Record<string, u
   binary: { [key]: prepareBinary(typeof content === 'string' ? Buffer.from(content) : content, { fileName }) },
 });
 const jsonOf = (out: Item[][]) => out[0]!.map((i) => i.json);
+
+describe("n8n's Convert To File test workflow, through Extract From File", () => {
+  const GATSBY = {
+    id: '23423532',
+    name: 'Jay Gatsby',
+    email: 'gatsby@west-egg.com',
+    notes: 'Keeps asking about a green light??',
+    country: 'US',
+    created: '1925-04-10',
+    base64: 'VGhpcyBpcyBzb21lIHRleHQgZW5jb2RlZCBhcyBiYXNlNjQ=',
+  };
+  const n = (name: string, type: string, typeVersion: number, parameters: Record<string, unknown>) => ({
+    name,
+    type: `n8n-nodes-base.${type}`,
+    typeVersion,
+    position: [0, 0],
+    parameters,
+  });
+  const to = (node: string) => ({ node, type: 'main', index: 0 });
+  /** Each Convert To File of n8n's workflow, the Extract From File after it, and the result it pins. */
+  const PAIRS: [string, Record<string, unknown>, number, string, Record<string, unknown>, Record<string, unknown>][] = [
+    [
+      'Convert to File2',
+      { operation: 'toBinary', sourceProperty: 'base64', options: {} },
+      1.1,
+      'Extract From File',
+      { operation: 'text', options: {} },
+      { data: 'This is some text encoded as base64' },
+    ],
+    [
+      'Convert to Text File',
+      { operation: 'toText', sourceProperty: 'notes', options: {} },
+      1,
+      'Extract From Text File',
+      { operation: 'text', options: {} },
+      { data: GATSBY.notes },
+    ],
+    [
+      'Convert to JSON (with Formatting)',
+      { operation: 'toJson', options: { format: true } },
+      1.1,
+      'Extract From JSON (1)',
+      { operation: 'text', options: {} },
+      { data: JSON.stringify([GATSBY], null, 2) },
+    ],
+    [
+      'Convert to JSON',
+      { operation: 'toJson', options: {} },
+      1.1,
+      'Extract From JSON (2)',
+      { operation: 'text', options: {} },
+      { data: JSON.stringify([GATSBY]) },
+    ],
+    ['Convert to CSV', { options: {} }, 1.1, 'Extract From CSV', { options: {} }, GATSBY],
+    ['Convert to CSV (custom delimiter)', { options: { delimiter: '|' } }, 1.1, 'Extract From Custom Delimiter', { options: { delimiter: '|' } }, GATSBY],
+  ];
+
+  test('every pinned result is reproduced', async () => {
+    const run = await runWorkflow(
+      {
+        nodes: [
+          n('Start', 'manualTrigger', 1, {}),
+          n('Code', 'noOp', 1, {}),
+          ...PAIRS.flatMap(([convert, cp, version, extract, ep]) => [n(convert, 'convertToFile', version, cp), n(extract, 'extractFromFile', 1, ep)]),
+        ],
+        connections: {
+          Start: { main: [[to('Code')]] },
+          Code: { main: [PAIRS.map(([convert]) => to(convert))] },
+          ...Object.fromEntries(PAIRS.map(([convert, , , extract]) => [convert, { main: [[to(extract)]] }])),
+        },
+        settings: { executionOrder: 'v1' },
+      },
+      { pinned: { Code: [[GATSBY]] } },
+    );
+    assert.equal(run.status, 'success', JSON.stringify(run.error));
+    for (const [, , , extract, , expected] of PAIRS) assert.deepEqual(run.nodes.get(extract), [[expected]], extract);
+  });
+});
 
 describe('n8n Extract From File', () => {
   test('csv (the default): one item per row keyed by the header, every cell text, empty cells left out', async () => {
