@@ -129,12 +129,12 @@ describe('n8n file nodes, persisted', () => {
     assert.equal(readFileSync(path.join(filesDir, 'notes', 'A-1.txt'), 'utf8'), 'Bolt, small');
     // Read runs once per written item: each run reads both files.
     assert.deepEqual(
-      out.result.items.map((i: Record<string, unknown>) => [i.fileName, i.directory, i.text]),
+      out.result.items.map((i: Record<string, unknown>) => [i.fileName, i.text]),
       [
-        ['A-1.txt', 'notes', 'Bolt, small'],
-        ['B-2.txt', 'notes', 'Nut "hex"'],
-        ['A-1.txt', 'notes', 'Bolt, small'],
-        ['B-2.txt', 'notes', 'Nut "hex"'],
+        ['A-1.txt', 'Bolt, small'],
+        ['B-2.txt', 'Nut "hex"'],
+        ['A-1.txt', 'Bolt, small'],
+        ['B-2.txt', 'Nut "hex"'],
       ],
     );
 

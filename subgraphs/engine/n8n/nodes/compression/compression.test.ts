@@ -31,8 +31,13 @@ describe('n8n Compression', () => {
     assert.equal(Buffer.from(members['b.csv']!).toString(), 'second');
   });
 
-  test('decompress (the default): each member as file_0, file_1 … with its name; folders left out', async () => {
-    const zip = zipSync({ 'x.txt': new TextEncoder().encode('X'), 'dir/': new Uint8Array(), 'dir/y.txt': new TextEncoder().encode('Y') });
+  test('decompress (the default): each member as file_0, file_1 … with its name; folders and __MACOSX copies left out', async () => {
+    const zip = zipSync({
+      'x.txt': new TextEncoder().encode('X'),
+      'dir/': new Uint8Array(),
+      'dir/y.txt': new TextEncoder().encode('Y'),
+      '__MACOSX/._x.txt': new Uint8Array(4),
+    });
     const [[out]] = (await runItems(compression({}), [{ json: { k: 1 }, binary: { data: prepareBinary(Buffer.from(zip), { fileName: 'f.zip' }) } }])) as [
       [Item],
     ];
@@ -50,13 +55,13 @@ describe('n8n Compression', () => {
   test('gzip both ways: 1 names the outputs <outputPrefix><n>, 1.1 binaryPropertyOutput; outputPrefix on decompress', async () => {
     const [[v1]] = (await runItems(compression({ operation: 'compress', outputFormat: 'gzip', binaryPropertyName: 'a,b' }, 1), [two()])) as [[Item]];
     assert.deepEqual(Object.keys(v1.binary!), ['data0', 'data1']);
-    assert.equal(v1.binary!.data0!.fileName, 'a.txt.gz');
+    assert.equal(v1.binary!.data0!.fileName, 'a.gzip');
     const [[v11]] = (await runItems(compression({ operation: 'compress', outputFormat: 'gzip', binaryPropertyName: 'a', binaryPropertyOutput: 'gz' }), [
       two(),
     ])) as [[Item]];
     assert.deepEqual(Object.keys(v11.binary!), ['gz']);
     const [[back]] = (await runItems(compression({ operation: 'decompress', binaryPropertyName: 'gz', outputPrefix: 'out_' }), [v11])) as [[Item]];
-    assert.equal(back.binary!.out_0!.fileName, 'a.txt');
+    assert.equal(back.binary!.out_0!.fileName, 'a');
     assert.equal(bytesOf(back, 'out_0').toString(), 'first');
   });
 

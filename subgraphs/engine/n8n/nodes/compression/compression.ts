@@ -10,10 +10,10 @@ import { fieldList, fixedOption, type Params } from '../item-lists/params';
  *
  * - compress: the files in the comma-separated binary fields `binaryPropertyName` (default
  *   `data`) of each item, as one zip `fileName` in `binaryPropertyOutput` (default `data`), or
- *   each gzipped (<name>.gz) into `<outputPrefix><n>` (1; prefix `data`) or, in 1.1,
+ *   each gzipped (<name up to its first dot>.gzip, as n8n names it) into `<outputPrefix><n>` (1; prefix `data`) or, in 1.1,
  *   `binaryPropertyOutput` when there is one file and `<binaryPropertyOutput><n>` when there are
  *   more. The item keeps its fields; its files are replaced by the archive(s).
- * - decompress: each zip's members (folders left out) or the gzip's content as
+ * - decompress: each zip's members (folders and __MACOSX copies left out) or the gzip's content as
  *   `<outputPrefix><n>` (prefix `file_`; n counts every file of the item from 0), under their
  *   own names.
  *
@@ -56,7 +56,8 @@ async function compress(ctx: NodeContext, p: Params, i: number, version: number)
   }
   const binary: Record<string, BinaryData> = {};
   keys.forEach((key, n) => {
-    const name = `${entryName(item.binary?.[key] ?? { data: '', mimeType: '' }, key)}.gz`;
+    // n8n names the gzip after the file's name up to its first dot: report.csv -> report.gzip.
+    const name = `${entryName(item.binary?.[key] ?? { data: '', mimeType: '' }, key).split('.')[0]}.gzip`;
     const target = version >= 1.1 ? (keys.length === 1 ? output : `${output}${n}`) : `${String(p.outputPrefix ?? 'data')}${n}`;
     binary[target] = prepareBinary(Buffer.from(gzipSync(new Uint8Array(binaryBuffer(item, key, i)))), { fileName: name, mimeType: 'application/gzip' });
   });
@@ -89,7 +90,8 @@ function gunzip(bytes: Buffer, budget: { left: number }): Buffer {
 function unzip(bytes: Buffer, budget: { left: number }): [string, Uint8Array][] {
   const files = unzipSync(new Uint8Array(bytes), {
     filter(file) {
-      if (file.name.endsWith('/')) return false;
+      // Folders, and the copies macOS adds under __MACOSX, are not files of the archive.
+      if (file.name.endsWith('/') || file.name.includes('__MACOSX')) return false;
       // The sizes a zip declares are checked before anything is inflated; the inflated sizes again below.
       budget.left -= file.originalSize;
       if (budget.left < 0) throw tooLarge();
@@ -130,7 +132,7 @@ function decompress(ctx: NodeContext, p: Params, i: number): Item {
         if (err instanceof NodeError) throw err;
         throw new NodeError(`The file in '${key}' is not a readable gzip file: ${err instanceof Error ? err.message : String(err)}`, { itemIndex: i });
       }
-      binary[`${prefix}${n++}`] = prepareBinary(data, { fileName: basename(entryName(source, key).replace(/\.gz$/i, '')) });
+      binary[`${prefix}${n++}`] = prepareBinary(data, { fileName: basename(entryName(source, key).replace(/\.(gz|gzip)$/i, '')) });
     } else {
       throw new NodeError(`The file in '${key}' is neither a zip nor a gzip archive`, { itemIndex: i });
     }

@@ -113,9 +113,8 @@ export async function findFiles(selector: string): Promise<FoundFile[]> {
   if (!WILDCARD.test(name)) {
     const file = await resolveInFolder(selector);
     const stat = await lstat(file.real).catch(() => undefined);
-    if (!stat) throw new NodeError(`No file found at "${selector}"`, { reason: 'not_found' });
-    if (!stat.isFile()) throw new NodeError(`"${selector}" is not a file`);
-    return [file];
+    if (stat && !stat.isFile()) throw new NodeError(`"${selector}" is not a file`);
+    return stat ? [file] : [];
   }
   const dir = await resolveInFolder(dirPart);
   const matcher = patternRegExp(name);

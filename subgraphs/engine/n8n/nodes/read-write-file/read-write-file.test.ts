@@ -40,7 +40,8 @@ describe('n8n Read/Write Files from Disk, inside FILES_DIR', () => {
         ['b.csv', 'b\n2'],
       ],
     );
-    assert.deepEqual(out![0]!.json, { mimeType: 'text/csv', fileType: 'text', fileName: 'a.csv', directory: 'reports', fileExtension: 'csv', fileSize: '3 B' });
+    assert.deepEqual(out![0]!.json, { mimeType: 'text/csv', fileType: 'text', fileName: 'a.csv', fileExtension: 'csv', fileSize: '3 B' });
+    assert.equal(out![0]!.binary!.data!.directory, 'reports');
     const [one] = await runItems(
       rw({ fileSelector: path.join(folder, 'reports', '?.txt'), options: { dataPropertyName: 'f', fileName: 'renamed.txt', mimeType: 'text/x-c' } }),
       [{ json: {} }],
@@ -75,10 +76,12 @@ describe('n8n Read/Write Files from Disk, inside FILES_DIR', () => {
     }
   });
 
-  test('patterns in folder names and ** are refused; a missing file fails naming it', async () => {
+  test('patterns in folder names and ** are refused; nothing found gives no item in 1 and fails in 1.1', async () => {
     assert.match((await itemsFailure(rw({ fileSelector: '*/a.csv' }), [{ json: {} }])).message, /in the file name only/);
     assert.match((await itemsFailure(rw({ fileSelector: 'reports/**' }), [{ json: {} }])).message, /"\*\*" is not supported/);
-    assert.match((await itemsFailure(rw({ fileSelector: 'reports/none.csv' }), [{ json: {} }])).message, /No file found at "reports\/none.csv"/);
+    assert.deepEqual(await runItems(rw({ fileSelector: 'reports/none.csv' }), [{ json: {} }]), [[]]);
+    const none = await itemsFailure({ ...rw({ fileSelector: 'reports/none.csv' }), typeVersion: 1.1 }, [{ json: {} }]);
+    assert.match(none.message, /No file\(s\) found: no file matching the selector "reports\/none.csv" found/);
     const item: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('x')) } };
     const blocked = await itemsFailure(rw({ operation: 'write', fileName: 'reports/a.csv/inner.txt' }), [item]);
     assert.match(blocked.message, /"reports\/a.csv\/inner.txt" goes through a file as if it were a folder/);

@@ -1,18 +1,18 @@
 import path from 'node:path';
-import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, prepareBinary, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, prepareBinary, versionOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { perItem } from '../files.items';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 import { findFiles, readInFolder, writeInFolder } from './folder';
 
 /**
- * n8n's Read/Write Files from Disk (1), inside the files folder only (FILES_DIR, folder.ts):
+ * n8n's Read/Write Files from Disk (1, 1.1), inside the files folder only (FILES_DIR, folder.ts):
  *
  * - read (the default): the files `fileSelector` names (a path relative to the folder, or a
  *   pattern with `*`, `?` or `[…]` in its file name part; `**` and patterns in folder names are
  *   refused), one item per file: its description as json (mimeType, fileType, fileName,
- *   fileExtension, fileSize, directory relative to the folder) and the file in
- *   `options.dataPropertyName` (default `data`); options fileName, fileExtension, mimeType
- *   override what is guessed. A path that matches no file fails; a pattern gives no item.
+ *   fileExtension, fileSize) and the file in `options.dataPropertyName` (default `data`, its
+ *   `directory` relative to the folder); options fileName, fileExtension, mimeType override what
+ *   is guessed. Nothing found gives no item in 1 and fails from 1.1, as in n8n.
  * - write: the file in binary field `dataPropertyName` to `fileName` (missing folders are
  *   made; `options.append` appends); the item goes on with `fileName` added.
  *
@@ -24,12 +24,14 @@ function directoryOf(relative: string): string | undefined {
   return dir === '.' ? undefined : dir.split(path.sep).join('/');
 }
 
-async function read(ctx: NodeContext, p: Params, i: number): Promise<Item[]> {
+async function read(ctx: NodeContext, p: Params, i: number, version: number): Promise<Item[]> {
   const selector = String(p.fileSelector ?? '');
   if (selector.includes('**'))
     throw new NodeError('The pattern "**" is not supported: name the folder and match the file name with * or ?', { reason: 'pattern_in_folder' });
   const options = collection(p.options);
   const files = await findFiles(selector);
+  // 1 reads nothing quietly; later versions say so.
+  if (!files.length && version > 1) throw new NodeError(`No file(s) found: no file matching the selector "${selector}" found`, { reason: 'not_found' });
   ctx.checkOutput(files.length);
   const out: Item[] = [];
   for (const file of files) {
@@ -41,8 +43,12 @@ async function read(ctx: NodeContext, p: Params, i: number): Promise<Item[]> {
       ...(directory ? { directory } : {}),
     });
     if (options.fileExtension) binary.fileExtension = String(options.fileExtension);
-    const { data: _data, bytes: _bytes, ...described } = binary;
-    out.push({ json: { ...described }, binary: { [String(options.dataPropertyName || DEFAULT_BINARY_KEY)]: binary }, pairedItem: { item: i } });
+    const { mimeType, fileType, fileName, fileExtension, fileSize } = binary;
+    out.push({
+      json: JSON.parse(JSON.stringify({ mimeType, fileType, fileName, fileExtension, fileSize })) as Record<string, unknown>,
+      binary: { [String(options.dataPropertyName || DEFAULT_BINARY_KEY)]: binary },
+      pairedItem: { item: i },
+    });
   }
   return out;
 }
@@ -60,7 +66,7 @@ async function write(ctx: NodeContext, p: Params, i: number): Promise<Item> {
 export const readWriteFile: NodeDefinition = {
   name: 'readWriteFile',
   description: "n8n's Read/Write Files from Disk: reads files of the platform's files folder into items, or writes an item's file there.",
-  n8n: { versions: [1] },
+  n8n: { versions: [1, 1.1] },
   invalid(p) {
     const operation = p.operation;
     if (typeof operation === 'string' && !operation.startsWith('=') && !['read', 'write'].includes(operation)) {
@@ -77,7 +83,8 @@ export const readWriteFile: NodeDefinition = {
   async execute(ctx) {
     const params = await ctx.parameters();
     const operation = fixedOption(ctx.node.parameters?.operation, 'read');
-    const out = await perItem(ctx, (i) => (operation === 'write' ? write(ctx, params[i]!, i) : read(ctx, params[i]!, i)));
+    const version = versionOf(ctx.node);
+    const out = await perItem(ctx, (i) => (operation === 'write' ? write(ctx, params[i]!, i) : read(ctx, params[i]!, i, version)));
     return { outputs: [out] };
   },
 };
