@@ -15,7 +15,7 @@ describe('n8n Convert To File', () => {
     assert.equal(rest.length, 0);
     assert.deepEqual(file!.json, {});
     assert.equal(text(file!), 'name,tags.a,ok\nAnn,1,\n"Bo, ""B""",,TRUE');
-    assert.equal(file!.binary!.data!.fileName, 'spreadsheet.csv');
+    assert.equal(file!.binary!.data!.fileName, 'File.csv');
     assert.equal(file!.binary!.data!.mimeType, 'text/csv');
   });
 
@@ -35,7 +35,7 @@ describe('n8n Convert To File', () => {
     const sheet = workbook.getWorksheet('People')!;
     assert.deepEqual((sheet.getRow(1).values as unknown[]).slice(1), ['name', 'age', 'member']);
     assert.deepEqual((sheet.getRow(2).values as unknown[]).slice(1), ['Ann', 31, true]);
-    assert.equal(file.binary!.data!.fileName, 'spreadsheet.xlsx');
+    assert.equal(file.binary!.data!.fileName, 'File.xlsx');
   });
 
   test('html: one table, its text escaped', async () => {
@@ -69,7 +69,7 @@ describe('n8n Convert To File', () => {
     assert.deepEqual([...bytes], [0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00]);
     assert.equal(file.binary!.data!.fileName, 'file.txt');
     const missing = await itemsFailure(convert({ operation: 'toText', sourceProperty: 'nope' }), items({ a: 1 }));
-    assert.match(missing.message, /no field "nope"/);
+    assert.match(missing.message, /The value in "nope" is not set/);
   });
 
   test('toBinary: a base64 field (or a data: URL) as a file with fileName and mimeType; text that is not base64 fails', async () => {
@@ -81,8 +81,9 @@ describe('n8n Convert To File', () => {
     assert.equal(file.binary!.data!.mimeType, 'application/pdf');
     const [[url]] = (await runItems(convert({ operation: 'toBinary', sourceProperty: 'u' }), items({ u: `data:image/png;base64,${base64}` }))) as [[Item]];
     assert.equal(url.binary!.data!.mimeType, 'image/png');
+    assert.equal(url.binary!.data!.fileName, 'file.png');
     const bad = await itemsFailure(convert({ operation: 'toBinary', sourceProperty: 'u' }), items({ u: 'not base64!' }));
-    assert.match(bad.message, /does not hold base64 data/);
+    assert.match(bad.message, /The provided string is not valid base64 data/);
   });
 
   test('iCal: one event file per item', async () => {

@@ -10,13 +10,13 @@ import { SHEET_MIME_TYPES, writeSheet, type SheetFormat } from './spreadsheet';
  * (default `data`), the output item's json empty.
  *
  * - csv, html, xlsx: all items as one spreadsheet (spreadsheet.ts); options fileName
- *   (default spreadsheet.<ext>), headerRow, sheetName, delimiter (CSV).
+ *   (default File.<ext>), headerRow, sheetName, delimiter (CSV).
  * - toJson: all items as one JSON array (mode `once`, the default) or each item's json as its own
  *   file (`each`); options format (indented), encoding, addBOM, fileName (default file.json).
- * - toText: the text in `sourceProperty` (a dotted path); options encoding, addBOM, fileName
- *   (default file.txt).
+ * - toText: the text in `sourceProperty` (a dotted path; an object is written as JSON); options
+ *   encoding, addBOM, fileName (default file.txt).
  * - toBinary: the base64 string in `sourceProperty` as the file (with `dataIsBase64` off, the
- *   text itself in `encoding`); options fileName, mimeType.
+ *   text itself in `encoding`); options fileName (default file.<ext>), mimeType.
  * - iCal: one event per item (`ics`): title, start, end, allDay and the additional fields
  *   description, location, url, uid, sequence, status, busyStatus, calName, recurrenceRule,
  *   fileName (default event.ics).
@@ -51,14 +51,14 @@ function binaryKey(p: Params): string {
 }
 
 /** All items as one spreadsheet file of `format` in the binary field `binaryPropertyName`, with the spreadsheet options of `p`. */
-export async function spreadsheetItem(items: Item[], format: SheetFormat, p: Params): Promise<Item> {
+export async function spreadsheetItem(items: Item[], format: SheetFormat, p: Params, defaultName = 'File'): Promise<Item> {
   const options = collection(p.options);
   const bytes = await writeSheet(
     items.map((i) => i.json),
     format,
     { headerRow: options.headerRow !== false, delimiter: options.delimiter as string | undefined, sheetName: options.sheetName as string | undefined },
   );
-  const fileName = String(options.fileName || `spreadsheet.${format}`);
+  const fileName = String(options.fileName ?? `${defaultName}.${format}`);
   return { json: {}, binary: { [binaryKey(p)]: prepareBinary(bytes, { fileName, mimeType: SHEET_MIME_TYPES[format] }) }, pairedItem: { item: 0 } };
 }
 
@@ -96,7 +96,7 @@ function sourceValue(ctx: NodeContext, p: Params, i: number): unknown {
   const property = String(p.sourceProperty ?? '');
   if (!property) throw new NodeError('The parameter "Text Input Field" (sourceProperty) is required');
   const value = getPath(ctx.items[i]!.json, property);
-  if (value === undefined) throw new NodeError(`The item has no field "${property}"`);
+  if (value === undefined) throw new NodeError(`The value in "${property}" is not set`);
   return value;
 }
 
@@ -106,9 +106,12 @@ async function toText(ctx: NodeContext): Promise<Item[]> {
     const p = params[i]!;
     const options = collection(p.options);
     const value = sourceValue(ctx, p, i);
-    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    // An object is written as JSON, and is then a JSON file.
+    const isObject = typeof value === 'object' && value !== null;
+    const text = isObject ? JSON.stringify(value) : String(value);
     const bytes = encodeText(text, options.encoding, options.addBOM === true);
-    const binary = prepareBinary(bytes, { fileName: String(options.fileName || 'file.txt'), mimeType: 'text/plain' });
+    const mimeType = isObject ? 'application/json' : 'text/plain';
+    const binary = prepareBinary(bytes, { fileName: String(options.fileName || (isObject ? 'file.json' : 'file.txt')), mimeType });
     return { json: {}, binary: { [binaryKey(p)]: binary }, pairedItem: { item: i } };
   });
 }
@@ -124,12 +127,21 @@ async function toBinary(ctx: NodeContext): Promise<Item[]> {
     if (options.dataIsBase64 === false) bytes = encodeText(value, options.encoding, options.addBOM === true);
     else {
       // A data: URL keeps its payload; anything else must be base64 as a whole.
-      const payload = value.replace(/^data:[^,]*;base64,/, '').replace(/\s+/g, '');
-      if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(payload)) throw new NodeError(`The field "${String(p.sourceProperty)}" does not hold base64 data`);
+      const payload = value
+        .trim()
+        .replace(/^data:[^,]*;base64,/s, '')
+        .replace(/\s+/g, '');
+      if (!/^[A-Za-z0-9+/=_-]*$/.test(payload)) {
+        throw new NodeError(
+          'The provided string is not valid base64 data. If you are trying to write plain text to a file, use the "Convert to Text File" operation instead.',
+        );
+      }
       bytes = Buffer.from(payload, 'base64');
     }
-    const mimeType = (options.mimeType as string | undefined) || /^data:([^;,]+)/.exec(value)?.[1];
+    const mimeType = (options.mimeType as string | undefined) || /^data:([^;,]+)/.exec(value.trim())?.[1];
     const binary = prepareBinary(bytes, { fileName: (options.fileName as string | undefined) || undefined, mimeType });
+    // Without a name the file is "file", with the extension of its type (n8n's default).
+    if (!binary.fileName) binary.fileName = binary.fileExtension ? `file.${binary.fileExtension}` : 'file';
     return { json: {}, binary: { [binaryKey(p)]: binary }, pairedItem: { item: i } };
   });
 }

@@ -23,6 +23,7 @@ describe('n8n Spreadsheet File', () => {
   test('csv both ways, with a header row or without', async () => {
     const [[file]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'csv', binaryPropertyName: 'csv' }), ROWS)) as [[Item]];
     assert.equal(Buffer.from(file.binary!.csv!.data, 'base64').toString(), 'name,city\nAnn,Oslo\nBo,Rome');
+    assert.equal(file.binary!.csv!.fileName, 'spreadsheet.csv');
     const [rows] = await runItems(sheet({ binaryPropertyName: 'csv', fileFormat: 'csv', options: { headerRow: false } }), [file]);
     assert.deepEqual(rows![0]!.json, { row: ['name', 'city'] });
   });

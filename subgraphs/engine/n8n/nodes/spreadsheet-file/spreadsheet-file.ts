@@ -65,7 +65,7 @@ export const spreadsheetFile: NodeDefinition = {
     if (operation === 'toFile') {
       if (!ctx.items.length) return { outputs: [[]] };
       const [p] = await ctx.parameters([0]);
-      const item: Item = await spreadsheetItem(ctx.items, fixedOption(p!.fileFormat, 'xls') as SheetFormat, p!);
+      const item: Item = await spreadsheetItem(ctx.items, fixedOption(p!.fileFormat, 'xls') as SheetFormat, p!, 'spreadsheet');
       return { outputs: [[item]] };
     }
     const rows = await sheetItems(ctx, (p, i) => {
