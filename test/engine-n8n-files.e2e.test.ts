@@ -121,7 +121,7 @@ describe('n8n file nodes, persisted', () => {
         node('To text', 'convertToFile', 1.1, 400, { operation: 'toText', sourceProperty: 'name' }),
         node('Write', 'readWriteFile', 1, 600, { operation: 'write', fileName: "=notes/{{ $('Rows').item.json.sku }}.txt" }),
         node('Read', 'readWriteFile', 1, 800, { fileSelector: 'notes/*.txt', options: { dataPropertyName: 'note' } }),
-        node('Text', 'extractFromFile', 1, 1000, { operation: 'text', binaryPropertyName: 'note', destinationKey: 'text' }),
+        node('Text', 'extractFromFile', 1, 1000, { operation: 'text', binaryPropertyName: 'note', destinationKey: 'text', options: { keepSource: 'json' } }),
       ]),
     );
     const out = await run(id, { rows: ROWS });

@@ -139,16 +139,24 @@ describe('n8n Extract From File', () => {
     assert.deepEqual(jsonOf(await runItems(extract({ operation: 'html' }), [file(html, 't.html')])), [{ k: 'a', v: '1' }]);
   });
 
-  test('fromJson, text, xml, binaryToPropery into destinationKey; keepSource json (default), binary or both; BOM stripped', async () => {
+  test('fromJson, text, xml, binaryToPropery into destinationKey; keepSource json, binary, both or unset; BOM stripped; an item without the file left out', async () => {
     const json = file('\ufeff{"a":[1,2]}', 'a.json', { kept: true });
     const [[parsed]] = (await runItems(extract({ operation: 'fromJson' }), [json])) as [[Item]];
-    assert.deepEqual(parsed.json, { kept: true, data: { a: [1, 2] } });
+    assert.deepEqual(parsed.json, { data: { a: [1, 2] } });
     assert.equal(parsed.binary, undefined);
+    const [[kept]] = (await runItems(extract({ operation: 'fromJson', options: { keepSource: 'json' } }), [json])) as [[Item]];
+    assert.deepEqual(kept.json, { kept: true, data: { a: [1, 2] } });
+    assert.equal(kept.binary, undefined);
     const [[both]] = (await runItems(extract({ operation: 'text', destinationKey: 'body.text', options: { keepSource: 'both' } }), [json])) as [[Item]];
     assert.deepEqual(both.json, { kept: true, body: { text: '{"a":[1,2]}' } });
     assert.ok(both.binary?.data);
     const [[binaryOnly]] = (await runItems(extract({ operation: 'text', options: { keepSource: 'binary', stripBOM: false } }), [json])) as [[Item]];
     assert.deepEqual(binaryOnly.json, { data: '\ufeff{"a":[1,2]}' });
+    const [skipped] = await runItems(extract({ operation: 'text' }), [{ json: { none: true } }, json]);
+    assert.deepEqual(
+      skipped!.map((i) => i.pairedItem),
+      [{ item: 1 }],
+    );
     assert.ok(binaryOnly.binary?.data);
     const [[xml]] = (await runItems(extract({ operation: 'xml' }), [file('<r><id>1</id></r>', 'r.xml')])) as [[Item]];
     assert.deepEqual(xml.json, { data: { r: { id: '1' } } });

@@ -1,6 +1,6 @@
 import { Parser } from 'xml2js';
 import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, isPlainObject, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
-import { decodeText, perItem, unsupportedEncoding } from '../files.items';
+import { binaryCopy, decodeText, perItem, unsupportedEncoding } from '../files.items';
 import { deepCopy, setPath } from '../item-lists/paths';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 import { readSheet, type SheetReadFormat } from './spreadsheet';
@@ -13,8 +13,9 @@ import { readSheet, type SheetReadFormat } from './spreadsheet';
  *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount (CSV), sheetName, rawData (XLSX).
  * - fromJson, text, xml, binaryToPropery (n8n's spelling): the file as parsed JSON, text, XML
  *   parsed as the XML node parses it, or a base64 string, into `destinationKey` (default `data`);
- *   options encoding, stripBOM (default on) and keepSource: `json` (the default: the input item's
- *   fields are kept beside it), `binary` (its files are kept, not its fields) or `both`.
+ *   options encoding, stripBOM (default on) and keepSource: `json` (the input item's fields are
+ *   kept beside it), `binary` (the file read is kept) or `both`; unset, neither is, as in n8n
+ *   (the item's other files always stay). An item without the file is left out.
  *
  * Refused at import: fromIcs, pdf, ods, rtf and xls (no reader here), and the `range` option.
  */
@@ -91,16 +92,19 @@ async function moveTo(ctx: NodeContext, operation: string): Promise<Item[]> {
     const p = params[i]!;
     const options = collection(p.options);
     const item = ctx.items[i]!;
-    const value = await converted(operation, binaryBuffer(item, String(p.binaryPropertyName || DEFAULT_BINARY_KEY), i), options);
-    const keep = fixedOption(options.keepSource, 'json');
+    const key = String(p.binaryPropertyName || DEFAULT_BINARY_KEY);
+    // As in n8n, an item without the file is left out.
+    if (!item.binary?.[key]) return undefined;
+    const value = await converted(operation, binaryBuffer(item, key, i), options);
+    const keep = options.keepSource;
     const json: Record<string, unknown> = keep === 'json' || keep === 'both' ? deepCopy(item.json) : {};
     const destination = String(p.destinationKey ?? 'data');
     if (destination) setPath(json, destination, value);
     else if (isPlainObject(value)) Object.assign(json, value);
     else throw new NodeError('The file does not hold a JSON object: give a destination key (destinationKey)');
-    const out: Item = { json, pairedItem: { item: i } };
-    if ((keep === 'binary' || keep === 'both') && item.binary) out.binary = item.binary;
-    return out;
+    // The file read goes unless kept; the item's other files stay.
+    const binary = keep === 'binary' || keep === 'both' ? item.binary : binaryCopy(item.binary, key);
+    return binary ? { json, binary, pairedItem: { item: i } } : { json, pairedItem: { item: i } };
   });
 }
 
