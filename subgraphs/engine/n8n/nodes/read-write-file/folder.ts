@@ -12,6 +12,9 @@ import { NodeError } from '../../../nodes';
 
 let configured: string | undefined;
 
+/** The largest file a read loads into an item, in bytes. */
+export const MAX_READ_BYTES = 256 * 1024 * 1024;
+
 /** The folder the node reads and writes; set when the engine starts. */
 export function useFilesFolder(dir: string): void {
   configured = path.resolve(dir);
@@ -146,6 +149,10 @@ export async function readInFolder(file: FoundFile): Promise<Buffer> {
     throw new NodeError(`The file "${file.relative}" could not be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   try {
+    // Checked before reading: a file too large for an item is not loaded into memory first.
+    const { size } = await handle.stat();
+    if (size > MAX_READ_BYTES)
+      throw new NodeError(`The file "${file.relative}" is larger than ${MAX_READ_BYTES / 1024 / 1024} MB, more than one item may hold`);
     return await handle.readFile();
   } finally {
     await handle.close();

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
-import { useFilesFolder } from './folder';
+import { MAX_READ_BYTES, useFilesFolder } from './folder';
 
 const base = mkdtempSync(path.join(tmpdir(), 'rw-files-'));
 const folder = path.join(base, 'files');
@@ -86,6 +86,14 @@ describe('n8n Read/Write Files from Disk, inside FILES_DIR', () => {
     const blocked = await itemsFailure(rw({ operation: 'write', fileName: 'reports/a.csv/inner.txt' }), [item]);
     assert.match(blocked.message, /"reports\/a.csv\/inner.txt" goes through a file as if it were a folder/);
     assert.doesNotMatch(blocked.message, new RegExp(base));
+  });
+
+  test('a file larger than an item may hold is refused before it is read', async () => {
+    const big = path.join(folder, 'big.bin');
+    writeFileSync(big, '');
+    truncateSync(big, MAX_READ_BYTES + 1); // sparse: no disk or memory spent
+    const failure = await itemsFailure(rw({ fileSelector: 'big.bin' }), [{ json: {} }]);
+    assert.match(failure.message, /"big.bin" is larger than 256 MB/);
   });
 
   test('a missing path is refused at import', () => {
