@@ -30,6 +30,7 @@ const envSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
   DATA_DIR: z.string().default('./data'),
+  FILES_DIR: optional(z.string()),
   REDIS_URL: optional(url(['redis:', 'rediss:'])),
   BOOTSTRAP_API_KEY: optional(
     z.string().regex(/^cp_(live|test)_sk_[A-Za-z0-9_-]{16,}$/, 'must be a control-plane key: cp_live_sk_… or cp_test_sk_… followed by at least 16 characters'),
@@ -133,6 +134,8 @@ export interface Config {
   host: string;
   databaseUrl?: string;
   dataDir: string;
+  /** The one folder n8n's Read/Write Files from Disk node may read and write (FILES_DIR, default DATA_DIR/files). */
+  filesDir: string;
   redisUrl?: string;
   bootstrapApiKey?: string;
   llm: { baseUrl?: string; apiKey?: string; models: string[] };
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.DATA_DIR),
+    filesDir: path.resolve(e.FILES_DIR ?? path.join(e.DATA_DIR, 'files')),
     redisUrl: e.REDIS_URL,
     bootstrapApiKey: e.BOOTSTRAP_API_KEY,
     llm: { baseUrl: e.LLM_BASE_URL?.replace(/\/+$/, ''), apiKey: e.LLM_API_KEY, models: e.LLM_MODELS },

@@ -138,15 +138,8 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     const res = await p.rest('POST', '/v1/engine/workflows/import', {
       body: {
         workflow: {
-          name: 'Binary HTML',
-          nodes: [
-            node('1', 'Start', 'manualTrigger', 1, 0, {}),
-            node('2', 'Extract', 'html', 1.2, 200, {
-              operation: 'extractHtmlContent',
-              sourceData: 'binary',
-              extractionValues: { values: [{ key: 'a', cssSelector: 'a', returnValue: 'html' }] },
-            }),
-          ],
+          name: 'PDF text',
+          nodes: [node('1', 'Start', 'manualTrigger', 1, 0, {}), node('2', 'Extract', 'extractFromFile', 1, 200, { operation: 'pdf' })],
           connections: { Start: { main: [[to('Extract')]] } },
         },
       },
@@ -154,6 +147,6 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error.code, 'WORKFLOW_INVALID');
     assert.match(res.body.error.message, /Extract/);
-    assert.match(res.body.error.message, /binary source data is not supported/);
+    assert.match(res.body.error.message, /reading PDF files is not supported/);
   });
 });

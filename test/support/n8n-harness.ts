@@ -115,6 +115,8 @@ export interface WorkflowRun {
   replies: WebhookReply[];
   /** Every node run in order (v1 workflows run a node once per arriving branch, and again in loops). */
   runs: { node: string; runIndex: number; output: Json[][] }[];
+  /** Each node's whole items (json and binary files) by output, as `nodes` holds their json. */
+  items: Map<string, Item[][]>;
 }
 
 /**
@@ -123,16 +125,25 @@ export interface WorkflowRun {
  */
 export async function runWorkflow(
   exported: Json,
-  opts: HarnessOptions & { input?: Json[]; pinned?: Record<string, Json[][]>; mode?: string; maxNodeRuns?: number } = {},
+  opts: HarnessOptions & {
+    input?: Json[];
+    pinned?: Record<string, Json[][]>;
+    /** As `pinned`, whole items (with binary files). */
+    pinnedItems?: Record<string, Item[][]>;
+    mode?: string;
+    maxNodeRuns?: number;
+  } = {},
 ): Promise<WorkflowRun> {
   const { executor, code } = harness();
   const imported = importWorkflow({ settings: opts.settings ?? {}, ...exported });
   const definition = validateDefinition(imported);
   const compiled = compile(definition);
   const nodes = new Map<string, Json[][]>();
-  const done = new Map<string, Item[][]>(
-    Object.entries(opts.pinned ?? {}).map(([name, outputs]) => [name, outputs.map((list) => list.map((json) => ({ json })))]),
-  );
+  const done = new Map<string, Item[][]>([
+    ...Object.entries(opts.pinned ?? {}).map(([name, outputs]): [string, Item[][]] => [name, outputs.map((list) => list.map((json) => ({ json })))]),
+    ...Object.entries(opts.pinnedItems ?? {}),
+  ]);
+  const items = new Map<string, Item[][]>();
   const replies: WebhookReply[] = [];
   const runs: WorkflowRun['runs'] = [];
   const mode = opts.mode ?? 'manual';
@@ -163,6 +174,7 @@ export async function runWorkflow(
         if (!run.output) return;
         const output = run.output.map((list) => list.map((i) => i.json));
         nodes.set(run.node, output);
+        items.set(run.node, run.output);
         runs.push({ node: run.node, runIndex: run.runIndex, output });
       },
       reply: (r) => void replies.push(r),
@@ -175,7 +187,35 @@ export async function runWorkflow(
     result: outcome.status === 'success' ? outcome.result.items : [],
     replies,
     runs,
+    items,
   };
+}
+
+/** One node fed with whole `items` (binary files included) on input 1: its outputs' whole items. */
+export async function runItems(node: NodeUnderTest, items: Item[], opts: HarnessOptions = {}): Promise<Item[][]> {
+  const workflow = {
+    nodes: [
+      { name: 'Input 1', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [0, 0], parameters: {} },
+      { position: [400, 0], ...node, name: 'Node' },
+    ],
+    connections: { 'Input 1': { main: [[{ node: 'Node', type: 'main', index: 0 }]] } },
+    settings: opts.settings ?? {},
+  };
+  const run = await runWorkflow(workflow, { ...opts, pinnedItems: { 'Input 1': [items] } });
+  if (run.error) throw new NodeFailed(run.error);
+  return run.items.get('Node') ?? [];
+}
+
+/** What the execution reports when that node fails on whole `items`; the test fails if it does not. */
+export async function itemsFailure(node: NodeUnderTest, items: Item[], opts: HarnessOptions = {}): Promise<ExecutionErrorInfo> {
+  const err = await runItems(node, items, opts).then(
+    () => {
+      throw new Error(`${node.type} should have failed`);
+    },
+    (e: unknown) => e,
+  );
+  if (!(err instanceof NodeFailed)) throw err;
+  return err.info;
 }
 
 /** What an import of this node answers when it is refused (WORKFLOW_INVALID's details), or undefined when accepted. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, verify } from 'node:crypto';
-import { NodeFailed, disposeHarness, importRefusal, runNode, type Json } from '../../../../../test/support/n8n-harness';
+import { createHmac, generateKeyPairSync, verify } from 'node:crypto';
+import { NodeFailed, disposeHarness, importRefusal, itemsFailure, runItems, runNode, type Json } from '../../../../../test/support/n8n-harness';
+import { prepareBinary } from '../../../nodes';
 
 afterAll(disposeHarness);
 
@@ -154,16 +155,22 @@ describe('n8n Crypto 1: failures and refusals', () => {
     assert.deepEqual(out[0]![1], { v: 'test', data: DIGESTS.MD5![0] });
   });
 
-  test('binary input is refused at import, naming binaryData', () => {
-    const refusal = importRefusal(crypto({ action: 'hmac', binaryData: true, secret: 's' }));
-    assert.equal(refusal?.reason, 'unsupported_option');
-    assert.equal(refusal?.option, 'binaryData');
-    assert.match(refusal!.message, /binary/);
-    assert.equal(importRefusal(crypto({ action: 'hash', value: 'x' })), undefined);
+  test('binaryData: hash and hmac digest the bytes of the file in binaryPropertyName', async () => {
+    const file = { json: { a: 1 }, binary: { doc: prepareBinary(Buffer.from('test'), { fileName: 'test.txt' }) } };
+    const [hashed] = await runItems(crypto({ action: 'hash', type: 'SHA256', binaryData: true, binaryPropertyName: 'doc' }), [file]);
+    assert.deepEqual(hashed![0]!.json, { a: 1, data: DIGESTS.SHA256![0] });
+    assert.equal(hashed![0]!.binary?.doc?.fileName, 'test.txt');
+    const [mac] = await runItems(
+      crypto({ action: 'hmac', type: 'MD5', binaryData: true, binaryPropertyName: '={{ "doc" }}', secret: 's', encoding: 'base64' }),
+      [file],
+    );
+    assert.equal(mac![0]!.json.data, createHmac('md5', 's').update('test').digest('base64'));
+    assert.equal(importRefusal(crypto({ action: 'hmac', binaryData: true, secret: 's' })), undefined);
   });
 
-  test('binaryData from an expression fails when it is true', async () => {
-    await assert.rejects(runNode(crypto({ binaryData: '={{ true }}' }), [{}]), (err: NodeFailed) => /binaryData is not supported/.test(err.info.message));
+  test('binaryData on an item without that file fails naming the field', async () => {
+    const failure = await itemsFailure(crypto({ binaryData: '={{ true }}' }), [{ json: {} }]);
+    assert.match(failure.message, /no binary field 'data'/);
   });
 
   test('version 2 takes its secret from a crypto credential: one that names none fails saying so', async () => {

@@ -1,6 +1,6 @@
 import { ownEntry } from '../../../../../kernel/names';
 import { createHash, createHmac, createSign, randomBytes, randomUUID, type BinaryToTextEncoding } from 'node:crypto';
-import { NodeError, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { binaryBuffer, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { eachItem, withField } from '../date-crypto.items';
 
 /**
@@ -10,11 +10,11 @@ import { eachItem, withField } from '../date-crypto.items';
  * random ascii/hex/base64 string of `stringLength`. The result goes to `dataPropertyName` of a
  * copy of the item. Version 2 takes the HMAC secret and the private key from a stored `crypto`
  * credential (`hmacSecret`, `signPrivateKey`; credentials/) instead of the parameters, read when
- * the node runs and never written into an item. Binary input is refused: items here carry no
- * binary data.
+ * the node runs and never written into an item. With `binaryData` on, hash and hmac digest the
+ * item's file in `binaryPropertyName` (default `data`) instead of `value`.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 /** n8n's parameter defaults (an export leaves out parameters at their default). */
 const DEFAULTS: Params = {
@@ -24,6 +24,7 @@ const DEFAULTS: Params = {
   value: '',
   dataPropertyName: 'data',
   binaryData: false,
+  binaryPropertyName: 'data',
   secret: '',
   algorithm: '',
   privateKey: '',
@@ -44,11 +45,13 @@ function generate(p: Params): string {
   return (type === 'base64' ? text.replace(/\W/g, '') : text).slice(0, length);
 }
 
-function digest(p: Params, action: 'hash' | 'hmac'): string {
-  if (param(p, 'binaryData')) throw new NodeError(`The Crypto node's binaryData is not supported: items here carry no binary data; ${action} a text value`);
+function digest(p: Params, action: 'hash' | 'hmac', item: Item, itemIndex: number): string {
   const type = param(p, 'type') as string;
   const fn = action === 'hash' ? createHash(type) : createHmac(type, param(p, 'secret') as string);
-  return fn.update(param(p, 'value') as string).digest(param(p, 'encoding') as BinaryToTextEncoding);
+  // binaryData: the bytes of the item's file in binaryPropertyName, not a text value.
+  if (param(p, 'binaryData') === true) fn.update(binaryBuffer(item, String(param(p, 'binaryPropertyName')), itemIndex));
+  else fn.update(param(p, 'value') as string);
+  return fn.digest(param(p, 'encoding') as BinaryToTextEncoding);
 }
 
 function sign(p: Params): string {
@@ -58,10 +61,10 @@ function sign(p: Params): string {
   return signer.sign(param(p, 'privateKey') as string, param(p, 'encoding') as BinaryToTextEncoding);
 }
 
-const ACTIONS: Record<string, (p: Params) => string> = {
+const ACTIONS: Record<string, (p: Params, item: Item, itemIndex: number) => string> = {
   generate,
-  hash: (p) => digest(p, 'hash'),
-  hmac: (p) => digest(p, 'hmac'),
+  hash: (p, item, i) => digest(p, 'hash', item, i),
+  hmac: (p, item, i) => digest(p, 'hmac', item, i),
   sign,
 };
 
@@ -82,19 +85,7 @@ async function credentialSecrets(ctx: NodeContext, action: 'hmac' | 'sign'): Pro
 export const crypto: NodeDefinition = {
   name: 'crypto',
   description: "n8n's Crypto: hashes, HMACs or signs a value, or generates a random string, into a field of each item.",
-  n8n: {
-    versions: [1, 2],
-    unsupported(p) {
-      const action = p.action ?? DEFAULTS.action;
-      if ((action === 'hash' || action === 'hmac') && p.binaryData === true) {
-        return {
-          option: 'binaryData',
-          message: `${action} of a binary file is not supported: items here carry no binary data; ${action} a text value (binaryData off)`,
-        };
-      }
-      return undefined;
-    },
-  },
+  n8n: { versions: [1, 2] },
   inProcess: true,
   async execute(ctx) {
     const params = await ctx.parameters();
@@ -106,7 +97,10 @@ export const crypto: NodeDefinition = {
     const items = eachItem(ctx, (i) => {
       const p = params[i]!;
       // An unknown action writes nothing but still sets the field (to undefined), as n8n does.
-      return { json: withField(ctx.items[i]!.json, param(p, 'dataPropertyName'), action?.(p)), pairedItem: { item: i } };
+      const item = ctx.items[i]!;
+      const json = withField(item.json, param(p, 'dataPropertyName'), action?.(p, item, i));
+      // The item's files go on with it, as n8n passes them.
+      return item.binary ? { json, binary: item.binary, pairedItem: { item: i } } : { json, pairedItem: { item: i } };
     });
     return { outputs: [items] };
   },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { disposeHarness, importRefusal, outputFailure, runOutput, runWorkflow } from '../../../../../test/support/n8n-harness';
+import { disposeHarness, importRefusal, itemsFailure, outputFailure, runItems, runOutput, runWorkflow } from '../../../../../test/support/n8n-harness';
+import { prepareBinary } from '../../../nodes';
 
 afterAll(disposeHarness);
 
@@ -68,15 +69,22 @@ describe('n8n HTML: extractHtmlContent', () => {
     assert.equal(untrimmed[0]!.p[0], 'Another paragraph\n');
   });
 
-  test('binary source data is refused at import, naming what is missing; 1.2 text is not', () => {
-    const binary = importRefusal({
-      type: 'n8n-nodes-base.html',
-      typeVersion: 1.2,
-      parameters: { ...extract([{ key: 'a', cssSelector: 'a', returnValue: 'html' }]), sourceData: 'binary' },
-    });
-    assert.match(binary!.message, /binary source data is not supported/);
+  test('binary source data: the HTML file in the binary field dataPropertyName is read; versions beyond 1.2 are refused', async () => {
+    const file = { json: { kept: 1 }, binary: { page: prepareBinary(Buffer.from(PAGE, 'utf8'), { fileName: 'page.html' }) } };
+    const params = {
+      ...extract([{ key: 'link', cssSelector: 'a', returnValue: 'attribute', attribute: 'href' }]),
+      sourceData: 'binary',
+      dataPropertyName: 'page',
+    };
+    const [out] = await runItems({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: params }, [file]);
+    assert.deepEqual(
+      out!.map((i) => i.json),
+      [{ link: 'https://n8n.io' }],
+    );
+    assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: params }), undefined);
+    const missing = await itemsFailure({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: { ...params, dataPropertyName: 'other' } }, [file]);
+    assert.match(missing.message, /no binary field 'other' \(it has: page\)/);
     assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.2, parameters: extract([{ key: 'a', cssSelector: 'a' }]) }), undefined);
-    assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.1, parameters: extract([{ key: 'a', cssSelector: 'a' }]) }), undefined);
     assert.equal(importRefusal({ type: 'n8n-nodes-base.html', typeVersion: 1.3 })?.reason, 'unsupported_version');
   });
 

@@ -1,7 +1,7 @@
 import { load, type CheerioAPI } from 'cheerio';
 import { convert } from 'html-to-text';
 import { ownEntry, setOwn } from '../../../../../kernel/names';
-import { NodeError, versionOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, versionOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { getPath } from '../item-lists/paths';
 import { collection, entries, fixedOption, type Params } from '../item-lists/params';
 
@@ -15,13 +15,12 @@ import { collection, entries, fixedOption, type Params } from '../item-lists/par
  * - extractHtmlContent: the HTML in `dataPropertyName` (a string or a list of them; 1.1 on, a path
  *   in dot notation) read with CSS selectors: one item per HTML text, each extraction value under
  *   its key (an attribute, the inner HTML, the text, or a form field's value; all matches when
- *   `returnArray`). `trimValues` and `cleanUpText` apply only when set, as in n8n today. Text is
+ *   `returnArray`); with `sourceData` binary, the HTML file in the binary field `dataPropertyName`
+ *   (default `data`) instead. `trimValues` and `cleanUpText` apply only when set, as in n8n today. Text is
  *   the DOM's text in 1 and 1.1; from 1.2 the element's inner HTML through html-to-text with its
  *   defaults, as n8n's (headings upper-cased, link targets in brackets, lines wrapped at 80), the
  *   comma-separated `skipSelectors` left out.
  * - convertToHtmlTable: every item as a row of one table, its columns the keys of all items.
- *
- * Not here: binary source data (items carry no binary data), refused at import.
  */
 
 const OPERATIONS = ['generateHtmlTemplate', 'extractHtmlContent', 'convertToHtmlTable'];
@@ -42,13 +41,6 @@ function unsupported(p: Params, version: number | 'extract'): { option: string; 
     return {
       option: 'html',
       message: "the HTML template was left at n8n's sample page, which is not part of the export: paste the template into the node and export it again",
-    };
-  }
-  if (operation !== 'extractHtmlContent') return undefined;
-  if (fixedOption(p.sourceData, 'json') === 'binary') {
-    return {
-      option: 'sourceData: binary',
-      message: 'binary source data is not supported: items here carry no binary data; put the HTML in a JSON field (sourceData json)',
     };
   }
   return undefined;
@@ -106,12 +98,16 @@ async function extractHtml(ctx: NodeContext, version: number | 'extract'): Promi
   for (let i = 0; i < ctx.items.length; i++) {
     try {
       const p = params[i] ?? {};
-      if (fixedOption(p.sourceData, 'json') === 'binary')
-        throw new NodeError('Binary source data is not supported: items here carry no binary data', { itemIndex: i });
       const property = String(p.dataPropertyName ?? 'data');
-      const json = ctx.items[i]!.json;
-      const found = version === 'extract' || version === 1 ? ownEntry(json, property) : getPath(json, property);
-      if (found === undefined) throw new NodeError(`No property named "${property}" exists!`, { itemIndex: i });
+      let found: unknown;
+      if (fixedOption(p.sourceData, 'json') === 'binary') {
+        // The HTML file in the binary field named by dataPropertyName, read as UTF-8 text.
+        found = binaryBuffer(ctx.items[i]!, property || DEFAULT_BINARY_KEY, i).toString('utf8');
+      } else {
+        const json = ctx.items[i]!.json;
+        found = version === 'extract' || version === 1 ? ownEntry(json, property) : getPath(json, property);
+        if (found === undefined) throw new NodeError(`No property named "${property}" exists!`, { itemIndex: i });
+      }
       const options = collection(p.options);
       for (const source of Array.isArray(found) ? found : [found]) {
         const $ = load(typeof source === 'string' ? source : String(source));

@@ -1,0 +1,129 @@
+import { Parser } from 'xml2js';
+import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, isPlainObject, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { binaryCopy, decodeText, perItem, unsupportedEncoding } from '../files.items';
+import { deepCopy, setPath } from '../item-lists/paths';
+import { collection, fixedOption, type Params } from '../item-lists/params';
+import { readSheet, type SheetReadFormat } from './spreadsheet';
+
+/**
+ * n8n's Extract From File (1): the file in each item's binary field `binaryPropertyName`
+ * (default `data`) read back into JSON.
+ *
+ * - csv, xlsx, html (a table): one item per row (spreadsheet.ts), with the options headerRow,
+ *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount (CSV), sheetName, rawData (XLSX).
+ * - fromJson, text, xml, binaryToPropery (n8n's spelling): the file as parsed JSON, text, XML
+ *   parsed as the XML node parses it, or a base64 string, into `destinationKey` (default `data`);
+ *   options encoding, stripBOM (default on) and keepSource: `json` (the input item's fields are
+ *   kept beside it), `binary` (the file read is kept) or `both`; unset, neither is, as in n8n
+ *   (the item's other files always stay). An item without the file is left out.
+ *
+ * Refused at import: fromIcs, pdf, ods, rtf and xls (no reader here), and the `range` option.
+ */
+
+const SHEETS: readonly string[] = ['csv', 'html', 'xlsx'];
+const MOVE_TO = ['fromJson', 'text', 'xml', 'binaryToPropery'];
+const NOT_BUILT: Record<string, string> = {
+  fromIcs: 'reading iCal files is not supported',
+  pdf: 'reading PDF files is not supported',
+  ods: 'reading ODS files is not supported; save the sheet as XLSX or CSV',
+  rtf: 'reading RTF files is not supported',
+  xls: 'reading XLS files is not supported; save the sheet as XLSX or CSV',
+};
+const OPERATIONS = [...SHEETS, ...MOVE_TO, ...Object.keys(NOT_BUILT)];
+
+export function unsupportedSheetOptions(options: Params): { option: string; message: string } | undefined {
+  if (options.range !== undefined && options.range !== '')
+    return { option: 'options.range', message: 'reading a range of cells is not supported; read the sheet' };
+  return unsupportedEncoding(options.encoding, 'options.encoding');
+}
+
+function unsupported(p: Params): { option: string; message: string } | undefined {
+  const operation = fixedOption(p.operation, 'csv');
+  const refused = Object.hasOwn(NOT_BUILT, operation) ? NOT_BUILT[operation] : undefined;
+  if (refused) return { option: `operation: ${operation}`, message: refused };
+  return unsupportedSheetOptions(collection(p.options));
+}
+
+/** The spreadsheet options n8n's editor offers, as the reader takes them. */
+export function sheetOptions(options: Params): Parameters<typeof readSheet>[2] {
+  return {
+    headerRow: options.headerRow !== false,
+    includeEmptyCells: options.includeEmptyCells === true,
+    delimiter: typeof options.delimiter === 'string' ? options.delimiter : undefined,
+    encoding: options.encoding,
+    fromLine: typeof options.fromLine === 'number' ? options.fromLine : undefined,
+    maxRowCount: typeof options.maxRowCount === 'number' ? options.maxRowCount : undefined,
+    sheetName: typeof options.sheetName === 'string' && options.sheetName ? options.sheetName : undefined,
+    rawData: options.rawData === true,
+  };
+}
+
+/** Each input item's file read as `format`: its rows as items. */
+export async function sheetItems(ctx: NodeContext, format: (p: Params, i: number) => SheetReadFormat, key = 'binaryPropertyName'): Promise<Item[]> {
+  const params = await ctx.parameters();
+  return perItem(ctx, async (i) => {
+    const p = params[i]!;
+    const bytes = binaryBuffer(ctx.items[i]!, String(p[key] || DEFAULT_BINARY_KEY), i);
+    const rows = await readSheet(bytes, format(p, i), sheetOptions(collection(p.options)));
+    ctx.checkOutput(rows.length);
+    return rows.map((json) => ({ json, pairedItem: { item: i } }));
+  });
+}
+
+async function converted(operation: string, bytes: Buffer, options: Params): Promise<unknown> {
+  if (operation === 'binaryToPropery') return bytes.toString('base64');
+  const text = decodeText(bytes, options.encoding, options.stripBOM !== false);
+  if (operation === 'text') return text;
+  if (operation === 'fromJson') {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw new NodeError(`The file is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const parsed: unknown = await new Parser({ mergeAttrs: true, explicitArray: false }).parseStringPromise(text);
+  // A JSON copy: an element named __proto__ becomes a plain key.
+  return JSON.parse(JSON.stringify(parsed ?? {})) as unknown;
+}
+
+async function moveTo(ctx: NodeContext, operation: string): Promise<Item[]> {
+  const params = await ctx.parameters();
+  return perItem(ctx, async (i) => {
+    const p = params[i]!;
+    const options = collection(p.options);
+    const item = ctx.items[i]!;
+    const key = String(p.binaryPropertyName || DEFAULT_BINARY_KEY);
+    // As in n8n, an item without the file is left out.
+    if (!item.binary?.[key]) return undefined;
+    const value = await converted(operation, binaryBuffer(item, key, i), options);
+    const keep = options.keepSource;
+    const json: Record<string, unknown> = keep === 'json' || keep === 'both' ? deepCopy(item.json) : {};
+    const destination = String(p.destinationKey ?? 'data');
+    if (destination) setPath(json, destination, value);
+    else if (isPlainObject(value)) Object.assign(json, value);
+    else throw new NodeError('The file does not hold a JSON object: give a destination key (destinationKey)');
+    // The file read goes unless kept; the item's other files stay.
+    const binary = keep === 'binary' || keep === 'both' ? item.binary : binaryCopy(item.binary, key);
+    return binary ? { json, binary, pairedItem: { item: i } } : { json, pairedItem: { item: i } };
+  });
+}
+
+export const extractFromFile: NodeDefinition = {
+  name: 'extractFromFile',
+  description: "n8n's Extract From File: a CSV, XLSX or HTML table's rows as items, or a JSON, text, XML file or its base64 into a field.",
+  n8n: { versions: [1], unsupported },
+  inProcess: true,
+  invalid(p) {
+    const operation = p.operation;
+    if (typeof operation === 'string' && !OPERATIONS.includes(operation.replace(/^=/, ''))) {
+      return { parameter: 'operation', message: `must be one of ${OPERATIONS.join(', ')}` };
+    }
+    return undefined;
+  },
+  async execute(ctx) {
+    const operation = fixedOption(ctx.node.parameters?.operation, 'csv');
+    if (SHEETS.includes(operation)) return { outputs: [await sheetItems(ctx, () => operation as SheetReadFormat)] };
+    if (MOVE_TO.includes(operation)) return { outputs: [await moveTo(ctx, operation)] };
+    throw new NodeError(`The operation "${operation}" is not supported`);
+  },
+};

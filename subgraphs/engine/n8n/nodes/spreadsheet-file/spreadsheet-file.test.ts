@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
+import { prepareBinary, type Item } from '../../../nodes';
+
+afterAll(disposeHarness);
+
+const sheet = (parameters: Record<string, unknown>, typeVersion = 2) => ({ type: 'n8n-nodes-base.spreadsheetFile', typeVersion, parameters });
+const ROWS = [{ json: { name: 'Ann', city: 'Oslo' } }, { json: { name: 'Bo', city: 'Rome' } }];
+
+describe('n8n Spreadsheet File', () => {
+  for (const version of [1, 2]) {
+    test(`${version}: toFile xlsx then fromFile (autodetected) gives the rows back`, async () => {
+      const [[file]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'xlsx', options: { fileName: 'people.xlsx' } }, version), ROWS)) as [[Item]];
+      assert.equal(file.binary!.data!.fileName, 'people.xlsx');
+      const [rows] = await runItems(sheet({}, version), [file]);
+      assert.deepEqual(
+        rows!.map((i) => i.json),
+        ROWS.map((i) => i.json),
+      );
+    });
+  }
+
+  test('csv both ways, with a header row or without', async () => {
+    const [[file]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'csv', binaryPropertyName: 'csv' }), ROWS)) as [[Item]];
+    assert.equal(Buffer.from(file.binary!.csv!.data, 'base64').toString(), 'name,city\nAnn,Oslo\nBo,Rome');
+    assert.equal(file.binary!.csv!.fileName, 'spreadsheet.csv');
+    const [rows] = await runItems(sheet({ binaryPropertyName: 'csv', fileFormat: 'csv', options: { headerRow: false } }), [file]);
+    assert.deepEqual(rows![0]!.json, { row: ['name', 'city'] });
+  });
+
+  test('a file of another format fails naming it; xls (the default for toFile), ods and rtf are refused at import', async () => {
+    const pdf: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('%PDF'), { fileName: 'a.pdf' }) } };
+    assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX and HTML/);
+    assert.equal(importRefusal(sheet({ operation: 'toFile' }))?.option, 'fileFormat: xls');
+    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'ods' }, 1))?.option, 'fileFormat: ods');
+    assert.equal(importRefusal(sheet({ fileFormat: 'rtf' }))?.option, 'fileFormat: rtf');
+    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'xlsx' })), undefined);
+    assert.equal(importRefusal(sheet({}, 3))?.reason, 'unsupported_version');
+  });
+});

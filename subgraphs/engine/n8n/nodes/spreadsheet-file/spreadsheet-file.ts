@@ -1,0 +1,81 @@
+import { NodeError, type Item, type NodeDefinition } from '../../../nodes';
+import type { BinaryData } from '../../../expressions';
+import { spreadsheetItem } from '../convert-to-file/convert-to-file';
+import type { SheetFormat } from '../convert-to-file/spreadsheet';
+import { sheetItems, unsupportedSheetOptions } from '../extract-from-file/extract-from-file';
+import type { SheetReadFormat } from '../extract-from-file/spreadsheet';
+import { collection, fixedOption, type Params } from '../item-lists/params';
+
+/**
+ * n8n's Spreadsheet File (1, 2), the node Convert To File and Extract From File replaced, on
+ * their code:
+ *
+ * - fromFile (the default): each item's file in `binaryPropertyName` (default `data`) read as
+ *   Extract From File reads it, one item per row; the format from the file's extension or MIME
+ *   type (2: `fileFormat`, default autodetect).
+ * - toFile: all items as one file as Convert To File writes it, `fileFormat` csv, xlsx or html.
+ *
+ * xls (n8n's default for toFile), ods and rtf are refused at import, and when a file to read
+ * turns out to be one of them.
+ */
+
+const WRITABLE = ['csv', 'html', 'xlsx'];
+const FORMATS = [...WRITABLE, 'ods', 'rtf', 'xls'];
+
+function unsupported(p: Params, version: number): { option: string; message: string } | undefined {
+  const operation = fixedOption(p.operation, 'fromFile');
+  const format = p.fileFormat;
+  if (operation === 'toFile') {
+    const to = fixedOption(format, 'xls');
+    if (!WRITABLE.includes(to)) return { option: `fileFormat: ${to}`, message: `writing ${to.toUpperCase()} files is not supported; choose xlsx or csv` };
+  } else if (version >= 2 && typeof format === 'string' && !format.startsWith('=') && !['autodetect', ...WRITABLE].includes(format)) {
+    return { option: `fileFormat: ${format}`, message: `reading ${format.toUpperCase()} files is not supported; save the sheet as XLSX or CSV` };
+  }
+  return unsupportedSheetOptions(collection(p.options));
+}
+
+/** The format of a file to read: from its extension, else its MIME type. */
+function detected(binary: BinaryData | undefined): SheetReadFormat {
+  const ext = binary?.fileExtension?.toLowerCase() ?? binary?.fileName?.split('.').pop()?.toLowerCase();
+  const mime = binary?.mimeType ?? '';
+  if (ext === 'csv' || mime === 'text/csv') return 'csv';
+  if (ext === 'xlsx' || mime.includes('spreadsheetml')) return 'xlsx';
+  if (ext === 'html' || ext === 'htm' || mime === 'text/html') return 'html';
+  throw new NodeError(`The file's format (${ext ?? mime}) cannot be read: only CSV, XLSX and HTML files are supported`);
+}
+
+export const spreadsheetFile: NodeDefinition = {
+  name: 'spreadsheetFile',
+  description: "n8n's Spreadsheet File: reads a CSV, XLSX or HTML table file into items, or writes the items as one.",
+  n8n: { versions: [1, 2], unsupported },
+  inProcess: true,
+  invalid(p) {
+    const operation = p.operation;
+    if (typeof operation === 'string' && !operation.startsWith('=') && !['fromFile', 'toFile'].includes(operation)) {
+      return { parameter: 'operation', message: 'must be one of fromFile, toFile' };
+    }
+    const format = p.fileFormat;
+    if (typeof format === 'string' && !format.startsWith('=') && ![...FORMATS, 'autodetect'].includes(format)) {
+      return { parameter: 'fileFormat', message: `must be one of ${FORMATS.join(', ')}` };
+    }
+    return undefined;
+  },
+  async execute(ctx) {
+    const operation = fixedOption(ctx.node.parameters?.operation, 'fromFile');
+    if (operation === 'toFile') {
+      if (!ctx.items.length) return { outputs: [[]] };
+      const [p] = await ctx.parameters([0]);
+      const item: Item = await spreadsheetItem(ctx.items, fixedOption(p!.fileFormat, 'xls') as SheetFormat, p!, 'spreadsheet');
+      return { outputs: [[item]] };
+    }
+    const rows = await sheetItems(ctx, (p, i) => {
+      const chosen = fixedOption(p.fileFormat, 'autodetect');
+      if (chosen !== 'autodetect') {
+        if (!WRITABLE.includes(chosen)) throw new NodeError(`Reading ${chosen.toUpperCase()} files is not supported`);
+        return chosen as SheetReadFormat;
+      }
+      return detected(ctx.items[i]!.binary?.[String(p.binaryPropertyName || 'data')]);
+    });
+    return { outputs: [rows] };
+  },
+};
