@@ -17,7 +17,7 @@ import {
   type SubgraphExecutor,
 } from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
-import { composeSupergraph, type SubgraphSdl } from './gateway/compose';
+import { composeSupergraphCached, type SubgraphSdl } from './gateway/compose';
 import { CredentialWatch } from './kernel/credential-watch';
 import { Edge } from './kernel/edge';
 import { presentedCredentials } from './kernel/http';
@@ -211,7 +211,7 @@ async function startGateway(kernel: Kernel, hosted: Hosted[], remote: Record<str
     sdls.push({ name: b.name, sdl: b.sdl });
   }
   const gateway = new PlatformGateway({
-    supergraphSdl: composeSupergraph(sdls),
+    supergraphSdl: composeSupergraphCached(sdls, path.join(kernel.config.dataDir, 'cache')),
     local,
     remote,
     internalSecret: kernel.secrets.internal,

@@ -40,9 +40,15 @@ export function openApiDocument(surfaces: Surface[], schema: GraphQLSchema): Rec
 }
 
 export function registerDocs(app: FastifyInstance, surfaces: Surface[], schema: GraphQLSchema): void {
-  const body = JSON.stringify(openApiDocument(surfaces, schema));
+  // Built at the first request, not at start: a few hundred milliseconds every start would pay for a page few open.
+  let body: string | undefined;
   let redoc: Buffer | undefined;
-  app.get('/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(body));
+  app.get('/openapi.json', async (_req, reply) =>
+    reply
+      .type('application/json; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((body ??= JSON.stringify(openApiDocument(surfaces, schema)))),
+  );
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE));
   app.get('/docs/redoc.standalone.js', async (_req, reply) =>
     reply

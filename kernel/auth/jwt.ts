@@ -1,4 +1,4 @@
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import type * as Jose from 'jose';
 import { AppError } from '../errors';
 import type { Principal } from './principal';
 
@@ -7,6 +7,10 @@ import type { Principal } from './principal';
  * with the platform's JWT secret (JWT_SECRET, else generated into DATA_DIR). The audience names
  * the service, so a feedback token never opens the infrastructure surface and the reverse.
  */
+/** jose, loaded at the first token signed or checked: ~200 ms of every start otherwise, for a sign-in few processes see. */
+let joseModule: typeof Jose | undefined;
+const jose = (): typeof Jose => (joseModule ??= require('jose') as typeof Jose);
+
 export type TokenService = 'feedback' | 'infra';
 
 export interface TokenClaims {
@@ -27,7 +31,7 @@ export class TokenSigner {
 
   /** A token for `claims` valid `ttlSeconds` from now. */
   async issue(claims: TokenClaims, ttlSeconds: number): Promise<string> {
-    return new SignJWT({ roles: claims.roles, permissions: claims.permissions })
+    return new (jose().SignJWT)({ roles: claims.roles, permissions: claims.permissions })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.userId)
       .setAudience(claims.service)
@@ -40,7 +44,7 @@ export class TokenSigner {
   /** The principal a token stands for; 401 `unauthorized` when it is forged, expired or malformed. */
   async verify(token: string): Promise<Extract<Principal, { kind: 'user' }> & { expiresAt: Date }> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
+      const { payload } = await jose().jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
       const service = Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
       if ((service !== 'feedback' && service !== 'infra') || typeof payload.sub !== 'string') throw new Error('bad claims');
       return {
@@ -52,7 +56,7 @@ export class TokenSigner {
         expiresAt: new Date((payload.exp ?? 0) * 1000),
       };
     } catch (err) {
-      const expired = err instanceof joseErrors.JWTExpired;
+      const expired = err instanceof jose().errors.JWTExpired;
       throw new AppError('unauthorized', expired ? 'The token has expired' : 'The token is invalid', { reason: expired ? 'expired' : 'invalid' });
     }
   }

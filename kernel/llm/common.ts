@@ -21,9 +21,12 @@ function loadTokenizer(): typeof GptTokenizer {
   return (tokenizer ??= require('gpt-tokenizer') as typeof GptTokenizer);
 }
 
-/** Loads the tokenizer soon, off the first call's path (one ~300 ms block of the event loop at start). */
+/**
+ * Loads the tokenizer a few seconds after start, off the first call's path and off the start's
+ * own (one ~300 ms block of the event loop that would delay the first /health 200).
+ */
 export function warmTokenizer(): void {
-  if (!tokenizer) setImmediate(() => loadTokenizer()).unref();
+  if (!tokenizer) setTimeout(() => loadTokenizer(), 5_000).unref();
 }
 
 /** Special-token text such as `<|endoftext|>` in user input is counted as plain text, never thrown on. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AppError, errors } from '../errors';
 import type { Logger } from '../logger';
 import { countPromptTokens, countTokens, DEFAULT_TIMEOUT_MS, resolveModelIn, throwIfAborted } from './common';
@@ -33,6 +33,10 @@ interface CallContext {
   deadline: number;
   attempts: number;
 }
+
+/** The SDK, loaded with the first provider: a process without LLM_BASE_URL never pays its ~250 ms of loading. */
+let sdk: typeof OpenAI | undefined;
+const openAi = (): typeof OpenAI => (sdk ??= (require('openai') as { default: typeof OpenAI }).default);
 
 const RETRYABLE = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 
@@ -69,7 +73,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     this.logger = opts.logger;
     this.maxRetries = opts.maxRetries ?? 2;
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 30_000;
-    this.client = new OpenAI({
+    this.client = new (openAi())({
       baseURL: this.baseUrl,
       apiKey: opts.apiKey ?? 'not-needed',
       // Never pick these up from OPENAI_* environment variables: LLM_* is the configuration.
@@ -162,7 +166,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     } catch (err) {
       const elapsed = Math.round(performance.now() - started);
       if (signal?.aborted) throw signal.reason;
-      if (timedOut || err instanceof OpenAI.APIConnectionTimeoutError) {
+      if (timedOut || err instanceof openAi().APIConnectionTimeoutError) {
         throw new AppError('timeout', `The model did not answer within ${timeoutMs} ms`, { timeout_ms: timeoutMs, elapsed_ms: elapsed });
       }
       throw this.toAppError(err, ctx);
@@ -176,12 +180,12 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   private toAppError(err: unknown, ctx: CallContext): AppError {
     if (err instanceof AppError) return err;
     const attempts = ctx.attempts;
-    if (err instanceof OpenAI.APIConnectionError) {
+    if (err instanceof openAi().APIConnectionError) {
       const cause = (err as { cause?: { cause?: { code?: string; message?: string }; message?: string } }).cause;
       const detail = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? err.message;
       return upstream(`The LLM endpoint could not be reached (${detail})`, { status: null, reason: 'connection_failed', message: detail, attempts });
     }
-    if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    if (err instanceof openAi().APIError && typeof err.status === 'number') {
       const upstreamMessage = (err.error as { message?: unknown } | undefined)?.message;
       const message = typeof upstreamMessage === 'string' ? upstreamMessage : err.message;
       const wait = err.headers ? retryAfterMs(err.headers) : undefined;

@@ -190,8 +190,15 @@ function pathScope(data: ExpressionData, n8n: boolean): PathScope {
   if (!n8n) return { data, execution, workflow, prevNode: data.prevNode ?? {} };
   return {
     data,
-    // n8n tells manual runs (and test webhooks) from production ones.
-    execution: { id: execution.id, mode: execution.mode === 'manual' || execution.mode === 'test' ? 'test' : 'production', resumeUrl: execution.resumeUrl },
+    // n8n tells manual runs (and test webhooks) from production ones. The resume URL is signed
+    // (an HMAC) when read: only by a path or a sandbox payload that takes it, not by every expression.
+    execution: {
+      id: execution.id,
+      mode: execution.mode === 'manual' || execution.mode === 'test' ? 'test' : 'production',
+      get resumeUrl() {
+        return execution.resumeUrl;
+      },
+    },
     workflow: { id: workflow.id, name: workflow.name, active: workflow.active },
     prevNode: data.prevNode ?? {},
   };

@@ -64,7 +64,42 @@ interface Slot {
   isolate: ivm.Isolate;
   busy: boolean;
   /** The context the next run takes: made after the last run, while the isolate is idle. */
-  spare?: { prelude: Prelude; warmup?: string; context: Promise<ivm.Context | undefined>; ready: boolean };
+  spare?: { prelude: Prelude; warmup?: string; body: string; context: Promise<Prepared | undefined>; ready: boolean };
+  /** The bodies this isolate has compiled (its own: a script belongs to one isolate). */
+  bodies: Map<string, Promise<ivm.Script>>;
+}
+
+/** A context no run has used, with the run's body already made a function in it (when known). */
+interface Prepared {
+  context: ivm.Context;
+  body?: string;
+  fn?: ivm.Reference<(input: string) => unknown>;
+}
+
+/**
+ * Bodies are a few fixed runners (the Code node's, the expressions', the sort's): each is compiled
+ * once per isolate and its compiled code run in every new context, rather than compiled again in
+ * each (most of a small evaluation's cost). The compiled code is shared, never any state: each
+ * context gets its own function object and globals.
+ */
+const BODIES_PER_ISOLATE = 16;
+
+function compiledBody(slot: Slot, body: string): Promise<ivm.Script> {
+  let script = slot.bodies.get(body);
+  if (!script) {
+    if (slot.bodies.size >= BODIES_PER_ISOLATE) slot.bodies.delete(slot.bodies.keys().next().value!);
+    script = slot.isolate.compileScript(`(function ($0) {${NO_WASM}${body}\n})`, { filename: 'sandbox-body.js' });
+    // A body that does not compile is not kept: the run reports the error.
+    script.catch(() => slot.bodies.delete(body));
+    slot.bodies.set(body, script);
+  }
+  return script;
+}
+
+/** The body as a function of `context`. */
+async function bindBody(slot: Slot, context: ivm.Context, body: string): Promise<ivm.Reference<(input: string) => unknown>> {
+  const script = await compiledBody(slot, body);
+  return (await script.run(context, { reference: true })) as ivm.Reference<(input: string) => unknown>;
 }
 
 const RANK: Record<Prelude, number> = { bare: 0, extensions: 1, n8n: 2 };
@@ -93,15 +128,17 @@ async function compiledPrelude(isolate: ivm.Isolate, level: PreludeLevel) {
   return done;
 }
 
-/** A new context, with the prelude loaded and warmed up unless bare. */
-async function newContext(isolate: ivm.Isolate, prelude: Prelude, warmup = ''): Promise<ivm.Context> {
-  if (prelude === 'bare') return isolate.createContext();
-  const { source, cachedData } = await compiledPrelude(isolate, prelude);
+/** A new context, with the prelude loaded and warmed up unless bare, and `body` bound in it when given. */
+async function newContext(slot: Slot, prelude: Prelude, warmup = '', body?: string): Promise<Prepared> {
+  const isolate = slot.isolate;
   const context = await isolate.createContext();
   try {
-    await context.eval(source, { cachedData, filename: 'prelude.js' });
-    await context.eval(preludeWarmup(prelude) + warmup);
-    return context;
+    if (prelude !== 'bare') {
+      const { source, cachedData } = await compiledPrelude(isolate, prelude);
+      await context.eval(source, { cachedData, filename: 'prelude.js' });
+      await context.eval(preludeWarmup(prelude) + warmup);
+    }
+    return body === undefined ? { context } : { context, body, fn: await bindBody(slot, context, body) };
   } catch (err) {
     if (!isolate.isDisposed) context.release();
     throw err;
@@ -126,7 +163,7 @@ export class Sandbox implements CodeRunner {
     const timeoutMs = evaluationTimeout(req, this.opts.timeoutMs);
     const prelude = req.prelude ?? 'n8n';
     const slot = await this.acquire(prelude);
-    let context: ivm.Context | undefined;
+    let prepared: Prepared | undefined;
     let timer: NodeJS.Timeout | undefined;
     let aborted = false;
     let timedOut = false;
@@ -145,8 +182,12 @@ export class Sandbox implements CodeRunner {
         }, timeoutMs + 50);
       });
       guard.catch(() => undefined);
-      context = await Promise.race([this.context(slot, prelude), guard]);
-      const evaluation = context.evalClosure(NO_WASM + req.body, [req.input], {
+      prepared = await Promise.race([this.context(slot, prelude, req.body), guard]);
+      if (prepared.body !== req.body || !prepared.fn) {
+        prepared.fn = await Promise.race([bindBody(slot, prepared.context, req.body), guard]);
+        prepared.body = req.body;
+      }
+      const evaluation = prepared.fn.apply(undefined, [req.input], {
         arguments: { copy: true },
         result: { promise: true, copy: true },
         timeout: timeoutMs,
@@ -159,32 +200,42 @@ export class Sandbox implements CodeRunner {
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
-      if (context && !slot.isolate.isDisposed) context.release();
-      this.restock(slot, prelude, req.warmup);
+      if (prepared && !slot.isolate.isDisposed) {
+        prepared.fn?.release();
+        prepared.context.release();
+      }
+      this.restock(slot, prelude, req.body, req.warmup);
       this.release(slot);
     }
   }
 
   /** A context no run has used: the slot's spare when it has what the run needs (the prelude covers both), else a new one. */
-  private async context(slot: Slot, prelude: Prelude): Promise<ivm.Context> {
+  private async context(slot: Slot, prelude: Prelude, body: string): Promise<Prepared> {
     const spare = slot.spare;
     if (spare && covers(spare.prelude, prelude)) {
       slot.spare = undefined;
       const ready = await spare.context;
       if (ready) return ready;
     }
-    return newContext(slot.isolate, prelude);
+    return newContext(slot, prelude, undefined, body);
   }
 
   /** Makes the slot's next context, like the one this run wanted, in the background (a failure only means there is none). */
-  private restock(slot: Slot, prelude: Prelude, warmup?: string): void {
+  private restock(slot: Slot, prelude: Prelude, body: string, warmup?: string): void {
     const isolate = slot.isolate;
-    if (isolate.isDisposed || (slot.spare?.prelude === prelude && slot.spare.warmup === warmup)) return;
+    const same = slot.spare?.prelude === prelude && slot.spare.warmup === warmup && slot.spare.body === body;
+    if (isolate.isDisposed || same) return;
     const old = slot.spare;
-    const spare: NonNullable<Slot['spare']> = { prelude, warmup, ready: false, context: newContext(isolate, prelude, warmup).catch(() => undefined) };
+    const spare: NonNullable<Slot['spare']> = {
+      prelude,
+      warmup,
+      body,
+      ready: false,
+      context: newContext(slot, prelude, warmup, body).catch(() => undefined),
+    };
     void spare.context.then(() => (spare.ready = true));
     slot.spare = spare;
-    void old?.context.then((c) => c && !isolate.isDisposed && c.release());
+    void old?.context.then((c) => c && !isolate.isDisposed && c.context.release());
   }
 
   /** Disposes every isolate (tests, shutdown). */
@@ -229,12 +280,12 @@ export class Sandbox implements CodeRunner {
     const canGrow = this.slots.length < (this.opts.poolSize ?? 4);
     const slot = ready ?? (canGrow ? undefined : idle[0]);
     if (slot) {
-      if (slot.isolate.isDisposed) [slot.isolate, slot.spare] = [this.newIsolate(), undefined];
+      if (slot.isolate.isDisposed) this.renew(slot);
       slot.busy = true;
       return Promise.resolve(slot);
     }
     if (canGrow) {
-      const slot = { isolate: this.newIsolate(), busy: true };
+      const slot: Slot = { isolate: this.newIsolate(), busy: true, bodies: new Map() };
       this.slots.push(slot);
       return Promise.resolve(slot);
     }
@@ -242,10 +293,15 @@ export class Sandbox implements CodeRunner {
   }
 
   private release(slot: Slot): void {
-    if (slot.isolate.isDisposed) [slot.isolate, slot.spare] = [this.newIsolate(), undefined];
+    if (slot.isolate.isDisposed) this.renew(slot);
     const next = this.waiters.shift();
     if (next) next(slot);
     else slot.busy = false;
+  }
+
+  /** A new isolate for a slot whose isolate went down: nothing of the old one (context, compiled bodies) is kept. */
+  private renew(slot: Slot): void {
+    [slot.isolate, slot.spare, slot.bodies] = [this.newIsolate(), undefined, new Map()];
   }
 
   private newIsolate(): ivm.Isolate {

@@ -24,6 +24,26 @@ describe('ProcessSandbox', () => {
     assert.equal(await run('return typeof process + typeof require + typeof fetch'), 'undefinedundefinedundefined');
   });
 
+  test('bodies sent once and named afterwards: each run gets its own body, its own input and a fresh context, also in a process that replaced one', async () => {
+    const echo = 'const v = JSON.parse($0); globalThis.seen = (globalThis.seen ?? 0) + 1; return JSON.stringify(["echo", v.n, globalThis.seen]);';
+    const twice = 'return JSON.stringify(["twice", JSON.parse($0).n * 2, typeof globalThis.seen]);';
+    const runs = Array.from({ length: 12 }, (_, n) => pool.run({ body: n % 3 ? echo : twice, input: JSON.stringify({ n }) }));
+    const answers = (await Promise.all(runs)).map((a) => JSON.parse(a) as unknown[]);
+    answers.forEach((a, n) => assert.deepEqual(a, n % 3 ? ['echo', n, 1] : ['twice', n * 2, 'undefined']));
+    // A process that ends (here killed by an abort) takes its bodies with it: its replacement is sent them again.
+    const one = new ProcessSandbox({ memoryMb: 64, timeoutMs: 10_000, processes: 1 });
+    try {
+      assert.deepEqual(JSON.parse(await one.run({ body: echo, input: '{"n":1}' })), ['echo', 1, 1]);
+      const controller = new AbortController();
+      const endless = one.run({ body: 'for (;;);', input: '{}', signal: controller.signal });
+      setTimeout(() => controller.abort(), 200);
+      await failsWith(endless, ['aborted']);
+      assert.deepEqual(JSON.parse(await one.run({ body: echo, input: '{"n":2}' })), ['echo', 2, 1]);
+    } finally {
+      one.dispose();
+    }
+  });
+
   test('a fast-elements array of 2 GB, typed arrays, a huge string, deep recursion: each fails alone, the next run works', async () => {
     const cases: [string, string][] = [
       ['array', 'const a = new Array(2**28).fill(1.5); return String(a.length)'],

@@ -30,6 +30,8 @@ interface Worker {
   exited: boolean;
   /** When it last finished a run (performance.now()). */
   idleSince: number;
+  /** The bodies (by id) this process has been sent: it keeps them, later requests name them only. */
+  bodies: Set<number>;
   /** The evaluation in flight, told when the process ends under it. */
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -37,11 +39,18 @@ interface Worker {
 const CHILD = path.join(__dirname, 'child.js');
 /** About how long a process takes to make the context for its next run (with n8n's prelude). */
 const CONTEXT_MAKING_MS = 2;
+/**
+ * Bodies are a few fixed runners of several KB each (the Code node's is ~17 KB): each goes to a
+ * process once and is named by a number afterwards, rather than copied through the IPC channel
+ * with every evaluation. Past this many distinct bodies, a new one is sent whole each time.
+ */
+const BODY_IDS = 64;
 
 export class ProcessSandbox implements CodeRunner {
   private readonly workers: Worker[] = [];
   private readonly waiters: ((w: Worker) => void)[] = [];
   private nextId = 0;
+  private readonly bodyIds = new Map<string, number>();
   private disposed = false;
 
   constructor(private readonly opts: ProcessSandboxOptions) {}
@@ -93,7 +102,7 @@ export class ProcessSandbox implements CodeRunner {
         worker.child.on('message', onMessage);
         worker.child.send({
           id,
-          body: req.body,
+          ...this.bodyFor(worker, req.body),
           input: req.input,
           prelude: req.prelude,
           warmup: req.warmup,
@@ -104,6 +113,16 @@ export class ProcessSandbox implements CodeRunner {
     } finally {
       this.release(worker);
     }
+  }
+
+  /** The body as `worker` needs it: whole with its id the first time, its id alone once the process has it. */
+  private bodyFor(worker: Worker, body: string): Pick<ChildRequest, 'body' | 'bodyId'> {
+    let bodyId = this.bodyIds.get(body);
+    if (bodyId === undefined && this.bodyIds.size < BODY_IDS) this.bodyIds.set(body, (bodyId = this.bodyIds.size + 1));
+    if (bodyId === undefined) return { body };
+    if (worker.bodies.has(bodyId)) return { bodyId };
+    worker.bodies.add(bodyId);
+    return { body, bodyId };
   }
 
   /** Ends every sandbox process (shutdown, tests). */
@@ -158,7 +177,7 @@ export class ProcessSandbox implements CodeRunner {
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       serialization: 'json',
     });
-    const worker: Worker = { child, busy: false, runs: 0, exited: false, idleSince: 0 };
+    const worker: Worker = { child, busy: false, runs: 0, exited: false, idleSince: 0, bodies: new Set() };
     child.once('exit', (code, signal) => {
       worker.exited = true;
       worker.onExit?.(code, signal);

@@ -1,9 +1,14 @@
-import { NodeHtmlMarkdown } from 'node-html-markdown';
-import { Converter } from 'showdown';
+import type * as HtmlMarkdown from 'node-html-markdown';
+import type * as Showdown from 'showdown';
 import { NodeError, isPlainObject, type Item, type NodeDefinition } from '../../../nodes';
 import { deepCopy, setPath } from '../item-lists/paths';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 
+// Loaded at the node's first run rather than at every process start.
+let showdownModule: typeof Showdown | undefined;
+let htmlMarkdownModule: typeof HtmlMarkdown | undefined;
+const showdown = () => (showdownModule ??= require('showdown') as typeof Showdown);
+const htmlMarkdown = () => (htmlMarkdownModule ??= require('node-html-markdown') as typeof HtmlMarkdown);
 /**
  * n8n's Markdown node (1) on the libraries n8n's own node uses: `mode` htmlToMarkdown (the
  * default) converts the `html` parameter with node-html-markdown, markdownToHtml converts
@@ -91,7 +96,7 @@ export function translatorOptions(options: Params): Params {
 }
 
 export function showdownHtml(markdown: string, options: Params): string {
-  const converter = new Converter();
+  const converter = new (showdown().Converter)();
   for (const [k, v] of Object.entries(options)) if (SHOWDOWN_OPTIONS.has(k)) converter.setOption(k, v);
   return converter.makeHtml(markdown);
 }
@@ -117,7 +122,9 @@ export const markdown: NodeDefinition = {
         const p = params[i] ?? {};
         const options = collection(p.options);
         const converted =
-          mode === 'markdownToHtml' ? showdownHtml(text(p.markdown), options) : NodeHtmlMarkdown.translate(text(p.html), translatorOptions(options));
+          mode === 'markdownToHtml'
+            ? showdownHtml(text(p.markdown), options)
+            : htmlMarkdown().NodeHtmlMarkdown.translate(text(p.html), translatorOptions(options));
         const json = deepCopy(ctx.items[i]!.json);
         setPath(json, text(p.destinationKey ?? 'data'), converted);
         out.push({ json: isPlainObject(json) ? json : {}, pairedItem: { item: i } });

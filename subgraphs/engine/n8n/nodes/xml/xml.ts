@@ -1,7 +1,10 @@
-import { Builder, Parser } from 'xml2js';
+import type * as Xml2js from 'xml2js';
 import { NodeError, isPlainObject, type Item, type NodeDefinition } from '../../../nodes';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 
+/** xml2js, loaded at the node's first run rather than at every process start. */
+let xml2jsModule: typeof Xml2js | undefined;
+const xml2js = () => (xml2jsModule ??= require('xml2js') as typeof Xml2js);
 /**
  * n8n's XML node (1) on xml2js, the library n8n's own node uses, so that options and output agree:
  * `mode` xmlToJson (the default) parses the text in `dataPropertyName` (default `data`) of each
@@ -67,13 +70,13 @@ export const xml: NodeDefinition = {
           const value = ctx.items[i]!.json[property];
           if (value === undefined) throw new NodeError(`No json property "${property}" does not exists on item!`, { itemIndex: i });
           // n8n's defaults first, the options over them.
-          const parser = new Parser({ mergeAttrs: true, explicitArray: false, ...pick(options, PARSER_OPTIONS) });
+          const parser = new (xml2js().Parser)({ mergeAttrs: true, explicitArray: false, ...pick(options, PARSER_OPTIONS) });
           const json: unknown = await parser.parseStringPromise(value as string);
           // A JSON copy: an element named __proto__ becomes a plain key, not the object's prototype.
           const copy: unknown = JSON.parse(JSON.stringify(json ?? {}));
           out.push({ json: isPlainObject(copy) ? copy : {}, pairedItem: { item: i } });
         } else if (mode === 'jsonToxml') {
-          const builder = new Builder(pick(options, BUILDER_OPTIONS));
+          const builder = new (xml2js().Builder)(pick(options, BUILDER_OPTIONS));
           out.push({ json: { [property]: builder.buildObject(ctx.items[i]!.json) }, pairedItem: { item: i } });
         } else {
           throw new NodeError(`The operation "${mode}" is not known!`, { itemIndex: i });
