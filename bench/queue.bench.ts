@@ -167,6 +167,9 @@ async function graphile(url: string, schema: string, localQueueSize: number): Pr
   await migrateGraphile({ preset, logger });
   const utils = await makeWorkerUtils({ preset, logger });
   const pool = new Pool({ connectionString: url, max: 10, application_name: 'bench-graphile' });
+  // graphile-worker asks for handlers: an idle client dropped by the server must not end the run.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   await Promise.all(Array.from({ length: 10 }, () => pool.query('SELECT 1')));
   let onStart: (() => void) | null = null;
   let completed = 0;

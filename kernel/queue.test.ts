@@ -257,7 +257,7 @@ describe('Queue', () => {
     await ds.query(`ANALYZE platform.jobs`); // statistics of the table as it is now, small
     await ds.query(`INSERT INTO platform.jobs (name, priority) SELECT $1, (g % 4)::smallint FROM generate_series(1, 5000) g`, [job]);
     try {
-      const params: unknown[] = [randomUUID(), [job], 10];
+      const params: unknown[] = [randomUUID(), [job], 10, 10];
       const [{ 'QUERY PLAN': plan }] = await ds.query(`EXPLAIN (FORMAT JSON) ${claimSql(sqlNow(realClock, params))}`, params);
       const nodes: { 'Node Type': string; 'Index Name'?: string }[] = [];
       const walk = (n: any) => {
