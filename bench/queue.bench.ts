@@ -164,13 +164,18 @@ async function graphile(url: string, schema: string, localQueueSize: number): Pr
       ...(localQueueSize > 1 && { localQueue: { size: localQueueSize } }),
     },
   };
-  await migrateGraphile({ preset, logger });
-  const utils = await makeWorkerUtils({ preset, logger });
-  const pool = new Pool({ connectionString: url, max: 10, application_name: 'bench-graphile' });
-  // graphile-worker asks for handlers: an idle client dropped by the server must not end the run.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  await Promise.all(Array.from({ length: 10 }, () => pool.query('SELECT 1')));
+  const connect = async (name: string) => {
+    const p = new Pool({ connectionString: url, max: 10, application_name: name });
+    // graphile-worker asks for handlers: an idle client dropped by the server must not end the run.
+    p.on('error', () => undefined);
+    p.on('connect', (client) => client.on('error', () => undefined));
+    await Promise.all(Array.from({ length: 10 }, () => p.query('SELECT 1')));
+    return p;
+  };
+  const pool = await connect('bench-graphile');
+  const producerPool = await connect('bench-graphile-producer');
+  await migrateGraphile({ preset, logger, pgPool: pool });
+  const utils = await makeWorkerUtils({ preset, logger, pgPool: producerPool });
   let onStart: (() => void) | null = null;
   let completed = 0;
   const taskList = {
@@ -219,6 +224,7 @@ async function graphile(url: string, schema: string, localQueueSize: number): Pr
     async close() {
       await (runner as Runner | null)?.stop();
       await utils.release();
+      await producerPool.end();
       await pool.end();
     },
   };

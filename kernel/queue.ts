@@ -20,7 +20,10 @@ import { context, ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
  *
  * Over a backlog a worker claims more jobs than it has free slots and holds the rest (state running,
  * started_at NULL, attempt not yet counted): a slot that frees starts the next held job in the same
- * grouped statement that ends the previous one, so a job costs well under one statement. A held job
+ * grouped statement that ends the previous one, so a job costs well under one statement. Starts run
+ * ahead of the slots by up to `concurrency` jobs (started in the database, waiting in memory), so a
+ * slot that frees runs its next job without waiting a round trip; a cancel that reaches such a job
+ * (its event, or the check every CHECK_MS) ends it without running it. A held job
  * counts as queued for cancel (cancelled at once, its start then finds nothing), for depth, for a
  * hand-back and for a sweep (given back without consuming an attempt); one held for more than HOLD_MS
  * is handed back, so slow jobs never keep a backlog from other workers.
@@ -308,7 +311,12 @@ export class Queue<J extends Registry = Jobs> {
   private held: { row: ClaimedRow; at: number }[] = [];
   /** How many jobs a claim may hold beyond the free slots. */
   private readonly prefetch: number;
-  /** Slots taken: jobs starting or running whose handler has not settled. */
+  /**
+   * Held jobs already started in the database (attempt counted), waiting for the next free slot: a
+   * slot that frees runs one at once instead of waiting a round trip. At most `concurrency` of them.
+   */
+  private ready: { row: ClaimedRow; at: number }[] = [];
+  /** Slots taken: jobs running whose handler has not settled. */
   private busy = 0;
   /** Starts of held jobs in flight (stop waits for them). */
   private readonly starting = new Set<Promise<void>>();
@@ -474,7 +482,10 @@ export class Queue<J extends Registry = Jobs> {
       if (!p?.name || this.handlers.has(p.name)) void this.claim(true);
     });
     this.offCancel = this.events.subscribe(TOPIC.queueCancel, (p: { id?: string; reason?: string } | undefined) => {
-      if (p?.id) this.running.get(p.id)?.abort(new JobAbortedError('cancelled', p.reason ?? 'The job was cancelled'));
+      if (!p?.id) return;
+      // A started job still waiting for a slot never runs: its end records the cancel.
+      if (this.dropReady(p.id)) void this.step({ id: p.id, end: { next_state: 'cancelled', error: null, delay_ms: 0 } }).catch(() => undefined);
+      else this.running.get(p.id)?.abort(new JobAbortedError('cancelled', p.reason ?? 'The job was cancelled'));
     });
     this.drained = false;
     const every = (ms: number, fn: () => Promise<void>) => {
@@ -528,7 +539,7 @@ export class Queue<J extends Registry = Jobs> {
     this.offWakeup?.();
     await this.claiming;
     await Promise.all(this.starting);
-    await this.handBack(this.held.splice(0).map((h) => h.row.id));
+    await this.handBack([...this.held.splice(0), ...this.ready.splice(0)].map((h) => h.row.id));
     const drained = Promise.all([...this.running.values()].map((job) => job.done));
     const grace = new AbortController();
     await Promise.race([drained, this.clock.sleep(opts.graceMs ?? 10_000, grace.signal)]);
@@ -555,32 +566,43 @@ export class Queue<J extends Registry = Jobs> {
    * the backlog empty (then a wake-up or the poll claims).
    */
   private fill(): void {
-    while (this.busy < this.concurrency && this.held.length && !this.stopping) this.begin(this.held.shift()!.row);
+    if (this.stopping) return;
+    while (this.busy < this.concurrency && this.ready.length) this.run(this.ready.shift()!.row);
+    // Starts run ahead of the slots by up to `concurrency` jobs.
+    while (this.busy + this.ready.length + this.starting.size < 2 * this.concurrency && this.held.length) this.begin(this.held.shift()!.row);
     if (!this.drained && this.held.length < this.concurrency) void this.claim();
+  }
+
+  private run(row: ClaimedRow): void {
+    this.counts.claimed++;
+    this.busy++;
+    this.execute(row);
   }
 
   /** Starts a held job: its start goes with the slot writes made together (often the end of the job before it). */
   private begin(row: ClaimedRow): void {
-    this.busy++;
     const start = this.step({ id: row.id, end: null })
       .then((r) => {
-        if (r?.attempt != null && !this.stopping) {
-          this.counts.claimed++;
-          this.execute({ ...row, started: true, attempt: r.attempt });
-          return;
-        }
-        this.busy--;
-        // Cancelled or taken back while held: it never runs; started while stopping: handed back.
-        if (r?.attempt != null) return this.handBack([row.id]);
+        this.starting.delete(start);
+        if (r?.attempt == null) return this.fill(); // cancelled or taken back while held: it never runs
+        if (this.stopping) return this.handBack([row.id]);
+        this.ready.push({ row: { ...row, started: true, attempt: r.attempt }, at: Date.now() });
         this.fill();
       })
       .catch((err) => {
-        this.busy--;
+        this.starting.delete(start);
         this.logger.warn('held job not started', { err, job: row.id });
         return this.handBack([row.id]).catch(() => undefined);
-      })
-      .finally(() => this.starting.delete(start));
+      });
     this.starting.add(start);
+  }
+
+  /** A started job that waited for a slot and will not run (cancelled, or this worker is stopping). */
+  private dropReady(id: string): boolean {
+    const i = this.ready.findIndex((r) => r.row.id === id);
+    if (i < 0) return false;
+    this.ready.splice(i, 1);
+    return true;
   }
 
   /**
@@ -599,7 +621,7 @@ export class Queue<J extends Registry = Jobs> {
       .with(ROOT_CONTEXT, async () => {
         do {
           this.claimAgain = false;
-          const free = Math.max(0, this.concurrency - this.busy - this.held.length);
+          const free = Math.max(0, this.concurrency - this.busy - this.ready.length - this.starting.size - this.held.length);
           // Held jobs are topped up only while the slots would otherwise soon run dry.
           const hold = this.held.length < this.concurrency ? Math.max(0, this.prefetch - this.held.length) : 0;
           if (free + hold <= 0 || this.handlers.size === 0) break;
@@ -613,14 +635,10 @@ export class Queue<J extends Registry = Jobs> {
           rows.sort((a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || a.id.localeCompare(b.id));
           const now = Date.now();
           for (const row of rows) {
-            if (row.started) {
-              this.counts.claimed++;
-              this.busy++;
-              this.execute(row);
-            } else this.held.push({ row, at: now });
+            if (row.started) this.run(row);
+            else this.held.push({ row, at: now });
           }
-          // Slots freed while the claim was in flight take held jobs now.
-          while (this.busy < this.concurrency && this.held.length) this.begin(this.held.shift()!.row);
+          this.fill();
         } while (this.claimAgain);
       })
       .catch((err) => this.logger.warn('queue claim failed', { err }))
@@ -745,15 +763,16 @@ export class Queue<J extends Registry = Jobs> {
   /** Aborts running jobs that were cancelled (the event may have been lost) or taken from this worker. */
   private async checkRunning(): Promise<void> {
     const stale = Date.now() - HOLD_MS;
-    if (this.held.length && this.held[0].at < stale) {
-      const kept = this.held.filter((h) => h.at >= stale);
-      const old = this.held.filter((h) => h.at < stale);
-      this.held = kept;
+    const old = [...this.held.filter((h) => h.at < stale), ...this.ready.filter((h) => h.at < stale)];
+    if (old.length) {
+      this.held = this.held.filter((h) => h.at >= stale);
+      this.ready = this.ready.filter((h) => h.at >= stale);
       await this.handBack(old.map((h) => h.row.id));
     }
-    if (this.running.size === 0) return;
+    if (this.running.size === 0 && this.ready.length === 0) return;
     // Only the jobs asked about: one claimed while the query ran has no row here and is not lost.
-    const ids = [...this.running.keys()];
+    const waiting = this.ready.map((r) => r.row.id);
+    const ids = [...this.running.keys(), ...waiting];
     const rows = await this.db.query(
       `SELECT id, cancel_requested, last_error, (state = 'running' AND locked_by = $2) AS mine
        FROM platform.jobs WHERE id = ANY($1::uuid[])`,
@@ -761,6 +780,12 @@ export class Queue<J extends Registry = Jobs> {
     );
     const byId = new Map<string, { cancel_requested: boolean; last_error: string | null; mine: boolean }>();
     for (const row of rows) byId.set(row.id, row);
+    for (const id of waiting) {
+      const row = byId.get(id);
+      if (row?.mine && !row.cancel_requested) continue;
+      if (!this.dropReady(id) || !row?.mine) continue;
+      await this.step({ id, end: { next_state: 'cancelled', error: null, delay_ms: 0 } });
+    }
     for (const id of ids) {
       const job = this.running.get(id);
       if (!job) continue;
