@@ -625,7 +625,9 @@ export class Queue<J extends Registry = Jobs> {
           // Held jobs are topped up only while the slots would otherwise soon run dry.
           const hold = this.held.length < this.concurrency ? Math.max(0, this.prefetch - this.held.length) : 0;
           if (free + hold <= 0 || this.handlers.size === 0) break;
-          const params: unknown[] = [this.workerId, [...this.handlers.keys()], free + hold, free];
+          // Over a backlog the claim also starts the jobs that run ahead of the slots, sparing them a start of their own.
+          const ahead = hold > 0 ? Math.max(0, this.concurrency - this.ready.length - this.starting.size) : 0;
+          const params: unknown[] = [this.workerId, [...this.handlers.keys()], free + hold, free + ahead];
           const rows = rowsOf<ClaimedRow>(await run(this.db, prepared(claimSql(sqlNow(this.clock, params))), params));
           this.drained = rows.length < free + hold;
           if (this.stopping) {
@@ -635,7 +637,8 @@ export class Queue<J extends Registry = Jobs> {
           rows.sort((a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || a.id.localeCompare(b.id));
           const now = Date.now();
           for (const row of rows) {
-            if (row.started) this.run(row);
+            if (row.started && this.busy < this.concurrency) this.run(row);
+            else if (row.started) this.ready.push({ row, at: now });
             else this.held.push({ row, at: now });
           }
           this.fill();
