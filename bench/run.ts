@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { benchQueue, type QueueFigures } from './queue.bench';
+import { benchQueue, type QueueBench } from './queue.bench';
 import { benchPromptTests, SEQUENTIAL as PROMPT_CALLS, type PromptBenchFigures } from './promptlib.bench';
 import { benchEngine, type EngineBenchFigures } from './engine.bench';
 import { benchTasks, type TaskBenchFigures } from './tasks.bench';
@@ -514,6 +514,7 @@ function markdown(run: {
   totalMs: number;
   slices?: string;
   taskRounds?: string;
+  queueRounds?: string;
   taskWarmUp?: TaskBenchFigures['warmUp'];
   taskCpu?: TaskBenchFigures['cpu'];
 }): string {
@@ -551,7 +552,9 @@ function markdown(run: {
       (run.slices ? ` Requests/s per slice: ${run.slices}.` : ''),
     '- Subscription: `apiKeyUpdated(id)` over graphql-ws, time from sending `PATCH /control-plane/api/v1/auth/api-keys/:key_id` ' +
       `to the event's arrival, ${SUBSCRIPTION_EVENTS} sequential changes; baseline: the PATCH's own round trip.`,
-    '- Queue: bench/queue.bench.ts, kernel/queue.ts (producer and worker on separate event buses) against pg-boss 10 on the same server.',
+    '- Queue: bench/queue.bench.ts, kernel/queue.ts (producer and worker on separate event buses) against graphile-worker 0.17 on the same server, ' +
+      'with its defaults and with its batched local queue (`localQueue.size` 50), each in its own schema; throughput rounds back to back, order rotating.' +
+      (run.queueRounds ? ` Jobs/s per round (ours / default / batched): ${run.queueRounds}.` : ''),
     `- Workflow executions: bench/engine.bench.ts, the platform in a child process on a scratch database; autocannon, 32 connections, ` +
       `${WARMUP_S} s warm-up then ${DURATION_S} s in ${ROUNDS} interleaved slices per target: \`POST /webhook/bench/orders\` (Webhook → Set, ` +
       'responseMode lastNode: the answer is the Set output, sent once the execution, its run data, logs and request log are stored) ' +
@@ -652,7 +655,7 @@ async function main(): Promise<void> {
       raw.subscription = subscription;
     }
 
-    let queue: { ours: QueueFigures; pgBoss: QueueFigures } | undefined;
+    let queue: QueueBench | undefined;
     if (ONLY.has('queue')) {
       queue = await phase('queue', async () => {
         const db = await createScratchDatabase(dbServer.url, 'queue');
@@ -799,19 +802,53 @@ async function main(): Promise<void> {
       );
     }
     if (queue) {
-      const cut = queue.pgBoss.jobs < 2000 ? `completed ${queue.pgBoss.jobs} of 2,000 in its 15 s budget` : undefined;
+      const gw = 'graphile-worker 0.17';
+      const batched = `${gw}, local queue of 50`;
       figures.push(
-        figure('queue.p50', 'Queue enqueue → start p50 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP50Ms, queue.pgBoss.enqueueToStartP50Ms),
-        figure('queue.p99', 'Queue enqueue → start p99 (baseline: pg-boss 10)', 'ms', queue.ours.enqueueToStartP99Ms, queue.pgBoss.enqueueToStartP99Ms),
+        figure('queue.p50', `Queue enqueue → start p50 (baseline: ${gw})`, 'ms', queue.ours.enqueueToStartP50Ms, queue.graphile.enqueueToStartP50Ms),
+        figure('queue.p99', `Queue enqueue → start p99 (baseline: ${gw})`, 'ms', queue.ours.enqueueToStartP99Ms, queue.graphile.enqueueToStartP99Ms),
         figure(
           'queue.jobs',
-          'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)',
+          `Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: ${gw})`,
           'jobs/s',
           queue.ours.jobsPerSecond,
-          queue.pgBoss.jobsPerSecond,
-          cut,
+          queue.graphile.jobsPerSecond,
+        ),
+        figure(
+          'queue.batched.p50',
+          `Queue enqueue → start p50 (baseline: ${batched})`,
+          'ms',
+          queue.ours.enqueueToStartP50Ms,
+          queue.graphileBatched.enqueueToStartP50Ms,
+        ),
+        figure(
+          'queue.batched.p99',
+          `Queue enqueue → start p99 (baseline: ${batched})`,
+          'ms',
+          queue.ours.enqueueToStartP99Ms,
+          queue.graphileBatched.enqueueToStartP99Ms,
+        ),
+        figure(
+          'queue.batched.jobs',
+          `Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: ${batched})`,
+          'jobs/s',
+          queue.ours.jobsPerSecond,
+          queue.graphileBatched.jobsPerSecond,
         ),
       );
+      if (queue.pgBoss) {
+        const cut = queue.pgBoss.jobs < 2000 ? `completed ${queue.pgBoss.jobs} of 2,000 in its 15 s budget` : undefined;
+        figures.push(
+          figure(
+            'queue.pgboss.jobs',
+            'Queue throughput, 2,000 no-op jobs, concurrency 8 (baseline: pg-boss 10)',
+            'jobs/s',
+            queue.ours.jobsPerSecond,
+            queue.pgBoss.jobsPerSecond,
+            cut,
+          ),
+        );
+      }
     }
     if (prompts) {
       figures.push(
@@ -997,8 +1034,9 @@ async function main(): Promise<void> {
       .map(([name, f]) => `${name} ${f.sliceRequestsPerSecond.join(' / ')}`)
       .join('; ');
     const taskFigures = raw.tasks as TaskBenchFigures | undefined;
+    const queueRounds = queue?.ours.rounds?.map((o, i) => `${o} / ${queue.graphile.rounds?.[i]} / ${queue.graphileBatched.rounds?.[i]}`).join('; ');
     const taskRounds = taskFigures?.rounds.map((r) => `${r.tasksPerSecond} / ${r.jobsPerSecond}`).join('; ');
-    const md = markdown({ ...run, totalMs, slices, taskRounds, taskWarmUp: taskFigures?.warmUp, taskCpu: taskFigures?.cpu });
+    const md = markdown({ ...run, totalMs, slices, taskRounds, queueRounds, taskWarmUp: taskFigures?.warmUp, taskCpu: taskFigures?.cpu });
     process.stdout.write(`\n${md}\n`);
     if (FULL_RUN) {
       mkdirSync(RESULTS_DIR, { recursive: true });

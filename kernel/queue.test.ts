@@ -252,12 +252,79 @@ describe('Queue', () => {
     assert.equal((await q.get(id))!.state, 'completed');
   });
 
+  describe('jobs claimed ahead of the free slots', () => {
+    const row = async (id: string) =>
+      (await ds.query(`SELECT state, attempt, started_at IS NOT NULL AS started FROM platform.jobs WHERE id = $1`, [id]))[0] as {
+        state: string;
+        attempt: number;
+        started: boolean;
+      };
+
+    /** One slot busy with `first` until released; the jobs enqueued after it wait (one started ahead, the next held). */
+    async function busyQueue(job: string, ran: string[]) {
+      const q = makeQueue({ concurrency: 1 });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      q.register(job, async ({ data, signal }: JobContext<{ label: string }>) => {
+        ran.push(data.label);
+        if (data.label === 'first') await Promise.race([released, untilAborted(signal)]);
+      });
+      const first = await q.enqueue(job, { label: 'first' });
+      const next = await q.enqueue(job, { label: 'next' });
+      const held = await q.enqueue(job, { label: 'held' });
+      await q.start();
+      await until('first runs', () => ran.includes('first'));
+      await until('next started ahead, held held', async () => (await row(next)).started && (await row(held)).state === 'running');
+      return { q, release, first, next, held };
+    }
+
+    test('a job claimed but cancelled before it starts never runs, whether it was held or started ahead', async () => {
+      const job = name('held-cancel');
+      const ran: string[] = [];
+      const { q, release, first, next, held } = await busyQueue(job, ran);
+      assert.deepEqual(await row(held), { state: 'running', attempt: 0, started: false }, 'held: claimed, attempt not counted');
+      assert.equal(await q.cancel(held, 'not needed'), 'cancelled');
+      assert.equal(await q.cancel(next, 'not needed either'), 'cancelled');
+      release();
+      await until('first completed', async () => (await q.get(first))?.state === 'completed');
+      await sleep(200);
+      assert.deepEqual(ran, ['first']);
+      assert.equal((await q.get(held))!.state, 'cancelled');
+      assert.equal((await q.get(next))!.state, 'cancelled');
+      assert.equal((await q.get(next))!.lastError, 'cancelled: not needed either');
+    });
+
+    test('stop() gives the jobs it held back without consuming their attempts', async () => {
+      const job = name('held-stop');
+      const ran: string[] = [];
+      const { q, first, next, held } = await busyQueue(job, ran);
+      await q.stop({ graceMs: 0 });
+      for (const id of [first, next, held]) assert.deepEqual(await row(id), { state: 'queued', attempt: 0, started: true === (id !== held) });
+      assert.deepEqual(ran, ['first']);
+    });
+
+    test('jobs held longer than a second by a worker whose slots stay busy are handed back, and another worker runs them', async () => {
+      const job = name('held-handover');
+      const ran: string[] = [];
+      const { release, first, next, held } = await busyQueue(job, ran);
+      const other = makeQueue({ concurrency: 2 });
+      const otherRan: string[] = [];
+      other.register(job, async ({ data }: JobContext<{ label: string }>) => void otherRan.push(data.label));
+      await other.start();
+      await until('the other worker ran both', async () => (await row(next)).state === 'completed' && (await row(held)).state === 'completed', 5000);
+      assert.deepEqual(otherRan.sort(), ['held', 'next']);
+      assert.deepEqual(ran, ['first']);
+      release();
+      await until('first completed', async () => (await row(first)).state === 'completed');
+    });
+  });
+
   test('a claim walks the claim index in order and stops at its limit, even over a backlog that grew faster than the statistics', async () => {
     const job = name('backlog');
     await ds.query(`ANALYZE platform.jobs`); // statistics of the table as it is now, small
     await ds.query(`INSERT INTO platform.jobs (name, priority) SELECT $1, (g % 4)::smallint FROM generate_series(1, 5000) g`, [job]);
     try {
-      const params: unknown[] = [randomUUID(), [job], 10];
+      const params: unknown[] = [randomUUID(), [job], 10, 10];
       const [{ 'QUERY PLAN': plan }] = await ds.query(`EXPLAIN (FORMAT JSON) ${claimSql(sqlNow(realClock, params))}`, params);
       const nodes: { 'Node Type': string; 'Index Name'?: string }[] = [];
       const walk = (n: any) => {
@@ -314,6 +381,19 @@ describe('Queue', () => {
       assert.equal((await q.get(id))!.lastError, 'worker_lost: the worker running this job stopped');
       await until('onFinalFailure', () => failures.length);
       assert.deepEqual(failures, [{ code: 'worker_lost', message: 'the worker running this job stopped' }]);
+    });
+
+    test('a job a lost worker held without starting it is given back without consuming an attempt', async () => {
+      const job = name('orphan-held');
+      const id = await orphan(job, 0, 1, 'gone');
+      await ds.query(`UPDATE platform.jobs SET started_at = NULL WHERE id = $1`, [id]);
+      const q = makeQueue();
+      const attempts: number[] = [];
+      q.register(job, async ({ attempt }) => void attempts.push(attempt));
+      await q.start();
+      await until('completed', async () => (await q.get(id))?.state === 'completed');
+      assert.deepEqual(attempts, [1]);
+      assert.equal((await q.get(id))!.lastError, null);
     });
 
     test('a worker that stopped heartbeating is swept by another while running', async () => {

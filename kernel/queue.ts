@@ -1,4 +1,5 @@
 import { realClock, sqlNow, type Clock } from './clock';
+import { grouped } from './db/grouped';
 import { prepared, rowsOf, run } from './db/rows';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -16,6 +17,16 @@ import { context, ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
  * event bus and by polling. A job enqueued in a kernel `Tx` wakes workers after its COMMIT; services never
  * publish the wake-up themselves. Workers heartbeat, and jobs of a worker that stopped are swept back.
  * Due times read the kernel's clock (kernel/clock.ts); heartbeats and running timers the wall clock.
+ *
+ * Over a backlog a worker claims more jobs than it has free slots and holds the rest (state running,
+ * started_at NULL, attempt not yet counted): a slot that frees starts the next held job in the same
+ * grouped statement that ends the previous one, so a job costs well under one statement. Starts run
+ * ahead of the slots by up to `concurrency` jobs (started in the database, waiting in memory), so a
+ * slot that frees runs its next job without waiting a round trip; a cancel that reaches such a job
+ * (its event, or the check every CHECK_MS) ends it without running it. A held job
+ * counts as queued for cancel (cancelled at once, its start then finds nothing), for depth, for a
+ * hand-back and for a sweep (given back without consuming an attempt); one held for more than HOLD_MS
+ * is handed back, so slow jobs never keep a backlog from other workers.
  */
 
 export type Priority = 'low' | 'normal' | 'high' | 'critical';
@@ -136,10 +147,14 @@ const ABORT_GRACE_MS = 1000;
 /** Running jobs re-read their rows this often, in case a `queue.cancel` event was lost. */
 const CHECK_MS = 500;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Held jobs not started within this are handed back for other workers (this one's slots are all busy). */
+const HOLD_MS = 1000;
 const WORKER_LOST = 'worker_lost: the worker running this job stopped';
 
 interface ClaimedRow {
   id: string;
+  /** Started by the claim itself; otherwise held until a slot frees (the start counts the attempt). */
+  started: boolean;
   name: string;
   data: unknown;
   priority: number;
@@ -162,42 +177,62 @@ interface RunningJob {
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
 /**
- * Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit.
- * It walks jobs_claim_idx one priority level at a time, in (run_at, id) order, so the plan stays an
- * index range scan whatever the statistics say (a single three-column ORDER BY can degrade to a full
- * sort of the backlog). Its commit need not wait for the WAL flush: a lost claim just leaves the job
- * queued. Exported for its plan's test.
+ * Claims due jobs; `due` is the clock's now (sqlNow), the parameters are worker, names, limit and how
+ * many of them start now (the first in claim order; the others are held). It walks jobs_claim_idx one
+ * priority level at a time, in (run_at, id) order, so the plan stays an index range scan whatever the
+ * statistics say (a single three-column ORDER BY can degrade to a full sort of the backlog); the rows
+ * are numbered in the order that walk yields them. Its commit need not wait for the WAL flush: a lost
+ * claim just leaves the job queued. Exported for its plan's test.
  */
 export const claimSql = (due: string) => `
-  WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-  UPDATE platform.jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_at = now(),
-         started_at = now(), updated_at = now()
-  FROM relaxed
-  WHERE id IN (
-    SELECT j.id FROM unnest('{${PRIORITY_LEVELS.join(',')}}'::smallint[]) AS p(level),
-      LATERAL (SELECT id FROM platform.jobs
-                WHERE state = 'queued' AND priority = p.level AND run_at <= ${due} AND name = ANY($2::text[])
-                ORDER BY run_at, id
-                LIMIT $3
-                FOR UPDATE SKIP LOCKED) j
-    LIMIT $3)
-  RETURNING id, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms, trace_parent`;
+  WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+  picked AS (
+    SELECT c.id, row_number() OVER () <= $4 AS started FROM (
+      SELECT j.id FROM unnest('{${PRIORITY_LEVELS.join(',')}}'::smallint[]) AS p(level),
+        LATERAL (SELECT id FROM platform.jobs
+                  WHERE state = 'queued' AND priority = p.level AND run_at <= ${due} AND name = ANY($2::text[])
+                  ORDER BY run_at, id
+                  LIMIT $3
+                  FOR UPDATE SKIP LOCKED) j
+      LIMIT $3) c)
+  UPDATE platform.jobs SET state = 'running', attempt = attempt + CASE WHEN picked.started THEN 1 ELSE 0 END, locked_by = $1,
+         locked_at = now(), started_at = CASE WHEN picked.started THEN now() END, updated_at = now()
+  FROM relaxed, picked
+  WHERE platform.jobs.id = picked.id
+  RETURNING platform.jobs.id, picked.started, name, data, priority, run_at, attempt, max_attempts, backoff_ms, timeout_ms, trace_parent`;
 
 /** Adds one job (Queue.jobSpec as JSON): the same add_job call as a caller's own statement makes (addJobFrom). */
 const ENQUEUE = prepared(`SELECT ${addJobFrom('$1::jsonb')} AS id`);
 
-/** Ends an attempt held by this worker (a cancel request wins): its state, none when the worker no longer holds it. */
-const FINISH = prepared(
-  `WITH ended AS (${jobsEndedSql('(SELECT $1::uuid AS id, $2::uuid AS worker_id, $3::text AS next_state, $4::text AS error, $5::int AS delay_ms)')})
-   SELECT state FROM ended`,
+/** A write of a worker's slot: an attempt's end, or the start of a held job. */
+type Step = { id: string; end: { next_state: JobState; error: string | null; delay_ms: number } | null };
+/**
+ * The ends and starts of one worker's slots made together, in one statement ($1: JSON of
+ * {id, kind, next_state, error, delay_ms}; $2 the worker). An end answers the job's state (none when
+ * the worker no longer holds it; a cancel request wins); a start answers 'running' and the attempt,
+ * or nothing when the held job was cancelled or taken back meanwhile.
+ */
+const STEPS = prepared(
+  `WITH steps AS (
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS s(id uuid, kind text, next_state text, error text, delay_ms int)
+   ), ended AS (${jobsEndedSql(`(SELECT id, $2::uuid AS worker_id, next_state, error, delay_ms FROM steps WHERE kind = 'end')`)}
+   ), started AS (
+     UPDATE platform.jobs j SET attempt = j.attempt + 1, started_at = now(), updated_at = now()
+     FROM steps s
+     WHERE s.kind = 'start' AND j.id = s.id AND j.locked_by IS NOT DISTINCT FROM $2::uuid AND j.state = 'running' AND j.started_at IS NULL
+     RETURNING j.id, j.attempt
+   )
+   SELECT id, state, NULL::int AS attempt FROM ended UNION ALL SELECT id, 'running', attempt FROM started`,
 );
 
-/** Gives jobs back without consuming their attempt (this worker is stopping). */
+/** Gives jobs back without consuming their attempt (this worker is stopping; a held one never started). */
 const HAND_BACK = `
   UPDATE platform.jobs SET
     state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END,
     finished_at = CASE WHEN cancel_requested THEN now() END,
-    attempt = attempt - 1, run_at = now(), locked_by = NULL, locked_at = NULL, updated_at = now()
+    attempt = attempt - CASE WHEN started_at IS NULL THEN 0 ELSE 1 END,
+    run_at = CASE WHEN started_at IS NULL THEN run_at ELSE now() END,
+    locked_by = NULL, locked_at = NULL, updated_at = now()
   WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND state = 'running'`;
 
 /**
@@ -217,10 +252,10 @@ const SWEEP = `
     FOR UPDATE OF j SKIP LOCKED
   )
   UPDATE platform.jobs j SET
-    state = CASE WHEN j.cancel_requested THEN 'cancelled' WHEN j.attempt < j.max_attempts THEN 'queued' ELSE 'failed' END,
-    last_error = CASE WHEN j.cancel_requested THEN j.last_error ELSE $2 END,
-    finished_at = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts THEN now() END,
-    run_at = now(), locked_by = NULL, locked_at = NULL, updated_at = now()
+    state = CASE WHEN j.cancel_requested THEN 'cancelled' WHEN j.started_at IS NULL OR j.attempt < j.max_attempts THEN 'queued' ELSE 'failed' END,
+    last_error = CASE WHEN j.cancel_requested OR j.started_at IS NULL THEN j.last_error ELSE $2 END,
+    finished_at = CASE WHEN j.cancel_requested OR (j.started_at IS NOT NULL AND j.attempt >= j.max_attempts) THEN now() END,
+    run_at = CASE WHEN j.started_at IS NULL THEN j.run_at ELSE now() END, locked_by = NULL, locked_at = NULL, updated_at = now()
   FROM lost WHERE j.id = lost.id
   RETURNING j.id, j.name, j.data, j.state, j.attempt, j.max_attempts`;
 
@@ -272,10 +307,32 @@ export class Queue<J extends Registry = Jobs> {
   private readonly handlers = new Map<string, { handler: JobHandler; options: HandlerOptions }>();
   private readonly running = new Map<string, RunningJob>();
   private readonly counts = { claimed: 0, completed: 0, failed: 0 };
+  /** Jobs claimed and held for the next free slot, in claim order, with when they were claimed. */
+  private held: { row: ClaimedRow; at: number }[] = [];
+  /** How many jobs a claim may hold beyond the free slots. */
+  private readonly prefetch: number;
+  /**
+   * Held jobs already started in the database (attempt counted), waiting for the next free slot: a
+   * slot that frees runs one at once instead of waiting a round trip. At most `concurrency` of them.
+   */
+  private ready: { row: ClaimedRow; at: number }[] = [];
+  /** Slots taken: jobs running whose handler has not settled. */
+  private busy = 0;
+  /** Starts of held jobs in flight (stop waits for them). */
+  private readonly starting = new Set<Promise<void>>();
+  /** The last claim found fewer due jobs than it asked for: no claim until a wake-up or the poll. */
+  private drained = false;
   private started = false;
   private stopping = false;
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
+  /** The ends and starts of this worker's slots, grouped into one statement when they come together. */
+  private readonly step = grouped<Step, { id: string; state: JobState; attempt: number | null } | null>(async (steps) => {
+    const json = JSON.stringify(steps.map((s) => (s.end ? { id: s.id, kind: 'end', ...s.end } : { id: s.id, kind: 'start' })));
+    const rows = rowsOf<{ id: string; state: JobState; attempt: number | null }>(await run(this.db, STEPS, [json, this.workerId]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return steps.map((s) => byId.get(s.id) ?? null);
+  });
   private timers: NodeJS.Timeout[] = [];
   private offWakeup?: () => void;
   private offCancel?: () => void;
@@ -288,6 +345,8 @@ export class Queue<J extends Registry = Jobs> {
     events: EventBus;
     logger: Logger;
     concurrency?: number;
+    /** Jobs a claim may hold beyond the free slots, over a backlog; default 4 × concurrency, 0 for none. */
+    prefetch?: number;
     heartbeatMs?: number;
     staleAfterMs?: number;
     pollMs?: number;
@@ -297,6 +356,7 @@ export class Queue<J extends Registry = Jobs> {
     this.db = opts.db;
     this.events = opts.events;
     this.concurrency = opts.concurrency ?? 4;
+    this.prefetch = opts.prefetch ?? 4 * this.concurrency;
     this.heartbeatMs = opts.heartbeatMs ?? 5000;
     this.staleAfterMs = opts.staleAfterMs ?? 30_000;
     this.pollMs = opts.pollMs ?? 250;
@@ -349,9 +409,11 @@ export class Queue<J extends Registry = Jobs> {
     const message = reason ?? 'The job was cancelled';
     const [row] = rowsOf<{ state: JobState }>(
       await this.db.query(
+        // A held job (claimed, not started) is cancelled at once: its holder's start then finds nothing.
         `UPDATE platform.jobs SET cancel_requested = true, last_error = $2, updated_at = now(),
-                state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END,
-                finished_at = CASE WHEN state = 'queued' THEN now() ELSE finished_at END
+                state = CASE WHEN state = 'queued' OR started_at IS NULL THEN 'cancelled' ELSE state END,
+                finished_at = CASE WHEN state = 'queued' OR started_at IS NULL THEN now() ELSE finished_at END,
+                locked_by = CASE WHEN state = 'queued' OR started_at IS NULL THEN NULL ELSE locked_by END
          WHERE id = $1 AND state IN ('queued','running')
          RETURNING state`,
         [id, `cancelled: ${message}`],
@@ -375,8 +437,8 @@ export class Queue<J extends Registry = Jobs> {
     const params: unknown[] = [];
     const now = sqlNow(this.clock, params);
     const [r] = await this.db.query(
-      `SELECT count(*) FILTER (WHERE state = 'queued' AND run_at <= ${now})::int AS queued,
-              count(*) FILTER (WHERE state = 'running')::int AS running,
+      `SELECT count(*) FILTER (WHERE (state = 'queued' AND run_at <= ${now}) OR (state = 'running' AND started_at IS NULL))::int AS queued,
+              count(*) FILTER (WHERE state = 'running' AND started_at IS NOT NULL)::int AS running,
               count(*) FILTER (WHERE state = 'queued' AND run_at > ${now})::int AS scheduled
          FROM platform.jobs WHERE state IN ('queued','running')`,
       params,
@@ -417,17 +479,21 @@ export class Queue<J extends Registry = Jobs> {
     await this.heartbeat();
     this.started = true;
     this.offWakeup = this.events.subscribe(TOPIC.queueWakeup, (p: { name?: string } | undefined) => {
-      if (!p?.name || this.handlers.has(p.name)) void this.claim();
+      if (!p?.name || this.handlers.has(p.name)) void this.claim(true);
     });
     this.offCancel = this.events.subscribe(TOPIC.queueCancel, (p: { id?: string; reason?: string } | undefined) => {
-      if (p?.id) this.running.get(p.id)?.abort(new JobAbortedError('cancelled', p.reason ?? 'The job was cancelled'));
+      if (!p?.id) return;
+      // A started job still waiting for a slot never runs: its end records the cancel.
+      if (this.dropReady(p.id)) void this.step({ id: p.id, end: { next_state: 'cancelled', error: null, delay_ms: 0 } }).catch(() => undefined);
+      else this.running.get(p.id)?.abort(new JobAbortedError('cancelled', p.reason ?? 'The job was cancelled'));
     });
+    this.drained = false;
     const every = (ms: number, fn: () => Promise<void>) => {
       const timer = setInterval(() => void fn().catch((err) => this.logger.warn('queue maintenance failed', { err })), ms);
       timer.unref();
       this.timers.push(timer);
     };
-    every(this.pollMs, () => this.claim());
+    every(this.pollMs, () => this.claim(true));
     every(CHECK_MS, () => this.checkRunning());
     every(this.heartbeatMs, async () => {
       await this.heartbeat();
@@ -472,6 +538,8 @@ export class Queue<J extends Registry = Jobs> {
     this.stopping = true;
     this.offWakeup?.();
     await this.claiming;
+    await Promise.all(this.starting);
+    await this.handBack([...this.held.splice(0), ...this.ready.splice(0)].map((h) => h.row.id));
     const drained = Promise.all([...this.running.values()].map((job) => job.done));
     const grace = new AbortController();
     await Promise.race([drained, this.clock.sleep(opts.graceMs ?? 10_000, grace.signal)]);
@@ -489,8 +557,60 @@ export class Queue<J extends Registry = Jobs> {
     return { running: this.running.size, ...this.counts };
   }
 
-  /** Claims as many jobs as there are free slots; concurrent calls coalesce into one more round. */
-  private claim(): Promise<void> {
+  private async handBack(ids: string[]): Promise<void> {
+    if (ids.length) await this.db.query(HAND_BACK, [ids, this.workerId]);
+  }
+
+  /**
+   * Starts held jobs in the free slots; claims again when few are held, unless the last claim found
+   * the backlog empty (then a wake-up or the poll claims).
+   */
+  private fill(): void {
+    if (this.stopping) return;
+    while (this.busy < this.concurrency && this.ready.length) this.run(this.ready.shift()!.row);
+    // Starts run ahead of the slots by up to `concurrency` jobs.
+    while (this.busy + this.ready.length + this.starting.size < 2 * this.concurrency && this.held.length) this.begin(this.held.shift()!.row);
+    if (!this.drained && this.held.length < this.concurrency) void this.claim();
+  }
+
+  private run(row: ClaimedRow): void {
+    this.counts.claimed++;
+    this.busy++;
+    this.execute(row);
+  }
+
+  /** Starts a held job: its start goes with the slot writes made together (often the end of the job before it). */
+  private begin(row: ClaimedRow): void {
+    const start = this.step({ id: row.id, end: null })
+      .then((r) => {
+        this.starting.delete(start);
+        if (r?.attempt == null) return this.fill(); // cancelled or taken back while held: it never runs
+        if (this.stopping) return this.handBack([row.id]);
+        this.ready.push({ row: { ...row, started: true, attempt: r.attempt }, at: Date.now() });
+        this.fill();
+      })
+      .catch((err) => {
+        this.starting.delete(start);
+        this.logger.warn('held job not started', { err, job: row.id });
+        return this.handBack([row.id]).catch(() => undefined);
+      });
+    this.starting.add(start);
+  }
+
+  /** A started job that waited for a slot and will not run (cancelled, or this worker is stopping). */
+  private dropReady(id: string): boolean {
+    const i = this.ready.findIndex((r) => r.row.id === id);
+    if (i < 0) return false;
+    this.ready.splice(i, 1);
+    return true;
+  }
+
+  /**
+   * Claims jobs for the free slots, and over a backlog up to `prefetch` more to hold; concurrent calls
+   * coalesce into one more round. `woken` (a wake-up, the poll): new jobs may be due.
+   */
+  private claim(woken = false): Promise<void> {
+    if (woken) this.drained = false;
     if (!this.started || this.stopping) return Promise.resolve();
     if (this.claiming) {
       this.claimAgain = true;
@@ -501,17 +621,27 @@ export class Queue<J extends Registry = Jobs> {
       .with(ROOT_CONTEXT, async () => {
         do {
           this.claimAgain = false;
-          const free = this.concurrency - this.running.size;
-          if (free <= 0 || this.handlers.size === 0) break;
-          const params: unknown[] = [this.workerId, [...this.handlers.keys()], free];
+          const free = Math.max(0, this.concurrency - this.busy - this.ready.length - this.starting.size - this.held.length);
+          // Held jobs are topped up only while the slots would otherwise soon run dry.
+          const hold = this.held.length < this.concurrency ? Math.max(0, this.prefetch - this.held.length) : 0;
+          if (free + hold <= 0 || this.handlers.size === 0) break;
+          // Over a backlog the claim also starts the jobs that run ahead of the slots, sparing them a start of their own.
+          const ahead = hold > 0 ? Math.max(0, this.concurrency - this.ready.length - this.starting.size) : 0;
+          const params: unknown[] = [this.workerId, [...this.handlers.keys()], free + hold, free + ahead];
           const rows = rowsOf<ClaimedRow>(await run(this.db, prepared(claimSql(sqlNow(this.clock, params))), params));
-          this.counts.claimed += rows.length;
+          this.drained = rows.length < free + hold;
           if (this.stopping) {
-            if (rows.length) await this.db.query(HAND_BACK, [rows.map((r) => r.id), this.workerId]);
+            await this.handBack(rows.map((r) => r.id));
             break;
           }
           rows.sort((a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || a.id.localeCompare(b.id));
-          for (const row of rows) this.execute(row);
+          const now = Date.now();
+          for (const row of rows) {
+            if (row.started && this.busy < this.concurrency) this.run(row);
+            else if (row.started) this.ready.push({ row, at: now });
+            else this.held.push({ row, at: now });
+          }
+          this.fill();
         } while (this.claimAgain);
       })
       .catch((err) => this.logger.warn('queue claim failed', { err }))
@@ -562,13 +692,14 @@ export class Queue<J extends Registry = Jobs> {
       .then(async (outcome) => {
         clearTimeout(timer);
         clearTimeout(graceTimer);
-        await this.finish(row, job, outcome, ctx, options);
+        // The end is asked for before the slot's next start, so both go in one statement.
+        const finished = this.finish(row, job, outcome, ctx, options);
+        this.busy--;
+        this.fill();
+        await finished;
       })
       .catch((err) => this.logger.error('job result not recorded', { err, job: row.id }))
-      .finally(() => {
-        this.running.delete(row.id);
-        void this.claim();
-      });
+      .finally(() => this.running.delete(row.id));
     this.running.set(row.id, job);
   }
 
@@ -579,13 +710,13 @@ export class Queue<J extends Registry = Jobs> {
       return;
     }
     if (outcome.ok) {
-      const [r] = rowsOf<{ state: JobState }>(await run(this.db, FINISH, [row.id, this.workerId, 'completed', null, 0]));
+      const r = await this.step({ id: row.id, end: { next_state: 'completed', error: null, delay_ms: 0 } });
       if (r?.state === 'completed') this.counts.completed++;
       return;
     }
     if (job.abortedBy === 'worker_lost') return; // the row is someone else's now
     if (job.abortedBy === 'shutdown') {
-      await this.db.query(HAND_BACK, [[row.id], this.workerId]);
+      await this.handBack([row.id]);
       return;
     }
     const error = job.abortedBy === 'timeout' ? { code: 'timeout', message: `Job exceeded its timeout of ${row.timeout_ms} ms` } : describeError(outcome.error);
@@ -593,16 +724,11 @@ export class Queue<J extends Registry = Jobs> {
     const retry = retryable && row.attempt < row.max_attempts;
     const delay = retry ? Math.round(Math.random() * row.backoff_ms * 2 ** (row.attempt - 1)) : 0;
     const lastError = `${error.code}: ${error.message}`;
-    // FINISH counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
-    const [r] = rowsOf<{ state: JobState }>(
-      await run(this.db, FINISH, [
-        row.id,
-        this.workerId,
-        retry ? 'queued' : 'failed',
-        lastError,
-        retry ? Math.min(delay + this.clock.aheadMs(), MAX_TIMER_MS) : 0,
-      ]),
-    );
+    // The end counts the delay from the database's now(): the clock's skip is added so the retry is due `delay` after the clock's now.
+    const r = await this.step({
+      id: row.id,
+      end: { next_state: retry ? 'queued' : 'failed', error: lastError, delay_ms: retry ? Math.min(delay + this.clock.aheadMs(), MAX_TIMER_MS) : 0 },
+    });
     if (r?.state === 'failed') {
       this.counts.failed++;
       await this.finalFailure(ctx, error, options);
@@ -639,9 +765,17 @@ export class Queue<J extends Registry = Jobs> {
 
   /** Aborts running jobs that were cancelled (the event may have been lost) or taken from this worker. */
   private async checkRunning(): Promise<void> {
-    if (this.running.size === 0) return;
+    const stale = Date.now() - HOLD_MS;
+    const old = [...this.held.filter((h) => h.at < stale), ...this.ready.filter((h) => h.at < stale)];
+    if (old.length) {
+      this.held = this.held.filter((h) => h.at >= stale);
+      this.ready = this.ready.filter((h) => h.at >= stale);
+      await this.handBack(old.map((h) => h.row.id));
+    }
+    if (this.running.size === 0 && this.ready.length === 0) return;
     // Only the jobs asked about: one claimed while the query ran has no row here and is not lost.
-    const ids = [...this.running.keys()];
+    const waiting = this.ready.map((r) => r.row.id);
+    const ids = [...this.running.keys(), ...waiting];
     const rows = await this.db.query(
       `SELECT id, cancel_requested, last_error, (state = 'running' AND locked_by = $2) AS mine
        FROM platform.jobs WHERE id = ANY($1::uuid[])`,
@@ -649,6 +783,12 @@ export class Queue<J extends Registry = Jobs> {
     );
     const byId = new Map<string, { cancel_requested: boolean; last_error: string | null; mine: boolean }>();
     for (const row of rows) byId.set(row.id, row);
+    for (const id of waiting) {
+      const row = byId.get(id);
+      if (row?.mine && !row.cancel_requested) continue;
+      if (!this.dropReady(id) || !row?.mine) continue;
+      await this.step({ id, end: { next_state: 'cancelled', error: null, delay_ms: 0 } });
+    }
     for (const id of ids) {
       const job = this.running.get(id);
       if (!job) continue;
