@@ -1,9 +1,14 @@
-import { createEvent, type DateArray, type EventAttributes } from 'ics';
+import type * as Ics from 'ics';
+import type { DateArray, EventAttributes } from 'ics';
 import { DEFAULT_BINARY_KEY, NodeError, prepareBinary, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { encodeText, perItem, unsupportedEncoding } from '../files.items';
 import { getPath } from '../item-lists/paths';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 import { SHEET_MIME_TYPES, writeSheet, type SheetFormat } from './spreadsheet';
+
+/** ics, loaded at the first calendar file rather than at every start. */
+let icsModule: typeof Ics | undefined;
+const ics = () => (icsModule ??= require('ics') as typeof Ics);
 
 /**
  * n8n's Convert To File (1, 1.1): items to a file in the item's binary field `binaryPropertyName`
@@ -191,7 +196,7 @@ async function toIcs(ctx: NodeContext): Promise<Item[]> {
   const params = await ctx.parameters();
   return perItem(ctx, async (i) => {
     const p = params[i]!;
-    const { error, value } = createEvent(eventOf(p));
+    const { error, value } = ics().createEvent(eventOf(p));
     if (error || !value) throw new NodeError(`The event could not be written: ${error?.message ?? 'no output'}`);
     const fileName = String(collection(p.additionalFields).fileName || 'event.ics');
     return {

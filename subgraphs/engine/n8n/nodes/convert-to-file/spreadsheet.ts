@@ -1,5 +1,9 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { isPlainObject } from '../../../nodes';
+
+/** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
+let excelModule: typeof ExcelJS | undefined;
+const excel = () => (excelModule ??= require('exceljs') as typeof ExcelJS);
 
 /**
  * Items written as a spreadsheet file, as n8n's Convert To File and Spreadsheet File write them:
@@ -76,7 +80,7 @@ export async function writeSheet(items: Row[], format: SheetFormat, options: She
     const body = table.map((cells) => `<tr>${cells.map((v) => `<td>${escapeHtml(cellText(v))}</td>`).join('')}</tr>`).join('');
     return Buffer.from(`<html><head><meta charset="utf-8"/></head><body><table>${body}</table></body></html>`, 'utf8');
   }
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (excel().Workbook)();
   const sheet = workbook.addWorksheet(options.sheetName || 'Sheet');
   for (const cells of table) sheet.addRow(cells.map(xlsxValue));
   return Buffer.from(await workbook.xlsx.writeBuffer());

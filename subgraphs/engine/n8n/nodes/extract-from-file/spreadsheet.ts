@@ -1,8 +1,12 @@
 import { load } from 'cheerio';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { NodeError } from '../../../nodes';
 import { decodeText } from '../files.items';
+
+/** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
+let excelModule: typeof ExcelJS | undefined;
+const excel = () => (excelModule ??= require('exceljs') as typeof ExcelJS);
 
 /**
  * A spreadsheet file read into rows, as n8n's Extract From File and Spreadsheet File read them:
@@ -51,7 +55,7 @@ function xlsxCell(value: ExcelJS.CellValue, raw: boolean): Cell {
 }
 
 async function xlsxTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell[][]> {
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (excel().Workbook)();
   try {
     await workbook.xlsx.load(bytes as unknown as ArrayBuffer);
   } catch (err) {
