@@ -3510,7 +3510,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when until is before since, or limit is not 1 to 100 */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12558,7 +12558,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12578,6 +12578,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12742,7 +12751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12771,6 +12780,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12939,7 +12957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when limit is not 1 to 100 or offset is negative */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13037,7 +13055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the type is not one the platform knows, or the data lacks or mistypes the type's fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13057,6 +13075,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another credential has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13303,7 +13330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the credential is not an oAuth2Api credential with the authorizationCode grant */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13403,7 +13430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when state does not match a consent in progress (it is used once), or the authorization server refused the consent */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13423,6 +13450,15 @@ export interface operations {
             };
             /** @description internal_server_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description upstream_error when the credential's token endpoint refused the code or could not be reached */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17822,7 +17858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17842,6 +17878,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18006,7 +18051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18035,6 +18080,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18203,7 +18257,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when limit is not 1 to 100 or offset is negative */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18301,7 +18355,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the type is not one the platform knows, or the data lacks or mistypes the type's fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18321,6 +18375,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another credential has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18567,7 +18630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the credential is not an oAuth2Api credential with the authorizationCode grant */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18667,7 +18730,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when state does not match a consent in progress (it is used once), or the authorization server refused the consent */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18687,6 +18750,15 @@ export interface operations {
             };
             /** @description internal_server_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description upstream_error when the credential's token endpoint refused the code or could not be reached */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
