@@ -299,9 +299,9 @@ test("every route's own refusals are documented with example bodies its error en
   }
   assert.deepEqual(bad, []);
   assert.ok(examples > 40, `only ${examples} refusal examples`);
-  const deploy = doc.paths['/infra/api/v1/services/{id}/deploy']!.post.responses['409'];
-  assert.match(deploy.description, /deployment in progress/);
-  assert.equal(deploy.content['application/json'].examples.conflict.value.error, 'conflict');
+  const rollback = doc.paths['/infra/api/v1/services/{id}/rollback']!.post.responses['409'];
+  assert.match(rollback.description, /already the current one/);
+  assert.equal(rollback.content['application/json'].examples.conflict.value.error, 'conflict');
   const create = doc.paths['/v1/control-plane/agents/execute']!.post.responses;
   assert.deepEqual(Object.keys(create['422'].content['application/json'].examples), ['CONTEXT_VALIDATION_FAILED']);
   assert.ok(create['404'].content['application/json'].examples.AGENT_NOT_FOUND);

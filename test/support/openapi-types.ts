@@ -23311,15 +23311,6 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
-            /** @description conflict when the service has a deployment in progress */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InfraError"];
-                };
-            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -23422,7 +23413,7 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
-            /** @description conflict when the service has a deployment in progress, or the revision is already the current one */
+            /** @description conflict when the revision asked is already the current one */
             409: {
                 headers: {
                     [name: string]: unknown;
