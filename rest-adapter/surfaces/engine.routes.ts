@@ -66,6 +66,7 @@ const workflowOut = (w: EngineWorkflowFieldsFragment) => ({
   active: w.active,
   version: w.version,
   settings: w.settings,
+  stickyNotes: w.stickyNotes,
   statistics: w.statistics,
   createdAt: w.createdAt,
   updatedAt: w.updatedAt,

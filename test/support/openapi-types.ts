@@ -10071,6 +10071,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15034,6 +15042,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15158,6 +15174,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15330,6 +15354,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15591,6 +15623,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
