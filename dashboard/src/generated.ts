@@ -417,11 +417,11 @@ export type DashboardFeedbackBoardQuery = {
   featureRequests: { total: number; requests: Array<DashboardFeatureRequestFieldsFragment> };
 };
 
-export type DashboardRequestUpdatedSubscriptionVariables = Exact<{
-  id: string | number;
+export type DashboardRequestsUpdatedSubscriptionVariables = Exact<{
+  projectId: string | number;
 }>;
 
-export type DashboardRequestUpdatedSubscription = { requestUpdated: DashboardFeatureRequestFieldsFragment };
+export type DashboardRequestsUpdatedSubscription = { requestsUpdated: DashboardFeatureRequestFieldsFragment };
 
 export type DashboardFeedbackSignInMutationVariables = Exact<{
   email: string;
@@ -972,9 +972,9 @@ export const DashboardFeedbackProjectsDocument = new TypedDocumentString(
 export const DashboardFeedbackBoardDocument = new TypedDocumentString(
   'query DashboardFeedbackBoard($projectId:ID!){feedbackProject(id:$projectId){id name description settings{isPublic allowAnonymous requireApproval}}featureRequests(projectId:$projectId sort:"votes_count" order:"desc" limit:100){requests{...DashboardFeatureRequestFields}total}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
 ) as unknown as TypedDocumentString<DashboardFeedbackBoardQuery, DashboardFeedbackBoardQueryVariables>;
-export const DashboardRequestUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardRequestUpdated($id:ID!){requestUpdated(requestId:$id){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
-) as unknown as TypedDocumentString<DashboardRequestUpdatedSubscription, DashboardRequestUpdatedSubscriptionVariables>;
+export const DashboardRequestsUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardRequestsUpdated($projectId:ID!){requestsUpdated(projectId:$projectId){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+) as unknown as TypedDocumentString<DashboardRequestsUpdatedSubscription, DashboardRequestsUpdatedSubscriptionVariables>;
 export const DashboardFeedbackSignInDocument = new TypedDocumentString(
   'mutation DashboardFeedbackSignIn($email:String!$name:String!){signInLocally(email:$email name:$name){token user{id name email}}}',
 ) as unknown as TypedDocumentString<DashboardFeedbackSignInMutation, DashboardFeedbackSignInMutationVariables>;
