@@ -72,7 +72,7 @@ export interface Topics {
    * subscriptions of persons re-check what they read.
    */
   'infra.access.changed': { userId?: string };
-  'feedback.request.updated': { requestId: string };
+  'feedback.request.updated': { requestId: string; projectId: string };
   'apiKey.changed': { id: string };
 }
 

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { DASHBOARD_DIR } from '../gateway/dashboard';
-import { startFakeLlm, type FakeLlm } from './support/fake-llm';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import type { Page } from 'playwright-core';
+import { startBrowserPlatform, type BrowserPlatform } from './support/browser';
+import type { TestPlatform } from './support/platform';
 import { until } from './support/until';
 
 /**
@@ -19,57 +16,22 @@ import { until } from './support/until';
 // Run inside the page by page.evaluate.
 declare const window: any;
 
-const SHOTS = path.join(__dirname, '..', '..', 'test-screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let b: BrowserPlatform;
 let p: TestPlatform;
-let fake: FakeLlm;
-let browser: Browser;
 let page: Page;
-const consoleErrors: string[] = [];
-
-const holds = new Map<string, { release: () => void; promise: Promise<void> }>();
-function hold(name: string): string {
-  let release!: () => void;
-  const promise = new Promise<void>((r) => (release = r));
-  holds.set(name, { release, promise });
-  return name;
-}
+const hold = (name: string) => b.hold(name);
+const shot = (name: string) => b.shot(name);
 
 beforeAll(async () => {
-  assert.ok(existsSync(path.join(DASHBOARD_DIR, 'index.html')), 'the dashboard is built (npm install runs `npm run build:dashboard`)');
-  mkdirSync(SHOTS, { recursive: true });
-  fake = await startFakeLlm({ models: ['model-default'] });
-  fake.reply(async (body) => {
-    const prompt = String(body.messages.map((m: any) => m.content).join('\n'));
-    for (const [name, h] of holds) if (prompt.includes(`HOLD:${name}`)) await h.promise;
-    return JSON.stringify({ summary: 'Done.', files: [{ path: 'notes/result.md', content: '# Result\n\nDone.\n' }] });
-  });
   // The local cluster's rollouts step once a second (replicas come up one by one), followed every 100 ms.
-  p = await startTestPlatform({
-    LLM_BASE_URL: fake.url,
-    LLM_MODELS: 'model-default',
-    FEEDBACK_LOCAL_SIGNIN: 'true',
-    LOCAL_ROLLOUT_STEP_MS: '1000',
-    INFRA_WATCH_INTERVAL_MS: '100',
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(`${m.text()} (${m.location().url})`));
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
-  await page.goto(`${p.url}/dashboard`);
-  await page.getByTestId('signin-key').fill(p.adminKey);
-  await page.getByTestId('signin-submit').click();
-  await page.getByTestId('nav-feedback').waitFor();
+  b = await startBrowserPlatform({ FEEDBACK_LOCAL_SIGNIN: 'true', LOCAL_ROLLOUT_STEP_MS: '1000', INFRA_WATCH_INTERVAL_MS: '100' });
+  ({ p, page } = b);
+  await b.signIn(p.adminKey);
 });
-afterEach(() => assert.deepEqual(consoleErrors.splice(0), [], 'errors on the page'));
+afterEach(() => b.noPageErrors());
 afterAll(async () => {
-  for (const h of holds.values()) h.release();
-  await browser?.close();
-  await p?.stop();
-  await fake?.close();
+  await b?.stop();
 });
-
-const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
 /** A GraphQL operation that must succeed: its data. */
 async function op(query: string, variables: Record<string, unknown> = {}, key?: string | null): Promise<any> {
@@ -131,7 +93,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await card.getByTestId(`feedback-upvote-${dark.id}`).click();
     assert.match((await card.getByTestId(`feedback-vote-error-${dark.id}`).textContent()) ?? '', /already/);
     // The refused second vote answered 409 (the browser logs it): nothing else.
-    for (const e of consoleErrors.splice(0)) assert.match(e, /status of 409 .*\/graphql\)$/);
+    for (const e of b.consoleErrors.splice(0)) assert.match(e, /status of 409 .*\/graphql\)$/);
     await page.getByTestId('feedback-new-title').fill('Widgets');
     await page.getByTestId('feedback-new-description').fill('On the home screen');
     await page.getByTestId('feedback-new-submit').click();
@@ -143,6 +105,31 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     );
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByTestId('feedback-key-only').waitFor();
+  });
+
+  test('feature requests: a request filed through REST appears on the open board without a reload, and its votes follow', async () => {
+    const cleo = await person('cleo@example.com', 'Cleo');
+    const project = (await op('mutation { createFeedbackProject(input: {name: "Comet", description: "Live board", slug: "comet"}) { id } }', {}, cleo))
+      .createFeedbackProject;
+    await op('mutation($id: ID!) { updateFeedbackProject(id: $id, input: {settings: {requireApproval: false}}) { id } }', { id: project.id }, cleo);
+    await page.goto(`${p.url}/dashboard/feedback/${project.id}`);
+    await page.getByTestId('feedback-board').waitFor();
+    await page.getByTestId('feedback-column-approved').getByText('None.').waitFor();
+    await markDocument();
+    // Past the list's own re-reads (one and five seconds after its subscription starts): what shows next came by the subscription.
+    await page.waitForTimeout(5500);
+    const filed = await p.rest('POST', `/feedback/api/v1/projects/${project.id}/requests`, {
+      key: cleo,
+      body: { title: 'Comet tails', description: 'Filed elsewhere' },
+    });
+    assert.equal(filed.status, 201, JSON.stringify(filed.body));
+    const id: string = filed.body.data.id;
+    await page.getByTestId('feedback-column-approved').getByTestId(`feedback-request-${id}`).waitFor();
+    assert.equal(await page.getByTestId(`feedback-votes-${id}`).textContent(), '0');
+    assert.equal((await p.rest('POST', `/feedback/api/v1/requests/${id}/vote`, { key: cleo, body: { type: 'upvote' } })).status, 200);
+    await page.locator(`[data-testid="feedback-votes-${id}"]`, { hasText: /^1$/ }).waitFor();
+    assert.equal(await sameDocument(), true, 'updated by the subscription, not by reloading');
+    await shot('feedback-board-live');
   });
 
   test("infrastructure: a deployment's replicas come up live, its logs are followed, the service's figures follow", async () => {
@@ -195,7 +182,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.getByTestId('infra-deploy-image').fill('not an image');
     await page.getByTestId('infra-deploy-submit').click();
     assert.match((await page.getByTestId('infra-deploy-error').textContent()) ?? '', /image/i);
-    for (const e of consoleErrors.splice(0)) assert.match(e, /status of 400 .*\/graphql\)$/);
+    for (const e of b.consoleErrors.splice(0)) assert.match(e, /status of 400 .*\/graphql\)$/);
   });
 
   test("lists follow their list subscriptions: an agent's latest tasks and a workflow's executions, no reload", async () => {
@@ -211,7 +198,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     const row = page.getByTestId(`agent-task-${started.body.data.taskId}`);
     // A task created after the list was read arrives in it, then turns completed in place.
     await row.waitFor({ timeout: 15_000 });
-    holds.get(h)!.release();
+    b.holds.get(h)!.release();
     await page.locator(`[data-testid="agent-task-${started.body.data.taskId}"][data-status="completed"]`).waitFor({ timeout: 30_000 });
     assert.equal(await sameDocument(), true);
 
@@ -253,7 +240,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.locator('[data-testid="link-visits-chart"][data-slug="charted"][data-total="3"]').waitFor();
     await page.getByTestId('link-visits-chart').locator('canvas').waitFor();
     // The key of another service: the probes of the sections it may not read answered 403 (the browser logs each).
-    for (const e of consoleErrors.splice(0)) assert.match(e, /status of 403 .*\/graphql\)$/);
+    for (const e of b.consoleErrors.splice(0)) assert.match(e, /status of 403 .*\/graphql\)$/);
     await shot('links');
   });
 });

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { DASHBOARD_DIR } from '../gateway/dashboard';
-import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import type { Page } from 'playwright-core';
+import { SHOTS, startBrowserPlatform, type BrowserPlatform } from './support/browser';
 import { N8N_EXPORT } from './support/n8n-export';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import type { TestPlatform } from './support/platform';
 
 /**
  * The dashboard, the docs and the GraphQL explorer in a real browser (headless Chromium): sign in,
@@ -18,61 +17,25 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
 // Run inside the page by page.evaluate.
 declare const window: any, document: any, sessionStorage: any;
 
-const SHOTS = path.join(__dirname, '..', '..', 'test-screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let b: BrowserPlatform;
 let p: TestPlatform;
-let fake: FakeLlm;
-let browser: Browser;
 let page: Page;
-const consoleErrors: string[] = [];
-
-const holds = new Map<string, { release: () => void; promise: Promise<void>; reached: boolean }>();
-function hold(name: string): string {
-  let release!: () => void;
-  const promise = new Promise<void>((r) => (release = r));
-  holds.set(name, { release, promise, reached: false });
-  return name;
-}
+const hold = (name: string) => b.hold(name);
+const release = (name: string) => b.holds.get(name)!.release();
+const shot = (name: string, fullPage?: boolean) => b.shot(name, fullPage);
+const signIn = (key: string) => b.signIn(key);
+// The dashboard's pages log no error (a failed request, a React warning, an exception).
+const noPageErrors = () => b.noPageErrors();
 
 beforeAll(async () => {
-  assert.ok(existsSync(path.join(DASHBOARD_DIR, 'index.html')), 'the dashboard is built (npm install runs `npm run build:dashboard`)');
-  mkdirSync(SHOTS, { recursive: true });
-  fake = await startFakeLlm({ models: ['model-default'] });
-  fake.reply(async (body) => {
-    const prompt = String(body.messages.map((m: any) => m.content).join('\n'));
-    for (const [name, h] of holds) {
-      if (prompt.includes(`HOLD:${name}`)) {
-        h.reached = true;
-        await h.promise;
-      }
-    }
-    return JSON.stringify({ summary: 'Done.', files: [{ path: 'notes/result.md', content: '# Result\n\nDone.\n' }] });
-  });
-  p = await startTestPlatform({ LLM_BASE_URL: fake.url, LLM_MODELS: 'model-default' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(`${m.text()} (${m.location().url})`));
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  b = await startBrowserPlatform();
+  ({ p, page } = b);
 });
-// The dashboard's pages log no error (a failed request, a React warning, an exception).
-const noPageErrors = () => assert.deepEqual(consoleErrors.splice(0), [], 'errors on the page');
 afterAll(async () => {
-  for (const h of holds.values()) h.release();
-  await browser?.close();
-  await p?.stop();
-  await fake?.close();
+  await b?.stop();
 });
 
-/** `fullPage: false` for /docs: Redoc's page is every route long, too tall to render whole in time on a loaded machine. */
-const shot = (name: string, fullPage = true) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
 const lane = (stage: string) => page.getByTestId(`stage-lane-${stage}`);
-
-async function signIn(key: string) {
-  await page.goto(`${p.url}/dashboard`);
-  await page.getByTestId('signin-key').fill(key);
-  await page.getByTestId('signin-submit').click();
-  await page.getByTestId('nav-agents').or(page.getByTestId('nav-prompts')).first().waitFor();
-}
 
 describe('the operations dashboard', () => {
   afterEach(noPageErrors);
@@ -162,7 +125,7 @@ describe('the operations dashboard', () => {
     assert.equal(await lane('DESIGN').getAttribute('data-status'), 'pending');
     assert.equal(await lane('MONITOR').getAttribute('data-status'), 'absent');
     await shot('orchestration-running');
-    holds.get(h)!.release();
+    release(h);
     await page.locator('[data-testid="stage-lane-RESEARCH"][data-status="completed"]').waitFor({ timeout: 15_000 });
     await page.locator('[data-testid="orchestration-detail"][data-status="completed"]').waitFor({ timeout: 15_000 });
     assert.equal(await lane('DESIGN').getAttribute('data-status'), 'completed');
@@ -186,7 +149,7 @@ describe('the operations dashboard', () => {
     await page.goto(`${p.url}/dashboard/orchestrations`);
     await row.locator('[data-status="running"]').waitFor();
     await page.evaluate(() => ((window as any).__sameDocument = true));
-    holds.get(h)!.release();
+    release(h);
     await row.locator('[data-status="completed"]').waitFor({ timeout: 15_000 });
     assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'updated by a subscription, not by reloading');
   });
@@ -211,7 +174,7 @@ describe('the operations dashboard', () => {
     await page.getByTestId('task-cancel-slow').click();
     await page.locator('[data-testid="task-card-slow"][data-status="cancelled"]').waitFor({ timeout: 15_000 });
     await shot('task-cancelled');
-    holds.get(h)!.release();
+    release(h);
   });
 
   test("the creation form's sample creates as it is; a lane's task opens its task page", async () => {
@@ -262,7 +225,7 @@ describe('the operations dashboard', () => {
     await shot('execution');
   });
 
-  test('an n8n export imported from a file: previewed with its sticky note, drawn at its positions, activated', async () => {
+  test('an n8n export imported from a file: previewed with its sticky note, drawn at its positions with the note kept, activated', async () => {
     await page.goto(`${p.url}/dashboard/workflows`);
     await page.getByTestId('workflow-import').waitFor();
     const file = path.join(SHOTS, 'order-intake.json');
@@ -280,6 +243,13 @@ describe('the operations dashboard', () => {
     assert.match(page.url(), /\/dashboard\/workflows\/[^/]+$/);
     const graph = page.getByTestId('workflow-graph');
     for (const n of N8N_EXPORT.nodes.filter((x) => x.type !== 'n8n-nodes-base.stickyNote')) await graph.getByTestId(`graph-node-${n.name}`).waitFor();
+    // The note was kept with the workflow: drawn from what the platform stored, its markdown rendered, left of and below the trigger as in n8n.
+    const note = graph.getByTestId(`graph-note-${sticky.name}`);
+    await note.waitFor();
+    assert.equal(await note.locator('h2').textContent(), 'Orders over 100 are high priority');
+    const noteBox = (await note.boundingBox())!;
+    const trigger = (await graph.getByTestId('graph-node-Webhook').boundingBox())!;
+    assert.ok(noteBox.y > trigger.y && noteBox.width > 100, JSON.stringify({ noteBox, trigger }));
     // n8n's positions: High priority (y -100) above Normal priority (y 100), both right of the IF.
     const high = (await graph.getByTestId('graph-node-High priority').boundingBox())!;
     const normal = (await graph.getByTestId('graph-node-Normal priority').boundingBox())!;
@@ -367,7 +337,7 @@ describe('the operations dashboard', () => {
     await signIn(narrow);
     assert.ok(await page.getByTestId('nav-prompts').isVisible());
     // The sign-in check and the probes of the sections the key may not read answered 403 (the browser logs each): nothing else.
-    const refused = consoleErrors.splice(0);
+    const refused = b.consoleErrors.splice(0);
     for (const e of refused) assert.match(e, /status of 403 .*\/graphql\)$/);
     for (const s of ['agents', 'orchestrations', 'workflows', 'executions', 'metrics', 'links'])
       assert.equal(await page.getByTestId(`nav-${s}`).count(), 0, `${s} hidden`);
@@ -377,7 +347,7 @@ describe('the operations dashboard', () => {
 
 describe('docs and the GraphQL explorer', () => {
   // Redoc and GraphiQL are not ours: their pages' messages are not checked.
-  beforeEach(() => void consoleErrors.splice(0));
+  beforeEach(() => void b.consoleErrors.splice(0));
   test('/docs lists every surface', async () => {
     await page.goto(`${p.url}/docs`);
     const doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as { tags: { name: string }[] };

@@ -605,6 +605,48 @@ describe('a deploy or rollback during a rollout supersedes it, as kubectl set im
   });
 });
 
+describe('the deploy and rollback answers are the ones the API description documents', () => {
+  type Documented = { content: { 'application/json': { examples: Record<string, { value: Record<string, unknown> }> } } };
+  let responses: (route: string) => Record<string, Documented | undefined>;
+
+  beforeAll(async () => {
+    const doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as { paths: Record<string, { post: { responses: Record<string, Documented> } }> };
+    responses = (route) => doc.paths[`${API}${route}`]!.post.responses;
+  });
+
+  test('a deploy during a rollout answers 202, not a 409: the running rollout ends superseded and the new one runs', async () => {
+    assert.equal(responses('/services/{id}/deploy')['409'], undefined, 'the deploy route documents no 409');
+    const pr = await project(admin, { name: `Documented ${++seq}` });
+    const svc = (await call('POST', '/services', { body: { project: pr.id, name: 'live', image: 'registry.example.com/shop/live:1', replicas: 8 } })).body;
+    const first = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/live:2' } });
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.body.status, 'in-progress');
+    const second = await call('POST', `/services/${svc.id}/deploy`, { body: { image: 'registry.example.com/shop/live:3' } });
+    assert.equal(second.status, 202, JSON.stringify(second.body));
+    const replaced = (await call('GET', `/deployments/${first.body.deploymentId}`)).body;
+    assert.equal(replaced.status, 'superseded');
+    assert.match(replaced.message, /superseded by a deploy of registry\.example\.com\/shop\/live:3/i);
+    const done = await settled(second.body.deploymentId);
+    assert.equal(done.status, 'success');
+    assert.equal((await call('GET', `/deployments/${first.body.deploymentId}`)).body.status, 'superseded', 'a superseded rollout stays superseded');
+    assert.deepEqual((({ image, status }) => ({ image, status }))((await call('GET', `/services/${svc.id}`)).body), {
+      image: 'registry.example.com/shop/live:3',
+      status: 'running',
+    });
+
+    // What still answers 409: a rollback to the revision that is already the current one, in the body its example shows.
+    const documented = responses('/services/{id}/rollback')['409'];
+    assert.ok(documented, 'the rollback route documents 409');
+    const example = documented.content['application/json'].examples.conflict!.value;
+    const again = await call('POST', `/services/${svc.id}/rollback`, { body: { revision: done.revision } });
+    assertError(again, 409, 'conflict');
+    assert.deepEqual(Object.keys(again.body).sort(), Object.keys(example).sort());
+    assert.equal(again.body.error, example.error);
+    assert.match(again.body.message, new RegExp(`Revision ${done.revision} is already the current one`));
+    assert.equal((await call('GET', `/services/${svc.id}/deployments`)).body.data[0].deploymentId, second.body.deploymentId, 'the refusal left nothing behind');
+  });
+});
+
 describe('cluster, nodes, metrics (this host)', () => {
   test('GET /infrastructure/cluster: every documented field, one ready node', async () => {
     const res = await call('GET', '/infrastructure/cluster');

@@ -299,9 +299,9 @@ test("every route's own refusals are documented with example bodies its error en
   }
   assert.deepEqual(bad, []);
   assert.ok(examples > 40, `only ${examples} refusal examples`);
-  const deploy = doc.paths['/infra/api/v1/services/{id}/deploy']!.post.responses['409'];
-  assert.match(deploy.description, /deployment in progress/);
-  assert.equal(deploy.content['application/json'].examples.conflict.value.error, 'conflict');
+  const rollback = doc.paths['/infra/api/v1/services/{id}/rollback']!.post.responses['409'];
+  assert.match(rollback.description, /already the current one/);
+  assert.equal(rollback.content['application/json'].examples.conflict.value.error, 'conflict');
   const create = doc.paths['/v1/control-plane/agents/execute']!.post.responses;
   assert.deepEqual(Object.keys(create['422'].content['application/json'].examples), ['CONTEXT_VALIDATION_FAILED']);
   assert.ok(create['404'].content['application/json'].examples.AGENT_NOT_FOUND);
@@ -350,4 +350,33 @@ test('the committed client types are what openapi-typescript generates from the 
     readFileSync(path.join(dir, 'types.ts'), 'utf8'),
     'test/support/openapi-types.ts is stale: run `npm run openapi:types`',
   );
+});
+
+test('the credentials, variables and audit routes document their refusals; a key taken twice answers the 409 documented', async () => {
+  const documented = (route: string, method: string, status: string): string[] =>
+    Object.keys(doc.paths[route]?.[method]?.responses?.[status]?.content?.['application/json']?.examples ?? {});
+  assert.deepEqual(documented('/v1/engine/credentials', 'post', '409'), ['resource_already_exists']);
+  assert.deepEqual(documented('/v1/engine/credentials', 'post', '400'), ['validation_error']);
+  assert.deepEqual(documented('/v1/engine/credentials/{credentialId}/authorize', 'post', '400'), ['validation_error']);
+  assert.deepEqual(documented('/v1/engine/credentials/oauth2/callback', 'get', '502'), ['upstream_error']);
+  assert.deepEqual(documented('/engine/api/v1/variables', 'post', '409'), ['resource_already_exists']);
+  assert.deepEqual(documented('/v1/engine/variables/{variableId}', 'put', '409'), ['resource_already_exists']);
+  assert.deepEqual(documented('/v1/audit', 'get', '400'), ['validation_error']);
+
+  const create = () => p.rest('POST', '/v1/engine/variables', { body: { key: 'OPENAPI_TWICE', value: 'one' } });
+  assert.equal((await create()).status, 201);
+  const again = await create();
+  assert.equal(again.status, 409, JSON.stringify(again.body));
+  const response = doc.paths['/v1/engine/variables']!.post.responses['409'];
+  const example = response.content['application/json'].examples.resource_already_exists.value as { error: { code: string } };
+  assert.equal(again.body.error.code, example.error.code);
+  const validate = ajv.compile(errorSchema(response));
+  assert.ok(validate(again.body), ajv.errorsText(validate.errors));
+
+  const backwards = await p.rest('GET', '/v1/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z');
+  assert.equal(backwards.status, 400, JSON.stringify(backwards.body));
+  const auditExample = doc.paths['/v1/audit']!.get.responses['400'].content['application/json'].examples.validation_error.value as {
+    error: { code: string };
+  };
+  assert.equal(backwards.body.error.code, auditExample.error.code);
 });

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
-import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
+import { startPlatformProcess as startPlatform } from './support/platform-process';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { until } from './support/until';
 import { chain, localWebhooksEnv } from './support/fixtures';
@@ -23,7 +18,6 @@ import { webhookReceiver, type WebhookReceiver } from './support/webhook-receive
  * keep theirs for the dashboard's trace links; and without an endpoint nothing is traced at all.
  */
 
-const MAIN = path.join(__dirname, '..', 'main.js');
 const TASK = {
   agentId: 'postmortem-analyst',
   taskType: 'write-postmortem',
@@ -236,49 +230,6 @@ describe('OTLP/HTTP JSON across processes (gateway, control-plane subgraph, work
     assertChain(receiver, sql, [remote, fetched, op, entry]);
   });
 });
-
-/** The platform as one process (`all`), its stderr kept: the JSON log lines. */
-async function startPlatform(env: Record<string, string>) {
-  const db: TestDatabase = await createTestDatabase();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-tracing-'));
-  const adminKey = `cp_live_sk_${randomBytes(24).toString('base64url')}`;
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      BOOTSTRAP_API_KEY: adminKey,
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exit;
-    await db.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    await waitHealthy(url, 60_000);
-  } catch (err) {
-    await stop();
-    throw new Error(`${String(err)}\n${stderr}`);
-  }
-  const logLines = () =>
-    stderr
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { url, adminKey, logLines, stop, exit };
-}
 
 describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', () => {
   let receiver: OtlpReceiver;

@@ -417,11 +417,11 @@ export type DashboardFeedbackBoardQuery = {
   featureRequests: { total: number; requests: Array<DashboardFeatureRequestFieldsFragment> };
 };
 
-export type DashboardRequestUpdatedSubscriptionVariables = Exact<{
-  id: string | number;
+export type DashboardRequestsUpdatedSubscriptionVariables = Exact<{
+  projectId: string | number;
 }>;
 
-export type DashboardRequestUpdatedSubscription = { requestUpdated: DashboardFeatureRequestFieldsFragment };
+export type DashboardRequestsUpdatedSubscription = { requestsUpdated: DashboardFeatureRequestFieldsFragment };
 
 export type DashboardFeedbackSignInMutationVariables = Exact<{
   email: string;
@@ -774,6 +774,7 @@ export type DashboardWorkflowGraphFragment = {
   name: string;
   connections: Record<string, unknown>;
   nodes: Array<{ name: string; type: string; position: Array<number>; notes: string | null; disabled: boolean | null; parameters: Record<string, unknown> }>;
+  stickyNotes: Array<{ name: string; content: string; position: Array<number>; width: number; height: number; color: number }>;
 };
 
 export type DashboardWorkflowQueryVariables = Exact<{
@@ -884,7 +885,7 @@ export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardOrchestrationFields' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationFieldsFragment, unknown>;
 export const DashboardWorkflowGraphFragmentDoc = new TypedDocumentString(
-  'fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  'fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections stickyNotes{name content position width height color}}',
   { fragmentName: 'DashboardWorkflowGraph' },
 ) as unknown as TypedDocumentString<DashboardWorkflowGraphFragment, unknown>;
 export const DashboardAgentsProbeDocument = new TypedDocumentString('query DashboardAgentsProbe{agents{agentId}}') as unknown as TypedDocumentString<
@@ -963,7 +964,7 @@ export const DashboardRetryExecutionDocument = new TypedDocumentString(
   'mutation DashboardRetryExecution($id:ID!$from:String){retryExecution(executionId:$id fromNode:$from){executionId}}',
 ) as unknown as TypedDocumentString<DashboardRetryExecutionMutation, DashboardRetryExecutionMutationVariables>;
 export const DashboardExecutionWorkflowDocument = new TypedDocumentString(
-  'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  'query DashboardExecutionWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections stickyNotes{name content position width height color}}',
 ) as unknown as TypedDocumentString<DashboardExecutionWorkflowQuery, DashboardExecutionWorkflowQueryVariables>;
 export const DashboardFeedbackProjectsDocument = new TypedDocumentString(
   'query DashboardFeedbackProjects{feedbackProjects(limit:100){projects{id name description slug settings{isPublic allowAnonymous requireApproval}stats{totalRequests totalVotes totalComments}}}}',
@@ -971,9 +972,9 @@ export const DashboardFeedbackProjectsDocument = new TypedDocumentString(
 export const DashboardFeedbackBoardDocument = new TypedDocumentString(
   'query DashboardFeedbackBoard($projectId:ID!){feedbackProject(id:$projectId){id name description settings{isPublic allowAnonymous requireApproval}}featureRequests(projectId:$projectId sort:"votes_count" order:"desc" limit:100){requests{...DashboardFeatureRequestFields}total}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
 ) as unknown as TypedDocumentString<DashboardFeedbackBoardQuery, DashboardFeedbackBoardQueryVariables>;
-export const DashboardRequestUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardRequestUpdated($id:ID!){requestUpdated(requestId:$id){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
-) as unknown as TypedDocumentString<DashboardRequestUpdatedSubscription, DashboardRequestUpdatedSubscriptionVariables>;
+export const DashboardRequestsUpdatedDocument = new TypedDocumentString(
+  'subscription DashboardRequestsUpdated($projectId:ID!){requestsUpdated(projectId:$projectId){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+) as unknown as TypedDocumentString<DashboardRequestsUpdatedSubscription, DashboardRequestsUpdatedSubscriptionVariables>;
 export const DashboardFeedbackSignInDocument = new TypedDocumentString(
   'mutation DashboardFeedbackSignIn($email:String!$name:String!){signInLocally(email:$email name:$name){token user{id name email}}}',
 ) as unknown as TypedDocumentString<DashboardFeedbackSignInMutation, DashboardFeedbackSignInMutationVariables>;
@@ -1062,7 +1063,7 @@ export const DashboardWorkflowsDocument = new TypedDocumentString(
   'query DashboardWorkflows{workflows(limit:100){workflows{workflowId name active nodeCount tags lastExecuted updatedAt statistics{executions}}}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowsQuery, DashboardWorkflowsQueryVariables>;
 export const DashboardWorkflowDocument = new TypedDocumentString(
-  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections}',
+  'query DashboardWorkflow($id:ID!){workflow(workflowId:$id){...DashboardWorkflowGraph description active version tags createdAt updatedAt}workflowSchedules(workflowId:$id){scheduleId cron timezone enabled nextRunAt nodeName lastRunAt}workflowWebhooks(workflowId:$id limit:100){webhooks{webhookId url method active authentication{type}}}}fragment DashboardWorkflowGraph on Workflow{workflowId name nodes{name type position notes disabled parameters}connections stickyNotes{name content position width height color}}',
 ) as unknown as TypedDocumentString<DashboardWorkflowQuery, DashboardWorkflowQueryVariables>;
 export const DashboardImportWorkflowDocument = new TypedDocumentString(
   'mutation DashboardImportWorkflow($workflow:JSON!){importWorkflow(workflow:$workflow){workflowId}}',

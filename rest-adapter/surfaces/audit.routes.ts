@@ -7,6 +7,7 @@ export const auditRoutes = [
     method: 'GET',
     path: '/audit',
     operation: ListAuditEntriesDocument,
+    refusals: [{ code: 'validation_error', when: 'until is before since, or limit is not 1 to 100' }],
     variables: ({ query }) => ({
       actor: strParam(query.actor),
       actorKind: strParam(query.actorKind),

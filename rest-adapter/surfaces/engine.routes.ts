@@ -66,6 +66,7 @@ const workflowOut = (w: EngineWorkflowFieldsFragment) => ({
   active: w.active,
   version: w.version,
   settings: w.settings,
+  stickyNotes: w.stickyNotes,
   statistics: w.statistics,
   createdAt: w.createdAt,
   updatedAt: w.updatedAt,
@@ -386,6 +387,10 @@ const createVariable = defineRoute({
   method: 'POST',
   path: '/variables',
   operation: EngineCreateVariableDocument,
+  refusals: [
+    { code: 'validation_error', when: 'the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long' },
+    { code: 'resource_already_exists', when: 'another variable has this key' },
+  ],
   variables: ({ body }) => ({ input: body ?? {} }),
   status: 201,
   pick: ({ createWorkflowVariable }) => createWorkflowVariable,
@@ -395,6 +400,10 @@ const updateVariable = defineRoute({
   method: 'PUT',
   path: '/variables/:variableId',
   operation: EngineUpdateVariableDocument,
+  refusals: [
+    { code: 'validation_error', when: 'the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long' },
+    { code: 'resource_already_exists', when: 'another variable has this key' },
+  ],
   variables: ({ params, body }) => ({ variableId: params.variableId, input: body ?? {} }),
   pick: ({ updateWorkflowVariable }) => updateWorkflowVariable,
 });
@@ -414,6 +423,10 @@ const createCredential = defineRoute({
   method: 'POST',
   path: '/credentials',
   operation: EngineCreateCredentialDocument,
+  refusals: [
+    { code: 'validation_error', when: "the type is not one the platform knows, or the data lacks or mistypes the type's fields" },
+    { code: 'resource_already_exists', when: 'another credential has this name' },
+  ],
   variables: ({ body }) => ({ input: body }),
   status: 201,
   // The type's fields are the client's own names.
@@ -424,6 +437,7 @@ const listCredentials = defineRoute({
   method: 'GET',
   path: '/credentials',
   operation: EngineCredentialsDocument,
+  refusals: [{ code: 'validation_error', when: 'limit is not 1 to 100 or offset is negative' }],
   variables: ({ query }) => ({ type: strParam(query.type), limit: intParam(query.limit) ?? 20, offset: intParam(query.offset) ?? 0 }),
   opaque: ['settings'],
 });
@@ -447,6 +461,7 @@ const authorizeCredential = defineRoute({
   method: 'POST',
   path: '/credentials/:credentialId/authorize',
   operation: EngineAuthorizeCredentialDocument,
+  refusals: [{ code: 'validation_error', when: 'the credential is not an oAuth2Api credential with the authorizationCode grant' }],
   variables: ({ params }) => ({ credentialId: params.credentialId }),
 });
 
@@ -455,6 +470,10 @@ const credentialCallback = defineRoute({
   method: 'GET',
   path: '/credentials/oauth2/callback',
   operation: EngineCompleteCredentialAuthorizationDocument,
+  refusals: [
+    { code: 'validation_error', when: 'state does not match a consent in progress (it is used once), or the authorization server refused the consent' },
+    { code: 'upstream_error', when: "the credential's token endpoint refused the code or could not be reached" },
+  ],
   variables: ({ query }) => ({ state: strParam(query.state), code: strParam(query.code), error: strParam(query.error) }),
   opaque: ['settings'],
 });

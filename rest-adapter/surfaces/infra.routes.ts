@@ -174,7 +174,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services/:id/deploy',
     operation: DeployInfraServiceDocument,
-    refusals: [{ code: 'conflict', when: 'the service has a deployment in progress' }],
+    // A rollout in progress does not refuse a deploy: the deploy supersedes it.
     variables: ({ params, body }) => ({ id: params.id, input: body ?? {} }),
     status: 202,
   }),
@@ -182,7 +182,7 @@ export const infraRoutes = [
     method: 'POST',
     path: '/services/:id/rollback',
     operation: RollbackInfraServiceDocument,
-    refusals: [{ code: 'conflict', when: 'the service has a deployment in progress, or the revision is already the current one' }],
+    refusals: [{ code: 'conflict', when: 'the revision asked is already the current one' }],
     variables: ({ params, body }) => {
       const revision = bodyField(body, 'revision');
       return { id: params.id, revision: revision === undefined || revision === null ? undefined : String(revision) };

@@ -247,6 +247,17 @@ export class FeedbackResolver {
   requestUpdated(@Arg('requestId', () => ID) _requestId: string, @Root() request: FeatureRequest): FeatureRequest {
     return request;
   }
+
+  /** PUBLIC: subscribed to as featureRequests of the project is read; each request is refetched with the subscriber's own rights. */
+  @Authorized(PUBLIC)
+  @Subscription(() => FeatureRequest, {
+    topics: TOPIC.feedbackRequestUpdated,
+    description:
+      "Emits a request of the project when it is filed, changed, voted on, commented on or moved to another status, as requestUpdated does, with no first state (served by the gateway): a board's list kept live.",
+  })
+  requestsUpdated(@Arg('projectId', () => ID) _projectId: string, @Root() request: FeatureRequest): FeatureRequest {
+    return request;
+  }
 }
 
 /** A project's fields that take a query of their own, batched over every project of the answer. */

@@ -196,13 +196,14 @@ export class FeedbackService {
     if (problems.length) throw errors.validation(problems);
     const status = project.settings.requireApproval ? 'pending' : 'approved';
     // text() above required the title and the description.
-    return requests.insert(this.db, projectId, author, status, {
+    const request = await requests.insert(this.db, projectId, author, status, {
       title: input.title!,
       description: input.description!,
       category: input.category ?? null,
       tags: input.tags ?? [],
       priority: input.priority ?? 'medium',
     });
+    return this.changed(request);
   }
 
   async request(p: Principal, id: string): Promise<RequestView> {
@@ -278,7 +279,7 @@ export class FeedbackService {
   async vote(p: Principal, requestId: string, type: string): Promise<VoteSummary> {
     const user = userOf(p);
     if (type !== 'upvote' && type !== 'downvote') throw errors.field('type', 'must be upvote or downvote');
-    await this.request(p, requestId);
+    const request = await this.request(p, requestId);
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
       const status = await requests.lockStatus(m, requestId);
@@ -286,20 +287,20 @@ export class FeedbackService {
       if ((await requests.voteOf(m, requestId, user)) === type) throw new AppError('already_voted', `You already gave this request an ${type}`, { type });
       await requests.upsertVote(m, requestId, user, type);
       await requests.recount(m, requestId);
-      tx.afterCommit(() => this.announce(requestId));
+      tx.afterCommit(() => this.announce(request));
     });
     return this.summary(p, requestId);
   }
 
   async unvote(p: Principal, requestId: string): Promise<VoteSummary> {
     const user = userOf(p);
-    await this.request(p, requestId);
+    const request = await this.request(p, requestId);
     await withTransaction(this.db, async (tx) => {
       const m = tx.manager;
       await requests.lockForUpdate(m, requestId);
       if (!(await requests.deleteVote(m, requestId, user))) throw errors.notFound('vote', `${requestId}/${user}`);
       await requests.recount(m, requestId);
-      tx.afterCommit(() => this.announce(requestId));
+      tx.afterCommit(() => this.announce(request));
     });
     return this.summary(p, requestId);
   }
@@ -313,7 +314,7 @@ export class FeedbackService {
 
   async comment(p: Principal, requestId: string, body: string): Promise<CommentView> {
     const user = userOf(p);
-    await this.request(p, requestId);
+    const request = await this.request(p, requestId);
     const problems: FieldError[] = [];
     text(problems, 'body', body, 5000, true);
     if (problems.length) throw errors.validation(problems);
@@ -322,7 +323,7 @@ export class FeedbackService {
       await requests.lockForUpdate(m, requestId);
       const comment = await requests.insertComment(m, requestId, user, body);
       await requests.recount(m, requestId);
-      tx.afterCommit(() => this.announce(requestId));
+      tx.afterCommit(() => this.announce(request));
       return comment;
     });
   }
@@ -346,8 +347,9 @@ export class FeedbackService {
   async deleteComment(p: Principal, id: string): Promise<{ id: string }> {
     const c = await this.commentRow(p, id);
     const user = userOf(p);
+    const request = await requests.byId(this.db, c.requestId);
     if (c.authorId !== user) {
-      const project = await this.project(p, (await requests.byId(this.db, c.requestId)).projectId);
+      const project = await this.project(p, request.projectId);
       if (!(await this.isStaff(project, user))) throw forbidden('Only its author, the project owner and moderators delete a comment');
     }
     await withTransaction(this.db, async (tx) => {
@@ -355,7 +357,7 @@ export class FeedbackService {
       await requests.lockForUpdate(m, c.requestId);
       await requests.deleteComment(m, id);
       await requests.recount(m, c.requestId);
-      tx.afterCommit(() => this.announce(c.requestId));
+      tx.afterCommit(() => this.announce(request));
     });
     return { id };
   }
@@ -391,7 +393,7 @@ export class FeedbackService {
   }
 
   private async changed(req: RequestView): Promise<RequestView> {
-    await this.announce(req.id);
+    await this.announce(req);
     return req;
   }
 
@@ -400,9 +402,9 @@ export class FeedbackService {
    * before the COMMIT. The change is committed either way, so a failed send is logged, not thrown:
    * `afterCommit` would drop the error unseen, and a caller told "failed" would retry a done change.
    */
-  private announce(requestId: string): Promise<void> {
+  private announce({ id: requestId, projectId }: { id: string; projectId: string }): Promise<void> {
     return this.events
-      .publish(TOPIC.feedbackRequestUpdated, { requestId })
+      .publish(TOPIC.feedbackRequestUpdated, { requestId, projectId })
       .catch((err) => this.logger.warn('feedback request event not published', { err, requestId }));
   }
 }

@@ -45,6 +45,16 @@ export const feedback: ServiceModule<Kernel> = {
       query: 'featureRequest',
       version: 'version',
     },
+    {
+      field: 'requestsUpdated',
+      topic: TOPIC.feedbackRequestUpdated,
+      filter: (payload: { projectId: string }, args) => payload.projectId === args.projectId,
+      query: 'featureRequest',
+      version: 'version',
+      entity: { arg: 'requestId', id: (payload: { requestId: string }) => payload.requestId },
+      // Subscribed to as the project's requests are read: a private project's only by those who may see it.
+      check: () => 'query($projectId: ID!) { featureRequests(projectId: $projectId, limit: 1) { total } }',
+    },
   ],
   resolvers: [FeedbackResolver, FeedbackProjectResolver],
   build: (kernel) => {

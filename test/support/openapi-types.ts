@@ -3510,7 +3510,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when until is before since, or limit is not 1 to 100 */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10071,6 +10071,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -12558,7 +12566,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12578,6 +12586,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12742,7 +12759,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12771,6 +12788,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12939,7 +12965,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when limit is not 1 to 100 or offset is negative */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13037,7 +13063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the type is not one the platform knows, or the data lacks or mistypes the type's fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13057,6 +13083,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_already_exists when another credential has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13303,7 +13338,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the credential is not an oAuth2Api credential with the authorizationCode grant */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13403,7 +13438,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when state does not match a consent in progress (it is used once), or the authorization server refused the consent */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13423,6 +13458,15 @@ export interface operations {
             };
             /** @description internal_server_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description upstream_error when the credential's token endpoint refused the code or could not be reached */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14998,6 +15042,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15122,6 +15174,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15294,6 +15354,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -15555,6 +15623,14 @@ export interface operations {
                             settings: {
                                 [key: string]: unknown;
                             };
+                            stickyNotes: {
+                                name: string;
+                                content: string;
+                                position: number[];
+                                width: number;
+                                height: number;
+                                color: number;
+                            }[];
                             statistics: {
                                 executions: number;
                                 successRate: number;
@@ -17822,7 +17898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17842,6 +17918,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18006,7 +18091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the key is missing, too long or has characters other than A-Z, a-z, 0-9 and _, or the value is missing or too long */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18035,6 +18120,15 @@ export interface operations {
             };
             /** @description resource_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another variable has this key */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18203,7 +18297,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when limit is not 1 to 100 or offset is negative */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18301,7 +18395,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the type is not one the platform knows, or the data lacks or mistypes the type's fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18321,6 +18415,15 @@ export interface operations {
             };
             /** @description insufficient_permissions */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_already_exists when another credential has this name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18567,7 +18670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when the credential is not an oAuth2Api credential with the authorizationCode grant */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18667,7 +18770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validation_error, invalid_json */
+            /** @description validation_error, invalid_json; validation_error when state does not match a consent in progress (it is used once), or the authorization server refused the consent */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18687,6 +18790,15 @@ export interface operations {
             };
             /** @description internal_server_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description upstream_error when the credential's token endpoint refused the code or could not be reached */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23239,15 +23351,6 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
-            /** @description conflict when the service has a deployment in progress */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InfraError"];
-                };
-            };
             /** @description rate_limit_exceeded */
             429: {
                 headers: {
@@ -23350,7 +23453,7 @@ export interface operations {
                     "application/json": components["schemas"]["InfraError"];
                 };
             };
-            /** @description conflict when the service has a deployment in progress, or the revision is already the current one */
+            /** @description conflict when the revision asked is already the current one */
             409: {
                 headers: {
                     [name: string]: unknown;

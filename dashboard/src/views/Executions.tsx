@@ -133,7 +133,7 @@ function Execution({ e }: { e: DashboardExecutionFieldsFragment }) {
         </Alert>
       )}
       {graph.error && <Alert color="yellow">The workflow could not be read: {graph.error.message}</Alert>}
-      {w && <WorkflowGraph nodes={w.nodes} connections={connections!} statuses={statuses} selected={selected} onSelect={setSelected} />}
+      {w && <WorkflowGraph nodes={w.nodes} connections={connections!} stickies={w.stickyNotes} statuses={statuses} selected={selected} onSelect={setSelected} />}
       {[...last.values()].map((n) => (
         <NodeCard
           key={n.nodeName}

@@ -2,12 +2,12 @@ import { Alert, Anchor, Badge, Button, Card, Group, ScrollArea, SimpleGrid, Stac
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router-dom';
-import { gql, merged, queryKey, useQuery, useSubscription, type GraphQLFailure } from '../api';
+import { gql, merged, queryKey, useLiveList, useQuery, type GraphQLFailure } from '../api';
 import {
   DashboardFeedbackBoardDocument,
   DashboardFeedbackProjectsDocument,
   DashboardFeedbackSignInDocument,
-  DashboardRequestUpdatedDocument,
+  DashboardRequestsUpdatedDocument,
   DashboardSubmitRequestDocument,
   DashboardUnvoteRequestDocument,
   DashboardVoteRequestDocument,
@@ -99,20 +99,36 @@ function Projects() {
   );
 }
 
-/** A project's requests in a column per status, most votes first; each card live through requestUpdated. */
+const BOARD_LIMIT = 100;
+const byVotes = (requests: Request[]) => [...requests].sort((a, b) => b.votesCount - a.votesCount);
+
+/** A project's requests in a column per status, most votes first; live through the project's requestsUpdated. */
 function ProjectBoard({ projectId }: { projectId: string }) {
-  const q = useQuery(DashboardFeedbackBoardDocument, { projectId });
+  // A request filed elsewhere joins the board; the total counts it.
+  const q = useLiveList(DashboardFeedbackBoardDocument, { projectId }, DashboardRequestsUpdatedDocument, { projectId }, {
+    item: (e) => e.requestsUpdated,
+    items: (d) => d.featureRequests.requests,
+    withItems: (d, requests) => ({
+      ...d,
+      featureRequests: { ...d.featureRequests, requests: byVotes(requests), total: d.featureRequests.total + Math.max(0, requests.length - d.featureRequests.requests.length) },
+    }),
+    id: (r) => r.id,
+    limit: BOARD_LIMIT,
+  });
   const client = useQueryClient();
   const [person, setPerson] = useState<Person | null>(readPerson);
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   if (!q.data) return <Text c="dimmed">Loading…</Text>;
   const { feedbackProject: project, featureRequests } = q.data;
   const key = queryKey(DashboardFeedbackBoardDocument, { projectId });
-  // An event newer than the card replaces it (older ones are dropped by version); the order follows the votes.
-  const onEvent = (r: Request) =>
-    client.setQueryData<Board>(key, (old) =>
-      old ? { ...old, featureRequests: { ...old.featureRequests, requests: merged(old.featureRequests.requests, r, (x) => x.id, 100).sort((a, b) => b.votesCount - a.votesCount) } } : old,
-    );
+  // A request this page filed shows at once, before its event (which then changes nothing: same version).
+  const onCreated = (r: Request) =>
+    client.setQueryData<Board>(key, (old) => {
+      if (!old) return old;
+      const requests = merged(old.featureRequests.requests, r, (x) => x.id, BOARD_LIMIT);
+      const total = old.featureRequests.total + Math.max(0, requests.length - old.featureRequests.requests.length);
+      return { ...old, featureRequests: { ...old.featureRequests, requests: byVotes(requests), total } };
+    });
   const remember = (p: Person | null) => {
     if (p) sessionStorage.setItem(PERSON_STORAGE, JSON.stringify(p));
     else sessionStorage.removeItem(PERSON_STORAGE);
@@ -156,7 +172,7 @@ function ProjectBoard({ projectId }: { projectId: string }) {
                     </Badge>
                   </Group>
                   {requests.map((r) => (
-                    <RequestCard key={r.id} request={r} person={person} onEvent={onEvent} />
+                    <RequestCard key={r.id} request={r} person={person} />
                   ))}
                   {requests.length === 0 && (
                     <Text size="xs" c="dimmed">
@@ -169,14 +185,13 @@ function ProjectBoard({ projectId }: { projectId: string }) {
           })}
         </SimpleGrid>
       </ScrollArea>
-      <NewRequest projectId={projectId} allowAnonymous={project.settings.allowAnonymous} requireApproval={project.settings.requireApproval} person={person} onCreated={onEvent} />
+      <NewRequest projectId={projectId} allowAnonymous={project.settings.allowAnonymous} requireApproval={project.settings.requireApproval} person={person} onCreated={onCreated} />
     </Stack>
   );
 }
 
-function RequestCard({ request: r, person, onEvent }: { request: Request; person: Person | null; onEvent: (r: Request) => void }) {
+function RequestCard({ request: r, person }: { request: Request; person: Person | null }) {
   const [error, setError] = useState<string | null>(null);
-  useSubscription(DashboardRequestUpdatedDocument, { id: r.id }, (d) => onEvent(d.requestUpdated));
   const vote = async (type: 'upvote' | 'downvote' | null) => {
     if (!person) return;
     setError(null);

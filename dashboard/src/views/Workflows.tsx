@@ -190,7 +190,7 @@ function Detail({ id }: { id: string }) {
           {error}
         </Alert>
       )}
-      <WorkflowGraph nodes={w.nodes} connections={w.connections as Connections} />
+      <WorkflowGraph nodes={w.nodes} connections={w.connections as Connections} stickies={w.stickyNotes} />
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
         <Card withBorder>
           <Stack>

@@ -24,7 +24,20 @@ export interface Sticky {
   content: string;
   width: number;
   height: number;
+  /** n8n's note color, 1 (yellow) to 7. */
+  color?: number | null;
 }
+
+/** n8n's sticky note colors (background, border) by number. */
+const NOTE_COLORS: Record<number, [string, string]> = {
+  1: ['#fff9db', '#ffe066'],
+  2: ['#fff4e6', '#ffc078'],
+  3: ['#fff5f5', '#ffa8a8'],
+  4: ['#ebfbee', '#8ce99a'],
+  5: ['#e7f5ff', '#74c0fc'],
+  6: ['#f3f0ff', '#b197fc'],
+  7: ['#f8f9fa', '#ced4da'],
+};
 
 export const isTrigger = (type: string) => /trigger|webhook|cron|schedule/i.test(type);
 
@@ -74,8 +87,13 @@ function Step({ data }: NodeProps<Node<StepData>>) {
 
 function Note({ data }: NodeProps<Node<{ sticky: Sticky }>>) {
   const s = data.sticky;
+  const [background, border] = NOTE_COLORS[s.color ?? 1] ?? NOTE_COLORS[1]!;
   return (
-    <div data-testid={`graph-note-${s.name}`} style={{ width: s.width, height: s.height, background: '#fff9db', border: '1px solid #ffe066', borderRadius: 4, padding: 8, overflow: 'hidden', fontSize: 12 }}>
+    <div
+      data-testid={`graph-note-${s.name}`}
+      data-color={s.color ?? 1}
+      style={{ width: s.width, height: s.height, background, border: `1px solid ${border}`, borderRadius: 4, padding: 8, overflow: 'hidden', fontSize: 12 }}
+    >
       <Markdown>{s.content}</Markdown>
     </div>
   );
@@ -169,11 +187,18 @@ export function WorkflowGraph({
   );
 }
 
-/** The sticky notes of an n8n export (the platform keeps only the nodes that run). */
+/** The sticky notes of an n8n export, before it is imported (the import keeps them beside the nodes). */
 export function stickiesOf(raw: unknown): Sticky[] {
   const nodes = (raw as { nodes?: unknown })?.nodes;
   if (!Array.isArray(nodes)) return [];
   return nodes
     .filter((n) => n?.type === 'n8n-nodes-base.stickyNote' && Array.isArray(n.position))
-    .map((n) => ({ name: String(n.name), position: n.position, content: String(n.parameters?.content ?? ''), width: Number(n.parameters?.width ?? 240), height: Number(n.parameters?.height ?? 160) }));
+    .map((n) => ({
+      name: String(n.name),
+      position: n.position,
+      content: String(n.parameters?.content ?? ''),
+      width: Number(n.parameters?.width ?? 240),
+      height: Number(n.parameters?.height ?? 160),
+      color: Number(n.parameters?.color ?? 1),
+    }));
 }

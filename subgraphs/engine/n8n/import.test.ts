@@ -51,8 +51,11 @@ describe('n8n import', () => {
         ['Label', 'n8n-nodes-base.code'],
         ['Respond', 'n8n-nodes-base.respondToWebhook'],
       ],
-      'the sticky note is dropped',
+      'the sticky note is not a node',
     );
+    assert.deepEqual(imported.stickyNotes, [
+      { name: 'Sticky Note', content: '## Orders over 100 are high priority', position: [0, 300], width: 240, height: 160, color: 1 },
+    ]);
     assert.equal(nodes[0].id, 'a1c9e3f2-0000-4000-8000-000000000001');
     assert.equal(nodes[2].typeVersion, 3.4);
     assert.deepEqual(nodes[2].position, [440, -100]);

@@ -6,7 +6,8 @@ import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
  * n8n exports -> our format. The core nodes that run natively (n8n/nodes) are kept as n8n wrote
  * them, settings included, and checked when the workflow is validated (Schedule Trigger, Interval,
  * Wait and Respond to Webhook among them); the other triggers, HTTP Request and the legacy
- * Function nodes map to `engine.<name>` with our parameters. Sticky notes go; what has no equivalent is WORKFLOW_INVALID naming the node;
+ * Function nodes map to `engine.<name>` with our parameters. Sticky notes are kept beside the
+ * nodes (never run); what has no equivalent is WORKFLOW_INVALID naming the node;
  * credentials are never part of an export, so they are dropped with a note.
  */
 
@@ -28,6 +29,64 @@ export interface ImportedWorkflow {
   active?: boolean;
   /** n8n's pinned data: the items each named node outputs in manual runs instead of running. */
   pinData?: Record<string, { json: Record<string, unknown> }[]>;
+  /** The export's sticky notes, drawn with the workflow and never run. */
+  stickyNotes: StickyNote[];
+}
+
+/** A sticky note of n8n's editor: markdown at a place on the canvas, of a size and one of n8n's colors (1 to 7). */
+export interface StickyNote {
+  name: string;
+  content: string;
+  position: [number, number];
+  width: number;
+  height: number;
+  color: number;
+}
+
+export const STICKY_NOTE_TYPE = 'n8n-nodes-base.stickyNote';
+/** Bounds that keep a stored workflow's notes small whatever the export holds. */
+const MAX_STICKY_NOTES = 100;
+const MAX_STICKY_CONTENT = 20_000;
+const MAX_STICKY_SIZE = 10_000;
+
+const isStickyNote = (n: unknown): n is Params => isPlainObject(n) && n.type === STICKY_NOTE_TYPE;
+
+const finite = (v: unknown, fallback: number, min: number, max: number): number =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.min(max, Math.max(min, v)) : fallback;
+
+/** The sticky notes of an export's nodes, as n8n draws them (its defaults: 240 x 160, color 1). */
+function stickyNotesOf(nodes: unknown[]): StickyNote[] {
+  const notes = nodes.filter(isStickyNote);
+  if (notes.length > MAX_STICKY_NOTES) {
+    throw workflowInvalid(`The workflow has ${notes.length} sticky notes; at most ${MAX_STICKY_NOTES} are kept`, { reason: 'too_many_sticky_notes' });
+  }
+  return notes.map((n, i) => {
+    const params = isPlainObject(n.parameters) ? n.parameters : {};
+    const content = typeof params.content === 'string' ? params.content : '';
+    if (content.length > MAX_STICKY_CONTENT) {
+      throw workflowInvalid(`Sticky note "${String(n.name)}" has more than ${MAX_STICKY_CONTENT} characters`, { reason: 'sticky_note_too_long', node: n.name });
+    }
+    const at = Array.isArray(n.position) ? n.position : [];
+    return {
+      name: typeof n.name === 'string' && n.name ? n.name.slice(0, 200) : `Sticky Note ${i + 1}`,
+      content,
+      position: [finite(at[0], 0, -1e7, 1e7), finite(at[1], 0, -1e7, 1e7)],
+      width: finite(params.width, 240, 20, MAX_STICKY_SIZE),
+      height: finite(params.height, 160, 20, MAX_STICKY_SIZE),
+      color: Math.round(finite(params.color, 1, 1, 7)),
+    };
+  });
+}
+
+/** A stored sticky note as the n8n node an export carries (so n8n, and this import, read it back). */
+export function stickyNoteNode(note: StickyNote): Record<string, unknown> {
+  return {
+    name: note.name,
+    type: STICKY_NOTE_TYPE,
+    typeVersion: 1,
+    position: note.position,
+    parameters: { content: note.content, width: note.width, height: note.height, color: note.color },
+  };
 }
 
 /** n8n's `pinData` ({node: [{json}] or, in older exports, [plain object]}), for the nodes the workflow has. */
@@ -46,9 +105,7 @@ function pinDataOf(raw: unknown, nodes: unknown): Record<string, { json: Record<
 /** Our workflow input from an export in our format or n8n's (mixed node types are fine). */
 export function importWorkflow(raw: Params): ImportedWorkflow {
   const nodes = Array.isArray(raw.nodes) ? raw.nodes : raw.nodes;
-  const mapped = Array.isArray(nodes)
-    ? nodes.filter((n) => !(isPlainObject(n) && n.type === 'n8n-nodes-base.stickyNote')).map((n) => (isPlainObject(n) && isN8nType(n.type) ? mapNode(n) : n))
-    : nodes;
+  const mapped = Array.isArray(nodes) ? nodes.filter((n) => !isStickyNote(n)).map((n) => (isPlainObject(n) && isN8nType(n.type) ? mapNode(n) : n)) : nodes;
   const settings: Record<string, unknown> = isPlainObject(raw.settings) ? { ...raw.settings } : {};
   if (typeof settings.executionTimeout === 'number' && settings.executionTimeout <= 0) delete settings.executionTimeout;
   for (const [k, v] of Object.entries(settings)) if (v === null) delete settings[k];
@@ -64,6 +121,7 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
     tags,
     active: typeof raw.active === 'boolean' ? raw.active : undefined,
     pinData: pinDataOf(raw.pinData, mapped),
+    stickyNotes: Array.isArray(nodes) ? stickyNotesOf(nodes) : [],
   };
 }
 

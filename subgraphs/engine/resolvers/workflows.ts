@@ -30,6 +30,7 @@ export function toWorkflow(r: WorkflowRecord): Workflow {
     nodeCount: r.nodes.length,
     connections: r.connections,
     settings: r.settings,
+    stickyNotes: r.stickyNotes,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

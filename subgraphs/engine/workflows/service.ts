@@ -5,7 +5,7 @@ import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import { reachedPermissions, runAsOf, unreachable } from './authority';
 import { validateDefinition } from '../executor';
 import { type WorkflowDefinition, type WorkflowNode, isPlainObject } from '../nodes';
-import { importWorkflow } from '../n8n';
+import { importWorkflow, stickyNoteNode, type StickyNote } from '../n8n';
 import { UUID } from '../../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../../kernel/loaders';
 import { toRecord, toStats, workflowStore as store, type WorkflowFilter, type WorkflowRecord, type WorkflowStats } from './store';
@@ -75,8 +75,12 @@ export class WorkflowService {
     private readonly hooks: WorkflowHooks = {},
   ) {}
 
-  /** `pinData`: n8n's pinned data of an import, kept with the workflow in the same transaction. */
-  async create(principal: Principal, input: WorkflowInput, pinData?: Record<string, unknown>): Promise<WorkflowRecord> {
+  /** `pinData` and `stickyNotes`: what an import or a copy keeps beside the nodes, written in the same transaction. */
+  async create(
+    principal: Principal,
+    input: WorkflowInput,
+    { pinData, stickyNotes }: { pinData?: Record<string, unknown>; stickyNotes?: StickyNote[] } = {},
+  ): Promise<WorkflowRecord> {
     const meta = checkMeta(input, true);
     const def = validateDefinition({ nodes: await this.withCredentials(input.nodes), connections: input.connections, settings: input.settings });
     await this.checkReach(principal, def.nodes);
@@ -97,6 +101,10 @@ export class WorkflowService {
       const rec = toRecord(row);
       await this.storeVersion(m, rec);
       if (pinData) await store.setPinData(m, rec.id, pinData);
+      if (stickyNotes?.length) {
+        await store.setStickyNotes(m, rec.id, stickyNotes);
+        rec.stickyNotes = stickyNotes;
+      }
       return rec;
     });
     await this.hooks.changed?.(record);
@@ -189,21 +197,27 @@ export class WorkflowService {
 
   async duplicate(principal: Principal, id: string, name: string): Promise<WorkflowRecord> {
     const source = await this.get(id);
-    return this.create(principal, {
-      name,
-      description: source.description,
-      tags: source.tags,
-      nodes: source.nodes,
-      connections: source.connections,
-      settings: source.settings,
-      active: false,
-    });
+    return this.create(
+      principal,
+      {
+        name,
+        description: source.description,
+        tags: source.tags,
+        nodes: source.nodes,
+        connections: source.connections,
+        settings: source.settings,
+        active: false,
+      },
+      { stickyNotes: source.stickyNotes },
+    );
   }
 
   async export(id: string, format: string): Promise<{ format: string; workflow: unknown }> {
     if (format !== 'json' && format !== 'yaml') throw errors.field('format', 'must be json or yaml');
     const w = await this.get(id);
-    const workflow = { name: w.name, nodes: w.nodes, connections: w.connections, settings: w.settings, ...(w.tags.length ? { tags: w.tags } : {}) };
+    // Sticky notes travel as n8n carries them: nodes of their own type, which an import sets aside again.
+    const nodes = [...w.nodes, ...w.stickyNotes.map(stickyNoteNode)];
+    const workflow = { name: w.name, nodes, connections: w.connections, settings: w.settings, ...(w.tags.length ? { tags: w.tags } : {}) };
     return { format, workflow: format === 'yaml' ? YAML.stringify(workflow) : workflow };
   }
 
@@ -233,7 +247,7 @@ export class WorkflowService {
         description: typeof source.description === 'string' ? source.description : undefined,
         active: false,
       },
-      mapped.pinData,
+      { pinData: mapped.pinData, stickyNotes: mapped.stickyNotes },
     );
   }
 

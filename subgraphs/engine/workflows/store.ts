@@ -1,5 +1,6 @@
 import { page, Where } from '../../../kernel/db/page';
 import { exec, one, rows, type CamelCased, type Queryable } from '../../../kernel/db/rows';
+import type { StickyNote } from '../n8n';
 import type { Connections, WorkflowNode, WorkflowSettings } from '../nodes';
 
 /**
@@ -18,6 +19,8 @@ export interface WorkflowRow {
   nodes: WorkflowNode[];
   connections: Connections;
   settings: WorkflowSettings;
+  /** Sticky notes drawn with the graph (an n8n export's), never run; not part of a version. */
+  sticky_notes: StickyNote[];
   /** The key that last saved or activated it (null: the platform): whose authority its scheduleTrigger runs carry (authority.ts). */
   saved_by: string | null;
   created_at: Date;
@@ -73,7 +76,7 @@ export interface WorkflowFilter {
   offset: number;
 }
 
-const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, saved_by, created_at, updated_at`;
+const COLUMNS = `id, name, description, tags, active, version, nodes, connections, settings, sticky_notes, saved_by, created_at, updated_at`;
 
 export function toRecord(row: WorkflowRow): WorkflowRecord {
   return {
@@ -86,6 +89,7 @@ export function toRecord(row: WorkflowRow): WorkflowRecord {
     nodes: row.nodes,
     connections: row.connections,
     settings: row.settings,
+    stickyNotes: row.sticky_notes,
     savedBy: row.saved_by,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -105,6 +109,9 @@ export const workflowStore = {
   /** n8n's pinned data kept with an imported workflow (read by manual runs). */
   setPinData(q: Queryable, id: string, pinData: Record<string, unknown>): Promise<void> {
     return exec(q, `UPDATE engine.workflows SET pin_data = $2::jsonb WHERE id = $1`, [id, JSON.stringify(pinData)]);
+  },
+  setStickyNotes(q: Queryable, id: string, notes: StickyNote[]): Promise<void> {
+    return exec(q, `UPDATE engine.workflows SET sticky_notes = $2::jsonb WHERE id = $1`, [id, JSON.stringify(notes)]);
   },
   async insert(q: Queryable, f: WorkflowFields, createdBy: string | null): Promise<WorkflowRow> {
     const row = await one<WorkflowRow>(

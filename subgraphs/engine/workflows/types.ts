@@ -39,6 +39,16 @@ export class WorkflowNode {
   credentials?: Record<string, { id: string; name: string }>;
 }
 
+@ObjectType({ description: "A sticky note of n8n's editor kept with an imported workflow: drawn with the graph, never run." })
+export class WorkflowStickyNote {
+  @Field() name: string;
+  @Field({ description: 'Markdown.' }) content: string;
+  @Field(() => [Float], { description: '[x, y] of its top left corner in the editor.' }) position: number[];
+  @Field(() => Float) width: number;
+  @Field(() => Float) height: number;
+  @Field(() => Int, { description: "One of n8n's note colors, 1 (yellow, the default) to 7." }) color: number;
+}
+
 @ObjectType({ description: 'Computed from the executions that exist (old ones are pruned).' })
 export class WorkflowStatistics {
   @Field(() => Int) executions: number;
@@ -61,6 +71,10 @@ export class Workflow {
   connections: Record<string, unknown>;
   @Field(() => GraphQLJSONObject, { description: 'timezone (IANA), errorWorkflow (workflow id), executionTimeout (seconds, default 3600).' })
   settings: Record<string, unknown>;
+  @Field(() => [WorkflowStickyNote], {
+    description: 'The sticky notes of an n8n export, kept beside the nodes; exports carry them back as n8n stickyNote nodes.',
+  })
+  stickyNotes: WorkflowStickyNote[];
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
 }
