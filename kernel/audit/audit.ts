@@ -3,7 +3,9 @@ import type { DataSource } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import type { PageWindow } from '../db/page';
 import type { Logger } from '../logger';
+import type { EntityManager } from 'typeorm';
 import { grouped } from '../db/grouped';
+import { carriedHere, carrying, type Carried } from '../db/transaction';
 import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.store';
 
 /**
@@ -46,26 +48,46 @@ export class AuditTrail {
     private readonly logger: Logger,
   ) {}
 
-  /** Records a mutation that succeeded. The platform's own calls (principal `service`) are the consequence of a recorded change or a timer, and are not recorded. */
+  /** Records a change that succeeded, after the fact (a route of a service's own, a mutation that committed no transaction of the kernel's). */
   async record(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, result: unknown): Promise<void> {
-    const principal = context?.principal;
-    if (!principal || principal.kind === 'service') return;
-    const resourceType = resourceTypeOf(operation);
-    const entry: NewAuditRow = {
-      ...actorOf(principal),
-      ip: context.ip ?? null,
-      user_agent: context.userAgent ? context.userAgent.slice(0, 512) : null,
-      request_id: context.requestId ?? null,
-      subgraph,
-      operation,
-      resource_type: resourceType,
-      resource_id: resourceIdOf(args, result, resourceType),
-      changed_fields: changedFields(args),
+    const draft = draftOf(context, subgraph, operation, args);
+    if (draft) await this.recordAfter(draft, args, result);
+  }
+
+  /**
+   * Runs a change with its entry carried into the first transaction that commits within it
+   * (kernel/db/transaction.ts): the entry commits or rolls back with the change. A change that
+   * committed none is recorded after the fact once it succeeded.
+   */
+  async recording<T>(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, change: () => Promise<T>): Promise<T> {
+    const draft = draftOf(context, subgraph, operation, args);
+    if (!draft) return change();
+    const carried: Carried<AuditDraft> = {
+      row: draft,
+      write: writeDrafts,
+      state: 'pending',
+      named: (id) => void (draft.entry.resource_id ??= id.slice(0, 200)),
     };
+    const result = await carrying(carried, change);
+    console.log(
+      'AUDITTRACE',
+      operation,
+      carried.state,
+      draft.entry.resource_id ?? draft.argumentId,
+      '|',
+      resourceIdOf(args, result, draft.entry.resource_type),
+    );
+    if (carried.state === 'pending') await this.recordAfter(draft, args, result);
+    return result;
+  }
+
+  private async recordAfter(draft: AuditDraft, args: Record<string, unknown>, result: unknown): Promise<void> {
+    const { entry } = draft;
+    entry.resource_id ??= resourceIdOf(args, result, entry.resource_type);
     try {
       await this.insert(entry);
     } catch (err) {
-      this.logger.error('audit entry not written', { err, operation, requestId: context.requestId });
+      this.logger.error('audit entry not written', { err, operation: entry.operation, requestId: entry.request_id });
     }
   }
 
@@ -111,9 +133,58 @@ export function anonymousAuditContext(req: { ip?: string; headers: Record<string
   return { principal: { kind: 'anonymous' }, ip: req.ip, userAgent: typeof agent === 'string' ? agent : undefined, requestId: req.requestId };
 }
 
+/** An entry being made: its resource id from the arguments, or from `auditResource` before its transaction commits. */
+interface AuditDraft {
+  entry: NewAuditRow;
+  /** An id-like argument that may name another thing (`workflowId` of a new schedule): used when nothing better came. */
+  argumentId: string | null;
+}
+
+/** The platform's own calls (principal `service`) are the consequence of a recorded change or a timer: no draft. */
+function draftOf(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>): AuditDraft | null {
+  const principal = context?.principal;
+  if (!principal || principal.kind === 'service') return null;
+  const resourceType = resourceTypeOf(operation);
+  return {
+    entry: {
+      ...actorOf(principal),
+      ip: context.ip ?? null,
+      user_agent: context.userAgent ? context.userAgent.slice(0, 512) : null,
+      request_id: context.requestId ?? null,
+      subgraph,
+      operation,
+      resource_type: resourceType,
+      resource_id: idIn(args, resourceType, 1),
+      changed_fields: changedFields(args),
+    },
+    argumentId: resourceIdOf(args, undefined, resourceType),
+  };
+}
+
+/** The entries a transaction carries, in one insert. One function for all, so a grouped write's entries share it. */
+function writeDrafts(m: EntityManager, drafts: readonly AuditDraft[]): Promise<void> {
+  return auditStore.insertMany(
+    m,
+    drafts.map((d) => ({ ...d.entry, resource_id: d.entry.resource_id ?? d.argumentId })),
+  );
+}
+
 /**
- * Wraps every Mutation resolver of a subgraph so that a success is recorded once, after the
- * resolver (and the change) succeeded; a resolver that throws is not recorded.
+ * Names the thing the current change creates (`resourceType` as the operation's name gives it:
+ * `Task` for executeTask), where its id is made: the entry is written before the answer that
+ * would tell it. Outside such a change, or once the entry names a resource, it does nothing.
+ */
+export function auditResource(resourceType: string, id: string): void {
+  const carried = carriedHere();
+  if (carried?.write !== writeDrafts || carried.state !== 'pending') return;
+  const { entry } = carried.row as AuditDraft;
+  if (entry.resource_type === resourceType) entry.resource_id ??= id;
+}
+
+/**
+ * Wraps every Mutation resolver of a subgraph so that a success is recorded once, in the
+ * transaction of its change (`AuditTrail.recording`); a resolver that throws before committing
+ * anything is not recorded.
  */
 export function recordMutations(resolvers: Record<string, Record<string, unknown>>, trail: AuditTrail, subgraph: string): void {
   const mutations = resolvers.Mutation;
@@ -121,11 +192,8 @@ export function recordMutations(resolvers: Record<string, Record<string, unknown
   for (const [field, resolve] of Object.entries(mutations)) {
     if (typeof resolve !== 'function') continue;
     const inner = resolve as GraphQLFieldResolver<unknown, AuditContext>;
-    const wrapped: GraphQLFieldResolver<unknown, AuditContext> = async (root, args, context, info) => {
-      const result: unknown = await inner(root, args, context, info);
-      await trail.record(context, subgraph, field, args, result);
-      return result;
-    };
+    const wrapped: GraphQLFieldResolver<unknown, AuditContext> = (root, args, context, info) =>
+      trail.recording(context, subgraph, field, args, async (): Promise<unknown> => inner(root, args, context, info));
     mutations[field] = wrapped;
   }
 }

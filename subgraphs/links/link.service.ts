@@ -1,3 +1,4 @@
+import { withTransaction } from '../../kernel/db/transaction';
 import { checkWindow } from '../../kernel/db/page';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -227,7 +228,7 @@ export class LinkService {
   }
 
   private async reserveAttempt(linkId: string, ip: string): Promise<{ id: string; left: number }> {
-    return this.db.transaction(async (m) => {
+    return withTransaction(this.db, async ({ manager: m }) => {
       await store.lockAttempts(m, linkId, ip);
       const w = await store.failures(m, linkId, ip, LOCKOUT.windowSeconds);
       if (w.n >= LOCKOUT.failures) {
