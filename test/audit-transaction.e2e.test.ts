@@ -175,3 +175,59 @@ describe('creations grouped into one statement', () => {
     for (const id of made) assert.equal(await entries('executeTask', id), 1, id);
   });
 });
+
+describe("the engine's webhook door", () => {
+  test('a request on /webhook/<path> answered in this process is recorded as receiveWebhook, anonymous, in the transaction of the execution it starts', async () => {
+    const created = await p.graphql(
+      'mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }',
+      {
+        i: {
+          name: 'door',
+          active: true,
+          nodes: [
+            { name: 'Hook', type: 'engine.webhook' },
+            { name: 'Set', type: 'engine.set', parameters: { values: { ok: 'yes' } } },
+          ],
+          connections: { Hook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+        },
+      },
+      p.adminKey,
+    );
+    const workflowId = created.body.data.createWorkflow.workflowId as string;
+    const hook = await p.graphql(
+      'mutation($i: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $i) { webhookId } }',
+      {
+        i: {
+          workflowId,
+          path: 'door-audited',
+          method: 'POST',
+          authentication: { type: 'apiKey', apiKeyHeader: 'x-hook-secret', apiKeyValue: 'door-secret-1' },
+        },
+      },
+      p.adminKey,
+    );
+    assert.ok(!hook.body.errors, JSON.stringify(hook.body.errors));
+
+    const before = await entries('receiveWebhook');
+    const res = await fetch(`${p.url}/webhook/door-audited`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hook-secret': 'door-secret-1', 'user-agent': 'door-client/1' },
+      body: JSON.stringify({ order: 1 }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const { executionId } = (await res.json()) as { executionId: string };
+    assert.equal(await count(`SELECT count(*)::int AS n FROM engine.executions WHERE id = $1`, [executionId]), 1);
+    assert.equal(await entries('receiveWebhook'), before + 1);
+    const [entry] = (await db().query(
+      `SELECT actor_kind, resource_id, user_agent, subgraph, changed_fields FROM platform.audit_log WHERE operation = 'receiveWebhook' ORDER BY id DESC LIMIT 1`,
+    )) as { actor_kind: string; resource_id: string; user_agent: string; subgraph: string; changed_fields: string[] }[];
+    assert.deepEqual(entry, {
+      actor_kind: 'anonymous',
+      resource_id: 'door-audited',
+      user_agent: 'door-client/1',
+      subgraph: 'engine',
+      changed_fields: ['body', 'headers', 'method', 'path', 'query'],
+    });
+    assert.ok(!JSON.stringify(entry).includes('door-secret-1'));
+  });
+});
