@@ -231,3 +231,18 @@ describe("the engine's webhook door", () => {
     assert.ok(!JSON.stringify(entry).includes('door-secret-1'));
   });
 });
+
+describe('bookkeeping of a refused call', () => {
+  test('verifyLink with a wrong PIN counts the attempt but leaves no entry; the right PIN leaves one', async () => {
+    const link = (await p.graphql('mutation { createLink(input: { url: "https://example.com/pin", pin: "735190" }) { id } }', {}, linksKey)).body.data
+      .createLink.id as string;
+    const attempts = () => count(`SELECT count(*)::int AS n FROM links.attempts WHERE link_id = $1`, [link]);
+    const wrong = await failed('mutation($id: ID!) { verifyLink(id: $id, pin: "000000") { id } }', { id: link }, linksKey);
+    assert.equal(wrong.code, 'invalid_credentials');
+    assert.equal(await attempts(), 1, 'the failed attempt is counted');
+    assert.equal(await entries('verifyLink', link), 0);
+    const right = await p.graphql('mutation($id: ID!) { verifyLink(id: $id, pin: "735190") { id } }', { id: link }, linksKey);
+    assert.ok(!right.body.errors, JSON.stringify(right.body.errors));
+    assert.equal(await entries('verifyLink', link), 1);
+  });
+});

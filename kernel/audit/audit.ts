@@ -5,7 +5,7 @@ import type { PageWindow } from '../db/page';
 import type { Logger } from '../logger';
 import type { EntityManager } from 'typeorm';
 import { grouped } from '../db/grouped';
-import { carriedHere, carrying, type Carried } from '../db/transaction';
+import { carriedHere, carrying, carryingNothing, type Carried } from '../db/transaction';
 import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.store';
 
 /**
@@ -179,6 +179,15 @@ export function auditResource(resourceType: string, id: string): void {
   if (carried?.write !== writeDrafts || carried.state !== 'pending') return;
   const { entry } = carried.row as AuditDraft;
   if (entry.resource_type === resourceType) entry.resource_id ??= id;
+}
+
+/**
+ * Runs bookkeeping a change does even when it is refused (a failed unlock attempt counted against
+ * an address) outside the change's entry: the entry rides on the change's own write, so a refused
+ * attempt leaves none.
+ */
+export function outsideAudit<T>(fn: () => Promise<T>): Promise<T> {
+  return carryingNothing(fn);
 }
 
 /**
