@@ -65,7 +65,8 @@ describe('an entry that cannot be written', () => {
     const linksBefore = await count(`SELECT count(*)::int AS n FROM links.links`);
     const entriesBefore = await Promise.all(['createApiKey', 'createLink', 'createWorkflow'].map((op) => entries(op)));
     await refusingEntriesOf(['createApiKey', 'createLink', 'createWorkflow'], async () => {
-      await failed('mutation { createApiKey(input: { name: "not-kept", permissions: ["agent:read"] }) { apiKey key { id } } }', {});
+      const refused = await failed('mutation { createApiKey(input: { name: "not-kept", permissions: ["agent:read"] }) { apiKey key { id } } }', {});
+      assert.equal(refused.code, 'internal_server_error');
       await failed('mutation { createLink(input: { url: "https://example.com/not-kept" }) { id } }', {}, linksKey);
       await failed('mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }', { i: workflow('not-kept') });
     });

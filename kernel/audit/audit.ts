@@ -1,9 +1,8 @@
 import type { GraphQLFieldResolver } from 'graphql';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import type { PageWindow } from '../db/page';
 import type { Logger } from '../logger';
-import type { EntityManager } from 'typeorm';
 import { grouped } from '../db/grouped';
 import { carriedHere, carrying, carryingNothing, type Carried } from '../db/transaction';
 import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.store';
@@ -14,14 +13,18 @@ import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from '.
  * its mutations wherever the gateway is, so the subgraph's Mutation resolvers are the one place
  * that sees every change (buildSubgraph wraps each of them with `recordMutations`).
  *
- * When: an entry is written once the mutation's resolver has succeeded — after the service's own
- * transaction(s) committed — and before the answer leaves, so a caller who got a success finds
- * its entry. A mutation that throws (bad input, a missing permission, a conflict) leaves none.
- * The services write in transactions of their own (some grouped with other callers' writes into
- * one statement, some handed to workers a synchronous call then waits for), so one transaction
- * spanning a whole mutation would hold rows a worker must see; the entry is therefore written
- * right after the change rather than inside its transaction, and a failure to write it is
- * logged as an error.
+ * When: in the transaction of the change. The wrapper opens a scope carrying the entry
+ * (kernel/db/transaction.ts `carrying`); the first transaction that commits within it writes the
+ * entry just before its COMMIT — a service's `withTransaction`, a lone write outside any
+ * transaction (kernel/db/rows.ts gives it one), or a grouped write that hands its callers' entries
+ * to `tx.carry` (task creation). So the entry exists exactly when the change does: an entry that
+ * cannot be written rolls the change back and the mutation fails, and a change that rolls back
+ * takes its entry with it. A mutation that throws before committing anything leaves none. One
+ * that committed nothing through the kernel (no write of its own in the database) is recorded
+ * after the fact once it succeeded, as are the routes a service answers itself (`record`).
+ *
+ * A create's id is only in its answer, which comes after the COMMIT: the first row the change
+ * inserts with an `id` names it, or the service names it with `auditResource` where it makes it.
  *
  * What: who (the key's id and name, or the person's id), from where (address, User-Agent), which
  * operation, which resource (its type from the operation's name, its id from the arguments or the
