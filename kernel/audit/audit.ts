@@ -71,16 +71,18 @@ export class AuditTrail {
       state: 'pending',
       named: (id) => void (draft.entry.resource_id ??= id.slice(0, 200)),
     };
-    const result = await carrying(carried, change);
-    console.log(
-      'AUDITTRACE',
-      operation,
-      carried.state,
-      draft.entry.resource_id ?? draft.argumentId,
-      '|',
-      resourceIdOf(args, result, draft.entry.resource_type),
-    );
-    if (carried.state === 'pending') await this.recordAfter(draft, args, result);
+    let result: T;
+    try {
+      result = await carrying(carried, change);
+    } catch (err) {
+      // Work the change left running in its scope (a timer, a background write) carries nothing once it failed.
+      if (carried.state === 'pending') carried.state = 'written';
+      throw err;
+    }
+    if (carried.state === 'pending') {
+      carried.state = 'written';
+      await this.recordAfter(draft, args, result);
+    }
     return result;
   }
 

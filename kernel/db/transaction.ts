@@ -33,7 +33,7 @@ export interface Carried<R = unknown> {
   write(m: EntityManager, rows: readonly R[]): Promise<void>;
   /** Told the id a lone INSERT carrying it created (kernel/db/rows.ts): a create's entry names it. */
   named?(id: string): void;
-  /** pending: no transaction took it; taken: an open transaction wrote it; written: that transaction committed. */
+  /** pending: no transaction took it; taken: an open transaction wrote it; written: that transaction committed, or the change ended without one. */
   state: 'pending' | 'taken' | 'written';
 }
 
