@@ -243,7 +243,7 @@ export class WebhookSender {
     const final = !retryable || abortedBy === 'cancelled' || (!ctx.signal.aborted && ctx.attempt >= ctx.maxAttempts);
     const state: DeliveryState = error === null ? 'delivered' : final ? 'failed' : 'pending';
 
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       await m.query(
         `INSERT INTO platform.webhook_delivery_attempts (delivery_id, attempt, status, error, duration_ms)
          VALUES ($1, $2, $3, $4, $5)
@@ -276,7 +276,7 @@ export class WebhookSender {
   /** The queue gave up without the handler recording it (e.g. the job timed out or the worker died). */
   private async giveUp(ctx: JobAttempt, error: { code: string; message: string }): Promise<void> {
     const id = (ctx.data as DeliverJob).deliveryId;
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       await m.query(
         `INSERT INTO platform.webhook_delivery_attempts (delivery_id, attempt, status, error, duration_ms)
          SELECT id, $2::integer, NULL::integer, $3::text, 0 FROM platform.webhook_deliveries WHERE id = $1

@@ -1,9 +1,10 @@
 import type { GraphQLFieldResolver } from 'graphql';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import type { PageWindow } from '../db/page';
 import type { Logger } from '../logger';
 import { grouped } from '../db/grouped';
+import { carriedHere, carrying, carryingNothing, type Carried } from '../db/transaction';
 import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.store';
 
 /**
@@ -12,14 +13,18 @@ import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from '.
  * its mutations wherever the gateway is, so the subgraph's Mutation resolvers are the one place
  * that sees every change (buildSubgraph wraps each of them with `recordMutations`).
  *
- * When: an entry is written once the mutation's resolver has succeeded — after the service's own
- * transaction(s) committed — and before the answer leaves, so a caller who got a success finds
- * its entry. A mutation that throws (bad input, a missing permission, a conflict) leaves none.
- * The services write in transactions of their own (some grouped with other callers' writes into
- * one statement, some handed to workers a synchronous call then waits for), so one transaction
- * spanning a whole mutation would hold rows a worker must see; the entry is therefore written
- * right after the change rather than inside its transaction, and a failure to write it is
- * logged as an error.
+ * When: in the transaction of the change. The wrapper opens a scope carrying the entry
+ * (kernel/db/transaction.ts `carrying`); the first transaction that commits within it writes the
+ * entry just before its COMMIT — a service's `withTransaction`, a lone write outside any
+ * transaction (kernel/db/rows.ts gives it one), or a grouped write that hands its callers' entries
+ * to `tx.carry` (task creation). So the entry exists exactly when the change does: an entry that
+ * cannot be written rolls the change back and the mutation fails, and a change that rolls back
+ * takes its entry with it. A mutation that throws before committing anything leaves none. One
+ * that committed nothing through the kernel (no write of its own in the database) is recorded
+ * after the fact once it succeeded, as are the routes a service answers itself (`record`).
+ *
+ * A create's id is only in its answer, which comes after the COMMIT: the first row the change
+ * inserts with an `id` names it, or the service names it with `auditResource` where it makes it.
  *
  * What: who (the key's id and name, or the person's id), from where (address, User-Agent), which
  * operation, which resource (its type from the operation's name, its id from the arguments or the
@@ -46,26 +51,48 @@ export class AuditTrail {
     private readonly logger: Logger,
   ) {}
 
-  /** Records a mutation that succeeded. The platform's own calls (principal `service`) are the consequence of a recorded change or a timer, and are not recorded. */
+  /** Records a change that succeeded, after the fact (a route of a service's own, a mutation that committed no transaction of the kernel's). */
   async record(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, result: unknown): Promise<void> {
-    const principal = context?.principal;
-    if (!principal || principal.kind === 'service') return;
-    const resourceType = resourceTypeOf(operation);
-    const entry: NewAuditRow = {
-      ...actorOf(principal),
-      ip: context.ip ?? null,
-      user_agent: context.userAgent ? context.userAgent.slice(0, 512) : null,
-      request_id: context.requestId ?? null,
-      subgraph,
-      operation,
-      resource_type: resourceType,
-      resource_id: resourceIdOf(args, result, resourceType),
-      changed_fields: changedFields(args),
+    const draft = draftOf(context, subgraph, operation, args);
+    if (draft) await this.recordAfter(draft, args, result);
+  }
+
+  /**
+   * Runs a change with its entry carried into the first transaction that commits within it
+   * (kernel/db/transaction.ts): the entry commits or rolls back with the change. A change that
+   * committed none is recorded after the fact once it succeeded.
+   */
+  async recording<T>(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, change: () => Promise<T>): Promise<T> {
+    const draft = draftOf(context, subgraph, operation, args);
+    if (!draft) return change();
+    const carried: Carried<AuditDraft> = {
+      row: draft,
+      write: writeDrafts,
+      state: 'pending',
+      named: (id) => void (draft.entry.resource_id ??= id.slice(0, 200)),
     };
+    let result: T;
+    try {
+      result = await carrying(carried, change);
+    } catch (err) {
+      // Work the change left running in its scope (a timer, a background write) carries nothing once it failed.
+      if (carried.state === 'pending') carried.state = 'written';
+      throw err;
+    }
+    if (carried.state === 'pending') {
+      carried.state = 'written';
+      await this.recordAfter(draft, args, result);
+    }
+    return result;
+  }
+
+  private async recordAfter(draft: AuditDraft, args: Record<string, unknown>, result: unknown): Promise<void> {
+    const { entry } = draft;
+    entry.resource_id ??= resourceIdOf(args, result, entry.resource_type);
     try {
       await this.insert(entry);
     } catch (err) {
-      this.logger.error('audit entry not written', { err, operation, requestId: context.requestId });
+      this.logger.error('audit entry not written', { err, operation: entry.operation, requestId: entry.request_id });
     }
   }
 
@@ -111,9 +138,67 @@ export function anonymousAuditContext(req: { ip?: string; headers: Record<string
   return { principal: { kind: 'anonymous' }, ip: req.ip, userAgent: typeof agent === 'string' ? agent : undefined, requestId: req.requestId };
 }
 
+/** An entry being made: its resource id from the arguments, or from `auditResource` before its transaction commits. */
+interface AuditDraft {
+  entry: NewAuditRow;
+  /** An id-like argument that may name another thing (`workflowId` of a new schedule): used when nothing better came. */
+  argumentId: string | null;
+}
+
+/** The platform's own calls (principal `service`) are the consequence of a recorded change or a timer: no draft. */
+function draftOf(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>): AuditDraft | null {
+  const principal = context?.principal;
+  if (!principal || principal.kind === 'service') return null;
+  const resourceType = resourceTypeOf(operation);
+  return {
+    entry: {
+      ...actorOf(principal),
+      ip: context.ip ?? null,
+      user_agent: context.userAgent ? context.userAgent.slice(0, 512) : null,
+      request_id: context.requestId ?? null,
+      subgraph,
+      operation,
+      resource_type: resourceType,
+      resource_id: idIn(args, resourceType, 1),
+      changed_fields: changedFields(args),
+    },
+    argumentId: resourceIdOf(args, undefined, resourceType),
+  };
+}
+
+/** The entries a transaction carries, in one insert. One function for all, so a grouped write's entries share it. */
+function writeDrafts(m: EntityManager, drafts: readonly AuditDraft[]): Promise<void> {
+  return auditStore.insertMany(
+    m,
+    drafts.map((d) => ({ ...d.entry, resource_id: d.entry.resource_id ?? d.argumentId })),
+  );
+}
+
 /**
- * Wraps every Mutation resolver of a subgraph so that a success is recorded once, after the
- * resolver (and the change) succeeded; a resolver that throws is not recorded.
+ * Names the thing the current change creates (`resourceType` as the operation's name gives it:
+ * `Task` for executeTask), where its id is made: the entry is written before the answer that
+ * would tell it. Outside such a change, or once the entry names a resource, it does nothing.
+ */
+export function auditResource(resourceType: string, id: string): void {
+  const carried = carriedHere();
+  if (carried?.write !== writeDrafts || carried.state !== 'pending') return;
+  const { entry } = carried.row as AuditDraft;
+  if (entry.resource_type === resourceType) entry.resource_id ??= id;
+}
+
+/**
+ * Runs bookkeeping a change does even when it is refused (a failed unlock attempt counted against
+ * an address) outside the change's entry: the entry rides on the change's own write, so a refused
+ * attempt leaves none.
+ */
+export function outsideAudit<T>(fn: () => Promise<T>): Promise<T> {
+  return carryingNothing(fn);
+}
+
+/**
+ * Wraps every Mutation resolver of a subgraph so that a success is recorded once, in the
+ * transaction of its change (`AuditTrail.recording`); a resolver that throws before committing
+ * anything is not recorded.
  */
 export function recordMutations(resolvers: Record<string, Record<string, unknown>>, trail: AuditTrail, subgraph: string): void {
   const mutations = resolvers.Mutation;
@@ -121,11 +206,8 @@ export function recordMutations(resolvers: Record<string, Record<string, unknown
   for (const [field, resolve] of Object.entries(mutations)) {
     if (typeof resolve !== 'function') continue;
     const inner = resolve as GraphQLFieldResolver<unknown, AuditContext>;
-    const wrapped: GraphQLFieldResolver<unknown, AuditContext> = async (root, args, context, info) => {
-      const result: unknown = await inner(root, args, context, info);
-      await trail.record(context, subgraph, field, args, result);
-      return result;
-    };
+    const wrapped: GraphQLFieldResolver<unknown, AuditContext> = (root, args, context, info) =>
+      trail.recording(context, subgraph, field, args, async (): Promise<unknown> => inner(root, args, context, info));
     mutations[field] = wrapped;
   }
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { errors } from '../errors';
 import { UUID } from '../ids';
+import { carriedHere, carryingNothing, withTransaction, type Carried } from './transaction';
 
 /**
  * Typed reads and writes for the stores (`<thing>.store.ts`): every SQL statement of a service
@@ -55,7 +57,42 @@ export type Sql = string | Prepared;
  * transaction alike (kernel/db/rows.test.ts proves it is prepared on the connection).
  */
 export function run(q: Queryable, sql: Sql, params?: unknown[]): Promise<unknown> {
-  return q.query(sql as string, params);
+  const carried = carriedHere();
+  if (carried?.state !== 'pending') return q.query(sql as string, params);
+  const text = typeof sql === 'string' ? sql : sql.text;
+  if (q instanceof DataSource && WRITE.test(text)) return carriedWrite(q, sql, params, carried);
+  return q.query(sql as string, params).then((result) => {
+    if (INSERT.test(text)) nameCreated(carried, result);
+    return result;
+  });
+}
+
+const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b|^\s*WITH\b[\s\S]*\b(INSERT|UPDATE|DELETE)\b/i;
+const INSERT = /^\s*INSERT\b/i;
+
+/**
+ * A change's write made outside a transaction commits together with the row the change carries
+ * (its audit entry): both in one transaction. Only when the statement changed a row — an UPDATE
+ * of no row is the not-found that fails the change.
+ */
+function carriedWrite(db: DataSource, sql: Sql, params: unknown[] | undefined, carried: Carried): Promise<unknown> {
+  return carryingNothing(() =>
+    withTransaction(db, async (tx) => {
+      // The structured answer counts the rows an INSERT without RETURNING wrote; `raw` is what query() answers.
+      const result = await tx.manager.queryRunner!.query(sql as string, params, true);
+      if ((result.affected ?? result.records.length) > 0) {
+        if (INSERT.test(typeof sql === 'string' ? sql : sql.text)) nameCreated(carried, result.records);
+        await tx.carry([carried]);
+      }
+      return result.raw as unknown;
+    }),
+  );
+}
+
+/** What a change creates is the first row it inserts: the id that row got names the change's resource. */
+function nameCreated(carried: Carried, result: unknown): void {
+  const id = rowsOf<Record<string, unknown>>(result)[0]?.id;
+  if (typeof id === 'string' || typeof id === 'number') carried.named?.(String(id));
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { DataSource, EntityManager } from 'typeorm';
-import { withTransaction } from './transaction';
+import { carrying, withTransaction, type Carried } from './transaction';
 
 /** A DataSource whose transaction commits unless its body throws (the real one is exercised in queue.test.ts). */
 function fakeDb(log: string[]): DataSource {
@@ -64,5 +64,43 @@ describe('withTransaction', () => {
       log.push('outer body');
     });
     assert.deepEqual(log, ['BEGIN', 'outer body', 'COMMIT', 'inner']);
+  });
+
+  test('the row a change carries is written once, just before the COMMIT of its first transaction; a rollback frees it for the next', async () => {
+    const log: string[] = [];
+    const carried: Carried<string> = { row: 'entry', state: 'pending', write: async (_m, rows) => void log.push(`write ${rows.join()}`) };
+    await carrying(carried, async () => {
+      await assert.rejects(
+        withTransaction(fakeDb(log), async () => {
+          log.push('failing body');
+          throw new Error('rolled back');
+        }),
+      );
+      assert.equal(carried.state, 'pending');
+      await withTransaction(fakeDb(log), async (outer) => {
+        await withTransaction(outer, async () => void log.push('joined body'));
+        log.push('body');
+      });
+      assert.equal(carried.state, 'written');
+      await withTransaction(fakeDb(log), async () => void log.push('later body'));
+    });
+    assert.deepEqual(log, ['BEGIN', 'failing body', 'ROLLBACK', 'BEGIN', 'joined body', 'body', 'write entry', 'COMMIT', 'BEGIN', 'later body', 'COMMIT']);
+  });
+
+  test('a failing write of the carried row rolls the transaction back', async () => {
+    const log: string[] = [];
+    const carried: Carried<string> = {
+      row: 'entry',
+      state: 'pending',
+      write: async () => {
+        throw new Error('entry refused');
+      },
+    };
+    await assert.rejects(
+      carrying(carried, () => withTransaction(fakeDb(log), async () => void log.push('body'))),
+      /entry refused/,
+    );
+    assert.deepEqual(log, ['BEGIN', 'body', 'ROLLBACK']);
+    assert.equal(carried.state, 'pending');
   });
 });

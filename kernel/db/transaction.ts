@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntityManager } from 'typeorm';
 
 type IsolationLevel = 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
@@ -12,12 +13,67 @@ export interface Tx {
   readonly manager: EntityManager;
   /** Runs `fn` once after COMMIT, never after a rollback. Its failure is the callback's own: it is swallowed. */
   afterCommit(fn: () => unknown): void;
+  /**
+   * Writes now, in this transaction, the rows the given changes carry (see `Carried`) that no
+   * transaction has taken yet: a grouped write names the callers whose rows it wrote. They count as
+   * written once this transaction commits, and are free again if it rolls back.
+   */
+  carry(carried: readonly (Carried | undefined)[]): Promise<void>;
+}
+
+/**
+ * A row a change must commit together with (the change's audit entry, kernel/audit): the first
+ * transaction that commits within the change's scope (`carrying`) writes it just before its
+ * COMMIT, so the row exists exactly when the change does, and a failure to write it rolls the
+ * change back.
+ */
+export interface Carried<R = unknown> {
+  readonly row: R;
+  /** Writes rows of this kind in one statement; the rows of several changes go together (a grouped write). */
+  write(m: EntityManager, rows: readonly R[]): Promise<void>;
+  /** Told the id a lone INSERT carrying it created (kernel/db/rows.ts): a create's entry names it. */
+  named?(id: string): void;
+  /** pending: no transaction took it; taken: an open transaction wrote it; written: that transaction committed, or the change ended without one. */
+  state: 'pending' | 'taken' | 'written';
+}
+
+const carriedScope = new AsyncLocalStorage<Carried | undefined>();
+
+/** Runs `fn` with `carried` as the row its transactions carry. */
+export function carrying<T>(carried: Carried, fn: () => Promise<T>): Promise<T> {
+  return carriedScope.run(carried, fn);
+}
+
+/** The row the current change carries, if any (a grouped write captures its callers'). */
+export function carriedHere(): Carried | undefined {
+  return carriedScope.getStore();
+}
+
+/** Runs `fn` outside any change's scope: a grouped write runs for all its callers, not the first one. */
+export function carryingNothing<T>(fn: () => Promise<T>): Promise<T> {
+  return carriedScope.run(undefined, fn);
 }
 
 class Transaction implements Tx {
   private state: 'open' | 'committed' | 'rolledBack' = 'open';
   private readonly callbacks: (() => unknown)[] = [];
+  private readonly taken: Carried[] = [];
   constructor(readonly manager: EntityManager) {}
+
+  async carry(carried: readonly (Carried | undefined)[]): Promise<void> {
+    const mine = carried.filter((c): c is Carried => c?.state === 'pending');
+    if (!mine.length) return;
+    for (const c of mine) c.state = 'taken';
+    this.taken.push(...mine);
+    // One statement per kind of row: a grouped write's callers share their entries' insert.
+    const byWrite = new Map<Carried['write'], Carried[]>();
+    for (const c of mine) byWrite.set(c.write, [...(byWrite.get(c.write) ?? []), c]);
+    for (const [write, group] of byWrite)
+      await write(
+        this.manager,
+        group.map((c) => c.row),
+      );
+  }
 
   afterCommit(fn: () => unknown): void {
     if (this.state === 'open') this.callbacks.push(fn);
@@ -28,10 +84,12 @@ class Transaction implements Tx {
   rolledBack(): void {
     this.state = 'rolledBack';
     this.callbacks.length = 0;
+    for (const c of this.taken.splice(0)) c.state = 'pending';
   }
 
   async committed(): Promise<void> {
     this.state = 'committed';
+    for (const c of this.taken.splice(0)) c.state = 'written';
     // In registration order; one failing callback does not keep the others from running.
     for (const fn of this.callbacks.splice(0)) await run(fn);
   }
@@ -48,12 +106,17 @@ async function run(fn: () => unknown): Promise<void> {
 /**
  * Runs `fn` in a transaction and then its `afterCommit` callbacks. Given a `Tx` instead of a
  * DataSource, `fn` joins that transaction: its callbacks wait for the outer COMMIT. So a service
- * method takes `db | tx` and works alone or inside a caller's transaction alike.
+ * method takes `db | tx` and works alone or inside a caller's transaction alike. Just before
+ * COMMIT the transaction writes the row the current change carries, if no transaction has yet.
  */
 export async function withTransaction<T>(db: DataSource | Tx, fn: (tx: Tx) => Promise<T>, isolation?: IsolationLevel): Promise<T> {
   if (isTx(db)) return fn(db);
   let tx!: Transaction;
-  const body = (manager: EntityManager) => fn((tx = new Transaction(manager)));
+  const body = async (manager: EntityManager) => {
+    const result = await fn((tx = new Transaction(manager)));
+    await tx.carry([carriedHere()]);
+    return result;
+  };
   let result: T;
   try {
     result = await (isolation ? db.transaction(isolation, body) : db.transaction(body));

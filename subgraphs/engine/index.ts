@@ -221,7 +221,7 @@ export const engine: ServiceModule<Kernel> = {
         WorkflowWebhook: { key: 'webhookId', permission: 'workflow:read', loader: s.triggers.byId, toEntity: toWebhook },
       },
       // This process's /webhook/<path> is answered by this engine directly.
-      doors: [webhookDoor(s.inbound)],
+      doors: [webhookDoor(s.inbound, kernel.audit)],
       jobs: () => {
         s.runner.register(kernel.queue);
         s.schedules.register(kernel.queue);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { auditResource } from '../../kernel/audit';
 import { checkWindow } from '../../kernel/db/page';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
@@ -163,6 +164,8 @@ export class FeedbackService {
   async addModerator(p: Principal, projectId: string, userId: string): Promise<ProjectView> {
     await this.ownerOnly(p, projectId);
     await this.user(userId);
+    // The entry names the project whose moderators changed, not the person named.
+    auditResource('ProjectModerator', projectId);
     await projects.addModerator(this.db, projectId, userId);
     return this.project(p, projectId);
   }

@@ -1,3 +1,4 @@
+import { withTransaction } from '../../kernel/db/transaction';
 import type { DataSource } from 'typeorm';
 import { burnVerification, hashSecret, verifySecret } from '../../kernel/auth/passwords';
 import type { Principal } from '../../kernel/auth/principal';
@@ -77,7 +78,7 @@ export class AccountService {
 
   /** INFRA_ADMIN_EMAIL / _PASSWORD create the first admin when no user exists. */
   async bootstrap(admin: { email?: string; password?: string }): Promise<void> {
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       await this.store.lockBootstrap(m);
       const orgId = (await this.store.firstOrganizationId(m)) ?? (await this.store.insertDefaultOrganization(m));
       if (!admin.email || !admin.password) return;
@@ -143,7 +144,7 @@ export class AccountService {
     if (input.password != null) checkPassword(input.password, problems);
     if (input.roles != null) checkRoles(input.roles, problems);
     if (problems.length) throw errors.validation(problems);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       if (input.roles != null && target.roles.includes('admin') && !input.roles.includes('admin')) await this.keepAnAdmin(m, id);
       await this.store.update(m, id, {
         name: input.name?.trim() ?? null,
@@ -159,7 +160,7 @@ export class AccountService {
     const caller = await this.access.caller(p, 'user:write');
     const target = await this.byId(id);
     if (caller.kind === 'user' && caller.id === id) throw errors.conflict('You cannot delete yourself', { reason: 'self' });
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       if (target.roles.includes('admin')) await this.keepAnAdmin(m, id);
       try {
         await this.store.deleteById(m, id);

@@ -116,7 +116,7 @@ export class DeployService {
     const s = await this.service(id, caller);
     await this.access.mayChange(caller, s.projectId);
     const ref = await this.ref(id);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       await this.store.deleteService(m, id);
       await this.driver.remove(ref);
     });

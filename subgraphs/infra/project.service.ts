@@ -1,3 +1,4 @@
+import { withTransaction } from '../../kernel/db/transaction';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../kernel/errors';
@@ -46,7 +47,7 @@ export class ProjectService {
     const values = this.validate(input, true);
     const slug = slugOf(values.name!);
     try {
-      const id = await this.db.transaction(async (m) => {
+      const id = await withTransaction(this.db, async ({ manager: m }) => {
         const projectId = await this.store.insert(m, slug, caller.kind === 'user' ? caller.id : null, values);
         if (caller.kind === 'user') await this.store.insertOwner(m, projectId, caller.id);
         return projectId;

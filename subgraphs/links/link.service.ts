@@ -1,3 +1,5 @@
+import { withTransaction } from '../../kernel/db/transaction';
+import { outsideAudit } from '../../kernel/audit';
 import { checkWindow } from '../../kernel/db/page';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -226,21 +228,24 @@ export class LinkService {
     return link;
   }
 
+  /** Counted whether or not the secret is right, so outside the unlock's audit entry (which rides on markSucceeded). */
   private async reserveAttempt(linkId: string, ip: string): Promise<{ id: string; left: number }> {
-    return this.db.transaction(async (m) => {
-      await store.lockAttempts(m, linkId, ip);
-      const w = await store.failures(m, linkId, ip, LOCKOUT.windowSeconds);
-      if (w.n >= LOCKOUT.failures) {
-        const retryAfter = Math.max(1, Math.ceil((w.oldest!.getTime() + LOCKOUT.windowSeconds * 1000 - Date.now()) / 1000));
-        throw new AppError('too_many_attempts', `Too many failed attempts from this address: try again in ${Math.ceil(retryAfter / 60)} minute(s)`, {
-          retryAfter,
-          limit: LOCKOUT.failures,
-          window: `${LOCKOUT.windowSeconds}s`,
-        });
-      }
-      const id = await store.insertAttempt(m, linkId, ip);
-      return { id, left: LOCKOUT.failures - w.n - 1 };
-    });
+    return outsideAudit(() =>
+      withTransaction(this.db, async ({ manager: m }) => {
+        await store.lockAttempts(m, linkId, ip);
+        const w = await store.failures(m, linkId, ip, LOCKOUT.windowSeconds);
+        if (w.n >= LOCKOUT.failures) {
+          const retryAfter = Math.max(1, Math.ceil((w.oldest!.getTime() + LOCKOUT.windowSeconds * 1000 - Date.now()) / 1000));
+          throw new AppError('too_many_attempts', `Too many failed attempts from this address: try again in ${Math.ceil(retryAfter / 60)} minute(s)`, {
+            retryAfter,
+            limit: LOCKOUT.failures,
+            window: `${LOCKOUT.windowSeconds}s`,
+          });
+        }
+        const id = await store.insertAttempt(m, linkId, ip);
+        return { id, left: LOCKOUT.failures - w.n - 1 };
+      }),
+    );
   }
 
   private async changed(slug: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { auditResource } from '../../kernel/audit';
 import { pageInfo, type PageInfo } from '../../kernel/graphql-types';
 import { withTransaction } from '../../kernel/db/transaction';
 import { randomUUID } from 'node:crypto';
@@ -145,8 +146,9 @@ export class ChainService {
     throwIf([...problems, ...stepProblems]);
     await this.checkPrompts(steps);
     try {
-      await this.db.transaction(async (m) => {
+      await withTransaction(this.db, async ({ manager: m }) => {
         await store.insertChain(m, input.name);
+        auditResource('Chain', input.name);
         await store.insertVersion(m, { chainId: input.name, version: 1, description: input.description, steps, metadata });
       });
     } catch (err) {
@@ -168,7 +170,7 @@ export class ChainService {
     }
     throwIf(problems);
     if (steps) await this.checkPrompts(steps);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       const parent = await store.lockForUpdate(m, chainId);
       if (!parent) throw errors.notFound('chain', chainId);
       const latest = (await store.versionRow(m, chainId, parent.latest_version))!;

@@ -1,3 +1,5 @@
+import { auditResource } from '../../kernel/audit';
+import { withTransaction } from '../../kernel/db/transaction';
 import { pageInfo, type PageInfo } from '../../kernel/graphql-types';
 import type { DataSource, EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
@@ -146,8 +148,9 @@ export class FragmentService {
     throwIf(problems);
     const refs = await this.checkContent(input.content, { id: input.name, version: 1 });
     try {
-      await this.db.transaction(async (m) => {
+      await withTransaction(this.db, async ({ manager: m }) => {
         await store.insertFragment(m, input.name, type!);
+        auditResource('Fragment', input.name);
         await store.insertVersion(m, { fragmentId: input.name, version: 1, content: input.content, description: input.description ?? '', metadata, refs });
       });
     } catch (err) {
@@ -163,7 +166,7 @@ export class FragmentService {
     checkText(problems, 'description', input.description, { max: 10_000 });
     const metadata = input.metadata != null ? checkMetadata(problems, 'metadata', input.metadata) : null;
     throwIf(problems);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       const parent = await store.lockForUpdate(m, fragmentId);
       if (!parent) throw errors.notFound('fragment', fragmentId);
       const latest = (await store.versionRow(m, fragmentId, parent.latest_version))!;
@@ -185,7 +188,7 @@ export class FragmentService {
   }
 
   async delete(fragmentId: string, force = false): Promise<{ fragmentId: string; deletedAt: Date; activePrompts: string[] }> {
-    return this.db.transaction(async (m) => {
+    return withTransaction(this.db, async ({ manager: m }) => {
       if (!(await store.lockToDelete(m, fragmentId))) throw errors.notFound('fragment', fragmentId);
       const activePrompts = await store.activePromptsUsing(m, fragmentId);
       if (activePrompts.length && !force) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { withTransaction } from '../../kernel/db/transaction';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../../kernel/db/rows';
 import type { Principal } from '../../kernel/auth/principal';
@@ -185,7 +186,7 @@ export class PromptTestService {
     const armOut = (arm: ResolvedArm) => ({ promptId: arm.promptId, version: arm.version, template: arm.template });
     const results = { promptA: a, promptB: b, recommendation, reason };
     const keyId = callerKey(principal).keyId;
-    const createdAt: Date = await this.db.transaction(async (m) => {
+    const createdAt: Date = await withTransaction(this.db, async ({ manager: m }) => {
       const stored = await store.insertAbTest(m, {
         testId,
         promptA: armOut(arms[0]),

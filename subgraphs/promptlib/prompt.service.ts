@@ -1,3 +1,5 @@
+import { auditResource } from '../../kernel/audit';
+import { withTransaction } from '../../kernel/db/transaction';
 import type { EntityManager } from 'typeorm';
 import { errors, type FieldError } from '../../kernel/errors';
 import { PROMPT_STATUSES, type CreatePromptData, type PromptStatus, type UpdatePromptData } from './prompt.types';
@@ -33,8 +35,9 @@ export class PromptService extends PromptReads {
     const variables = unique(input.variables);
     checkDeclaredVariables(variables, analysis.variables);
     try {
-      await this.db.transaction(async (m) => {
+      await withTransaction(this.db, async ({ manager: m }) => {
         await store.insertPrompt(m, input.name);
+        auditResource('Prompt', input.name);
         await store.insertVersion(m, {
           promptId: input.name,
           version: 1,
@@ -62,7 +65,7 @@ export class PromptService extends PromptReads {
     }
     const metadata = input.metadata != null ? checkMetadata(problems, 'metadata', input.metadata) : null;
     throwIf(problems);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       const parent = await this.lock(m, promptId);
       const latest = await this.loadVersion(promptId, parent.latest_version, m);
       const template = input.template ?? latest.template;
@@ -127,7 +130,7 @@ export class PromptService extends PromptReads {
     const dropped = basedOn.variables.filter((v) => !variables.includes(v));
     if (added.length) warnings.push(`new variables not in version ${basedOn.version}: ${added.join(', ')}`);
     if (dropped.length) warnings.push(`variables of version ${basedOn.version} no longer used: ${dropped.join(', ')}`);
-    const version = await this.db.transaction(async (m) => {
+    const version = await withTransaction(this.db, async ({ manager: m }) => {
       const parent = await this.lock(m, promptId);
       const number = parent.version_seq + 1;
       await store.insertVersion(m, {
@@ -148,7 +151,7 @@ export class PromptService extends PromptReads {
   }
 
   async delete(promptId: string, version?: number | null): Promise<{ promptId: string; versionsDeleted: number; deletedAt: Date }> {
-    const versionsDeleted = await this.db.transaction(async (m) => {
+    const versionsDeleted = await withTransaction(this.db, async ({ manager: m }) => {
       await this.lock(m, promptId);
       if (version == null) {
         const n = await store.countVersions(m, promptId);
@@ -176,7 +179,7 @@ export class PromptService extends PromptReads {
         'must be an environment name: lowercase letters, digits, "-" and "_", starting with a letter (e.g. production, staging)',
       );
     }
-    const promoted = await this.db.transaction(async (m) => {
+    const promoted = await withTransaction(this.db, async ({ manager: m }) => {
       const parent = await this.lock(m, promptId);
       const version: number = parent.latest_version;
       const previous = await store.pinOf(m, promptId, environment);
@@ -192,7 +195,7 @@ export class PromptService extends PromptReads {
   /** Ensures the prompts the platform itself uses exist (idempotent; concurrent starts are safe). */
   async ensureSeeded(): Promise<void> {
     for (const seed of SEEDS) {
-      await this.db.transaction(async (m) => {
+      await withTransaction(this.db, async ({ manager: m }) => {
         if (!(await store.insertPromptIfMissing(m, seed.name))) return;
         await store.insertVersion(m, {
           promptId: seed.name,

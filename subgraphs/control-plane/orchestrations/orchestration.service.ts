@@ -1,3 +1,4 @@
+import { auditResource } from '../../../kernel/audit';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../../../kernel/db/rows';
@@ -190,7 +191,7 @@ export class OrchestrationService {
         ),
       );
       const cancelled = running.filter((_, i) => outcomes[i]);
-      await this.deps.db.transaction(async (m) => {
+      await withTransaction(this.deps.db, async ({ manager: m }) => {
         await orchestrationStore.setTasksCancelled(m, orchestrationId, cancelled.length);
         await orchestrationStore.cancelTasks(m, orchestrationId, cancelled);
       });
@@ -209,6 +210,9 @@ export class OrchestrationService {
   ): Promise<Orchestration> {
     const webhook = this.checkWebhook(input.webhook);
     const id = randomUUID();
+    // Both creating mutations (createOrchestration, createOrchestrationWorkflow) come here.
+    auditResource('Orchestration', id);
+    auditResource('OrchestrationWorkflow', id);
     const tasksTotal = plan.reduce((n, s) => n + s.tasks.length, 0);
     const agents = this.deps.agents();
     let seconds = 0;

@@ -11,7 +11,8 @@ import type { LlmProvider } from '../../../kernel/llm';
 import type { Logger } from '../../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../../kernel/outbound';
 import type { Queue } from '../../../kernel/queue';
-import type { Tx } from '../../../kernel/db/transaction';
+import { withTransaction, type Tx } from '../../../kernel/db/transaction';
+import { auditResource } from '../../../kernel/audit';
 import { grouped } from '../../../kernel/db/grouped';
 import { TIER_LIMITS } from '../../../kernel/rate-limit';
 import { currentTraceId } from '../../../kernel/tracing';
@@ -157,6 +158,7 @@ export class TaskService {
     const v = this.validate(input, origin);
     const estimatedDuration = await this.estimate(v.agent.agentId, v.spec);
     const id = randomUUID();
+    auditResource('Task', id);
     const limit = principal.kind === 'apiKey' && !origin ? TIER_LIMITS[principal.tier].concurrentExecutions : null;
     const data: TaskJobData = { taskId: id, notifyStart: !!v.webhook?.events.includes('task.started') };
     const row: NewTask = {
@@ -206,8 +208,16 @@ export class TaskService {
   }
 
   /** Creations outside a caller's transaction, grouped into one statement (kernel/db/grouped.ts); the workers are woken once per statement. */
-  private readonly insert = grouped(async (tasks: readonly NewTask[]) => {
-    const created = await taskStore.insertQueued(this.deps.db, tasks);
+  private readonly insert = grouped(async (tasks: readonly NewTask[], carried) => {
+    // The callers' audit entries commit with their tasks: one transaction for the group, and none
+    // when no caller carries one (the platform's own creations).
+    const created = carried.some(Boolean)
+      ? await withTransaction(this.deps.db, async (tx) => {
+          const rows = await taskStore.insertQueued(tx.manager, tasks);
+          await tx.carry(carried.filter((_, i) => rows[i]?.task));
+          return rows;
+        })
+      : await taskStore.insertQueued(this.deps.db, tasks);
     if (created.some((c) => c.task)) await this.deps.queue.added(JOB.task);
     return created;
   });

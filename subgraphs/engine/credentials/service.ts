@@ -1,3 +1,4 @@
+import { withTransaction } from '../../../kernel/db/transaction';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { realClock, type Clock } from '../../../kernel/clock';
@@ -173,7 +174,7 @@ export class CredentialService {
     const ring = this.keys();
     let done = 0;
     for (const { id } of await store.underOtherKeys(this.db, ring.currentId)) {
-      await this.db.transaction(async (m) => {
+      await withTransaction(this.db, async ({ manager: m }) => {
         const row = await store.lockSealed(m, id);
         if (!row || row.key_id === ring.currentId) return;
         if (!ring.knows(row.key_id)) {

@@ -15,6 +15,7 @@ import { SharedReadCache } from '../../../kernel/cache';
 import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
 import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
+import type { AuditTrail } from '../../../kernel/audit';
 import { type WebhookReply } from '../nodes';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './store';
 import { normalisePath, webhookNotFound } from './service';
@@ -43,8 +44,20 @@ const CACHE_MAX_PATHS = 10_000;
 const TEST_TIMEOUT_MS = 60_000;
 
 /** The engine's door in the process hosting it: /webhook/<path> reaches the trigger here, not through the gateway. */
-export function webhookDoor(inbound: WebhookInbound): HttpDoor {
-  return { prefix: '/webhook', receive: (request, sourceIp) => inbound.receive(request, sourceIp) };
+export function webhookDoor(inbound: WebhookInbound, audit?: AuditTrail): HttpDoor {
+  return {
+    prefix: '/webhook',
+    receive: (request, sourceIp) => {
+      if (!audit) return inbound.receive(request, sourceIp);
+      // Recorded as the receiveWebhook mutation a remote engine's door runs: its caller is anonymous.
+      const agent = request.headers['user-agent'];
+      const context = { principal: { kind: 'anonymous' as const }, ip: sourceIp ?? undefined, userAgent: agent };
+      const { path, method, headers, query, body } = request;
+      return audit.recording(context, 'engine', 'receiveWebhook', { request: { path, method, headers, query, body } }, () =>
+        inbound.receive(request, sourceIp),
+      );
+    },
+  };
 }
 
 /** A trigger an inbound request names, with the values of its path's `:name` segments (a parameterised path). */

@@ -1,3 +1,5 @@
+import { auditResource } from '../../../kernel/audit';
+import { withTransaction } from '../../../kernel/db/transaction';
 import { UUID } from '../../../kernel/ids';
 import { byKey, defineLoader, type LoaderDefinition } from '../../../kernel/loaders';
 import type { DataSource } from 'typeorm';
@@ -113,8 +115,9 @@ export class WebhookTriggerService {
     const responseMode = checkResponseMode(input.responseMode);
     const rateLimit = checkRateLimit(input.rateLimit);
     const auth = checkAuthentication(input.authentication ?? { type: 'none' }, null);
-    const view = await this.db.transaction(async (m) => {
+    const view = await withTransaction(this.db, async ({ manager: m }) => {
       const id = await store.newId(m);
+      auditResource('WorkflowWebhook', id);
       try {
         await store.insert(m, id, {
           workflowId,
@@ -156,7 +159,7 @@ export class WebhookTriggerService {
 
   async update(id: string, input: TriggerInput): Promise<TriggerView> {
     if (!UUID.test(id)) throw webhookNotFound(id);
-    await this.db.transaction(async (m) => {
+    await withTransaction(this.db, async ({ manager: m }) => {
       const current = await store.lockForUpdate(m, id);
       if (!current) throw webhookNotFound(id);
       const changes: TriggerChanges = {};

@@ -1,3 +1,4 @@
+import { withTransaction } from '../../../kernel/db/transaction';
 import type { DataSource, EntityManager } from 'typeorm';
 import YAML from 'yaml';
 import { hasPermission, type Principal } from '../../../kernel/auth/principal';
@@ -84,7 +85,7 @@ export class WorkflowService {
     const meta = checkMeta(input, true);
     const def = validateDefinition({ nodes: await this.withCredentials(input.nodes), connections: input.connections, settings: input.settings });
     await this.checkReach(principal, def.nodes);
-    const record = await this.db.transaction(async (m) => {
+    const record = await withTransaction(this.db, async ({ manager: m }) => {
       const row = await store.insert(
         m,
         {
@@ -155,7 +156,7 @@ export class WorkflowService {
   private async change(id: string, input: WorkflowInput, principal: Principal, vouch: boolean): Promise<WorkflowRecord> {
     const meta = checkMeta(input, false);
     const nodes = input.nodes === undefined ? undefined : await this.withCredentials(input.nodes);
-    const result = await this.db.transaction(async (m) => {
+    const result = await withTransaction(this.db, async ({ manager: m }) => {
       const current = await this.lock(m, id);
       const def =
         input.nodes !== undefined || input.connections !== undefined || input.settings !== undefined

@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/**
+ * The audit entry commits in the transaction of its change: an entry that cannot be written
+ * refuses the change, a change that rolls back leaves no entry, and the creations grouped into
+ * one statement (executeTask) each commit their own entry with their task. The platform runs
+ * without workers (role gateway), so created tasks stay queued.
+ */
+let p: TestPlatform;
+let linksKey: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({}, { role: 'gateway' });
+  linksKey = (await p.createKey({ name: 'links', service: 'links', permissions: ['link:read', 'link:write'] })).key;
+});
+afterAll(async () => {
+  await p?.stop();
+});
+
+const db = () => p.platform.kernel.db;
+
+async function count(sql: string, params: unknown[] = []): Promise<number> {
+  const rows = (await db().query(sql, params)) as { n: number }[];
+  return rows[0]!.n;
+}
+
+const entries = (operation: string, resourceId?: string) =>
+  resourceId
+    ? count(`SELECT count(*)::int AS n FROM platform.audit_log WHERE operation = $1 AND resource_id = $2`, [operation, resourceId])
+    : count(`SELECT count(*)::int AS n FROM platform.audit_log WHERE operation = $1`, [operation]);
+
+/** Runs `fn` while the audit log refuses the entries of `operations` (a CHECK the test adds to its scratch database). */
+async function refusingEntriesOf(operations: string[], fn: () => Promise<void>): Promise<void> {
+  const list = operations.map((o) => `'${o}'`).join(', ');
+  await db().query(`ALTER TABLE platform.audit_log ADD CONSTRAINT audit_test_refuses CHECK (operation NOT IN (${list})) NOT VALID`);
+  try {
+    await fn();
+  } finally {
+    await db().query(`ALTER TABLE platform.audit_log DROP CONSTRAINT audit_test_refuses`);
+  }
+}
+
+const workflow = (name: string) => ({
+  name,
+  nodes: [
+    { name: 'Start', type: 'engine.manualTrigger' },
+    { name: 'Set', type: 'engine.set', parameters: { values: { ok: 'yes' } } },
+  ],
+  connections: { Start: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+});
+
+/** A mutation that must fail: its first error, and no data. */
+async function failed(query: string, variables: Record<string, unknown>, key?: string): Promise<{ message: string; code?: string }> {
+  const res = await p.graphql(query, variables, key ?? p.adminKey);
+  assert.ok(res.body.errors?.length, `expected an error: ${JSON.stringify(res.body)}`);
+  const field = Object.values((res.body.data ?? {}) as Record<string, unknown>)[0];
+  assert.equal(field ?? null, null, JSON.stringify(res.body));
+  return { message: res.body.errors[0].message, code: res.body.errors[0].extensions?.code };
+}
+
+describe('an entry that cannot be written', () => {
+  test('refuses creates (an API key, a link, a workflow): the mutation answers an error and nothing was stored', async () => {
+    const keysBefore = await count(`SELECT count(*)::int AS n FROM platform.api_keys`);
+    const linksBefore = await count(`SELECT count(*)::int AS n FROM links.links`);
+    const entriesBefore = await Promise.all(['createApiKey', 'createLink', 'createWorkflow'].map((op) => entries(op)));
+    await refusingEntriesOf(['createApiKey', 'createLink', 'createWorkflow'], async () => {
+      const refused = await failed('mutation { createApiKey(input: { name: "not-kept", permissions: ["agent:read"] }) { apiKey key { id } } }', {});
+      assert.equal(refused.code, 'internal_server_error');
+      await failed('mutation { createLink(input: { url: "https://example.com/not-kept" }) { id } }', {}, linksKey);
+      await failed('mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }', { i: workflow('not-kept') });
+    });
+    assert.equal(await count(`SELECT count(*)::int AS n FROM platform.api_keys`), keysBefore, 'no key');
+    assert.equal(await count(`SELECT count(*)::int AS n FROM platform.api_keys WHERE name = 'not-kept'`), 0);
+    assert.equal(await count(`SELECT count(*)::int AS n FROM links.links`), linksBefore, 'no link');
+    assert.equal(await count(`SELECT count(*)::int AS n FROM engine.workflows WHERE name = 'not-kept'`), 0, 'no workflow');
+    for (const [i, op] of ['createApiKey', 'createLink', 'createWorkflow'].entries()) assert.equal(await entries(op), entriesBefore[i], op);
+  });
+
+  test('refuses updates (a key renamed, a link retargeted, a workflow changed): the row keeps its values', async () => {
+    const key = (await p.graphql('mutation { createApiKey(input: { name: "kept-name", permissions: ["agent:read"] }) { key { id } } }', {}, p.adminKey)).body
+      .data.createApiKey.key.id as string;
+    const link = (await p.graphql('mutation { createLink(input: { url: "https://example.com/kept" }) { id } }', {}, linksKey)).body.data.createLink
+      .id as string;
+    const wf = (await p.graphql('mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }', { i: workflow('kept') }, p.adminKey)).body
+      .data.createWorkflow.workflowId as string;
+    await refusingEntriesOf(['updateApiKey', 'updateLink', 'updateWorkflow'], async () => {
+      await failed('mutation($id: ID!) { updateApiKey(id: $id, input: { name: "changed" }) { id } }', { id: key });
+      await failed('mutation($id: ID!) { updateLink(id: $id, input: { url: "https://example.com/changed" }) { id } }', { id: link }, linksKey);
+      await failed('mutation($id: ID!) { updateWorkflow(workflowId: $id, input: { description: "changed" }) { workflowId } }', { id: wf });
+    });
+    assert.equal(await count(`SELECT count(*)::int AS n FROM platform.api_keys WHERE id = $1 AND name = 'kept-name'`, [key]), 1);
+    assert.equal(await count(`SELECT count(*)::int AS n FROM links.links WHERE id = $1 AND url = 'https://example.com/kept'`, [link]), 1);
+    assert.equal(await count(`SELECT count(*)::int AS n FROM engine.workflows WHERE id = $1 AND description IS DISTINCT FROM 'changed'`, [wf]), 1);
+    for (const op of ['updateApiKey', 'updateLink', 'updateWorkflow']) assert.equal(await entries(op), 0, op);
+
+    // Once the log takes entries again, the same update succeeds with its one entry.
+    const ok = await p.graphql('mutation($id: ID!) { updateApiKey(id: $id, input: { name: "changed" }) { id name } }', { id: key }, p.adminKey);
+    assert.equal(ok.body.data?.updateApiKey?.name, 'changed', JSON.stringify(ok.body));
+    assert.equal(await entries('updateApiKey', key), 1);
+  });
+});
+
+describe('a change that rolls back', () => {
+  test('leaves no entry: a workflow whose transaction fails at COMMIT (after its entry was inserted) is neither stored nor recorded', async () => {
+    // A deferred constraint trigger runs at COMMIT, after every statement of the transaction, the entry's insert included.
+    await db().query(`CREATE FUNCTION engine.audit_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.name = 'rolled-back' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`);
+    await db().query(`CREATE CONSTRAINT TRIGGER audit_test_refuse AFTER INSERT ON engine.workflows DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION engine.audit_test_refuse()`);
+    const before = await entries('createWorkflow');
+    try {
+      await failed('mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }', { i: workflow('rolled-back') });
+    } finally {
+      await db().query(`DROP TRIGGER audit_test_refuse ON engine.workflows`);
+      await db().query(`DROP FUNCTION engine.audit_test_refuse()`);
+    }
+    assert.equal(await count(`SELECT count(*)::int AS n FROM engine.workflows WHERE name = 'rolled-back'`), 0);
+    assert.equal(await entries('createWorkflow'), before, 'no entry');
+  });
+});
+
+describe('creations grouped into one statement', () => {
+  test('concurrent executeTask calls each leave one entry naming their task, and their tasks exist', async () => {
+    const before = await entries('executeTask');
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        p.graphql(
+          'mutation($i: ExecuteTaskInput!) { executeTask(input: $i) { taskId } }',
+          { i: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `Grouped ${i}`, audience: 'operators' } } },
+          p.adminKey,
+        ),
+      ),
+    );
+    const ids = answers.map((a) => {
+      assert.ok(!a.body.errors, JSON.stringify(a.body.errors));
+      return a.body.data.executeTask.taskId as string;
+    });
+    assert.equal(new Set(ids).size, 10);
+    assert.equal(await count(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE id = ANY($1::uuid[])`, [ids]), 10, 'every task exists');
+    assert.equal(await entries('executeTask'), before + 10);
+    for (const id of ids) assert.equal(await entries('executeTask', id), 1, id);
+  });
+
+  test('when one entry cannot be written, only its task is refused: the others are created with their entries', async () => {
+    const before = await entries('executeTask');
+    const tasksBefore = await count(`SELECT count(*)::int AS n FROM control_plane.tasks`);
+    // Refuses the entry whose request carries this User-Agent: one caller of the group.
+    await db().query(`ALTER TABLE platform.audit_log ADD CONSTRAINT audit_test_refuses CHECK (user_agent IS DISTINCT FROM 'refused-agent') NOT VALID`);
+    let answers: { status: number; body: any }[];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          fetch(`${p.url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${p.adminKey}`, 'user-agent': i === 3 ? 'refused-agent' : 'grouped-agent' },
+            body: JSON.stringify({
+              query: 'mutation($i: ExecuteTaskInput!) { executeTask(input: $i) { taskId } }',
+              variables: { i: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `Refused ${i}`, audience: 'operators' } } },
+            }),
+          }).then(async (r) => ({ status: r.status, body: await r.json() })),
+        ),
+      );
+    } finally {
+      await db().query(`ALTER TABLE platform.audit_log DROP CONSTRAINT audit_test_refuses`);
+    }
+    const refused = answers[3]!;
+    assert.ok(refused.body.errors?.length, JSON.stringify(refused.body));
+    const made = answers.filter((_, i) => i !== 3).map((a) => a.body.data?.executeTask?.taskId as string);
+    assert.ok(
+      made.every((id) => typeof id === 'string'),
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    assert.equal(await count(`SELECT count(*)::int AS n FROM control_plane.tasks`), tasksBefore + 5, 'the refused one was not created');
+    assert.equal(await entries('executeTask'), before + 5);
+    for (const id of made) assert.equal(await entries('executeTask', id), 1, id);
+  });
+});
+
+describe("the engine's webhook door", () => {
+  test('a request on /webhook/<path> answered in this process is recorded as receiveWebhook, anonymous, in the transaction of the execution it starts', async () => {
+    const created = await p.graphql(
+      'mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }',
+      {
+        i: {
+          name: 'door',
+          active: true,
+          nodes: [
+            { name: 'Hook', type: 'engine.webhook' },
+            { name: 'Set', type: 'engine.set', parameters: { values: { ok: 'yes' } } },
+          ],
+          connections: { Hook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+        },
+      },
+      p.adminKey,
+    );
+    const workflowId = created.body.data.createWorkflow.workflowId as string;
+    const hook = await p.graphql(
+      'mutation($i: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $i) { webhookId } }',
+      {
+        i: {
+          workflowId,
+          path: 'door-audited',
+          method: 'POST',
+          authentication: { type: 'apiKey', apiKeyHeader: 'x-hook-secret', apiKeyValue: 'door-secret-1' },
+        },
+      },
+      p.adminKey,
+    );
+    assert.ok(!hook.body.errors, JSON.stringify(hook.body.errors));
+
+    const before = await entries('receiveWebhook');
+    const res = await fetch(`${p.url}/webhook/door-audited`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hook-secret': 'door-secret-1', 'user-agent': 'door-client/1' },
+      body: JSON.stringify({ order: 1 }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const { executionId } = (await res.json()) as { executionId: string };
+    assert.equal(await count(`SELECT count(*)::int AS n FROM engine.executions WHERE id = $1`, [executionId]), 1);
+    assert.equal(await entries('receiveWebhook'), before + 1);
+    const [entry] = (await db().query(
+      `SELECT actor_kind, resource_id, user_agent, subgraph, changed_fields FROM platform.audit_log WHERE operation = 'receiveWebhook' ORDER BY id DESC LIMIT 1`,
+    )) as { actor_kind: string; resource_id: string; user_agent: string; subgraph: string; changed_fields: string[] }[];
+    assert.deepEqual(entry, {
+      actor_kind: 'anonymous',
+      resource_id: 'door-audited',
+      user_agent: 'door-client/1',
+      subgraph: 'engine',
+      changed_fields: ['body', 'headers', 'method', 'path', 'query'],
+    });
+    assert.ok(!JSON.stringify(entry).includes('door-secret-1'));
+  });
+});
+
+describe('bookkeeping of a refused call', () => {
+  test('verifyLink with a wrong PIN counts the attempt but leaves no entry; the right PIN leaves one', async () => {
+    const link = (await p.graphql('mutation { createLink(input: { url: "https://example.com/pin", pin: "735190" }) { id } }', {}, linksKey)).body.data
+      .createLink.id as string;
+    const attempts = () => count(`SELECT count(*)::int AS n FROM links.attempts WHERE link_id = $1`, [link]);
+    const wrong = await failed('mutation($id: ID!) { verifyLink(id: $id, pin: "000000") { id } }', { id: link }, linksKey);
+    assert.equal(wrong.code, 'invalid_credentials');
+    assert.equal(await attempts(), 1, 'the failed attempt is counted');
+    assert.equal(await entries('verifyLink', link), 0);
+    const right = await p.graphql('mutation($id: ID!) { verifyLink(id: $id, pin: "735190") { id } }', { id: link }, linksKey);
+    assert.ok(!right.body.errors, JSON.stringify(right.body.errors));
+    assert.equal(await entries('verifyLink', link), 1);
+  });
+});
