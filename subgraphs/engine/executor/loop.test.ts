@@ -591,7 +591,7 @@ testNode({
   description: 'test',
   inProcess: true,
   inputs: () => 2,
-  requiredInputs: (p) => p.required,
+  requiredInputs: (p) => p.required as number | number[],
   execute: async (ctx) => ({ outputs: [[{ json: { inputs: ctx.inputs.map((l) => l.map((i) => i.json)) } }]] }),
 });
 // All items to output `to`.
@@ -611,7 +611,7 @@ testNode({
   inProcess: true,
   execute: async (ctx) => ({
     outputs: [
-      ctx.items.map((_, i) => ({ json: { from: ctx.lineage?.pairedItem(ctx.node.parameters.node, i)?.json ?? null, run: ctx.lineage?.runIndex ?? null } })),
+      ctx.items.map((_, i) => ({ json: { from: ctx.lineage?.pairedItem(String(ctx.node.parameters.node), i)?.json ?? null, run: ctx.lineage?.runIndex ?? null } })),
     ],
   }),
 });

@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../kernel/names';
-import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
+import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, listOf, objectOf, type NodeDefinition } from '../nodes';
 import { parseTemplate } from '../expressions';
 import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
@@ -11,7 +11,7 @@ import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
  * credentials are never part of an export, so they are dropped with a note.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 type Mapper = (params: Params, node: Params) => { type: string; parameters: Params; notes?: string };
 
 const N8N_PREFIXES = ['n8n-nodes-base.', '@n8n/n8n-nodes-base.'];
@@ -22,7 +22,7 @@ export function isN8nType(type: unknown): type is string {
 
 export interface ImportedWorkflow {
   name?: string;
-  nodes: unknown[];
+  nodes: unknown;
   connections: unknown;
   settings: Record<string, unknown>;
   tags: string[];
@@ -72,7 +72,8 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
 const RUN_NATIVELY: ReadonlyMap<string, NodeDefinition> = new Map(N8N_NODES.map((n) => [`${N8N_NODE_PREFIX}${n.name}`, n]));
 
 function mapNode(node: Params): Params {
-  const short = node.type.slice(node.type.lastIndexOf('.') + 1);
+  const type = String(node.type);
+  const short = type.slice(type.lastIndexOf('.') + 1);
   if (RUN_NATIVELY.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
   const mapper = ownEntry(MAPPERS, short);
   if (!mapper) {
@@ -95,7 +96,7 @@ function mapNode(node: Params): Params {
   }
   const out = withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
   // A mapped node keeps only the credential it authenticates with (n8n may leave others behind on a node).
-  if (out.credentials) {
+  if (isPlainObject(out.credentials)) {
     const used = mapped.parameters.authentication;
     if (typeof used === 'string' && isPlainObject(out.credentials[used])) out.credentials = { [used]: out.credentials[used] };
     else {
@@ -194,7 +195,7 @@ function operand(v: unknown): string {
 const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86_400 };
 
 function cronOf(params: Params): string {
-  const rule = params.rule?.interval?.[0] ?? {};
+  const rule = objectOf(listOf(objectOf(params.rule).interval)[0]);
   const field = rule.field ?? 'days';
   const m = rule.triggerAtMinute ?? 0;
   const h = rule.triggerAtHour ?? 0;
@@ -221,7 +222,7 @@ function cronOf(params: Params): string {
 }
 
 function legacyCron(params: Params): string {
-  const item = params.triggerTimes?.item?.[0] ?? {};
+  const item = objectOf(listOf(objectOf(params.triggerTimes).item)[0]);
   switch (item.mode ?? 'everyDay') {
     case 'everyMinute':
       return '* * * * *';
@@ -242,7 +243,7 @@ function legacyCron(params: Params): string {
 
 function entries(list: unknown): Params {
   const out: Params = {};
-  if (Array.isArray(list)) for (const e of list) if (e && typeof e.name === 'string' && e.name) out[e.name] = value(e.value);
+  for (const e of listOf(list)) if (isPlainObject(e) && typeof e.name === 'string' && e.name) out[e.name] = value(e.value);
   return out;
 }
 
@@ -258,7 +259,7 @@ function jsonParam(v: unknown): unknown {
 
 function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
   const version = Number(node.typeVersion ?? 1);
-  const options: Params = params.options ?? {};
+  const options = objectOf(params.options);
   const out: Params = { url: value(params.url ?? '') };
   if (version < 3) {
     out.method = params.requestMethod ?? 'GET';
@@ -267,9 +268,9 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
       if (params.queryParametersJson !== undefined) out.query = jsonParam(params.queryParametersJson);
       if (params.headerParametersJson !== undefined) out.headers = jsonParam(params.headerParametersJson);
     } else {
-      const body = entries(params.bodyParametersUi?.parameter);
-      const query = entries(params.queryParametersUi?.parameter);
-      const headers = entries(params.headerParametersUi?.parameter);
+      const body = entries(objectOf(params.bodyParametersUi).parameter);
+      const query = entries(objectOf(params.queryParametersUi).parameter);
+      const headers = entries(objectOf(params.headerParametersUi).parameter);
       if (Object.keys(body).length) out.body = body;
       if (Object.keys(query).length) out.query = query;
       if (Object.keys(headers).length) out.headers = headers;
@@ -278,17 +279,17 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     if (options.ignoreResponseCode === true) out.ignoreHttpErrors = true;
   } else {
     out.method = params.method ?? 'GET';
-    if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(params.queryParameters?.parameters);
-    if (params.sendHeaders) out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(params.headerParameters?.parameters);
+    if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(objectOf(params.queryParameters).parameters);
+    if (params.sendHeaders) out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(objectOf(params.headerParameters).parameters);
     if (params.sendBody) {
       const type = params.contentType ?? 'json';
       if (type === 'raw') {
         out.body = value(params.body ?? '');
         if (params.rawContentType) out.headers = { ...(out.headers ?? {}), 'Content-Type': params.rawContentType };
       } else if (type === 'json') {
-        out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(params.bodyParameters?.parameters);
+        out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(objectOf(params.bodyParameters).parameters);
       } else if (type === 'form-urlencoded') {
-        const form = entries(params.bodyParameters?.parameters);
+        const form = entries(objectOf(params.bodyParameters).parameters);
         out.body = Object.entries(form)
           .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
           .join('&');
@@ -297,14 +298,14 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
         throw new Unsupported(`the body content type "${type}" is not supported`);
       }
     }
-    const response = options.response?.response ?? {};
+    const response = objectOf(objectOf(options.response).response);
     if (response.fullResponse === true) out.fullResponse = true;
     if (response.neverError === true) out.ignoreHttpErrors = true;
   }
   if (typeof options.timeout === 'number') out.timeout = options.timeout;
   const auth = httpAuthentication(params, version, node.credentials);
   if (auth) {
-    if (!isPlainObject(node.credentials?.[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
+    if (!isPlainObject(objectOf(node.credentials)[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
     out.authentication = auth;
   }
   return { type: 'engine.httpRequest', parameters: out };
@@ -348,10 +349,10 @@ function waitNode(params: Params): ReturnType<Mapper> {
 }
 
 function respondNode(params: Params): ReturnType<Mapper> {
-  const options: Params = params.options ?? {};
+  const options = objectOf(params.options);
   const out: Params = {};
   if (options.responseCode !== undefined) out.statusCode = options.responseCode;
-  const headers = entries(options.responseHeaders?.entries);
+  const headers = entries(objectOf(options.responseHeaders).entries);
   // "Put Response in Field": the items' json under that key.
   const key = typeof options.responseKey === 'string' && options.responseKey !== '' ? options.responseKey : undefined;
   if (key?.includes('.')) throw new Unsupported(`a response field with dots ("${key}") is not supported: use a plain field name`);
