@@ -320,14 +320,15 @@ async function checkAnswers(server: ServerInfo): Promise<void> {
   const id = server.ids[1]!;
   const get = async (p: string) => {
     const res = await fetch(server.url + p, { headers: { authorization: `Bearer ${key}` } });
-    const body = (await res.json()) as any;
+    const body = (await res.json()) as { data?: Record<string, unknown>; metadata?: Record<string, unknown> };
     if (res.status !== 200) throw new Error(`GET ${p} answered ${res.status}: ${JSON.stringify(body)}`);
     if (!res.headers.get('x-ratelimit-limit')) throw new Error(`GET ${p} carries no rate-limit headers`);
     return body;
   };
   const full = await get(REST_PATH(id));
   const base = await get(BASELINE_PATH(id));
-  const shape = (b: any) => JSON.stringify({ ...b, metadata: Object.keys(b.metadata ?? {}), data: { ...b.data, last_used_at: 'changes as the key is used' } });
+  const shape = (b: { data?: Record<string, unknown>; metadata?: Record<string, unknown> }) =>
+    JSON.stringify({ ...b, metadata: Object.keys(b.metadata ?? {}), data: { ...b.data, last_used_at: 'changes as the key is used' } });
   if (shape(full) !== shape(base)) {
     throw new Error(`the baseline answers differently from the full path:\n full:     ${JSON.stringify(full)}\n baseline: ${JSON.stringify(base)}`);
   }
@@ -336,7 +337,7 @@ async function checkAnswers(server: ServerInfo): Promise<void> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id } }),
   });
-  const gql = (await res.json()) as any;
+  const gql = (await res.json()) as { errors?: unknown; data?: { apiKey?: { id?: string } } };
   if (res.status !== 200 || gql.errors || gql.data?.apiKey?.id !== id) throw new Error(`GraphQL apiKey answered ${res.status}: ${JSON.stringify(gql)}`);
 }
 

@@ -270,8 +270,9 @@ describe('Queue', () => {
     try {
       const params: unknown[] = [randomUUID(), [job], 10];
       const [{ 'QUERY PLAN': plan }] = await ds.query(`EXPLAIN (FORMAT JSON) ${claimSql(sqlNow(realClock, params))}`, params);
-      const nodes: { 'Node Type': string; 'Index Name'?: string }[] = [];
-      const walk = (n: any) => {
+      type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
+      const nodes: PlanNode[] = [];
+      const walk = (n: PlanNode) => {
         nodes.push(n);
         for (const c of n.Plans ?? []) walk(c);
       };

@@ -40,7 +40,10 @@ test('refused requests do not count against the hour', async () => {
 test('named endpoint limits', async () => {
   const limiter = new RateLimiter();
   for (let i = 0; i < 3; i++) await limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free');
-  await assert.rejects(limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free'), (e: any) => e.code === 'RATE_LIMIT_EXCEEDED' && e.details.limit === 3);
+  await assert.rejects(
+    limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free'),
+    (e) => e instanceof RateLimitExceeded && e.code === 'RATE_LIMIT_EXCEEDED' && e.details.limit === 3,
+  );
 });
 
 test('Redis counters are shared between limiters (gateway processes)', async (t) => {
