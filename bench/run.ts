@@ -19,14 +19,11 @@ import { LOAD_PHASE } from './load';
 import { startOtlpSink, taskRounds, type TaskRoundFigures, type TaskSide } from './tracing.bench';
 
 /**
- * `npm run bench`: every figure the platform promises, each beside a baseline
- * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
- * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
- * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 10), BENCH_KEYS (default 300),
- * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start (a partial run writes no result files;
- * `scale`, never in the default run, writes bench/results/scale.md; `tracing`, not in the default run
- * either, adds the REST read and agent tasks with tracing on beside tracing off),
- * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
+ * `npm run bench`: every figure the platform promises beside a baseline measured in the same run,
+ * written to bench/results/ (see bench/README.md). Knobs: DATABASE_URL (else an embedded server),
+ * BENCH_DURATION / BENCH_WARMUP (s, default 10 / 2), BENCH_ROUNDS (10), BENCH_KEYS (300),
+ * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scale,tracing (a
+ * partial run writes no result files; scale and tracing run only when named), BENCH_CPU_PROF=<dir>.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -102,7 +102,7 @@ describe('workflows and triggers', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const list = res.body.data.workflows;
     assert.deepEqual(
-      list.map((w: any) => w.name),
+      list.map((w: { name: unknown }) => w.name),
       ['Order Intake'],
     );
     const w = list[0];
@@ -124,7 +124,7 @@ describe('workflows and triggers', () => {
     assert.ok(Date.parse(w.lastExecutedAt) > 0);
     const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
     assert.deepEqual(
-      inactive.map((x: any) => x.name),
+      inactive.map((x: { name: unknown }) => x.name),
       ['Dormant'],
     );
     // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
@@ -176,7 +176,7 @@ describe('workflows and triggers', () => {
     assert.ok(done.duration < 5);
     const withData = await getExecution(d.executionId, '?includeData=true');
     assert.deepEqual(
-      withData.nodeData.map((n: any) => [n.nodeName, n.status]),
+      withData.nodeData.map((n: { nodeName: unknown; status: unknown }) => [n.nodeName, n.status]),
       [
         ['Start', 'completed'],
         ['Tag', 'completed'],
@@ -212,7 +212,7 @@ describe('workflows and triggers', () => {
     assert.ok(big.details.size_bytes > big.details.limit_bytes);
     const fields = (res: any) =>
       assertError(res, 400, 'validation_error')
-        .details.errors.map((e: any) => e.field)
+        .details.errors.map((e: { field: unknown }) => e.field)
         .sort();
     assert.deepEqual(fields(await trigger({ payload: {} })), ['workflowId']);
     assert.deepEqual(fields(await trigger({ workflowId: ids.intake })), ['payload']);
@@ -275,7 +275,7 @@ describe('executions', () => {
     assert.equal(after.status, 'cancelled');
     assert.ok(after.cancelledAt);
     const logs = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs;
-    assert.ok(logs.some((l: any) => l.message === 'Execution canceled: no longer needed'));
+    assert.ok(logs.some((l: { message: unknown }) => l.message === 'Execution canceled: no longer needed'));
     assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: {} }), 409, 'conflict');
     assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: reader, body: {} }), 403, 'insufficient_permissions');
   });
@@ -387,7 +387,7 @@ describe('schedules', () => {
       'validation_error',
     );
     assert.deepEqual(
-      tz.details.errors.map((e: any) => e.field),
+      tz.details.errors.map((e: { field: unknown }) => e.field),
       ['timezone'],
     );
     assert.deepEqual(
@@ -401,7 +401,7 @@ describe('schedules', () => {
 
     const listed = (await p.rest('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
     assert.deepEqual(
-      listed.map((x: any) => x.scheduleId),
+      listed.map((x: { scheduleId: unknown }) => x.scheduleId),
       [s.scheduleId, utc.scheduleId, kathmandu.scheduleId],
     );
     const updated = await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: '15 10 * * *', timezone: 'America/New_York' } });
@@ -502,7 +502,7 @@ describe('schedules', () => {
       });
       const jobs = await waitFor('the four jobs to finish', async () => {
         const rows = await p.platform.kernel.db.query(`SELECT state, locked_by FROM platform.jobs WHERE key LIKE 'test-claim-%'`);
-        return rows.length === 4 && rows.every((r: any) => r.state === 'completed') ? rows : undefined;
+        return rows.length === 4 && rows.every((r: { state: unknown }) => r.state === 'completed') ? rows : undefined;
       });
       assert.equal(jobs.length, 4, 'every job ran; one fired, three found the due time taken');
       assert.equal(claimed.length, 1);

@@ -139,7 +139,7 @@ describe('malformed input on the inbound webhook surface (no key at all)', () =>
     const id = (hooks.webhooks ?? hooks).find((w: any) => w.path === '/hostile').webhookId;
     const logs = (await p.rest('GET', `/v1/engine/webhooks/${id}/logs?status=rejected`)).body.data.logs;
     assert.ok(logs.length >= 6, `rejections are logged (${logs.length})`);
-    assert.ok(logs.every((l: any) => l.status === 'rejected'));
+    assert.ok(logs.every((l: { status: unknown }) => l.status === 'rejected'));
   });
 });
 

@@ -162,7 +162,7 @@ describe('deployments on Kubernetes', () => {
     k8s.print('storefront', 'api', 'GET /health 200');
     const logs = (await call('GET', `/services/${service.id}/logs?lines=50`)).body.logs;
     assert.ok(
-      logs.some((l: any) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
+      logs.some((l: { message: unknown; pod: string; level: unknown }) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
       JSON.stringify(logs),
     );
     const abort = new AbortController();

@@ -167,7 +167,7 @@ describe('SIGKILL and restart', () => {
     });
     assert.equal(done.status, 'success', JSON.stringify(done));
     assert.deepEqual(
-      done.nodeData.map((n: any) => n.nodeName),
+      done.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
       ['Start', 'Before', 'Nap', 'After'],
     );
     console.log(

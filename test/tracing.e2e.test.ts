@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { jsonOf } from './support/json';
 import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { startSplitTopology, type SplitTopology } from './support/split';
@@ -345,7 +346,7 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       { name: 'Greet', type: 'engine.set', parameters: { values: { greeting: 'Hello {{ $json.name }}' } }, position: [200, 0] },
     ]);
     const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Traced', ...def }) });
-    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const workflowId = (await jsonOf<{ data: { workflowId: string } }>(created)).data.workflowId;
     const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute`, {
       method: 'POST',
       headers: { ...headers, traceparent },
@@ -374,7 +375,7 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       { name: 'Fetch', type: 'engine.httpRequest', parameters: { url: `${hooks.url}/lookup?api_key=s3cret-out&page=2` }, position: [200, 0] },
     ]);
     const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Query key', ...def }) });
-    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const workflowId = (await jsonOf<{ data: { workflowId: string } }>(created)).data.workflowId;
     const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute?token=s3cret-in`, {
       method: 'POST',
       headers: { ...headers, traceparent },
