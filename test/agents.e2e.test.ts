@@ -179,7 +179,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
     const files = await p.rest('GET', `${CP}/agents/tasks/${d.taskId}/artifacts`);
     assert.equal(files.body.data.artifacts.length, 2);
-    const main = files.body.data.artifacts.find((a: any) => a.path === out.documentationPath);
+    const main = files.body.data.artifacts.find((a: { path: unknown }) => a.path === out.documentationPath);
     assert.equal(main.kind, 'created');
     assert.match(main.content, /## Troubleshooting/);
 

@@ -39,7 +39,7 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
 
     const list = await p.rest('GET', KEYS);
     assert.equal(list.status, 200);
-    const listed = list.body.data.api_keys.find((k: any) => k.id === d.api_key_id);
+    const listed = list.body.data.api_keys.find((k: { id: unknown }) => k.id === d.api_key_id);
     assert.equal(listed.name, 'deploy bot');
     assert.ok(!JSON.stringify(list.body).includes(d.api_key), 'the key is never shown again');
 

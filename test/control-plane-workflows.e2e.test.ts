@@ -4,7 +4,7 @@ import { verifySignature } from '../kernel/webhooks';
 import { testClock, untilDueJobsDone } from './support/clock';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 import { JOB } from '../kernel/topics';
@@ -35,7 +35,7 @@ const ids: Record<string, string> = {};
 /** Executions and schedules: a longer deadline than `until`'s own, asked less often. */
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -415,7 +415,9 @@ describe('schedules', () => {
   /** Runs of a schedule every 30 s are far apart in real time: only moving the clock to its due times makes them come in a test. */
   const HALF_MINUTE = '*/30 * * * * *';
   const scheduleOf = async (workflowId: string, scheduleId: string) =>
-    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find((x: any) => x.scheduleId === scheduleId);
+    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find(
+      (x: { scheduleId: unknown }) => x.scheduleId === scheduleId,
+    );
   const fireJobsDone = (scheduleId: string) => untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId });
 
   test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {

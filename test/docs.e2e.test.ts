@@ -74,7 +74,7 @@ describe('/openapi.json', () => {
     );
     assert.deepEqual(login.requestBody.content['application/json'].schema.required, ['email', 'password']);
     const list = doc.paths['/v1/control-plane/agents/tasks'].get;
-    assert.equal(list.parameters.find((x: any) => x.name === 'limit').schema.type, 'integer');
+    assert.equal(list.parameters.find((x: { name: unknown }) => x.name === 'limit').schema.type, 'integer');
     assert.ok(doc.paths['/metrics'].get && doc.paths['/links/{slug}'].get, 'routes services serve themselves are listed');
   });
 

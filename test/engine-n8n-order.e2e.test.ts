@@ -108,7 +108,7 @@ describe('n8n execution order v1, persisted', () => {
       done.nodeData.map((n: { nodeName: unknown; runIndex: unknown }) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0', 'Nap#0', 'Mark#0', 'Loop#1', 'Nap#1', 'Mark#1', 'Loop#2', 'Done#0'],
     );
-    const loop = (run: number) => done.nodeData.find((n: any) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
+    const loop = (run: number) => done.nodeData.find((n: { nodeName: unknown; runIndex: unknown }) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
     assert.deepEqual(
       loop(0)[1].map((i: { json: unknown }) => i.json),
       [{ n: 1 }],

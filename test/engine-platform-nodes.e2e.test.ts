@@ -71,7 +71,7 @@ describe('prompt node', () => {
       ],
     );
     const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const greet = data.nodeData.find((n: any) => n.nodeName === 'Greet').output.main[0][0].json;
+    const greet = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Greet').output.main[0][0].json;
     assert.deepEqual(Object.keys(greet).sort(), ['metadata', 'output']);
     assert.deepEqual([greet.metadata.model, greet.metadata.promptId, greet.metadata.version], ['model-b', 'greet-customer', 1]);
     assert.match(greet.metadata.testId, /./);
@@ -123,7 +123,7 @@ describe('agent node', () => {
     const last = fake.chatBodies().at(-1);
     assert.ok(JSON.stringify(last?.messages).includes('webhooks'), 'the context reached the agent');
     const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const out = data.nodeData.find((n: any) => n.nodeName === 'Write').output.main[0][0].json;
+    const out = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Write').output.main[0][0].json;
     assert.deepEqual([out.status, out.agentId, out.taskType, out.result.filesCreated], ['completed', 'docs-author', 'write-guide', ['docs/guide.md']]);
     fake.reply(null);
   });

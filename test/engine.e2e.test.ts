@@ -5,10 +5,10 @@ import type { Client } from 'graphql-ws';
 import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
 import { chain, start, type WorkflowNode } from './support/fixtures';
-import { jsonOf } from './support/json';
+import { answerOf, jsonOf } from './support/json';
 import { N8N_EXPORT } from './support/n8n-export';
 import { readBody } from './support/net';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep, until, untilValue } from './support/until';
 
@@ -105,7 +105,7 @@ const waitStatus = (id: string, status: string, timeoutMs = 15_000) =>
     { timeoutMs, everyMs: 100 },
   );
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -332,7 +332,7 @@ describe('executions', () => {
     assert.equal(first.error.node, 'Call');
     assert.equal(first.error.details.statusCode, 503);
     const firstData = await execution(first.executionId, true);
-    const stamp = firstData.nodeData.find((n: any) => n.nodeName === 'Stamp').output.main[0][0].json.stamp;
+    const stamp = firstData.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Stamp').output.main[0][0].json.stamp;
 
     const retried = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
     assert.equal(retried.status, 201, JSON.stringify(retried.body));
@@ -618,7 +618,7 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
         method,
         headers: { 'x-engine-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(answerOf);
 
     const created = await native('POST', '/workflows', { ...N8N_EXPORT, name: 'Native import' });
     assert.equal(created.status, 201, JSON.stringify(created.body));

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
 
@@ -116,7 +116,7 @@ async function signIn(code: string, via: 'github' | 'google' = 'github'): Promis
 
 const call = (method: string, path: string, token: string | null, body?: unknown) => p.rest(method, API + path, { key: token, body });
 
-function fails(res: { status: number; body: any }, status: number, code: string) {
+function fails(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error, code);
@@ -251,7 +251,7 @@ describe('projects, requests, votes and comments', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, ...Array(9).fill(409)], JSON.stringify(answers.map((a) => a.body)));
     for (const a of answers.filter((x) => x.status === 409)) fails(a, 409, 'conflict');
     const winner = answers.find((a) => a.status === 201)!.body.data;
-    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: any) => x.slug === slug);
+    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: { slug: unknown }) => x.slug === slug);
     assert.deepEqual(
       listed.map((x: { id: unknown }) => x.id),
       [winner.id],

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { auditSubgraph } from './support/audit-subgraph';
+import { answerOf } from './support/json';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -88,7 +89,7 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
         method: 'POST',
         headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(answerOf);
     const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
     assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
     const wrongType = await post({ query: 'query($id: ID!){ apiKey(id: $id){ name auditLabel } }', variables: { id: { nested: true } } });

@@ -263,7 +263,7 @@ describe('projects', () => {
     assert.deepEqual(created.ci, { enabled: true, provider: 'github-actions' });
     const list = await call('GET', '/projects?limit=100', { token: maint.token });
     assert.equal(list.status, 200);
-    const listed = list.body.data.find((x: any) => x.id === created.id);
+    const listed = list.body.data.find((x: { id: unknown }) => x.id === created.id);
     assert.equal(listed.members, 1);
     assert.ok(['page', 'limit', 'total'].every((k) => k in list.body.pagination));
     const got = await call('GET', `/projects/${created.id}`, { token: maint.token });
@@ -424,7 +424,9 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(done.message, 'deployment "worker" exceeded its progress deadline');
     assert.equal((await call('GET', `/services/${s.id}`)).body.status, 'failed');
     const alerts = await until('the alert', async () => {
-      const a = (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((x: any) => x.rule === 'deployment_failed' && x.subject === s.id);
+      const a = (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter(
+        (x: { rule: unknown; subject: unknown }) => x.rule === 'deployment_failed' && x.subject === s.id,
+      );
       return a.length ? a : null;
     });
     assert.equal(alerts[0].severity, 'critical');
@@ -653,7 +655,7 @@ describe('webhooks', () => {
       { url: reg.body.url, events: reg.body.events, active: reg.body.active },
       { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true },
     );
-    const listed = (await call('GET', '/webhooks')).body.data.find((w: any) => w.id === reg.body.id);
+    const listed = (await call('GET', '/webhooks')).body.data.find((w: { id: unknown }) => w.id === reg.body.id);
     assert.ok(listed && !('secret' in listed));
 
     received.length = 0;

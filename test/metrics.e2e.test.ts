@@ -203,7 +203,7 @@ describe('GET /metrics/agents', () => {
     for (const type of ['plan', 'build', 'review']) {
       const ts = tasks.filter((t) => t.type === type);
       assert.deepEqual(
-        m.taskTypeBreakdown.find((x: any) => x.taskType === type),
+        m.taskTypeBreakdown.find((x: { taskType: unknown }) => x.taskType === type),
         {
           taskType: type,
           executions: ts.length,
@@ -216,7 +216,7 @@ describe('GET /metrics/agents', () => {
     for (const code of codes) {
       const n = tasks.filter((t) => t.code === code).length;
       assert.deepEqual(
-        m.errorBreakdown.find((e: any) => e.errorCode === code),
+        m.errorBreakdown.find((e: { errorCode: unknown }) => e.errorCode === code),
         { errorCode: code, count: n, percentage: pct(n, failed) },
       );
     }
@@ -299,7 +299,7 @@ describe('GET /metrics/workflows', () => {
     assert.equal(w.timeseries[1].executions, 0);
     const shape = execs.map((e) => e.nodes[1]!);
     assert.deepEqual(
-      w.nodePerformance.find((n: any) => n.nodeName === 'Shape'),
+      w.nodePerformance.find((n: { nodeName: unknown }) => n.nodeName === 'Shape'),
       {
         nodeName: 'Shape',
         executions: shape.length,
@@ -443,15 +443,15 @@ describe('GET /metrics/costs', () => {
       usageFee: money(agentsCost + wfCost + 4 * PRICES.perOrchestration),
     });
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'agents'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'agents'),
       { category: 'agents', cost: money(agentsCost), executions: billed.length, tokens, costPerExecution: money(agentsCost / billed.length) },
     );
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'workflows'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'workflows'),
       { category: 'workflows', cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution },
     );
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'orchestrations'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'orchestrations'),
       { category: 'orchestrations', cost: money(4 * PRICES.perOrchestration), orchestrations: 4, costPerOrchestration: PRICES.perOrchestration },
     );
     const byAgent = [A1, A2].map((a) => {
@@ -520,7 +520,7 @@ describe('POST /metrics/query', () => {
       mine.length,
     );
     assert.equal(
-      count.body.data.results.find((r: any) => r.taskType === 'build' && r.status === 'completed').value,
+      count.body.data.results.find((r: { taskType: unknown; status: unknown }) => r.taskType === 'build' && r.status === 'completed').value,
       mine.filter((t) => t.type === 'build' && t.status === 'completed').length,
     );
     const rate = await query({ metric: 'workflow_success_rate', aggregation: 'avg', timeRange: range });

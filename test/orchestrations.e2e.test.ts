@@ -8,7 +8,7 @@ import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { Client as PgClient } from 'pg';
 import { testClock } from './support/clock';
 import { createTestDatabase } from './support/database';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep, until } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
@@ -128,7 +128,7 @@ const research = (extra: Record<string, unknown> = {}) => ({
   gateValidation: {},
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -192,7 +192,7 @@ describe('gates', () => {
     for (let i = 1; i < stages.length; i++) assert.deepEqual(stages[i].entry, stages[i - 1].exit);
     const implement = stages[2].exit;
     assert.deepEqual(
-      implement.find((k: any) => k.name === 'tests'),
+      implement.find((k: { name: unknown }) => k.name === 'tests'),
       {
         name: 'tests',
         required: true,
@@ -325,7 +325,7 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
     assertError(circular, 422, 'workflow_validation_failed');
     const types = circular.body.error.details.errors.map((e: { type: unknown }) => e.type);
     assert.deepEqual(types, ['circular_dependency', 'circular_dependency']);
-    assert.deepEqual(circular.body.error.details.errors.find((e: any) => e.cycle)?.cycle.length, 3);
+    assert.deepEqual(circular.body.error.details.errors.find((e: { cycle: unknown }) => e.cycle)?.cycle.length, 3);
 
     // In a stage that is not parallel each task also waits for the one before it.
     const order = await post({
@@ -450,10 +450,10 @@ describe('an orchestration run', () => {
       rows.every((r: { created_by_key: unknown }) => r.created_by_key === writer.id),
       'the tasks run on behalf of the key that created the orchestration',
     );
-    const implement = rows.find((r: any) => r.stage === 'IMPLEMENT');
+    const implement = rows.find((r: { stage: unknown }) => r.stage === 'IMPLEMENT');
     assert.equal(implement.forge.outputs.planPath, 'plans/checkout.md');
     assert.equal(implement.forge.outputs.workflowPath, 'workflows/checkout.json');
-    assert.deepEqual(rows.find((r: any) => r.stage === 'RESEARCH').forge.outputs, {});
+    assert.deepEqual(rows.find((r: { stage: unknown }) => r.stage === 'RESEARCH').forge.outputs, {});
 
     // Webhooks: signed, one per stage and one for the end.
     const mine = await waitFor('4 webhooks', () => {
@@ -560,7 +560,7 @@ describe('an orchestration run', () => {
     assert.equal(failed.stages[0].status, 'failed');
     const slow = await waitFor('the sibling to be cancelled', async () => {
       const s = await status(c.orchestrationId, true);
-      const t = s.stages[0].tasks.find((x: any) => x.key === 'slow');
+      const t = s.stages[0].tasks.find((x: { key: unknown }) => x.key === 'slow');
       return t.status === 'cancelled' ? t : null;
     });
     assert.ok(slow.taskId);

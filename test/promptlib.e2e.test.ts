@@ -222,7 +222,7 @@ describe('GET /v1/promptlib/prompts', () => {
 
     const billing = ok(await p.rest('GET', `${V1}/prompts?domain=billing`));
     assert.deepEqual(billing.prompts.map((x: { promptId: unknown }) => x.promptId).sort(), ['list-a', 'list-b', 'list-c']);
-    const item = billing.prompts.find((x: any) => x.promptId === 'list-a');
+    const item = billing.prompts.find((x: { promptId: unknown }) => x.promptId === 'list-a');
     for (const f of ['promptId', 'name', 'domain', 'version', 'status', 'testsRun', 'successRate']) assert.ok(f in item, f);
     assert.equal(item.domain, 'billing');
     assert.deepEqual(billing.pagination, { total: 3, limit: 20, offset: 0, hasMore: false });
@@ -389,7 +389,7 @@ describe('fragments and rendering', () => {
         [2, 2, 5, 50],
       ],
     );
-    const listed = ok(await p.rest('GET', `${V1}/prompts?limit=100`)).prompts.find((x: any) => x.promptId === 'perf');
+    const listed = ok(await p.rest('GET', `${V1}/prompts?limit=100`)).prompts.find((x: { promptId: unknown }) => x.promptId === 'perf');
     assert.deepEqual([listed.testsRun, listed.successRate], [3, 66.67]);
   });
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
-import { jsonOf } from './support/json';
+import { answerOf, jsonOf } from './support/json';
 import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { startSplitTopology, type SplitTopology } from './support/split';
@@ -14,6 +14,7 @@ import { until } from './support/until';
 import { chain, localWebhooksEnv } from './support/fixtures';
 import { subscribe, wsClient } from './support/subscribe';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+import type { JsonAnswer } from './support/platform';
 
 /**
  * Traces end to end, exported over OTLP/HTTP to a local collector: an inbound traceparent is
@@ -47,8 +48,8 @@ async function runTask(baseUrl: string, key: string, traceparent: string, extra:
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent },
     body: JSON.stringify({ ...TASK, ...extra }),
   });
-  const body = (await res.json()) as any;
-  assert.equal(res.status, 200, JSON.stringify(body));
+  const { status, body } = await answerOf(res);
+  assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.data.status, 'completed', JSON.stringify(body));
   return body.data;
 }
@@ -61,7 +62,8 @@ async function call(baseUrl: string, method: string, path: string, o: { key?: st
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
   const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as any };
+  const answer: JsonAnswer = { status: res.status, body: text ? JSON.parse(text) : null };
+  return answer;
 }
 
 const graphql = (baseUrl: string, key: string, query: string, traceparent?: string) => call(baseUrl, 'POST', '/graphql', { key, body: { query }, traceparent });
@@ -73,7 +75,7 @@ const graphql = (baseUrl: string, key: string, query: string, traceparent?: stri
  */
 const ERROR_ANSWERS: {
   name: string;
-  send: (url: string, key: string, traceparent: string) => Promise<{ status: number; body: any }>;
+  send: (url: string, key: string, traceparent: string) => Promise<JsonAnswer>;
   details: (body: any) => any;
 }[] = [
   {
