@@ -5,7 +5,7 @@ import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { taskStore, type NewTask } from '../subgraphs/control-plane/tasks';
 import { gateCriteria } from '../subgraphs/control-plane/gates';
 import { seedAgentPrompts } from '../subgraphs/control-plane/agents';
-import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { startFakeLlm, type ChatBody, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
@@ -20,7 +20,7 @@ let p: TestPlatform;
 let fake: FakeLlm;
 
 /** What a good model answers: the main file the prompt names, with every expected section, an example and a valid link. */
-function goodAnswer(body: any): string {
+function goodAnswer(body: ChatBody): string {
   const prompt: string = body.messages.at(-1)!.content;
   const main = /The main file is (\S+)/.exec(prompt)![1]!;
   const sections = /The main file has these sections, as headings: ([^\n]+)\./.exec(prompt)?.[1]?.split(', ') ?? ['Overview'];
