@@ -665,7 +665,7 @@ describe('GraphQL', () => {
     // Its log, oldest first: queued, started, the model's answer, the files, the end.
     const { logs, result } = read.body.data.task;
     assert.deepEqual(
-      logs.map((l: any) => l.message.split(' ')[0]),
+      logs.map((l: { message: string }) => l.message.split(' ')[0]),
       ['Queued', 'Started', result.model, 'Wrote', 'Completed'],
       JSON.stringify(logs),
     );

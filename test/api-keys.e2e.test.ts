@@ -12,7 +12,10 @@ afterAll(async () => {
   await p?.stop();
 });
 
-function assertPlatformError(body: any, code: string) {
+function assertPlatformError(
+  body: { success: unknown; error: { code: unknown; message: unknown }; metadata: { request_id: string; timestamp: string } },
+  code: string,
+) {
   assert.equal(body.success, false);
   assert.equal(body.error.code, code, JSON.stringify(body));
   assert.equal(typeof body.error.message, 'string');

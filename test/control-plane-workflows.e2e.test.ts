@@ -210,7 +210,7 @@ describe('workflows and triggers', () => {
     assert.equal(assertError(await trigger({ workflowId: 'dormant', payload: {} }), 409, 'WORKFLOW_INACTIVE').details.workflowId, ids.dormant);
     const big = assertError(await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }), 413, 'PAYLOAD_TOO_LARGE');
     assert.ok(big.details.size_bytes > big.details.limit_bytes);
-    const fields = (res: any) =>
+    const fields = (res: JsonAnswer) =>
       assertError(res, 400, 'validation_error')
         .details.errors.map((e: { field: unknown }) => e.field)
         .sort();
@@ -392,7 +392,7 @@ describe('schedules', () => {
     );
     assert.deepEqual(
       assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map(
-        (e: any) => e.field,
+        (e: { field: unknown }) => e.field,
       ),
       ['cron'],
     );

@@ -54,7 +54,12 @@ async function runSync(p: TestPlatform, workflowId: string, data: Record<string,
   return res.body.data;
 }
 
-function assertBudget(execution: any, budget: string, limit: number, node?: string) {
+function assertBudget(
+  execution: { status: unknown; error: { code: unknown; message: string; node?: unknown; details: { budget: unknown; limit: unknown; value: number } } },
+  budget: string,
+  limit: number,
+  node?: string,
+) {
   assert.equal(execution.status, 'error', JSON.stringify(execution).slice(0, 500));
   assert.equal(execution.error.code, 'EXECUTION_FAILED');
   assert.equal(execution.error.details.budget, budget, JSON.stringify(execution.error));

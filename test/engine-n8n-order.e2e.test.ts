@@ -87,7 +87,10 @@ describe('n8n execution order v1, persisted', () => {
           `SELECT run_index, state FROM engine.execution_nodes WHERE execution_id = $1 AND node_name = 'Loop' ORDER BY run_index`,
           [id],
         )
-      ).map((r: any) => [r.run_index, r.state && { left: r.state.items.length, noItemsLeft: r.state.noItemsLeft, done: r.state.done }]);
+      ).map((r: { run_index: unknown; state: { items: unknown[]; noItemsLeft: unknown; done: unknown } | null }) => [
+        r.run_index,
+        r.state && { left: r.state.items.length, noItemsLeft: r.state.noItemsLeft, done: r.state.done },
+      ]);
     assert.deepEqual(await loopStates(), [[0, { left: 1, noItemsLeft: false, done: false }]], 'the context the resume continues from');
 
     const done = await untilValue(

@@ -61,7 +61,11 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     const partial = await both('{ a: apiKey(id: "nope"){ id } b: __typename }');
     assert.equal(partial.post.status, 404);
     assert.deepEqual(
-      JSON.parse(partial.post.body).errors.map((e: any) => [e.path, e.extensions.code, 'http' in e.extensions]),
+      JSON.parse(partial.post.body).errors.map((e: { path: unknown; extensions: Record<string, unknown> }) => [
+        e.path,
+        e.extensions.code,
+        'http' in e.extensions,
+      ]),
       [[['a'], 'resource_not_found', false]],
     );
     const spanning = JSON.parse((await both('query($id: ID!){ apiKey(id: $id){ name auditLabel } }', { id: keyId })).post.body);
@@ -78,7 +82,7 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     assert.deepEqual((await answer(other)).data, { a: null, b: null });
     const denied = await answer(reader);
     assert.deepEqual(
-      denied.errors.map((e: any) => e.extensions.code),
+      denied.errors.map((e: { extensions: { code: unknown } }) => e.extensions.code),
       ['insufficient_permissions', 'insufficient_permissions'],
     );
   });

@@ -594,7 +594,7 @@ describe('system resources and health', () => {
     assert.ok(r.summary.averageMemoryUsage > 0 && r.summary.averageMemoryUsage <= 100);
     assert.ok(r.timeseries.length >= 2);
     assert.equal(
-      r.timeseries.reduce((a: number, b: any) => a + b.requests.total, 0),
+      r.timeseries.reduce((a: number, b: { requests: { total: number } }) => a + b.requests.total, 0),
       r.summary.totalRequests,
     );
     for (const b of r.timeseries) assert.deepEqual(Object.keys(b).sort(), ['cpu', 'memory', 'network', 'requests', 'storage', 'timestamp']);
