@@ -1,5 +1,5 @@
-// ESLint flat config: the type-aware rules that catch what `tsc` cannot — promises nobody awaits
-// and values typed `any` flowing on unchecked. Formatting is Prettier's job (.prettierrc), not ESLint's.
+// ESLint flat config: the rules that catch what `tsc` cannot — promises nobody awaits, `any` written
+// out, and values typed `any` flowing on unchecked. Formatting is Prettier's job (.prettierrc), not ESLint's.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
