@@ -280,7 +280,8 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
   } else {
     out.method = params.method ?? 'GET';
     if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(objectOf(params.queryParameters).parameters);
-    if (params.sendHeaders) out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(objectOf(params.headerParameters).parameters);
+    if (params.sendHeaders)
+      out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(objectOf(params.headerParameters).parameters);
     if (params.sendBody) {
       const type = params.contentType ?? 'json';
       if (type === 'raw') {

@@ -169,7 +169,10 @@ export const merge: NodeDefinition = {
   inputs: (p) => (typeof p.numberInputs === 'number' && Number.isInteger(p.numberInputs) ? p.numberInputs : 2),
   invalid: (p) => {
     if (p.mode !== undefined && !isOneOf(MERGE_MODES, p.mode)) return { parameter: 'mode', message: `must be one of ${MERGE_MODES.join(', ')}` };
-    if (p.numberInputs !== undefined && !(typeof p.numberInputs === 'number' && Number.isInteger(p.numberInputs) && p.numberInputs >= 2 && p.numberInputs <= 10)) {
+    if (
+      p.numberInputs !== undefined &&
+      !(typeof p.numberInputs === 'number' && Number.isInteger(p.numberInputs) && p.numberInputs >= 2 && p.numberInputs <= 10)
+    ) {
       return { parameter: 'numberInputs', message: 'must be an integer from 2 to 10' };
     }
     if (p.output !== undefined && !/^input\d+$/.test(String(p.output))) return { parameter: 'output', message: 'must be input1, input2, …' };

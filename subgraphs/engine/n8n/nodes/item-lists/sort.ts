@@ -47,7 +47,10 @@ function shuffled(items: Item[]): Item[] {
 }
 
 function sortedByFields(items: Item[], p: Params, options: Params): Item[] {
-  const fields = entries(p.sortFieldsUi ?? {}, 'sortField', { fieldName: '', order: 'ascending' }).map((e) => ({ fieldName: String(e.fieldName), order: e.order }));
+  const fields = entries(p.sortFieldsUi ?? {}, 'sortField', { fieldName: '', order: 'ascending' }).map((e) => ({
+    fieldName: String(e.fieldName),
+    order: e.order,
+  }));
   if (!fields.length) throw new NodeError('No sorting specified. Please add a field to sort by');
   const dotless = Boolean(options.disableDotNotation);
   const read = fieldReader(dotless);

@@ -213,7 +213,10 @@ function unsupported(params: Params, version: number): { option: string; message
     const counts = version < 3 ? 'outputsAmount' : 'numberOutputs';
     deciding.push([counts, params[counts]]);
   } else {
-    deciding.push(['rules', params.rules], [version < 3 ? 'rules.rules' : 'rules.values', version < 3 ? objectOf(params.rules).rules : objectOf(params.rules).values]);
+    deciding.push(
+      ['rules', params.rules],
+      [version < 3 ? 'rules.rules' : 'rules.values', version < 3 ? objectOf(params.rules).rules : objectOf(params.rules).values],
+    );
     if (version >= 3) deciding.push(['options.fallbackOutput', objectOf(params.options).fallbackOutput]);
   }
   const found = deciding.find(([, value]) => isExpression(value));
