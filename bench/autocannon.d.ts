@@ -65,7 +65,7 @@ declare module 'autocannon' {
     }
     interface Instance extends PromiseLike<Result> {
       stop(): void;
-      on(event: string, listener: (...args: any[]) => void): this;
+      on(event: string, listener: (...args: never[]) => void): this;
     }
   }
   function autocannon(opts: autocannon.Options): autocannon.Instance;

@@ -8,15 +8,10 @@ import { interleaved, LOAD_PHASE, type LoadFigures, type Slice } from './load';
 import { benchMain, createScratchDatabase } from './scratch-db';
 
 /**
- * Short-link redirects per second, and verification attempts per second.
- *
- *   redirect  GET /links/{slug} for a public link: the platform's public short link (cache read,
- *             the visit recorded — batched, flushed on drain — and a 302)
- *   baseline  a bare node:http server in the same child process answering 302 with a Location
- *   verify    POST /links/api/links/{id}/verify with the right password (one argon2id verification each)
- *   locked    the same from an address that is locked out (5 failures): answered without hashing
- *
- * After the load the child drains, and the visits stored must equal the 302s given.
+ * Short-link redirects per second beside a bare node:http 302, and password verifications per
+ * second (one argon2id each) beside those of a locked-out address (answered without hashing).
+ * After the load the child drains, and the visits stored must equal the 302s given: a redirect
+ * that loses its visit would be fast for the wrong reason.
  * Use: `await benchLinks(serverUrl)`, or `node dist/bench/links.bench.js`. Knobs as bench/run.ts.
  */
 

@@ -13,19 +13,12 @@ import { spawnServer } from './child';
 import { jsonClient } from './load';
 
 /**
- * Prompt test runs through the platform (POST /v1/promptlib/prompts/{id}/test: authentication,
- * rate limits, REST adapter, gateway, render, model call, stored run) against the same model
- * call made directly through kernel/llm, both against one local fake model, in one process: a
- * child of its own, started with the node flags of `npm start` (bench/child.ts), so the platform
- * runs as it does in production and not in the driver's heap (which holds every latency of the
- * load phases). Overhead = platform p50 − direct p50, from calls
- * made one at a time with the three alternating, so the machine's drift reaches them alike.
- *
- * The third is the physical reference, as the reads have theirs: a bare `node:http` handler
- * (startBareTest) doing what a prompt test cannot do without — the same model call, the same
- * durable insert of the run on a `pg` pool of its own, a JSON answer — with no framework,
- * authentication, rate limit, validation or GraphQL. Its own overhead over the direct call is what
- * one more HTTP hop and one committed insert cost on this machine.
+ * Prompt test runs through the platform (POST /v1/promptlib/prompts/{id}/test) against the same
+ * model call made directly through kernel/llm, and a bare `node:http` handler doing only what a
+ * test cannot do without (the model call, one committed insert, a JSON answer): what the platform
+ * adds is platform p50 − direct p50, and the bare handler shows what a hop and an insert cost here.
+ * One local fake model; the platform runs in a child started as `npm start` runs it (bench/child.ts)
+ * so the driver's heap stays out of it; calls alternate one at a time so drift reaches all three alike.
  */
 export interface PromptBenchFigures {
   platform: { p50Ms: number; p99Ms: number; runsPerSecond: number };

@@ -19,14 +19,11 @@ import { LOAD_PHASE } from './load';
 import { startOtlpSink, taskRounds, type TaskRoundFigures, type TaskSide } from './tracing.bench';
 
 /**
- * `npm run bench`: every figure the platform promises, each beside a baseline
- * measured in the same run, written to bench/results/<timestamp>.json and bench/results/latest.md.
- * See bench/README.md. Knobs (environment): DATABASE_URL (else an embedded server),
- * BENCH_DURATION / BENCH_WARMUP (seconds, default 10 / 2), BENCH_ROUNDS (default 10), BENCH_KEYS (default 300),
- * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start (a partial run writes no result files;
- * `scale`, never in the default run, writes bench/results/scale.md; `tracing`, not in the default run
- * either, adds the REST read and agent tasks with tracing on beside tracing off),
- * BENCH_CPU_PROF=<dir> (the server child runs with --cpu-prof into <dir>).
+ * `npm run bench`: every figure the platform promises beside a baseline measured in the same run,
+ * written to bench/results/ (see bench/README.md). Knobs: DATABASE_URL (else an embedded server),
+ * BENCH_DURATION / BENCH_WARMUP (s, default 10 / 2), BENCH_ROUNDS (10), BENCH_KEYS (300),
+ * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scale,tracing (a
+ * partial run writes no result files; scale and tracing run only when named), BENCH_CPU_PROF=<dir>.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -320,14 +317,15 @@ async function checkAnswers(server: ServerInfo): Promise<void> {
   const id = server.ids[1]!;
   const get = async (p: string) => {
     const res = await fetch(server.url + p, { headers: { authorization: `Bearer ${key}` } });
-    const body = (await res.json()) as any;
+    const body = (await res.json()) as { data?: Record<string, unknown>; metadata?: Record<string, unknown> };
     if (res.status !== 200) throw new Error(`GET ${p} answered ${res.status}: ${JSON.stringify(body)}`);
     if (!res.headers.get('x-ratelimit-limit')) throw new Error(`GET ${p} carries no rate-limit headers`);
     return body;
   };
   const full = await get(REST_PATH(id));
   const base = await get(BASELINE_PATH(id));
-  const shape = (b: any) => JSON.stringify({ ...b, metadata: Object.keys(b.metadata ?? {}), data: { ...b.data, last_used_at: 'changes as the key is used' } });
+  const shape = (b: { data?: Record<string, unknown>; metadata?: Record<string, unknown> }) =>
+    JSON.stringify({ ...b, metadata: Object.keys(b.metadata ?? {}), data: { ...b.data, last_used_at: 'changes as the key is used' } });
   if (shape(full) !== shape(base)) {
     throw new Error(`the baseline answers differently from the full path:\n full:     ${JSON.stringify(full)}\n baseline: ${JSON.stringify(base)}`);
   }
@@ -336,7 +334,7 @@ async function checkAnswers(server: ServerInfo): Promise<void> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify({ query: GRAPHQL_QUERY, variables: { id } }),
   });
-  const gql = (await res.json()) as any;
+  const gql = (await res.json()) as { errors?: unknown; data?: { apiKey?: { id?: string } } };
   if (res.status !== 200 || gql.errors || gql.data?.apiKey?.id !== id) throw new Error(`GraphQL apiKey answered ${res.status}: ${JSON.stringify(gql)}`);
 }
 

@@ -118,14 +118,16 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
     const plans: ScaleFigures['plans'] = [];
     const recorded: { text: string; values: unknown[] }[] = [];
     const original = pg.Client.prototype.query;
-    (pg.Client.prototype as any).query = function (this: pg.Client, q: any, values?: any, ...rest: any[]) {
+    // Client#query is overloaded; the recorder takes its arguments as given and hands them on unchanged.
+    const recorder = function (this: pg.Client, q: string | { text?: unknown; values?: unknown[] } | undefined, values?: unknown, ...rest: unknown[]) {
       const text = typeof q === 'string' ? q : q?.text;
-      const params = Array.isArray(values) ? values : q?.values;
+      const params = Array.isArray(values) ? values : typeof q === 'string' ? undefined : q?.values;
       // Reads only: the workers' background tally folds (DELETE … RETURNING) are no endpoint's.
       if (typeof text === 'string' && /^\s*(SELECT|WITH)/i.test(text) && !/\bDELETE\b/.test(text) && /control_plane\.tasks|engine\.executions/.test(text))
         recorded.push({ text, values: params ?? [] });
-      return (original as any).call(this, q, values, ...rest);
+      return (original as (...args: unknown[]) => unknown).call(this, q, values, ...rest);
     };
+    pg.Client.prototype.query = recorder as typeof original;
     try {
       const month = new Date(Date.now() - 30 * 86_400_000).toISOString();
       for (const [name, p] of Object.entries(scaleTargets(have, sampleTask, sampleExecution, workflows[3]!, month))) {
@@ -134,7 +136,8 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
         for (const r of [...recorded]) {
           const plan = (await sql.query(`EXPLAIN (FORMAT JSON) ${r.text}`, r.values as unknown[])).rows[0]['QUERY PLAN'][0].Plan;
           const nodes: string[] = [];
-          const walk = (n: any) => {
+          type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
+          const walk = (n: PlanNode) => {
             nodes.push(n['Relation Name'] ? `${n['Node Type']} on ${n['Relation Name']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}` : n['Node Type']);
             for (const c of n.Plans ?? []) walk(c);
           };
@@ -148,7 +151,7 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
         }
       }
     } finally {
-      (pg.Client.prototype as any).query = original;
+      pg.Client.prototype.query = original;
     }
     return { sizes: SIZES, endpoints, plans, generationSeconds };
   } finally {

@@ -17,15 +17,11 @@ import { stopOnSignals } from './child';
 import { createScratchDatabase, resolveBenchServer } from './scratch-db';
 
 /**
- * The platform under benchmark, in a process of its own (bench/run.ts drives it): a scratch
- * database, the whole platform (`all` role) on 127.0.0.1 with an ephemeral port, plus the baseline
- * handler, then BENCH_KEYS enterprise-tier keys. Prints one JSON line on stdout:
- *   {"url", "bareUrl", "keys": [plain keys], "ids": [their ids, same order], "keyId": ids[0], "dbUrl", "taskKeys"}
- * `taskKeys`: BENCH_TASK_KEYS keys that may run agent tasks (none unless asked; the tracing phase asks).
- * `bareUrl` is the physical reference (startBareReference).
- * Keys hold `keys:manage` only (not `*`), so a key may read itself: every request of the load
- * reads the key that authenticates it. Stops on SIGTERM/SIGINT, when the driver that spawned it is
- * gone (IPC channel closed), or after BENCH_SERVER_MAX_SECONDS.
+ * The platform under benchmark in a process of its own (bench/run.ts drives it): scratch database,
+ * the whole platform and the baseline handler on ephemeral ports, BENCH_KEYS enterprise keys (and
+ * BENCH_TASK_KEYS task keys when asked). Prints one JSON line: url, bareUrl, keys, ids, keyId, dbUrl,
+ * taskKeys. Keys hold `keys:manage`, not `*`, so each request reads the key that authenticates it.
+ * Stops on SIGTERM/SIGINT, when its driver is gone (IPC closed) or after BENCH_SERVER_MAX_SECONDS.
  */
 
 export const BASELINE_PATH = '/bench/baseline/api-keys/:key_id';

@@ -43,7 +43,7 @@ export interface GatewayOptions {
 }
 
 export interface OperationResult {
-  data?: Record<string, any> | null;
+  data?: Record<string, unknown> | null;
   errors?: readonly GraphQLFormattedError[];
 }
 

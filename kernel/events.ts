@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import Redis from 'ioredis';
 import type { Logger } from './logger';
-import type { AnyNames, Registry, Topics } from './topics';
+import type { Registry, Topics } from './topics';
 
 /**
  * Publish/subscribe for state changes (task, execution, orchestration, key events, job
@@ -12,7 +12,7 @@ import type { AnyNames, Registry, Topics } from './topics';
  * Payloads are small (ids and states): subscribers refetch what they need.
  */
 
-export type EventHandler<P = any> = (payload: P) => void;
+export type EventHandler<P = unknown> = (payload: P) => void;
 
 /**
  * Typed by a registry of topics and their payloads (kernel/topics.ts, the default): a topic not in
@@ -35,16 +35,16 @@ interface Envelope {
 const CHANNEL = 'platform_events';
 
 // The transports move any name and payload; the registry is the callers' contract (createEventBus).
-class LocalBus implements EventBus<AnyNames> {
+class LocalBus<T extends Registry> implements EventBus<T> {
   protected readonly emitter = new EventEmitter();
   protected readonly origin = randomUUID();
   constructor() {
     this.emitter.setMaxListeners(0);
   }
-  async publish(topic: string, payload: unknown): Promise<void> {
+  async publish<K extends keyof T & string>(topic: K, payload: T[K]): Promise<void> {
     this.deliver(topic, payload);
   }
-  subscribe(topic: string, handler: EventHandler): () => void {
+  subscribe<K extends keyof T & string>(topic: K, handler: EventHandler<T[K]>): () => void {
     this.emitter.on(topic, handler);
     return () => this.emitter.off(topic, handler);
   }
@@ -66,7 +66,7 @@ class LocalBus implements EventBus<AnyNames> {
   }
 }
 
-class PostgresBus extends LocalBus {
+class PostgresBus<T extends Registry> extends LocalBus<T> {
   private listener?: Client;
   private closed = false;
   constructor(
@@ -99,7 +99,7 @@ class PostgresBus extends LocalBus {
   }
 }
 
-class RedisBus extends LocalBus {
+class RedisBus<T extends Registry> extends LocalBus<T> {
   private readonly pub: Redis;
   private readonly sub: Redis;
   constructor(url: string) {
@@ -128,14 +128,14 @@ export type EventTransport =
 export async function createEventBus<T extends Registry = Topics>(transport: EventTransport, logger: Logger): Promise<EventBus<T>> {
   switch (transport.kind) {
     case 'memory':
-      return new LocalBus();
+      return new LocalBus<T>();
     case 'postgres': {
-      const bus = new PostgresBus(transport.url, transport.notify, logger);
+      const bus = new PostgresBus<T>(transport.url, transport.notify, logger);
       await bus.start();
       return bus;
     }
     case 'redis': {
-      const bus = new RedisBus(transport.url);
+      const bus = new RedisBus<T>(transport.url);
       await bus.start();
       return bus;
     }

@@ -117,7 +117,7 @@ test('a field resolver loads once for the whole list, and each execution has its
   const first = await execute('{ loaderItems { id detail } }', undefined, ctx);
   assert.equal(first.errors, undefined);
   assert.deepEqual(
-    (first.data as any).loaderItems.map((i: any) => i.detail),
+    (first.data as { loaderItems: { detail: string }[] }).loaderItems.map((i) => i.detail),
     ['detail of a', 'detail of b', 'detail of c', 'detail of d'],
   );
   assert.deepEqual(detailBatches, [['a', 'b', 'c', 'd']]);

@@ -22,7 +22,8 @@ export function defineLoader<K, V>(name: string, batch: (keys: readonly K[]) => 
 
 /** The loaders of one execution, created on first use of each definition. */
 export class RequestLoaders {
-  private readonly loaders = new Map<LoaderDefinition<any, any>, DataLoader<any, any>>();
+  // Each definition keys the DataLoader of its own K and V.
+  private readonly loaders = new Map<object, unknown>();
 
   get<K, V>(def: LoaderDefinition<K, V>): DataLoader<K, V> {
     let loader = this.loaders.get(def) as DataLoader<K, V> | undefined;

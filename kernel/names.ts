@@ -14,7 +14,7 @@ export function ownEntry(table: unknown, name: unknown): unknown {
 }
 
 /** Sets `name` on `target` as an own, enumerable entry, `__proto__` too. */
-export function setOwn(target: Record<string, any>, name: string, value: unknown): void {
+export function setOwn(target: object, name: string, value: unknown): void {
   if (name === '__proto__') Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
-  else target[name] = value;
+  else (target as Record<string, unknown>)[name] = value;
 }

@@ -13,7 +13,7 @@ export const SERVICE_PRINCIPAL: Principal = { kind: 'service', name: 'platform' 
 export type OperationRunner = (
   request: { query: string; variables?: Record<string, unknown> },
   context: RequestContext,
-) => Promise<{ data?: Record<string, any> | null; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }>;
+) => Promise<{ data?: Record<string, unknown> | null; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }>;
 
 export class Operations {
   private runner?: OperationRunner;
@@ -24,7 +24,7 @@ export class Operations {
   }
 
   /** Runs an operation as the platform; the first error is thrown as the AppError it carries. */
-  async execute<T = Record<string, any>>(query: string, variables?: Record<string, unknown>): Promise<T> {
+  async execute<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<T> {
     if (!this.runner) throw new AppError('service_unavailable', 'The platform is starting', { reason: 'gateway not ready' });
     const result = await this.runner({ query, variables }, { principal: SERVICE_PRINCIPAL, requestId: `internal_${randomUUID().slice(0, 8)}` });
     if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);

@@ -11,7 +11,7 @@ import { createEventBus, type EventBus } from './events';
 import { createLogger } from './logger';
 import type { AnyNames } from './topics';
 import { realClock, sqlNow } from './clock';
-import { JobAbortedError, Queue, addJobFrom, claimSql, jobsCompletedSql, type JobContext } from './queue';
+import { JobAbortedError, Queue, addJobFrom, claimSql, jobsCompletedSql, type JobContext, type JobHandler } from './queue';
 
 const logger = createLogger('silent');
 let database: TestDatabase;
@@ -19,6 +19,11 @@ let ds: DataSource;
 let bus: EventBus;
 // Each test makes up its own job names (no other test's worker claims them), hence an open registry.
 const queues: Queue<AnyNames>[] = [];
+
+/** A handler for the payload this test enqueues under its own made-up name (AnyNames types payloads as unknown). */
+function payloadOf<T>(handler: (ctx: JobContext<T>) => Promise<unknown>): JobHandler<unknown> {
+  return (ctx) => handler(ctx as JobContext<T>);
+}
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -55,7 +60,10 @@ describe('Queue', () => {
     const q = makeQueue({ concurrency: 1 });
     const job = name('prio');
     const order: string[] = [];
-    q.register(job, async ({ data }: JobContext<{ label: string }>) => void order.push(data.label));
+    q.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ label: string }>) => void order.push(data.label)),
+    );
     await q.enqueue(job, { label: 'low' }, { priority: 'low' });
     await q.enqueue(job, { label: 'normal' });
     await q.enqueue(job, { label: 'critical' }, { priority: 'critical' });
@@ -230,7 +238,10 @@ describe('Queue', () => {
 
     const second = makeQueue();
     const seen: Array<JobContext<{ n: number }>['data']> = [];
-    second.register(job, async ({ data }: JobContext<{ n: number }>) => void seen.push(data));
+    second.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ n: number }>) => void seen.push(data)),
+    );
     await second.start();
     await until('completed', async () => (await second.get(id))?.state === 'completed');
     assert.deepEqual(seen, [{ n: 1 }]);
@@ -265,10 +276,10 @@ describe('Queue', () => {
       const q = makeQueue({ concurrency: 1 });
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
-      q.register(job, async ({ data, signal }: JobContext<{ label: string }>) => {
+      q.register(job, payloadOf(async ({ data, signal }: JobContext<{ label: string }>) => {
         ran.push(data.label);
         if (data.label === 'first') await Promise.race([released, untilAborted(signal)]);
-      });
+      }));
       const first = await q.enqueue(job, { label: 'first' });
       const next = await q.enqueue(job, { label: 'next' });
       const held = await q.enqueue(job, { label: 'held' });
@@ -309,7 +320,7 @@ describe('Queue', () => {
       const { release, first, next, held } = await busyQueue(job, ran);
       const other = makeQueue({ concurrency: 2 });
       const otherRan: string[] = [];
-      other.register(job, async ({ data }: JobContext<{ label: string }>) => void otherRan.push(data.label));
+      other.register(job, payloadOf(async ({ data }: JobContext<{ label: string }>) => void otherRan.push(data.label)));
       await other.start();
       await until('the other worker ran both', async () => (await row(next)).state === 'completed' && (await row(held)).state === 'completed', 5000);
       assert.deepEqual(otherRan.sort(), ['held', 'next']);
@@ -326,8 +337,9 @@ describe('Queue', () => {
     try {
       const params: unknown[] = [randomUUID(), [job], 10, 10];
       const [{ 'QUERY PLAN': plan }] = await ds.query(`EXPLAIN (FORMAT JSON) ${claimSql(sqlNow(realClock, params))}`, params);
-      const nodes: { 'Node Type': string; 'Index Name'?: string }[] = [];
-      const walk = (n: any) => {
+      type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
+      const nodes: PlanNode[] = [];
+      const walk = (n: PlanNode) => {
         nodes.push(n);
         for (const c of n.Plans ?? []) walk(c);
       };
@@ -412,7 +424,10 @@ describe('Queue', () => {
     const q = makeQueue({ pollMs: 100 });
     const job = name('outbox');
     const ran: string[] = [];
-    q.register(job, async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v));
+    q.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v)),
+    );
     await q.start();
     await assert.rejects(
       withTransaction(ds, async (tx) => {
@@ -436,7 +451,10 @@ describe('Queue', () => {
     const q = makeQueue({ pollMs: 60_000 });
     const job = name('after-commit');
     const started: { v: string; at: number }[] = [];
-    q.register(job, async ({ data }: JobContext<{ v: string }>) => void started.push({ v: data.v, at: Date.now() }));
+    q.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ v: string }>) => void started.push({ v: data.v, at: Date.now() })),
+    );
     await q.start();
     await sleep(50); // the start's own claim round is over
     await assert.rejects(
@@ -484,7 +502,10 @@ describe('Queue', () => {
     const q = makeQueue();
     const job = name('order');
     const seen: string[] = [];
-    q.register(job, async ({ data }: JobContext<{ order: string }>) => void seen.push(data.order));
+    q.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ order: string }>) => void seen.push(data.order)),
+    );
     const insertMany = async (orders: { order: string; total: number }[]) => {
       const rows = orders.map(({ order, total }) => ({ id: order, total, job: q.jobSpec(job, { order }, { key: `order:${order}` }) }));
       const added = await ds.query(
@@ -523,25 +544,28 @@ describe('Queue', () => {
     const q = makeQueue();
     const job = name('inline');
     const states: string[] = [];
-    q.register(job, async ({ data, completion }: JobContext<{ commit: boolean }>) => {
-      const end = completion();
-      await ds
-        .transaction(async (m) => {
-          states.push(
-            (
-              await m.query(`WITH ended AS (${jobsCompletedSql('(SELECT $1::uuid AS id, $2::uuid AS worker_id)')}) SELECT state FROM ended`, [
-                end.jobId,
-                end.workerId,
-              ])
-            )[0].state,
+    q.register(
+      job,
+      payloadOf(async ({ data, completion }: JobContext<{ commit: boolean }>) => {
+        const end = completion();
+        await ds
+          .transaction(async (m) => {
+            states.push(
+              (
+                await m.query(`WITH ended AS (${jobsCompletedSql('(SELECT $1::uuid AS id, $2::uuid AS worker_id)')}) SELECT state FROM ended`, [
+                  end.jobId,
+                  end.workerId,
+                ])
+              )[0].state,
+            );
+            if (!data.commit) throw new Error('rolled back');
+          })
+          .then(
+            () => end.done(),
+            () => undefined,
           );
-          if (!data.commit) throw new Error('rolled back');
-        })
-        .then(
-          () => end.done(),
-          () => undefined,
-        );
-    });
+      }),
+    );
     await q.start();
     const committed = await q.enqueue(job, { commit: true });
     const rolledBack = await q.enqueue(job, { commit: false });
@@ -555,7 +579,10 @@ describe('Queue', () => {
     const q = makeQueue({ clock });
     const job = name('planned');
     const ran: string[] = [];
-    q.register(job, async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v));
+    q.register(
+      job,
+      payloadOf(async ({ data }: JobContext<{ v: string }>) => void ran.push(data.v)),
+    );
     await q.start();
     const id = await q.enqueue(job, { v: 'in an hour' }, { runAt: new Date(clock.now().getTime() + 3_600_000) });
     await q.enqueue(job, { v: 'now' });

@@ -326,6 +326,8 @@ export class Queue<J extends Registry = Jobs> {
   private stopping = false;
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
+  /** Set when held jobs were handed back because no slot freed: none are held again until one does, so other workers get them. */
+  private holdPaused = false;
   /** The ends and starts of this worker's slots, grouped into one statement when they come together. */
   private readonly step = grouped<Step, { id: string; state: JobState; attempt: number | null } | null>(async (steps) => {
     const json = JSON.stringify(steps.map((s) => (s.end ? { id: s.id, kind: 'end', ...s.end } : { id: s.id, kind: 'start' })));
@@ -623,7 +625,7 @@ export class Queue<J extends Registry = Jobs> {
           this.claimAgain = false;
           const free = Math.max(0, this.concurrency - this.busy - this.ready.length - this.starting.size - this.held.length);
           // Held jobs are topped up only while the slots would otherwise soon run dry.
-          const hold = this.held.length < this.concurrency ? Math.max(0, this.prefetch - this.held.length) : 0;
+          const hold = !this.holdPaused && this.held.length < this.concurrency ? Math.max(0, this.prefetch - this.held.length) : 0;
           if (free + hold <= 0 || this.handlers.size === 0) break;
           // Over a backlog the claim also starts the jobs that run ahead of the slots, sparing them a start of their own.
           const ahead = hold > 0 ? Math.max(0, this.concurrency - this.ready.length - this.starting.size) : 0;
@@ -695,6 +697,7 @@ export class Queue<J extends Registry = Jobs> {
         // The end is asked for before the slot's next start, so both go in one statement.
         const finished = this.finish(row, job, outcome, ctx, options);
         this.busy--;
+        this.holdPaused = false;
         this.fill();
         await finished;
       })
@@ -770,6 +773,7 @@ export class Queue<J extends Registry = Jobs> {
     if (old.length) {
       this.held = this.held.filter((h) => h.at >= stale);
       this.ready = this.ready.filter((h) => h.at >= stale);
+      this.holdPaused = true;
       await this.handBack(old.map((h) => h.row.id));
     }
     if (this.running.size === 0 && this.ready.length === 0) return;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
+import { AppError } from './errors';
 import { RateLimiter, RateLimitExceeded, TIER_LIMITS, rateLimitHeaders } from './rate-limit';
 
 async function drain(limiter: RateLimiter, key: string, tier: 'free' | 'starter') {
@@ -40,7 +41,10 @@ test('refused requests do not count against the hour', async () => {
 test('named endpoint limits', async () => {
   const limiter = new RateLimiter();
   for (let i = 0; i < 3; i++) await limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free');
-  await assert.rejects(limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free'), (e: any) => e.code === 'RATE_LIMIT_EXCEEDED' && e.details.limit === 3);
+  await assert.rejects(
+    limiter.consumeNamed('prompt-test', 'k', 3, 60, 'free'),
+    (e) => e instanceof AppError && e.code === 'RATE_LIMIT_EXCEEDED' && e.details.limit === 3,
+  );
 });
 
 test('Redis counters are shared between limiters (gateway processes)', async (t) => {

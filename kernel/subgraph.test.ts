@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { Authorized, Query, Resolver } from 'type-graphql';
 import { PUBLIC, alsoOn, authorize } from './auth/principal';
+import { AppError } from './errors';
 import { buildSubgraph } from './subgraph';
 
 @Resolver()
@@ -51,7 +52,7 @@ test('an operation may accept the keys of another named surface', () => {
   };
   assert.throws(
     () => authorize(cpKey, 'engine', 'workflow:read'),
-    (e: any) => e.code === 'insufficient_permissions',
+    (e) => e instanceof AppError && e.code === 'insufficient_permissions',
   );
   authorize(cpKey, ['engine', 'control-plane'], 'workflow:read');
   assert.equal(alsoOn('control-plane'), 'surface:control-plane');

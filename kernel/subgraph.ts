@@ -55,8 +55,8 @@ export interface SubgraphSpec {
   /** Resolver instances, constructed by the service's index.ts with their dependencies. */
   instances: object[];
   orphanedTypes?: Function[];
-  /** The federation entities (types with @key) other subgraphs may reference, by type name (`any`: each has its own row type, which only its own loader and toEntity see). */
-  references?: Record<string, EntityReference<any>>;
+  /** The federation entities (types with @key) other subgraphs may reference, by type name (each has its own row type, which only its own loader and toEntity see). */
+  references?: Record<string, EntityReference<unknown>>;
   /** Where its mutations are recorded (kernel/audit); none when only its schema is printed. */
   audit?: AuditTrail;
 }
@@ -74,10 +74,17 @@ export interface EntityReference<V> {
   permission: string;
   /** The entity's row by key, null for a missing one (the reference then resolves to null). */
   loader: LoaderDefinition<string, V | null>;
+  // Methods, not function properties: their parameters are checked bivariantly, so a reference of
+  // any row type stands in a Record<string, EntityReference<unknown>> beside the others.
   /** The row as the GraphQL type (e.g. the resolver's `toWorkflow`). */
-  toEntity: (row: V) => unknown;
+  toEntity(row: V): unknown;
   /** Whether this caller may see the row, beyond the permission (its own keys only, say): a hidden row resolves to null, as a missing one. */
-  visible?: (row: V, ctx: RequestContext) => boolean;
+  visible?(row: V, ctx: RequestContext): boolean;
+}
+
+/** A reference typed by its own loader's rows, so toEntity and visible read them as such. */
+export function entityReference<V>(ref: EntityReference<V>): EntityReference<V> {
+  return ref;
 }
 
 export interface BuiltSubgraph {
@@ -325,7 +332,7 @@ export interface BuiltService {
   /** One instance of each of the module's resolver classes, constructed with its services. */
   instances: object[];
   /** The federation entities (types with @key) other subgraphs may reference, by type name. */
-  references?: Record<string, EntityReference<any>>;
+  references?: Record<string, EntityReference<unknown>>;
   /** Registers the service's job handlers on the kernel's queue. */
   jobs?(): void;
   /**

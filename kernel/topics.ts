@@ -128,4 +128,4 @@ export const TOPIC_NAMES: readonly TopicName[] = Object.values(TOPIC);
  */
 export type Registry = object;
 /** Any name, any payload: for kernel tests and benches of the queue and the bus themselves, never for services. */
-export type AnyNames = Record<string, any>;
+export type AnyNames = Record<string, unknown>;

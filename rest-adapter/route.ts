@@ -36,16 +36,18 @@ export interface OutputOptions {
  * the document's text, and routes of every data type stand together, each checked where
  * defineRoute declared it.
  */
-export interface RouteDef<D = any> extends OutputOptions {
+export interface RouteDef<D = unknown> extends OutputOptions {
   method: HttpMethod;
   /** Relative to the surface prefix; Fastify syntax (`/auth/api-keys/:key_id`). */
   path: string;
   operation: string;
   variables?: (req: RestRequest) => Record<string, unknown>;
   /** The answer when it is not the root field's value (before the output options apply). */
-  pick?: (data: D, req: RestRequest) => unknown;
+  // pick and statusOf are methods: their parameters are checked bivariantly, so routes of every
+  // data type stand together as RouteDef (each was checked against its own D by defineRoute).
+  pick?(data: D, req: RestRequest): unknown;
   /** Success status (default 200), or a function of the operation's data (202 while a sync call's work still runs). */
-  status?: number | ((data: D, req: RestRequest) => number);
+  status?: number | StatusOf<D>;
   /** Body keys (and answer keys, with `snakeCase`) under which client data is kept verbatim (no case conversion). */
   opaque?: string[];
   /** Largest accepted body in bytes (default: the surface's). */
@@ -53,6 +55,9 @@ export interface RouteDef<D = any> extends OutputOptions {
   /** The refusals its operation's service gives beyond those every route may (credential, input, rate limit, an unknown id in the path). */
   refusals?: readonly RouteRefusal[];
 }
+
+/** A function of the operation's data, typed through a method so that its parameter is bivariant as pick's is. */
+type StatusOf<D> = { status(data: D, req: RestRequest): number }['status'];
 
 /**
  * A refusal a route can answer: a declared error code (its status is the code's) and when the

@@ -5,7 +5,7 @@ import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { taskStore, type NewTask } from '../subgraphs/control-plane/tasks';
 import { gateCriteria } from '../subgraphs/control-plane/gates';
 import { seedAgentPrompts } from '../subgraphs/control-plane/agents';
-import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { startFakeLlm, type ChatBody, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
@@ -20,8 +20,8 @@ let p: TestPlatform;
 let fake: FakeLlm;
 
 /** What a good model answers: the main file the prompt names, with every expected section, an example and a valid link. */
-function goodAnswer(body: any): string {
-  const prompt: string = body.messages.at(-1).content;
+function goodAnswer(body: ChatBody): string {
+  const prompt: string = body.messages.at(-1)!.content;
   const main = /The main file is (\S+)/.exec(prompt)![1]!;
   const sections = /The main file has these sections, as headings: ([^\n]+)\./.exec(prompt)?.[1]?.split(', ') ?? ['Overview'];
   const doc = [
@@ -80,7 +80,7 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     assert.equal(res.status, 200);
     const agents = res.body.data.agents;
     assert.equal(agents.length, 20);
-    assert.deepEqual([...new Set(agents.map((a: any) => a.domain))].sort(), [
+    assert.deepEqual([...new Set(agents.map((a: { domain: unknown }) => a.domain))].sort(), [
       'automation',
       'devops',
       'documentation',
@@ -97,7 +97,7 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     }
     const byDomain = await p.rest('GET', `${CP}/agents?domain=incident`);
     assert.deepEqual(
-      byDomain.body.data.agents.map((a: any) => a.agentId),
+      byDomain.body.data.agents.map((a: { agentId: unknown }) => a.agentId),
       ['incident-commander', 'triage-responder', 'postmortem-analyst'],
     );
   });
@@ -179,7 +179,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
     const files = await p.rest('GET', `${CP}/agents/tasks/${d.taskId}/artifacts`);
     assert.equal(files.body.data.artifacts.length, 2);
-    const main = files.body.data.artifacts.find((a: any) => a.path === out.documentationPath);
+    const main = files.body.data.artifacts.find((a: { path: unknown }) => a.path === out.documentationPath);
     assert.equal(main.kind, 'created');
     assert.match(main.content, /## Troubleshooting/);
 
@@ -258,7 +258,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
       })
     ).body.data.result.output;
     assert.deepEqual(
-      schedules.schedules.map((s: any) => [s.name, s.valid]),
+      schedules.schedules.map((s: { name: unknown; valid: unknown }) => [s.name, s.valid]),
       [
         ['backup', true],
         ['report', true],
@@ -267,7 +267,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
       ],
     );
     assert.deepEqual(
-      schedules.conflicts.map((c: any) => [c.a, c.b]),
+      schedules.conflicts.map((c: { a: unknown; b: unknown }) => [c.a, c.b]),
       [['backup', 'report']],
     );
 
@@ -282,7 +282,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
         },
       })
     ).body.data.result.output;
-    assert.deepEqual(audit.findings.map((f: any) => f.rule).sort(), ['default-token-permissions', 'secret-in-log', 'unpinned-action']);
+    assert.deepEqual(audit.findings.map((f: { rule: unknown }) => f.rule).sort(), ['default-token-permissions', 'secret-in-log', 'unpinned-action']);
 
     const gate = (
       await p.rest('POST', `${CP}/agents/execute`, {
@@ -317,7 +317,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
         'CONTEXT_VALIDATION_FAILED',
         (d) =>
           assert.deepEqual(
-            d.invalid.map((i: any) => i.field),
+            d.invalid.map((i: { field: unknown }) => i.field),
             ['stage'],
           ),
       ],
@@ -501,7 +501,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
         WHERE t.id = ANY($1::uuid[]) ORDER BY t.created_at, t.id`,
       [rows.map((r) => r.id)],
     );
-    assert.deepEqual(stored.map((r: any) => r.id).sort(), [rows[0]!.id, rows[1]!.id, rows[2]!.id, rows[4]!.id].sort());
+    assert.deepEqual(stored.map((r: { id: unknown }) => r.id).sort(), [rows[0]!.id, rows[1]!.id, rows[2]!.id, rows[4]!.id].sort());
     for (const r of stored) {
       const given = rows.find((x) => x.id === r.id)!;
       assert.deepEqual([r.status, r.state, r.job_task], ['queued', 'queued', r.id]);
@@ -546,37 +546,37 @@ describe('GET /v1/control-plane/agents/tasks', () => {
     assert.equal(page1.status, 200);
     assert.deepEqual(page1.body.data.pagination, { total: 4, limit: 2, offset: 0, hasMore: true });
     assert.deepEqual(
-      page1.body.data.tasks.map((t: any) => t.taskId),
+      page1.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       ids.slice(0, 2),
     );
     assert.deepEqual(Object.keys(page1.body.data.tasks[0]).sort(), ['agentId', 'completedAt', 'createdAt', 'duration', 'status', 'taskId', 'taskType']);
     const page2 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&offset=2&sortOrder=asc`);
     assert.deepEqual(
-      page2.body.data.tasks.map((t: any) => t.taskId),
+      page2.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       ids.slice(2),
     );
     assert.equal(page2.body.data.pagination.hasMore, false);
 
     const newest = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter`);
     assert.deepEqual(
-      newest.body.data.tasks.map((t: any) => t.taskId),
+      newest.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       [...ids].reverse(),
     );
     const failed = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&status=failed`);
     assert.deepEqual(
-      failed.body.data.tasks.map((t: any) => t.taskId),
+      failed.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       [ids[3]],
     );
     assert.equal(failed.body.data.tasks[0].completedAt, null);
 
     const byCompletion = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=completedAt&sortOrder=desc`)).body.data.tasks;
     assert.deepEqual(
-      byCompletion.map((t: any) => t.taskId),
+      byCompletion.map((t: { taskId: unknown }) => t.taskId),
       [ids[2], ids[1], ids[0], ids[3]],
       'unfinished last',
     );
     const byDuration = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=duration&sortOrder=asc`)).body.data.tasks;
-    const durations = byDuration.map((t: any) => t.duration);
+    const durations = byDuration.map((t: { duration: unknown }) => t.duration);
     assert.deepEqual(
       durations,
       [...durations].sort((a: number, b: number) => a - b),
@@ -654,7 +654,7 @@ describe('GraphQL', () => {
     assert.deepEqual(exec.body.errors, undefined);
     const t = exec.body.data.executeTask;
     assert.equal(t.status, 'completed');
-    assert.deepEqual(t.artifacts.map((a: any) => a.path).sort(), [...t.result.filesCreated].sort());
+    assert.deepEqual(t.artifacts.map((a: { path: unknown }) => a.path).sort(), [...t.result.filesCreated].sort());
     const reader = await p.createKey({ permissions: ['agent:read'] });
     const read = await p.graphql(
       `query($id: ID!) { task(taskId: $id) { taskId status result { model tokensUsed } logs { at level message } } }`,
@@ -665,15 +665,15 @@ describe('GraphQL', () => {
     // Its log, oldest first: queued, started, the model's answer, the files, the end.
     const { logs, result } = read.body.data.task;
     assert.deepEqual(
-      logs.map((l: any) => l.message.split(' ')[0]),
+      logs.map((l: { message: string }) => l.message.split(' ')[0]),
       ['Queued', 'Started', result.model, 'Wrote', 'Completed'],
       JSON.stringify(logs),
     );
     assert.ok(logs[2].message.includes(`${result.tokensUsed} token`), logs[2].message);
-    assert.ok(logs.every((l: any) => l.level === 'info'));
+    assert.ok(logs.every((l: { level: unknown }) => l.level === 'info'));
     assert.deepEqual(
-      logs.map((l: any) => l.at),
-      [...logs.map((l: any) => l.at)].sort(),
+      logs.map((l: { at: unknown }) => l.at),
+      [...logs.map((l: { at: unknown }) => l.at)].sort(),
     );
     const denied = await p.graphql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: t.taskId }, reader.key);
     assert.equal(denied.body.errors[0].extensions.code, 'insufficient_permissions');

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { getIntrospectionQuery } from 'graphql';
 import { ANONYMOUS_INTROSPECTION_PER_MINUTE, AUTH_FAILURES_PER_MINUTE } from '../kernel/edge';
+import { jsonOf, type GraphQLErrors } from './support/json';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -76,7 +77,7 @@ describe('per-address limits at the edge', () => {
       for (let i = 0; i < ANONYMOUS_INTROSPECTION_PER_MINUTE; i++) assert.equal((await again()).status, 200);
       const over = await again();
       assert.equal(over.status, 429);
-      assert.equal(((await over.json()) as any).errors[0].extensions.code, 'RATE_LIMIT_EXCEEDED');
+      assert.equal((await jsonOf<GraphQLErrors>(over)).errors[0]!.extensions.code, 'RATE_LIMIT_EXCEEDED');
       assert.equal((await wide.graphql('{ __schema { queryType { name } } }')).status, 200, 'with a key, introspection is limited by the key');
     } finally {
       await wide.stop();

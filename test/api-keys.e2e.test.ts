@@ -12,7 +12,10 @@ afterAll(async () => {
   await p?.stop();
 });
 
-function assertPlatformError(body: any, code: string) {
+function assertPlatformError(
+  body: { success: unknown; error: { code: unknown; message: unknown }; metadata: { request_id: string; timestamp: string } },
+  code: string,
+) {
   assert.equal(body.success, false);
   assert.equal(body.error.code, code, JSON.stringify(body));
   assert.equal(typeof body.error.message, 'string');
@@ -39,7 +42,7 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
 
     const list = await p.rest('GET', KEYS);
     assert.equal(list.status, 200);
-    const listed = list.body.data.api_keys.find((k: any) => k.id === d.api_key_id);
+    const listed = list.body.data.api_keys.find((k: { id: unknown }) => k.id === d.api_key_id);
     assert.equal(listed.name, 'deploy bot');
     assert.ok(!JSON.stringify(list.body).includes(d.api_key), 'the key is never shown again');
 
@@ -79,12 +82,12 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
     });
     assert.equal(res.status, 400);
     assertPlatformError(res.body, 'validation_error');
-    const fields = res.body.error.details.errors.map((e: any) => e.field).sort();
+    const fields = res.body.error.details.errors.map((e: { field: unknown }) => e.field).sort();
     assert.deepEqual(fields, ['name', 'tier']);
 
     const wrongType = await p.rest('POST', KEYS, { body: { permissions: 'agent:execute', expires_at: 5 } });
     assert.equal(wrongType.status, 400);
-    const wrongFields = wrongType.body.error.details.errors.map((e: any) => e.field).sort();
+    const wrongFields = wrongType.body.error.details.errors.map((e: { field: unknown }) => e.field).sort();
     assert.deepEqual(wrongFields, ['expires_at', 'permissions'], 'a string where a list is expected is refused, not coerced');
 
     const badPermission = await p.rest('POST', KEYS, { body: { permissions: ['agent:execute', 'bogus'] } });
@@ -94,7 +97,7 @@ describe('POST /control-plane/api/v1/auth/api-keys', () => {
     const past = await p.rest('POST', KEYS, { body: { expires_at: '2001-01-01T00:00:00Z' } });
     assert.equal(past.status, 400);
     assert.deepEqual(
-      past.body.error.details.errors.map((e: any) => e.field),
+      past.body.error.details.errors.map((e: { field: unknown }) => e.field),
       ['expires_at'],
     );
 
@@ -242,7 +245,7 @@ describe('PATCH, DELETE and usage of /control-plane/api/v1/auth/api-keys/{key_id
     const other = await p.createKey({ permissions: ['agent:read'] });
     const own = await p.rest('POST', KEYS, { key: manager.key, body: { name: 'mine', permissions: ['keys:manage'], tier: 'free' } });
     const list = await p.rest('GET', KEYS, { key: manager.key });
-    const ids = list.body.data.api_keys.map((k: any) => k.id).sort();
+    const ids = list.body.data.api_keys.map((k: { id: unknown }) => k.id).sort();
     assert.deepEqual(ids, [manager.id, own.body.data.api_key_id].sort());
     const foreign = await p.rest('DELETE', `${KEYS}/${other.id}`, { key: manager.key });
     assert.equal(foreign.status, 404);

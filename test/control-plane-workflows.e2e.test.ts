@@ -4,7 +4,7 @@ import { verifySignature } from '../kernel/webhooks';
 import { testClock, untilDueJobsDone } from './support/clock';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 import { JOB } from '../kernel/topics';
@@ -35,7 +35,7 @@ const ids: Record<string, string> = {};
 /** Executions and schedules: a longer deadline than `until`'s own, asked less often. */
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -102,7 +102,7 @@ describe('workflows and triggers', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const list = res.body.data.workflows;
     assert.deepEqual(
-      list.map((w: any) => w.name),
+      list.map((w: { name: unknown }) => w.name),
       ['Order Intake'],
     );
     const w = list[0];
@@ -124,7 +124,7 @@ describe('workflows and triggers', () => {
     assert.ok(Date.parse(w.lastExecutedAt) > 0);
     const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
     assert.deepEqual(
-      inactive.map((x: any) => x.name),
+      inactive.map((x: { name: unknown }) => x.name),
       ['Dormant'],
     );
     // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
@@ -176,7 +176,7 @@ describe('workflows and triggers', () => {
     assert.ok(done.duration < 5);
     const withData = await getExecution(d.executionId, '?includeData=true');
     assert.deepEqual(
-      withData.nodeData.map((n: any) => [n.nodeName, n.status]),
+      withData.nodeData.map((n: { nodeName: unknown; status: unknown }) => [n.nodeName, n.status]),
       [
         ['Start', 'completed'],
         ['Tag', 'completed'],
@@ -210,9 +210,9 @@ describe('workflows and triggers', () => {
     assert.equal(assertError(await trigger({ workflowId: 'dormant', payload: {} }), 409, 'WORKFLOW_INACTIVE').details.workflowId, ids.dormant);
     const big = assertError(await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }), 413, 'PAYLOAD_TOO_LARGE');
     assert.ok(big.details.size_bytes > big.details.limit_bytes);
-    const fields = (res: any) =>
+    const fields = (res: JsonAnswer) =>
       assertError(res, 400, 'validation_error')
-        .details.errors.map((e: any) => e.field)
+        .details.errors.map((e: { field: unknown }) => e.field)
         .sort();
     assert.deepEqual(fields(await trigger({ payload: {} })), ['workflowId']);
     assert.deepEqual(fields(await trigger({ workflowId: ids.intake })), ['payload']);
@@ -275,7 +275,7 @@ describe('executions', () => {
     assert.equal(after.status, 'cancelled');
     assert.ok(after.cancelledAt);
     const logs = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs;
-    assert.ok(logs.some((l: any) => l.message === 'Execution canceled: no longer needed'));
+    assert.ok(logs.some((l: { message: unknown }) => l.message === 'Execution canceled: no longer needed'));
     assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: {} }), 409, 'conflict');
     assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: reader, body: {} }), 403, 'insufficient_permissions');
   });
@@ -387,12 +387,12 @@ describe('schedules', () => {
       'validation_error',
     );
     assert.deepEqual(
-      tz.details.errors.map((e: any) => e.field),
+      tz.details.errors.map((e: { field: unknown }) => e.field),
       ['timezone'],
     );
     assert.deepEqual(
       assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map(
-        (e: any) => e.field,
+        (e: { field: unknown }) => e.field,
       ),
       ['cron'],
     );
@@ -401,7 +401,7 @@ describe('schedules', () => {
 
     const listed = (await p.rest('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
     assert.deepEqual(
-      listed.map((x: any) => x.scheduleId),
+      listed.map((x: { scheduleId: unknown }) => x.scheduleId),
       [s.scheduleId, utc.scheduleId, kathmandu.scheduleId],
     );
     const updated = await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: '15 10 * * *', timezone: 'America/New_York' } });
@@ -415,7 +415,9 @@ describe('schedules', () => {
   /** Runs of a schedule every 30 s are far apart in real time: only moving the clock to its due times makes them come in a test. */
   const HALF_MINUTE = '*/30 * * * * *';
   const scheduleOf = async (workflowId: string, scheduleId: string) =>
-    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find((x: any) => x.scheduleId === scheduleId);
+    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find(
+      (x: { scheduleId: unknown }) => x.scheduleId === scheduleId,
+    );
   const fireJobsDone = (scheduleId: string) => untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId });
 
   test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {
@@ -502,7 +504,7 @@ describe('schedules', () => {
       });
       const jobs = await waitFor('the four jobs to finish', async () => {
         const rows = await p.platform.kernel.db.query(`SELECT state, locked_by FROM platform.jobs WHERE key LIKE 'test-claim-%'`);
-        return rows.length === 4 && rows.every((r: any) => r.state === 'completed') ? rows : undefined;
+        return rows.length === 4 && rows.every((r: { state: unknown }) => r.state === 'completed') ? rows : undefined;
       });
       assert.equal(jobs.length, 4, 'every job ran; one fired, three found the due time taken');
       assert.equal(claimed.length, 1);

@@ -43,7 +43,8 @@ describe('/openapi.json', () => {
           continue;
         }
         for (const p of r.path.match(/:(\w+)/g) ?? []) {
-          if (!op.parameters?.some((x: any) => x.in === 'path' && x.name === p.slice(1))) missing.push(`${r.method} ${path}: path parameter ${p}`);
+          if (!op.parameters?.some((x: { in: unknown; name: unknown }) => x.in === 'path' && x.name === p.slice(1)))
+            missing.push(`${r.method} ${path}: path parameter ${p}`);
         }
         if (!('x-permission' in op)) missing.push(`${r.method} ${path}: permission`);
         if (!Object.keys(op.responses).some((c) => c.startsWith('2'))) missing.push(`${r.method} ${path}: success response`);
@@ -55,12 +56,12 @@ describe('/openapi.json', () => {
     }
     assert.deepEqual(missing, []);
     assert.ok(count > 150, `${count} routes`);
-    const tags = doc.tags.map((t: any) => t.name);
+    const tags = doc.tags.map((t: { name: unknown }) => t.name);
     assert.ok(
       ['Agents', 'Tasks', 'Workflows', 'Executions', 'Links', 'Feature requests'].every((t) => tags.includes(t)),
       tags.join(', '),
     );
-    assert.ok(doc.tags.every((t: any) => t.description));
+    assert.ok(doc.tags.every((t: { description: unknown }) => t.description));
     // Spot checks of what the document says.
     const create = doc.paths['/control-plane/api/v1/auth/api-keys'].post;
     assert.equal(create['x-permission'], 'keys:manage');
@@ -73,7 +74,7 @@ describe('/openapi.json', () => {
     );
     assert.deepEqual(login.requestBody.content['application/json'].schema.required, ['email', 'password']);
     const list = doc.paths['/v1/control-plane/agents/tasks'].get;
-    assert.equal(list.parameters.find((x: any) => x.name === 'limit').schema.type, 'integer');
+    assert.equal(list.parameters.find((x: { name: unknown }) => x.name === 'limit').schema.type, 'integer');
     assert.ok(doc.paths['/metrics'].get && doc.paths['/links/{slug}'].get, 'routes services serve themselves are listed');
   });
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { chain, start, type WorkflowNode } from './support/fixtures';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { answerOf } from './support/json';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 
 /**
  * Permission by effect: a workflow may reach the agent and prompt nodes (which call the other
@@ -86,7 +87,7 @@ async function runSync(key: string, workflowId: string, data: Record<string, unk
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
-function assertRefused(res: { status: number; body: any }, required: string) {
+function assertRefused(res: JsonAnswer, required: string) {
   assert.equal(res.status, 403, JSON.stringify(res.body));
   assert.deepEqual([res.body.error.code, res.body.error.details.required], ['insufficient_permissions', required]);
 }
@@ -208,7 +209,7 @@ describe('running: the key the execution runs as must hold the permission when t
     };
     const call = async (path: string) => {
       const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      return { status: res.status, body: (await res.json()) as any };
+      return answerOf(res);
     };
     const latest = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=1`)).body.data.executions[0].executionId;
 

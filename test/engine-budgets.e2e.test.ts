@@ -54,7 +54,12 @@ async function runSync(p: TestPlatform, workflowId: string, data: Record<string,
   return res.body.data;
 }
 
-function assertBudget(execution: any, budget: string, limit: number, node?: string) {
+function assertBudget(
+  execution: { status: unknown; error: { code: unknown; message: string; node?: unknown; details: { budget: unknown; limit: unknown; value: number } } },
+  budget: string,
+  limit: number,
+  node?: string,
+) {
   assert.equal(execution.status, 'error', JSON.stringify(execution).slice(0, 500));
   assert.equal(execution.error.code, 'EXECUTION_FAILED');
   assert.equal(execution.error.details.budget, budget, JSON.stringify(execution.error));
@@ -77,7 +82,7 @@ describe('with the default budgets', () => {
     const res = await p.graphql('{ executionBudgets { name variable limit unit description } }');
     assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
     assert.deepEqual(
-      res.body.data.executionBudgets.map((b: any) => [b.name, b.variable, b.limit, b.unit]),
+      res.body.data.executionBudgets.map((b: { name: unknown; variable: unknown; limit: unknown; unit: unknown }) => [b.name, b.variable, b.limit, b.unit]),
       [
         ['maxItemsPerOutput', 'ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT', 100_000, 'items'],
         ['maxRunDataBytes', 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES', 64 * 1024 * 1024, 'bytes'],
@@ -129,7 +134,7 @@ describe('with the default budgets', () => {
     assert.equal(executions[0].error.nodeType, 'n8n-nodes-base.splitOut');
     const stored = (await p.rest('GET', `/v1/engine/executions/${executions[0].executionId}?includeData=true`)).body.data;
     assert.deepEqual(
-      stored.nodeData.map((n: any) => n.nodeName),
+      stored.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
       ['Start'],
       'nothing after the split ran or was stored',
     );
@@ -209,7 +214,7 @@ describe('with small budgets', () => {
     assertBudget(e, 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES', 256 * 1024, 'Large');
     const stored = (await p.rest('GET', `/v1/engine/executions/${e.executionId}?includeData=true`)).body.data;
     assert.deepEqual(
-      stored.nodeData.map((n: any) => n.nodeName),
+      stored.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
       ['Start', 'Small'],
     );
   });

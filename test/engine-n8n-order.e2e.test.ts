@@ -72,7 +72,7 @@ describe('n8n execution order v1, persisted', () => {
       { timeoutMs: 30_000, everyMs: 50 },
     );
     assert.deepEqual(
-      waiting.nodeData.map((n: any) => `${n.nodeName}#${n.runIndex}`),
+      waiting.nodeData.map((n: { nodeName: unknown; runIndex: unknown }) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0'],
     );
     const loopStates = async () =>
@@ -81,7 +81,10 @@ describe('n8n execution order v1, persisted', () => {
           `SELECT run_index, state FROM engine.execution_nodes WHERE execution_id = $1 AND node_name = 'Loop' ORDER BY run_index`,
           [id],
         )
-      ).map((r: any) => [r.run_index, r.state && { left: r.state.items.length, noItemsLeft: r.state.noItemsLeft, done: r.state.done }]);
+      ).map((r: { run_index: unknown; state: { items: unknown[]; noItemsLeft: unknown; done: unknown } | null }) => [
+        r.run_index,
+        r.state && { left: r.state.items.length, noItemsLeft: r.state.noItemsLeft, done: r.state.done },
+      ]);
     assert.deepEqual(await loopStates(), [[0, { left: 1, noItemsLeft: false, done: false }]], 'the context the resume continues from');
 
     const done = await untilValue(
@@ -99,22 +102,22 @@ describe('n8n execution order v1, persisted', () => {
     ]);
     assert.equal(done.result.lastNode, 'Done');
     assert.deepEqual(
-      done.nodeData.map((n: any) => `${n.nodeName}#${n.runIndex}`),
+      done.nodeData.map((n: { nodeName: unknown; runIndex: unknown }) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0', 'Nap#0', 'Mark#0', 'Loop#1', 'Nap#1', 'Mark#1', 'Loop#2', 'Done#0'],
     );
-    const loop = (run: number) => done.nodeData.find((n: any) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
+    const loop = (run: number) => done.nodeData.find((n: { nodeName: unknown; runIndex: unknown }) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
     assert.deepEqual(
-      loop(0)[1].map((i: any) => i.json),
+      loop(0)[1].map((i: { json: unknown }) => i.json),
       [{ n: 1 }],
       'batch 1 by the loop output',
     );
     assert.deepEqual(
-      loop(1)[1].map((i: any) => i.json),
+      loop(1)[1].map((i: { json: unknown }) => i.json),
       [{ n: 2 }],
       'batch 2: the context survived the wait',
     );
     assert.deepEqual(
-      loop(2)[0].map((i: any) => i.json),
+      loop(2)[0].map((i: { json: unknown }) => i.json),
       [
         { n: 1, seen: 10 },
         { n: 2, seen: 20 },

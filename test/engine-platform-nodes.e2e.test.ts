@@ -58,10 +58,10 @@ describe('prompt node', () => {
     const done = await run(wf.body.data.workflowId, { customers: ['Ann', 'Bob'] });
     assert.equal(done.status, 'success', JSON.stringify(done.error));
     assert.deepEqual(
-      done.result.items.map((i: any) => i.text),
+      done.result.items.map((i: { text: unknown }) => i.text),
       ['echo: Say hello to Ann about billing.', 'echo: Say hello to Bob about billing.'],
     );
-    assert.ok(done.result.items.every((i: any) => i.tokens > 0));
+    assert.ok(done.result.items.every((i: { tokens: number }) => i.tokens > 0));
     const bodies = fake.chatBodies();
     assert.deepEqual(
       bodies.map((b) => [b.model, b.temperature]),
@@ -71,7 +71,7 @@ describe('prompt node', () => {
       ],
     );
     const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const greet = data.nodeData.find((n: any) => n.nodeName === 'Greet').output.main[0][0].json;
+    const greet = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Greet').output.main[0][0].json;
     assert.deepEqual(Object.keys(greet).sort(), ['metadata', 'output']);
     assert.deepEqual([greet.metadata.model, greet.metadata.promptId, greet.metadata.version], ['model-b', 'greet-customer', 1]);
     assert.match(greet.metadata.testId, /./);
@@ -121,9 +121,9 @@ describe('agent node', () => {
     const task = (await p.rest('GET', `/v1/control-plane/agents/tasks/${item.task}`)).body.data;
     assert.deepEqual([task.status, task.agentId, task.taskType], ['completed', 'docs-author', 'write-guide']);
     const last = fake.chatBodies().at(-1);
-    assert.ok(JSON.stringify(last.messages).includes('webhooks'), 'the context reached the agent');
+    assert.ok(JSON.stringify(last?.messages).includes('webhooks'), 'the context reached the agent');
     const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const out = data.nodeData.find((n: any) => n.nodeName === 'Write').output.main[0][0].json;
+    const out = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Write').output.main[0][0].json;
     assert.deepEqual([out.status, out.agentId, out.taskType, out.result.filesCreated], ['completed', 'docs-author', 'write-guide', ['docs/guide.md']]);
     fake.reply(null);
   });

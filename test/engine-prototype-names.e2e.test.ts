@@ -231,7 +231,7 @@ describe('names of Object.prototype in every place the engine looks a name up', 
       assert.equal(res.body.data.status, 'success', `${name}: ${JSON.stringify(res.body.data.error)}`);
       assert.deepEqual(res.body.data.result.items, [{ fromCode: 2 }], name);
       const data = (await p.rest('GET', `/v1/engine/executions/${res.body.data.executionId}?includeData=true`)).body.data;
-      const read = data.nodeData.find((n: any) => n.nodeName === 'Read').output.main[0][0].json;
+      const read = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Read').output.main[0][0].json;
       assert.equal(read.fromExpression, 2, name);
     }
   }, 120_000);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { jsonOf } from './support/json';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { readUntil } from './support/until';
 
@@ -48,14 +49,14 @@ describe('inbound webhooks with the engine in another process', () => {
       });
     const ok = await send('right-key');
     assert.equal(ok.status, 200);
-    const answer = (await ok.json()) as any;
+    const answer = await jsonOf<{ order: number; via: string; body: unknown; headers: Record<string, string> }>(ok);
     assert.deepEqual([answer.order, answer.via, answer.body, answer.headers['x-hook-key']], [7, 'remote engine', { order: 7 }, '[redacted]']);
     const wrong = await send('wrong-key');
     assert.equal(wrong.status, 403);
-    assert.equal(((await wrong.json()) as any).success, false);
+    assert.equal((await jsonOf<{ success: boolean }>(wrong)).success, false);
     const logs = await call('GET', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}/logs`);
     assert.equal(logs.status, 200, JSON.stringify(logs.body));
-    const statuses = (logs.body.data.logs ?? logs.body.data).map((l: any) => l.status).sort();
+    const statuses = (logs.body.data.logs ?? logs.body.data).map((l: { status: unknown }) => l.status).sort();
     assert.deepEqual(statuses, ['rejected', 'success']);
   });
 

@@ -5,9 +5,10 @@ import type { Client } from 'graphql-ws';
 import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
 import { chain, start, type WorkflowNode } from './support/fixtures';
+import { answerOf, jsonOf } from './support/json';
 import { N8N_EXPORT } from './support/n8n-export';
 import { readBody } from './support/net';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep, until, untilValue } from './support/until';
 
@@ -104,7 +105,7 @@ const waitStatus = (id: string, status: string, timeoutMs = 15_000) =>
     { timeoutMs, everyMs: 100 },
   );
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -223,7 +224,7 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
       'validation_error',
     );
     assert.ok(
-      shape.details.errors.some((e: any) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message))),
+      shape.details.errors.some((e: { field: unknown; message: string }) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message))),
       JSON.stringify(shape),
     );
     assert.equal(await count(), before, 'nothing was stored');
@@ -253,7 +254,7 @@ describe('executions', () => {
     assert.equal(async.status, 'running');
     const done = await waitStatus(async.executionId, 'success');
     assert.deepEqual(
-      done.nodeData.map((n: any) => [n.nodeName, n.nodeType, n.status]),
+      done.nodeData.map((n: { nodeName: unknown; nodeType: unknown; status: unknown }) => [n.nodeName, n.nodeType, n.status]),
       [
         ['Start', 'engine.manualTrigger', 'success'],
         ['Fetch', 'engine.httpRequest', 'success'],
@@ -268,7 +269,7 @@ describe('executions', () => {
     const logs = (await p.rest('GET', `/v1/engine/executions/${async.executionId}/logs`)).body.data;
     assert.equal(logs.executionId, async.executionId);
     assert.deepEqual(
-      logs.logs.map((l: any) => l.message),
+      logs.logs.map((l: { message: unknown }) => l.message),
       ['Execution started (manual)', 'Execution succeeded (4 nodes run)'],
     );
     assert.equal(logs.logs[0].level, 'info');
@@ -297,7 +298,7 @@ describe('executions', () => {
     ]);
     const errors = (await p.rest('GET', `/v1/engine/executions?status=error&workflowId=${failing}`)).body.data;
     assert.deepEqual(
-      errors.executions.map((e: any) => e.executionId),
+      errors.executions.map((e: { executionId: unknown }) => e.executionId),
       [failed.executionId],
     );
     const future = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2999-01-01T00:00:00Z`)).body.data;
@@ -331,7 +332,7 @@ describe('executions', () => {
     assert.equal(first.error.node, 'Call');
     assert.equal(first.error.details.statusCode, 503);
     const firstData = await execution(first.executionId, true);
-    const stamp = firstData.nodeData.find((n: any) => n.nodeName === 'Stamp').output.main[0][0].json.stamp;
+    const stamp = firstData.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Stamp').output.main[0][0].json.stamp;
 
     const retried = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
     assert.equal(retried.status, 201, JSON.stringify(retried.body));
@@ -340,7 +341,7 @@ describe('executions', () => {
     assert.equal(retried.body.data.status, 'running');
     const second = await waitStatus(retried.body.data.executionId, 'success');
     assert.deepEqual(
-      second.nodeData.map((n: any) => [n.nodeName, n.reused]),
+      second.nodeData.map((n: { nodeName: unknown; reused: unknown }) => [n.nodeName, n.reused]),
       [
         ['Start', true],
         ['Stamp', true],
@@ -356,7 +357,7 @@ describe('executions', () => {
     const fromStamp = await p.rest('POST', `/v1/engine/executions/${again.executionId}/retry`, { body: { fromNode: 'Stamp' } });
     const third = await waitStatus(fromStamp.body.data.executionId, 'success');
     assert.deepEqual(
-      third.nodeData.map((n: any) => [n.nodeName, n.reused]),
+      third.nodeData.map((n: { nodeName: unknown; reused: unknown }) => [n.nodeName, n.reused]),
       [
         ['Start', true],
         ['Stamp', false],
@@ -388,13 +389,13 @@ describe('executions', () => {
     const after = await execution(started.executionId, true);
     assert.equal(after.status, 'canceled');
     assert.deepEqual(
-      after.nodeData.map((n: any) => n.nodeName),
+      after.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
       ['Start'],
       'nothing after the canceled node ran',
     );
     assertError(await p.rest('POST', `/v1/engine/executions/${started.executionId}/cancel`), 409, 'conflict');
     const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs;
-    assert.ok(logs.some((l: any) => l.message === 'Execution canceled'));
+    assert.ok(logs.some((l: { message: unknown }) => l.message === 'Execution canceled'));
 
     const del = await p.rest('DELETE', `/v1/engine/executions/${started.executionId}`);
     assert.equal(del.status, 200);
@@ -554,7 +555,7 @@ describe('executions', () => {
     clock.advanceTo((await schedules())[0].nextRunAt);
     await waitFor('two scheduled runs', async () => ((await count()) >= 2 ? true : undefined), 8000);
     const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions;
-    assert.ok(list.every((e: any) => e.mode === 'schedule'));
+    assert.ok(list.every((e: { mode: unknown }) => e.mode === 'schedule'));
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
     assert.deepEqual(await schedules(), [], 'deactivated: the trigger has no schedule');
     const after = await count();
@@ -617,7 +618,7 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
         method,
         headers: { 'x-engine-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(answerOf);
 
     const created = await native('POST', '/workflows', { ...N8N_EXPORT, name: 'Native import' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -639,7 +640,7 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     assert.deepEqual([put.body.data.name, put.body.data.nodes.length], ['Renamed', 1]);
     const got = await native('GET', `/workflows/${w.workflowId}`);
     assert.equal(got.body.data.name, 'Renamed');
-    assert.ok((await native('GET', '/workflows')).body.data.workflows.some((x: any) => x.workflowId === w.workflowId));
+    assert.ok((await native('GET', '/workflows')).body.data.workflows.some((x: { workflowId: unknown }) => x.workflowId === w.workflowId));
     const ran = await native('POST', `/workflows/${w.workflowId}/execute`, { mode: 'sync', data: { a: 1 } });
     assert.equal(ran.body.data.status, 'success');
     const execs = await native('GET', `/executions?workflowId=${w.workflowId}`);
@@ -648,7 +649,7 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
 
     const anonymous = await fetch(`${p.url}/engine/api/v1/workflows`);
     assert.equal(anonymous.status, 401);
-    assert.equal(((await anonymous.json()) as any).error.code, 'missing_authorization');
+    assert.equal((await jsonOf<{ error: { code: string } }>(anonymous)).error.code, 'missing_authorization');
   });
 });
 
@@ -715,10 +716,10 @@ describe('restart', () => {
       const resumed = await waitStatus(started.executionId, 'success', 20_000);
       assert.deepEqual(resumed.result.items, [{ n: 1, step: 'after', was: 'before' }]);
       assert.deepEqual(
-        resumed.nodeData.map((n: any) => n.nodeName),
+        resumed.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
         ['Start', 'Before', 'Nap', 'After'],
       );
-      const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs.map((l: any) => l.message);
+      const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs.map((l: { message: unknown }) => l.message);
       assert.ok(logs.includes('Resumed'), JSON.stringify(logs));
 
       // Pruning: keep at most ENGINE_EXECUTION_MAX_COUNT finished executions per workflow, none older than the max age.
@@ -739,7 +740,7 @@ describe('restart', () => {
         const gone = (await p.rest('GET', `/v1/engine/executions/${old.executionId}`)).status === 404;
         return list.pagination.total === 2 && gone ? true : undefined;
       });
-      const kept = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions.map((e: any) => e.executionId);
+      const kept = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions.map((e: { executionId: unknown }) => e.executionId);
       assert.ok(!kept.includes(started.executionId), 'the oldest went first');
     } finally {
       await p.stop({ keepDatabase: true });

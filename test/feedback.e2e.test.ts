@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
 
@@ -116,7 +116,7 @@ async function signIn(code: string, via: 'github' | 'google' = 'github'): Promis
 
 const call = (method: string, path: string, token: string | null, body?: unknown) => p.rest(method, API + path, { key: token, body });
 
-function fails(res: { status: number; body: any }, status: number, code: string) {
+function fails(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error, code);
@@ -235,9 +235,9 @@ describe('projects, requests, votes and comments', () => {
     const mod = await call('POST', `/projects/${project.id}/moderators`, ann, { user_id: bobId });
     assert.deepEqual(mod.body.data.moderators, [bobId]);
     const list = await call('GET', '/projects?limit=10', null);
-    assert.ok(list.body.data.some((x: any) => x.slug === 'rocket'));
+    assert.ok(list.body.data.some((x: { slug: unknown }) => x.slug === 'rocket'));
     assert.deepEqual(
-      (await call('GET', '/projects/my', ann)).body.data.map((x: any) => x.slug),
+      (await call('GET', '/projects/my', ann)).body.data.map((x: { slug: unknown }) => x.slug),
       ['rocket'],
     );
     fails(await call('GET', '/projects/00000000-0000-4000-8000-000000000000', null), 404, 'resource_not_found');
@@ -251,9 +251,9 @@ describe('projects, requests, votes and comments', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, ...Array(9).fill(409)], JSON.stringify(answers.map((a) => a.body)));
     for (const a of answers.filter((x) => x.status === 409)) fails(a, 409, 'conflict');
     const winner = answers.find((a) => a.status === 201)!.body.data;
-    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: any) => x.slug === slug);
+    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: { slug: unknown }) => x.slug === slug);
     assert.deepEqual(
-      listed.map((x: any) => x.id),
+      listed.map((x: { id: unknown }) => x.id),
       [winner.id],
     );
   });
@@ -288,7 +288,7 @@ describe('projects, requests, votes and comments', () => {
       fails(await call('GET', `/projects/${project.id}/requests?sort=${sort}`, null), 400, 'validation_error');
     const pending = await call('GET', `/projects/${project.id}/requests?status=pending`, null);
     assert.deepEqual(
-      pending.body.data.requests.map((r: any) => r.title),
+      pending.body.data.requests.map((r: { title: unknown }) => r.title),
       ['Anon idea'],
     );
     assert.deepEqual([pending.body.data.total, pending.body.data.limit, pending.body.data.offset], [1, 20, 0]);
@@ -337,7 +337,7 @@ describe('projects, requests, votes and comments', () => {
     fails(await call('PUT', `/comments/${c.body.data.id}`, bob, { body: 'no' }), 403, 'forbidden');
     const second = await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Planned' });
     assert.deepEqual(
-      (await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: any) => x.body),
+      (await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: { body: unknown }) => x.body),
       ['Also the docs site, please', 'Planned'],
     );
     assert.equal((await call('GET', `/requests/${request.id}`, null)).body.data.comments_count, 2);
@@ -421,7 +421,7 @@ describe('local sign-in (no identity provider)', () => {
     fails(await p.rest('POST', `${API}/auth/local`, { key: person, body }), 403, 'insufficient_permissions');
     const bad = fails(await p.rest('POST', `${API}/auth/local`, { body: { email: 'not-an-email' } }), 400, 'validation_error');
     assert.deepEqual(
-      bad.details.errors.map((e: any) => e.field),
+      bad.details.errors.map((e: { field: unknown }) => e.field),
       ['email', 'name'],
     );
   });

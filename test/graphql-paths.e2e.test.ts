@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { auditSubgraph } from './support/audit-subgraph';
+import { answerOf } from './support/json';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -60,7 +61,11 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     const partial = await both('{ a: apiKey(id: "nope"){ id } b: __typename }');
     assert.equal(partial.post.status, 404);
     assert.deepEqual(
-      JSON.parse(partial.post.body).errors.map((e: any) => [e.path, e.extensions.code, 'http' in e.extensions]),
+      JSON.parse(partial.post.body).errors.map((e: { path: unknown; extensions: Record<string, unknown> }) => [
+        e.path,
+        e.extensions.code,
+        'http' in e.extensions,
+      ]),
       [[['a'], 'resource_not_found', false]],
     );
     const spanning = JSON.parse((await both('query($id: ID!){ apiKey(id: $id){ name auditLabel } }', { id: keyId })).post.body);
@@ -77,7 +82,7 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
     assert.deepEqual((await answer(other)).data, { a: null, b: null });
     const denied = await answer(reader);
     assert.deepEqual(
-      denied.errors.map((e: any) => e.extensions.code),
+      denied.errors.map((e: { extensions: { code: unknown } }) => e.extensions.code),
       ['insufficient_permissions', 'insufficient_permissions'],
     );
   });
@@ -88,7 +93,7 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
         method: 'POST',
         headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(answerOf);
     const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
     assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
     const wrongType = await post({ query: 'query($id: ID!){ apiKey(id: $id){ name auditLabel } }', variables: { id: { nested: true } } });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { surfaces } from '../rest-adapter';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 
 /**
@@ -62,7 +62,7 @@ async function send(method: string, path: string, body?: string, headers: Record
 }
 
 /** GET `path` exactly as written, without a key. */
-function rawGet(path: string): Promise<{ status: number; body: any }> {
+function rawGet(path: string): Promise<JsonAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${p.url}/`, { path }, (res) => {
       let text = '';
@@ -99,7 +99,7 @@ describe('malformed input on every REST surface', () => {
     const list = surface.routes.find((r) => r.method === 'GET' && !r.path.includes(':'));
     test(`${surface.name} (${surface.prefix}): bodies, path and query`, async () => {
       const failures: string[] = [];
-      const expect400 = (what: string, res: { status: number; body: any }, codes = ['invalid_json', 'validation_error']) => {
+      const expect400 = (what: string, res: JsonAnswer, codes = ['invalid_json', 'validation_error']) => {
         const e = errorOf(res.body);
         if (res.status !== 400 || !codes.includes(e.code!) || !POLICY.test(e.message ?? ''))
           failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
@@ -136,10 +136,10 @@ describe('malformed input on the inbound webhook surface (no key at all)', () =>
     assert.equal((await send('POST', '/webhook/hos%00tile', '{}')).status, 400);
     assert.equal((await send('POST', '/webhook/hostile?q=%00', '{}')).status, 400);
     const hooks = (await p.rest('GET', '/v1/engine/webhooks')).body.data;
-    const id = (hooks.webhooks ?? hooks).find((w: any) => w.path === '/hostile').webhookId;
+    const id = (hooks.webhooks ?? hooks).find((w: { path: unknown }) => w.path === '/hostile').webhookId;
     const logs = (await p.rest('GET', `/v1/engine/webhooks/${id}/logs?status=rejected`)).body.data.logs;
     assert.ok(logs.length >= 6, `rejections are logged (${logs.length})`);
-    assert.ok(logs.every((l: any) => l.status === 'rejected'));
+    assert.ok(logs.every((l: { status: unknown }) => l.status === 'rejected'));
   });
 });
 
@@ -237,7 +237,7 @@ describe('malformed GraphQL requests', () => {
     // 5,003 tokens: "{", 5,001 fields, "}" (a GET's query string stays under the URL size limit).
     const query = `{ ${'a '.repeat(5001)}}`;
     const limit = { limit: 'tokens', max: 5000, actual: 5003 };
-    const expectLimit = (what: string, res: { status: number; body: any }) => {
+    const expectLimit = (what: string, res: JsonAnswer) => {
       assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
       assert.equal(res.body.errors[0].extensions.code, 'query_too_complex', what);
       assert.deepEqual(res.body.errors[0].extensions.details, limit, what);

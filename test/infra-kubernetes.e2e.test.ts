@@ -162,7 +162,7 @@ describe('deployments on Kubernetes', () => {
     k8s.print('storefront', 'api', 'GET /health 200');
     const logs = (await call('GET', `/services/${service.id}/logs?lines=50`)).body.logs;
     assert.ok(
-      logs.some((l: any) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
+      logs.some((l: { message: unknown; pod: string; level: unknown }) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
       JSON.stringify(logs),
     );
     const abort = new AbortController();
@@ -265,7 +265,7 @@ describe('cluster, nodes and metrics from the API', () => {
     assert.deepEqual(c.security, { podsecuritystandards: 'baseline', rbacEnabled: true, networkPoliciesEnabled: true, encryptionAtRest: false });
     assert.equal(c.compute.cpuAllocatable, '6');
     const alert = await until('node_not_ready', async () =>
-      (await call('GET', '/infrastructure/alerts?open=true')).body.data.find((a: any) => a.rule === 'node_not_ready'),
+      (await call('GET', '/infrastructure/alerts?open=true')).body.data.find((a: { rule: unknown }) => a.rule === 'node_not_ready'),
     );
     assert.equal(alert.subject, 'node-b');
   });
@@ -278,7 +278,7 @@ describe('alert.triggered', () => {
     try {
       const url = `${receiver.url}/alerts`;
       const reg = (await call('POST', '/webhooks', { url, events: ['alert.triggered'] })).body;
-      const open = async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: any) => a.rule === 'cpu_high');
+      const open = async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: { rule: unknown }) => a.rule === 'cpu_high');
       assert.deepEqual(await open(), [], 'at 29.2% nothing is raised');
       k8s.setUsage('node-b', { cpu: '3', memory: '4Gi' }); // 3.5 of 6 cores: 58.3%
       const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high')).then((r) => ({

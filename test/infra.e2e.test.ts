@@ -101,7 +101,7 @@ describe('auth', () => {
     assertError(await login('nobody@infra.test', 'whatever-1'), 401, 'authentication_failed');
     const missing = await login('', '');
     assertError(missing, 400, 'invalid_request');
-    assert.deepEqual(missing.body.details.errors.map((e: any) => e.field).sort(), ['email', 'password']);
+    assert.deepEqual(missing.body.details.errors.map((e: { field: unknown }) => e.field).sort(), ['email', 'password']);
   });
 
   test('no credential, a forged token, a feedback token: 401 authentication_failed', async () => {
@@ -151,7 +151,7 @@ describe('users and roles', () => {
     assertError(await call('POST', '/users', { body: { email: 'new.person@infra.test', name: 'Again', password: 'long-enough-1' } }), 409, 'conflict');
     const bad = await call('POST', '/users', { body: { email: 'not-an-email', name: '', password: 'short', roles: ['root'] } });
     assertError(bad, 400, 'invalid_request');
-    assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['email', 'name', 'password', 'roles']);
+    assert.deepEqual(bad.body.details.errors.map((e: { field: unknown }) => e.field).sort(), ['email', 'name', 'password', 'roles']);
     const missing = await call('POST', '/users', { body: { name: 'x' } });
     assertError(missing, 400, 'invalid_request');
   });
@@ -162,7 +162,7 @@ describe('users and roles', () => {
     assertError(missing, 400, 'invalid_request');
     assert.deepEqual(reasonOf(missing), { field: 'email', reason: 'required_field_missing' });
     assert.deepEqual(
-      missing.body.details.errors.map((e: any) => e.field),
+      missing.body.details.errors.map((e: { field: unknown }) => e.field),
       ['email'],
     );
     const wrongType = await call('POST', '/auth/login', { token: null, body: { email: 42, password: 'whatever-1' } });
@@ -263,7 +263,7 @@ describe('projects', () => {
     assert.deepEqual(created.ci, { enabled: true, provider: 'github-actions' });
     const list = await call('GET', '/projects?limit=100', { token: maint.token });
     assert.equal(list.status, 200);
-    const listed = list.body.data.find((x: any) => x.id === created.id);
+    const listed = list.body.data.find((x: { id: unknown }) => x.id === created.id);
     assert.equal(listed.members, 1);
     assert.ok(['page', 'limit', 'total'].every((k) => k in list.body.pagination));
     const got = await call('GET', `/projects/${created.id}`, { token: maint.token });
@@ -282,7 +282,7 @@ describe('projects', () => {
     const other = await user(['maintainer']);
     const pr = await project(owner.token, { visibility: 'private' });
     assertError(await call('GET', `/projects/${pr.id}`, { token: dev.token }), 404, 'not_found');
-    assert.ok(!(await call('GET', '/projects?limit=100', { token: dev.token })).body.data.some((x: any) => x.id === pr.id));
+    assert.ok(!(await call('GET', '/projects?limit=100', { token: dev.token })).body.data.some((x: { id: unknown }) => x.id === pr.id));
     assertError(await call('POST', `/projects/${pr.id}/members`, { token: dev.token, body: { userId: dev.id } }), 403, 'insufficient_permissions');
     const added = await call('POST', `/projects/${pr.id}/members`, { token: owner.token, body: { userId: dev.id, role: 'contributor' } });
     assert.equal(added.status, 201, JSON.stringify(added.body));
@@ -292,7 +292,8 @@ describe('projects', () => {
     assert.equal(updated.status, 200);
     const archived = await call('PATCH', `/projects/${pr.id}`, { token: owner.token, body: { status: 'archived' } });
     assert.equal(archived.body.status, 'archived');
-    const ids = async (status: string) => (await call('GET', `/projects?status=${status}&limit=100`, { token: owner.token })).body.data.map((x: any) => x.id);
+    const ids = async (status: string) =>
+      (await call('GET', `/projects?status=${status}&limit=100`, { token: owner.token })).body.data.map((x: { id: unknown }) => x.id);
     assert.ok((await ids('archived')).includes(pr.id));
     assert.ok(!(await ids('active')).includes(pr.id));
     assertError(await call('DELETE', `/projects/${pr.id}`, { token: other.token }), 403, 'insufficient_permissions');
@@ -340,14 +341,14 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.ok(running.health.lastCheck);
     const list = await call('GET', `/services?project=${pr.id}&status=running`);
     assert.deepEqual(
-      list.body.data.map((s: any) => s.id),
+      list.body.data.map((s: { id: unknown }) => s.id),
       [svc.id],
     );
     assert.deepEqual(list.body.pagination, { page: 1, limit: 20, total: 1, totalPages: 1 });
     assertError(await call('POST', '/services', { body: { project: pr.id, name: 'api', image: 'x:1' } }), 409, 'conflict');
     const bad = await call('POST', '/services', { body: { project: pr.id, name: 'Not_A_Label', image: 'UPPER CASE', replicas: 1000, strategy: 'blue-green' } });
     assertError(bad, 400, 'invalid_request');
-    assert.deepEqual(bad.body.details.errors.map((e: any) => e.field).sort(), ['image', 'name', 'replicas', 'strategy']);
+    assert.deepEqual(bad.body.details.errors.map((e: { field: unknown }) => e.field).sort(), ['image', 'name', 'replicas', 'strategy']);
     assertError(await call('POST', '/services', { body: { project: '00000000-0000-4000-8000-000000000000', name: 'x', image: 'x:1' } }), 404, 'not_found');
   });
 
@@ -367,7 +368,7 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(done.revision, '2');
     const history = await call('GET', `/services/${svc.id}/deployments`);
     assert.deepEqual(
-      history.body.data.map((d: any) => [d.kind, d.targetImage, d.status]),
+      history.body.data.map((d: { kind: unknown; targetImage: unknown; status: unknown }) => [d.kind, d.targetImage, d.status]),
       [
         ['deploy', 'registry.example.com/shop/api:1.1.0', 'success'],
         ['create', 'registry.example.com/shop/api:1.0.0', 'success'],
@@ -403,7 +404,7 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal((await settled(res.body.deploymentId)).status, 'success');
     // The rollout's own events, in order: the old replicas all stop before the first new one starts.
-    const lines = (await call('GET', `/services/${svc.id}/logs?lines=50`)).body.logs.map((l: any) => l.message as string);
+    const lines = (await call('GET', `/services/${svc.id}/logs?lines=50`)).body.logs.map((l: { message: string }) => l.message as string);
     const scaled = lines.findIndex((m: string) => m.includes('api:2.0.0') && m.startsWith('Scaling up'));
     const stopped = lines.findIndex((m: string, i: number) => i > scaled && m === 'Stopped an old replica (0 left)');
     const started = lines.findIndex((m: string, i: number) => i > scaled && m.startsWith('Container started from registry.example.com/shop/api:2.0.0'));
@@ -423,14 +424,19 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(done.message, 'deployment "worker" exceeded its progress deadline');
     assert.equal((await call('GET', `/services/${s.id}`)).body.status, 'failed');
     const alerts = await until('the alert', async () => {
-      const a = (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((x: any) => x.rule === 'deployment_failed' && x.subject === s.id);
+      const a = (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter(
+        (x: { rule: unknown; subject: unknown }) => x.rule === 'deployment_failed' && x.subject === s.id,
+      );
       return a.length ? a : null;
     });
     assert.equal(alerts[0].severity, 'critical');
     // Rolling back repairs it and resolves the alert.
     const back = await call('POST', `/services/${s.id}/rollback`, { body: {} });
     assert.equal((await settled(back.body.deploymentId)).status, 'success');
-    await until('the alert resolved', async () => !(await call('GET', '/infrastructure/alerts?open=true')).body.data.some((x: any) => x.subject === s.id));
+    await until(
+      'the alert resolved',
+      async () => !(await call('GET', '/infrastructure/alerts?open=true')).body.data.some((x: { subject: unknown }) => x.subject === s.id),
+    );
   });
 
   test('developers read services and logs but cannot deploy; members of other projects cannot touch this one', async () => {
@@ -691,7 +697,7 @@ describe('webhooks', () => {
       { url: reg.body.url, events: reg.body.events, active: reg.body.active },
       { url: hookUrl, events: ['deployment.created', 'deployment.completed'], active: true },
     );
-    const listed = (await call('GET', '/webhooks')).body.data.find((w: any) => w.id === reg.body.id);
+    const listed = (await call('GET', '/webhooks')).body.data.find((w: { id: unknown }) => w.id === reg.body.id);
     assert.ok(listed && !('secret' in listed));
 
     received.length = 0;
@@ -724,7 +730,7 @@ describe('webhooks', () => {
     assert.ok(!verifySignature('whsec_wrong', completed.raw, completed.signature));
     const deliveries = await until('delivered', async () => {
       const d = (await call('GET', `/webhooks/${reg.body.id}/deliveries`)).body.data;
-      return d.length >= 2 && d.every((x: any) => x.state === 'delivered') ? d : null;
+      return d.length >= 2 && d.every((x: { state: unknown }) => x.state === 'delivered') ? d : null;
     });
     assert.equal(deliveries[0].attempts[0].status, 204);
     assert.equal((await call('DELETE', `/webhooks/${reg.body.id}`)).body.success, true);
@@ -737,7 +743,7 @@ describe('webhooks', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.id as string;
   };
-  const listed = async (as: As) => (await call('GET', '/webhooks', as)).body.data.map((w: any) => w.id as string).sort();
+  const listed = async (as: As) => (await call('GET', '/webhooks', as)).body.data.map((w: { id: string }) => w.id as string).sort();
 
   test("a registration is its owner's: people see, read the deliveries of and delete their own; admins and keys every one; anyone else 404", async () => {
     const owner = await user(['maintainer']);
@@ -787,7 +793,7 @@ describe('webhooks', () => {
     /** What each receiver path got, once every delivery queued so far for its registration has been made. */
     const seen = async (name: keyof typeof hooks) => {
       await until(`the deliveries of ${name} made`, async () =>
-        (await call('GET', `/webhooks/${hooks[name]}/deliveries`)).body.data.every((d: any) => d.state !== 'pending'),
+        (await call('GET', `/webhooks/${hooks[name]}/deliveries`)).body.data.every((d: { state: unknown }) => d.state !== 'pending'),
       );
       const path = `/reach/${name.replace('Alerts', '-alerts')}`;
       return received.filter((r) => r.path === path);
@@ -835,7 +841,9 @@ describe('webhooks', () => {
     await until('the alert at the admin', async () => (await alertOf('allAlerts')).length > 0);
     assert.deepEqual(await alertOf('outsiderAlerts'), [], 'the private project’s alert did not reach the outsider');
     const listsAlert = async (token?: string) =>
-      (await call('GET', '/infrastructure/alerts?open=true', { token })).body.data.some((a: any) => a.rule === 'deployment_failed' && a.subject === ledger);
+      (await call('GET', '/infrastructure/alerts?open=true', { token })).body.data.some(
+        (a: { rule: unknown; subject: unknown }) => a.rule === 'deployment_failed' && a.subject === ledger,
+      );
     assert.equal(await listsAlert(), true);
     assert.equal(await listsAlert(owner.token), true, 'a member (a developer now) is shown it');
     assert.equal(await listsAlert(outsider.token), false, 'nor is it in the outsider’s list of alerts');

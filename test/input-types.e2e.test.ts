@@ -89,7 +89,7 @@ function cases(): Case[] {
       if (!bodyVariable) continue;
       const op = parse(route.operation).definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
       const def = op.variableDefinitions!.find((d) => d.variable.name.value === bodyVariable)!;
-      const input = getNamedType(typeFromAST(schema, def.type as any)!);
+      const input = getNamedType(typeFromAST(schema, def.type)!);
       if (!isInputObjectType(input)) continue;
       const path = surface.prefix + route.path.replace(/:\w+/g, anId);
       for (const field of Object.values(input.getFields())) {

@@ -67,7 +67,7 @@ describe('POST /links/api/links', () => {
     const visits = await call('GET', `/links/api/links/${l.id}/visits`);
     assert.equal(visits.status, 200);
     assert.deepEqual(
-      visits.body.data.visits.map((v: any) => [v.referrer, v.user_agent, v.country]),
+      visits.body.data.visits.map((v: { referrer: unknown; user_agent: unknown; country: unknown }) => [v.referrer, v.user_agent, v.country]),
       [['https://news.example/', 'tests/1.0', 'NL']],
     );
     assert.equal((await call('GET', `/links/api/links/${l.id}`)).body.data.visits, 1);
@@ -92,7 +92,7 @@ describe('POST /links/api/links', () => {
       const res = await create(body);
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.success, false);
-      return res.body.error.details.errors.map((e: any) => e.field).sort();
+      return res.body.error.details.errors.map((e: { field: unknown }) => e.field).sort();
     };
     assert.deepEqual(await fields({ url: 'ftp://files.example/x' }), ['url']);
     assert.deepEqual(await fields({ url: dest, custom_slug: 'api' }), ['custom_slug']);
@@ -169,7 +169,7 @@ describe('protected links', () => {
     for (let i = 0; i < 6; i++) assert.equal((await verify(id, { password: PASSWORD }, '203.0.113.52')).status, 200);
     const rows = await p.platform.kernel.db.query(`SELECT ip, success FROM links.attempts WHERE link_id = $1 AND ip = '203.0.113.52'`, [id]);
     assert.equal(rows.length, 6);
-    assert.ok(rows.every((r: any) => r.success));
+    assert.ok(rows.every((r: { success: unknown }) => r.success));
   });
 
   test('PATCH: pin replaces the password (old cookies no longer open it); remove_protection makes it public', async () => {

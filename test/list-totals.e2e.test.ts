@@ -138,7 +138,7 @@ describe('GET /v1/control-plane/agents/tasks: pagination.total', () => {
         const res = await p.rest('GET', `${CP}/agents/tasks?${query}&limit=7&offset=${offset}`);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(
-          res.body.data.tasks.map((t: any) => t.taskId),
+          res.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
           ids.slice(offset, offset + 7),
           `${query} offset ${offset}`,
         );

@@ -188,7 +188,12 @@ describe('GET /metrics/agents', () => {
     });
     assert.deepEqual(m.period, { start: '2026-03-01T00:00:00.000Z', end: '2026-03-04T00:00:00.000Z', granularity: 'day' });
     assert.deepEqual(
-      m.timeseries.map((b: any) => [b.timestamp, b.executions, b.successful, b.failed]),
+      m.timeseries.map((b: { timestamp: unknown; executions: unknown; successful: unknown; failed: unknown }) => [
+        b.timestamp,
+        b.executions,
+        b.successful,
+        b.failed,
+      ]),
       [1, 2, 3].map((d) => {
         const ts = tasks.filter((t) => t.at.getUTCDate() === d);
         return [day(d).toISOString(), ts.length, ts.filter((t) => t.status === 'completed').length, ts.filter((t) => t.status === 'failed').length];
@@ -198,7 +203,7 @@ describe('GET /metrics/agents', () => {
     for (const type of ['plan', 'build', 'review']) {
       const ts = tasks.filter((t) => t.type === type);
       assert.deepEqual(
-        m.taskTypeBreakdown.find((x: any) => x.taskType === type),
+        m.taskTypeBreakdown.find((x: { taskType: unknown }) => x.taskType === type),
         {
           taskType: type,
           executions: ts.length,
@@ -211,7 +216,7 @@ describe('GET /metrics/agents', () => {
     for (const code of codes) {
       const n = tasks.filter((t) => t.code === code).length;
       assert.deepEqual(
-        m.errorBreakdown.find((e: any) => e.errorCode === code),
+        m.errorBreakdown.find((e: { errorCode: unknown }) => e.errorCode === code),
         { errorCode: code, count: n, percentage: pct(n, failed) },
       );
     }
@@ -234,7 +239,7 @@ describe('GET /metrics/agents', () => {
       ),
     );
     assert.equal(
-      res.body.data.timeseries.reduce((a: number, b: any) => a + b.executions, 0),
+      res.body.data.timeseries.reduce((a: number, b: { executions: number }) => a + b.executions, 0),
       mine.length,
     );
   });
@@ -243,7 +248,7 @@ describe('GET /metrics/agents', () => {
     const missing = await get(`${M}/agents?endDate=2026-03-03`);
     assertError(missing, 400, 'validation_error');
     assert.deepEqual(
-      missing.body.error.details.errors.map((e: any) => e.field),
+      missing.body.error.details.errors.map((e: { field: unknown }) => e.field),
       ['startDate'],
     );
     assertError(await get(`${M}/agents?startDate=2026-03-05&endDate=2026-03-01`), 400, 'validation_error');
@@ -294,7 +299,7 @@ describe('GET /metrics/workflows', () => {
     assert.equal(w.timeseries[1].executions, 0);
     const shape = execs.map((e) => e.nodes[1]!);
     assert.deepEqual(
-      w.nodePerformance.find((n: any) => n.nodeName === 'Shape'),
+      w.nodePerformance.find((n: { nodeName: unknown }) => n.nodeName === 'Shape'),
       {
         nodeName: 'Shape',
         executions: shape.length,
@@ -412,7 +417,7 @@ describe('GET /metrics/orchestrations', () => {
     });
     const research = (await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=DESIGN`)).body.data;
     assert.deepEqual(
-      research.stagePerformance.map((s: any) => s.stage),
+      research.stagePerformance.map((s: { stage: unknown }) => s.stage),
       ['DESIGN'],
     );
     assertError(await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=LAUNCH`), 400, 'validation_error');
@@ -438,15 +443,15 @@ describe('GET /metrics/costs', () => {
       usageFee: money(agentsCost + wfCost + 4 * PRICES.perOrchestration),
     });
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'agents'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'agents'),
       { category: 'agents', cost: money(agentsCost), executions: billed.length, tokens, costPerExecution: money(agentsCost / billed.length) },
     );
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'workflows'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'workflows'),
       { category: 'workflows', cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution },
     );
     assert.deepEqual(
-      c.breakdown.find((b: any) => b.category === 'orchestrations'),
+      c.breakdown.find((b: { category: unknown }) => b.category === 'orchestrations'),
       { category: 'orchestrations', cost: money(4 * PRICES.perOrchestration), orchestrations: 4, costPerOrchestration: PRICES.perOrchestration },
     );
     const byAgent = [A1, A2].map((a) => {
@@ -469,14 +474,14 @@ describe('GET /metrics/costs', () => {
 
     const perDay = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=day`)).body.data.breakdown;
     assert.deepEqual(
-      perDay.map((b: any) => b.category),
+      perDay.map((b: { category: unknown }) => b.category),
       ['2026-03-01', '2026-03-02', '2026-03-03'],
     );
     assert.equal(perDay[1].orchestrations, 4);
     const perWorkflow = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=workflow`)).body.data.breakdown;
     assert.deepEqual(perWorkflow, [{ category: workflowId, cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution }]);
     const perAgent = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=agent`)).body.data.breakdown;
-    assert.deepEqual(perAgent.map((b: any) => b.category).sort(), [A1, A2].sort());
+    assert.deepEqual(perAgent.map((b: { category: unknown }) => b.category).sort(), [A1, A2].sort());
     assertError(await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=team`), 400, 'validation_error');
   });
 });
@@ -495,7 +500,7 @@ describe('POST /metrics/query', () => {
         ) / 1000,
     }));
     assert.deepEqual(
-      res.body.data.results.map((r: any) => r.agentId),
+      res.body.data.results.map((r: { agentId: unknown }) => r.agentId),
       expected.map((e) => e.agentId),
     );
     // Four decimals (PostgreSQL's float and this test's may round the fifth differently).
@@ -511,11 +516,11 @@ describe('POST /metrics/query', () => {
     });
     const mine = tasks.filter((t) => t.agent === A1);
     assert.equal(
-      count.body.data.results.reduce((a: number, r: any) => a + r.value, 0),
+      count.body.data.results.reduce((a: number, r: { value: number }) => a + r.value, 0),
       mine.length,
     );
     assert.equal(
-      count.body.data.results.find((r: any) => r.taskType === 'build' && r.status === 'completed').value,
+      count.body.data.results.find((r: { taskType: unknown; status: unknown }) => r.taskType === 'build' && r.status === 'completed').value,
       mine.filter((t) => t.type === 'build' && t.status === 'completed').length,
     );
     const rate = await query({ metric: 'workflow_success_rate', aggregation: 'avg', timeRange: range });
@@ -538,7 +543,7 @@ describe('POST /metrics/query', () => {
     const field = await query({ metric: 'agent_duration', aggregation: 'avg', groupBy: ['colour'], filters: { mood: 'x' }, timeRange: range }, k);
     assertError(field, 400, 'validation_error');
     assert.ok(field.body.error.details.allowedFields.includes('agentId'));
-    assert.deepEqual(field.body.error.details.errors.map((e: any) => e.field).sort(), ['filters.mood', 'groupBy']);
+    assert.deepEqual(field.body.error.details.errors.map((e: { field: unknown }) => e.field).sort(), ['filters.mood', 'groupBy']);
     // Refused before the operation runs (timeRange is required by its type): not counted.
     assertError(await query({ metric: 'agent_duration', aggregation: 'avg' }, k), 400, 'validation_error');
     for (let i = 0; i < 2; i++) assert.equal((await query({ metric: 'agent_duration', aggregation: 'avg', timeRange: range }, k)).status, 200);
@@ -568,7 +573,7 @@ describe('system resources and health', () => {
     for (let i = 0; i < 5; i++) await get('/v1/rate-limits/status');
     const rows: any[] = await readUntil(
       async () => (await db.query(`SELECT * FROM control_plane.resource_samples ORDER BY at`)).rows,
-      (rows) => rows.length >= 3 && rows.reduce((a: number, r: any) => a + r.requests_total, 0) >= 5,
+      (rows) => rows.length >= 3 && rows.reduce((a: number, r: { requests_total: number }) => a + r.requests_total, 0) >= 5,
       { timeoutMs: 10_000, everyMs: 100 },
     );
     assert.ok(rows.length >= 3, `${rows.length} samples`);
@@ -589,7 +594,7 @@ describe('system resources and health', () => {
     assert.ok(r.summary.averageMemoryUsage > 0 && r.summary.averageMemoryUsage <= 100);
     assert.ok(r.timeseries.length >= 2);
     assert.equal(
-      r.timeseries.reduce((a: number, b: any) => a + b.requests.total, 0),
+      r.timeseries.reduce((a: number, b: { requests: { total: number } }) => a + b.requests.total, 0),
       r.summary.totalRequests,
     );
     for (const b of r.timeseries) assert.deepEqual(Object.keys(b).sort(), ['cpu', 'memory', 'network', 'requests', 'storage', 'timestamp']);

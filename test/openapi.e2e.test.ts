@@ -64,7 +64,7 @@ afterAll(async () => {
 
 test('the served document is the one built without a server, with unique operationIds and a declared tag each', () => {
   assert.deepEqual(emitOpenApi(), doc);
-  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o: any) => o.operationId as string));
+  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o: { operationId: string }) => o.operationId as string));
   assert.deepEqual(
     ids.filter((id, i) => ids.indexOf(id) !== i),
     [],
@@ -158,7 +158,10 @@ test('a client typed by the generated types: a key, rate limits, a link, a workf
 test('every list and read the admin key can make without input answers as its schema says', async () => {
   const gets = Object.entries(doc.paths).filter(
     ([path, ops]) =>
-      ops.get && !path.includes('{') && !(ops.get.parameters ?? []).some((x: any) => x.required) && ops.get.responses['200']?.content?.['application/json'],
+      ops.get &&
+      !path.includes('{') &&
+      !(ops.get.parameters ?? []).some((x: { required: unknown }) => x.required) &&
+      ops.get.responses['200']?.content?.['application/json'],
   );
   for (const [path] of gets) {
     const res = await p.rest('GET', path);

@@ -8,7 +8,7 @@ import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { Client as PgClient } from 'pg';
 import { testClock } from './support/clock';
 import { createTestDatabase } from './support/database';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep, until } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
@@ -128,7 +128,7 @@ const research = (extra: Record<string, unknown> = {}) => ({
   gateValidation: {},
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: string) {
+function assertError(res: JsonAnswer, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -156,7 +156,7 @@ async function query(url: string, sql: string, params: unknown[]) {
 beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
   fake.reply(async (body) => {
-    const prompt = String(body.messages.map((m: any) => m.content).join('\n'));
+    const prompt = String(body.messages.map((m: { content: unknown }) => m.content).join('\n'));
     const agentId = /\(([a-z]+(?:-[a-z]+)*)\), the /.exec(prompt)?.[1] ?? 'unknown';
     for (const [name, h] of holds) {
       if (prompt.includes(`HOLD:${name}`)) {
@@ -185,14 +185,14 @@ describe('gates', () => {
     assert.equal(res.status, 200);
     const stages = res.body.data.stages;
     assert.deepEqual(
-      stages.map((s: any) => s.stage),
+      stages.map((s: { stage: unknown }) => s.stage),
       ['RESEARCH', 'DESIGN', 'IMPLEMENT', 'VERIFY', 'DEPLOY', 'MONITOR'],
     );
     assert.deepEqual(stages[0].entry, []);
     for (let i = 1; i < stages.length; i++) assert.deepEqual(stages[i].entry, stages[i - 1].exit);
     const implement = stages[2].exit;
     assert.deepEqual(
-      implement.find((k: any) => k.name === 'tests'),
+      implement.find((k: { name: unknown }) => k.name === 'tests'),
       {
         name: 'tests',
         required: true,
@@ -301,7 +301,7 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
     });
     assertError(missing, 422, 'workflow_validation_failed');
     assert.deepEqual(
-      missing.body.error.details.errors.map((e: any) => [e.type, e.task, e.dependency]),
+      missing.body.error.details.errors.map((e: { type: unknown; task: unknown; dependency: unknown }) => [e.type, e.task, e.dependency]),
       [
         ['missing_dependency', 'a', 'nothing-here'],
         ['missing_dependency', 'b', 'stage:VERIFY'],
@@ -323,9 +323,9 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
       ],
     });
     assertError(circular, 422, 'workflow_validation_failed');
-    const types = circular.body.error.details.errors.map((e: any) => e.type);
+    const types = circular.body.error.details.errors.map((e: { type: unknown }) => e.type);
     assert.deepEqual(types, ['circular_dependency', 'circular_dependency']);
-    assert.deepEqual(circular.body.error.details.errors.find((e: any) => e.cycle)?.cycle.length, 3);
+    assert.deepEqual(circular.body.error.details.errors.find((e: { cycle: unknown }) => e.cycle)?.cycle.length, 3);
 
     // In a stage that is not parallel each task also waits for the one before it.
     const order = await post({
@@ -431,13 +431,13 @@ describe('an orchestration run', () => {
     for (const s of done.stages) {
       assert.equal(s.status, 'completed');
       assert.equal(s.gateValidation.exitGatePassed, true);
-      assert.ok(s.tasks.every((t: any) => t.status === 'completed' && t.taskId && t.progress === 100));
+      assert.ok(s.tasks.every((t: { status: unknown; taskId: unknown; progress: unknown }) => t.status === 'completed' && t.taskId && t.progress === 100));
     }
     assert.ok(done.stages[1].gateValidation.outputs.includes('workflowPath'));
 
     // Dependencies: the guide started after the workflow completed; the notes did not wait.
     const design = done.stages[1].tasks;
-    const byKey = Object.fromEntries(design.map((t: any) => [t.key, t]));
+    const byKey = Object.fromEntries(design.map((t: { key: unknown }) => [t.key, t]));
     assert.ok(new Date(byKey.guide.startedAt) >= new Date(byKey.flow.completedAt));
     assert.ok(new Date(byKey.notes.startedAt) < new Date(byKey.flow.completedAt));
 
@@ -447,13 +447,13 @@ describe('an orchestration run', () => {
     ]);
     assert.equal(rows.length, 5);
     assert.ok(
-      rows.every((r: any) => r.created_by_key === writer.id),
+      rows.every((r: { created_by_key: unknown }) => r.created_by_key === writer.id),
       'the tasks run on behalf of the key that created the orchestration',
     );
-    const implement = rows.find((r: any) => r.stage === 'IMPLEMENT');
+    const implement = rows.find((r: { stage: unknown }) => r.stage === 'IMPLEMENT');
     assert.equal(implement.forge.outputs.planPath, 'plans/checkout.md');
     assert.equal(implement.forge.outputs.workflowPath, 'workflows/checkout.json');
-    assert.deepEqual(rows.find((r: any) => r.stage === 'RESEARCH').forge.outputs, {});
+    assert.deepEqual(rows.find((r: { stage: unknown }) => r.stage === 'RESEARCH').forge.outputs, {});
 
     // Webhooks: signed, one per stage and one for the end.
     const mine = await waitFor('4 webhooks', () => {
@@ -560,7 +560,7 @@ describe('an orchestration run', () => {
     assert.equal(failed.stages[0].status, 'failed');
     const slow = await waitFor('the sibling to be cancelled', async () => {
       const s = await status(c.orchestrationId, true);
-      const t = s.stages[0].tasks.find((x: any) => x.key === 'slow');
+      const t = s.stages[0].tasks.find((x: { key: unknown }) => x.key === 'slow');
       return t.status === 'cancelled' ? t : null;
     });
     assert.ok(slow.taskId);
@@ -635,7 +635,9 @@ describe('pause, resume, cancel', () => {
         { stage: 'DESIGN', tasks: [guideTask()] },
       ],
     });
-    await waitFor('both tasks running', async () => (await status(c.orchestrationId, true)).stages[0].tasks.every((t: any) => t.status === 'running'));
+    await waitFor('both tasks running', async () =>
+      (await status(c.orchestrationId, true)).stages[0].tasks.every((t: { status: unknown }) => t.status === 'running'),
+    );
     const cancelled = await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`, { body: { reason: 'scope changed' } });
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     assert.equal(cancelled.body.data.status, 'cancelled');
@@ -648,13 +650,13 @@ describe('pause, resume, cancel', () => {
     assert.equal(s.status, 'cancelled');
     assert.equal(s.stages[0].status, 'cancelled');
     assert.deepEqual(
-      s.stages[0].tasks.map((t: any) => t.status),
+      s.stages[0].tasks.map((t: { status: unknown }) => t.status),
       ['cancelled', 'cancelled'],
     );
     assert.equal(s.stages[1].tasks[0].status, 'pending');
     const tasks = await p.platform.kernel.db.query(`SELECT status FROM control_plane.tasks WHERE orchestration_id = $1`, [c.orchestrationId]);
     assert.deepEqual(
-      tasks.map((t: any) => t.status),
+      tasks.map((t: { status: unknown }) => t.status),
       ['cancelled', 'cancelled'],
     );
     assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`), 409, 'conflict');
@@ -736,7 +738,7 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
     assert.equal(w.status, 'running');
     assert.equal(w.forge_validation, true);
     assert.deepEqual(
-      w.stages.map((s: any) => [s.stage, s.agents.map((a: any) => [a.agent_id, a.task_type])]),
+      w.stages.map((s: any) => [s.stage, s.agents.map((a: { agent_id: unknown; task_type: unknown }) => [a.agent_id, a.task_type])]),
       [
         ['RESEARCH', [['factory-orchestrator', 'plan-delivery']]],
         ['IMPLEMENT', [['backend-engineer', 'implement-endpoint']]],
@@ -749,7 +751,7 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
       return r.body.data.status === 'completed' ? r.body.data : null;
     });
     assert.equal(done.progress.overall_percentage, 100);
-    assert.ok(done.stages.every((s: any) => s.exit_gate_passed === true));
+    assert.ok(done.stages.every((s: { exit_gate_passed: unknown }) => s.exit_gate_passed === true));
     assert.ok('entryPoint' in done.result.outputs, 'outputs keep their own keys');
 
     const missing = await p.rest('POST', '/control-plane/api/v1/orchestration/workflows', {
@@ -820,7 +822,7 @@ describe('a restart mid-orchestration', () => {
     try {
       const done = await untilStatus(c.orchestrationId, 'completed', second);
       assert.deepEqual(
-        done.stages.map((s: any) => s.status),
+        done.stages.map((s: { status: unknown }) => s.status),
         ['completed', 'completed'],
       );
       assert.equal(done.result.tasksCompleted, 2);

@@ -37,7 +37,7 @@ function fails(res: Answer, status: number, code: string): any {
   return res.body.error;
 }
 
-const fields = (error: any) => error.details.errors.map((e: any) => e.field).sort();
+const fields = (error: any) => error.details.errors.map((e: { field: unknown }) => e.field).sort();
 
 async function createPrompt(body: Record<string, unknown>): Promise<any> {
   return ok(await p.rest('POST', `${V1}/prompts`, { body: { description: 'a prompt', ...body } }), 201);
@@ -65,7 +65,7 @@ function concurrency(delayMs: number, answer: (content: string) => string | { st
     state.max = Math.max(state.max, state.active);
     await sleep(delayMs);
     state.active--;
-    return answer(body.messages.at(-1).content);
+    return answer(body.messages.at(-1)!.content);
   });
   return state;
 }
@@ -111,7 +111,7 @@ describe('POST /v1/promptlib/prompts', () => {
       400,
       'validation_error',
     );
-    const messages = mismatch.details.errors.map((e: any) => `${e.field}: ${e.message}`).join('\n');
+    const messages = mismatch.details.errors.map((e: { field: unknown; message: unknown }) => `${e.field}: ${e.message}`).join('\n');
     assert.match(messages, /variables: "zip" is not used by the template/);
     assert.match(messages, /variables: the template uses \{\{city\}\}: add "city"/);
   });
@@ -221,24 +221,24 @@ describe('GET /v1/promptlib/prompts', () => {
     await p.rest('PUT', `${V1}/prompts/list-c`, { body: { status: 'active' } });
 
     const billing = ok(await p.rest('GET', `${V1}/prompts?domain=billing`));
-    assert.deepEqual(billing.prompts.map((x: any) => x.promptId).sort(), ['list-a', 'list-b', 'list-c']);
-    const item = billing.prompts.find((x: any) => x.promptId === 'list-a');
+    assert.deepEqual(billing.prompts.map((x: { promptId: unknown }) => x.promptId).sort(), ['list-a', 'list-b', 'list-c']);
+    const item = billing.prompts.find((x: { promptId: unknown }) => x.promptId === 'list-a');
     for (const f of ['promptId', 'name', 'domain', 'version', 'status', 'testsRun', 'successRate']) assert.ok(f in item, f);
     assert.equal(item.domain, 'billing');
     assert.deepEqual(billing.pagination, { total: 3, limit: 20, offset: 0, hasMore: false });
 
     assert.deepEqual(
       ok(await p.rest('GET', `${V1}/prompts?domain=billing&tag=t1`))
-        .prompts.map((x: any) => x.promptId)
+        .prompts.map((x: { promptId: unknown }) => x.promptId)
         .sort(),
       ['list-a', 'list-c'],
     );
     assert.deepEqual(
-      ok(await p.rest('GET', `${V1}/prompts?domain=billing&status=active`)).prompts.map((x: any) => x.promptId),
+      ok(await p.rest('GET', `${V1}/prompts?domain=billing&status=active`)).prompts.map((x: { promptId: unknown }) => x.promptId),
       ['list-c'],
     );
     assert.deepEqual(
-      ok(await p.rest('GET', `${V1}/prompts?agentId=billing-bot`)).prompts.map((x: any) => x.promptId),
+      ok(await p.rest('GET', `${V1}/prompts?agentId=billing-bot`)).prompts.map((x: { promptId: unknown }) => x.promptId),
       ['list-a'],
     );
 
@@ -378,13 +378,18 @@ describe('fragments and rendering', () => {
     assert.equal(perf.successRate, 66.67);
     assert.equal(typeof perf.averageLatency, 'number');
     assert.deepEqual(
-      perf.byVersion.map((v: any) => [v.version, v.totalTests, v.averageTokens, v.successRate]),
+      perf.byVersion.map((v: { version: unknown; totalTests: unknown; averageTokens: unknown; successRate: unknown }) => [
+        v.version,
+        v.totalTests,
+        v.averageTokens,
+        v.successRate,
+      ]),
       [
         [1, 1, 7, 100],
         [2, 2, 5, 50],
       ],
     );
-    const listed = ok(await p.rest('GET', `${V1}/prompts?limit=100`)).prompts.find((x: any) => x.promptId === 'perf');
+    const listed = ok(await p.rest('GET', `${V1}/prompts?limit=100`)).prompts.find((x: { promptId: unknown }) => x.promptId === 'perf');
     assert.deepEqual([listed.testsRun, listed.successRate], [3, 66.67]);
   });
 
@@ -477,7 +482,7 @@ describe('POST /v1/promptlib/prompts/ab-test', () => {
 
   test('a higher success rate wins over fewer tokens', async () => {
     fake.reply((body) => {
-      const content: string = body.messages.at(-1).content;
+      const content: string = body.messages.at(-1)!.content;
       return content.startsWith('Summarize') ? { status: 400, content: 'refused' } : `echo: ${content}`;
     });
     const d = ok(
@@ -587,7 +592,7 @@ describe('chains', () => {
       400,
       'validation_error',
     );
-    const text = bad.details.errors.map((e: any) => `${e.field}: ${e.message}`).join('\n');
+    const text = bad.details.errors.map((e: { field: unknown; message: unknown }) => `${e.field}: ${e.message}`).join('\n');
     assert.match(text, /steps\.0\.inputMapping\.topic: step_2 does not run before this step/);
     assert.match(text, /steps\.1\.inputMapping\.draft: step_1 has no output "nothing"/);
     assert.match(text, /steps\.2\.inputMapping\.draft: step_7 does not exist/);
@@ -675,7 +680,7 @@ describe('chains', () => {
       step_3: { article: `echo: Combine echo: Critique ${outline} with echo: Expand ${outline}` },
     });
     assert.deepEqual(
-      done.completedSteps.map((s: any) => s.step),
+      done.completedSteps.map((s: { step: unknown }) => s.step),
       [1, 2, 2, 3],
     );
     for (const s of done.completedSteps) {
@@ -683,7 +688,7 @@ describe('chains', () => {
     }
     assert.equal(
       done.totalTokens,
-      done.completedSteps.reduce((n: number, s: any) => n + s.tokensUsed, 0),
+      done.completedSteps.reduce((n: number, s: { tokensUsed: number }) => n + s.tokensUsed, 0),
     );
     assert.ok(done.totalLatency > 0);
     assert.ok(done.completedAt);
@@ -694,7 +699,7 @@ describe('chains', () => {
 
   test('a failing step ends the execution failed, naming the step and the reason', async () => {
     fake.reply((body) => {
-      const content: string = body.messages.at(-1).content;
+      const content: string = body.messages.at(-1)!.content;
       return content.startsWith('Critique') ? { status: 400, content: 'the model refused' } : `echo: ${content}`;
     });
     const started = ok(await p.rest('POST', `${V1}/chains/article/execute`, { body: { initialVariables: { topic: 'storms' } } }), 202);
@@ -773,7 +778,7 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     assert.equal(d.compatible, true);
     assert.deepEqual(d.warnings, []);
     assert.equal(typeof d.tokens_used, 'number');
-    const sent: string = fake.chatBodies()[0].messages[0].content;
+    const sent: string = fake.chatBodies()[0]!.messages[0]!.content;
     assert.match(sent, /prompt-refiner/);
     assert.ok(sent.includes('Hi {{name}}'), 'the template is inserted literally');
     assert.ok(sent.includes('- be warmer\n- mention the team'));
@@ -802,7 +807,7 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     const empty = await p.rest('POST', `${API}/prompts/refine`, { body: { prompt_id: 'welcome', refinement_goals: [] } });
     assert.equal(empty.status, 400);
     assert.deepEqual(
-      empty.body.error.details.errors.map((e: any) => e.field),
+      empty.body.error.details.errors.map((e: { field: unknown }) => e.field),
       ['refinement_goals'],
     );
   });
@@ -819,7 +824,7 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     const pinned = ok(await p.rest('GET', `${V1}/prompts/welcome?environment=production`));
     assert.equal(pinned.version, 2);
     assert.deepEqual(
-      pinned.environments.map((e: any) => [e.environment, e.version]),
+      pinned.environments.map((e: { environment: unknown; version: unknown }) => [e.environment, e.version]),
       [
         ['production', 2],
         ['staging', 2],
@@ -830,7 +835,7 @@ describe('platform layout: /promptlib/api/v1 refine and promote', () => {
     const bad = await p.rest('POST', `${API}/prompts/promote`, { body: { prompt_id: 'welcome', environment: 'Prod!' } });
     assert.equal(bad.status, 400);
     assert.deepEqual(
-      bad.body.error.details.errors.map((e: any) => e.field),
+      bad.body.error.details.errors.map((e: { field: unknown }) => e.field),
       ['environment'],
     );
     const none = await p.rest('GET', `${V1}/prompts/welcome?environment=qa`);
@@ -939,6 +944,6 @@ describe('GraphQL', () => {
     });
     assert.deepEqual(rendered.body.data.renderPrompt, { rendered: 'GraphQL works', variables: ['thing'] });
     const listed = await p.graphql(`{ prompts(status: "draft", limit: 100) { prompts { promptId } pagination { total hasMore } } }`);
-    assert.ok(listed.body.data.prompts.prompts.some((x: any) => x.promptId === 'gql-prompt'));
+    assert.ok(listed.body.data.prompts.prompts.some((x: { promptId: unknown }) => x.promptId === 'gql-prompt'));
   });
 });

@@ -9,6 +9,7 @@ import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv } from './support/fixtures';
+import { answerOf } from './support/json';
 import { freePort, waitHealthy } from './support/net';
 import { until as poll } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
@@ -82,7 +83,7 @@ describe('SIGKILL and restart', () => {
         headers: { authorization: `Bearer ${adminKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return answerOf(res);
     };
     // The pieces: two prompts and a chain; a workflow that naps 2 s between two steps.
     for (const [name, template, variable] of [
@@ -167,7 +168,7 @@ describe('SIGKILL and restart', () => {
     });
     assert.equal(done.status, 'success', JSON.stringify(done));
     assert.deepEqual(
-      done.nodeData.map((n: any) => n.nodeName),
+      done.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
       ['Start', 'Before', 'Nap', 'After'],
     );
     console.log(

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { Client as PgClient } from 'pg';
+import { jsonOf, type GraphQLErrors } from './support/json';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
@@ -33,7 +34,7 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
     const listed = await call('GET', '/control-plane/api/v1/auth/api-keys', key, undefined);
     assert.equal(listed.status, 200);
     assert.deepEqual(
-      listed.body.data.api_keys.map((k: any) => k.id),
+      listed.body.data.api_keys.map((k: { id: unknown }) => k.id),
       [id],
     );
 
@@ -98,7 +99,7 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
       body: JSON.stringify({ query }),
     });
-    assert.equal(((await direct.json()) as any).errors[0].extensions.code, 'missing_authorization');
+    assert.equal((await jsonOf<GraphQLErrors>(direct)).errors[0]!.extensions.code, 'missing_authorization');
 
     const forgedContext = Buffer.from(
       JSON.stringify({
@@ -112,7 +113,7 @@ describe('split mode: subgraph, worker and gateway as separate processes', () =>
       headers: { 'content-type': 'application/json', 'x-platform-context': forgedContext, 'x-platform-signature': 'ab'.repeat(32) },
       body: JSON.stringify({ query }),
     });
-    assert.equal(((await forged.json()) as any).errors[0].extensions.code, 'missing_authorization');
+    assert.equal((await jsonOf<GraphQLErrors>(forged)).errors[0]!.extensions.code, 'missing_authorization');
   });
 
   test('the worker process is alive and heartbeating', async () => {

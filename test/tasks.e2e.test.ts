@@ -197,7 +197,7 @@ describe('many tasks at once', () => {
       assert.deepEqual(t.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
       const files = (await p.rest('GET', `${CP}/agents/tasks/${t.taskId}/artifacts`)).body.data.artifacts;
       assert.deepEqual(
-        files.map((f: any) => [f.path, f.content]),
+        files.map((f: { path: unknown; content: unknown }) => [f.path, f.content]),
         [[`docs/${topics[i]}.md`, `# ${topics[i]}\n\n## Overview\n`]],
       );
     }
@@ -206,7 +206,7 @@ describe('many tasks at once', () => {
       [ids!],
     );
     assert.deepEqual(
-      jobs.map((j: any) => j.state),
+      jobs.map((j: { state: unknown }) => j.state),
       ids!.map(() => 'completed'),
     );
   });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { answerOf, jsonOf } from './support/json';
+import { freePort, waitHealthy } from './support/net';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { startPlatformProcess as startPlatform } from './support/platform-process';
 import { startSplitTopology, type SplitTopology } from './support/split';
@@ -8,6 +10,7 @@ import { until } from './support/until';
 import { chain, localWebhooksEnv } from './support/fixtures';
 import { subscribe, wsClient } from './support/subscribe';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+import type { JsonAnswer } from './support/platform';
 
 /**
  * Traces end to end, exported over OTLP/HTTP to a local collector: an inbound traceparent is
@@ -40,8 +43,8 @@ async function runTask(baseUrl: string, key: string, traceparent: string, extra:
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent },
     body: JSON.stringify({ ...TASK, ...extra }),
   });
-  const body = (await res.json()) as any;
-  assert.equal(res.status, 200, JSON.stringify(body));
+  const { status, body } = await answerOf(res);
+  assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.data.status, 'completed', JSON.stringify(body));
   return body.data;
 }
@@ -54,7 +57,8 @@ async function call(baseUrl: string, method: string, path: string, o: { key?: st
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
   const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as any };
+  const answer: JsonAnswer = { status: res.status, body: text ? JSON.parse(text) : null };
+  return answer;
 }
 
 const graphql = (baseUrl: string, key: string, query: string, traceparent?: string) => call(baseUrl, 'POST', '/graphql', { key, body: { query }, traceparent });
@@ -66,7 +70,7 @@ const graphql = (baseUrl: string, key: string, query: string, traceparent?: stri
  */
 const ERROR_ANSWERS: {
   name: string;
-  send: (url: string, key: string, traceparent: string) => Promise<{ status: number; body: any }>;
+  send: (url: string, key: string, traceparent: string) => Promise<JsonAnswer>;
   details: (body: any) => any;
 }[] = [
   {
@@ -296,7 +300,7 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       { name: 'Greet', type: 'engine.set', parameters: { values: { greeting: 'Hello {{ $json.name }}' } }, position: [200, 0] },
     ]);
     const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Traced', ...def }) });
-    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const workflowId = (await jsonOf<{ data: { workflowId: string } }>(created)).data.workflowId;
     const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute`, {
       method: 'POST',
       headers: { ...headers, traceparent },
@@ -325,7 +329,7 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       { name: 'Fetch', type: 'engine.httpRequest', parameters: { url: `${hooks.url}/lookup?api_key=s3cret-out&page=2` }, position: [200, 0] },
     ]);
     const created = await fetch(`${platform.url}/v1/engine/workflows`, { method: 'POST', headers, body: JSON.stringify({ name: 'Query key', ...def }) });
-    const workflowId = ((await created.json()) as any).data.workflowId as string;
+    const workflowId = (await jsonOf<{ data: { workflowId: string } }>(created)).data.workflowId;
     const res = await fetch(`${platform.url}/v1/engine/workflows/${workflowId}/execute?token=s3cret-in`, {
       method: 'POST',
       headers: { ...headers, traceparent },

@@ -99,7 +99,7 @@ function nameCreated(carried: Carried, result: unknown): void {
  * TypeORM's `query()` returns plain rows for SELECT and INSERT … RETURNING, but `[rows, rowCount]`
  * for UPDATE and DELETE: the rows either way.
  */
-export function rowsOf<T = any>(result: unknown): T[] {
+export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
   if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
   return result as T[];
 }
@@ -129,7 +129,7 @@ export async function exec(q: Queryable, sql: Sql, params?: unknown[]): Promise<
  * The row an id names, or 404 `resource_not_found` for `resource` — also when the id is not a
  * UUID, so no malformed id reaches PostgreSQL. `params` start with the id ($1).
  */
-export async function rowById<T = any>(q: Queryable, resource: string, id: string, sql: Sql, params: unknown[] = [id]): Promise<T> {
+export async function rowById<T = Record<string, unknown>>(q: Queryable, resource: string, id: string, sql: Sql, params: unknown[] = [id]): Promise<T> {
   if (!UUID.test(id)) throw errors.notFound(resource, id);
   const row = await one<T>(q, sql, params);
   if (!row) throw errors.notFound(resource, id);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import { TaskRunClock1763769601160 } from './migrations/1763769601160-task-run-clock';
 import { platformKey, SecretCipher } from '../../kernel/crypto';
 import type { Kernel } from '../../kernel/platform';
-import type { BuiltService, ServiceModule } from '../../kernel/subgraph';
+import { entityReference, type BuiltService, type ServiceModule } from '../../kernel/subgraph';
 import { AgentResolver, AgentService, seedAgentPrompts } from './agents';
 import { ApiKeyResolver, toApiKey } from './keys';
 import { AuditResolver } from './audit';
@@ -141,13 +141,13 @@ function buildControlPlane(kernel: Kernel) {
       ...orchestrations.instances,
     ],
     references: {
-      ApiKey: {
+      ApiKey: entityReference({
         key: 'id',
         permission: 'keys:manage',
         loader: kernel.keys.byId,
         visible: (key, ctx) => kernel.keys.visibleTo(ctx.principal, key),
         toEntity: toApiKey,
-      },
+      }),
     } satisfies BuiltService['references'],
     jobs: () => {
       runtime.register(agentQueue);

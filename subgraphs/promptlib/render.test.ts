@@ -40,7 +40,7 @@ describe('parseTemplate', () => {
     for (const bad of ['{{fragment:}}', '{{fragment:Bad_ID}}', '{{fragment:a:0}}', '{{fragment:a:x}}', '{{fragment:a:1:2}}']) {
       const err = appError(() => parseTemplate(`x ${bad}`));
       assert.equal(err.code, 'validation_error', bad);
-      assert.equal((err.details.errors as any[])[0].field, 'template');
+      assert.equal((err.details.errors as { field: string; message: string }[])[0].field, 'template');
     }
   });
 
@@ -55,8 +55,8 @@ describe('parseTemplate', () => {
     // Lenient (text a model wrote) keeps a malformed reference as text; the strict parse still refuses it, under each caller's field.
     const bad = 'x {{fragment:Bad_ID}}';
     assert.deepEqual(parseTemplate(bad, 'template', true).tokens, [{ kind: 'text', text: bad }]);
-    assert.equal((appError(() => parseTemplate(bad, 'content')).details.errors as any[])[0].field, 'content');
-    assert.equal((appError(() => parseTemplate(bad, 'steps.0.template')).details.errors as any[])[0].field, 'steps.0.template');
+    assert.equal((appError(() => parseTemplate(bad, 'content')).details.errors as { field: string; message: string }[])[0].field, 'content');
+    assert.equal((appError(() => parseTemplate(bad, 'steps.0.template')).details.errors as { field: string; message: string }[])[0].field, 'steps.0.template');
   });
 });
 
@@ -78,7 +78,7 @@ describe('renderTemplate', () => {
     assert.equal(err.status, 400);
     assert.deepEqual(err.details.missingVariables, ['b', 'c']);
     assert.deepEqual(
-      (err.details.errors as any[]).map((e) => e.field),
+      (err.details.errors as { field: string; message: string }[]).map((e) => e.field),
       ['variables.b', 'variables.c'],
     );
     assert.match(err.message, /"b", "c"/);
@@ -151,7 +151,7 @@ describe('checkDeclaredVariables', () => {
   test('declared variables must be exactly the used ones', () => {
     checkDeclaredVariables(['a', 'b'], ['b', 'a']);
     const err = appError(() => checkDeclaredVariables(['a', 'extra', 'bad name'], ['a', 'missing']));
-    const messages = (err.details.errors as any[]).map((e) => `${e.field}: ${e.message}`);
+    const messages = (err.details.errors as { field: string; message: string }[]).map((e) => `${e.field}: ${e.message}`);
     assert.equal(messages.length, 3);
     assert.ok(messages.some((m) => m.startsWith('variables: "extra" is not used')));
     assert.ok(messages.some((m) => m.includes('{{missing}}')));

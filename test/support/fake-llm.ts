@@ -16,7 +16,7 @@ export interface RecordedRequest {
   /** Lower-case header names (node's IncomingHttpHeaders), e.g. `headers.authorization`. */
   headers: http.IncomingHttpHeaders;
   /** The parsed JSON body (the raw text when it is not JSON; undefined when empty). */
-  body: any;
+  body: unknown;
   /** Date.now() when the request was complete (to measure gaps between retries). */
   at: number;
 }
@@ -24,6 +24,15 @@ export interface RecordedRequest {
 export interface FakeChatMessage {
   role: string;
   content: string | null | Array<{ type: string; text?: string }>;
+}
+
+/** A chat-completion request's body, as the platform's LLM client sends it (its messages' content is text). */
+export interface ChatBody {
+  model?: string;
+  messages: { role: string; content: string }[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [field: string]: unknown;
 }
 
 /** What a `reply` function may return: the content, or more control over the answer. */
@@ -39,7 +48,7 @@ export interface FakeReply {
   raw?: unknown;
 }
 
-export type ReplyFn = (body: any, request: RecordedRequest) => string | FakeReply | Promise<string | FakeReply>;
+export type ReplyFn = (body: ChatBody, request: RecordedRequest) => string | FakeReply | Promise<string | FakeReply>;
 
 export interface FakeLlmOptions {
   /** Models listed by GET /v1/models. Default: `default`, `model-b`, `model-c`. */
@@ -53,7 +62,7 @@ export interface FakeLlm {
   /** Every request received, in order. */
   requests: RecordedRequest[];
   /** Only the chat-completion requests' bodies, in order (a shortcut over `requests`). */
-  chatBodies(): any[];
+  chatBodies(): ChatBody[];
   /** Decide the answer per request; `null` restores the default echo. */
   reply(fn: ReplyFn | null): void;
   /** The next `n` chat calls answer `status` (with these headers, e.g. `{'retry-after': '1'}`). */
@@ -119,11 +128,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       if (f.remaining === 0) failures = null;
       return send(res, f.status, errorBody(f.status, `fake failure (${f.status})`), f.headers);
     }
+    if (!isChatBody(recorded.body)) return send(res, 400, errorBody(400, "'messages' is a required property"));
     const body = recorded.body;
-    if (!body || typeof body !== 'object' || !Array.isArray(body.messages)) {
-      return send(res, 400, errorBody(400, "'messages' is a required property"));
-    }
-    const messages = body.messages as FakeChatMessage[];
+    const messages: FakeChatMessage[] = body.messages;
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
     let answer: FakeReply = { content: `echo: ${lastUser ? contentText(lastUser.content) : ''}` };
     if (replyFn) {
@@ -211,7 +218,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
-    chatBodies: () => requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/chat/completions')).map((r) => r.body),
+    chatBodies: () =>
+      requests
+        .filter((r) => r.method === 'POST' && r.path.startsWith('/v1/chat/completions'))
+        .map((r) => r.body)
+        .filter(isChatBody),
     reply(fn) {
       replyFn = fn;
     },
@@ -236,4 +247,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       });
     },
   };
+}
+
+function isChatBody(body: unknown): body is ChatBody {
+  return body !== null && typeof body === 'object' && Array.isArray((body as { messages?: unknown }).messages);
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { JsonAnswer } from './platform';
 
 /**
  * Clients in a process of their own: requests of megabytes sent in rounds of concurrent ones.
@@ -21,7 +22,7 @@ export interface LoadPlan {
 }
 
 export interface LoadOutcome {
-  answers: { status: number; body: any }[];
+  answers: JsonAnswer[];
 }
 
 export function runLoadClient(plan: LoadPlan): Promise<LoadOutcome> {

@@ -6,10 +6,14 @@ import { loadConfig } from '../../kernel/config';
 import { startPlatform, type PlatformOptions, type RunningPlatform } from '../../main';
 import { createTestDatabase, type TestDatabase } from './database';
 
-export interface Answer {
+/** A JSON answer as the tests read it: the status and the parsed body. */
+export interface JsonAnswer {
   status: number;
-  headers: Headers;
   body: any;
+}
+
+export interface Answer extends JsonAnswer {
+  headers: Headers;
 }
 
 export interface TestPlatform {

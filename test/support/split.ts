@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './database';
+import { answerOf } from './json';
 import { freePort, waitHealthy } from './net';
+import type { JsonAnswer } from './platform';
 
 /**
  * The split topology as real processes on a fresh database of their own: one subgraph alone (the
@@ -21,7 +23,7 @@ export interface SplitTopology {
   /** Starts another gateway process on the same database (every subgraph in-process unless `extra` names remote ones); its URL. */
   addGateway(extra?: Record<string, string>): Promise<string>;
   /** A JSON request to the gateway, as `key` (default: the admin key; null: no key). */
-  call(method: string, path: string, body?: unknown, key?: string | null): Promise<{ status: number; body: any }>;
+  call(method: string, path: string, body?: unknown, key?: string | null): Promise<JsonAnswer>;
   /** SIGKILL what still runs, wait for every exit, drop the database and the data directory. */
   stop(): Promise<void>;
 }
@@ -86,7 +88,7 @@ export async function startSplitTopology(extraEnv: Record<string, string> = {}, 
         headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return answerOf(res);
     },
     stop,
   };

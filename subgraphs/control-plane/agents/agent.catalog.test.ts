@@ -2,10 +2,15 @@ import assert from 'node:assert/strict';
 import shipped from './agent.catalog.json';
 import { AGENTS, DOMAINS, parseCatalogue } from './agent.catalog';
 
+/** The fields these tests break, each open to whatever a bad file could hold. */
+type Editable = {
+  agents: (Record<string, unknown> & { custom: Record<string, unknown>; taskTypes: (Record<string, unknown> & { artifact: Record<string, unknown> })[] })[];
+};
+
 /** The shipped file with one change made to a copy. */
-function broken(change: (c: any) => void): unknown {
-  const copy = structuredClone(shipped) as any;
-  change(copy);
+function broken(change: (c: Editable) => void): unknown {
+  const copy: unknown = structuredClone(shipped);
+  change(copy as Editable);
   return copy;
 }
 

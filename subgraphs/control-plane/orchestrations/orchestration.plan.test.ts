@@ -11,7 +11,11 @@ function errorsOf(stages: StageSpec[]): { type: string; task: string; dependency
   } catch (err) {
     assert.ok(err instanceof AppError);
     assert.equal(err.code, 'workflow_validation_failed');
-    return (err.details.errors as any[]).map(({ type, task, dependency }) => ({ type, task, ...(dependency ? { dependency } : {}) }));
+    return (err.details.errors as { type: string; task: string; dependency?: string }[]).map(({ type, task, dependency }) => ({
+      type,
+      task,
+      ...(dependency ? { dependency } : {}),
+    }));
   }
   assert.fail('expected workflow_validation_failed');
 }
@@ -54,15 +58,16 @@ describe('planOrchestration', () => {
   });
 
   test('a three-task cycle in a parallel stage is reported once, with its path', () => {
-    let details: any;
+    let details: { errors: { cycle: string[] }[] } | undefined;
     try {
       planOrchestration(
         [{ stage: 'IMPLEMENT', parallel: true, tasks: [t('a', { dependencies: ['c'] }), t('b', { dependencies: ['a'] }), t('c', { dependencies: ['b'] })] }],
         accept,
       );
     } catch (err) {
-      details = (err as AppError).details;
+      details = (err as AppError).details as typeof details;
     }
+    assert.ok(details);
     assert.equal(details.errors.length, 1);
     assert.equal(details.errors[0].cycle.length, 4);
     assert.equal(details.errors[0].cycle[0], details.errors[0].cycle[3]);

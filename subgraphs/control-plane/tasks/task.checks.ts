@@ -15,9 +15,9 @@ export function validateFiles(files: FileDraft[]): { valid: boolean; problems: s
     if (isYaml(f.path)) {
       const docs = parseAllDocuments(f.content);
       const list = Array.isArray(docs) ? docs : [docs];
-      const errs = list.flatMap((d: any) => (d.errors ?? []) as { message: string }[]);
+      const errs = list.flatMap((d) => d.errors ?? []);
       if (errs.length) problems.push(`${f.path}: ${errs[0]!.message.split('\n')[0]}`);
-      else if (!list.some((d: any) => d.contents !== null && d.contents !== undefined)) problems.push(`${f.path}: no YAML document`);
+      else if (!list.some((d) => d.contents !== null && d.contents !== undefined)) problems.push(`${f.path}: no YAML document`);
     } else if (extOf(f.path) === 'json') {
       try {
         JSON.parse(f.content);

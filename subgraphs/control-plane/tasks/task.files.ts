@@ -52,10 +52,16 @@ export const isMarkdown = (p: string) => ['md', 'markdown', 'mdx'].includes(extO
 export const isYaml = (p: string) => ['yaml', 'yml'].includes(extOf(p));
 
 /** The JSON a text holds, or undefined. */
-export function tryJson(text: string): any {
+export function tryJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** A field of the JSON object a text holds; undefined when the text is not one. */
+export function jsonField(text: string, key: string): unknown {
+  const value = tryJson(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
 }

@@ -3,7 +3,7 @@ import { ownEntry } from '../../../kernel/names';
 import { STAGES, validateGate } from '../gates';
 import { languageOf, type AgentSpec, type TaskTypeSpec } from '../agents';
 import { auditManifest, auditPipeline, checkSchedule, CRON_LINE, scheduleConflicts, validateFiles } from './task.checks';
-import { existingPaths, extOf, isMarkdown, isYaml, tryJson, type FileDraft } from './task.files';
+import { existingPaths, extOf, isMarkdown, isYaml, jsonField, type FileDraft } from './task.files';
 
 /**
  * The `output` object of a task, by the agent's domain: figures measured on the files it wrote
@@ -49,8 +49,7 @@ function listItems(markdown: string, under?: RegExp): string[] {
 function yamlTopKeys(text: string): string[] {
   try {
     const docs = parseAllDocuments(text);
-    const first = (Array.isArray(docs) ? docs[0] : docs) as any;
-    const value = first?.toJS?.();
+    const value: unknown = docs[0]?.toJS();
     return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
   } catch {
     return [];
@@ -136,20 +135,29 @@ export function domainOutput(
     case 'engineering':
     case 'automation': {
       if (agent.agentId === 'workflow-architect') {
-        const def = tryJson(text);
-        const nodes = Array.isArray(def?.nodes) ? def.nodes : null;
+        const listed = jsonField(text, 'nodes');
+        const nodes: unknown[] | null = Array.isArray(listed) ? listed : null;
         return {
           workflowPath: primary.path,
           nodes: nodes?.length ?? 0,
-          nodeTypes: [...new Set((nodes ?? []).map((n: any) => n?.type).filter((t: unknown) => typeof t === 'string'))],
+          nodeTypes: [
+            ...new Set(
+              (nodes ?? [])
+                .map((n) => (n !== null && typeof n === 'object' ? (n as { type?: unknown }).type : undefined))
+                .filter((t: unknown) => typeof t === 'string'),
+            ),
+          ],
           valid: nodes !== null,
         };
       }
       if (agent.agentId === 'schedule-optimizer') {
         const tz = typeof context.timezone === 'string' && context.timezone ? context.timezone : 'UTC';
         const from = new Date();
-        const given = Array.isArray(context.schedules) ? (context.schedules as any[]) : [];
-        const checks = given.map((s, i) => checkSchedule(String(s?.name ?? `schedule-${i + 1}`), String(s?.cron ?? s ?? ''), tz, from));
+        const given: unknown[] = Array.isArray(context.schedules) ? context.schedules : [];
+        const checks = given.map((s, i) => {
+          const entry = s !== null && typeof s === 'object' ? (s as { name?: unknown; cron?: unknown }) : undefined;
+          return checkSchedule(String(entry?.name ?? `schedule-${i + 1}`), String(entry?.cron ?? s ?? ''), tz, from);
+        });
         let n = 0;
         for (const f of files) for (const m of f.content.matchAll(CRON_LINE)) checks.push(checkSchedule(`proposed-${++n}`, m[1]!.trim(), tz, from));
         return { reportPath: primary.path, schedules: checks, conflicts: scheduleConflicts(checks, tz, from) };
@@ -179,9 +187,9 @@ export function domainOutput(
       }
       const out: Record<string, unknown> = { promptPath: primary.path, variables: [...variables], fragments: [...fragments] };
       if (agent.agentId === 'chain-architect') {
-        const def = tryJson(text);
-        out.steps = Array.isArray(def?.steps) ? def.steps.length : 0;
-        out.valid = Array.isArray(def?.steps);
+        const steps = jsonField(text, 'steps');
+        out.steps = Array.isArray(steps) ? steps.length : 0;
+        out.valid = Array.isArray(steps);
       }
       if (agent.agentId === 'fragment-curator') out.proposedFragments = (text.match(/^###\s+/gm) ?? []).length;
       return out;

@@ -55,6 +55,6 @@ describe('reading a model answer', () => {
       context,
       JSON.stringify({ summary: 's', files: [{ path: main, content: '# X\n[gone](missing.md)\n[nowhere](#nowhere)' }] }),
     );
-    assert.equal((broken.output.quality as any).crossReferencesValid, false);
+    assert.equal((broken.output.quality as { crossReferencesValid?: boolean }).crossReferencesValid, false);
   });
 });

@@ -257,7 +257,14 @@ export class CredentialService {
 
 function readTokens(data: Record<string, unknown>): TokenData | undefined {
   const t = data.oauthTokenData;
-  return isPlainObject(t) && typeof t.accessToken === 'string' ? (t as TokenData) : undefined;
+  if (!isPlainObject(t) || typeof t.accessToken !== 'string') return undefined;
+  const { refreshToken, tokenType, expiresAt } = t;
+  return {
+    accessToken: t.accessToken,
+    ...(typeof refreshToken === 'string' ? { refreshToken } : {}),
+    ...(typeof tokenType === 'string' ? { tokenType } : {}),
+    ...(typeof expiresAt === 'number' ? { expiresAt } : {}),
+  };
 }
 
 function digest(state: string): Buffer {

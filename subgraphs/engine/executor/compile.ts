@@ -11,6 +11,7 @@ import {
   type WorkflowSettings,
   validTimezone,
   isPlainObject,
+  objectOf,
   type NodeDefinition,
 } from '../nodes';
 import { NODE_TYPES, nodeType } from './catalog';
@@ -185,7 +186,8 @@ function normaliseNode(raw: unknown, field: string, problems: FieldError[]): Wor
         (r) => isPlainObject(r) && typeof r.id === 'string' && r.id.length <= 200 && typeof r.name === 'string' && r.name.length <= 200,
       );
     if (!ok) problems.push({ field: `${field}.credentials`, message: 'must be an object: credential type to {id, name} of a stored credential' });
-    else if (Object.keys(refs).length) node.credentials = Object.fromEntries(Object.entries(refs).map(([t, r]) => [t, { id: r.id, name: r.name }]));
+    else if (Object.keys(refs).length)
+      node.credentials = Object.fromEntries(Object.entries(refs).map(([t, r]) => [t, { id: String(objectOf(r).id), name: String(objectOf(r).name) }]));
   }
   return node;
 }

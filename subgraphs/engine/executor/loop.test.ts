@@ -4,11 +4,21 @@ import { guardedFetch } from '../../../kernel/outbound';
 import { compile, validateDefinition } from './compile';
 import { UNLIMITED } from './budgets';
 import { chooseStart, WorkflowExecutor } from './loop';
-import type { ExecutorHooks, LogEntry, NodeRun, RunOutcome } from './types';
+import type { ExecutionErrorInfo, ExecutorHooks, LogEntry, NodeRun, RunOutcome } from './types';
 import { ExpressionEngine, type Item } from '../expressions';
 import { NODE_TYPES } from './catalog';
 import type { NodeDefinition, NodeServices, WebhookReply } from '../nodes';
 import { CODE_LIMITS, Sandbox } from '../sandbox';
+
+function errorOf(outcome: RunOutcome): ExecutionErrorInfo {
+  assert.ok(outcome.status === 'error', `the run ended ${outcome.status}`);
+  return outcome.error;
+}
+
+function abortReasonOf(outcome: RunOutcome): { code?: unknown } {
+  assert.ok(outcome.status === 'aborted', `the run ended ${outcome.status}`);
+  return outcome.reason as { code?: unknown };
+}
 
 const expressionSandbox = new Sandbox({ memoryMb: 32, timeoutMs: 1000, poolSize: 2 });
 const codeSandbox = new Sandbox({ ...CODE_LIMITS, poolSize: 2 });
@@ -370,7 +380,7 @@ describe('node settings', () => {
       { services: { fetch: hang } },
     );
     assert.equal(r.outcome.status, 'error');
-    assert.match((r.outcome as any).error.message, /time limit of 0.1 s/);
+    assert.match(errorOf(r.outcome).message, /time limit of 0.1 s/);
     const d = await run(workflow([start, { name: 'Off', type: 'engine.set', parameters: { values: { x: 1 } }, disabled: true }], [['Start', 'Off']]), [
       { y: 2 },
     ]);
@@ -474,7 +484,7 @@ describe('execution control', () => {
       { services: { fetch }, signal: controller.signal },
     );
     assert.equal(r.outcome.status, 'aborted');
-    assert.equal((r.outcome as any).reason.code, 'canceled');
+    assert.equal(abortReasonOf(r.outcome).code, 'canceled');
     assert.ok(aborted, 'the HTTP call got the signal');
     assert.deepEqual(ran(r), ['Start']);
   });
@@ -514,7 +524,7 @@ describe('execution control', () => {
       { services: { fetch: (url, init) => guardedFetch(url, init, policy) } },
     );
     assert.equal(r.outcome.status, 'error');
-    const error = (r.outcome as any).error;
+    const error = errorOf(r.outcome);
     assert.equal(error.node, 'HTTP');
     assert.equal(error.details.code, 'WEBHOOK_INVALID');
     assert.equal(error.details.reason, 'private_address');
@@ -591,7 +601,7 @@ testNode({
   description: 'test',
   inProcess: true,
   inputs: () => 2,
-  requiredInputs: (p) => p.required,
+  requiredInputs: (p) => p.required as number | number[],
   execute: async (ctx) => ({ outputs: [[{ json: { inputs: ctx.inputs.map((l) => l.map((i) => i.json)) } }]] }),
 });
 // All items to output `to`.
@@ -611,7 +621,9 @@ testNode({
   inProcess: true,
   execute: async (ctx) => ({
     outputs: [
-      ctx.items.map((_, i) => ({ json: { from: ctx.lineage?.pairedItem(ctx.node.parameters.node, i)?.json ?? null, run: ctx.lineage?.runIndex ?? null } })),
+      ctx.items.map((_, i) => ({
+        json: { from: ctx.lineage?.pairedItem(String(ctx.node.parameters.node), i)?.json ?? null, run: ctx.lineage?.runIndex ?? null },
+      })),
     ],
   }),
 });

@@ -3,7 +3,9 @@ import { AppError } from '../../../kernel/errors';
 import { compile, validateDefinition, chooseStart, WorkflowExecutor } from '../executor';
 import { ExpressionEngine } from '../expressions';
 import { importWorkflow } from './import';
-import type { WebhookReply } from '../nodes';
+import type { WebhookReply, WorkflowNode } from '../nodes';
+
+type ImportedNode = WorkflowNode & { notes?: string };
 import { CODE_LIMITS, Sandbox } from '../sandbox';
 import { N8N_EXPORT } from '../../../test/support/n8n-export';
 import { disposeHarness, runWorkflow } from '../../../test/support/n8n-harness';
@@ -39,7 +41,7 @@ describe('n8n import', () => {
     assert.equal(imported.name, 'Order intake');
     assert.deepEqual(imported.tags, ['orders']);
     assert.deepEqual(imported.settings, { executionOrder: 'v1' }, 'executionTimeout -1 (none) is dropped');
-    const nodes = imported.nodes as any[];
+    const nodes = imported.nodes as ImportedNode[];
     assert.deepEqual(
       nodes.map((n) => [n.name, n.type]),
       [
@@ -76,7 +78,7 @@ describe('n8n import', () => {
   });
 
   const one = (node: Record<string, unknown>) =>
-    (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as any[])[0];
+    (importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }).nodes as ImportedNode[])[0]!;
 
   test('HTTP Request v4 and v1, Cron and Function are mapped to engine nodes; Wait and Schedule Trigger run natively', () => {
     const http4 = one({
@@ -213,7 +215,7 @@ describe('n8n import', () => {
   test('what has no equivalent is WORKFLOW_INVALID naming the node, the type and the option', () => {
     const invalid = (node: Record<string, unknown>, reason: string, option?: string) =>
       assert.throws(
-        () => validateDefinition(importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} }) as any),
+        () => validateDefinition(importWorkflow({ name: 'x', nodes: [{ name: 'N', position: [0, 0], ...node }], connections: {} })),
         (err: unknown) => {
           assert.ok(err instanceof AppError);
           assert.equal(err.code, 'WORKFLOW_INVALID');

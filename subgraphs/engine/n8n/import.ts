@@ -1,5 +1,6 @@
 import { ownEntry } from '../../../kernel/names';
-import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, type NodeDefinition } from '../nodes';
+import { HTTP_AUTH_TYPES, workflowInvalid, isPlainObject, listOf, objectOf, type NodeDefinition } from '../nodes';
+import { parseTemplate } from '../expressions';
 import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
 
 /**
@@ -11,7 +12,7 @@ import { N8N_NODE_PREFIX, N8N_NODES } from './nodes';
  * credentials are never part of an export, so they are dropped with a note.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 type Mapper = (params: Params, node: Params) => { type: string; parameters: Params; notes?: string };
 
 const N8N_PREFIXES = ['n8n-nodes-base.', '@n8n/n8n-nodes-base.'];
@@ -22,7 +23,7 @@ export function isN8nType(type: unknown): type is string {
 
 export interface ImportedWorkflow {
   name?: string;
-  nodes: unknown[];
+  nodes: unknown;
   connections: unknown;
   settings: Record<string, unknown>;
   tags: string[];
@@ -129,7 +130,8 @@ export function importWorkflow(raw: Params): ImportedWorkflow {
 const RUN_NATIVELY: ReadonlyMap<string, NodeDefinition> = new Map(N8N_NODES.map((n) => [`${N8N_NODE_PREFIX}${n.name}`, n]));
 
 function mapNode(node: Params): Params {
-  const short = node.type.slice(node.type.lastIndexOf('.') + 1);
+  const type = String(node.type);
+  const short = type.slice(type.lastIndexOf('.') + 1);
   if (RUN_NATIVELY.get(`${N8N_PREFIXES[0]}${short}`)?.n8n) return nativeNode(node, `${N8N_PREFIXES[0]}${short}`);
   const mapper = ownEntry(MAPPERS, short);
   if (!mapper) {
@@ -152,7 +154,7 @@ function mapNode(node: Params): Params {
   }
   const out = withSettings(node, { name: node.name, type: mapped.type, parameters: mapped.parameters }, mapped.notes);
   // A mapped node keeps only the credential it authenticates with (n8n may leave others behind on a node).
-  if (out.credentials) {
+  if (isPlainObject(out.credentials)) {
     const used = mapped.parameters.authentication;
     if (typeof used === 'string' && isPlainObject(out.credentials[used])) out.credentials = { [used]: out.credentials[used] };
     else {
@@ -238,7 +240,7 @@ function value(v: unknown): unknown {
 // Node by node
 
 function legacyCron(params: Params): string {
-  const item = params.triggerTimes?.item?.[0] ?? {};
+  const item = objectOf(listOf(objectOf(params.triggerTimes).item)[0]);
   switch (item.mode ?? 'everyDay') {
     case 'everyMinute':
       return '* * * * *';
@@ -259,7 +261,7 @@ function legacyCron(params: Params): string {
 
 function entries(list: unknown): Params {
   const out: Params = {};
-  if (Array.isArray(list)) for (const e of list) if (e && typeof e.name === 'string' && e.name) out[e.name] = value(e.value);
+  for (const e of listOf(list)) if (isPlainObject(e) && typeof e.name === 'string' && e.name) out[e.name] = value(e.value);
   return out;
 }
 
@@ -275,7 +277,7 @@ function jsonParam(v: unknown): unknown {
 
 function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
   const version = Number(node.typeVersion ?? 1);
-  const options: Params = params.options ?? {};
+  const options = objectOf(params.options);
   const out: Params = { url: value(params.url ?? '') };
   if (version < 3) {
     out.method = params.requestMethod ?? 'GET';
@@ -284,9 +286,9 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
       if (params.queryParametersJson !== undefined) out.query = jsonParam(params.queryParametersJson);
       if (params.headerParametersJson !== undefined) out.headers = jsonParam(params.headerParametersJson);
     } else {
-      const body = entries(params.bodyParametersUi?.parameter);
-      const query = entries(params.queryParametersUi?.parameter);
-      const headers = entries(params.headerParametersUi?.parameter);
+      const body = entries(objectOf(params.bodyParametersUi).parameter);
+      const query = entries(objectOf(params.queryParametersUi).parameter);
+      const headers = entries(objectOf(params.headerParametersUi).parameter);
       if (Object.keys(body).length) out.body = body;
       if (Object.keys(query).length) out.query = query;
       if (Object.keys(headers).length) out.headers = headers;
@@ -295,17 +297,18 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     if (options.ignoreResponseCode === true) out.ignoreHttpErrors = true;
   } else {
     out.method = params.method ?? 'GET';
-    if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(params.queryParameters?.parameters);
-    if (params.sendHeaders) out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(params.headerParameters?.parameters);
+    if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(objectOf(params.queryParameters).parameters);
+    if (params.sendHeaders)
+      out.headers = params.specifyHeaders === 'json' ? jsonParam(params.jsonHeaders) : entries(objectOf(params.headerParameters).parameters);
     if (params.sendBody) {
       const type = params.contentType ?? 'json';
       if (type === 'raw') {
         out.body = value(params.body ?? '');
         if (params.rawContentType) out.headers = { ...(out.headers ?? {}), 'Content-Type': params.rawContentType };
       } else if (type === 'json') {
-        out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(params.bodyParameters?.parameters);
+        out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(objectOf(params.bodyParameters).parameters);
       } else if (type === 'form-urlencoded') {
-        const form = entries(params.bodyParameters?.parameters);
+        const form = entries(objectOf(params.bodyParameters).parameters);
         out.body = Object.entries(form)
           .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
           .join('&');
@@ -314,14 +317,14 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
         throw new Unsupported(`the body content type "${type}" is not supported`);
       }
     }
-    const response = options.response?.response ?? {};
+    const response = objectOf(objectOf(options.response).response);
     if (response.fullResponse === true) out.fullResponse = true;
     if (response.neverError === true) out.ignoreHttpErrors = true;
   }
   if (typeof options.timeout === 'number') out.timeout = options.timeout;
   const auth = httpAuthentication(params, version, node.credentials);
   if (auth) {
-    if (!isPlainObject(node.credentials?.[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
+    if (!isPlainObject(objectOf(node.credentials)[auth])) throw new Unsupported(`the authentication ${auth} names no ${auth} credential (credentials.${auth})`);
     out.authentication = auth;
   }
   return { type: 'engine.httpRequest', parameters: out };

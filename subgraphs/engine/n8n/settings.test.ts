@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AppError } from '../../../kernel/errors';
 import { disposeHarness, importRefusal, runNode, runWorkflow } from '../../../test/support/n8n-harness';
 
 afterAll(disposeHarness);
@@ -56,8 +57,8 @@ describe('n8n node settings', () => {
       ],
       connections: { Check: { main: [[], [{ node: 'Failed', type: 'main', index: 0 }]] } },
     };
-    await assert.rejects(runWorkflow(workflow), (err: any) => err.code === 'WORKFLOW_INVALID' && err.details.reason === 'invalid_output');
-    workflow.nodes[0] = { ...workflow.nodes[0]!, onError: 'continueErrorOutput' } as any;
+    await assert.rejects(runWorkflow(workflow), (err) => err instanceof AppError && err.code === 'WORKFLOW_INVALID' && err.details.reason === 'invalid_output');
+    workflow.nodes[0] = { ...workflow.nodes[0]!, onError: 'continueErrorOutput' } as (typeof workflow.nodes)[number];
     assert.equal((await runWorkflow(workflow)).status, 'success');
   });
 

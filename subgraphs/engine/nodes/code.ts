@@ -1,5 +1,5 @@
 import { SandboxError } from '../sandbox';
-import { NodeError, isPlainObject, toItems, type Item, type NodeDefinition } from './types';
+import { NodeError, isOneOf, isPlainObject, toItems, type Item, type NodeDefinition } from './types';
 
 /**
  * The code node: JavaScript in the sandbox (sandbox/isolate.ts). It gets `items` (the input items,
@@ -17,7 +17,7 @@ export const code: NodeDefinition = {
   description:
     'Runs `code` (JavaScript) in the sandbox with `items`; returns items or plain objects. `mode`: runOnceForAllItems (default) or runOnceForEachItem.',
   missing: (p) => (typeof p.code === 'string' && p.code.trim() ? [] : ['code']),
-  invalid: (p) => (p.mode !== undefined && !MODES.includes(p.mode) ? { parameter: 'mode', message: `must be one of ${MODES.join(', ')}` } : undefined),
+  invalid: (p) => (p.mode !== undefined && !isOneOf(MODES, p.mode) ? { parameter: 'mode', message: `must be one of ${MODES.join(', ')}` } : undefined),
   raw: ['code'],
   async execute(ctx) {
     const [p] = await ctx.parameters([0]);
@@ -25,7 +25,7 @@ export const code: NodeDefinition = {
     const data = ctx.expressionData;
     const nodes: Record<string, unknown[]> = Object.create(null);
     // Only the nodes the code names are copied in (all of them when it reaches $node dynamically).
-    const source: string = p!.code;
+    const source = String(p!.code);
     const dynamic = /\$node\s*\[\s*[^'"\s]|\$\(\s*[^'"\s]/.test(source);
     for (const [name, list] of data.nodes) {
       if (dynamic || source.includes(name)) nodes[name] = list.map((i) => i.json);

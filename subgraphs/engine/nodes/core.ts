@@ -1,5 +1,5 @@
 import { cronProblem, validTimezone } from './cron';
-import { isPlainObject, truthy, type Item, type NodeDefinition } from './types';
+import { isOneOf, isPlainObject, truthy, type Item, type NodeDefinition } from './types';
 
 /** Start nodes, routing and shaping: the nodes that never leave the process. */
 
@@ -33,7 +33,7 @@ export const scheduleTrigger: NodeDefinition = {
   missing: (p) => (typeof p.cron === 'string' && p.cron.trim() ? [] : ['cron']),
   invalid: (p) => {
     if (p.timezone !== undefined && !validTimezone(p.timezone)) return { parameter: 'timezone', message: `unknown time zone "${p.timezone}"` };
-    const problem = cronProblem(p.cron, p.timezone ?? 'UTC');
+    const problem = cronProblem(p.cron, String(p.timezone ?? 'UTC'));
     return problem ? { parameter: 'cron', message: `invalid cron expression: ${problem}`, code: 'SCHEDULE_INVALID' } : undefined;
   },
   execute: passThrough,
@@ -113,12 +113,12 @@ export const filter: NodeDefinition = {
   },
 };
 
-function switchOutputs(p: Record<string, any>): number {
+function switchOutputs(p: Record<string, unknown>): number {
   const rules: unknown[] = Array.isArray(p.rules) ? p.rules : [];
   let n = rules.length;
-  for (const r of rules) if (isPlainObject(r) && Number.isInteger(r.output)) n = Math.max(n, r.output + 1);
+  for (const r of rules) if (isPlainObject(r) && typeof r.output === 'number' && Number.isInteger(r.output)) n = Math.max(n, r.output + 1);
   if (p.fallbackOutput === 'extra') n += 1;
-  else if (Number.isInteger(p.fallbackOutput)) n = Math.max(n, p.fallbackOutput + 1);
+  else if (typeof p.fallbackOutput === 'number' && Number.isInteger(p.fallbackOutput)) n = Math.max(n, p.fallbackOutput + 1);
   return Math.max(n, 1);
 }
 
@@ -134,7 +134,7 @@ export const switchNode: NodeDefinition = {
     const bad = p.rules.findIndex((r: unknown) => !isPlainObject(r) || r.condition === undefined);
     if (bad >= 0) return { parameter: `rules.${bad}`, message: 'must be an object with a condition' };
     const fb = p.fallbackOutput;
-    if (fb !== undefined && fb !== null && fb !== 'extra' && fb !== 'none' && !(Number.isInteger(fb) && fb >= 0)) {
+    if (fb !== undefined && fb !== null && fb !== 'extra' && fb !== 'none' && !(typeof fb === 'number' && Number.isInteger(fb) && fb >= 0)) {
       return { parameter: 'fallbackOutput', message: 'must be an output index, "extra" or "none"' };
     }
     return undefined;
@@ -153,7 +153,7 @@ export const switchNode: NodeDefinition = {
         const output = Number.isInteger(rules[hit]!.output) ? (rules[hit]!.output as number) : hit;
         outputs[output]?.push(item);
       } else if (p.fallbackOutput === 'extra') outputs[count - 1]!.push(item);
-      else if (Number.isInteger(p.fallbackOutput)) outputs[p.fallbackOutput]?.push(item);
+      else if (typeof p.fallbackOutput === 'number' && Number.isInteger(p.fallbackOutput)) outputs[p.fallbackOutput]?.push(item);
     });
     return { outputs };
   },
@@ -166,10 +166,13 @@ export const merge: NodeDefinition = {
   inProcess: true,
   description:
     'Waits for its inputs (2, or `numberInputs` up to 10), then: `append` (default) their items in input order; `combineByPosition` merges the json of the i-th item of every input; `chooseBranch` passes on the input named by `output` ("input1" default, "input2", …).',
-  inputs: (p) => (Number.isInteger(p.numberInputs) ? p.numberInputs : 2),
+  inputs: (p) => (typeof p.numberInputs === 'number' && Number.isInteger(p.numberInputs) ? p.numberInputs : 2),
   invalid: (p) => {
-    if (p.mode !== undefined && !MERGE_MODES.includes(p.mode)) return { parameter: 'mode', message: `must be one of ${MERGE_MODES.join(', ')}` };
-    if (p.numberInputs !== undefined && !(Number.isInteger(p.numberInputs) && p.numberInputs >= 2 && p.numberInputs <= 10)) {
+    if (p.mode !== undefined && !isOneOf(MERGE_MODES, p.mode)) return { parameter: 'mode', message: `must be one of ${MERGE_MODES.join(', ')}` };
+    if (
+      p.numberInputs !== undefined &&
+      !(typeof p.numberInputs === 'number' && Number.isInteger(p.numberInputs) && p.numberInputs >= 2 && p.numberInputs <= 10)
+    ) {
       return { parameter: 'numberInputs', message: 'must be an integer from 2 to 10' };
     }
     if (p.output !== undefined && !/^input\d+$/.test(String(p.output))) return { parameter: 'output', message: 'must be input1, input2, …' };

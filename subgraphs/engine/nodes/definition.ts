@@ -11,7 +11,7 @@ export interface WorkflowNode {
   /** `engine.<name>` */
   type: string;
   position: [number, number];
-  parameters: Record<string, any>;
+  parameters: Record<string, unknown>;
   id?: string;
   typeVersion?: number;
   notes?: string;

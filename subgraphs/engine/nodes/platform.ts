@@ -12,7 +12,7 @@ const PRIORITIES = ['low', 'normal', 'high', 'critical'];
 
 async function perItem(
   ctx: Parameters<NodeDefinition['execute']>[0],
-  run: (p: Record<string, any>, item: Item) => Promise<Record<string, unknown>>,
+  run: (p: Record<string, unknown>, item: Item) => Promise<Record<string, unknown>>,
 ): Promise<{ outputs: Item[][] }> {
   const params = await ctx.parameters();
   const out: Item[] = [];

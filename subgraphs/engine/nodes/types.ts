@@ -82,7 +82,7 @@ export interface NodeContext {
    * The node's parameters with expressions resolved, one copy per item of the main input
    * (or a single copy for `[0]` when there are none). Do not modify them.
    */
-  parameters(itemIndexes?: number[]): Promise<Record<string, any>[]>;
+  parameters(itemIndexes?: number[]): Promise<Record<string, unknown>[]>;
   /** The data expressions see (code nodes pass it into their sandbox). */
   expressionData: ExpressionData;
   signal: AbortSignal;
@@ -167,16 +167,16 @@ export interface NodeDefinition {
    * time limit): without a node `timeout` the executor runs it without a watchdog of its own.
    */
   inProcess?: boolean;
-  inputs?(params: Record<string, any>, version: number): number;
+  inputs?(params: Record<string, unknown>, version: number): number;
   /**
    * executionOrder v1: the inputs that must have received data before a node with several inputs
    * runs with what it has once nothing else is left to run (n8n's `requiredInputs`): a count, or
    * the input indexes. Default: none (it runs with whatever arrived).
    */
-  requiredInputs?(params: Record<string, any>, version: number): number | number[];
-  outputs?(params: Record<string, any>, version: number): number;
+  requiredInputs?(params: Record<string, unknown>, version: number): number | number[];
+  outputs?(params: Record<string, unknown>, version: number): number;
   /** Names of required parameters that are missing. */
-  missing?(params: Record<string, any>, version: number): string[];
+  missing?(params: Record<string, unknown>, version: number): string[];
   /** A problem with the parameters' shape (checked at save time, before any expression runs). */
   invalid?(params: Record<string, any>, version: number): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
   /**
@@ -187,7 +187,7 @@ export interface NodeDefinition {
    */
   n8n?: {
     versions: readonly number[];
-    unsupported?(params: Record<string, any>, version: number): { option: string; message: string } | undefined;
+    unsupported?(params: Record<string, unknown>, version: number): { option: string; message: string } | undefined;
     /** Parameter paths whose text is a template even without the `=` (its `{{ … }}` resolved, the rest kept). */
     templates?: string[];
   };
@@ -209,8 +209,23 @@ export class NodeError extends Error {
   }
 }
 
-export function isPlainObject(v: unknown): v is Record<string, any> {
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A parameter read as an object: its fields when it is one, none otherwise (stored JSON has no guaranteed shape). */
+export function objectOf(v: unknown): Record<string, unknown> {
+  return isPlainObject(v) ? v : {};
+}
+
+/** Whether a stored parameter is one of a node's named choices. */
+export function isOneOf<T>(choices: readonly T[], v: unknown): v is T {
+  return (choices as readonly unknown[]).includes(v);
+}
+
+/** A parameter read as a list: its elements when it is one, none otherwise. */
+export function listOf(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
 }
 
 /** Anything a node produced, as items: `{json}` objects pass, plain objects are wrapped. */

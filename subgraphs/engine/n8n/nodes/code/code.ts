@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../../../kernel/names';
-import { NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { isOneOf, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { SandboxError } from '../../../sandbox';
 import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './runner';
 
@@ -13,7 +13,7 @@ import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayl
  * (executions/in-flight.ts). What the sandbox lacks altogether (helpers, Buffer, …) is refused at import.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 type Json = Record<string, unknown>;
 
 const MODES = ['runOnceForAllItems', 'runOnceForEachItem'];
@@ -175,14 +175,14 @@ export const code: NodeDefinition = {
   n8n: { versions: [1, 2], unsupported },
   raw: ['jsCode', 'pythonCode'],
   invalid(p) {
-    if (p.mode !== undefined && !MODES.includes(p.mode)) return { parameter: 'mode', message: `must be one of ${MODES.join(', ')}` };
+    if (p.mode !== undefined && !isOneOf(MODES, p.mode)) return { parameter: 'mode', message: `must be one of ${MODES.join(', ')}` };
     if (p.jsCode !== undefined && typeof p.jsCode !== 'string') return { parameter: 'jsCode', message: 'must be text' };
     return undefined;
   },
   async execute(ctx) {
     const p = ctx.node.parameters;
     const each = p.mode === 'runOnceForEachItem';
-    const source: string = p.jsCode ?? '';
+    const source = typeof p.jsCode === 'string' ? p.jsCode : '';
     if (!source) throw new NodeError('No code to execute', { reason: 'validation' });
     if (each) checkEachItemCode(source);
     let output: Output;

@@ -1,4 +1,4 @@
-import { NodeError, isPlainObject, type Item, type NodeDefinition } from '../../../nodes';
+import { NodeError, isOneOf, isPlainObject, type Item, type NodeDefinition } from '../../../nodes';
 
 /**
  * n8n's Execute Workflow node (1, 1.1, 1.2): runs a stored workflow (`source: database`, the id
@@ -10,7 +10,7 @@ import { NodeError, isPlainObject, type Item, type NodeDefinition } from '../../
  * fields defined below. Files and URLs as sources are refused: nothing here reads them.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 const SOURCES = ['database', 'parameter'];
 
@@ -35,7 +35,7 @@ export const executeWorkflow: NodeDefinition = {
     versions: [1, 1.1, 1.2],
     unsupported(p) {
       const source = p.source ?? 'database';
-      if (!SOURCES.includes(source))
+      if (!isOneOf(SOURCES, source))
         return {
           option: `source: ${source}`,
           message: `the source "${source}" is not supported: store the workflow and call it by id, or paste its JSON (source "parameter")`,

@@ -134,7 +134,7 @@ function checkFields(items: Item[], fields: FieldSpec[], read: FieldReader, dotl
 }
 
 function allItemData(items: Item[], raw: Params, p: Params, variant: AggregateVariant): Json {
-  const destination = p.destinationFieldName ?? 'data';
+  const destination = String(p.destinationFieldName ?? 'data');
   const list = (value: unknown, label: string) => (variant.lists === 'collection' ? namedFields(value) : fieldList(value, label));
   const exclude = shows(raw.include, 'allFields', 'allFieldsExcept') ? list(p.fieldsToExclude, 'Fields To Exclude') : [];
   const include = shows(raw.include, 'allFields', 'specifiedFields') ? list(p.fieldsToInclude, 'Fields To Include') : [];

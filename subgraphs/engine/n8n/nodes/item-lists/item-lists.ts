@@ -71,7 +71,7 @@ const ITEM_LISTS_RUN: Record<string, Operation> = {
   summarize: (ctx, v) => summarize(ctx, itemListsSummarize(v)),
 };
 
-const itemListsOperation = (params: Record<string, any> | undefined) => fixedOption(params?.operation, 'splitOutItems');
+const itemListsOperation = (params: Record<string, unknown> | undefined) => fixedOption(params?.operation, 'splitOutItems');
 
 export const itemLists: NodeDefinition = {
   name: 'itemLists',

@@ -8,7 +8,7 @@ import { NodeError, isPlainObject, type NodeContext } from '../../../nodes';
  * condition; the values themselves are read resolved.
  */
 
-export type Params = Record<string, any>;
+export type Params = Record<string, unknown>;
 
 export interface NodeParams {
   /** The parameters as stored (for display rules). */
@@ -60,7 +60,7 @@ function withoutUndefined(e: Params): Params {
 
 /** Field names of Item Lists 1-2's `{ fields: [{ fieldName }] }` collections. */
 export function namedFields(value: unknown): string[] {
-  return entries(value, 'fields', { fieldName: '' }).map((e) => e.fieldName);
+  return entries(value, 'fields', { fieldName: '' }).map((e) => String(e.fieldName));
 }
 
 /** Field names given as comma-separated text or a list (n8n's prepareFieldsArray). */

@@ -10,7 +10,7 @@ import { ownEntry, setOwn } from '../../../../../kernel/names';
  * prototype (lodash would hand back functions there, which JSON items cannot carry anyway).
  */
 
-export type Json = Record<string, any>;
+export type Json = Record<string, unknown>;
 
 const IS_DEEP = /\.|\[(?:[^[\]]*|(["'])(?:(?!\1)[^\\]|\\.)*?\1)\]/;
 const IS_PLAIN = /^\w*$/;
@@ -141,7 +141,7 @@ export function flattenKeys(json: Json): string[] {
 export function isEqual(a: unknown, b: unknown): boolean {
   if (a === b || (a !== a && b !== b)) return true;
   if (!isObjectLike(a) || !isObjectLike(b) || Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((v, i) => isEqual(v, (b as unknown[])[i]));
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => isEqual(v, b[i]));
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && isEqual(a[k], (b as Json)[k]));

@@ -47,7 +47,10 @@ function shuffled(items: Item[]): Item[] {
 }
 
 function sortedByFields(items: Item[], p: Params, options: Params): Item[] {
-  const fields = entries(p.sortFieldsUi ?? {}, 'sortField', { fieldName: '', order: 'ascending' });
+  const fields = entries(p.sortFieldsUi ?? {}, 'sortField', { fieldName: '', order: 'ascending' }).map((e) => ({
+    fieldName: String(e.fieldName),
+    order: e.order,
+  }));
   if (!fields.length) throw new NodeError('No sorting specified. Please add a field to sort by');
   const dotless = Boolean(options.disableDotNotation);
   const read = fieldReader(dotless);
@@ -55,7 +58,7 @@ function sortedByFields(items: Item[], p: Params, options: Params): Item[] {
     const found = items.some((item) => (dotless ? Object.prototype.hasOwnProperty.call(item.json, fieldName) : read(item.json, fieldName) !== undefined));
     if (found) continue;
     const message = `Couldn't find the field '${fieldName}' in the input data`;
-    throw dotless && String(fieldName).includes('.') ? new NodeError(message, { description: NESTED_FIELD_HINT }) : new NodeError(message);
+    throw dotless && fieldName.includes('.') ? new NodeError(message, { description: NESTED_FIELD_HINT }) : new NodeError(message);
   }
   const directions = fields.map((f) => (f.order === 'ascending' ? 1 : -1));
   // Each item's sort values are read once; the comparison is n8n's, on the same values.
@@ -109,7 +112,7 @@ try {
 
 export async function limitItems(ctx: NodeContext): Promise<Item[]> {
   const { p } = await firstItemParams(ctx);
-  const max = p.maxItems ?? 1;
+  const max = Number(p.maxItems ?? 1);
   const items = ctx.items;
   if (max > items.length) return items;
   return (p.keep ?? 'firstItems') === 'firstItems' ? items.slice(0, max) : items.slice(items.length - max, items.length);

@@ -71,7 +71,7 @@ function settings(p: Params, first: Params, variant: SplitOutVariant): Settings 
   }
   // Before Item Lists 3, "disable dot notation" is read once, at the first item.
   const dotless = Boolean(variant.current ? options.disableDotNotation : collection(first.options).disableDotNotation);
-  return { fields: names, destination, destinations, include: p.include ?? 'noOtherFields', dotless, params: p };
+  return { fields: names, destination, destinations, include: String(p.include ?? 'noOtherFields'), dotless, params: p };
 }
 
 function fieldNames(value: unknown, variant: SplitOutVariant): string[] {

@@ -62,10 +62,10 @@ export async function summarize(ctx: NodeContext, variant: SummarizeVariant): Pr
     .map((f) => f.trim())
     .filter((f) => f);
   const aggregations: Aggregation[] = entries(p.fieldsToSummarize, 'values', ENTRY_DEFAULTS, [ENTRY_DEFAULTS]).map((e) => ({
-    aggregation: e.aggregation,
-    field: e.field,
+    aggregation: String(e.aggregation),
+    field: String(e.field),
     includeEmpty: Boolean(e.includeEmpty),
-    separator: e.separateBy === 'other' ? e.customSeparator : e.separateBy,
+    separator: String(e.separateBy === 'other' ? e.customSeparator : e.separateBy),
   }));
   if (!aggregations.some((a) => a.field !== '')) {
     throw new NodeError("You need to add at least one aggregation to 'Fields to Summarize' with non empty 'Field'");

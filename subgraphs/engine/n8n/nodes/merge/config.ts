@@ -105,7 +105,7 @@ class Reader {
     );
   }
 
-  clash(options: Record<string, any>, line: 2 | 3): Clash {
+  clash(options: Record<string, unknown>, line: 2 | 3): Clash {
     const values = isPlainObject(options.clashHandling) ? options.clashHandling.values : undefined;
     if (!isPlainObject(values)) return {};
     const table = RESOLVE_CLASH[line];
@@ -139,7 +139,7 @@ class Reader {
     return text.split(',').map((f) => ({ field1: f.trim(), field2: f.trim() }));
   }
 
-  byFields(params: Record<string, any>, pairs: FieldPair[], line: 2 | 3): ByFields {
+  byFields(params: Record<string, unknown>, pairs: FieldPair[], line: 2 | 3): ByFields {
     const options = isPlainObject(params.options) ? params.options : {};
     const joinMode = this.choice('joinMode', params.joinMode, JOIN_MODES, 'keepMatches');
     const choosesOutput = joinMode === 'keepMatches' || joinMode === 'keepNonMatches';
@@ -160,7 +160,7 @@ class Reader {
   }
 }
 
-function readV1(r: Reader, p: Record<string, any>): MergeConfig {
+function readV1(r: Reader, p: Record<string, unknown>): MergeConfig {
   const mode = r.choice('mode', p.mode, V1_MODES, 'append');
   return {
     kind: 'v1',
@@ -173,7 +173,7 @@ function readV1(r: Reader, p: Record<string, any>): MergeConfig {
   };
 }
 
-function readV2(r: Reader, p: Record<string, any>): MergeConfig {
+function readV2(r: Reader, p: Record<string, unknown>): MergeConfig {
   const mode = r.choice('mode', p.mode, ['append', 'combine', 'chooseBranch'], 'append');
   const options = isPlainObject(p.options) ? p.options : {};
   if (mode === 'append') return { kind: 'append' };
@@ -188,7 +188,7 @@ function readV2(r: Reader, p: Record<string, any>): MergeConfig {
   return { kind: 'byPosition', clash: r.clash(options, 2), includeUnpaired: Boolean(options.includeUnpaired), v2: true };
 }
 
-function readV3(r: Reader, p: Record<string, any>): MergeConfig {
+function readV3(r: Reader, p: Record<string, unknown>): MergeConfig {
   const mode = r.choice('mode', p.mode, ['append', 'combine', 'combineBySql', 'chooseBranch'], 'append');
   const options = isPlainObject(p.options) ? p.options : {};
   if (mode === 'combineBySql') {
@@ -214,7 +214,7 @@ function readV3(r: Reader, p: Record<string, any>): MergeConfig {
 const READERS = { 1: readV1, 2: readV2, 3: readV3 } as const;
 
 /** What the node does with these parameters; throws MergeProblem for what it cannot do as n8n would. */
-export function readConfig(params: Record<string, any>, version: number, atImport: boolean): MergeConfig {
+export function readConfig(params: Record<string, unknown>, version: number, atImport: boolean): MergeConfig {
   return READERS[family(version)](new Reader(version, atImport), params);
 }
 
@@ -222,7 +222,7 @@ export function readConfig(params: Record<string, any>, version: number, atImpor
  * The node's input count: 2, or `numberInputs` in version 3 for the modes that show it (n8n
  * builds the inputs from the visible parameters, so Matching Fields and All Combinations keep 2).
  */
-export function inputCount(params: Record<string, any>, version: number): number {
+export function inputCount(params: Record<string, unknown>, version: number): number {
   if (family(version) < 3) return 2;
   const mode = params.mode ?? 'append';
   const counted = mode === 'append' || mode === 'chooseBranch' || mode === 'combineBySql' || (mode === 'combine' && params.combineBy === 'combineByPosition');

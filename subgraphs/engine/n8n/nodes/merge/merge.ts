@@ -33,7 +33,7 @@ function run(config: MergeConfig, inputs: Item[][]): Item[] {
   }
 }
 
-function configAtRun(params: Record<string, any>, version: number): MergeConfig {
+function configAtRun(params: Record<string, unknown>, version: number): MergeConfig {
   try {
     return readConfig(params, version, false);
   } catch (err) {

@@ -18,7 +18,7 @@ export interface ClashOptions {
   overrideEmpty: boolean;
 }
 
-function isObject(v: unknown): v is Record<string, any> {
+function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function');
 }
 
@@ -85,7 +85,7 @@ function mergeInto(object: Json, source: object, customizer: Customizer | undefi
 }
 
 /** lodash's `baseMergeDeep`: an array or plain object merged into what the target holds at `key`. */
-function mergeDeep(object: Json, key: string, sourceValue: Record<string, any>, customizer: Customizer | undefined): void {
+function mergeDeep(object: Json, key: string, sourceValue: Record<string, unknown>, customizer: Customizer | undefined): void {
   const objectValue = read(object, key);
   const custom = customizer?.(objectValue, sourceValue);
   if (custom !== undefined) return assignMergeValue(object, key, custom);

@@ -1,6 +1,6 @@
 import { ownEntry } from '../../../../../kernel/names';
 import { DateTime } from 'luxon';
-import { isPlainObject, NodeError } from '../../../nodes';
+import { isPlainObject, NodeError, objectOf } from '../../../nodes';
 
 /**
  * n8n's "filter" parameter (If 2.x, Filter 2.x, Switch 3.x), its values resolved for one item:
@@ -36,17 +36,17 @@ export interface FilterRun {
 export const LOOSE_TYPE_HINT = "Try changing the type of comparison. Alternatively you can enable 'Convert types where required'.";
 
 /** The options n8n's editor stores in a node's filter, from the node's parameters (`={{ !$parameter.options.ignoreCase }}` …). */
-export function editorSettings(params: Record<string, any>, nodeVersion: number, rule: FilterEditorRule): FilterSettings {
+export function editorSettings(params: Record<string, unknown>, nodeVersion: number, rule: FilterEditorRule): FilterSettings {
   return {
-    ignoreCase: Boolean(params.options?.ignoreCase),
+    ignoreCase: Boolean(objectOf(params.options).ignoreCase),
     strict: !looseTypeValidation(params, nodeVersion, rule),
     version: nodeVersion >= rule.filterVersion2Since ? 2 : 1,
   };
 }
 
 /** Whether the node asks for loose type validation (a node parameter from `looseParameterSince`, an option before). */
-export function looseTypeValidation(params: Record<string, any>, nodeVersion: number, rule: FilterEditorRule): boolean {
-  return Boolean(nodeVersion < rule.looseParameterSince ? params.options?.looseTypeValidation : params.looseTypeValidation);
+export function looseTypeValidation(params: Record<string, unknown>, nodeVersion: number, rule: FilterEditorRule): boolean {
+  return Boolean(nodeVersion < rule.looseParameterSince ? objectOf(params.options).looseTypeValidation : params.looseTypeValidation);
 }
 
 /** Whether one item passes the filter; a value of the wrong type fails with n8n's message, naming condition and item. */
@@ -195,13 +195,13 @@ interface Operator {
 /** The editor's operator for a new condition. */
 const DEFAULT_OPERATOR: Record<string, unknown> = { type: 'string', operation: 'equals' };
 
-function operatorOf(condition: Record<string, any>): Operator {
+function operatorOf(condition: Record<string, unknown>): Operator {
   const op: Record<string, unknown> = isPlainObject(condition.operator) ? condition.operator : DEFAULT_OPERATOR;
   const type = String(op.type ?? DEFAULT_OPERATOR.type);
   return { type, operation: String(op.operation ?? ''), rightType: String(op.rightType ?? type), singleValue: Boolean(op.singleValue) };
 }
 
-function conditionPasses(condition: Record<string, any>, settings: FilterSettings, index: number, run: FilterRun): boolean {
+function conditionPasses(condition: Record<string, unknown>, settings: FilterSettings, index: number, run: FilterRun): boolean {
   const operator = operatorOf(condition);
   const { left, right } = operands(condition, operator, settings, index, run);
   const exists = left !== undefined && left !== null && !Number.isNaN(left);
@@ -214,7 +214,7 @@ function conditionPasses(condition: Record<string, any>, settings: FilterSetting
 }
 
 function operands(
-  condition: Record<string, any>,
+  condition: Record<string, unknown>,
   operator: Operator,
   settings: FilterSettings,
   index: number,

@@ -3,7 +3,7 @@ import { LOOSE_TYPE_HINT } from './conditions';
 
 /** What If, Filter and Switch share: parameters per item, items sent on, failures per item. */
 
-export type Params = Record<string, any>;
+export type Params = Record<string, unknown>;
 
 /**
  * Each item's parameters with expressions resolved, in one batch. When the node goes on after

@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../../../kernel/names';
-import { versionOf, isPlainObject, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { versionOf, isPlainObject, NodeError, objectOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { editorSettings, filterPasses, looseTypeValidation, type FilterEditorRule } from './conditions';
 import { compareLegacy, CONDITION_DEFAULTS, SWITCH_OPERATIONS, toMillis, type LegacyType } from './conditions.legacy';
 import { failedItem, filterFailure, isExpression, itemParameters, routed, zoneOf, type Params } from './items';
@@ -77,7 +77,7 @@ function firstMatch(params: Params, first: Params, onMatch: (rule: Params, index
   const defaults: Partial<(typeof RULE_DEFAULTS)[LegacyType]> = ownEntry(RULE_DEFAULTS, dataType) ?? {};
   const given = Object.hasOwn(params, 'value1') ? params.value1 : ownEntry(CONDITION_DEFAULTS, dataType)?.value1;
   const value1 = dataType === 'dateTime' ? toMillis(given) : given;
-  const rules = list(params.rules?.rules);
+  const rules = list(objectOf(params.rules).rules);
   for (let r = 0; r < rules.length; r++) {
     const rule = { ...defaults, ...rules[r] };
     if (compareLegacy(dataType, { value1, operation: rule.operation, value2: rule.value2 }, SWITCH_OPERATIONS)) return [onMatch(rule, r)];
@@ -103,7 +103,7 @@ const version1: Router = {
 const version2: Router = {
   outputs(first) {
     if (first && mode(first) === 'expression') return emptyOutputs(Number(first.outputsAmount ?? 4));
-    return first && mode(first) === 'rules' ? emptyOutputs(list(first.rules?.rules).length) : [];
+    return first && mode(first) === 'rules' ? emptyOutputs(list(objectOf(first.rules).rules).length) : [];
   },
   route(params, _i, outputs, first) {
     if (mode(params) === 'expression') {
@@ -118,7 +118,7 @@ const version2: Router = {
   },
 };
 
-const rulesV3 = (params: Params) => list((params.rules === undefined ? DEFAULT_RULES : params.rules)?.values);
+const rulesV3 = (params: Params) => list(objectOf(params.rules === undefined ? DEFAULT_RULES : params.rules).values);
 
 /** The Output Index parameter is validated as a number: "2" reads as 2, "two" fails. */
 function outputIndex(value: unknown, itemIndex: number): unknown {
@@ -141,7 +141,7 @@ function version3(version: number, zone: string): Router {
     outputs(first) {
       if (first && mode(first) === 'expression') return emptyOutputs(Number(first.numberOutputs ?? 4));
       const rules = first && mode(first) === 'rules' ? rulesV3(first).length : 0;
-      return rules ? emptyOutputs(rules + (first!.options?.fallbackOutput === 'extra' ? 1 : 0)) : [];
+      return rules ? emptyOutputs(rules + (objectOf(first!.options).fallbackOutput === 'extra' ? 1 : 0)) : [];
     },
     route(params, itemIndex, outputs) {
       if (mode(params) === 'expression') {
@@ -201,8 +201,8 @@ async function execute(ctx: NodeContext) {
 function outputCount(params: Params, version: number): number {
   if (version < 2) return 4;
   if (mode(params) === 'expression') return Math.max(0, Number((version < 3 ? params.outputsAmount : params.numberOutputs) ?? 4)) || 0;
-  if (version < 3) return list(params.rules?.rules).length;
-  return rulesV3(params).length + (params.options?.fallbackOutput === 'extra' ? 1 : 0);
+  if (version < 3) return list(objectOf(params.rules).rules).length;
+  return rulesV3(params).length + (objectOf(params.options).fallbackOutput === 'extra' ? 1 : 0);
 }
 
 /** Parameters that decide the outputs, given as expressions: their value is only known when an item runs. */
@@ -213,8 +213,11 @@ function unsupported(params: Params, version: number): { option: string; message
     const counts = version < 3 ? 'outputsAmount' : 'numberOutputs';
     deciding.push([counts, params[counts]]);
   } else {
-    deciding.push(['rules', params.rules], [version < 3 ? 'rules.rules' : 'rules.values', version < 3 ? params.rules?.rules : params.rules?.values]);
-    if (version >= 3) deciding.push(['options.fallbackOutput', params.options?.fallbackOutput]);
+    deciding.push(
+      ['rules', params.rules],
+      [version < 3 ? 'rules.rules' : 'rules.values', version < 3 ? objectOf(params.rules).rules : objectOf(params.rules).values],
+    );
+    if (version >= 3) deciding.push(['options.fallbackOutput', objectOf(params.options).fallbackOutput]);
   }
   const found = deciding.find(([, value]) => isExpression(value));
   if (!found) return undefined;
@@ -228,7 +231,7 @@ function invalid(params: Params, version: number): { parameter: string; message:
   if (version < 2 || mode(params) !== 'expression') return undefined;
   const name = version < 3 ? 'outputsAmount' : 'numberOutputs';
   const n = params[name];
-  if (n === undefined || isExpression(n) || (Number.isInteger(n) && n >= 0)) return undefined;
+  if (n === undefined || isExpression(n) || (typeof n === 'number' && Number.isInteger(n) && n >= 0)) return undefined;
   return { parameter: name, message: 'must be a whole number of outputs (0 or more)' };
 }
 

@@ -1,4 +1,4 @@
-import { type NodeDefinition, isPlainObject } from '../../../nodes';
+import { type NodeDefinition, isOneOf, isPlainObject, listOf, objectOf } from '../../../nodes';
 import { typeGap } from './convert';
 import { executeSetV1 } from './v1/set';
 import { executeSetV3 } from './v3/set';
@@ -9,17 +9,17 @@ import { executeSetV3 } from './v3/set';
  * n8n's parameters, defaults, conversions, key order and messages (v1/set.ts, v3/set.ts).
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 const MODES = ['manual', 'raw'];
 
 /** The fields a 3.x manual mapping stores, with their types as the conversion reads them. */
 function storedFields(params: Params, version: number): { name: unknown; type: unknown }[] {
   if (version >= 3.3) {
-    const list: unknown[] = Array.isArray(params.assignments?.assignments) ? params.assignments.assignments : [];
+    const list: unknown[] = listOf(objectOf(params.assignments).assignments);
     return list.filter(isPlainObject).map((a) => ({ name: a.name, type: a.type }));
   }
-  const list: unknown[] = Array.isArray(params.fields?.values) ? params.fields.values : [];
+  const list: unknown[] = listOf(objectOf(params.fields).values);
   return list.filter(isPlainObject).map((e) => ({ name: e.name, type: typeof e.type === 'string' ? e.type.replace('Value', '') : e.type }));
 }
 
@@ -40,7 +40,7 @@ export const setNode: NodeDefinition = {
   inProcess: true,
   invalid(params, version) {
     const mode = params.mode ?? 'manual';
-    if (version >= 3 && !MODES.includes(mode)) {
+    if (version >= 3 && !isOneOf(MODES, mode)) {
       return { parameter: 'mode', message: `is "${String(mode)}"; the Set node's modes are "manual" (Manual Mapping) and "raw" (JSON)` };
     }
     return undefined;

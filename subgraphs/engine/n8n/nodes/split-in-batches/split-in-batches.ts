@@ -1,4 +1,4 @@
-import { NodeError, type Item, type NodeContext, type NodeDefinition, type PairedItemData, type SourceData } from '../../../nodes';
+import { NodeError, type Item, type NodeContext, type NodeDefinition, objectOf, type PairedItemData, type SourceData } from '../../../nodes';
 
 /**
  * n8n's Split In Batches / Loop Over Items (1-3). Its context lasts across the node's runs in one
@@ -37,7 +37,7 @@ export const splitInBatches: NodeDefinition = {
     const context = (ctx.state ?? {}) as BatchContext;
     // Not `context.items`: reading it makes the list of the items left.
     const started = Object.hasOwn(context, REMAINING) || context.items !== undefined;
-    const batch = !started || p!.options?.reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
+    const batch = !started || objectOf(p!.options).reset === true ? firstBatch(ctx, context, batchSize, version) : nextBatch(ctx, context, batchSize, version);
     context.noItemsLeft = remaining(context).left === 0;
     if (batch.length === 0) {
       if (version === 1) return { outputs: [[]] };

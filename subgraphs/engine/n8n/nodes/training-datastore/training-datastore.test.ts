@@ -3,7 +3,7 @@ import { disposeHarness, importRefusal, runOutput, runWorkflow } from '../../../
 
 afterAll(disposeHarness);
 
-const names = (items: Record<string, any>[]) => items.map((i) => i.name);
+const names = (items: Record<string, unknown>[]) => items.map((i) => i.name);
 
 describe("n8n's Customer Datastore (n8n training) 1", () => {
   test('getOnePerson (the default): Jay Gatsby, once per input item', async () => {

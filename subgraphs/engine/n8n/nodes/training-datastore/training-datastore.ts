@@ -52,7 +52,7 @@ export const n8nTrainingCustomerDatastore: NodeDefinition = {
       const p = params[i] ?? {};
       const limit = p.limit ?? 5;
       if (!p.returnAll && (typeof limit !== 'number' || !Number.isFinite(limit))) throw new NodeError("'Limit' must be a number", { itemIndex: i });
-      const people = p.returnAll ? TRAINING_PEOPLE : TRAINING_PEOPLE.slice(0, limit);
+      const people = p.returnAll ? TRAINING_PEOPLE : TRAINING_PEOPLE.slice(0, Number(limit));
       for (const person of people) out.push({ json: { ...person }, pairedItem: { item: i } });
     });
     return { outputs: [out] };

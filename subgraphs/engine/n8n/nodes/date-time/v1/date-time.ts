@@ -14,7 +14,7 @@ import { SERVER_ZONE, isZone, workflowTimezone, zoneNamed } from '../zone';
  * calculation rounds as moment does (whole days and months).
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 const DEFAULTS: Params = {
   action: 'format',
@@ -60,11 +60,11 @@ function format(p: Params, workflowZone: string): string | undefined {
   if (Number.isInteger(value)) {
     date = DateTime.fromMillis(String(value).length < 12 ? (value as number) * 1000 : (value as number), { zone: SERVER_ZONE });
   } else {
-    const fromZone = zoned ? zoneNamed(options.fromTimezone || workflowZone) : SERVER_ZONE;
-    const reading = read(value, options.fromFormat || undefined, zoned);
+    const fromZone = zoned ? zoneNamed(String(options.fromTimezone || workflowZone)) : SERVER_ZONE;
+    const reading = read(value, options.fromFormat ? String(options.fromFormat) : undefined, zoned);
     date = reading ? inZone(reading, fromZone) : undefined;
   }
-  if (zoned && date) date = date.setZone(zoneNamed(options.toTimezone || workflowZone));
+  if (zoned && date) date = date.setZone(zoneNamed(String(options.toTimezone || workflowZone)));
   return formatMoment(date, param(p, 'toFormat') as string, zoned);
 }
 
@@ -111,7 +111,7 @@ function calculate(p: Params): string {
   const fromFormat = optionsOf(p).fromFormat;
   let date: DateTime;
   if (fromFormat) {
-    const reading = value === null || value === undefined ? null : readMomentFormat(String(value), fromFormat, true, false);
+    const reading = value === null || value === undefined ? null : readMomentFormat(String(value), String(fromFormat), true, false);
     if (!reading) throw new NodeError('Date input cannot be parsed. Please recheck the value and the "From Format" field.');
     date = inZone(reading, SERVER_ZONE);
   } else {

@@ -15,7 +15,7 @@ import { SERVER_ZONE, workflowTimezone } from '../zone';
  * Workflow Timezone", else Etc/UTC). Results are luxon's ISO strings with the zone's offset.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 const DEFAULTS: Params = {
   operation: 'getCurrentDate',
@@ -98,7 +98,7 @@ function shifted(sign: 1 | -1): Operation {
 
 const OPERATIONS: Record<string, Operation> = {
   getCurrentDate(p, zone) {
-    const tz = optionsOf(p).timezone || zone;
+    const tz = String(optionsOf(p).timezone || zone);
     const now = DateTime.now().setZone(tz);
     if (now.invalidReason === 'unsupported zone') throw new NodeError(`The timezone ${tz} is not valid. Please check the timezone.`);
     return { value: (param(p, 'includeTime') ? now : now.startOf('day')).toString() };
@@ -109,7 +109,7 @@ const OPERATIONS: Record<string, Operation> = {
     const value = param(p, 'date');
     if (value === null || value === undefined) return { value };
     const { timezone, fromFormat } = optionsOf(p);
-    const date = parseDate(value, timezone ? zone : undefined, fromFormat);
+    const date = parseDate(value, timezone ? zone : undefined, fromFormat ? String(fromFormat) : undefined);
     const format = param(p, 'format') as string;
     return { value: date.toFormat(format === 'custom' ? (param(p, 'customFormat') as string) : format) };
   },

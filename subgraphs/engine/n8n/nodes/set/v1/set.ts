@@ -9,7 +9,7 @@ import { ItemWriter } from '../paths';
  * notation unless `options.dotNotation` is false.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 
 interface ValueKind {
   kind: 'boolean' | 'number' | 'string';

@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../../../../kernel/names';
-import { type Item, type NodeContext, type NodeResult, isPlainObject, NodeError } from '../../../../nodes';
+import { type Item, type NodeContext, type NodeResult, isPlainObject, listOf, NodeError, objectOf } from '../../../../nodes';
 import { convertField, parseJsonObject } from '../convert';
 import { ItemWriter } from '../paths';
 
@@ -13,7 +13,7 @@ import { ItemWriter } from '../paths';
  * stripBinary) have nothing to act on here: items have no binary data.
  */
 
-type Params = Record<string, any>;
+type Params = Record<string, unknown>;
 type Json = Record<string, unknown>;
 
 interface Options {
@@ -90,7 +90,7 @@ const rawFields: FieldsOf = (p, i) => parseJsonObject(p.jsonOutput ?? JSON_OUTPU
 /** 3.3+: `assignments.assignments`, in order (a repeated name keeps its first place and last value). */
 function assignedFields(version: number): FieldsOf {
   return (p, i, options) => {
-    const list: unknown[] = Array.isArray(p.assignments?.assignments) ? p.assignments.assignments : [];
+    const list: unknown[] = listOf(objectOf(p.assignments).assignments);
     const fields = list.filter(isPlainObject).map((a) => {
       const name = String(a.name);
       return [name, convertField({ name, type: a.type, value: a.value }, i, options.ignoreConversionErrors, version)] as const;
@@ -105,7 +105,7 @@ function assignedFields(version: number): FieldsOf {
  * is itself an expression is converted as a plain object field).
  */
 function listedFields(raw: Params, version: number): FieldsOf {
-  const rawList: unknown[] = Array.isArray(raw.fields?.values) ? raw.fields.values : [];
+  const rawList: unknown[] = listOf(objectOf(raw.fields).values);
   const jsonTemplates = new Set(
     rawList
       .filter(
@@ -115,15 +115,15 @@ function listedFields(raw: Params, version: number): FieldsOf {
       .map((e) => e.name ?? ''),
   );
   return (p, i, options) => {
-    const list: unknown[] = Array.isArray(p.fields?.values) ? p.fields.values : [];
+    const list: unknown[] = listOf(objectOf(p.fields).values);
     const fields: Json = {};
     for (const entry of list) {
       if (!isPlainObject(entry)) continue;
-      const type = entry.type ?? 'stringValue';
+      const type = String(entry.type ?? 'stringValue');
       const name = String(entry.name ?? '');
       let value = Object.hasOwn(entry, type) ? entry[type] : ownEntry(FIELD_DEFAULTS, type);
       if (type === 'objectValue' && jsonTemplates.has(name) && value !== undefined && value !== null) value = parseJsonObject(value, i, name);
-      const fieldType = typeof type === 'string' ? type.replace('Value', '') : type;
+      const fieldType = type.replace('Value', '');
       fields[name] = convertField({ name, type: fieldType, value }, i, options.ignoreConversionErrors, version);
     }
     return fields;
