@@ -42,6 +42,7 @@ import { EngineCredentials1764600000000 } from './migrations/1764600000000-crede
 import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-variables';
 import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
 import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
+import { ExecutionBinaries1764800000000 } from './migrations/1764800000000-execution-binaries';
 import { CredentialKeyRing, CredentialService } from './credentials';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
@@ -165,6 +166,7 @@ export const engine: ServiceModule<Kernel> = {
     EngineVariables1764700000000,
     WorkflowStaticData1764700000001,
     WorkflowPinData1764700000002,
+    ExecutionBinaries1764800000000,
   ],
   subscriptions: [
     {

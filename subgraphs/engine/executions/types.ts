@@ -107,7 +107,7 @@ export class WorkflowExecutionPage {
 
 @ObjectType({ description: 'What one execution may use; crossing it fails the execution with this name in error.details.budget.' })
 export class ExecutionBudget {
-  @Field({ description: 'maxItemsPerOutput, maxRunDataBytes, maxLoopTurns or maxDurationMs.' }) name: string;
+  @Field({ description: 'maxItemsPerOutput, maxRunDataBytes, maxLoopTurns, maxDurationMs, maxBinaryBytes or maxExecutionBinaryBytes.' }) name: string;
   @Field({ description: 'The environment variable that sets it (what error.details.budget names).' }) variable: string;
   @Field(() => Float) limit: number;
   @Field() unit: string;
