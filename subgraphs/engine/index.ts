@@ -26,7 +26,7 @@ import {
   WorkflowMetricsResolver,
   WorkflowResolver,
 } from './resolvers';
-import { ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
+import { BinaryStore, ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
@@ -80,8 +80,10 @@ export function createEngine(kernel: Kernel) {
     kernel.logger,
     () => kernel.config.publicUrl,
   );
+  const binaries = new BinaryStore(kernel.db, () => kernel.config.engine.binary);
   const runner = new ExecutionRunner({
     db: kernel.db,
+    binaries,
     queue: kernel.queue,
     events: kernel.events,
     logger: kernel.logger,
@@ -117,8 +119,9 @@ export function createEngine(kernel: Kernel) {
     kernel.logger,
     kernel.clock,
     () => schedules.heal(),
+    binaries,
   );
-  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
+  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier, binaries);
   // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
   const triggersChanged = () => inbound.triggersChanged();
   const triggers = new WebhookTriggerService(

@@ -119,3 +119,13 @@ export class ExecutionDeletion {
   @Field(() => ID) executionId: string;
   @Field() deletedAt: Date;
 }
+
+@ObjectType({ description: "One file of an execution's binary data (n8n's binary items), with its bytes: what the download route answers." })
+export class ExecutionBinary {
+  @Field(() => ID) executionId: string;
+  @Field(() => ID) binaryId: string;
+  @Field() mimeType: string;
+  @Field(() => String, { nullable: true }) fileName: string | null;
+  @Field(() => Float, { description: 'Its size in bytes.' }) bytes: number;
+  @Field({ description: 'Its bytes, base64.' }) data: string;
+}

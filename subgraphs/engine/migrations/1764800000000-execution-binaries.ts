@@ -15,6 +15,8 @@ export class ExecutionBinaries1764800000000 implements MigrationInterface {
         id uuid NOT NULL,
         mode text NOT NULL,
         bytes bigint NOT NULL,
+        mime_type text NOT NULL,
+        file_name text,
         data bytea,
         PRIMARY KEY (execution_id, id)
       )`);

@@ -393,7 +393,8 @@ const MAPPERS: Record<string, Mapper> = {
   errorTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   webhook: (p) => {
     const kept: Params = {};
-    for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];
+    // Its options and v1's binaryData say where uploaded files go (webhooks/files.ts).
+    for (const k of ['path', 'httpMethod', 'responseMode', 'options', 'binaryData', 'binaryPropertyName']) if (p[k] !== undefined) kept[k] = p[k];
     return { type: 'engine.webhook', parameters: kept };
   },
   scheduleTrigger: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: cronOf(p) } }),
