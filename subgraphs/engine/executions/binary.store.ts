@@ -83,7 +83,7 @@ export class S3Backend implements ObjectBackend {
   private async send(method: 'PUT' | 'GET' | 'DELETE', id: string, body?: Buffer): Promise<Response> {
     const url = this.url(id);
     const headers = signV4(
-      { method, url, payloadHash: sha256Hex(body ?? ''), headers: body ? { 'content-length': String(body.length) } : {} },
+      { method, url, payloadHash: sha256Hex(body ?? '') },
       { accessKeyId: this.s3.accessKeyId, secretAccessKey: this.s3.secretAccessKey, region: this.s3.region, service: 's3' },
     );
     delete headers.host;

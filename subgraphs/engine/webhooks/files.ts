@@ -1,8 +1,10 @@
 import busboy from 'busboy';
 import { type AppError, errors } from '../../../kernel/errors';
 import { setOwn } from '../../../kernel/names';
-import type { BinaryData } from '../expressions';
 import { prepareBinary } from '../nodes';
+
+/** A file of an item (n8n's binary data). */
+export type BinaryData = ReturnType<typeof prepareBinary>;
 
 /**
  * A webhook request's files as n8n's Webhook node gives them: a multipart/form-data upload's
