@@ -282,6 +282,45 @@ describe('binary data in the database (default)', () => {
     }
   });
 
+  test('a retry from the failed node gets the original execution’s files back and sends them', async () => {
+    let calls = 0;
+    const got: Buffer[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        calls++;
+        if (calls === 1) return res.writeHead(503).end('not yet');
+        got.push(Buffer.concat(chunks));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+    try {
+      const workflowId = await workflow(p, 'Upload then forward', [
+        { name: 'Hook', type: 'engine.webhook', parameters: { path: 'binary-retry' } },
+        { name: 'Send', type: 'engine.httpRequest', parameters: { method: 'POST', url: target, bodyBinary: 'report' } },
+      ]);
+      const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: 'binary-retry' } });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+      const first = await finished(p, await post(p, 'binary-retry', upload.body, upload.type));
+      assert.equal(first.status, 'error');
+      assert.equal(first.error.node, 'Send');
+
+      const retry = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      const second = await finished(p, retry.body.data.executionId);
+      assert.equal(second.status, 'success', JSON.stringify(second.error));
+      assert.deepEqual(got, [PDF], 'the retry sent the bytes the original execution received');
+      const [reused] = nodeOutput(second, 'Hook');
+      assert.deepEqual((await download(p, reused.binary.report.url)).bytes, PDF, 'the retry’s reused output is downloadable through the retry');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   test('a file over BINARY_DATA_MAX_BYTES fails the execution with an error naming the limit', async () => {
     const big = Buffer.alloc(250_000, 1);
     const server = await fileServer({ 'big.bin': { bytes: big, type: 'application/octet-stream' } });
