@@ -225,6 +225,16 @@ describe('binary data in the database (default)', () => {
     assert.equal(unknown.status, 404);
   });
 
+  test('deleting the execution deletes its files: the download is 404 after', async () => {
+    const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+    const id = await post(p, await uploadHook(p, 'binary-deleted'), upload.body, upload.type);
+    const [item] = nodeOutput(await finished(p, id), 'Pass');
+    assert.equal((await download(p, item.binary.report.url)).status, 200);
+    const deleted = await p.rest('DELETE', `/v1/engine/executions/${id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal((await download(p, item.binary.report.url)).status, 404);
+  });
+
   test('the HTTP Request node downloads a file and uploads it in a multipart form to another server', async () => {
     const server = await fileServer({
       'q3.pdf': { bytes: PDF, type: 'application/pdf', disposition: 'attachment; filename="Q3 report.pdf"' },
