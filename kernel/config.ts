@@ -127,6 +127,26 @@ const envSchema = z.object({
   ENGINE_EXECUTION_MAX_LOOP_TURNS: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
   ENGINE_EXECUTION_MAX_DURATION_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
   SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
+  // Workflow engine: where the bytes of n8n binary data go when run data is stored (subgraphs/engine/executions/binary.store.ts).
+  BINARY_DATA_MODE: z.enum(['database', 'filesystem', 's3']).default('database'),
+  BINARY_DATA_DIR: z.string().optional(),
+  BINARY_DATA_S3_ENDPOINT: z.string().url().optional(),
+  BINARY_DATA_S3_BUCKET: z.string().min(1).optional(),
+  BINARY_DATA_S3_REGION: z.string().min(1).default('us-east-1'),
+  BINARY_DATA_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  BINARY_DATA_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  BINARY_DATA_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 ** 4)
+    .default(16 * 1024 ** 2),
+  BINARY_DATA_MAX_EXECUTION_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 ** 4)
+    .default(64 * 1024 ** 2),
 });
 
 export interface Config {
@@ -192,8 +212,23 @@ export interface Config {
     executionMaxAgeDays: number;
     executionMaxCount: number;
     sandboxProcesses: number;
-    budgets: { maxItemsPerOutput: number; maxRunDataBytes: number; maxLoopTurns: number; maxDurationMs: number };
+    budgets: {
+      maxItemsPerOutput: number;
+      maxRunDataBytes: number;
+      maxLoopTurns: number;
+      maxDurationMs: number;
+      maxBinaryBytes: number;
+      maxExecutionBinaryBytes: number;
+    };
+    /** Where binary data's bytes are kept: database (a table), filesystem (`dir`) or s3 (a bucket several machines share). */
+    binary: BinaryDataConfig;
   };
+}
+
+export interface BinaryDataConfig {
+  mode: 'database' | 'filesystem' | 's3';
+  dir: string;
+  s3?: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
 }
 
 export class ConfigError extends Error {
@@ -211,6 +246,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   if (e.INFRA_ADMIN_EMAIL && !e.INFRA_ADMIN_PASSWORD) {
     throw new ConfigError(['INFRA_ADMIN_PASSWORD: required when INFRA_ADMIN_EMAIL is set']);
+  }
+  const s3 = [e.BINARY_DATA_S3_ENDPOINT, e.BINARY_DATA_S3_BUCKET, e.BINARY_DATA_S3_ACCESS_KEY_ID, e.BINARY_DATA_S3_SECRET_ACCESS_KEY] as const;
+  if (e.BINARY_DATA_MODE === 's3' && s3.some((v) => !v)) {
+    throw new ConfigError([
+      'BINARY_DATA_MODE: s3 needs BINARY_DATA_S3_ENDPOINT, BINARY_DATA_S3_BUCKET, BINARY_DATA_S3_ACCESS_KEY_ID and BINARY_DATA_S3_SECRET_ACCESS_KEY',
+    ]);
   }
   return {
     port: e.PORT,
@@ -268,6 +309,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxRunDataBytes: e.ENGINE_EXECUTION_MAX_RUN_DATA_BYTES,
         maxLoopTurns: e.ENGINE_EXECUTION_MAX_LOOP_TURNS,
         maxDurationMs: e.ENGINE_EXECUTION_MAX_DURATION_MS,
+        maxBinaryBytes: e.BINARY_DATA_MAX_BYTES,
+        maxExecutionBinaryBytes: e.BINARY_DATA_MAX_EXECUTION_BYTES,
+      },
+      binary: {
+        mode: e.BINARY_DATA_MODE,
+        dir: path.resolve(e.BINARY_DATA_DIR ?? path.join(e.DATA_DIR, 'binary-data')),
+        ...(s3[0] && s3[1] && s3[2] && s3[3]
+          ? { s3: { endpoint: s3[0].replace(/\/+$/, ''), bucket: s3[1], region: e.BINARY_DATA_S3_REGION, accessKeyId: s3[2], secretAccessKey: s3[3] } }
+          : {}),
       },
     },
   };

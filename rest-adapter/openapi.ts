@@ -539,7 +539,16 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       const tag = tagOf(path);
       usedTags.add(tag);
       errorSurfaces.add(surface.name);
-      const success = { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
+      const success = route.file
+        ? {
+            description: 'The file: its bytes, with its MIME type, its name (Content-Disposition) and its length.',
+            headers: {
+              'Content-Disposition': { description: 'attachment; filename="…"; filename*=UTF-8\'\'…', schema: { type: 'string' } },
+              'Content-Length': { schema: { type: 'integer' } },
+            },
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          }
+        : { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
       (paths[path] ??= {})[route.method.toLowerCase()] = {
         operationId: operationId(surface.name, route.method, route.path),
         tags: [tag],

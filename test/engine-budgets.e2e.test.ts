@@ -88,6 +88,8 @@ describe('with the default budgets', () => {
         ['maxRunDataBytes', 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES', 64 * 1024 * 1024, 'bytes'],
         ['maxLoopTurns', 'ENGINE_EXECUTION_MAX_LOOP_TURNS', 100_000, 'runs of one node'],
         ['maxDurationMs', 'ENGINE_EXECUTION_MAX_DURATION_MS', 3_600_000, 'ms'],
+        ['maxBinaryBytes', 'BINARY_DATA_MAX_BYTES', 16 * 1024 * 1024, 'bytes'],
+        ['maxExecutionBinaryBytes', 'BINARY_DATA_MAX_EXECUTION_BYTES', 64 * 1024 * 1024, 'bytes'],
       ],
     );
   });

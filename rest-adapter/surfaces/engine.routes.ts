@@ -17,6 +17,7 @@ import {
   EngineDeleteWorkflowDocument,
   EngineDuplicateWorkflowDocument,
   EngineExecuteWorkflowDocument,
+  EngineExecutionBinaryDocument,
   EngineExecutionDocument,
   EngineExecutionLogsDocument,
   EngineExecutionsDocument,
@@ -276,6 +277,14 @@ const deleteExecution = defineRoute({
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
+const executionBinary = defineRoute({
+  method: 'GET',
+  path: '/executions/:executionId/binary/:binaryId',
+  operation: EngineExecutionBinaryDocument,
+  variables: ({ params }) => ({ executionId: params.executionId, binaryId: params.binaryId }),
+  file: ({ executionBinary: b }) => ({ base64: b.data, mimeType: b.mimeType, fileName: b.fileName }),
+});
+
 const executionLogs = defineRoute({
   method: 'GET',
   path: '/executions/:executionId/logs',
@@ -494,6 +503,7 @@ const shared: RouteDef[] = [
   cancelExecution,
   deleteExecution,
   executionLogs,
+  executionBinary,
   createWebhook,
   getWebhook,
   listWebhooks,

@@ -26,7 +26,7 @@ import {
   WorkflowMetricsResolver,
   WorkflowResolver,
 } from './resolvers';
-import { ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
+import { BinaryStore, ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
@@ -43,6 +43,7 @@ import { EngineVariables1764700000000 } from './migrations/1764700000000-engine-
 import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-workflow-static-data';
 import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
 import { WorkflowStickyNotes1764800000000 } from './migrations/1764800000000-workflow-sticky-notes';
+import { ExecutionBinaries1764800000001 } from './migrations/1764800000001-execution-binaries';
 import { CredentialKeyRing, CredentialService } from './credentials';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
@@ -83,8 +84,10 @@ export function createEngine(kernel: Kernel) {
     kernel.logger,
     () => kernel.config.publicUrl,
   );
+  const binaries = new BinaryStore(kernel.db, () => kernel.config.engine.binary);
   const runner = new ExecutionRunner({
     db: kernel.db,
+    binaries,
     queue: kernel.queue,
     events: kernel.events,
     logger: kernel.logger,
@@ -120,8 +123,9 @@ export function createEngine(kernel: Kernel) {
     kernel.logger,
     kernel.clock,
     () => schedules.heal(),
+    binaries,
   );
-  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier);
+  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier, binaries);
   // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
   const triggersChanged = () => inbound.triggersChanged();
   const triggers = new WebhookTriggerService(
@@ -170,6 +174,7 @@ export const engine: ServiceModule<Kernel> = {
     WorkflowStaticData1764700000001,
     WorkflowPinData1764700000002,
     WorkflowStickyNotes1764800000000,
+    ExecutionBinaries1764800000001,
   ],
   subscriptions: [
     {

@@ -5,6 +5,7 @@ import type { OutboundPolicy } from '../../../kernel/outbound';
 import type { Clock } from '../../../kernel/clock';
 import type { Priority, Queue } from '../../../kernel/queue';
 import { type Tx } from '../../../kernel/db/transaction';
+import type { BinaryStore } from './binary.store';
 
 import type { ExecutionMode, ExecutionStatus, ExecutionView, KnownJson, RequestLog, StoreTarget } from './writes.store';
 import type { StoredRun, BudgetExceeded, ExecutionBudgets } from '../executor';
@@ -118,6 +119,8 @@ export interface RunnerDeps {
   variables?: () => Promise<Record<string, string>>;
   /** The stored credentials nodes use (credentials/, given by the engine's module). */
   credentials?: NodeCredentials;
+  /** Where binary data's bytes are kept (BINARY_DATA_MODE); absent: run data keeps them inline (unit tests). */
+  binaries?: BinaryStore;
 }
 
 /**

@@ -19,6 +19,7 @@ import { eventFor } from './notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './context';
 import type { ExecutionChildren } from './children';
 import type { ExecutionReads } from './reads';
+import { BinaryKeeper } from './binary';
 import {
   heartbeat,
   insertFinished,
@@ -60,6 +61,18 @@ const FLUSH_AFTER_MS = 50;
 const MAX_FLUSH_AFTER_MS = 1000;
 const HEARTBEAT_MS = 10_000;
 
+/** What a budget crossed by the input's files names as the node. */
+function triggerOf(ctx: RunContext): { name: string; type: string } {
+  const node = ctx.version.definition.nodes.find((n) => n.name === ctx.startNode);
+  return { name: ctx.startNode ?? 'input', type: node?.type ?? 'input' };
+}
+
+/** An item whose files could not be kept (a budget crossed as the run stopped): its json only. */
+function withoutBinary(item: Item): Item {
+  const { binary: _binary, ...rest } = item;
+  return rest;
+}
+
 interface ResumeState {
   node: string;
   /** The waiting node's run index (v1 workflows: a wait inside a loop). */
@@ -78,7 +91,7 @@ export class ExecutionRuns {
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets' | 'variables'>,
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'notifier' | 'budgets' | 'variables' | 'binaries'>,
     private readonly executor: WorkflowExecutor,
     private readonly reads: ExecutionReads,
     private readonly children: ExecutionChildren,
@@ -135,7 +148,10 @@ export class ExecutionRuns {
     let outcome: RunOutcome;
     let staticData: WorkflowStaticData | undefined;
     const resumeUrl = (id: string) => this.reads.resumeUrl(id);
+    const binaries = this.binaries(ctx);
     try {
+      // The input's files are kept with the first write, as the trigger's.
+      if (binaries && !ctx.stored && !ctx.storedInput) ctx.storedInput = await binaries.items(ctx.input, triggerOf(ctx));
       const compiled = compile(ctx.version.definition);
       const vars = (await this.deps.variables?.()) ?? {};
       const stored = await staticDataStore.read(this.deps.db, ctx.version.workflowId);
@@ -176,7 +192,8 @@ export class ExecutionRuns {
             // Measured before it is kept: a run whose output would cross the budget is not stored.
             // The trigger's output is the input, whose text may be known; by a later node it may have been changed in place.
             const known = run.node === ctx.startNode && run.runIndex === 0 ? ctx.known : undefined;
-            const { row, outputBytes } = nodeRow(run, ctx.seq, known);
+            const output = binaries && run.output ? await binaries.outputs(run.output, { name: run.node, type: run.nodeType }) : run.output;
+            const { row, outputBytes } = nodeRow(output === run.output ? run : { ...run, output }, ctx.seq, known);
             checkRunData(ctx.runDataBytes + outputBytes, budgets, { name: run.node, type: run.nodeType });
             ctx.seq++;
             ctx.runDataBytes += outputBytes;
@@ -191,12 +208,16 @@ export class ExecutionRuns {
         },
       });
     } catch (err) {
-      this.deps.logger.error('execution failed unexpectedly', { err, executionId: ctx.id });
-      outcome = {
-        status: 'error',
-        error: { code: 'EXECUTION_FAILED', message: 'The execution failed unexpectedly', details: { reason: 'internal' } },
-        nodesExecuted: 0,
-      };
+      if (err instanceof BudgetExceeded) {
+        outcome = { status: 'error', error: err.info(), nodesExecuted: 0 };
+      } else {
+        this.deps.logger.error('execution failed unexpectedly', { err, executionId: ctx.id });
+        outcome = {
+          status: 'error',
+          error: { code: 'EXECUTION_FAILED', message: 'The execution failed unexpectedly', details: { reason: 'internal' } },
+          nodesExecuted: 0,
+        };
+      }
     } finally {
       clearTimeout(timer);
       ctx.signal?.removeEventListener('abort', onOuterAbort);
@@ -239,6 +260,12 @@ export class ExecutionRuns {
     }
   }
 
+  /** The run's binary keeper (made for its first run in this process), when the engine stores binary data. */
+  private binaries(ctx: RunContext): BinaryKeeper | undefined {
+    if (!ctx.binaries && this.deps.binaries) ctx.binaries = new BinaryKeeper(this.deps.binaries, ctx.id, this.deps.budgets);
+    return ctx.binaries;
+  }
+
   private async finish(ctx: RunContext, outcome: RunOutcome, pending: Pending, progress: Progress): Promise<ExecutionView> {
     const log = (level: LogEntry['level'], message: string) => pending.logs.push({ at: new Date(), level, message });
     const done = { nodes_completed: progress.nodesCompleted, current_node: null };
@@ -258,11 +285,13 @@ export class ExecutionRuns {
         if (row) await this.children.runErrorWorkflow(ctx, outcome.error);
         break;
       case 'waiting': {
+        const waiting = { name: outcome.node, type: 'engine.wait' };
         const state: ResumeState = {
           node: outcome.node,
           ...(outcome.runIndex ? { runIndex: outcome.runIndex } : {}),
           nodeType: ctx.version.definition.nodes.find((n) => n.name === outcome.node)?.type ?? 'engine.wait',
-          items: outcome.items,
+          // Its files are kept as the nodes' (a resume loads them back with the node's stored output).
+          items: ctx.binaries ? await ctx.binaries.items(outcome.items, waiting).catch(() => outcome.items.map(withoutBinary)) : outcome.items,
           webhook: outcome.webhook,
           until: outcome.until?.toISOString() ?? null,
           since: new Date().toISOString(),

@@ -4,6 +4,7 @@
 import 'reflect-metadata';
 
 export { ControlPlaneExecutionListArgs, ExecuteWorkflowInput, ExecutionListArgs, TriggerWorkflowInput } from './inputs';
+export { BinaryStore } from './binary.store';
 export { ExecutionMaintenance } from './maintenance';
 export { ENGINE_METRICS, EngineHealth, WorkflowMetrics, WorkflowMetricsService, WorkflowUsage } from './metrics';
 export { ExecutionNotifier } from './notify';
@@ -11,4 +12,4 @@ export { EXECUTION_TALLY } from './reads.store';
 export { ExecutionRunner, type ExecutionView } from './runner';
 export { checkPayload, type ExecutionDetail, ExecutionService, MAX_PAYLOAD_BYTES } from './service';
 export { controlPlaneStatus, engineExecutionUrl, fromControlPlaneStatus } from './status';
-export { ExecutionBudget, ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './types';
+export { ExecutionBinary, ExecutionBudget, ExecutionDeletion, ExecutionLogEntry, ExecutionNodeData, WorkflowExecution, WorkflowExecutionPage } from './types';

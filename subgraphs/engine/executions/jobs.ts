@@ -8,6 +8,7 @@ import type { NotifyConfig } from './types';
 import { publishUpdate, type RunnerDeps } from './context';
 import type { ExecutionReads } from './reads';
 import type { ExecutionRuns } from './in-flight';
+import { BinaryKeeper } from './binary';
 import type { ExecutionRow } from './writes.store';
 import { claimResume, failLost, setResumeData } from './state.store';
 import { JOB } from '../../../kernel/topics';
@@ -20,7 +21,7 @@ import { JOB } from '../../../kernel/topics';
  */
 export class ExecutionJobs {
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'workflows' | 'notifier'>,
+    private readonly deps: Pick<RunnerDeps, 'db' | 'queue' | 'events' | 'logger' | 'workflows' | 'notifier' | 'budgets' | 'binaries'>,
     private readonly reads: ExecutionReads,
     private readonly runs: ExecutionRuns,
   ) {}
@@ -55,6 +56,9 @@ export class ExecutionJobs {
   private async continueStored(row: ExecutionRow, job: JobContext<{ executionId: string }>): Promise<unknown> {
     const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
     const { done, stored: storedRuns, nextSeq, runDataBytes, storedStates } = await this.reads.loadDone(row.id);
+    // Its files back in memory: the input's and those of the outputs it continues from (the stored runs share their lists).
+    const binaries = this.deps.binaries ? new BinaryKeeper(this.deps.binaries, row.id, this.deps.budgets, await this.deps.binaries.total(row.id)) : undefined;
+    await binaries?.load([row.input, ...[...done.values()].flat()]);
     const view = await this.runs.run({
       id: row.id,
       version,
@@ -75,6 +79,7 @@ export class ExecutionJobs {
       ranMs: row.ran_ms,
       runDataBytes,
       storedStates,
+      binaries,
     });
     return { status: view.status };
   }

@@ -3,6 +3,7 @@ import type { Clock } from '../../../kernel/clock';
 import type { Logger } from '../../../kernel/logger';
 import type { Queue } from '../../../kernel/queue';
 import type { ExecutionErrorInfo } from '../executor';
+import type { BinaryStore } from './binary.store';
 import type { ExecutionRunner } from './runner';
 import { JOB } from '../../../kernel/topics';
 import { crowdedWorkflows, failStale, pruneBeyond, pruneOlderThan, pruneWebhookLogs } from './state.store';
@@ -34,6 +35,8 @@ export class ExecutionMaintenance {
     private readonly clock: Clock,
     /** Also every minute: schedules whose job got lost are planned again. */
     private readonly healSchedules?: () => Promise<number>,
+    /** The files of deleted executions kept outside the database are deleted here. */
+    private readonly binaries?: BinaryStore,
   ) {}
 
   register(queue: Queue): void {
@@ -53,6 +56,7 @@ export class ExecutionMaintenance {
     let pruned = await pruneOlderThan(this.db, executionMaxAgeDays);
     for (const workflowId of await crowdedWorkflows(this.db, executionMaxCount)) pruned += await pruneBeyond(this.db, workflowId, executionMaxCount);
     await pruneWebhookLogs(this.db, executionMaxAgeDays);
+    await this.binaries?.drain().catch((err) => this.logger.warn('binary data of deleted executions not deleted', { err }));
     const error: ExecutionErrorInfo = { code: 'EXECUTION_FAILED', message: 'The process running the execution stopped', details: { reason: 'process_lost' } };
     const stale = await failStale(this.db, STALE_AFTER_S, error);
     for (const s of stale) {

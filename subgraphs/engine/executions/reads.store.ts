@@ -2,6 +2,7 @@ import { page, Where } from '../../../kernel/db/page';
 import { one, rows, type Queryable } from '../../../kernel/db/rows';
 import { Tally } from '../../../kernel/db/tally';
 import type { Item } from '../expressions';
+import { withBinaryUrls } from './binary';
 import { EXECUTION_COLUMNS, type ExecutionRow, type ExecutionView, type ExecutionViewRow } from './writes.store';
 
 /**
@@ -105,6 +106,7 @@ export function toLogRow(r: LogLine): ExecutionLogRow {
 }
 
 export function toNodeData(r: NodeRunLine): NodeDataRow {
+  withBinaryUrls(r.output, r.execution_id);
   return {
     nodeName: r.node_name,
     runIndex: r.run_index,

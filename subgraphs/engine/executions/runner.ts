@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import type { Queue } from '../../../kernel/queue';
-import { compile, durationLimit, type ExecutionBudgets, chooseStart, WorkflowExecutor } from '../executor';
+import { BudgetExceeded, compile, durationLimit, type ExecutionBudgets, chooseStart, WorkflowExecutor } from '../executor';
+import { AppError } from '../../../kernel/errors';
+import type { Item } from '../expressions';
+import type { WorkflowVersion } from '../workflows';
+import { BinaryKeeper } from './binary';
+import { copyBinaries, type BinaryRow } from './binary.store';
 import { ExpressionEngine } from '../expressions';
 import type { NotifyConfig } from './types';
 import { CODE_LIMITS, EXPRESSION_LIMITS, type CodeRunner, ProcessSandbox } from '../sandbox';
@@ -107,6 +112,8 @@ export class ExecutionRunner {
     if (!opts.inline) {
       // Queued: the row, its first log line, the job (and the request's log entry) in one transaction.
       const timeoutMs = durationLimit(this.deps.budgets, version.definition.settings).ms + 60_000;
+      // Its input's files are kept before its row is written; a file over its budget refuses the start.
+      const stored = await this.storedInput(id, opts.input, startNode, version);
       const store = async (tx: Tx) => {
         const m = tx.manager;
         const jobId = await this.deps.queue.enqueue(
@@ -120,7 +127,8 @@ export class ExecutionRunner {
           id,
           version,
           mode: opts.mode,
-          input: opts.input,
+          input: stored.input,
+          binaries: stored.binaries,
           startNode,
           runAs: opts.runAs,
           known: opts.known,
@@ -133,6 +141,8 @@ export class ExecutionRunner {
           traceId,
         });
         if (opts.reuse) await copyReusedNodes(m, id, opts.reuse.executionId, opts.reuse.nodes);
+        // A retry's input and reused outputs refer to the original's files.
+        if (opts.originalExecutionId && this.deps.binaries) await copyBinaries(m, id, opts.originalExecutionId);
         await this.deps.notifier?.emit(opts.notify, 'execution.started', view(at), tx);
         // After the COMMIT of this transaction or of the caller's (opts.tx) that it joins.
         tx.afterCommit(() => publishUpdate(this.deps, id, 'running'));
@@ -170,6 +180,19 @@ export class ExecutionRunner {
     };
     if (opts.notify) await this.deps.notifier?.emit(opts.notify, 'execution.started', view(startedAt));
     return { view: view(startedAt), done: this.runs.run(ctx, [{ at: startedAt, level: 'info', message: started }]) };
+  }
+
+  /** A queued execution's input as its row keeps it, and the binary rows its insert writes. */
+  private async storedInput(id: string, input: Item[], startNode: string | null, version: WorkflowVersion): Promise<{ input: Item[]; binaries?: BinaryRow[] }> {
+    if (!this.deps.binaries) return { input };
+    const keeper = new BinaryKeeper(this.deps.binaries, id, this.deps.budgets);
+    const node = { name: startNode ?? 'input', type: version.definition.nodes.find((n) => n.name === startNode)?.type ?? 'input' };
+    try {
+      return { input: await keeper.items(input, node), binaries: keeper.take() };
+    } catch (err) {
+      if (err instanceof BudgetExceeded) throw new AppError('PAYLOAD_TOO_LARGE', err.message, err.info().details);
+      throw err;
+    }
   }
 
   // -------------------------------------------------------------------------------------------

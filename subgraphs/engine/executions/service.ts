@@ -10,6 +10,7 @@ import type { ExecutionNotifier, NotifyInput } from './notify';
 import { EXECUTION_STATUSES, type ExecutionStatus, type KnownJson } from './writes.store';
 import { executionReads as store, toLogRow, toNodeData, type ExecutionFilter, type ExecutionLogRow, type NodeDataRow } from './reads.store';
 import { deleteExecution } from './state.store';
+import type { BinaryStore, StoredBinary } from './binary.store';
 import type { ExecutionRunner, ExecutionView } from './runner';
 import { isPlainObject } from '../nodes';
 import { runAsOf, type WorkflowService } from '../workflows';
@@ -71,6 +72,7 @@ export class ExecutionService {
     private readonly workflows: WorkflowService,
     private readonly limiter: RateLimiter,
     private readonly notifier?: ExecutionNotifier,
+    private readonly binaries?: BinaryStore,
   ) {}
 
   /**
@@ -233,6 +235,14 @@ export class ExecutionService {
   }
 
   /** Deletes an execution with its run data and logs (a running one is canceled first). */
+  /** One file of an execution's binary data (run data shows its metadata and url): not found unless the execution refers to it. */
+  async binary(executionId: string, binaryId: string): Promise<StoredBinary & { binaryId: string }> {
+    if (!UUID.test(executionId) || !(await store.viewRow(this.db, executionId))) throw executionNotFound(executionId);
+    const found = UUID.test(binaryId) && this.binaries ? (await this.binaries.read(executionId, [binaryId])).get(binaryId) : undefined;
+    if (!found) throw errors.notFound('binary data', binaryId);
+    return { ...found, binaryId };
+  }
+
   async delete(id: string): Promise<{ executionId: string; deletedAt: Date }> {
     const view = await this.runner.view(id);
     if (!view) throw executionNotFound(id);

@@ -107,7 +107,7 @@ export class WorkflowExecutionPage {
 
 @ObjectType({ description: 'What one execution may use; crossing it fails the execution with this name in error.details.budget.' })
 export class ExecutionBudget {
-  @Field({ description: 'maxItemsPerOutput, maxRunDataBytes, maxLoopTurns or maxDurationMs.' }) name: string;
+  @Field({ description: 'maxItemsPerOutput, maxRunDataBytes, maxLoopTurns, maxDurationMs, maxBinaryBytes or maxExecutionBinaryBytes.' }) name: string;
   @Field({ description: 'The environment variable that sets it (what error.details.budget names).' }) variable: string;
   @Field(() => Float) limit: number;
   @Field() unit: string;
@@ -118,4 +118,14 @@ export class ExecutionBudget {
 export class ExecutionDeletion {
   @Field(() => ID) executionId: string;
   @Field() deletedAt: Date;
+}
+
+@ObjectType({ description: "One file of an execution's binary data (n8n's binary items), with its bytes: what the download route answers." })
+export class ExecutionBinary {
+  @Field(() => ID) executionId: string;
+  @Field(() => ID) binaryId: string;
+  @Field() mimeType: string;
+  @Field(() => String, { nullable: true }) fileName: string | null;
+  @Field(() => Float, { description: 'Its size in bytes.' }) bytes: number;
+  @Field({ description: 'Its bytes, base64.' }) data: string;
 }

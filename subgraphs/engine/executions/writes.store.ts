@@ -3,6 +3,8 @@ import { exec, one, prepared, rows, type Queryable } from '../../../kernel/db/ro
 import type { ExecutionErrorInfo, LogEntry, NodeRun, Progress } from '../executor';
 import type { Item } from '../expressions';
 import type { NotifyConfig } from './types';
+import { BINARIES_INSERT, BINARY_PARAMS, binaryParams, type BinaryRow } from './binary.store';
+import type { BinaryKeeper } from './binary';
 import type { WorkflowVersion } from '../workflows';
 
 /**
@@ -155,6 +157,10 @@ export interface StoreTarget {
   notify?: NotifyConfig | null;
   /** JSON texts of its input items' json, made when the request was measured (not made again). */
   known?: KnownJson;
+  /** Its binary data on the way to storage: the rows its next write inserts (binary.ts). */
+  binaries?: BinaryKeeper;
+  /** The input as its row keeps it (binaries by id), once made; else `input` has no binary data. */
+  storedInput?: Item[];
 }
 
 /**
@@ -262,7 +268,7 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
       `$${params.push(ctx.version.workflowId)}`,
       `$${params.push(ctx.version.version)}`,
       `$${params.push(ctx.mode)}`,
-      `$${params.push(measuredJson(ctx.input, ctx.known).text)}::jsonb`,
+      `$${params.push(measuredJson(ctx.storedInput ?? ctx.input, ctx.known).text)}::jsonb`,
       `$${params.push(ctx.startNode)}`,
       `$${params.push(ctx.runAs)}::uuid`,
       `$${params.push(ctx.version.definition.nodes.length)}`,
@@ -295,10 +301,12 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
       UPDATE engine.execution_nodes x SET state = NULL FROM e, jsonb_to_recordset($${params.push(JSON.stringify(clear))}::jsonb) AS r(node_name text, run_index int)
       WHERE x.execution_id = e.id AND x.node_name = r.node_name AND x.run_index = r.run_index)`
     : '';
+  const binaries = ctx.binaries?.take() ?? [];
+  const kept = binaries.length ? `, b AS (${BINARIES_INSERT(params.push(...binaryParams(binaries)) - BINARY_PARAMS + 1)})` : '';
   const sql = `
     WITH e AS (${statement}), n AS (${NODES_INSERT('SELECT e.id, $2::jsonb FROM e')}
     ), l AS (${LOGS_INSERT('SELECT e.id, $3::jsonb FROM e')}
-    ), w AS (${REQUEST_LOG_INSERT('$4')})${cleared}
+    ), w AS (${REQUEST_LOG_INSERT('$4')})${cleared}${kept}
     SELECT * FROM e`;
   try {
     // Prepared: a run writes with a handful of texts (which columns it sets), each parsed and planned once per connection.
@@ -364,6 +372,8 @@ export interface FinishedRun {
  */
 export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]): Promise<(ExecutionViewRow | null)[]> {
   const requestLogs: unknown[] = [];
+  // Read, not taken (as the node rows): a group whose statement fails writes each run again alone.
+  const binaries = runs.flatMap((r) => r.ctx.binaries?.pending ?? []);
   const input = runs.map(({ ctx, pending, set }) => {
     if (ctx.requestLog) requestLogs.push(requestLogRow(ctx.requestLog, { status: set.status, error: set.error ?? null }, ctx.id));
     const run = {
@@ -388,7 +398,7 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       logs: logLines(pending.logs),
     };
     // The node rows are JSON text already. Read, not taken: a group whose statement fails writes each run again alone.
-    return `${JSON.stringify(run).slice(0, -1)},"input":${measuredJson(ctx.input, ctx.known).text},"nodes":${rowsJson(pending.rows)}}`;
+    return `${JSON.stringify(run).slice(0, -1)},"input":${measuredJson(ctx.storedInput ?? ctx.input, ctx.known).text},"nodes":${rowsJson(pending.rows)}}`;
   });
   try {
     const written = await rows<WrittenRow>(
@@ -406,10 +416,11 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
           RETURNING ${WRITTEN_COLUMNS}
         ), n AS (${NODES_INSERT('SELECT e.id, i.nodes FROM e JOIN i ON i.id = e.id')}
         ), l AS (${LOGS_INSERT('SELECT e.id, i.logs FROM e JOIN i ON i.id = e.id')}
-        ), w AS (${REQUEST_LOG_INSERT('$2')})
+        ), w AS (${REQUEST_LOG_INSERT('$2')})${binaries.length ? `, b AS (${BINARIES_INSERT(3)})` : ''}
         SELECT * FROM e`),
-      [`[${input.join(',')}]`, JSON.stringify(requestLogs)],
+      [`[${input.join(',')}]`, JSON.stringify(requestLogs), ...(binaries.length ? binaryParams(binaries) : [])],
     );
+    for (const r of runs) r.ctx.binaries?.take();
     return inOrderOf(
       runs.map((r) => r.ctx.id),
       written,
@@ -495,6 +506,8 @@ export interface QueuedExecution {
   requestLog: ReturnType<typeof requestLogRow>[];
   notify: NotifyConfig | null | undefined;
   known?: KnownJson;
+  /** The binary rows of its input (binary.ts). */
+  binaries?: BinaryRow[];
 }
 
 /**
@@ -507,10 +520,10 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
     `WITH e AS (
        INSERT INTO engine.executions (id, workflow_id, workflow_version, status, mode, input, start_node, nodes_total,
                                       original_execution_id, parent_execution_id, webhook_id, job_id, notify, run_as, trace_id)
-       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14, $15, $16) RETURNING started_at
+       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $14, $15, $16) RETURNING id, started_at
      ), l AS (
        INSERT INTO engine.execution_logs (execution_id, level, message) VALUES ($1, 'info', $12)
-     ), w AS (${REQUEST_LOG_INSERT('$13')})
+     ), w AS (${REQUEST_LOG_INSERT('$13')})${x.binaries?.length ? `, b AS (${BINARIES_INSERT(17)})` : ''}
      SELECT started_at FROM e`,
     [
       x.id,
@@ -529,6 +542,7 @@ export async function insertQueued(q: Queryable, x: QueuedExecution): Promise<Da
       x.notify ? JSON.stringify(x.notify) : null,
       x.runAs,
       x.traceId ?? null,
+      ...(x.binaries?.length ? binaryParams(x.binaries) : []),
     ],
   );
   return row!.started_at;

@@ -15,6 +15,10 @@ export interface ExecutionBudgets {
   maxLoopTurns: number;
   /** Milliseconds an execution may run, waits not counted. */
   maxDurationMs: number;
+  /** Bytes of one item's binary (one file) kept with the run data. */
+  maxBinaryBytes: number;
+  /** Bytes of all the binary data one execution keeps. */
+  maxExecutionBinaryBytes: number;
 }
 
 export type BudgetName = keyof ExecutionBudgets;
@@ -25,6 +29,8 @@ export const BUDGET_VARIABLES: Readonly<Record<BudgetName, string>> = {
   maxRunDataBytes: 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES',
   maxLoopTurns: 'ENGINE_EXECUTION_MAX_LOOP_TURNS',
   maxDurationMs: 'ENGINE_EXECUTION_MAX_DURATION_MS',
+  maxBinaryBytes: 'BINARY_DATA_MAX_BYTES',
+  maxExecutionBinaryBytes: 'BINARY_DATA_MAX_EXECUTION_BYTES',
 };
 
 /** Each budget as a user reads it (the executionBudgets query). */
@@ -36,6 +42,8 @@ export const BUDGET_DESCRIPTIONS: Readonly<Record<BudgetName, { unit: string; de
     unit: 'ms',
     description: "Time one execution may run, waits not counted; a workflow's settings.executionTimeout (seconds) may lower it.",
   },
+  maxBinaryBytes: { unit: 'bytes', description: "One file of an item's binary data, checked when the node that made it ends." },
+  maxExecutionBinaryBytes: { unit: 'bytes', description: 'All the binary data one execution keeps (each file counted once).' },
 };
 
 /** `details.reason` of each budget's error (the loop and time limits kept the reasons they had). */
@@ -44,6 +52,8 @@ const REASONS: Readonly<Record<BudgetName, string>> = {
   maxRunDataBytes: 'run_data_limit',
   maxLoopTurns: 'loop_limit',
   maxDurationMs: 'timeout',
+  maxBinaryBytes: 'binary_limit',
+  maxExecutionBinaryBytes: 'binary_limit',
 };
 
 /** No limits: what a run without configured budgets (a unit test's) gets. */
@@ -52,6 +62,8 @@ export const UNLIMITED: ExecutionBudgets = {
   maxRunDataBytes: Number.POSITIVE_INFINITY,
   maxLoopTurns: Number.POSITIVE_INFINITY,
   maxDurationMs: Number.POSITIVE_INFINITY,
+  maxBinaryBytes: Number.POSITIVE_INFINITY,
+  maxExecutionBinaryBytes: Number.POSITIVE_INFINITY,
 };
 
 /**
@@ -110,6 +122,30 @@ export function checkRunData(total: number, budgets: ExecutionBudgets, node: { n
     undefined,
     node,
   );
+}
+
+/** A file `bytes` long that node `node` made, `total` bytes of binary data with it, against the two binary budgets. */
+export function checkBinary(bytes: number, total: number, budgets: ExecutionBudgets, node: { name: string; type: string }, key: string): void {
+  if (bytes > budgets.maxBinaryBytes) {
+    throw new BudgetExceeded(
+      'maxBinaryBytes',
+      budgets.maxBinaryBytes,
+      bytes,
+      `Node "${node.name}" made a file of ${bytes} bytes (binary field '${key}'): the limit ${BUDGET_VARIABLES.maxBinaryBytes} is ${budgets.maxBinaryBytes} bytes per file`,
+      undefined,
+      node,
+    );
+  }
+  if (total > budgets.maxExecutionBinaryBytes) {
+    throw new BudgetExceeded(
+      'maxExecutionBinaryBytes',
+      budgets.maxExecutionBinaryBytes,
+      total,
+      `The execution's binary data would reach ${total} bytes with the files node "${node.name}" made: the limit ${BUDGET_VARIABLES.maxExecutionBinaryBytes} is ${budgets.maxExecutionBinaryBytes} bytes`,
+      undefined,
+      node,
+    );
+  }
 }
 
 /**

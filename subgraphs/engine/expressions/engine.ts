@@ -149,6 +149,7 @@ export class ExpressionEngine {
       exprs: rewritten.map((r) => r.code),
       tasks: tasks.flatMap((t) => [exprIndex.get(t.expr)!, t.item, t.inText ? 1 : 0]),
       items: data.items.map((i) => i.json),
+      ...(exprs.some((e) => e.includes('$binary')) ? { binaries: data.items.map(binaryMetadata) } : {}),
       nodes,
       paired: data.lineage ? pairedItems(data, Object.keys(nodes), tasks) : undefined,
       execution: scope.execution,
@@ -365,4 +366,15 @@ function shallow(v: unknown, mine: Set<object>): Container {
   const c = Array.isArray(v) ? [...(v as unknown[])] : { ...(v as object) };
   mine.add(c);
   return c as Container;
+}
+
+/** An item's files as $binary shows them: their metadata, not their bytes. */
+function binaryMetadata(item: Item): Record<string, unknown> | null {
+  if (!item.binary) return null;
+  const out: Record<string, unknown> = {};
+  for (const [key, b] of Object.entries(item.binary)) {
+    const { data: _data, ...meta } = b;
+    out[key] = meta;
+  }
+  return out;
 }

@@ -15,6 +15,8 @@ export interface RunnerPayload {
   /** Per task: expression index, item index, 1 when the value is part of a text (n8n's rule) else 0. */
   tasks: number[];
   items: unknown[];
+  /** Each item's binary metadata (no bytes), when an expression reads $binary. */
+  binaries?: (Record<string, unknown> | null)[];
   /** The json of the items of the nodes the expressions name. */
   nodes: Record<string, unknown[]>;
   /** Per node, the json of the paired item of each input item (v1 executions), null where none. */
@@ -84,6 +86,7 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
     '$prevNode',
     '$$ext',
     '$$opt',
+    '$binary',
   ];
   const HELPERS = ['$if', '$ifEmpty', '$min', '$max', '$average', '$not', 'min', 'max', 'not', 'average', 'numberList', 'zip'];
   const helperValues = HELPERS.map((h) => H[h]);
@@ -113,7 +116,9 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
       },
       all: () => nodeList(name),
     });
-    return [item ? item.json : {}, $input, $node, $, i, P.execution, P.workflow, now, today, P.runIndex, vars, prevNode, X?.extend, X?.opt];
+    // n8n's $binary: the item's files, their metadata (the bytes stay out of the sandbox).
+    const binary = (P.binaries && P.binaries[i]) || {};
+    return [item ? item.json : {}, $input, $node, $, i, P.execution, P.workflow, now, today, P.runIndex, vars, prevNode, X?.extend, X?.opt, binary];
   }
 
   /** n8n's text of a value inside a text: empty for null, undefined, "" and NaN, else as Array#join writes it. */

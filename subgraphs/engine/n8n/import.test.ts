@@ -253,8 +253,62 @@ describe('n8n import', () => {
     invalid({ type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'jwt' } }, 'unsupported_option', 'respondWith');
     invalid({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'form' } }, 'unsupported_option', 'resume');
     invalid(
-      { type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'multipart-form-data' } },
+      { type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'https://x', sendBody: true, contentType: 'xml-soap' } },
       'unsupported_parameter',
+    );
+  });
+
+  test('HTTP Request files: a file response, a multipart form with a file, a file as the body (v4 and v1)', () => {
+    const params = (node: Record<string, unknown>) =>
+      (importWorkflow({ name: 'x', nodes: [{ name: 'H', position: [0, 0], ...node }], connections: {} }).nodes as { parameters?: unknown }[])[0]!.parameters;
+    assert.deepEqual(
+      params({
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 4.2,
+        parameters: {
+          url: 'https://x/upload',
+          method: 'POST',
+          sendBody: true,
+          contentType: 'multipart-form-data',
+          bodyParameters: {
+            parameters: [
+              { name: 'title', value: '={{ $json.title }}' },
+              { parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'doc' },
+            ],
+          },
+          options: { response: { response: { responseFormat: 'file', outputPropertyName: 'answer' } } },
+        },
+      }),
+      {
+        url: 'https://x/upload',
+        method: 'POST',
+        multipart: [
+          { name: 'title', value: '{{ $json.title }}' },
+          { name: 'file', binary: 'doc' },
+        ],
+        responseFormat: 'file',
+        outputPropertyName: 'answer',
+      },
+    );
+    assert.deepEqual(
+      params({
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 4.2,
+        parameters: { url: 'https://x', method: 'PUT', sendBody: true, contentType: 'binaryData', inputDataFieldName: 'data' },
+      }),
+      { url: 'https://x', method: 'PUT', bodyBinary: 'data' },
+    );
+    assert.deepEqual(
+      params({ type: 'n8n-nodes-base.httpRequest', typeVersion: 1, parameters: { url: 'https://x/f.pdf', responseFormat: 'file', dataPropertyName: 'pdf' } }),
+      { url: 'https://x/f.pdf', method: 'GET', responseFormat: 'file', outputPropertyName: 'pdf' },
+    );
+    assert.deepEqual(
+      params({
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 1,
+        parameters: { url: 'https://x', requestMethod: 'POST', sendBinaryData: true, binaryPropertyName: 'data' },
+      }),
+      { url: 'https://x', method: 'POST', bodyBinary: 'data' },
     );
   });
 });

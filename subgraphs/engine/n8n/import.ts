@@ -295,6 +295,24 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     }
     if (options.fullResponse === true) out.fullResponse = true;
     if (options.ignoreResponseCode === true) out.ignoreHttpErrors = true;
+    if (params.responseFormat === 'file') {
+      out.responseFormat = 'file';
+      out.outputPropertyName = value(params.dataPropertyName ?? 'data');
+    }
+    if (params.sendBinaryData === true) {
+      // "data", or for a multipart body "field:key" pairs separated by commas.
+      const spec = String(params.binaryPropertyName ?? 'data');
+      if (options.bodyContentType === 'multipart-form-data' || spec.includes(':')) {
+        out.multipart = [
+          ...Object.entries(out.body && isPlainObject(out.body) ? out.body : {}).map(([name, v]) => ({ name, value: v })),
+          ...spec.split(',').map((pair) => {
+            const [name, key] = pair.includes(':') ? pair.split(':') : [pair, pair];
+            return { name: name!.trim(), binary: key!.trim() };
+          }),
+        ];
+      } else out.bodyBinary = spec.trim();
+      delete out.body;
+    }
   } else {
     out.method = params.method ?? 'GET';
     if (params.sendQuery) out.query = params.specifyQuery === 'json' ? jsonParam(params.jsonQuery) : entries(objectOf(params.queryParameters).parameters);
@@ -307,6 +325,15 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
         if (params.rawContentType) out.headers = { ...(out.headers ?? {}), 'Content-Type': params.rawContentType };
       } else if (type === 'json') {
         out.body = params.specifyBody === 'json' ? jsonParam(params.jsonBody) : entries(objectOf(params.bodyParameters).parameters);
+      } else if (type === 'multipart-form-data') {
+        out.multipart = listOf(objectOf(params.bodyParameters).parameters)
+          .map(objectOf)
+          .filter((e) => typeof e.name === 'string' && e.name)
+          .map((e) =>
+            e.parameterType === 'formBinaryData' ? { name: e.name, binary: value(e.inputDataFieldName ?? 'data') } : { name: e.name, value: value(e.value) },
+          );
+      } else if (type === 'binaryData') {
+        out.bodyBinary = value(params.inputDataFieldName ?? 'data');
       } else if (type === 'form-urlencoded') {
         const form = entries(objectOf(params.bodyParameters).parameters);
         out.body = Object.entries(form)
@@ -320,6 +347,10 @@ function httpRequest(params: Params, node: Params): ReturnType<Mapper> {
     const response = objectOf(objectOf(options.response).response);
     if (response.fullResponse === true) out.fullResponse = true;
     if (response.neverError === true) out.ignoreHttpErrors = true;
+    if (response.responseFormat === 'file') {
+      out.responseFormat = 'file';
+      out.outputPropertyName = value(response.outputPropertyName ?? 'data');
+    }
   }
   if (typeof options.timeout === 'number') out.timeout = options.timeout;
   const auth = httpAuthentication(params, version, node.credentials);
@@ -361,7 +392,8 @@ const MAPPERS: Record<string, Mapper> = {
   errorTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   webhook: (p) => {
     const kept: Params = {};
-    for (const k of ['path', 'httpMethod', 'responseMode']) if (p[k] !== undefined) kept[k] = p[k];
+    // Its options and v1's binaryData say where uploaded files go (webhooks/files.ts).
+    for (const k of ['path', 'httpMethod', 'responseMode', 'options', 'binaryData', 'binaryPropertyName']) if (p[k] !== undefined) kept[k] = p[k];
     return { type: 'engine.webhook', parameters: kept };
   },
   cron: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: legacyCron(p) } }),

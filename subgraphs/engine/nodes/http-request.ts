@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../../../kernel/errors';
 import { NodeError, isPlainObject, type Item, type NodeDefinition } from './types';
 import { isExpression } from './core';
+import { binaryBuffer, DEFAULT_BINARY_KEY, prepareBinary } from './binary';
 
 /**
  * Outbound HTTP, once per item, always through the platform's SSRF guard (kernel/outbound.ts):
@@ -12,6 +14,8 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_TIMEOUT_MS = 300_000;
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+/** A file response may be larger: it is kept as binary data, under its own budget (BINARY_DATA_MAX_BYTES). */
+const MAX_FILE_RESPONSE_BYTES = 64 * 1024 * 1024;
 const CONCURRENCY = 5;
 
 /** The credential types the node authenticates with (n8n's generic ones), each a stored credential named in `node.credentials`. */
@@ -20,7 +24,7 @@ export const HTTP_AUTH_TYPES = ['httpHeaderAuth', 'httpQueryAuth', 'httpBasicAut
 export const httpRequest: NodeDefinition = {
   name: 'httpRequest',
   description:
-    'Sends `method` (GET default) to `url` with `headers`, `query` and `body` (an object is sent as JSON), `timeout` in ms (default 30000); the response body becomes the item json (a JSON array becomes one item per element; text becomes {data}). `fullResponse` gives {statusCode, headers, body}; `ignoreHttpErrors` keeps non-2xx answers instead of failing. `authentication` names a credential type (httpHeaderAuth, httpQueryAuth, httpBasicAuth, httpBearerAuth, httpCustomAuth, oAuth2Api) whose stored credential the node names in `credentials`.',
+    "Sends `method` (GET default) to `url` with `headers`, `query` and `body` (an object is sent as JSON), `timeout` in ms (default 30000); the response body becomes the item json (a JSON array becomes one item per element; text becomes {data}). `fullResponse` gives {statusCode, headers, body}; `ignoreHttpErrors` keeps non-2xx answers instead of failing. Files: `responseFormat: file` keeps the response body as the binary `outputPropertyName` (default data); `bodyBinary` sends the input item's binary of that name as the body; `multipart` ([{name, value}] or [{name, binary}]) sends multipart/form-data with text fields and the input item's files. `authentication` names a credential type (httpHeaderAuth, httpQueryAuth, httpBasicAuth, httpBearerAuth, httpCustomAuth, oAuth2Api) whose stored credential the node names in `credentials`.",
   missing: (p) => (typeof p.url === 'string' && p.url.trim() ? [] : ['url']),
   invalid: (p) => {
     if (p.authentication !== undefined && p.authentication !== 'none' && !(HTTP_AUTH_TYPES as readonly string[]).includes(p.authentication)) {
@@ -45,7 +49,7 @@ export const httpRequest: NodeDefinition = {
     const worker = async () => {
       while (next < ctx.items.length) {
         const i = next++;
-        results[i] = await request(params[i]!, ctx, auth);
+        results[i] = await request(params[i]!, ctx, auth, i);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, Math.max(ctx.items.length, 1)) }, worker));
@@ -114,7 +118,9 @@ async function authOf(ctx: Ctx, type: unknown): Promise<Auth | undefined> {
   };
 }
 
-async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined): Promise<Item[]> {
+async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined, itemIndex: number): Promise<Item[]> {
+  const item = ctx.items[itemIndex] ?? { json: {} };
+  const file = p.responseFormat === 'file';
   const method = String(p.method ?? 'GET').toUpperCase();
   if (!METHODS.includes(method)) throw new NodeError(`Unsupported method ${method}`);
   let url: URL;
@@ -134,8 +140,11 @@ async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined)
     const target = new URL(url);
     const sent = { ...headers };
     const given = await (auth ? auth.apply(target, sent, p.body, renew) : p.body);
-    let body: string | undefined;
-    if (given !== undefined && given !== null && given !== '' && method !== 'GET' && method !== 'HEAD') {
+    let body: string | Buffer | undefined;
+    if (upload) {
+      body = upload.body;
+      if (!has('content-type')) sent['Content-Type'] = upload.type;
+    } else if (given !== undefined && given !== null && given !== '' && method !== 'GET' && method !== 'HEAD') {
       if (typeof given === 'string') {
         body = given;
         if (!has('content-type')) sent['Content-Type'] = looksLikeJson(body) ? 'application/json' : 'text/plain; charset=utf-8';
@@ -145,8 +154,10 @@ async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined)
       }
     }
     if (!has('user-agent')) sent['User-Agent'] = 'automation-platform-engine/1';
-    return ctx.services.fetch(target.toString(), { method, headers: sent, body, timeoutMs, signal: ctx.signal, maxResponseBytes: MAX_RESPONSE_BYTES });
+    return ctx.services.fetch(target.toString(), { method, headers: sent, body, timeoutMs, signal: ctx.signal, maxResponseBytes: maxBytes });
   };
+  const maxBytes = file ? MAX_FILE_RESPONSE_BYTES : MAX_RESPONSE_BYTES;
+  const upload = uploadOf(p, item, itemIndex);
   const timeoutMs = Math.min(Number(p.timeout) > 0 ? Number(p.timeout) : DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   let res;
   try {
@@ -160,7 +171,14 @@ async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined)
     }
     throw err;
   }
-  if (res.truncated) throw new NodeError(`The response of ${url.host} is larger than ${MAX_RESPONSE_BYTES} bytes`);
+  if (res.truncated) throw new NodeError(`The response of ${url.host} is larger than ${maxBytes} bytes`);
+  if (file && res.status >= 200 && res.status <= 299) {
+    const key = typeof p.outputPropertyName === 'string' && p.outputPropertyName ? p.outputPropertyName : DEFAULT_BINARY_KEY;
+    const mimeType = (res.headers['content-type'] ?? '').split(';')[0]!.trim() || undefined;
+    const binary = prepareBinary(res.body, { fileName: fileNameOf(res.headers['content-disposition'], url), mimeType });
+    const json = p.fullResponse === true ? { statusCode: res.status, headers: res.headers } : {};
+    return [{ json, binary: { [key]: binary }, pairedItem: { item: itemIndex } }];
+  }
   const text = res.body.toString('utf8');
   const type = res.headers['content-type'] ?? '';
   let parsed: unknown = text;
@@ -184,6 +202,62 @@ async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined)
   }
   if (isPlainObject(parsed)) return [{ json: parsed }];
   return [{ json: text === '' ? {} : { data: parsed } }];
+}
+
+/** The body a request sends from the input item's files: one file (`bodyBinary`), or a multipart form of fields and files. */
+function uploadOf(p: Record<string, any>, item: Item, itemIndex: number): { body: Buffer; type: string } | undefined {
+  if (typeof p.bodyBinary === 'string' && p.bodyBinary) {
+    const bytes = binaryBuffer(item, p.bodyBinary, itemIndex);
+    return { body: bytes, type: item.binary![p.bodyBinary]!.mimeType || 'application/octet-stream' };
+  }
+  if (!Array.isArray(p.multipart)) return undefined;
+  const boundary = `----automation-platform-${randomBytes(12).toString('hex')}`;
+  const parts: Buffer[] = [];
+  const quoted = (s: string) => s.replace(/["\r\n]/g, (c) => encodeURIComponent(c));
+  for (const field of p.multipart as { name?: unknown; value?: unknown; binary?: unknown }[]) {
+    const name = quoted(String(field?.name ?? ''));
+    if (typeof field?.binary === 'string' && field.binary) {
+      const bytes = binaryBuffer(item, field.binary, itemIndex);
+      const meta = item.binary![field.binary]!;
+      const fileName = quoted(meta.fileName ?? field.binary);
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${fileName}"\r\nContent-Type: ${meta.mimeType || 'application/octet-stream'}\r\n\r\n`,
+        ),
+        bytes,
+        Buffer.from('\r\n'),
+      );
+    } else {
+      const value =
+        field?.value === undefined || field.value === null ? '' : typeof field.value === 'object' ? JSON.stringify(field.value) : String(field.value);
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    }
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** A downloaded file's name: Content-Disposition's (filename* first), else the URL's last segment. */
+export function fileNameOf(disposition: string | undefined, url: URL): string | undefined {
+  if (disposition) {
+    const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(disposition);
+    if (star) {
+      try {
+        return decodeURIComponent(star[2]!.trim());
+      } catch {
+        // A malformed encoding: the plain name below, if any.
+      }
+    }
+    const plain = /filename\s*=\s*("([^"]*)"|[^;]+)/i.exec(disposition);
+    if (plain) return (plain[2] ?? plain[1]!).trim() || undefined;
+  }
+  const last = url.pathname.split('/').filter(Boolean).pop();
+  if (!last) return undefined;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
 }
 
 function looksLikeJson(s: string): boolean {

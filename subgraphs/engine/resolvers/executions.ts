@@ -9,6 +9,7 @@ import {
   engineExecutionUrl,
   type ExecutionDetail,
   type ExecutionService,
+  ExecutionBinary,
   ExecutionBudget,
   ExecutionDeletion,
   ExecutionLogEntry,
@@ -77,6 +78,15 @@ export class ExecutionResolver {
   @Query(() => WorkflowExecution)
   async execution(@Arg('executionId', () => ID) executionId: string): Promise<WorkflowExecution> {
     return toExecution(await this.service.get(executionId));
+  }
+
+  @Authorized('workflow:read')
+  @Query(() => ExecutionBinary, {
+    description: "One file of an execution's binary data (run data gives each binary's id and its download url): readable by whoever may read the execution.",
+  })
+  async executionBinary(@Arg('executionId', () => ID) executionId: string, @Arg('binaryId', () => ID) binaryId: string): Promise<ExecutionBinary> {
+    const file = await this.service.binary(executionId, binaryId);
+    return { executionId, binaryId, mimeType: file.mimeType, fileName: file.fileName, bytes: file.data.length, data: file.data.toString('base64') };
   }
 
   @Authorized('workflow:read')

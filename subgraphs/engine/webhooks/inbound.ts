@@ -16,10 +16,11 @@ import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
 import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
 import type { AuditTrail } from '../../../kernel/audit';
-import { type WebhookReply } from '../nodes';
+import { DEFAULT_BINARY_KEY, prepareBinary, type WebhookReply } from '../nodes';
+import { type BinaryData, fileOptions, isMultipart, parseMultipart } from './files';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './store';
 import { normalisePath, webhookNotFound } from './service';
-import { type WorkflowService } from '../workflows';
+import { type WorkflowService, type WorkflowVersion } from '../workflows';
 import { TOPIC } from '../../../kernel/topics';
 
 /**
@@ -230,9 +231,24 @@ export class WebhookInbound {
       return reject(new AppError('WORKFLOW_INACTIVE', 'The workflow of this webhook is not active', { workflowId: trigger.workflow_id }), 'workflow_inactive');
     }
 
+    const version = await this.workflows.version(trigger.workflow_id, trigger.version);
+    const options = fileOptions(webhookNodeOf(version, trigger.path)?.parameters);
     let body: unknown;
+    let binary: Record<string, BinaryData> | undefined;
     try {
-      body = parseBody(req);
+      if (isMultipart(contentType(req))) {
+        assertAcceptableParams(req.query);
+        const form = await parseMultipart(req.body, req.headers, options);
+        body = form.fields;
+        assertAcceptableJson(body, 'body');
+        if (Object.keys(form.binary).length) binary = form.binary;
+      } else if ((options.rawBody || options.binaryData) && req.body.length > 0 && isBinary(req)) {
+        assertAcceptableParams(req.query);
+        body = {};
+        binary = { [options.binaryPropertyName ?? DEFAULT_BINARY_KEY]: prepareBinary(req.body, { mimeType: contentType(req) }) };
+      } else {
+        body = parseBody(req);
+      }
     } catch (err) {
       return reject(err as AppError, 'invalid_body');
     }
@@ -244,9 +260,9 @@ export class WebhookInbound {
       method: trigger.method,
       path: `/${trigger.path}`,
       webhookUrl: absoluteUrl(req, this.urlFor(trigger.path)),
-      ...(isBinary(req) ? { bodyEncoding: 'base64' } : {}),
+      ...(isBinary(req) && !binary ? { bodyEncoding: 'base64' } : {}),
     };
-    const version = await this.workflows.version(trigger.workflow_id, trigger.version);
+    const input = [{ json: item, ...(binary ? { binary } : {}) }];
     const lastNode = trigger.response_mode === 'lastNode';
     const base = { webhookId: trigger.id, method: trigger.method, sourceIp, test };
     const startedReply = (executionId: string) => reply(200, { success: true, executionId, message: 'Workflow was started' });
@@ -255,7 +271,7 @@ export class WebhookInbound {
       const begun = await this.runner.begin({
         version,
         mode: 'webhook',
-        input: [{ json: item }],
+        input,
         inline: false,
         webhookId: trigger.id,
         runAs: trigger.created_by,
@@ -275,7 +291,7 @@ export class WebhookInbound {
     const begun = await this.runner.begin({
       version,
       mode: test ? 'test' : 'webhook',
-      input: [{ json: item }],
+      input,
       inline: true,
       webhookId: trigger.id,
       // The trigger's runs (its test calls too) act as the key that registered it (workflows/authority.ts).
@@ -458,6 +474,13 @@ function decodeBody(req: DoorRequest): unknown {
   }
   if (isBinary(req)) return req.body.toString('base64');
   return req.body.toString('utf8');
+}
+
+/** The workflow's Webhook node a trigger starts: the one whose path is the trigger's, else the first. */
+function webhookNodeOf(version: WorkflowVersion, path: string): { parameters?: Record<string, unknown> } | undefined {
+  const hooks = version.definition.nodes.filter((n) => n.type === 'engine.webhook');
+  const normal = (p: unknown) => (typeof p === 'string' ? p.replace(/^\/+|\/+$/g, '') : '');
+  return hooks.find((n) => normal(n.parameters?.path) === normal(path)) ?? hooks[0];
 }
 
 /** The credential a trigger checked is not handed to the workflow (nor stored in its run data). */

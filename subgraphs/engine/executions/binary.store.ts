@@ -1,0 +1,233 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { sha256Hex, signV4 } from '../../../kernel/aws-sigv4';
+import type { BinaryDataConfig } from '../../../kernel/config';
+import { exec, rows, type Queryable } from '../../../kernel/db/rows';
+
+/**
+ * Where the bytes of n8n binary data are kept once run data is stored (BINARY_DATA_MODE):
+ * `database`, in engine.execution_binaries with the row that says which execution refers to the
+ * file; `filesystem`, a file per binary under BINARY_DATA_DIR; `s3`, an object per binary in a
+ * bucket several machines share. Every mode has the row (what a download is authorised by and
+ * what deletes the file with its execution); the other modes keep the bytes before the row is
+ * written, and delete them once no row refers to them (binary_trash, drained by maintenance).
+ */
+
+export type BinaryMode = BinaryDataConfig['mode'];
+
+/** A file kept elsewhere than in the database. */
+export interface ObjectBackend {
+  put(id: string, bytes: Buffer): Promise<void>;
+  get(id: string): Promise<Buffer | null>;
+  delete(id: string): Promise<void>;
+}
+
+/** A binary as its statement records it: `data` only in database mode. */
+export interface BinaryRow {
+  executionId: string;
+  id: string;
+  mode: BinaryMode;
+  bytes: number;
+  mimeType: string;
+  fileName: string | null;
+  data: Buffer | null;
+}
+
+/** A file as its download answers it. */
+export interface StoredBinary {
+  data: Buffer;
+  mimeType: string;
+  fileName: string | null;
+}
+
+export class FilesystemBackend implements ObjectBackend {
+  constructor(private readonly dir: string) {}
+
+  private file(id: string): string {
+    // Ids are uuids; two levels of folders keep directories small.
+    return path.join(this.dir, id.slice(0, 2), id);
+  }
+
+  async put(id: string, bytes: Buffer): Promise<void> {
+    const file = this.file(id);
+    await mkdir(path.dirname(file), { recursive: true });
+    // Written aside then renamed: a reader never sees half a file.
+    const part = `${file}.${process.pid}.part`;
+    await writeFile(part, bytes);
+    await rename(part, file);
+  }
+
+  async get(id: string): Promise<Buffer | null> {
+    return readFile(this.file(id)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    await rm(this.file(id), { force: true });
+  }
+}
+
+/** An S3-compatible bucket over plain HTTP, path-style (`<endpoint>/<bucket>/<key>`), signed with SigV4. */
+export class S3Backend implements ObjectBackend {
+  constructor(
+    private readonly s3: NonNullable<BinaryDataConfig['s3']>,
+    private readonly fetcher: typeof fetch = fetch,
+  ) {}
+
+  private url(id: string): URL {
+    return new URL(`${this.s3.endpoint}/${encodeURIComponent(this.s3.bucket)}/binary-data/${id}`);
+  }
+
+  private async send(method: 'PUT' | 'GET' | 'DELETE', id: string, body?: Buffer): Promise<Response> {
+    const url = this.url(id);
+    const headers = signV4(
+      { method, url, payloadHash: sha256Hex(body ?? '') },
+      { accessKeyId: this.s3.accessKeyId, secretAccessKey: this.s3.secretAccessKey, region: this.s3.region, service: 's3' },
+    );
+    delete headers.host;
+    return this.fetcher(url, { method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+  }
+
+  private async failed(res: Response, what: string): Promise<Error> {
+    const text = await res.text().catch(() => '');
+    const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
+    return new Error(`S3 ${what} answered ${res.status}${code ? ` (${code})` : ''}`);
+  }
+
+  async put(id: string, bytes: Buffer): Promise<void> {
+    const res = await this.send('PUT', id, bytes);
+    if (!res.ok) throw await this.failed(res, 'PUT');
+    await res.arrayBuffer();
+  }
+
+  async get(id: string): Promise<Buffer | null> {
+    const res = await this.send('GET', id);
+    if (res.status === 404) return (await res.arrayBuffer(), null);
+    if (!res.ok) throw await this.failed(res, 'GET');
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  async delete(id: string): Promise<void> {
+    const res = await this.send('DELETE', id);
+    if (!res.ok && res.status !== 404) throw await this.failed(res, 'DELETE');
+    await res.arrayBuffer();
+  }
+}
+
+/** The bytes kept for binaries: written in the configured mode, read and deleted in the mode each was written in. */
+export class BinaryStore {
+  private readonly backends = new Map<string, ObjectBackend>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly config: () => BinaryDataConfig,
+  ) {}
+
+  get mode(): BinaryMode {
+    return this.config().mode;
+  }
+
+  private backend(mode: BinaryMode): ObjectBackend {
+    const config = this.config();
+    const key = mode === 's3' ? `s3:${config.s3?.endpoint}/${config.s3?.bucket}` : `fs:${config.dir}`;
+    let backend = this.backends.get(key);
+    if (!backend) {
+      if (mode === 's3' && !config.s3) throw new Error('Binary data was stored in S3, which is not configured (BINARY_DATA_S3_*)');
+      backend = mode === 's3' ? new S3Backend(config.s3!) : new FilesystemBackend(config.dir);
+      this.backends.set(key, backend);
+    }
+    return backend;
+  }
+
+  /** Keeps a binary's bytes: elsewhere now, or in the row its statement writes (database mode). */
+  async keep(executionId: string, id: string, bytes: Buffer, meta: { mimeType: string; fileName?: string }): Promise<BinaryRow> {
+    const mode = this.mode;
+    const row = { executionId, id, mode, bytes: bytes.length, mimeType: meta.mimeType, fileName: meta.fileName ?? null };
+    if (mode === 'database') return { ...row, data: bytes };
+    await this.backend(mode).put(id, bytes);
+    return { ...row, data: null };
+  }
+
+  /** The bytes of binaries `ids` an execution refers to (absent: not its binary, or its file is gone). */
+  async read(executionId: string, ids: readonly string[]): Promise<Map<string, StoredBinary>> {
+    const found = new Map<string, StoredBinary>();
+    if (!ids.length) return found;
+    const stored = await rows<{ id: string; mode: BinaryMode; data: Buffer | null; mime_type: string; file_name: string | null }>(
+      this.db,
+      `SELECT id, mode, data, mime_type, file_name FROM engine.execution_binaries WHERE execution_id = $1 AND id = ANY($2::uuid[])`,
+      [executionId, [...new Set(ids)]],
+    );
+    await Promise.all(
+      stored.map(async (r) => {
+        const bytes = r.data ?? (await this.backend(r.mode).get(r.id));
+        if (bytes) found.set(r.id, { data: bytes, mimeType: r.mime_type, fileName: r.file_name });
+      }),
+    );
+    return found;
+  }
+
+  /** Bytes of binary data an execution has stored so far (what its budget counts). */
+  async total(executionId: string): Promise<number> {
+    const [row] = await rows<{ total: string }>(
+      this.db,
+      `SELECT coalesce(sum(bytes), 0)::text AS total FROM engine.execution_binaries WHERE execution_id = $1`,
+      [executionId],
+    );
+    return Number(row?.total ?? 0);
+  }
+
+  /** Deletes the files no execution refers to any more; answers how many. */
+  async drain(): Promise<number> {
+    const trash = await rows<{ id: string; mode: BinaryMode }>(this.db, `SELECT id, mode FROM engine.binary_trash ORDER BY at LIMIT 1000`);
+    if (!trash.length) return 0;
+    const referred = new Set(
+      (await rows<{ id: string }>(this.db, `SELECT DISTINCT id FROM engine.execution_binaries WHERE id = ANY($1::uuid[])`, [trash.map((t) => t.id)])).map(
+        (r) => r.id,
+      ),
+    );
+    let deleted = 0;
+    const done: string[] = [];
+    for (const t of trash) {
+      if (!referred.has(t.id)) {
+        await this.backend(t.mode).delete(t.id);
+        deleted++;
+      }
+      done.push(t.id);
+    }
+    await exec(this.db, `DELETE FROM engine.binary_trash WHERE id = ANY($1::uuid[])`, [done]);
+    return deleted;
+  }
+}
+
+/** The binary rows of a statement as its parameters: executions, ids, modes, sizes and bytes, as parallel arrays (unnest). */
+export function binaryParams(list: readonly BinaryRow[]): unknown[] {
+  const column = <K extends keyof BinaryRow>(k: K) => list.map((b) => b[k]);
+  return [column('executionId'), column('id'), column('mode'), column('bytes'), column('mimeType'), column('fileName'), column('data')];
+}
+
+/** How many parameters binaryParams gives. */
+export const BINARY_PARAMS = 7;
+
+/**
+ * Inserts binary rows (binaryParams, from parameter $p on) of the executions the statement's CTE
+ * `e` wrote: a row whose execution was not written (a cancel won) is not inserted.
+ */
+export const BINARIES_INSERT = (p: number) => `
+      INSERT INTO engine.execution_binaries (execution_id, id, mode, bytes, mime_type, file_name, data)
+      SELECT b.execution_id, b.id, b.mode, b.bytes, b.mime_type, b.file_name, b.data
+      FROM unnest($${p}::uuid[], $${p + 1}::uuid[], $${p + 2}::text[], $${p + 3}::bigint[], $${p + 4}::text[], $${p + 5}::text[], $${p + 6}::bytea[])
+        AS b(execution_id, id, mode, bytes, mime_type, file_name, data)
+      JOIN e ON e.id = b.execution_id
+      ON CONFLICT DO NOTHING`;
+
+/** A retry's copies of the original's binary rows: its reused outputs refer to them. */
+export function copyBinaries(q: Queryable, executionId: string, fromExecutionId: string): Promise<void> {
+  return exec(
+    q,
+    `INSERT INTO engine.execution_binaries (execution_id, id, mode, bytes, mime_type, file_name, data)
+     SELECT $1, id, mode, bytes, mime_type, file_name, data FROM engine.execution_binaries WHERE execution_id = $2 ON CONFLICT DO NOTHING`,
+    [executionId, fromExecutionId],
+  );
+}

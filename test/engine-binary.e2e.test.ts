@@ -1,0 +1,416 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import busboy from 'busboy';
+import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startS3Server, type S3Server } from './support/s3-server';
+import { untilValue } from './support/until';
+
+/**
+ * n8n binary data: kept outside the run data (database, filesystem, S3), shown in execution
+ * reads as metadata and a download url, downloaded byte for byte as reading the execution is
+ * authorised; Webhook uploads and the HTTP Request node's files; the binary budgets.
+ */
+
+const PDF = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256))]);
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(700, 7)]);
+
+/** A multipart/form-data body as a browser sends it. */
+function form(parts: ({ name: string; value: string } | { name: string; fileName: string; type: string; bytes: Buffer })[]) {
+  const boundary = '----test-boundary-7d1f';
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    if ('value' in p) chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`));
+    else {
+      chunks.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.fileName}"\r\nContent-Type: ${p.type}\r\n\r\n`),
+      );
+      chunks.push(p.bytes, Buffer.from('\r\n'));
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function workflow(p: TestPlatform, name: string, nodes: Record<string, unknown>[]): Promise<string> {
+  const connections: Record<string, unknown> = {};
+  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name as string] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
+  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active: true } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.workflowId;
+}
+
+/** A workflow whose Webhook node takes uploads on `path`, registered; answers the path to post to. */
+async function uploadHook(p: TestPlatform, hookPath: string, parameters: Record<string, unknown> = {}): Promise<string> {
+  const workflowId = await workflow(p, `Uploads ${hookPath}`, [
+    { name: 'Hook', type: 'engine.webhook', parameters: { path: hookPath, ...parameters } },
+    { name: 'Pass', type: 'engine.noOp' },
+  ]);
+  const res = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: hookPath } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return hookPath;
+}
+
+async function post(p: TestPlatform, hookPath: string, body: Buffer, type: string): Promise<string> {
+  const res = await fetch(`${p.url}/webhook/${hookPath}`, { method: 'POST', headers: { 'content-type': type }, body });
+  const answer = (await res.json()) as { executionId?: string };
+  assert.equal(res.status, 200, JSON.stringify(answer));
+  return answer.executionId!;
+}
+
+/** The execution once finished, with its run data. */
+async function finished(p: TestPlatform, executionId: string) {
+  return untilValue(
+    `execution ${executionId} to finish`,
+    async () => {
+      const res = await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.data;
+    },
+    (e) => e.status !== 'running',
+    { timeoutMs: 30_000 },
+  );
+}
+
+function nodeOutput(execution: any, node: string): any[] {
+  const run = execution.nodeData.find((n: any) => n.nodeName === node);
+  assert.ok(run, `node ${node} ran: ${JSON.stringify(execution.nodeData.map((n: any) => n.nodeName))}`);
+  return run.output.main[0];
+}
+
+async function download(p: TestPlatform, url: string, key?: string) {
+  const res = await fetch(`${p.url}${url}`, { headers: { authorization: `Bearer ${key ?? p.adminKey}` } });
+  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** A local server: GET /files/<name> answers `files[name]` as a download; POST /upload records the multipart form it got. */
+async function fileServer(files: Record<string, { bytes: Buffer; type: string; disposition?: string }>) {
+  const received: { fields: Record<string, string>; files: { field: string; fileName: string; mimeType: string; bytes: Buffer }[] }[] = [];
+  const raw: { type: string; bytes: Buffer }[] = [];
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.startsWith('/files/')) {
+      const file = files[decodeURIComponent(req.url.slice('/files/'.length))];
+      if (!file) return res.writeHead(404).end();
+      res.writeHead(200, {
+        'content-type': file.type,
+        'content-length': String(file.bytes.length),
+        ...(file.disposition ? { 'content-disposition': file.disposition } : {}),
+      });
+      return res.end(file.bytes);
+    }
+    if (req.method === 'POST' && req.url === '/upload' && !String(req.headers['content-type']).startsWith('multipart/form-data')) {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        raw.push({ type: String(req.headers['content-type']), bytes: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+      });
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/upload') {
+      const got: (typeof received)[number] = { fields: {}, files: [] };
+      const parser = busboy({ headers: req.headers });
+      parser.on('field', (name, value) => (got.fields[name] = value));
+      parser.on('file', (field, stream, info) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => got.files.push({ field, fileName: info.filename ?? '', mimeType: info.mimeType, bytes: Buffer.concat(chunks) }));
+      });
+      parser.on('close', () => {
+        received.push(got);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ stored: got.files.length }));
+      });
+      return req.pipe(parser);
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, received, raw, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('binary data in the database (default)', () => {
+  let p: TestPlatform;
+  beforeAll(async () => {
+    p = await startTestPlatform({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', BINARY_DATA_MAX_BYTES: '200000' });
+  });
+  afterAll(async () => {
+    await p?.stop();
+  });
+
+  test('a multipart upload of two files and a field: items with the files, run data with metadata and url (no base64), downloads byte for byte', async () => {
+    const hook = await uploadHook(p, 'binary-upload');
+    const upload = form([
+      { name: 'note', value: 'quarterly' },
+      { name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF },
+      { name: 'logo', fileName: 'logo.png', type: 'image/png', bytes: PNG },
+    ]);
+    const id = await post(p, hook, upload.body, upload.type);
+    const execution = await finished(p, id);
+    assert.equal(execution.status, 'success', JSON.stringify(execution.error));
+    const [item] = nodeOutput(execution, 'Pass');
+    assert.deepEqual(item.json.body, { note: 'quarterly' });
+    assert.deepEqual(Object.keys(item.binary).sort(), ['logo', 'report']);
+    const report = item.binary.report;
+    assert.equal(report.fileName, 'report.pdf');
+    assert.equal(report.mimeType, 'application/pdf');
+    assert.equal(report.fileExtension, 'pdf');
+    assert.equal(report.bytes, PDF.length);
+    assert.equal(report.data, '', 'no bytes in the run data');
+    assert.match(report.id, /^[0-9a-f-]{36}$/);
+    assert.equal(report.url, `/v1/engine/executions/${id}/binary/${report.id}`);
+    assert.ok(!JSON.stringify(execution).includes(PDF.subarray(0, 200).toString('base64')), 'the base64 of the file appears nowhere in the read');
+
+    const got = await download(p, report.url);
+    assert.equal(got.status, 200);
+    assert.deepEqual(got.bytes, PDF);
+    assert.equal(got.headers.get('content-type'), 'application/pdf');
+    assert.equal(got.headers.get('content-length'), String(PDF.length));
+    assert.match(got.headers.get('content-disposition') ?? '', /^attachment; filename="report\.pdf"/);
+    const logo = await download(p, item.binary.logo.url);
+    assert.deepEqual(logo.bytes, PNG);
+    assert.equal(logo.headers.get('content-type'), 'image/png');
+  });
+
+  test('several files under one field are name0, name1…; the binaryPropertyName option names every file <option><n>', async () => {
+    const hook = await uploadHook(p, 'binary-many');
+    const upload = form([
+      { name: 'scan', fileName: 'a.png', type: 'image/png', bytes: PNG },
+      { name: 'scan', fileName: 'b.pdf', type: 'application/pdf', bytes: PDF },
+    ]);
+    const [item] = nodeOutput(await finished(p, await post(p, hook, upload.body, upload.type)), 'Pass');
+    assert.deepEqual(Object.keys(item.binary).sort(), ['scan0', 'scan1']);
+    assert.equal(item.binary.scan1.fileName, 'b.pdf');
+
+    const named = await uploadHook(p, 'binary-named', { options: { binaryPropertyName: 'file' } });
+    const [renamed] = nodeOutput(await finished(p, await post(p, named, upload.body, upload.type)), 'Pass');
+    assert.deepEqual(Object.keys(renamed.binary).sort(), ['file0', 'file1']);
+    assert.deepEqual((await download(p, renamed.binary.file1.url)).bytes, PDF);
+  });
+
+  test('with the rawBody option a binary body becomes binary.data', async () => {
+    const hook = await uploadHook(p, 'binary-raw', { options: { rawBody: true } });
+    const [item] = nodeOutput(await finished(p, await post(p, hook, PNG, 'image/png')), 'Pass');
+    assert.equal(item.binary.data.mimeType, 'image/png');
+    assert.equal(item.binary.data.bytes, PNG.length);
+    assert.deepEqual((await download(p, item.binary.data.url)).bytes, PNG);
+  });
+
+  test('the download is authorised as reading the execution: no key 401, a key without workflow:read 403, another execution 404', async () => {
+    const hook = await uploadHook(p, 'binary-auth');
+    const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+    const id = await post(p, hook, upload.body, upload.type);
+    const [item] = nodeOutput(await finished(p, id), 'Pass');
+    const url: string = item.binary.report.url;
+
+    const anonymous = await fetch(`${p.url}${url}`);
+    assert.equal(anonymous.status, 401);
+    const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:execute'] });
+    const denied = await download(p, url, key);
+    assert.equal(denied.status, 403);
+    const envelope = JSON.parse(denied.bytes.toString('utf8'));
+    assert.equal(envelope.success, false);
+    assert.equal(envelope.error.details.required, 'workflow:read');
+    const reader = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
+    assert.deepEqual((await download(p, url, reader)).bytes, PDF);
+
+    const other = await post(p, await uploadHook(p, 'binary-other'), upload.body, upload.type);
+    await finished(p, other);
+    const elsewhere = await download(p, url.replace(id, other));
+    assert.equal(elsewhere.status, 404, 'a binary of one execution is not read through another');
+    const unknown = await download(p, url.replace(item.binary.report.id, '00000000-0000-4000-8000-000000000000'));
+    assert.equal(unknown.status, 404);
+  });
+
+  test('deleting the execution deletes its files: the download is 404 after', async () => {
+    const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+    const id = await post(p, await uploadHook(p, 'binary-deleted'), upload.body, upload.type);
+    const [item] = nodeOutput(await finished(p, id), 'Pass');
+    assert.equal((await download(p, item.binary.report.url)).status, 200);
+    const deleted = await p.rest('DELETE', `/v1/engine/executions/${id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal((await download(p, item.binary.report.url)).status, 404);
+  });
+
+  test('the HTTP Request node downloads a file and uploads it in a multipart form to another server', async () => {
+    const server = await fileServer({
+      'q3.pdf': { bytes: PDF, type: 'application/pdf', disposition: 'attachment; filename="Q3 report.pdf"' },
+      'logo.png': { bytes: PNG, type: 'image/png' },
+    });
+    try {
+      const workflowId = await workflow(p, 'Download and forward', [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Download', type: 'engine.httpRequest', parameters: { url: `${server.url}/files/q3.pdf`, responseFormat: 'file', outputPropertyName: 'doc' } },
+        {
+          name: 'Forward',
+          type: 'engine.httpRequest',
+          parameters: {
+            method: 'POST',
+            url: `${server.url}/upload`,
+            multipart: [
+              { name: 'title', value: '{{ $binary.doc.fileName }}' },
+              { name: 'attachment', binary: 'doc' },
+            ],
+          },
+        },
+      ]);
+      const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.data.status, 'success', JSON.stringify(res.body.data.error));
+      assert.equal(server.received.length, 1);
+      const [got] = server.received;
+      assert.deepEqual(got!.fields, { title: 'Q3 report.pdf' });
+      assert.equal(got!.files.length, 1);
+      assert.equal(got!.files[0]!.field, 'attachment');
+      assert.equal(got!.files[0]!.fileName, 'Q3 report.pdf');
+      assert.equal(got!.files[0]!.mimeType, 'application/pdf');
+      assert.deepEqual(got!.files[0]!.bytes, PDF);
+
+      const execution = await finished(p, res.body.data.executionId);
+      const [downloaded] = nodeOutput(execution, 'Download');
+      assert.equal(downloaded.binary.doc.fileName, 'Q3 report.pdf');
+      assert.equal(downloaded.binary.doc.mimeType, 'application/pdf');
+      assert.deepEqual((await download(p, downloaded.binary.doc.url)).bytes, PDF);
+
+      // No Content-Disposition: the name is the URL's; a file sent as the whole body.
+      const raw = await workflow(p, 'Download and send raw', [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Download', type: 'engine.httpRequest', parameters: { url: `${server.url}/files/logo.png`, responseFormat: 'file' } },
+        { name: 'Send', type: 'engine.httpRequest', parameters: { method: 'POST', url: `${server.url}/upload`, bodyBinary: 'data' } },
+      ]);
+      const second = await p.rest('POST', `/v1/engine/workflows/${raw}/execute`, { body: { mode: 'sync' } });
+      assert.equal(second.body.data.status, 'success', JSON.stringify(second.body.data.error));
+      const [logo] = nodeOutput(await finished(p, second.body.data.executionId), 'Download');
+      assert.equal(logo.binary.data.fileName, 'logo.png');
+      assert.equal(logo.binary.data.mimeType, 'image/png');
+      assert.deepEqual(server.raw, [{ type: 'image/png', bytes: PNG }], 'the file went out as the whole body, with its type');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a retry from the failed node gets the original execution’s files back and sends them', async () => {
+    let calls = 0;
+    const got: Buffer[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        calls++;
+        if (calls === 1) return res.writeHead(503).end('not yet');
+        got.push(Buffer.concat(chunks));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+    try {
+      const workflowId = await workflow(p, 'Upload then forward', [
+        { name: 'Hook', type: 'engine.webhook', parameters: { path: 'binary-retry' } },
+        { name: 'Send', type: 'engine.httpRequest', parameters: { method: 'POST', url: target, bodyBinary: 'report' } },
+      ]);
+      const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: 'binary-retry' } });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+      const first = await finished(p, await post(p, 'binary-retry', upload.body, upload.type));
+      assert.equal(first.status, 'error');
+      assert.equal(first.error.node, 'Send');
+
+      const retry = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      const second = await finished(p, retry.body.data.executionId);
+      assert.equal(second.status, 'success', JSON.stringify(second.error));
+      assert.deepEqual(got, [PDF], 'the retry sent the bytes the original execution received');
+      const [reused] = nodeOutput(second, 'Hook');
+      assert.deepEqual((await download(p, reused.binary.report.url)).bytes, PDF, 'the retry’s reused output is downloadable through the retry');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  test('a file over BINARY_DATA_MAX_BYTES fails the execution with an error naming the limit', async () => {
+    const big = Buffer.alloc(250_000, 1);
+    const server = await fileServer({ 'big.bin': { bytes: big, type: 'application/octet-stream' } });
+    try {
+      const workflowId = await workflow(p, 'Too big', [
+        { name: 'Start', type: 'engine.manualTrigger' },
+        { name: 'Download', type: 'engine.httpRequest', parameters: { url: `${server.url}/files/big.bin`, responseFormat: 'file' } },
+      ]);
+      const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const execution = res.body.data;
+      assert.equal(execution.status, 'error');
+      assert.equal(execution.error.code, 'EXECUTION_FAILED');
+      assert.equal(execution.error.node, 'Download');
+      assert.match(execution.error.message, /BINARY_DATA_MAX_BYTES is 200000 bytes/);
+      assert.deepEqual(execution.error.details, { reason: 'binary_limit', budget: 'BINARY_DATA_MAX_BYTES', limit: 200_000, value: big.length });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('binary data in a folder (BINARY_DATA_MODE=filesystem)', () => {
+  let p: TestPlatform;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'binary-data-'));
+    p = await startTestPlatform({ BINARY_DATA_MODE: 'filesystem', BINARY_DATA_DIR: dir });
+  });
+  afterAll(async () => {
+    await p?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the bytes are a file in BINARY_DATA_DIR, not in the database; the download reads them back', async () => {
+    const hook = await uploadHook(p, 'fs-upload');
+    const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
+    const id = await post(p, hook, upload.body, upload.type);
+    const [item] = nodeOutput(await finished(p, id), 'Pass');
+    const binaryId: string = item.binary.report.id;
+    const file = path.join(dir, binaryId.slice(0, 2), binaryId);
+    assert.ok(existsSync(file), `the file is under ${dir}: ${existsSync(dir) ? readdirSync(dir) : 'no folder'}`);
+    assert.deepEqual(readFileSync(file), PDF);
+    const got = await download(p, item.binary.report.url);
+    assert.equal(got.status, 200);
+    assert.deepEqual(got.bytes, PDF);
+    assert.equal(got.headers.get('content-type'), 'application/pdf');
+  });
+});
+
+describe('binary data in an S3 bucket (BINARY_DATA_MODE=s3)', () => {
+  let p: TestPlatform;
+  let s3: S3Server;
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    p = await startTestPlatform({
+      BINARY_DATA_MODE: 's3',
+      BINARY_DATA_S3_ENDPOINT: s3.url,
+      BINARY_DATA_S3_BUCKET: s3.bucket,
+      BINARY_DATA_S3_REGION: s3.region,
+      BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    });
+  });
+  afterAll(async () => {
+    await p?.stop();
+    await s3?.close();
+  });
+
+  test('the bytes are an object in the bucket, PUT and GET with signed requests; the download reads them back', async () => {
+    const hook = await uploadHook(p, 's3-upload');
+    const upload = form([{ name: 'logo', fileName: 'logo.png', type: 'image/png', bytes: PNG }]);
+    const id = await post(p, hook, upload.body, upload.type);
+    const [item] = nodeOutput(await finished(p, id), 'Pass');
+    const binaryId: string = item.binary.logo.id;
+    assert.deepEqual(s3.objects.get(`binary-data/${binaryId}`), PNG);
+    assert.deepEqual(s3.refused, [], 'every request was signed as S3 checks');
+    const got = await download(p, item.binary.logo.url);
+    assert.equal(got.status, 200);
+    assert.deepEqual(got.bytes, PNG);
+    assert.equal(got.headers.get('content-disposition'), `attachment; filename="logo.png"; filename*=UTF-8''logo.png`);
+  });
+});
