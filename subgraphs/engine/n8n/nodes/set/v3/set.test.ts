@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { disposeHarness, importRefusal, runWorkflow } from '../../../../../../test/support/n8n-harness';
+import { disposeHarness, importRefusal, runItems, runWorkflow } from '../../../../../../test/support/n8n-harness';
 import { assertItems, expectedOf, failureOf, listedFields, LOOSE_CASES, runSet, setNode, STRICT_CASES, TYPED_INPUT } from '../testing';
 
 afterAll(disposeHarness);
@@ -204,5 +204,23 @@ describe('n8n Set 3.x: node settings', () => {
     };
     const run = await runWorkflow(workflow, { pinned: { Input: [[{ i: 1 }]] }, mode: 'webhook' });
     assertItems(run.nodes.get('Set')![0], [{ a: 'x1' }]);
+  });
+});
+
+describe('n8n Set 3: the input item files', () => {
+  const file = { data: Buffer.from('a,b').toString('base64'), mimeType: 'text/csv', fileName: 'rows.csv' };
+  const assignments = { assignments: { assignments: [{ name: 'n', value: 1, type: 'number' }] } };
+  const filesOf = async (version: number, parameters: Record<string, unknown>) =>
+    (await runItems(setNode(version, parameters), [{ json: { k: 'v' }, binary: { data: file } }]))[0]!.map((i) => Object.keys(i.binary ?? {}));
+
+  test('before 3.4 they pass on only with includeBinary', async () => {
+    assert.deepEqual(await filesOf(3.3, { ...assignments, options: {} }), [[]]);
+    assert.deepEqual(await filesOf(3.3, { ...assignments, options: { includeBinary: true } }), [['data']]);
+  });
+
+  test('from 3.4 they pass on unless stripBinary is set or no input field is kept', async () => {
+    assert.deepEqual(await filesOf(3.4, { ...assignments, includeOtherFields: true, options: {} }), [['data']]);
+    assert.deepEqual(await filesOf(3.4, { ...assignments, includeOtherFields: true, options: { stripBinary: true } }), [[]]);
+    assert.deepEqual(await filesOf(3.4, { ...assignments, options: {} }), [[]]);
   });
 });

@@ -9,8 +9,8 @@ import { ItemWriter } from '../paths';
  * {name, value, type}) or from the JSON of raw mode (`jsonOutput`). They are written, in the
  * order of their keys, onto the input fields chosen by `include` (3.3+: only when
  * `includeOtherFields`, otherwise none): all, none, selected (listed fields first, a dotted
- * one under its last key) or all except the listed ones. Binary options (includeBinary,
- * stripBinary) have nothing to act on here: items have no binary data.
+ * one under its last key) or all except the listed ones. The input's files pass on only when
+ * `includeBinary` is set (before 3.4), or unless `stripBinary` is set or no input field is kept (3.4+).
  */
 
 type Params = Record<string, unknown>;
@@ -22,6 +22,7 @@ interface Options {
   ignoreConversionErrors: boolean;
   includeFields: unknown;
   excludeFields: unknown;
+  keepBinary: boolean;
 }
 
 /** The new fields of item `i` (null when the JSON is `null`). */
@@ -44,7 +45,8 @@ export async function executeSetV3(ctx: NodeContext, version: number): Promise<N
       const p = params[i]!;
       if (p instanceof Error) throw p;
       const options = optionsOf(p, version);
-      out.push({ json: compose(item.json, fieldsOf(p, i, options), options), pairedItem: { item: i } });
+      const json = compose(item.json, fieldsOf(p, i, options), options);
+      out.push(options.keepBinary && item.binary ? { json, binary: item.binary, pairedItem: { item: i } } : { json, pairedItem: { item: i } });
     } catch (err) {
       if (!ctx.continueOnFail || ctx.signal.aborted) throw err;
       // n8n's shapes: the manual mode puts pairedItem inside the json.
@@ -75,13 +77,14 @@ async function parametersOf(ctx: NodeContext): Promise<(Params | Error)[]> {
 
 function optionsOf(p: Params, version: number): Options {
   const options = isPlainObject(p.options) ? p.options : {};
-  const include = p.include ?? 'all';
+  const include = version >= 3.3 && !p.includeOtherFields ? 'none' : (p.include ?? 'all');
   return {
-    include: version >= 3.3 && !p.includeOtherFields ? 'none' : include,
+    include,
     dotNotation: options.dotNotation !== false,
     ignoreConversionErrors: !!options.ignoreConversionErrors,
     includeFields: p.includeFields ?? '',
     excludeFields: p.excludeFields ?? '',
+    keepBinary: version >= 3.4 ? !options.stripBinary && include !== 'none' : !!options.includeBinary,
   };
 }
 
