@@ -50,14 +50,12 @@ import { WorkflowSchedules } from './schedules';
 import { WebhookInbound, webhookDoor, WebhookTriggerService } from './webhooks';
 import { WorkflowService, type WorkflowHooks } from './workflows';
 import { VariableService } from './variables';
-import { useFilesFolder } from './n8n';
 import { TOPIC } from '../../kernel/topics';
 
 /** The engine's services on a kernel, wired to each other. */
 export function createEngine(kernel: Kernel) {
   const hooks: WorkflowHooks = {};
   // Read/Write Files from Disk reaches this folder only.
-  useFilesFolder(kernel.config.filesDir);
   const workflows = new WorkflowService(kernel.db, hooks);
   const variables = new VariableService(kernel.db);
   const keyRing = new CredentialKeyRing(
@@ -108,6 +106,7 @@ export function createEngine(kernel: Kernel) {
     },
     sandboxProcesses: kernel.config.engine.sandboxProcesses,
     credentials: credentials.forNodes(),
+    filesDir: kernel.config.filesDir,
     get budgets() {
       return kernel.config.engine.budgets;
     },

@@ -20,7 +20,7 @@ export class ExecutionChildren {
   constructor(
     private readonly deps: Pick<
       RunnerDeps,
-      'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables' | 'credentials'
+      'workflows' | 'policy' | 'operations' | 'events' | 'logger' | 'clock' | 'keys' | 'budgets' | 'variables' | 'credentials' | 'filesDir'
     >,
     private readonly executor: WorkflowExecutor,
     private readonly codeSandbox: CodeRunner,
@@ -34,6 +34,7 @@ export class ExecutionChildren {
       now: () => (this.deps.clock ?? realClock).now(),
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
       credentials: this.deps.credentials,
+      filesDir: this.deps.filesDir,
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
       runInline: async (json, items, signal) => {
         if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });

@@ -119,6 +119,8 @@ export interface RunnerDeps {
   variables?: () => Promise<Record<string, string>>;
   /** The stored credentials nodes use (credentials/, given by the engine's module). */
   credentials?: NodeCredentials;
+  /** The folder n8n's Read/Write Files from Disk may touch (FILES_DIR). */
+  filesDir?: string;
   /** Where binary data's bytes are kept (BINARY_DATA_MODE); absent: run data keeps them inline (unit tests). */
   binaries?: BinaryStore;
 }

@@ -29,6 +29,8 @@ export interface NodeServices {
   runTask?(request: TaskRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs a prompt-library test (the prompt library's public testPrompt). */
   testPrompt?(request: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** The one folder n8n's Read/Write Files from Disk may touch (FILES_DIR). */
+  filesDir?: string;
   /** The stored credentials a node names in `node.credentials` (credentials/). */
   credentials?: NodeCredentials;
 }

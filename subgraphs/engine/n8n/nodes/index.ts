@@ -62,4 +62,3 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   spreadsheetFile,
 ];
 
-export { useFilesFolder } from './read-write-file/folder';

@@ -7,23 +7,17 @@ import { NodeError } from '../../../nodes';
  * The one folder n8n's Read/Write Files from Disk may touch (FILES_DIR, kernel/config.ts): every
  * path is taken relative to it (an absolute path must lie inside it), and is refused when it
  * leaves it by `..`, by being absolute elsewhere, or through a symbolic link that points out.
- * The process sets the folder once at start (the engine's index.ts).
+ * The folder comes with the run's services (`filesDir`).
  */
-
-let configured: string | undefined;
 
 /** The largest file a read loads into an item, in bytes. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
 
-/** The folder the node reads and writes; set when the engine starts. */
-export function useFilesFolder(dir: string): void {
-  configured = path.resolve(dir);
-}
-
-async function root(): Promise<{ given: string; real: string }> {
-  if (!configured) throw new NodeError('No files folder is configured in this process (FILES_DIR)');
-  await mkdir(configured, { recursive: true });
-  return { given: configured, real: await realpath(configured) };
+async function root(folder: string | undefined): Promise<{ given: string; real: string }> {
+  if (!folder) throw new NodeError('No files folder is configured (FILES_DIR)');
+  const given = path.resolve(folder);
+  await mkdir(given, { recursive: true });
+  return { given, real: await realpath(given) };
 }
 
 function outside(input: string): NodeError {
@@ -62,10 +56,10 @@ async function realInside(real: string, rel: string, input: string): Promise<str
 }
 
 /** Where `input` (relative to the folder, or absolute inside it) really is; a NodeError when that is outside. */
-export async function resolveInFolder(input: string): Promise<{ real: string; relative: string }> {
+export async function resolveInFolder(folder: string | undefined, input: string): Promise<{ real: string; relative: string }> {
   if (typeof input !== 'string' || input.trim() === '') throw new NodeError('No file path was given');
   if (input.includes('\0')) throw outside(input);
-  const { given, real } = await root();
+  const { given, real } = await root(folder);
   const abs = path.isAbsolute(input) ? path.resolve(input) : path.resolve(given, input);
   // An absolute path may name the folder by its configured path or by its real one.
   const base = inside(given, abs) ? given : inside(real, abs) ? real : undefined;
@@ -107,19 +101,19 @@ export interface FoundFile {
  * `?` and `[…]` (a leading dot is matched only by a pattern starting with one). Folders and
  * anything a link takes outside are left out.
  */
-export async function findFiles(selector: string): Promise<FoundFile[]> {
+export async function findFiles(folder: string | undefined, selector: string): Promise<FoundFile[]> {
   const name = path.basename(selector);
   const dirPart = selector.slice(0, selector.length - name.length) || '.';
   if (WILDCARD.test(dirPart)) {
     throw new NodeError(`Patterns are supported in the file name only, not in its folders: "${selector}"`, { reason: 'pattern_in_folder' });
   }
   if (!WILDCARD.test(name)) {
-    const file = await resolveInFolder(selector);
+    const file = await resolveInFolder(folder, selector);
     const stat = await lstat(file.real).catch(() => undefined);
     if (stat && !stat.isFile()) throw new NodeError(`"${selector}" is not a file`);
     return stat ? [file] : [];
   }
-  const dir = await resolveInFolder(dirPart);
+  const dir = await resolveInFolder(folder, dirPart);
   const matcher = patternRegExp(name);
   const entries = await readdir(dir.real).catch(() => [] as string[]);
   const found: FoundFile[] = [];
@@ -128,7 +122,7 @@ export async function findFiles(selector: string): Promise<FoundFile[]> {
     if (!matcher.test(entry)) continue;
     let file: { real: string; relative: string };
     try {
-      file = await resolveInFolder(path.join(dir.relative, entry) || entry);
+      file = await resolveInFolder(folder, path.join(dir.relative, entry) || entry);
     } catch {
       continue; // a link out of the folder is not part of it
     }
@@ -160,15 +154,15 @@ export async function readInFolder(file: FoundFile): Promise<Buffer> {
 }
 
 /** Writes (or appends) `bytes` to `input` inside the folder, its missing folders made. */
-export async function writeInFolder(input: string, bytes: Buffer, append: boolean): Promise<string> {
-  const file = await resolveInFolder(input);
+export async function writeInFolder(folder: string | undefined, input: string, bytes: Buffer, append: boolean): Promise<string> {
+  const file = await resolveInFolder(folder, input);
   try {
     await mkdir(path.dirname(file.real), { recursive: true });
   } catch (err) {
     throw new NodeError(`The folder of "${input}" could not be made (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   // Made folders cannot have moved the target out; the file itself is never followed if it is a link.
-  const again = await resolveInFolder(input);
+  const again = await resolveInFolder(folder, input);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
   let handle;
   try {

@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
+import { disposeHarness, importRefusal, itemsFailure as failureIn, runItems as runIn, type NodeUnderTest } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
-import { MAX_READ_BYTES, useFilesFolder } from './folder';
+import { MAX_READ_BYTES } from './folder';
+
+/** Runs with the files folder every run gets from its services. */
+const runItems = (node: NodeUnderTest, items: Item[]) => runIn(node, items, { services: { filesDir: folder } });
+const itemsFailure = (node: NodeUnderTest, items: Item[]) => failureIn(node, items, { services: { filesDir: folder } });
 
 const base = mkdtempSync(path.join(tmpdir(), 'rw-files-'));
 const folder = path.join(base, 'files');
@@ -20,7 +24,6 @@ beforeAll(() => {
   writeFileSync(path.join(elsewhere, 'secret.txt'), 'secret');
   symlinkSync(path.join(elsewhere, 'secret.txt'), path.join(folder, 'reports', 'link.csv'));
   symlinkSync(elsewhere, path.join(folder, 'out'));
-  useFilesFolder(folder);
 });
 afterAll(() => {
   disposeHarness();

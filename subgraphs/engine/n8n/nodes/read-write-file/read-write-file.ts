@@ -29,7 +29,7 @@ async function read(ctx: NodeContext, p: Params, i: number, version: number): Pr
   if (selector.includes('**'))
     throw new NodeError('The pattern "**" is not supported: name the folder and match the file name with * or ?', { reason: 'pattern_in_folder' });
   const options = collection(p.options);
-  const files = await findFiles(selector);
+  const files = await findFiles(ctx.services.filesDir, selector);
   // 1 reads nothing quietly; later versions say so.
   if (!files.length && version > 1) throw new NodeError(`No file(s) found: no file matching the selector "${selector}" found`, { reason: 'not_found' });
   ctx.checkOutput(files.length);
@@ -57,7 +57,7 @@ async function write(ctx: NodeContext, p: Params, i: number): Promise<Item> {
   const item = ctx.items[i]!;
   const fileName = String(p.fileName ?? '');
   const bytes = binaryBuffer(item, String(p.dataPropertyName || DEFAULT_BINARY_KEY), i);
-  await writeInFolder(fileName, bytes, collection(p.options).append === true);
+  await writeInFolder(ctx.services.filesDir, fileName, bytes, collection(p.options).append === true);
   const out: Item = { json: { ...item.json, fileName }, pairedItem: { item: i } };
   if (item.binary) out.binary = item.binary;
   return out;
