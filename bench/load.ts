@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { Pool, type Dispatcher } from 'undici';
+import type { JsonAnswer } from '../test/support/platform';
 
 /** One autocannon run against one target, with every accepted answer's latency. */
 export interface Slice {
@@ -129,7 +130,7 @@ export async function interleaved<K extends string>(
  */
 export function jsonClient(baseUrl: string, connections: number) {
   const pool = new Pool(baseUrl, { connections });
-  return async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  return async (method: string, path: string, key: string, body?: unknown): Promise<JsonAnswer> => {
     const res = await pool.request({
       method: method as Dispatcher.HttpMethod,
       path,

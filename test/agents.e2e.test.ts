@@ -7,7 +7,7 @@ import { gateCriteria } from '../subgraphs/control-plane/gates';
 import { seedAgentPrompts } from '../subgraphs/control-plane/agents';
 import { startFakeLlm, type ChatBody, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
 /**
@@ -301,7 +301,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
   test('validation before anything is stored', async () => {
     const count = async () => (await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM control_plane.tasks`))[0].n;
     const before = await count();
-    const cases: [unknown, number, string, (d: any) => void][] = [
+    const cases: [unknown, number, string, (d: ParsedJson) => void][] = [
       [{ taskType: 'write-guide', context: {} }, 400, 'validation_error', (d) => assert.match(`${d.errors[0].field} ${d.errors[0].message}`, /agentId/)],
       [{ ...guide(), agentId: 'nobody' }, 404, 'AGENT_NOT_FOUND', (d) => assert.equal(d.agentId, 'nobody')],
       [
@@ -428,7 +428,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
     // Concurrent requests cannot overshoot the limit: exactly two of four get in.
     const burst = await Promise.all([1, 2, 3, 4].map(() => p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() })));
     assert.deepEqual(burst.map((r) => r.status).sort(), [202, 202, 429, 429]);
-    const [first, second] = burst.filter((r) => r.status === 202) as [any, any];
+    const [first, second] = burst.filter((r) => r.status === 202) as [Answer, Answer];
     const third = burst.find((r) => r.status === 429)!;
     assert.equal(third.status, 429, JSON.stringify(third.body));
     assert.equal(third.body.error.code, 'RATE_LIMIT_EXCEEDED');

@@ -14,8 +14,10 @@ import type { TestPlatform } from './support/platform';
  * Screenshots go to test-screenshots/ (git-ignored) for a reviewer.
  */
 
-// Run inside the page by page.evaluate.
-declare const window: any, document: any, sessionStorage: any;
+// Run inside the page by page.evaluate; only what those callbacks touch (no DOM lib in this project).
+declare const window: { __sameDocument?: boolean };
+declare const document: { body: { innerText: string } };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
 
 let b: BrowserPlatform;
 let p: TestPlatform;
@@ -87,12 +89,12 @@ describe('the operations dashboard', () => {
     );
     assert.ok((await page.getByTestId('task-type-help').textContent())!.length > 20, 'help from the task type');
     await shot('start-task');
-    await page.evaluate(() => ((window as any).__sameDocument = true));
+    await page.evaluate(() => (window.__sameDocument = true));
     await page.getByTestId('task-start').click();
     await page.getByTestId('task-detail').waitFor();
     assert.match(page.url(), /\/dashboard\/tasks\/[^/]+$/);
     await page.locator('[data-testid="task-detail"][data-status="completed"]').waitFor({ timeout: 30_000 });
-    assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'updated by the subscription, not a reload');
+    assert.equal(await page.evaluate(() => window.__sameDocument), true, 'updated by the subscription, not a reload');
     assert.equal(await page.getByTestId('task-progress').getAttribute('data-value'), '100');
     assert.match((await page.getByTestId('task-output').textContent()) ?? '', /Done\./);
     await page.getByTestId('task-tab-files').click();
@@ -120,7 +122,7 @@ describe('the operations dashboard', () => {
     );
     await page.getByTestId('orchestration-create').click();
     await page.getByTestId('orchestration-detail').waitFor();
-    await page.evaluate(() => ((window as any).__sameDocument = true));
+    await page.evaluate(() => (window.__sameDocument = true));
     await page.locator('[data-testid="stage-lane-RESEARCH"][data-status="running"]').waitFor();
     assert.equal(await lane('DESIGN').getAttribute('data-status'), 'pending');
     assert.equal(await lane('MONITOR').getAttribute('data-status'), 'absent');
@@ -130,7 +132,7 @@ describe('the operations dashboard', () => {
     await page.locator('[data-testid="orchestration-detail"][data-status="completed"]').waitFor({ timeout: 15_000 });
     assert.equal(await lane('DESIGN').getAttribute('data-status'), 'completed');
     assert.equal(await page.getByTestId('task-card-guide').getAttribute('data-status'), 'completed');
-    assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'updated by subscriptions, not by reloading');
+    assert.equal(await page.evaluate(() => window.__sameDocument), true, 'updated by subscriptions, not by reloading');
     await shot('orchestration-completed');
   });
 
@@ -148,10 +150,10 @@ describe('the operations dashboard', () => {
     const row = page.getByTestId(`orchestration-row-${created.body.data.orchestrationId}`);
     await page.goto(`${p.url}/dashboard/orchestrations`);
     await row.locator('[data-status="running"]').waitFor();
-    await page.evaluate(() => ((window as any).__sameDocument = true));
+    await page.evaluate(() => (window.__sameDocument = true));
     release(h);
     await row.locator('[data-status="completed"]').waitFor({ timeout: 15_000 });
-    assert.equal(await page.evaluate(() => (window as any).__sameDocument), true, 'updated by a subscription, not by reloading');
+    assert.equal(await page.evaluate(() => window.__sameDocument), true, 'updated by a subscription, not by reloading');
   });
 
   test('cancel a running task from its lane; pause and resume', async () => {

@@ -75,9 +75,30 @@ async function finished(p: TestPlatform, executionId: string) {
   );
 }
 
-function nodeOutput(execution: any, node: string): any[] {
-  const run = execution.nodeData.find((n: any) => n.nodeName === node);
-  assert.ok(run, `node ${node} ran: ${JSON.stringify(execution.nodeData.map((n: any) => n.nodeName))}`);
+/** A stored file an item carries, as the run data shows it. */
+interface BinaryRef {
+  id: string;
+  url: string;
+  fileName: string;
+  mimeType: string;
+  fileExtension?: string;
+  bytes: number;
+  /** Always empty: the bytes live in the store, not in the run data. */
+  data: string;
+}
+
+interface OutputItem {
+  json: Record<string, unknown>;
+  binary: Record<string, BinaryRef>;
+}
+
+interface RunData {
+  nodeData: { nodeName: string; output: { main: OutputItem[][] } }[];
+}
+
+function nodeOutput(execution: RunData, node: string): OutputItem[] {
+  const run = execution.nodeData.find((n) => n.nodeName === node);
+  assert.ok(run, `node ${node} ran: ${JSON.stringify(execution.nodeData.map((n) => n.nodeName))}`);
   return run.output.main[0];
 }
 

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyIdOf } from '../subgraphs/engine/credentials';
 import { readBody } from './support/net';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
 
 /**
  * n8n credentials end to end: created, listed and deleted over REST and GraphQL under
@@ -157,7 +157,7 @@ function exportWith(name: string, http: Record<string, unknown>) {
   };
 }
 
-async function importAndRun(workflow: unknown): Promise<{ workflowId: string; execution: any }> {
+async function importAndRun(workflow: unknown): Promise<{ workflowId: string; execution: ParsedJson }> {
   const imported = await p.rest('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow } });
   assert.equal(imported.status, 201, JSON.stringify(imported.body));
   const workflowId = imported.body.data.workflowId;

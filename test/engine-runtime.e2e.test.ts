@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
 
 /**
  * n8n's run-time surface on the platform: variables (`$vars`) kept in PostgreSQL, changed through
@@ -193,7 +193,7 @@ describe('workflow static data', () => {
   }
   async function call(path: string, body: unknown = {}) {
     const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const json = (await res.json()) as any;
+    const json: ParsedJson = await res.json();
     assert.equal(res.status, 200, JSON.stringify(json));
     return json;
   }

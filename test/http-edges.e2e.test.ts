@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
 
 /**
  * The edges of the one HTTP server: a trailing slash names the same resource as the path without
@@ -20,7 +20,7 @@ afterAll(async () => {
 interface Sent {
   status: number;
   type: string;
-  body: any;
+  body: ParsedJson;
 }
 
 async function send(method: string, path: string, o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Sent> {
@@ -32,7 +32,7 @@ async function send(method: string, path: string, o: { key?: string | null; body
     redirect: 'manual',
   });
   const text = await res.text();
-  let body: any = text;
+  let body: ParsedJson = text;
   try {
     body = JSON.parse(text);
   } catch {
@@ -42,9 +42,10 @@ async function send(method: string, path: string, o: { key?: string | null; body
 }
 
 /** The error code of an answer whatever its envelope (undefined for a success or a page). */
-function codeOf(body: any): string | undefined {
+function codeOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  return body.errors?.[0]?.extensions?.code ?? body.error?.code ?? (typeof body.error === 'string' ? body.error : undefined);
+  const { errors, error } = body as { errors?: { extensions?: { code?: string } }[]; error?: string | { code?: string } };
+  return errors?.[0]?.extensions?.code ?? (typeof error === 'string' ? error : error?.code);
 }
 
 describe('a trailing slash names the same resource', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
-import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
 import { sleep, untilValue } from './support/until';
 
 const V1 = '/v1/promptlib';
@@ -20,7 +20,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-function ok(res: Answer, status = 200): any {
+function ok(res: Answer, status = 200): ParsedJson {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, true);
   assert.match(res.body.meta.requestId, /^req_/);
@@ -28,7 +28,7 @@ function ok(res: Answer, status = 200): any {
   return res.body.data;
 }
 
-function fails(res: Answer, status: number, code: string): any {
+function fails(res: Answer, status: number, code: string): ParsedJson {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -37,14 +37,14 @@ function fails(res: Answer, status: number, code: string): any {
   return res.body.error;
 }
 
-const fields = (error: any) => error.details.errors.map((e: { field: unknown }) => e.field).sort();
+const fields = (error: { details: { errors: { field: string }[] } }): string[] => error.details.errors.map((e) => e.field).sort();
 
-async function createPrompt(body: Record<string, unknown>): Promise<any> {
+async function createPrompt(body: Record<string, unknown>): Promise<ParsedJson> {
   return ok(await p.rest('POST', `${V1}/prompts`, { body: { description: 'a prompt', ...body } }), 201);
 }
 
 /** The execution once it is no longer running; every state read is appended to `seen`. */
-function poll(executionId: string, key?: string, seen: any[] = []): Promise<any> {
+function poll(executionId: string, key?: string, seen: ParsedJson[] = []): Promise<ParsedJson> {
   return untilValue(
     `execution ${executionId} to finish`,
     async () => {
@@ -663,7 +663,7 @@ describe('chains', () => {
     assert.equal(started.status, 'running');
     assert.equal(started.currentStep, 1);
     assert.equal(started.totalSteps, 3);
-    const seen: any[] = [];
+    const seen: ParsedJson[] = [];
     const done = await poll(started.executionId, undefined, seen);
     fake.reply(null);
     assert.equal(done.status, 'completed', JSON.stringify(done));
@@ -745,7 +745,7 @@ describe('chains', () => {
 });
 
 describe('platform layout: /promptlib/api/v1 refine and promote', () => {
-  function platformOk(res: Answer, status = 200): any {
+  function platformOk(res: Answer, status = 200): ParsedJson {
     assert.equal(res.status, status, JSON.stringify(res.body));
     assert.equal(res.body.success, true);
     assert.match(res.body.metadata.request_id, /^req_/);

