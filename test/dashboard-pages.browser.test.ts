@@ -14,7 +14,7 @@ import { until } from './support/until';
  */
 
 // Run inside the page by page.evaluate.
-declare const window: any;
+declare const window: { __sameDocument?: boolean };
 
 let b: BrowserPlatform;
 let p: TestPlatform;
@@ -46,8 +46,8 @@ async function person(email: string, name: string): Promise<string> {
 }
 
 /** Marks the page so that a reload would be seen (the mark goes with the document). */
-const markDocument = () => page.evaluate(() => ((window as any).__sameDocument = true));
-const sameDocument = () => page.evaluate(() => (window as any).__sameDocument === true);
+const markDocument = () => page.evaluate(() => (window.__sameDocument = true));
+const sameDocument = () => page.evaluate(() => window.__sameDocument === true);
 
 describe('the dashboard pages of feature requests, infrastructure, lists and links', () => {
   test('feature requests: a request created through the API is on its board, its vote count changes live; an API key may not vote, a person may', async () => {
