@@ -109,7 +109,7 @@ export function jobsCompletedSql(held: string): string {
 }
 /** A job's attempt as failure hooks see it. */
 export type JobAttempt = Omit<JobContext, 'signal' | 'completion'>;
-export type JobHandler<T = any> = (ctx: JobContext<T>) => Promise<unknown>;
+export type JobHandler<T = unknown> = (ctx: JobContext<T>) => Promise<unknown>;
 export interface HandlerOptions {
   onFinalFailure?: (ctx: JobAttempt, error: { code: string; message: string }) => Promise<void>;
 }

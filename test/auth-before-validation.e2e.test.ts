@@ -33,28 +33,42 @@ function isPublic(route: RouteDef): boolean {
   return getMetadataStorage().authorizedFields.some((a) => a.fieldName === root.name.value && a.roles.includes(PUBLIC));
 }
 
+/** The fields of every surface's error envelope that the checks read; any may be missing. */
+interface Envelope {
+  requestId?: unknown;
+  details?: unknown;
+  message?: unknown;
+  success?: unknown;
+  error?: string | { message?: unknown; code?: string };
+  meta?: { requestId?: unknown };
+  metadata?: { request_id?: unknown };
+}
+
 /** The error code a client reads in each surface's envelope (and that the envelope has its shape). */
-function codeIn(surface: string, body: any): string | undefined {
-  if (surface === 'infra') return typeof body?.requestId === 'string' && body.details && typeof body.message === 'string' ? body.error : undefined;
-  if (surface === 'feedback') return body?.success === false && typeof body.message === 'string' ? body.error : undefined;
-  if (body?.success !== false || typeof body.error?.message !== 'string') return undefined;
+function codeIn(surface: string, body: Envelope): string | undefined {
+  const error = body.error;
+  if (surface === 'infra')
+    return typeof body.requestId === 'string' && body.details && typeof body.message === 'string' && typeof error === 'string' ? error : undefined;
+  if (surface === 'feedback') return body.success === false && typeof body.message === 'string' && typeof error === 'string' ? error : undefined;
+  if (body.success !== false || typeof error !== 'object' || typeof error.message !== 'string') return undefined;
   if (surface === 'v1' && !body.meta?.requestId) return undefined;
   if (['control-plane-api', 'promptlib-api', 'engine-api'].includes(surface) && !body.metadata?.request_id) return undefined;
-  return body.error.code;
+  return error.code;
 }
 
 const expectedCode = (surface: string) => (surface === 'infra' ? 'authentication_failed' : 'missing_authorization');
 
-async function anonymous(method: string, path: string, raw?: string) {
+/** The answer's status, its body (parsed JSON, or the text when it is not JSON) and that body read as an envelope. */
+async function anonymous(method: string, path: string, raw?: string): Promise<{ status: number; body: unknown; envelope: Envelope }> {
   const res = await fetch(p.url + path, { method, headers: raw !== undefined ? { 'content-type': 'application/json' } : {}, body: raw });
   const text = await res.text();
-  let body: any = text;
+  let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {
     // kept as text for the failure message
   }
-  return { status: res.status, body };
+  return { status: res.status, body, envelope: typeof body === 'object' && body !== null ? (body as Envelope) : {} };
 }
 
 describe('authentication before validation', () => {
@@ -73,7 +87,7 @@ describe('authentication before validation', () => {
         const path = `${surface.prefix}${route.path.replace(/:\w+/g, 'not-an-id')}?limit=many&page=first`;
         const raw = ['POST', 'PUT', 'PATCH'].includes(route.method) ? '[1, "wrong"]' : undefined;
         const res = await anonymous(route.method, path, raw);
-        if (res.status !== 401 || codeIn(surface.name, res.body) !== expectedCode(surface.name)) {
+        if (res.status !== 401 || codeIn(surface.name, res.envelope) !== expectedCode(surface.name)) {
           failures.push(`${surface.name} ${route.method} ${route.path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         }
       }
@@ -87,20 +101,20 @@ describe('authentication before validation', () => {
     const path = `/feedback/api/v1/requests/${ID}/comments`;
     const empty = await anonymous('POST', path, '{}');
     assert.equal(empty.status, 401, JSON.stringify(empty.body));
-    assert.equal(empty.body.success, false);
-    assert.equal(empty.body.error, 'missing_authorization');
+    assert.equal(empty.envelope.success, false);
+    assert.equal(empty.envelope.error, 'missing_authorization');
     const broken = await anonymous('POST', path, '{"body":');
     assert.equal(broken.status, 401, JSON.stringify(broken.body));
-    assert.equal(broken.body.error, 'missing_authorization');
+    assert.equal(broken.envelope.error, 'missing_authorization');
   });
 
   test('public routes still validate anonymous requests: 400 in the envelope', async () => {
     const login = await anonymous('POST', '/infra/api/v1/auth/login', '{}');
     assert.equal(login.status, 400, JSON.stringify(login.body));
-    assert.equal(login.body.error, 'invalid_request');
+    assert.equal(login.envelope.error, 'invalid_request');
     const submit = await anonymous('POST', `/feedback/api/v1/projects/${ID}/requests`, '[]');
     assert.equal(submit.status, 400, JSON.stringify(submit.body));
-    assert.equal(submit.body.error, 'validation_error');
+    assert.equal(submit.envelope.error, 'validation_error');
   });
 
   test('a wrong credential is still 401 before validation', async () => {

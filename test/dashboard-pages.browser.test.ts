@@ -14,7 +14,7 @@ import { until } from './support/until';
  */
 
 // Run inside the page by page.evaluate.
-declare const window: any;
+declare const window: { __sameDocument?: boolean };
 
 let b: BrowserPlatform;
 let p: TestPlatform;
@@ -33,8 +33,8 @@ afterAll(async () => {
   await b?.stop();
 });
 
-/** A GraphQL operation that must succeed: its data. */
-async function op(query: string, variables: Record<string, unknown> = {}, key?: string | null): Promise<any> {
+/** A GraphQL operation that must succeed: its data, read as the shape its selection asks for `T`. */
+async function op<T>(query: string, variables: Record<string, unknown> = {}, key?: string | null): Promise<T> {
   const res = await p.graphql(query, variables, key);
   assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
   return res.body.data;
@@ -42,21 +42,29 @@ async function op(query: string, variables: Record<string, unknown> = {}, key?: 
 
 /** A person's feature-request session, minted by the admin key (FEEDBACK_LOCAL_SIGNIN). */
 async function person(email: string, name: string): Promise<string> {
-  return (await op('mutation($e: String!, $n: String) { signInLocally(email: $e, name: $n) { token } }', { e: email, n: name })).signInLocally.token;
+  return (
+    await op<{ signInLocally: { token: string } }>('mutation($e: String!, $n: String) { signInLocally(email: $e, name: $n) { token } }', { e: email, n: name })
+  ).signInLocally.token;
 }
 
 /** Marks the page so that a reload would be seen (the mark goes with the document). */
-const markDocument = () => page.evaluate(() => ((window as any).__sameDocument = true));
-const sameDocument = () => page.evaluate(() => (window as any).__sameDocument === true);
+const markDocument = () => page.evaluate(() => (window.__sameDocument = true));
+const sameDocument = () => page.evaluate(() => window.__sameDocument === true);
 
 describe('the dashboard pages of feature requests, infrastructure, lists and links', () => {
   test('feature requests: a request created through the API is on its board, its vote count changes live; an API key may not vote, a person may', async () => {
     const ann = await person('ann@example.com', 'Ann');
-    const project = (await op('mutation { createFeedbackProject(input: {name: "Rocket", description: "A launcher", slug: "rocket"}) { id } }', {}, ann))
-      .createFeedbackProject;
+    const project = (
+      await op<{ createFeedbackProject: { id: string } }>(
+        'mutation { createFeedbackProject(input: {name: "Rocket", description: "A launcher", slug: "rocket"}) { id } }',
+        {},
+        ann,
+      )
+    ).createFeedbackProject;
+    type Submitted = { submitFeatureRequest: { id: string; status: string } };
     const submit = 'mutation($p: ID!, $t: String!) { submitFeatureRequest(projectId: $p, input: {title: $t, description: "Please"}) { id status } }';
-    const dark = (await op(submit, { p: project.id, t: 'Dark mode' }, ann)).submitFeatureRequest;
-    const pending = (await op(submit, { p: project.id, t: 'Offline maps' }, ann)).submitFeatureRequest;
+    const dark = (await op<Submitted>(submit, { p: project.id, t: 'Dark mode' }, ann)).submitFeatureRequest;
+    const pending = (await op<Submitted>(submit, { p: project.id, t: 'Offline maps' }, ann)).submitFeatureRequest;
     assert.equal(dark.status, 'pending', 'the project requires approval');
     await op('mutation($id: ID!) { setFeatureRequestStatus(requestId: $id, status: "approved") { status } }', { id: dark.id }, ann);
 
@@ -98,7 +106,10 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.getByTestId('feedback-new-description').fill('On the home screen');
     await page.getByTestId('feedback-new-submit').click();
     await page.getByTestId('feedback-column-pending').getByText('Widgets').waitFor();
-    const listed = await op('query($p: ID!) { featureRequests(projectId: $p) { requests { title status } } }', { p: project.id });
+    const listed = await op<{ featureRequests: { requests: { title: string; status: string }[] } }>(
+      'query($p: ID!) { featureRequests(projectId: $p) { requests { title status } } }',
+      { p: project.id },
+    );
     assert.deepEqual(
       listed.featureRequests.requests.find((r: { title: string }) => r.title === 'Widgets'),
       { title: 'Widgets', status: 'pending' },
@@ -109,8 +120,13 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
 
   test('feature requests: a request filed through REST appears on the open board without a reload, and its votes follow', async () => {
     const cleo = await person('cleo@example.com', 'Cleo');
-    const project = (await op('mutation { createFeedbackProject(input: {name: "Comet", description: "Live board", slug: "comet"}) { id } }', {}, cleo))
-      .createFeedbackProject;
+    const project = (
+      await op<{ createFeedbackProject: { id: string } }>(
+        'mutation { createFeedbackProject(input: {name: "Comet", description: "Live board", slug: "comet"}) { id } }',
+        {},
+        cleo,
+      )
+    ).createFeedbackProject;
     await op('mutation($id: ID!) { updateFeedbackProject(id: $id, input: {settings: {requireApproval: false}}) { id } }', { id: project.id }, cleo);
     await page.goto(`${p.url}/dashboard/feedback/${project.id}`);
     await page.getByTestId('feedback-board').waitFor();
@@ -133,17 +149,23 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
   });
 
   test("infrastructure: a deployment's replicas come up live, its logs are followed, the service's figures follow", async () => {
-    const project = (await op('mutation { createInfraProject(input: {name: "Shop", visibility: "internal"}) { id } }')).createInfraProject;
+    const project = (await op<{ createInfraProject: { id: string } }>('mutation { createInfraProject(input: {name: "Shop", visibility: "internal"}) { id } }'))
+      .createInfraProject;
     const service = (
-      await op('mutation($p: ID!) { createInfraService(input: {project: $p, name: "api", image: "ghcr.io/acme/api:1.0.0", replicas: 1}) { id } }', {
-        p: project.id,
-      })
+      await op<{ createInfraService: { id: string } }>(
+        'mutation($p: ID!) { createInfraService(input: {project: $p, name: "api", image: "ghcr.io/acme/api:1.0.0", replicas: 1}) { id } }',
+        {
+          p: project.id,
+        },
+      )
     ).createInfraService;
     // The creation's rollout is over before the page opens: the deploy below is the one watched moving.
     await until(
       'the creation rollout to finish',
       async () => {
-        const d = await op('query($s: ID!) { infraDeployments(serviceId: $s) { data { status } } }', { s: service.id });
+        const d = await op<{ infraDeployments: { data: { status: string }[] } }>('query($s: ID!) { infraDeployments(serviceId: $s) { data { status } } }', {
+          s: service.id,
+        });
         return d.infraDeployments.data[0]?.status === 'success' || null;
       },
       30_000,
@@ -163,7 +185,10 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     const shown = page.locator('[data-testid^="infra-deployment-"][data-status]', { hasText: 'ghcr.io/acme/api:1.1.0' }).first();
     await shown.waitFor();
     const rollout = { deploymentId: (await shown.getAttribute('data-testid'))!.replace('infra-deployment-', '') };
-    const read = await op('query($id: ID!) { infraDeployment(deploymentId: $id) { serviceId targetImage } }', { id: rollout.deploymentId });
+    const read = await op<{ infraDeployment: { serviceId: string; targetImage: string } }>(
+      'query($id: ID!) { infraDeployment(deploymentId: $id) { serviceId targetImage } }',
+      { id: rollout.deploymentId },
+    );
     assert.deepEqual(read.infraDeployment, { serviceId: service.id, targetImage: 'ghcr.io/acme/api:1.1.0' });
     const card = page.getByTestId(`infra-deployment-${rollout.deploymentId}`);
     // Replicas come up one step at a time: seen part way, then done.

@@ -105,7 +105,9 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     const saved = await p.rest('GET', `/v1/engine/executions/${small.executionId}?includeData=true`);
     assert.equal(saved.status, 200, JSON.stringify(saved.body));
     const outputOf = (name: string) =>
-      saved.body.data.nodeData.find((n: any) => n.nodeName === name)?.output.main.map((list: any[]) => list.map((i) => i.json));
+      (saved.body.data.nodeData as { nodeName: string; output: { main: { json: unknown }[][] } }[])
+        .find((n) => n.nodeName === name)
+        ?.output.main.map((list) => list.map((i) => i.json));
     assert.deepEqual(outputOf('To XML'), [[{ data: '<order>\n  <id>7</id>\n  <sku>A-1</sku>\n  <qty>3</qty>\n</order>' }]]);
     assert.deepEqual(outputOf('From XML'), [[{ id: '7', sku: 'A-1', qty: '3' }]]);
     assert.deepEqual(outputOf('To Markdown'), [[{ html: '<h1>Order 7</h1>\n<p>3 × A-1</p>', md: '# Order 7\n\n3 × A-1' }]]);
@@ -120,7 +122,7 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     const reported = await untilValue(
       'the error workflow to finish',
       async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${handler}`)).body.data.executions,
-      (list: any[]) => list.length === 1 && list[0].status === 'success',
+      (list: { status: string; mode: string; executionId: string }[]) => list.length === 1 && list[0]!.status === 'success',
       { timeoutMs: 30_000, everyMs: 100 },
     );
     assert.equal(reported[0].mode, 'error');

@@ -47,7 +47,15 @@ const LOOP_WITH_WAIT = {
   },
 };
 
-async function execution(id: string): Promise<any> {
+/** An execution as the `execution` query below reads it. */
+interface StoredExecution {
+  status: string;
+  result: { items?: unknown; lastNode?: unknown };
+  error: { message: string } | null;
+  nodeData: { nodeName: string; runIndex: number; status: string; output: { main: { json: unknown }[][] } }[];
+}
+
+async function execution(id: string): Promise<StoredExecution> {
   const res = await p.graphql(
     `query ($id: ID!) { execution(executionId: $id) { status result error { message } nodeData { nodeName runIndex status output } } }`,
     { id },
@@ -105,7 +113,7 @@ describe('n8n execution order v1, persisted', () => {
       done.nodeData.map((n: { nodeName: unknown; runIndex: unknown }) => `${n.nodeName}#${n.runIndex}`),
       ['Start#0', 'Make#0', 'Loop#0', 'Nap#0', 'Mark#0', 'Loop#1', 'Nap#1', 'Mark#1', 'Loop#2', 'Done#0'],
     );
-    const loop = (run: number) => done.nodeData.find((n: { nodeName: unknown; runIndex: unknown }) => n.nodeName === 'Loop' && n.runIndex === run).output.main;
+    const loop = (run: number) => done.nodeData.find((n: { nodeName: unknown; runIndex: unknown }) => n.nodeName === 'Loop' && n.runIndex === run)!.output.main;
     assert.deepEqual(
       loop(0)[1].map((i: { json: unknown }) => i.json),
       [{ n: 1 }],

@@ -57,6 +57,18 @@ async function registered(body: Record<string, unknown>) {
   return res.body.data;
 }
 
+/** A webhook answer's JSON body in the fields the tests read: the workflow's answer or the error envelope. */
+interface HookAnswer {
+  success?: boolean;
+  message?: string;
+  executionId: string;
+  seen?: unknown;
+  body?: unknown;
+  bodyEncoding?: string;
+  error: { code: string; message: string; details: { node?: string; executionId?: string; reason?: string } };
+}
+
+/** Sends to the webhook; `body` is the answer's JSON object (empty when the answer is not one) and `text` the raw answer. */
 async function send(path: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; json?: unknown } = {}) {
   const headers: Record<string, string> = { ...opts.headers };
   let body = opts.body;
@@ -66,13 +78,14 @@ async function send(path: string, opts: { method?: string; headers?: Record<stri
   }
   const res = await fetch(`${p.url}/webhook/${path.replace(/^\//, '')}`, { method: opts.method ?? 'POST', headers, body });
   const text = await res.text();
-  let parsed: any = text;
+  let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     // not JSON
   }
-  return { status: res.status, headers: res.headers, body: parsed };
+  const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as HookAnswer;
+  return { status: res.status, headers: res.headers, text, body: answer };
 }
 
 async function logs(webhookId: string, query = '') {
@@ -207,7 +220,7 @@ describe('inbound webhooks by authentication mode', () => {
     assert.equal(stored.secret_hash, null);
     assert.ok(stored.secret_enc.length > 28);
     assert.ok(!stored.secret_enc.toString('utf8').includes(secret));
-    const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l: any) => [l.reason, l.statusCode]);
+    const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l: { reason: string; statusCode: number }) => [l.reason, l.statusCode]);
     assert.deepEqual(rejected, [
       ['invalid_signature', 403],
       ['invalid_signature', 403],
@@ -253,7 +266,7 @@ describe('answers, limits and logs', () => {
     assert.equal(res.status, 201);
     assert.equal(res.headers.get('x-order'), 'A-1');
     assert.match(res.headers.get('content-type')!, /^text\/plain/);
-    assert.equal(res.body, 'accepted A-1');
+    assert.equal(res.text, 'accepted A-1');
 
     await registered({ path: 'last', responseMode: 'lastNode' });
     const last = await send('last', { json: { order: 5 } });
@@ -284,8 +297,8 @@ describe('answers, limits and logs', () => {
     );
     const entries = (await logs(hook.webhookId, '?limit=100')).logs;
     assert.equal(entries.length, orders.length);
-    assert.ok(entries.every((e: any) => e.status === 'success' && e.statusCode === 200));
-    const executionIds = new Set(entries.map((e: any) => e.executionId));
+    assert.ok(entries.every((e: { status: string; statusCode: number }) => e.status === 'success' && e.statusCode === 200));
+    const executionIds = new Set<string>(entries.map((e: { executionId: string }) => e.executionId));
     assert.equal(executionIds.size, orders.length);
     const seen: string[] = [];
     for (const id of executionIds) {
@@ -295,7 +308,7 @@ describe('answers, limits and logs', () => {
       assert.deepEqual([hookNode.nodeName, note.nodeName], ['Hook', 'Note']);
       const order = hookNode.output.main[0][0].json.body.order;
       assert.equal(note.output.main[0][0].json.seen, order, 'the node rows of one run');
-      const lines = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs.map((l: any) => l.message);
+      const lines = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs.map((l: { message: string }) => l.message);
       assert.equal(lines.at(-1), 'Execution succeeded (2 nodes run)');
       seen.push(order);
     }
@@ -353,10 +366,10 @@ describe('answers, limits and logs', () => {
         continue;
       }
       assert.deepEqual(
-        stored.body.data.nodeData.map((n: any) => n.output),
+        stored.body.data.nodeData.map((n: { output: unknown }) => n.output),
         [{ main: { n: i + 1 } }],
       );
-      const lines = (await p.rest('GET', `/v1/engine/executions/${r.ctx.id}/logs`)).body.data.logs.map((l: any) => l.message);
+      const lines = (await p.rest('GET', `/v1/engine/executions/${r.ctx.id}/logs`)).body.data.logs.map((l: { message: string }) => l.message);
       assert.deepEqual(lines, [`run ${i + 1}`]);
     }
   });
@@ -369,7 +382,7 @@ describe('answers, limits and logs', () => {
     const page = await logs(hook.webhookId);
     assert.equal(page.webhookId, hook.webhookId);
     assert.deepEqual(
-      page.logs.map((l: any) => l.status),
+      page.logs.map((l: { status: string }) => l.status),
       ['rejected', 'success', 'success'],
     );
     const [rejected, success] = page.logs;
@@ -383,7 +396,7 @@ describe('answers, limits and logs', () => {
     assert.deepEqual([stats.totalRequests, stats.successfulRequests, stats.failedRequests, stats.rejectedRequests], [3, 2, 1, 1]);
     assert.ok(stats.lastTriggered && stats.averageResponseTime >= 0);
     const listed = (await p.rest('GET', `/v1/engine/webhooks?workflowId=${workflowId}&limit=100`)).body.data;
-    const item = listed.webhooks.find((w: any) => w.webhookId === hook.webhookId);
+    const item = listed.webhooks.find((w: { webhookId: string }) => w.webhookId === hook.webhookId);
     assert.deepEqual(Object.keys(item).sort(), [
       'active',
       'lastTriggered',

@@ -77,8 +77,8 @@ async function agreeUntilDone(ns: string, deploymentId: string): Promise<string[
 }
 
 describe('deployments on Kubernetes', () => {
-  let project: any;
-  let service: any;
+  let project: { id: string; slug: string };
+  let service: { id: string };
 
   test('create: a Deployment in the project namespace; kubectl and the platform agree on every rollout state', async () => {
     project = (await call('POST', '/projects', { name: 'Storefront' })).body;
@@ -229,7 +229,14 @@ describe('cluster, nodes and metrics from the API', () => {
   test('nodes: every field from the Node objects; one not ready', async () => {
     const nodes = (await call('GET', '/infrastructure/nodes')).body.data;
     assert.deepEqual(
-      nodes.map((n: any) => [n.name, n.status, n.type, n.instanceType, n.kubeletVersion, n.capacity.cpu]),
+      nodes.map((n: { name: string; status: string; type: string; instanceType: string; kubeletVersion: string; capacity: { cpu: string } }) => [
+        n.name,
+        n.status,
+        n.type,
+        n.instanceType,
+        n.kubeletVersion,
+        n.capacity.cpu,
+      ]),
       [
         ['node-a', 'Ready', 'control-plane', 'm5.large', 'v1.31.2', '2'],
         ['node-b', 'NotReady', 'worker', 'm5.xlarge', 'v1.31.2', '4'],

@@ -193,7 +193,7 @@ describe('users and roles', () => {
     const last = await call('GET', `/users?page=${Math.ceil(total / 2)}&limit=2`);
     assert.equal(last.body.data.length, total % 2 || 2);
     const devs = await call('GET', '/users?role=developer&limit=100');
-    assert.ok(devs.body.data.length >= 2 && devs.body.data.every((u: any) => u.roles.includes('developer')));
+    assert.ok(devs.body.data.length >= 2 && devs.body.data.every((u: { roles: string[] }) => u.roles.includes('developer')));
     assertError(await call('GET', '/users?role=root'), 400, 'invalid_request');
     assertError(await call('GET', '/users?limit=500'), 400, 'invalid_request');
   });
@@ -314,8 +314,8 @@ describe('projects', () => {
 });
 
 describe('services, deploy, rollback (local driver)', () => {
-  let pr: any;
-  let svc: any;
+  let pr: { id: string; slug: string };
+  let svc: { id: string; cluster: unknown; endpoints: unknown; image: string; name: string; replicas: { desired: number }; status: string; type: string };
 
   beforeAll(async () => {
     pr = await project(admin, { name: `Shop ${++seq}` });
@@ -474,7 +474,7 @@ describe('services, deploy, rollback (local driver)', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /application\/x-ndjson/);
     const reader = res.body!.getReader();
-    const lines: any[] = [];
+    const lines: { message: string }[] = [];
     let buffer = '';
     const read = (async () => {
       for (;;) {
@@ -497,8 +497,14 @@ describe('services, deploy, rollback (local driver)', () => {
 });
 
 describe('a deploy or rollback during a rollout supersedes it, as kubectl set image does', () => {
-  let pr: any;
-  const deployments = async (serviceId: string) => (await call('GET', `/services/${serviceId}/deployments?limit=100`)).body.data as any[];
+  let pr: { id: string };
+  const deployments = async (serviceId: string) =>
+    (await call('GET', `/services/${serviceId}/deployments?limit=100`)).body.data as {
+      deploymentId: string;
+      kind: string;
+      status: string;
+      targetImage: string;
+    }[];
 
   beforeAll(async () => {
     pr = await project(admin, { name: `Rolling ${++seq}` });

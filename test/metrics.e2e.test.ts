@@ -571,7 +571,7 @@ describe('POST /metrics/query', () => {
 describe('system resources and health', () => {
   test('the sampler records a row per interval; resources serves them by minute with the same figures', async () => {
     for (let i = 0; i < 5; i++) await get('/v1/rate-limits/status');
-    const rows: any[] = await readUntil(
+    const rows: { at: Date; requests_total: number }[] = await readUntil(
       async () => (await db.query(`SELECT * FROM control_plane.resource_samples ORDER BY at`)).rows,
       (rows) => rows.length >= 3 && rows.reduce((a: number, r: { requests_total: number }) => a + r.requests_total, 0) >= 5,
       { timeoutMs: 10_000, everyMs: 100 },

@@ -71,9 +71,18 @@ function answerFor(agentId: string, prompt: string): string {
 
 // ---- a local webhook receiver that verifies signatures ---------------------------------------
 
+/** An orchestration webhook's JSON body, in the fields the tests read. */
+interface OrchestrationEvent {
+  event: string;
+  orchestrationId: string;
+  stage?: string;
+  result: { success?: boolean; gateValidation: { exitGatePassed: boolean }; outputs: Record<string, unknown> };
+  error: { code: string };
+}
+
 interface Delivery {
   event: string;
-  body: any;
+  body: OrchestrationEvent;
   signatureValid: boolean;
   headers: http.IncomingHttpHeaders;
 }
@@ -89,7 +98,12 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `${r.url}/hooks`,
     get deliveries() {
-      return r.requests.map((q) => ({ event: q.event, body: q.body, signatureValid: verifySignature(SECRET, q.raw, q.signature ?? ''), headers: q.headers }));
+      return r.requests.map((q) => ({
+        event: q.event,
+        body: q.body as OrchestrationEvent,
+        signatureValid: verifySignature(SECRET, q.raw, q.signature ?? ''),
+        headers: q.headers,
+      }));
     },
     close: () => r.close(),
   };
@@ -227,7 +241,7 @@ describe('gates', () => {
     const gateType = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'middle', outputs: {} } });
     assertError(gateType, 400, 'validation_error');
     assert.ok(
-      gateType.body.error.details.errors.some((e: any) => e.field.endsWith('gateType')),
+      gateType.body.error.details.errors.some((e: { field: string }) => e.field.endsWith('gateType')),
       JSON.stringify(gateType.body),
     );
     const missing = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'exit' } });
@@ -738,7 +752,10 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
     assert.equal(w.status, 'running');
     assert.equal(w.forge_validation, true);
     assert.deepEqual(
-      w.stages.map((s: any) => [s.stage, s.agents.map((a: { agent_id: unknown; task_type: unknown }) => [a.agent_id, a.task_type])]),
+      w.stages.map((s: { stage: string; agents: { agent_id: unknown; task_type: unknown }[] }) => [
+        s.stage,
+        s.agents.map((a: { agent_id: unknown; task_type: unknown }) => [a.agent_id, a.task_type]),
+      ]),
       [
         ['RESEARCH', [['factory-orchestrator', 'plan-delivery']]],
         ['IMPLEMENT', [['backend-engineer', 'implement-endpoint']]],
@@ -775,7 +792,7 @@ describe('a restart mid-orchestration', () => {
     let firstStopped = false;
     const before = receiver.deliveries.length;
     const h = hold('restart-1');
-    let c: any;
+    let c: { orchestrationId: string };
     try {
       c = await create(
         {

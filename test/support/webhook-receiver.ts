@@ -83,7 +83,7 @@ export function webhookReceiver(reply: (request: ReceivedRequest) => Reply = () 
   return receiver;
 }
 
-function parse(raw: string): any {
+function parse(raw: string): unknown {
   try {
     return JSON.parse(raw);
   } catch {

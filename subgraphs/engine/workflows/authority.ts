@@ -70,12 +70,12 @@ export async function reachedPermissions(nodes: unknown[], nodesOf: NodesOf, sel
 }
 
 /** What an Execute Workflow node runs, when its parameters say it without an expression. */
-function callTarget(node: Record<string, any>): { workflowId?: string; inline?: unknown[] } | undefined {
+function callTarget(node: Record<string, unknown>): { workflowId?: string; inline?: unknown[] } | undefined {
   const p = isPlainObject(node.parameters) ? node.parameters : {};
   if (node.type === 'engine.executeWorkflow') {
     return typeof p.workflowId === 'string' && !isExpression(p.workflowId) ? { workflowId: p.workflowId.trim() } : undefined;
   }
-  if (!N8N_EXECUTE_WORKFLOW.includes(node.type)) return undefined;
+  if (typeof node.type !== 'string' || !N8N_EXECUTE_WORKFLOW.includes(node.type)) return undefined;
   // n8n's parameters are expressions when they start with `=`.
   const literal = (v: unknown): v is string => typeof v === 'string' && !v.startsWith('=');
   if ((p.source ?? 'database') === 'parameter') {
