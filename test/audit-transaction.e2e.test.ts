@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { answerOf } from './support/json';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 
 /**
  * The audit entry commits in the transaction of its change: an entry that cannot be written
@@ -147,7 +148,7 @@ describe('creations grouped into one statement', () => {
     const tasksBefore = await count(`SELECT count(*)::int AS n FROM control_plane.tasks`);
     // Refuses the entry whose request carries this User-Agent: one caller of the group.
     await db().query(`ALTER TABLE platform.audit_log ADD CONSTRAINT audit_test_refuses CHECK (user_agent IS DISTINCT FROM 'refused-agent') NOT VALID`);
-    let answers: { status: number; body: any }[];
+    let answers: JsonAnswer[];
     try {
       answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
@@ -158,7 +159,7 @@ describe('creations grouped into one statement', () => {
               query: 'mutation($i: ExecuteTaskInput!) { executeTask(input: $i) { taskId } }',
               variables: { i: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `Refused ${i}`, audience: 'operators' } } },
             }),
-          }).then(async (r) => ({ status: r.status, body: await r.json() })),
+          }).then(answerOf),
         ),
       );
     } finally {

@@ -7,7 +7,8 @@ import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql'
 import { surfaces } from '../rest-adapter';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv } from './support/fixtures';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { answerOf } from './support/json';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 import { startSplitTopology } from './support/split';
 
 /**
@@ -75,14 +76,22 @@ afterAll(async () => {
 const supergraph = buildSchema(readFileSync(path.join(__dirname, '..', '..', 'schema', 'supergraph.graphql'), 'utf8'), { assumeValidSDL: true });
 const mutationFields = Object.keys(supergraph.getMutationType()!.getFields()).sort();
 
+/** A GraphQL answer's data, read as the tests read any JSON body (their assertions check its shape). */
+type Data = JsonAnswer['body'];
+
+/** An audit entry as GET /v1/audit and `auditEntries` list it (the fields the checks read). */
+interface Entry {
+  id: string;
+}
+
 /** A GraphQL call that must succeed, with this test's User-Agent. */
-async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = p.adminKey): Promise<any> {
+async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = p.adminKey): Promise<Data> {
   const res = await fetch(`${p.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'user-agent': UA, ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify({ query, variables }),
   });
-  const body = (await res.json()) as any;
+  const { body } = await answerOf(res);
   assert.ok(!body.errors, `${query.slice(0, 80)}: ${JSON.stringify(body.errors)}`);
   return body.data;
 }
@@ -94,10 +103,10 @@ async function refused(query: string, variables: Record<string, unknown>, code: 
 }
 
 /** Every entry newer than `after` (an entry id), oldest first, as GET /v1/audit shows them. */
-async function entriesAfter(after: number): Promise<any[]> {
+async function entriesAfter(after: number): Promise<Data[]> {
   const res = await p.rest('GET', '/v1/audit?limit=100');
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.entries.filter((e: any) => Number(e.id) > after).reverse();
+  return res.body.data.entries.filter((e: Entry) => Number(e.id) > after).reverse();
 }
 
 async function newestId(): Promise<number> {
@@ -113,7 +122,7 @@ interface Done {
   secrets?: string[];
 }
 
-const s: Record<string, any> = {};
+const s: Record<string, string> = {};
 const wf = (name: string, nodes: Record<string, unknown>[]) => {
   const connections: Record<string, unknown> = {};
   for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name as string] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
@@ -458,7 +467,7 @@ const SAMPLES: [string, () => Promise<Done>][] = [
     'authorizeCredential',
     async () => {
       const d = await gql('mutation($id: ID!) { authorizeCredential(credentialId: $id) { authorizationUrl } }', { id: s.credentialId });
-      s.credentialState = new URL(d.authorizeCredential.authorizationUrl).searchParams.get('state');
+      s.credentialState = new URL(d.authorizeCredential.authorizationUrl).searchParams.get('state')!;
       return { resourceId: s.credentialId, secrets: ['cred-client-secret-1'] };
     },
   ],
@@ -1036,7 +1045,7 @@ describe('REST and reading', () => {
     const page2 = (await p.rest('GET', `/v1/audit?actor=${a.id}&limit=2&offset=2`, { key: a.key })).body.data;
     assert.equal(page2.entries.length, 1);
     assert.equal(page2.pagination.hasMore, false);
-    const ids = [...page1.entries, ...page2.entries].map((e: any) => Number(e.id));
+    const ids = [...page1.entries, ...page2.entries].map((e: Entry) => Number(e.id));
     assert.deepEqual(
       ids,
       [...ids].sort((x, y) => y - x),
@@ -1047,7 +1056,7 @@ describe('REST and reading', () => {
     const first = page2.entries[0];
     const byResource = (await p.rest('GET', `/v1/audit?resourceType=ApiKey&resourceId=${first.resourceId}`)).body.data;
     assert.deepEqual(
-      byResource.entries.map((e: any) => e.id),
+      byResource.entries.map((e: Entry) => e.id),
       [first.id],
     );
     const byOperation = (await p.rest('GET', `/v1/audit?operation=revokeApiKey&actor=${a.id}`)).body.data;
@@ -1059,8 +1068,8 @@ describe('REST and reading', () => {
 
     const viaGraphql = await gql('query($a: String) { auditEntries(actor: $a, limit: 2) { entries { id operation } pagination { total } } }', { a: a.id });
     assert.deepEqual(
-      viaGraphql.auditEntries.entries.map((e: any) => e.id),
-      page1.entries.map((e: any) => e.id),
+      viaGraphql.auditEntries.entries.map((e: Entry) => e.id),
+      page1.entries.map((e: Entry) => e.id),
     );
 
     const bad = await p.rest('GET', '/v1/audit?limit=1000');

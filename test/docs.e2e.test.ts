@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { surfaces } from '../rest-adapter';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { jsonOf } from './support/json';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 
 /**
  * GET /openapi.json and /docs: the document covers every route of every surface, validates as
@@ -8,14 +9,20 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * documented against the running platform.
  */
 
+/** An operation's documented example: the request and the answer it gets. */
+interface Operation {
+  'x-example'?: { request: { method: string; path: string; body?: unknown }; response: { status: number; code?: string } };
+}
+
 let p: TestPlatform;
-let doc: any;
+/** The document, read as the tests read JSON answers: the assertions check its shape. */
+let doc: JsonAnswer['body'];
 
 beforeAll(async () => {
   p = await startTestPlatform();
   const res = await fetch(`${p.url}/openapi.json`);
   assert.equal(res.status, 200);
-  doc = await res.json();
+  doc = await jsonOf<JsonAnswer['body']>(res);
 });
 afterAll(async () => {
   await p?.stop();
@@ -79,11 +86,12 @@ describe('/openapi.json', () => {
   });
 
   test('every documented example answers as documented', async () => {
-    const examples = Object.values(doc.paths).flatMap((ops: any) =>
-      Object.values(ops)
-        .filter((o: any) => o['x-example'])
-        .map((o: any) => ({ ...o['x-example'].request, status: o['x-example'].response.status, code: o['x-example'].response.code })),
-    ) as { method: string; path: string; body?: unknown; status: number; code?: string }[];
+    const examples = (Object.values(doc.paths) as Record<string, Operation>[]).flatMap((ops) =>
+      Object.values(ops).flatMap((o) => {
+        const example = o['x-example'];
+        return example ? [{ ...example.request, status: example.response.status, code: example.response.code }] : [];
+      }),
+    );
     assert.ok(examples.length > 100, `${examples.length} examples`);
     const failures: string[] = [];
     for (let i = 0; i < examples.length; i += 16) {

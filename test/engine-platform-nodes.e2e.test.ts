@@ -184,7 +184,7 @@ describe('agent node', () => {
       ]);
       const started = (await p.rest('POST', `/v1/engine/workflows/${slow.body.data.workflowId}/execute`, { body: { data: {} } })).body.data;
       const running = async () => (await p.rest('GET', '/v1/control-plane/agents/tasks?status=running&agentId=docs-author')).body.data.tasks;
-      let tasks: any[] = [];
+      let tasks: { taskId: string }[] = [];
       for (let i = 0; i < 100 && !tasks.length; i++) {
         await sleep(100);
         tasks = await running();

@@ -211,9 +211,25 @@ describe('sign-in with GitHub and Google', () => {
   });
 });
 
+/** A project as the feedback surface answers it (the fields these tests read). */
+interface Project {
+  id: string;
+  settings: Record<string, boolean>;
+  stats: Record<string, number>;
+}
+
+/** A feature request as the feedback surface answers it (the fields these tests read). */
+interface FeatureRequest {
+  id: string;
+  status: string;
+  priority: string;
+  votes_count: number;
+  comments_count: number;
+}
+
 describe('projects, requests, votes and comments', () => {
-  let project: any;
-  let request: any;
+  let project: Project;
+  let request: FeatureRequest;
 
   test('projects: defaults, 400 with the missing field, 409 for a taken slug, owner-only changes, moderators, public lists', async () => {
     const created = await call('POST', '/projects', ann, { name: 'Rocket', description: 'A launcher', slug: 'rocket' });

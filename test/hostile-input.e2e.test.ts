@@ -52,7 +52,7 @@ async function send(method: string, path: string, body?: string, headers: Record
     body,
   });
   const text = await res.text();
-  let json: any;
+  let json: JsonAnswer['body'];
   try {
     json = JSON.parse(text);
   } catch {
@@ -69,7 +69,7 @@ function rawGet(path: string): Promise<JsonAnswer> {
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
-        let body: any = text;
+        let body: JsonAnswer['body'] = text;
         try {
           body = JSON.parse(text);
         } catch {
@@ -83,7 +83,7 @@ function rawGet(path: string): Promise<JsonAnswer> {
 }
 
 /** The error's code and message whatever the surface's envelope. */
-function errorOf(body: any): { code?: string; message?: string } {
+function errorOf(body: JsonAnswer['body']): { code?: string; message?: string } {
   if (body?.errors) return { code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message };
   // feedback: `error` is the code. infra: `error` is one code per status, the platform's own in
   // details.reason, except for a refused field (details.field), where details.reason says why.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { SUBGRAPH_EXECUTION } from '../kernel/subgraph';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 
 /**
  * Per-parent field resolvers are batched per request (kernel/loaders.ts): a page of 100 parents takes
@@ -27,11 +27,12 @@ function installCounters(): () => void {
     return scope;
   });
   const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: any[]) {
+  // Wraps every overload of query alike: the statement is the first argument, a string or a config with `text`.
+  pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
     const scope = scopes.getStore();
-    if (scope) scope.statements.push(typeof args[0] === 'string' ? args[0] : String(args[0]?.text ?? ''));
-    return (query as any).apply(this, args);
-  } as any;
+    if (scope) scope.statements.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown } | undefined)?.text ?? ''));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
   return () => {
     SUBGRAPH_EXECUTION.start.unbindStore(scopes);
     pg.Client.prototype.query = query;
@@ -42,8 +43,26 @@ let p: TestPlatform;
 let seed: pg.Client;
 let uninstall: (() => void) | undefined;
 
+/** A GraphQL answer's data, read as the tests read any JSON body (the checks assert its shape). */
+type Data = JsonAnswer['body'];
+
+/** A workflow as the lists select it. */
+interface ListedWorkflow {
+  workflowId: string;
+  statistics: { executions: number; successRate: number; averageDuration: number };
+  lastExecuted: string | null;
+  webhookUrl: string | null;
+}
+
+/** An execution as the list selects it. */
+interface ListedExecution {
+  executionId: string;
+  nodeData: { nodeName: string; runIndex: number; output: unknown }[];
+  logs: { message: string }[];
+}
+
 /** Runs one GraphQL operation and returns its data with the statements its execution issued. */
-async function counted(query: string, variables: Record<string, unknown>): Promise<{ data: any; statements: string[] }> {
+async function counted(query: string, variables: Record<string, unknown>): Promise<{ data: Data; statements: string[] }> {
   // Once uncounted: the edge's key look-up and the plan's first run are not what is measured.
   const warm = await p.graphql(query, variables);
   assert.equal(warm.body.errors, undefined, JSON.stringify(warm.body.errors));
@@ -56,7 +75,7 @@ async function counted(query: string, variables: Record<string, unknown>): Promi
 }
 
 /** The same operation for 10 and for 100 parents: the same number of statements. */
-async function assertConstant(name: string, query: string, check: (data: any, n: number) => void): Promise<number> {
+async function assertConstant(name: string, query: string, check: (data: Data, n: number) => void): Promise<number> {
   const few = await counted(query, { limit: 10 });
   check(few.data, 10);
   const many = await counted(query, { limit: 100 });
@@ -208,8 +227,8 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
   });
 
   test('workflows with statistics, lastExecuted and webhookUrl (engine and control-plane lists)', async () => {
-    const check = (field: string) => (data: any, n: number) => {
-      const workflows = data[field].workflows as any[];
+    const check = (field: string) => (data: Data, n: number) => {
+      const workflows = data[field].workflows as ListedWorkflow[];
       assert.equal(workflows.length, n);
       for (const w of workflows) {
         const stats = expected.stats.get(w.workflowId)!;
@@ -243,7 +262,7 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
       'executions { nodeData logs }',
       `query E($limit: Int!) { executions(limit: $limit) { executions { executionId nodeData { nodeName runIndex output } logs { message } } } }`,
       (data, n) => {
-        const executions = data.executions.executions as any[];
+        const executions = data.executions.executions as ListedExecution[];
         assert.equal(executions.length, n);
         for (const e of executions) {
           assert.deepEqual(e.nodeData, expected.nodes.get(e.executionId), `node data of ${e.executionId}`);

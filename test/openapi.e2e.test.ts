@@ -7,7 +7,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { emitOpenApi } from '../server/openapi-emit';
 import { typedClient, type TypedAnswer } from './support/openapi-client';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 
 /**
  * /openapi.json describes what clients get: every 2xx answer the platform gives is checked against
@@ -20,7 +20,9 @@ const ROOT = path.join(__dirname, '..', '..');
 
 const INFRA_ADMIN = { email: 'admin@openapi.test', password: 'admin-password-1' };
 
-type Doc = { paths: Record<string, Record<string, any>>; tags: { name: string }[]; components: { schemas: Record<string, object> } };
+/** A JSON body as the tests read it: the assertions check its shape. */
+type Body = JsonAnswer['body'];
+type Doc = { paths: Record<string, Record<string, Body>>; tags: { name: string }[]; components: { schemas: Record<string, object> } };
 
 let p: TestPlatform;
 let doc: Doc;
@@ -175,7 +177,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
   const links = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
   const ids: Record<string, string> = {};
   // One call per route: [method, path as documented, its values, body, expected status, key, where to keep an id].
-  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: any) => string]?][] = [
+  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: Body) => string]?][] = [
     ['GET', '/v1/control-plane/agents', () => ({}), undefined, 200, undefined, ['agent', (b) => b.data.agents[0].agentId]],
     ['GET', '/v1/control-plane/agents/{agentId}', () => ({ agentId: ids.agent! }), undefined, 200],
     [
@@ -291,7 +293,7 @@ test("every route's own refusals are documented with example bodies its error en
   let examples = 0;
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, o] of Object.entries(ops)) {
-      for (const [status, r] of Object.entries(o.responses as Record<string, any>)) {
+      for (const [status, r] of Object.entries(o.responses as Record<string, Body>)) {
         for (const [name, example] of Object.entries((r.content?.['application/json']?.examples ?? {}) as Record<string, { value: unknown }>)) {
           examples++;
           const validate = ajv.compile(errorSchema(r));

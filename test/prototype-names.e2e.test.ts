@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 import { until } from './support/until';
 
 /**
@@ -33,10 +33,10 @@ afterAll(async () => {
   await p?.stop();
 });
 
-interface Sent {
-  status: number;
-  body: any;
-}
+/** An answer's status and body: parsed JSON, or the text where it is not JSON. */
+type Sent = JsonAnswer;
+/** A body as the tests read it (the checks assert its shape). */
+type Body = Sent['body'];
 
 async function send(key: string, method: string, path: string, body?: unknown): Promise<Sent> {
   const res = await fetch(p.url + path, {
@@ -57,7 +57,7 @@ async function send(key: string, method: string, path: string, body?: unknown): 
 const entry = (name: string, value: unknown) => JSON.parse(`{${JSON.stringify(name)}:${JSON.stringify(value)}}`);
 
 /** Whether an error answer is in the envelope of the surface `path` falls under. */
-function inErrorEnvelope(path: string, body: any): boolean {
+function inErrorEnvelope(path: string, body: Body): boolean {
   if (path.startsWith('/v1/')) return body?.success === false && typeof body.error?.code === 'string' && typeof body.meta?.requestId === 'string';
   if (/^\/(control-plane|promptlib|engine)\/api\/v1\//.test(path))
     return body?.success === false && typeof body.error?.code === 'string' && typeof body.metadata?.request_id === 'string';
@@ -139,7 +139,7 @@ const research = (task: Record<string, unknown> = {}, stage: Record<string, unkn
 });
 
 /** The error of an answer whatever its envelope: code, and the fields its details name. */
-function errorOf(body: any): { code?: string; fields: string[] } {
+function errorOf(body: Body): { code?: string; fields: string[] } {
   const e = body?.errors?.[0]?.extensions ?? body?.error;
   const details = e?.details ?? body?.details;
   return { code: e?.code, fields: ((details?.errors ?? []) as { field: string }[]).map((x) => x.field) };
@@ -164,7 +164,7 @@ const refused =
   };
 
 /** A task run to its end (sync mode answers at once; the rest is polled). */
-async function finishedTask(res: Sent, key: string): Promise<any> {
+async function finishedTask(res: Sent, key: string): Promise<Body> {
   assert.ok(res.status === 200 || res.status === 201 || res.status === 202, JSON.stringify(res.body));
   const id = res.body.data.taskId;
   return until(`task ${id} to finish`, async () => {

@@ -10,7 +10,7 @@ import { testClock } from './support/clock';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { subscribe as subscribeTo, wsClient } from './support/subscribe';
+import { subscribe as subscribeTo, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
 
@@ -99,14 +99,24 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
 describe('races between cancel, start, timeout and completion', () => {
   const TERMINAL = ['completed', 'failed', 'cancelled'];
 
+  /** A task as GET …/agents/tasks/{id} shows it: the fields of its state and timing. */
+  interface TaskTiming {
+    status: string;
+    startedAt?: string;
+    completedAt?: string;
+    failedAt?: string;
+    cancelledAt?: string;
+    duration: number;
+  }
+
   /** What a client must always see of a finished task: one terminal state with the fields of that state. */
-  function assertConsistent(t: any): void {
+  function assertConsistent(t: TaskTiming): void {
     assert.ok(TERMINAL.includes(t.status), `terminal, not ${t.status}`);
     assert.equal(t.completedAt !== undefined, t.status === 'completed', 'completedAt iff completed');
     assert.equal(t.failedAt !== undefined, t.status === 'failed', 'failedAt iff failed');
     assert.equal(t.cancelledAt !== undefined, t.status === 'cancelled', 'cancelledAt iff cancelled');
     if (t.startedAt) {
-      const end = Date.parse(t.completedAt ?? t.failedAt ?? t.cancelledAt);
+      const end = Date.parse(t.completedAt ?? t.failedAt ?? t.cancelledAt ?? '');
       assert.ok(end >= Date.parse(t.startedAt), `ended ${t.completedAt ?? t.failedAt ?? t.cancelledAt} before it started ${t.startedAt}`);
       assert.ok(t.duration >= 0, `duration ${t.duration}`);
       assert.ok(Math.abs(t.duration * 1000 - (end - Date.parse(t.startedAt))) <= 1, 'the duration is the distance between start and end');
@@ -353,8 +363,8 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
 
   test('emits the whole task as it is (queued), then on every state and progress change', async () => {
     await pool().stop({ graceMs: 0 });
-    let created: any;
-    const sub = { events: [] as any[], errors: [] as any[] };
+    let created: { taskId: string };
+    const sub: Pick<Subscription, 'events' | 'errors'> = { events: [], errors: [] };
     try {
       created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('watched') })).body.data;
       Object.assign(sub, subscribe(client(p.adminKey), created.taskId));
@@ -388,7 +398,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     // Shorter than STEP_STORED_AFTER_MS: the model call's step is announced, never written.
     fake.delay(800);
     await pool().stop({ graceMs: 0 });
-    let short: any;
+    let short: { taskId: string };
     let sub: ReturnType<typeof subscribe>;
     try {
       short = (await p.rest('POST', `${CP}/agents/execute`, { body: task('short step') })).body.data;
@@ -439,7 +449,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
       });
     // A step event that arrives after the task has ended (or whose end event was lost).
     await pool().stop({ graceMs: 0 });
-    let ended: any;
+    let ended: { taskId: string };
     try {
       ended = (await p.rest('POST', `${CP}/agents/execute`, { body: task('ended') })).body.data;
       assert.equal((await p.rest('POST', `${CP}/agents/tasks/${ended.taskId}/cancel`, {})).status, 200);

@@ -71,7 +71,8 @@ const graphql = (baseUrl: string, key: string, query: string, traceparent?: stri
 const ERROR_ANSWERS: {
   name: string;
   send: (url: string, key: string, traceparent: string) => Promise<JsonAnswer>;
-  details: (body: any) => any;
+  /** Where the body keeps its details (a trace id among them, were it leaked). */
+  details: (body: JsonAnswer['body']) => { traceId?: unknown } | undefined;
 }[] = [
   {
     name: 'v1 (an unknown task)',

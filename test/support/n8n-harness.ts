@@ -9,6 +9,7 @@ import { NODE_TYPES } from '../../subgraphs/engine/executor/catalog';
 import type { NodeDefinition, NodeServices, WebhookReply } from '../../subgraphs/engine/nodes/types';
 import { splitInBatches } from '../../subgraphs/engine/n8n/nodes/split-in-batches/split-in-batches';
 import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/sandbox/isolate';
+import type { JsonAnswer } from './platform';
 
 /**
  * Runs n8n-format nodes and workflows as an import and an execution would (validation, the executor,
@@ -17,7 +18,8 @@ import { CODE_LIMITS, EXPRESSION_LIMITS, Sandbox } from '../../subgraphs/engine/
  * "Input 1", "Input 2", …; call `disposeHarness` afterwards (the sandboxes hold isolates).
  */
 
-export type Json = Record<string, any>;
+/** An item's json (or a node's parameters) as the tests write and read it: reached into directly, like `rest`'s bodies (the assertions check its shape). */
+export type Json = Record<string, JsonAnswer['body']>;
 
 export interface NodeUnderTest {
   type: string;

@@ -48,7 +48,7 @@ function jsonBody(raw: unknown): unknown {
 }
 
 /** The first item's file: named by `inputFieldName`, or its first binary field. */
-function binaryReply(item: Item | undefined, p: Record<string, any>): { body: Buffer; headers: Record<string, string> } {
+function binaryReply(item: Item | undefined, p: Record<string, unknown>): { body: Buffer; headers: Record<string, string> } {
   if (!item?.binary || !Object.keys(item.binary).length) throw new NodeError('No binary data exists on the first item!');
   const key = p.responseDataSource === 'set' ? String(p.inputFieldName ?? 'data') : Object.keys(item.binary)[0]!;
   const data = item.binary[key];
@@ -77,7 +77,7 @@ export const respondToWebhook: NodeDefinition = {
   inProcess: true,
   async execute(ctx) {
     const [p] = await ctx.parameters([0]);
-    const options: Record<string, any> = isPlainObject(p!.options) ? p!.options : {};
+    const options: Record<string, unknown> = isPlainObject(p!.options) ? p!.options : {};
     const headers = headersOf(options.responseHeaders);
     const key = typeof options.responseKey === 'string' && options.responseKey !== '' ? options.responseKey : undefined;
     let status = 200;

@@ -16,8 +16,8 @@ const MAX_WAIT_MS = 366 * 86_400_000;
 const RESUMES = ['timeInterval', 'specificTime', 'webhook'];
 
 /** A webhook resume's options the resume URL does not offer: its answer is always 200 with the execution's status, to any method. */
-function webhookUnsupported(p: Record<string, any>): { option: string; message: string } | undefined {
-  const o: Record<string, unknown> = p.options && typeof p.options === 'object' ? p.options : {};
+function webhookUnsupported(p: Record<string, unknown>): { option: string; message: string } | undefined {
+  const o = (p.options && typeof p.options === 'object' ? p.options : {}) as Record<string, unknown>;
   if (p.responseMode !== undefined && p.responseMode !== 'onReceived')
     return {
       option: 'responseMode',
