@@ -3,7 +3,11 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from './net';
+import type { ParsedJson } from './platform';
 import { REVISION_ANNOTATION, rolloutSettled, startRollout, statusOf, stepRollout, type SimulatedRollout } from '../../subgraphs/infra/cluster/rollout';
+
+/** A Kubernetes object as the API's JSON carries it, read by the shape the API documents. */
+type K8sObject = ParsedJson;
 
 /**
  * A small Kubernetes API server on loopback for the tests: the paths and objects that kubectl and
@@ -14,7 +18,7 @@ import { REVISION_ANNOTATION, rolloutSettled, startRollout, statusOf, stepRollou
  */
 
 interface Deployment {
-  obj: any;
+  obj: K8sObject;
   rollout: SimulatedRollout;
 }
 
@@ -25,8 +29,8 @@ export interface FakeKubernetes {
   step(): void;
   /** Steps until no rollout moves any more (at most `max` steps). */
   settle(max?: number): void;
-  deployment(namespace: string, name: string): any | undefined;
-  replicaSets(namespace: string): any[];
+  deployment(namespace: string, name: string): K8sObject | undefined;
+  replicaSets(namespace: string): K8sObject[];
   /** What metrics.k8s.io reports for a node from now on. */
   setUsage(node: string, usage: { cpu: string; memory: string }): void;
   /** Appends a line to every pod of a deployment (what its containers print). */
@@ -36,9 +40,9 @@ export interface FakeKubernetes {
 }
 
 export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: number; notReadyNode?: boolean }): Promise<FakeKubernetes> {
-  const namespaces = new Map<string, any>([['default', { metadata: { name: 'default', labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } }]]);
+  const namespaces = new Map<string, K8sObject>([['default', { metadata: { name: 'default', labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } }]]);
   const deployments = new Map<string, Deployment>();
-  const replicaSets = new Map<string, any>();
+  const replicaSets = new Map<string, K8sObject>();
   const logs = new Map<string, string[]>();
   const followers = new Map<string, Set<http.ServerResponse>>();
   const requests: string[] = [];
@@ -53,7 +57,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
 
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const templateHash = (template: unknown) => createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 10);
-  const image = (d: any) => d.spec.template.spec.containers[0].image as string;
+  const image = (d: K8sObject) => d.spec.template.spec.containers[0].image as string;
 
   function setTemplate(d: Deployment, previous?: SimulatedRollout) {
     const obj = d.obj;
@@ -136,7 +140,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     });
   });
 
-  function route(method: string, url: URL, body: any, res: http.ServerResponse): void {
+  function route(method: string, url: URL, body: K8sObject, res: http.ServerResponse): void {
     const p = url.pathname;
     let m: RegExpExecArray | null;
     if (p === '/version') return send(res, 200, { major: '1', minor: '31', gitVersion: 'v1.31.2', platform: 'linux/amd64' });
@@ -258,9 +262,9 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     send(res, 404, status(404, 'NotFound', `the server could not find the requested resource (${method} ${p})`));
   }
 
-  const withVersion = (obj: any) => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(resourceVersion++) } });
-  const list = (kind: string, apiVersion: string, items: any[]) => ({ kind, apiVersion, metadata: { resourceVersion: String(resourceVersion) }, items });
-  function pod(name: string, namespace: string, d: any) {
+  const withVersion = (obj: K8sObject) => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(resourceVersion++) } });
+  const list = (kind: string, apiVersion: string, items: K8sObject[]) => ({ kind, apiVersion, metadata: { resourceVersion: String(resourceVersion) }, items });
+  function pod(name: string, namespace: string, d: K8sObject) {
     return {
       metadata: { name, namespace, labels: d.spec.template.metadata?.labels ?? {} },
       spec: { nodeName: 'node-a', containers: d.spec.template.spec.containers },
@@ -338,7 +342,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
   };
 }
 
-const strategyOf = (obj: any) => (obj.spec.strategy?.type === 'Recreate' ? 'recreate' : 'rolling-update') as 'recreate' | 'rolling-update';
+const strategyOf = (obj: K8sObject) => (obj.spec.strategy?.type === 'Recreate' ? 'recreate' : 'rolling-update') as 'recreate' | 'rolling-update';
 
 function send(res: http.ServerResponse, code: number, body: unknown) {
   res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));

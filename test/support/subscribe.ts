@@ -1,11 +1,12 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import type { ParsedJson } from './platform';
 
 /**
  * One value of a subscription: `data`, or `errors` where the server refused that event. Tests
  * read it as `any` (like the JSON answers of `rest`) so assertions can reach into it directly.
  */
-type Result = any;
+type Result = ParsedJson;
 
 /**
  * A graphql-ws client on `baseUrl`'s `/graphql` (`http://` is turned into `ws://`). It never
@@ -30,7 +31,7 @@ export interface Subscription {
   /** Every value the server sent, in order (a value may carry `errors` instead of `data`). */
   readonly events: Result[];
   /** Errors that ended the subscription (a refusal is one). */
-  readonly errors: any[];
+  readonly errors: ParsedJson[];
   /** Settles when the server completes or errors the subscription. */
   readonly done: Promise<void>;
   /** Waits for `count` events, an error or `timeoutMs`, whichever comes first; never throws (the caller asserts what arrived). */
@@ -42,7 +43,7 @@ export interface Subscription {
 /** Subscribes `query` on `client` and records what arrives. */
 export function subscribe(client: Client, query: string, variables: Record<string, unknown> = {}): Subscription {
   const events: Result[] = [];
-  const errors: any[] = [];
+  const errors: ParsedJson[] = [];
   let ended = false;
   // Waiters re-check on every arrival instead of polling, so a test waits no longer than it must.
   const waiters = new Set<() => void>();
