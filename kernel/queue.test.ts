@@ -276,10 +276,13 @@ describe('Queue', () => {
       const q = makeQueue({ concurrency: 1 });
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
-      q.register(job, payloadOf(async ({ data, signal }: JobContext<{ label: string }>) => {
-        ran.push(data.label);
-        if (data.label === 'first') await Promise.race([released, untilAborted(signal)]);
-      }));
+      q.register(
+        job,
+        payloadOf(async ({ data, signal }: JobContext<{ label: string }>) => {
+          ran.push(data.label);
+          if (data.label === 'first') await Promise.race([released, untilAborted(signal)]);
+        }),
+      );
       const first = await q.enqueue(job, { label: 'first' });
       const next = await q.enqueue(job, { label: 'next' });
       const held = await q.enqueue(job, { label: 'held' });
@@ -320,7 +323,10 @@ describe('Queue', () => {
       const { release, first, next, held } = await busyQueue(job, ran);
       const other = makeQueue({ concurrency: 2 });
       const otherRan: string[] = [];
-      other.register(job, payloadOf(async ({ data }: JobContext<{ label: string }>) => void otherRan.push(data.label)));
+      other.register(
+        job,
+        payloadOf(async ({ data }: JobContext<{ label: string }>) => void otherRan.push(data.label)),
+      );
       await other.start();
       await until('the other worker ran both', async () => (await row(next)).state === 'completed' && (await row(held)).state === 'completed', 5000);
       assert.deepEqual(otherRan.sort(), ['held', 'next']);

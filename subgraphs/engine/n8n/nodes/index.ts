@@ -61,4 +61,3 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   moveBinaryData,
   spreadsheetFile,
 ];
-
