@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { answerOf } from './support/json';
+import { until } from './support/until';
 import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 
 /**
@@ -231,6 +232,17 @@ describe("the engine's webhook door", () => {
       changed_fields: ['body', 'headers', 'method', 'path', 'query'],
     });
     assert.ok(!JSON.stringify(entry).includes('door-secret-1'));
+  });
+
+  test('a request whose path and User-Agent hold U+0000 is still recorded, without that character', async () => {
+    const before = await entries('receiveWebhook');
+    const res = await fetch(`${p.url}/webhook/nul%00path`, { method: 'POST', headers: { 'user-agent': 'nul-client' }, body: '{}' });
+    assert.equal(res.status, 400);
+    await until('the refused request recorded', async () => (await entries('receiveWebhook')) === before + 1);
+    const [entry] = (await db().query(`SELECT resource_id FROM platform.audit_log WHERE operation = 'receiveWebhook' ORDER BY id DESC LIMIT 1`)) as {
+      resource_id: string;
+    }[];
+    assert.equal(entry!.resource_id, 'nulpath');
   });
 });
 

@@ -35,6 +35,9 @@ export interface AuditFilter {
 const COLUMNS = `id::text AS id, at, actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
   resource_type, resource_id, changed_fields`;
 
+/** PostgreSQL text cannot hold U+0000 (a hostile webhook path can): it is dropped rather than losing the entry. */
+const withoutNul = (_key: string, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '') : value);
+
 export const auditStore = {
   /** Entries of concurrent mutations in one statement (AuditTrail groups them). */
   async insertMany(q: Queryable, rows: readonly NewAuditRow[]): Promise<void> {
@@ -45,7 +48,7 @@ export const auditStore = {
        SELECT actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, resource_id, changed_fields
          FROM jsonb_to_recordset($1::jsonb) AS r(actor_kind text, actor_id text, actor_name text, actor_service text, ip text, user_agent text,
            request_id text, subgraph text, operation text, resource_type text, resource_id text, changed_fields text[])`,
-      [JSON.stringify(rows)],
+      [JSON.stringify(rows, withoutNul)],
     );
   },
 
