@@ -82,6 +82,24 @@ async function until(done: () => boolean, deadline: number): Promise<boolean> {
   return true;
 }
 
+/**
+ * Enqueue → start latency, one job at a time: `enqueue(i)` adds a job whose handler calls
+ * `probe.started`. Stops early at the deadline.
+ */
+async function measureLatencies(enqueue: (i: number) => Promise<unknown>, probe: { started: (() => void) | null }, budgetMs: number): Promise<number[]> {
+  const out: number[] = [];
+  const deadline = performance.now() + budgetMs;
+  for (let i = 0; i < LATENCY_JOBS; i++) {
+    let startedAt = 0;
+    probe.started = () => (startedAt = performance.now());
+    const t0 = performance.now();
+    await enqueue(i);
+    if (!(await until(() => startedAt > 0, deadline))) break;
+    out.push(startedAt - t0);
+  }
+  return out;
+}
+
 /** Runs `fn` for 0..n-1 with at most `width` calls in flight. */
 async function inParallel(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -110,24 +128,15 @@ async function ours(url: string): Promise<Side> {
   const workerBus = await createEventBus({ kind: 'postgres', url, notify }, logger);
   const producer = new Queue<AnyNames>({ db, events: producerBus, logger });
   const worker = new Queue<AnyNames>({ db, events: workerBus, logger, concurrency: CONCURRENCY });
-  let onStart: (() => void) | null = null;
-  worker.register('bench.latency', async () => onStart?.());
+  const probe: { started: (() => void) | null } = { started: null };
+  worker.register('bench.latency', async () => probe.started?.());
   worker.register('bench.throughput', async () => undefined);
   return {
     async latency() {
       await worker.start();
-      const latencies: number[] = [];
-      const deadline = performance.now() + BUDGET_MS;
-      for (let i = 0; i < LATENCY_JOBS; i++) {
-        let startedAt = 0;
-        onStart = () => (startedAt = performance.now());
-        const t0 = performance.now();
-        await producer.enqueue('bench.latency', { i });
-        if (!(await until(() => startedAt > 0, deadline))) break;
-        latencies.push(startedAt - t0);
-      }
+      const measured = await measureLatencies((i) => producer.enqueue('bench.latency', { i }), probe, BUDGET_MS);
       await worker.stop({ graceMs: 1000 });
-      return latencies;
+      return measured;
     },
     async throughput() {
       await inParallel(THROUGHPUT_JOBS, 16, (i) => producer.enqueue('bench.throughput', { i }));
@@ -176,10 +185,10 @@ async function graphile(url: string, schema: string, localQueueSize: number): Pr
   const producerPool = await connect('bench-graphile-producer');
   await migrateGraphile({ preset, logger, pgPool: pool });
   const utils = await makeWorkerUtils({ preset, logger, pgPool: producerPool });
-  let onStart: (() => void) | null = null;
+  const probe: { started: (() => void) | null } = { started: null };
   let completed = 0;
   const taskList = {
-    'bench.latency': async () => onStart?.(),
+    'bench.latency': async () => probe.started?.(),
     'bench.throughput': async () => {
       completed++;
     },
@@ -191,19 +200,10 @@ async function graphile(url: string, schema: string, localQueueSize: number): Pr
   return {
     async latency() {
       runner = await start();
-      const latencies: number[] = [];
-      const deadline = performance.now() + BUDGET_MS;
-      for (let i = 0; i < LATENCY_JOBS; i++) {
-        let startedAt = 0;
-        onStart = () => (startedAt = performance.now());
-        const t0 = performance.now();
-        await utils.addJob('bench.latency', { i });
-        if (!(await until(() => startedAt > 0, deadline))) break;
-        latencies.push(startedAt - t0);
-      }
+      const measured = await measureLatencies((i) => utils.addJob('bench.latency', { i }), probe, BUDGET_MS);
       await runner.stop();
       runner = null;
-      return latencies;
+      return measured;
     },
     async throughput() {
       await inParallel(THROUGHPUT_JOBS / 100, 4, (b) =>
@@ -238,18 +238,9 @@ async function benchPgBoss(url: string): Promise<QueueFigures> {
     await boss.createQueue('bench.latency');
     await boss.createQueue('bench.throughput');
 
-    let onStart: (() => void) | null = null;
-    await boss.work('bench.latency', { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => onStart?.());
-    const latencies: number[] = [];
-    const deadline = performance.now() + PGBOSS_LATENCY_BUDGET_MS;
-    for (let i = 0; i < LATENCY_JOBS; i++) {
-      let startedAt = 0;
-      onStart = () => (startedAt = performance.now());
-      const t0 = performance.now();
-      await boss.send('bench.latency', { i });
-      if (!(await until(() => startedAt > 0, deadline))) break;
-      latencies.push(startedAt - t0);
-    }
+    const probe: { started: (() => void) | null } = { started: null };
+    await boss.work('bench.latency', { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => probe.started?.());
+    const measured = await measureLatencies((i) => boss.send('bench.latency', { i }), probe, PGBOSS_LATENCY_BUDGET_MS);
     await boss.offWork('bench.latency');
 
     await boss.insert(Array.from({ length: THROUGHPUT_JOBS }, (_, i) => ({ name: 'bench.throughput', data: { i } })));
@@ -261,7 +252,7 @@ async function benchPgBoss(url: string): Promise<QueueFigures> {
       completed += jobs.length;
     });
     await until(() => completed >= THROUGHPUT_JOBS, t0 + PGBOSS_THROUGHPUT_BUDGET_MS);
-    return figures(latencies, [{ jobs: completed, ms: performance.now() - t0 }]);
+    return figures(measured, [{ jobs: completed, ms: performance.now() - t0 }]);
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }

@@ -213,11 +213,17 @@ export interface Config {
     executionMaxCount: number;
     sandboxProcesses: number;
     budgets: {
+      /** Items one run of a node may output (all its outputs together). */
       maxItemsPerOutput: number;
+      /** Bytes of run data (node outputs and contexts, as JSON) one execution may keep. */
       maxRunDataBytes: number;
+      /** Times any one node may run in one execution (a node in a loop runs once per turn). */
       maxLoopTurns: number;
+      /** Milliseconds an execution may run, waits not counted. */
       maxDurationMs: number;
+      /** Bytes of one item's binary (one file) kept with the run data. */
       maxBinaryBytes: number;
+      /** Bytes of all the binary data one execution keeps. */
       maxExecutionBinaryBytes: number;
     };
     /** Where binary data's bytes are kept: database (a table), filesystem (`dir`) or s3 (a bucket several machines share). */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runLoadClient } from './support/load-client';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { importN8n } from './support/n8n-export';
 
 /**
  * Every execution has budgets (ENGINE_EXECUTION_MAX_*: items per node output, run data kept,
@@ -42,11 +43,7 @@ const ATTACK = {
   },
 };
 
-async function importWorkflow(p: TestPlatform, workflow: unknown): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.workflowId;
-}
+const importWorkflow = importN8n;
 
 async function runSync(p: TestPlatform, workflowId: string, data: Record<string, unknown>) {
   const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 120 } });

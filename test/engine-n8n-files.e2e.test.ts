@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { importN8n, runSync } from './support/n8n-export';
 
 /**
  * n8n's file nodes end to end, on PostgreSQL: n8n exports that turn items into files and back
@@ -44,17 +45,8 @@ const pipeline = (name: string, chain: ReturnType<typeof node>[]) => {
   return { name, settings: { executionOrder: 'v1' }, nodes, connections };
 };
 
-async function importWorkflow(workflow: Record<string, unknown>): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.workflowId;
-}
-
-async function run(workflowId: string, data: Record<string, unknown>) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
-}
+const importWorkflow = (workflow: Record<string, unknown>) => importN8n(p, workflow);
+const run = (workflowId: string, data: Record<string, unknown>) => runSync(p, workflowId, data);
 
 const ROWS = [
   { sku: 'A-1', name: 'Bolt, small', qty: '3' },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { importN8n } from './support/n8n-export';
 import { until, untilValue } from './support/until';
 
 /**
@@ -38,9 +39,7 @@ function n8nExport(name: string, nodes: Node[], settings: Record<string, unknown
 }
 
 async function importWorkflow(workflow: unknown): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const id = res.body.data.workflowId as string;
+  const id = await importN8n(p, workflow);
   assert.equal((await p.rest('POST', `/v1/engine/workflows/${id}/activate`)).status, 200);
   return id;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { importN8n, runSync } from './support/n8n-export';
 import { untilValue } from './support/until';
 
 /**
@@ -82,17 +83,8 @@ const ORDERS = (errorWorkflow: string) => ({
   },
 });
 
-async function importWorkflow(workflow: Record<string, unknown>): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.workflowId;
-}
-
-async function run(workflowId: string, data: Record<string, unknown>) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data;
-}
+const importWorkflow = (workflow: Record<string, unknown>) => importN8n(p, workflow);
+const run = (workflowId: string, data: Record<string, unknown>) => runSync(p, workflowId, data);
 
 describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
   test("an n8n export runs with n8n's outputs; Stop and Error fails it and its error workflow reports the failure", async () => {

@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import type { ParsedJson, TestPlatform } from './platform';
 /** Fixtures for the engine's n8n import (subgraphs/engine/n8n/import.test.ts, test/engine.e2e.test.ts). */
 
 const link = (node: string, index = 0) => ({ node, type: 'main', index });
@@ -104,3 +106,17 @@ export const N8N_EXPORT = {
   meta: { instanceId: 'f00d' },
   tags: [{ id: 't1', name: 'orders' }],
 };
+
+/** Imports an n8n export through REST (201): the new workflow's id. */
+export async function importN8n(p: Pick<TestPlatform, 'rest'>, workflow: unknown): Promise<string> {
+  const res = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.workflowId as string;
+}
+
+/** Runs a workflow synchronously through REST (200): the execution as the answer gives it. */
+export async function runSync(p: Pick<TestPlatform, 'rest'>, workflowId: string, data: Record<string, unknown>): Promise<ParsedJson> {
+  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data;
+}

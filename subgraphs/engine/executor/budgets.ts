@@ -1,3 +1,5 @@
+import type { Config } from '../../../kernel/config';
+
 /**
  * What one execution may use (kernel/config.ts, ENGINE_EXECUTION_MAX_*): items per node output,
  * run data stored, runs of any one node (loop turns), and running time (waits not counted; a
@@ -6,20 +8,7 @@
  * error's details, as soon as it is crossed: item counts as a node produces its output (before
  * anything is stored), run data before it is written.
  */
-export interface ExecutionBudgets {
-  /** Items one run of a node may output (all its outputs together). */
-  maxItemsPerOutput: number;
-  /** Bytes of run data (node outputs and contexts, as JSON) one execution may keep. */
-  maxRunDataBytes: number;
-  /** Times any one node may run in one execution (a node in a loop runs once per turn). */
-  maxLoopTurns: number;
-  /** Milliseconds an execution may run, waits not counted. */
-  maxDurationMs: number;
-  /** Bytes of one item's binary (one file) kept with the run data. */
-  maxBinaryBytes: number;
-  /** Bytes of all the binary data one execution keeps. */
-  maxExecutionBinaryBytes: number;
-}
+export type ExecutionBudgets = Config['engine']['budgets'];
 
 export type BudgetName = keyof ExecutionBudgets;
 

@@ -112,5 +112,6 @@ describe('n8n Convert To File', () => {
     assert.equal(importRefusal(convert({ operation: 'toText', sourceProperty: 'a', options: { encoding: 'win1252' } }))?.option, 'options.encoding: win1252');
     assert.equal(importRefusal(convert({ operation: 'xlsx' }, 1)), undefined);
     assert.equal(importRefusal(convert({}, 2))?.reason, 'unsupported_version');
+    assert.match(importRefusal(convert({ operation: 'toPdf' }))?.message ?? '', /operation.*must be one of csv/);
   });
 });

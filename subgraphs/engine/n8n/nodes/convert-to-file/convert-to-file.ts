@@ -3,7 +3,7 @@ import type { DateArray, EventAttributes } from 'ics';
 import { DEFAULT_BINARY_KEY, NodeError, prepareBinary, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { encodeText, perItem, unsupportedEncoding } from '../files.items';
 import { getPath } from '../item-lists/paths';
-import { collection, fixedOption, type Params } from '../item-lists/params';
+import { collection, fixedOption, operationIn, type Params } from '../item-lists/params';
 import { SHEET_MIME_TYPES, writeSheet, type SheetFormat } from './spreadsheet';
 
 /** ics, loaded at the first calendar file rather than at every start. */
@@ -212,13 +212,7 @@ export const convertToFile: NodeDefinition = {
   description: "n8n's Convert To File: items to a CSV, XLSX, HTML, JSON, text or iCal file, or a base64 field to a file, in the item's binary data.",
   n8n: { versions: [1, 1.1], unsupported },
   inProcess: true,
-  invalid(p) {
-    const operation = p.operation;
-    if (typeof operation === 'string' && !OPERATIONS.includes(operation.replace(/^=/, ''))) {
-      return { parameter: 'operation', message: `must be one of ${OPERATIONS.join(', ')}` };
-    }
-    return undefined;
-  },
+  invalid: operationIn(OPERATIONS),
   async execute(ctx) {
     const operation = fixedOption(ctx.node.parameters?.operation, 'csv');
     if (SHEETS.includes(operation)) return { outputs: [ctx.items.length ? await spreadsheet(ctx, operation as SheetFormat) : []] };

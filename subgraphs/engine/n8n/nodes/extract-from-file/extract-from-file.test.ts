@@ -185,3 +185,7 @@ describe('n8n Extract From File', () => {
     assert.equal(importRefusal(extract({ operation: 'xlsx' })), undefined);
   });
 });
+
+test('an operation Extract From File does not have is refused at import, listing the ones it has', () => {
+  assert.match(importRefusal(extract({ operation: 'fromDocx' }))?.message ?? '', /operation.*must be one of csv/);
+});

@@ -2,7 +2,7 @@ import { Parser } from 'xml2js';
 import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, isPlainObject, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { binaryCopy, decodeText, perItem, unsupportedEncoding } from '../files.items';
 import { deepCopy, setPath } from '../item-lists/paths';
-import { collection, fixedOption, type Params } from '../item-lists/params';
+import { collection, fixedOption, operationIn, type Params } from '../item-lists/params';
 import { readSheet, type SheetReadFormat } from './spreadsheet';
 
 /**
@@ -113,13 +113,7 @@ export const extractFromFile: NodeDefinition = {
   description: "n8n's Extract From File: a CSV, XLSX or HTML table's rows as items, or a JSON, text, XML file or its base64 into a field.",
   n8n: { versions: [1], unsupported },
   inProcess: true,
-  invalid(p) {
-    const operation = p.operation;
-    if (typeof operation === 'string' && !OPERATIONS.includes(operation.replace(/^=/, ''))) {
-      return { parameter: 'operation', message: `must be one of ${OPERATIONS.join(', ')}` };
-    }
-    return undefined;
-  },
+  invalid: operationIn(OPERATIONS),
   async execute(ctx) {
     const operation = fixedOption(ctx.node.parameters?.operation, 'csv');
     if (SHEETS.includes(operation)) return { outputs: [await sheetItems(ctx, () => operation as SheetReadFormat)] };

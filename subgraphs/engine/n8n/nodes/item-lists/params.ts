@@ -36,6 +36,14 @@ export function fixedOption(stored: unknown, dflt: string): string {
   return typeof stored === 'string' ? stored.replace(/^=/, '') : dflt;
 }
 
+/** A node's `invalid` check that its `operation`, when set, is one of `operations`. */
+export function operationIn(operations: readonly string[]): (p: Params) => { parameter: string; message: string } | undefined {
+  return (p) =>
+    typeof p.operation === 'string' && !operations.includes(fixedOption(p.operation, ''))
+      ? { parameter: 'operation', message: `must be one of ${operations.join(', ')}` }
+      : undefined;
+}
+
 /** A collection of options (`options`): what is set, nothing filled in. */
 export function collection(value: unknown): Params {
   return isPlainObject(value) ? value : {};
