@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../kernel/config';
 import { startPlatform, type PlatformOptions, type RunningPlatform } from '../../main';
+import type { Platform } from './answers';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /**
@@ -12,13 +13,16 @@ import { createTestDatabase, type TestDatabase } from './database';
  */
 export type ParsedJson = ReturnType<typeof JSON.parse>;
 
-/** A JSON answer as the tests read it: the status and the parsed body. */
-export interface JsonAnswer {
+/**
+ * A JSON answer as the tests read it: the status and the parsed body, typed as the shape the test
+ * expects (`T`, e.g. `V1<Task>` from ./answers; its assertions check that shape).
+ */
+export interface JsonAnswer<T = ParsedJson> {
   status: number;
-  body: ParsedJson;
+  body: T;
 }
 
-export interface Answer extends JsonAnswer {
+export interface Answer<T = ParsedJson> extends JsonAnswer<T> {
   headers: Headers;
 }
 
@@ -29,8 +33,12 @@ export interface TestPlatform {
   adminKey: string;
   platform: RunningPlatform;
   db: TestDatabase;
-  rest(method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Answer>;
-  graphql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer>;
+  rest<T = ParsedJson>(
+    method: string,
+    path: string,
+    opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<Answer<T>>;
+  graphql<T = ParsedJson>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer<T>>;
   /** Creates a key through the public API and returns the key itself. */
   createKey(fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
   /** `keepDatabase`: leave the database for a later platform (`startTestPlatform(env, { database })`). */
@@ -81,7 +89,7 @@ export async function startLocalPlatform(
 }
 
 /** A JSON request with `key`; the parsed answer, or an error naming the status when it is not 2xx. */
-export async function callJson(url: string, method: string, p: string, key: string, body?: unknown): Promise<ParsedJson> {
+export async function callJson<T = ParsedJson>(url: string, method: string, p: string, key: string, body?: unknown): Promise<T> {
   const res = await fetch(url + p, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -89,7 +97,7 @@ export async function callJson(url: string, method: string, p: string, key: stri
   });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : undefined;
+  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 /** The whole platform in this process, on a fresh database of the real PostgreSQL server. */
@@ -100,7 +108,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, testOp
   const { platform, adminKey } = local;
   const url = platform.url;
 
-  const rest: TestPlatform['rest'] = async (method, p, o = {}) => {
+  const rest: TestPlatform['rest'] = async <T>(method: string, p: string, o: Parameters<TestPlatform['rest']>[2] = {}) => {
     const key = o.key === undefined ? adminKey : o.key;
     const headers: Record<string, string> = { ...(key ? { authorization: `Bearer ${key}` } : {}), ...o.headers };
     let body: string | undefined = o.raw;
@@ -111,7 +119,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, testOp
     if (o.raw !== undefined) headers['content-type'] ??= 'application/json';
     const res = await fetch(url + p, { method, headers, body });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as T };
   };
 
   return {
@@ -121,17 +129,19 @@ export async function startTestPlatform(env: Record<string, string> = {}, testOp
     platform,
     db,
     rest,
-    graphql: async (query, variables, key) => {
+    graphql: async <T>(query: string, variables?: Record<string, unknown>, key?: string | null) => {
       const k = key === undefined ? adminKey : key;
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(k ? { authorization: `Bearer ${k}` } : {}) },
         body: JSON.stringify({ query, variables }),
       });
-      return { status: res.status, headers: res.headers, body: await res.json() };
+      return { status: res.status, headers: res.headers, body: (await res.json()) as T };
     },
     createKey: async (fields = {}) => {
-      const res = await rest('POST', '/control-plane/api/v1/auth/api-keys', { body: { name: 'test key', ...fields } });
+      const res = await rest<Platform<{ api_key_id: string; api_key: string }>>('POST', '/control-plane/api/v1/auth/api-keys', {
+        body: { name: 'test key', ...fields },
+      });
       if (res.status !== 201) throw new Error(`could not create a key: ${JSON.stringify(res.body)}`);
       return { id: res.body.data.api_key_id, key: res.body.data.api_key };
     },

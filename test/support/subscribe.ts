@@ -3,12 +3,6 @@ import WebSocket from 'ws';
 import type { ParsedJson } from './platform';
 
 /**
- * One value of a subscription: `data`, or `errors` where the server refused that event. Tests
- * read it as `any` (like the JSON answers of `rest`) so assertions can reach into it directly.
- */
-type Result = ParsedJson;
-
-/**
  * A graphql-ws client on `baseUrl`'s `/graphql` (`http://` is turned into `ws://`). It never
  * retries: a refused connection must surface as the subscription's error, not as a silent
  * reconnect loop. `authorization` is the whole header value (`Bearer …`); none is anonymous.
@@ -26,8 +20,12 @@ export function wsClient(baseUrl: string, authorization?: string, opts: { lazy?:
   });
 }
 
-/** One running subscription: what it received so far, and ways to wait for more. */
-export interface Subscription {
+/**
+ * One running subscription: what it received so far, and ways to wait for more. `T` is the shape
+ * of one value the test expects: `data`, or `errors` where the server refused that event (e.g.
+ * `Gql<{ taskUpdated: Task }>` from ./answers).
+ */
+export interface Subscription<Result = ParsedJson> {
   /** Every value the server sent, in order (a value may carry `errors` instead of `data`). */
   readonly events: Result[];
   /** Errors that ended the subscription (a refusal is one). */
@@ -41,7 +39,7 @@ export interface Subscription {
 }
 
 /** Subscribes `query` on `client` and records what arrives. */
-export function subscribe(client: Client, query: string, variables: Record<string, unknown> = {}): Subscription {
+export function subscribe<Result = ParsedJson>(client: Client, query: string, variables: Record<string, unknown> = {}): Subscription<Result> {
   const events: Result[] = [];
   const errors: ParsedJson[] = [];
   let ended = false;
@@ -52,7 +50,7 @@ export function subscribe(client: Client, query: string, variables: Record<strin
     client.subscribe(
       { query, variables },
       {
-        next: (value) => (events.push(value), wake()),
+        next: (value) => (events.push(value as Result), wake()),
         error: (err) => (errors.push(err), (ended = true), resolve(), wake()),
         complete: () => ((ended = true), resolve(), wake()),
       },
