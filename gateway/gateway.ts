@@ -3,8 +3,9 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
-import { operationFromDocument, Schema, Supergraph } from '@apollo/federation-internals';
+import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner } from '@apollo/query-planner';
+import { loadedPlanner, type LoadedPlanner } from '../kernel/adapters/apollo-gateway';
 import {
   BREAK,
   getOperationAST,
@@ -60,7 +61,7 @@ export class PlatformGateway {
   private readonly compiled = new Map<string, CompiledOperation | readonly GraphQLError[]>();
   private readonly validationRules: ValidationRule[];
   private readonly quietLogger: ReturnType<typeof quiet>;
-  private planner?: { apiSchema: Schema; planner: QueryPlanner };
+  private planner?: LoadedPlanner;
   private loadedExecutor?: GatewayExecutor;
 
   constructor(private readonly opts: GatewayOptions) {
@@ -240,7 +241,7 @@ export class PlatformGateway {
   private directSubgraph(document: DocumentNode, operationName?: string): DirectSubgraph | undefined {
     if (hasIntrospection(document)) return undefined;
     this.planner ??=
-      this.gatewayPlanner() ??
+      loadedPlanner(this.gateway) ??
       (() => {
         const supergraph = Supergraph.build(this.opts.supergraphSdl);
         return { apiSchema: supergraph.apiSchema(), planner: new QueryPlanner(supergraph) };
@@ -250,17 +251,6 @@ export class PlatformGateway {
     if (node?.kind !== 'Fetch' || node.requires || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return undefined;
     const local = this.opts.local[node.serviceName];
     return local && validate(local.schema, document).length === 0 ? { name: node.serviceName, executor: local } : undefined;
-  }
-
-  /**
-   * The planner and API schema ApolloGateway built from the same supergraph at its load (its own
-   * fields, not public): building a second pair costs ~0.5 s at the first operation, which is
-   * still within the start (seeding). Absent in another version of the package: then built here.
-   */
-  private gatewayPlanner(): { apiSchema: Schema; planner: QueryPlanner } | undefined {
-    const own = this.gateway as unknown as { apiSchema?: unknown; queryPlanner?: unknown };
-    const { apiSchema, queryPlanner } = own;
-    return queryPlanner instanceof QueryPlanner && apiSchema instanceof Schema ? { apiSchema, planner: queryPlanner } : undefined;
   }
 
   private async run(compiled: CompiledOperation, variables: Record<string, unknown>, context: RequestContext): Promise<OperationResult> {

@@ -1,0 +1,47 @@
+/**
+ * The one place that reaches into @apollo/gateway beyond its documented API: the query planner and
+ * API schema an ApolloGateway builds from its supergraph at load. Reusing them spares building a
+ * second pair (about 0.5 s at a process's first operation, inside the start). Written for
+ * @apollo/gateway 2.14.4 with @apollo/query-planner and @apollo/federation-internals of the same
+ * version, pinned exactly in package.json.
+ *
+ * When upgrading, run kernel/adapters/apollo-gateway.test.ts: it fails naming what moved. Without
+ * the fields, `loadedPlanner` answers undefined and the caller builds its own planner (slower start,
+ * same answers).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Schema } from '@apollo/federation-internals';
+import type { ApolloGateway } from '@apollo/gateway';
+import { QueryPlanner } from '@apollo/query-planner';
+
+/** The version this adapter was written for. */
+export const APOLLO_GATEWAY_VERSION = '2.14.4';
+
+export interface LoadedPlanner {
+  apiSchema: Schema;
+  planner: QueryPlanner;
+}
+
+/** The planner and API schema of a loaded gateway, or undefined where this version keeps them elsewhere. */
+export function loadedPlanner(gateway: ApolloGateway): LoadedPlanner | undefined {
+  const { apiSchema, queryPlanner } = gateway as unknown as { apiSchema?: unknown; queryPlanner?: unknown };
+  return queryPlanner instanceof QueryPlanner && apiSchema instanceof Schema ? { apiSchema, planner: queryPlanner } : undefined;
+}
+
+/** What of the private shape a loaded gateway lacks: an error naming the versions, or undefined. */
+export function apolloGatewayShapeProblem(gateway: ApolloGateway): string | undefined {
+  if (loadedPlanner(gateway)) return undefined;
+  const own = gateway as unknown as Record<string, unknown>;
+  const what = !('queryPlanner' in own) ? 'no field queryPlanner' : !('apiSchema' in own) ? 'no field apiSchema' : 'queryPlanner or apiSchema of another class';
+  return `@apollo/gateway ${installedVersion()} (adapter written for ${APOLLO_GATEWAY_VERSION}): a loaded gateway has ${what} — see kernel/adapters/apollo-gateway.ts`;
+}
+
+function installedVersion(): string {
+  try {
+    const file = path.join(path.dirname(require.resolve('@apollo/gateway')), '..', 'package.json');
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'of unknown version';
+  }
+}
