@@ -1,6 +1,5 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { warmTokenizer } from './common';
 import { OfflineProvider } from './offline';
 import { OpenAiCompatibleProvider } from './openai-compatible';
 import type { LlmProvider } from './types';
@@ -17,7 +16,6 @@ export { LLM_PRICE_PER_1000_TOKENS } from './tracing';
  */
 export function createLlmProvider(config: Config['llm'], logger: Logger): LlmProvider {
   const log = logger.child({ component: 'llm' });
-  warmTokenizer();
   if (config.baseUrl) {
     log.debug('llm provider: openai-compatible', { base_url: config.baseUrl, models: config.models });
     return new OpenAiCompatibleProvider({ baseUrl: config.baseUrl, apiKey: config.apiKey, models: config.models, logger: log });
