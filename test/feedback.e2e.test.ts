@@ -2,6 +2,9 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Feedback, Gql } from './support/answers';
+import type { Answer as DocumentedAnswer } from './support/openapi-client';
+import type { operations } from './support/openapi-types';
 import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep } from './support/until';
@@ -12,6 +15,15 @@ import { sleep } from './support/until';
  */
 
 const API = '/feedback/api/v1';
+
+/** The `data` of the 2xx answer the API description documents for a feedback operation. */
+type Data<K extends keyof operations> = DocumentedAnswer<operations[K]> extends { data: infer D } ? D : never;
+type Me = Data<'feedbackGetAuthMe'>;
+type Session = Data<'feedbackPostAuthLocal'>;
+type Votes = Data<'feedbackGetRequestsByIdVotes'>;
+type Comment = Data<'feedbackPostRequestsByIdComments'>;
+type Requests = Data<'feedbackGetProjectsByIdRequests'>;
+
 const FRONTEND = 'http://frontend.example';
 let p: TestPlatform;
 let provider: http.Server;
@@ -114,14 +126,16 @@ async function signIn(code: string, via: 'github' | 'google' = 'github'): Promis
   return token!;
 }
 
-const call = (method: string, path: string, token: string | null, body?: unknown) => p.rest(method, API + path, { key: token, body });
+const call = <T = Feedback<never>>(method: string, path: string, token: string | null, body?: unknown) => p.rest<T>(method, API + path, { key: token, body });
 
-function fails(res: JsonAnswer, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.success, false);
-  assert.equal(res.body.error, code);
-  assert.equal(typeof res.body.message, 'string');
-  return res.body;
+/** Asserts the error envelope; its body, with the `details` (`D`) the test reads. */
+function fails<D = Record<string, unknown>>(res: JsonAnswer<unknown>, status: number, code: string) {
+  const body = res.body as Feedback<never> & { details: D };
+  assert.equal(res.status, status, JSON.stringify(body));
+  assert.equal(body.success, false);
+  assert.equal(body.error, code);
+  assert.equal(typeof body.message, 'string');
+  return body;
 }
 
 let ann: string;
@@ -138,14 +152,14 @@ describe('sign-in with GitHub and Google', () => {
     ann = await signIn('ann');
     bob = await signIn('bob');
     cy = await signIn('cy', 'google');
-    const me = await call('GET', '/auth/me', ann);
+    const me = await call<Feedback<Me>>('GET', '/auth/me', ann);
     assert.equal(me.status, 200);
     assert.deepEqual(
       { email: me.body.data.email, username: me.body.data.username, name: me.body.data.name },
       { email: 'ann@example.com', username: 'ann', name: 'Ann Dev' },
     );
     assert.deepEqual(me.body.data.subscription, { tier: 'free', status: 'active' });
-    assert.equal((await call('GET', '/auth/me', cy)).body.data.email, 'cy@gmail.example');
+    assert.equal((await call<Feedback<Me>>('GET', '/auth/me', cy)).body.data.email, 'cy@gmail.example');
     assert.equal((await signIn('ann')) !== ann || true, true, 'signing in again updates the same user');
     fails(await call('GET', '/auth/me', null), 401, 'missing_authorization');
     fails(await call('GET', '/auth/me', 'not.a.jwt'), 401, 'unauthorized');
@@ -202,12 +216,12 @@ describe('sign-in with GitHub and Google', () => {
 
   test('a profile picture that is not an http(s) URL is kept as none; an https one as given', async () => {
     for (const via of ['github', 'google'] as const) {
-      const me = await call('GET', '/auth/me', await signIn('mallory', via));
+      const me = await call<Feedback<Me>>('GET', '/auth/me', await signIn('mallory', via));
       assert.equal(me.status, 200);
       assert.equal(me.body.data.avatar, null, via);
     }
-    assert.equal((await call('GET', '/auth/me', ann)).body.data.avatar, 'https://avatars.example/ann');
-    assert.equal((await call('GET', '/auth/me', cy)).body.data.avatar, 'https://avatars.example/cy');
+    assert.equal((await call<Feedback<Me>>('GET', '/auth/me', ann)).body.data.avatar, 'https://avatars.example/ann');
+    assert.equal((await call<Feedback<Me>>('GET', '/auth/me', cy)).body.data.avatar, 'https://avatars.example/cy');
   });
 });
 
@@ -232,7 +246,7 @@ describe('projects, requests, votes and comments', () => {
   let request: FeatureRequest;
 
   test('projects: defaults, 400 with the missing field, 409 for a taken slug, owner-only changes, moderators, public lists', async () => {
-    const created = await call('POST', '/projects', ann, { name: 'Rocket', description: 'A launcher', slug: 'rocket' });
+    const created = await call<Feedback<Project>>('POST', '/projects', ann, { name: 'Rocket', description: 'A launcher', slug: 'rocket' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     project = created.body.data;
     assert.deepEqual(project.settings, { is_public: true, allow_anonymous: false, require_approval: true });
@@ -243,17 +257,20 @@ describe('projects, requests, votes and comments', () => {
     assert.equal(taken.details.field, 'slug');
     fails(await call('POST', '/projects', null, { name: 'x', description: 'x', slug: 'x' }), 401, 'missing_authorization');
     fails(await call('PUT', `/projects/${project.id}`, bob, { name: 'Mine now' }), 403, 'forbidden');
-    const renamed = await call('PUT', `/projects/${project.id}`, ann, { name: 'Rocket 2', settings: { allow_anonymous: true } });
+    const renamed = await call<Feedback<Data<'feedbackPutProjectsById'>>>('PUT', `/projects/${project.id}`, ann, {
+      name: 'Rocket 2',
+      settings: { allow_anonymous: true },
+    });
     assert.equal(renamed.body.data.name, 'Rocket 2');
     assert.deepEqual(renamed.body.data.settings, { is_public: true, allow_anonymous: true, require_approval: true });
-    const bobId = (await call('GET', '/auth/me', bob)).body.data.id;
+    const bobId = (await call<Feedback<Me>>('GET', '/auth/me', bob)).body.data.id;
     fails(await call('POST', `/projects/${project.id}/moderators`, bob, { user_id: bobId }), 403, 'forbidden');
-    const mod = await call('POST', `/projects/${project.id}/moderators`, ann, { user_id: bobId });
+    const mod = await call<Feedback<Data<'feedbackPostProjectsByIdModerators'>>>('POST', `/projects/${project.id}/moderators`, ann, { user_id: bobId });
     assert.deepEqual(mod.body.data.moderators, [bobId]);
-    const list = await call('GET', '/projects?limit=10', null);
+    const list = await call<Feedback<Data<'feedbackGetProjects'>>>('GET', '/projects?limit=10', null);
     assert.ok(list.body.data.some((x: { slug: unknown }) => x.slug === 'rocket'));
     assert.deepEqual(
-      (await call('GET', '/projects/my', ann)).body.data.map((x: { slug: unknown }) => x.slug),
+      (await call<Feedback<Data<'feedbackGetProjectsMy'>>>('GET', '/projects/my', ann)).body.data.map((x: { slug: unknown }) => x.slug),
       ['rocket'],
     );
     fails(await call('GET', '/projects/00000000-0000-4000-8000-000000000000', null), 404, 'resource_not_found');
@@ -262,12 +279,14 @@ describe('projects, requests, votes and comments', () => {
   test('a slug raced for by ten creates at once: exactly one 201, every other 409 conflict, one project', async () => {
     const slug = 'contested';
     const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => call('POST', '/projects', i % 2 ? ann : bob, { name: `Contender ${i}`, description: 'x', slug })),
+      Array.from({ length: 10 }, (_, i) => call<Feedback<Project>>('POST', '/projects', i % 2 ? ann : bob, { name: `Contender ${i}`, description: 'x', slug })),
     );
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, ...Array(9).fill(409)], JSON.stringify(answers.map((a) => a.body)));
     for (const a of answers.filter((x) => x.status === 409)) fails(a, 409, 'conflict');
     const winner = answers.find((a) => a.status === 201)!.body.data;
-    const listed = (await call('GET', '/projects?limit=100', null)).body.data.filter((x: { slug: unknown }) => x.slug === slug);
+    const listed = (await call<Feedback<Data<'feedbackGetProjects'>>>('GET', '/projects?limit=100', null)).body.data.filter(
+      (x: { slug: unknown }) => x.slug === slug,
+    );
     assert.deepEqual(
       listed.map((x: { id: unknown }) => x.id),
       [winner.id],
@@ -275,9 +294,13 @@ describe('projects, requests, votes and comments', () => {
   });
 
   test('requests: pending under approval, anonymous where allowed, status by owner and moderators along the documented transitions', async () => {
-    const missing = fails(await call('POST', `/projects/${project.id}/requests`, cy, { description: 'no title' }), 400, 'validation_error');
+    const missing = fails<{ errors: { field: string }[] }>(
+      await call('POST', `/projects/${project.id}/requests`, cy, { description: 'no title' }),
+      400,
+      'validation_error',
+    );
     assert.equal(missing.details.errors[0].field, 'title');
-    const submitted = await call('POST', `/projects/${project.id}/requests`, cy, {
+    const submitted = await call<Feedback<FeatureRequest>>('POST', `/projects/${project.id}/requests`, cy, {
       title: 'Dark mode',
       description: 'Please',
       category: 'ui',
@@ -287,14 +310,17 @@ describe('projects, requests, votes and comments', () => {
     assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
     request = submitted.body.data;
     assert.deepEqual([request.status, request.priority, request.votes_count, request.comments_count], ['pending', 'high', 0, 0]);
-    const anonymous = await call('POST', `/projects/${project.id}/requests`, null, { title: 'Anon idea', description: 'x' });
+    const anonymous = await call<Feedback<Data<'feedbackPostProjectsByIdRequests'>>>('POST', `/projects/${project.id}/requests`, null, {
+      title: 'Anon idea',
+      description: 'x',
+    });
     assert.equal(anonymous.status, 201);
     assert.equal(anonymous.body.data.author_id, null);
     fails(await call('PATCH', `/requests/${request.id}/status`, cy, { status: 'approved' }), 403, 'forbidden');
     fails(await call('PATCH', `/requests/${request.id}/status`, bob, { status: 'completed' }), 409, 'conflict');
-    const approved = await call('PATCH', `/requests/${request.id}/status`, bob, { status: 'approved' });
+    const approved = await call<Feedback<FeatureRequest>>('PATCH', `/requests/${request.id}/status`, bob, { status: 'approved' });
     assert.equal(approved.body.data.status, 'approved', 'a moderator approves');
-    const edited = await call('PUT', `/requests/${request.id}`, cy, { title: 'Dark mode everywhere' });
+    const edited = await call<Feedback<Data<'feedbackPutRequestsById'>>>('PUT', `/requests/${request.id}`, cy, { title: 'Dark mode everywhere' });
     assert.equal(edited.body.data.title, 'Dark mode everywhere');
     fails(await call('PUT', `/requests/${request.id}`, await signIn('dan'), { title: 'hijack' }), 403, 'forbidden');
     fails(await call('GET', `/projects/${project.id}/requests?limit=101`, null), 400, 'validation_error');
@@ -302,7 +328,7 @@ describe('projects, requests, votes and comments', () => {
     // Names every JavaScript object has are not sort columns either (they reached the SQL once: 500).
     for (const sort of ['constructor', 'toString', '__proto__'])
       fails(await call('GET', `/projects/${project.id}/requests?sort=${sort}`, null), 400, 'validation_error');
-    const pending = await call('GET', `/projects/${project.id}/requests?status=pending`, null);
+    const pending = await call<Feedback<Requests>>('GET', `/projects/${project.id}/requests?status=pending`, null);
     assert.deepEqual(
       pending.body.data.requests.map((r: { title: unknown }) => r.title),
       ['Anon idea'],
@@ -311,18 +337,18 @@ describe('projects, requests, votes and comments', () => {
   });
 
   test('votes: create, switch, the same again 409, delete; pending requests refuse; summaries with and without a token', async () => {
-    const up = await call('POST', `/requests/${request.id}/vote`, ann, { type: 'upvote' });
+    const up = await call<Feedback<Votes>>('POST', `/requests/${request.id}/vote`, ann, { type: 'upvote' });
     assert.equal(up.status, 200, JSON.stringify(up.body));
     assert.deepEqual([up.body.data.total_votes, up.body.data.up_votes, up.body.data.user_vote], [1, 1, 'upvote']);
     assert.match(up.body.data.user_vote_id, /^[0-9a-f-]{36}$/);
     fails(await call('POST', `/requests/${request.id}/vote`, ann, { type: 'upvote' }), 409, 'already_voted');
-    const down = await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
+    const down = await call<Feedback<Votes>>('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
     assert.deepEqual([down.body.data.up_votes, down.body.data.down_votes, down.body.data.user_vote], [0, 1, 'downvote']);
-    const anonymousView = await call('GET', `/requests/${request.id}/votes`, null);
+    const anonymousView = await call<Feedback<Votes>>('GET', `/requests/${request.id}/votes`, null);
     assert.deepEqual(anonymousView.body.data, { total_votes: 1, up_votes: 0, down_votes: 1, user_vote: '', user_vote_id: '' });
-    const removed = await call('DELETE', `/requests/${request.id}/vote`, ann);
+    const removed = await call<Feedback<Votes>>('DELETE', `/requests/${request.id}/vote`, ann);
     assert.deepEqual(removed.body.data, { total_votes: 0, up_votes: 0, down_votes: 0, user_vote: '', user_vote_id: '' });
-    const pendingId = (await call('GET', `/projects/${project.id}/requests?status=pending`, null)).body.data.requests[0].id;
+    const pendingId = (await call<Feedback<Requests>>('GET', `/projects/${project.id}/requests?status=pending`, null)).body.data.requests[0].id;
     fails(await call('POST', `/requests/${pendingId}/vote`, ann, { type: 'upvote' }), 409, 'request_not_approved');
     fails(await call('POST', `/requests/${request.id}/vote`, ann, { type: 'sideways' }), 400, 'validation_error');
     fails(await call('POST', `/requests/${request.id}/vote`, null, { type: 'upvote' }), 401, 'missing_authorization');
@@ -338,39 +364,44 @@ describe('projects, requests, votes and comments', () => {
     // And switches racing each other: the three down-voters change their minds at once.
     const switched = await Promise.all(voters.filter((_, i) => i % 4 === 0).map((t) => call('POST', `/requests/${request.id}/vote`, t, { type: 'upvote' })));
     assert.ok(switched.every((r) => r.status === 200));
-    const r = (await call('GET', `/requests/${request.id}`, null)).body.data;
-    const s = (await call('GET', `/requests/${request.id}/votes`, null)).body.data;
+    const r = (await call<Feedback<FeatureRequest>>('GET', `/requests/${request.id}`, null)).body.data;
+    const s = (await call<Feedback<Votes>>('GET', `/requests/${request.id}/votes`, null)).body.data;
     assert.deepEqual([s.up_votes, s.down_votes, s.total_votes], [12, 0, 12]);
     assert.equal(r.votes_count, 12);
   });
 
   test('comments: author edits, others may not; owner and moderators delete; comments_count and stats are real', async () => {
-    const c = await call('POST', `/requests/${request.id}/comments`, cy, { body: 'Also for the docs site' });
+    const c = await call<Feedback<Comment>>('POST', `/requests/${request.id}/comments`, cy, { body: 'Also for the docs site' });
     assert.equal(c.status, 201);
     fails(await call('POST', `/requests/${request.id}/comments`, cy, { body: '' }), 400, 'validation_error');
-    const edited = await call('PUT', `/comments/${c.body.data.id}`, cy, { body: 'Also the docs site, please' });
+    const edited = await call<Feedback<Comment>>('PUT', `/comments/${c.body.data.id}`, cy, { body: 'Also the docs site, please' });
     assert.equal(edited.body.data.body, 'Also the docs site, please');
     fails(await call('PUT', `/comments/${c.body.data.id}`, bob, { body: 'no' }), 403, 'forbidden');
-    const second = await call('POST', `/requests/${request.id}/comments`, ann, { body: 'Planned' });
+    const second = await call<Feedback<Comment>>('POST', `/requests/${request.id}/comments`, ann, { body: 'Planned' });
     assert.deepEqual(
-      (await call('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: { body: unknown }) => x.body),
+      (await call<Feedback<Comment[]>>('GET', `/requests/${request.id}/comments`, null)).body.data.map((x: { body: unknown }) => x.body),
       ['Also the docs site, please', 'Planned'],
     );
-    assert.equal((await call('GET', `/requests/${request.id}`, null)).body.data.comments_count, 2);
+    assert.equal((await call<Feedback<FeatureRequest>>('GET', `/requests/${request.id}`, null)).body.data.comments_count, 2);
     assert.equal((await call('DELETE', `/comments/${second.body.data.id}`, bob)).status, 200, 'a moderator deletes');
-    const stats = (await call('GET', `/projects/${project.id}`, null)).body.data.stats;
+    const stats = (await call<Feedback<Project>>('GET', `/projects/${project.id}`, null)).body.data.stats;
     assert.deepEqual(stats, { total_requests: 2, total_votes: 12, total_comments: 1 });
   });
 
   test('GraphQL with the same token, and requestUpdated over graphql-ws on every vote, comment and status change', async () => {
-    const gql = await p.graphql(
+    const gql = await p.graphql<Gql<unknown>>(
       `query($id: ID!) { featureRequest(requestId: $id) { title status votesCount } feedbackMe { username } }`,
       { id: request.id },
       ann,
     );
     assert.deepEqual(gql.body.data, { featureRequest: { title: 'Dark mode everywhere', status: 'approved', votesCount: 12 }, feedbackMe: { username: 'ann' } });
     const client = wsClient(p.url, `Bearer ${ann}`);
-    const sub = subscribe(client, 'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }', { id: request.id });
+    type Updated = { status: string; votesCount: number; commentsCount: number };
+    const sub = subscribe<Gql<{ requestUpdated: Updated }>>(
+      client,
+      'subscription($id: ID!) { requestUpdated(requestId: $id) { status votesCount commentsCount } }',
+      { id: request.id },
+    );
     try {
       await sleep(300);
       await call('POST', `/requests/${request.id}/vote`, ann, { type: 'downvote' });
@@ -398,7 +429,7 @@ describe('projects, requests, votes and comments', () => {
 
 describe('local sign-in (no identity provider)', () => {
   test('the admin key mints the session of a person by email; the token works on the feature-request routes', async () => {
-    const res = await p.rest('POST', `${API}/auth/local`, { body: { email: 'Dee@Example.com', name: 'Dee Local' } });
+    const res = await p.rest<Feedback<Session>>('POST', `${API}/auth/local`, { body: { email: 'Dee@Example.com', name: 'Dee Local' } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.success, true);
     const { token, expires_in, user } = res.body.data;
@@ -406,26 +437,31 @@ describe('local sign-in (no identity provider)', () => {
     assert.equal(expires_in, 7 * 24 * 3600);
     assert.deepEqual({ email: user.email, username: user.username, name: user.name }, { email: 'dee@example.com', username: 'dee', name: 'Dee Local' });
 
-    const me = await call('GET', '/auth/me', token);
+    const me = await call<Feedback<Me>>('GET', '/auth/me', token);
     assert.equal(me.body.data.id, user.id);
-    const project = await call('POST', '/projects', token, {
+    const project = await call<Feedback<Project>>('POST', '/projects', token, {
       name: 'Local',
       description: 'Tried locally',
       slug: 'local-try',
     });
     assert.equal(project.status, 201, JSON.stringify(project.body));
     assert.equal((await call('PUT', `/projects/${project.body.data.id}`, token, { settings: { require_approval: false } })).status, 200);
-    const request = await call('POST', `/projects/${project.body.data.id}/requests`, token, { title: 'Dark mode', description: 'Please' });
+    const request = await call<Feedback<FeatureRequest>>('POST', `/projects/${project.body.data.id}/requests`, token, {
+      title: 'Dark mode',
+      description: 'Please',
+    });
     assert.equal(request.status, 201, JSON.stringify(request.body));
-    const vote = await call('POST', `/requests/${request.body.data.id}/vote`, token, { type: 'upvote' });
+    const vote = await call<Feedback<Votes>>('POST', `/requests/${request.body.data.id}/vote`, token, { type: 'upvote' });
     assert.equal(vote.status, 200, JSON.stringify(vote.body));
     assert.equal(vote.body.data.up_votes, 1);
 
     // The same email again is the same person; GraphQL mints the same kind of session.
-    const again = await p.graphql(`mutation { signInLocally(email: "dee@example.com", name: "Dee") { token user { id name } } }`);
+    const again = await p.graphql<Gql<{ signInLocally: { token: string; user: { id: string; name: string } } }>>(
+      `mutation { signInLocally(email: "dee@example.com", name: "Dee") { token user { id name } } }`,
+    );
     assert.equal(again.body.data.signInLocally.user.id, user.id);
     assert.equal(again.body.data.signInLocally.user.name, 'Dee');
-    assert.equal((await call('GET', '/auth/me', again.body.data.signInLocally.token)).body.data.id, user.id);
+    assert.equal((await call<Feedback<Me>>('GET', '/auth/me', again.body.data.signInLocally.token)).body.data.id, user.id);
   });
 
   test('refused without the admin key, and for bad input', async () => {
@@ -433,9 +469,9 @@ describe('local sign-in (no identity provider)', () => {
     fails(await p.rest('POST', `${API}/auth/local`, { key: null, body }), 401, 'missing_authorization');
     const reader = await p.createKey({ permissions: ['agent:read'] });
     fails(await p.rest('POST', `${API}/auth/local`, { key: reader.key, body }), 403, 'insufficient_permissions');
-    const person = (await p.rest('POST', `${API}/auth/local`, { body: { email: 'fay@example.com', name: 'Fay' } })).body.data.token;
+    const person = (await p.rest<Feedback<Session>>('POST', `${API}/auth/local`, { body: { email: 'fay@example.com', name: 'Fay' } })).body.data.token;
     fails(await p.rest('POST', `${API}/auth/local`, { key: person, body }), 403, 'insufficient_permissions');
-    const bad = fails(await p.rest('POST', `${API}/auth/local`, { body: { email: 'not-an-email' } }), 400, 'validation_error');
+    const bad = fails<{ errors: { field: string }[] }>(await p.rest('POST', `${API}/auth/local`, { body: { email: 'not-an-email' } }), 400, 'validation_error');
     assert.deepEqual(
       bad.details.errors.map((e: { field: unknown }) => e.field),
       ['email', 'name'],

@@ -5,11 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { verifySignature } from '../kernel/webhooks';
+import type { InfraError } from './support/answers';
 import { startFakeKubernetes, type FakeKubernetes } from './support/fake-kubernetes';
 import { localWebhooksEnv } from './support/fixtures';
+import type { Answer as DocumentedAnswer } from './support/openapi-client';
+import type { operations } from './support/openapi-types';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { sleep, until } from './support/until';
-import { webhookReceiver } from './support/webhook-receiver';
+import { webhookReceiver, type ReceivedRequest } from './support/webhook-receiver';
 
 /**
  * CLUSTER_DRIVER=kubernetes against a fake Kubernetes API server on loopback: deployments
@@ -19,6 +22,28 @@ import { webhookReceiver } from './support/webhook-receiver';
  */
 
 const API = '/infra/api/v1';
+
+/** The 2xx answer the API description documents for an infra operation. */
+type Ok<K extends keyof operations> = DocumentedAnswer<operations[K]>;
+type Project = Ok<'infraGetProjectsById'>;
+type Service = Ok<'infraGetServicesById'>;
+type Deployment = Ok<'infraGetDeploymentsById'>;
+type Deployments = Ok<'infraGetServicesByIdDeployments'>;
+type Alerts = Ok<'infraGetInfrastructureAlerts'>;
+/** A registration as created: its secret is shown this once. */
+type Registration = Ok<'infraPostWebhooks'> & { secret: string };
+/** A log line (the description leaves its fields open). */
+interface LogLine {
+  timestamp: string;
+  level: string;
+  message: string;
+  pod: string;
+}
+/** The body of an alert.triggered delivery, with the fields the test reads. */
+interface AlertEvent {
+  event: string;
+  data: { rule: string; severity: string; utilizationPercent: number; thresholdPercent: number };
+}
 const run = promisify(execFile);
 let dir: string;
 let k8s: FakeKubernetes;
@@ -37,7 +62,8 @@ beforeAll(async () => {
     INFRA_ALERT_THRESHOLD_PERCENT: '50',
     ...localWebhooksEnv,
   });
-  token = (await p.rest('POST', `${API}/auth/login`, { key: null, body: { email: 'ops@infra.test', password: 'ops-password-1' } })).body.token;
+  token = (await p.rest<Ok<'infraPostAuthLogin'>>('POST', `${API}/auth/login`, { key: null, body: { email: 'ops@infra.test', password: 'ops-password-1' } }))
+    .body.token;
 });
 afterAll(async () => {
   await p?.stop();
@@ -45,7 +71,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (method: string, p2: string, body?: unknown): Promise<Answer> => p.rest(method, API + p2, { key: token, body });
+const call = <T = InfraError>(method: string, p2: string, body?: unknown): Promise<Answer<T>> => p.rest<T>(method, API + p2, { key: token, body });
 
 /** kubectl's own answer about the fake cluster (stdout, or stderr when it fails). */
 async function kubectl(...args: string[]): Promise<string> {
@@ -67,9 +93,9 @@ async function agreeUntilDone(ns: string, deploymentId: string): Promise<string[
   const seen: string[] = [];
   for (let i = 0; i < 30; i++) {
     const theirs = (await kubectl('rollout', 'status', 'deployment/api', '-n', ns, '--watch=false')).replace(/^error: /, '');
-    await until(`the platform to say "${theirs}"`, async () => (await call('GET', `/deployments/${deploymentId}`)).body.message === theirs);
+    await until(`the platform to say "${theirs}"`, async () => (await call<Deployment>('GET', `/deployments/${deploymentId}`)).body.message === theirs);
     seen.push(theirs);
-    const d = (await call('GET', `/deployments/${deploymentId}`)).body;
+    const d = (await call<Deployment>('GET', `/deployments/${deploymentId}`)).body;
     if (d.status !== 'in-progress') return seen;
     k8s.step();
   }
@@ -81,17 +107,17 @@ describe('deployments on Kubernetes', () => {
   let service: { id: string };
 
   test('create: a Deployment in the project namespace; kubectl and the platform agree on every rollout state', async () => {
-    project = (await call('POST', '/projects', { name: 'Storefront' })).body;
+    project = (await call<Project>('POST', '/projects', { name: 'Storefront' })).body;
     assert.equal(project.slug, 'storefront');
-    const res = await call('POST', '/services', { project: project.id, name: 'api', image: 'registry.example.com/store/api:1.0.0', replicas: 3 });
+    const res = await call<Service>('POST', '/services', { project: project.id, name: 'api', image: 'registry.example.com/store/api:1.0.0', replicas: 3 });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     service = res.body;
-    const obj = k8s.deployment('storefront', 'api');
+    const obj = k8s.deployment('storefront', 'api')!;
     assert.equal(obj.spec.template.spec.containers[0].image, 'registry.example.com/store/api:1.0.0');
     assert.equal(obj.spec.replicas, 3);
     assert.equal(obj.spec.strategy.type, 'RollingUpdate');
     assert.equal(obj.metadata.labels['platform/service-id'], service.id);
-    const dep = (await call('GET', `/services/${service.id}/deployments`)).body.data[0];
+    const dep = (await call<Deployments>('GET', `/services/${service.id}/deployments`)).body.data[0];
     const sentences = await agreeUntilDone('storefront', dep.deploymentId);
     assert.equal(sentences[0], 'Waiting for deployment spec update to be observed...');
     assert.ok(
@@ -99,14 +125,14 @@ describe('deployments on Kubernetes', () => {
       sentences.join(' | '),
     );
     assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
-    const s = (await call('GET', `/services/${service.id}`)).body;
+    const s = (await call<Service>('GET', `/services/${service.id}`)).body;
     assert.deepEqual({ status: s.status, replicas: s.replicas }, { status: 'running', replicas: { desired: 3, ready: 3, available: 3 } });
   });
 
   test("deploy a new image with recreate; history and undo by kubectl's logic", async () => {
-    const res = await call('POST', `/services/${service.id}/deploy`, { image: 'registry.example.com/store/api:1.1.0', strategy: 'recreate' });
+    const res = await call<Deployment>('POST', `/services/${service.id}/deploy`, { image: 'registry.example.com/store/api:1.1.0', strategy: 'recreate' });
     assert.equal(res.status, 202, JSON.stringify(res.body));
-    assert.equal(k8s.deployment('storefront', 'api').spec.strategy.type, 'Recreate');
+    assert.equal(k8s.deployment('storefront', 'api')!.spec.strategy.type, 'Recreate');
     const sentences = await agreeUntilDone('storefront', res.body.deploymentId);
     assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
     const history = await kubectl('rollout', 'history', 'deployment/api', '-n', 'storefront');
@@ -119,15 +145,15 @@ describe('deployments on Kubernetes', () => {
       ['1', '2'],
     );
 
-    const back = await call('POST', `/services/${service.id}/rollback`, {});
+    const back = await call<Deployment>('POST', `/services/${service.id}/rollback`, {});
     assert.equal(back.status, 202, JSON.stringify(back.body));
     assert.equal(back.body.targetImage, 'registry.example.com/store/api:1.0.0');
-    const obj = k8s.deployment('storefront', 'api');
+    const obj = k8s.deployment('storefront', 'api')!;
     assert.equal(obj.spec.template.spec.containers[0].image, 'registry.example.com/store/api:1.0.0');
     assert.equal(obj.spec.template.metadata.labels['pod-template-hash'], undefined, 'undo drops the pod-template-hash label');
     k8s.settle();
     const done = await until('the rollback', async () => {
-      const d = (await call('GET', `/deployments/${back.body.deploymentId}`)).body;
+      const d = (await call<Deployment>('GET', `/deployments/${back.body.deploymentId}`)).body;
       return d.status === 'success' ? d : null;
     });
     assert.equal(done.revision, '3', 'the reused ReplicaSet takes the newest revision, as on Kubernetes');
@@ -144,23 +170,23 @@ describe('deployments on Kubernetes', () => {
   });
 
   test('a rollout past its progress deadline fails, as kubectl reports it', async () => {
-    const res = await call('POST', `/services/${service.id}/deploy`, { image: 'registry.example.com/store/api:fail-pull' });
+    const res = await call<Deployment>('POST', `/services/${service.id}/deploy`, { image: 'registry.example.com/store/api:fail-pull' });
     k8s.settle(5);
     const failed = await until('the failure', async () => {
-      const d = (await call('GET', `/deployments/${res.body.deploymentId}`)).body;
+      const d = (await call<Deployment>('GET', `/deployments/${res.body.deploymentId}`)).body;
       return d.status === 'failed' ? d : null;
     });
     assert.equal(failed.message, 'deployment "api" exceeded its progress deadline');
     const theirs = await kubectl('rollout', 'status', 'deployment/api', '-n', 'storefront', '--watch=false');
     assert.equal(theirs.split('\n').at(-1), 'error: deployment "api" exceeded its progress deadline', JSON.stringify(theirs));
-    const back = await call('POST', `/services/${service.id}/rollback`, {});
+    const back = await call<Deployment>('POST', `/services/${service.id}/rollback`, {});
     k8s.settle();
-    await until('repaired', async () => (await call('GET', `/deployments/${back.body.deploymentId}`)).body.status === 'success');
+    await until('repaired', async () => (await call<Deployment>('GET', `/deployments/${back.body.deploymentId}`)).body.status === 'success');
   });
 
   test("logs: the pods' lines with their pod; follow=true streams what the containers print next", async () => {
     k8s.print('storefront', 'api', 'GET /health 200');
-    const logs = (await call('GET', `/services/${service.id}/logs?lines=50`)).body.logs;
+    const logs = (await call<{ logs: LogLine[] }>('GET', `/services/${service.id}/logs?lines=50`)).body.logs;
     assert.ok(
       logs.some((l: { message: unknown; pod: string; level: unknown }) => l.message === 'GET /health 200' && /^api-/.test(l.pod) && l.level === 'info'),
       JSON.stringify(logs),
@@ -188,16 +214,16 @@ describe('deployments on Kubernetes', () => {
     const line = text
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l))
+      .map((l) => JSON.parse(l) as LogLine)
       .find((l) => l.message.includes('payment provider'));
-    assert.equal(line.level, 'error');
+    assert.equal(line!.level, 'error');
   });
 
   test('delete: the Deployment goes too', async () => {
-    const s = (await call('POST', '/services', { project: project.id, name: 'gone', image: 'gone:1' })).body;
+    const s = (await call<Service>('POST', '/services', { project: project.id, name: 'gone', image: 'gone:1' })).body;
     assert.ok(k8s.deployment('storefront', 'gone'));
     k8s.settle();
-    await until('running', async () => (await call('GET', `/services/${s.id}`)).body.status === 'running');
+    await until('running', async () => (await call<Service>('GET', `/services/${s.id}`)).body.status === 'running');
     assert.equal((await call('DELETE', `/services/${s.id}`)).status, 200);
     assert.equal(k8s.deployment('storefront', 'gone'), undefined);
   });
@@ -205,29 +231,34 @@ describe('deployments on Kubernetes', () => {
 
 describe('a deploy during a rollout on Kubernetes', () => {
   test('supersedes it: the Deployment follows the newest image, kubectl and the platform agree it rolls out', async () => {
-    const project = (await call('POST', '/projects', { name: 'Checkout' })).body;
-    const created = await call('POST', '/services', { project: project.id, name: 'api', image: 'registry.example.com/checkout/api:1.0.0', replicas: 3 });
+    const project = (await call<Project>('POST', '/projects', { name: 'Checkout' })).body;
+    const created = await call<Service>('POST', '/services', {
+      project: project.id,
+      name: 'api',
+      image: 'registry.example.com/checkout/api:1.0.0',
+      replicas: 3,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const first = (await call('GET', `/services/${created.body.id}/deployments`)).body.data[0];
+    const first = (await call<Deployments>('GET', `/services/${created.body.id}/deployments`)).body.data[0];
     assert.equal(first.status, 'in-progress');
     k8s.step();
-    const res = await call('POST', `/services/${created.body.id}/deploy`, { image: 'registry.example.com/checkout/api:2.0.0' });
+    const res = await call<Deployment>('POST', `/services/${created.body.id}/deploy`, { image: 'registry.example.com/checkout/api:2.0.0' });
     assert.equal(res.status, 202, JSON.stringify(res.body));
-    assert.equal((await call('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded');
-    assert.equal(k8s.deployment('checkout', 'api').spec.template.spec.containers[0].image, 'registry.example.com/checkout/api:2.0.0');
+    assert.equal((await call<Deployment>('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded');
+    assert.equal(k8s.deployment('checkout', 'api')!.spec.template.spec.containers[0].image, 'registry.example.com/checkout/api:2.0.0');
     const sentences = await agreeUntilDone('checkout', res.body.deploymentId);
     assert.equal(sentences.at(-1), 'deployment "api" successfully rolled out');
-    const done = (await call('GET', `/deployments/${res.body.deploymentId}`)).body;
+    const done = (await call<Deployment>('GET', `/deployments/${res.body.deploymentId}`)).body;
     assert.deepEqual({ status: done.status, revision: done.revision }, { status: 'success', revision: '2' });
-    assert.equal((await call('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded', 'the superseded rollout stays superseded');
-    const s = (await call('GET', `/services/${created.body.id}`)).body;
+    assert.equal((await call<Deployment>('GET', `/deployments/${first.deploymentId}`)).body.status, 'superseded', 'the superseded rollout stays superseded');
+    const s = (await call<Service>('GET', `/services/${created.body.id}`)).body;
     assert.deepEqual({ image: s.image, status: s.status }, { image: 'registry.example.com/checkout/api:2.0.0', status: 'running' });
   });
 });
 
 describe('cluster, nodes and metrics from the API', () => {
   test('nodes: every field from the Node objects; one not ready', async () => {
-    const nodes = (await call('GET', '/infrastructure/nodes')).body.data;
+    const nodes = (await call<Ok<'infraGetInfrastructureNodes'>>('GET', '/infrastructure/nodes')).body.data;
     assert.deepEqual(
       nodes.map((n: { name: string; status: string; type: string; instanceType: string; kubeletVersion: string; capacity: { cpu: string } }) => [
         n.name,
@@ -248,7 +279,7 @@ describe('cluster, nodes and metrics from the API', () => {
   });
 
   test('metrics: usage from metrics.k8s.io over allocatable; disk from the kubelet summaries', async () => {
-    const m = (await call('GET', '/infrastructure/metrics')).body;
+    const m = (await call<Ok<'infraGetInfrastructureMetrics'>>('GET', '/infrastructure/metrics')).body;
     assert.deepEqual(m.cluster.cpu, { used: 1.75, allocatable: 6, utilizationPercent: 29.2 });
     const memAlloc = (8039404 + 16078808) * 1024;
     const memUsed = 2097152 * 1024 + 4 * 1024 ** 3;
@@ -257,7 +288,7 @@ describe('cluster, nodes and metrics from the API', () => {
   });
 
   test('cluster: version, node counts, storage, networking, security; degraded with a node down, and an alert for it', async () => {
-    const c = (await call('GET', '/infrastructure/cluster')).body;
+    const c = (await call<Ok<'infraGetInfrastructureCluster'>>('GET', '/infrastructure/cluster')).body;
     assert.deepEqual(
       { name: c.name, version: c.version, status: c.status, nodes: c.nodes, storage: c.storage, networking: c.networking },
       {
@@ -272,7 +303,7 @@ describe('cluster, nodes and metrics from the API', () => {
     assert.deepEqual(c.security, { podsecuritystandards: 'baseline', rbacEnabled: true, networkPoliciesEnabled: true, encryptionAtRest: false });
     assert.equal(c.compute.cpuAllocatable, '6');
     const alert = await until('node_not_ready', async () =>
-      (await call('GET', '/infrastructure/alerts?open=true')).body.data.find((a: { rule: unknown }) => a.rule === 'node_not_ready'),
+      (await call<Alerts>('GET', '/infrastructure/alerts?open=true')).body.data.find((a: { rule: unknown }) => a.rule === 'node_not_ready'),
     );
     assert.equal(alert.subject, 'node-b');
   });
@@ -281,11 +312,12 @@ describe('cluster, nodes and metrics from the API', () => {
 describe('alert.triggered', () => {
   test('CPU over the threshold raises cpu_high once, delivered signed; it resolves when usage falls', async () => {
     const receiver = await webhookReceiver().start();
-    const received = receiver.requests;
+    const received = receiver.requests as (ReceivedRequest & { body: AlertEvent })[];
     try {
       const url = `${receiver.url}/alerts`;
-      const reg = (await call('POST', '/webhooks', { url, events: ['alert.triggered'] })).body;
-      const open = async () => (await call('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: { rule: unknown }) => a.rule === 'cpu_high');
+      const reg = (await call<Registration>('POST', '/webhooks', { url, events: ['alert.triggered'] })).body;
+      const open = async () =>
+        (await call<Alerts>('GET', '/infrastructure/alerts?open=true')).body.data.filter((a: { rule: unknown }) => a.rule === 'cpu_high');
       assert.deepEqual(await open(), [], 'at 29.2% nothing is raised');
       k8s.setUsage('node-b', { cpu: '3', memory: '4Gi' }); // 3.5 of 6 cores: 58.3%
       const delivered = await until('the alert delivery', async () => received.find((r) => r.body.data.rule === 'cpu_high')).then((r) => ({

@@ -3,6 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { AGENTS } from '../subgraphs/control-plane/agents';
 import { PRICES } from '../subgraphs/control-plane/metrics';
+import type { V1 } from './support/answers';
+import type { Answer as DocumentedAnswer } from './support/openapi-client';
+import type { operations } from './support/openapi-types';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { readUntil } from './support/until';
 
@@ -15,6 +18,29 @@ import { readUntil } from './support/until';
  */
 
 const M = '/v1/control-plane/metrics';
+
+/** The 2xx answer the API description documents for an operation. */
+type Ok<K extends keyof operations> = DocumentedAnswer<operations[K]>;
+/** A refusal whose `details` (`D`) the test reads. */
+type Refused<D> = V1<never> & { error: { details: D } };
+/** A custom query's answer: one row per group, its value and its groupBy fields (`G`). */
+interface QueryAnswer<G = object> {
+  results: ({ value: number } & G)[];
+  timeRange: { start: string; end: string };
+}
+/** The health view, with the figures these tests read (the description leaves each part's fields optional). */
+interface Health {
+  status: string;
+  services: {
+    database: { status: string; connections: number; queryLatencyP95: number };
+    queue: { depth: number };
+    workflows: { engineStatus: string };
+    agents: { capacityUtilization: number };
+    subgraphs: { engine: { status: string } };
+  };
+  resources: { cpu: { available: number }; memory: { available: number }; storage: { available: number } };
+  rateLimits: { tier: string; requestsPerMinute: { limit: number; current: number }; concurrentExecutions: { limit: number } };
+}
 let p: TestPlatform;
 let db: Client;
 let key: string;
@@ -105,7 +131,7 @@ beforeAll(async () => {
     );
   }
 
-  const wf = await p.rest('POST', '/v1/engine/workflows', {
+  const wf = await p.rest<Ok<'v1PostEngineWorkflows'>>('POST', '/v1/engine/workflows', {
     body: {
       name: 'Metered',
       nodes: [
@@ -116,7 +142,7 @@ beforeAll(async () => {
     },
   });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
-  workflowId = wf.body.data.workflowId ?? wf.body.data.id;
+  workflowId = wf.body.data.workflowId;
   for (let i = 0; i < 30; i++) {
     const status = i % 6 === 0 ? 'error' : i % 11 === 0 ? 'canceled' : 'success';
     const e: Exec = {
@@ -160,16 +186,17 @@ afterAll(async () => {
   await p?.stop();
 });
 
-const get = (path: string, k = key) => p.rest('GET', path, { key: k });
-const query = (body: unknown, k = key) => p.rest('POST', `${M}/query`, { key: k, body });
-function assertError(res: Answer, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code, JSON.stringify(res.body));
+const get = <T = V1<never>>(path: string, k = key) => p.rest<T>('GET', path, { key: k });
+const query = <T = V1<never>>(body: unknown, k = key) => p.rest<T>('POST', `${M}/query`, { key: k, body });
+function assertError(res: Answer<unknown>, status: number, code: string) {
+  const body = res.body as V1<never>;
+  assert.equal(res.status, status, JSON.stringify(body));
+  assert.equal(body.error.code, code, JSON.stringify(body));
 }
 
 describe('GET /metrics/agents', () => {
   test('summary with p50/p95/p99 from SQL, daily buckets with the empty day, task types and errors', async () => {
-    const res = await get(`${M}/agents?startDate=2026-03-01&endDate=2026-03-03&granularity=day`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsAgents'>>(`${M}/agents?startDate=2026-03-01&endDate=2026-03-03&granularity=day`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const m = res.body.data;
     const ms = tasks.map((t) => t.ms);
@@ -223,7 +250,9 @@ describe('GET /metrics/agents', () => {
   });
 
   test("one agent, hourly buckets: 72 buckets, the agent's figures only", async () => {
-    const res = await get(`${M}/agents?agentId=${A2}&startDate=2026-03-01T00:00:00Z&endDate=2026-03-04T00:00:00Z&granularity=hour`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsAgents'>>(
+      `${M}/agents?agentId=${A2}&startDate=2026-03-01T00:00:00Z&endDate=2026-03-04T00:00:00Z&granularity=hour`,
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const mine = tasks.filter((t) => t.agent === A2);
     assert.equal(res.body.data.agentId, A2);
@@ -245,7 +274,7 @@ describe('GET /metrics/agents', () => {
   });
 
   test('bad periods and unknown agents: 400 naming the field, 404 AGENT_NOT_FOUND', async () => {
-    const missing = await get(`${M}/agents?endDate=2026-03-03`);
+    const missing = await get<Refused<{ errors: { field: string }[] }>>(`${M}/agents?endDate=2026-03-03`);
     assertError(missing, 400, 'validation_error');
     assert.deepEqual(
       missing.body.error.details.errors.map((e: { field: unknown }) => e.field),
@@ -262,7 +291,7 @@ describe('GET /metrics/agents', () => {
 
 describe('GET /metrics/workflows', () => {
   test("the engine's executions: summary, buckets, node performance", async () => {
-    const res = await get(`${M}/workflows?workflowId=${workflowId}&startDate=2026-03-01&endDate=2026-03-03`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsWorkflows'>>(`${M}/workflows?workflowId=${workflowId}&startDate=2026-03-01&endDate=2026-03-03`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const w = res.body.data;
     const ok = execs.filter((e) => e.status === 'success').length;
@@ -388,7 +417,7 @@ describe('GET /metrics/orchestrations', () => {
         );
       }
     }
-    const res = await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsOrchestrations'>>(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const m = res.body.data;
     assert.deepEqual(m.summary, {
@@ -415,7 +444,8 @@ describe('GET /metrics/orchestrations', () => {
         { criteria: 'riskAssessment', failures: 1 },
       ],
     });
-    const research = (await get(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=DESIGN`)).body.data;
+    const research = (await get<Ok<'v1GetControlPlaneMetricsOrchestrations'>>(`${M}/orchestrations?startDate=2026-03-02&endDate=2026-03-02&stage=DESIGN`)).body
+      .data;
     assert.deepEqual(
       research.stagePerformance.map((s: { stage: unknown }) => s.stage),
       ['DESIGN'],
@@ -431,7 +461,7 @@ describe('GET /metrics/costs', () => {
     const agentsCost = billed.length * PRICES.perAgentExecution + (tokens / 1000) * PRICES.per1000Tokens;
     const wfCost = execs.length * PRICES.perWorkflowExecution;
     const money = (n: number) => Math.round(n * 10_000) / 10_000;
-    const res = await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsCosts'>>(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const c = res.body.data;
     const baseFee = (PRICES.baseFeePerMonth.starter * 3) / 30;
@@ -472,15 +502,16 @@ describe('GET /metrics/costs', () => {
       confidenceLevel: 'low',
     });
 
-    const perDay = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=day`)).body.data.breakdown;
+    const perDay = (await get<Ok<'v1GetControlPlaneMetricsCosts'>>(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=day`)).body.data.breakdown;
     assert.deepEqual(
       perDay.map((b: { category: unknown }) => b.category),
       ['2026-03-01', '2026-03-02', '2026-03-03'],
     );
     assert.equal(perDay[1].orchestrations, 4);
-    const perWorkflow = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=workflow`)).body.data.breakdown;
+    const perWorkflow = (await get<Ok<'v1GetControlPlaneMetricsCosts'>>(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=workflow`)).body.data
+      .breakdown;
     assert.deepEqual(perWorkflow, [{ category: workflowId, cost: money(wfCost), executions: execs.length, costPerExecution: PRICES.perWorkflowExecution }]);
-    const perAgent = (await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=agent`)).body.data.breakdown;
+    const perAgent = (await get<Ok<'v1GetControlPlaneMetricsCosts'>>(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=agent`)).body.data.breakdown;
     assert.deepEqual(perAgent.map((b: { category: unknown }) => b.category).sort(), [A1, A2].sort());
     assertError(await get(`${M}/costs?startDate=2026-03-01&endDate=2026-03-03&groupBy=team`), 400, 'validation_error');
   });
@@ -489,7 +520,13 @@ describe('GET /metrics/costs', () => {
 describe('POST /metrics/query', () => {
   test('every aggregation, filters and groupBy, computed like the test computes them; workflow metrics via the engine', async () => {
     const range = { start: '2026-03-01T00:00:00Z', end: '2026-03-04T00:00:00Z' };
-    const res = await query({ metric: 'agent_duration', aggregation: 'p95', groupBy: ['agentId'], filters: { status: 'completed' }, timeRange: range });
+    const res = await query<V1<QueryAnswer<{ agentId: string }>>>({
+      metric: 'agent_duration',
+      aggregation: 'p95',
+      groupBy: ['agentId'],
+      filters: { status: 'completed' },
+      timeRange: range,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const expected = [A1, A2].sort().map((a) => ({
       agentId: a,
@@ -507,7 +544,7 @@ describe('POST /metrics/query', () => {
     for (const [i, e] of expected.entries())
       assert.ok(Math.abs(res.body.data.results[i].value - e.value) < 0.00015, `${res.body.data.results[i].value} vs ${e.value}`);
     assert.deepEqual(res.body.data.timeRange, { start: '2026-03-01T00:00:00.000Z', end: '2026-03-04T00:00:00.000Z' });
-    const count = await query({
+    const count = await query<V1<QueryAnswer<{ taskType: string; status: string }>>>({
       metric: 'agent_executions',
       aggregation: 'count',
       groupBy: ['taskType', 'status'],
@@ -520,10 +557,10 @@ describe('POST /metrics/query', () => {
       mine.length,
     );
     assert.equal(
-      count.body.data.results.find((r: { taskType: unknown; status: unknown }) => r.taskType === 'build' && r.status === 'completed').value,
+      count.body.data.results.find((r: { taskType: unknown; status: unknown }) => r.taskType === 'build' && r.status === 'completed')!.value,
       mine.filter((t) => t.type === 'build' && t.status === 'completed').length,
     );
-    const rate = await query({ metric: 'workflow_success_rate', aggregation: 'avg', timeRange: range });
+    const rate = await query<V1<QueryAnswer>>({ metric: 'workflow_success_rate', aggregation: 'avg', timeRange: range });
     assert.equal(rate.status, 200, JSON.stringify(rate.body));
     const finished = execs.filter((e) => e.status !== 'canceled');
     assert.deepEqual(rate.body.data.results, [
@@ -534,13 +571,16 @@ describe('POST /metrics/query', () => {
   test('unknown metric, field or aggregation: 400 with the allowed values; the 6th query in a minute is 429', async () => {
     const range = { start: '2026-03-01', end: '2026-03-02' };
     const k = (await p.createKey({ permissions: ['metrics:read'] })).key;
-    const metric = await query({ metric: 'agent_mood', aggregation: 'avg', timeRange: range }, k);
+    const metric = await query<Refused<{ allowedMetrics: string[] }>>({ metric: 'agent_mood', aggregation: 'avg', timeRange: range }, k);
     assertError(metric, 400, 'validation_error');
     assert.ok(metric.body.error.details.allowedMetrics.includes('agent_duration') && metric.body.error.details.allowedMetrics.includes('workflow_duration'));
     const agg = await query({ metric: 'agent_duration', aggregation: 'median', timeRange: range }, k);
     assertError(agg, 400, 'validation_error');
     assert.deepEqual(agg.body.error.details.allowedAggregations, ['avg', 'sum', 'count', 'min', 'max', 'p50', 'p95', 'p99']);
-    const field = await query({ metric: 'agent_duration', aggregation: 'avg', groupBy: ['colour'], filters: { mood: 'x' }, timeRange: range }, k);
+    const field = await query<Refused<{ allowedFields: string[]; errors: { field: string }[] }>>(
+      { metric: 'agent_duration', aggregation: 'avg', groupBy: ['colour'], filters: { mood: 'x' }, timeRange: range },
+      k,
+    );
     assertError(field, 400, 'validation_error');
     assert.ok(field.body.error.details.allowedFields.includes('agentId'));
     assert.deepEqual(field.body.error.details.errors.map((e: { field: unknown }) => e.field).sort(), ['filters.mood', 'groupBy']);
@@ -581,7 +621,7 @@ describe('system resources and health', () => {
     // The window ends with the samples read above: one the sampler writes between the two reads
     // below must fall outside both (it did under load, and the totals differed).
     const end = new Date(rows[rows.length - 1].at.getTime() + 1).toISOString();
-    const res = await get(`${M}/system/resources?startDate=${start}&endDate=${end}&granularity=minute`);
+    const res = await get<Ok<'v1GetControlPlaneMetricsSystemResources'>>(`${M}/system/resources?startDate=${start}&endDate=${end}&granularity=minute`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const r = res.body.data;
     const now = (await db.query(`SELECT * FROM control_plane.resource_samples WHERE at >= $1 AND at < $2`, [start, end])).rows;
@@ -602,7 +642,7 @@ describe('system resources and health', () => {
   });
 
   test("health: every part probed, the host's resources, the caller's limits", async () => {
-    const res = await get(`${M}/system/health`);
+    const res = await get<V1<Health>>(`${M}/system/health`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const h = res.body.data;
     assert.equal(h.status, 'healthy');
@@ -623,7 +663,7 @@ describe('system resources and health', () => {
   test('a part that does not answer: 503 naming it', async () => {
     const down = await startTestPlatform({ SUBGRAPH_URLS: 'links=http://127.0.0.1:9/graphql' });
     try {
-      const res = await down.rest('GET', `${M}/system/health`);
+      const res = await down.rest<V1<never>>('GET', `${M}/system/health`);
       assertError(res, 503, 'service_unavailable');
       assert.deepEqual(res.body.error.details.unhealthy, ['subgraph:links']);
       assert.match(res.body.error.message, /subgraph:links/);

@@ -3,11 +3,70 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from './net';
-import type { ParsedJson } from './platform';
-import { REVISION_ANNOTATION, rolloutSettled, startRollout, statusOf, stepRollout, type SimulatedRollout } from '../../subgraphs/infra/cluster/rollout';
+import {
+  REVISION_ANNOTATION,
+  rolloutSettled,
+  startRollout,
+  statusOf,
+  stepRollout,
+  type DeploymentLike,
+  type SimulatedRollout,
+} from '../../subgraphs/infra/cluster/rollout';
 
-/** A Kubernetes object as the API's JSON carries it, read by the shape the API documents. */
-type K8sObject = ParsedJson;
+/**
+ * The Kubernetes objects this server keeps, with the apps/v1 and v1 fields it and the tests read,
+ * as the platform's driver sends them (its Deployments always carry labels, a selector and a strategy).
+ */
+type Labels = Record<string, string>;
+
+interface PodTemplate {
+  metadata: { labels: Labels };
+  spec: { containers: { name: string; image: string }[] };
+}
+
+interface DeploymentSpec {
+  replicas: number;
+  selector: { matchLabels: Labels };
+  strategy: { type: string; rollingUpdate?: { maxSurge: string; maxUnavailable: string } };
+  template: PodTemplate;
+}
+
+/** A Deployment as a client POSTs or PUTs it. */
+interface SentDeployment {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; labels: Labels };
+  spec: DeploymentSpec;
+}
+
+/** A Deployment as this server keeps and answers it. */
+export interface DeploymentObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; uid: string; generation: number; creationTimestamp: string; labels: Labels; annotations: Labels };
+  spec: DeploymentSpec;
+  status: NonNullable<DeploymentLike['status']>;
+}
+
+export interface ReplicaSetObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    labels: Labels;
+    annotations: Labels;
+    ownerReferences: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean }[];
+    creationTimestamp: string;
+  };
+  spec: { replicas: number; template: PodTemplate };
+  status: { replicas: number };
+}
+
+interface NamespaceObject {
+  metadata: { name: string; uid?: string; labels?: Labels };
+}
 
 /**
  * A small Kubernetes API server on loopback for the tests: the paths and objects that kubectl and
@@ -18,7 +77,7 @@ type K8sObject = ParsedJson;
  */
 
 interface Deployment {
-  obj: K8sObject;
+  obj: DeploymentObject;
   rollout: SimulatedRollout;
 }
 
@@ -29,8 +88,8 @@ export interface FakeKubernetes {
   step(): void;
   /** Steps until no rollout moves any more (at most `max` steps). */
   settle(max?: number): void;
-  deployment(namespace: string, name: string): K8sObject | undefined;
-  replicaSets(namespace: string): K8sObject[];
+  deployment(namespace: string, name: string): DeploymentObject | undefined;
+  replicaSets(namespace: string): ReplicaSetObject[];
   /** What metrics.k8s.io reports for a node from now on. */
   setUsage(node: string, usage: { cpu: string; memory: string }): void;
   /** Appends a line to every pod of a deployment (what its containers print). */
@@ -40,9 +99,11 @@ export interface FakeKubernetes {
 }
 
 export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: number; notReadyNode?: boolean }): Promise<FakeKubernetes> {
-  const namespaces = new Map<string, K8sObject>([['default', { metadata: { name: 'default', labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } }]]);
+  const namespaces = new Map<string, NamespaceObject>([
+    ['default', { metadata: { name: 'default', labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } }],
+  ]);
   const deployments = new Map<string, Deployment>();
-  const replicaSets = new Map<string, K8sObject>();
+  const replicaSets = new Map<string, ReplicaSetObject>();
   const logs = new Map<string, string[]>();
   const followers = new Map<string, Set<http.ServerResponse>>();
   const requests: string[] = [];
@@ -57,7 +118,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
 
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const templateHash = (template: unknown) => createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 10);
-  const image = (d: K8sObject) => d.spec.template.spec.containers[0].image as string;
+  const image = (d: DeploymentObject) => d.spec.template.spec.containers[0]!.image;
 
   function setTemplate(d: Deployment, previous?: SimulatedRollout) {
     const obj = d.obj;
@@ -131,7 +192,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     void readBody(req).then((text) => {
       const url = new URL(req.url!, 'http://fake');
       requests.push(`${req.method} ${url.pathname}`);
-      const body = text ? JSON.parse(text) : undefined;
+      const body: unknown = text ? JSON.parse(text) : undefined;
       try {
         route(req.method!, url, body, res);
       } catch (err) {
@@ -140,7 +201,8 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     });
   });
 
-  function route(method: string, url: URL, body: K8sObject, res: http.ServerResponse): void {
+  /** `body` is the parsed request, the object its path names (a namespace, a deployment). */
+  function route(method: string, url: URL, body: unknown, res: http.ServerResponse): void {
     const p = url.pathname;
     let m: RegExpExecArray | null;
     if (p === '/version') return send(res, 200, { major: '1', minor: '31', gitVersion: 'v1.31.2', platform: 'linux/amd64' });
@@ -150,9 +212,10 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     for (const g of GROUPS) if (p === `/apis/${g.name}/${g.version}`) return send(res, 200, resourceList(`${g.name}/${g.version}`, g.resources));
 
     if (p === '/api/v1/namespaces' && method === 'POST') {
-      if (namespaces.has(body.metadata.name)) return send(res, 409, status(409, 'AlreadyExists', `namespaces "${body.metadata.name}" already exists`));
-      namespaces.set(body.metadata.name, { ...body, metadata: { ...body.metadata, uid: randomUUID() } });
-      return send(res, 201, namespaces.get(body.metadata.name));
+      const sent = body as NamespaceObject;
+      if (namespaces.has(sent.metadata.name)) return send(res, 409, status(409, 'AlreadyExists', `namespaces "${sent.metadata.name}" already exists`));
+      namespaces.set(sent.metadata.name, { ...sent, metadata: { ...sent.metadata, uid: randomUUID() } });
+      return send(res, 201, namespaces.get(sent.metadata.name));
     }
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(p))) {
       const ns = namespaces.get(m[1]!);
@@ -162,12 +225,13 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/deployments$/.exec(p))) {
       const ns = m[1]!;
       if (method === 'POST') {
-        if (deployments.has(key(ns, body.metadata.name))) return send(res, 409, status(409, 'AlreadyExists', 'exists'));
-        const obj = {
+        const sent = body as SentDeployment;
+        if (deployments.has(key(ns, sent.metadata.name))) return send(res, 409, status(409, 'AlreadyExists', 'exists'));
+        const obj: DeploymentObject = {
           apiVersion: 'apps/v1',
           kind: 'Deployment',
-          ...body,
-          metadata: { ...body.metadata, namespace: ns, uid: randomUUID(), generation: 1, creationTimestamp: new Date().toISOString(), annotations: {} },
+          ...sent,
+          metadata: { ...sent.metadata, namespace: ns, uid: randomUUID(), generation: 1, creationTimestamp: new Date().toISOString(), annotations: {} },
           status: {},
         };
         const d: Deployment = { obj, rollout: startRollout(undefined, obj.spec.replicas, strategyOf(obj), image(obj), true) };
@@ -190,9 +254,10 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
         return send(res, 200, status(200, 'Success', 'deleted'));
       }
       if (method === 'PUT') {
-        const templateChanged = JSON.stringify(body.spec.template) !== JSON.stringify(d.obj.spec.template);
-        const changed = JSON.stringify(body.spec) !== JSON.stringify(d.obj.spec);
-        d.obj = { ...d.obj, spec: body.spec, metadata: { ...d.obj.metadata, generation: d.obj.metadata.generation + (changed ? 1 : 0) } };
+        const sent = body as SentDeployment;
+        const templateChanged = JSON.stringify(sent.spec.template) !== JSON.stringify(d.obj.spec.template);
+        const changed = JSON.stringify(sent.spec) !== JSON.stringify(d.obj.spec);
+        d.obj = { ...d.obj, spec: sent.spec, metadata: { ...d.obj.metadata, generation: d.obj.metadata.generation + (changed ? 1 : 0) } };
         if (templateChanged) setTemplate(d, d.rollout);
         else if (changed) d.rollout = startRollout(d.rollout, d.obj.spec.replicas, strategyOf(d.obj), image(d.obj), false);
         return send(res, 200, withVersion(d.obj));
@@ -262,9 +327,9 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
     send(res, 404, status(404, 'NotFound', `the server could not find the requested resource (${method} ${p})`));
   }
 
-  const withVersion = (obj: K8sObject) => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(resourceVersion++) } });
-  const list = (kind: string, apiVersion: string, items: K8sObject[]) => ({ kind, apiVersion, metadata: { resourceVersion: String(resourceVersion) }, items });
-  function pod(name: string, namespace: string, d: K8sObject) {
+  const withVersion = (obj: DeploymentObject) => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(resourceVersion++) } });
+  const list = (kind: string, apiVersion: string, items: unknown[]) => ({ kind, apiVersion, metadata: { resourceVersion: String(resourceVersion) }, items });
+  function pod(name: string, namespace: string, d: DeploymentObject) {
     return {
       metadata: { name, namespace, labels: d.spec.template.metadata?.labels ?? {} },
       spec: { nodeName: 'node-a', containers: d.spec.template.spec.containers },
@@ -342,7 +407,7 @@ export async function startFakeKubernetes(opts: { dir: string; deadlineSteps?: n
   };
 }
 
-const strategyOf = (obj: K8sObject) => (obj.spec.strategy?.type === 'Recreate' ? 'recreate' : 'rolling-update') as 'recreate' | 'rolling-update';
+const strategyOf = (obj: DeploymentObject) => (obj.spec.strategy?.type === 'Recreate' ? 'recreate' : 'rolling-update') as 'recreate' | 'rolling-update';
 
 function send(res: http.ServerResponse, code: number, body: unknown) {
   res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
