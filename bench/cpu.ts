@@ -28,7 +28,7 @@ function cpuMsOf(pid: number | string): number {
 }
 
 /** The CPU each process named `postgres` (the server and its backends) has used so far, by pid. */
-function postgresCpuMs(): Map<string, number> {
+export function postgresCpuMs(): Map<string, number> {
   const byPid = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
@@ -46,7 +46,7 @@ function postgresCpuMs(): Map<string, number> {
  * meanwhile takes its CPU with it (never a negative sum), one that started counts whole, and so
  * does one that reuses an ended one's pid.
  */
-function postgresSpentMs(before: Map<string, number>, after: Map<string, number>): number {
+export function postgresSpentMs(before: Map<string, number>, after: Map<string, number>): number {
   let total = 0;
   for (const [pid, ms] of after) {
     const was = before.get(pid) ?? 0;

@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { benchQueue, type QueueBench } from './queue.bench';
 import { benchPromptTests, SEQUENTIAL as PROMPT_CALLS, type PromptBenchFigures } from './promptlib.bench';
 import { benchEngine, type EngineBenchFigures } from './engine.bench';
+import { benchScaleOut, type ScaleOutFigures, type TopologyFigures } from './scaleout.bench';
 import { benchTasks, type TaskBenchFigures } from './tasks.bench';
 import { benchLinks, type LinksBenchFigures } from './links.bench';
 import { benchScale, scaleMarkdown } from './scale.bench';
@@ -22,7 +23,7 @@ import { startOtlpSink, taskRounds, type TaskRoundFigures, type TaskSide } from 
  * `npm run bench`: every figure the platform promises beside a baseline measured in the same run,
  * written to bench/results/ (see bench/README.md). Knobs: DATABASE_URL (else an embedded server),
  * BENCH_DURATION / BENCH_WARMUP (s, default 10 / 2), BENCH_ROUNDS (10), BENCH_KEYS (300),
- * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scale,tracing (a
+ * BENCH_ONLY=rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scaleout,scale,tracing (a
  * partial run writes no result files; scale and tracing run only when named), BENCH_CPU_PROF=<dir>.
  */
 
@@ -35,10 +36,10 @@ const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS } = LOAD_PHASE;
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
 const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks,links,start').split(',').map((s) => s.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scaleout').split(',').map((s) => s.trim()));
 const FULL_RUN = ['rest', 'graphql', 'subscription', 'queue'].every((p) => ONLY.has(p));
 /** The whole run is cut off here, whatever happens (about 7 minutes; the scale phase takes longer). */
-const MAX_RUN_MS = Number(process.env.BENCH_MAX_SECONDS ?? (ONLY.has('scale') ? 1800 : 420)) * 1000;
+const MAX_RUN_MS = Number(process.env.BENCH_MAX_SECONDS ?? (ONLY.has('scale') ? 1800 : 720)) * 1000;
 
 const GRAPHQL_QUERY = 'query($id: ID!){ apiKey(id:$id){ id name tier permissions status } }';
 const REST_PATH = (id: string) => `/control-plane/api/v1/auth/api-keys/${id}`;
@@ -727,6 +728,16 @@ async function main(): Promise<void> {
       raw.start = start;
     }
 
+    let scaleOut: ScaleOutFigures | undefined;
+    if (ONLY.has('scaleout')) {
+      scaleOut = await phase('scale-out', () => benchScaleOut(dbServer.url));
+      raw.scaleOut = scaleOut;
+      for (const t of scaleOut.topologies) {
+        if (t.tasksFailed) problems.push(`scale-out ${t.topology}: ${t.tasksFailed} agent tasks did not complete`);
+        if (t.executionsFailed) problems.push(`scale-out ${t.topology}: ${t.executionsFailed} webhook executions did not succeed`);
+      }
+    }
+
     let tracing: TracingFigures | undefined;
     if (ONLY.has('tracing')) {
       tracing = await phase('tracing', () => benchTracing(dbServer.url));
@@ -986,6 +997,38 @@ async function main(): Promise<void> {
           'aim: ≤ 3,000 ms',
         ),
       );
+    }
+
+    if (scaleOut) {
+      const [all, split] = [scaleOut.topologies.find((t) => t.topology === 'all-in-one'), scaleOut.topologies.find((t) => t.topology === 'split')];
+      const pg = (t: TopologyFigures | undefined, what: 'Task' | 'Execution') => t?.[`postgresCpuMsPer${what}`];
+      if (all && split) {
+        const workers = `a gateway and ${scaleOut.workers} worker processes on one PostgreSQL and Redis`;
+        figures.push(
+          figure(
+            'scaleout.tasks',
+            `Agent tasks per second, split: ${workers} (baseline: the all-in-one process)`,
+            'tasks/s',
+            split.tasksPerSecond,
+            all.tasksPerSecond,
+          ),
+          figure(
+            'scaleout.executions',
+            `Webhook executions per second (answered on receipt, run by the workers), split (baseline: all-in-one)`,
+            'executions/s',
+            split.executionsPerSecond,
+            all.executionsPerSecond,
+          ),
+          figure('scaleout.pg.task', 'PostgreSQL CPU per agent task, split (baseline: all-in-one)', 'ms', pg(split, 'Task') ?? null, pg(all, 'Task') ?? null),
+          figure(
+            'scaleout.pg.execution',
+            'PostgreSQL CPU per webhook execution, split (baseline: all-in-one)',
+            'ms',
+            pg(split, 'Execution') ?? null,
+            pg(all, 'Execution') ?? null,
+          ),
+        );
+      }
     }
 
     if (tracing) {
