@@ -7,8 +7,63 @@ import { gateCriteria } from '../subgraphs/control-plane/gates';
 import { seedAgentPrompts } from '../subgraphs/control-plane/agents';
 import { startFakeLlm, type ChatBody, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
-import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
+import type { ErrorBody, Gql, Platform, V1 } from './support/answers';
+import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
+
+/** A catalogue entry as these tests read it. */
+interface Agent {
+  agentId: string;
+  name: string;
+  domain: string;
+  forgeStage: string;
+  version: string;
+  capabilities: string[];
+  inputs: { required: string[]; optional: string[] };
+  outputs: Record<string, unknown>;
+  averageDuration: number;
+  successRate: number;
+  totalExecutions: number;
+}
+
+/** What the documentation agents write. */
+interface DocOutput {
+  documentationPath: string;
+  quality: unknown;
+  sections: string[];
+  summary: string;
+  notes: string[];
+}
+
+/** An agent task as these tests read it; `O` is the output its agent writes. */
+interface AgentTask<O = DocOutput> {
+  taskId: string;
+  agentId: string;
+  taskType: string;
+  status: string;
+  priority: string;
+  estimatedDuration: number;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number };
+  startedAt?: string;
+  completedAt?: string | null;
+  failedAt?: string;
+  duration?: number;
+  error?: { code: string; details: Record<string, unknown> };
+  result: { output: O; filesCreated: string[]; filesModified: string[]; linesWritten: number; promptId: string; promptVersion: number; model: string };
+}
+
+interface TaskList {
+  tasks: { taskId: string; completedAt: string | null; duration: number }[];
+  pagination: { total: number; limit: number; offset: number; hasMore: boolean };
+}
+
+/** The details of a refused execution, each case reading its own. */
+interface RefusalDetails {
+  [key: string]: unknown;
+  errors: { field: string; message: string }[];
+  invalid: { field: string }[];
+}
+type Refused = V1<never> & { error: ErrorBody & { details: RefusalDetails } };
 
 /**
  * The agent catalogue and agent tasks through the main layout (/v1/control-plane), GraphQL and
@@ -51,7 +106,7 @@ const waitFor = (taskId: string) =>
   untilValue(
     `task ${taskId} to end`,
     async () => {
-      const res = await p.rest('GET', `${CP}/agents/tasks/${taskId}`);
+      const res = await p.rest<V1<AgentTask>>('GET', `${CP}/agents/tasks/${taskId}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body.data;
     },
@@ -76,7 +131,7 @@ beforeEach(() => {
 
 describe('GET /v1/control-plane/agents/{agentId}', () => {
   test('the catalogue: 20 agents in 7 domains, each with its metadata', async () => {
-    const res = await p.rest('GET', `${CP}/agents`);
+    const res = await p.rest<V1<{ agents: Agent[] }>>('GET', `${CP}/agents`);
     assert.equal(res.status, 200);
     const agents = res.body.data.agents;
     assert.equal(agents.length, 20);
@@ -95,7 +150,7 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
       assert.ok(a.inputs.required.length >= 1 && Array.isArray(a.inputs.optional));
       assert.equal(typeof a.outputs.summary, 'string');
     }
-    const byDomain = await p.rest('GET', `${CP}/agents?domain=incident`);
+    const byDomain = await p.rest<V1<{ agents: Agent[] }>>('GET', `${CP}/agents?domain=incident`);
     assert.deepEqual(
       byDomain.body.data.agents.map((a: { agentId: unknown }) => a.agentId),
       ['incident-commander', 'triage-responder', 'postmortem-analyst'],
@@ -103,7 +158,7 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
   });
 
   test('one agent, with figures from its real task history', async () => {
-    const fresh = await p.rest('GET', `${CP}/agents/runbook-writer`);
+    const fresh = await p.rest<V1<Agent>>('GET', `${CP}/agents/runbook-writer`);
     assert.equal(fresh.status, 200);
     const a = fresh.body.data;
     assert.equal(a.name, 'Runbook Writer');
@@ -117,28 +172,28 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
     assert.equal(a.successRate, 0, 'a number: 0 without history');
     assert.equal(a.totalExecutions, 0);
 
-    const ok = await p.rest('POST', `${CP}/agents/execute`, {
+    const ok = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
       body: { agentId: 'runbook-writer', taskType: 'write-runbook', context: { service: 'api', scenario: 'database failover' }, execution: { mode: 'sync' } },
     });
     assert.equal(ok.body.data.status, 'completed');
     fake.reply(() => ({ status: 500 }));
-    const ko = await p.rest('POST', `${CP}/agents/execute`, {
+    const ko = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
       body: { agentId: 'runbook-writer', taskType: 'write-runbook', context: { service: 'api', scenario: 'disk full' }, execution: { mode: 'sync' } },
     });
     assert.equal(ko.body.data.status, 'failed');
-    const after = (await p.rest('GET', `${CP}/agents/runbook-writer`)).body.data;
+    const after = (await p.rest<V1<Agent>>('GET', `${CP}/agents/runbook-writer`)).body.data;
     assert.equal(after.totalExecutions, 2);
     assert.equal(after.successRate, 50);
     assert.equal(after.averageDuration, ok.body.data.duration);
   });
 
   test('unknown agent: 404 AGENT_NOT_FOUND; agent:read is required', async () => {
-    const res = await p.rest('GET', `${CP}/agents/nobody`);
+    const res = await p.rest<V1<never>>('GET', `${CP}/agents/nobody`);
     assert.equal(res.status, 404);
     assert.equal(res.body.error.code, 'AGENT_NOT_FOUND');
     assert.match(res.body.meta.requestId, /^req_/);
     const executor = await p.createKey({ permissions: ['agent:execute'] });
-    const denied = await p.rest('GET', `${CP}/agents/docs-author`, { key: executor.key });
+    const denied = await p.rest<V1<never>>('GET', `${CP}/agents/docs-author`, { key: executor.key });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, 'insufficient_permissions');
     assert.equal((await p.rest('GET', `${CP}/agents/docs-author`, { key: null })).status, 401);
@@ -147,7 +202,7 @@ describe('GET /v1/control-plane/agents/{agentId}', () => {
 
 describe('POST /v1/control-plane/agents/execute', () => {
   test('async: 202 queued with an estimate, then the task runs through the prompt library and the model', async () => {
-    const res = await p.rest('POST', `${CP}/agents/execute`, { body: guide() });
+    const res = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: guide() });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const d = res.body.data;
     assert.deepEqual(Object.keys(d).sort(), ['agentId', 'createdAt', 'estimatedDuration', 'status', 'taskId', 'taskType']);
@@ -177,42 +232,42 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.match(prompt, /^keys: summary, files$/m);
     assert.match(prompt, /- outline \(optional\): \(not provided\)/);
 
-    const files = await p.rest('GET', `${CP}/agents/tasks/${d.taskId}/artifacts`);
+    const files = await p.rest<V1<{ artifacts: { path: string; kind: string; content: string }[] }>>('GET', `${CP}/agents/tasks/${d.taskId}/artifacts`);
     assert.equal(files.body.data.artifacts.length, 2);
-    const main = files.body.data.artifacts.find((a: { path: unknown }) => a.path === out.documentationPath);
+    const main = files.body.data.artifacts.find((a: { path: unknown }) => a.path === out.documentationPath)!;
     assert.equal(main.kind, 'created');
     assert.match(main.content, /## Troubleshooting/);
 
     // The overview's polling alias answers the same task.
-    const alias = await p.rest('GET', `/v1/control-plane/tasks/${d.taskId}`);
+    const alias = await p.rest<V1<AgentTask>>('GET', `/v1/control-plane/tasks/${d.taskId}`);
     assert.equal(alias.status, 200);
     assert.deepEqual(alias.body.data, t);
   });
 
   test('sync: the finished task in the answer; a failed task is still a success envelope', async () => {
-    const ok = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync', priority: 'high', timeout: 60 } }) });
+    const ok = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync', priority: 'high', timeout: 60 } }) });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.data.status, 'completed');
     assert.equal(ok.body.data.priority, 'high');
     assert.ok(ok.body.data.result.filesCreated.length);
 
     fake.reply(() => ({ status: 503 }));
-    const ko = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) });
+    const ko = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) });
     assert.equal(ko.status, 200);
     assert.equal(ko.body.success, true);
     assert.equal(ko.body.data.status, 'failed');
-    assert.equal(ko.body.data.error.code, 'upstream_error');
+    assert.equal(ko.body.data.error!.code, 'upstream_error');
     assert.ok(ko.body.data.failedAt);
-    const got = await p.rest('GET', `${CP}/agents/tasks/${ko.body.data.taskId}`);
+    const got = await p.rest<V1<AgentTask>>('GET', `${CP}/agents/tasks/${ko.body.data.taskId}`);
     assert.equal(got.status, 200);
     assert.equal(got.body.success, true);
-    assert.equal(got.body.data.error.code, 'upstream_error');
+    assert.equal(got.body.data.error!.code, 'upstream_error');
   });
 
   test('an answer without files still ends with the main file; update-docs modifies the file it names', async () => {
     fake.reply(() => 'Just prose, no JSON.');
     const t = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
         body: {
           agentId: 'docs-author',
           taskType: 'update-docs',
@@ -233,7 +288,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
       JSON.stringify({ summary: 's', files: [{ path: 'deploy/api/deployment.yaml', content: 'kind: Deployment\nmetadata: {name: api\n', action: 'create' }] }),
     );
     const manifest = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask<{ manifestPath: string; validation: { valid: boolean } }>>>('POST', `${CP}/agents/execute`, {
         body: { agentId: 'platform-deployer', taskType: 'write-manifest', context: { service: 'api', image: 'api:1' }, execution: { mode: 'sync' } },
       })
     ).body.data;
@@ -242,7 +297,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
     fake.reply(() => JSON.stringify({ summary: 's', files: [{ path: 'schedules/optimization.md', content: '# Proposed\n\ncron: 7 2 * * *\n' }] }));
     const schedules = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask<{ schedules: { name: string; valid: boolean }[]; conflicts: { a: string; b: string }[] }>>>('POST', `${CP}/agents/execute`, {
         body: {
           agentId: 'schedule-optimizer',
           taskType: 'optimize-schedules',
@@ -273,7 +328,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
     fake.reply(() => 'report');
     const audit = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask<{ findings: { rule: string }[] }>>>('POST', `${CP}/agents/execute`, {
         body: {
           agentId: 'pipeline-auditor',
           taskType: 'audit-pipeline',
@@ -285,7 +340,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.deepEqual(audit.findings.map((f: { rule: unknown }) => f.rule).sort(), ['default-token-permissions', 'secret-in-log', 'unpinned-action']);
 
     const gate = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask<{ recommendation: string; gate: { missingCriteria: string[] } }>>>('POST', `${CP}/agents/execute`, {
         body: {
           agentId: 'forge-gatekeeper',
           taskType: 'review-gate',
@@ -301,7 +356,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
   test('validation before anything is stored', async () => {
     const count = async () => (await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM control_plane.tasks`))[0].n;
     const before = await count();
-    const cases: [unknown, number, string, (d: ParsedJson) => void][] = [
+    const cases: [unknown, number, string, (d: RefusalDetails) => void][] = [
       [{ taskType: 'write-guide', context: {} }, 400, 'validation_error', (d) => assert.match(`${d.errors[0].field} ${d.errors[0].message}`, /agentId/)],
       [{ ...guide(), agentId: 'nobody' }, 404, 'AGENT_NOT_FOUND', (d) => assert.equal(d.agentId, 'nobody')],
       [
@@ -336,7 +391,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
       [guide({ config: { model: 'gpt-99' } }), 400, 'invalid_agent_configuration', (d) => assert.equal(d.field, 'config.model')],
     ];
     for (const [body, status, code, check] of cases) {
-      const res = await p.rest('POST', `${CP}/agents/execute`, { body });
+      const res = await p.rest<Refused>('POST', `${CP}/agents/execute`, { body });
       assert.equal(res.status, status, `${JSON.stringify(body)} -> ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.code, code);
       check(res.body.error.details);
@@ -346,7 +401,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
 
   test('https webhooks only, unless WEBHOOK_ALLOW_HTTP (checked at execute, before storing)', async () => {
     // This platform allows http (tests); the policy itself is kernel/outbound.ts's, proven there.
-    const res = await p.rest('POST', `${CP}/agents/execute`, { body: guide({ webhook: { url: 'not a url' } }) });
+    const res = await p.rest<V1<never>>('POST', `${CP}/agents/execute`, { body: guide({ webhook: { url: 'not a url' } }) });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'WEBHOOK_INVALID');
   });
@@ -354,20 +409,20 @@ describe('POST /v1/control-plane/agents/execute', () => {
   test('forge.validateGates: an unmet entry gate fails the task with GATE_VALIDATION_FAILED', async () => {
     const needed = required('DESIGN', 'entry');
     assert.ok(needed.length > 0);
-    const res = await p.rest('POST', `${CP}/agents/execute`, {
+    const res = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
       body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs: { unrelated: 'x' } }, execution: { mode: 'sync' } }),
     });
     const t = res.body.data;
     assert.equal(t.status, 'failed');
-    assert.equal(t.error.code, 'GATE_VALIDATION_FAILED');
-    assert.equal(t.error.details.stage, 'DESIGN');
-    assert.deepEqual(t.error.details.missingOutputs, needed);
+    assert.equal(t.error!.code, 'GATE_VALIDATION_FAILED');
+    assert.equal(t.error!.details.stage, 'DESIGN');
+    assert.deepEqual(t.error!.details.missingOutputs, needed);
     assert.ok(t.startedAt, 'the task ran and moved to failed');
     assert.equal(fake.chatBodies().length, 0, 'the model was not called');
 
     const outputs = Object.fromEntries(needed.map((n) => [n, `the ${n}`]));
     const passed = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
         body: guide({ forge: { stage: 'DESIGN', validateGates: true, outputs }, execution: { mode: 'sync' } }),
       })
     ).body.data;
@@ -386,7 +441,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
     });
     assert.equal(upd.status, 200, JSON.stringify(upd.body));
     const t = (
-      await p.rest('POST', `${CP}/agents/execute`, {
+      await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, {
         body: { agentId: 'incident-commander', taskType: 'status-update', context: { incident: 'INC-7', status: 'mitigated' }, execution: { mode: 'sync' } },
       })
     ).body.data;
@@ -395,7 +450,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(fake.chatBodies()[0].messages[0].content, 'Status of INC-7: mitigated. Respond with JSON.\nkeys: summary, files');
 
     assert.deepEqual(await seedAgentPrompts(p.platform.kernel.operations, p.platform.kernel.logger), []);
-    const prompt = await p.rest('GET', `/v1/promptlib/prompts/${id}`);
+    const prompt = await p.rest<V1<{ version: number; template: string }>>('GET', `/v1/promptlib/prompts/${id}`);
     assert.equal(prompt.body.data.version, 2);
     assert.match(prompt.body.data.template, /^Status of/);
   });
@@ -418,7 +473,7 @@ describe('POST /v1/control-plane/agents/execute', () => {
     assert.equal(calls[0], 'SeedPromptsExisting');
     assert.equal(calls.filter((c) => c === 'SeedPromptsExisting').length, 1);
     assert.equal(calls.length, 1 + 2 * 2, 'one create and one activation per missing prompt');
-    const back = await p.rest('GET', '/v1/promptlib/prompts/docs-author-write-guide');
+    const back = await p.rest<V1<{ status: string }>>('GET', '/v1/promptlib/prompts/docs-author-write-guide');
     assert.equal(back.body.data.status, 'active');
   });
 
@@ -426,20 +481,20 @@ describe('POST /v1/control-plane/agents/execute', () => {
     fake.delay(3000);
     const k = await p.createKey({ permissions: ['agent:execute', 'agent:read'], tier: 'free' });
     // Concurrent requests cannot overshoot the limit: exactly two of four get in.
-    const burst = await Promise.all([1, 2, 3, 4].map(() => p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() })));
+    const burst = await Promise.all([1, 2, 3, 4].map(() => p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { key: k.key, body: guide() })));
     assert.deepEqual(burst.map((r) => r.status).sort(), [202, 202, 429, 429]);
-    const [first, second] = burst.filter((r) => r.status === 202) as [Answer, Answer];
+    const [first, second] = burst.filter((r) => r.status === 202) as [Answer<V1<AgentTask>>, Answer<V1<AgentTask>>];
     const third = burst.find((r) => r.status === 429)!;
     assert.equal(third.status, 429, JSON.stringify(third.body));
     assert.equal(third.body.error.code, 'RATE_LIMIT_EXCEEDED');
     assert.deepEqual({ ...third.body.error.details, retryAfter: 0 }, { limit: 2, window: 'concurrent', retryAfter: 0, tier: 'free', active: 2 });
     assert.equal(third.headers.get('retry-after'), String(third.body.error.details.retryAfter));
     // Other keys are not affected; a cancelled task frees its slot.
-    const other = await p.rest('POST', `${CP}/agents/execute`, { body: guide() });
+    const other = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: guide() });
     assert.equal(other.status, 202);
     await p.rest('POST', `${CP}/agents/tasks/${other.body.data.taskId}/cancel`);
     assert.equal((await p.rest('POST', `${CP}/agents/tasks/${first.body.data.taskId}/cancel`, { key: k.key })).status, 200);
-    const fourth = await p.rest('POST', `${CP}/agents/execute`, { key: k.key, body: guide() });
+    const fourth = await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { key: k.key, body: guide() });
     assert.equal(fourth.status, 202);
     for (const r of [second, fourth]) await p.rest('POST', `${CP}/agents/tasks/${r.body.data.taskId}/cancel`, { key: k.key });
   });
@@ -535,14 +590,14 @@ describe('POST /v1/control-plane/agents/execute', () => {
 describe('GET /v1/control-plane/agents/tasks', () => {
   test('filters, sorts and pages', async () => {
     fake.reply(goodAnswer);
-    const run = (body: unknown) => p.rest('POST', `${CP}/agents/execute`, { body: { ...(body as object), execution: { mode: 'sync' } } });
+    const run = (body: unknown) => p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: { ...(body as object), execution: { mode: 'sync' } } });
     const ids: string[] = [];
     for (const topic of ['a', 'b', 'c'])
       ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: `1.${topic}`, changes: topic } })).body.data.taskId);
     fake.reply(() => ({ status: 500 }));
     ids.push((await run({ agentId: 'api-documenter', taskType: 'changelog', context: { version: '2.0', changes: 'x' } })).body.data.taskId);
 
-    const page1 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&sortOrder=asc`);
+    const page1 = await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&sortOrder=asc`);
     assert.equal(page1.status, 200);
     assert.deepEqual(page1.body.data.pagination, { total: 4, limit: 2, offset: 0, hasMore: true });
     assert.deepEqual(
@@ -550,33 +605,33 @@ describe('GET /v1/control-plane/agents/tasks', () => {
       ids.slice(0, 2),
     );
     assert.deepEqual(Object.keys(page1.body.data.tasks[0]).sort(), ['agentId', 'completedAt', 'createdAt', 'duration', 'status', 'taskId', 'taskType']);
-    const page2 = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&offset=2&sortOrder=asc`);
+    const page2 = await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter&limit=2&offset=2&sortOrder=asc`);
     assert.deepEqual(
       page2.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       ids.slice(2),
     );
     assert.equal(page2.body.data.pagination.hasMore, false);
 
-    const newest = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter`);
+    const newest = await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter`);
     assert.deepEqual(
       newest.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       [...ids].reverse(),
     );
-    const failed = await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&status=failed`);
+    const failed = await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter&status=failed`);
     assert.deepEqual(
       failed.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
       [ids[3]],
     );
     assert.equal(failed.body.data.tasks[0].completedAt, null);
 
-    const byCompletion = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=completedAt&sortOrder=desc`)).body.data.tasks;
+    const byCompletion = (await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=completedAt&sortOrder=desc`)).body.data.tasks;
     assert.deepEqual(
       byCompletion.map((t: { taskId: unknown }) => t.taskId),
       [ids[2], ids[1], ids[0], ids[3]],
       'unfinished last',
     );
-    const byDuration = (await p.rest('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=duration&sortOrder=asc`)).body.data.tasks;
-    const durations = byDuration.map((t: { duration: unknown }) => t.duration);
+    const byDuration = (await p.rest<V1<TaskList>>('GET', `${CP}/agents/tasks?agentId=api-documenter&sortBy=duration&sortOrder=asc`)).body.data.tasks;
+    const durations = byDuration.map((t: { duration: number }) => t.duration);
     assert.deepEqual(
       durations,
       [...durations].sort((a: number, b: number) => a - b),
@@ -590,19 +645,19 @@ describe('GET /v1/control-plane/agents/tasks', () => {
       ['sortOrder=up', 'sortOrder'],
       ['status=done', 'status'],
     ]) {
-      const bad = await p.rest('GET', `${CP}/agents/tasks?${q}`);
+      const bad = await p.rest<V1<never>>('GET', `${CP}/agents/tasks?${q}`);
       assert.equal(bad.status, 400, q);
-      assert.equal(bad.body.error.details.errors[0].field, field);
+      assert.equal(bad.body.error.details.errors![0].field, field);
     }
   });
 
   test('unknown task: 404 resource_not_found; cancelling a finished task: 409', async () => {
-    const missing = await p.rest('GET', `${CP}/agents/tasks/00000000-0000-4000-8000-000000000000`);
+    const missing = await p.rest<V1<never>>('GET', `${CP}/agents/tasks/00000000-0000-4000-8000-000000000000`);
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'resource_not_found');
     assert.equal((await p.rest('GET', `${CP}/agents/tasks/not-a-uuid`)).status, 404);
-    const done = (await p.rest('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) })).body.data;
-    const again = await p.rest('POST', `${CP}/agents/tasks/${done.taskId}/cancel`, { body: { reason: 'too late' } });
+    const done = (await p.rest<V1<AgentTask>>('POST', `${CP}/agents/execute`, { body: guide({ execution: { mode: 'sync' } }) })).body.data;
+    const again = await p.rest<V1<never>>('POST', `${CP}/agents/tasks/${done.taskId}/cancel`, { body: { reason: 'too late' } });
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'conflict');
     assert.equal(again.body.error.details.status, 'completed');
@@ -611,7 +666,15 @@ describe('GET /v1/control-plane/agents/tasks', () => {
 
 describe('POST /control-plane/api/v1/agents/{agent_id}/execute (alternate layout)', () => {
   test('runs the agent synchronously on a free-form input with the model config', async () => {
-    const res = await p.rest('POST', '/control-plane/api/v1/agents/backend-engineer/execute', {
+    const res = await p.rest<
+      Platform<{
+        execution_id: string;
+        agent_id: string;
+        status: string;
+        output: { entryPoint: string; files_created: string[] };
+        metrics: { duration_ms: number; tokens_used: number };
+      }>
+    >('POST', '/control-plane/api/v1/agents/backend-engineer/execute', {
       body: { input: 'Add a health endpoint', config: { temperature: 0.3, max_tokens: 256 } },
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -628,18 +691,20 @@ describe('POST /control-plane/api/v1/agents/{agent_id}/execute (alternate layout
     assert.equal(asked.max_tokens ?? asked.max_completion_tokens, 256);
     assert.match(asked.messages[0].content, /Add a health endpoint/);
     // The same task through the main layout.
-    assert.equal((await p.rest('GET', `${CP}/agents/tasks/${d.execution_id}`)).body.data.taskType, 'custom');
+    assert.equal((await p.rest<V1<AgentTask>>('GET', `${CP}/agents/tasks/${d.execution_id}`)).body.data.taskType, 'custom');
   });
 
   test('errors in the platform envelope', async () => {
-    const unknown = await p.rest('POST', '/control-plane/api/v1/agents/nobody/execute', { body: { input: 'x' } });
+    const unknown = await p.rest<Platform<never>>('POST', '/control-plane/api/v1/agents/nobody/execute', { body: { input: 'x' } });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'AGENT_NOT_FOUND');
     assert.ok(unknown.body.metadata.request_id);
-    const noInput = await p.rest('POST', '/control-plane/api/v1/agents/docs-author/execute', { body: { config: {} } });
+    const noInput = await p.rest<Platform<never>>('POST', '/control-plane/api/v1/agents/docs-author/execute', { body: { config: {} } });
     assert.equal(noInput.status, 400);
-    assert.equal(noInput.body.error.details.errors[0].field, 'input');
-    const badConfig = await p.rest('POST', '/control-plane/api/v1/agents/docs-author/execute', { body: { input: 'x', config: { max_tokens: 0 } } });
+    assert.equal(noInput.body.error.details.errors![0].field, 'input');
+    const badConfig = await p.rest<Platform<never>>('POST', '/control-plane/api/v1/agents/docs-author/execute', {
+      body: { input: 'x', config: { max_tokens: 0 } },
+    });
     assert.equal(badConfig.status, 400);
     assert.equal(badConfig.body.error.code, 'invalid_agent_configuration');
   });
@@ -647,20 +712,19 @@ describe('POST /control-plane/api/v1/agents/{agent_id}/execute (alternate layout
 
 describe('GraphQL', () => {
   test('executeTask, task with artifacts, tasks — with the same permissions', async () => {
-    const exec = await p.graphql(
-      `mutation($input: ExecuteTaskInput!) { executeTask(input: $input) { taskId status result { filesCreated } artifacts { path kind lines } } }`,
-      { input: guide({ execution: { mode: 'sync' } }) },
-    );
+    const exec = await p.graphql<
+      Gql<{ executeTask: { taskId: string; status: string; result: { filesCreated: string[] }; artifacts: { path: string; kind: string; lines: number }[] } }>
+    >(`mutation($input: ExecuteTaskInput!) { executeTask(input: $input) { taskId status result { filesCreated } artifacts { path kind lines } } }`, {
+      input: guide({ execution: { mode: 'sync' } }),
+    });
     assert.deepEqual(exec.body.errors, undefined);
     const t = exec.body.data.executeTask;
     assert.equal(t.status, 'completed');
     assert.deepEqual(t.artifacts.map((a: { path: unknown }) => a.path).sort(), [...t.result.filesCreated].sort());
     const reader = await p.createKey({ permissions: ['agent:read'] });
-    const read = await p.graphql(
-      `query($id: ID!) { task(taskId: $id) { taskId status result { model tokensUsed } logs { at level message } } }`,
-      { id: t.taskId },
-      reader.key,
-    );
+    const read = await p.graphql<
+      Gql<{ task: { taskId: string; status: string; result: { model: string; tokensUsed: number }; logs: { at: string; level: string; message: string }[] } }>
+    >(`query($id: ID!) { task(taskId: $id) { taskId status result { model tokensUsed } logs { at level message } } }`, { id: t.taskId }, reader.key);
     assert.equal(read.body.data.task.status, 'completed');
     // Its log, oldest first: queued, started, the model's answer, the files, the end.
     const { logs, result } = read.body.data.task;
@@ -675,7 +739,7 @@ describe('GraphQL', () => {
       logs.map((l: { at: unknown }) => l.at),
       [...logs.map((l: { at: unknown }) => l.at)].sort(),
     );
-    const denied = await p.graphql(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: t.taskId }, reader.key);
-    assert.equal(denied.body.errors[0].extensions.code, 'insufficient_permissions');
+    const denied = await p.graphql<Gql<never>>(`mutation($id: ID!) { cancelTask(taskId: $id) { status } }`, { id: t.taskId }, reader.key);
+    assert.equal(denied.body.errors![0].extensions.code, 'insufficient_permissions');
   });
 });

@@ -4,6 +4,7 @@ import { verifySignature } from '../kernel/webhooks';
 import { testClock, untilDueJobsDone } from './support/clock';
 import type { TestDatabase } from './support/database';
 import { chain, localWebhooksEnv, start, type WorkflowNode } from './support/fixtures';
+import type { ErrorBody, Platform, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { until, untilValue } from './support/until';
 import { webhookReceiver } from './support/webhook-receiver';
@@ -16,6 +17,66 @@ import { JOB } from '../kernel/topics';
  * once with two platforms on one database, catch-up after downtime). Schedules fire on a test
  * clock moved to their due times (support/clock.ts), not on seconds slept through.
  */
+
+/** A workflow in the control plane's list. */
+interface CpWorkflow {
+  workflowId: string;
+  name: string;
+  description: string;
+  tags: string[];
+  active: boolean;
+  version: number;
+  nodes: number;
+  executionCount: number;
+  successRate: number;
+  averageDuration: number;
+  lastExecutedAt: string;
+}
+
+/** An execution in the control plane's spelling, as triggered and as read back. */
+interface CpExecution {
+  executionId: string;
+  workflowId: string;
+  status: string;
+  engineExecutionUrl: string;
+  startedAt: string;
+  completedAt?: string;
+  failedAt?: string;
+  cancelledAt?: string;
+  duration: number;
+  result: { outputs: { lastNode: string; items: unknown[] }; success: boolean; nodesExecuted: number };
+  error: { code: string; nodeName: string };
+  nodeData: { nodeName: string; status: string }[];
+}
+
+/** The body of an execution.* webhook delivery. */
+interface ExecutionEvent {
+  event: string;
+  executionId: string;
+  status: string;
+  engineExecutionUrl: string;
+  result: { outputs: { items: unknown[] } };
+  error: { code: string; nodeName: string };
+}
+
+interface Schedule {
+  scheduleId: string;
+  workflowId: string;
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  nextRunAt: string;
+}
+
+/** What a scheduled run receives as its item. */
+interface ScheduledItem {
+  [key: string]: unknown;
+  scheduledFor: string;
+}
+
+interface FieldErrors {
+  errors: { field: string }[];
+}
 
 const CP = '/v1/control-plane/workflows';
 const INTERNAL_SECRET = randomBytes(32).toString('hex');
@@ -35,24 +96,25 @@ const ids: Record<string, string> = {};
 /** Executions and schedules: a longer deadline than `until`'s own, asked less often. */
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 15_000) => until(what, probe, timeoutMs, 100);
 
-function assertError(res: JsonAnswer, status: number, code: string) {
+/** The error of a refused request; `D` is the shape of the details the test reads beyond the common ones. */
+function assertError<D = ErrorBody['details']>(res: JsonAnswer<V1<unknown>>, status: number, code: string): ErrorBody & { details: D } {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
-  return res.body.error;
+  return res.body.error as ErrorBody & { details: D };
 }
 
 type N = WorkflowNode;
 
 async function createWorkflow(name: string, nodes: N[], extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, ...chain(nodes), ...extra } });
+  const res = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', { body: { name, ...chain(nodes), ...extra } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data.workflowId;
 }
 
-const trigger = (body: unknown, key = operator) => p.rest('POST', `${CP}/trigger`, { key, body });
+const trigger = (body: unknown, key = operator) => p.rest<V1<CpExecution>>('POST', `${CP}/trigger`, { key, body });
 const getExecution = async (id: string, query = '') => {
-  const res = await p.rest('GET', `${CP}/executions/${id}${query}`, { key: reader });
+  const res = await p.rest<V1<CpExecution>>('GET', `${CP}/executions/${id}${query}`, { key: reader });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 };
@@ -91,14 +153,15 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const deliveriesFor = (executionId: string) => deliveries.filter((d) => d.body.executionId === executionId);
+const deliveriesFor = (executionId: string) =>
+  deliveries.map((d) => ({ ...d, body: d.body as ExecutionEvent })).filter((d) => d.body.executionId === executionId);
 
 // ---------------------------------------------------------------------------------------------
 
 describe('workflows and triggers', () => {
   test('GET /workflows: the documented fields, tag and active filters; control-plane keys accepted, engine surface keeps refusing them', async () => {
     await trigger({ workflowId: ids.intake, payload: { orderId: 'A-0' }, execution: { mode: 'sync' } });
-    const res = await p.rest('GET', `${CP}?tag=sales&active=true`, { key: reader });
+    const res = await p.rest<V1<{ workflows: CpWorkflow[] }>>('GET', `${CP}?tag=sales&active=true`, { key: reader });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const list = res.body.data.workflows;
     assert.deepEqual(
@@ -122,24 +185,29 @@ describe('workflows and triggers', () => {
     assert.equal(typeof w.averageDuration, 'number');
     assert.ok(w.averageDuration < 5, 'seconds, not milliseconds');
     assert.ok(Date.parse(w.lastExecutedAt) > 0);
-    const inactive = (await p.rest('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
+    const inactive = (await p.rest<V1<{ workflows: CpWorkflow[] }>>('GET', `${CP}?tag=sales&active=false`, { key: reader })).body.data.workflows;
     assert.deepEqual(
       inactive.map((x: { name: unknown }) => x.name),
       ['Dormant'],
     );
     // The engine's own surface still takes engine keys only (a control-plane key needs `*` there).
-    const otherService = await p.rest('GET', '/v1/engine/workflows', { key: reader });
+    const otherService = await p.rest<V1<never>>('GET', '/v1/engine/workflows', { key: reader });
     assertError(otherService, 403, 'insufficient_permissions');
     // The key holds workflow:read: the 403 names what it lacks, its service.
     assert.deepEqual(otherService.body.error.details, { required: ['engine key'], has: 'control-plane key', permission: 'workflow:read' });
     assert.match(otherService.body.error.message, /takes an engine key .*this is a control-plane key/);
     const engineKey = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
     assert.equal((await p.rest('GET', CP, { key: engineKey })).status, 200);
-    assertError(await p.rest('GET', CP, { key: null }), 401, 'missing_authorization');
+    assertError(await p.rest<V1<never>>('GET', CP, { key: null }), 401, 'missing_authorization');
   });
 
   test("GET {control_plane_url}/api/v1/workflows (platform overview): the same list in that layout's envelope and snake_case", async () => {
-    const res = await p.rest('GET', '/control-plane/api/v1/workflows?tag=sales&active=true', { key: reader });
+    const res = await p.rest<
+      Platform<{
+        workflows: { workflow_id: string; name: string; execution_count: number; success_rate: number; average_duration: number; workflowId?: unknown }[];
+        pagination: Record<string, unknown>;
+      }> & { meta?: unknown }
+    >('GET', '/control-plane/api/v1/workflows?tag=sales&active=true', { key: reader });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.success, true);
     assert.match(res.body.metadata.request_id, /^req_/);
@@ -154,7 +222,7 @@ describe('workflows and triggers', () => {
     assert.equal(typeof w.average_duration, 'number');
     assert.equal(w.workflowId, undefined);
     assert.deepEqual(Object.keys(res.body.data.pagination).sort(), ['has_more', 'limit', 'offset', 'total']);
-    const bad = await p.rest('GET', '/control-plane/api/v1/workflows?limit=x', { key: reader });
+    const bad = await p.rest<Platform<never>>('GET', '/control-plane/api/v1/workflows?limit=x', { key: reader });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'validation_error');
     assert.equal((await p.rest('GET', '/control-plane/api/v1/workflows', { key: null })).status, 401);
@@ -183,7 +251,7 @@ describe('workflows and triggers', () => {
       ],
     );
     // The engine's view of the same execution, through the URL given.
-    const engine = await p.rest('GET', d.engineExecutionUrl.slice(p.url.length));
+    const engine = await p.rest<V1<{ status: string }>>('GET', d.engineExecutionUrl.slice(p.url.length));
     assert.equal(engine.body.data.status, 'success');
   });
 
@@ -208,10 +276,14 @@ describe('workflows and triggers', () => {
     assertError(await trigger({ workflowId: '00000000-0000-4000-8000-000000000000', payload: {} }), 404, 'WORKFLOW_NOT_FOUND');
     assert.equal(assertError(await trigger({ workflowId: 'no-such-flow', payload: {} }), 404, 'WORKFLOW_NOT_FOUND').details.workflowId, 'no-such-flow');
     assert.equal(assertError(await trigger({ workflowId: 'dormant', payload: {} }), 409, 'WORKFLOW_INACTIVE').details.workflowId, ids.dormant);
-    const big = assertError(await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }), 413, 'PAYLOAD_TOO_LARGE');
+    const big = assertError<{ size_bytes: number; limit_bytes: number }>(
+      await trigger({ workflowId: ids.intake, payload: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     assert.ok(big.details.size_bytes > big.details.limit_bytes);
-    const fields = (res: JsonAnswer) =>
-      assertError(res, 400, 'validation_error')
+    const fields = (res: JsonAnswer<V1<unknown>>) =>
+      assertError<FieldErrors>(res, 400, 'validation_error')
         .details.errors.map((e: { field: unknown }) => e.field)
         .sort();
     assert.deepEqual(fields(await trigger({ payload: {} })), ['workflowId']);
@@ -243,7 +315,9 @@ describe('workflows and triggers', () => {
 describe('executions', () => {
   test('list with workflowId (id or slug), status in the control plane spelling, dates, paging', async () => {
     const list = async (q: string) => {
-      const res = await p.rest('GET', `${CP}/executions${q}`, { key: reader });
+      const res = await p.rest<V1<{ executions: CpExecution[]; pagination: { total: number; hasMore: boolean } }>>('GET', `${CP}/executions${q}`, {
+        key: reader,
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body.data;
     };
@@ -259,25 +333,25 @@ describe('executions', () => {
     assert.ok(failed.executions[0].failedAt);
     assert.equal((await list(`?startDate=2999-01-01T00:00:00Z`)).executions.length, 0);
     assert.equal((await list(`?workflowId=no-such-flow`)).executions.length, 0);
-    assertError(await p.rest('GET', `${CP}/executions?status=success`, { key: reader }), 400, 'validation_error');
-    assertError(await p.rest('GET', `${CP}/executions/00000000-0000-4000-8000-000000000000`, { key: reader }), 404, 'resource_not_found');
+    assertError(await p.rest<V1<never>>('GET', `${CP}/executions?status=success`, { key: reader }), 400, 'validation_error');
+    assertError(await p.rest<V1<never>>('GET', `${CP}/executions/00000000-0000-4000-8000-000000000000`, { key: reader }), 404, 'resource_not_found');
   });
 
   test('cancel: cancelled with cancelledAt (reason logged); a finished execution is 409', async () => {
     const started = await trigger({ workflowId: 'waiter', payload: {} });
     const id = started.body.data.executionId;
     await waitStatus(id, 'waiting');
-    const res = await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: { reason: 'no longer needed' } });
+    const res = await p.rest<V1<{ status: string }>>('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: { reason: 'no longer needed' } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body.data).sort(), ['cancelledAt', 'executionId', 'status']);
     assert.equal(res.body.data.status, 'cancelled');
     const after = await getExecution(id);
     assert.equal(after.status, 'cancelled');
     assert.ok(after.cancelledAt);
-    const logs = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs;
+    const logs = (await p.rest<V1<{ logs: { message: string }[] }>>('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs;
     assert.ok(logs.some((l: { message: unknown }) => l.message === 'Execution canceled: no longer needed'));
-    assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: {} }), 409, 'conflict');
-    assertError(await p.rest('POST', `${CP}/executions/${id}/cancel`, { key: reader, body: {} }), 403, 'insufficient_permissions');
+    assertError(await p.rest<V1<never>>('POST', `${CP}/executions/${id}/cancel`, { key: operator, body: {} }), 409, 'conflict');
+    assertError(await p.rest<V1<never>>('POST', `${CP}/executions/${id}/cancel`, { key: reader, body: {} }), 403, 'insufficient_permissions');
   });
 });
 
@@ -321,7 +395,9 @@ describe('execution webhooks', () => {
 
 describe('webhook registration', () => {
   test('POST /workflows/{id}/webhooks registers a trigger that starts the workflow; WEBHOOK_INVALID, WORKFLOW_NOT_FOUND', async () => {
-    const res = await p.rest('POST', `${CP}/order-intake/webhooks`, {
+    const res = await p.rest<
+      V1<{ webhookId: string; workflowId: string; url: string; method: string; active: boolean; createdAt: string; authentication: { apiKeyValue?: unknown } }>
+    >('POST', `${CP}/order-intake/webhooks`, {
       key: operator,
       body: { path: '/cp/orders', method: 'POST', authentication: { type: 'apiKey', apiKeyHeader: 'X-Shop-Key', apiKeyValue: 'shop-secret-1' } },
     });
@@ -341,19 +417,23 @@ describe('webhook registration', () => {
     });
     assert.equal(hit.status, 200);
     const bad = assertError(
-      await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { path: '/cp/x', method: 'TRACE' } }),
+      await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { path: '/cp/x', method: 'TRACE' } }),
       400,
       'WEBHOOK_INVALID',
     );
     assert.equal(bad.details.field, 'method');
-    assertError(await p.rest('POST', `${CP}/no-such-flow/webhooks`, { key: operator, body: { path: '/cp/y', method: 'POST' } }), 404, 'WORKFLOW_NOT_FOUND');
-    assertError(await p.rest('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { method: 'POST' } }), 400, 'validation_error');
+    assertError(
+      await p.rest<V1<never>>('POST', `${CP}/no-such-flow/webhooks`, { key: operator, body: { path: '/cp/y', method: 'POST' } }),
+      404,
+      'WORKFLOW_NOT_FOUND',
+    );
+    assertError(await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/webhooks`, { key: operator, body: { method: 'POST' } }), 400, 'validation_error');
   });
 });
 
 describe('schedules', () => {
   test('create: nextRunAt with the time zone offset, defaults; SCHEDULE_INVALID, validation_error; list, update, delete', async () => {
-    const res = await p.rest('POST', `${CP}/${ids.intake}/schedule`, {
+    const res = await p.rest<V1<Schedule>>('POST', `${CP}/${ids.intake}/schedule`, {
       key: operator,
       body: { cron: '0 9 * * 1-5', timezone: 'Europe/Paris', payload: { report: 'daily' } },
     });
@@ -366,23 +446,34 @@ describe('schedules', () => {
     assert.match(s.nextRunAt, /^\d{4}-\d\d-\d\dT09:00:00\+0[12]:00$/);
     const next = new Date(s.nextRunAt);
     assert.ok(next.getTime() > Date.now() && [1, 2, 3, 4, 5].includes(next.getUTCDay()));
-    const utc = (await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '30 6 * * *' } })).body.data;
+    const utc = (await p.rest<V1<Schedule>>('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '30 6 * * *' } })).body.data;
     assert.equal(utc.timezone, 'UTC');
     assert.match(utc.nextRunAt, /T06:30:00\+00:00$/);
     const kathmandu = (
-      await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '0 0 12 * * *', timezone: 'Asia/Kathmandu', enabled: false } })
+      await p.rest<V1<Schedule>>('POST', `${CP}/${ids.intake}/schedule`, {
+        key: operator,
+        body: { cron: '0 0 12 * * *', timezone: 'Asia/Kathmandu', enabled: false },
+      })
     ).body.data;
     assert.equal(kathmandu.enabled, false);
     assert.equal(kathmandu.nextRunAt, undefined, 'disabled: no next run');
 
-    const invalid = assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '61 * * * *' } }), 400, 'SCHEDULE_INVALID');
+    const invalid = assertError(
+      await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '61 * * * *' } }),
+      400,
+      'SCHEDULE_INVALID',
+    );
     assert.deepEqual([invalid.details.field, invalid.details.cron], ['cron', '61 * * * *']);
     assert.match(
-      assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * *' } }), 400, 'SCHEDULE_INVALID').details.reason,
+      assertError<{ reason: string }>(
+        await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * *' } }),
+        400,
+        'SCHEDULE_INVALID',
+      ).details.reason,
       /5 fields/,
     );
-    const tz = assertError(
-      await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * * * *', timezone: 'Mars/Olympus' } }),
+    const tz = assertError<FieldErrors>(
+      await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: { cron: '* * * * *', timezone: 'Mars/Olympus' } }),
       400,
       'validation_error',
     );
@@ -391,33 +482,38 @@ describe('schedules', () => {
       ['timezone'],
     );
     assert.deepEqual(
-      assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }), 400, 'validation_error').details.errors.map(
-        (e: { field: unknown }) => e.field,
-      ),
+      assertError<FieldErrors>(
+        await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/schedule`, { key: operator, body: {} }),
+        400,
+        'validation_error',
+      ).details.errors.map((e: { field: unknown }) => e.field),
       ['cron'],
     );
-    assertError(await p.rest('POST', `${CP}/no-such-flow/schedule`, { key: operator, body: { cron: '* * * * *' } }), 404, 'WORKFLOW_NOT_FOUND');
-    assertError(await p.rest('POST', `${CP}/${ids.intake}/schedule`, { key: reader, body: { cron: '* * * * *' } }), 403, 'insufficient_permissions');
+    assertError(await p.rest<V1<never>>('POST', `${CP}/no-such-flow/schedule`, { key: operator, body: { cron: '* * * * *' } }), 404, 'WORKFLOW_NOT_FOUND');
+    assertError(await p.rest<V1<never>>('POST', `${CP}/${ids.intake}/schedule`, { key: reader, body: { cron: '* * * * *' } }), 403, 'insufficient_permissions');
 
-    const listed = (await p.rest('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
+    const listed = (await p.rest<V1<{ schedules: Schedule[] }>>('GET', `${CP}/${ids.intake}/schedules`, { key: reader })).body.data.schedules;
     assert.deepEqual(
       listed.map((x: { scheduleId: unknown }) => x.scheduleId),
       [s.scheduleId, utc.scheduleId, kathmandu.scheduleId],
     );
-    const updated = await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: '15 10 * * *', timezone: 'America/New_York' } });
+    const updated = await p.rest<V1<Schedule>>('PUT', `${CP}/schedules/${s.scheduleId}`, {
+      key: operator,
+      body: { cron: '15 10 * * *', timezone: 'America/New_York' },
+    });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.match(updated.body.data.nextRunAt, /T10:15:00-0[45]:00$/);
-    assertError(await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: 'nope' } }), 400, 'SCHEDULE_INVALID');
+    assertError(await p.rest<V1<never>>('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { cron: 'nope' } }), 400, 'SCHEDULE_INVALID');
     for (const x of [s, utc, kathmandu]) assert.equal((await p.rest('DELETE', `${CP}/schedules/${x.scheduleId}`, { key: operator })).status, 200);
-    assertError(await p.rest('DELETE', `${CP}/schedules/${s.scheduleId}`, { key: operator }), 404, 'resource_not_found');
+    assertError(await p.rest<V1<never>>('DELETE', `${CP}/schedules/${s.scheduleId}`, { key: operator }), 404, 'resource_not_found');
   });
 
   /** Runs of a schedule every 30 s are far apart in real time: only moving the clock to its due times makes them come in a test. */
   const HALF_MINUTE = '*/30 * * * * *';
   const scheduleOf = async (workflowId: string, scheduleId: string) =>
-    (await p.rest('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find(
+    (await p.rest<V1<{ schedules: Schedule[] }>>('GET', `${CP}/${workflowId}/schedules`, { key: reader })).body.data.schedules.find(
       (x: { scheduleId: unknown }) => x.scheduleId === scheduleId,
-    );
+    )!;
   const fireJobsDone = (scheduleId: string) => untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId });
 
   test('a seconds cron fires with the payload while enabled and the workflow active; disabling stops it', async () => {
@@ -429,8 +525,11 @@ describe('schedules', () => {
       ],
       { active: true },
     );
-    const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE, payload: { report: 'tick' } } })).body.data;
-    const runs = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=100`)).body.data.executions;
+    const s = (await p.rest<V1<Schedule>>('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE, payload: { report: 'tick' } } })).body
+      .data;
+    const runs = async () =>
+      (await p.rest<V1<{ executions: { executionId: string; mode: string }[] }>>('GET', `/v1/engine/executions?workflowId=${id}&limit=100`)).body.data
+        .executions;
     clock.advanceTo(s.nextRunAt);
     await waitFor('a scheduled run', async () => ((await runs()).length >= 1 ? true : undefined), 10_000);
     clock.advanceTo((await scheduleOf(id, s.scheduleId)).nextRunAt);
@@ -438,7 +537,7 @@ describe('schedules', () => {
     const [latest] = await runs();
     assert.equal(latest.mode, 'schedule');
     const done = await waitFor('a finished run', async () => {
-      const e = (await p.rest('GET', `/v1/engine/executions/${latest.executionId}`)).body.data;
+      const e = (await p.rest<V1<{ status: string; result: { items: ScheduledItem[] } }>>('GET', `/v1/engine/executions/${latest.executionId}`)).body.data;
       return e.status === 'success' ? e : undefined;
     });
     const item = done.result.items[0];
@@ -454,7 +553,7 @@ describe('schedules', () => {
     await fireJobsDone(s.scheduleId);
     assert.equal((await runs()).length, count, 'disabled: no more runs');
     // An inactive workflow's due times pass without an execution.
-    const enabled = (await p.rest('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: true } })).body.data;
+    const enabled = (await p.rest<V1<Schedule>>('PUT', `${CP}/schedules/${s.scheduleId}`, { key: operator, body: { enabled: true } })).body.data;
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
     clock.advanceTo(enabled.nextRunAt);
     // The due time is passed in the transaction that would have started the run.
@@ -473,7 +572,7 @@ describe('schedules', () => {
     );
     const p2 = await startTestPlatform(ENV, { database: p.db, clock });
     try {
-      const s = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE } })).body.data;
+      const s = (await p.rest<V1<Schedule>>('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: HALF_MINUTE } })).body.data;
       const fired = async () =>
         (await p.platform.kernel.db.query(`SELECT input->0->'json'->>'scheduledFor' AS due FROM engine.executions WHERE workflow_id = $1`, [id])) as {
           due: string;
@@ -490,7 +589,7 @@ describe('schedules', () => {
       assert.equal(new Set(runs.map((f) => f.due)).size, runs.length, 'no due time fired twice');
 
       // The claim itself: four jobs for one due time, on two platforms' workers at once.
-      const minute = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
+      const minute = (await p.rest<V1<Schedule>>('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
       const due = new Date(Math.floor(clock.now().getTime() / 1000) * 1000 - 60_000);
       await p.platform.kernel.db.query(`UPDATE engine.schedules SET next_run_at = $2 WHERE id = $1`, [minute.scheduleId, due]);
       await Promise.all(
@@ -519,7 +618,7 @@ describe('schedules', () => {
     }
 
     // Downtime: the platform is stopped for "an hour" (the due time is moved back), then started again.
-    const down = (await p.rest('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
+    const down = (await p.rest<V1<Schedule>>('POST', `${CP}/${id}/schedule`, { key: operator, body: { cron: '*/5 * * * *' } })).body.data;
     await p.stop({ keepDatabase: true });
     const db = p.db;
     const { Client } = await import('pg');

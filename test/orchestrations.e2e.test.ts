@@ -8,6 +8,7 @@ import { fakeLlmEnv, guideTask } from './support/fixtures';
 import { Client as PgClient } from 'pg';
 import { testClock } from './support/clock';
 import { createTestDatabase } from './support/database';
+import type { ErrorBody, Gql, Platform, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 import { sleep, until } from './support/until';
@@ -18,6 +19,94 @@ import { webhookReceiver } from './support/webhook-receiver';
  * signed webhooks, against a real PostgreSQL and a fake OpenAI-compatible server whose answers
  * decide what each agent's task writes (and so which gate criteria its outputs meet).
  */
+
+/** A task of an orchestration's stage (with includeTaskDetails). */
+interface OrchestrationTask {
+  key: string;
+  status: string;
+  taskId?: string;
+  progress: number;
+  startedAt: string;
+  completedAt: string;
+}
+
+interface OrchestrationStage {
+  stage: string;
+  status: string;
+  tasksTotal: number;
+  tasksCompleted: number;
+  gateValidation: { enabled: boolean; exitGatePassed?: boolean; missingCriteria: string[]; outputs: string[] };
+  tasks: OrchestrationTask[];
+}
+
+/** An orchestration as created and as its status reads. */
+interface Orchestration {
+  orchestrationId: string;
+  status: string;
+  currentStage: string;
+  createdAt: string;
+  estimatedCompletionAt?: string;
+  stages: OrchestrationStage[];
+  progress: { overallPercentage: number; stagesCompleted: number; stagesTotal: number };
+  result: { success: boolean; stagesCompleted: number; tasksCompleted: number; outputs: Record<string, unknown> };
+  duration: number;
+  completedAt?: string;
+  failedAt?: string;
+  pausedAt?: string;
+  error: { code: string; details: { gate: unknown; failed_criteria: { criterion: string }[]; task: string; stage: string; execution_id: string } };
+}
+
+/** An orchestration as the alternate layout spells it. */
+interface AltWorkflow {
+  workflow_id: string;
+  status: string;
+  forge_validation: boolean;
+  stages: { stage: string; agents: { agent_id: string; task_type: string }[]; exit_gate_passed: boolean }[];
+  progress: { overall_percentage: number };
+  result: { outputs: Record<string, unknown> };
+  error?: unknown;
+}
+
+interface GateCheck {
+  stage: string;
+  gateType: string;
+  passed: boolean;
+  missingCriteria?: string[];
+  criteria: unknown[];
+  validatedAt: string;
+}
+
+interface OrchestrationList {
+  orchestrations: unknown[];
+  pagination: { limit: number };
+}
+
+interface Cancelled {
+  status: string;
+  tasksCancelled: number;
+  reason: string;
+  cancelledAt: string;
+}
+
+/** What the subscription asks of an orchestration. */
+interface OrchestrationUpdate {
+  orchestrationId: string;
+  status: string;
+  currentStage: string;
+  progress: { stagesCompleted: number; overallPercentage: number };
+  stages: { stage: string; status: string; tasks: { status: string }[] }[];
+}
+
+/** A `/v1` answer whose error details are `D`, as the test reads them. */
+
+type WithDetails<T, D> = V1<T> & { error: ErrorBody & { details: D } };
+
+/** What a refused creation's details hold, each test reading its own. */
+interface CreateRefusal {
+  field: string;
+  missing: string[];
+  errors: { field: string; message: string; type: string; task: string; dependency: string; cycle: string[] }[];
+}
 
 const ORCH = '/v1/control-plane/orchestration';
 const SECRET = 'orchestration-webhook-secret';
@@ -116,7 +205,7 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined | null | fa
   until(what, probe, timeoutMs, 50);
 
 async function status(id: string, details = false, platform = p) {
-  const res = await platform.rest('GET', `${ORCH}/status/${id}${details ? '?includeTaskDetails=true' : ''}`);
+  const res = await platform.rest<V1<Orchestration>>('GET', `${ORCH}/status/${id}${details ? '?includeTaskDetails=true' : ''}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
@@ -131,7 +220,7 @@ const untilStatus = (id: string, wanted: string, platform = p) =>
   });
 
 async function create(body: unknown, platform = p) {
-  const res = await platform.rest('POST', `${ORCH}/create`, { body });
+  const res = await platform.rest<V1<Orchestration>>('POST', `${ORCH}/create`, { body });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data;
 }
@@ -142,7 +231,7 @@ const research = (extra: Record<string, unknown> = {}) => ({
   gateValidation: {},
 });
 
-function assertError(res: JsonAnswer, status: number, code: string) {
+function assertError(res: JsonAnswer<V1<unknown>>, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -195,7 +284,7 @@ afterAll(async () => {
 
 describe('gates', () => {
   test('GET /orchestration/gates: the catalogue, entry of each stage = exit of the one before', async () => {
-    const res = await p.rest('GET', `${ORCH}/gates`);
+    const res = await p.rest<V1<{ stages: { stage: string; entry: unknown[]; exit: { name: string }[] }[] }>>('GET', `${ORCH}/gates`);
     assert.equal(res.status, 200);
     const stages = res.body.data.stages;
     assert.deepEqual(
@@ -217,7 +306,7 @@ describe('gates', () => {
   });
 
   test('POST /orchestration/validate-gate: passed, and failed still success with missingCriteria', async () => {
-    const ok = await p.rest('POST', `${ORCH}/validate-gate`, {
+    const ok = await p.rest<V1<GateCheck>>('POST', `${ORCH}/validate-gate`, {
       body: { stage: 'IMPLEMENT', gateType: 'exit', outputs: { implementation: 'src/api.ts', tests: ['src/api.test.ts'] } },
     });
     assert.equal(ok.status, 200);
@@ -227,7 +316,7 @@ describe('gates', () => {
     assert.deepEqual(ok.body.data.criteria[0], { name: 'implementation', required: true, met: true });
     assert.match(ok.body.data.validatedAt, /^\d{4}-\d\d-\d\dT/);
 
-    const bad = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'entry', outputs: { risks: 'x' } } });
+    const bad = await p.rest<V1<GateCheck>>('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'entry', outputs: { risks: 'x' } } });
     assert.equal(bad.status, 200);
     assert.equal(bad.body.success, true);
     assert.deepEqual(
@@ -237,14 +326,20 @@ describe('gates', () => {
   });
 
   test('validate-gate errors: unknown stage, bad gate type, missing outputs; permission orchestration:read', async () => {
-    assertError(await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'TESTING', gateType: 'exit', outputs: {} } }), 400, 'validation_error');
-    const gateType = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'middle', outputs: {} } });
+    assertError(
+      await p.rest<V1<never>>('POST', `${ORCH}/validate-gate`, { body: { stage: 'TESTING', gateType: 'exit', outputs: {} } }),
+      400,
+      'validation_error',
+    );
+    const gateType = await p.rest<WithDetails<never, { errors: { field: string }[] }>>('POST', `${ORCH}/validate-gate`, {
+      body: { stage: 'DESIGN', gateType: 'middle', outputs: {} },
+    });
     assertError(gateType, 400, 'validation_error');
     assert.ok(
       gateType.body.error.details.errors.some((e: { field: string }) => e.field.endsWith('gateType')),
       JSON.stringify(gateType.body),
     );
-    const missing = await p.rest('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'exit' } });
+    const missing = await p.rest<V1<never>>('POST', `${ORCH}/validate-gate`, { body: { stage: 'DESIGN', gateType: 'exit' } });
     assertError(missing, 400, 'validation_error');
     assert.match(JSON.stringify(missing.body.error.details.errors), /outputs/);
 
@@ -252,12 +347,12 @@ describe('gates', () => {
     const writerOnly = await p.createKey({ permissions: ['agent:execute'] });
     assert.equal((await p.rest('POST', `${ORCH}/validate-gate`, { key: reader.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } })).status, 200);
     assertError(
-      await p.rest('POST', `${ORCH}/validate-gate`, { key: writerOnly.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
+      await p.rest<V1<never>>('POST', `${ORCH}/validate-gate`, { key: writerOnly.key, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
       403,
       'insufficient_permissions',
     );
     assertError(
-      await p.rest('POST', `${ORCH}/validate-gate`, { key: null, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
+      await p.rest<V1<never>>('POST', `${ORCH}/validate-gate`, { key: null, body: { stage: 'DESIGN', gateType: 'exit', outputs: {} } }),
       401,
       'missing_authorization',
     );
@@ -265,7 +360,7 @@ describe('gates', () => {
 });
 
 describe('POST /v1/control-plane/orchestration/create: validation', () => {
-  const post = (body: unknown, key?: string) => p.rest('POST', `${ORCH}/create`, { body, key });
+  const post = (body: unknown, key?: string) => p.rest<WithDetails<Orchestration, CreateRefusal>>('POST', `${ORCH}/create`, { body, key });
 
   test('stages: known names, in delivery order, each once', async () => {
     const unknown = await post({ name: 'x', stages: [{ stage: 'TESTING', tasks: [research().tasks[0]] }] });
@@ -371,8 +466,8 @@ describe('POST /v1/control-plane/orchestration/create: validation', () => {
     assertError(await post({ name: 'x', stages: [research()], webhook: { url: 'ftp://example.com/x' } }), 400, 'WEBHOOK_INVALID');
     const reader = await p.createKey({ permissions: ['orchestration:read'] });
     assertError(await post({ name: 'x', stages: [research()] }, reader.key), 403, 'insufficient_permissions');
-    assertError(await p.rest('GET', `${ORCH}/status/00000000-0000-4000-8000-000000000000`), 404, 'resource_not_found');
-    assertError(await p.rest('GET', `${ORCH}/status/not-an-id`), 404, 'resource_not_found');
+    assertError(await p.rest<V1<never>>('GET', `${ORCH}/status/00000000-0000-4000-8000-000000000000`), 404, 'resource_not_found');
+    assertError(await p.rest<V1<never>>('GET', `${ORCH}/status/not-an-id`), 404, 'resource_not_found');
   });
 });
 
@@ -382,7 +477,7 @@ describe('an orchestration run', () => {
     // The workflow's model call is held until the notes, which do not depend on it, have ended.
     const flowHeld = hold('flow-1');
     const writer = await p.createKey({ permissions: ['orchestration:write', 'orchestration:read'] });
-    const created = await p.rest('POST', `${ORCH}/create`, {
+    const created = await p.rest<V1<Orchestration>>('POST', `${ORCH}/create`, {
       key: writer.key,
       body: {
         name: 'Checkout',
@@ -425,7 +520,7 @@ describe('an orchestration run', () => {
       { stage: 'DESIGN', status: 'pending', tasksTotal: 3, tasksCompleted: 0 },
       { stage: 'IMPLEMENT', status: 'pending', tasksTotal: 1, tasksCompleted: 0 },
     ]);
-    assert.ok(new Date(c.estimatedCompletionAt) > new Date(c.createdAt));
+    assert.ok(new Date(c.estimatedCompletionAt!) > new Date(c.createdAt));
 
     await waitFor('the workflow task in its model call', () => reached(flowHeld));
     await waitFor('the notes to complete while the workflow runs', async () => {
@@ -445,13 +540,13 @@ describe('an orchestration run', () => {
     for (const s of done.stages) {
       assert.equal(s.status, 'completed');
       assert.equal(s.gateValidation.exitGatePassed, true);
-      assert.ok(s.tasks.every((t: { status: unknown; taskId: unknown; progress: unknown }) => t.status === 'completed' && t.taskId && t.progress === 100));
+      assert.ok(s.tasks.every((t) => t.status === 'completed' && t.taskId && t.progress === 100));
     }
     assert.ok(done.stages[1].gateValidation.outputs.includes('workflowPath'));
 
     // Dependencies: the guide started after the workflow completed; the notes did not wait.
     const design = done.stages[1].tasks;
-    const byKey = Object.fromEntries(design.map((t: { key: unknown }) => [t.key, t]));
+    const byKey = Object.fromEntries(design.map((t): [string, OrchestrationTask] => [t.key, t]));
     assert.ok(new Date(byKey.guide.startedAt) >= new Date(byKey.flow.completedAt));
     assert.ok(new Date(byKey.notes.startedAt) < new Date(byKey.flow.completedAt));
 
@@ -494,7 +589,7 @@ describe('an orchestration run', () => {
     assert.ok(research1.body.result.outputs.planPath);
 
     // The list: progress is a plain number; filters by status and current stage; pagination.
-    const list = await p.rest('GET', `${ORCH}/list?status=completed&stage=IMPLEMENT&limit=1`, { key: writer.key });
+    const list = await p.rest<V1<OrchestrationList>>('GET', `${ORCH}/list?status=completed&stage=IMPLEMENT&limit=1`, { key: writer.key });
     assert.equal(list.status, 200);
     assert.deepEqual(list.body.data.orchestrations[0], {
       orchestrationId: c.orchestrationId,
@@ -505,9 +600,9 @@ describe('an orchestration run', () => {
       createdAt: c.createdAt,
     });
     assert.equal(list.body.data.pagination.limit, 1);
-    assert.equal((await p.rest('GET', `${ORCH}/list?status=paused`)).body.data.orchestrations.length, 0);
-    assertError(await p.rest('GET', `${ORCH}/list?status=sleeping`), 400, 'validation_error');
-    assertError(await p.rest('GET', `${ORCH}/list?limit=500`), 400, 'validation_error');
+    assert.equal((await p.rest<V1<OrchestrationList>>('GET', `${ORCH}/list?status=paused`)).body.data.orchestrations.length, 0);
+    assertError(await p.rest<V1<never>>('GET', `${ORCH}/list?status=sleeping`), 400, 'validation_error');
+    assertError(await p.rest<V1<never>>('GET', `${ORCH}/list?limit=500`), 400, 'validation_error');
 
     // Without includeTaskDetails, no tasks.
     assert.equal((await status(c.orchestrationId)).stages[0].tasks, undefined);
@@ -540,7 +635,7 @@ describe('an orchestration run', () => {
     assert.equal(hook.event, 'orchestration.failed');
     assert.equal(hook.signatureValid, true);
     assert.equal(hook.body.error.code, 'forge_gate_failure');
-    assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/resume`), 409, 'conflict');
+    assertError(await p.rest<V1<never>>('POST', `${ORCH}/${c.orchestrationId}/resume`), 409, 'conflict');
   });
 
   test('an exit gate names its own required outputs', async () => {
@@ -574,7 +669,7 @@ describe('an orchestration run', () => {
     assert.equal(failed.stages[0].status, 'failed');
     const slow = await waitFor('the sibling to be cancelled', async () => {
       const s = await status(c.orchestrationId, true);
-      const t = s.stages[0].tasks.find((x: { key: unknown }) => x.key === 'slow');
+      const t = s.stages[0].tasks.find((x: { key: unknown }) => x.key === 'slow')!;
       return t.status === 'cancelled' ? t : null;
     });
     assert.ok(slow.taskId);
@@ -604,13 +699,13 @@ describe('pause, resume, cancel', () => {
       stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [guideTask()] }],
     });
     await waitFor('the first task in the model', () => reached(h));
-    const paused = await p.rest('POST', `${ORCH}/${c.orchestrationId}/pause`, { body: { reason: 'code freeze' } });
+    const paused = await p.rest<V1<{ pausedAt: string }>>('POST', `${ORCH}/${c.orchestrationId}/pause`, { body: { reason: 'code freeze' } });
     assert.equal(paused.status, 200, JSON.stringify(paused.body));
     assert.deepEqual(
       { ...paused.body.data, pausedAt: typeof paused.body.data.pausedAt },
       { orchestrationId: c.orchestrationId, status: 'paused', pausedAt: 'string', reason: 'code freeze', currentStage: 'RESEARCH' },
     );
-    assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/pause`), 409, 'conflict');
+    assertError(await p.rest<V1<never>>('POST', `${ORCH}/${c.orchestrationId}/pause`), 409, 'conflict');
 
     release(h);
     const finished = await waitFor('the running task to finish while paused', async () => {
@@ -624,7 +719,7 @@ describe('pause, resume, cancel', () => {
     assert.equal(still.stages[1].status, 'pending');
     assert.equal(still.stages[1].tasks[0].taskId, undefined, 'no task started while paused');
 
-    const resumed = await p.rest('POST', `${ORCH}/${c.orchestrationId}/resume`);
+    const resumed = await p.rest<V1<{ status: string; resumedAt: string }>>('POST', `${ORCH}/${c.orchestrationId}/resume`);
     assert.equal(resumed.status, 200);
     assert.equal(resumed.body.data.status, 'running');
     assert.ok(resumed.body.data.resumedAt);
@@ -652,7 +747,7 @@ describe('pause, resume, cancel', () => {
     await waitFor('both tasks running', async () =>
       (await status(c.orchestrationId, true)).stages[0].tasks.every((t: { status: unknown }) => t.status === 'running'),
     );
-    const cancelled = await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`, { body: { reason: 'scope changed' } });
+    const cancelled = await p.rest<V1<Cancelled>>('POST', `${ORCH}/${c.orchestrationId}/cancel`, { body: { reason: 'scope changed' } });
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     assert.equal(cancelled.body.data.status, 'cancelled');
     assert.equal(cancelled.body.data.tasksCancelled, 2);
@@ -673,8 +768,8 @@ describe('pause, resume, cancel', () => {
       tasks.map((t: { status: unknown }) => t.status),
       ['cancelled', 'cancelled'],
     );
-    assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`), 409, 'conflict');
-    assertError(await p.rest('POST', `${ORCH}/${c.orchestrationId}/resume`), 409, 'conflict');
+    assertError(await p.rest<V1<never>>('POST', `${ORCH}/${c.orchestrationId}/cancel`), 409, 'conflict');
+    assertError(await p.rest<V1<never>>('POST', `${ORCH}/${c.orchestrationId}/resume`), 409, 'conflict');
   });
 
   test('cancel with cancelRunningTasks false lets the running task finish; a paused one can be cancelled', async () => {
@@ -682,7 +777,7 @@ describe('pause, resume, cancel', () => {
     const c = await create({ name: 'let it finish', stages: [research({ context: { objective: `HOLD:${h}` } })] });
     await waitFor('the task in the model', () => reached(h));
     await p.rest('POST', `${ORCH}/${c.orchestrationId}/pause`);
-    const res = await p.rest('POST', `${ORCH}/${c.orchestrationId}/cancel`, { body: { cancelRunningTasks: false } });
+    const res = await p.rest<V1<Cancelled>>('POST', `${ORCH}/${c.orchestrationId}/cancel`, { body: { cancelRunningTasks: false } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.data.tasksCancelled, 0);
     release(h);
@@ -702,7 +797,7 @@ describe('orchestrationUpdated over graphql-ws', () => {
       stages: [research({ context: { objective: `HOLD:${h}` } }), { stage: 'DESIGN', tasks: [guideTask()] }],
     });
     const reader = await p.createKey({ permissions: ['orchestration:read'] });
-    const sub = subscribe(
+    const sub = subscribe<Gql<{ orchestrationUpdated: OrchestrationUpdate }>>(
       ws(p, reader.key),
       `subscription($id: ID!) { orchestrationUpdated(orchestrationId: $id, includeTaskDetails: true) {
             orchestrationId status currentStage progress { stagesCompleted overallPercentage } stages { stage status tasks { status } } } }`,
@@ -716,7 +811,7 @@ describe('orchestrationUpdated over graphql-ws', () => {
     const seen = events.map((e) => e.data.orchestrationUpdated);
     assert.ok(seen.length >= 2, JSON.stringify(seen));
     assert.ok(seen.every((o) => o.orchestrationId === c.orchestrationId && Array.isArray(o.stages[0].tasks)));
-    const last = seen.at(-1);
+    const last = seen.at(-1)!;
     assert.equal(last.status, 'completed');
     assert.equal(last.progress.overallPercentage, 100);
     assert.ok(
@@ -729,14 +824,14 @@ describe('orchestrationUpdated over graphql-ws', () => {
       id: c.orchestrationId,
     });
     await refusal.done;
-    const refused = refusal.errors[0];
+    const refused = refusal.errors[0] as NonNullable<Gql<never>['errors']>;
     assert.equal(refused[0].extensions.code, 'insufficient_permissions');
   });
 });
 
 describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () => {
   test('agents grouped by stage run as an orchestration; forge_validation gates every stage', async () => {
-    const res = await p.rest('POST', '/control-plane/api/v1/orchestration/workflows', {
+    const res = await p.rest<Platform<AltWorkflow>>('POST', '/control-plane/api/v1/orchestration/workflows', {
       body: {
         name: 'alt workflow',
         forge_validation: true,
@@ -762,7 +857,7 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
       ],
     );
     const done = await waitFor('the workflow to complete', async () => {
-      const r = await p.rest('GET', `/control-plane/api/v1/orchestration/workflows/${w.workflow_id}`);
+      const r = await p.rest<Platform<AltWorkflow>>('GET', `/control-plane/api/v1/orchestration/workflows/${w.workflow_id}`);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       if (r.body.data.status === 'failed') throw new Error(JSON.stringify(r.body.data.error));
       return r.body.data.status === 'completed' ? r.body.data : null;
@@ -771,12 +866,12 @@ describe('alternate layout: /control-plane/api/v1/orchestration/workflows', () =
     assert.ok(done.stages.every((s: { exit_gate_passed: unknown }) => s.exit_gate_passed === true));
     assert.ok('entryPoint' in done.result.outputs, 'outputs keep their own keys');
 
-    const missing = await p.rest('POST', '/control-plane/api/v1/orchestration/workflows', {
+    const missing = await p.rest<Platform<never>>('POST', '/control-plane/api/v1/orchestration/workflows', {
       body: { name: 'x', agents: [{ agent_id: 'factory-orchestrator', stage: 'LAUNCH' }] },
     });
     assert.equal(missing.status, 400);
-    assert.equal(missing.body.error.details.errors[0].field, 'agents[0].stage');
-    const unknown = await p.rest('GET', '/control-plane/api/v1/orchestration/workflows/00000000-0000-4000-8000-000000000000');
+    assert.equal(missing.body.error.details.errors![0].field, 'agents[0].stage');
+    const unknown = await p.rest<Platform<never>>('GET', '/control-plane/api/v1/orchestration/workflows/00000000-0000-4000-8000-000000000000');
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'resource_not_found');
   });

@@ -3,7 +3,8 @@ import type { Client } from 'graphql-ws';
 import { TOPIC } from '../kernel/topics';
 import { permissionsOf } from '../subgraphs/infra/access';
 import { chain, start } from './support/fixtures';
-import { startTestPlatform, type Answer, type ParsedJson, type TestPlatform } from './support/platform';
+import type { Gql, InfraError, Platform, V1 } from './support/answers';
+import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 import { subscribe, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until } from './support/until';
 
@@ -15,6 +16,11 @@ import { sleep, until } from './support/until';
  * whose credential ended closes with 4401); a stream's last line is the refusal in the
  * infrastructure surface's error shape. Everything else on the platform goes on.
  */
+
+/** A line of a followed log stream: a log line, or, last, the refusal that ended it (an InfraError). */
+type StreamLine = Partial<InfraError> & { pod?: string };
+type KeyUpdated = Gql<{ apiKeyUpdated: { id: string; name: string } }>;
+type GqlErrors = NonNullable<Gql<never>['errors']>;
 
 const API = '/infra/api/v1';
 const ADMIN = { email: 'root@infra.test', password: 'admin-password-1' };
@@ -36,7 +42,7 @@ beforeAll(async () => {
     LOCAL_ROLLOUT_STEP_MS: '25',
     INFRA_WATCH_INTERVAL_MS: '20',
   });
-  root = ok(await infra('POST', '/auth/login', { token: null, body: ADMIN })).token;
+  root = ok(await infra<{ token: string }>('POST', '/auth/login', { token: null, body: ADMIN })).token;
 });
 afterAll(async () => {
   for (const s of streams) s.abort();
@@ -44,38 +50,38 @@ afterAll(async () => {
   await p?.stop();
 });
 
-function ok(res: Answer, status = 200): ParsedJson {
+function ok<T>(res: Answer<T>, status = 200): T {
   assert.equal(res.status, status, JSON.stringify(res.body));
   return res.body;
 }
 
 /** The infrastructure surface as a person (`token`; default: the first admin) or with an infrastructure key. */
-function infra(method: string, path: string, o: { token?: string | null; apiKey?: string; body?: unknown } = {}): Promise<Answer> {
+function infra<T>(method: string, path: string, o: { token?: string | null; apiKey?: string; body?: unknown } = {}): Promise<Answer<T>> {
   const token = o.token === undefined ? root : o.token;
-  return p.rest(method, API + path, { key: o.apiKey ? null : token, body: o.body, headers: o.apiKey ? { 'x-api-key': o.apiKey } : {} });
+  return p.rest<T>(method, API + path, { key: o.apiKey ? null : token, body: o.body, headers: o.apiKey ? { 'x-api-key': o.apiKey } : {} });
 }
 
 let seq = 0;
 async function person(roles: string[]): Promise<{ id: string; token: string }> {
   const email = `person${++seq}@infra.test`;
   const password = 'person-password-1';
-  const { id } = ok(await infra('POST', '/users', { body: { email, name: `Person ${seq}`, password, roles } }), 201);
-  return { id, token: ok(await infra('POST', '/auth/login', { token: null, body: { email, password } })).token };
+  const { id } = ok(await infra<{ id: string }>('POST', '/users', { body: { email, name: `Person ${seq}`, password, roles } }), 201);
+  return { id, token: ok(await infra<{ token: string }>('POST', '/auth/login', { token: null, body: { email, password } })).token };
 }
 
 /** A running service in a new private project of the first admin, with `members` as contributors; its first deployment. */
 async function privateService(members: string[] = []): Promise<{ projectId: string; serviceId: string; deploymentId: string }> {
-  const project = ok(await infra('POST', '/projects', { body: { name: `Private ${++seq}`, visibility: 'private' } }), 201);
+  const project = ok(await infra<{ id: string }>('POST', '/projects', { body: { name: `Private ${++seq}`, visibility: 'private' } }), 201);
   for (const userId of members) {
     const added = await infra('POST', `/projects/${project.id}/members`, { body: { userId, role: 'contributor' } });
     assert.ok(added.status < 300, JSON.stringify(added.body));
   }
   const service = ok(
-    await infra('POST', '/services', { body: { project: project.id, name: `svc-${seq}`, image: 'registry.example.com/team/api:1.0.0' } }),
+    await infra<{ id: string }>('POST', '/services', { body: { project: project.id, name: `svc-${seq}`, image: 'registry.example.com/team/api:1.0.0' } }),
     201,
   );
-  await until('the service running', async () => (await infra('GET', `/services/${service.id}`)).body.status === 'running');
-  const deployments = ok(await infra('GET', `/services/${service.id}/deployments`));
+  await until('the service running', async () => (await infra<{ status: string }>('GET', `/services/${service.id}`)).body.status === 'running');
+  const deployments = ok(await infra<{ data: { deploymentId: string }[] }>('GET', `/services/${service.id}/deployments`));
   return { projectId: project.id, serviceId: service.id, deploymentId: deployments.data[0].deploymentId };
 }
 
@@ -86,20 +92,20 @@ function client(authorization: string, opts: { lazy?: boolean } = {}): Client {
 }
 
 /** A subscription admitted and listening (its authorizing query has run). */
-async function listening(c: Client, query: string, variables: Record<string, unknown>): Promise<Subscription> {
-  const sub = subscribe(c, query, variables);
+async function listening<R = unknown>(c: Client, query: string, variables: Record<string, unknown>): Promise<Subscription<R>> {
+  const sub = subscribe<R>(c, query, variables);
   await sleep(500);
   assert.deepEqual(sub.errors, [], 'admitted');
   return sub;
 }
 
 /** A followed log stream (NDJSON): the objects read so far and when it ended; open and past its tail line on return. */
-async function follow(serviceId: string, headers: Record<string, string>): Promise<{ lines: ParsedJson[]; done: Promise<void> }> {
+async function follow(serviceId: string, headers: Record<string, string>): Promise<{ lines: StreamLine[]; done: Promise<void> }> {
   const abort = new AbortController();
   streams.push(abort);
   const res = await fetch(`${p.url}${API}/services/${serviceId}/logs?lines=1&follow=true`, { headers, signal: abort.signal });
   if (res.status !== 200) assert.fail(`follow: ${res.status} ${await res.text()}`);
-  const lines: ParsedJson[] = [];
+  const lines: StreamLine[] = [];
   const reader = res.body!.getReader();
   const done = (async () => {
     let buffer = '';
@@ -109,7 +115,7 @@ async function follow(serviceId: string, headers: Record<string, string>): Promi
       buffer += Buffer.from(value).toString('utf8');
       const parts = buffer.split('\n');
       buffer = parts.pop()!;
-      for (const part of parts) if (part) lines.push(JSON.parse(part));
+      for (const part of parts) if (part) lines.push(JSON.parse(part) as StreamLine);
     }
   })().catch(() => undefined);
   await until('the tail line', () => lines.length >= 1);
@@ -134,15 +140,16 @@ async function stillOpen(done: Promise<unknown>): Promise<boolean> {
 }
 
 /** The code (and details) of the error that ended a subscription. */
-function endError(sub: Subscription): { code: string; details: unknown } {
-  const error = sub.errors[0]?.[0];
+function endError(sub: Pick<Subscription<unknown>, 'errors'>): { code: string; details: unknown } {
+  const error = (sub.errors[0] as GqlErrors | undefined)?.[0];
   assert.ok(error, `ended with an error message: ${JSON.stringify(sub.errors)}`);
   return { code: error.extensions?.code, details: error.extensions?.details };
 }
 
 /** The last line of an ended stream: the refusal in the infrastructure error shape, after log lines only. */
-function lastLine(stream: { lines: ParsedJson[] }): { error: string; reason: unknown } {
-  const last = stream.lines.at(-1);
+function lastLine(stream: { lines: StreamLine[] }): { error: string; reason: unknown } {
+  // The last line is the refusal: the assertions below check it has that shape.
+  const last = stream.lines.at(-1) as InfraError;
   assert.deepEqual(Object.keys(last).sort(), ['details', 'error', 'message', 'requestId'], JSON.stringify(last));
   assert.match(last.requestId, /^req_/);
   assert.ok(
@@ -155,13 +162,16 @@ function lastLine(stream: { lines: ParsedJson[] }): { error: string; reason: unk
 describe('a key that stops being valid', () => {
   test('revoked: each subscription of its connection ends with invalid_api_key within 2 s, none is sent the revocation, and the socket closes with 4401; the admin watching the same key goes on', async () => {
     const holder = await p.createKey({ name: 'holder', permissions: ['keys:manage'] });
-    const watched = ok(await p.rest('POST', KEYS, { key: holder.key, body: { name: 'watched', permissions: ['keys:manage'] } }), 201).data.api_key_id;
+    const watched = ok(
+      await p.rest<Platform<{ api_key_id: string }>>('POST', KEYS, { key: holder.key, body: { name: 'watched', permissions: ['keys:manage'] } }),
+      201,
+    ).data.api_key_id;
     const c = client(`Bearer ${holder.key}`, { lazy: false });
     const closes: { code: number; reason: string }[] = [];
     c.on('closed', (event) => closes.push(event as { code: number; reason: string }));
-    const own = subscribe(c, KEY_UPDATED, { id: holder.id });
-    const other = subscribe(c, KEY_UPDATED, { id: watched });
-    const admins = subscribe(client(`Bearer ${p.adminKey}`), KEY_UPDATED, { id: watched });
+    const own = subscribe<KeyUpdated>(c, KEY_UPDATED, { id: holder.id });
+    const other = subscribe<KeyUpdated>(c, KEY_UPDATED, { id: watched });
+    const admins = subscribe<KeyUpdated>(client(`Bearer ${p.adminKey}`), KEY_UPDATED, { id: watched });
     await sleep(500);
     ok(await p.rest('PATCH', `${KEYS}/${watched}`, { body: { name: 'renamed' } }));
     await other.until((e) => e.data?.apiKeyUpdated?.name === 'renamed', 2000);
@@ -196,12 +206,17 @@ describe('a key that stops being valid', () => {
     const k = await p.createKey({ name: 'engine', service: 'engine', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] });
     const hold = { name: 'Hold', type: 'engine.wait', parameters: { resume: 'webhook' } };
     const workflow = ok(
-      await p.rest('POST', '/v1/engine/workflows', { key: k.key, body: { name: 'Held', ...chain([start, hold, { name: 'Done', type: 'engine.noOp' }]) } }),
+      await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
+        key: k.key,
+        body: { name: 'Held', ...chain([start, hold, { name: 'Done', type: 'engine.noOp' }]) },
+      }),
       201,
     );
-    const run = ok(await p.rest('POST', `/v1/engine/workflows/${workflow.data.workflowId}/execute`, { key: k.key, body: {} })).data;
+    const run = ok(
+      await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${workflow.data.workflowId}/execute`, { key: k.key, body: {} }),
+    ).data;
     const waiting = await until('the execution waiting', async () => {
-      const e = ok(await p.rest('GET', `/v1/engine/executions/${run.executionId}`)).data;
+      const e = ok(await p.rest<V1<{ status: string; resumeUrl: string }>>('GET', `/v1/engine/executions/${run.executionId}`)).data;
       return e.status === 'waiting' ? e : null;
     });
     const sub = await listening(client(`Bearer ${k.key}`), `subscription($id: ID!) { executionUpdated(executionId: $id) { status } }`, { id: run.executionId });
@@ -211,13 +226,16 @@ describe('a key that stops being valid', () => {
     assertPrompt(await endedAfter(sub.done, revokedAt), 'the subscription');
     assert.equal(endError(sub).code, 'invalid_api_key');
     await fetch(waiting.resumeUrl, { method: 'POST' });
-    await until('the execution done', async () => ok(await p.rest('GET', `/v1/engine/executions/${run.executionId}`)).data.status === 'success');
+    await until(
+      'the execution done',
+      async () => ok(await p.rest<V1<{ status: string }>>('GET', `/v1/engine/executions/${run.executionId}`)).data.status === 'success',
+    );
     assert.deepEqual(sub.events, [{ data: { executionUpdated: { status: 'waiting' } } }], 'its first state only');
   });
 
   test('its expiry moved closer while it is open: the subscription ends with expired_api_key at the new expiry, not before', async () => {
     const k = await p.createKey({ name: 'soon expired', permissions: ['keys:manage'] });
-    const sub = await listening(client(`Bearer ${k.key}`), KEY_UPDATED, { id: k.id });
+    const sub = await listening<KeyUpdated>(client(`Bearer ${k.key}`), KEY_UPDATED, { id: k.id });
     const expiresAt = new Date(Date.now() + 2500);
     ok(await p.rest('PATCH', `${KEYS}/${k.id}`, { body: { expires_at: expiresAt.toISOString() } }));
     // The change itself is an event of the key: sent, since the key still holds.
@@ -362,10 +380,12 @@ describe('a followed log stream', () => {
       const stream = await follow(svc.serviceId, { authorization: `Bearer ${root}` });
       for (const tag of ['2.0.0', '3.0.0', '4.0.0', '5.0.0']) {
         const { deploymentId } = ok(
-          await infra('POST', `/services/${svc.serviceId}/deploy`, { body: { image: `registry.example.com/team/api:${tag}`, replicas: 3 } }),
+          await infra<{ deploymentId: string }>('POST', `/services/${svc.serviceId}/deploy`, {
+            body: { image: `registry.example.com/team/api:${tag}`, replicas: 3 },
+          }),
           202,
         );
-        await until('the rollout done', async () => ok(await infra('GET', `/deployments/${deploymentId}`)).status !== 'in-progress');
+        await until('the rollout done', async () => ok(await infra<{ status: string }>('GET', `/deployments/${deploymentId}`)).status !== 'in-progress');
       }
       await until('lines of the last rollout', () => stream.lines.filter((l) => String(l.message).includes('api:5.0.0')).length > 0);
       assert.ok(stream.lines.length > 12, `${stream.lines.length} lines`);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { Client as PgClient } from 'pg';
+import type { Gql, V1 } from './support/answers';
+import type { JsonAnswer } from './support/platform';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { subscribe as subscribeTo, wsClient } from './support/subscribe';
@@ -14,7 +16,15 @@ import { until } from './support/until';
 let split: SplitTopology;
 let fake: FakeLlm;
 
-const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
+/** The task fields the execute and cancel answers are read for. */
+interface Task {
+  taskId: string;
+  status: string;
+  result: { promptVersion: number };
+}
+
+/** `split.call`, its answer read as the shape the test expects (`T`, e.g. `V1<Task>`). */
+const call = <T>(method: string, p: string, body?: unknown) => split.call(method, p, body) as Promise<JsonAnswer<T>>;
 
 beforeAll(async () => {
   fake = await startFakeLlm({ models: ['default'] });
@@ -44,7 +54,7 @@ interface TaskEvent {
 /** taskUpdated at the gateway, read as the tasks it carries; an event the server refused counts as an error. */
 function subscribe(taskId: string, selection: string) {
   const client = wsClient(split.gatewayUrl, `Bearer ${split.adminKey}`);
-  const sub = subscribeTo(client, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
+  const sub = subscribeTo<Gql<{ taskUpdated: TaskEvent }>>(client, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
   return {
     get events(): TaskEvent[] {
       return sub.events.filter((v) => !v.errors).map((v) => v.data.taskUpdated);
@@ -59,7 +69,7 @@ function subscribe(taskId: string, selection: string) {
 describe('agent tasks in split mode', () => {
   test('created in the subgraph process, run by the worker, watched at the gateway over graphql-ws', async () => {
     fake.delay(1500);
-    const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));
+    const created = await call<V1<Task>>('POST', '/v1/control-plane/agents/execute', body('async'));
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const sub = subscribe(created.body.data.taskId, 'taskId status progress { percentage currentStep } result { output filesCreated }');
     try {
@@ -94,7 +104,7 @@ describe('agent tasks in split mode', () => {
   test('sync mode: the subgraph process waits on the worker’s events', async () => {
     fake.delay(1000);
     const t0 = Date.now();
-    const res = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    const res = await call<V1<Task>>('POST', '/v1/control-plane/agents/execute', body('sync'));
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.data.status, 'completed');
     assert.ok(Date.now() - t0 >= 1000 && Date.now() - t0 < 5_000);
@@ -103,7 +113,7 @@ describe('agent tasks in split mode', () => {
   test('a prompt edited at the gateway reaches the worker’s next task (its cached version is dropped across processes)', async () => {
     fake.delay(0);
     const id = 'postmortem-analyst-write-postmortem';
-    const before = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    const before = await call<V1<Task>>('POST', '/v1/control-plane/agents/execute', body('sync'));
     assert.equal(before.body.data.status, 'completed', JSON.stringify(before.body));
     const version = before.body.data.result.promptVersion as number;
     const edited = await call('PUT', `/v1/promptlib/prompts/${id}`, {
@@ -112,7 +122,7 @@ describe('agent tasks in split mode', () => {
     });
     assert.equal(edited.status, 200, JSON.stringify(edited.body));
     const seen = fake.chatBodies().length;
-    const after = await call('POST', '/v1/control-plane/agents/execute', body('sync'));
+    const after = await call<V1<Task>>('POST', '/v1/control-plane/agents/execute', body('sync'));
     assert.equal(after.body.data.status, 'completed', JSON.stringify(after.body));
     assert.equal(after.body.data.result.promptVersion, version + 1);
     assert.equal(fake.chatBodies()[seen].messages[0].content, 'Postmortem of API outage 2026-11-20 at sev2, edited.');
@@ -120,10 +130,10 @@ describe('agent tasks in split mode', () => {
 
   test('cancel in the subgraph process aborts the model call in the worker', async () => {
     fake.delay(8000);
-    const created = await call('POST', '/v1/control-plane/agents/execute', body('async'));
+    const created = await call<V1<Task>>('POST', '/v1/control-plane/agents/execute', body('async'));
     const taskId = created.body.data.taskId;
     await until('the model call', () => fake.chatBodies().length > 0);
-    const res = await call('POST', `/v1/control-plane/agents/tasks/${taskId}/cancel`, { reason: 'split' });
+    const res = await call<V1<Task>>('POST', `/v1/control-plane/agents/tasks/${taskId}/cancel`, { reason: 'split' });
     assert.equal(res.body.data.status, 'cancelled');
     const pg = new PgClient({ connectionString: split.databaseUrl });
     await pg.connect();

@@ -9,15 +9,58 @@ import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { testClock } from './support/clock';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv, guideTask } from './support/fixtures';
+import type { Gql, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { subscribe as subscribeTo, wsClient, type Subscription } from './support/subscribe';
 import { sleep, until, untilValue } from './support/until';
-import { webhookReceiver } from './support/webhook-receiver';
+import { webhookReceiver, type ReceivedRequest } from './support/webhook-receiver';
 
 /**
  * The task lifecycle: cancellation (queued and running), timeout, priority order, signed
  * webhooks checked by a local receiver, and taskUpdated over graphql-ws through the gateway.
  */
+
+/** A task as GET …/agents/tasks/{id} and the execute answer show it, in the fields these tests read. */
+interface Task {
+  taskId: string;
+  status: string;
+  cancelReason?: string;
+  startedAt: string;
+  completedAt: string;
+  failedAt?: string;
+  cancelledAt?: string;
+  duration: number;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number };
+  result: { filesCreated: string[]; output: unknown };
+  error: { code: string; details: { timeout: number } };
+}
+
+/** A cancel's answer. */
+interface Cancelled {
+  taskId: string;
+  status: string;
+  cancelledAt: string;
+}
+
+/** A task.* webhook delivery's body. */
+interface TaskEvent {
+  event: string;
+  taskId: string;
+  agentId: string;
+  timestamp: string;
+  result: { status: string; filesCreated: string[]; output: unknown; error: { code: string }; duration: number };
+}
+
+/** What the subscription asks of a task (progress is null in the first event, the task as queued; the tests read it after). */
+interface TaskUpdate {
+  taskId: string;
+  status: string;
+  cancelledAt: string;
+  progress: { percentage: number; currentStep: string; stepsCompleted: number; stepsTotal: number };
+  result: { filesCreated: string[] };
+}
+type TaskUpdated = Gql<{ taskUpdated: TaskUpdate }>;
+type GqlErrors = NonNullable<Gql<never>['errors']>;
 
 const CP = '/v1/control-plane';
 let p: TestPlatform;
@@ -31,7 +74,7 @@ const task = (topic: string, extra: Record<string, unknown> = {}) => guideTask({
 const controlPlane = () => p.platform.services['control-plane'] as ControlPlaneBuilt;
 const pool = () => controlPlane().agentQueue;
 
-const getTask = async (id: string) => (await p.rest('GET', `${CP}/agents/tasks/${id}`)).body.data;
+const getTask = async (id: string) => (await p.rest<V1<Task>>('GET', `${CP}/agents/tasks/${id}`)).body.data;
 
 beforeAll(async () => {
   fake = await startFakeLlm({ models: ['model-default'] });
@@ -51,8 +94,10 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
   test('a queued task is cancelled at once and never runs', async () => {
     await pool().stop({ graceMs: 0 });
     try {
-      const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('held') })).body.data;
-      const res = await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, { body: { reason: 'not needed' } });
+      const created = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('held') })).body.data;
+      const res = await p.rest<V1<Cancelled>>('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {
+        body: { reason: 'not needed' },
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.taskId, created.taskId);
       assert.equal(res.body.data.status, 'cancelled');
@@ -70,7 +115,7 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
 
   test('a running task is cancelled and its model call aborted', async () => {
     fake.delay(10_000);
-    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('slow') })).body.data;
+    const created = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('slow') })).body.data;
     const running = await untilValue(
       'the task to be calling the model',
       () => getTask(created.taskId),
@@ -78,7 +123,7 @@ describe('POST /v1/control-plane/agents/tasks/{taskId}/cancel', () => {
     );
     assert.equal(running.progress.stepsCompleted, 1);
     const t0 = Date.now();
-    const res = await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
+    const res = await p.rest<V1<Cancelled>>('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
     assert.equal(res.status, 200);
     assert.equal(res.body.data.status, 'cancelled');
     const [row] = await p.platform.kernel.db.query(`SELECT job_id FROM control_plane.tasks WHERE id = $1`, [created.taskId]);
@@ -127,7 +172,7 @@ describe('races between cancel, start, timeout and completion', () => {
 
   test('a cancel whose transaction began before the start committed still ends after the start', async () => {
     await pool().stop({ graceMs: 0 }); // no worker takes the task meanwhile
-    const id: string = (await p.rest('POST', `${CP}/agents/execute`, { body: task('interleaved') })).body.data.taskId;
+    const id: string = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('interleaved') })).body.data.taskId;
     // Replay the interleaving by hand: the canceller's transaction (and its now()) begins first,
     // the start commits, then the cancel's UPDATE runs: the statements the services run.
     const { Client } = await import('pg');
@@ -161,10 +206,12 @@ describe('races between cancel, start, timeout and completion', () => {
     const rounds = 40;
     const outcomes = await Promise.all(
       Array.from({ length: rounds }, async (_, i) => {
-        const created = await p.rest('POST', `${CP}/agents/execute`, { body: task(`race ${i}`, { execution: { timeout: 30 } }) });
+        const created = await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task(`race ${i}`, { execution: { timeout: 30 } }) });
         assert.equal(created.status, 202, JSON.stringify(created.body));
         await sleep((i % 10) * 8); // 0 to 72 ms: queued, starting, running, or already done
-        const res = await p.rest('POST', `${CP}/agents/tasks/${created.body.data.taskId}/cancel`, { body: { reason: 'race' } });
+        const res = await p.rest<V1<Cancelled>>('POST', `${CP}/agents/tasks/${created.body.data.taskId}/cancel`, {
+          body: { reason: 'race' },
+        });
         assert.ok(res.status === 200 || res.status === 409, `cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
         if (res.status === 409) assert.equal(res.body.error.code, 'conflict');
         return { id: created.body.data.taskId as string, cancelled: res.status === 200 };
@@ -192,7 +239,7 @@ describe('many tasks at once', () => {
         const topic = /topic-\d+/.exec(body.messages[0].content)![0];
         return JSON.stringify({ summary: `about ${topic}`, files: [{ path: `docs/${topic}.md`, content: `# ${topic}\n\n## Overview\n` }] });
       });
-      ids = await Promise.all(topics.map(async (t) => (await p.rest('POST', `${CP}/agents/execute`, { body: task(t) })).body.data.taskId as string));
+      ids = await Promise.all(topics.map(async (t) => (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task(t) })).body.data.taskId as string));
     } finally {
       await pool().start();
     }
@@ -205,7 +252,9 @@ describe('many tasks at once', () => {
       assert.equal(t.status, 'completed', JSON.stringify(t.error));
       assert.deepEqual(t.result.filesCreated, [`docs/${topics[i]}.md`]);
       assert.deepEqual(t.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
-      const files = (await p.rest('GET', `${CP}/agents/tasks/${t.taskId}/artifacts`)).body.data.artifacts;
+      const files = (await p.rest<V1<{ artifacts: { path: string; content: string }[] }>>('GET', `${CP}/agents/tasks/${t.taskId}/artifacts`)).body.data
+        .artifacts;
+
       assert.deepEqual(
         files.map((f: { path: unknown; content: unknown }) => [f.path, f.content]),
         [[`docs/${topics[i]}.md`, `# ${topics[i]}\n\n## Overview\n`]],
@@ -226,7 +275,7 @@ describe('execution.timeout', () => {
   test('past its timeout a task fails with TASK_TIMEOUT (the model call is aborted)', async () => {
     fake.delay(6_000);
     const t0 = Date.now();
-    const res = await p.rest('POST', `${CP}/agents/execute`, { body: task('too slow', { execution: { mode: 'sync', timeout: 5 } }) });
+    const res = await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('too slow', { execution: { mode: 'sync', timeout: 5 } }) });
     const elapsed = Date.now() - t0;
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const t = res.body.data;
@@ -244,9 +293,11 @@ describe('sync mode', () => {
     try {
       // The wait is min(timeout + 5 s, 300 s): 10 s here, with no worker to run the task.
       let answered = false;
-      const request = p.rest('POST', `${CP}/agents/execute`, { body: task('unattended', { execution: { mode: 'sync', timeout: 5 } }) }).finally(() => {
-        answered = true;
-      });
+      const request = p
+        .rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('unattended', { execution: { mode: 'sync', timeout: 5 } }) })
+        .finally(() => {
+          answered = true;
+        });
       await until('the request to wait on the clock', () => clock.sleeping() === 1);
       clock.advance(9_000);
       await sleep(300);
@@ -271,7 +322,7 @@ describe('priority', () => {
     try {
       const ids: string[] = [];
       for (const priority of ['low', 'normal', 'critical', 'high']) {
-        const res = await p.rest('POST', `${CP}/agents/execute`, { body: task(`prio ${priority}`, { execution: { priority } }) });
+        const res = await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task(`prio ${priority}`, { execution: { priority } }) });
         assert.equal(res.status, 202);
         ids.push(res.body.data.taskId);
       }
@@ -290,7 +341,7 @@ describe('priority', () => {
 
 describe('webhooks task.started, task.completed, task.failed', () => {
   const receiver = webhookReceiver(() => 204);
-  const received = receiver.requests;
+  const received = receiver.requests as (ReceivedRequest & { body: TaskEvent })[];
   let url: string;
 
   beforeAll(async () => {
@@ -301,7 +352,8 @@ describe('webhooks task.started, task.completed, task.failed', () => {
   test('signed deliveries with {event, taskId, agentId, timestamp, result}', async () => {
     received.length = 0;
     const secret = 'whsec_test_1234';
-    const t = (await p.rest('POST', `${CP}/agents/execute`, { body: task('hooked', { webhook: { url, secret }, execution: { mode: 'sync' } }) })).body.data;
+    const t = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('hooked', { webhook: { url, secret }, execution: { mode: 'sync' } }) })).body
+      .data;
     assert.equal(t.status, 'completed');
     await until('two deliveries', () => received.length >= 2);
     // Each delivery is its own job: arrival order is not guaranteed, the events' timestamps are.
@@ -328,7 +380,9 @@ describe('webhooks task.started, task.completed, task.failed', () => {
     received.length = 0;
     fake.reply(() => ({ status: 500 }));
     const t = (
-      await p.rest('POST', `${CP}/agents/execute`, { body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }) })
+      await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, {
+        body: task('failing', { webhook: { url, events: ['task.failed'] }, execution: { mode: 'sync' } }),
+      })
     ).body.data;
     assert.equal(t.status, 'failed');
     await until('a delivery', () => received.length >= 1);
@@ -359,14 +413,14 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     c: Client,
     taskId: string,
     selection = 'taskId status progress { percentage currentStep stepsCompleted stepsTotal } result { filesCreated }',
-  ) => subscribeTo(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
+  ) => subscribeTo<TaskUpdated>(c, `subscription($id: ID!) { taskUpdated(taskId: $id) { ${selection} } }`, { id: taskId });
 
   test('emits the whole task as it is (queued), then on every state and progress change', async () => {
     await pool().stop({ graceMs: 0 });
     let created: { taskId: string };
-    const sub: Pick<Subscription, 'events' | 'errors'> = { events: [], errors: [] };
+    const sub: Pick<Subscription<TaskUpdated>, 'events' | 'errors'> = { events: [], errors: [] };
     try {
-      created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('watched') })).body.data;
+      created = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('watched') })).body.data;
       Object.assign(sub, subscribe(client(p.adminKey), created.taskId));
       await sleep(300);
     } finally {
@@ -385,7 +439,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
       [...percentages].sort((a, b) => a - b),
       'progress only moves forward',
     );
-    const last = seen.at(-1);
+    const last = seen.at(-1)!;
     assert.equal(last.status, 'completed');
     assert.deepEqual(last.progress, { percentage: 100, currentStep: 'completed', stepsCompleted: 3, stepsTotal: 3 });
     assert.deepEqual(last.result.filesCreated, ['docs/x.md']);
@@ -401,13 +455,13 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     let short: { taskId: string };
     let sub: ReturnType<typeof subscribe>;
     try {
-      short = (await p.rest('POST', `${CP}/agents/execute`, { body: task('short step') })).body.data;
+      short = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('short step') })).body.data;
       sub = subscribe(client(p.adminKey), short.taskId, 'status progress { currentStep stepsCompleted }');
       await sleep(300);
     } finally {
       await pool().start();
     }
-    const event = await sub.until((e) => e.data?.taskUpdated?.progress?.currentStep.startsWith('calling the model'));
+    const event = (await sub.until((e) => e.data?.taskUpdated?.progress?.currentStep.startsWith('calling the model')))!;
     assert.equal(event.data.taskUpdated.status, 'running');
     assert.equal(event.data.taskUpdated.progress.stepsCompleted, 1);
     const read = await getTask(short.taskId);
@@ -426,7 +480,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
 
     // Longer: the row gets the step once it has lasted, for readers that missed the event.
     fake.delay(3000);
-    const long = (await p.rest('POST', `${CP}/agents/execute`, { body: task('long step') })).body.data;
+    const long = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('long step') })).body.data;
     const announced = await untilValue(
       'the long task to start',
       () => getTask(long.taskId),
@@ -451,7 +505,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     await pool().stop({ graceMs: 0 });
     let ended: { taskId: string };
     try {
-      ended = (await p.rest('POST', `${CP}/agents/execute`, { body: task('ended') })).body.data;
+      ended = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('ended') })).body.data;
       assert.equal((await p.rest('POST', `${CP}/agents/tasks/${ended.taskId}/cancel`, {})).status, 200);
     } finally {
       await pool().start();
@@ -462,7 +516,7 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
     assert.equal(cancelled.progress, undefined, 'a cancelled task shows no step it never stored');
 
     fake.delay(5000);
-    const slow = (await p.rest('POST', `${CP}/agents/execute`, { body: task('bounded') })).body.data;
+    const slow = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('bounded') })).body.data;
     await until('the task to call the model', async () => (await getTask(slow.taskId)).progress?.currentStep.startsWith('calling the model') === true);
     // Once the step has lasted, the row holds it (and the start): what a reader without the event sees.
     await until('the stored model call step', async () => !!(await storedStep(slow.taskId))?.startsWith('calling the model'));
@@ -477,23 +531,23 @@ describe('subscription taskUpdated(taskId) over graphql-ws', () => {
 
   test('a cancellation is emitted too', async () => {
     fake.delay(10_000);
-    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('to cancel') })).body.data;
+    const created = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('to cancel') })).body.data;
     const sub = subscribe(client(p.adminKey), created.taskId, 'status cancelledAt');
     await until('the task to run', async () => (await getTask(created.taskId)).status === 'running');
     await sleep(200);
     await p.rest('POST', `${CP}/agents/tasks/${created.taskId}/cancel`, {});
     await until('the cancelled event', () => sub.events.some((e) => e.data.taskUpdated.status === 'cancelled'));
-    assert.ok(sub.events.at(-1).data.taskUpdated.cancelledAt);
+    assert.ok(sub.events.at(-1)!.data.taskUpdated.cancelledAt);
   });
 
   test('the same authorization as the task query', async () => {
-    const created = (await p.rest('POST', `${CP}/agents/execute`, { body: task('secret') })).body.data;
+    const created = (await p.rest<V1<Task>>('POST', `${CP}/agents/execute`, { body: task('secret') })).body.data;
     const executor = await p.createKey({ permissions: ['agent:execute'] });
     const denied = subscribe(client(executor.key), created.taskId);
     await denied.done;
-    assert.equal(denied.errors[0][0].extensions.code, 'insufficient_permissions');
+    assert.equal((denied.errors[0] as GqlErrors)[0].extensions.code, 'insufficient_permissions');
     const missing = subscribe(client(p.adminKey), '00000000-0000-4000-8000-000000000000');
     await missing.done;
-    assert.equal(missing.errors[0][0].extensions.code, 'resource_not_found');
+    assert.equal((missing.errors[0] as GqlErrors)[0].extensions.code, 'resource_not_found');
   });
 });
