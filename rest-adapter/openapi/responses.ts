@@ -35,6 +35,8 @@ const NULLABLE = Symbol('nullable');
 interface Context {
   schema: GraphQLSchema;
   fragments: Map<string, FragmentDefinitionNode>;
+  /** Values of the data given as themselves rather than traced (one of a route's `shapes`), by dotted path. */
+  given?: Readonly<Record<string, string>>;
 }
 
 export function leafSchema(type: GraphQLNamedType): Schema {
@@ -112,17 +114,25 @@ function fieldType(type: GraphQLObjectType, name: string): GraphQLOutputType {
  * lists `map` to a list of what the callback makes, leaves are functions (so key conversion and
  * omitNulls, which only walk plain objects and arrays, pass them through untouched).
  */
-function traced(ctx: Context, type: GraphQLOutputType, sets: SelectionSetNode[], nullable = true): unknown {
-  if (isNonNullType(type)) return traced(ctx, type.ofType, sets, false);
+function traced(ctx: Context, type: GraphQLOutputType, sets: SelectionSetNode[], nullable = true, path = ''): unknown {
+  if (isNonNullType(type)) return traced(ctx, type.ofType, sets, false, path);
   const wrap = (s: Schema) => (nullable ? orNull(s) : s);
-  if (isListType(type)) return tracedList(traced(ctx, type.ofType, sets), nullable);
+  if (isListType(type)) return tracedList(traced(ctx, type.ofType, sets, true, path), nullable);
   if (isObjectType(type)) {
     const fields = collectFields(ctx, type, sets);
     const children = new Map<string, unknown>();
     const child = (key: string) => {
       if (!children.has(key)) {
         const f = fields.get(key)!;
-        children.set(key, f.name === '__typename' ? leaf({ type: 'string' }, false) : traced(ctx, fieldType(type, f.name), f.sets));
+        const at = path ? `${path}.${key}` : key;
+        children.set(
+          key,
+          ctx.given && Object.hasOwn(ctx.given, at)
+            ? ctx.given[at]
+            : f.name === '__typename'
+              ? leaf({ type: 'string' }, false)
+              : traced(ctx, fieldType(type, f.name), f.sets, true, at),
+        );
       }
       return children.get(key);
     };
@@ -224,14 +234,32 @@ export function responseSchema(schema: GraphQLSchema, route: RouteDef): Schema {
   };
   const root = schema.getRootType(op.operation);
   if (!root) throw new Error(`the schema has no ${op.operation} type`);
-  const data = traced(ctx, root, [op.selectionSet], false) as Record<string, unknown>;
   // Path parameters the output repeats are strings; the body and query are absent (the default case).
   const params = new Proxy({} as Record<string, string>, { get: (_t, k) => (typeof k === 'string' ? leaf({ type: 'string' }, false) : undefined) });
   const req: RestRequest = { params, query: {}, body: {} };
-  const answer = schemaOf(routeOutput(route)(data, req));
+  const output = routeOutput(route);
+  const answerWith = (given?: Context['given']) => schemaOf(output(traced({ ...ctx, given }, root, [op.selectionSet], false) as Record<string, unknown>, req));
+  // A route whose shape follows a value of the data is traced once per value, and the shapes merged.
+  if (route.shapes?.length) return route.shapes.map(answerWith).reduce(mergeShapes);
+  const answer = answerWith();
   // A `pick` that chooses its shape by the data (a run still going, a mode) was traced down one
   // branch only: its keys are documented, none is promised.
   return route.pick && branches(route.pick) ? withoutRequired(answer) : answer;
+}
+
+/** Two shapes of one answer: every key of either, required where both require it, nested objects merged alike. */
+export function mergeShapes(a: Schema, b: Schema): Schema {
+  if (JSON.stringify(a) === JSON.stringify(b)) return a;
+  const props = (s: Schema) => s.properties as Record<string, Schema> | undefined;
+  const [pa, pb] = [props(a), props(b)];
+  if (a.type === 'object' && b.type === 'object' && pa && pb) {
+    const properties: Record<string, Schema> = { ...pa };
+    for (const [k, v] of Object.entries(pb)) properties[k] = k in pa ? mergeShapes(pa[k]!, v) : v;
+    const inB = new Set((b.required as string[] | undefined) ?? []);
+    const required = ((a.required as string[] | undefined) ?? []).filter((k) => inB.has(k));
+    return { type: 'object', properties, ...(required.length ? { required } : {}) };
+  }
+  return { anyOf: dedupe([...(Array.isArray(a.anyOf) ? (a.anyOf as Schema[]) : [a]), ...(Array.isArray(b.anyOf) ? (b.anyOf as Schema[]) : [b])]) };
 }
 
 /** A conditional in the function's source (`a ? b : c`, `if`), not counting `?.` and `??`. */

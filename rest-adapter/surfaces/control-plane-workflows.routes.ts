@@ -170,6 +170,7 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     operation: ControlPlaneExecutionDocument,
     variables: ({ params, query }) => ({ executionId: params.executionId, includeData: boolParam(query.includeData) ?? false }),
     pick: ({ controlPlaneExecution }) => executionOut(controlPlaneExecution),
+    shapes: ['running', 'waiting', 'completed', 'failed', 'cancelled'].map((status) => ({ 'controlPlaneExecution.controlPlaneStatus': status })),
   }),
   defineRoute({
     method: 'POST',

@@ -14,6 +14,10 @@ import {
 
 /** The control plane's main layout, `{base_url}/v1/control-plane`: agents and tasks. Operations: control-plane.graphql. */
 
+const TASK_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+/** The shapes of a task's answer (taskOut), one per status. */
+const taskShapes = (at: string) => TASK_STATUSES.map((status) => ({ [`${at}.status`]: status }));
+
 const finished = (status: string) => status === 'completed' || status === 'failed' || status === 'cancelled';
 
 /** A task in the shape of its state: progress while running, result when completed, error when failed. */
@@ -55,6 +59,7 @@ const getTask = (path: string) =>
     operation: GetTaskDocument,
     variables: ({ params }) => ({ taskId: params.taskId }),
     pick: ({ task }) => taskOut(task),
+    shapes: taskShapes('task'),
   });
 
 export const controlPlaneRoutes = [
@@ -73,6 +78,7 @@ export const controlPlaneRoutes = [
       whole(t)
         ? taskOut(t)
         : { taskId: t.taskId, status: t.status, agentId: t.agentId, taskType: t.taskType, createdAt: t.createdAt, estimatedDuration: t.estimatedDuration },
+    shapes: [{ 'executeTask.mode': 'async' }, ...taskShapes('executeTask').map((shape) => ({ ...shape, 'executeTask.mode': 'sync' }))],
   }),
   defineRoute({
     method: 'GET',

@@ -228,6 +228,7 @@ const executeWorkflow = defineRoute({
         }
       : out;
   },
+  shapes: ['running', 'success', 'error', 'waiting', 'canceled'].map((status) => ({ 'executeWorkflow.status': status })),
 });
 
 const getExecution = defineRoute({

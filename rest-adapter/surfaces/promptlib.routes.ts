@@ -158,6 +158,7 @@ export const chainRoutes = [
     operation: ChainExecutionDocument,
     variables: ({ params }) => ({ executionId: params.executionId }),
     pick: ({ chainExecution }) => execution(chainExecution),
+    shapes: ['running', 'completed', 'failed'].map((status) => ({ 'chainExecution.status': status })),
   }),
   defineRoute({
     method: 'GET',

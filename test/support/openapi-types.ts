@@ -3662,13 +3662,53 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            taskId?: string;
-                            status?: string;
-                            agentId?: string;
-                            taskType?: string;
+                            taskId: string;
+                            status: string;
+                            agentId: string;
+                            taskType: string;
                             /** Format: date-time */
-                            createdAt?: string;
-                            estimatedDuration?: number;
+                            createdAt: string;
+                            estimatedDuration: number;
+                            priority?: string;
+                            /** Format: date-time */
+                            startedAt?: string | null;
+                            orchestrationId?: string | null;
+                            stage?: string | null;
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
+                            progress?: {
+                                percentage: number;
+                                currentStep: string;
+                                stepsCompleted: number;
+                                stepsTotal: number;
+                            } | null;
+                            result?: {
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                                filesCreated: string[];
+                                filesModified: string[];
+                                linesWritten: number;
+                                model: string;
+                                tokensUsed: number;
+                                promptId: string;
+                                promptVersion: number;
+                            } | null;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            duration?: number | null;
+                            error?: {
+                                code: string;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
+                            /** Format: date-time */
+                            cancelledAt?: string | null;
+                            cancelReason?: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -3688,13 +3728,53 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            taskId?: string;
-                            status?: string;
-                            agentId?: string;
-                            taskType?: string;
+                            taskId: string;
+                            status: string;
+                            agentId: string;
+                            taskType: string;
                             /** Format: date-time */
-                            createdAt?: string;
-                            estimatedDuration?: number;
+                            createdAt: string;
+                            estimatedDuration: number;
+                            priority?: string;
+                            /** Format: date-time */
+                            startedAt?: string | null;
+                            orchestrationId?: string | null;
+                            stage?: string | null;
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
+                            progress?: {
+                                percentage: number;
+                                currentStep: string;
+                                stepsCompleted: number;
+                                stepsTotal: number;
+                            } | null;
+                            result?: {
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                                filesCreated: string[];
+                                filesModified: string[];
+                                linesWritten: number;
+                                model: string;
+                                tokensUsed: number;
+                                promptId: string;
+                                promptVersion: number;
+                            } | null;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            duration?: number | null;
+                            error?: {
+                                code: string;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
+                            /** Format: date-time */
+                            cancelledAt?: string | null;
+                            cancelReason?: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -4011,16 +4091,41 @@ export interface operations {
                             estimatedDuration: number;
                             orchestrationId?: string | null;
                             stage?: string | null;
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
                             progress?: {
                                 percentage: number;
                                 currentStep: string;
                                 stepsCompleted: number;
                                 stepsTotal: number;
                             } | null;
+                            result?: {
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                                filesCreated: string[];
+                                filesModified: string[];
+                                linesWritten: number;
+                                model: string;
+                                tokensUsed: number;
+                                promptId: string;
+                                promptVersion: number;
+                            } | null;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            duration?: number | null;
+                            error?: {
+                                code: string;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
                             /** Format: date-time */
                             cancelledAt?: string | null;
                             cancelReason?: string | null;
-                            duration?: number | null;
                         };
                         meta: {
                             requestId: string;
@@ -4436,16 +4541,41 @@ export interface operations {
                             estimatedDuration: number;
                             orchestrationId?: string | null;
                             stage?: string | null;
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
                             progress?: {
                                 percentage: number;
                                 currentStep: string;
                                 stepsCompleted: number;
                                 stepsTotal: number;
                             } | null;
+                            result?: {
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                                filesCreated: string[];
+                                filesModified: string[];
+                                linesWritten: number;
+                                model: string;
+                                tokensUsed: number;
+                                promptId: string;
+                                promptVersion: number;
+                            } | null;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            duration?: number | null;
+                            error?: {
+                                code: string;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
                             /** Format: date-time */
                             cancelledAt?: string | null;
                             cancelReason?: string | null;
-                            duration?: number | null;
                         };
                         meta: {
                             requestId: string;
@@ -5821,6 +5951,12 @@ export interface operations {
                             /** Format: date-time */
                             waitTill?: string | null;
                             duration: number;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
+                            /** Format: date-time */
+                            cancelledAt?: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -8831,6 +8967,22 @@ export interface operations {
                             temperature: number;
                             /** Format: date-time */
                             startedAt: string;
+                            result?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            error?: {
+                                step: number;
+                                promptId?: string | null;
+                                code: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                            /** Format: date-time */
+                            failedAt?: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -10910,16 +11062,18 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            executionId?: string;
-                            workflowId?: string;
-                            workflowName?: string;
-                            status?: string;
-                            mode?: string;
-                            progress?: {
+                            executionId: string;
+                            workflowId: string;
+                            workflowName: string;
+                            status: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            progress: {
                                 nodesCompleted: number;
                                 nodesTotal: number;
                                 currentNode: string | null;
                             };
+                            mode?: string;
                             result?: unknown;
                             error?: {
                                 code: string;
@@ -10931,8 +11085,6 @@ export interface operations {
                                 };
                             } | null;
                             duration?: number | null;
-                            /** Format: date-time */
-                            startedAt?: string;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** Format: date-time */
@@ -16322,16 +16474,18 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            executionId?: string;
-                            workflowId?: string;
-                            workflowName?: string;
-                            status?: string;
-                            mode?: string;
-                            progress?: {
+                            executionId: string;
+                            workflowId: string;
+                            workflowName: string;
+                            status: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            progress: {
                                 nodesCompleted: number;
                                 nodesTotal: number;
                                 currentNode: string | null;
                             };
+                            mode?: string;
                             result?: unknown;
                             error?: {
                                 code: string;
@@ -16343,8 +16497,6 @@ export interface operations {
                                 };
                             } | null;
                             duration?: number | null;
-                            /** Format: date-time */
-                            startedAt?: string;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** Format: date-time */
