@@ -1,5 +1,4 @@
 import { load } from 'cheerio';
-import type { AnyNode, Element } from 'domhandler';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import { NodeError } from '../../nodes';
 
@@ -21,22 +20,33 @@ const MAX_CONTENT_BYTES = 64 * 1024 * 1024;
 
 const NUMERIC = new Set(['float', 'percentage', 'currency']);
 
-function elements(node: AnyNode | undefined, name: string): Element[] {
-  const children = node && 'children' in node ? node.children : [];
-  return children.filter((c): c is Element => c.type === 'tag' && (c as Element).name === name) as Element[];
+/** The parts of cheerio's (domhandler's) nodes read here: an element's name, attributes and children, a text's data. */
+interface XmlNode {
+  type: string;
+  name?: string;
+  data?: string;
+  attribs?: Record<string, string>;
+  children?: XmlNode[];
+}
+type Element = XmlNode & { name: string; attribs: Record<string, string>; children: XmlNode[] };
+
+const isElement = (node: XmlNode): node is Element => node.type === 'tag';
+
+function elements(node: XmlNode | undefined, name: string): Element[] {
+  return (node?.children ?? []).filter((c): c is Element => isElement(c) && c.name === name);
 }
 
-function descendant(root: AnyNode, path: string[]): Element | undefined {
-  let node: AnyNode | undefined = root;
+function descendant(root: XmlNode, path: string[]): Element | undefined {
+  let node: XmlNode | undefined = root;
   for (const name of path) node = elements(node, name)[0];
   return node as Element | undefined;
 }
 
 /** A text:p's shown text: text:s is that many spaces, text:tab a tab, text:line-break a line break. */
-function shownText(node: AnyNode): string {
-  if (node.type === 'text') return (node as unknown as { data: string }).data;
-  if (node.type !== 'tag') return '';
-  const el = node as Element;
+function shownText(node: XmlNode): string {
+  if (node.type === 'text') return node.data ?? '';
+  if (!isElement(node)) return '';
+  const el = node;
   if (el.name === 'text:s') return ' '.repeat(Math.max(1, Number(el.attribs['text:c'] ?? 1) || 1));
   if (el.name === 'text:tab') return '\t';
   if (el.name === 'text:line-break') return '\n';
@@ -85,16 +95,15 @@ export function readOds(bytes: Buffer, options: { sheetName?: string; raw?: bool
   if (!content) throw new NodeError('The file is not an ODS spreadsheet: it has no content.xml');
   if (content.length > MAX_CONTENT_BYTES) throw new NodeError('The ODS file is too large to read: its content.xml unpacks to more than 64 MB');
   const $ = load(Buffer.from(content).toString('utf8'), { xml: true });
-  const spreadsheet = descendant($.root()[0]!, ['office:document-content', 'office:body', 'office:spreadsheet']);
+  const spreadsheet = descendant($.root()[0] as unknown as XmlNode, ['office:document-content', 'office:body', 'office:spreadsheet']);
   const tables = elements(spreadsheet, 'table:table');
   const table = options.sheetName ? tables.find((t) => t.attribs['table:name'] === options.sheetName) : tables[0];
   if (!table) throw new NodeError(options.sheetName ? `The workbook has no sheet named "${options.sheetName}"` : 'The workbook has no sheet');
 
   // Rows may sit in row groups or header-row blocks.
   const rowsOf = (node: Element): Element[] =>
-    node.children.flatMap((c) => {
-      if (c.type !== 'tag') return [];
-      const el = c as Element;
+    node.children.flatMap((el) => {
+      if (!isElement(el)) return [];
       if (el.name === 'table:table-row') return [el];
       if (['table:table-row-group', 'table:table-header-rows', 'table:table-rows'].includes(el.name)) return rowsOf(el);
       return [];
@@ -106,9 +115,8 @@ export function readOds(bytes: Buffer, options: { sheetName?: string; raw?: bool
   for (const row of rowsOf(table)) {
     const values: OdsCell[] = [];
     let pendingEmpty = 0;
-    for (const cell of row.children) {
-      if (cell.type !== 'tag' || !['table:table-cell', 'table:covered-table-cell'].includes((cell as Element).name)) continue;
-      const el = cell as Element;
+    for (const el of row.children) {
+      if (!isElement(el) || !['table:table-cell', 'table:covered-table-cell'].includes(el.name)) continue;
       const value = cellValue(el, options.raw === true);
       const times = repeat(el, 'table:number-columns-repeated');
       // Editors pad a row with one empty cell repeated to the sheet's last column: never unfolded.
