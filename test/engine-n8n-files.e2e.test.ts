@@ -2,14 +2,24 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { V1 } from './support/answers';
+import { pdfFile } from './support/file-fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { importN8n, runSync } from './support/n8n-export';
 
 /**
  * n8n's file nodes end to end, on PostgreSQL: n8n exports that turn items into files and back
- * (Convert To File, Compression, Extract From File, Move Binary Data, Spreadsheet File), and
- * Read/Write Files from Disk inside FILES_DIR, refusing paths that leave it.
+ * (Convert To File, Compression, Extract From File, Move Binary Data, Spreadsheet File, Read
+ * PDF): CSV, XLSX, ODS, zip, tar.gz, PDF and iCal; and Read/Write Files from Disk inside
+ * FILES_DIR, refusing paths that leave it.
  */
+
+/** A synchronous run's execution, as the test reads it. */
+interface Run {
+  status: string;
+  result: { items: Record<string, unknown>[] };
+  error: { node: string | null; message: string };
+}
 
 let p: TestPlatform;
 const base = mkdtempSync(path.join(tmpdir(), 'n8n-files-e2e-'));
@@ -46,7 +56,7 @@ const pipeline = (name: string, chain: ReturnType<typeof node>[]) => {
 };
 
 const importWorkflow = (workflow: Record<string, unknown>) => importN8n(p, workflow);
-const run = (workflowId: string, data: Record<string, unknown>) => runSync(p, workflowId, data);
+const run = (workflowId: string, data: Record<string, unknown>) => runSync<Run>(p, workflowId, data);
 
 const ROWS = [
   { sku: 'A-1', name: 'Bolt, small', qty: '3' },
@@ -121,7 +131,7 @@ describe('n8n file nodes, persisted', () => {
     assert.equal(readFileSync(path.join(filesDir, 'notes', 'A-1.txt'), 'utf8'), 'Bolt, small');
     // Read runs once per written item: each run reads both files.
     assert.deepEqual(
-      out.result.items.map((i: Record<string, unknown>) => [i.fileName, i.text]),
+      out.result.items.map((i) => [i.fileName, i.text]),
       [
         ['A-1.txt', 'Bolt, small'],
         ['B-2.txt', 'Nut "hex"'],
@@ -149,13 +159,131 @@ describe('n8n file nodes, persisted', () => {
     assert.doesNotMatch(JSON.stringify(denied), /not for workflows/);
   });
 
-  test('what is not built is refused at import, naming the node and the option', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
-      body: { workflow: pipeline('PDF', [node('Read PDF', 'extractFromFile', 1, 400, { operation: 'pdf' })]) },
+  test('a PDF sent as base64 becomes a file and is read: text, pages and description; the legacy Read PDF opens an encrypted one', async () => {
+    const id = await importWorkflow(
+      pipeline('PDF text', [
+        node('To file', 'convertToFile', 1.1, 400, { operation: 'toBinary', sourceProperty: 'pdf', options: { fileName: 'invoice.pdf' } }),
+        node('Read', 'extractFromFile', 1, 600, { operation: 'pdf', options: { joinPages: false } }),
+      ]),
+    );
+    const pdf = pdfFile({ pages: [['Invoice 42', 'Total 10 EUR'], ['Thank you']], info: { Title: 'Invoice 42', Author: 'Acme' } });
+    const out = await run(id, { rows: [{ pdf: pdf.toString('base64') }] });
+    assert.equal(out.status, 'success', JSON.stringify(out.error));
+    const [item] = out.result.items as [
+      { customer: string; numpages: number; numrender: number; text: string[]; info: Record<string, unknown>; version: string },
+    ];
+    assert.deepEqual(Object.keys(item), ['numpages', 'numrender', 'info', 'text', 'version']);
+    assert.equal(item.numpages, 2);
+    assert.equal(item.numrender, 2);
+    assert.deepEqual(item.text, ['Invoice 42\nTotal 10 EUR', 'Thank you']);
+    assert.equal(item.info.Title, 'Invoice 42');
+    assert.equal(item.info.Author, 'Acme');
+    assert.equal(item.version, '4.9.155');
+
+    const legacy = await importWorkflow(
+      pipeline('Read PDF', [
+        node('To file', 'convertToFile', 1.1, 400, { operation: 'toBinary', sourceProperty: 'pdf', options: { fileName: 'payroll.pdf' } }),
+        node('Read PDF', 'readPDF', 1, 600, { encrypted: true, password: '={{ $("Rows").item.json.password }}' }),
+      ]),
+    );
+    const locked = pdfFile({ pages: [['Payroll March']], password: 's3cret' });
+    const opened = await run(legacy, { rows: [{ pdf: locked.toString('base64'), password: 's3cret' }] });
+    assert.equal(opened.status, 'success', JSON.stringify(opened.error));
+    assert.equal(opened.result.items[0]!.text, 'Payroll March');
+    const refused = await run(legacy, { rows: [{ pdf: locked.toString('base64'), password: 'guess' }] });
+    assert.equal(refused.status, 'error');
+    assert.equal(refused.error.node, 'Read PDF');
+    assert.match(refused.error.message, /The PDF could not be opened: the password is incorrect/);
+  });
+
+  test('an iCalendar file becomes one object with its events', async () => {
+    const id = await importWorkflow(
+      pipeline('ICS', [
+        node('To file', 'convertToFile', 1.1, 400, { operation: 'toText', sourceProperty: 'ics', options: { fileName: 'team.ics' } }),
+        node('Events', 'extractFromFile', 1, 600, { operation: 'fromIcs', destinationKey: 'calendar' }),
+      ]),
+    );
+    const ics = [
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:-//Acme//Planner//EN',
+      'BEGIN:VEVENT',
+      'UID:review@acme',
+      'DTSTAMP:20260101T080000Z',
+      'DTSTART:20260302T100000Z',
+      'DTEND:20260302T110000Z',
+      'SUMMARY:Review',
+      'END:VEVENT',
+      'END:VCALENDAR',
+    ].join('\r\n');
+    const out = await run(id, { rows: [{ ics }] });
+    assert.equal(out.status, 'success', JSON.stringify(out.error));
+    assert.deepEqual(out.result.items, [
+      {
+        calendar: {
+          version: '2.0',
+          prodId: '-//Acme//Planner//EN',
+          events: [
+            {
+              uid: 'review@acme',
+              summary: 'Review',
+              start: { date: '2026-03-02T10:00:00.000Z', type: 'DATE-TIME' },
+              end: { date: '2026-03-02T11:00:00.000Z', type: 'DATE-TIME' },
+              stamp: { date: '2026-01-01T08:00:00.000Z', type: 'DATE-TIME' },
+            },
+          ],
+        },
+      },
+    ]);
+  });
+
+  test('items -> CSV -> tar.gz -> unpacked -> rows, and items -> ODS -> rows typed with rawData: the original items come back', async () => {
+    const tgz = await importWorkflow(
+      pipeline('Tar round trip', [
+        node('To CSV', 'convertToFile', 1.1, 400, { options: { fileName: 'orders.csv' } }),
+        node('Tar', 'compression', 1.1, 600, { operation: 'compress', outputFormat: 'targz', fileName: 'orders.tar.gz' }),
+        node('Untar', 'compression', 1.1, 800, { operation: 'decompress', outputPrefix: 'member_' }),
+        node('Rows back', 'extractFromFile', 1, 1000, { binaryPropertyName: 'member_0' }),
+      ]),
+    );
+    const out = await run(tgz, { rows: ROWS });
+    assert.equal(out.status, 'success', JSON.stringify(out.error));
+    assert.deepEqual(out.result.items, ROWS);
+
+    const ods = await importWorkflow(
+      pipeline('ODS round trip', [
+        node('To ODS', 'convertToFile', 1.1, 400, { operation: 'ods', options: { sheetName: 'Stock' } }),
+        node('From ODS', 'extractFromFile', 1, 600, { operation: 'ods', options: { sheetName: 'Stock', rawData: true } }),
+      ]),
+    );
+    const rows = [
+      { sku: 'A-1', qty: 3, ok: true },
+      { sku: 'B-2', qty: 40.5, ok: false },
+    ];
+    const typed = await run(ods, { rows });
+    assert.equal(typed.status, 'success', JSON.stringify(typed.error));
+    assert.deepEqual(typed.result.items, rows);
+  });
+
+  test('XLS and RTF are refused at import, naming the node, the format and what to use instead; nothing is stored', async () => {
+    const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
+      body: { workflow: pipeline('XLS', [node('Read sheet', 'extractFromFile', 1, 400, { operation: 'xls' })]) },
     });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error.code, 'WORKFLOW_INVALID');
-    assert.match(res.body.error.message, /Read PDF/);
-    assert.match(res.body.error.message, /PDF files is not supported/);
+    assert.match(res.body.error.message, /Read sheet/);
+    assert.match(res.body.error.message, /reading XLS files is not supported; save the sheet as XLSX or CSV/);
+    const rtf = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
+      body: { workflow: pipeline('RTF', [node('Write RTF', 'convertToFile', 1.1, 400, { operation: 'rtf' })]) },
+    });
+    assert.equal(rtf.status, 400, JSON.stringify(rtf.body));
+    assert.equal(rtf.body.error.code, 'WORKFLOW_INVALID');
+    assert.match(rtf.body.error.message, /Write RTF/);
+    assert.match(rtf.body.error.message, /conversion to RTF is not supported; use xlsx or csv/);
+    const stored = await p.rest<V1<{ workflows: { name: string }[] }>>('GET', '/v1/engine/workflows');
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    const names = stored.body.data.workflows.map((w) => w.name);
+    assert.ok(names.includes('CSV round trip'), JSON.stringify(names));
+    assert.equal(names.includes('XLS') || names.includes('RTF'), false, JSON.stringify(names));
   });
 });

@@ -13,6 +13,7 @@ import { markdown } from './markdown/markdown';
 import { mergeNodes } from './merge/merge';
 import { moveBinaryData } from './move-binary-data/move-binary-data';
 import { noOp } from './no-op/no-op';
+import { readPDF } from './read-pdf/read-pdf';
 import { readWriteFile } from './read-write-file/read-write-file';
 import { renameKeys } from './rename-keys/rename-keys';
 import { respondToWebhook } from './respond-to-webhook/respond-to-webhook';
@@ -58,6 +59,7 @@ export const N8N_NODES: readonly NodeDefinition[] = [
   extractFromFile,
   compression,
   readWriteFile,
+  readPDF,
   moveBinaryData,
   spreadsheetFile,
 ];

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { unzipSync, zipSync } from 'fflate';
+import { gunzipSync, gzipSync, unzipSync, zipSync } from 'fflate';
+import * as tar from 'tar-stream';
 import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
 import { MAX_UNPACKED_BYTES } from './compression';
@@ -67,7 +68,7 @@ describe('n8n Compression', () => {
 
   test('a file that is no archive, or one that unpacks beyond the cap, fails the item', async () => {
     const plain = await itemsFailure(compression({}), [{ json: {}, binary: { data: prepareBinary(Buffer.from('hello'), { fileName: 'h.txt' }) } }]);
-    assert.match(plain.message, /neither a zip nor a gzip/);
+    assert.match(plain.message, /is not a zip, gzip, tar or tar\.gz archive/);
     // A zip whose member says it unfolds to 2 GB: refused before anything is inflated.
     const bomb = Buffer.from(zipSync({ 'big.bin': new Uint8Array(16) }));
     const central = bomb.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
@@ -77,8 +78,97 @@ describe('n8n Compression', () => {
     assert.match(big.message, new RegExp(`unpacks to more than ${MAX_UNPACKED_BYTES / 1024 / 1024} MB`));
   });
 
-  test('a format these versions do not have is refused at import, naming it', () => {
-    assert.equal(importRefusal(compression({ operation: 'compress', outputFormat: 'tar' }))?.option, 'outputFormat: tar');
-    assert.equal(importRefusal(compression({ operation: 'compress', outputFormat: 'zip' }, 1)), undefined);
+  test('a format n8n does not have is refused at import, naming it', () => {
+    assert.equal(importRefusal(compression({ operation: 'compress', outputFormat: '7z' }))?.option, 'outputFormat: 7z');
+    for (const outputFormat of ['zip', 'gzip', 'tar', 'targz']) assert.equal(importRefusal(compression({ operation: 'compress', outputFormat }, 1)), undefined);
+  });
+});
+
+/** A tar's members as [name, type, text], read with tar-stream. */
+async function members(bytes: Buffer): Promise<[string, string | null | undefined, string][]> {
+  const out: [string, string | null | undefined, string][] = [];
+  const extract = tar.extract();
+  const done = (async () => {
+    for await (const entry of extract) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      out.push([entry.header.name, entry.header.type, Buffer.concat(chunks).toString()]);
+    }
+  })();
+  extract.end(bytes);
+  await done;
+  return out;
+}
+
+/** A tar as GNU tar writes one: a folder, a file in it, a file at the top and a symbolic link. */
+async function tarball(): Promise<Buffer> {
+  const pack = tar.pack();
+  pack.entry({ name: 'docs/', type: 'directory' });
+  pack.entry({ name: 'docs/readme.md', size: 6 }, Buffer.from('# Docs'));
+  pack.entry({ name: 'top.csv', size: 3 }, Buffer.from('a,b'));
+  pack.entry({ name: 'link', type: 'symlink', linkname: '/etc/passwd' });
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('n8n Compression: tar and tar.gz (n8n 2.28)', () => {
+  test('compress to tar and targz: the named files in one archive under binaryPropertyOutput', async () => {
+    const [[plain]] = (await runItems(compression({ operation: 'compress', outputFormat: 'tar', binaryPropertyName: 'a,b', fileName: 'both.tar' }), [
+      two(),
+    ])) as [[Item]];
+    assert.deepEqual(plain.json, { id: 7 });
+    assert.equal(plain.binary!.data!.fileName, 'both.tar');
+    assert.equal(plain.binary!.data!.mimeType, 'application/x-tar');
+    assert.deepEqual(await members(bytesOf(plain, 'data')), [
+      ['a.txt', 'file', 'first'],
+      ['b.csv', 'file', 'second'],
+    ]);
+    const [[gz]] = (await runItems(compression({ operation: 'compress', outputFormat: 'targz', binaryPropertyName: 'b', binaryPropertyOutput: 'archive' }), [
+      two(),
+    ])) as [[Item]];
+    assert.equal(gz.binary!.archive!.fileName, 'file.tar.gz');
+    assert.equal(gz.binary!.archive!.mimeType, 'application/gzip');
+    assert.deepEqual(await members(Buffer.from(gunzipSync(new Uint8Array(bytesOf(gz, 'archive'))))), [['b.csv', 'file', 'second']]);
+  });
+
+  test('decompress a .tar and a .tgz: their files in order with their folders; folders and links left out; a plain .gz stays one file', async () => {
+    const bytes = await tarball();
+    const input: Item = {
+      json: {},
+      binary: {
+        t: prepareBinary(bytes, { fileName: 'bundle.tar' }),
+        z: prepareBinary(Buffer.from(gzipSync(new Uint8Array(bytes))), { fileName: 'bundle.tgz' }),
+      },
+    };
+    const [[out]] = (await runItems(compression({ operation: 'decompress', binaryPropertyName: 't, z' }), [input])) as [[Item]];
+    assert.deepEqual(
+      Object.entries(out.binary!).map(([key, b]) => [key, b.fileName, b.directory, Buffer.from(b.data, 'base64').toString()]),
+      [
+        ['file_0', 'readme.md', 'docs', '# Docs'],
+        ['file_1', 'top.csv', undefined, 'a,b'],
+        ['file_2', 'readme.md', 'docs', '# Docs'],
+        ['file_3', 'top.csv', undefined, 'a,b'],
+      ],
+    );
+    const [[gz]] = (await runItems(compression({ operation: 'decompress' }), [
+      { json: {}, binary: { data: prepareBinary(Buffer.from(gzipSync(new Uint8Array(bytes))), { fileName: 'bundle.gz' }) } },
+    ])) as [[Item]];
+    assert.deepEqual(Object.keys(gz.binary!), ['file_0']);
+    assert.equal(gz.binary!.file_0!.fileName, 'bundle');
+  });
+
+  test('a tar whose member says it is larger than the cap is refused before it is read; a broken tar fails the item', async () => {
+    const pack = tar.pack();
+    pack.entry({ name: 'big.bin', size: MAX_UNPACKED_BYTES + 1 });
+    const header = await new Promise<Buffer>((resolve) => pack.once('data', (chunk) => resolve(chunk as Buffer)));
+    const big = await itemsFailure(compression({}), [
+      { json: {}, binary: { data: prepareBinary(Buffer.concat([header, Buffer.alloc(1024)]), { fileName: 'big.tar' }) } },
+    ]);
+    assert.match(big.message, new RegExp(`unpacks to more than ${MAX_UNPACKED_BYTES / 1024 / 1024} MB`));
+    const broken = Buffer.from(await tarball()).subarray(0, 700);
+    const failed = await itemsFailure(compression({}), [{ json: {}, binary: { data: prepareBinary(broken, { fileName: 'broken.tar' }) } }]);
+    assert.match(failed.message, /not a readable tar archive/);
   });
 });

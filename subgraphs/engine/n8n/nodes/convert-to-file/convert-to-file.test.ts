@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import ExcelJS from 'exceljs';
+import { strFromU8, unzipSync } from 'fflate';
 import { disposeHarness, importRefusal, itemsFailure, runItems } from '../../../../../test/support/n8n-harness';
 import type { Item } from '../../../nodes';
 
@@ -106,8 +107,46 @@ describe('n8n Convert To File', () => {
     assert.equal(file.binary!.data!.mimeType, 'text/calendar');
   });
 
-  test('ods, rtf, xls, iCal attendees and unknown encodings are refused at import, naming them', () => {
-    for (const operation of ['ods', 'rtf', 'xls']) assert.equal(importRefusal(convert({ operation }))?.option, `operation: ${operation}`);
+  test('ods: an OpenDocument spreadsheet (mimetype first, stored) with typed cells and text kept as written', async () => {
+    const [[file]] = (await runItems(
+      convert({ operation: 'ods', options: { fileName: 'stock.ods', sheetName: 'Stock & co' } }),
+      items({ sku: 'A<1>', qty: 3.5, ok: true, note: 'two  spaces\tand\nlines' }, { sku: 'B', nested: { x: 1 } }),
+    )) as [[Item]];
+    assert.deepEqual(file.json, {});
+    assert.equal(file.binary!.data!.fileName, 'stock.ods');
+    assert.equal(file.binary!.data!.mimeType, 'application/vnd.oasis.opendocument.spreadsheet');
+    const bytes = Buffer.from(file.binary!.data!.data, 'base64');
+    // A reader recognises the format by the first entry's name and its uncompressed content at offset 38.
+    assert.equal(bytes.subarray(30, 38).toString(), 'mimetype');
+    assert.equal(bytes.subarray(38, 84).toString(), 'application/vnd.oasis.opendocument.spreadsheet');
+    const content = strFromU8(unzipSync(new Uint8Array(bytes))['content.xml']!);
+    assert.match(content, /<table:table table:name="Stock &amp; co">/);
+    assert.match(content, /<text:p>sku<\/text:p>.*<text:p>nested\.x<\/text:p>/);
+    assert.match(content, /<table:table-cell office:value-type="string"><text:p>A&lt;1&gt;<\/text:p><\/table:table-cell>/);
+    assert.match(content, /office:value-type="float" office:value="3\.5"/);
+    assert.match(content, /office:value-type="boolean" office:boolean-value="true"><text:p>TRUE<\/text:p>/);
+    assert.match(content, /<text:p>two <text:s text:c="1"\/>spaces<text:tab\/>and<\/text:p><text:p>lines<\/text:p>/);
+    const [rows] = await runItems({ type: 'n8n-nodes-base.extractFromFile', typeVersion: 1, parameters: { operation: 'ods', options: { rawData: true } } }, [
+      file,
+    ]);
+    assert.deepEqual(
+      rows!.map((i) => i.json),
+      [
+        { sku: 'A<1>', qty: 3.5, ok: true, note: 'two  spaces\tand\nlines' },
+        { sku: 'B', 'nested.x': 1 },
+      ],
+    );
+  });
+
+  test('rtf, xls, iCal attendees and unknown encodings are refused at import, naming them', () => {
+    for (const operation of ['rtf', 'xls']) {
+      assert.equal(importRefusal(convert({ operation }))?.option, `operation: ${operation}`);
+      assert.match(
+        importRefusal(convert({ operation }))?.message ?? '',
+        new RegExp(`conversion to ${operation.toUpperCase()} is not supported; use xlsx or csv`),
+      );
+    }
+    assert.equal(importRefusal(convert({ operation: 'ods' })), undefined);
     assert.equal(importRefusal(convert({ operation: 'iCal', additionalFields: { attendeesUi: { values: [] } } }))?.option, 'additionalFields.attendeesUi');
     assert.equal(importRefusal(convert({ operation: 'toText', sourceProperty: 'a', options: { encoding: 'win1252' } }))?.option, 'options.encoding: win1252');
     assert.equal(importRefusal(convert({ operation: 'xlsx' }, 1)), undefined);

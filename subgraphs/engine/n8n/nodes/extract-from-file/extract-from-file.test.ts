@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import ExcelJS from 'exceljs';
+import { strToU8, zipSync } from 'fflate';
+import { pdfFile } from '../../../../../test/support/file-fixtures';
 import { disposeHarness, importRefusal, itemsFailure, runItems, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
 
@@ -175,14 +177,241 @@ describe('n8n Extract From File', () => {
     assert.deepEqual(out![1]!.json, { a: '1' });
   });
 
-  test('pdf, fromIcs, ods, rtf, xls and the range option are refused at import, naming them', () => {
-    for (const operation of ['pdf', 'fromIcs', 'ods', 'rtf', 'xls']) {
+  test('rtf, xls and the range option are refused at import, naming them and what to use instead', () => {
+    for (const operation of ['rtf', 'xls']) {
       const refusal = importRefusal(extract({ operation }));
       assert.equal(refusal?.option, `operation: ${operation}`);
       assert.equal(refusal?.reason, 'unsupported_option');
+      assert.match(refusal?.message ?? '', new RegExp(`${operation.toUpperCase()} files is not supported; save the sheet as XLSX or CSV`));
     }
     assert.equal(importRefusal(extract({ operation: 'xlsx', options: { range: 'A1:B2' } }))?.option, 'options.range');
-    assert.equal(importRefusal(extract({ operation: 'xlsx' })), undefined);
+    for (const operation of ['xlsx', 'pdf', 'fromIcs', 'ods']) assert.equal(importRefusal(extract({ operation })), undefined, operation);
+  });
+});
+
+describe('n8n Extract From File: PDF', () => {
+  const REPORT = pdfFile({ pages: [['Quarterly report', 'Sales (EU) up'], ['Page two']], info: { Title: 'Q3', Author: 'Ann' } });
+  const INFO = {
+    PDFFormatVersion: '1.4',
+    Language: null,
+    EncryptFilterName: null,
+    IsLinearized: false,
+    IsAcroFormPresent: false,
+    IsXFAPresent: false,
+    IsCollectionPresent: false,
+    IsSignaturesPresent: false,
+    Title: 'Q3',
+    Author: 'Ann',
+  };
+
+  test("the text of every page and the document's description as the item's fields; the file read is not kept", async () => {
+    const [[item]] = (await runItems(extract({ operation: 'pdf' }), [file(REPORT, 'report.pdf', { id: 1 })])) as [[Item]];
+    assert.deepEqual(item.json, {
+      numpages: 2,
+      numrender: 2,
+      info: INFO,
+      text: 'Quarterly report\nSales (EU) up\n\nPage two',
+      version: '4.9.155',
+    });
+    assert.equal(item.binary, undefined);
+    assert.deepEqual(item.pairedItem, { item: 0 });
+  });
+
+  test('joinPages off gives one text per page; maxPages reads the first pages only; keepSource keeps the fields or the file', async () => {
+    const [[pages]] = (await runItems(extract({ operation: 'pdf', options: { joinPages: false } }), [file(REPORT, 'r.pdf')])) as [[Item]];
+    assert.deepEqual(pages.json.text, ['Quarterly report\nSales (EU) up', 'Page two']);
+    const [[first]] = (await runItems(extract({ operation: 'pdf', binaryPropertyName: 'doc', options: { maxPages: 1, keepSource: 'json' } }), [
+      file(REPORT, 'r.pdf', { id: 1, text: 'mine' }, 'doc'),
+    ])) as [[Item]];
+    assert.equal(first.json.numpages, 2);
+    assert.equal(first.json.numrender, 1);
+    // The PDF's own fields win over the item's of the same name.
+    assert.equal(first.json.text, 'Quarterly report\nSales (EU) up');
+    assert.equal(first.json.id, 1);
+    assert.equal(first.binary, undefined);
+    const [[kept]] = (await runItems(extract({ operation: 'pdf', options: { keepSource: 'binary' } }), [file(REPORT, 'r.pdf', { id: 1 })])) as [[Item]];
+    assert.equal(kept.json.id, undefined);
+    assert.equal(kept.binary?.data?.fileName, 'r.pdf');
+  });
+
+  test('an encrypted PDF opens with its password; without it or with a wrong one the item fails saying so', async () => {
+    const locked = pdfFile({ pages: [['Salaries']], info: { Title: 'Locked' }, password: 'open sesame' });
+    const [[item]] = (await runItems(extract({ operation: 'pdf', options: { password: 'open sesame' } }), [file(locked, 'l.pdf')])) as [[Item]];
+    assert.equal(item.json.text, 'Salaries');
+    assert.equal((item.json.info as Record<string, unknown>).Title, 'Locked');
+    assert.equal((item.json.info as Record<string, unknown>).EncryptFilterName, 'Standard');
+    assert.match(
+      (await itemsFailure(extract({ operation: 'pdf' }), [file(locked, 'l.pdf')])).message,
+      /password protected: give its password \(options\.password\)/,
+    );
+    assert.match((await itemsFailure(extract({ operation: 'pdf', options: { password: 'guess' } }), [file(locked, 'l.pdf')])).message, /password is incorrect/);
+  });
+
+  test('a file that is no PDF fails the item; with continueRegularOutput it becomes {error}', async () => {
+    assert.match((await itemsFailure(extract({ operation: 'pdf' }), [file('hello', 'h.pdf')])).message, /not a readable PDF/);
+    const [out] = await runItems({ ...extract({ operation: 'pdf' }), onError: 'continueRegularOutput' }, [file('hello', 'h.pdf'), file(REPORT, 'r.pdf')]);
+    assert.match(String(out![0]!.json.error), /not a readable PDF/);
+    assert.equal(out![1]!.json.numpages, 2);
+  });
+});
+
+describe('n8n Extract From File: iCalendar', () => {
+  const ICS = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//Acme//Planner 1.0//EN',
+    'METHOD:PUBLISH',
+    'X-WR-CALNAME:Team',
+    'BEGIN:VTIMEZONE',
+    'TZID:Europe/Oslo',
+    'BEGIN:STANDARD',
+    'DTSTART:19701025T030000',
+    'RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU',
+    'TZOFFSETFROM:+0200',
+    'TZOFFSETTO:+0100',
+    'END:STANDARD',
+    'BEGIN:DAYLIGHT',
+    'DTSTART:19700329T020000',
+    'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU',
+    'TZOFFSETFROM:+0100',
+    'TZOFFSETTO:+0200',
+    'END:DAYLIGHT',
+    'END:VTIMEZONE',
+    'BEGIN:VEVENT',
+    'UID:standup-1@acme',
+    'DTSTAMP:20260101T080000Z',
+    'DTSTART;TZID=Europe/Oslo:20260112T090000',
+    'DTEND;TZID=Europe/Oslo:20260112T091500',
+    'SUMMARY:Stand-up',
+    'DESCRIPTION:Daily\\, short\\nand sweet',
+    'LOCATION:Room 4',
+    'RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=10',
+    'ORGANIZER;CN=Ann:mailto:ann@acme.test',
+    'ATTENDEE;CN=Bo;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;RSVP=TRUE:mailto:bo@acme.test',
+    'CATEGORIES:work,daily',
+    'SEQUENCE:2',
+    'STATUS:CONFIRMED',
+    'END:VEVENT',
+    'BEGIN:VEVENT',
+    'UID:holiday@acme',
+    'DTSTAMP:20260101T080000Z',
+    'DTSTART;VALUE=DATE:20260517',
+    'DURATION:P1D',
+    'SUMMARY:National day',
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
+
+  test("the calendar as one object in destinationKey: its events with their dates as instants, a named zone's local time beside", async () => {
+    const [[item]] = (await runItems(extract({ operation: 'fromIcs', destinationKey: 'calendar', options: { keepSource: 'json' } }), [
+      file(ICS, 'team.ics', { team: 'core' }),
+    ])) as [[Item]];
+    assert.deepEqual(item.json, {
+      team: 'core',
+      calendar: {
+        version: '2.0',
+        prodId: '-//Acme//Planner 1.0//EN',
+        method: 'PUBLISH',
+        name: 'Team',
+        events: [
+          {
+            uid: 'standup-1@acme',
+            summary: 'Stand-up',
+            start: {
+              date: '2026-01-12T08:00:00.000Z',
+              type: 'DATE-TIME',
+              local: { date: '2026-01-12T09:00:00.000Z', timezone: 'Europe/Oslo', tzoffset: '+0100' },
+            },
+            end: {
+              date: '2026-01-12T08:15:00.000Z',
+              type: 'DATE-TIME',
+              local: { date: '2026-01-12T09:15:00.000Z', timezone: 'Europe/Oslo', tzoffset: '+0100' },
+            },
+            stamp: { date: '2026-01-01T08:00:00.000Z', type: 'DATE-TIME' },
+            description: 'Daily, short\nand sweet',
+            location: 'Room 4',
+            status: 'CONFIRMED',
+            sequence: 2,
+            categories: ['work', 'daily'],
+            organizer: { name: 'Ann', email: 'ann@acme.test' },
+            attendees: [{ name: 'Bo', email: 'bo@acme.test', role: 'REQ-PARTICIPANT', partstat: 'ACCEPTED', rsvp: true }],
+            recurrenceRule: { frequency: 'WEEKLY', count: 10, byDay: [{ day: 'MO' }, { day: 'WE' }, { day: 'FR' }] },
+          },
+          {
+            uid: 'holiday@acme',
+            summary: 'National day',
+            start: { date: '2026-05-17T00:00:00.000Z', type: 'DATE' },
+            stamp: { date: '2026-01-01T08:00:00.000Z', type: 'DATE-TIME' },
+            duration: { days: 1 },
+          },
+        ],
+      },
+    });
+    assert.equal(item.binary, undefined);
+  });
+
+  test('a summer time is read with the zone offset of its date; a file that is no calendar fails the item', async () => {
+    const summer = ICS.replace('DTSTART;TZID=Europe/Oslo:20260112T090000', 'DTSTART;TZID=Europe/Oslo:20260715T090000');
+    const [[item]] = (await runItems(extract({ operation: 'fromIcs' }), [file(summer, 's.ics')])) as [[Item]];
+    const events = (item.json.data as { events: { start: unknown }[] }).events;
+    assert.deepEqual(events[0]!.start, {
+      date: '2026-07-15T07:00:00.000Z',
+      type: 'DATE-TIME',
+      local: { date: '2026-07-15T09:00:00.000Z', timezone: 'Europe/Oslo', tzoffset: '+0200' },
+    });
+    assert.match((await itemsFailure(extract({ operation: 'fromIcs' }), [file('not a calendar', 'x.ics')])).message, /not a readable iCalendar file/);
+    const vcard = 'BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Ann\r\nEND:VCARD\r\n';
+    assert.match((await itemsFailure(extract({ operation: 'fromIcs' }), [file(vcard, 'x.ics')])).message, /holds a VCARD, not a VCALENDAR/);
+  });
+});
+
+describe('n8n Extract From File: ODS', () => {
+  /** An .ods as LibreOffice writes it: rows padded with repeated empty cells, repeated rows, spaces as text:s, a value in a span. */
+  const ods = () => {
+    const content = `<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3">
+<office:body><office:spreadsheet>
+<table:table table:name="Notes"><table:table-row><table:table-cell office:value-type="string"><text:p>skip me</text:p></table:table-cell></table:table-row></table:table>
+<table:table table:name="Stock">
+<table:table-column table:number-columns-repeated="3"/>
+<table:table-row><table:table-cell office:value-type="string"><text:p>sku</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>qty</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>ok</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>note</text:p></table:table-cell><table:table-cell table:number-columns-repeated="1020"/></table:table-row>
+<table:table-row><table:table-cell office:value-type="string"><text:p>A&amp;1</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="3.5"><text:p>3.50</text:p></table:table-cell><table:table-cell office:value-type="boolean" office:boolean-value="true"><text:p>TRUE</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>two<text:s text:c="2"/>spaces <text:span>styled</text:span></text:p></table:table-cell><table:table-cell table:number-columns-repeated="1020"/></table:table-row>
+<table:table-row table:number-rows-repeated="2"><table:table-cell office:value-type="string"><text:p>B</text:p></table:table-cell><table:table-cell/><table:table-cell office:value-type="boolean" office:boolean-value="false"><text:p>FALSE</text:p></table:table-cell></table:table-row>
+<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="1024"/></table:table-row>
+</table:table>
+</office:spreadsheet></office:body></office:document-content>`;
+    return Buffer.from(zipSync({ mimetype: [strToU8('application/vnd.oasis.opendocument.spreadsheet'), { level: 0 }], 'content.xml': strToU8(content) }));
+  };
+
+  test("the sheet's rows as items: shown text by default, typed values with rawData; padding cells and rows are not unfolded", async () => {
+    const book = file(ods(), 'stock.ods');
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'ods', options: { sheetName: 'Stock' } }), [book])), [
+      { sku: 'A&1', qty: '3.50', ok: 'TRUE', note: 'two  spaces styled' },
+      { sku: 'B', ok: 'FALSE' },
+      { sku: 'B', ok: 'FALSE' },
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'ods', options: { sheetName: 'Stock', rawData: true, includeEmptyCells: true } }), [book])), [
+      { sku: 'A&1', qty: 3.5, ok: true, note: 'two  spaces styled' },
+      { sku: 'B', qty: '', ok: false, note: '' },
+      { sku: 'B', qty: '', ok: false, note: '' },
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'ods', options: { headerRow: false } }), [book])), [{ row: ['skip me'] }]);
+  });
+
+  test('a sheet that unfolds to millions of cells, a missing sheet and a file that is no ODS fail the item', async () => {
+    const bomb = Buffer.from(
+      zipSync({
+        'content.xml': strToU8(
+          '<office:document-content xmlns:office="o" xmlns:table="t" xmlns:text="x"><office:body><office:spreadsheet><table:table table:name="S">' +
+            '<table:table-row table:number-rows-repeated="1000000"><table:table-cell table:number-columns-repeated="1000" office:value-type="string"><text:p>x</text:p></table:table-cell></table:table-row>' +
+            '</table:table></office:spreadsheet></office:body></office:document-content>',
+        ),
+      }),
+    );
+    assert.match((await itemsFailure(extract({ operation: 'ods' }), [file(bomb, 'b.ods')])).message, /unfolds to more than 2000000 cells/);
+    assert.match((await itemsFailure(extract({ operation: 'ods', options: { sheetName: 'Nope' } }), [file(ods(), 's.ods')])).message, /no sheet named "Nope"/);
+    assert.match((await itemsFailure(extract({ operation: 'ods' }), [file('plain text', 's.ods')])).message, /not an ODS spreadsheet/);
   });
 });
 

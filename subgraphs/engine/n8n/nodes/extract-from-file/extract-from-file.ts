@@ -3,33 +3,37 @@ import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, isPlainObject, type Item, 
 import { binaryCopy, decodeText, perItem, unsupportedEncoding } from '../files.items';
 import { deepCopy, setPath } from '../item-lists/paths';
 import { collection, fixedOption, operationIn, type Params } from '../item-lists/params';
+import { readIcs } from './ics';
+import { readPdf } from './pdf';
 import { readSheet, type SheetReadFormat } from './spreadsheet';
 
 /**
  * n8n's Extract From File (1): the file in each item's binary field `binaryPropertyName`
  * (default `data`) read back into JSON.
  *
- * - csv, xlsx, html (a table): one item per row (spreadsheet.ts), with the options headerRow,
- *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount (CSV), sheetName, rawData (XLSX).
- * - fromJson, text, xml, binaryToPropery (n8n's spelling): the file as parsed JSON, text, XML
- *   parsed as the XML node parses it, or a base64 string, into `destinationKey` (default `data`);
+ * - csv, xlsx, ods, html (a table): one item per row (spreadsheet.ts), with the options headerRow,
+ *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount (CSV), sheetName, rawData (XLSX, ODS).
+ * - fromJson, text, xml, fromIcs, binaryToPropery (n8n's spelling): the file as parsed JSON,
+ *   text, XML parsed as the XML node parses it, an iCalendar file as one object (ics.ts), or a
+ *   base64 string, into `destinationKey` (default `data`);
  *   options encoding, stripBOM (default on) and keepSource: `json` (the input item's fields are
  *   kept beside it), `binary` (the file read is kept) or `both`; unset, neither is, as in n8n
  *   (the item's other files always stay). An item without the file is left out.
+ * - pdf: the PDF's text and description (pdf.ts) as the item's fields; options password,
+ *   joinPages (default on), maxPages, keepSource (`json`: the input item's fields under the PDF's,
+ *   `binary`: the file kept, `both`).
  *
- * Refused at import: fromIcs, pdf, ods, rtf and xls (no reader here), and the `range` option.
+ * Refused at import: rtf and xls (no reader here: the one library that reads them, SheetJS, is
+ * outdated on npm with open advisories), and the `range` option.
  */
 
-const SHEETS: readonly string[] = ['csv', 'html', 'xlsx'];
-const MOVE_TO = ['fromJson', 'text', 'xml', 'binaryToPropery'];
+const SHEETS: readonly string[] = ['csv', 'html', 'xlsx', 'ods'];
+const MOVE_TO = ['fromJson', 'text', 'xml', 'fromIcs', 'binaryToPropery'];
 const NOT_BUILT: Record<string, string> = {
-  fromIcs: 'reading iCal files is not supported',
-  pdf: 'reading PDF files is not supported',
-  ods: 'reading ODS files is not supported; save the sheet as XLSX or CSV',
-  rtf: 'reading RTF files is not supported',
+  rtf: 'reading RTF files is not supported; save the sheet as XLSX or CSV',
   xls: 'reading XLS files is not supported; save the sheet as XLSX or CSV',
 };
-const OPERATIONS = [...SHEETS, ...MOVE_TO, ...Object.keys(NOT_BUILT)];
+const OPERATIONS = [...SHEETS, ...MOVE_TO, 'pdf', ...Object.keys(NOT_BUILT)];
 
 export function unsupportedSheetOptions(options: Params): { option: string; message: string } | undefined {
   if (options.range !== undefined && options.range !== '')
@@ -74,6 +78,7 @@ async function converted(operation: string, bytes: Buffer, options: Params): Pro
   if (operation === 'binaryToPropery') return bytes.toString('base64');
   const text = decodeText(bytes, options.encoding, options.stripBOM !== false);
   if (operation === 'text') return text;
+  if (operation === 'fromIcs') return readIcs(text);
   if (operation === 'fromJson') {
     try {
       return JSON.parse(text) as unknown;
@@ -108,9 +113,35 @@ async function moveTo(ctx: NodeContext, operation: string): Promise<Item[]> {
   });
 }
 
+/** The PDF options n8n's editor offers, as the reader takes them. */
+export function pdfOptions(options: Params): Parameters<typeof readPdf>[1] {
+  return {
+    password: typeof options.password === 'string' ? options.password : undefined,
+    joinPages: options.joinPages !== false,
+    maxPages: typeof options.maxPages === 'number' ? options.maxPages : undefined,
+  };
+}
+
+async function pdfItems(ctx: NodeContext): Promise<Item[]> {
+  const params = await ctx.parameters();
+  return perItem(ctx, async (i) => {
+    const p = params[i]!;
+    const options = collection(p.options);
+    const item = ctx.items[i]!;
+    const key = String(p.binaryPropertyName || DEFAULT_BINARY_KEY);
+    const read = await readPdf(binaryBuffer(item, key, i), pdfOptions(options));
+    const keep = options.keepSource;
+    // The PDF's fields win over the input item's of the same name.
+    const json = keep === 'json' || keep === 'both' ? { ...deepCopy(item.json), ...read } : read;
+    const binary = keep === 'binary' || keep === 'both' ? item.binary : binaryCopy(item.binary, key);
+    return binary ? { json, binary, pairedItem: { item: i } } : { json, pairedItem: { item: i } };
+  });
+}
+
 export const extractFromFile: NodeDefinition = {
   name: 'extractFromFile',
-  description: "n8n's Extract From File: a CSV, XLSX or HTML table's rows as items, or a JSON, text, XML file or its base64 into a field.",
+  description:
+    "n8n's Extract From File: a CSV, XLSX, ODS or HTML table's rows as items, a PDF's text, or a JSON, text, XML or iCalendar file or its base64 into a field.",
   n8n: { versions: [1], unsupported },
   inProcess: true,
   invalid: operationIn(OPERATIONS),
@@ -118,6 +149,7 @@ export const extractFromFile: NodeDefinition = {
     const operation = fixedOption(ctx.node.parameters?.operation, 'csv');
     if (SHEETS.includes(operation)) return { outputs: [await sheetItems(ctx, () => operation as SheetReadFormat)] };
     if (MOVE_TO.includes(operation)) return { outputs: [await moveTo(ctx, operation)] };
+    if (operation === 'pdf') return { outputs: [await pdfItems(ctx)] };
     throw new NodeError(`The operation "${operation}" is not supported`);
   },
 };

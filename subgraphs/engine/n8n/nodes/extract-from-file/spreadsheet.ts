@@ -3,6 +3,7 @@ import type ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { NodeError } from '../../../nodes';
 import { decodeText } from '../files.items';
+import { readOds } from '../ods';
 
 /** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
 let excelModule: typeof ExcelJS | undefined;
@@ -14,10 +15,10 @@ const excel = () => (excelModule ??= require('exceljs') as typeof ExcelJS);
  * `{ row: [cells] }`; empty cells left out unless `includeEmptyCells` (then ""); blank rows
  * skipped. CSV on papaparse (every cell text); XLSX on exceljs, the first sheet unless
  * `sheetName`, cells as text unless `rawData` (then numbers and booleans as they are); HTML: the
- * first table's cells as text.
+ * first table's cells as text; ODS (ods.ts) as XLSX.
  */
 
-export type SheetReadFormat = 'csv' | 'html' | 'xlsx';
+export type SheetReadFormat = 'csv' | 'html' | 'xlsx' | 'ods';
 
 export interface SheetReadOptions {
   headerRow?: boolean;
@@ -93,7 +94,14 @@ function isEmpty(v: Cell): boolean {
 
 /** The rows of a spreadsheet file, one object per row. */
 export async function readSheet(bytes: Buffer, format: SheetReadFormat, options: SheetReadOptions = {}): Promise<Record<string, unknown>[]> {
-  let table = format === 'csv' ? csvTable(bytes, options) : format === 'xlsx' ? await xlsxTable(bytes, options) : htmlTable(bytes, options);
+  let table =
+    format === 'csv'
+      ? csvTable(bytes, options)
+      : format === 'xlsx'
+        ? await xlsxTable(bytes, options)
+        : format === 'ods'
+          ? readOds(bytes, { sheetName: options.sheetName, raw: options.rawData === true })
+          : htmlTable(bytes, options);
   table = table.filter((cells) => cells.some((v) => !isEmpty(v)));
   if (format === 'csv' && options.fromLine) table = table.slice(options.fromLine);
   const keepEmpty = options.includeEmptyCells === true;

@@ -28,12 +28,28 @@ describe('n8n Spreadsheet File', () => {
     assert.deepEqual(rows![0]!.json, { row: ['name', 'city'] });
   });
 
-  test('a file of another format fails naming it; xls (the default for toFile), ods and rtf are refused at import', async () => {
+  test('ods both ways: toFile ods then fromFile (autodetected) gives the rows back, typed with rawData', async () => {
+    const rows = [{ json: { name: 'Ann', age: 31, member: true } }, { json: { name: 'Bo', age: 7, member: false } }];
+    const [[file]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'ods', options: { sheetName: 'People' } }), rows)) as [[Item]];
+    assert.equal(file.binary!.data!.fileName, 'spreadsheet.ods');
+    assert.equal(file.binary!.data!.mimeType, 'application/vnd.oasis.opendocument.spreadsheet');
+    const [typed] = await runItems(sheet({ options: { sheetName: 'People', rawData: true } }), [file]);
+    assert.deepEqual(
+      typed!.map((i) => i.json),
+      rows.map((i) => i.json),
+    );
+    const [text] = await runItems(sheet({}, 1), [file]);
+    assert.deepEqual(text![0]!.json, { name: 'Ann', age: '31', member: 'TRUE' });
+  });
+
+  test('a file of another format fails naming it; xls (the default for toFile) and rtf are refused at import', async () => {
     const pdf: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('%PDF'), { fileName: 'a.pdf' }) } };
-    assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX and HTML/);
+    assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX, ODS and HTML/);
     assert.equal(importRefusal(sheet({ operation: 'toFile' }))?.option, 'fileFormat: xls');
-    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'ods' }, 1))?.option, 'fileFormat: ods');
+    assert.match(importRefusal(sheet({ operation: 'toFile' }))?.message ?? '', /writing XLS files is not supported; choose xlsx or csv/);
+    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'rtf' }, 1))?.option, 'fileFormat: rtf');
     assert.equal(importRefusal(sheet({ fileFormat: 'rtf' }))?.option, 'fileFormat: rtf');
+    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'ods' }, 1)), undefined);
     assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'xlsx' })), undefined);
     assert.equal(importRefusal(sheet({}, 3))?.reason, 'unsupported_version');
   });

@@ -13,14 +13,14 @@ import { collection, fixedOption, type Params } from '../item-lists/params';
  * - fromFile (the default): each item's file in `binaryPropertyName` (default `data`) read as
  *   Extract From File reads it, one item per row; the format from the file's extension or MIME
  *   type (2: `fileFormat`, default autodetect).
- * - toFile: all items as one file as Convert To File writes it, `fileFormat` csv, xlsx or html.
+ * - toFile: all items as one file as Convert To File writes it, `fileFormat` csv, xlsx, ods or html.
  *
- * xls (n8n's default for toFile), ods and rtf are refused at import, and when a file to read
- * turns out to be one of them.
+ * xls (n8n's default for toFile) and rtf are refused at import, and when a file to read turns
+ * out to be one of them.
  */
 
-const WRITABLE = ['csv', 'html', 'xlsx'];
-const FORMATS = [...WRITABLE, 'ods', 'rtf', 'xls'];
+const WRITABLE = ['csv', 'html', 'xlsx', 'ods'];
+const FORMATS = [...WRITABLE, 'rtf', 'xls'];
 
 function unsupported(p: Params, version: number): { option: string; message: string } | undefined {
   const operation = fixedOption(p.operation, 'fromFile');
@@ -40,13 +40,14 @@ function detected(binary: BinaryData | undefined): SheetReadFormat {
   const mime = binary?.mimeType ?? '';
   if (ext === 'csv' || mime === 'text/csv') return 'csv';
   if (ext === 'xlsx' || mime.includes('spreadsheetml')) return 'xlsx';
+  if (ext === 'ods' || mime === 'application/vnd.oasis.opendocument.spreadsheet') return 'ods';
   if (ext === 'html' || ext === 'htm' || mime === 'text/html') return 'html';
-  throw new NodeError(`The file's format (${ext ?? mime}) cannot be read: only CSV, XLSX and HTML files are supported`);
+  throw new NodeError(`The file's format (${ext ?? mime}) cannot be read: only CSV, XLSX, ODS and HTML files are supported`);
 }
 
 export const spreadsheetFile: NodeDefinition = {
   name: 'spreadsheetFile',
-  description: "n8n's Spreadsheet File: reads a CSV, XLSX or HTML table file into items, or writes the items as one.",
+  description: "n8n's Spreadsheet File: reads a CSV, XLSX, ODS or HTML table file into items, or writes the items as one.",
   n8n: { versions: [1, 2], unsupported },
   inProcess: true,
   invalid(p) {
