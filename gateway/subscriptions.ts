@@ -374,8 +374,8 @@ function listen(
   let refuse: (error: GraphQLError) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => (refuse = reject));
   refused.catch(() => undefined);
-  /** Per entity (one, '', unless a list): the version and the answer last sent. */
-  const sent = new Map<string, { version: number; json: string }>();
+  /** Per entity (one, '', unless a list): the version and the answer last sent, and whether that was its deletion. */
+  const sent = new Map<string, { version: number; json: string; deleted?: true }>();
   const live: Live = {
     recheck: async (context) => {
       const error = refusalOf(await opts.gateway.execute(plan.check, context));
@@ -432,13 +432,13 @@ function listen(
   /** The entity as last sent to this subscriber, with `deleted` true and a newer version; nothing when none was sent. */
   const deletion = (id: string, version: unknown): ExecutionResult | undefined => {
     const last = sent.get(id);
-    if (!last) return undefined;
+    if (!last || last.deleted) return undefined;
     const next = typeof version === 'number' && version > last.version ? version : last.version + 1;
     const node = JSON.parse(last.json) as Record<string, unknown>;
     for (const k of plan.deletedKeys) node[k] = true;
     for (const k of plan.versionKeys) node[k] = next;
     const json = JSON.stringify(node);
-    sent.set(id, { version: next, json });
+    sent.set(id, { version: next, json, deleted: true });
     return { data: { [plan.key]: node } };
   };
   return {
