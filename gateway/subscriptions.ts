@@ -23,10 +23,10 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { isRefusal, type CredentialWatch, type Watch } from '../kernel/credential-watch';
 import { Edge, EdgeRejection } from '../kernel/edge';
-import { fromGraphQLError, type AppError } from '../kernel/errors';
+import { errors, fromGraphQLError, type AppError } from '../kernel/errors';
 import type { EventBus } from '../kernel/events';
 import type { Logger } from '../kernel/logger';
-import type { RequestContext, SubscriptionRoute } from '../kernel/subgraph';
+import { FIRST_STATE, type RequestContext, type SubscriptionRoute } from '../kernel/subgraph';
 import { inOperationSpan, type PlatformGateway } from './gateway';
 import { limitRules, parseWithLimits } from './limits';
 
@@ -36,7 +36,10 @@ import { limitRules, parseWithLimits } from './limits';
  * span subgraphs and the same authorization applies.
  *
  * An entity subscription listens to its topic before reading its first answer, so no change falls in
- * between; the entity's version drops stale or repeated answers. A subscription ends with an `error`
+ * between; the entity's version drops stale or repeated answers. A list subscription does the same
+ * for each of the list's newest members (its first state: read as events, oldest first, before the
+ * events that came meanwhile). A deleted entity already sent is sent again as last sent, with
+ * `deleted` true; an entity subscription then completes. A subscription ends with an `error`
  * when what admitted it no longer holds (credential ended: socket closes 4401; authorizing query refused).
  */
 export function attachSubscriptions(opts: {
@@ -51,7 +54,7 @@ export function attachSubscriptions(opts: {
 }): { close(): Promise<void> } {
   const routes = new Map(opts.routes.map((r) => [r.field, r]));
   const wss = new WebSocketServer({ server: opts.server, path: opts.path, maxPayload: 1024 * 1024 });
-  const prepared = new WeakMap<object, { plan: Plan; connection: Connection; checks: number; feed: Feed; snapshot?: OperationResultLike }>();
+  const prepared = new WeakMap<object, { plan: Plan; connection: Connection; checks: number; feed: Feed; snapshot?: OperationResultLike; members: string[] }>();
 
   const disposable = useServer<Record<string, unknown> | undefined, { connection?: Connection }>(
     {
@@ -120,6 +123,10 @@ export function attachSubscriptions(opts: {
           return [err instanceof GraphQLError ? err : new GraphQLError(String(err))];
         }
         if (route.entity && !route.check) return [new GraphQLError(`${route.field} has no authorizing query`)];
+        const limit = args.limit;
+        if (route.members && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > FIRST_STATE.max)) {
+          return [errors.field('limit', `must be an integer from 1 to ${FIRST_STATE.max}`).toGraphQLError()];
+        }
         const plan = planOf(schema, document, operation, field, route, variables, args);
         // Authorize (and check existence) now, with the query the events will run (a list's
         // check), on the credential as last checked (a check under way, such as the first one,
@@ -137,12 +144,14 @@ export function attachSubscriptions(opts: {
           return refusal;
         }
         const execArgs: ExecutionArgs = { schema, document, variableValues: variables, contextValue: connection.watch.context };
-        prepared.set(execArgs, { plan, connection, checks, feed, snapshot: route.entity ? undefined : first });
+        // A list's first state: its members as the list shows them (newest first), sent oldest first.
+        const members = route.entity && route.members ? route.members(first.data ?? {}, args).reverse() : [];
+        prepared.set(execArgs, { plan, connection, checks, feed, snapshot: route.entity ? undefined : first, members });
         return execArgs;
       },
       subscribe: (execArgs) => {
-        const { plan, connection, checks, feed, snapshot } = prepared.get(execArgs)!;
-        return listen(opts, plan, connection, checks, feed, snapshot);
+        const { plan, connection, checks, feed, snapshot, members } = prepared.get(execArgs)!;
+        return listen(opts, plan, connection, checks, feed, snapshot, members);
       },
       // Called once a subscription's last message (its error, for one that ended) is sent: the
       // socket of an ended credential closes after the last of them.
@@ -228,8 +237,36 @@ function planOf(
   const query = print(twinQuery(schema, document, operation, field, route));
   const operationName = operation.name?.value;
   const key = (field.alias ?? field.name).value;
-  const check = route.entity ? { query: route.check!(args), variables: args } : { query, variables, operationName };
-  return { query, variables, operationName, route, args, key, check };
+  const own = route.entity && route.check!(args);
+  const check = !own ? { query, variables, operationName } : typeof own === 'string' ? { query: own, variables: args } : own;
+  return {
+    query,
+    variables,
+    operationName,
+    route,
+    args,
+    key,
+    check,
+    deletedKeys: responseKeys(document, field, 'deleted'),
+    versionKeys: responseKeys(document, field, route.version),
+  };
+}
+
+/** The response keys of `name` in the selection of `field` (through fragments): where an answer carries it. */
+function responseKeys(document: DocumentNode, field: FieldNode, name: string | undefined): string[] {
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const keys: string[] = [];
+  const walk = (selections: readonly SelectionNode[], seen: Set<string>) => {
+    for (const s of selections) {
+      if (s.kind === Kind.FIELD) {
+        if (s.name.value === name) keys.push((s.alias ?? s.name).value);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) walk(s.selectionSet.selections, seen);
+      else if (!seen.has(s.name.value) && fragments.has(s.name.value))
+        walk(fragments.get(s.name.value)!.selectionSet.selections, new Set([...seen, s.name.value]));
+    }
+  };
+  if (name) walk(field.selectionSet?.selections ?? [], new Set());
+  return keys;
 }
 
 /** What a subscription runs on every event: the twin query of its selection, with its variables. */
@@ -243,13 +280,16 @@ interface Plan {
   key: string;
   /** The query that authorizes the subscription (run again when the caller's rights change). */
   check: { query: string; variables: Record<string, unknown>; operationName?: string };
+  /** The response keys of `deleted` and of the version in the subscriber's selection (set on a deletion). */
+  deletedKeys: string[];
+  versionKeys: string[];
 }
 
 type OperationResultLike = Awaited<ReturnType<PlatformGateway['execute']>>;
 
 /** The route's events for a subscription, kept from before its first answer is read. */
 interface Feed {
-  pending: { version?: unknown }[];
+  pending: { version?: unknown; deleted?: unknown }[];
   wake?: () => void;
   stop(): void;
 }
@@ -259,7 +299,7 @@ function follow(events: EventBus, plan: Plan): Feed {
     pending: [],
     stop: events.subscribe(plan.route.topic, (payload) => {
       if (!plan.route.filter(payload, plan.args)) return;
-      feed.pending.push(payload as { version?: unknown });
+      feed.pending.push(payload as Feed['pending'][number]);
       feed.wake?.();
     }),
   };
@@ -323,16 +363,19 @@ function listen(
   checks: number,
   feed: Feed,
   snapshot: OperationResultLike | undefined,
+  members: string[],
 ): AsyncIterableIterator<ExecutionResult> {
   const { pending } = feed;
   const entity = plan.route.entity;
   let done = false;
+  /** An entity subscription whose entity was deleted: it completes once that is sent. */
+  let over = false;
   let failure: GraphQLError | undefined;
   let refuse: (error: GraphQLError) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => (refuse = reject));
   refused.catch(() => undefined);
-  /** Per entity (one, '', unless a list): the version and the answer last sent. */
-  const sent = new Map<string, { version: number; json: string }>();
+  /** Per entity (one, '', unless a list): the version and the answer last sent, and whether that was its deletion. */
+  const sent = new Map<string, { version: number; json: string; deleted?: true }>();
   const live: Live = {
     recheck: async (context) => {
       const error = refusalOf(await opts.gateway.execute(plan.check, context));
@@ -386,25 +429,45 @@ function listen(
       }),
     } as ExecutionResult;
   };
+  /** The entity as last sent to this subscriber, with `deleted` true and a newer version; nothing when none was sent. */
+  const deletion = (id: string, version: unknown): ExecutionResult | undefined => {
+    const last = sent.get(id);
+    if (!last || last.deleted) return undefined;
+    const next = typeof version === 'number' && version > last.version ? version : last.version + 1;
+    const node = JSON.parse(last.json) as Record<string, unknown>;
+    for (const k of plan.deletedKeys) node[k] = true;
+    for (const k of plan.versionKeys) node[k] = next;
+    const json = JSON.stringify(node);
+    sent.set(id, { version: next, json, deleted: true });
+    return { data: { [plan.key]: node } };
+  };
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
     async next() {
+      if (over) return finish();
       if (snapshot) {
         const value = deliver('', snapshot);
         snapshot = undefined;
         if (value) return { done: false, value };
       }
       for (;;) {
-        while (!pending.length && !done && !failure) await new Promise<void>((resolve) => (feed.wake = resolve));
+        if (!members.length) while (!pending.length && !done && !failure) await new Promise<void>((resolve) => (feed.wake = resolve));
         if (failure) return end();
         if (done) return { done: true, value: undefined };
-        const payload = pending.shift()!;
-        const id = entity ? entity.id(payload) : '';
+        // The first state's members, then the events (those that came meanwhile included).
+        const payload: Feed['pending'][number] = members.length ? {} : pending.shift()!;
+        const id = members.length ? members.shift()! : entity ? entity.id(payload) : '';
         // An event of a change older than the answer already sent needs no reading.
         const last = sent.get(id);
         if (last && typeof payload.version === 'number' && payload.version < last.version) continue;
+        if (payload.deleted === true) {
+          const value = deletion(id, payload.version);
+          if (!value) continue;
+          over = !entity;
+          return { done: false, value };
+        }
         // The credential is being checked again (it changed): this event waits for the outcome.
         if (connection.watch.checking) await connection.watch.checking;
         if (failure) return end();

@@ -1,5 +1,6 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Directive, Field, Float, InputType, Int, ObjectType } from 'type-graphql';
+import { Arg, Directive, Field, FieldResolver, Float, InputType, Int, ObjectType } from 'type-graphql';
+import { FIRST_STATE } from './subgraph';
 
 /**
  * Value types every subgraph shares. Federation composes a type defined in several subgraphs
@@ -16,6 +17,24 @@ export class PageInfo {
 
 export function pageInfo(total: number, limit: number, offset: number): PageInfo {
   return { total, limit, offset, hasMore: offset + limit < total };
+}
+
+/** The `limit` argument of a list subscription (served by the gateway, which checks its range). */
+export function FirstStateLimit(): ReturnType<typeof Arg> {
+  return Arg('limit', () => Int, {
+    defaultValue: FIRST_STATE.limit,
+    description: `How many of the list's members are sent first, the first ones as the list orders them (1 to ${FIRST_STATE.max}, default ${FIRST_STATE.limit}).`,
+  });
+}
+
+/**
+ * `deleted` of an entity a list subscription lists: a read is never of a deleted one (false), only
+ * the subscription's event announcing its deletion says true (with the entity as last sent).
+ */
+export function DeletedFlag(): ReturnType<typeof FieldResolver> {
+  return FieldResolver(() => Boolean, {
+    description: 'False, except in the subscription event announcing its deletion (which repeats the entity as last sent, with a newer version).',
+  });
 }
 
 // ---- metrics: the control plane's agent figures and the engine's workflow figures ------

@@ -295,8 +295,11 @@ function flattenValidation(list: ValidationError[], prefix = ''): FieldError[] {
  *
  * An entity subscription passes its own arguments to `query` and sends its answer first, so a late
  * subscriber still sees how the work ended. A list subscription declares `entity` (each event's entity
- * read through `query`, unreadable ones skipped; `check` authorizes). `version` names the field that
- * drops answers older than, or equal to, one already sent.
+ * read through `query`, unreadable ones skipped) and `check`, the list's own query with the
+ * subscription's arguments and `$limit` (FIRST_STATE): it authorizes, and `members` takes from its
+ * answer the ids sent first, each read as an event. `version` names the field that drops answers
+ * older than, or equal to, one already sent. A payload with `deleted: true` announces the entity's
+ * deletion: the subscriber gets the entity as last sent to it, with `deleted` true and the new version.
  */
 export interface SubscriptionRoute {
   field: string;
@@ -306,8 +309,14 @@ export interface SubscriptionRoute {
   query: string;
   version?: string;
   entity?: { arg: string; id(payload: unknown): string };
-  check?: (args: Record<string, unknown>) => string;
+  /** Its query, run with the arguments as variables (or with the variables it gives). */
+  check?: (args: Record<string, unknown>) => string | { query: string; variables: Record<string, unknown> };
+  /** The list's members in `check`'s answer, as the list orders them (newest first); none: no first state. */
+  members?(data: Record<string, unknown>, args: Record<string, unknown>): string[];
 }
+
+/** A list subscription's first state: its newest `limit` members, `limit` 1 to `max`. */
+export const FIRST_STATE = { limit: 20, max: 100 } as const;
 
 /**
  * One business service as every process knows it before building anything: enough to print its schema

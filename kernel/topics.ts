@@ -60,7 +60,8 @@ export interface Topics {
     startedAt?: string;
   };
   'control-plane.orchestration.updated': { orchestrationId: string; status: string; version?: number };
-  'engine.execution.updated': { executionId: string; status: string; workflowId?: string; version?: number };
+  /** `deleted`: the execution was deleted (its list subscribers take it off their lists). */
+  'engine.execution.updated': { executionId: string; status: string; workflowId?: string; version?: number; deleted?: true };
   'engine.execution.cancel': { executionId: string };
   'engine.webhook-triggers.changed': CacheChanged;
   'promptlib.prompt.changed': CacheChanged;
@@ -72,7 +73,8 @@ export interface Topics {
    * subscriptions of persons re-check what they read.
    */
   'infra.access.changed': { userId?: string };
-  'feedback.request.updated': { requestId: string; projectId: string };
+  /** `deleted`: the request was deleted, `version` then one above its last. */
+  'feedback.request.updated': { requestId: string; projectId: string; version?: number; deleted?: true };
   'apiKey.changed': { id: string };
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startBrowserPlatform, type BrowserPlatform } from './support/browser';
+import type { Feedback, Gql, V1 } from './support/answers';
 import type { TestPlatform } from './support/platform';
 import { until } from './support/until';
 
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 /** A GraphQL operation that must succeed: its data, read as the shape its selection asks for `T`. */
 async function op<T>(query: string, variables: Record<string, unknown> = {}, key?: string | null): Promise<T> {
-  const res = await p.graphql(query, variables, key);
+  const res = await p.graphql<Gql<T>>(query, variables, key);
   assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
   return res.body.data;
 }
@@ -132,9 +133,8 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.getByTestId('feedback-board').waitFor();
     await page.getByTestId('feedback-column-approved').getByText('None.').waitFor();
     await markDocument();
-    // Past the list's own re-reads (one and five seconds after its subscription starts): what shows next came by the subscription.
-    await page.waitForTimeout(5500);
-    const filed = await p.rest('POST', `/feedback/api/v1/projects/${project.id}/requests`, {
+    // The board is never read again: what shows next came by its subscription.
+    const filed = await p.rest<Feedback<{ id: string }>>('POST', `/feedback/api/v1/projects/${project.id}/requests`, {
       key: cleo,
       body: { title: 'Comet tails', description: 'Filed elsewhere' },
     });
@@ -146,6 +146,11 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.locator(`[data-testid="feedback-votes-${id}"]`, { hasText: /^1$/ }).waitFor();
     assert.equal(await sameDocument(), true, 'updated by the subscription, not by reloading');
     await shot('feedback-board-live');
+    // Deleted elsewhere: it leaves the open board.
+    assert.equal((await p.rest('DELETE', `/feedback/api/v1/requests/${id}`, { key: cleo })).status, 200);
+    await page.getByTestId(`feedback-request-${id}`).waitFor({ state: 'detached' });
+    await page.getByTestId('feedback-column-approved').getByText('None.').waitFor();
+    assert.equal(await sameDocument(), true, 'taken off by the subscription, not by reloading');
   });
 
   test("infrastructure: a deployment's replicas come up live, its logs are followed, the service's figures follow", async () => {
@@ -216,7 +221,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.getByTestId('agent-row-docs-author').click();
     await page.getByTestId('agent-tasks').waitFor();
     await markDocument();
-    const started = await p.rest('POST', '/v1/control-plane/agents/execute', {
+    const started = await p.rest<V1<{ taskId: string }>>('POST', '/v1/control-plane/agents/execute', {
       body: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `HOLD:${h}`, audience: 'developers' } },
     });
     assert.equal(started.status, 202, JSON.stringify(started.body));
@@ -227,7 +232,7 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.locator(`[data-testid="agent-task-${started.body.data.taskId}"][data-status="completed"]`).waitFor({ timeout: 30_000 });
     assert.equal(await sameDocument(), true);
 
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<{ workflowId?: string; id?: string }>>('POST', '/v1/engine/workflows', {
       body: {
         name: 'Listed runs',
         nodes: [
@@ -242,13 +247,33 @@ describe('the dashboard pages of feature requests, infrastructure, lists and lin
     await page.goto(`${p.url}/dashboard/workflows/${id}`);
     await page.getByText('Never run.').waitFor();
     await markDocument();
-    const run = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { mode: 'async' } });
+    const run = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${id}/execute`, { body: { mode: 'async' } });
     assert.ok([200, 201, 202].includes(run.status), JSON.stringify(run.body));
     const executionId = run.body.data.executionId;
     await page.locator(`[data-testid="workflow-execution-${executionId}"][data-status="success"]`).waitFor({ timeout: 30_000 });
     assert.equal(await sameDocument(), true);
     await page.getByTestId('nav-executions').click();
     await page.locator(`[data-testid="execution-row-${executionId}"][data-status="success"]`).waitFor();
+  });
+
+  test('a task that finishes right after the page opened shows COMPLETED without a reload', async () => {
+    const h = hold('agent-race');
+    const started = await p.rest<V1<{ taskId: string }>>('POST', '/v1/control-plane/agents/execute', {
+      body: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `HOLD:${h}`, audience: 'developers' } },
+    });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const { taskId } = started.body.data;
+    await page.getByTestId('nav-agents').click();
+    await page.getByTestId('agent-row-docs-author').click();
+    await markDocument();
+    // Finished while the list is read and its subscription set up: the list's first state has it done.
+    b.holds.get(h)!.release();
+    await until('the task completed', async () => {
+      const res = await p.rest<V1<{ status: string }>>('GET', `/v1/control-plane/agents/tasks/${taskId}`);
+      return res.body.data.status === 'completed';
+    });
+    await page.locator(`[data-testid="agent-task-${taskId}"][data-status="completed"]`).waitFor({ timeout: 30_000 });
+    assert.equal(await sameDocument(), true, 'updated by the subscription, not by reloading');
   });
 
   test('short links: visits per day charted', async () => {

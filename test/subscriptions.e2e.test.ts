@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Client } from 'graphql-ws';
 import { auditSubgraph } from './support/audit-subgraph';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { subscribe, wsClient } from './support/subscribe';
+import { subscribe, wsClient, type Subscription } from './support/subscribe';
 import { sleep } from './support/until';
 
 let p: TestPlatform;
@@ -15,6 +15,11 @@ afterAll(async () => {
   for (const c of clients) await c.dispose();
   await p?.stop();
 });
+
+/** The code of the error that ended `sub` (graphql-ws hands over the GraphQL errors). */
+function endCode(sub: Subscription<unknown>): string | undefined {
+  return (sub.errors[0] as { extensions: { code: string } }[])[0]!.extensions.code;
+}
 
 function client(authorization?: string): Client {
   const c = wsClient(p.url, authorization);
@@ -55,17 +60,17 @@ describe('subscriptions over graphql-ws through the gateway', () => {
     const k = await p.createKey({ permissions: ['agent:read'] });
     const anon = subscribe(client(), `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`, { id: k.id });
     await anon.done;
-    assert.equal(anon.errors[0][0].extensions.code, 'missing_authorization');
+    assert.equal(endCode(anon), 'missing_authorization');
 
     const weak = subscribe(client(`Bearer ${k.key}`), `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`, { id: k.id });
     await weak.done;
-    assert.equal(weak.errors[0][0].extensions.code, 'insufficient_permissions');
+    assert.equal(endCode(weak), 'insufficient_permissions');
 
     const missing = subscribe(client(`Bearer ${p.adminKey}`), `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`, {
       id: '00000000-0000-4000-8000-000000000000',
     });
     await missing.done;
-    assert.equal(missing.errors[0][0].extensions.code, 'resource_not_found');
+    assert.equal(endCode(missing), 'resource_not_found');
   });
 
   test('an invalid key is refused when the connection opens', async () => {
@@ -73,6 +78,8 @@ describe('subscriptions over graphql-ws through the gateway', () => {
     const sub = subscribe(c, `subscription($id: ID!) { apiKeyUpdated(id: $id) { id } }`, { id: 'x' });
     await sub.done;
     assert.equal(sub.events.length, 0);
-    assert.match(String(sub.errors[0]?.reason ?? sub.errors[0]?.message ?? sub.errors[0]), /invalid_api_key/);
+    // A refused connection ends with its close event (the code in its reason).
+    const closed = sub.errors[0] as { reason?: string; message?: string } | undefined;
+    assert.match(String(closed?.reason ?? closed?.message ?? closed), /invalid_api_key/);
   });
 });

@@ -87,9 +87,9 @@ export function useSubscription<D, V extends Record<string, unknown>>(document: 
 
 /**
  * A query kept live by a subscription: each event is written into the query's cache entry
- * (`toData` maps the event to the query's shape). The query is read once more a second after the
- * subscription starts, because a change between the first read and the subscription being in
- * place is in neither.
+ * (`toData` maps the event to the query's shape). The subscription sends the entity as it is
+ * first, then every change, so nothing falls between the read and the subscription; an event
+ * that came before the first read's answer is written again over that answer (it is not older).
  */
 export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   document: TypedDocumentString<D, V>,
@@ -99,30 +99,36 @@ export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   toData: (event: S) => D,
 ) {
   const q = useQuery(document, variables);
-  useSubscription(subscription, subscriptionVariables, (event) => q.setData(toData(event)));
-  const key = JSON.stringify(subscriptionVariables);
+  const early = useRef<D | undefined>(undefined);
+  useSubscription(subscription, subscriptionVariables, (event) => {
+    const data = toData(event);
+    if (q.loading) early.current = data;
+    q.setData(data);
+  });
   useEffect(() => {
-    if (!subscriptionVariables) return;
-    const again = setTimeout(() => q.reload(), 1000);
-    return () => clearTimeout(again);
+    if (q.data === undefined || early.current === undefined) return;
+    const data = early.current;
+    early.current = undefined;
+    if (q.data !== data) q.setData(data);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key]);
+  }, [q.data]);
   return q;
 }
 
-/** An item of a list kept live: its id, and its row version (of two states, the higher is the newer). */
+/** An item of a list kept live: its row version (of two states, the higher is the newer), and whether it was deleted. */
 export interface Versioned {
   version: number;
+  deleted?: boolean;
 }
 
 /**
  * A list kept live by its list subscription (tasksUpdated, executionsUpdated, …): each event is
  * written into the list's cache entry — an item already listed is replaced unless the event is
  * older than what is shown (its `version`), a new one goes first (the lists are newest first) and
- * the list keeps its length. No subscription per row, no polling. A list subscription sends no
- * first state, so a change between the first read and the subscription being in place is in
- * neither: the list is read again one and five seconds after the subscription starts (the later
- * read for a subscription slow to be set up on a loaded server).
+ * the list keeps its length; a deleted one leaves it. No subscription per row, no polling. The
+ * subscription sends the list's members first (with the list's `limit`), then every change, so
+ * nothing falls between the first read and the subscription; events that came before that read's
+ * answer are written into it when it comes.
  */
 export function useLiveList<D, V, S, SV extends Record<string, unknown>, T extends Versioned>(
   document: TypedDocumentString<D, V>,
@@ -142,24 +148,31 @@ export function useLiveList<D, V, S, SV extends Record<string, unknown>, T exten
   const client = useQueryClient();
   const q = useQuery(document, variables);
   const key = queryKey(document, variables);
+  const early = useRef<T[]>([]);
+  const apply = (old: D, items: T[]) => {
+    const now = items.reduce((shown, item) => merged(shown, item, list.id, list.limit), list.items(old));
+    return now === list.items(old) ? old : list.withItems(old, now);
+  };
   useSubscription(subscription, subscriptionVariables, (event) => {
     const item = list.item(event);
     if (!item) return;
-    client.setQueryData<D>(key, (old) => (old === undefined ? old : list.withItems(old, merged(list.items(old), item, list.id, list.limit))));
+    if (q.loading) early.current.push(item);
+    client.setQueryData<D>(key, (old) => (old === undefined ? old : apply(old, [item])));
   });
-  const subKey = JSON.stringify(subscriptionVariables);
   useEffect(() => {
-    if (!subscriptionVariables) return;
-    const again = [1000, 5000].map((ms) => setTimeout(() => q.reload(), ms));
-    return () => again.forEach(clearTimeout);
+    if (q.data === undefined || !early.current.length) return;
+    const items = early.current;
+    early.current = [];
+    client.setQueryData<D>(key, (old) => (old === undefined ? old : apply(old, items)));
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [subKey]);
+  }, [q.data]);
   return q;
 }
 
-/** `items` with `item` in: replaced in place when newer, first when new (the list kept to `limit`). */
+/** `items` with `item` in: replaced in place when newer, first when new (the list kept to `limit`), out when deleted. */
 export function merged<T extends Versioned>(items: T[], item: T, id: (item: T) => string, limit: number): T[] {
   const at = items.findIndex((x) => id(x) === id(item));
+  if (item.deleted) return at === -1 ? items : items.filter((_, i) => i !== at);
   if (at === -1) return [item, ...items].slice(0, limit);
   if (items[at]!.version >= item.version) return items;
   return items.map((x, i) => (i === at ? item : x));

@@ -308,6 +308,7 @@ export type DashboardExecutionRowFragment = {
   startedAt: string;
   duration: number | null;
   version: number;
+  deleted: boolean;
 };
 
 export type DashboardExecutionsQueryVariables = Exact<{ [key: string]: never }>;
@@ -322,6 +323,7 @@ export type DashboardWorkflowExecutionsQuery = { executions: { executions: Array
 
 export type DashboardExecutionsUpdatedSubscriptionVariables = Exact<{
   workflowId?: string | number | null | undefined;
+  limit: number;
 }>;
 
 export type DashboardExecutionsUpdatedSubscription = { executionsUpdated: DashboardExecutionRowFragment };
@@ -406,6 +408,7 @@ export type DashboardFeatureRequestFieldsFragment = {
   commentsCount: number;
   createdAt: string;
   version: number;
+  deleted: boolean;
 };
 
 export type DashboardFeedbackBoardQueryVariables = Exact<{
@@ -857,7 +860,7 @@ export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionRowFragmentDoc = new TypedDocumentString(
-  'fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+  'fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version deleted}',
   { fragmentName: 'DashboardExecutionRow' },
 ) as unknown as TypedDocumentString<DashboardExecutionRowFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
@@ -865,7 +868,7 @@ export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
 export const DashboardFeatureRequestFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+  'fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version deleted}',
   { fragmentName: 'DashboardFeatureRequestFields' },
 ) as unknown as TypedDocumentString<DashboardFeatureRequestFieldsFragment, unknown>;
 export const DashboardInfraServiceFieldsFragmentDoc = new TypedDocumentString(
@@ -928,7 +931,7 @@ export const DashboardAgentTasksDocument = new TypedDocumentString(
   'query DashboardAgentTasks($agentId:String!){tasks(agentId:$agentId limit:10 sortBy:"createdAt" sortOrder:"desc"){tasks{...DashboardAgentTaskRow}}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksQuery, DashboardAgentTasksQueryVariables>;
 export const DashboardAgentTasksUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardAgentTasksUpdated($agentId:ID!){tasksUpdated(agentId:$agentId){...DashboardAgentTaskRow}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
+  'subscription DashboardAgentTasksUpdated($agentId:ID!){tasksUpdated(agentId:$agentId limit:10){...DashboardAgentTaskRow}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksUpdatedSubscription, DashboardAgentTasksUpdatedSubscriptionVariables>;
 export const DashboardTaskDocument = new TypedDocumentString(
   'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
@@ -946,13 +949,13 @@ export const DashboardAuditDocument = new TypedDocumentString(
   'query DashboardAudit($actor:String$operation:String$resourceType:String$limit:Int$offset:Int){auditEntries(actor:$actor operation:$operation resourceType:$resourceType limit:$limit offset:$offset){entries{id at actor{kind id name service}ip userAgent operation resourceType resourceId changedFields}pagination{total limit offset hasMore}}}',
 ) as unknown as TypedDocumentString<DashboardAuditQuery, DashboardAuditQueryVariables>;
 export const DashboardExecutionsDocument = new TypedDocumentString(
-  'query DashboardExecutions{executions(limit:50){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+  'query DashboardExecutions{executions(limit:50){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version deleted}',
 ) as unknown as TypedDocumentString<DashboardExecutionsQuery, DashboardExecutionsQueryVariables>;
 export const DashboardWorkflowExecutionsDocument = new TypedDocumentString(
-  'query DashboardWorkflowExecutions($id:ID!){executions(workflowId:$id limit:20){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+  'query DashboardWorkflowExecutions($id:ID!){executions(workflowId:$id limit:20){executions{...DashboardExecutionRow}}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version deleted}',
 ) as unknown as TypedDocumentString<DashboardWorkflowExecutionsQuery, DashboardWorkflowExecutionsQueryVariables>;
 export const DashboardExecutionsUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardExecutionsUpdated($workflowId:ID){executionsUpdated(workflowId:$workflowId){...DashboardExecutionRow}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version}',
+  'subscription DashboardExecutionsUpdated($workflowId:ID$limit:Int!){executionsUpdated(workflowId:$workflowId limit:$limit){...DashboardExecutionRow}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version deleted}',
 ) as unknown as TypedDocumentString<DashboardExecutionsUpdatedSubscription, DashboardExecutionsUpdatedSubscriptionVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
   'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
@@ -970,16 +973,16 @@ export const DashboardFeedbackProjectsDocument = new TypedDocumentString(
   'query DashboardFeedbackProjects{feedbackProjects(limit:100){projects{id name description slug settings{isPublic allowAnonymous requireApproval}stats{totalRequests totalVotes totalComments}}}}',
 ) as unknown as TypedDocumentString<DashboardFeedbackProjectsQuery, DashboardFeedbackProjectsQueryVariables>;
 export const DashboardFeedbackBoardDocument = new TypedDocumentString(
-  'query DashboardFeedbackBoard($projectId:ID!){feedbackProject(id:$projectId){id name description settings{isPublic allowAnonymous requireApproval}}featureRequests(projectId:$projectId sort:"votes_count" order:"desc" limit:100){requests{...DashboardFeatureRequestFields}total}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+  'query DashboardFeedbackBoard($projectId:ID!){feedbackProject(id:$projectId){id name description settings{isPublic allowAnonymous requireApproval}}featureRequests(projectId:$projectId sort:"votes_count" order:"desc" limit:100){requests{...DashboardFeatureRequestFields}total}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version deleted}',
 ) as unknown as TypedDocumentString<DashboardFeedbackBoardQuery, DashboardFeedbackBoardQueryVariables>;
 export const DashboardRequestsUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardRequestsUpdated($projectId:ID!){requestsUpdated(projectId:$projectId){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+  'subscription DashboardRequestsUpdated($projectId:ID!){requestsUpdated(projectId:$projectId limit:100){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version deleted}',
 ) as unknown as TypedDocumentString<DashboardRequestsUpdatedSubscription, DashboardRequestsUpdatedSubscriptionVariables>;
 export const DashboardFeedbackSignInDocument = new TypedDocumentString(
   'mutation DashboardFeedbackSignIn($email:String!$name:String!){signInLocally(email:$email name:$name){token user{id name email}}}',
 ) as unknown as TypedDocumentString<DashboardFeedbackSignInMutation, DashboardFeedbackSignInMutationVariables>;
 export const DashboardSubmitRequestDocument = new TypedDocumentString(
-  'mutation DashboardSubmitRequest($projectId:ID!$input:FeatureRequestInput!){submitFeatureRequest(projectId:$projectId input:$input){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version}',
+  'mutation DashboardSubmitRequest($projectId:ID!$input:FeatureRequestInput!){submitFeatureRequest(projectId:$projectId input:$input){...DashboardFeatureRequestFields}}fragment DashboardFeatureRequestFields on FeatureRequest{id projectId title description status category tags priority votesCount commentsCount createdAt version deleted}',
 ) as unknown as TypedDocumentString<DashboardSubmitRequestMutation, DashboardSubmitRequestMutationVariables>;
 export const DashboardVoteRequestDocument = new TypedDocumentString(
   'mutation DashboardVoteRequest($id:ID!$type:String!){voteFeatureRequest(requestId:$id type:$type){totalVotes userVote}}',
@@ -1000,7 +1003,7 @@ export const DashboardInfraDeploymentsDocument = new TypedDocumentString(
   'query DashboardInfraDeployments($serviceId:ID!){infraDeployments(serviceId:$serviceId limit:20){data{...DashboardInfraDeploymentFields}}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
 ) as unknown as TypedDocumentString<DashboardInfraDeploymentsQuery, DashboardInfraDeploymentsQueryVariables>;
 export const DashboardInfraDeploymentsUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardInfraDeploymentsUpdated($serviceId:ID!){deploymentsUpdated(serviceId:$serviceId){...DashboardInfraDeploymentFields}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
+  'subscription DashboardInfraDeploymentsUpdated($serviceId:ID!){deploymentsUpdated(serviceId:$serviceId limit:20){...DashboardInfraDeploymentFields}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
 ) as unknown as TypedDocumentString<DashboardInfraDeploymentsUpdatedSubscription, DashboardInfraDeploymentsUpdatedSubscriptionVariables>;
 export const DashboardDeployInfraServiceDocument = new TypedDocumentString(
   'mutation DashboardDeployInfraService($id:ID!$input:DeployInput!){deployInfraService(id:$id input:$input){...DashboardInfraDeploymentFields}}fragment DashboardInfraDeploymentFields on InfraDeployment{deploymentId serviceId kind status strategy progress{updated ready available desired}targetImage previousImage revision message createdAt finishedAt version}',
@@ -1024,7 +1027,7 @@ export const DashboardOrchestrationsDocument = new TypedDocumentString(
   'query DashboardOrchestrations{orchestrations(limit:50){orchestrations{...DashboardOrchestrationRow}}}fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationsQuery, DashboardOrchestrationsQueryVariables>;
 export const DashboardOrchestrationsUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardOrchestrationsUpdated{orchestrationsUpdated{...DashboardOrchestrationRow}}fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
+  'subscription DashboardOrchestrationsUpdated{orchestrationsUpdated(limit:50){...DashboardOrchestrationRow}}fragment DashboardOrchestrationRow on Orchestration{orchestrationId name status currentStage createdAt progress{overallPercentage}version}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationsUpdatedSubscription, DashboardOrchestrationsUpdatedSubscriptionVariables>;
 export const DashboardCreateOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardCreateOrchestration($input:CreateOrchestrationInput!){createOrchestration(input:$input){orchestrationId}}',

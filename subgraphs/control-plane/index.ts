@@ -30,6 +30,8 @@ import { foldPeriodically } from '../../kernel/db/tally';
 import { AGENT_CONCURRENCY, TASK_TALLY, TaskResolver, TaskRuntime, TaskService } from './tasks';
 import { TOPIC } from '../../kernel/topics';
 
+const NEWEST = 'sortBy: "createdAt", sortOrder: "desc"';
+
 /** Seeds the agent prompts; when the prompt library is not reachable yet, tries again in the background. */
 async function seedPrompts(kernel: Kernel, attempt = 1): Promise<void> {
   try {
@@ -81,10 +83,15 @@ export const controlPlane: ServiceModule<Kernel> = {
       query: 'task',
       version: 'version',
       entity: { arg: 'taskId', id: (payload: { taskId: string }) => payload.taskId },
-      check: (args) =>
-        args.agentId == null
-          ? 'query { tasks(limit: 1) { tasks { taskId } } }'
-          : 'query($agentId: ID!) { agent(agentId: $agentId) { agentId } tasks(limit: 1) { tasks { taskId } } }',
+      // The agent's latest tasks, as the dashboard lists them (an unknown agent is refused).
+      check: ({ agentId, limit }) =>
+        agentId == null
+          ? { query: `query($limit: Int) { tasks(limit: $limit, ${NEWEST}) { tasks { taskId } } }`, variables: { limit } }
+          : {
+              query: `query($agentId: ID!, $agent: String!, $limit: Int) { agent(agentId: $agentId) { agentId } tasks(agentId: $agent, limit: $limit, ${NEWEST}) { tasks { taskId } } }`,
+              variables: { agentId, agent: agentId, limit },
+            },
+      members: (data) => (data as { tasks: { tasks: { taskId: string }[] } }).tasks.tasks.map((t) => t.taskId),
     },
     orchestrationSubscription,
     orchestrationsSubscription,

@@ -192,8 +192,9 @@ export const engine: ServiceModule<Kernel> = {
       entity: { arg: 'executionId', id: (payload: { executionId: string }) => payload.executionId },
       check: (args) =>
         args.workflowId == null
-          ? 'query { executions(limit: 1) { executions { executionId } } }'
-          : 'query($workflowId: ID!) { workflow(workflowId: $workflowId) { workflowId } }',
+          ? 'query($limit: Int!) { executions(limit: $limit) { executions { executionId } } }'
+          : 'query($workflowId: ID!, $limit: Int!) { workflow(workflowId: $workflowId) { workflowId } executions(workflowId: $workflowId, limit: $limit) { executions { executionId } } }',
+      members: (data) => (data as { executions: { executions: { executionId: string }[] } }).executions.executions.map((e) => e.executionId),
     },
   ],
   resolvers: [

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { PUBLIC, type Principal } from '../../kernel/auth/principal';
-import { pageInfo } from '../../kernel/graphql-types';
+import { DeletedFlag, FirstStateLimit, pageInfo } from '../../kernel/graphql-types';
 import { load } from '../../kernel/loaders';
 import type { RequestContext } from '../../kernel/subgraph';
 import { userOf, type FeedbackService } from './feedback.service';
@@ -242,7 +242,8 @@ export class FeedbackResolver {
   @Authorized(PUBLIC)
   @Subscription(() => FeatureRequest, {
     topics: TOPIC.feedbackRequestUpdated,
-    description: 'Emits the request as it is at once, then on every vote, comment and change, never an older version than one sent (served by the gateway).',
+    description:
+      'Emits the request as it is at once, then on every vote, comment and change, never an older version than one sent; when the request is deleted, emits it once more as last sent with `deleted` true and completes (served by the gateway).',
   })
   requestUpdated(@Arg('requestId', () => ID) _requestId: string, @Root() request: FeatureRequest): FeatureRequest {
     return request;
@@ -253,10 +254,19 @@ export class FeedbackResolver {
   @Subscription(() => FeatureRequest, {
     topics: TOPIC.feedbackRequestUpdated,
     description:
-      "Emits a request of the project when it is filed, changed, voted on, commented on or moved to another status, as requestUpdated does, with no first state (served by the gateway): a board's list kept live.",
+      "Emits a request of the project when it is filed, changed, voted on, commented on or moved to another status, as requestUpdated does, and a deleted one once more as last sent with `deleted` true: a board's list kept live. First sends the `limit` requests with most votes (as the board lists them), fewest first, each with its version; an unknown project is an error (served by the gateway).",
   })
-  requestsUpdated(@Arg('projectId', () => ID) _projectId: string, @Root() request: FeatureRequest): FeatureRequest {
+  requestsUpdated(@Arg('projectId', () => ID) _projectId: string, @FirstStateLimit() _limit: number, @Root() request: FeatureRequest): FeatureRequest {
     return request;
+  }
+}
+
+/** A request's `deleted`: only a subscription's event of its deletion says true (the gateway sets it). */
+@Resolver(() => FeatureRequest)
+export class FeatureRequestResolver {
+  @DeletedFlag()
+  deleted(): boolean {
+    return false;
   }
 }
 

@@ -259,8 +259,10 @@ export class FeedbackService {
   }
 
   async deleteRequest(p: Principal, id: string): Promise<{ id: string }> {
-    await this.editable(p, id);
-    await requests.deleteById(this.db, id);
+    const request = await this.editable(p, id);
+    const version = await requests.deleteById(this.db, id);
+    // Live boards take it off: one version above the last they can have been sent.
+    if (version !== undefined) await this.announce(request, { version: version + 1, deleted: true });
     return { id };
   }
 
@@ -405,9 +407,9 @@ export class FeedbackService {
    * before the COMMIT. The change is committed either way, so a failed send is logged, not thrown:
    * `afterCommit` would drop the error unseen, and a caller told "failed" would retry a done change.
    */
-  private announce({ id: requestId, projectId }: { id: string; projectId: string }): Promise<void> {
+  private announce({ id: requestId, projectId }: { id: string; projectId: string }, deletion?: { version: number; deleted: true }): Promise<void> {
     return this.events
-      .publish(TOPIC.feedbackRequestUpdated, { requestId, projectId })
+      .publish(TOPIC.feedbackRequestUpdated, { requestId, projectId, ...deletion })
       .catch((err) => this.logger.warn('feedback request event not published', { err, requestId }));
   }
 }

@@ -17,7 +17,7 @@ import type { ServiceModule } from '../../kernel/subgraph';
 import { FEEDBACK_ENVELOPE } from './envelope';
 import { requestOrigin } from '../../kernel/http';
 import { isPlatformAdmin } from '../../kernel/auth/principal';
-import { FeedbackProjectResolver, FeedbackResolver, toUser, type LocalSignIn, type SignIn } from './feedback.resolver';
+import { FeatureRequestResolver, FeedbackProjectResolver, FeedbackResolver, toUser, type LocalSignIn, type SignIn } from './feedback.resolver';
 import type { UserView } from './user.store';
 import { LocalSignIn1763769601871 } from './migrations/1763769601871-local-sign-in';
 import { FeedbackService, SIGNIN_STATE_TTL_SECONDS } from './feedback.service';
@@ -52,11 +52,14 @@ export const feedback: ServiceModule<Kernel> = {
       query: 'featureRequest',
       version: 'version',
       entity: { arg: 'requestId', id: (payload: { requestId: string }) => payload.requestId },
-      // Subscribed to as the project's requests are read: a private project's only by those who may see it.
-      check: () => 'query($projectId: ID!) { featureRequests(projectId: $projectId, limit: 1) { total } }',
+      // Subscribed to as the project's requests are read (a private project's only by those who may
+      // see it); its first state is the board's: most votes first.
+      check: () =>
+        'query($projectId: ID!, $limit: Int!) { featureRequests(projectId: $projectId, limit: $limit, sort: "votes_count", order: "desc") { requests { id } } }',
+      members: (data) => (data as { featureRequests: { requests: { id: string }[] } }).featureRequests.requests.map((r) => r.id),
     },
   ],
-  resolvers: [FeedbackResolver, FeedbackProjectResolver],
+  resolvers: [FeedbackResolver, FeedbackProjectResolver, FeatureRequestResolver],
   build: (kernel) => {
     const service = new FeedbackService(kernel.db, kernel.events, kernel.logger);
     const session = async (user: UserView) => {
@@ -81,7 +84,7 @@ export const feedback: ServiceModule<Kernel> = {
       return session(await service.localUser(email, name));
     };
     return {
-      instances: [new FeedbackResolver(service, signIn, localSignIn), new FeedbackProjectResolver(service)],
+      instances: [new FeedbackResolver(service, signIn, localSignIn), new FeedbackProjectResolver(service), new FeatureRequestResolver()],
       http: (app) => {
         app.register(async (scope) => registerSignIn(scope, kernel, service, signIn));
       },

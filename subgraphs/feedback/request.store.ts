@@ -157,8 +157,9 @@ export async function setStatus(q: Queryable, id: string, from: string, to: stri
 }
 
 /** Deletes the request; its votes and comments go with it. */
-export async function deleteById(q: Queryable, id: string): Promise<void> {
-  await exec(q, `DELETE FROM feedback.requests WHERE id = $1`, [id]);
+/** Deletes a request: its version as deleted, undefined when there was none. */
+export async function deleteById(q: Queryable, id: string): Promise<number | undefined> {
+  return (await one<{ version: number }>(q, `DELETE FROM feedback.requests WHERE id = $1 RETURNING version::float8 AS version`, [id]))?.version;
 }
 
 /** Locks the request's row until the transaction `m` ends (its counters are about to be recounted). */

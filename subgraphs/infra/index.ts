@@ -87,8 +87,12 @@ export const infra: ServiceModule<Kernel> = {
       query: 'infraDeployment',
       version: 'version',
       entity: { arg: 'deploymentId', id: (payload: { deploymentId: string }) => payload.deploymentId },
+      // Without a service there is no list to send first (rollouts are listed by service).
       check: (args) =>
-        args.serviceId == null ? 'query { infraServices(limit: 1) { data { id } } }' : 'query($serviceId: ID!) { infraService(id: $serviceId) { id } }',
+        args.serviceId == null
+          ? 'query { infraServices(limit: 1) { data { id } } }'
+          : 'query($serviceId: ID!, $limit: Int!) { infraService(id: $serviceId) { id } infraDeployments(serviceId: $serviceId, limit: $limit) { data { deploymentId } } }',
+      members: (data) => (data as { infraDeployments?: { data: { deploymentId: string }[] } }).infraDeployments?.data.map((d) => d.deploymentId) ?? [],
     },
   ],
   resolvers: [InfraResolver],

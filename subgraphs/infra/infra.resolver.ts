@@ -1,4 +1,5 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { FirstStateLimit } from '../../kernel/graphql-types';
 import { PUBLIC } from '../../kernel/auth/principal';
 import type { RequestContext } from '../../kernel/subgraph';
 import type { AccountService } from './account.service';
@@ -268,9 +269,13 @@ export class InfraResolver {
   @Subscription(() => InfraDeployment, {
     topics: TOPIC.deploymentUpdated,
     description:
-      'Emits a deployment of the service (of every service the caller may read, when none is given) on every progress or status change, as deploymentUpdated does, with no first state (served by the gateway).',
+      'Emits a deployment of the service (of every service the caller may read, when none is given) on every progress or status change, as deploymentUpdated does. With a service, first sends its latest `limit` rollouts (as infraDeployments lists them), oldest first, each with its version; an unknown service is an error (served by the gateway).',
   })
-  deploymentsUpdated(@Arg('serviceId', () => ID, { nullable: true }) _serviceId: string | null, @Root() deployment: InfraDeployment): InfraDeployment {
+  deploymentsUpdated(
+    @Arg('serviceId', () => ID, { nullable: true }) _serviceId: string | null,
+    @FirstStateLimit() _limit: number,
+    @Root() deployment: InfraDeployment,
+  ): InfraDeployment {
     return deployment;
   }
 

@@ -20,7 +20,7 @@ export function Executions({ route }: { route: string[] }) {
 }
 
 function List() {
-  const list = useLiveList(DashboardExecutionsDocument, {}, DashboardExecutionsUpdatedDocument, {}, {
+  const list = useLiveList(DashboardExecutionsDocument, {}, DashboardExecutionsUpdatedDocument, { limit: 50 }, {
     item: (e) => e.executionsUpdated,
     items: (d) => d.executions.executions,
     withItems: (d, executions) => ({ executions: { ...d.executions, executions } }),

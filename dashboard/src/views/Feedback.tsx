@@ -110,7 +110,7 @@ function ProjectBoard({ projectId }: { projectId: string }) {
     items: (d) => d.featureRequests.requests,
     withItems: (d, requests) => ({
       ...d,
-      featureRequests: { ...d.featureRequests, requests: byVotes(requests), total: d.featureRequests.total + Math.max(0, requests.length - d.featureRequests.requests.length) },
+      featureRequests: { ...d.featureRequests, requests: byVotes(requests), total: d.featureRequests.total + requests.length - d.featureRequests.requests.length },
     }),
     id: (r) => r.id,
     limit: BOARD_LIMIT,

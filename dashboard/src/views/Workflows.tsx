@@ -236,7 +236,7 @@ function Detail({ id }: { id: string }) {
 
 /** A workflow's latest executions, kept live by executionsUpdated(workflowId). */
 function WorkflowExecutions({ id }: { id: string }) {
-  const q = useLiveList(DashboardWorkflowExecutionsDocument, { id }, DashboardExecutionsUpdatedDocument, { workflowId: id }, {
+  const q = useLiveList(DashboardWorkflowExecutionsDocument, { id }, DashboardExecutionsUpdatedDocument, { workflowId: id, limit: 20 }, {
     item: (e) => e.executionsUpdated,
     items: (d) => d.executions.executions,
     withItems: (d, executions) => ({ executions: { ...d.executions, executions } }),

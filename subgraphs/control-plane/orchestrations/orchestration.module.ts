@@ -34,7 +34,9 @@ export const orchestrationsSubscription: SubscriptionRoute = {
   query: 'orchestration',
   version: 'version',
   entity: { arg: 'orchestrationId', id: (payload: { orchestrationId: string }) => payload.orchestrationId },
-  check: () => 'query { orchestrations(limit: 1) { orchestrations { orchestrationId } } }',
+  check: () => 'query($limit: Int) { orchestrations(limit: $limit) { orchestrations { orchestrationId } } }',
+  members: (data) =>
+    (data as { orchestrations: { orchestrations: { orchestrationId: string }[] } }).orchestrations.orchestrations.map((o) => o.orchestrationId),
 };
 
 /** The orchestration engine and the resolvers' service for this kernel; `tasks` gives the TaskService. */

@@ -1,4 +1,5 @@
 import { Arg, Args, Authorized, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { FirstStateLimit } from '../../../kernel/graphql-types';
 import type { RequestContext } from '../../../kernel/subgraph';
 import { CreateOrchestrationInput, CreateOrchestrationWorkflowInput, OrchestrationArgs, OrchestrationListArgs } from './orchestration.inputs';
 import type { OrchestrationService } from './orchestration.service';
@@ -74,9 +75,9 @@ export class OrchestrationResolver {
   @Subscription(() => Orchestration, {
     topics: TOPIC.orchestrationUpdated,
     description:
-      'Emits an orchestration (without task details) on every state and progress change, as orchestrationUpdated does, with no first state (served by the gateway).',
+      'Emits an orchestration (without task details) on every state and progress change, as orchestrationUpdated does. First sends the latest `limit` orchestrations (as orchestrations lists them), oldest first, each with its version (served by the gateway).',
   })
-  orchestrationsUpdated(@Root() orchestration: Orchestration): Orchestration {
+  orchestrationsUpdated(@FirstStateLimit() _limit: number, @Root() orchestration: Orchestration): Orchestration {
     return orchestration;
   }
 }

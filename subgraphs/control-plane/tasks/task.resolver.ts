@@ -1,5 +1,5 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { pageInfo } from '../../../kernel/graphql-types';
+import { FirstStateLimit, pageInfo } from '../../../kernel/graphql-types';
 import { load } from '../../../kernel/loaders';
 import type { RequestContext } from '../../../kernel/subgraph';
 import type { TaskRecord } from './task.store';
@@ -91,9 +91,9 @@ export class TaskResolver {
   @Subscription(() => Task, {
     topics: TOPIC.taskUpdated,
     description:
-      'Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does, with no first state (served by the gateway).',
+      'Emits a task of the agent (of any agent, when none is given) on every state and progress change, as taskUpdated does. First sends the latest `limit` tasks (as tasks lists them, newest first), oldest first, each with its version; an unknown agent is an error (served by the gateway).',
   })
-  tasksUpdated(@Arg('agentId', () => ID, { nullable: true }) _agentId: string | null, @Root() task: Task): Task {
+  tasksUpdated(@Arg('agentId', () => ID, { nullable: true }) _agentId: string | null, @FirstStateLimit() _limit: number, @Root() task: Task): Task {
     return task;
   }
 

@@ -199,6 +199,13 @@ export class ExecutionRunner {
   // Cancel
 
   /** Cancels a running or waiting execution; the process running it stops between nodes and aborts the current one. */
+  /** Tells the execution's list subscribers it is gone (one version above its last); a failure to is logged, not thrown. */
+  async announceDeletion(executionId: string, row: { status: string; workflowId: string; version: number }): Promise<void> {
+    await this.deps.events
+      .publish(TOPIC.executionUpdated, { executionId, ...row, version: row.version + 1, deleted: true })
+      .catch((err: unknown) => this.deps.logger.warn('execution deletion not published', { err, executionId }));
+  }
+
   async cancel(executionId: string, reason?: string | null): Promise<{ previous: ExecutionStatus } | null> {
     const message = reason ? `Execution canceled: ${reason.slice(0, 1000)}` : 'Execution canceled';
     const row = await cancel(this.deps.db, executionId, message);

@@ -247,8 +247,10 @@ export class ExecutionService {
     const view = await this.runner.view(id);
     if (!view) throw executionNotFound(id);
     if (view.status === 'running' || view.status === 'waiting') await this.runner.cancel(id);
-    const deletedAt = await deleteExecution(this.db, id);
-    if (!deletedAt) throw executionNotFound(id);
+    const deleted = await deleteExecution(this.db, id);
+    if (!deleted) throw executionNotFound(id);
+    const { deletedAt, ...row } = deleted;
+    await this.runner.announceDeletion(id, row);
     return { executionId: id, deletedAt };
   }
 

@@ -89,9 +89,11 @@ export function failLost(
   );
 }
 
-/** Deletes an execution (its run data and logs with it): when, or undefined when there was none. */
-export async function deleteExecution(q: Queryable, id: string): Promise<Date | undefined> {
-  return (await one<{ deleted_at: Date }>(q, `DELETE FROM engine.executions WHERE id = $1 RETURNING now() AS deleted_at`, [id]))?.deleted_at;
+/** Deletes an execution (its run data and logs with it): when, and what its deletion is announced with; undefined when there was none. */
+export async function deleteExecution(q: Queryable, id: string): Promise<{ deletedAt: Date; status: string; workflowId: string; version: number } | undefined> {
+  return one(q, `DELETE FROM engine.executions WHERE id = $1 RETURNING now() AS "deletedAt", status, workflow_id AS "workflowId", version::float8 AS version`, [
+    id,
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------

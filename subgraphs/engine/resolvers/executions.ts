@@ -1,5 +1,5 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { pageInfo } from '../../../kernel/graphql-types';
+import { DeletedFlag, FirstStateLimit, pageInfo } from '../../../kernel/graphql-types';
 import { load } from '../../../kernel/loaders';
 import { absoluteUrl, type RequestContext } from '../../../kernel/subgraph';
 import {
@@ -53,6 +53,12 @@ export function toExecution(v: ExecutionDetail): WorkflowExecution {
 @Resolver(() => WorkflowExecution)
 export class ExecutionResolver {
   constructor(private readonly service: ExecutionService) {}
+
+  /** Only executionsUpdated's event of its deletion says true (the gateway sets it). */
+  @DeletedFlag()
+  deleted(): boolean {
+    return false;
+  }
 
   @Authorized('workflow:execute')
   @Mutation(() => WorkflowExecution, {
@@ -160,9 +166,13 @@ export class ExecutionResolver {
   @Subscription(() => WorkflowExecution, {
     topics: TOPIC.executionUpdated,
     description:
-      'Emits an execution of the workflow (of any workflow, when none is given) on every status change, as executionUpdated does, with no first state (served by the gateway).',
+      'Emits an execution of the workflow (of any workflow, when none is given) on every status change, as executionUpdated does, and a deleted one once more with `deleted` true. First sends the latest `limit` executions (as executions lists them), oldest first, each with its version; an unknown workflow is an error (served by the gateway).',
   })
-  executionsUpdated(@Arg('workflowId', () => ID, { nullable: true }) _workflowId: string | null, @Root() execution: WorkflowExecution): WorkflowExecution {
+  executionsUpdated(
+    @Arg('workflowId', () => ID, { nullable: true }) _workflowId: string | null,
+    @FirstStateLimit() _limit: number,
+    @Root() execution: WorkflowExecution,
+  ): WorkflowExecution {
     return execution;
   }
 }
