@@ -31,6 +31,8 @@ export interface NodeServices {
   testPrompt?(request: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** The one folder n8n's Read/Write Files from Disk may touch (FILES_DIR). */
   filesDir?: string;
+  /** The largest file a node may make (BINARY_DATA_MAX_BYTES): nodes that decode files the user gives check it first. */
+  maxBinaryBytes?: number;
   /** The stored credentials a node names in `node.credentials` (credentials/). */
   credentials?: NodeCredentials;
 }

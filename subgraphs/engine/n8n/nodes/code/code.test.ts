@@ -71,10 +71,12 @@ describe('n8n Code: Run Once for All Items', () => {
     assert.equal(await failure('return [{ json: { a: 1 } }, { pairedItem: 0 }]'), 'Inconsistent item format');
   });
 
-  test("binary data is dropped with a warning; a 'binary' that is not an object fails", async () => {
+  test("returned binary data passes on as the item's files; a 'binary' that is not an object fails", async () => {
     const out = await direct('return [{ json: { a: 1 }, binary: { data: { data: "aGk=", mimeType: "text/plain" } } }]', [{}]);
     assert.deepEqual(out.items, [{ a: 1 }]);
-    assert.deepEqual(out.logs, [['warn', 'binary data is not supported here: the binary of 1 returned item(s) was dropped']]);
+    assert.equal(out.binary[0]?.data?.data, 'aGk=');
+    assert.equal(out.binary[0]?.data?.mimeType, 'text/plain');
+    assert.deepEqual(out.logs, []);
     assert.equal(await failure('return [{ json: {}, binary: "x" }]'), "A 'binary' property isn't an object [item 0]");
   });
 
@@ -143,10 +145,15 @@ describe('n8n Code: Run Once for Each Item', () => {
     assert.equal(await failure('return items[0]', [{}], { mode: 'runOnceForEachItem' }), 'items is not defined [line 1]');
   });
 
-  test('binary data on the returned item is dropped', async () => {
-    const out = await direct('return { json: $json, binary: { file: { data: "" } } }', [{ a: 1 }], { mode: 'runOnceForEachItem' });
+  test('binary data on the returned item passes on; a file without data fails', async () => {
+    const out = await direct('return { json: $json, binary: { file: { data: "aGk=", fileName: "a.txt" } } }', [{ a: 1 }], { mode: 'runOnceForEachItem' });
     assert.deepEqual(out.items, [{ a: 1 }]);
-    assert.equal(out.logs.length, 1);
+    assert.equal(out.binary[0]?.file?.mimeType, 'text/plain');
+    assert.equal(out.binary[0]?.file?.bytes, 2);
+    assert.equal(
+      await failure('return { json: $json, binary: { file: { data: "" } } }', [{}], { mode: 'runOnceForEachItem' }),
+      "Binary field 'file' has no data [item 0]",
+    );
   });
 
   test('each item may wait on timers of its own', async () => {
@@ -175,7 +182,7 @@ describe('n8n Code: what is refused at import', () => {
   });
 
   const gaps: [string, string][] = [
-    ['await this.helpers.httpRequest({ url: "http://x" });', 'helpers (HTTP requests, binary data)'],
+    ['await this.helpers.httpRequest({ url: "http://x" });', 'helpers.httpRequest'],
     ['return { v: $evaluateExpression("{{ 1 + 1 }}") }', '$evaluateExpression'],
     ['return { v: $fromAI("x") }', '$fromAI'],
     ['return { v: $jmespath($json, "a") }', '$jmespath'],
