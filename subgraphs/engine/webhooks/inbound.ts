@@ -400,7 +400,7 @@ export class WebhookInbound {
     const notWaiting = () => errorReply(errors.conflict('The execution is not waiting for this URL', { executionId }));
     const row = await this.runner.load(executionId);
     const state = row?.status === 'waiting' ? (row.resume_state as { node?: string; webhook?: boolean; resume?: ResumeWebhookOptions } | null) : null;
-    if (!state?.webhook) return rest.length ? notFound() : notWaiting();
+    if (!state?.webhook) return notWaiting();
     const options = state.resume ?? {};
     if (rest.join('/') !== (options.webhookSuffix ?? '')) return notFound();
     const method = String(req.method ?? '').toUpperCase();
