@@ -242,7 +242,7 @@ describe('n8n Code: a failed check of what the code returned, with the node set 
   test('continueErrorOutput: the error output runs, the regular one has nothing', async () => {
     const run = await runWorkflow(workflow('continueErrorOutput', "return [{ json: 'text' }];"), { pinned: { Start: [[{ a: 1 }]] } });
     assert.equal(run.status, 'success');
-    assert.match(run.nodes.get('Failed')?.[0]?.[0]?.error, /A 'json' property isn't an object/);
+    assert.match(String(run.nodes.get('Failed')?.[0]?.[0]?.error), /A 'json' property isn't an object/);
     assert.equal(run.nodes.get('Next'), undefined);
   });
 
@@ -253,7 +253,7 @@ describe('n8n Code: a failed check of what the code returned, with the node set 
     assert.equal(run.status, 'success');
     const out = run.nodes.get('Next')?.[0];
     assert.deepEqual(out?.[0], { b: 1 });
-    assert.match(out?.[1]?.error, /A 'json' property isn't an object/);
+    assert.match(String(out?.[1]?.error), /A 'json' property isn't an object/);
   });
 
   test('without going on, the execution fails with the check', async () => {
