@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
+import type { V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { importN8n } from './support/n8n-export';
 import { until, untilValue } from './support/until';
@@ -22,6 +23,29 @@ afterAll(async () => {
 });
 
 type Node = Record<string, unknown> & { name: string };
+
+/** An execution as its read answers it: the fields these tests look at. */
+interface Execution {
+  executionId: string;
+  status: string;
+  mode: string;
+  startedAt: string;
+  finishedAt: string;
+  waitTill: string | null;
+  resumeUrl: string | null;
+  progress: { currentNode: string | null };
+  result: { items: Record<string, unknown>[] };
+  nodeData: { nodeName: string; nodeType: string }[];
+}
+
+/** A workflow's schedule as the control plane lists it. */
+interface Schedule {
+  scheduleId: string;
+  nodeName: string;
+  timezone: string;
+  cron: string;
+  nextRunAt: string;
+}
 
 /** An n8n export (as n8n's Download writes it) of nodes run one after another. */
 function n8nExport(name: string, nodes: Node[], settings: Record<string, unknown> = {}) {
@@ -63,7 +87,7 @@ async function call(path: string, body: unknown) {
   return { status: res.status, headers: res.headers, bytes, text: bytes.toString('utf8') };
 }
 
-const execution = async (id: string) => (await p.rest('GET', `/v1/engine/executions/${id}?includeData=true`)).body.data;
+const execution = async (id: string) => (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${id}?includeData=true`)).body.data;
 const waitStatus = (id: string, status: string) =>
   untilValue(
     `execution ${id} to be ${status}`,
@@ -71,8 +95,10 @@ const waitStatus = (id: string, status: string) =>
     (e) => e.status === status,
     { timeoutMs: 20_000, everyMs: 100 },
   );
-const executions = async (workflowId: string) => (await p.rest('GET', `/v1/engine/executions?workflowId=${workflowId}`)).body.data.executions;
-const schedules = async (workflowId: string) => (await p.rest('GET', `/v1/control-plane/workflows/${workflowId}/schedules`)).body.data.schedules;
+const executions = async (workflowId: string) =>
+  (await p.rest<V1<{ executions: Execution[] }>>('GET', `/v1/engine/executions?workflowId=${workflowId}`)).body.data.executions;
+const schedules = async (workflowId: string) =>
+  (await p.rest<V1<{ schedules: Schedule[] }>>('GET', `/v1/control-plane/workflows/${workflowId}/schedules`)).body.data.schedules;
 
 const webhookNode = (path: string): Node => ({
   name: 'Webhook',
@@ -127,7 +153,7 @@ describe('n8n Wait and Respond to Webhook', () => {
         },
       ]),
     );
-    const started = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { order: 9 } } });
+    const started = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { order: 9 } } });
     assert.equal(started.status, 200, JSON.stringify(started.body));
     const waiting = await waitStatus(started.body.data.executionId, 'waiting');
     assert.equal(waiting.progress.currentNode, 'Wait');
@@ -139,11 +165,11 @@ describe('n8n Wait and Respond to Webhook', () => {
     assert.equal(resumed.status, 200);
     const done = await waitStatus(waiting.executionId, 'success');
     assert.deepEqual(
-      done.result.items.map((i: Record<string, unknown>) => ({ approved: i.approved, by: i.by })),
+      done.result.items.map((i) => ({ approved: i.approved, by: i.by })),
       [{ approved: true, by: 'lee' }],
     );
-    const waitRun = done.nodeData.find((n: { nodeName: string }) => n.nodeName === 'Wait');
-    assert.equal(waitRun.nodeType, 'n8n-nodes-base.wait', 'the resumed run is recorded under the node’s own type');
+    const waitRun = done.nodeData.find((n) => n.nodeName === 'Wait');
+    assert.equal(waitRun?.nodeType, 'n8n-nodes-base.wait', 'the resumed run is recorded under the node’s own type');
   });
 
   test('Wait of 2 minutes: stored as waiting until then, resumed when the clock gets there', async () => {
@@ -153,7 +179,7 @@ describe('n8n Wait and Respond to Webhook', () => {
         { name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1, webhookId: 'c', parameters: { amount: 2, unit: 'minutes' } },
       ]),
     );
-    const started = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { n: 1 } } });
+    const started = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { n: 1 } } });
     const waiting = await waitStatus(started.body.data.executionId, 'waiting');
     assert.ok(waiting.waitTill, JSON.stringify(waiting));
     clock.advanceTo(waiting.waitTill);
@@ -215,7 +241,7 @@ describe('n8n Wait and Respond to Webhook', () => {
   });
 
   test('a JWT answer is refused at import, naming the node', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
+    const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: {
         workflow: n8nExport('Jwt', [
           webhookNode('jwt'),
@@ -286,8 +312,8 @@ describe('n8n Schedule Trigger and Interval', () => {
       Object.keys(item).sort(),
       ['timestamp', 'Readable date', 'Readable time', 'Day of week', 'Year', 'Month', 'Day of month', 'Hour', 'Minute', 'Second', 'Timezone'].sort(),
     );
-    assert.match(item.timestamp, /^\d{4}-\d\d-\d\dT(09:00|17:30):\d\d\.\d{3}-0[45]:00$/);
-    assert.match(item.Timezone, /^America\/New_York \(UTC-0[45]:00\)$/);
+    assert.match(String(item.timestamp), /^\d{4}-\d\d-\d\dT(09:00|17:30):\d\d\.\d{3}-0[45]:00$/);
+    assert.match(String(item.Timezone), /^America\/New_York \(UTC-0[45]:00\)$/);
     assert.equal(run.mode, 'schedule');
   });
 
@@ -320,7 +346,7 @@ describe('n8n Schedule Trigger and Interval', () => {
   });
 
   test('an Interval under n8n’s minimum is refused at import', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
+    const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: { workflow: n8nExport('Too fast', [{ name: 'Interval', type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 0.5 } }]) },
     });
     assert.equal(res.status, 400, JSON.stringify(res.body));

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import type { V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -7,6 +8,12 @@ import { startTestPlatform, type TestPlatform } from './support/platform';
  * or take memory no limit counts; each fails its own execution with a clear error, the platform
  * answers /health throughout, and the next execution runs.
  */
+
+/** A synchronous run's execution: the fields these tests read. */
+interface Execution {
+  status: string;
+  error: { code: string; node?: string; message: string } | null;
+}
 
 let p: TestPlatform;
 beforeAll(async () => {
@@ -17,7 +24,7 @@ afterAll(async () => {
 });
 
 async function runCode(code: string) {
-  const wf = await p.rest('POST', '/v1/engine/workflows', {
+  const wf = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
     body: {
       name: `code ${Math.random()}`,
       nodes: [
@@ -28,7 +35,7 @@ async function runCode(code: string) {
     },
   });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
-  const res = await p.rest('POST', `/v1/engine/workflows/${wf.body.data.workflowId}/execute`, { body: { mode: 'sync' } });
+  const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${wf.body.data.workflowId}/execute`, { body: { mode: 'sync' } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
@@ -54,9 +61,9 @@ describe('Code nodes that would take the platform down', () => {
       const failed = await runCode(code);
       assert.equal((await health).status, 200);
       assert.equal(failed.status, 'error', JSON.stringify(failed));
-      assert.equal(failed.error.code, 'NODE_EXECUTION_FAILED');
-      assert.equal(failed.error.node, 'Code');
-      assert.match(failed.error.message, message);
+      assert.equal(failed.error?.code, 'NODE_EXECUTION_FAILED');
+      assert.equal(failed.error?.node, 'Code');
+      assert.match(String(failed.error?.message), message);
       assert.ok(rssMb() - before < 256, `the platform's own memory stayed put (${Math.round(rssMb() - before)} MB more)`);
       const ok = await runCode('return [{ json: { fine: true } }]');
       assert.equal(ok.status, 'success', JSON.stringify(ok));

@@ -222,6 +222,11 @@ export const BINARIES_INSERT = (p: number) => `
       JOIN e ON e.id = b.execution_id
       ON CONFLICT DO NOTHING`;
 
+/** Inserts binary rows of an execution the statement does not write (a resume URL's files). */
+export function insertBinaries(q: Queryable, list: readonly BinaryRow[]): Promise<void> {
+  return exec(q, `WITH e AS (SELECT DISTINCT id FROM engine.executions WHERE id = ANY($1::uuid[]))${BINARIES_INSERT(1)}`, binaryParams(list));
+}
+
 /** A retry's copies of the original's binary rows: its reused outputs refer to them. */
 export function copyBinaries(q: Queryable, executionId: string, fromExecutionId: string): Promise<void> {
   return exec(

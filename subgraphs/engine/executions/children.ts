@@ -35,6 +35,7 @@ export class ExecutionChildren {
       fetch: (url, init) => guardedFetch(url, init, this.deps.policy),
       credentials: this.deps.credentials,
       filesDir: this.deps.filesDir,
+      maxBinaryBytes: this.deps.budgets.maxBinaryBytes,
       runWorkflow: (workflowId, items, signal) => this.runChild(ctx, workflowId, items, signal),
       runInline: async (json, items, signal) => {
         if (ctx.depth + 1 > MAX_DEPTH) throw new NodeError(`Workflows call each other more than ${MAX_DEPTH} levels deep`, { reason: 'depth' });

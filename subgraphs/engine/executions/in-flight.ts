@@ -13,7 +13,7 @@ import {
   type RunOutcome,
 } from '../executor';
 import type { Item } from '../expressions';
-import { WorkflowStaticData } from '../nodes';
+import { type ResumeWebhookOptions, WorkflowStaticData } from '../nodes';
 import { staticDataStore } from './static-data.store';
 import { eventFor } from './notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './context';
@@ -81,6 +81,8 @@ interface ResumeState {
   nodeType?: string;
   items: Item[];
   webhook: boolean;
+  /** How the resume URL takes its call (the Wait node's webhook options). */
+  resume?: ResumeWebhookOptions;
   until: string | null;
   since: string;
   resumeData?: Record<string, unknown>;
@@ -293,6 +295,7 @@ export class ExecutionRuns {
           // Its files are kept as the nodes' (a resume loads them back with the node's stored output).
           items: ctx.binaries ? await ctx.binaries.items(outcome.items, waiting).catch(() => outcome.items.map(withoutBinary)) : outcome.items,
           webhook: outcome.webhook,
+          ...(outcome.resume ? { resume: outcome.resume } : {}),
           until: outcome.until?.toISOString() ?? null,
           since: new Date().toISOString(),
         };

@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import { UUID } from '../../../kernel/ids';
 import type { JobAttempt, JobContext, Queue } from '../../../kernel/queue';
-import type { ExecutionErrorInfo } from '../executor';
+import { checkBinary, type ExecutionErrorInfo } from '../executor';
 import { eventFor } from './notify';
 import type { NotifyConfig } from './types';
 import { publishUpdate, type RunnerDeps } from './context';
 import type { ExecutionReads } from './reads';
 import type { ExecutionRuns } from './in-flight';
 import { BinaryKeeper } from './binary';
+import { insertBinaries, type BinaryRow } from './binary.store';
+import type { BinaryData } from '../expressions';
 import type { ExecutionRow } from './writes.store';
 import { claimResume, failLost, setResumeData } from './state.store';
 import { JOB } from '../../../kernel/topics';
@@ -84,14 +86,45 @@ export class ExecutionJobs {
     return { status: view.status };
   }
 
-  /** A resume-URL call: the request becomes the waiting node's item; the resume job continues. */
-  async resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
+  /**
+   * A resume-URL call: the request becomes the waiting node's item (its files, checked against the
+   * binary budgets, kept as the nodes' are); the resume job continues. A BudgetExceeded when a file
+   * is over them, and then nothing is kept.
+   */
+  async resumeByWebhook(
+    executionId: string,
+    data: Record<string, unknown>,
+    files?: { node: string; binary: Record<string, BinaryData> },
+  ): Promise<'resumed' | 'not_waiting'> {
     if (!UUID.test(executionId)) return 'not_waiting';
+    const store = this.deps.binaries;
+    let kept: Record<string, BinaryData> | undefined;
+    const rows: BinaryRow[] = [];
+    if (files) {
+      kept = {};
+      let total = store ? await store.total(executionId) : 0;
+      const node = { name: files.node, type: 'n8n-nodes-base.wait' };
+      for (const [key, b] of Object.entries(files.binary)) {
+        const bytes = Buffer.from(b.data, 'base64');
+        total += bytes.length;
+        checkBinary(bytes.length, total, this.deps.budgets, node, key);
+      }
+      for (const [key, b] of Object.entries(files.binary)) {
+        if (!store) {
+          kept[key] = b;
+          continue;
+        }
+        const id = randomUUID();
+        rows.push(await store.keep(executionId, id, Buffer.from(b.data, 'base64'), { mimeType: b.mimeType, fileName: b.fileName }));
+        kept[key] = { ...b, data: '', id };
+      }
+    }
     const resumed = await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
       // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
       const jobId = await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
-      if (!(await setResumeData(m, executionId, data, jobId))) throw new NotWaiting();
+      if (!(await setResumeData(m, executionId, data, jobId, kept))) throw new NotWaiting();
+      if (rows.length) await insertBinaries(m, rows);
       return true;
     }).catch((err) => {
       if (err instanceof NotWaiting) return false;

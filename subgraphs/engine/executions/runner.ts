@@ -3,7 +3,7 @@ import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import type { Queue } from '../../../kernel/queue';
 import { BudgetExceeded, compile, durationLimit, type ExecutionBudgets, chooseStart, WorkflowExecutor } from '../executor';
 import { AppError } from '../../../kernel/errors';
-import type { Item } from '../expressions';
+import type { BinaryData, Item } from '../expressions';
 import type { WorkflowVersion } from '../workflows';
 import { BinaryKeeper } from './binary';
 import { copyBinaries, type BinaryRow } from './binary.store';
@@ -222,8 +222,12 @@ export class ExecutionRunner {
   // -------------------------------------------------------------------------------------------
   // What the rest of the engine asks of the parts (documented where they are done)
 
-  resumeByWebhook(executionId: string, data: Record<string, unknown>): Promise<'resumed' | 'not_waiting'> {
-    return this.jobs.resumeByWebhook(executionId, data);
+  resumeByWebhook(
+    executionId: string,
+    data: Record<string, unknown>,
+    files?: { node: string; binary: Record<string, BinaryData> },
+  ): Promise<'resumed' | 'not_waiting'> {
+    return this.jobs.resumeByWebhook(executionId, data, files);
   }
 
   notifyStored(executionId: string, notify: NotifyConfig | null | undefined): Promise<void> {

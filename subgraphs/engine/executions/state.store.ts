@@ -43,7 +43,8 @@ export function claimResume(q: Queryable, executionId: string, jobId: string, no
        SELECT $1, old.resume_state->>'node', coalesce((old.resume_state->>'runIndex')::int, 0), seq.next, coalesce(old.resume_state->>'nodeType', $3), 'success', (old.resume_state->>'since')::timestamptz,
               greatest(0, round(extract(epoch FROM (now() - (old.resume_state->>'since')::timestamptz)) * 1000))::int, 1,
               jsonb_build_array(CASE WHEN old.resume_state ? 'resumeData'
-                                     THEN jsonb_build_array(jsonb_build_object('json', old.resume_state->'resumeData'))
+                                     THEN jsonb_build_array(jsonb_build_object('json', old.resume_state->'resumeData')
+                                          || CASE WHEN old.resume_state ? 'resumeBinary' THEN jsonb_build_object('binary', old.resume_state->'resumeBinary') ELSE '{}'::jsonb END)
                                      ELSE old.resume_state->'items' END)
        FROM old, seq WHERE old.status = 'waiting'
        ON CONFLICT (execution_id, node_name, run_index) DO UPDATE SET output = EXCLUDED.output, status = 'success', duration_ms = EXCLUDED.duration_ms
@@ -63,13 +64,20 @@ export function claimResume(q: Queryable, executionId: string, jobId: string, no
  * A resume-URL call's data, kept on an execution waiting for its URL and not yet called, with
  * the job that resumes it. False when it is not (or no longer) waiting for it.
  */
-export async function setResumeData(q: Queryable, executionId: string, data: Record<string, unknown>, jobId: string): Promise<boolean> {
+export async function setResumeData(
+  q: Queryable,
+  executionId: string,
+  data: Record<string, unknown>,
+  jobId: string,
+  binary?: Record<string, unknown>,
+): Promise<boolean> {
   const updated = await rows<{ id: string }>(
     q,
-    `UPDATE engine.executions SET resume_state = resume_state || jsonb_build_object('resumeData', $2::jsonb), job_id = $3, updated_at = now()
+    `UPDATE engine.executions SET resume_state = resume_state || jsonb_build_object('resumeData', $2::jsonb)
+            || CASE WHEN $4::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('resumeBinary', $4::jsonb) END, job_id = $3, updated_at = now()
      WHERE id = $1 AND status = 'waiting' AND (resume_state->>'webhook')::boolean AND NOT resume_state ? 'resumeData'
      RETURNING id`,
-    [executionId, JSON.stringify(data), jobId],
+    [executionId, JSON.stringify(data), jobId, binary ? JSON.stringify(binary) : null],
   );
   return updated.length > 0;
 }

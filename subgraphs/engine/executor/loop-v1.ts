@@ -148,6 +148,7 @@ export class V1Execution {
         items: inputs[0] ?? [],
         until: result.wait.until,
         webhook: result.wait.webhook,
+        ...(result.wait.resume ? { resume: result.wait.resume } : {}),
         nodesExecuted: this.executed,
       };
     }

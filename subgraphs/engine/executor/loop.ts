@@ -94,6 +94,7 @@ export class WorkflowExecutor implements NodeRunner {
             items: inputs[0] ?? [],
             until: result.wait.until,
             webhook: result.wait.webhook,
+            ...(result.wait.resume ? { resume: result.wait.resume } : {}),
             nodesExecuted: executed,
           };
         }

@@ -1,5 +1,5 @@
 import type { CompiledWorkflow } from './compile';
-import type { WorkflowNode, ItemLineage, NodeResult, NodeServices, SourceData, WebhookReply, WorkflowStaticData } from '../nodes';
+import type { WorkflowNode, ItemLineage, NodeResult, NodeServices, ResumeWebhookOptions, SourceData, WebhookReply, WorkflowStaticData } from '../nodes';
 import type { Item } from '../expressions';
 import type { ExecutionBudgets } from './budgets';
 
@@ -108,7 +108,16 @@ export interface ExecutionResultData {
 export type RunOutcome =
   | { status: 'success'; result: ExecutionResultData }
   | { status: 'error'; error: ExecutionErrorInfo; nodesExecuted: number }
-  | { status: 'waiting'; node: string; runIndex: number; items: Item[]; until: Date | null; webhook: boolean; nodesExecuted: number }
+  | {
+      status: 'waiting';
+      node: string;
+      runIndex: number;
+      items: Item[];
+      until: Date | null;
+      webhook: boolean;
+      resume?: ResumeWebhookOptions;
+      nodesExecuted: number;
+    }
   | { status: 'aborted'; reason: unknown; nodesExecuted: number };
 
 /** A node run as WorkflowExecutor.runNode reports it: the result and its record, or the failure that stops the execution. */

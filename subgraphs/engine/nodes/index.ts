@@ -36,6 +36,7 @@ export {
   type NodeServices,
   type PairedItemData,
   type PromptTestRequest,
+  type ResumeWebhookOptions,
   type SourceData,
   type TaskRequest,
   toItems,

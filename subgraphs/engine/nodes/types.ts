@@ -31,6 +31,8 @@ export interface NodeServices {
   testPrompt?(request: PromptTestRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** The one folder n8n's Read/Write Files from Disk may touch (FILES_DIR). */
   filesDir?: string;
+  /** The largest file a node may make (BINARY_DATA_MAX_BYTES): nodes that decode files the user gives check it first. */
+  maxBinaryBytes?: number;
   /** The stored credentials a node names in `node.credentials` (credentials/). */
   credentials?: NodeCredentials;
 }
@@ -149,11 +151,34 @@ export interface ItemLineage {
   context(node: string): Readonly<Record<string, unknown>> | undefined;
 }
 
+/**
+ * How a waiting execution's resume URL takes its call (n8n's Wait webhook options, as the Webhook
+ * node has them): kept with the waiting execution, applied by webhooks/inbound.ts.
+ */
+export interface ResumeWebhookOptions {
+  /** The one method the URL takes (any when absent). */
+  httpMethod?: string;
+  responseCode?: number;
+  /** The answer's body, as text, instead of the resume's JSON. */
+  responseData?: string;
+  noResponseBody?: boolean;
+  responseHeaders?: Record<string, string>;
+  /** A path the URL must end with after the resume URL. */
+  webhookSuffix?: string;
+  ignoreBots?: boolean;
+  /** The addresses (or CIDR ranges) calls may come from. */
+  ipWhitelist?: string[];
+  /** Files: the Webhook node's options (webhooks/files.ts). */
+  rawBody?: boolean;
+  binaryData?: boolean;
+  binaryPropertyName?: string;
+}
+
 export interface NodeResult {
   /** Items by output index: an output left empty does not run its branch. */
   outputs: Item[][];
   /** Suspend the execution here (wait node): until a time, or until the resume webhook is called. */
-  wait?: { until: Date | null; webhook: boolean };
+  wait?: { until: Date | null; webhook: boolean; resume?: ResumeWebhookOptions };
   /** The answer to the triggering webhook (respondToWebhook). */
   reply?: WebhookReply;
 }

@@ -16,8 +16,10 @@ import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
 import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
 import type { AuditTrail } from '../../../kernel/audit';
-import { DEFAULT_BINARY_KEY, prepareBinary, type WebhookReply } from '../nodes';
-import { type BinaryData, fileOptions, isMultipart, parseMultipart } from './files';
+import { BudgetExceeded, BUDGET_VARIABLES } from '../executor/budgets';
+import { DEFAULT_BINARY_KEY, prepareBinary, type ResumeWebhookOptions, type WebhookReply } from '../nodes';
+import { type BinaryData, fileOptions, isMultipart, parseMultipart, type WebhookFileOptions } from './files';
+import { callRefused, optionsReply } from './options';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './store';
 import { normalisePath, webhookNotFound } from './service';
 import { type WorkflowService, type WorkflowVersion } from '../workflows';
@@ -102,7 +104,7 @@ export class WebhookInbound {
     if (refused) return errorReply(errors.field('path', refused));
     const path = normalisePath(req.path);
     const method = String(req.method ?? '').toUpperCase();
-    if (path.startsWith('resume/')) return this.resume(path, req);
+    if (path.startsWith('resume/')) return this.resume(path, req, sourceIp);
     const rows = await this.lookup(path);
     const trigger = rows.find((r) => r.method === method);
     if (!trigger) {
@@ -232,23 +234,13 @@ export class WebhookInbound {
     }
 
     const version = await this.workflows.version(trigger.workflow_id, trigger.version);
-    const options = fileOptions(webhookNodeOf(version, trigger.path)?.parameters);
+    const parameters = webhookNodeOf(version, trigger.path)?.parameters;
+    const refused = callRefused(callOptions(parameters), req.headers, sourceIp);
+    if (refused) return reject(refused.error, refused.reason);
     let body: unknown;
     let binary: Record<string, BinaryData> | undefined;
     try {
-      if (isMultipart(contentType(req))) {
-        assertAcceptableParams(req.query);
-        const form = await parseMultipart(req.body, req.headers, options);
-        body = form.fields;
-        assertAcceptableJson(body, 'body');
-        if (Object.keys(form.binary).length) binary = form.binary;
-      } else if ((options.rawBody || options.binaryData) && req.body.length > 0 && isBinary(req)) {
-        assertAcceptableParams(req.query);
-        body = {};
-        binary = { [options.binaryPropertyName ?? DEFAULT_BINARY_KEY]: prepareBinary(req.body, { mimeType: contentType(req) }) };
-      } else {
-        body = parseBody(req);
-      }
+      ({ body, binary } = await readBody(req, fileOptions(parameters)));
     } catch (err) {
       return reject(err as AppError, 'invalid_body');
     }
@@ -397,22 +389,45 @@ export class WebhookInbound {
     }
   }
 
-  private async resume(path: string, req: DoorRequest): Promise<WebhookReply> {
-    const [, executionId = '', token = ''] = path.split('/');
-    if (!UUID.test(executionId) || !this.runner.checkResumeToken(executionId, token)) {
-      return errorReply(errors.notFound('webhook', `/webhook/${path}`));
-    }
+  /**
+   * A call of a waiting execution's resume URL (`resume/<id>/<token>[/<webhookSuffix>]`), taken
+   * as the Wait node's options say (method, suffix, bots, addresses, files, answer).
+   */
+  private async resume(path: string, req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
+    const [, executionId = '', token = '', ...rest] = path.split('/');
+    const notFound = () => errorReply(errors.notFound('webhook', `/webhook/${path}`));
+    if (!UUID.test(executionId) || !this.runner.checkResumeToken(executionId, token)) return notFound();
+    const notWaiting = () => errorReply(errors.conflict('The execution is not waiting for this URL', { executionId }));
+    const row = await this.runner.load(executionId);
+    const state = row?.status === 'waiting' ? (row.resume_state as { node?: string; webhook?: boolean; resume?: ResumeWebhookOptions } | null) : null;
+    if (!state?.webhook) return notWaiting();
+    const options = state.resume ?? {};
+    if (rest.join('/') !== (options.webhookSuffix ?? '')) return notFound();
+    const method = String(req.method ?? '').toUpperCase();
+    if (options.httpMethod && method !== options.httpMethod)
+      return {
+        ...errorReply(new AppError('method_not_allowed', `${method} is not allowed on this resume URL`, { allowed: [options.httpMethod] })),
+        headers: { allow: options.httpMethod },
+      };
+    const refused = callRefused(options, req.headers, sourceIp);
+    if (refused) return errorReply(refused.error);
     let body: unknown;
+    let binary: Record<string, BinaryData> | undefined;
     try {
-      body = parseBody(req);
+      ({ body, binary } = await readBody(req, fileOptions({ options })));
     } catch (err) {
       return errorReply(err as AppError);
     }
-    const outcome = await this.runner.resumeByWebhook(executionId, { headers: req.headers, query: req.query ?? {}, body, method: req.method });
-    if (outcome === 'not_waiting') {
-      return errorReply(errors.conflict('The execution is not waiting for this URL', { executionId }));
+    let outcome: 'resumed' | 'not_waiting';
+    try {
+      const data = { headers: req.headers, query: req.query ?? {}, body, method: req.method };
+      outcome = await this.runner.resumeByWebhook(executionId, data, binary ? { node: state.node ?? 'Wait', binary } : undefined);
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded)) throw err;
+      return errorReply(new AppError('PAYLOAD_TOO_LARGE', err.message, { budget: BUDGET_VARIABLES[err.budget], limit: err.limit, value: err.value }, 413));
     }
-    return reply(200, { success: true, executionId, status: 'resumed' });
+    if (outcome === 'not_waiting') return notWaiting();
+    return optionsReply(options, { success: true, executionId, status: 'resumed' });
   }
 }
 
@@ -444,6 +459,38 @@ function isBinary(req: DoorRequest): boolean {
     type !== 'application/x-www-form-urlencoded' &&
     type !== 'application/xml'
   );
+}
+
+/**
+ * The request's body for the workflow and its files, as n8n's Webhook node takes them (and a Wait
+ * node's resume URL, with the same options): a multipart form's fields and files, a raw body as
+ * a file with `rawBody`/`binaryData`, else the parsed body.
+ */
+async function readBody(req: DoorRequest, options: WebhookFileOptions): Promise<{ body: unknown; binary?: Record<string, BinaryData> }> {
+  if (isMultipart(contentType(req))) {
+    assertAcceptableParams(req.query);
+    const form = await parseMultipart(req.body, req.headers, options);
+    assertAcceptableJson(form.fields, 'body');
+    return Object.keys(form.binary).length ? { body: form.fields, binary: form.binary } : { body: form.fields };
+  }
+  if ((options.rawBody || options.binaryData) && req.body.length > 0 && isBinary(req)) {
+    assertAcceptableParams(req.query);
+    return { body: {}, binary: { [options.binaryPropertyName ?? DEFAULT_BINARY_KEY]: prepareBinary(req.body, { mimeType: contentType(req) }) } };
+  }
+  return { body: parseBody(req) };
+}
+
+/** The Webhook node's options that refuse calls (ignoreBots, ipWhitelist), from its parameters. */
+function callOptions(parameters: Record<string, unknown> | undefined): Pick<ResumeWebhookOptions, 'ignoreBots' | 'ipWhitelist'> {
+  const o = (parameters?.options ?? {}) as Record<string, unknown>;
+  const ipWhitelist =
+    typeof o.ipWhitelist === 'string'
+      ? o.ipWhitelist
+          .split(',')
+          .map((a) => a.trim())
+          .filter(Boolean)
+      : [];
+  return { ignoreBots: o.ignoreBots === true, ...(ipWhitelist.length ? { ipWhitelist } : {}) };
 }
 
 /** The request's body for the workflow; refused (400) when it, or the query string, breaks the input policy (kernel/input-policy.ts). */

@@ -71,10 +71,12 @@ describe('n8n Code: Run Once for All Items', () => {
     assert.equal(await failure('return [{ json: { a: 1 } }, { pairedItem: 0 }]'), 'Inconsistent item format');
   });
 
-  test("binary data is dropped with a warning; a 'binary' that is not an object fails", async () => {
+  test("returned binary data passes on as the item's files; a 'binary' that is not an object fails", async () => {
     const out = await direct('return [{ json: { a: 1 }, binary: { data: { data: "aGk=", mimeType: "text/plain" } } }]', [{}]);
     assert.deepEqual(out.items, [{ a: 1 }]);
-    assert.deepEqual(out.logs, [['warn', 'binary data is not supported here: the binary of 1 returned item(s) was dropped']]);
+    assert.equal(out.binary[0]?.data?.data, 'aGk=');
+    assert.equal(out.binary[0]?.data?.mimeType, 'text/plain');
+    assert.deepEqual(out.logs, []);
     assert.equal(await failure('return [{ json: {}, binary: "x" }]'), "A 'binary' property isn't an object [item 0]");
   });
 
@@ -143,10 +145,15 @@ describe('n8n Code: Run Once for Each Item', () => {
     assert.equal(await failure('return items[0]', [{}], { mode: 'runOnceForEachItem' }), 'items is not defined [line 1]');
   });
 
-  test('binary data on the returned item is dropped', async () => {
-    const out = await direct('return { json: $json, binary: { file: { data: "" } } }', [{ a: 1 }], { mode: 'runOnceForEachItem' });
+  test('binary data on the returned item passes on; a file without data fails', async () => {
+    const out = await direct('return { json: $json, binary: { file: { data: "aGk=", fileName: "a.txt" } } }', [{ a: 1 }], { mode: 'runOnceForEachItem' });
     assert.deepEqual(out.items, [{ a: 1 }]);
-    assert.equal(out.logs.length, 1);
+    assert.equal(out.binary[0]?.file?.mimeType, 'text/plain');
+    assert.equal(out.binary[0]?.file?.bytes, 2);
+    assert.equal(
+      await failure('return { json: $json, binary: { file: { data: "" } } }', [{}], { mode: 'runOnceForEachItem' }),
+      "Binary field 'file' has no data [item 0]",
+    );
   });
 
   test('each item may wait on timers of its own', async () => {
@@ -175,7 +182,7 @@ describe('n8n Code: what is refused at import', () => {
   });
 
   const gaps: [string, string][] = [
-    ['await this.helpers.httpRequest({ url: "http://x" });', 'helpers (HTTP requests, binary data)'],
+    ['await this.helpers.httpRequest({ url: "http://x" });', 'helpers.httpRequest'],
     ['return { v: $evaluateExpression("{{ 1 + 1 }}") }', '$evaluateExpression'],
     ['return { v: $fromAI("x") }', '$fromAI'],
     ['return { v: $jmespath($json, "a") }', '$jmespath'],
@@ -235,7 +242,7 @@ describe('n8n Code: a failed check of what the code returned, with the node set 
   test('continueErrorOutput: the error output runs, the regular one has nothing', async () => {
     const run = await runWorkflow(workflow('continueErrorOutput', "return [{ json: 'text' }];"), { pinned: { Start: [[{ a: 1 }]] } });
     assert.equal(run.status, 'success');
-    assert.match(run.nodes.get('Failed')?.[0]?.[0]?.error, /A 'json' property isn't an object/);
+    assert.match(String(run.nodes.get('Failed')?.[0]?.[0]?.error), /A 'json' property isn't an object/);
     assert.equal(run.nodes.get('Next'), undefined);
   });
 
@@ -246,7 +253,7 @@ describe('n8n Code: a failed check of what the code returned, with the node set 
     assert.equal(run.status, 'success');
     const out = run.nodes.get('Next')?.[0];
     assert.deepEqual(out?.[0], { b: 1 });
-    assert.match(out?.[1]?.error, /A 'json' property isn't an object/);
+    assert.match(String(out?.[1]?.error), /A 'json' property isn't an object/);
   });
 
   test('without going on, the execution fails with the check', async () => {

@@ -1,16 +1,22 @@
 import { ownEntry } from '../../../../../kernel/names';
-import { isOneOf, NodeError, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { BudgetExceeded } from '../../../executor/budgets';
+import type { BinaryData } from '../../../expressions';
+import { isOneOf, NodeError, prepareBinary, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { SandboxError } from '../../../sandbox';
 import { CODE_RUNNER, CODE_SOURCE, type CodeAnswer, type CodeItem, type CodePayload, type EachResult, type RunnerError } from './runner';
 
 /**
  * n8n's Code node (1, 2) in JavaScript, as n8n's task runner runs it: all items in one sandbox
- * evaluation (runner.ts), the result checked here with n8n's messages. Differences no n8n option
- * selects: no binary data (a returned `binary` is dropped with a warning); `items` and
- * `$input.all()` are the same objects; every module is refused in `require`; a node's outputs are
- * read together; `$vars` is read-only; paired items, node contexts and `$prevNode` exist in
- * execution order v1 only. `$getWorkflowStaticData` is kept between production executions
- * (executions/in-flight.ts). What the sandbox lacks altogether (helpers, Buffer, …) is refused at import.
+ * evaluation (runner.ts), the result checked here with n8n's messages. Items' files reach the code
+ * as their metadata (`binary.<key>` without `data`, with an `id` naming the file), their bytes
+ * through `helpers.getBinaryDataBuffer` (copied in as base64, only for code that calls it); files
+ * the code returns (base64 `data`, `helpers.prepareBinaryData`, or an input file by its `id`) pass
+ * on, each checked against BINARY_DATA_MAX_BYTES before it is decoded. Differences no n8n option
+ * selects: `items` and `$input.all()` are the same objects; every module is refused in `require`;
+ * a node's outputs are read together; `$vars` is read-only; paired items, node contexts and
+ * `$prevNode` exist in execution order v1 only. `$getWorkflowStaticData` is kept between
+ * production executions (executions/in-flight.ts). What the sandbox lacks altogether (other
+ * helpers, Buffer, …) is refused at import.
  */
 
 type Params = Record<string, unknown>;
@@ -29,9 +35,9 @@ const LANGUAGES: Record<string, string> = {
 /** n8n features the code may use that the sandbox does not offer: `needs` says what would. */
 const CODE_GAPS: { pattern: RegExp; uses: (m: RegExpMatchArray) => string; needs: string }[] = [
   {
-    pattern: /\bhelpers\s*\./,
-    uses: () => 'helpers (HTTP requests, binary data)',
-    needs: "n8n's helpers inside the code sandbox (an HTTP Request node makes requests)",
+    pattern: /\bhelpers\s*\.\s*(?!(?:getBinaryDataBuffer|prepareBinaryData)\b)([\w$]*)/,
+    uses: (m) => `helpers.${m[1]}`,
+    needs: "more of n8n's helpers inside the code sandbox than getBinaryDataBuffer and prepareBinaryData (an HTTP Request node makes requests)",
   },
   { pattern: /\$evaluateExpression\b/, uses: () => '$evaluateExpression', needs: 'the expression engine inside the code sandbox' },
   { pattern: /\$fromA[Ii]\b/, uses: () => '$fromAI', needs: 'an AI agent calling the workflow as a tool' },
@@ -82,8 +88,45 @@ function unsupported(p: Params, version: number): { option: string; message: str
 /** Our execution modes as n8n's ($mode); $execution.mode is 'test' for n8n's manual runs only. */
 const N8N_MODES: Record<string, string> = { schedule: 'trigger', subworkflow: 'integrated', test: 'manual' };
 
-/** An item as the code sees it: its json, and its paired item when it has one. */
-const codeItem = (i: Item): CodeItem => (i.pairedItem === undefined ? { json: i.json } : { json: i.json, pairedItem: i.pairedItem });
+/**
+ * The files the code is shown, by the `id` it sees them under: a file it hands back by that id
+ * (`return items`, a spread copy) passes on as the same file, without its bytes crossing twice.
+ */
+class Files {
+  readonly byId = new Map<string, BinaryData>();
+
+  /** An item as the code sees it: its json, its files' metadata, and its paired item when it has one. */
+  item = (i: Item): CodeItem => {
+    const item: CodeItem = { json: i.json };
+    // An item without files costs this one check.
+    if (i.binary !== undefined && i.binary !== null) item.binary = this.binary(i.binary);
+    if (i.pairedItem !== undefined) item.pairedItem = i.pairedItem;
+    return item;
+  };
+
+  private binary(binary: Record<string, BinaryData>): Record<string, Json> {
+    const out: Record<string, Json> = {};
+    for (const [key, b] of Object.entries(binary)) {
+      if (!b) continue;
+      const id = `code-file:${this.byId.size}`;
+      this.byId.set(id, b);
+      const { data: _data, id: _stored, bytes: _bytes, ...meta } = b;
+      out[key] = { ...meta, id };
+    }
+    return out;
+  }
+
+  /** The bytes of the input items' files, by id, for code that reads them. */
+  buffers(items: CodeItem[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const item of items)
+      for (const meta of Object.values(item.binary ?? {})) {
+        const b = this.byId.get(String(meta.id));
+        if (b?.data) out[String(meta.id)] = b.data;
+      }
+    return out;
+  }
+}
 
 /** The nodes the code names (all of them when it names one by a computed value). */
 function referencedNodes(code: string, nodes: ReadonlyMap<string, Item[]>): string[] {
@@ -92,7 +135,7 @@ function referencedNodes(code: string, nodes: ReadonlyMap<string, Item[]>): stri
 }
 
 /** What the executor knows of items' lineage and nodes' contexts (n8n's execution order v1). */
-function lineage(ctx: NodeContext, code: string, names: string[]): Pick<CodePayload, 'paired' | 'contexts'> {
+function lineage(ctx: NodeContext, code: string, names: string[], files: Files): Pick<CodePayload, 'paired' | 'contexts'> {
   const { lineage: known } = ctx;
   if (!known) return {};
   // Contexts can be large (a loop's remaining items) and following items back costs a walk per
@@ -104,24 +147,26 @@ function lineage(ctx: NodeContext, code: string, names: string[]): Pick<CodePayl
   if (!/\.\s*(?:item|pairedItem|itemMatching)\b/.test(code)) return { contexts };
   const pairedWith = (name: string, i: number) => {
     const item = known.pairedItem(name, i);
-    return item ? codeItem(item) : null;
+    return item ? files.item(item) : null;
   };
   const paired = Object.fromEntries(names.map((name) => [name, ctx.items.map((_, i) => pairedWith(name, i))]));
   return { paired, contexts };
 }
 
-function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
+function payload(ctx: NodeContext, code: string, each: boolean, files: Files): CodePayload {
   const data = ctx.expressionData;
   const mode = ownEntry(N8N_MODES, data.execution.mode) ?? data.execution.mode;
   const names = referencedNodes(code, data.nodes);
   const source = ctx.inputSource?.[0];
+  const items = ctx.items.map(files.item);
   return {
     code,
     each,
     continueOnFail: ctx.continueOnFail === true,
-    items: ctx.items.map(codeItem),
-    nodes: Object.fromEntries(names.map((name) => [name, data.nodes.get(name)!.map(codeItem)])),
-    ...lineage(ctx, code, names),
+    items,
+    ...(files.byId.size && USES_BUFFERS.test(code) ? { buffers: files.buffers(items) } : {}),
+    nodes: Object.fromEntries(names.map((name) => [name, data.nodes.get(name)!.map(files.item)])),
+    ...lineage(ctx, code, names, files),
     ...(source ? { source: { name: source.previousNode, outputIndex: source.previousNodeOutput, runIndex: source.previousNodeRun } } : {}),
     runIndex: ctx.lineage?.runIndex ?? 0,
     node: { id: ctx.node.id, typeVersion: ctx.node.typeVersion ?? 1, parameters: ctx.node.parameters },
@@ -136,6 +181,9 @@ function payload(ctx: NodeContext, code: string, each: boolean): CodePayload {
     now: Date.now(),
   };
 }
+
+/** Code that names getBinaryDataBuffer gets its input files' bytes in its sandbox. */
+const USES_BUFFERS = /\bgetBinaryDataBuffer\b/;
 
 /** Code that names `$getWorkflowStaticData` gets the static data into its sandbox, and hands it back. */
 const USES_STATIC_DATA = /\$getWorkflowStaticData\b/;
@@ -185,12 +233,14 @@ export const code: NodeDefinition = {
     const source = typeof p.jsCode === 'string' ? p.jsCode : '';
     if (!source) throw new NodeError('No code to execute', { reason: 'validation' });
     if (each) checkEachItemCode(source);
-    let output: Output;
+    let items: Item[];
+    const files = new Files();
     try {
-      const answer = await runInSandbox(ctx, payload(ctx, source, each));
+      const answer = await runInSandbox(ctx, payload(ctx, source, each, files));
       const returned = each ? answer.results : answer.result;
       if (Array.isArray(returned)) ctx.checkOutput(returned.length);
-      output = each ? eachItemOutput(answer.results ?? [], ctx.continueOnFail === true) : allItemsOutput(answer.result, 'result' in answer);
+      const limits = { files, maxBytes: ctx.services.maxBinaryBytes ?? Number.POSITIVE_INFINITY, node: ctx.node };
+      items = each ? eachItemOutput(answer.results ?? [], ctx.continueOnFail === true, limits) : allItemsOutput(answer.result, 'result' in answer, limits);
     } catch (err) {
       // continueOnFail: n8n's run for all items gives one {error} item, a failed check of what the
       // code returned included, so a following node (or the error output) gets it; for each item,
@@ -198,8 +248,6 @@ export const code: NodeDefinition = {
       if (each || !ctx.continueOnFail || !(err instanceof NodeError) || err.details.reason === 'aborted') throw err;
       return { outputs: [[{ json: { error: err.message } }]] };
     }
-    const { items, binaries } = output;
-    if (binaries) ctx.log(`binary data is not supported here: the binary of ${binaries} returned item(s) was dropped`, 'warn');
     return { outputs: [items] };
   },
 };
@@ -271,10 +319,51 @@ function normalize(value: Json | Json[]): Json[] {
   return value.map((j) => ({ json: j }));
 }
 
-interface Output {
-  items: Item[];
-  /** Returned items that had binary data (dropped). */
-  binaries: number;
+/** What returned files are checked against, and the files the code was shown. */
+interface Limits {
+  files: Files;
+  maxBytes: number;
+  node: { name: string; type: string };
+}
+
+/** The metadata the code may change on a file it hands back by id. */
+const META_KEYS = ['mimeType', 'fileType', 'fileName', 'fileExtension', 'directory', 'fileSize'] as const;
+
+/**
+ * A returned item's files: one with base64 `data` is a new file (its size checked before it is
+ * decoded), one with the `id` of a file the code was shown is that file (with the metadata the
+ * code changed).
+ */
+function returnedFiles(binary: Json, index: number, limits: Limits): Record<string, BinaryData> {
+  const out: Record<string, BinaryData> = {};
+  for (const [key, value] of Object.entries(binary)) {
+    if (!isObject(value)) throw validation(`Binary field '${key}' isn't an object`, 'Every file under `binary` must be an object with base64 `data`.', index);
+    if (typeof value.data === 'string' && value.data !== '') {
+      const size = Math.floor((value.data.replace(/[^A-Za-z0-9+/]/g, '').length * 3) / 4);
+      if (size > limits.maxBytes)
+        throw new BudgetExceeded(
+          'maxBinaryBytes',
+          limits.maxBytes,
+          size,
+          `Node "${limits.node.name}" made a file of ${size} bytes (binary field '${key}'): the limit BINARY_DATA_MAX_BYTES is ${limits.maxBytes} bytes per file`,
+          undefined,
+          limits.node,
+        );
+      const text = (k: string) => (typeof value[k] === 'string' && value[k] !== '' ? (value[k] as string) : undefined);
+      out[key] = prepareBinary(Buffer.from(value.data, 'base64'), { fileName: text('fileName'), mimeType: text('mimeType'), directory: text('directory') });
+      continue;
+    }
+    const known = typeof value.id === 'string' ? limits.files.byId.get(value.id) : undefined;
+    if (!known)
+      throw validation(
+        `Binary field '${key}' has no data`,
+        'A file the code returns needs its bytes as base64 in `data` (helpers.prepareBinaryData makes one), or must be a file of the input.',
+        index,
+      );
+    const changed = META_KEYS.filter((k) => k in value && value[k] !== known[k]);
+    out[key] = changed.length ? { ...known, ...Object.fromEntries(changed.map((k) => [k, value[k]])) } : known;
+  }
+  return out;
 }
 
 /** A returned item's paired item, in the shape items carry it (n8n also takes an index, or a list: its first counts). */
@@ -285,9 +374,9 @@ function pairedItemOf(value: unknown): Item['pairedItem'] {
   return typeof p.input === 'number' ? { item: p.item, input: p.input } : { item: p.item };
 }
 
-function allItemsOutput(result: unknown, returned: boolean): Output {
+function allItemsOutput(result: unknown, returned: boolean, limits: Limits): Item[] {
   if (!returned) throw notItems();
-  if (result === null) return { items: [], binaries: 0 };
+  if (result === null) return [];
   if (typeof result !== 'object') throw notItems();
   if (Array.isArray(result)) {
     if (!result.every(isObject)) throw notItems();
@@ -295,27 +384,27 @@ function allItemsOutput(result: unknown, returned: boolean): Output {
   }
   const list = normalize(result as Json | Json[]);
   list.forEach(checkItem);
-  const items = list.map((i): Item => {
+  return list.map((i, index): Item => {
+    const item: Item = { json: i.json as Json };
+    if (i.binary !== undefined) item.binary = returnedFiles(i.binary as Json, index, limits);
     const pairedItem = pairedItemOf(i.pairedItem);
-    return pairedItem ? { json: i.json as Json, pairedItem } : { json: i.json as Json };
+    if (pairedItem) item.pairedItem = pairedItem;
+    return item;
   });
-  return { items, binaries: list.filter((i) => i.binary !== undefined).length };
 }
 
 /** Each result comes from input item `index`; a check failing names its position among the results (as n8n does). */
-function eachItemOutput(results: EachResult[], continueOnFail: boolean): Output {
-  let binaries = 0;
-  const items = results.map((r, position): Item => {
+function eachItemOutput(results: EachResult[], continueOnFail: boolean, limits: Limits): Item[] {
+  return results.map((r, position): Item => {
     const pairedItem = { item: r.index };
     if ('error' in r) return { json: { error: codeFailure(r.error).message }, pairedItem };
     // With continueOnFail an item whose result fails the check becomes that item's {error}, as a thrown error does.
-    const invalid = !isObject(r.json) ? notObject('json', position) : r.binary === 2 ? notObject('binary', position) : undefined;
+    const invalid = !isObject(r.json) ? notObject('json', position) : r.binary !== undefined && !isObject(r.binary) ? notObject('binary', position) : undefined;
     if (invalid && continueOnFail) return { json: { error: invalid.message }, pairedItem };
     if (invalid) throw invalid;
-    if (r.binary === 1) binaries++;
-    return { json: r.json as Json, pairedItem };
+    if (r.binary === undefined) return { json: r.json as Json, pairedItem };
+    return { json: r.json as Json, binary: returnedFiles(r.binary as Json, position, limits), pairedItem };
   });
-  return { items, binaries };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ type Json = Record<string, unknown>;
 /** An item as n8n's code sees it. */
 export interface CodeItem {
   json: Json;
+  /** The item's files, their metadata only: `id` names the file for code.ts when the code hands it back. */
+  binary?: Record<string, Json>;
   pairedItem?: unknown;
 }
 
@@ -22,6 +24,8 @@ export interface CodePayload {
   /** Each item: a failing item becomes an `{error}` item and the others go on (n8n's continueOnFail). */
   continueOnFail: boolean;
   items: CodeItem[];
+  /** The bytes (base64) of the input items' files by their `id`, when the code reads them (helpers.getBinaryDataBuffer). */
+  buffers?: Record<string, string>;
   /** The items of the nodes the code refers to, by name. */
   nodes: Record<string, CodeItem[]>;
   /** `$('Node').item` for each input item, by node, when the executor follows paired items. */
@@ -63,11 +67,11 @@ export interface CodeAnswer {
   results?: EachResult[];
 }
 
-/** `index`: the input item; `binary` 1 = an object, 2 = anything else. */
 /** Whatever was thrown, read as an error may be (a primitive or null reads as no message). */
 type ErrorLike = { message?: unknown; stack?: unknown } | null | undefined;
 
-export type EachResult = { index: number; json?: unknown; binary?: 1 | 2 } | { index: number; error: RunnerError };
+/** `index`: the input item; `binary` as the code returned it (checked by code.ts). */
+export type EachResult = { index: number; json?: unknown; binary?: unknown } | { index: number; error: RunnerError };
 
 // Not exported: the runner refers to these by name, and CODE_RUNNER defines them in the sandbox
 // (TypeScript would rewrite a reference to an exported constant or an import as `exports.…`).
@@ -220,8 +224,8 @@ function codeRunner(payload: string): Promise<string> {
       return this.json;
     },
     get binary() {
-      executed(name);
-      return {};
+      const list = executed(name);
+      return list[index]?.binary ?? {};
     },
     get runIndex() {
       return nodeList(name) ? 0 : -1;
@@ -264,6 +268,85 @@ function codeRunner(payload: string): Promise<string> {
       },
     },
   );
+  // ----- files: bytes cross as base64 copies both ways, never as references to the host's memory
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const toBase64 = (bytes: Uint8Array): string => {
+    const parts: string[] = [];
+    for (let i = 0; i < bytes.length; i += 3) {
+      const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+      parts.push(B64[n >> 18]! + B64[(n >> 12) & 63]! + (i + 1 < bytes.length ? B64[(n >> 6) & 63] : '=') + (i + 2 < bytes.length ? B64[n & 63] : '='));
+    }
+    return parts.join('');
+  };
+  const fromBase64 = (text: string): Uint8Array => {
+    const clean = text.replace(/[^A-Za-z0-9+/]/g, '');
+    const out = new Uint8Array(Math.floor((clean.length * 3) / 4));
+    let bits = 0;
+    let acc = 0;
+    let j = 0;
+    for (let i = 0; i < clean.length; i++) {
+      acc = ((acc << 6) | B64.indexOf(clean[i]!)) & 0xffffff;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out[j++] = (acc >> bits) & 255;
+      }
+    }
+    return out.subarray(0, j);
+  };
+  const latin1 = (bytes: Uint8Array): string => {
+    const parts: string[] = [];
+    for (let i = 0; i < bytes.length; i += 8192) parts.push(String.fromCharCode.apply(null, Array.from(bytes.subarray(i, i + 8192))));
+    return parts.join('');
+  };
+  const utf8Bytes = (text: string): Uint8Array => {
+    const bin = unescape(encodeURIComponent(text));
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  };
+  /** What helpers.getBinaryDataBuffer gives: bytes whose toString reads them as Node's Buffer does for the usual encodings. */
+  class FileBuffer extends Uint8Array {
+    override toString(encoding?: unknown): string {
+      const enc = String(encoding ?? 'utf8').toLowerCase();
+      if (enc === 'base64') return toBase64(this);
+      if (enc === 'hex') return Array.from(this, (b) => (b < 16 ? '0' : '') + b.toString(16)).join('');
+      if (enc === 'latin1' || enc === 'binary' || enc === 'ascii') return latin1(this);
+      if (enc !== 'utf8' && enc !== 'utf-8') throw host(`Unknown encoding: ${String(encoding)}`);
+      const bin = latin1(this);
+      try {
+        return decodeURIComponent(escape(bin));
+      } catch {
+        // Not valid UTF-8: each byte as its character rather than a failure.
+        return bin;
+      }
+    }
+  }
+  const helpers = {
+    getBinaryDataBuffer: async (itemIndex: unknown, key: unknown) => {
+      const item = items[Number(itemIndex)];
+      if (!item) throw host(`There is no input item ${String(itemIndex)}`);
+      const meta = item.binary?.[String(key)];
+      if (!meta) throw host(`This item has no binary field '${String(key)}'`);
+      const data = P.buffers?.[String(meta.id)];
+      if (data === undefined) throw host(`Binary field '${String(key)}' was not loaded into memory`);
+      const bytes = fromBase64(data);
+      const buffer = new FileBuffer(bytes.length);
+      buffer.set(bytes);
+      return buffer;
+    },
+    prepareBinaryData: async (data: unknown, fileName?: unknown, mimeType?: unknown) => {
+      const bytes =
+        typeof data === 'string' ? utf8Bytes(data) : data instanceof Uint8Array ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : undefined;
+      if (!bytes) throw host('prepareBinaryData takes the bytes of the file (a buffer from getBinaryDataBuffer, a Uint8Array or a string)');
+      return {
+        data: toBase64(bytes),
+        ...(typeof mimeType === 'string' && mimeType ? { mimeType } : {}),
+        ...(typeof fileName === 'string' && fileName ? { fileName } : {}),
+      };
+    },
+  };
+
   let now: unknown = new Date(P.now);
   // Without luxon in the sandbox, $today falls back to midnight UTC.
   let today: unknown = new Date(Math.floor(P.now / 86_400_000) * 86_400_000);
@@ -277,7 +360,7 @@ function codeRunner(payload: string): Promise<string> {
     $input: input(index),
     $json: items[index]?.json,
     $data: items[index]?.json,
-    $binary: {},
+    $binary: items[index]?.binary ?? {},
     $itemIndex: index,
     $position: index,
     $thisItem: items[index],
@@ -349,6 +432,7 @@ function codeRunner(payload: string): Promise<string> {
     $prevNode:
       P.source ??
       Object.defineProperties({}, Object.fromEntries(['name', 'outputIndex', 'runIndex'].map((k) => [k, { get: unknownSource, enumerable: true }]))),
+    helpers,
     $items: (name?: string, branch?: number, run?: number) => {
       if (name === undefined) return items;
       onlyFirst(name, branch, run);
@@ -394,12 +478,13 @@ function codeRunner(payload: string): Promise<string> {
       }
       // n8n's runner passes on nothing for null or any other falsy answer.
       if (!r) continue;
-      const entry: { index: number; json?: unknown; binary?: 1 | 2 } = {
+      const entry: { index: number; json?: unknown; binary?: unknown } = {
         index: i,
         json: (typeof r === 'object' || typeof r === 'function') && 'json' in r ? r.json : r,
       };
       const binary = (r as { binary?: unknown }).binary;
-      if (binary) entry.binary = typeof binary === 'object' ? 1 : 2;
+      // Anything but an object comes back as its type's name: code.ts refuses it as n8n does.
+      if (binary) entry.binary = typeof binary === 'object' ? binary : typeof binary;
       results.push(entry);
     }
     return { results };

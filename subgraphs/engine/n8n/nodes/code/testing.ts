@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { NodeFailed, disposeHarness, runNode, type Json } from '../../../../../test/support/n8n-harness';
-import type { NodeContext } from '../../../nodes';
+import type { BinaryData } from '../../../expressions';
+import type { Item, NodeContext } from '../../../nodes';
 import { CODE_LIMITS, Sandbox } from '../../../sandbox';
 import { code } from './code';
 
@@ -53,37 +54,51 @@ export async function failure(jsCode: string, items: Json[] = [{}], opts: Option
   assert.fail('the node did not fail');
 }
 
-/** The node run directly: its log lines, its items' paired items, a time limit of its own, what a v1 executor tells it. */
+/** The node run directly: its log lines, its items' paired items and files, a time limit of its own, what a v1 executor tells it. */
 export async function direct(
   jsCode: string,
   items: Json[],
-  extra: Partial<Pick<NodeContext, 'continueOnFail' | 'inputSource' | 'lineage'>> & { timeout?: number; mode?: string; nodes?: Record<string, Json[]> } = {},
+  extra: Partial<Pick<NodeContext, 'continueOnFail' | 'inputSource' | 'lineage'>> & {
+    timeout?: number;
+    mode?: string;
+    nodes?: Record<string, Json[]>;
+    /** The input items' files, by item. */
+    files?: (Record<string, BinaryData> | undefined)[];
+    maxBinaryBytes?: number;
+    /** Told the payload each sandbox run is given. */
+    onInput?: (input: string) => void;
+  } = {},
 ) {
   const logs: [string, string][] = [];
   const parameters = { jsCode, ...(extra.mode ? { mode: extra.mode } : {}) };
+  const input = items.map((json, i): Item => (extra.files?.[i] ? { json, binary: extra.files[i] } : { json }));
   const ctx: NodeContext = {
     continueOnFail: extra.continueOnFail ?? false,
     inputSource: extra.inputSource,
     lineage: extra.lineage,
     node: { name: 'Code', type: 'n8n-nodes-base.code', typeVersion: 2, position: [0, 0], parameters, timeout: extra.timeout },
-    inputs: [items.map((json) => ({ json }))],
-    items: items.map((json) => ({ json })),
+    inputs: [input],
+    items: input,
     parameters: async () => [parameters],
     checkOutput: () => undefined,
     expressionData: {
-      items: items.map((json) => ({ json })),
+      items: input,
       nodes: new Map(Object.entries(extra.nodes ?? {}).map(([name, list]) => [name, list.map((json) => ({ json }))])),
       execution: { id: 'e1', mode: 'webhook', resumeUrl: 'http://x/resume/e1' },
       workflow: { id: 'w1', name: 'W', active: true },
     },
     signal: new AbortController().signal,
     services: {
-      codeSandbox: sandbox,
+      codeSandbox: extra.onInput
+        ? { memoryMb: sandbox.memoryMb, timeoutMs: sandbox.timeoutMs, dispose: () => undefined, run: (req) => (extra.onInput!(req.input), sandbox.run(req)) }
+        : sandbox,
+      maxBinaryBytes: extra.maxBinaryBytes,
       fetch: async () => assert.fail('no network'),
       runWorkflow: async () => assert.fail('no sub-workflows'),
     },
     log: (message, level = 'info') => void logs.push([level, message]),
   };
   const result = await code.execute(ctx);
-  return { items: result.outputs[0]!.map((i) => i.json), paired: result.outputs[0]!.map((i) => i.pairedItem), logs };
+  const out = result.outputs[0]!;
+  return { items: out.map((i) => i.json), paired: out.map((i) => i.pairedItem), binary: out.map((i) => i.binary), logs };
 }

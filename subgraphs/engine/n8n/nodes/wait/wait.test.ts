@@ -72,12 +72,52 @@ test('in a workflow: a short wait passes the items on; a long one leaves the exe
   assert.equal((await runWorkflow(flow({ amount: 5, unit: 'minutes' }))).status, 'waiting');
 });
 
-test('the form resume and the webhook answers the resume URL does not give are refused at import', () => {
+test('webhook options: kept with the wait for the resume URL, as n8n names them', async () => {
+  const options = {
+    webhookSuffix: '/approve/',
+    ignoreBots: true,
+    ipWhitelist: '10.0.0.1, 192.168.0.0/16',
+    noResponseBody: false,
+    responseData: 'thanks',
+    responseHeaders: { entries: [{ name: 'X-Step', value: 'approved' }] },
+    rawBody: true,
+    binaryPropertyName: 'upload',
+  };
+  assert.deepEqual(await until(1.1, { resume: 'webhook', httpMethod: 'post', responseCode: 202, options }), {
+    until: null,
+    webhook: true,
+    resume: {
+      httpMethod: 'POST',
+      responseCode: 202,
+      responseData: 'thanks',
+      responseHeaders: { 'x-step': 'approved' },
+      webhookSuffix: 'approve',
+      ignoreBots: true,
+      ipWhitelist: ['10.0.0.1', '192.168.0.0/16'],
+      rawBody: true,
+      binaryPropertyName: 'upload',
+    },
+  });
+  assert.deepEqual(await until(1, { resume: 'webhook', binaryData: true, options: { noResponseBody: true } }), {
+    until: null,
+    webhook: true,
+    resume: { noResponseBody: true, binaryData: true },
+  });
+  await assert.rejects(run(1.1, { resume: 'webhook', responseCode: 99 }), /HTTP status from 100 to 599, not 99/);
+  await assert.rejects(run(1.1, { resume: 'webhook', httpMethod: 'TRACE' }), /"TRACE" is not one of GET, POST/);
+  await assert.rejects(
+    run(1.1, { resume: 'webhook', options: { responseHeaders: { entries: [{ name: 'bad header', value: '1' }] } } }),
+    /not a valid HTTP header name/,
+  );
+});
+
+test('the form resume and answers from the workflow (lastNode, responseNode) are refused at import; the other webhook options are taken', () => {
   const refused = (parameters: Record<string, unknown>) => importRefusal({ type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters });
   assert.match(refused({ resume: 'form' })!.message, /form/);
-  assert.match(refused({ resume: 'webhook', responseMode: 'lastNode' })!.message, /responseMode "lastNode" is not supported/);
-  assert.match(refused({ resume: 'webhook', responseCode: 202 })!.message, /response code/);
-  assert.match(refused({ resume: 'webhook', options: { webhookSuffix: 'done' } })!.message, /webhookSuffix/);
+  assert.match(refused({ resume: 'webhook', responseMode: 'lastNode' })!.message, /responseMode "lastNode" is not supported on a resume URL/);
+  assert.match(refused({ resume: 'webhook', responseMode: 'responseNode' })!.message, /responseMode "responseNode" is not supported/);
+  assert.match(refused({ resume: 'webhook', responseData: 'allEntries' })!.message, /responseData "allEntries"/);
+  assert.equal(refused({ resume: 'webhook', responseCode: 202, options: { webhookSuffix: 'done', ignoreBots: true, rawBody: true } }), undefined);
   assert.equal(refused({ resume: 'webhook', httpMethod: 'POST', options: {} }), undefined);
   assert.equal(refused({ amount: 3, unit: 'minutes' }), undefined);
 });

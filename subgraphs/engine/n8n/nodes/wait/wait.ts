@@ -1,4 +1,4 @@
-import { NodeError, type NodeDefinition } from '../../../nodes';
+import { NodeError, type NodeDefinition, type ResumeWebhookOptions } from '../../../nodes';
 
 /**
  * n8n's Wait (1, 1.1). `resume`: timeInterval (`amount` of `unit`; version 1 defaults to 1 hour,
@@ -6,7 +6,9 @@ import { NodeError, type NodeDefinition } from '../../../nodes';
  * with `limitWaitTime`, at most `resumeAmount` `resumeUnit` or until `maxDateAndTime`, after which
  * the items pass on as they came). As n8n, a wait shorter than 65 s is slept in memory; a longer
  * one puts the execution into `waiting` (stored, resumed by a job in any process, also after a
- * restart). The form resume and the webhook's response options are refused at import.
+ * restart). A webhook resume takes n8n's options for its URL (method, suffix, bots, allowed
+ * addresses, answer, files: resumeOptions, applied by webhooks/inbound.ts); answering from the
+ * workflow (lastNode, responseNode) and the form resume are refused at import.
  */
 
 const UNIT_MS: Record<string, number> = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
@@ -15,35 +17,67 @@ const IN_MEMORY_MS = 65_000;
 const MAX_WAIT_MS = 366 * 86_400_000;
 const RESUMES = ['timeInterval', 'specificTime', 'webhook'];
 
-/** A webhook resume's options the resume URL does not offer: its answer is always 200 with the execution's status, to any method. */
+/**
+ * What a webhook resume cannot do here: answer from the workflow (n8n's lastNode and responseNode
+ * modes would need the resumed run to answer the caller, while here any process resumes it from
+ * the queue), and what goes with those modes.
+ */
 function webhookUnsupported(p: Record<string, unknown>): { option: string; message: string } | undefined {
-  const o = (p.options && typeof p.options === 'object' ? p.options : {}) as Record<string, unknown>;
   if (p.responseMode !== undefined && p.responseMode !== 'onReceived')
     return {
       option: 'responseMode',
-      message: `responseMode "${String(p.responseMode)}" is not supported: the resume URL answers when it is called (onReceived)`,
+      message: `responseMode "${String(p.responseMode)}" is not supported on a resume URL: it answers when it is called (onReceived), while the resumed run goes on in the background`,
     };
-  if (p.responseCode !== undefined && Number(p.responseCode) !== 200)
-    return { option: 'responseCode', message: 'a response code other than 200 is not supported: the resume URL answers 200' };
-  for (const name of [
-    'webhookSuffix',
-    'ignoreBots',
-    'rawBody',
-    'binaryData',
-    'binaryPropertyName',
-    'responseHeaders',
-    'responseData',
-    'responseContentType',
-    'responsePropertyName',
-  ]) {
-    const v = o[name];
-    if (v !== undefined && v !== false && v !== '' && !(name === 'responseData' && v === 'firstEntryJson'))
-      return {
-        option: `options.${name}`,
-        message: `the option ${name} is not supported: the resume URL takes any method, parses the body as the webhook trigger does and answers 200 JSON`,
-      };
-  }
+  if (p.responseData !== undefined && p.responseData !== 'firstEntryJson')
+    return {
+      option: 'responseData',
+      message: `responseData "${String(p.responseData)}" answers from the workflow's last node, which a resume URL does not (it answers onReceived)`,
+    };
   return undefined;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
+
+/** The resume URL's options, from the evaluated parameters (n8n keeps most under `options`). */
+export function resumeOptions(p: Record<string, unknown>): ResumeWebhookOptions {
+  const o = (p.options && typeof p.options === 'object' ? p.options : {}) as Record<string, unknown>;
+  const out: ResumeWebhookOptions = {};
+  if (p.httpMethod !== undefined && p.httpMethod !== '') {
+    const method = String(p.httpMethod).toUpperCase();
+    if (!METHODS.includes(method)) throw new NodeError(`The HTTP method "${String(p.httpMethod)}" is not one of ${METHODS.join(', ')}`);
+    out.httpMethod = method;
+  }
+  if (p.responseCode !== undefined && p.responseCode !== '') {
+    const code = Number(p.responseCode);
+    if (!Number.isInteger(code) || code < 100 || code > 599)
+      throw new NodeError(`The response code must be an HTTP status from 100 to 599, not ${String(p.responseCode)}`);
+    out.responseCode = code;
+  }
+  if (typeof o.responseData === 'string' && o.responseData !== '') out.responseData = o.responseData;
+  if (o.noResponseBody === true) out.noResponseBody = true;
+  const entries = (o.responseHeaders as { entries?: unknown } | undefined)?.entries;
+  if (Array.isArray(entries)) {
+    const headers: Record<string, string> = {};
+    for (const e of entries as { name?: unknown; value?: unknown }[]) {
+      const name = typeof e?.name === 'string' ? e.name.trim().toLowerCase() : '';
+      if (!name) continue;
+      if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new NodeError(`The response header name "${name}" is not a valid HTTP header name`);
+      headers[name] = String(e.value ?? '');
+    }
+    if (Object.keys(headers).length) out.responseHeaders = headers;
+  }
+  if (typeof o.webhookSuffix === 'string' && o.webhookSuffix.replace(/^\/+|\/+$/g, '') !== '') out.webhookSuffix = o.webhookSuffix.replace(/^\/+|\/+$/g, '');
+  if (o.ignoreBots === true) out.ignoreBots = true;
+  if (typeof o.ipWhitelist === 'string' && o.ipWhitelist.trim() !== '')
+    out.ipWhitelist = o.ipWhitelist
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
+  if (o.rawBody === true) out.rawBody = true;
+  if (p.binaryData === true || o.binaryData === true) out.binaryData = true;
+  const name = o.binaryPropertyName ?? p.binaryPropertyName;
+  if (typeof name === 'string' && name.trim()) out.binaryPropertyName = name.trim();
+  return out;
 }
 
 /** Milliseconds of `amount` `unit`; NodeError when they are not a non-negative number and a unit. */
@@ -106,7 +140,8 @@ export const wait: NodeDefinition = {
             );
         } else until = new Date(now + duration(p!.resumeAmount ?? 1, p!.resumeUnit ?? 'hours', 'time limit'));
       }
-      return { outputs: [ctx.items], wait: { until, webhook: true } };
+      const resume = resumeOptions(p!);
+      return { outputs: [ctx.items], wait: { until, webhook: true, ...(Object.keys(resume).length ? { resume } : {}) } };
     }
     let waitMs: number;
     if (resume === 'specificTime') {
