@@ -1,6 +1,9 @@
-import { load } from 'cheerio';
+import type * as Cheerio from 'cheerio';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import { NodeError } from '../../nodes';
+
+/** cheerio, loaded at the first ODS file rather than at every process start. */
+let cheerioModule: typeof Cheerio | undefined;
 
 /**
  * OpenDocument spreadsheets (.ods) for Extract From File, Convert To File and Spreadsheet File,
@@ -94,7 +97,7 @@ export function readOds(bytes: Buffer, options: { sheetName?: string; raw?: bool
   }
   if (!content) throw new NodeError('The file is not an ODS spreadsheet: it has no content.xml');
   if (content.length > MAX_CONTENT_BYTES) throw new NodeError('The ODS file is too large to read: its content.xml unpacks to more than 64 MB');
-  const $ = load(Buffer.from(content).toString('utf8'), { xml: true });
+  const $ = (cheerioModule ??= require('cheerio') as typeof Cheerio).load(Buffer.from(content).toString('utf8'), { xml: true });
   const spreadsheet = descendant($.root()[0] as unknown as XmlNode, ['office:document-content', 'office:body', 'office:spreadsheet']);
   const tables = elements(spreadsheet, 'table:table');
   const table = options.sheetName ? tables.find((t) => t.attribs['table:name'] === options.sheetName) : tables[0];

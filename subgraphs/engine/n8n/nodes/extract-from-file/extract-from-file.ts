@@ -1,4 +1,4 @@
-import { Parser } from 'xml2js';
+import type * as Xml2js from 'xml2js';
 import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, isPlainObject, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { binaryCopy, decodeText, perItem, unsupportedEncoding } from '../files.items';
 import { deepCopy, setPath } from '../item-lists/paths';
@@ -6,6 +6,9 @@ import { collection, fixedOption, operationIn, type Params } from '../item-lists
 import { readIcs } from './ics';
 import { readPdf } from './pdf';
 import { readSheet, type SheetReadFormat } from './spreadsheet';
+
+/** xml2js, loaded at the first XML file rather than at every process start. */
+let xml2jsModule: typeof Xml2js | undefined;
 
 /**
  * n8n's Extract From File (1): the file in each item's binary field `binaryPropertyName`
@@ -86,7 +89,9 @@ async function converted(operation: string, bytes: Buffer, options: Params): Pro
       throw new NodeError(`The file is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const parsed: unknown = await new Parser({ mergeAttrs: true, explicitArray: false }).parseStringPromise(text);
+  const parsed: unknown = await new (xml2jsModule ??= require('xml2js') as typeof Xml2js).Parser({ mergeAttrs: true, explicitArray: false }).parseStringPromise(
+    text,
+  );
   // A JSON copy: an element named __proto__ becomes a plain key.
   return JSON.parse(JSON.stringify(parsed ?? {})) as unknown;
 }

@@ -1,4 +1,4 @@
-import { load } from 'cheerio';
+import type * as Cheerio from 'cheerio';
 import type ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { NodeError } from '../../../nodes';
@@ -8,6 +8,9 @@ import { readOds } from '../ods';
 /** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
 let excelModule: typeof ExcelJS | undefined;
 const excel = () => (excelModule ??= require('exceljs') as typeof ExcelJS);
+/** cheerio, for HTML tables, likewise (it holds ~7 MB once loaded). */
+let cheerioModule: typeof Cheerio | undefined;
+const cheerio = () => (cheerioModule ??= require('cheerio') as typeof Cheerio);
 
 /**
  * A spreadsheet file read into rows, as n8n's Extract From File and Spreadsheet File read them:
@@ -74,7 +77,7 @@ async function xlsxTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell
 }
 
 function htmlTable(bytes: Buffer, options: SheetReadOptions): Cell[][] {
-  const $ = load(decodeText(bytes, options.encoding));
+  const $ = cheerio().load(decodeText(bytes, options.encoding));
   const table = $('table').first();
   if (!table.length) throw new NodeError('The HTML file has no table');
   return table
