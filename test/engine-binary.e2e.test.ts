@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import busboy from 'busboy';
+import type { V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { startS3Server, type S3Server } from './support/s3-server';
 import { untilValue } from './support/until';
@@ -38,7 +39,7 @@ function form(parts: ({ name: string; value: string } | { name: string; fileName
 async function workflow(p: TestPlatform, name: string, nodes: Record<string, unknown>[]): Promise<string> {
   const connections: Record<string, unknown> = {};
   for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name as string] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active: true } });
+  const res = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active: true } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data.workflowId;
 }
@@ -49,7 +50,7 @@ async function uploadHook(p: TestPlatform, hookPath: string, parameters: Record<
     { name: 'Hook', type: 'engine.webhook', parameters: { path: hookPath, ...parameters } },
     { name: 'Pass', type: 'engine.noOp' },
   ]);
-  const res = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: hookPath } });
+  const res = await p.rest<V1<unknown>>('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: hookPath } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return hookPath;
 }
@@ -62,11 +63,11 @@ async function post(p: TestPlatform, hookPath: string, body: Buffer, type: strin
 }
 
 /** The execution once finished, with its run data. */
-async function finished(p: TestPlatform, executionId: string) {
+async function finished(p: TestPlatform, executionId: string): Promise<Execution> {
   return untilValue(
     `execution ${executionId} to finish`,
     async () => {
-      const res = await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`);
+      const res = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${executionId}?includeData=true`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body.data;
     },
@@ -96,10 +97,18 @@ interface RunData {
   nodeData: { nodeName: string; output: { main: OutputItem[][] } }[];
 }
 
+/** An execution as the engine surface reads it (only what these tests look at). */
+interface Execution extends RunData {
+  executionId: string;
+  status: string;
+  /** Set when the execution failed (the tests read it only then). */
+  error: { code: string; message: string; node: string; details: unknown };
+}
+
 function nodeOutput(execution: RunData, node: string): OutputItem[] {
   const run = execution.nodeData.find((n) => n.nodeName === node);
   assert.ok(run, `node ${node} ran: ${JSON.stringify(execution.nodeData.map((n) => n.nodeName))}`);
-  return run.output.main[0];
+  return run.output.main[0]!;
 }
 
 async function download(p: TestPlatform, url: string, key?: string) {
@@ -251,7 +260,7 @@ describe('binary data in the database (default)', () => {
     const id = await post(p, await uploadHook(p, 'binary-deleted'), upload.body, upload.type);
     const [item] = nodeOutput(await finished(p, id), 'Pass');
     assert.equal((await download(p, item.binary.report.url)).status, 200);
-    const deleted = await p.rest('DELETE', `/v1/engine/executions/${id}`);
+    const deleted = await p.rest<V1<unknown>>('DELETE', `/v1/engine/executions/${id}`);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
     assert.equal((await download(p, item.binary.report.url)).status, 404);
   });
@@ -278,7 +287,7 @@ describe('binary data in the database (default)', () => {
           },
         },
       ]);
-      const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
+      const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.status, 'success', JSON.stringify(res.body.data.error));
       assert.equal(server.received.length, 1);
@@ -302,7 +311,7 @@ describe('binary data in the database (default)', () => {
         { name: 'Download', type: 'engine.httpRequest', parameters: { url: `${server.url}/files/logo.png`, responseFormat: 'file' } },
         { name: 'Send', type: 'engine.httpRequest', parameters: { method: 'POST', url: `${server.url}/upload`, bodyBinary: 'data' } },
       ]);
-      const second = await p.rest('POST', `/v1/engine/workflows/${raw}/execute`, { body: { mode: 'sync' } });
+      const second = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${raw}/execute`, { body: { mode: 'sync' } });
       assert.equal(second.body.data.status, 'success', JSON.stringify(second.body.data.error));
       const [logo] = nodeOutput(await finished(p, second.body.data.executionId), 'Download');
       assert.equal(logo.binary.data.fileName, 'logo.png');
@@ -333,14 +342,14 @@ describe('binary data in the database (default)', () => {
         { name: 'Hook', type: 'engine.webhook', parameters: { path: 'binary-retry' } },
         { name: 'Send', type: 'engine.httpRequest', parameters: { method: 'POST', url: target, bodyBinary: 'report' } },
       ]);
-      const hook = await p.rest('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: 'binary-retry' } });
+      const hook = await p.rest<V1<unknown>>('POST', '/v1/engine/webhooks', { body: { workflowId, method: 'POST', path: 'binary-retry' } });
       assert.equal(hook.status, 201, JSON.stringify(hook.body));
       const upload = form([{ name: 'report', fileName: 'report.pdf', type: 'application/pdf', bytes: PDF }]);
       const first = await finished(p, await post(p, 'binary-retry', upload.body, upload.type));
       assert.equal(first.status, 'error');
       assert.equal(first.error.node, 'Send');
 
-      const retry = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
+      const retry = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
       assert.equal(retry.status, 201, JSON.stringify(retry.body));
       const second = await finished(p, retry.body.data.executionId);
       assert.equal(second.status, 'success', JSON.stringify(second.error));
@@ -360,7 +369,7 @@ describe('binary data in the database (default)', () => {
         { name: 'Start', type: 'engine.manualTrigger' },
         { name: 'Download', type: 'engine.httpRequest', parameters: { url: `${server.url}/files/big.bin`, responseFormat: 'file' } },
       ]);
-      const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
+      const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync' } });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const execution = res.body.data;
       assert.equal(execution.status, 'error');
