@@ -164,6 +164,11 @@ async function fileServer(files: Record<string, { bytes: Buffer; type: string; d
   return { url: `http://127.0.0.1:${port}`, received, raw, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** A refusal on /webhook, as the webhook envelope carries it. */
+interface WebhookError {
+  error: { message: string };
+}
+
 /** A workflow answering its webhook on `hookPath` with a file: n8n's Webhook, then Respond to Webhook with `respondWith: binary` and `respond`. */
 async function fileAnswerHook(p: TestPlatform, hookPath: string, respond: Record<string, unknown>): Promise<string> {
   const workflowId = await importN8n(p, {
@@ -231,7 +236,7 @@ async function answersWithFiles(p: TestPlatform, prefix: string): Promise<void> 
 
   const missing = await call(await fileAnswerHook(p, `${prefix}-answer-missing`, { responseDataSource: 'set', inputFieldName: 'invoice' }));
   assert.equal(missing.status, 500);
-  assert.match(JSON.parse(missing.bytes.toString('utf8')).error.message, /The first item has no binary field "invoice"/);
+  assert.match((JSON.parse(missing.bytes.toString('utf8')) as WebhookError).error.message, /The first item has no binary field "invoice"/);
 }
 
 /**
