@@ -100,7 +100,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   });
   for (const { built } of [...hosted, ...fronted]) {
     await built.http?.(app, {
-      admit: (req) => edge.admit(presentedCredentials(req)),
+      admit: (req, opts) => edge.admit(presentedCredentials(req, opts?.engineKeyHeader)),
       watch: (req, context, handlers) => watch.watch(presentedCredentials(req), context, handlers),
     });
   }

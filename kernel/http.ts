@@ -59,3 +59,10 @@ export function sendError(reply: FastifyReply, err: unknown, envelope: Envelope,
   }
   return reply.code(appError.status).send(envelope.error(appError, { requestId, timestamp: new Date().toISOString() }));
 }
+
+/** Content-Disposition of a file sent as a download: an ASCII fallback and RFC 5987's UTF-8 form, so any name is safe in the header. */
+export function attachment(fileName: string | null): string {
+  const name = fileName ?? 'file';
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

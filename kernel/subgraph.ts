@@ -378,9 +378,10 @@ export interface ServiceHttpDeps {
   /**
    * The edge's admission of a request (API key, JWT or anonymous; the key's rate limits): the
    * caller's context and the headers the answer carries. A refusal throws an error with
-   * `error: AppError` and `headers`.
+   * `error: AppError` and `headers`. `engineKeyHeader`: the engine's X-ENGINE-API-KEY counts too
+   * (its /engine/api/v1 paths).
    */
-  admit(req: FastifyRequest): Promise<{ context: RequestContext; headers: Record<string, string> }>;
+  admit(req: FastifyRequest, opts?: { engineKeyHeader?: boolean }): Promise<{ context: RequestContext; headers: Record<string, string> }>;
   /**
    * Watches the credential of an answer that stays open (a followed stream), admitted with
    * `context`, until `stop()`: `changed` re-checks what it reads after a change to the caller's

@@ -461,6 +461,29 @@ const SERVICE_ROUTES: ServiceRoute[] = [
     },
     errors: [400, 401, 403, 404, 429],
   },
+  ...(
+    [
+      ['/v1/engine', 'v1'],
+      ['/engine/api/v1', 'engine-api'],
+    ] as const
+  ).map(([prefix, surface]): ServiceRoute => ({
+    path: `${prefix}/executions/{executionId}/binary/{binaryId}`,
+    method: 'get',
+    surface,
+    summary: "Download a file of an execution's binary data",
+    permission: 'workflow:read',
+    responses: {
+      '200': {
+        description: 'The file, streamed as it is read from where it is kept: its bytes, with its MIME type, its name (Content-Disposition) and its length.',
+        headers: {
+          'Content-Disposition': { description: 'attachment; filename="…"; filename*=UTF-8\'\'…', schema: { type: 'string' } },
+          'Content-Length': { schema: { type: 'integer' } },
+        },
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+    },
+    errors: [401, 403, 404, 429],
+  })),
   {
     path: '/webhook/{path}',
     method: 'post',
@@ -539,16 +562,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
       const tag = tagOf(path);
       usedTags.add(tag);
       errorSurfaces.add(surface.name);
-      const success = route.file
-        ? {
-            description: 'The file: its bytes, with its MIME type, its name (Content-Disposition) and its length.',
-            headers: {
-              'Content-Disposition': { description: 'attachment; filename="…"; filename*=UTF-8\'\'…', schema: { type: 'string' } },
-              'Content-Length': { schema: { type: 'integer' } },
-            },
-            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
-          }
-        : { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
+      const success = { description: 'Success', content: json(successEnvelope(surface.name, responseSchema(schema, route))) };
       (paths[path] ??= {})[route.method.toLowerCase()] = {
         operationId: operationId(surface.name, route.method, route.path),
         tags: [tag],

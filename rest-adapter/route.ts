@@ -54,20 +54,11 @@ export interface RouteDef<D = unknown> extends OutputOptions {
   bodyLimit?: number;
   /** The refusals its operation's service gives beyond those every route may (credential, input, rate limit, an unknown id in the path). */
   refusals?: readonly RouteRefusal[];
-  /** A route that answers a file, not an envelope: its bytes (base64 in the operation's data), type and name. */
-  file?(data: D): RouteFile;
   /**
    * Where `pick` chooses the answer's shape by values of the data (a task's `status`): each shape's
    * values by their dotted path in the data, so the API description is derived from every shape.
    */
   shapes?: readonly Readonly<Record<string, string>>[];
-}
-
-/** A file a route answers (Content-Type, Content-Disposition with its name, Content-Length). */
-export interface RouteFile {
-  base64: string;
-  mimeType: string;
-  fileName: string | null;
 }
 
 /** A function of the operation's data, typed through a method so that its parameter is bivariant as pick's is. */

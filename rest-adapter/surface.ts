@@ -29,7 +29,7 @@ import type { Logger } from '../kernel/logger';
 import type { RequestContext } from '../kernel/subgraph';
 import { convertKeys, toCamel, toSnake } from './case';
 import { routeOutput } from './output';
-import { declaredRoles, type RestRequest, type RouteDef, type RouteFile } from './route';
+import { declaredRoles, type RestRequest, type RouteDef } from './route';
 
 export interface Surface {
   name: string;
@@ -153,7 +153,6 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
             checks.check(variables, body, surface.snakeCase);
             const result = await run(variables, admission.context);
             if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
-            if (route.file) return sendFile(reply, route.file(result.data));
             const data = answer(result.data, rest);
             const status = typeof route.status === 'function' ? route.status(result.data, rest) : (route.status ?? 200);
             return reply.code(status).send(envelope.success(data, meta(req)));
@@ -163,21 +162,6 @@ export function registerSurface(app: FastifyInstance, surface: Surface, deps: Su
     },
     { prefix: surface.prefix },
   );
-}
-
-/** A route's file: its bytes with their type, name (inline for display, attachment otherwise) and length. */
-function sendFile(reply: FastifyReply, file: RouteFile): FastifyReply {
-  const bytes = Buffer.from(file.base64, 'base64');
-  const name = file.fileName ?? 'file';
-  // The ASCII fallback and RFC 5987's UTF-8 form: any name is safe in the header.
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return reply
-    .code(200)
-    .header('content-type', file.mimeType)
-    .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`)
-    .header('content-length', String(bytes.length))
-    .header('x-content-type-options', 'nosniff')
-    .send(bytes);
 }
 
 /**

@@ -17,7 +17,6 @@ import {
   EngineDeleteWorkflowDocument,
   EngineDuplicateWorkflowDocument,
   EngineExecuteWorkflowDocument,
-  EngineExecutionBinaryDocument,
   EngineExecutionDocument,
   EngineExecutionLogsDocument,
   EngineExecutionsDocument,
@@ -278,14 +277,6 @@ const deleteExecution = defineRoute({
   variables: ({ params }) => ({ executionId: params.executionId }),
 });
 
-const executionBinary = defineRoute({
-  method: 'GET',
-  path: '/executions/:executionId/binary/:binaryId',
-  operation: EngineExecutionBinaryDocument,
-  variables: ({ params }) => ({ executionId: params.executionId, binaryId: params.binaryId }),
-  file: ({ executionBinary: b }) => ({ base64: b.data, mimeType: b.mimeType, fileName: b.fileName }),
-});
-
 const executionLogs = defineRoute({
   method: 'GET',
   path: '/executions/:executionId/logs',
@@ -504,7 +495,6 @@ const shared: RouteDef[] = [
   cancelExecution,
   deleteExecution,
   executionLogs,
-  executionBinary,
   createWebhook,
   getWebhook,
   listWebhooks,

@@ -1166,13 +1166,6 @@ export type EngineDeleteExecutionMutationVariables = Exact<{
 
 export type EngineDeleteExecutionMutation = { deleteExecution: { executionId: string; deletedAt: string } };
 
-export type EngineExecutionBinaryQueryVariables = Exact<{
-  executionId: string | number;
-  binaryId: string | number;
-}>;
-
-export type EngineExecutionBinaryQuery = { executionBinary: { mimeType: string; fileName: string | null; data: string } };
-
 export type EngineExecutionLogsQueryVariables = Exact<{
   executionId: string | number;
 }>;
@@ -3024,9 +3017,6 @@ export const EngineCancelExecutionDocument = new TypedDocumentString(
 export const EngineDeleteExecutionDocument = new TypedDocumentString(
   'mutation EngineDeleteExecution($executionId:ID!){deleteExecution(executionId:$executionId){executionId deletedAt}}',
 ) as unknown as TypedDocumentString<EngineDeleteExecutionMutation, EngineDeleteExecutionMutationVariables>;
-export const EngineExecutionBinaryDocument = new TypedDocumentString(
-  'query EngineExecutionBinary($executionId:ID!$binaryId:ID!){executionBinary(executionId:$executionId binaryId:$binaryId){mimeType fileName data}}',
-) as unknown as TypedDocumentString<EngineExecutionBinaryQuery, EngineExecutionBinaryQueryVariables>;
 export const EngineExecutionLogsDocument = new TypedDocumentString(
   'query EngineExecutionLogs($executionId:ID!){execution(executionId:$executionId){executionId logs{timestamp level node message}}}',
 ) as unknown as TypedDocumentString<EngineExecutionLogsQuery, EngineExecutionLogsQueryVariables>;

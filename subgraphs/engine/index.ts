@@ -26,7 +26,16 @@ import {
   WorkflowMetricsResolver,
   WorkflowResolver,
 } from './resolvers';
-import { BinaryStore, ExecutionMaintenance, ExecutionNotifier, ExecutionRunner, ExecutionService, EXECUTION_TALLY, WorkflowMetricsService } from './executions';
+import {
+  BinaryStore,
+  registerBinaryDownloads,
+  ExecutionMaintenance,
+  ExecutionNotifier,
+  ExecutionRunner,
+  ExecutionService,
+  EXECUTION_TALLY,
+  WorkflowMetricsService,
+} from './executions';
 import { Engine1763769600700 } from './migrations/1763769600700-engine';
 import { EngineSchedules1763769600800 } from './migrations/1763769600800-engine-schedules';
 import { ExecutionRunClock1763769601180 } from './migrations/1763769601180-execution-run-clock';
@@ -44,6 +53,7 @@ import { WorkflowStaticData1764700000001 } from './migrations/1764700000001-work
 import { WorkflowPinData1764700000002 } from './migrations/1764700000002-workflow-pin-data';
 import { WorkflowStickyNotes1764800000000 } from './migrations/1764800000000-workflow-sticky-notes';
 import { ExecutionBinaries1764800000001 } from './migrations/1764800000001-execution-binaries';
+import { BinaryStorageExternal1764938271046 } from './migrations/1764938271046-binary-storage-external';
 import { CredentialKeyRing, CredentialService } from './credentials';
 import { foldPeriodically } from '../../kernel/db/tally';
 import { WorkflowSchedules } from './schedules';
@@ -124,7 +134,7 @@ export function createEngine(kernel: Kernel) {
     () => schedules.heal(),
     binaries,
   );
-  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier, binaries);
+  const executions = new ExecutionService(kernel.db, runner, workflows, kernel.rateLimiter, notifier, binaries, kernel.logger);
   // Inbound webhooks cache the triggers by path: every change clears the cache here and in the other processes.
   const triggersChanged = () => inbound.triggersChanged();
   const triggers = new WebhookTriggerService(
@@ -156,6 +166,8 @@ export function createEngine(kernel: Kernel) {
 export const engine: ServiceModule<Kernel> = {
   name: 'engine',
   surface: 'engine',
+  // The binary data downloads (executions/download.ts): a gateway fronts them when the engine runs elsewhere.
+  servesHttp: true,
   migrations: [
     Engine1763769600700,
     EngineSchedules1763769600800,
@@ -174,6 +186,7 @@ export const engine: ServiceModule<Kernel> = {
     WorkflowPinData1764700000002,
     WorkflowStickyNotes1764800000000,
     ExecutionBinaries1764800000001,
+    BinaryStorageExternal1764938271046,
   ],
   subscriptions: [
     {
@@ -225,6 +238,7 @@ export const engine: ServiceModule<Kernel> = {
         WorkflowExecution: { key: 'executionId', permission: 'workflow:read', loader: s.executions.byId, toEntity: toExecution },
         WorkflowWebhook: { key: 'webhookId', permission: 'workflow:read', loader: s.triggers.byId, toEntity: toWebhook },
       },
+      http: (app, deps) => registerBinaryDownloads(app, s.executions, kernel.logger, deps),
       // This process's /webhook/<path> is answered by this engine directly.
       doors: [webhookDoor(s.inbound, kernel.audit)],
       jobs: () => {

@@ -1240,26 +1240,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/engine/executions/{executionId}/binary/{binaryId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Engine execution binary
-         * @description Runs the GraphQL operation `EngineExecutionBinary` through the gateway. Needs the permission `workflow:read`.
-         */
-        get: operations["v1GetEngineExecutionsByExecutionIdBinaryByBinaryId"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/engine/webhooks": {
         parameters: {
             query?: never;
@@ -1956,26 +1936,6 @@ export interface paths {
          * @description Runs the GraphQL operation `EngineExecutionLogs` through the gateway. Needs the permission `workflow:read`.
          */
         get: operations["engineApiGetExecutionsByExecutionIdLogs"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/engine/api/v1/executions/{executionId}/binary/{binaryId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Engine execution binary
-         * @description Runs the GraphQL operation `EngineExecutionBinary` through the gateway. Needs the permission `workflow:read`.
-         */
-        get: operations["engineApiGetExecutionsByExecutionIdBinaryByBinaryId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3256,6 +3216,46 @@ export interface paths {
          * @description Served by the service itself (not a GraphQL answer). Needs the permission `service:logs`.
          */
         get: operations["infraGetInfraApiV1ServicesByIdLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/engine/executions/{executionId}/binary/{binaryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file of an execution's binary data
+         * @description Served by the service itself (not a GraphQL answer). Needs the permission `workflow:read`.
+         */
+        get: operations["v1GetV1EngineExecutionsByExecutionIdBinaryByBinaryId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/engine/api/v1/executions/{executionId}/binary/{binaryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file of an execution's binary data
+         * @description Served by the service itself (not a GraphQL answer). Needs the permission `workflow:read`.
+         */
+        get: operations["engineApiGetEngineApiV1ExecutionsByExecutionIdBinaryByBinaryId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11789,86 +11789,6 @@ export interface operations {
             };
         };
     };
-    v1GetEngineExecutionsByExecutionIdBinaryByBinaryId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                executionId: string;
-                binaryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The file: its bytes, with its MIME type, its name (Content-Disposition) and its length. */
-            200: {
-                headers: {
-                    /** @description attachment; filename="…"; filename*=UTF-8''… */
-                    "Content-Disposition"?: string;
-                    "Content-Length"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            /** @description validation_error, invalid_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-            /** @description insufficient_permissions */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-            /** @description resource_not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-            /** @description RATE_LIMIT_EXCEEDED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-            /** @description internal_server_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["V1Error"];
-                };
-            };
-        };
-    };
     v1GetEngineWebhooks: {
         parameters: {
             query?: {
@@ -17143,86 +17063,6 @@ export interface operations {
                             request_id: string;
                         };
                     };
-                };
-            };
-            /** @description validation_error, invalid_json */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-            /** @description insufficient_permissions */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-            /** @description resource_not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-            /** @description RATE_LIMIT_EXCEEDED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-            /** @description internal_server_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EngineApiError"];
-                };
-            };
-        };
-    };
-    engineApiGetExecutionsByExecutionIdBinaryByBinaryId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                executionId: string;
-                binaryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The file: its bytes, with its MIME type, its name (Content-Disposition) and its length. */
-            200: {
-                headers: {
-                    /** @description attachment; filename="…"; filename*=UTF-8''… */
-                    "Content-Disposition"?: string;
-                    "Content-Length"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
                 };
             };
             /** @description validation_error, invalid_json */
@@ -25183,6 +25023,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InfraError"];
+                };
+            };
+        };
+    };
+    v1GetV1EngineExecutionsByExecutionIdBinaryByBinaryId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+                binaryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed as it is read from where it is kept: its bytes, with its MIME type, its name (Content-Disposition) and its length. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="…"; filename*=UTF-8''… */
+                    "Content-Disposition"?: string;
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Error"];
+                };
+            };
+        };
+    };
+    engineApiGetEngineApiV1ExecutionsByExecutionIdBinaryByBinaryId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+                binaryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed as it is read from where it is kept: its bytes, with its MIME type, its name (Content-Disposition) and its length. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="…"; filename*=UTF-8''… */
+                    "Content-Disposition"?: string;
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description missing_authorization, invalid_api_key, expired_api_key, unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description insufficient_permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description resource_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineApiError"];
                 };
             };
         };

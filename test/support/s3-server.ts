@@ -17,6 +17,11 @@ export interface S3Server {
   readonly objects: Map<string, Buffer>;
   /** Requests refused for their signature. */
   readonly refused: { method: string; path: string }[];
+  /**
+   * From now on every GET sends its first `bytes` bytes, then holds the rest until `release()`:
+   * a test sees what its client got while the object is only partly sent.
+   */
+  holdGets(bytes: number): { release(): void };
   close(): Promise<void>;
 }
 
@@ -27,6 +32,7 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
   const secretAccessKey = 'local/secret/key/for/tests';
   const objects = new Map<string, Buffer>();
   const refused: { method: string; path: string }[] = [];
+  let hold: { bytes: number; released: Promise<void> } | undefined;
 
   const error = (res: http.ServerResponse, status: number, code: string) => {
     res.writeHead(status, { 'content-type': 'application/xml' });
@@ -82,7 +88,11 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
           const found = objects.get(key);
           if (!found) return error(res, 404, 'NoSuchKey');
           res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(found.length) });
-          return res.end(found);
+          if (!hold) return res.end(found);
+          const { bytes, released } = hold;
+          res.write(found.subarray(0, bytes));
+          void released.then(() => res.end(found.subarray(bytes)));
+          return;
         }
         case 'DELETE':
           objects.delete(key);
@@ -103,6 +113,11 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
     region,
     objects,
     refused,
+    holdGets(bytes) {
+      let release!: () => void;
+      hold = { bytes, released: new Promise<void>((r) => (release = r)) };
+      return { release };
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

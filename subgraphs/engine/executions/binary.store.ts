@@ -1,5 +1,7 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { sha256Hex, signV4 } from '../../../kernel/aws-sigv4';
 import type { BinaryDataConfig } from '../../../kernel/config';
 import { exec, rows, type Queryable } from '../../../kernel/db/rows';
@@ -19,6 +21,8 @@ export type BinaryMode = BinaryDataConfig['mode'];
 export interface ObjectBackend {
   put(id: string, bytes: Buffer): Promise<void>;
   get(id: string): Promise<Buffer | null>;
+  /** The file as a stream that reads it as it is consumed (null when it is gone). */
+  stream(id: string): Promise<Readable | null>;
   delete(id: string): Promise<void>;
 }
 
@@ -39,6 +43,17 @@ export interface StoredBinary {
   mimeType: string;
   fileName: string | null;
 }
+
+/** A file to send: its metadata and length, its bytes read from the store as the stream is consumed. */
+export interface BinaryStream {
+  mimeType: string;
+  fileName: string | null;
+  bytes: number;
+  body: Readable;
+}
+
+/** How much of a file kept in the database one read takes. */
+const DATABASE_CHUNK = 1024 * 1024;
 
 export class FilesystemBackend implements ObjectBackend {
   constructor(private readonly dir: string) {}
@@ -64,6 +79,15 @@ export class FilesystemBackend implements ObjectBackend {
     });
   }
 
+  async stream(id: string): Promise<Readable | null> {
+    // Opened first: a file gone is known before anything is answered.
+    const handle = await open(this.file(id), 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    return handle ? handle.createReadStream() : null;
+  }
+
   async delete(id: string): Promise<void> {
     await rm(this.file(id), { force: true });
   }
@@ -87,7 +111,13 @@ export class S3Backend implements ObjectBackend {
       { accessKeyId: this.s3.accessKeyId, secretAccessKey: this.s3.secretAccessKey, region: this.s3.region, service: 's3' },
     );
     delete headers.host;
-    return this.fetcher(url, { method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+    const request = () => this.fetcher(url, { method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+    // A kept-alive connection the server closed as it was reused fails before any answer: these
+    // three requests are idempotent, so one more try on a fresh connection.
+    return request().catch((err: unknown) => {
+      if (!isConnectionLost(err)) throw err;
+      return request();
+    });
   }
 
   private async failed(res: Response, what: string): Promise<Error> {
@@ -109,11 +139,25 @@ export class S3Backend implements ObjectBackend {
     return Buffer.from(await res.arrayBuffer());
   }
 
+  async stream(id: string): Promise<Readable | null> {
+    const res = await this.send('GET', id);
+    if (res.status === 404) return (await res.arrayBuffer(), null);
+    if (!res.ok) throw await this.failed(res, 'GET');
+    // The object's body as it arrives, never whole in memory.
+    return res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+  }
+
   async delete(id: string): Promise<void> {
     const res = await this.send('DELETE', id);
     if (!res.ok && res.status !== 404) throw await this.failed(res, 'DELETE');
     await res.arrayBuffer();
   }
+}
+
+/** fetch's failure when the connection ended before an answer (undici: `fetch failed`, caused by a socket error or reset). */
+function isConnectionLost(err: unknown): boolean {
+  const cause = err instanceof TypeError ? (err.cause as { code?: string } | undefined) : undefined;
+  return cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET' || cause?.code === 'EPIPE';
 }
 
 /** The bytes kept for binaries: written in the configured mode, read and deleted in the mode each was written in. */
@@ -166,6 +210,49 @@ export class BinaryStore {
       }),
     );
     return found;
+  }
+
+  /**
+   * One binary an execution refers to, to send as it is read (null: not its binary, or its file
+   * is gone). In the database the bytes are read a chunk at a time as the stream is consumed; a
+   * row deleted meanwhile ends the stream with an error.
+   */
+  async open(executionId: string, id: string): Promise<BinaryStream | null> {
+    const [row] = await rows<{ mode: BinaryMode; bytes: string; mime_type: string; file_name: string | null; stored: boolean }>(
+      this.db,
+      `SELECT mode, bytes::text AS bytes, mime_type, file_name, data IS NOT NULL AS stored FROM engine.execution_binaries WHERE execution_id = $1 AND id = $2`,
+      [executionId, id],
+    );
+    if (!row) return null;
+    const meta = { mimeType: row.mime_type, fileName: row.file_name, bytes: Number(row.bytes) };
+    if (row.stored) return { ...meta, body: this.databaseStream(executionId, id, meta.bytes) };
+    const body = await this.backend(row.mode).stream(id);
+    return body ? { ...meta, body } : null;
+  }
+
+  private databaseStream(executionId: string, id: string, total: number): Readable {
+    let offset = 0;
+    const db = this.db;
+    const next = async (): Promise<Buffer | null> => {
+      if (offset >= total) return null;
+      const [chunk] = await rows<{ part: Buffer | null }>(
+        db,
+        `SELECT substring(data FROM $3 FOR $4) AS part FROM engine.execution_binaries WHERE execution_id = $1 AND id = $2`,
+        [executionId, id, offset + 1, DATABASE_CHUNK],
+      );
+      if (!chunk?.part?.length) throw new Error(`Binary ${id} was deleted while it was read`);
+      offset += chunk.part.length;
+      return chunk.part;
+    };
+    return new Readable({
+      highWaterMark: DATABASE_CHUNK,
+      read() {
+        next().then(
+          (part) => this.push(part),
+          (err: Error) => this.destroy(err),
+        );
+      },
+    });
   }
 
   /** Bytes of binary data an execution has stored so far (what its budget counts). */

@@ -5,6 +5,7 @@ import 'reflect-metadata';
 
 export { ControlPlaneExecutionListArgs, ExecuteWorkflowInput, ExecutionListArgs, TriggerWorkflowInput } from './inputs';
 export { BinaryStore } from './binary.store';
+export { registerBinaryDownloads } from './download';
 export { ExecutionMaintenance } from './maintenance';
 export { ENGINE_METRICS, EngineHealth, WorkflowMetrics, WorkflowMetricsService, WorkflowUsage } from './metrics';
 export { ExecutionNotifier } from './notify';

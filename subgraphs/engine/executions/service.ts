@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Principal, Tier } from '../../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
+import type { Logger } from '../../../kernel/logger';
 import type { RateLimiter } from '../../../kernel/rate-limit';
 import { compile, descendants, chooseStart, BUDGET_DESCRIPTIONS, BUDGET_VARIABLES, type BudgetName } from '../executor';
 import type { ExecutionNotifier, NotifyInput } from './notify';
 import { EXECUTION_STATUSES, type ExecutionStatus, type KnownJson } from './writes.store';
 import { executionReads as store, toLogRow, toNodeData, type ExecutionFilter, type ExecutionLogRow, type NodeDataRow } from './reads.store';
 import { deleteExecution } from './state.store';
-import type { BinaryStore, StoredBinary } from './binary.store';
+import type { BinaryStore, BinaryStream, StoredBinary } from './binary.store';
 import type { ExecutionRunner, ExecutionView } from './runner';
 import { isPlainObject } from '../nodes';
 import { runAsOf, type WorkflowService } from '../workflows';
@@ -73,6 +74,7 @@ export class ExecutionService {
     private readonly limiter: RateLimiter,
     private readonly notifier?: ExecutionNotifier,
     private readonly binaries?: BinaryStore,
+    private readonly logger?: Logger,
   ) {}
 
   /**
@@ -243,6 +245,14 @@ export class ExecutionService {
     return { ...found, binaryId };
   }
 
+  /** One file of an execution's binary data, to send as it is read from the store (the download route). */
+  async openBinary(executionId: string, binaryId: string): Promise<BinaryStream> {
+    if (!UUID.test(executionId) || !(await store.viewRow(this.db, executionId))) throw executionNotFound(executionId);
+    const found = UUID.test(binaryId) && this.binaries ? await this.binaries.open(executionId, binaryId) : null;
+    if (!found) throw errors.notFound('binary data', binaryId);
+    return found;
+  }
+
   async delete(id: string): Promise<{ executionId: string; deletedAt: Date }> {
     const view = await this.runner.view(id);
     if (!view) throw executionNotFound(id);
@@ -251,6 +261,9 @@ export class ExecutionService {
     if (!deleted) throw executionNotFound(id);
     const { deletedAt, ...row } = deleted;
     await this.runner.announceDeletion(id, row);
+    // Its files kept in a folder or a bucket go now, not at the next maintenance run; one that
+    // fails stays queued (binary_trash) for maintenance to retry.
+    await this.binaries?.drain().catch((err) => this.logger?.warn('binary data of a deleted execution not deleted yet', { err, executionId: id }));
     return { executionId: id, deletedAt };
   }
 

@@ -43,15 +43,16 @@ export function cronProblem(cron: unknown, tz = 'UTC'): string | null {
 
 /**
  * A trigger node's schedule as the `cron` of its schedule row: one rule per line, each a cron
- * expression, `<cron> !every <n> days|weeks` (only every n-th day or week of the zone's calendar,
- * counted from 1970-01-01, weeks from Sunday) or `@every <n>ms` (n after the last due time).
+ * expression, `<cron> !every <n> days|weeks|months` (only every n-th day, week or month of the
+ * zone's calendar, counted from 1970-01-01, weeks from Sunday) or `@every <n>ms` (n after the last
+ * due time).
  * A control-plane schedule is one cron expression (cronProblem refuses the rest).
  */
 interface Rule {
   cron?: string;
   everyMs?: number;
-  /** Keep only every n-th day or week. */
-  filter?: { n: number; unit: 'days' | 'weeks' };
+  /** Keep only every n-th day, week or month. */
+  filter?: { n: number; unit: 'days' | 'weeks' | 'months' };
 }
 
 function rulesOf(spec: string): Rule[] {
@@ -62,8 +63,8 @@ function rulesOf(spec: string): Rule[] {
     .map((line) => {
       const every = /^@every (\d+)ms$/.exec(line);
       if (every) return { everyMs: Math.max(1000, Number(every[1])) };
-      const filtered = /^(.*?)\s+!every (\d+) (days|weeks)$/.exec(line);
-      if (filtered) return { cron: filtered[1]!, filter: { n: Math.max(1, Number(filtered[2])), unit: filtered[3] as 'days' | 'weeks' } };
+      const filtered = /^(.*?)\s+!every (\d+) (days|weeks|months)$/.exec(line);
+      if (filtered) return { cron: filtered[1]!, filter: { n: Math.max(1, Number(filtered[2])), unit: filtered[3] as 'days' | 'weeks' | 'months' } };
       return { cron: line };
     });
 }
@@ -76,6 +77,10 @@ function localDay(d: Date, tz: string): number {
 
 function kept(rule: Rule, d: Date, tz: string): boolean {
   if (!rule.filter) return true;
+  if (rule.filter.unit === 'months') {
+    const [y, m] = isoWithOffset(d, tz).slice(0, 7).split('-').map(Number);
+    return (y! * 12 + m! - 1) % rule.filter.n === 0;
+  }
   const day = localDay(d, tz);
   // 1970-01-01 was a Thursday: weeks begin on the Sunday before, day 3.
   const index = rule.filter.unit === 'days' ? day : Math.floor((day + 4) / 7);

@@ -54,8 +54,12 @@ function ruleLine(rule: Params): string {
       }
       return `0 ${minute()} ${hour()} * * ${days.length ? days.map(Number).join(',') : '*'}${n > 1 ? ` !every ${n} weeks` : ''}`;
     }
-    case 'months':
-      return `0 ${minute()} ${hour()} ${whole(rule, 'triggerAtDayOfMonth', 1, 1, 31)} */${whole(rule, 'monthsInterval', 1, 1, 12)} *`;
+    case 'months': {
+      // Any number of months (n8n's 1.3 checks only that it is at least 1); `*/n` spaces evenly only when n divides 12.
+      const n = whole(rule, 'monthsInterval', 1, 1, 1200);
+      const day = whole(rule, 'triggerAtDayOfMonth', 1, 1, 31);
+      return 12 % n === 0 ? `0 ${minute()} ${hour()} ${day} */${n} *` : `0 ${minute()} ${hour()} ${day} * * !every ${n} months`;
+    }
     case 'cronExpression': {
       let expr = rule.expression;
       if (typeof expr === 'string' && expr.startsWith('=')) expr = expr.slice(1);

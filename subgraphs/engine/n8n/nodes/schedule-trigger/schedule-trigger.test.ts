@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { disposeHarness, importRefusal, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { AppError } from '../../../../../kernel/errors';
 import { validateDefinition } from '../../../executor';
+import { n8nScheduleSpec, nextRun } from '../../../nodes';
 import { importWorkflow } from '../../import';
 import { scheduleItem } from './schedule-trigger';
 
@@ -50,8 +51,10 @@ test('fired by the scheduler: the firing time in the workflow’s zone; started 
   assert.equal(fired.result[0]!.timestamp, '2026-11-23T10:00:00.000+09:00');
   assert.equal(fired.result[0]!.Timezone, 'Asia/Tokyo (UTC+09:00)');
   const byHand = await runWorkflow(workflow(trigger));
-  assert.ok(Math.abs(Date.parse(byHand.result[0]!.timestamp) - Date.now()) < 60_000);
-  assert.match(byHand.result[0]!.Timezone, /^UTC \(UTC\+00:00\)$/);
+  const { timestamp, Timezone } = byHand.result[0]!;
+  assert.ok(typeof timestamp === 'string' && typeof Timezone === 'string', JSON.stringify(byHand.result));
+  assert.ok(Math.abs(Date.parse(timestamp) - Date.now()) < 60_000);
+  assert.match(Timezone, /^UTC \(UTC\+00:00\)$/);
 });
 
 test('Interval emits one empty item', async () => {
@@ -76,4 +79,69 @@ test('rules the scheduler cannot run are SCHEDULE_INVALID at import; versions it
     importRefusal({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1, parameters: { rule: { interval: [{ field: 'weeks', triggerAtDay: [1] }] } } }),
     undefined,
   );
+});
+
+test('1.3 and 1.4: the rules n8n writes import (a rule without a field is daily); a rule out of 1.3’s bounds is SCHEDULE_INVALID', () => {
+  for (const typeVersion of [1.3, 1.4]) {
+    for (const interval of [
+      [{}],
+      [{ triggerAtHour: 7 }],
+      [{ field: 'weeks', weeksInterval: 1, triggerAtDay: [0], triggerAtHour: 7, triggerAtMinute: 0 }],
+      [{ field: 'hours', hoursInterval: 1 }],
+      [{ field: 'minutes', minutesInterval: 30 }],
+    ]) {
+      assert.equal(
+        importRefusal({ type: 'n8n-nodes-base.scheduleTrigger', typeVersion, parameters: { rule: { interval } } }),
+        undefined,
+        JSON.stringify(interval),
+      );
+    }
+    for (const [rule, message] of [
+      [{ field: 'seconds', secondsInterval: 0 }, /secondsInterval must be a whole number from 1 to 59/],
+      [{ field: 'minutes', minutesInterval: 60 }, /minutesInterval must be a whole number from 1 to 59/],
+      [{ field: 'hours', hoursInterval: 24 }, /hoursInterval must be a whole number from 1 to 23/],
+      [{ field: 'days', daysInterval: 32 }, /daysInterval must be a whole number from 1 to 31/],
+      [{ field: 'months', monthsInterval: 0 }, /monthsInterval must be a whole number from 1 to 1200/],
+      [{ field: 'weeks', triggerAtDay: [7] }, /triggerAtDay must list weekdays from 0 \(Sunday\) to 6/],
+    ] as const) {
+      assert.throws(
+        () =>
+          validateDefinition(
+            importWorkflow({
+              nodes: [{ name: 'Node', position: [0, 0], type: 'n8n-nodes-base.scheduleTrigger', typeVersion, parameters: { rule: { interval: [rule] } } }],
+              connections: {},
+            }),
+          ),
+        (err: AppError) => err.code === 'SCHEDULE_INVALID' && message.test(err.message),
+        JSON.stringify(rule),
+      );
+    }
+  }
+});
+
+test('every n months: `*/n` where n divides 12, else every n-th month counted from January 1970 (n8n 1.3 takes any number of months)', () => {
+  assert.equal(n8nScheduleSpec({ rule: { interval: [{ field: 'months', monthsInterval: 3, triggerAtHour: 9 }] } }), '0 0 9 1 */3 *');
+  const spec = n8nScheduleSpec({ rule: { interval: [{ field: 'months', monthsInterval: 18, triggerAtDayOfMonth: 5 }] } });
+  assert.equal(spec, '0 0 0 5 * * !every 18 months');
+  const first = nextRun(spec, 'UTC', new Date('2026-01-15T00:00:00Z'));
+  assert.equal(first?.toISOString(), '2026-07-05T00:00:00.000Z');
+  assert.equal(nextRun(spec, 'UTC', first!)?.toISOString(), '2028-01-05T00:00:00.000Z', '18 months later');
+  const five = n8nScheduleSpec({ rule: { interval: [{ field: 'months', monthsInterval: 5 }] } });
+  const runs = [nextRun(five, 'Europe/Paris', new Date('2026-01-01T00:00:00Z'))!];
+  for (let i = 0; i < 3; i++) runs.push(nextRun(five, 'Europe/Paris', runs[i]!)!);
+  // Five months apart across the year's end, not January again after November.
+  assert.deepEqual(
+    runs.map((d) => d.toISOString()),
+    ['2026-03-31T22:00:00.000Z', '2026-08-31T22:00:00.000Z', '2027-01-31T23:00:00.000Z', '2027-06-30T22:00:00.000Z'],
+  );
+});
+
+test('1.4 fired by the scheduler emits the same item as before', async () => {
+  const trigger = { type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.4, parameters: { rule: { interval: [{ triggerAtHour: 7 }] } } };
+  const fired = await runWorkflow(workflow(trigger, 'Europe/Paris'), {
+    mode: 'schedule',
+    input: [{ timestamp: '2026-11-23T06:00:00.000Z', scheduleId: 's', cron: '0 0 7 * * *' }],
+  });
+  assert.equal(fired.status, 'success');
+  assert.deepEqual(fired.result, [scheduleItem(new Date('2026-11-23T06:00:00.000Z'), 'Europe/Paris')]);
 });

@@ -1,11 +1,14 @@
 import { n8nIntervalSpec, n8nScheduleSpec, ScheduleRuleError, validTimezone, type NodeContext, type NodeDefinition } from '../../../nodes';
 
 /**
- * n8n's Schedule Trigger (1 to 1.2) and Interval (1). The scheduler (schedules/) fires them on
+ * n8n's Schedule Trigger (1 to 1.4) and Interval (1). The scheduler (schedules/) fires them on
  * their rules while the workflow is active (nodes/schedule-rules.ts turns the rules into its
  * schedule); a run started otherwise (executeWorkflow) fires them once, now, as n8n's editor does.
  * Schedule Trigger emits n8n's item for the firing time in the workflow's time zone; Interval
- * emits one empty item, as n8n's.
+ * emits one empty item, as n8n's. Version 1.3 refuses a rule out of its editor's bounds when the
+ * workflow is activated (seconds and minutes 1-59, hours 1-23, days 1-31, months at least 1):
+ * the engine refuses those for every version when the workflow is saved (SCHEDULE_INVALID), and
+ * runs any number of months. 1.4 has 1.3's parameters and item.
  */
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -86,7 +89,7 @@ function ruleProblem(check: () => unknown, parameter: string): { parameter: stri
 export const scheduleTrigger: NodeDefinition = {
   name: 'scheduleTrigger',
   description: "n8n's Schedule Trigger: starts the workflow on its rules (seconds to months, or cron), in the workflow's time zone.",
-  n8n: { versions: [1, 1.1, 1.2] },
+  n8n: { versions: [1, 1.1, 1.2, 1.3, 1.4] },
   inProcess: true,
   trigger: true,
   inputs: () => 0,
