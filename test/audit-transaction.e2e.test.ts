@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Gql, Links } from './support/answers';
+import { startFakeLlm, type FakeLlm } from './support/fake-llm';
+import { fakeLlmEnv } from './support/fixtures';
 import { answerOf } from './support/json';
 import { until } from './support/until';
 import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
@@ -11,13 +16,50 @@ import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support
  */
 let p: TestPlatform;
 let linksKey: string;
+let llm: FakeLlm;
+let github: http.Server;
+const FRONTEND = 'http://frontend.test';
+
+/** GitHub's code exchange and profile, as the feedback sign-in calls them: a code `gh-<login>` is that person. */
+function startGitHub(): Promise<string> {
+  github = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const json = (v: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+      const login = /^Bearer token-(\w+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (req.method === 'POST' && req.url === '/login/oauth/access_token') {
+        const { code } = JSON.parse(body) as { code: string };
+        return json(code.startsWith('gh-') ? { access_token: `token-${code.slice(3)}`, token_type: 'bearer' } : { error: 'bad_verification_code' });
+      }
+      if (req.url === '/user' && login) return json({ id: login.length * 1000 + login.charCodeAt(0), login, name: login });
+      if (req.url === '/user/emails' && login) return json([{ email: `${login}@tx.test`, primary: true, verified: true }]);
+      res.writeHead(401).end();
+    });
+  });
+  return new Promise((resolve) => github.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(github.address() as AddressInfo).port}`)));
+}
 
 beforeAll(async () => {
-  p = await startTestPlatform({}, { role: 'gateway' });
+  llm = await startFakeLlm({ models: ['model-default'] });
+  const githubUrl = await startGitHub();
+  p = await startTestPlatform(
+    {
+      ...fakeLlmEnv(llm.url),
+      GITHUB_CLIENT_ID: 'gh-client',
+      GITHUB_CLIENT_SECRET: 'gh-client-secret-1',
+      GITHUB_OAUTH_URL: githubUrl,
+      GITHUB_API_URL: githubUrl,
+      FEEDBACK_FRONTEND_URL: FRONTEND,
+    },
+    { role: 'gateway' },
+  );
   linksKey = (await p.createKey({ name: 'links', service: 'links', permissions: ['link:read', 'link:write'] })).key;
 });
 afterAll(async () => {
   await p?.stop();
+  await llm?.close();
+  await new Promise((resolve) => github?.close(resolve));
 });
 
 const db = () => p.platform.kernel.db;
@@ -258,5 +300,131 @@ describe('bookkeeping of a refused call', () => {
     const right = await p.graphql('mutation($id: ID!) { verifyLink(id: $id, pin: "735190") { id } }', { id: link }, linksKey);
     assert.ok(!right.body.errors, JSON.stringify(right.body.errors));
     assert.equal(await entries('verifyLink', link), 1);
+  });
+});
+
+describe('the routes a service answers itself commit their entry with their change', () => {
+  const protectedLink = async (url: string, pin: string) =>
+    (
+      await p.graphql<Gql<{ createLink: { id: string; slug: string } }>>(
+        `mutation($u: String!, $pin: String!) { createLink(input: { url: $u, pin: $pin }) { id slug } }`,
+        { u: url, pin },
+        linksKey,
+      )
+    ).body.data.createLink;
+  const succeeded = (link: string) => count(`SELECT count(*)::int AS n FROM links.attempts WHERE link_id = $1 AND success`, [link]);
+  const gateForm = (slug: string, body: string) =>
+    fetch(`${p.url}/links/${slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' });
+
+  test('REST verify: an entry that cannot be written refuses the unlock (500 in the links envelope, no cookie, the attempt not a success); a wrong PIN leaves no entry', async () => {
+    const link = await protectedLink('https://example.com/rest-verify', '482913');
+    await refusingEntriesOf(['verifyLink'], async () => {
+      const res = await p.rest<Links<never>>('POST', `/links/api/links/${link.id}/verify`, { key: null, body: { pin: '482913' } });
+      assert.equal(res.status, 500, JSON.stringify(res.body));
+      assert.deepEqual([res.body.success, res.body.error.code], [false, 'internal_server_error']);
+      assert.equal(res.headers.get('set-cookie'), null, 'not unlocked');
+    });
+    assert.equal(await succeeded(link.id), 0, 'the attempt stays a failure');
+    assert.equal(await entries('verifyLink', link.id), 0);
+
+    const wrong = await p.rest<Links<never>>('POST', `/links/api/links/${link.id}/verify`, { key: null, body: { pin: '000000' } });
+    assert.equal(wrong.status, 401);
+    assert.equal(await entries('verifyLink', link.id), 0, 'a wrong PIN: no entry');
+
+    const right = await p.rest<Links<{ id: string }>>('POST', `/links/api/links/${link.id}/verify`, { key: null, body: { pin: '482913' } });
+    assert.equal(right.status, 200, JSON.stringify(right.body));
+    assert.equal(await succeeded(link.id), 1);
+    assert.equal(await entries('verifyLink', link.id), 1);
+  });
+
+  test("the gate page's form: an entry that cannot be written refuses the unlock (the gate page again with 500, no cookie, no redirect); a wrong PIN re-renders the page and leaves no entry", async () => {
+    const link = await protectedLink('https://example.com/gate-form', '590217');
+    await refusingEntriesOf(['verifyLink'], async () => {
+      const res = await gateForm(link.slug, 'pin=590217');
+      assert.equal(res.status, 500);
+      assert.match(res.headers.get('content-type')!, /^text\/html/);
+      assert.match(await res.text(), /An internal error occurred/, 'the gate page again, with the error');
+      assert.equal(res.headers.get('set-cookie'), null);
+      assert.equal(res.headers.get('location'), null);
+    });
+    assert.equal(await succeeded(link.id), 0);
+    assert.equal(await entries('verifyLink', link.id), 0);
+
+    const wrong = await gateForm(link.slug, 'pin=111111');
+    assert.equal(wrong.status, 401);
+    assert.match(await wrong.text(), /Wrong PIN/);
+    assert.equal(await entries('verifyLink', link.id), 0);
+
+    const right = await gateForm(link.slug, 'pin=590217');
+    assert.equal(right.status, 302);
+    assert.equal(right.headers.get('location'), 'https://example.com/gate-form');
+    assert.equal(await entries('verifyLink', link.id), 1);
+  });
+
+  /** Starts a GitHub sign-in: the state in the provider's redirect and the cookie that holds it. */
+  async function started(): Promise<{ state: string; cookie: string }> {
+    const start = await fetch(`${p.url}/feedback/api/v1/auth/github`, { redirect: 'manual' });
+    assert.equal(start.status, 302);
+    return { state: new URL(start.headers.get('location')!).searchParams.get('state')!, cookie: start.headers.get('set-cookie')!.split(';')[0]! };
+  }
+  const callback = (query: string, cookie: string) =>
+    fetch(`${p.url}/feedback/api/v1/auth/github/callback?${query}`, { redirect: 'manual', headers: { cookie } });
+  const users = (login: string) => count(`SELECT count(*)::int AS n FROM feedback.users WHERE username = $1`, [login]);
+
+  test('the OAuth callback: an entry that cannot be written refuses the sign-in (no person stored, an error redirect, no token); a bad state leaves no entry', async () => {
+    const before = await entries('signInWithProvider');
+    await refusingEntriesOf(['signInWithProvider'], async () => {
+      const { state, cookie } = await started();
+      const back = await callback(`code=gh-quinn&state=${state}`, cookie);
+      assert.equal(back.status, 302);
+      const to = new URL(back.headers.get('location')!);
+      assert.equal(`${to.origin}${to.pathname}`, `${FRONTEND}/auth/callback`);
+      assert.equal(to.searchParams.get('error'), 'internal_server_error');
+      assert.equal(to.searchParams.get('token'), null);
+    });
+    assert.equal(await users('quinn'), 0, 'nobody was stored');
+    assert.equal(await entries('signInWithProvider'), before);
+
+    const { cookie } = await started();
+    const forged = await callback('code=gh-quinn&state=not-the-state', cookie);
+    assert.equal(forged.status, 400);
+    const refused = (await forged.json()) as { success: boolean; error: string };
+    assert.deepEqual([refused.success, refused.error], [false, 'invalid_state']);
+    assert.equal(await users('quinn'), 0);
+    assert.equal(await entries('signInWithProvider'), before, 'a bad state: no entry');
+
+    const again = await started();
+    const back = await callback(`code=gh-quinn&state=${again.state}`, again.cookie);
+    assert.ok(new URL(back.headers.get('location')!).searchParams.get('token'), back.headers.get('location')!);
+    const [user] = (await db().query(`SELECT id FROM feedback.users WHERE username = 'quinn'`)) as { id: string }[];
+    assert.equal(await entries('signInWithProvider'), before + 1);
+    assert.equal(await entries('signInWithProvider', user!.id), 1, 'the entry names the person signed in');
+  });
+});
+
+describe('a mutation whose write went past the kernel', () => {
+  test("testPrompt: the run's row commits with its entry; an entry that cannot be written leaves no row", async () => {
+    const made = await p.graphql<Gql<{ createPrompt: { promptId: string } }>>(
+      'mutation { createPrompt(input: { name: "tx-prompt", description: "d", template: "Hi {{who}}", variables: ["who"] }) { promptId } }',
+      {},
+      p.adminKey,
+    );
+    assert.ok(!made.body.errors, JSON.stringify(made.body.errors));
+    const runs = () => count(`SELECT count(*)::int AS n FROM promptlib.prompt_tests WHERE prompt_id = 'tx-prompt'`);
+    await refusingEntriesOf(['testPrompt'], async () => {
+      const refused = await failed('mutation { testPrompt(promptId: "tx-prompt", input: { variables: { who: "Ann" } }) { testId } }', {});
+      assert.equal(refused.code, 'internal_server_error');
+    });
+    assert.equal(await runs(), 0, 'no run row');
+    assert.equal(await entries('testPrompt', 'tx-prompt'), 0);
+
+    const ok = await p.graphql<Gql<{ testPrompt: { testId: string } }>>(
+      'mutation { testPrompt(promptId: "tx-prompt", input: { variables: { who: "Ann" } }) { testId } }',
+      {},
+      p.adminKey,
+    );
+    assert.ok(!ok.body.errors, JSON.stringify(ok.body.errors));
+    assert.equal(await runs(), 1);
+    assert.equal(await entries('testPrompt', 'tx-prompt'), 1);
   });
 });
