@@ -96,11 +96,12 @@ const workflow = (name: string) => ({
 
 /** A mutation that must fail: its first error, and no data. */
 async function failed(query: string, variables: Record<string, unknown>, key?: string): Promise<{ message: string; code?: string }> {
-  const res = await p.graphql(query, variables, key ?? p.adminKey);
+  const res = await p.graphql<Gql<Record<string, unknown> | null>>(query, variables, key ?? p.adminKey);
   assert.ok(res.body.errors?.length, `expected an error: ${JSON.stringify(res.body)}`);
-  const field = Object.values((res.body.data ?? {}) as Record<string, unknown>)[0];
+  const field = Object.values(res.body.data ?? {})[0];
   assert.equal(field ?? null, null, JSON.stringify(res.body));
-  return { message: res.body.errors[0].message, code: res.body.errors[0].extensions?.code };
+  const [first] = res.body.errors!;
+  return { message: first.message, code: first.extensions?.code };
 }
 
 describe('an entry that cannot be written', () => {
@@ -122,12 +123,23 @@ describe('an entry that cannot be written', () => {
   });
 
   test('refuses updates (a key renamed, a link retargeted, a workflow changed): the row keeps its values', async () => {
-    const key = (await p.graphql('mutation { createApiKey(input: { name: "kept-name", permissions: ["agent:read"] }) { key { id } } }', {}, p.adminKey)).body
-      .data.createApiKey.key.id as string;
-    const link = (await p.graphql('mutation { createLink(input: { url: "https://example.com/kept" }) { id } }', {}, linksKey)).body.data.createLink
-      .id as string;
-    const wf = (await p.graphql('mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }', { i: workflow('kept') }, p.adminKey)).body
-      .data.createWorkflow.workflowId as string;
+    const key = (
+      await p.graphql<Gql<{ createApiKey: { key: { id: string } } }>>(
+        'mutation { createApiKey(input: { name: "kept-name", permissions: ["agent:read"] }) { key { id } } }',
+        {},
+        p.adminKey,
+      )
+    ).body.data.createApiKey.key.id;
+    const link = (
+      await p.graphql<Gql<{ createLink: { id: string } }>>('mutation { createLink(input: { url: "https://example.com/kept" }) { id } }', {}, linksKey)
+    ).body.data.createLink.id;
+    const wf = (
+      await p.graphql<Gql<{ createWorkflow: { workflowId: string } }>>(
+        'mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }',
+        { i: workflow('kept') },
+        p.adminKey,
+      )
+    ).body.data.createWorkflow.workflowId;
     await refusingEntriesOf(['updateApiKey', 'updateLink', 'updateWorkflow'], async () => {
       await failed('mutation($id: ID!) { updateApiKey(id: $id, input: { name: "changed" }) { id } }', { id: key });
       await failed('mutation($id: ID!) { updateLink(id: $id, input: { url: "https://example.com/changed" }) { id } }', { id: link }, linksKey);
@@ -139,7 +151,11 @@ describe('an entry that cannot be written', () => {
     for (const op of ['updateApiKey', 'updateLink', 'updateWorkflow']) assert.equal(await entries(op), 0, op);
 
     // Once the log takes entries again, the same update succeeds with its one entry.
-    const ok = await p.graphql('mutation($id: ID!) { updateApiKey(id: $id, input: { name: "changed" }) { id name } }', { id: key }, p.adminKey);
+    const ok = await p.graphql<Gql<{ updateApiKey: { id: string; name: string } | null } | null>>(
+      'mutation($id: ID!) { updateApiKey(id: $id, input: { name: "changed" }) { id name } }',
+      { id: key },
+      p.adminKey,
+    );
     assert.equal(ok.body.data?.updateApiKey?.name, 'changed', JSON.stringify(ok.body));
     assert.equal(await entries('updateApiKey', key), 1);
   });
@@ -169,7 +185,7 @@ describe('creations grouped into one statement', () => {
     const before = await entries('executeTask');
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        p.graphql(
+        p.graphql<Gql<{ executeTask: { taskId: string } }>>(
           'mutation($i: ExecuteTaskInput!) { executeTask(input: $i) { taskId } }',
           { i: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `Grouped ${i}`, audience: 'operators' } } },
           p.adminKey,
@@ -178,7 +194,7 @@ describe('creations grouped into one statement', () => {
     );
     const ids = answers.map((a) => {
       assert.ok(!a.body.errors, JSON.stringify(a.body.errors));
-      return a.body.data.executeTask.taskId as string;
+      return a.body.data.executeTask.taskId;
     });
     assert.equal(new Set(ids).size, 10);
     assert.equal(await count(`SELECT count(*)::int AS n FROM control_plane.tasks WHERE id = ANY($1::uuid[])`, [ids]), 10, 'every task exists');
@@ -191,7 +207,7 @@ describe('creations grouped into one statement', () => {
     const tasksBefore = await count(`SELECT count(*)::int AS n FROM control_plane.tasks`);
     // Refuses the entry whose request carries this User-Agent: one caller of the group.
     await db().query(`ALTER TABLE platform.audit_log ADD CONSTRAINT audit_test_refuses CHECK (user_agent IS DISTINCT FROM 'refused-agent') NOT VALID`);
-    let answers: JsonAnswer[];
+    let answers: JsonAnswer<Gql<{ executeTask: { taskId: string } | null } | null>>[];
     try {
       answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
@@ -202,7 +218,7 @@ describe('creations grouped into one statement', () => {
               query: 'mutation($i: ExecuteTaskInput!) { executeTask(input: $i) { taskId } }',
               variables: { i: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: `Refused ${i}`, audience: 'operators' } } },
             }),
-          }).then(answerOf),
+          }).then((res) => answerOf<Gql<{ executeTask: { taskId: string } | null } | null>>(res)),
         ),
       );
     } finally {
@@ -210,7 +226,7 @@ describe('creations grouped into one statement', () => {
     }
     const refused = answers[3]!;
     assert.ok(refused.body.errors?.length, JSON.stringify(refused.body));
-    const made = answers.filter((_, i) => i !== 3).map((a) => a.body.data?.executeTask?.taskId as string);
+    const made = answers.filter((_, i) => i !== 3).map((a) => a.body.data?.executeTask?.taskId);
     assert.ok(
       made.every((id) => typeof id === 'string'),
       JSON.stringify(answers.map((a) => a.body)),
@@ -223,7 +239,7 @@ describe('creations grouped into one statement', () => {
 
 describe("the engine's webhook door", () => {
   test('a request on /webhook/<path> answered in this process is recorded as receiveWebhook, anonymous, in the transaction of the execution it starts', async () => {
-    const created = await p.graphql(
+    const created = await p.graphql<Gql<{ createWorkflow: { workflowId: string } }>>(
       'mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }',
       {
         i: {
@@ -238,8 +254,8 @@ describe("the engine's webhook door", () => {
       },
       p.adminKey,
     );
-    const workflowId = created.body.data.createWorkflow.workflowId as string;
-    const hook = await p.graphql(
+    const workflowId = created.body.data.createWorkflow.workflowId;
+    const hook = await p.graphql<Gql<{ createWorkflowWebhook: { webhookId: string } }>>(
       'mutation($i: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $i) { webhookId } }',
       {
         i: {
@@ -276,6 +292,46 @@ describe("the engine's webhook door", () => {
     assert.ok(!JSON.stringify(entry).includes('door-secret-1'));
   });
 
+  test("a request answered with its workflow's last node commits its entry with the execution; an entry that cannot be written leaves neither", async () => {
+    const created = await p.graphql<Gql<{ createWorkflow: { workflowId: string } }>>(
+      'mutation($i: CreateWorkflowInput!) { createWorkflow(input: $i) { workflowId } }',
+      {
+        i: {
+          name: 'door-last-node',
+          active: true,
+          nodes: [
+            { name: 'Hook', type: 'engine.webhook' },
+            { name: 'Set', type: 'engine.set', parameters: { values: { answered: 'by the last node' } } },
+          ],
+          connections: { Hook: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } },
+        },
+      },
+      p.adminKey,
+    );
+    const workflowId = created.body.data.createWorkflow.workflowId;
+    const hook = await p.graphql<Gql<{ createWorkflowWebhook: { webhookId: string } }>>(
+      'mutation($i: CreateWorkflowWebhookInput!) { createWorkflowWebhook(input: $i) { webhookId } }',
+      { i: { workflowId, path: 'door-last-node', method: 'POST', responseMode: 'lastNode' } },
+      p.adminKey,
+    );
+    assert.ok(!hook.body.errors, JSON.stringify(hook.body.errors));
+    const executions = () => count(`SELECT count(*)::int AS n FROM engine.executions WHERE workflow_id = $1`, [workflowId]);
+    const call = () => fetch(`${p.url}/webhook/door-last-node`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+
+    await refusingEntriesOf(['receiveWebhook'], async () => {
+      const refused = await call();
+      assert.equal(refused.status, 500, await refused.clone().text());
+    });
+    assert.equal(await executions(), 0, 'no execution');
+    assert.equal(await entries('receiveWebhook', 'door-last-node'), 0);
+
+    const res = await call();
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(((await res.json()) as { answered: string }).answered, 'by the last node');
+    assert.equal(await executions(), 1);
+    assert.equal(await entries('receiveWebhook', 'door-last-node'), 1);
+  });
+
   test('a request whose path and User-Agent hold U+0000 is still recorded, without that character', async () => {
     const before = await entries('receiveWebhook');
     const res = await fetch(`${p.url}/webhook/nul%00path`, { method: 'POST', headers: { 'user-agent': 'nul-client' }, body: '{}' });
@@ -290,14 +346,23 @@ describe("the engine's webhook door", () => {
 
 describe('bookkeeping of a refused call', () => {
   test('verifyLink with a wrong PIN counts the attempt but leaves no entry; the right PIN leaves one', async () => {
-    const link = (await p.graphql('mutation { createLink(input: { url: "https://example.com/pin", pin: "735190" }) { id } }', {}, linksKey)).body.data
-      .createLink.id as string;
+    const link = (
+      await p.graphql<Gql<{ createLink: { id: string } }>>(
+        'mutation { createLink(input: { url: "https://example.com/pin", pin: "735190" }) { id } }',
+        {},
+        linksKey,
+      )
+    ).body.data.createLink.id;
     const attempts = () => count(`SELECT count(*)::int AS n FROM links.attempts WHERE link_id = $1`, [link]);
     const wrong = await failed('mutation($id: ID!) { verifyLink(id: $id, pin: "000000") { id } }', { id: link }, linksKey);
     assert.equal(wrong.code, 'invalid_credentials');
     assert.equal(await attempts(), 1, 'the failed attempt is counted');
     assert.equal(await entries('verifyLink', link), 0);
-    const right = await p.graphql('mutation($id: ID!) { verifyLink(id: $id, pin: "735190") { id } }', { id: link }, linksKey);
+    const right = await p.graphql<Gql<{ verifyLink: { id: string } }>>(
+      'mutation($id: ID!) { verifyLink(id: $id, pin: "735190") { id } }',
+      { id: link },
+      linksKey,
+    );
     assert.ok(!right.body.errors, JSON.stringify(right.body.errors));
     assert.equal(await entries('verifyLink', link), 1);
   });
