@@ -317,6 +317,8 @@ interface ServiceRoute {
   requestBody?: Schema;
   responses: Record<string, Schema>;
   errors: number[];
+  /** The refusals the service gives beyond the generic ones (`errors`), as the route tables declare theirs. */
+  refusals?: readonly RouteRefusal[];
 }
 
 const json = (schema: Schema) => ({ 'application/json': { schema } });
@@ -413,7 +415,8 @@ const SERVICE_ROUTES: ServiceRoute[] = [
     summary: 'Sign in with GitHub',
     permission: null,
     responses: { '302': redirect("To GitHub's authorization page; a cookie keeps the sign-in's state.") },
-    errors: [503],
+    errors: [],
+    refusals: [{ code: 'service_unavailable', when: 'sign-in with GitHub is not configured (GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET)' }],
   },
   {
     path: '/feedback/api/v1/auth/google',
@@ -422,7 +425,8 @@ const SERVICE_ROUTES: ServiceRoute[] = [
     summary: 'Sign in with Google',
     permission: null,
     responses: { '302': redirect("To Google's authorization page; a cookie keeps the sign-in's state.") },
-    errors: [503],
+    errors: [],
+    refusals: [{ code: 'service_unavailable', when: 'sign-in with Google is not configured (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET)' }],
   },
   ...(['github', 'google'] as const).map((provider): ServiceRoute => ({
     path: `/feedback/api/v1/auth/${provider}/callback`,
@@ -438,7 +442,8 @@ const SERVICE_ROUTES: ServiceRoute[] = [
     responses: {
       '302': redirect('To the feedback front end: /auth/callback?token=<JWT>, or ?error=<code>&message=<text> when the provider refused or failed.'),
     },
-    errors: [400],
+    errors: [],
+    refusals: [{ code: 'invalid_state', when: 'the state is not the one this browser started with, expired or was already used' }],
   })),
   {
     path: '/infra/api/v1/services/{id}/logs',
@@ -608,7 +613,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     const tag = tagOf(r.path);
     usedTags.add(tag);
-    if (r.errors.length) errorSurfaces.add(r.surface);
+    if (r.errors.length || r.refusals?.length) errorSurfaces.add(r.surface);
     (paths[r.path] ??= {})[r.method] = {
       operationId: operationId(r.surface, r.method, r.path.replace(/\{(\w+)\}/g, ':$1')),
       tags: [tag],
@@ -623,6 +628,7 @@ export function buildOpenApi(surfaces: Surface[], schema: GraphQLSchema, version
           r.surface,
           r.surface,
           r.errors.filter((s) => !(String(s) in r.responses)),
+          r.refusals,
         ),
       },
       security: r.permission ? [{ bearer: [] }, { apiKey: [] }] : [],

@@ -7,6 +7,7 @@ import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql'
 import { surfaces } from '../rest-adapter';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv } from './support/fixtures';
+import type { Gql, Platform, V1 } from './support/answers';
 import { answerOf } from './support/json';
 import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
 import { startSplitTopology } from './support/split';
@@ -76,37 +77,56 @@ afterAll(async () => {
 const supergraph = buildSchema(readFileSync(path.join(__dirname, '..', '..', 'schema', 'supergraph.graphql'), 'utf8'), { assumeValidSDL: true });
 const mutationFields = Object.keys(supergraph.getMutationType()!.getFields()).sort();
 
-/** A GraphQL answer's data, read as the tests read any JSON body (their assertions check its shape). */
-type Data = JsonAnswer['body'];
+/** A mutation's data as most samples read it: the field they ran, holding the ids and tokens they keep. */
+type Data = Record<string, Record<string, string>>;
 
 /** An audit entry as GET /v1/audit and `auditEntries` list it (the fields the checks read). */
 interface Entry {
   id: string;
+  at: string;
+  actor: { kind: string; id: string | null; name: string | null; service: string | null };
+  ip: string;
+  userAgent: string;
+  requestId: string;
+  service: string;
+  operation: string;
+  resourceType: string;
+  resourceId: string;
+  changedFields: string[];
+}
+
+/** What a sign-in answers: the token and the person. */
+type SignedIn<F extends string> = Record<F, { token: string; user: { id: string } }>;
+
+/** GET /v1/audit's page. */
+interface AuditPage {
+  entries: Entry[];
+  pagination: { total: number; hasMore: boolean };
 }
 
 /** A GraphQL call that must succeed, with this test's User-Agent. */
-async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = p.adminKey): Promise<Data> {
+async function gql<T = Data>(query: string, variables: Record<string, unknown> = {}, key: string | null = p.adminKey): Promise<T> {
   const res = await fetch(`${p.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'user-agent': UA, ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify({ query, variables }),
   });
-  const { body } = await answerOf(res);
+  const { body } = await answerOf<Gql<T>>(res);
   assert.ok(!body.errors, `${query.slice(0, 80)}: ${JSON.stringify(body.errors)}`);
   return body.data;
 }
 
 /** A GraphQL call that must be refused with `code`. */
 async function refused(query: string, variables: Record<string, unknown>, code: string, key: string | null = p.adminKey): Promise<void> {
-  const res = await p.graphql(query, variables, key);
+  const res = await p.graphql<Gql<unknown>>(query, variables, key);
   assert.equal(res.body.errors?.[0]?.extensions?.code, code, JSON.stringify(res.body));
 }
 
 /** Every entry newer than `after` (an entry id), oldest first, as GET /v1/audit shows them. */
-async function entriesAfter(after: number): Promise<Data[]> {
-  const res = await p.rest('GET', '/v1/audit?limit=100');
+async function entriesAfter(after: number): Promise<Entry[]> {
+  const res = await p.rest<V1<AuditPage>>('GET', '/v1/audit?limit=100');
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.entries.filter((e: Entry) => Number(e.id) > after).reverse();
+  return res.body.data.entries.filter((e) => Number(e.id) > after).reverse();
 }
 
 async function newestId(): Promise<number> {
@@ -142,9 +162,12 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   [
     'createApiKey',
     async () => {
-      const d = await gql('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { apiKey key { id } } }', {
-        i: { name: 'audited', permissions: ['agent:read', 'link:read', 'link:write'] },
-      });
+      const d = await gql<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { apiKey key { id } } }',
+        {
+          i: { name: 'audited', permissions: ['agent:read', 'link:read', 'link:write'] },
+        },
+      );
       s.keyId = d.createApiKey.key.id;
       s.keyValue = d.createApiKey.apiKey;
       return { resourceId: s.keyId, secrets: [s.keyValue] };
@@ -636,10 +659,10 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   [
     'signInLocally',
     async () => {
-      const d = await gql('mutation { signInLocally(email: "ann@audit.test", name: "Ann") { token user { id } } }');
+      const d = await gql<SignedIn<'signInLocally'>>('mutation { signInLocally(email: "ann@audit.test", name: "Ann") { token user { id } } }');
       s.ann = d.signInLocally.token;
       s.annId = d.signInLocally.user.id;
-      const other = await gql('mutation { signInLocally(email: "bo@audit.test", name: "Bo") { token user { id } } }');
+      const other = await gql<SignedIn<'signInLocally'>>('mutation { signInLocally(email: "bo@audit.test", name: "Bo") { token user { id } } }');
       s.boId = other.signInLocally.user.id;
       s.bo = other.signInLocally.token;
       return { secrets: [s.ann, s.bo], count: 2 } as Done;
@@ -648,7 +671,7 @@ const SAMPLES: [string, () => Promise<Done>][] = [
   [
     'signInWithProvider',
     async () => {
-      const d = await gql(
+      const d = await gql<SignedIn<'signInWithProvider'>>(
         'mutation { signInWithProvider(provider: "github", code: "audit-code", redirectUri: "http://127.0.0.1/callback") { token user { id } } }',
         {},
         null,
@@ -985,13 +1008,14 @@ describe('refused changes', () => {
 describe('REST and reading', () => {
   test("a REST change is recorded as its mutation, with the REST caller's address and agent", async () => {
     const before = await newestId();
-    const res = await p.rest('POST', '/control-plane/api/v1/auth/api-keys', {
+    const res = await p.rest<Platform<{ api_key_id: string; api_key: string }>>('POST', '/control-plane/api/v1/auth/api-keys', {
       body: { name: 'by rest', permissions: ['agent:read'] },
       headers: { 'user-agent': 'curl/8.0' },
     });
     assert.equal(res.status, 201);
     const [entry, ...more] = await entriesAfter(before);
     assert.equal(more.length, 0);
+    assert.ok(entry);
     assert.equal(entry.operation, 'createApiKey');
     assert.equal(entry.resourceType, 'ApiKey');
     assert.equal(entry.resourceId, res.body.data.api_key_id);
@@ -1035,51 +1059,54 @@ describe('REST and reading', () => {
       const r = await p.rest('POST', '/control-plane/api/v1/auth/api-keys', { key: a.key, body: { name, permissions: ['audit:read'] } });
       assert.equal(r.status, 201, JSON.stringify(r.body));
     }
-    const byActor = await p.rest('GET', `/v1/audit?actor=${a.id}&limit=2`, { key: a.key });
+    const byActor = await p.rest<V1<AuditPage>>('GET', `/v1/audit?actor=${a.id}&limit=2`, { key: a.key });
     assert.equal(byActor.status, 200, JSON.stringify(byActor.body));
     assert.equal(byActor.body.success, true);
     const page1 = byActor.body.data;
     assert.equal(page1.pagination.total, 3);
     assert.equal(page1.pagination.hasMore, true);
     assert.equal(page1.entries.length, 2);
-    const page2 = (await p.rest('GET', `/v1/audit?actor=${a.id}&limit=2&offset=2`, { key: a.key })).body.data;
+    const page2 = (await p.rest<V1<AuditPage>>('GET', `/v1/audit?actor=${a.id}&limit=2&offset=2`, { key: a.key })).body.data;
     assert.equal(page2.entries.length, 1);
     assert.equal(page2.pagination.hasMore, false);
-    const ids = [...page1.entries, ...page2.entries].map((e: Entry) => Number(e.id));
+    const ids = [...page1.entries, ...page2.entries].map((e) => Number(e.id));
     assert.deepEqual(
       ids,
       [...ids].sort((x, y) => y - x),
       'newest first',
     );
-    assert.equal((await p.rest('GET', '/v1/audit?actor=filter-a', { key: a.key })).body.data.pagination.total, 3, 'by key name');
+    assert.equal((await p.rest<V1<AuditPage>>('GET', '/v1/audit?actor=filter-a', { key: a.key })).body.data.pagination.total, 3, 'by key name');
 
-    const first = page2.entries[0];
-    const byResource = (await p.rest('GET', `/v1/audit?resourceType=ApiKey&resourceId=${first.resourceId}`)).body.data;
+    const first = page2.entries[0]!;
+    const byResource = (await p.rest<V1<AuditPage>>('GET', `/v1/audit?resourceType=ApiKey&resourceId=${first.resourceId}`)).body.data;
     assert.deepEqual(
-      byResource.entries.map((e: Entry) => e.id),
+      byResource.entries.map((e) => e.id),
       [first.id],
     );
-    const byOperation = (await p.rest('GET', `/v1/audit?operation=revokeApiKey&actor=${a.id}`)).body.data;
+    const byOperation = (await p.rest<V1<AuditPage>>('GET', `/v1/audit?operation=revokeApiKey&actor=${a.id}`)).body.data;
     assert.equal(byOperation.pagination.total, 0);
-    const since = (await p.rest('GET', `/v1/audit?since=${mark.toISOString()}&actor=${a.id}`)).body.data;
+    const since = (await p.rest<V1<AuditPage>>('GET', `/v1/audit?since=${mark.toISOString()}&actor=${a.id}`)).body.data;
     assert.equal(since.pagination.total, 3);
-    const until = (await p.rest('GET', `/v1/audit?until=${mark.toISOString()}&actor=${a.id}`)).body.data;
+    const until = (await p.rest<V1<AuditPage>>('GET', `/v1/audit?until=${mark.toISOString()}&actor=${a.id}`)).body.data;
     assert.equal(until.pagination.total, 0);
 
-    const viaGraphql = await gql('query($a: String) { auditEntries(actor: $a, limit: 2) { entries { id operation } pagination { total } } }', { a: a.id });
+    const viaGraphql = await gql<{ auditEntries: AuditPage }>(
+      'query($a: String) { auditEntries(actor: $a, limit: 2) { entries { id operation } pagination { total } } }',
+      { a: a.id },
+    );
     assert.deepEqual(
-      viaGraphql.auditEntries.entries.map((e: Entry) => e.id),
-      page1.entries.map((e: Entry) => e.id),
+      viaGraphql.auditEntries.entries.map((e) => e.id),
+      page1.entries.map((e) => e.id),
     );
 
-    const bad = await p.rest('GET', '/v1/audit?limit=1000');
+    const bad = await p.rest<V1<never>>('GET', '/v1/audit?limit=1000');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'validation_error');
   });
 
   test('reading takes audit:read: 403 without it, 401 without a key', async () => {
     const other = await p.createKey({ name: 'no-audit', permissions: ['agent:read'] });
-    const denied = await p.rest('GET', '/v1/audit', { key: other.key });
+    const denied = await p.rest<V1<never>>('GET', '/v1/audit', { key: other.key });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, 'insufficient_permissions');
     assert.equal((await p.rest('GET', '/v1/audit', { key: null })).status, 401);
@@ -1122,13 +1149,14 @@ describe('split mode', () => {
   test('a change made in a remote subgraph is recorded with the caller the gateway handed over: key, address and User-Agent', async () => {
     const split = await startSplitTopology({}, 'engine');
     try {
-      const created = await split.call('POST', '/v1/engine/workflows', wf('Remote', [manual, setNode]));
+      const created = (await split.call('POST', '/v1/engine/workflows', wf('Remote', [manual, setNode]))) as JsonAnswer<V1<{ workflowId: string }>>;
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const workflowId = created.body.data.workflowId;
-      const listed = await split.call('GET', `/v1/audit?resourceId=${workflowId}`);
+      const listed = (await split.call('GET', `/v1/audit?resourceId=${workflowId}`)) as JsonAnswer<V1<AuditPage>>;
       assert.equal(listed.status, 200, JSON.stringify(listed.body));
       const [entry, ...more] = listed.body.data.entries;
       assert.equal(more.length, 0);
+      assert.ok(entry);
       assert.equal(entry.service, 'engine');
       assert.equal(entry.operation, 'createWorkflow');
       assert.equal(entry.actor.kind, 'apiKey');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { surfaces } from '../rest-adapter';
 import { jsonOf } from './support/json';
-import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * GET /openapi.json and /docs: the document covers every route of every surface, validates as
@@ -9,20 +9,38 @@ import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support
  * documented against the running platform.
  */
 
-/** An operation's documented example: the request and the answer it gets. */
+/** A JSON Schema as the checks read it: the properties and required names of a body. */
+interface Schema {
+  type?: string;
+  properties: Record<string, unknown>;
+  required: string[];
+}
+
+/** An operation as the document describes it (the fields the checks read). */
 interface Operation {
+  'x-permission'?: string | null;
   'x-example'?: { request: { method: string; path: string; body?: unknown }; response: { status: number; code?: string } };
+  parameters?: { in: string; name: string; schema: Schema }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, unknown>;
+  security: object[];
+}
+
+/** The parts of /openapi.json the checks read. */
+interface Document {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  tags: { name: string; description?: string }[];
 }
 
 let p: TestPlatform;
-/** The document, read as the tests read JSON answers: the assertions check its shape. */
-let doc: JsonAnswer['body'];
+let doc: Document;
 
 beforeAll(async () => {
   p = await startTestPlatform();
   const res = await fetch(`${p.url}/openapi.json`);
   assert.equal(res.status, 200);
-  doc = await jsonOf<JsonAnswer['body']>(res);
+  doc = await jsonOf<Document>(res);
 });
 afterAll(async () => {
   await p?.stop();
@@ -50,8 +68,7 @@ describe('/openapi.json', () => {
           continue;
         }
         for (const p of r.path.match(/:(\w+)/g) ?? []) {
-          if (!op.parameters?.some((x: { in: unknown; name: unknown }) => x.in === 'path' && x.name === p.slice(1)))
-            missing.push(`${r.method} ${path}: path parameter ${p}`);
+          if (!op.parameters?.some((x) => x.in === 'path' && x.name === p.slice(1))) missing.push(`${r.method} ${path}: path parameter ${p}`);
         }
         if (!('x-permission' in op)) missing.push(`${r.method} ${path}: permission`);
         if (!Object.keys(op.responses).some((c) => c.startsWith('2'))) missing.push(`${r.method} ${path}: success response`);
@@ -63,30 +80,30 @@ describe('/openapi.json', () => {
     }
     assert.deepEqual(missing, []);
     assert.ok(count > 150, `${count} routes`);
-    const tags = doc.tags.map((t: { name: unknown }) => t.name);
+    const tags = doc.tags.map((t) => t.name);
     assert.ok(
       ['Agents', 'Tasks', 'Workflows', 'Executions', 'Links', 'Feature requests'].every((t) => tags.includes(t)),
       tags.join(', '),
     );
-    assert.ok(doc.tags.every((t: { description: unknown }) => t.description));
+    assert.ok(doc.tags.every((t) => t.description));
     // Spot checks of what the document says.
     const create = doc.paths['/control-plane/api/v1/auth/api-keys'].post;
     assert.equal(create['x-permission'], 'keys:manage');
-    assert.ok(create.requestBody.content['application/json'].schema.properties.expires_at, 'snake_case body fields on a snake_case surface');
+    assert.ok(create.requestBody!.content['application/json'].schema.properties.expires_at, 'snake_case body fields on a snake_case surface');
     const login = doc.paths['/infra/api/v1/auth/login'].post;
     assert.equal(login['x-permission'], null);
     assert.ok(
       login.security.some((s: object) => Object.keys(s).length === 0),
       'a public operation needs no credential',
     );
-    assert.deepEqual(login.requestBody.content['application/json'].schema.required, ['email', 'password']);
+    assert.deepEqual(login.requestBody!.content['application/json'].schema.required, ['email', 'password']);
     const list = doc.paths['/v1/control-plane/agents/tasks'].get;
-    assert.equal(list.parameters.find((x: { name: unknown }) => x.name === 'limit').schema.type, 'integer');
+    assert.equal(list.parameters!.find((x) => x.name === 'limit')!.schema.type, 'integer');
     assert.ok(doc.paths['/metrics'].get && doc.paths['/links/{slug}'].get, 'routes services serve themselves are listed');
   });
 
   test('every documented example answers as documented', async () => {
-    const examples = (Object.values(doc.paths) as Record<string, Operation>[]).flatMap((ops) =>
+    const examples = Object.values(doc.paths).flatMap((ops) =>
       Object.values(ops).flatMap((o) => {
         const example = o['x-example'];
         return example ? [{ ...example.request, status: example.response.status, code: example.response.code }] : [];
@@ -97,8 +114,10 @@ describe('/openapi.json', () => {
     for (let i = 0; i < examples.length; i += 16) {
       await Promise.all(
         examples.slice(i, i + 16).map(async (e) => {
-          const res = await p.rest(e.method, e.path, { body: e.body });
-          const code = typeof res.body?.error === 'string' ? res.body.error : res.body?.error?.code;
+          // The /v1 and platform envelopes carry the error's code in `error.code`, the others as `error` itself.
+          const res = await p.rest<{ error?: string | { code?: string } } | null>(e.method, e.path, { body: e.body });
+          const error = res.body?.error;
+          const code = typeof error === 'string' ? error : error?.code;
           if (res.status !== e.status || (e.code && code !== e.code))
             failures.push(`${e.method} ${e.path}: documented ${e.status} ${e.code ?? ''}, answered ${res.status} ${code ?? ''}`);
         }),

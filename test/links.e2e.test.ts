@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
+import type { Gql, Links } from './support/answers';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
 
 /**
@@ -16,7 +17,7 @@ let dest: string;
 let owner: string;
 let other: string;
 const PASSWORD = 'correct horse battery';
-const answers: Answer[] = [];
+const answers: Answer<unknown>[] = [];
 
 beforeAll(async () => {
   p = await startTestPlatform({ TRUST_PROXY: 'true' });
@@ -32,9 +33,24 @@ afterAll(async () => {
   destination?.close();
 });
 
+/** A link as the links surface answers it (the fields the checks read). */
+interface LinkView {
+  id: string;
+  slug: string;
+  url: string;
+  destination: string;
+  user_id: string;
+  is_active: boolean;
+  protection_type: string;
+  protection_hint: string | null;
+  content_classification: string;
+  expires_at: string | null;
+  visits: number;
+}
+
 /** Every answer is kept: the last test scans them all for secrets. */
-async function call(method: string, path: string, o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}) {
-  const res = await p.rest(method, path, { key: o.key === undefined ? owner : o.key, body: o.body, headers: o.headers });
+async function call<T = Links<LinkView>>(method: string, path: string, o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}) {
+  const res = await p.rest<T>(method, path, { key: o.key === undefined ? owner : o.key, body: o.body, headers: o.headers });
   answers.push(res);
   return res;
 }
@@ -64,10 +80,13 @@ describe('POST /links/api/links', () => {
     const r = await visit('docs-home', { referer: 'https://news.example/', 'user-agent': 'tests/1.0', 'cf-ipcountry': 'NL' });
     assert.equal(r.status, 302);
     assert.equal(r.headers.get('location'), dest);
-    const visits = await call('GET', `/links/api/links/${l.id}/visits`);
+    const visits = await call<Links<{ visits: { referrer: string | null; user_agent: string | null; country: string | null }[] }>>(
+      'GET',
+      `/links/api/links/${l.id}/visits`,
+    );
     assert.equal(visits.status, 200);
     assert.deepEqual(
-      visits.body.data.visits.map((v: { referrer: unknown; user_agent: unknown; country: unknown }) => [v.referrer, v.user_agent, v.country]),
+      visits.body.data.visits.map((v) => [v.referrer, v.user_agent, v.country]),
       [['https://news.example/', 'tests/1.0', 'NL']],
     );
     assert.equal((await call('GET', `/links/api/links/${l.id}`)).body.data.visits, 1);
@@ -92,7 +111,7 @@ describe('POST /links/api/links', () => {
       const res = await create(body);
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.success, false);
-      return res.body.error.details.errors.map((e: { field: unknown }) => e.field).sort();
+      return res.body.error.details.errors!.map((e) => e.field).sort();
     };
     assert.deepEqual(await fields({ url: 'ftp://files.example/x' }), ['url']);
     assert.deepEqual(await fields({ url: dest, custom_slug: 'api' }), ['custom_slug']);
@@ -199,8 +218,8 @@ describe('owners, lifetimes and GraphQL', () => {
       const res = await call(method, path, { key: other, body });
       assert.equal(res.status, 404, `${method} ${path}`);
     }
-    assert.deepEqual((await call('GET', '/links/api/links', { key: other })).body.data.links, []);
-    const listed = (await call('GET', '/links/api/links?limit=2')).body.data;
+    assert.deepEqual((await call<Links<{ links: LinkView[] }>>('GET', '/links/api/links', { key: other })).body.data.links, []);
+    const listed = (await call<Links<{ links: LinkView[]; pagination: { total: number } }>>('GET', '/links/api/links?limit=2')).body.data;
     assert.equal(listed.links.length, 2);
     assert.ok(listed.pagination.total >= 4);
     assert.equal((await call('DELETE', `/links/api/links/${mine.id}`)).status, 200);
@@ -219,24 +238,28 @@ describe('owners, lifetimes and GraphQL', () => {
   });
 
   test('every operation is GraphQL too: createLink, link, links, linkVisits, updateLink, verifyLink, deleteLink', async () => {
-    const created = await p.graphql(
+    const created = await p.graphql<Gql<{ createLink: { id: string } }>>(
       `mutation { createLink(input: {url: "${dest}", customSlug: "via-gql", pin: "1234"}) { id slug protectionType } }`,
       {},
       owner,
     );
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const gid = created.body.data.createLink.id;
-    const read = await p.graphql(
+    const read = await p.graphql<Gql<{ link: { slug: string } }>>(
       `query($id: ID!) { link(id: $id) { slug visits } links(limit: 50) { pagination { total } } linkVisits(id: $id) { visits { at } } }`,
       { id: gid },
       owner,
     );
     assert.equal(read.body.data.link.slug, 'via-gql');
-    const v = await p.graphql(`mutation($id: ID!) { verifyLink(id: $id, pin: "1234") { destination } }`, { id: gid }, null);
+    const v = await p.graphql<Gql<{ verifyLink: { destination: string } }>>(
+      `mutation($id: ID!) { verifyLink(id: $id, pin: "1234") { destination } }`,
+      { id: gid },
+      null,
+    );
     assert.equal(v.body.data.verifyLink.destination, dest);
-    const denied = await p.graphql(`query($id: ID!) { link(id: $id) { slug } }`, { id: gid }, null);
-    assert.equal(denied.body.errors[0].extensions.code, 'missing_authorization');
-    const gone = await p.graphql(`mutation($id: ID!) { deleteLink(id: $id) { id } }`, { id: gid }, owner);
+    const denied = await p.graphql<Gql<never>>(`query($id: ID!) { link(id: $id) { slug } }`, { id: gid }, null);
+    assert.equal(denied.body.errors![0].extensions.code, 'missing_authorization');
+    const gone = await p.graphql<Gql<{ deleteLink: { id: string } }>>(`mutation($id: ID!) { deleteLink(id: $id) { id } }`, { id: gid }, owner);
     assert.equal(gone.body.data.deleteLink.id, gid);
   });
 

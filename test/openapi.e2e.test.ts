@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { emitOpenApi } from '../server/openapi-emit';
 import { typedClient, type TypedAnswer } from './support/openapi-client';
-import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
+import type { Feedback, V1 } from './support/answers';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * /openapi.json describes what clients get: every 2xx answer the platform gives is checked against
@@ -20,9 +22,25 @@ const ROOT = path.join(__dirname, '..', '..');
 
 const INFRA_ADMIN = { email: 'admin@openapi.test', password: 'admin-password-1' };
 
-/** A JSON body as the tests read it: the assertions check its shape. */
-type Body = JsonAnswer['body'];
-type Doc = { paths: Record<string, Record<string, Body>>; tags: { name: string }[]; components: { schemas: Record<string, object> } };
+/** The parts of /openapi.json the checks read. */
+interface DocResponse {
+  description: string;
+  content: Record<string, { schema: { $ref: string }; examples: Record<string, { summary?: string; value: unknown }> }>;
+}
+interface DocOperation {
+  operationId: string;
+  tags: string[];
+  security: object[];
+  parameters?: { required?: boolean }[];
+  responses: Record<string, DocResponse>;
+}
+type Doc = { paths: Record<string, Record<string, DocOperation>>; tags: { name: string }[]; components: { schemas: Record<string, object> } };
+
+/** What the steps below keep of an answer: an id, wherever its route puts it. */
+interface Kept {
+  id: string;
+  data: { id: string; promptId: string; workflowId: string; webhookId: string; credentialId: string; executionId: string; agents: { agentId: string }[] };
+}
 
 let p: TestPlatform;
 let doc: Doc;
@@ -66,7 +84,7 @@ afterAll(async () => {
 
 test('the served document is the one built without a server, with unique operationIds and a declared tag each', () => {
   assert.deepEqual(emitOpenApi(), doc);
-  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o: { operationId: string }) => o.operationId as string));
+  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
   assert.deepEqual(
     ids.filter((id, i) => ids.indexOf(id) !== i),
     [],
@@ -160,10 +178,7 @@ test('a client typed by the generated types: a key, rate limits, a link, a workf
 test('every list and read the admin key can make without input answers as its schema says', async () => {
   const gets = Object.entries(doc.paths).filter(
     ([path, ops]) =>
-      ops.get &&
-      !path.includes('{') &&
-      !(ops.get.parameters ?? []).some((x: { required: unknown }) => x.required) &&
-      ops.get.responses['200']?.content?.['application/json'],
+      ops.get && !path.includes('{') && !(ops.get.parameters ?? []).some((x) => x.required) && ops.get.responses['200']?.content?.['application/json'],
   );
   for (const [path] of gets) {
     const res = await p.rest('GET', path);
@@ -177,7 +192,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
   const links = (await p.createKey({ service: 'links', permissions: ['link:write', 'link:read'] })).key;
   const ids: Record<string, string> = {};
   // One call per route: [method, path as documented, its values, body, expected status, key, where to keep an id].
-  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: Body) => string]?][] = [
+  const steps: [string, string, () => Record<string, string>, unknown, number, string?, [string, (b: Kept) => string]?][] = [
     ['GET', '/v1/control-plane/agents', () => ({}), undefined, 200, undefined, ['agent', (b) => b.data.agents[0].agentId]],
     ['GET', '/v1/control-plane/agents/{agentId}', () => ({ agentId: ids.agent! }), undefined, 200],
     [
@@ -232,7 +247,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
     ['PATCH', '/links/api/links/{id}', () => ({ id: ids.link! }), { url: 'https://example.com/table-2' }, 200, links],
     ['DELETE', '/links/api/links/{id}', () => ({ id: ids.link! }), undefined, 200, links],
   ];
-  const login = await p.rest('POST', '/infra/api/v1/auth/login', { key: null, body: INFRA_ADMIN });
+  const login = await p.rest<{ token: string }>('POST', '/infra/api/v1/auth/login', { key: null, body: INFRA_ADMIN });
   check('POST', '/infra/api/v1/auth/login', login.status, login.body);
   const infra: string = login.body.token;
   steps.push(
@@ -243,7 +258,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
     ['GET', '/infra/api/v1/users', () => ({}), undefined, 200, infra],
     ['GET', '/infra/api/v1/services', () => ({}), undefined, 200, infra],
   );
-  const local = await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: 'ada@openapi.test', name: 'Ada' } });
+  const local = await p.rest<Feedback<{ token: string }>>('POST', '/feedback/api/v1/auth/local', { body: { email: 'ada@openapi.test', name: 'Ada' } });
   assert.equal(local.status, 200, JSON.stringify(local.body));
   check('POST', '/feedback/api/v1/auth/local', local.status, local.body);
   const person: string = local.body.data.token;
@@ -271,7 +286,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
   for (const [method, template, values, body, status, key, keep] of steps) {
     const v = values();
     const url = template.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(v[name]!));
-    const res = await p.rest(method, url, {
+    const res = await p.rest<Kept>(method, url, {
       body: typeof body === 'object' && body && 'workflowId' in body ? { ...body, workflowId: ids.workflow } : body,
       ...(key ? { key } : {}),
     });
@@ -283,7 +298,7 @@ test('routes given valid input, ids taken from earlier answers, answer as their 
 });
 
 /** The schema a documented error answer names (each surface's envelope is one component without references of its own). */
-function errorSchema(response: { content: { 'application/json': { schema: { $ref: string } } } }): object {
+function errorSchema(response: DocResponse): object {
   const ref = response.content['application/json'].schema.$ref;
   return doc.components.schemas[ref.replace('#/components/schemas/', '')]!;
 }
@@ -293,8 +308,8 @@ test("every route's own refusals are documented with example bodies its error en
   let examples = 0;
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, o] of Object.entries(ops)) {
-      for (const [status, r] of Object.entries(o.responses as Record<string, Body>)) {
-        for (const [name, example] of Object.entries((r.content?.['application/json']?.examples ?? {}) as Record<string, { value: unknown }>)) {
+      for (const [status, r] of Object.entries(o.responses)) {
+        for (const [name, example] of Object.entries(r.content?.['application/json']?.examples ?? {})) {
           examples++;
           const validate = ajv.compile(errorSchema(r));
           if (!validate(example.value)) bad.push(`${method} ${path} ${status} ${name}: ${ajv.errorsText(validate.errors)}`);
@@ -306,7 +321,7 @@ test("every route's own refusals are documented with example bodies its error en
   assert.ok(examples > 40, `only ${examples} refusal examples`);
   const rollback = doc.paths['/infra/api/v1/services/{id}/rollback']!.post.responses['409'];
   assert.match(rollback.description, /already the current one/);
-  assert.equal(rollback.content['application/json'].examples.conflict.value.error, 'conflict');
+  assert.equal((rollback.content['application/json'].examples.conflict.value as { error: string }).error, 'conflict');
   const create = doc.paths['/v1/control-plane/agents/execute']!.post.responses;
   assert.deepEqual(Object.keys(create['422'].content['application/json'].examples), ['CONTEXT_VALIDATION_FAILED']);
   assert.ok(create['404'].content['application/json'].examples.AGENT_NOT_FOUND);
@@ -317,19 +332,22 @@ test('a vote given twice answers the 409 its route documents, in the body its sc
   assert.ok(documented, 'POST /requests/{id}/vote documents 409');
   assert.deepEqual(Object.keys(documented.content['application/json'].examples), ['request_not_approved', 'already_voted']);
 
-  const local = await p.rest('POST', '/feedback/api/v1/auth/local', { body: { email: 'grace@openapi.test', name: 'Grace' } });
+  const local = await p.rest<Feedback<{ token: string }>>('POST', '/feedback/api/v1/auth/local', { body: { email: 'grace@openapi.test', name: 'Grace' } });
   assert.equal(local.status, 200, JSON.stringify(local.body));
   const person: string = local.body.data.token;
-  const project = await p.rest('POST', '/feedback/api/v1/projects', { key: person, body: { name: 'Votes', description: 'd', slug: 'openapi-votes' } });
+  const project = await p.rest<Feedback<{ id: string }>>('POST', '/feedback/api/v1/projects', {
+    key: person,
+    body: { name: 'Votes', description: 'd', slug: 'openapi-votes' },
+  });
   assert.equal(project.status, 201, JSON.stringify(project.body));
   const open = await p.rest('PUT', `/feedback/api/v1/projects/${project.body.data.id}`, { key: person, body: { settings: { require_approval: false } } });
   assert.equal(open.status, 200, JSON.stringify(open.body));
-  const request = await p.rest('POST', `/feedback/api/v1/projects/${project.body.data.id}/requests`, {
+  const request = await p.rest<Feedback<{ id: string }>>('POST', `/feedback/api/v1/projects/${project.body.data.id}/requests`, {
     key: person,
     body: { title: 'Twice', description: 'Vote twice' },
   });
   assert.equal(request.status, 201, JSON.stringify(request.body));
-  const vote = () => p.rest('POST', `/feedback/api/v1/requests/${request.body.data.id}/vote`, { key: person, body: { type: 'upvote' } });
+  const vote = () => p.rest<Feedback<never>>('POST', `/feedback/api/v1/requests/${request.body.data.id}/vote`, { key: person, body: { type: 'upvote' } });
   assert.equal((await vote()).status, 200);
   const again = await vote();
   assert.equal(again.status, 409, JSON.stringify(again.body));
@@ -340,21 +358,43 @@ test('a vote given twice answers the 409 its route documents, in the body its sc
   assert.deepEqual(keys, Object.keys(documented.content['application/json'].examples.already_voted.value as object).sort());
 });
 
-test('the committed client types are what openapi-typescript generates from the document', () => {
+/**
+ * Runs openapi-typescript as `npm run openapi:types` does (from the repository, so with its
+ * redocly.yaml) over `document`: the types it writes and the lint warnings it prints. Not a
+ * blocking child: the platform under test runs in this process and keeps serving meanwhile.
+ */
+async function openapiTypes(document: unknown): Promise<{ types: string; warnings: string[] }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'openapi-'));
-  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc, null, 2));
-  execFileSync(
+  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(document, null, 2));
+  const { stdout, stderr } = await promisify(execFile)(
     process.execPath,
     [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(dir, 'openapi.json'), '-o', path.join(dir, 'types.ts')],
-    {
-      stdio: 'pipe',
-    },
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
   );
+  const warnings = `${stdout}\n${stderr}`.split('\n').filter((line) => line.includes('⚠'));
+  return { types: readFileSync(path.join(dir, 'types.ts'), 'utf8'), warnings };
+}
+
+test('the committed client types are what openapi-typescript generates from the document, and it warns of nothing', async () => {
+  const { types, warnings } = await openapiTypes(doc);
   assert.equal(
     readFileSync(path.join(ROOT, 'test/support/openapi-types.ts'), 'utf8'),
-    readFileSync(path.join(dir, 'types.ts'), 'utf8'),
+    types,
     'test/support/openapi-types.ts is stale: run `npm run openapi:types`',
   );
+  assert.deepEqual(warnings, []);
+});
+
+test("the 2xx and 4xx rules still hold for every other operation: one that lost its answers is warned of, the redirects' siblings included", async () => {
+  const broken = structuredClone(doc);
+  broken.paths['/metrics']!.get.responses = { '302': { description: 'Elsewhere.', content: {} } };
+  delete broken.paths['/links/{slug}']!.get.responses['200'];
+  const { warnings } = await openapiTypes(broken);
+  assert.deepEqual(warnings.map((w) => w.replace(/^\s*⚠\s*/, '')).sort(), [
+    'Operation must have at least one `2XX` response. at #/paths/~1links~1{slug}/get/responses',
+    'Operation must have at least one `2XX` response. at #/paths/~1metrics/get/responses',
+    'Operation must have at least one `4XX` response. at #/paths/~1metrics/get/responses',
+  ]);
 });
 
 test('the credentials, variables and audit routes document their refusals; a key taken twice answers the 409 documented', async () => {
@@ -368,7 +408,7 @@ test('the credentials, variables and audit routes document their refusals; a key
   assert.deepEqual(documented('/v1/engine/variables/{variableId}', 'put', '409'), ['resource_already_exists']);
   assert.deepEqual(documented('/v1/audit', 'get', '400'), ['validation_error']);
 
-  const create = () => p.rest('POST', '/v1/engine/variables', { body: { key: 'OPENAPI_TWICE', value: 'one' } });
+  const create = () => p.rest<V1<never>>('POST', '/v1/engine/variables', { body: { key: 'OPENAPI_TWICE', value: 'one' } });
   assert.equal((await create()).status, 201);
   const again = await create();
   assert.equal(again.status, 409, JSON.stringify(again.body));
@@ -378,10 +418,27 @@ test('the credentials, variables and audit routes document their refusals; a key
   const validate = ajv.compile(errorSchema(response));
   assert.ok(validate(again.body), ajv.errorsText(validate.errors));
 
-  const backwards = await p.rest('GET', '/v1/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z');
+  const backwards = await p.rest<V1<never>>('GET', '/v1/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z');
   assert.equal(backwards.status, 400, JSON.stringify(backwards.body));
   const auditExample = doc.paths['/v1/audit']!.get.responses['400'].content['application/json'].examples.validation_error.value as {
     error: { code: string };
   };
   assert.equal(backwards.body.error.code, auditExample.error.code);
+});
+
+test('the sign-in routes answer the refusals they document: 503 where the provider is not configured, 400 invalid_state for a state this browser did not start', async () => {
+  for (const [path, query, status, code] of [
+    ['/feedback/api/v1/auth/github', '', 503, 'service_unavailable'],
+    ['/feedback/api/v1/auth/google', '', 503, 'service_unavailable'],
+    ['/feedback/api/v1/auth/github/callback', '?state=forged&code=c', 400, 'invalid_state'],
+  ] as const) {
+    const res = await fetch(`${p.url}${path}${query}`, { redirect: 'manual' });
+    assert.equal(res.status, status, path);
+    const body: unknown = await res.json();
+    const documented = doc.paths[path]!.get.responses[String(status)];
+    assert.ok(documented.content['application/json'].examples[code], `${path} documents ${code}`);
+    const validate = ajv.compile(errorSchema(documented));
+    assert.ok(validate(body), `${path}: ${ajv.errorsText(validate.errors)}`);
+    assert.equal((body as { error: string }).error, code);
+  }
 });

@@ -20,8 +20,9 @@ import { auditStore, type AuditFilter, type AuditRow, type NewAuditRow } from '.
  * to `tx.carry` (task creation). So the entry exists exactly when the change does: an entry that
  * cannot be written rolls the change back and the mutation fails, and a change that rolls back
  * takes its entry with it. A mutation that throws before committing anything leaves none. One
- * that committed nothing through the kernel (no write of its own in the database) is recorded
- * after the fact once it succeeded, as are the routes a service answers itself (`record`).
+ * that committed nothing (no write of its own in the database, or a write that changed no row) is
+ * recorded after the fact once it succeeded: it has no transaction for its entry to ride on. The
+ * routes a service answers itself run their change through `recording` as the mutation would.
  *
  * A create's id is only in its answer, which comes after the COMMIT: the first row the change
  * inserts with an `id` names it, or the service names it with `auditResource` where it makes it.
@@ -51,16 +52,11 @@ export class AuditTrail {
     private readonly logger: Logger,
   ) {}
 
-  /** Records a change that succeeded, after the fact (a route of a service's own, a mutation that committed no transaction of the kernel's). */
-  async record(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, result: unknown): Promise<void> {
-    const draft = draftOf(context, subgraph, operation, args);
-    if (draft) await this.recordAfter(draft, args, result);
-  }
-
   /**
    * Runs a change with its entry carried into the first transaction that commits within it
-   * (kernel/db/transaction.ts): the entry commits or rolls back with the change. A change that
-   * committed none is recorded after the fact once it succeeded.
+   * (kernel/db/transaction.ts): the entry commits or rolls back with the change. A call that
+   * committed none (it changed nothing in the database) is recorded after the fact once it succeeded.
+   * A route a service answers itself runs its change here too, under its mutation's name.
    */
   async recording<T>(context: AuditContext, subgraph: string, operation: string, args: Record<string, unknown>, change: () => Promise<T>): Promise<T> {
     const draft = draftOf(context, subgraph, operation, args);
@@ -131,7 +127,7 @@ const SWEEP_EVERY_MS = 24 * 3_600_000;
 /**
  * The caller of an HTTP route a service answers itself rather than through a GraphQL mutation
  * (the OAuth callback's sign-in, a protected link's unlock form): anonymous, with its address and
- * User-Agent. Such a route records its change with `record` as its mutation would.
+ * User-Agent. Such a route runs its change through `AuditTrail.recording` as its mutation would.
  */
 export function anonymousAuditContext(req: { ip?: string; headers: Record<string, string | string[] | undefined>; requestId?: string }): AuditContext {
   const agent = req.headers['user-agent'];

@@ -151,9 +151,11 @@ function registerSignIn(scope: FastifyInstance, kernel: Kernel, service: Feedbac
     if (typeof q.code !== 'string' || !q.code) return back(reply, { error: 'missing_code', message: 'The identity provider sent no code' });
     try {
       const redirectUri = callbackUri(req, p);
-      const session = await signIn(p, q.code, redirectUri);
-      // Recorded as signInWithProvider, the mutation this callback's exchange stands beside (field names only).
-      await kernel.audit.record(anonymousAuditContext(req), 'feedback', 'signInWithProvider', { provider: p, code: q.code, redirectUri }, session);
+      const code = q.code;
+      // Recorded as signInWithProvider, the mutation this callback's exchange stands beside (field names only), in the person's upsert.
+      const session = await kernel.audit.recording(anonymousAuditContext(req), 'feedback', 'signInWithProvider', { provider: p, code, redirectUri }, () =>
+        signIn(p, code, redirectUri),
+      );
       return back(reply, { token: session.token });
     } catch (err) {
       const e = err instanceof AppError ? err : errors.internal();

@@ -13,6 +13,7 @@ import { pageCsp } from '../../kernel/csp';
 import { AppError, errors } from '../../kernel/errors';
 import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
+import type { Logger } from '../../kernel/logger';
 import { anonymousAuditContext, type AuditTrail } from '../../kernel/audit';
 import type { ServiceModule } from '../../kernel/subgraph';
 import { LINKS_ENVELOPE } from './envelope';
@@ -35,7 +36,7 @@ export const links: ServiceModule<Kernel> = {
     return {
       instances: [new LinkResolver(service)],
       http: (app) => {
-        app.register(async (scope) => registerPublicLinks(scope, service, cookieKey, kernel.audit));
+        app.register(async (scope) => registerPublicLinks(scope, service, cookieKey, kernel.audit, kernel.logger));
       },
       /** Draining: the visits still buffered are written before the database closes. */
       stop: () => service.flush(),
@@ -49,7 +50,7 @@ export const links: ServiceModule<Kernel> = {
  */
 const GATE_CSP = pageCsp({ 'form-action': "'self' http: https:" });
 
-function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer, audit: AuditTrail): void {
+function registerPublicLinks(scope: FastifyInstance, service: LinkService, cookieKey: Buffer, audit: AuditTrail, logger: Logger): void {
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
@@ -62,6 +63,13 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
       .header('x-content-type-options', 'nosniff')
       .send(page);
   const secure = (req: FastifyRequest) => req.protocol === 'https';
+  // An unlock that failed unexpectedly (its audit entry could not be written, the database is
+  // gone) answers 500 in the route's own form, as a refusal does: the page, or the links envelope.
+  const refusal = (err: unknown): AppError => {
+    if (err instanceof AppError) return err;
+    logger.error('link unlock failed', { err });
+    return errors.internal();
+  };
 
   const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkView) => {
     service.recordVisit(link, {
@@ -101,11 +109,11 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     if (link.protectionType === 'none') return visit(req, reply, link);
     const form = (req.body ?? {}) as Record<string, string>;
     try {
-      await service.verify(link.id, { password: form.password, pin: form.pin }, req.ip);
-      // Recorded as verifyLink, the mutation this form stands beside (field names only).
-      await audit.record(anonymousAuditContext(req), 'links', 'verifyLink', { id: link.id, password: form.password, pin: form.pin }, link);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
+      // Recorded as verifyLink, the mutation this form stands beside (field names only), in the unlock's own transaction.
+      const secret = { password: form.password, pin: form.pin };
+      await audit.recording(anonymousAuditContext(req), 'links', 'verifyLink', { id: link.id, ...secret }, () => service.verify(link.id, secret, req.ip));
+    } catch (thrown) {
+      const err = refusal(thrown);
       if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
       return html(
         reply,
@@ -124,12 +132,13 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
     try {
       if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))
         throw errors.field('body', 'must be a JSON object with password or pin');
-      const link = await service.verify((req.params as { id: string }).id, { password: str(body.password), pin: str(body.pin) }, req.ip);
-      await audit.record(anonymousAuditContext(req), 'links', 'verifyLink', { id: link.id, password: str(body.password), pin: str(body.pin) }, link);
+      const id = (req.params as { id: string }).id;
+      const secret = { password: str(body.password), pin: str(body.pin) };
+      const link = await audit.recording(anonymousAuditContext(req), 'links', 'verifyLink', { id, ...secret }, () => service.verify(id, secret, req.ip));
       reply.header('set-cookie', unlockCookie(cookieKey, link, secure(req))).header('cache-control', 'no-store');
       return reply.send(LINKS_ENVELOPE.success({ id: link.id, slug: link.slug, destination: link.url }));
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
+    } catch (thrown) {
+      const err = refusal(thrown);
       if (err.code === 'too_many_attempts') reply.header('retry-after', String(err.details.retryAfter));
       return reply.code(err.status).send(LINKS_ENVELOPE.error(err));
     }

@@ -106,7 +106,8 @@ export class PromptTestService {
     const maxTokens = input.maxTokens ?? DEFAULT_MAX_TOKENS;
     const run = await this.runModel(rendered.text, { model, temperature, maxTokens });
     const testId = randomUUID();
-    const createdAt = await this.record(this.db.manager, {
+    // Through the DataSource, so the run's row commits with the call's audit entry (kernel/db/rows.ts).
+    const createdAt = await this.record(this.db, {
       testId,
       version,
       source: 'test',

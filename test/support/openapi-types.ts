@@ -24841,7 +24841,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description error */
+            /** @description service_unavailable when sign-in with GitHub is not configured (GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -24870,7 +24870,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description error */
+            /** @description service_unavailable when sign-in with Google is not configured (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -24906,7 +24906,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description validation_error, invalid_json */
+            /** @description invalid_state when the state is not the one this browser started with, expired or was already used */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24942,7 +24942,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description validation_error, invalid_json */
+            /** @description invalid_state when the state is not the one this browser started with, expired or was already used */
             400: {
                 headers: {
                     [name: string]: unknown;

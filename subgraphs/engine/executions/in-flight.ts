@@ -371,7 +371,19 @@ export class ExecutionRuns {
     return writeExecution(manager ?? this.deps.db, ctx, pending, set);
   }
 
-  private readonly finishedAtOnce = grouped((runs: readonly FinishedRun[]) => insertFinished(this.deps.db, runs));
+  /**
+   * A run started by a recorded change (a webhook request answered with its last node) carries that
+   * change's audit entry: the group's statement and the entries of the runs it wrote commit together.
+   */
+  private readonly finishedAtOnce = grouped((runs: readonly FinishedRun[], carried) =>
+    carried.some((c) => c?.state === 'pending')
+      ? withTransaction(this.deps.db, async (tx) => {
+          const written = await insertFinished(tx.manager, runs);
+          await tx.carry(carried.filter((_, i) => written[i]));
+          return written;
+        })
+      : insertFinished(this.deps.db, runs),
+  );
 
   /** The view of a run whose row is gone (deleted while it ran): canceled, as it stopped. */
   private gone(ctx: RunContext): ExecutionView {
