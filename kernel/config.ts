@@ -116,7 +116,7 @@ const envSchema = z.object({
   // Workflow engine: pruning of finished executions (subgraphs/engine).
   ENGINE_EXECUTION_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(36_500).default(14),
   ENGINE_EXECUTION_MAX_COUNT: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
-  // Workflow engine: what one execution may use (subgraphs/engine/executor/budgets.ts).
+  // Workflow engine: what one execution may use (subgraphs/engine/nodes/budgets.ts).
   ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
   ENGINE_EXECUTION_MAX_RUN_DATA_BYTES: z.coerce
     .number()

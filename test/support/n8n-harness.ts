@@ -1,6 +1,6 @@
 import { AppError } from '../../kernel/errors';
 import { compile, validateDefinition } from '../../subgraphs/engine/executor/compile';
-import { UNLIMITED } from '../../subgraphs/engine/executor/budgets';
+import { UNLIMITED } from '../../subgraphs/engine/nodes';
 import { chooseStart, WorkflowExecutor } from '../../subgraphs/engine/executor/loop';
 import type { ExecutionErrorInfo } from '../../subgraphs/engine/executor/types';
 import { ExpressionEngine, type Item } from '../../subgraphs/engine/expressions/engine';

@@ -76,7 +76,7 @@ export interface RunContext extends StoreTarget {
   onReply?: (reply: WebhookReply) => void;
   /** Milliseconds it ran before this run (earlier stretches between waits): its time budget goes on from there. */
   ranMs: number;
-  /** Bytes of run data stored so far, as its budget counts them (executor/budgets.ts). */
+  /** Bytes of run data stored so far, as its budget counts them (nodes/budgets.ts). */
   runDataBytes: number;
   /** Per node, the run whose context is stored and that context's bytes: a later context replaces it. */
   storedStates: Map<string, { runIndex: number; bytes: number }>;

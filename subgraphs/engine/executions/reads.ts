@@ -46,7 +46,7 @@ export class ExecutionReads {
   /**
    * The runs an execution has stored: `done`, each node's last output (the legacy order runs a
    * node once), and `stored`, every run by run index with the node's context after it (v1 replay);
-   * and what they weigh against its run data budget (executor/budgets.ts), the stored contexts by node.
+   * and what they weigh against its run data budget (nodes/budgets.ts), the stored contexts by node.
    */
   async loadDone(id: string): Promise<{
     done: Map<string, Item[][]>;

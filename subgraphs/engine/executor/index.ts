@@ -10,7 +10,7 @@ export {
   durationLimit,
   type ExecutionBudgets,
   Yielder,
-} from './budgets';
+} from '../nodes';
 export { compile, descendants, validateDefinition } from './compile';
 export { chooseStart, WorkflowExecutor } from './loop';
 export { type ExecutionErrorInfo, type LogEntry, type NodeRun, type Progress, type RunOutcome, type StoredRun } from './types';

@@ -3,7 +3,7 @@ import { type Edge } from './compile';
 import type { LogEntry, NodeRunner, Progress, RunOutcome, RunRequest, StoredRun, V1RunContext } from './types';
 import type { Item } from '../expressions';
 import { nodeType } from './catalog';
-import { BUDGET_VARIABLES, BudgetExceeded, Yielder } from './budgets';
+import { BUDGET_VARIABLES, BudgetExceeded, Yielder } from '../nodes';
 
 /**
  * n8n's execution order v1 (what n8n 1.x exports), with loops: an execution stack where the

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { AppError } from '../../../kernel/errors';
 import { guardedFetch } from '../../../kernel/outbound';
 import { compile, validateDefinition } from './compile';
-import { UNLIMITED } from './budgets';
+import { UNLIMITED } from '../nodes';
 import { chooseStart, WorkflowExecutor } from './loop';
 import type { ExecutionErrorInfo, ExecutorHooks, LogEntry, NodeRun, RunOutcome } from './types';
 import { ExpressionEngine, type Item } from '../expressions';

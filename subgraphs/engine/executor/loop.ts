@@ -8,7 +8,7 @@ import { importWorkflow } from '../n8n';
 import { nodeType } from './catalog';
 import { SandboxError } from '../sandbox';
 import { Aborted, V1Execution } from './loop-v1';
-import { BudgetExceeded, checkItems, UNLIMITED, Yielder } from './budgets';
+import { BudgetExceeded, checkItems, UNLIMITED, Yielder } from '../nodes';
 import type { ExecutionErrorInfo, LogEntry, NodeRun, NodeRunner, NodeRunOutcome, Progress, RunOutcome, RunRequest, V1RunContext } from './types';
 
 /**

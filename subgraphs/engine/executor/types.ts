@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from './compile';
 import type { WorkflowNode, ItemLineage, NodeResult, NodeServices, ResumeWebhookOptions, SourceData, WebhookReply, WorkflowStaticData } from '../nodes';
 import type { Item } from '../expressions';
-import type { ExecutionBudgets } from './budgets';
+import type { ExecutionBudgets } from '../nodes';
 
 /**
  * What the engine loop takes, reports and returns (loop.ts, and loop-v1.ts for n8n's v1

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * An execution's running time before its last wait (`ran_ms`): its time budget (executor/budgets.ts)
+ * An execution's running time before its last wait (`ran_ms`): its time budget (nodes/budgets.ts)
  * counts running, not waiting, so a resumed execution goes on with what it has left.
  */
 export class ExecutionRanMs1763769601850 implements MigrationInterface {

@@ -54,7 +54,7 @@ export interface WorkflowSettings {
   timezone?: string;
   /** A workflow run (as an async execution) with the failure's details when an execution fails. */
   errorWorkflow?: string;
-  /** Seconds an execution may run (waiting not counted): lowers the platform's ENGINE_EXECUTION_MAX_DURATION_MS (executor/budgets.ts). */
+  /** Seconds an execution may run (waiting not counted): lowers the platform's ENGINE_EXECUTION_MAX_DURATION_MS (nodes/budgets.ts). */
   executionTimeout?: number;
   [key: string]: unknown;
 }

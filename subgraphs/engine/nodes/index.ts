@@ -42,3 +42,16 @@ export {
   toItems,
   type WebhookReply,
 } from './types';
+export {
+  BUDGET_DESCRIPTIONS,
+  BUDGET_VARIABLES,
+  BudgetExceeded,
+  type BudgetName,
+  checkBinary,
+  checkItems,
+  checkRunData,
+  durationLimit,
+  type ExecutionBudgets,
+  UNLIMITED,
+  Yielder,
+} from './budgets';

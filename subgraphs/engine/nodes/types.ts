@@ -93,7 +93,7 @@ export interface NodeContext {
   services: NodeServices;
   /**
    * Throws the execution's budget error once an output would hold more than the items it allows
-   * (executor/budgets.ts): nodes that multiply items (splitting a list, combining inputs) call it with the
+   * (nodes/budgets.ts): nodes that multiply items (splitting a list, combining inputs) call it with the
    * count they are about to reach, before they build the items.
    */
   checkOutput(count: number): void;

@@ -16,7 +16,7 @@ import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
 import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
 import type { AuditTrail } from '../../../kernel/audit';
-import { BudgetExceeded, BUDGET_VARIABLES } from '../executor/budgets';
+import { BudgetExceeded, BUDGET_VARIABLES } from '../executor';
 import { DEFAULT_BINARY_KEY, prepareBinary, type ResumeWebhookOptions, type WebhookReply } from '../nodes';
 import { type BinaryData, fileOptions, isMultipart, parseMultipart, type WebhookFileOptions } from './files';
 import { callRefused, optionsReply } from './options';

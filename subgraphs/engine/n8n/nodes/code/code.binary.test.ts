@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BudgetExceeded } from '../../../executor/budgets';
+import { BudgetExceeded } from '../../../nodes';
 import type { BinaryData } from '../../../expressions';
 import { prepareBinary } from '../../../nodes';
 import { runItems } from '../../../../../test/support/n8n-harness';

@@ -1,5 +1,5 @@
 import { ownEntry } from '../../../../../kernel/names';
-import { BudgetExceeded } from '../../../executor/budgets';
+import { BudgetExceeded } from '../../../nodes';
 import type { BinaryData } from '../../../expressions';
 import { isOneOf, NodeError, prepareBinary, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
 import { SandboxError } from '../../../sandbox';
