@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Client } from 'pg';
 import type { Kernel } from '../kernel/platform';
+import type { V1 } from '../test/support/answers';
 import { callJson, startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
 import { figures, LOAD_PHASE, slice, type LoadFigures, type Slice } from './load';
@@ -193,7 +194,8 @@ async function serve(): Promise<void> {
     local = await startLocalPlatform({ LOG_LEVEL: 'error' }, { label: 'bench-engine', extraRoutes: baselineRoutes(info) });
     const { url } = local.platform;
     const admin = local.adminKey;
-    const call = async (p: string, body: unknown) => (await callJson(url, 'POST', p, admin, body)).data;
+    // The workflows and webhooks made here, in the ids the bench reads.
+    const call = async (p: string, body: unknown) => (await callJson<V1<{ workflowId: string; webhookId: string }>>(url, 'POST', p, admin, body)).data;
     const wf = await call('/v1/engine/workflows', {
       name: 'Bench orders',
       active: true,

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
+import type { Links } from '../test/support/answers';
 import { callJson, startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals, type ServerChild } from './child';
 import { interleaved, LOAD_PHASE, type LoadFigures, type Slice } from './load';
@@ -46,7 +47,7 @@ async function serve(): Promise<void> {
     const { url } = local.platform;
     const admin = local.adminKey;
     await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
-    const call = async (p: string, body: unknown) => (await callJson(url, 'POST', p, admin, body)).data;
+    const call = async (p: string, body: unknown) => (await callJson<Links<{ id: string }>>(url, 'POST', p, admin, body)).data;
     const link = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench' });
     const locked = await call('/links/api/links', { url: DESTINATION, custom_slug: 'bench-locked', password: PASSWORD });
     for (let i = 0; i < 5; i++) {

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { Pool, type Dispatcher } from 'undici';
-import type { JsonAnswer } from '../test/support/platform';
+import type { JsonAnswer, ParsedJson } from '../test/support/platform';
 
 /** One autocannon run against one target, with every accepted answer's latency. */
 export interface Slice {
@@ -130,13 +130,13 @@ export async function interleaved<K extends string>(
  */
 export function jsonClient(baseUrl: string, connections: number) {
   const pool = new Pool(baseUrl, { connections });
-  return async (method: string, path: string, key: string, body?: unknown): Promise<JsonAnswer> => {
+  return async <T = ParsedJson>(method: string, path: string, key: string, body?: unknown): Promise<JsonAnswer<T>> => {
     const res = await pool.request({
       method: method as Dispatcher.HttpMethod,
       path,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.statusCode, body: await res.body.json() };
+    return { status: res.statusCode, body: (await res.body.json()) as T };
   };
 }

@@ -7,6 +7,7 @@ import type { CompletionResult } from '../kernel/llm/types';
 import { insertRun } from '../subgraphs/promptlib/prompt-test.store';
 import { DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE } from '../subgraphs/promptlib/shared';
 import { startFakeLlm } from '../test/support/fake-llm';
+import type { Platform } from '../test/support/answers';
 import { startLocalPlatform } from '../test/support/platform';
 import { startBareServer, type BareServer } from './bare';
 import { spawnServer } from './child';
@@ -68,8 +69,8 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
   try {
     // A lean HTTP client (jsonClient): the client runs in this process too.
     const client = jsonClient(platform.url, CONCURRENCY);
-    const call = async (method: string, p: string, key: string, body?: unknown) => {
-      const res = await client(method, p, key, body);
+    const call = async <T>(method: string, p: string, key: string, body?: unknown) => {
+      const res = await client<T>(method, p, key, body);
       if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
@@ -81,7 +82,7 @@ async function measure(databaseUrl: string): Promise<PromptBenchFigures> {
     });
     const keys: string[] = [];
     for (let i = 0; i < KEYS; i++) {
-      const created = await call('POST', '/control-plane/api/v1/auth/api-keys', admin, {
+      const created = await call<Platform<{ api_key: string }>>('POST', '/control-plane/api/v1/auth/api-keys', admin, {
         name: `bench ${i}`,
         service: 'promptlib',
         permissions: ['prompt:test'],

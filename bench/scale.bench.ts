@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import pg, { Client } from 'pg';
+import type { Platform, V1 } from '../test/support/answers';
 import { callJson, startLocalPlatform } from '../test/support/platform';
 import { percentile } from './load';
 import { createScratchDatabase } from './scratch-db';
@@ -43,16 +44,19 @@ export async function benchScale(serverUrl: string): Promise<ScaleFigures> {
   const sql = new Client({ connectionString: db.url });
   await sql.connect();
   try {
-    const call = (method: string, p: string, key: string, body?: unknown) => callJson(platform.url, method, p, key, body);
+    const call = <T>(method: string, p: string, key: string, body?: unknown) => callJson<T>(platform.url, method, p, key, body);
     // Keys in rotation: the metrics endpoints allow 10 a minute per key.
     const keys: string[] = [];
     for (let i = 0; i < 60; i++)
-      keys.push((await call('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: `scale ${i}`, tier: 'enterprise' })).data.api_key);
+      keys.push(
+        (await call<Platform<{ api_key: string }>>('POST', '/control-plane/api/v1/auth/api-keys', adminKey, { name: `scale ${i}`, tier: 'enterprise' })).data
+          .api_key,
+      );
     let turn = 0;
     const key = () => keys[turn++ % keys.length]!;
     const workflows: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const wf = await call('POST', '/v1/engine/workflows', adminKey, {
+      const wf = await call<V1<{ workflowId: string; id?: string }>>('POST', '/v1/engine/workflows', adminKey, {
         name: `scale ${i}`,
         nodes: [{ name: 'Start', type: 'engine.manualTrigger' }],
         connections: {},

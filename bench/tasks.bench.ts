@@ -7,6 +7,7 @@ import { Queue } from '../kernel/queue';
 import type { AnyNames } from '../kernel/topics';
 import type { ControlPlaneBuilt } from '../subgraphs/control-plane';
 import { AGENT_CONCURRENCY } from '../subgraphs/control-plane/tasks';
+import type { V1 } from '../test/support/answers';
 import { startLocalPlatform } from '../test/support/platform';
 import { spawnServer, stopOnSignals } from './child';
 import { CpuMeter } from './cpu';
@@ -149,7 +150,7 @@ export async function benchTasks(): Promise<TaskBenchFigures> {
       // A lean HTTP client (jsonClient), not fetch: the driver shares the cores with the platform.
       const client = jsonClient(info.url, CLIENTS);
       const post = async (topic: string): Promise<string> => {
-        const res = await client('POST', '/v1/control-plane/agents/execute', info.keys[k++ % info.keys.length]!, {
+        const res = await client<V1<{ taskId: string }>>('POST', '/v1/control-plane/agents/execute', info.keys[k++ % info.keys.length]!, {
           agentId: 'docs-author',
           taskType: 'write-guide',
           context: { topic, audience: 'operators' },

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
+import type { V1 } from '../test/support/answers';
 import { jsonClient, round } from './load';
 
 /**
@@ -86,13 +87,13 @@ export async function taskRounds<K extends string>(
       const ids: string[] = [];
       const t0 = new Date();
       await inParallel(count, CLIENTS, async (i) => {
-        const res = await o.client('POST', '/v1/control-plane/agents/execute', o.side.taskKeys[o.k++ % o.side.taskKeys.length]!, {
+        const res = await o.client<V1<{ taskId: string }>>('POST', '/v1/control-plane/agents/execute', o.side.taskKeys[o.k++ % o.side.taskKeys.length]!, {
           agentId: 'docs-author',
           taskType: 'write-guide',
           context: { topic: `${label} ${i}`, audience: 'operators' },
         });
         if (res.status !== 202) throw new Error(`execute answered ${res.status}: ${JSON.stringify(res.body)}`);
-        ids.push(res.body.data.taskId as string);
+        ids.push(res.body.data.taskId);
       });
       const deadline = Date.now() + 120_000;
       let left = ids;

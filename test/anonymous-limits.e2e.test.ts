@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { getIntrospectionQuery } from 'graphql';
 import { ANONYMOUS_INTROSPECTION_PER_MINUTE, AUTH_FAILURES_PER_MINUTE } from '../kernel/edge';
+import type { Gql, V1 } from './support/answers';
 import { jsonOf, type GraphQLErrors } from './support/json';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -35,7 +36,7 @@ describe('per-address limits at the edge', () => {
       assert.equal(res.headers.get('x-ratelimit-limit'), String(ANONYMOUS));
       assert.equal(res.headers.get('x-ratelimit-remaining'), String(ANONYMOUS - i));
     }
-    const over = await p.rest('GET', '/v1/control-plane/agents', { key: null, headers: from('203.0.113.1') });
+    const over = await p.rest<V1<never>>('GET', '/v1/control-plane/agents', { key: null, headers: from('203.0.113.1') });
     assert.equal(over.status, 429);
     assert.equal(over.body.error.code, 'RATE_LIMIT_EXCEEDED');
     assert.ok(Number(over.headers.get('retry-after')) >= 1);
@@ -88,13 +89,13 @@ describe('per-address limits at the edge', () => {
 
 describe('GRAPHQL_INTROSPECTION (off by default when NODE_ENV=production)', () => {
   test('introspection is refused and "Did you mean" suggestions do not spell the schema out', async () => {
-    const res = await closed.graphql(getIntrospectionQuery());
+    const res = await closed.graphql<Gql<unknown>>(getIntrospectionQuery());
     assert.equal(res.status, 400);
-    assert.match(res.body.errors[0].message, /introspection/i);
-    const typo = await closed.graphql('{ apiKy(id: "x") { id } }');
+    assert.match(res.body.errors![0].message, /introspection/i);
+    const typo = await closed.graphql<Gql<unknown>>('{ apiKy(id: "x") { id } }');
     assert.equal(typo.status, 400);
-    assert.doesNotMatch(typo.body.errors[0].message, /Did you mean/);
-    const open = await p.graphql('{ apiKy(id: "x") { id } }');
-    assert.match(open.body.errors[0].message, /Did you mean "apiKey"/, 'outside production, suggestions help developers');
+    assert.doesNotMatch(typo.body.errors![0].message, /Did you mean/);
+    const open = await p.graphql<Gql<unknown>>('{ apiKy(id: "x") { id } }');
+    assert.match(open.body.errors![0].message, /Did you mean "apiKey"/, 'outside production, suggestions help developers');
   });
 });

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { SHOTS, startBrowserPlatform, type BrowserPlatform } from './support/browser';
+import type { V1 } from './support/answers';
 import { N8N_EXPORT } from './support/n8n-export';
 import type { TestPlatform } from './support/platform';
 
@@ -138,7 +139,7 @@ describe('the operations dashboard', () => {
 
   test("a list follows its items: an orchestration's row turns completed without a reload", async () => {
     const h = hold('browser-list');
-    const created = await p.rest('POST', '/v1/control-plane/orchestration/create', {
+    const created = await p.rest<V1<{ orchestrationId: string }>>('POST', '/v1/control-plane/orchestration/create', {
       body: {
         name: 'Listed',
         stages: [
@@ -158,7 +159,7 @@ describe('the operations dashboard', () => {
 
   test('cancel a running task from its lane; pause and resume', async () => {
     const h = hold('browser-cancel');
-    const created = await p.rest('POST', '/v1/control-plane/orchestration/create', {
+    const created = await p.rest<V1<{ orchestrationId: string }>>('POST', '/v1/control-plane/orchestration/create', {
       body: {
         name: 'To cancel',
         stages: [
@@ -191,7 +192,7 @@ describe('the operations dashboard', () => {
   });
 
   test('a workflow execution: its nodes turn green as they run', async () => {
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<{ workflowId: string; id?: string }>>('POST', '/v1/engine/workflows', {
       body: {
         name: 'Browser flow',
         nodes: [

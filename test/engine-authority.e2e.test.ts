@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { chain, start, type WorkflowNode } from './support/fixtures';
 import { answerOf } from './support/json';
+import type { V1 } from './support/answers';
+import type { Execution, ExecutionList, Workflow, WorkflowSummary } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 
 /**
@@ -77,22 +79,22 @@ function caller(name: string, workflowId: unknown) {
 }
 
 async function importAs(key: string, workflow: unknown) {
-  return p.rest('POST', '/v1/engine/workflows/import', { key, body: { workflow } });
+  return p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { key, body: { workflow } });
 }
 async function create(key: string, name: string, nodes: WorkflowNode[]) {
-  return p.rest('POST', '/v1/engine/workflows', { key, body: { name, ...chain(nodes) } });
+  return p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', { key, body: { name, ...chain(nodes) } });
 }
 async function runSync(key: string, workflowId: string, data: Record<string, unknown> = {}) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key, body: { mode: 'sync', data, timeout: 60 } });
+  const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key, body: { mode: 'sync', data, timeout: 60 } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
-function assertRefused(res: JsonAnswer, required: string) {
+function assertRefused(res: JsonAnswer<V1<unknown>>, required: string) {
   assert.equal(res.status, 403, JSON.stringify(res.body));
   assert.deepEqual([res.body.error.code, res.body.error.details.required], ['insufficient_permissions', required]);
 }
 async function tasks(): Promise<number> {
-  return (await p.rest('GET', '/v1/control-plane/agents/tasks?agentId=docs-author&limit=100')).body.data.tasks.length;
+  return (await p.rest<V1<{ tasks: unknown[] }>>('GET', '/v1/control-plane/agents/tasks?agentId=docs-author&limit=100')).body.data.tasks.length;
 }
 
 describe('saving: every agent or prompt node a workflow reaches needs the permission running it needs', () => {
@@ -149,9 +151,9 @@ describe('saving: every agent or prompt node a workflow reaches needs the permis
   test('activating needs what the nodes need (deactivating does not): it is a save', async () => {
     const id = (await create(trusted.key, 'Agent to activate', [start, agentNode])).body.data.workflowId;
     assertRefused(await p.rest('POST', `/v1/engine/workflows/${id}/activate`, { key: limited }), 'agent:execute');
-    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.active, false);
+    assert.equal((await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${id}`)).body.data.active, false);
     assert.equal((await p.rest('POST', `/v1/engine/workflows/${id}/activate`, { key: trusted.key })).status, 200);
-    const off = await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`, { key: limited });
+    const off = await p.rest<V1<Workflow>>('POST', `/v1/engine/workflows/${id}/deactivate`, { key: limited });
     assert.equal(off.status, 200, JSON.stringify(off.body));
     assert.equal(off.body.data.active, false);
   });
@@ -197,7 +199,7 @@ describe('running: the key the execution runs as must hold the permission when t
   });
 
   test('a webhook’s runs act as the key that registered it: a key without the permission, or one revoked since, fails the node', async () => {
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', {
       key: trusted.key,
       body: { name: 'Hooked agent', active: true, ...chain([{ name: 'Hook', type: 'engine.webhook' }, agentNode]) },
     });
@@ -209,14 +211,14 @@ describe('running: the key the execution runs as must hold the permission when t
     };
     const call = async (path: string) => {
       const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      return answerOf(res);
+      return answerOf<{ status: string }>(res);
     };
-    const latest = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&limit=1`)).body.data.executions[0].executionId;
+    const latest = async () => (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}&limit=1`)).body.data.executions[0].executionId;
 
     await register(limited, 'by-limited');
     const denied = await call('by-limited');
     assert.equal(denied.status, 500, JSON.stringify(denied.body));
-    const deniedRun = (await p.rest('GET', `/v1/engine/executions/${await latest()}`)).body.data;
+    const deniedRun = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${await latest()}`)).body.data;
     assert.deepEqual(
       [deniedRun.status, deniedRun.error.details.code, deniedRun.error.details.required],
       ['error', 'insufficient_permissions', 'agent:execute'],
@@ -231,7 +233,7 @@ describe('running: the key the execution runs as must hold the permission when t
     assert.equal((await p.rest('DELETE', `/control-plane/api/v1/auth/api-keys/${owner.id}`)).status, 200);
     const revoked = await call('by-owner');
     assert.equal(revoked.status, 500, JSON.stringify(revoked.body));
-    const revokedRun = (await p.rest('GET', `/v1/engine/executions/${await latest()}`)).body.data;
+    const revokedRun = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${await latest()}`)).body.data;
     assert.deepEqual(
       [revokedRun.status, revokedRun.error.node, revokedRun.error.details.code, revokedRun.error.details.reason],
       ['error', 'Agent', 'insufficient_permissions', 'key_revoked'],

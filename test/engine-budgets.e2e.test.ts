@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runLoadClient } from './support/load-client';
+import type { Gql, V1 } from './support/answers';
+import type { Execution } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { importN8n } from './support/n8n-export';
 
@@ -46,22 +48,17 @@ const ATTACK = {
 const importWorkflow = importN8n;
 
 async function runSync(p: TestPlatform, workflowId: string, data: Record<string, unknown>) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 120 } });
+  const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 120 } });
   assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 500));
   return res.body.data;
 }
 
-function assertBudget(
-  execution: { status: unknown; error: { code: unknown; message: string; node?: unknown; details: { budget: unknown; limit: unknown; value: number } } },
-  budget: string,
-  limit: number,
-  node?: string,
-) {
+function assertBudget(execution: Execution, budget: string, limit: number, node?: string) {
   assert.equal(execution.status, 'error', JSON.stringify(execution).slice(0, 500));
   assert.equal(execution.error.code, 'EXECUTION_FAILED');
   assert.equal(execution.error.details.budget, budget, JSON.stringify(execution.error));
   assert.equal(execution.error.details.limit, limit);
-  assert.ok(execution.error.details.value >= limit, JSON.stringify(execution.error.details));
+  assert.ok((execution.error.details.value as number) >= limit, JSON.stringify(execution.error.details));
   assert.ok(execution.error.message.includes(budget), execution.error.message);
   if (node) assert.equal(execution.error.node, node);
 }
@@ -76,10 +73,12 @@ describe('with the default budgets', () => {
   });
 
   test('the budgets can be read, with the variable that sets each', async () => {
-    const res = await p.graphql('{ executionBudgets { name variable limit unit description } }');
+    const res = await p.graphql<Gql<{ executionBudgets: { name: string; variable: string; limit: number; unit: string }[] }>>(
+      '{ executionBudgets { name variable limit unit description } }',
+    );
     assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
     assert.deepEqual(
-      res.body.data.executionBudgets.map((b: { name: unknown; variable: unknown; limit: unknown; unit: unknown }) => [b.name, b.variable, b.limit, b.unit]),
+      res.body.data.executionBudgets.map((b) => [b.name, b.variable, b.limit, b.unit]),
       [
         ['maxItemsPerOutput', 'ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT', 100_000, 'items'],
         ['maxRunDataBytes', 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES', 64 * 1024 * 1024, 'bytes'],
@@ -125,15 +124,15 @@ describe('with the default budgets', () => {
     });
     const executions = answers.map((a) => {
       assert.equal(a.status, 200, JSON.stringify(a.body).slice(0, 500));
-      return a.body.data;
+      return (a.body as V1<Execution>).data;
     });
     for (const e of executions) assertBudget(e, 'ENGINE_EXECUTION_MAX_ITEMS_PER_OUTPUT', 100_000, 'Split');
     // Refused as the list was found, before a single item of it was made.
     assert.equal(executions[0].error.details.value, 1_000_000);
     assert.equal(executions[0].error.nodeType, 'n8n-nodes-base.splitOut');
-    const stored = (await p.rest('GET', `/v1/engine/executions/${executions[0].executionId}?includeData=true`)).body.data;
+    const stored = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${executions[0].executionId}?includeData=true`)).body.data;
     assert.deepEqual(
-      stored.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
+      stored.nodeData.map((n) => n.nodeName),
       ['Start'],
       'nothing after the split ran or was stored',
     );
@@ -194,7 +193,7 @@ describe('with small budgets', () => {
     const id = await importWorkflow(p, ATTACK);
     const e = await runSync(p, id, { list: new Array(200).fill(1) });
     assertBudget(e, 'ENGINE_EXECUTION_MAX_LOOP_TURNS', 50);
-    assert.ok(['Loop', 'Body'].includes(e.error.node));
+    assert.ok(['Loop', 'Body'].includes(e.error.node ?? ''));
     assert.equal(e.error.details.reason, 'loop_limit');
     assert.equal((await runSync(p, id, { list: new Array(40).fill(1) })).status, 'success', 'a loop within its turns ends');
   });
@@ -211,9 +210,9 @@ describe('with small budgets', () => {
     });
     const e = await runSync(p, id, {});
     assertBudget(e, 'ENGINE_EXECUTION_MAX_RUN_DATA_BYTES', 256 * 1024, 'Large');
-    const stored = (await p.rest('GET', `/v1/engine/executions/${e.executionId}?includeData=true`)).body.data;
+    const stored = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${e.executionId}?includeData=true`)).body.data;
     assert.deepEqual(
-      stored.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
+      stored.nodeData.map((n) => n.nodeName),
       ['Start', 'Small'],
     );
   });

@@ -4,7 +4,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyIdOf } from '../subgraphs/engine/credentials';
 import { readBody } from './support/net';
-import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
+import type { Gql, V1 } from './support/answers';
+import type { Execution, Workflow, WorkflowList, WorkflowSummary } from './support/engine-answers';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * n8n credentials end to end: created, listed and deleted over REST and GraphQL under
@@ -133,10 +135,18 @@ afterAll(async () => {
   auth?.server.close();
 });
 
+interface Credential {
+  credentialId: string;
+  name: string;
+  type: string;
+  settings: Record<string, unknown>;
+  connectedAt: string | null;
+}
+
 const created: Record<string, { credentialId: string; name: string }> = {};
 
 async function createCredential(name: string, type: string, data: Record<string, string>, key = writer) {
-  const res = await p.rest('POST', '/v1/engine/credentials', { key, body: { name, type, data } });
+  const res = await p.rest<V1<Credential>>('POST', '/v1/engine/credentials', { key, body: { name, type, data } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   created[name] = res.body.data;
   return res.body.data;
@@ -157,11 +167,11 @@ function exportWith(name: string, http: Record<string, unknown>) {
   };
 }
 
-async function importAndRun(workflow: unknown): Promise<{ workflowId: string; execution: ParsedJson }> {
-  const imported = await p.rest('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow } });
+async function importAndRun(workflow: unknown): Promise<{ workflowId: string; execution: Execution }> {
+  const imported = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow } });
   assert.equal(imported.status, 201, JSON.stringify(imported.body));
   const workflowId = imported.body.data.workflowId;
-  const run = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+  const run = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
   assert.equal(run.status, 200, JSON.stringify(run.body));
   return { workflowId, execution: run.body.data };
 }
@@ -174,34 +184,40 @@ function assertNoSecret(what: string, value: unknown) {
 
 describe('the store', () => {
   it('refuses a key without credential:write, and one without credential:read', async () => {
-    const denied = await p.rest('POST', '/v1/engine/credentials', { key: reader, body: { name: 'x', type: 'httpBearerAuth', data: { token: 'nope' } } });
+    const denied = await p.rest<V1<Credential>>('POST', '/v1/engine/credentials', {
+      key: reader,
+      body: { name: 'x', type: 'httpBearerAuth', data: { token: 'nope' } },
+    });
     assert.equal(denied.status, 403, JSON.stringify(denied.body));
     assert.equal(denied.body.error.code, 'insufficient_permissions');
     assert.equal(denied.body.error.details.required, 'credential:write');
-    const gql = await p.graphql(
+    const gql = await p.graphql<Gql<unknown>>(
       'mutation { createCredential(input: {name: "x", type: "httpBearerAuth", data: {token: "nope"}}) { credentialId } }',
       {},
       reader,
     );
-    assert.equal(gql.body.errors[0].extensions.code, 'insufficient_permissions');
+    assert.equal(gql.body.errors?.[0].extensions.code, 'insufficient_permissions');
     const blind = (await p.createKey({ service: 'engine', permissions: ['workflow:read'] })).key;
-    const list = await p.rest('GET', '/v1/engine/credentials', { key: blind });
+    const list = await p.rest<V1<{ credentials: Credential[]; pagination: { total: number } }>>('GET', '/v1/engine/credentials', { key: blind });
     assert.equal(list.status, 403);
     assert.equal(list.body.error.details.required, 'credential:read');
   });
 
   it('checks the data against the type, naming the field', async () => {
-    const unknown = await p.rest('POST', '/v1/engine/credentials', { key: writer, body: { name: 'bad', type: 'slackApi', data: {} } });
+    const unknown = await p.rest<V1<Credential>>('POST', '/v1/engine/credentials', { key: writer, body: { name: 'bad', type: 'slackApi', data: {} } });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error.code, 'validation_error');
     assert.match(unknown.body.error.message, /type: must be one of httpHeaderAuth/);
-    const missing = await p.rest('POST', '/v1/engine/credentials', { key: writer, body: { name: 'bad', type: 'httpHeaderAuth', data: { name: 'X-Key' } } });
+    const missing = await p.rest<V1<Credential>>('POST', '/v1/engine/credentials', {
+      key: writer,
+      body: { name: 'bad', type: 'httpHeaderAuth', data: { name: 'X-Key' } },
+    });
     assert.equal(missing.status, 400);
     assert.deepEqual(
-      missing.body.error.details.errors.map((e: { field: string }) => e.field),
+      missing.body.error.details.errors?.map((e) => e.field),
       ['data.value'],
     );
-    const list = await p.rest('GET', '/v1/engine/credentials', { key: reader });
+    const list = await p.rest<V1<{ credentials: Credential[]; pagination: { total: number } }>>('GET', '/v1/engine/credentials', { key: reader });
     assert.equal(list.body.data.pagination.total, 0, 'nothing was written');
   });
 
@@ -215,17 +231,24 @@ describe('the store', () => {
     await createCredential('Custom auth', 'httpCustomAuth', {
       json: JSON.stringify({ headers: { 'X-Custom': SECRETS.custom }, qs: { tenant: 'acme' }, body: { signature: SECRETS.custom } }),
     });
-    const again = await p.rest('POST', '/v1/engine/credentials', { key: writer, body: { name: 'Header key', type: 'httpBearerAuth', data: { token: 't' } } });
+    const again = await p.rest<V1<Credential>>('POST', '/v1/engine/credentials', {
+      key: writer,
+      body: { name: 'Header key', type: 'httpBearerAuth', data: { token: 't' } },
+    });
     assert.equal(again.status, 409);
     assert.equal(again.body.error.details.existing_id, header.credentialId);
 
-    const list = await p.rest('GET', '/v1/engine/credentials?limit=50', { key: reader });
+    const list = await p.rest<V1<{ credentials: Credential[]; pagination: { total: number } }>>('GET', '/v1/engine/credentials?limit=50', { key: reader });
     assert.equal(list.status, 200);
     assert.equal(list.body.data.pagination.total, 5);
     assertNoSecret('the list', list.body);
-    const one = await p.rest('GET', `/v1/engine/credentials/${header.credentialId}`, { key: reader });
+    const one = await p.rest<V1<Credential>>('GET', `/v1/engine/credentials/${header.credentialId}`, { key: reader });
     assert.equal(one.body.data.name, 'Header key');
-    const gql = await p.graphql('{ credentials(type: "httpBasicAuth") { credentials { name type settings } pagination { total } } }', {}, reader);
+    const gql = await p.graphql<Gql<{ credentials: unknown }>>(
+      '{ credentials(type: "httpBasicAuth") { credentials { name type settings } pagination { total } } }',
+      {},
+      reader,
+    );
     assert.deepEqual(gql.body.data.credentials, {
       credentials: [{ name: 'Basic login', type: 'httpBasicAuth', settings: { user: 'ann' } }],
       pagination: { total: 1 },
@@ -247,7 +270,7 @@ describe('the store', () => {
 
 describe('import and the HTTP Request node', () => {
   it('refuses an export naming a credential that does not exist, naming it', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
+    const res = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', {
       key: writer,
       body: {
         workflow: exportWith('Missing', {
@@ -261,7 +284,7 @@ describe('import and the HTTP Request node', () => {
     assert.equal(res.body.error.code, 'CREDENTIAL_MISSING');
     assert.match(res.body.error.message, /Node "Call" uses the httpHeaderAuth credential "Production key" \(id 77\), which does not exist here/);
     assert.deepEqual(res.body.error.details, { node: 'Call', type: 'httpHeaderAuth', credentialId: '77', credentialName: 'Production key' });
-    const none = await p.rest('GET', '/v1/engine/workflows', { key: writer });
+    const none = await p.rest<V1<WorkflowList>>('GET', '/v1/engine/workflows', { key: writer });
     assert.equal(none.body.data.pagination.total, 0, 'nothing was saved');
   });
 
@@ -332,14 +355,18 @@ describe('import and the HTTP Request node', () => {
       assert.equal(seen.length, 1, c.label);
       c.check(seen[0]!);
       // What a client reads back: the references, never the secrets.
-      const wf = await p.rest('GET', `/v1/engine/workflows/${workflowId}`, { key: writer });
-      const call = wf.body.data.nodes.find((n: { name: string }) => n.name === 'Call');
+      const wf = await p.rest<V1<Omit<Workflow, 'nodes'> & { nodes: { name: string; credentials: Record<string, { id: string; name: string }> }[] }>>(
+        'GET',
+        `/v1/engine/workflows/${workflowId}`,
+        { key: writer },
+      );
+      const call = wf.body.data.nodes.find((n) => n.name === 'Call')!;
       const [type] = Object.keys(call.credentials);
       assert.equal(call.credentials[type!].id, created[call.credentials[type!].name]!.credentialId, c.label);
       assertNoSecret(`${c.label}: the workflow`, wf.body);
       const exported = await p.rest('GET', `/v1/engine/workflows/${workflowId}/export`, { key: writer });
       assertNoSecret(`${c.label}: the export`, exported.body);
-      const full = await p.rest('GET', `/v1/engine/executions/${execution.executionId}?includeData=true`, { key: writer });
+      const full = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${execution.executionId}?includeData=true`, { key: writer });
       assert.ok(full.body.data.nodeData.length > 0);
       assertNoSecret(`${c.label}: the run data`, full.body);
     }
@@ -369,12 +396,12 @@ describe('import and the HTTP Request node', () => {
     assert.equal(execution.status, 'success', JSON.stringify(execution));
     const expected = createHmac('sha256', SECRETS.hmac).update('order-42').digest('hex');
     assert.deepEqual(execution.result.items, [{ signature: expected }]);
-    const full = await p.rest('GET', `/v1/engine/executions/${execution.executionId}?includeData=true`, { key: writer });
+    const full = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${execution.executionId}?includeData=true`, { key: writer });
     assertNoSecret('the Crypto run data', full.body);
   });
 
   it('refuses an authentication with no equivalent, naming the type', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
+    const res = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', {
       key: writer,
       body: {
         workflow: exportWith('Slack', {
@@ -411,14 +438,14 @@ describe('OAuth2', () => {
       tokenRequests.map((r) => [r.grant_type, r.scope, r.client]),
       [['client_credentials', 'read', `client-1:${SECRETS.clientSecret}`]],
     );
-    const again = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const again = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(again.body.data.status, 'success');
     assert.equal(tokenRequests.length, 1, 'the stored token is used while it is valid');
     validTokens.clear(); // the server forgets every token: the next call is a 401
-    const renewed = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const renewed = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(renewed.body.data.status, 'success', JSON.stringify(renewed.body));
     assert.equal(tokenRequests.length, 2);
-    const listed = await p.rest('GET', `/v1/engine/credentials/${created.Machine!.credentialId}`, { key: reader });
+    const listed = await p.rest<V1<Credential>>('GET', `/v1/engine/credentials/${created.Machine!.credentialId}`, { key: reader });
     assert.ok(listed.body.data.connectedAt);
     assert.deepEqual(listed.body.data.settings, {
       grantType: 'clientCredentials',
@@ -450,7 +477,7 @@ describe('OAuth2', () => {
     assert.equal(early.execution.status, 'error');
     assert.match(early.execution.error.message, /The oAuth2Api credential "Person" is not connected/);
 
-    const start = await p.rest('POST', `/v1/engine/credentials/${cred.credentialId}/authorize`, { key: writer });
+    const start = await p.rest<V1<{ authorizationUrl: string }>>('POST', `/v1/engine/credentials/${cred.credentialId}/authorize`, { key: writer });
     assert.equal(start.status, 200, JSON.stringify(start.body));
     const consent = new URL(start.body.data.authorizationUrl);
     assert.equal(consent.origin + consent.pathname, `${auth.url}/authorize`);
@@ -461,9 +488,13 @@ describe('OAuth2', () => {
     assert.equal(redirected.status, 302);
     expiresIn = 10; // below the 30 s margin: the next use refreshes it first
     tokenRequests.length = 0;
-    const callback = await p.rest('GET', new URL(redirected.headers.get('location')!).pathname + new URL(redirected.headers.get('location')!).search, {
-      key: null,
-    });
+    const callback = await p.rest<V1<Credential>>(
+      'GET',
+      new URL(redirected.headers.get('location')!).pathname + new URL(redirected.headers.get('location')!).search,
+      {
+        key: null,
+      },
+    );
     assert.equal(callback.status, 200, JSON.stringify(callback.body));
     assert.equal(callback.body.data.credentialId, cred.credentialId);
     assert.ok(callback.body.data.connectedAt);
@@ -472,13 +503,13 @@ describe('OAuth2', () => {
       tokenRequests.map((r) => [r.grant_type, r.client]),
       [['authorization_code', `client-1:${SECRETS.clientSecret}`]],
     );
-    const replay = await p.rest('GET', new URL(redirected.headers.get('location')!).pathname + new URL(redirected.headers.get('location')!).search, {
+    const replay = await p.rest<V1<never>>('GET', new URL(redirected.headers.get('location')!).pathname + new URL(redirected.headers.get('location')!).search, {
       key: null,
     });
     assert.equal(replay.status, 400, 'a state is used once');
 
     expiresIn = 3600;
-    const run = await p.rest('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const run = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(run.body.data.status, 'success', JSON.stringify(run.body));
     assert.deepEqual(
       tokenRequests.map((r) => r.grant_type),
@@ -486,12 +517,12 @@ describe('OAuth2', () => {
       'the expiring token was refreshed before use',
     );
     // The refreshed token was stored: the next run uses it without asking again.
-    const next = await p.rest('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const next = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(next.body.data.status, 'success');
     assert.equal(tokenRequests.length, 2);
     // Refused by the resource server (revoked): refreshed with the refresh token, and retried.
     validTokens.clear();
-    const retried = await p.rest('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const retried = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${early.workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(retried.body.data.status, 'success', JSON.stringify(retried.body));
     assert.deepEqual(
       tokenRequests.map((r) => r.grant_type),
@@ -509,18 +540,18 @@ describe('deletion, rotation and the log', () => {
         credentials: { httpBearerAuth: { id: '5', name: 'Bearer token' } },
       }),
     );
-    const gql = await p.graphql(
+    const gql = await p.graphql<Gql<{ deleteCredential: { credentialId: string } }>>(
       'mutation($id: ID!) { deleteCredential(credentialId: $id) { credentialId } }',
       { id: created['Bearer token']!.credentialId },
       writer,
     );
     assert.equal(gql.body.data.deleteCredential.credentialId, created['Bearer token']!.credentialId);
-    const gone = await p.rest('GET', `/v1/engine/credentials/${created['Bearer token']!.credentialId}`, { key: reader });
+    const gone = await p.rest<V1<Credential>>('GET', `/v1/engine/credentials/${created['Bearer token']!.credentialId}`, { key: reader });
     assert.equal(gone.status, 404);
-    const run = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
+    const run = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {} } });
     assert.equal(run.body.data.status, 'error');
     assert.match(run.body.data.error.message, /The httpBearerAuth credential "Bearer token" does not exist/);
-    const del = await p.rest('DELETE', `/v1/engine/credentials/${created['Header key']!.credentialId}`, { key: reader });
+    const del = await p.rest<V1<Credential>>('DELETE', `/v1/engine/credentials/${created['Header key']!.credentialId}`, { key: reader });
     assert.equal(del.status, 403);
   });
 
@@ -541,14 +572,14 @@ describe('deletion, rotation and the log', () => {
       [keyIdOf(KEY_B)],
     );
     seen.length = 0;
-    const run = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data: {} } });
+    const run = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data: {} } });
     assert.equal(run.body.data.status, 'success', JSON.stringify(run.body));
     assert.equal(seen[0]!.headers['x-api-key'], SECRETS.header);
 
     // Started again under the previous key alone: B's rows cannot be read, and the run says so.
     await p.stop({ keepDatabase: true });
     p = await startTestPlatform({ ...ENV, CREDENTIALS_KEY: KEY_A }, { database });
-    const failed = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data: {} } });
+    const failed = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data: {} } });
     assert.equal(failed.body.data.status, 'error');
     assert.match(failed.body.data.error.message, /The httpHeaderAuth credential "Header key" is encrypted under a key this platform does not have/);
   });

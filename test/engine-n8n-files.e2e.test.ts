@@ -14,13 +14,6 @@ import { importN8n, runSync } from './support/n8n-export';
  * FILES_DIR, refusing paths that leave it.
  */
 
-/** A synchronous run's execution, as the test reads it. */
-interface Run {
-  status: string;
-  result: { items: Record<string, unknown>[] };
-  error: { node: string | null; message: string };
-}
-
 let p: TestPlatform;
 const base = mkdtempSync(path.join(tmpdir(), 'n8n-files-e2e-'));
 const filesDir = path.join(base, 'files');
@@ -56,7 +49,7 @@ const pipeline = (name: string, chain: ReturnType<typeof node>[]) => {
 };
 
 const importWorkflow = (workflow: Record<string, unknown>) => importN8n(p, workflow);
-const run = (workflowId: string, data: Record<string, unknown>) => runSync<Run>(p, workflowId, data);
+const run = (workflowId: string, data: Record<string, unknown>) => runSync(p, workflowId, data);
 
 const ROWS = [
   { sku: 'A-1', name: 'Bolt, small', qty: '3' },

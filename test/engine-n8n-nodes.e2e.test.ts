@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import type { V1 } from './support/answers';
+import type { Execution, ExecutionList } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { importN8n, runSync } from './support/n8n-export';
 import { untilValue } from './support/until';
@@ -94,12 +96,9 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     const small = await run(orders, { id: 7, sku: 'A-1', qty: 3 });
     assert.equal(small.status, 'success', JSON.stringify(small.error));
     assert.deepEqual(small.result.items, [{ title: 'Order 7' }]);
-    const saved = await p.rest('GET', `/v1/engine/executions/${small.executionId}?includeData=true`);
+    const saved = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${small.executionId}?includeData=true`);
     assert.equal(saved.status, 200, JSON.stringify(saved.body));
-    const outputOf = (name: string) =>
-      (saved.body.data.nodeData as { nodeName: string; output: { main: { json: unknown }[][] } }[])
-        .find((n) => n.nodeName === name)
-        ?.output.main.map((list) => list.map((i) => i.json));
+    const outputOf = (name: string) => saved.body.data.nodeData.find((n) => n.nodeName === name)?.output.main.map((list) => list.map((i) => i.json));
     assert.deepEqual(outputOf('To XML'), [[{ data: '<order>\n  <id>7</id>\n  <sku>A-1</sku>\n  <qty>3</qty>\n</order>' }]]);
     assert.deepEqual(outputOf('From XML'), [[{ id: '7', sku: 'A-1', qty: '3' }]]);
     assert.deepEqual(outputOf('To Markdown'), [[{ html: '<h1>Order 7</h1>\n<p>3 × A-1</p>', md: '# Order 7\n\n3 × A-1' }]]);
@@ -113,12 +112,15 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
 
     const reported = await untilValue(
       'the error workflow to finish',
-      async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${handler}`)).body.data.executions,
-      (list: { status: string; mode: string; executionId: string }[]) => list.length === 1 && list[0]!.status === 'success',
+      async () => (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${handler}`)).body.data.executions,
+      (list) => list.length === 1 && list[0]!.status === 'success',
       { timeoutMs: 30_000, everyMs: 100 },
     );
     assert.equal(reported[0].mode, 'error');
-    const report = await p.rest('GET', `/v1/engine/executions/${reported[0].executionId}?includeData=true`);
+    const report = await p.rest<V1<Execution<{ report: unknown; execution: { id: string }; workflow: { id: string } }>>>(
+      'GET',
+      `/v1/engine/executions/${reported[0].executionId}?includeData=true`,
+    );
     const items = report.body.data.result.items;
     assert.equal(items.length, 1);
     assert.deepEqual(items[0].report, {
@@ -129,7 +131,7 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
   });
 
   test('what is not supported is refused at import, naming the node and why', async () => {
-    const res = await p.rest('POST', '/v1/engine/workflows/import', {
+    const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: {
         workflow: {
           name: 'PDF text',

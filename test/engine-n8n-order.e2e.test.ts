@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { splitInBatches } from '../subgraphs/engine/n8n/nodes/split-in-batches/split-in-batches';
 import { NODE_TYPES } from '../subgraphs/engine/executor/catalog';
 import type { NodeDefinition } from '../subgraphs/engine/nodes/types';
+import type { Gql, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
@@ -56,7 +57,7 @@ interface StoredExecution {
 }
 
 async function execution(id: string): Promise<StoredExecution> {
-  const res = await p.graphql(
+  const res = await p.graphql<Gql<{ execution: StoredExecution }>>(
     `query ($id: ID!) { execution(executionId: $id) { status result error { message } nodeData { nodeName runIndex status output } } }`,
     { id },
   );
@@ -67,9 +68,9 @@ async function execution(id: string): Promise<StoredExecution> {
 
 describe('n8n execution order v1, persisted', () => {
   test("a loop with a Wait inside runs, waits per batch, resumes in place and ends with n8n's result; each run has its run index", async () => {
-    const imported = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: LOOP_WITH_WAIT } });
+    const imported = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows/import', { body: { workflow: LOOP_WITH_WAIT } });
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
-    const started = await p.rest('POST', `/v1/engine/workflows/${imported.body.data.workflowId}/execute`, { body: { data: {} } });
+    const started = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${imported.body.data.workflowId}/execute`, { body: { data: {} } });
     assert.equal(started.status, 200, JSON.stringify(started.body));
     const id = started.body.data.executionId;
 
@@ -141,12 +142,12 @@ describe('n8n execution order v1, persisted', () => {
   });
 
   test("n8n's legacy order v0 is refused at import; a workflow of ours still refuses loops", async () => {
-    const v0 = await p.rest('POST', '/v1/engine/workflows/import', {
+    const v0 = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: { workflow: { ...LOOP_WITH_WAIT, name: 'Legacy loop', settings: { executionOrder: 'v0' } } },
     });
     assert.equal(v0.status, 400, JSON.stringify(v0.body));
     assert.deepEqual([v0.body.error.code, v0.body.error.details.reason], ['WORKFLOW_INVALID', 'unsupported_execution_order']);
-    const ours = await p.rest('POST', '/v1/engine/workflows', {
+    const ours = await p.rest<V1<never>>('POST', '/v1/engine/workflows', {
       body: {
         name: 'Our loop',
         nodes: [

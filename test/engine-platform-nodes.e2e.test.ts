@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { chain, start, type WorkflowNode } from './support/fixtures';
+import type { V1 } from './support/answers';
+import type { Execution, Item, Workflow } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { sleep } from './support/until';
 
@@ -25,10 +27,10 @@ afterAll(async () => {
 type N = WorkflowNode;
 
 async function create(name: string, nodes: N[], key?: string) {
-  return p.rest('POST', '/v1/engine/workflows', { key, body: { name, ...chain(nodes) } });
+  return p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', { key, body: { name, ...chain(nodes) } });
 }
-async function run(workflowId: string, data: Record<string, unknown>) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
+async function run<I = Item>(workflowId: string, data: Record<string, unknown>) {
+  const res = await p.rest<V1<Execution<I>>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
@@ -55,13 +57,13 @@ describe('prompt node', () => {
     ]);
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
     fake.reset();
-    const done = await run(wf.body.data.workflowId, { customers: ['Ann', 'Bob'] });
+    const done = await run<{ text: string; tokens: number }>(wf.body.data.workflowId, { customers: ['Ann', 'Bob'] });
     assert.equal(done.status, 'success', JSON.stringify(done.error));
     assert.deepEqual(
-      done.result.items.map((i: { text: unknown }) => i.text),
+      done.result.items.map((i) => i.text),
       ['echo: Say hello to Ann about billing.', 'echo: Say hello to Bob about billing.'],
     );
-    assert.ok(done.result.items.every((i: { tokens: number }) => i.tokens > 0));
+    assert.ok(done.result.items.every((i) => i.tokens > 0));
     const bodies = fake.chatBodies();
     assert.deepEqual(
       bodies.map((b) => [b.model, b.temperature]),
@@ -70,13 +72,15 @@ describe('prompt node', () => {
         ['model-b', 0.1],
       ],
     );
-    const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const greet = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Greet').output.main[0][0].json;
+    const data = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
+    const greet = data.nodeData.find((n) => n.nodeName === 'Greet')!.output.main[0][0].json as {
+      metadata: { model: string; promptId: string; version: number; testId: string };
+    };
     assert.deepEqual(Object.keys(greet).sort(), ['metadata', 'output']);
     assert.deepEqual([greet.metadata.model, greet.metadata.promptId, greet.metadata.version], ['model-b', 'greet-customer', 1]);
     assert.match(greet.metadata.testId, /./);
     // The run is stored against the prompt like any test.
-    const prompt = (await p.rest('GET', '/v1/promptlib/prompts/greet-customer')).body.data;
+    const prompt = (await p.rest<V1<{ performance: { totalTests: number } }>>('GET', '/v1/promptlib/prompts/greet-customer')).body.data;
     assert.equal(prompt.performance.totalTests, 2);
   });
 
@@ -114,16 +118,21 @@ describe('agent node', () => {
       },
     ]);
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
-    const done = await run(wf.body.data.workflowId, { topic: 'webhooks' });
+    const done = await run<{ summary: string; task: string }>(wf.body.data.workflowId, { topic: 'webhooks' });
     assert.equal(done.status, 'success', JSON.stringify(done.error));
     const [item] = done.result.items;
     assert.equal(item.summary, 'A guide');
-    const task = (await p.rest('GET', `/v1/control-plane/agents/tasks/${item.task}`)).body.data;
+    const task = (await p.rest<V1<{ status: string; agentId: string; taskType: string }>>('GET', `/v1/control-plane/agents/tasks/${item.task}`)).body.data;
     assert.deepEqual([task.status, task.agentId, task.taskType], ['completed', 'docs-author', 'write-guide']);
     const last = fake.chatBodies().at(-1);
     assert.ok(JSON.stringify(last?.messages).includes('webhooks'), 'the context reached the agent');
-    const data = (await p.rest('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
-    const out = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Write').output.main[0][0].json;
+    const data = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${done.executionId}?includeData=true`)).body.data;
+    const out = data.nodeData.find((n) => n.nodeName === 'Write')!.output.main[0][0].json as {
+      status: string;
+      agentId: string;
+      taskType: string;
+      result: { filesCreated: string[] };
+    };
     assert.deepEqual([out.status, out.agentId, out.taskType, out.result.filesCreated], ['completed', 'docs-author', 'write-guide', ['docs/guide.md']]);
     fake.reply(null);
   });
@@ -172,7 +181,7 @@ describe('agent node', () => {
         continueOnFail: true,
       },
     ]);
-    const kept = await run(soft.body.data.workflowId, {});
+    const kept = await run<{ error: string }>(soft.body.data.workflowId, {});
     assert.equal(kept.status, 'success');
     assert.match(kept.result.items[0].error, /could not start.*missing topic/);
 
@@ -182,8 +191,9 @@ describe('agent node', () => {
         start,
         { name: 'Write', type: 'engine.agent', parameters: { agentId: 'docs-author', taskType: 'write-guide', context: { topic: 'x', audience: 'y' } } },
       ]);
-      const started = (await p.rest('POST', `/v1/engine/workflows/${slow.body.data.workflowId}/execute`, { body: { data: {} } })).body.data;
-      const running = async () => (await p.rest('GET', '/v1/control-plane/agents/tasks?status=running&agentId=docs-author')).body.data.tasks;
+      const started = (await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${slow.body.data.workflowId}/execute`, { body: { data: {} } })).body.data;
+      const running = async () =>
+        (await p.rest<V1<{ tasks: { taskId: string }[] }>>('GET', '/v1/control-plane/agents/tasks?status=running&agentId=docs-author')).body.data.tasks;
       let tasks: { taskId: string }[] = [];
       for (let i = 0; i < 100 && !tasks.length; i++) {
         await sleep(100);
@@ -194,7 +204,7 @@ describe('agent node', () => {
       let status = '';
       for (let i = 0; i < 50 && status !== 'cancelled'; i++) {
         await sleep(100);
-        status = (await p.rest('GET', `/v1/control-plane/agents/tasks/${tasks[0].taskId}`)).body.data.status;
+        status = (await p.rest<V1<{ status: string }>>('GET', `/v1/control-plane/agents/tasks/${tasks[0].taskId}`)).body.data.status;
       }
       assert.equal(status, 'cancelled');
     } finally {
@@ -216,11 +226,11 @@ describe('agent node', () => {
     // Rewiring, renaming or changing the settings of a workflow that holds an agent node needs agent:execute too.
     const id = saved.body.data.workflowId;
     for (const change of [{ connections: {} }, { name: 'Renamed' }, { settings: { timezone: 'UTC' } }]) {
-      const res = await p.rest('PUT', `/v1/engine/workflows/${id}`, { key: engineKey, body: change });
+      const res = await p.rest<V1<never>>('PUT', `/v1/engine/workflows/${id}`, { key: engineKey, body: change });
       assert.equal(res.status, 403, `${JSON.stringify(change)}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.details.required, 'agent:execute');
     }
-    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.name, 'With right', 'nothing changed');
+    assert.equal((await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${id}`)).body.data.name, 'With right', 'nothing changed');
     assert.equal((await p.rest('PUT', `/v1/engine/workflows/${id}`, { key: allowed, body: { name: 'Renamed' } })).status, 200);
     const bad = await create('Bad', [start, { name: 'W', type: 'engine.agent', parameters: { agentId: 'a', taskType: 'b', context: 'text', timeout: 2 } }]);
     assert.equal(bad.status, 400);

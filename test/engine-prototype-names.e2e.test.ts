@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import type { V1 } from './support/answers';
+import type { Execution } from './support/engine-answers';
 import { startTestPlatform, type Answer, type TestPlatform } from './support/platform';
+
+/** What a place answers: its error envelope, or the execution of the run it led to. */
+type Sent = Answer<V1<Execution>>;
 
 /**
  * Every name a user gives the engine (node types, n8n node types, operations, modes and units of
@@ -45,28 +50,34 @@ const ours = (node: Record<string, unknown>) => ({
 });
 
 /** Imports (or creates) the workflow and, when that works, runs it synchronously: what the client sees last. */
-async function saveAndRun(workflow: Record<string, unknown>, data: Record<string, unknown> = { a: 1, s: 'text', d: '2024-05-06T07:08:09.000Z' }) {
-  const saved = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow } });
-  if (saved.status !== 201) return saved;
-  return p.rest('POST', `/v1/engine/workflows/${saved.body.data.workflowId}/execute`, { body: { mode: 'sync', data, timeout: 30 } });
+async function saveAndRun(
+  workflow: Record<string, unknown>,
+  data: Record<string, unknown> = { a: 1, s: 'text', d: '2024-05-06T07:08:09.000Z' },
+): Promise<Sent> {
+  const saved = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows/import', { body: { workflow } });
+  if (saved.status !== 201) return saved as Answer<V1<never>>;
+  return p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${saved.body.data.workflowId}/execute`, { body: { mode: 'sync', data, timeout: 30 } });
 }
 
 /** A webhook trigger with `fields`, on a workflow that answers with its item. */
 async function webhook(path: string, fields: Record<string, unknown>) {
-  const wf = await p.rest('POST', '/v1/engine/workflows', {
+  const wf = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
     body: { name: 'Hooked', active: true, nodes: [{ name: 'Hook', type: 'engine.webhook' }], connections: {} },
   });
-  return p.rest('POST', '/v1/engine/webhooks', { body: { workflowId: wf.body.data.workflowId, path, method: 'POST', responseMode: 'lastNode', ...fields } });
+  // Read only when refused: its error envelope.
+  return p.rest<V1<never>>('POST', '/v1/engine/webhooks', {
+    body: { workflowId: wf.body.data.workflowId, path, method: 'POST', responseMode: 'lastNode', ...fields },
+  });
 }
 
 async function inbound(path: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"a":1}' });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined } as Answer;
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined } as Sent;
 }
 
 /** Each place a user's name is looked up: what a client sees after giving it `name`. */
-const PLACES: Record<string, (name: string, i: number) => Promise<Answer>> = {
+const PLACES: Record<string, (name: string, i: number) => Promise<Sent>> = {
   'node type engine.<name>': (name) => p.rest('POST', '/v1/engine/workflows', { body: ours({ name: 'N', type: `engine.${name}` }) }),
   'node type <name>': (name) => p.rest('POST', '/v1/engine/workflows', { body: ours({ name: 'N', type: name }) }),
   'n8n node type n8n-nodes-base.<name>': (name) => saveAndRun(n8nWorkflow(n8n('N', name, 1, {}))),
@@ -180,7 +191,7 @@ const PLACES: Record<string, (name: string, i: number) => Promise<Answer>> = {
 const INTERNAL =
   /is not a function|Cannot read prop|Cannot convert|is not iterable|undefined is not|null is not|unexpectedly|\[object |native code|Maximum call stack/;
 
-function problem(place: string, name: string, res: Answer): string | undefined {
+function problem(place: string, name: string, res: Sent): string | undefined {
   const where = `${place} [${name}]`;
   const text = JSON.stringify(res.body ?? '').slice(0, 400);
   if (res.status >= 500) return `${where}: ${res.status} ${text}`;
@@ -230,8 +241,8 @@ describe('names of Object.prototype in every place the engine looks a name up', 
       assert.equal(res.status, 200, `${name}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.data.status, 'success', `${name}: ${JSON.stringify(res.body.data.error)}`);
       assert.deepEqual(res.body.data.result.items, [{ fromCode: 2 }], name);
-      const data = (await p.rest('GET', `/v1/engine/executions/${res.body.data.executionId}?includeData=true`)).body.data;
-      const read = data.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Read').output.main[0][0].json;
+      const data = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${res.body.data.executionId}?includeData=true`)).body.data;
+      const read = data.nodeData.find((n) => n.nodeName === 'Read')!.output.main[0][0].json;
       assert.equal(read.fromExpression, 2, name);
     }
   }, 120_000);

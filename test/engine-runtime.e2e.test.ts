@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
+import type { Gql, V1 } from './support/answers';
+import type { Execution, Workflow, WorkflowSummary } from './support/engine-answers';
 import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
+
+/** A workflow variable as /v1/engine/variables answers it. */
+interface Variable {
+  variableId: string;
+  key: string;
+  value: string;
+}
 
 /**
  * n8n's run-time surface on the platform: variables (`$vars`) kept in PostgreSQL, changed through
@@ -56,7 +65,7 @@ const varsExport = {
 };
 
 async function runSync(key: string, workflowId: string) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key, body: { mode: 'sync', data: {}, timeout: 60 } });
+  const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { key, body: { mode: 'sync', data: {}, timeout: 60 } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.data.status, 'success', JSON.stringify(res.body.data.error));
   return res.body.data.result.items as Record<string, unknown>[];
@@ -64,45 +73,45 @@ async function runSync(key: string, workflowId: string) {
 
 describe('variables', () => {
   test('created, listed, read, updated and deleted through REST; variable:write to change them, workflow:read to read them', async () => {
-    const refused = await p.rest('POST', '/v1/engine/variables', { key: reader, body: { key: 'region', value: 'eu' } });
+    const refused = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: reader, body: { key: 'region', value: 'eu' } });
     assert.equal(refused.status, 403, JSON.stringify(refused.body));
     assert.deepEqual([refused.body.error.code, refused.body.error.details.required], ['insufficient_permissions', 'variable:write']);
 
-    const created = await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'tier', value: 'gold' } });
+    const created = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'tier', value: 'gold' } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const v = created.body.data;
     assert.equal(v.key, 'tier');
     assert.equal(v.value, 'gold');
     assert.match(v.variableId, /^[0-9a-f-]{36}$/);
 
-    const listed = await p.rest('GET', '/v1/engine/variables', { key: reader });
+    const listed = await p.rest<V1<{ variables: Variable[] }>>('GET', '/v1/engine/variables', { key: reader });
     assert.equal(listed.status, 200);
     assert.deepEqual(
-      listed.body.data.variables.map((x: { key: string; value: string }) => [x.key, x.value]),
+      listed.body.data.variables.map((x) => [x.key, x.value]),
       [['tier', 'gold']],
     );
-    const got = await p.rest('GET', `/v1/engine/variables/${v.variableId}`, { key: reader });
+    const got = await p.rest<V1<Variable>>('GET', `/v1/engine/variables/${v.variableId}`, { key: reader });
     assert.deepEqual([got.status, got.body.data.value], [200, 'gold']);
 
-    assert.equal((await p.rest('PUT', `/v1/engine/variables/${v.variableId}`, { key: reader, body: { value: 'x' } })).status, 403);
-    const updated = await p.rest('PUT', `/v1/engine/variables/${v.variableId}`, { key: writer, body: { value: 'platinum' } });
+    assert.equal((await p.rest<V1<Variable>>('PUT', `/v1/engine/variables/${v.variableId}`, { key: reader, body: { value: 'x' } })).status, 403);
+    const updated = await p.rest<V1<Variable>>('PUT', `/v1/engine/variables/${v.variableId}`, { key: writer, body: { value: 'platinum' } });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.deepEqual([updated.body.data.key, updated.body.data.value], ['tier', 'platinum']);
 
-    assert.equal((await p.rest('DELETE', `/v1/engine/variables/${v.variableId}`, { key: reader })).status, 403);
-    const deleted = await p.rest('DELETE', `/v1/engine/variables/${v.variableId}`, { key: writer });
+    assert.equal((await p.rest<V1<Variable>>('DELETE', `/v1/engine/variables/${v.variableId}`, { key: reader })).status, 403);
+    const deleted = await p.rest<V1<Variable>>('DELETE', `/v1/engine/variables/${v.variableId}`, { key: writer });
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
-    const gone = await p.rest('GET', `/v1/engine/variables/${v.variableId}`, { key: reader });
+    const gone = await p.rest<V1<Variable>>('GET', `/v1/engine/variables/${v.variableId}`, { key: reader });
     assert.deepEqual([gone.status, gone.body.error.code], [404, 'resource_not_found']);
-    assert.equal((await p.rest('DELETE', `/v1/engine/variables/${v.variableId}`, { key: writer })).status, 404);
+    assert.equal((await p.rest<V1<Variable>>('DELETE', `/v1/engine/variables/${v.variableId}`, { key: writer })).status, 404);
   });
 
   test('bad keys and values are refused by field, a taken key is 409, and nothing is written', async () => {
     const bad = async (body: unknown) => {
-      const res = await p.rest('POST', '/v1/engine/variables', { key: writer, body });
+      const res = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body });
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error.code, 'validation_error');
-      return res.body.error.details.errors.map((e: { field: string }) => e.field);
+      return res.body.error.details.errors?.map((e) => e.field);
     };
     assert.deepEqual(await bad({ key: 'has space', value: 'a' }), ['key']);
     assert.deepEqual(await bad({ key: 'k'.repeat(51), value: 'a' }), ['key']);
@@ -110,50 +119,54 @@ describe('variables', () => {
     assert.deepEqual(await bad({ value: 'a' }), ['key']);
     assert.deepEqual(await bad({ key: 'ok' }), ['value']);
 
-    const first = await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'dup', value: '1' } });
+    const first = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'dup', value: '1' } });
     assert.equal(first.status, 201);
-    const again = await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'dup', value: '2' } });
+    const again = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'dup', value: '2' } });
     assert.equal(again.status, 409, JSON.stringify(again.body));
     assert.deepEqual([again.body.error.code, again.body.error.details.existing_id], ['resource_already_exists', first.body.data.variableId]);
     // Renaming another variable onto a taken key is refused the same way.
-    const other = await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'other', value: '3' } });
-    const rename = await p.rest('PUT', `/v1/engine/variables/${other.body.data.variableId}`, { key: writer, body: { key: 'dup' } });
+    const other = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'other', value: '3' } });
+    const rename = await p.rest<V1<Variable>>('PUT', `/v1/engine/variables/${other.body.data.variableId}`, { key: writer, body: { key: 'dup' } });
     assert.equal(rename.status, 409, JSON.stringify(rename.body));
 
-    const all = (await p.rest('GET', '/v1/engine/variables', { key: reader })).body.data.variables;
+    const all = (await p.rest<V1<{ variables: Variable[] }>>('GET', '/v1/engine/variables', { key: reader })).body.data.variables;
     assert.deepEqual(
-      all.map((x: { key: string; value: string }) => [x.key, x.value]),
+      all.map((x) => [x.key, x.value]),
       [
         ['dup', '1'],
         ['other', '3'],
       ],
     );
-    for (const x of all) await p.rest('DELETE', `/v1/engine/variables/${x.variableId}`, { key: writer });
+    for (const x of all) await p.rest<V1<Variable>>('DELETE', `/v1/engine/variables/${x.variableId}`, { key: writer });
   });
 
   test('GraphQL: the same operations, under the same permissions', async () => {
     const create = 'mutation($input: WorkflowVariableInput!) { createWorkflowVariable(input: $input) { variableId key value } }';
-    const denied = await p.graphql(create, { input: { key: 'g', value: '1' } }, reader);
-    assert.equal(denied.body.errors[0].extensions.code, 'insufficient_permissions');
-    const made = await p.graphql(create, { input: { key: 'g', value: '1' } }, writer);
+    const denied = await p.graphql<Gql<unknown>>(create, { input: { key: 'g', value: '1' } }, reader);
+    assert.equal(denied.body.errors?.[0].extensions.code, 'insufficient_permissions');
+    const made = await p.graphql<Gql<{ createWorkflowVariable: Variable }>>(create, { input: { key: 'g', value: '1' } }, writer);
     assert.equal(made.body.errors, undefined, JSON.stringify(made.body));
     const id = made.body.data.createWorkflowVariable.variableId;
-    const listed = await p.graphql('{ workflowVariables { key value } }', {}, reader);
+    const listed = await p.graphql<Gql<{ workflowVariables: unknown }>>('{ workflowVariables { key value } }', {}, reader);
     assert.deepEqual(listed.body.data.workflowVariables, [{ key: 'g', value: '1' }]);
-    const del = await p.graphql('mutation($id: ID!) { deleteWorkflowVariable(variableId: $id) { variableId } }', { id }, writer);
+    const del = await p.graphql<Gql<{ deleteWorkflowVariable: Variable }>>(
+      'mutation($id: ID!) { deleteWorkflowVariable(variableId: $id) { variableId } }',
+      { id },
+      writer,
+    );
     assert.equal(del.body.data.deleteWorkflowVariable.variableId, id);
   });
 
   test('$vars in expressions and Code nodes: the values as the execution starts, read-only', async () => {
-    const imported = await p.rest('POST', '/v1/engine/workflows/import', { key: reader, body: { workflow: varsExport } });
+    const imported = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { key: reader, body: { workflow: varsExport } });
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
     const workflowId = imported.body.data.workflowId;
 
     const [none] = await runSync(reader, workflowId);
     assert.deepEqual([none!.keys, none!.region, none!.missing], [[], undefined, null]);
 
-    const region = await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'region', value: 'eu-west' } });
-    await p.rest('POST', '/v1/engine/variables', { key: writer, body: { key: 'stage', value: 'prod' } });
+    const region = await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'region', value: 'eu-west' } });
+    await p.rest<V1<Variable>>('POST', '/v1/engine/variables', { key: writer, body: { key: 'stage', value: 'prod' } });
     const out = await runSync(reader, workflowId);
     assert.equal(out.length, 1);
     assert.equal(out[0]!.fromSet, 'eu-west');
@@ -163,7 +176,7 @@ describe('variables', () => {
     // The code cannot change what the next node or execution sees.
     assert.equal(out[0]!.after, 'eu-west');
 
-    await p.rest('PUT', `/v1/engine/variables/${region.body.data.variableId}`, { key: writer, body: { value: 'us-east' } });
+    await p.rest<V1<Variable>>('PUT', `/v1/engine/variables/${region.body.data.variableId}`, { key: writer, body: { value: 'us-east' } });
     assert.equal((await runSync(reader, workflowId))[0]!.region, 'us-east');
   });
 });
@@ -171,7 +184,7 @@ describe('variables', () => {
 describe('workflow static data', () => {
   /** An active workflow: a webhook trigger on `path` (answering with the Code node's item) → Code running `jsCode`. */
   async function hooked(name: string, path: string, jsCode: string) {
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', {
       key: writer,
       body: {
         name,
@@ -189,7 +202,7 @@ describe('workflow static data', () => {
       body: { workflowId: wf.body.data.workflowId, path, method: 'POST', responseMode: 'lastNode' },
     });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
-    return wf.body.data.workflowId as string;
+    return wf.body.data.workflowId;
   }
   async function call(path: string, body: unknown = {}) {
     const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -216,7 +229,10 @@ describe('workflow static data', () => {
 
   test("an unknown type fails the node with n8n's message", async () => {
     const workflowId = await hooked('Bad type', 'static-bad', "$getWorkflowStaticData('workflow'); return [];");
-    const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { key: writer, body: { mode: 'sync', data: {}, timeout: 60 } });
+    const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, {
+      key: writer,
+      body: { mode: 'sync', data: {}, timeout: 60 },
+    });
     assert.equal(res.body.data.status, 'error');
     assert.match(res.body.data.error.message, /The type "workflow" is not known\. Valid types are "global" and "node"\./);
   });
@@ -245,7 +261,7 @@ describe('pinned data', () => {
       // n8n's shape, plus an older export's plain objects and a node the workflow does not have.
       pinData: { Code: [{ json: { a: 1 } }, { a: 2 }], Gone: [{ json: { x: 1 } }] },
     };
-    const imported = await p.rest('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow: exported } });
+    const imported = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { key: writer, body: { workflow: exported } });
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
     const workflowId = imported.body.data.workflowId;
     assert.deepEqual(await runSync(writer, workflowId), [{ a: 1 }, { a: 2 }]);

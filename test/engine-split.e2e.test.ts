@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { V1 } from './support/answers';
 import { jsonOf } from './support/json';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { readUntil } from './support/until';
@@ -11,7 +12,7 @@ import { readUntil } from './support/until';
  */
 let split: SplitTopology;
 
-const call = (method: string, p: string, body?: unknown) => split.call(method, p, body);
+const call = <T>(method: string, p: string, body?: unknown) => split.call<T>(method, p, body);
 
 beforeAll(async () => {
   split = await startSplitTopology({}, 'engine');
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 describe('inbound webhooks with the engine in another process', () => {
   test('lastNode answers with the workflow’s result; a wrong secret is 403 and logged as rejected', async () => {
-    const wf = await call('POST', '/v1/engine/workflows', {
+    const wf = await call<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
       name: 'Remote intake',
       active: true,
       nodes: [
@@ -33,7 +34,7 @@ describe('inbound webhooks with the engine in another process', () => {
       connections: { Hook: { main: [[{ node: 'Shape', type: 'main', index: 0 }]] } },
     });
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
-    const hook = await call('POST', '/v1/engine/webhooks', {
+    const hook = await call<V1<{ webhookId: string; id?: string }>>('POST', '/v1/engine/webhooks', {
       workflowId: wf.body.data.workflowId,
       method: 'POST',
       path: '/remote/orders',
@@ -54,15 +55,15 @@ describe('inbound webhooks with the engine in another process', () => {
     const wrong = await send('wrong-key');
     assert.equal(wrong.status, 403);
     assert.equal((await jsonOf<{ success: boolean }>(wrong)).success, false);
-    const logs = await call('GET', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}/logs`);
+    const logs = await call<V1<{ logs: { status: string }[] }>>('GET', `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}/logs`);
     assert.equal(logs.status, 200, JSON.stringify(logs.body));
-    const statuses = (logs.body.data.logs ?? logs.body.data).map((l: { status: unknown }) => l.status).sort();
+    const statuses = logs.body.data.logs.map((l) => l.status).sort();
     assert.deepEqual(statuses, ['rejected', 'success']);
   });
 
   test('a trigger removed through one gateway stops answering at once in another that cached it', async () => {
     const second = await split.addGateway(); // the engine in its own process here: its trigger cache
-    const wf = await call('POST', '/v1/engine/workflows', {
+    const wf = await call<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
       name: 'Cached intake',
       active: true,
       nodes: [
@@ -71,7 +72,7 @@ describe('inbound webhooks with the engine in another process', () => {
       ],
       connections: { Hook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
     });
-    const hook = await call('POST', '/v1/engine/webhooks', {
+    const hook = await call<V1<{ webhookId: string; id?: string }>>('POST', '/v1/engine/webhooks', {
       workflowId: wf.body.data.workflowId,
       method: 'POST',
       path: '/cached/path',

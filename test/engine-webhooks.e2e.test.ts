@@ -3,6 +3,8 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { grouped } from '../kernel/db/grouped';
 import { insertFinished, type FinishedRun } from '../subgraphs/engine/executions/writes.store';
 import type { WorkflowVersion } from '../subgraphs/engine/workflows/service';
+import type { Gql, V1 } from './support/answers';
+import type { Execution, ExecutionLogs, Item, Page, Workflow } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
@@ -40,15 +42,59 @@ afterAll(async () => {
 async function workflow(name: string, nodes: Record<string, unknown>[], active = true): Promise<string> {
   const connections: Record<string, unknown> = {};
   for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name as string] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active } });
+  const res = await p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', { body: { name, nodes, connections, active } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data.workflowId;
+}
+
+/** A webhook trigger as /v1/engine/webhooks answers it, in the fields the tests read. */
+interface Webhook {
+  webhookId: string;
+  workflowId: string;
+  workflowName: string;
+  path: string;
+  url: string;
+  method: string;
+  responseMode: string;
+  active: boolean;
+  authentication: Record<string, unknown>;
+  rateLimit: unknown;
+  updatedAt: string;
+  deletedAt: string;
+  totalRequests: number;
+  statistics: {
+    totalRequests: number;
+    successfulRequests: number;
+    failedRequests: number;
+    rejectedRequests: number;
+    lastTriggered: string | null;
+    averageResponseTime: number;
+  };
+}
+
+/** What /v1/engine/webhooks/{id}/test answers. */
+interface TestAnswer {
+  webhookResponse: { status: number };
+  testExecutionId: string | null;
+  workflowResult: { status: string; duration: number } | null;
+}
+
+/** One request in a webhook's log. */
+interface RequestLog {
+  status: string;
+  reason: string | null;
+  statusCode: number;
+  method: string;
+  sourceIp: string;
+  responseTime: number;
+  executionId: string | null;
+  timestamp: string;
 }
 
 /** Registrations are limited to 10 a minute per key: each registration here uses a fresh engine key. */
 async function register(body: Record<string, unknown>) {
   const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write'] });
-  return p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', ...body } });
+  return p.rest<V1<Webhook>>('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', ...body } });
 }
 
 async function registered(body: Record<string, unknown>) {
@@ -89,15 +135,18 @@ async function send(path: string, opts: { method?: string; headers?: Record<stri
 }
 
 async function logs(webhookId: string, query = '') {
-  const res = await p.rest('GET', `/v1/engine/webhooks/${webhookId}/logs${query}`);
+  const res = await p.rest<V1<{ webhookId: string; logs: RequestLog[]; pagination: Page }>>('GET', `/v1/engine/webhooks/${webhookId}/logs${query}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
 
+/** A node's item in these workflows: the webhook's request (the trigger) or what the nodes after it made. */
+type HookItem = Item & { headers: Record<string, string> };
+
 const executionOf = (executionId: string) =>
   untilValue(
     `execution ${executionId} to finish`,
-    async () => (await p.rest('GET', `/v1/engine/executions/${executionId}?includeData=true`)).body.data,
+    async () => (await p.rest<V1<Execution<Item, HookItem>>>('GET', `/v1/engine/executions/${executionId}?includeData=true`)).body.data,
     (e) => e.status !== 'running',
     { timeoutMs: 15_000, everyMs: 100 },
   );
@@ -198,7 +247,7 @@ describe('inbound webhooks by authentication mode', () => {
     const stored = await secretColumns(hook.webhookId);
     assert.equal(stored.secret_hash.length, 32);
     assert.ok(!JSON.stringify(stored).includes('shop-secret-123'));
-    const again = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body;
+    const again = (await p.rest<V1<Webhook>>('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body;
     assert.ok(!JSON.stringify(again).includes('shop-secret-123'));
   });
 
@@ -220,7 +269,7 @@ describe('inbound webhooks by authentication mode', () => {
     assert.equal(stored.secret_hash, null);
     assert.ok(stored.secret_enc.length > 28);
     assert.ok(!stored.secret_enc.toString('utf8').includes(secret));
-    const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l: { reason: string; statusCode: number }) => [l.reason, l.statusCode]);
+    const rejected = (await logs(hook.webhookId, '?status=rejected')).logs.map((l) => [l.reason, l.statusCode]);
     assert.deepEqual(rejected, [
       ['invalid_signature', 403],
       ['invalid_signature', 403],
@@ -297,18 +346,18 @@ describe('answers, limits and logs', () => {
     );
     const entries = (await logs(hook.webhookId, '?limit=100')).logs;
     assert.equal(entries.length, orders.length);
-    assert.ok(entries.every((e: { status: string; statusCode: number }) => e.status === 'success' && e.statusCode === 200));
-    const executionIds = new Set<string>(entries.map((e: { executionId: string }) => e.executionId));
+    assert.ok(entries.every((e) => e.status === 'success' && e.statusCode === 200));
+    const executionIds = new Set(entries.map((e) => e.executionId));
     assert.equal(executionIds.size, orders.length);
     const seen: string[] = [];
     for (const id of executionIds) {
-      const run = (await p.rest('GET', `/v1/engine/executions/${id}?includeData=true`)).body.data;
+      const run = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${id}?includeData=true`)).body.data;
       assert.equal(run.status, 'success');
       const [hookNode, note] = run.nodeData;
       assert.deepEqual([hookNode.nodeName, note.nodeName], ['Hook', 'Note']);
-      const order = hookNode.output.main[0][0].json.body.order;
+      const order = (hookNode.output.main[0][0].json.body as { order: string }).order;
       assert.equal(note.output.main[0][0].json.seen, order, 'the node rows of one run');
-      const lines = (await p.rest('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs.map((l: { message: string }) => l.message);
+      const lines = (await p.rest<V1<ExecutionLogs>>('GET', `/v1/engine/executions/${id}/logs`)).body.data.logs.map((l) => l.message);
       assert.equal(lines.at(-1), 'Execution succeeded (2 nodes run)');
       seen.push(order);
     }
@@ -360,16 +409,16 @@ describe('answers, limits and logs', () => {
       [[runs[0]!.ctx.id, 'success'], null, [runs[2]!.ctx.id, 'success']],
     );
     for (const [i, r] of runs.entries()) {
-      const stored = await p.rest('GET', `/v1/engine/executions/${r.ctx.id}?includeData=true`);
+      const stored = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${r.ctx.id}?includeData=true`);
       if (i === 1) {
         assert.equal(stored.status, 404);
         continue;
       }
       assert.deepEqual(
-        stored.body.data.nodeData.map((n: { output: unknown }) => n.output),
+        stored.body.data.nodeData.map((n) => n.output),
         [{ main: { n: i + 1 } }],
       );
-      const lines = (await p.rest('GET', `/v1/engine/executions/${r.ctx.id}/logs`)).body.data.logs.map((l: { message: string }) => l.message);
+      const lines = (await p.rest<V1<ExecutionLogs>>('GET', `/v1/engine/executions/${r.ctx.id}/logs`)).body.data.logs.map((l) => l.message);
       assert.deepEqual(lines, [`run ${i + 1}`]);
     }
   });
@@ -382,7 +431,7 @@ describe('answers, limits and logs', () => {
     const page = await logs(hook.webhookId);
     assert.equal(page.webhookId, hook.webhookId);
     assert.deepEqual(
-      page.logs.map((l: { status: string }) => l.status),
+      page.logs.map((l) => l.status),
       ['rejected', 'success', 'success'],
     );
     const [rejected, success] = page.logs;
@@ -392,11 +441,11 @@ describe('answers, limits and logs', () => {
     assert.ok(success.timestamp);
     assert.deepEqual((await logs(hook.webhookId, '?status=success&limit=1')).pagination, { total: 2, limit: 1, offset: 0, hasMore: true });
     assert.equal((await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}/logs?limit=501`)).status, 400);
-    const stats = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
+    const stats = (await p.rest<V1<Webhook>>('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
     assert.deepEqual([stats.totalRequests, stats.successfulRequests, stats.failedRequests, stats.rejectedRequests], [3, 2, 1, 1]);
     assert.ok(stats.lastTriggered && stats.averageResponseTime >= 0);
-    const listed = (await p.rest('GET', `/v1/engine/webhooks?workflowId=${workflowId}&limit=100`)).body.data;
-    const item = listed.webhooks.find((w: { webhookId: string }) => w.webhookId === hook.webhookId);
+    const listed = (await p.rest<V1<{ webhooks: Webhook[]; pagination: Page }>>('GET', `/v1/engine/webhooks?workflowId=${workflowId}&limit=100`)).body.data;
+    const item = listed.webhooks.find((w) => w.webhookId === hook.webhookId)!;
     assert.deepEqual(Object.keys(item).sort(), [
       'active',
       'lastTriggered',
@@ -433,7 +482,7 @@ describe('answers, limits and logs', () => {
     await p.rest('POST', `/v1/engine/workflows/${sleepy}/activate`);
     assert.equal((await send('sleepy', { json: {} })).status, 200);
 
-    const off = await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { active: false } });
+    const off = await p.rest<V1<Webhook>>('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { active: false } });
     assert.equal(off.status, 200);
     assert.equal(off.body.data.active, false);
     assert.equal((await send('sleepy', { json: {} })).status, 404);
@@ -472,28 +521,30 @@ describe('answers, limits and logs', () => {
 describe('webhook trigger management (/v1/engine/webhooks)', () => {
   test('get, list, update, delete; secrets never returned', async () => {
     const hook = await registered({ path: 'managed', authentication: { type: 'apiKey', apiKeyValue: 'managed-key-1' } });
-    const got = await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`);
+    const got = await p.rest<V1<Webhook>>('GET', `/v1/engine/webhooks/${hook.webhookId}`);
     assert.equal(got.status, 200);
     assert.deepEqual(got.body.data.authentication, { type: 'apiKey', apiKeyHeader: 'X-API-Key' });
     assert.ok(!JSON.stringify(got.body).includes('managed-key-1'));
 
-    const updated = await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { authentication: { type: 'apiKey', apiKeyHeader: 'X-Other' } } });
+    const updated = await p.rest<V1<Webhook>>('PUT', `/v1/engine/webhooks/${hook.webhookId}`, {
+      body: { authentication: { type: 'apiKey', apiKeyHeader: 'X-Other' } },
+    });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.equal(updated.body.data.webhookId, hook.webhookId);
     assert.ok(updated.body.data.updatedAt);
     assert.equal((await send('managed', { json: {}, headers: { 'x-other': 'managed-key-1' } })).status, 200, 'same type without a secret keeps the secret');
-    await p.rest('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { authentication: { type: 'none' } } });
+    await p.rest<V1<Webhook>>('PUT', `/v1/engine/webhooks/${hook.webhookId}`, { body: { authentication: { type: 'none' } } });
     assert.equal((await send('managed', { json: {} })).status, 200);
     assert.equal((await secretColumns(hook.webhookId)).secret_hash, null);
 
-    const listed = await p.rest('GET', '/v1/engine/webhooks?active=true&limit=2');
+    const listed = await p.rest<V1<{ webhooks: Webhook[]; pagination: Page }>>('GET', '/v1/engine/webhooks?active=true&limit=2');
     assert.equal(listed.body.data.webhooks.length, 2);
     assert.equal(listed.body.data.pagination.limit, 2);
 
-    const deleted = await p.rest('DELETE', `/v1/engine/webhooks/${hook.webhookId}`);
+    const deleted = await p.rest<V1<Webhook>>('DELETE', `/v1/engine/webhooks/${hook.webhookId}`);
     assert.deepEqual([deleted.status, deleted.body.data.webhookId], [200, hook.webhookId]);
     assert.ok(deleted.body.data.deletedAt);
-    assert.equal((await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).status, 404);
+    assert.equal((await p.rest<V1<Webhook>>('GET', `/v1/engine/webhooks/${hook.webhookId}`)).status, 404);
     assert.equal((await send('managed', { json: {} })).status, 404);
   });
 
@@ -523,10 +574,10 @@ describe('webhook trigger management (/v1/engine/webhooks)', () => {
 
     const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:write'] });
     for (let i = 0; i < 10; i++) {
-      const res = await p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: `burst/${i}` } });
+      const res = await p.rest<V1<Webhook>>('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: `burst/${i}` } });
       assert.equal(res.status, 201, JSON.stringify(res.body));
     }
-    const eleventh = await p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: 'burst/10' } });
+    const eleventh = await p.rest<V1<Webhook>>('POST', '/v1/engine/webhooks', { key, body: { workflowId, method: 'POST', path: 'burst/10' } });
     assert.equal(eleventh.status, 429);
     assert.equal(eleventh.body.error.code, 'RATE_LIMIT_EXCEEDED');
   });
@@ -541,25 +592,27 @@ describe('webhook trigger management (/v1/engine/webhooks)', () => {
       false,
     );
     const hook = await registered({ workflowId: sleepy, path: 'tested', authentication: { type: 'apiKey', apiKeyValue: 'tested-key-1' } });
-    const ok = await p.rest('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: { x: 1 }, headers: { 'X-API-Key': 'tested-key-1' } } });
+    const ok = await p.rest<V1<TestAnswer>>('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, {
+      body: { data: { x: 1 }, headers: { 'X-API-Key': 'tested-key-1' } },
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.data.webhookResponse.status, 200);
-    assert.equal(ok.body.data.workflowResult.status, 'success');
-    assert.equal(typeof ok.body.data.workflowResult.duration, 'number');
-    const e = (await p.rest('GET', `/v1/engine/executions/${ok.body.data.testExecutionId}`)).body.data;
+    assert.equal(ok.body.data.workflowResult?.status, 'success');
+    assert.equal(typeof ok.body.data.workflowResult?.duration, 'number');
+    const e = (await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${ok.body.data.testExecutionId}`)).body.data;
     assert.deepEqual([e.mode, e.result.items[0].got], ['test', 1]);
-    const denied = await p.rest('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: {} } });
+    const denied = await p.rest<V1<TestAnswer>>('POST', `/v1/engine/webhooks/${hook.webhookId}/test`, { body: { data: {} } });
     assert.equal(denied.body.data.webhookResponse.status, 401);
     assert.equal(denied.body.data.testExecutionId, null);
     assert.equal(denied.body.data.workflowResult, null);
-    const stats = (await p.rest('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
+    const stats = (await p.rest<V1<Webhook>>('GET', `/v1/engine/webhooks/${hook.webhookId}`)).body.data.statistics;
     assert.equal(stats.totalRequests, 0, 'tests are not counted');
     assert.equal((await logs(hook.webhookId)).logs.length, 2, 'but they are logged');
   });
 
   test('receiveWebhook is the only thing callable without a key, and only does what a trigger allows', async () => {
     await registered({ path: 'graphql-way', responseMode: 'lastNode' });
-    const res = await p.graphql(
+    const res = await p.graphql<Gql<{ receiveWebhook: { status: number; body: { seen: unknown } } }>>(
       'mutation($r: WorkflowWebhookRequestInput!) { receiveWebhook(request: $r) { status body } }',
       { r: { path: 'graphql-way', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"order":77}').toString('base64') } },
       null,
@@ -567,7 +620,7 @@ describe('webhook trigger management (/v1/engine/webhooks)', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.data.receiveWebhook.status, 200);
     assert.equal(res.body.data.receiveWebhook.body.seen, 77);
-    const refused = await p.graphql('{ workflows { pagination { total } } }', {}, null);
-    assert.equal(refused.body.errors[0].extensions.code, 'missing_authorization');
+    const refused = await p.graphql<Gql<unknown>>('{ workflows { pagination { total } } }', {}, null);
+    assert.equal(refused.body.errors?.[0].extensions.code, 'missing_authorization');
   });
 });

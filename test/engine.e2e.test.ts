@@ -5,6 +5,8 @@ import type { Client } from 'graphql-ws';
 import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
 import { chain, start, type WorkflowNode } from './support/fixtures';
+import type { Gql, Platform, V1 } from './support/answers';
+import type { Execution, ExecutionList, ExecutionLogs, Workflow, WorkflowList, WorkflowSummary } from './support/engine-answers';
 import { answerOf, jsonOf } from './support/json';
 import { N8N_EXPORT } from './support/n8n-export';
 import { readBody } from './support/net';
@@ -77,19 +79,19 @@ async function handleUpstream(req: IncomingMessage, res: import('node:http').Ser
 type N = WorkflowNode;
 
 async function createWorkflow(name: string, def: { nodes: N[]; connections: unknown }, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await p.rest('POST', '/v1/engine/workflows', { body: { name, ...def, ...extra } });
+  const res = await p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', { body: { name, ...def, ...extra } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data.workflowId;
 }
 
 async function execute(workflowId: string, body: Record<string, unknown> = {}) {
-  const res = await p.rest('POST', `/v1/engine/workflows/${workflowId}/execute`, { body });
+  const res = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
 
 async function execution(id: string, includeData = false) {
-  const res = await p.rest('GET', `/v1/engine/executions/${id}${includeData ? '?includeData=true' : ''}`);
+  const res = await p.rest<V1<Execution>>('GET', `/v1/engine/executions/${id}${includeData ? '?includeData=true' : ''}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }
@@ -105,7 +107,7 @@ const waitStatus = (id: string, status: string, timeoutMs = 15_000) =>
     { timeoutMs, everyMs: 100 },
   );
 
-function assertError(res: JsonAnswer, status: number, code: string) {
+function assertError(res: JsonAnswer<V1<unknown>>, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false);
   assert.equal(res.body.error.code, code, JSON.stringify(res.body));
@@ -117,7 +119,7 @@ function assertError(res: JsonAnswer, status: number, code: string) {
 describe('workflow definitions (/v1/engine/workflows)', () => {
   test('create, get, update (version on every change), activate, duplicate, export, list, delete', async () => {
     const def = chain([start, { name: 'Greet', type: 'engine.set', parameters: { values: { greeting: 'Hello {{ $json.name }}' } }, position: [200, 0] }]);
-    const created = await p.rest('POST', '/v1/engine/workflows', {
+    const created = await p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', {
       body: { name: 'Greeter', ...def, settings: { timezone: 'Europe/Oslo' }, tags: ['crm', 'demo'] },
     });
     assert.equal(created.status, 201);
@@ -130,7 +132,7 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
     assert.match(created.body.meta.requestId, /^req_/);
     const id = d.workflowId;
 
-    const got = (await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data;
+    const got = (await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${id}`)).body.data;
     assert.deepEqual(got.nodes, [
       { name: 'Start', type: 'engine.manualTrigger', position: [0, 0], parameters: {} },
       { name: 'Greet', type: 'engine.set', position: [200, 0], parameters: { values: { greeting: 'Hello {{ $json.name }}' } } },
@@ -140,44 +142,48 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
     assert.deepEqual(got.statistics, { executions: 0, successRate: 0, averageDuration: 0 });
     assert.equal(got.lastExecuted, null);
 
-    const renamed = await p.rest('PUT', `/v1/engine/workflows/${id}`, { body: { name: 'Greeter 2' } });
+    const renamed = await p.rest<V1<Workflow>>('PUT', `/v1/engine/workflows/${id}`, { body: { name: 'Greeter 2' } });
     assert.equal(renamed.status, 200);
     assert.equal(renamed.body.data.version, 2);
     assert.ok(renamed.body.data.updatedAt);
-    assert.equal((await p.rest('PUT', `/v1/engine/workflows/${id}`, { body: { name: 'Greeter 2' } })).body.data.version, 2, 'no change, same version');
+    assert.equal(
+      (await p.rest<V1<Workflow>>('PUT', `/v1/engine/workflows/${id}`, { body: { name: 'Greeter 2' } })).body.data.version,
+      2,
+      'no change, same version',
+    );
     const nodes = [...def.nodes, { name: 'Done', type: 'engine.noOp' }];
-    const changed = await p.rest('PUT', `/v1/engine/workflows/${id}`, {
+    const changed = await p.rest<V1<Workflow>>('PUT', `/v1/engine/workflows/${id}`, {
       body: { nodes, connections: { ...def.connections, Greet: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } },
     });
     assert.equal(changed.body.data.version, 3);
 
-    const on = await p.rest('POST', `/v1/engine/workflows/${id}/activate`);
+    const on = await p.rest<V1<Workflow>>('POST', `/v1/engine/workflows/${id}/activate`);
     assert.deepEqual([on.status, on.body.data.active, on.body.data.version], [200, true, 4]);
-    const off = await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
+    const off = await p.rest<V1<Workflow>>('POST', `/v1/engine/workflows/${id}/deactivate`);
     assert.deepEqual([off.body.data.active, off.body.data.version], [false, 5]);
     await p.rest('PUT', `/v1/engine/workflows/${id}`, { body: { active: true } });
 
-    const dup = await p.rest('POST', `/v1/engine/workflows/${id}/duplicate`, { body: { name: 'Greeter copy' } });
+    const dup = await p.rest<V1<Workflow>>('POST', `/v1/engine/workflows/${id}/duplicate`, { body: { name: 'Greeter copy' } });
     assert.equal(dup.status, 201);
     assert.equal(dup.body.data.sourceWorkflowId, id);
     assert.equal(dup.body.data.name, 'Greeter copy');
-    const copy = (await p.rest('GET', `/v1/engine/workflows/${dup.body.data.workflowId}`)).body.data;
+    const copy = (await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${dup.body.data.workflowId}`)).body.data;
     assert.equal(copy.nodes.length, 3);
     assert.equal(copy.active, false);
 
-    const json = (await p.rest('GET', `/v1/engine/workflows/${id}/export`)).body.data;
+    const json = (await p.rest<V1<{ format: string; workflow: Workflow }>>('GET', `/v1/engine/workflows/${id}/export`)).body.data;
     assert.equal(json.format, 'json');
     assert.equal(json.workflow.name, 'Greeter 2');
     assert.equal(json.workflow.nodes.length, 3);
-    const yaml = (await p.rest('GET', `/v1/engine/workflows/${id}/export?format=yaml`)).body.data;
+    const yaml = (await p.rest<V1<{ format: string; workflow: string }>>('GET', `/v1/engine/workflows/${id}/export?format=yaml`)).body.data;
     assert.equal(yaml.format, 'yaml');
     assert.match(yaml.workflow, /^name: Greeter 2\nnodes:\n {2}- name: Start\n/);
-    const reimported = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: yaml.workflow, name: 'From YAML' } });
+    const reimported = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { body: { workflow: yaml.workflow, name: 'From YAML' } });
     assert.equal(reimported.status, 201, JSON.stringify(reimported.body));
     assert.deepEqual([reimported.body.data.name, reimported.body.data.nodes], ['From YAML', 3]);
     assertError(await p.rest('GET', `/v1/engine/workflows/${id}/export?format=xml`), 400, 'validation_error');
 
-    const listed = await p.rest('GET', '/v1/engine/workflows?active=true&tag=crm&limit=1');
+    const listed = await p.rest<V1<WorkflowList>>('GET', '/v1/engine/workflows?active=true&tag=crm&limit=1');
     assert.equal(listed.status, 200);
     const item = listed.body.data.workflows[0];
     assert.deepEqual(
@@ -185,12 +191,12 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
       { workflowId: id, name: 'Greeter 2', active: true, nodes: 3, executions: 0 },
     );
     assert.deepEqual(listed.body.data.pagination, { total: 1, limit: 1, offset: 0, hasMore: false });
-    const all = (await p.rest('GET', '/v1/engine/workflows?limit=2')).body.data.pagination;
+    const all = (await p.rest<V1<WorkflowList>>('GET', '/v1/engine/workflows?limit=2')).body.data.pagination;
     assert.equal(all.limit, 2);
     assert.ok(all.total >= 3 && all.hasMore);
     assertError(await p.rest('GET', '/v1/engine/workflows?limit=101'), 400, 'validation_error');
 
-    const deleted = await p.rest('DELETE', `/v1/engine/workflows/${dup.body.data.workflowId}`);
+    const deleted = await p.rest<V1<Workflow>>('DELETE', `/v1/engine/workflows/${dup.body.data.workflowId}`);
     assert.equal(deleted.status, 200);
     assert.equal(deleted.body.data.workflowId, dup.body.data.workflowId);
     assert.ok(deleted.body.data.deletedAt);
@@ -199,9 +205,9 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
   });
 
   test('WORKFLOW_INVALID before anything is stored: missing parameter, unknown type, duplicate name, dangling connection', async () => {
-    const count = async () => (await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.workflows`))[0].n;
+    const count = async () => ((await p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM engine.workflows`)) as { n: number }[])[0].n;
     const before = await count();
-    const post = (nodes: N[], connections: unknown = {}) => p.rest('POST', '/v1/engine/workflows', { body: { name: 'bad', nodes, connections } });
+    const post = (nodes: N[], connections: unknown = {}) => p.rest<V1<Workflow>>('POST', '/v1/engine/workflows', { body: { name: 'bad', nodes, connections } });
 
     const missing = assertError(await post([start, { name: 'Fetch', type: 'engine.httpRequest', parameters: { method: 'GET' } }]), 400, 'WORKFLOW_INVALID');
     assert.deepEqual(missing.details, { node: 'Fetch', nodeType: 'engine.httpRequest', missingParameters: ['url'] });
@@ -224,7 +230,7 @@ describe('workflow definitions (/v1/engine/workflows)', () => {
       'validation_error',
     );
     assert.ok(
-      shape.details.errors.some((e: { field: unknown; message: string }) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message))),
+      shape.details.errors?.some((e) => e.field === 'nodes.0.name' || (e.field === 'nodes.0' && /name/.test(e.message ?? ''))),
       JSON.stringify(shape),
     );
     assert.equal(await count(), before, 'nothing was stored');
@@ -254,7 +260,7 @@ describe('executions', () => {
     assert.equal(async.status, 'running');
     const done = await waitStatus(async.executionId, 'success');
     assert.deepEqual(
-      done.nodeData.map((n: { nodeName: unknown; nodeType: unknown; status: unknown }) => [n.nodeName, n.nodeType, n.status]),
+      done.nodeData.map((n) => [n.nodeName, n.nodeType, n.status]),
       [
         ['Start', 'engine.manualTrigger', 'success'],
         ['Fetch', 'engine.httpRequest', 'success'],
@@ -266,10 +272,10 @@ describe('executions', () => {
     assert.equal(typeof done.nodeData[1].duration, 'number');
     assert.equal((await execution(async.executionId)).nodeData, undefined, 'run data only with includeData');
 
-    const logs = (await p.rest('GET', `/v1/engine/executions/${async.executionId}/logs`)).body.data;
+    const logs = (await p.rest<V1<ExecutionLogs>>('GET', `/v1/engine/executions/${async.executionId}/logs`)).body.data;
     assert.equal(logs.executionId, async.executionId);
     assert.deepEqual(
-      logs.logs.map((l: { message: unknown }) => l.message),
+      logs.logs.map((l) => l.message),
       ['Execution started (manual)', 'Execution succeeded (4 nodes run)'],
     );
     assert.equal(logs.logs[0].level, 'info');
@@ -284,7 +290,7 @@ describe('executions', () => {
     assert.match(failed.error.message, /no stock/);
     assert.ok(failed.failedAt);
 
-    const byWorkflow = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data;
+    const byWorkflow = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}`)).body.data;
     assert.equal(byWorkflow.executions.length, 2);
     assert.deepEqual(Object.keys(byWorkflow.executions[0]).sort(), [
       'duration',
@@ -296,23 +302,24 @@ describe('executions', () => {
       'workflowId',
       'workflowName',
     ]);
-    const errors = (await p.rest('GET', `/v1/engine/executions?status=error&workflowId=${failing}`)).body.data;
+    const errors = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?status=error&workflowId=${failing}`)).body.data;
     assert.deepEqual(
-      errors.executions.map((e: { executionId: unknown }) => e.executionId),
+      errors.executions.map((e) => e.executionId),
       [failed.executionId],
     );
-    const future = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2999-01-01T00:00:00Z`)).body.data;
+    const future = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}&startDate=2999-01-01T00:00:00Z`)).body.data;
     assert.equal(future.executions.length, 0);
-    const window = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&startDate=2000-01-01T00:00:00Z&endDate=2999-01-01T00:00:00Z&limit=1`)).body
-      .data;
+    const window = (
+      await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}&startDate=2000-01-01T00:00:00Z&endDate=2999-01-01T00:00:00Z&limit=1`)
+    ).body.data;
     assert.deepEqual(window.pagination, { total: 2, limit: 1, offset: 0, hasMore: true });
     assertError(await p.rest('GET', '/v1/engine/executions?status=completed'), 400, 'validation_error');
 
-    const wf = (await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data;
+    const wf = (await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${id}`)).body.data;
     assert.equal(wf.statistics.executions, 2);
     assert.equal(wf.statistics.successRate, 100);
     assert.ok(wf.lastExecuted);
-    const broken = (await p.rest('GET', `/v1/engine/workflows/${failing}`)).body.data.statistics;
+    const broken = (await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${failing}`)).body.data.statistics;
     assert.deepEqual([broken.executions, broken.successRate], [1, 0]);
   });
 
@@ -332,16 +339,16 @@ describe('executions', () => {
     assert.equal(first.error.node, 'Call');
     assert.equal(first.error.details.statusCode, 503);
     const firstData = await execution(first.executionId, true);
-    const stamp = firstData.nodeData.find((n: { nodeName: unknown }) => n.nodeName === 'Stamp').output.main[0][0].json.stamp;
+    const stamp = firstData.nodeData.find((n) => n.nodeName === 'Stamp')!.output.main[0][0].json.stamp;
 
-    const retried = await p.rest('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
+    const retried = await p.rest<V1<Execution>>('POST', `/v1/engine/executions/${first.executionId}/retry`, { body: {} });
     assert.equal(retried.status, 201, JSON.stringify(retried.body));
     assert.equal(retried.body.data.originalExecutionId, first.executionId);
     assert.notEqual(retried.body.data.executionId, first.executionId);
     assert.equal(retried.body.data.status, 'running');
     const second = await waitStatus(retried.body.data.executionId, 'success');
     assert.deepEqual(
-      second.nodeData.map((n: { nodeName: unknown; reused: unknown }) => [n.nodeName, n.reused]),
+      second.nodeData.map((n) => [n.nodeName, n.reused]),
       [
         ['Start', true],
         ['Stamp', true],
@@ -354,10 +361,10 @@ describe('executions', () => {
 
     upstreamState.flakyFailures = 1;
     const again = await execute(id, { mode: 'sync' });
-    const fromStamp = await p.rest('POST', `/v1/engine/executions/${again.executionId}/retry`, { body: { fromNode: 'Stamp' } });
+    const fromStamp = await p.rest<V1<Execution>>('POST', `/v1/engine/executions/${again.executionId}/retry`, { body: { fromNode: 'Stamp' } });
     const third = await waitStatus(fromStamp.body.data.executionId, 'success');
     assert.deepEqual(
-      third.nodeData.map((n: { nodeName: unknown; reused: unknown }) => [n.nodeName, n.reused]),
+      third.nodeData.map((n) => [n.nodeName, n.reused]),
       [
         ['Start', true],
         ['Stamp', false],
@@ -381,7 +388,7 @@ describe('executions', () => {
     const started = await execute(id);
     await waitFor('the slow call to be running', async () => (await execution(started.executionId)).progress.currentNode === 'Slow call');
     const abortedBefore = upstreamState.slowAborted;
-    const res = await p.rest('POST', `/v1/engine/executions/${started.executionId}/cancel`);
+    const res = await p.rest<V1<Execution>>('POST', `/v1/engine/executions/${started.executionId}/cancel`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual([res.body.data.executionId, res.body.data.status], [started.executionId, 'canceled']);
     assert.ok(res.body.data.canceledAt);
@@ -389,15 +396,15 @@ describe('executions', () => {
     const after = await execution(started.executionId, true);
     assert.equal(after.status, 'canceled');
     assert.deepEqual(
-      after.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
+      after.nodeData.map((n) => n.nodeName),
       ['Start'],
       'nothing after the canceled node ran',
     );
     assertError(await p.rest('POST', `/v1/engine/executions/${started.executionId}/cancel`), 409, 'conflict');
-    const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs;
-    assert.ok(logs.some((l: { message: unknown }) => l.message === 'Execution canceled'));
+    const logs = (await p.rest<V1<ExecutionLogs>>('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs;
+    assert.ok(logs.some((l) => l.message === 'Execution canceled'));
 
-    const del = await p.rest('DELETE', `/v1/engine/executions/${started.executionId}`);
+    const del = await p.rest<V1<Execution>>('DELETE', `/v1/engine/executions/${started.executionId}`);
     assert.equal(del.status, 200);
     assert.ok(del.body.data.deletedAt);
     assertError(await p.rest('GET', `/v1/engine/executions/${started.executionId}`), 404, 'resource_not_found');
@@ -497,7 +504,7 @@ describe('executions', () => {
       { n: 1, doubled: 2 },
       { n: 2, doubled: 4 },
     ]);
-    const children = (await p.rest('GET', `/v1/engine/executions?workflowId=${child}`)).body.data.executions;
+    const children = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${child}`)).body.data.executions;
     assert.equal(children.length, 1);
     assert.equal(children[0].mode, 'subworkflow');
   });
@@ -542,8 +549,10 @@ describe('executions', () => {
         { name: 'Note', type: 'engine.set', parameters: { values: { ran: true } } },
       ]),
     );
-    const count = async () => (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.pagination.total;
-    const schedules = async () => (await p.rest('GET', `/v1/control-plane/workflows/${id}/schedules`)).body.data.schedules;
+    const count = async () => (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.pagination.total;
+    const schedules = async () =>
+      (await p.rest<V1<{ schedules: { scheduleId: string; nodeName: string; nextRunAt: string }[] }>>('GET', `/v1/control-plane/workflows/${id}/schedules`))
+        .body.data.schedules;
     // Inactive: its trigger has no schedule, so no due time can start it.
     assert.deepEqual(await schedules(), [], 'inactive: no schedule for its trigger');
     assert.equal(await count(), 0, 'inactive: never started');
@@ -554,8 +563,8 @@ describe('executions', () => {
     await waitFor('a scheduled run', async () => ((await count()) >= 1 ? true : undefined), 8000);
     clock.advanceTo((await schedules())[0].nextRunAt);
     await waitFor('two scheduled runs', async () => ((await count()) >= 2 ? true : undefined), 8000);
-    const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions;
-    assert.ok(list.every((e: { mode: unknown }) => e.mode === 'schedule'));
+    const list = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions;
+    assert.ok(list.every((e) => e.mode === 'schedule'));
     await p.rest('POST', `/v1/engine/workflows/${id}/deactivate`);
     assert.deepEqual(await schedules(), [], 'deactivated: the trigger has no schedule');
     const after = await count();
@@ -571,7 +580,7 @@ describe('executions', () => {
     assertError(await p.rest('POST', '/v1/engine/workflows/not-a-uuid/execute', { body: {} }), 404, 'WORKFLOW_NOT_FOUND');
     assertError(await p.rest('GET', `/v1/engine/executions/${missing}`), 404, 'resource_not_found');
     const id = await createWorkflow('Big payload', chain([start]));
-    const big = await p.rest('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } } });
+    const big = await p.rest<V1<Execution>>('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { blob: 'x'.repeat(5 * 1024 * 1024 + 10) } } });
     const tooLarge = assertError(big, 413, 'PAYLOAD_TOO_LARGE');
     assert.equal(tooLarge.details.limit_bytes, 5 * 1024 * 1024);
     assertError(
@@ -594,7 +603,7 @@ describe('executions', () => {
 
 describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)', () => {
   test('an n8n export imported through /v1 and run through its webhook', async () => {
-    const imported = await p.rest('POST', '/v1/engine/workflows/import', { body: { workflow: N8N_EXPORT } });
+    const imported = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { body: { workflow: N8N_EXPORT } });
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
     assert.deepEqual([imported.body.data.name, imported.body.data.nodes, imported.body.data.active], ['Order intake', 7, false]);
     const id = imported.body.data.workflowId;
@@ -608,28 +617,28 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     });
     assert.equal(res.status, 202);
     assert.deepEqual(await res.json(), { label: 'HIGH', total: 150 });
-    assert.equal((await p.rest('GET', `/v1/engine/workflows/${id}`)).body.data.webhookUrl, `${p.url}/webhook/orders`);
+    assert.equal((await p.rest<V1<Workflow>>('GET', `/v1/engine/workflows/${id}`)).body.data.webhookUrl, `${p.url}/webhook/orders`);
   });
 
   test('POST /workflows imports, PATCH {active}, GET, PUT, executions, DELETE with an engine key', async () => {
     const key = (await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write', 'workflow:execute'] })).key;
-    const native = (method: string, path: string, body?: unknown) =>
+    const native = <T>(method: string, path: string, body?: unknown) =>
       fetch(`${p.url}/engine/api/v1${path}`, {
         method,
         headers: { 'x-engine-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
-      }).then(answerOf);
+      }).then((res) => answerOf<Platform<T>>(res));
 
-    const created = await native('POST', '/workflows', { ...N8N_EXPORT, name: 'Native import' });
+    const created = await native<Workflow>('POST', '/workflows', { ...N8N_EXPORT, name: 'Native import' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.match(created.body.metadata.request_id, /^req_/);
     const w = created.body.data;
     assert.equal(w.name, 'Native import');
     assert.equal(w.nodes[0].type, 'engine.webhook');
-    const patched = await native('PATCH', `/workflows/${w.workflowId}`, { active: true });
+    const patched = await native<Workflow>('PATCH', `/workflows/${w.workflowId}`, { active: true });
     assert.equal(patched.status, 200);
     assert.deepEqual([patched.body.data.active, patched.body.data.version], [true, 2]);
-    const put = await native('PUT', `/workflows/${w.workflowId}`, {
+    const put = await native<Workflow>('PUT', `/workflows/${w.workflowId}`, {
       id: w.workflowId,
       name: 'Renamed',
       versionId: 'ignored',
@@ -638,12 +647,12 @@ describe('n8n import and the native interface (/engine/api/v1, X-ENGINE-API-KEY)
     });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.deepEqual([put.body.data.name, put.body.data.nodes.length], ['Renamed', 1]);
-    const got = await native('GET', `/workflows/${w.workflowId}`);
+    const got = await native<Workflow>('GET', `/workflows/${w.workflowId}`);
     assert.equal(got.body.data.name, 'Renamed');
-    assert.ok((await native('GET', '/workflows')).body.data.workflows.some((x: { workflowId: unknown }) => x.workflowId === w.workflowId));
-    const ran = await native('POST', `/workflows/${w.workflowId}/execute`, { mode: 'sync', data: { a: 1 } });
+    assert.ok((await native<WorkflowList>('GET', '/workflows')).body.data.workflows.some((x) => x.workflowId === w.workflowId));
+    const ran = await native<Execution>('POST', `/workflows/${w.workflowId}/execute`, { mode: 'sync', data: { a: 1 } });
     assert.equal(ran.body.data.status, 'success');
-    const execs = await native('GET', `/executions?workflowId=${w.workflowId}`);
+    const execs = await native<ExecutionList>('GET', `/executions?workflowId=${w.workflowId}`);
     assert.equal(execs.body.data.executions.length, 1);
     assert.equal((await native('DELETE', `/workflows/${w.workflowId}`)).status, 200);
 
@@ -668,7 +677,7 @@ describe('subscription executionUpdated', () => {
     const waiting = await waitStatus(started.executionId, 'waiting');
     const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     clients.push(client);
-    const sub = subscribe(
+    const sub = subscribe<Gql<{ executionUpdated?: Execution }>>(
       client,
       'subscription($id: ID!) { executionUpdated(executionId: $id) { executionId workflowName status progress { nodesCompleted nodesTotal currentNode } } }',
       { id: started.executionId },
@@ -676,7 +685,10 @@ describe('subscription executionUpdated', () => {
     await sleep(300); // the subscription is set up
     await fetch(`${waiting.resumeUrl}`, { method: 'POST' });
     await sub.until((e) => e.data?.executionUpdated?.status === 'success', 10_000);
-    const events = sub.events.map((e) => e.data?.executionUpdated ?? e);
+    const events = sub.events.map((e) => {
+      assert.ok(e.data?.executionUpdated, JSON.stringify(e));
+      return e.data.executionUpdated;
+    });
     assert.ok(events.every((e) => e.executionId === started.executionId && e.workflowName === 'Watched'));
     assert.ok(
       events.some((e) => e.status === 'running' && e.progress.currentNode === 'Slow call'),
@@ -716,17 +728,17 @@ describe('restart', () => {
       const resumed = await waitStatus(started.executionId, 'success', 20_000);
       assert.deepEqual(resumed.result.items, [{ n: 1, step: 'after', was: 'before' }]);
       assert.deepEqual(
-        resumed.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
+        resumed.nodeData.map((n) => n.nodeName),
         ['Start', 'Before', 'Nap', 'After'],
       );
-      const logs = (await p.rest('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs.map((l: { message: unknown }) => l.message);
+      const logs = (await p.rest<V1<ExecutionLogs>>('GET', `/v1/engine/executions/${started.executionId}/logs`)).body.data.logs.map((l) => l.message);
       assert.ok(logs.includes('Resumed'), JSON.stringify(logs));
 
       // Pruning: keep at most ENGINE_EXECUTION_MAX_COUNT finished executions per workflow, none older than the max age.
       await waitFor(
         'the fillers to resume',
         async () => {
-          const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}&status=waiting`)).body.data;
+          const list = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}&status=waiting`)).body.data;
           return list.pagination.total === 0 ? true : undefined;
         },
         20_000,
@@ -736,11 +748,11 @@ describe('restart', () => {
       await p.platform.kernel.db.query(`UPDATE engine.executions SET finished_at = now() - interval '30 days' WHERE id = $1`, [old.executionId]);
       await p.platform.kernel.queue.enqueue('engine.maintenance', {});
       await waitFor('pruning', async () => {
-        const list = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data;
+        const list = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}`)).body.data;
         const gone = (await p.rest('GET', `/v1/engine/executions/${old.executionId}`)).status === 404;
         return list.pagination.total === 2 && gone ? true : undefined;
       });
-      const kept = (await p.rest('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions.map((e: { executionId: unknown }) => e.executionId);
+      const kept = (await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?workflowId=${id}`)).body.data.executions.map((e) => e.executionId);
       assert.ok(!kept.includes(started.executionId), 'the oldest went first');
     } finally {
       await p.stop({ keepDatabase: true });

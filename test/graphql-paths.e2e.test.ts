@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { auditSubgraph } from './support/audit-subgraph';
+import type { Gql } from './support/answers';
 import { answerOf } from './support/json';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
@@ -93,23 +94,23 @@ describe('GraphQL over HTTP: compiled operations answer as Apollo Server does', 
         method: 'POST',
         headers: { authorization: `Bearer ${p.adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
-      }).then(answerOf);
+      }).then((res) => answerOf<Gql<unknown>>(res));
     const missing = await post({ query: 'query($id: ID!){ apiKey(id: $id){ id } }', variables: {} });
-    assert.deepEqual([missing.status, missing.body.errors[0].extensions.code], [400, 'BAD_USER_INPUT']);
+    assert.deepEqual([missing.status, missing.body.errors?.[0].extensions.code], [400, 'BAD_USER_INPUT']);
     const wrongType = await post({ query: 'query($id: ID!){ apiKey(id: $id){ name auditLabel } }', variables: { id: { nested: true } } });
     assert.deepEqual(
-      [wrongType.status, wrongType.body.errors[0].extensions.code, wrongType.body.data],
+      [wrongType.status, wrongType.body.errors?.[0].extensions.code, wrongType.body.data],
       [400, 'BAD_USER_INPUT', undefined],
       'a plan across subgraphs too',
     );
     const unknownField = await post({ query: '{ apiKeys { nope } }' });
-    assert.deepEqual([unknownField.status, unknownField.body.errors[0].extensions.code], [400, 'GRAPHQL_VALIDATION_FAILED']);
+    assert.deepEqual([unknownField.status, unknownField.body.errors?.[0].extensions.code], [400, 'GRAPHQL_VALIDATION_FAILED']);
     const two = await post({ query: 'query A { __typename } query B { __typename }' });
-    assert.deepEqual([two.status, two.body.errors[0].extensions.code], [400, 'BAD_REQUEST']);
+    assert.deepEqual([two.status, two.body.errors?.[0].extensions.code], [400, 'BAD_REQUEST']);
     const chosen = await post({ query: 'query A { __typename } query B { __typename }', operationName: 'B' });
     assert.deepEqual([chosen.status, chosen.body], [200, { data: { __typename: 'Query' } }]);
     const costly = await post({ query: 'query($n: Int!){ promptAbTests(promptId: "none", limit: $n){ testId } }', variables: { n: 1_000_000 } });
-    assert.deepEqual([costly.status, costly.body.errors[0].extensions.code], [400, 'query_too_complex']);
+    assert.deepEqual([costly.status, costly.body.errors?.[0].extensions.code], [400, 'query_too_complex']);
     const subscription = await post({ query: 'subscription { apiKeyUpdated(id: "x") { id } }' });
     assert.equal(subscription.status, 400);
   });

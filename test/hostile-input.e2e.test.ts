@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { surfaces } from '../rest-adapter';
+import type { Gql, InfraError, Platform, V1 } from './support/answers';
+import type { components } from './support/openapi-types';
 import { startTestPlatform, type TestPlatform, type JsonAnswer } from './support/platform';
 import { subscribe, wsClient } from './support/subscribe';
 
@@ -18,7 +20,7 @@ const POLICY = /NUL|surrogate|nests/;
 
 beforeAll(async () => {
   p = await startTestPlatform();
-  const wf = await p.rest('POST', '/v1/engine/workflows', {
+  const wf = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
     body: {
       name: 'Hostile',
       active: true,
@@ -45,37 +47,48 @@ const bodies: Record<string, string> = {
   'JSON 5,000 levels deep': `{"name":${deep(5000)}}`,
 };
 
-async function send(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+/** An error answer as `errorOf` reads it, whatever the surface: each envelope's fields, each optional. */
+interface AnyError {
+  success?: boolean;
+  message?: string;
+  /** /feedback and /infra: the code; elsewhere `{code, message}`. */
+  error?: string | { code?: string; message?: string };
+  details?: { field?: string; reason?: string };
+  errors?: { message?: string; extensions?: { code?: string } }[];
+}
+
+/** The answer, its JSON read as `T` (the text where it is not JSON, for the failure messages). */
+async function send<T = AnyError>(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<JsonAnswer<T>> {
   const res = await fetch(p.url + path, {
     method,
     headers: { authorization: `Bearer ${p.adminKey}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
     body,
   });
   const text = await res.text();
-  let json: JsonAnswer['body'];
+  let json: T;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text) as T;
   } catch {
-    json = text;
+    json = text as unknown as T;
   }
   return { status: res.status, body: json };
 }
 
 /** GET `path` exactly as written, without a key. */
-function rawGet(path: string): Promise<JsonAnswer> {
+function rawGet(path: string): Promise<JsonAnswer<V1<never>>> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${p.url}/`, { path }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
-        let body: JsonAnswer['body'] = text;
+        let body: unknown = text;
         try {
           body = JSON.parse(text);
         } catch {
           // not JSON: kept as text for the failure message
         }
-        resolve({ status: res.statusCode!, body });
+        resolve({ status: res.statusCode!, body: body as V1<never> });
       });
     });
     req.on('error', reject);
@@ -83,7 +96,7 @@ function rawGet(path: string): Promise<JsonAnswer> {
 }
 
 /** The error's code and message whatever the surface's envelope. */
-function errorOf(body: JsonAnswer['body']): { code?: string; message?: string } {
+function errorOf(body: AnyError | undefined): { code?: string; message?: string } {
   if (body?.errors) return { code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message };
   // feedback: `error` is the code. infra: `error` is one code per status, the platform's own in
   // details.reason, except for a refused field (details.field), where details.reason says why.
@@ -99,7 +112,7 @@ describe('malformed input on every REST surface', () => {
     const list = surface.routes.find((r) => r.method === 'GET' && !r.path.includes(':'));
     test(`${surface.name} (${surface.prefix}): bodies, path and query`, async () => {
       const failures: string[] = [];
-      const expect400 = (what: string, res: JsonAnswer, codes = ['invalid_json', 'validation_error']) => {
+      const expect400 = (what: string, res: JsonAnswer<AnyError>, codes = ['invalid_json', 'validation_error']) => {
         const e = errorOf(res.body);
         if (res.status !== 400 || !codes.includes(e.code!) || !POLICY.test(e.message ?? ''))
           failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
@@ -124,7 +137,7 @@ describe('malformed input on every REST surface', () => {
 describe('malformed input on the inbound webhook surface (no key at all)', () => {
   test('bodies, a text body with a 0x00 byte, %00 in the path and the query: 400, logged as rejected', async () => {
     for (const [name, body] of Object.entries(bodies)) {
-      const res = await send('POST', '/webhook/hostile', body, { authorization: '' });
+      const res = await send<components['schemas']['WebhookError']>('POST', '/webhook/hostile', body, { authorization: '' });
       assert.equal(res.status, 400, `${name}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.success, false);
       assert.match(res.body.error.message, POLICY);
@@ -135,11 +148,11 @@ describe('malformed input on the inbound webhook surface (no key at all)', () =>
     assert.equal(nul.status, 400);
     assert.equal((await send('POST', '/webhook/hos%00tile', '{}')).status, 400);
     assert.equal((await send('POST', '/webhook/hostile?q=%00', '{}')).status, 400);
-    const hooks = (await p.rest('GET', '/v1/engine/webhooks')).body.data;
-    const id = (hooks.webhooks ?? hooks).find((w: { path: unknown }) => w.path === '/hostile').webhookId;
-    const logs = (await p.rest('GET', `/v1/engine/webhooks/${id}/logs?status=rejected`)).body.data.logs;
+    const hooks = (await p.rest<V1<{ webhooks: { webhookId: string; path: string }[] }>>('GET', '/v1/engine/webhooks')).body.data;
+    const id = hooks.webhooks.find((w) => w.path === '/hostile')!.webhookId;
+    const logs = (await p.rest<V1<{ logs: { status: string }[] }>>('GET', `/v1/engine/webhooks/${id}/logs?status=rejected`)).body.data.logs;
     assert.ok(logs.length >= 6, `rejections are logged (${logs.length})`);
-    assert.ok(logs.every((l: { status: unknown }) => l.status === 'rejected'));
+    assert.ok(logs.every((l) => l.status === 'rejected'));
   });
 });
 
@@ -177,15 +190,15 @@ describe('paths outside every surface, and the files of the dashboard', () => {
   });
 
   test('a path under a surface that is not valid percent-encoding or has an overlong parameter: 404 in the envelope of that surface', async () => {
-    const v1 = await send('GET', '/v1/promptlib/prompts/%');
+    const v1 = await send<V1<never>>('GET', '/v1/promptlib/prompts/%');
     assert.equal(v1.status, 404);
     assert.equal(v1.body.error.code, 'resource_not_found');
     assert.match(v1.body.meta.requestId, /^req_/);
-    const long = await send('GET', `/control-plane/api/v1/auth/api-keys/${'a'.repeat(150)}`);
+    const long = await send<Platform<never>>('GET', `/control-plane/api/v1/auth/api-keys/${'a'.repeat(150)}`);
     assert.equal(long.status, 404, JSON.stringify(long.body));
     assert.equal(long.body.error.code, 'resource_not_found');
     assert.match(long.body.metadata.request_id, /^req_/);
-    const infra = await send('GET', '/infra/api/v1/projects/%');
+    const infra = await send<InfraError>('GET', '/infra/api/v1/projects/%');
     assert.equal(infra.status, 404);
     assert.equal(infra.body.error, 'not_found');
   });
@@ -193,7 +206,7 @@ describe('paths outside every surface, and the files of the dashboard', () => {
 
 describe('data stored before the policy existed', () => {
   test('a workflow whose settings nest thousands of levels deep: the YAML export answers 400, never 500', async () => {
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
       body: { name: 'Deep', nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} },
     });
     const id = wf.body.data.workflowId;
@@ -206,16 +219,16 @@ describe('data stored before the policy existed', () => {
 });
 
 describe('malformed GraphQL requests', () => {
-  const gql = (body: unknown) => send('POST', '/graphql', JSON.stringify(body));
+  const gql = (body: unknown) => send<Gql<unknown>>('POST', '/graphql', JSON.stringify(body));
 
   test('unknown operationName, two anonymous operations, a subscription over HTTP: 400', async () => {
     const unknown = await gql({ query: 'query A { __typename }', operationName: 'B' });
     assert.equal(unknown.status, 400);
-    assert.match(unknown.body.errors[0].message, /Unknown operation named "B"/);
+    assert.match(unknown.body.errors![0].message, /Unknown operation named "B"/);
     assert.equal((await gql({ query: 'query { __typename } query { __typename }' })).status, 400);
     const sub = await gql({ query: 'subscription { taskUpdated(taskId: "x") { taskId } }' });
     assert.equal(sub.status, 400);
-    assert.match(sub.body.errors[0].message, /WebSocket/);
+    assert.match(sub.body.errors![0].message, /WebSocket/);
   });
 
   test('NUL, lone surrogates and deep variables in POST and GET: 400', async () => {
@@ -237,16 +250,16 @@ describe('malformed GraphQL requests', () => {
     // 5,003 tokens: "{", 5,001 fields, "}" (a GET's query string stays under the URL size limit).
     const query = `{ ${'a '.repeat(5001)}}`;
     const limit = { limit: 'tokens', max: 5000, actual: 5003 };
-    const expectLimit = (what: string, res: JsonAnswer) => {
+    const expectLimit = (what: string, res: JsonAnswer<Gql<unknown>>) => {
       assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
-      assert.equal(res.body.errors[0].extensions.code, 'query_too_complex', what);
-      assert.deepEqual(res.body.errors[0].extensions.details, limit, what);
-      assert.match(res.body.errors[0].message, /5003 tokens; the maximum is 5000/);
+      assert.equal(res.body.errors?.[0].extensions.code, 'query_too_complex', what);
+      assert.deepEqual(res.body.errors?.[0].extensions.details, limit, what);
+      assert.match(res.body.errors![0].message, /5003 tokens; the maximum is 5000/);
     };
     expectLimit('POST', await gql({ query }));
     expectLimit('POST with extensions', await gql({ query, extensions: {} }));
     const search = new URLSearchParams({ query }).toString(); // spaces as "+": 10 KB
-    expectLimit('GET', await send('GET', `/graphql?${search}`, undefined, { 'apollo-require-preflight': '1' }));
+    expectLimit('GET', await send<Gql<unknown>>('GET', `/graphql?${search}`, undefined, { 'apollo-require-preflight': '1' }));
     const client = wsClient(p.url, `Bearer ${p.adminKey}`);
     try {
       const sub = subscribe(client, `subscription { ${'taskUpdated(taskId: "x") { taskId } '.repeat(700)}}`);

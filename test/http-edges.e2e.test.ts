@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Gql, Platform, V1 } from './support/answers';
 import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
 
 /**
@@ -17,13 +18,18 @@ afterAll(async () => {
   await p?.stop();
 });
 
-interface Sent {
+/** An answer: its status, content type, and body (JSON read as `T`, else the text). */
+interface Sent<T = ParsedJson> {
   status: number;
   type: string;
-  body: ParsedJson;
+  body: T;
 }
 
-async function send(method: string, path: string, o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Sent> {
+async function send<T = ParsedJson>(
+  method: string,
+  path: string,
+  o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Sent<T>> {
   const key = o.key === undefined ? p.adminKey : o.key;
   const res = await fetch(p.url + path, {
     method,
@@ -38,7 +44,7 @@ async function send(method: string, path: string, o: { key?: string | null; body
   } catch {
     // a page, or the Prometheus text
   }
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body };
+  return { status: res.status, type: res.headers.get('content-type') ?? '', body: body as T };
 }
 
 /** The error code of an answer whatever its envelope (undefined for a success or a page). */
@@ -72,17 +78,19 @@ describe('a trailing slash names the same resource', () => {
   });
 
   test('a list route with a trailing slash is the list, not its item route with an empty id', async () => {
-    const keys = await send('GET', '/control-plane/api/v1/auth/api-keys/');
+    const keys = await send<Platform<{ api_keys: unknown }>>('GET', '/control-plane/api/v1/auth/api-keys/');
     assert.equal(keys.status, 200, JSON.stringify(keys.body));
     assert.ok(Array.isArray(keys.body.data.api_keys));
-    const limits = await send('GET', '/v1/rate-limits/status/');
+    const limits = await send<V1<{ tier: string }>>('GET', '/v1/rate-limits/status/');
     assert.equal(limits.status, 200);
     assert.equal(limits.body.data.tier, 'enterprise');
     // A POST is served where it was sent, not redirected (its body would be lost).
-    const created = await send('POST', '/v1/promptlib/prompts/', { body: { name: 'slashed', description: 'd', template: 'Hi {{who}}', variables: ['who'] } });
+    const created = await send<V1<{ promptId: string }>>('POST', '/v1/promptlib/prompts/', {
+      body: { name: 'slashed', description: 'd', template: 'Hi {{who}}', variables: ['who'] },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.data.promptId, 'slashed');
-    const gql = await send('POST', '/graphql/', { body: { query: '{ __typename }' } });
+    const gql = await send<Gql<unknown>>('POST', '/graphql/', { body: { query: '{ __typename }' } });
     assert.equal(gql.status, 200);
     assert.deepEqual(gql.body.data, { __typename: 'Query' });
   });

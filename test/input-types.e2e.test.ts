@@ -13,11 +13,22 @@ import {
   typeFromAST,
   type GraphQLInputField,
   type GraphQLSchema,
+  type IntrospectionQuery,
   type OperationDefinitionNode,
 } from 'graphql';
 import { surfaces } from '../rest-adapter';
 import { toSnake } from '../rest-adapter/case';
+import type { Gql, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/** Field errors as every envelope names them. */
+type FieldErrors = { errors?: { field: string }[] };
+
+/** An error answer of any REST surface: `error: {code, details}`, or (feedback, infra) `error: code` beside `details`. */
+interface AnyError {
+  error?: string | { code?: string; details?: FieldErrors };
+  details?: FieldErrors;
+}
 
 /**
  * A field of the wrong type is a 400 `validation_error` naming the field, never coerced (a string
@@ -31,7 +42,7 @@ let schema: GraphQLSchema;
 
 beforeAll(async () => {
   p = await startTestPlatform();
-  const res = await p.graphql(getIntrospectionQuery());
+  const res = await p.graphql<Gql<IntrospectionQuery>>(getIntrospectionQuery());
   schema = buildClientSchema(res.body.data);
 });
 afterAll(async () => {
@@ -113,13 +124,13 @@ describe('wrong types on every documented body field of every REST surface', () 
     for (let i = 0; i < table.length; i += 16) {
       await Promise.all(
         table.slice(i, i + 16).map(async (c) => {
-          const res = await p.rest(c.method, c.path, { body: c.body });
+          const res = await p.rest<AnyError>(c.method, c.path, { body: c.body });
           // Every envelope: `error: {code, details}`, or (feedback, infra) `error: code` beside `details`;
           // infra answers its documented `invalid_request` for every field problem (details.reason says which kind).
-          const details = res.body?.details ?? res.body?.error?.details;
+          const details = res.body?.details ?? (typeof res.body?.error === 'object' ? res.body.error.details : undefined);
           const text = typeof res.body?.error === 'string' ? res.body.error : res.body?.error?.code;
           const code = text === 'invalid_request' ? 'validation_error' : text;
-          const named = details?.errors?.some((e: { field: string }) => e.field === c.field);
+          const named = details?.errors?.some((e) => e.field === c.field);
           if (res.status !== 400 || code !== 'validation_error' || !named) {
             failures.push(`${c.method} ${c.path} ${JSON.stringify(c.body)} -> ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`);
           }
@@ -130,7 +141,7 @@ describe('wrong types on every documented body field of every REST surface', () 
   });
 
   test('the case the issue names: "variables": "x" on POST /v1/promptlib/prompts is refused, not stored as a list', async () => {
-    const res = await p.rest('POST', '/v1/promptlib/prompts', {
+    const res = await p.rest<V1<never>>('POST', '/v1/promptlib/prompts', {
       body: { name: 'coerced', description: 'd', template: 'Hello {{x}}', variables: 'x' },
     });
     assert.equal(res.status, 400);

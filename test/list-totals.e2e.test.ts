@@ -4,7 +4,15 @@ import pg from 'pg';
 import { EXECUTION_TALLY } from '../subgraphs/engine/executions/reads.store';
 import { pruneBeyond, pruneOlderThan } from '../subgraphs/engine/executions/state.store';
 import { TASK_TALLY } from '../subgraphs/control-plane/tasks';
+import type { V1 } from './support/answers';
+import type { ExecutionList } from './support/engine-answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+
+/** A page of tasks, in the fields the test reads. */
+interface TaskPage {
+  tasks: { taskId: string }[];
+  pagination: { total: number; hasMore: boolean };
+}
 
 /**
  * The `total` of GET /agents/tasks and GET /executions (pagination) is the number of matching
@@ -37,13 +45,13 @@ async function assertTaskTotals(): Promise<void> {
     for (const taskType of [undefined, ...TYPES])
       for (const status of [undefined, ...TASK_STATUSES]) {
         const query = new URLSearchParams({ limit: '5', ...(agentId && { agentId }), ...(taskType && { taskType }), ...(status && { status }) });
-        const res = await p.rest('GET', `${CP}/agents/tasks?${query}`);
+        const res = await p.rest<V1<TaskPage>>('GET', `${CP}/agents/tasks?${query}`);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         const real = await realCount('control_plane.tasks', { agent_id: agentId, task_type: taskType, status });
         assert.equal(res.body.data.pagination.total, real, `${query}`);
         assert.equal(res.body.data.pagination.hasMore, real > 5);
       }
-  const byOrchestration = await p.rest('GET', `${CP}/agents/tasks?orchestrationId=${orchestration}&status=completed`);
+  const byOrchestration = await p.rest<V1<TaskPage>>('GET', `${CP}/agents/tasks?orchestrationId=${orchestration}&status=completed`);
   assert.equal(byOrchestration.body.data.pagination.total, await realCount('control_plane.tasks', { orchestration_id: orchestration, status: 'completed' }));
 }
 
@@ -52,12 +60,12 @@ async function assertExecutionTotals(): Promise<void> {
   for (const workflowId of [undefined, ...workflows])
     for (const status of [undefined, 'running', 'success', 'error', 'canceled']) {
       const query = new URLSearchParams({ limit: '5', ...(workflowId && { workflowId }), ...(status && { status }) });
-      const res = await p.rest('GET', `/v1/engine/executions?${query}`);
+      const res = await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?${query}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.pagination.total, await realCount('engine.executions', { workflow_id: workflowId, status }), `${query}`);
     }
   const since = new Date(Date.now() - 3 * 86_400_000).toISOString();
-  const ranged = await p.rest('GET', `/v1/engine/executions?startDate=${encodeURIComponent(since)}`);
+  const ranged = await p.rest<V1<ExecutionList>>('GET', `/v1/engine/executions?startDate=${encodeURIComponent(since)}`);
   const real = Number((await sql.query(`SELECT count(*) AS n FROM engine.executions WHERE started_at >= $1`, [since])).rows[0].n);
   assert.equal(ranged.body.data.pagination.total, real);
 }
@@ -94,7 +102,7 @@ beforeAll(async () => {
   sql = new pg.Client({ connectionString: p.db.url });
   await sql.connect();
   for (let i = 0; i < 3; i++) {
-    const wf = await p.rest('POST', '/v1/engine/workflows', {
+    const wf = await p.rest<V1<{ workflowId: string; id?: string }>>('POST', '/v1/engine/workflows', {
       body: { name: `counted ${i}`, nodes: [{ name: 'Start', type: 'engine.manualTrigger' }], connections: {} },
     });
     assert.equal(wf.status, 201, JSON.stringify(wf.body));
@@ -135,10 +143,10 @@ describe('GET /v1/control-plane/agents/tasks: pagination.total', () => {
         )
       ).rows.map((r) => r.id as string);
       for (const offset of [ids.length - 3, ids.length - 10, Math.floor(ids.length / 2) + 1]) {
-        const res = await p.rest('GET', `${CP}/agents/tasks?${query}&limit=7&offset=${offset}`);
+        const res = await p.rest<V1<TaskPage>>('GET', `${CP}/agents/tasks?${query}&limit=7&offset=${offset}`);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(
-          res.body.data.tasks.map((t: { taskId: unknown }) => t.taskId),
+          res.body.data.tasks.map((t) => t.taskId),
           ids.slice(offset, offset + 7),
           `${query} offset ${offset}`,
         );

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { SUBGRAPH_EXECUTION } from '../kernel/subgraph';
-import { startTestPlatform, type JsonAnswer, type TestPlatform } from './support/platform';
+import type { Gql, V1 } from './support/answers';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * Per-parent field resolvers are batched per request (kernel/loaders.ts): a page of 100 parents takes
@@ -43,9 +44,6 @@ let p: TestPlatform;
 let seed: pg.Client;
 let uninstall: (() => void) | undefined;
 
-/** A GraphQL answer's data, read as the tests read any JSON body (the checks assert its shape). */
-type Data = JsonAnswer['body'];
-
 /** A workflow as the lists select it. */
 interface ListedWorkflow {
   workflowId: string;
@@ -62,12 +60,12 @@ interface ListedExecution {
 }
 
 /** Runs one GraphQL operation and returns its data with the statements its execution issued. */
-async function counted(query: string, variables: Record<string, unknown>): Promise<{ data: Data; statements: string[] }> {
+async function counted<D>(query: string, variables: Record<string, unknown>): Promise<{ data: D; statements: string[] }> {
   // Once uncounted: the edge's key look-up and the plan's first run are not what is measured.
-  const warm = await p.graphql(query, variables);
+  const warm = await p.graphql<Gql<D>>(query, variables);
   assert.equal(warm.body.errors, undefined, JSON.stringify(warm.body.errors));
   const seen: Scope[] = (recording = []);
-  const res = await p.graphql(query, variables).finally(() => (recording = undefined));
+  const res = await p.graphql<Gql<D>>(query, variables).finally(() => (recording = undefined));
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
   const statements = seen.flatMap((s) => s.statements);
@@ -75,10 +73,10 @@ async function counted(query: string, variables: Record<string, unknown>): Promi
 }
 
 /** The same operation for 10 and for 100 parents: the same number of statements. */
-async function assertConstant(name: string, query: string, check: (data: Data, n: number) => void): Promise<number> {
-  const few = await counted(query, { limit: 10 });
+async function assertConstant<D>(name: string, query: string, check: (data: D, n: number) => void): Promise<number> {
+  const few = await counted<D>(query, { limit: 10 });
   check(few.data, 10);
-  const many = await counted(query, { limit: 100 });
+  const many = await counted<D>(query, { limit: 100 });
   check(many.data, 100);
   assert.ok(few.statements.length > 0, `${name}: no statement was counted (the counters are not installed)`);
   assert.equal(
@@ -132,7 +130,7 @@ beforeAll(async () => {
   const start = Date.now() - 2 * 86_400_000;
   let executionNo = 0;
   for (let i = 0; i < 110; i++) {
-    const res = await p.rest('POST', '/v1/engine/workflows', {
+    const res = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
       body: {
         name: `Loader ${i}`,
         nodes: [
@@ -217,8 +215,8 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
     await assertConstant(
       'tasks { artifacts }',
       `query Tasks($limit: Int) { tasks(limit: $limit) { tasks { taskId artifacts { path content } } } }`,
-      (data, n) => {
-        const tasks = data.tasks.tasks as { taskId: string; artifacts: { path: string; content: string }[] }[];
+      (data: { tasks: { tasks: { taskId: string; artifacts: { path: string; content: string }[] }[] } }, n) => {
+        const tasks = data.tasks.tasks;
         assert.equal(tasks.length, n);
         for (const t of tasks) assert.deepEqual(t.artifacts, expected.artifacts.get(t.taskId), `artifacts of ${t.taskId}`);
         assert.ok(tasks.some((t) => t.artifacts.length === 2) && tasks.some((t) => t.artifacts.length === 0));
@@ -227,8 +225,8 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
   });
 
   test('workflows with statistics, lastExecuted and webhookUrl (engine and control-plane lists)', async () => {
-    const check = (field: string) => (data: Data, n: number) => {
-      const workflows = data[field].workflows as ListedWorkflow[];
+    const check = (field: string) => (data: Record<string, { workflows: ListedWorkflow[] }>, n: number) => {
+      const workflows = data[field].workflows;
       assert.equal(workflows.length, n);
       for (const w of workflows) {
         const stats = expected.stats.get(w.workflowId)!;
@@ -261,13 +259,13 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
     await assertConstant(
       'executions { nodeData logs }',
       `query E($limit: Int!) { executions(limit: $limit) { executions { executionId nodeData { nodeName runIndex output } logs { message } } } }`,
-      (data, n) => {
-        const executions = data.executions.executions as ListedExecution[];
+      (data: { executions: { executions: ListedExecution[] } }, n) => {
+        const executions = data.executions.executions;
         assert.equal(executions.length, n);
         for (const e of executions) {
           assert.deepEqual(e.nodeData, expected.nodes.get(e.executionId), `node data of ${e.executionId}`);
           assert.deepEqual(
-            e.logs.map((l: { message: string }) => l.message),
+            e.logs.map((l) => l.message),
             expected.logs.get(e.executionId),
             `logs of ${e.executionId}`,
           );
@@ -285,11 +283,12 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
        VALUES ($1, 'POST', 'success', 200, 10, false), ($1, 'POST', 'rejected', 401, 3, false), ($1, 'POST', 'success', 200, 99, true)`,
       [triggers[0]!.id],
     );
-    const few = await counted(
+    type Webhooks = { workflowWebhooks: { webhooks: { webhookId: string; statistics: unknown }[] } };
+    const few = await counted<Webhooks>(
       `query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`,
       { limit: 10 },
     );
-    const all = await counted(
+    const all = await counted<Webhooks>(
       `query T($limit: Int!) { workflowWebhooks(limit: $limit) { webhooks { webhookId statistics { totalRequests failedRequests rejectedRequests } } } }`,
       { limit: 100 },
     );
@@ -307,7 +306,7 @@ describe('per-parent fields are loaded in one statement for the whole page', () 
 
   test('a single parent still answers (the loader of one key)', async () => {
     const [taskId, files] = [...expected.artifacts].find(([, f]) => f.length === 2)!;
-    const one = await counted(`query T($id: ID!) { task(taskId: $id) { artifacts { path content } } }`, { id: taskId });
+    const one = await counted<{ task: { artifacts: unknown } }>(`query T($id: ID!) { task(taskId: $id) { artifacts { path content } } }`, { id: taskId });
     assert.deepEqual(one.data.task.artifacts, files);
     assert.equal(one.statements.filter((s) => s.includes('task_artifacts')).length, 1);
   });

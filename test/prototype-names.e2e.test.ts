@@ -33,12 +33,45 @@ afterAll(async () => {
   await p?.stop();
 });
 
-/** An answer's status and body: parsed JSON, or the text where it is not JSON. */
-type Sent = JsonAnswer;
-/** A body as the tests read it (the checks assert its shape). */
-type Body = Sent['body'];
+/** An error's details in any envelope, in the fields the checks read. */
+interface Details {
+  errors?: { field: string }[];
+  failed_criteria?: unknown;
+}
 
-async function send(key: string, method: string, path: string, body?: unknown): Promise<Sent> {
+/** The resources the checks read inside `data`: each check reads the fields of the one it asked for. */
+interface Data {
+  taskId: string;
+  orchestrationId: string;
+  promptId: string;
+  chainId: string;
+  executionId: string;
+  rendered: string;
+  status: string;
+  error?: { code?: string; details?: Details } | null;
+  result?: { filesCreated?: string[]; output?: Record<string, unknown> | null; step_1?: Record<string, unknown> };
+  completedSteps: { output: string }[];
+}
+
+/**
+ * A body as the checks read it, whatever its surface: every envelope's fields, each optional (the
+ * checks test which are there); an error is `{code, details}`, or its code alone (/feedback, /infra).
+ */
+interface Body {
+  success?: boolean;
+  message?: unknown;
+  requestId?: unknown;
+  meta?: { requestId?: unknown };
+  metadata?: { request_id?: unknown };
+  error?: string | { code?: string; details?: Details };
+  details?: Details;
+  errors?: { extensions?: { code?: string; details?: Details } }[];
+  data: Data;
+}
+/** An answer's status and body: parsed JSON, or the text where it is not JSON. */
+type Sent = JsonAnswer<Body>;
+
+async function send<T = Body>(key: string, method: string, path: string, body?: unknown): Promise<JsonAnswer<T>> {
   const res = await fetch(p.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -47,21 +80,23 @@ async function send(key: string, method: string, path: string, body?: unknown): 
   });
   const text = await res.text();
   try {
-    return { status: res.status, body: JSON.parse(text) };
+    return { status: res.status, body: JSON.parse(text) as T };
   } catch {
-    return { status: res.status, body: text };
+    // Not JSON: the text, in which the checks find none of a body's fields.
+    return { status: res.status, body: text as unknown as T };
   }
 }
 
 /** A JSON object with one entry `name` (a literal `{ [name]: v }` would set the prototype for `__proto__`). */
-const entry = (name: string, value: unknown) => JSON.parse(`{${JSON.stringify(name)}:${JSON.stringify(value)}}`);
+const entry = (name: string, value: unknown) => JSON.parse(`{${JSON.stringify(name)}:${JSON.stringify(value)}}`) as Record<string, unknown>;
 
 /** Whether an error answer is in the envelope of the surface `path` falls under. */
 function inErrorEnvelope(path: string, body: Body): boolean {
-  if (path.startsWith('/v1/')) return body?.success === false && typeof body.error?.code === 'string' && typeof body.meta?.requestId === 'string';
+  const error = typeof body?.error === 'object' ? body.error : undefined;
+  if (path.startsWith('/v1/')) return body?.success === false && typeof error?.code === 'string' && typeof body.meta?.requestId === 'string';
   if (/^\/(control-plane|promptlib|engine)\/api\/v1\//.test(path))
-    return body?.success === false && typeof body.error?.code === 'string' && typeof body.metadata?.request_id === 'string';
-  if (path.startsWith('/links/api/')) return body?.success === false && typeof body.error?.code === 'string';
+    return body?.success === false && typeof error?.code === 'string' && typeof body.metadata?.request_id === 'string';
+  if (path.startsWith('/links/api/')) return body?.success === false && typeof error?.code === 'string';
   if (path.startsWith('/feedback/api/v1/')) return body?.success === false && typeof body.message === 'string' && body.error !== undefined;
   if (path.startsWith('/infra/api/v1/')) return typeof body?.error === 'string' && typeof body.message === 'string' && typeof body.requestId === 'string';
   if (path.startsWith('/graphql')) return typeof body?.errors?.[0]?.extensions?.code === 'string';
@@ -71,7 +106,7 @@ function inErrorEnvelope(path: string, body: Body): boolean {
 /** A problem with an answer that should be a 4xx in the envelope or a 2xx, else undefined. */
 function problem(what: string, path: string, res: Sent): string | undefined {
   // A sign-in this platform has not configured answers 503 service_unavailable, in the envelope: a refusal, not a crash.
-  const unconfigured = res.status === 503 && (res.body as { error?: unknown } | undefined)?.error === 'service_unavailable';
+  const unconfigured = res.status === 503 && (res.body as Body | undefined)?.error === 'service_unavailable';
   if (res.status >= 500 && !unconfigured) return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
   if (res.status >= 400 && !inErrorEnvelope(path, res.body))
     return `${what}: ${res.status} not in the surface's envelope: ${JSON.stringify(res.body).slice(0, 200)}`;
@@ -96,9 +131,11 @@ function filled(schema: Schema | undefined, name: string, depth = 0): unknown {
 
 describe('every route of the route tables', () => {
   test('each Object.prototype name as every path parameter, query parameter and body field: never a 500, errors in the envelope', async () => {
-    const doc = (await send(p.adminKey, 'GET', '/openapi.json')).body as {
-      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
-    };
+    const doc = (
+      await send<{
+        paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
+      }>(p.adminKey, 'GET', '/openapi.json')
+    ).body;
     const failures: string[] = [];
     let sent = 0;
     // The names in parallel, each with its own key; the routes of one name in turn.
@@ -140,9 +177,9 @@ const research = (task: Record<string, unknown> = {}, stage: Record<string, unkn
 
 /** The error of an answer whatever its envelope: code, and the fields its details name. */
 function errorOf(body: Body): { code?: string; fields: string[] } {
-  const e = body?.errors?.[0]?.extensions ?? body?.error;
+  const e = body?.errors?.[0]?.extensions ?? (typeof body?.error === 'object' ? body.error : undefined);
   const details = e?.details ?? body?.details;
-  return { code: e?.code, fields: ((details?.errors ?? []) as { field: string }[]).map((x) => x.field) };
+  return { code: e?.code, fields: (details?.errors ?? []).map((x) => x.field) };
 }
 
 /**
@@ -164,7 +201,7 @@ const refused =
   };
 
 /** A task run to its end (sync mode answers at once; the rest is polled). */
-async function finishedTask(res: Sent, key: string): Promise<Body> {
+async function finishedTask(res: Sent, key: string): Promise<Data> {
   assert.ok(res.status === 200 || res.status === 201 || res.status === 202, JSON.stringify(res.body));
   const id = res.body.data.taskId;
   return until(`task ${id} to finish`, async () => {
@@ -291,7 +328,7 @@ const PLACES: Place[] = [
         return ['completed', 'failed', 'cancelled'].includes(o.status) ? o : null;
       });
       const failed = (done.error?.details?.failed_criteria ?? []) as { criterion: string; actual: unknown }[];
-      if (done.status !== 'failed' || done.error.code !== 'forge_gate_failure' || !failed.some((c) => c.criterion === n && c.actual === null))
+      if (done.status !== 'failed' || done.error?.code !== 'forge_gate_failure' || !failed.some((c) => c.criterion === n && c.actual === null))
         return `the gate requiring "${n}" passed without it: ${done.status} ${JSON.stringify(done.error ?? null).slice(0, 300)}`;
     },
   },

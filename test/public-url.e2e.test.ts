@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import type { Gql, V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
@@ -15,7 +16,7 @@ afterAll(async () => {
 async function withHook(env: Record<string, string>): Promise<{ p: TestPlatform; workflowId: string }> {
   const p = await startTestPlatform(env);
   platforms.push(p);
-  const wf = await p.rest('POST', '/v1/engine/workflows', {
+  const wf = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
     body: {
       name: 'Linked',
       nodes: [
@@ -38,22 +39,27 @@ const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'automatio
 describe('absolute URLs', () => {
   test('PUBLIC_URL is the base of every link, whatever address the request used', async () => {
     const { p, workflowId } = await withHook({ PUBLIC_URL: 'https://platform.example.com/' });
-    const w = (await p.rest('GET', `/v1/engine/workflows/${workflowId}`, { headers: forwarded })).body.data;
+    const w = (await p.rest<V1<{ webhookUrl: string | null }>>('GET', `/v1/engine/workflows/${workflowId}`, { headers: forwarded })).body.data;
     assert.equal(w.webhookUrl, 'https://platform.example.com/webhook/linked');
-    const run = await p.rest('POST', '/v1/control-plane/workflows/trigger', { body: { workflowId, payload: {} } });
+    const run = await p.rest<V1<{ executionId: string; engineExecutionUrl: string }>>('POST', '/v1/control-plane/workflows/trigger', {
+      body: { workflowId, payload: {} },
+    });
     assert.equal(run.status, 202, JSON.stringify(run.body));
     assert.equal(run.body.data.engineExecutionUrl, `https://platform.example.com/v1/engine/executions/${run.body.data.executionId}`);
   });
 
   test("without PUBLIC_URL: the request's own scheme and host; X-Forwarded-* ignored unless TRUST_PROXY", async () => {
     const { p, workflowId } = await withHook({});
-    const direct = (await p.rest('GET', `/v1/engine/workflows/${workflowId}`, { headers: forwarded })).body.data;
+    const direct = (await p.rest<V1<{ webhookUrl: string | null }>>('GET', `/v1/engine/workflows/${workflowId}`, { headers: forwarded })).body.data;
     assert.equal(direct.webhookUrl, `${p.url}/webhook/linked`, 'forwarded headers are not believed without TRUST_PROXY');
 
     const proxied = await withHook({ TRUST_PROXY: 'true' });
-    const behind = (await proxied.p.rest('GET', `/v1/engine/workflows/${proxied.workflowId}`, { headers: forwarded })).body.data;
+    const behind = (await proxied.p.rest<V1<{ webhookUrl: string | null }>>('GET', `/v1/engine/workflows/${proxied.workflowId}`, { headers: forwarded })).body
+      .data;
     assert.equal(behind.webhookUrl, 'https://automation.example.org/webhook/linked');
-    const gql = await proxied.p.graphql(`query($id: ID!) { workflow(workflowId: $id) { webhookUrl } }`, { id: proxied.workflowId });
+    const gql = await proxied.p.graphql<Gql<{ workflow: { webhookUrl: string | null } }>>(`query($id: ID!) { workflow(workflowId: $id) { webhookUrl } }`, {
+      id: proxied.workflowId,
+    });
     assert.equal(gql.body.data.workflow.webhookUrl, `${proxied.p.url}/webhook/linked`, 'GraphQL links follow the request too');
   });
 });

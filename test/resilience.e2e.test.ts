@@ -9,6 +9,8 @@ import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm';
 import { fakeLlmEnv } from './support/fixtures';
+import type { V1 } from './support/answers';
+import type { Execution, ExecutionList } from './support/engine-answers';
 import { answerOf } from './support/json';
 import { freePort, waitHealthy } from './support/net';
 import { until as poll } from './support/until';
@@ -74,16 +76,22 @@ async function startPlatform(): Promise<{ url: string; child: ChildProcess }> {
 /** Processes start and die here: a longer deadline than `until`'s own, asked less often. */
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000) => poll(what, probe, timeoutMs, 100);
 
+/** A task, a chain's execution or a workflow's, in the fields the test reads. */
+interface Run {
+  status: string;
+  error?: { message: string } | null;
+}
+
 describe('SIGKILL and restart', () => {
   test('a task, a chain, a waiting execution and a webhook delivery in flight: none lost, none stuck, none run twice', async () => {
     const a = await startPlatform();
-    const rest = async (base: string, method: string, p: string, body?: unknown) => {
+    const rest = async <T = unknown>(base: string, method: string, p: string, body?: unknown) => {
       const res = await fetch(base + p, {
         method,
         headers: { authorization: `Bearer ${adminKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return answerOf(res);
+      return answerOf<T>(res);
     };
     // The pieces: two prompts and a chain; a workflow that naps 2 s between two steps.
     for (const [name, template, variable] of [
@@ -101,7 +109,7 @@ describe('SIGKILL and restart', () => {
       ],
     });
     assert.equal(chain.status, 201, JSON.stringify(chain.body));
-    const wf = await rest(a.url, 'POST', '/v1/engine/workflows', {
+    const wf = await rest<V1<{ workflowId: string }>>(a.url, 'POST', '/v1/engine/workflows', {
       name: 'Patient',
       nodes: [
         { name: 'Start', type: 'engine.manualTrigger' },
@@ -115,7 +123,7 @@ describe('SIGKILL and restart', () => {
 
     // A finished task whose webhook receiver holds the delivery: it is in flight at the kill.
     holdMs = 60_000;
-    const hooked = await rest(a.url, 'POST', '/v1/control-plane/agents/execute', {
+    const hooked = await rest<V1<Run>>(a.url, 'POST', '/v1/control-plane/agents/execute', {
       agentId: 'docs-author',
       taskType: 'write-guide',
       context: { topic: 'hooks', audience: 'ops' },
@@ -127,21 +135,21 @@ describe('SIGKILL and restart', () => {
 
     // Then work that is running at the kill: a task and a chain mid-model-call, an execution napping.
     fake.delay(60_000);
-    const running = await rest(a.url, 'POST', '/v1/control-plane/agents/execute', {
+    const running = await rest<V1<{ taskId: string }>>(a.url, 'POST', '/v1/control-plane/agents/execute', {
       agentId: 'docs-author',
       taskType: 'write-guide',
       context: { topic: 'killed', audience: 'ops' },
     });
-    const chainRun = await rest(a.url, 'POST', '/v1/promptlib/chains/article/execute', { initialVariables: { topic: 'tides' } });
+    const chainRun = await rest<V1<{ executionId: string }>>(a.url, 'POST', '/v1/promptlib/chains/article/execute', { initialVariables: { topic: 'tides' } });
     assert.equal(chainRun.status, 202, JSON.stringify(chainRun.body));
-    const execution = await rest(a.url, 'POST', `/v1/engine/workflows/${wf.body.data.workflowId}/execute`, { data: {} });
+    const execution = await rest<V1<{ executionId: string }>>(a.url, 'POST', `/v1/engine/workflows/${wf.body.data.workflowId}/execute`, { data: {} });
     const taskId = running.body.data.taskId;
     const chainExecutionId = chainRun.body.data.executionId;
     const executionId = execution.body.data.executionId;
     await until('the task and the chain are mid-call, the execution napping', async () => {
-      const t = (await rest(a.url, 'GET', `/v1/control-plane/agents/tasks/${taskId}`)).body.data;
-      const c = (await rest(a.url, 'GET', `/v1/promptlib/chains/executions/${chainExecutionId}`)).body.data;
-      const e = (await rest(a.url, 'GET', `/v1/engine/executions/${executionId}`)).body.data;
+      const t = (await rest<V1<Run>>(a.url, 'GET', `/v1/control-plane/agents/tasks/${taskId}`)).body.data;
+      const c = (await rest<V1<Run>>(a.url, 'GET', `/v1/promptlib/chains/executions/${chainExecutionId}`)).body.data;
+      const e = (await rest<V1<Run>>(a.url, 'GET', `/v1/engine/executions/${executionId}`)).body.data;
       return t.status === 'running' && c.status === 'running' && e.status === 'waiting' && fake.chatBodies().length >= 3;
     });
 
@@ -151,7 +159,7 @@ describe('SIGKILL and restart', () => {
     holdMs = 0;
 
     const b = await startPlatform();
-    const get = (p: string) => rest(b.url, 'GET', p).then((r) => r.body.data);
+    const get = <T = Run>(p: string) => rest<V1<T>>(b.url, 'GET', p).then((r) => r.body.data);
     const task = await until('the killed task ends', async () => {
       const t = await get(`/v1/control-plane/agents/tasks/${taskId}`);
       return ['completed', 'failed', 'cancelled'].includes(t.status) && t;
@@ -163,18 +171,18 @@ describe('SIGKILL and restart', () => {
     });
     assert.ok(chainEnd.status === 'completed' || (chainEnd.status === 'failed' && chainEnd.error?.message), JSON.stringify(chainEnd));
     const done = await until('the napping execution finishes after the restart', async () => {
-      const e = await get(`/v1/engine/executions/${executionId}?includeData=true`);
+      const e = await get<Execution>(`/v1/engine/executions/${executionId}?includeData=true`);
       return e.status !== 'waiting' && e.status !== 'running' && e;
     });
     assert.equal(done.status, 'success', JSON.stringify(done));
     assert.deepEqual(
-      done.nodeData.map((n: { nodeName: unknown }) => n.nodeName),
+      done.nodeData.map((n) => n.nodeName),
       ['Start', 'Before', 'Nap', 'After'],
     );
     console.log(
       `after the restart: task ${task.status}, chain ${chainEnd.status}${chainEnd.error ? ` (${chainEnd.error.message})` : ''}, execution ${done.status}`,
     );
-    const runs = (await get(`/v1/engine/executions?workflowId=${wf.body.data.workflowId}`)).executions;
+    const runs = (await get<ExecutionList>(`/v1/engine/executions?workflowId=${wf.body.data.workflowId}`)).executions;
     assert.equal(runs.length, 1, 'the workflow ran once');
 
     const delivered = await until('the delivery in flight is delivered', async () => received.length >= 2 && received);

@@ -10,6 +10,7 @@ import { until } from './support/until';
 import { chain, localWebhooksEnv } from './support/fixtures';
 import { subscribe, wsClient } from './support/subscribe';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+import type { Gql, V1 } from './support/answers';
 import type { JsonAnswer } from './support/platform';
 
 /**
@@ -43,25 +44,36 @@ async function runTask(baseUrl: string, key: string, traceparent: string, extra:
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent },
     body: JSON.stringify({ ...TASK, ...extra }),
   });
-  const { status, body } = await answerOf(res);
+  const { status, body } = await answerOf<V1<{ status: string; taskId: string }>>(res);
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.data.status, 'completed', JSON.stringify(body));
   return body.data;
 }
 
 /** A request as a client sends it, with its own traceparent when given; the JSON answer. */
-async function call(baseUrl: string, method: string, path: string, o: { key?: string; body?: unknown; traceparent?: string } = {}) {
+async function call<T = unknown>(baseUrl: string, method: string, path: string, o: { key?: string; body?: unknown; traceparent?: string } = {}) {
   const headers: Record<string, string> = {};
   if (o.key) headers.authorization = `Bearer ${o.key}`;
   if (o.traceparent) headers.traceparent = o.traceparent;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
   const text = await res.text();
-  const answer: JsonAnswer = { status: res.status, body: text ? JSON.parse(text) : null };
+  const answer: JsonAnswer<T> = { status: res.status, body: (text ? JSON.parse(text) : null) as T };
   return answer;
 }
 
-const graphql = (baseUrl: string, key: string, query: string, traceparent?: string) => call(baseUrl, 'POST', '/graphql', { key, body: { query }, traceparent });
+const graphql = <T = Gql<unknown>>(baseUrl: string, key: string, query: string, traceparent?: string) =>
+  call<T>(baseUrl, 'POST', '/graphql', { key, body: { query }, traceparent });
+
+/** Where a trace id would be in an error's details. */
+type Traced = { traceId?: unknown } | undefined;
+
+/** An error answer of any surface, in the fields where each keeps its details (`error.details`, `details`, `errors[].extensions.details`). */
+interface ErrorAnswer {
+  error: { details?: Traced };
+  details?: Traced;
+  errors?: { extensions: { details?: Traced } }[];
+}
 
 /**
  * One error answer of each surface's envelope, with where its details are: the REST envelopes of
@@ -70,9 +82,9 @@ const graphql = (baseUrl: string, key: string, query: string, traceparent?: stri
  */
 const ERROR_ANSWERS: {
   name: string;
-  send: (url: string, key: string, traceparent: string) => Promise<JsonAnswer>;
+  send: (url: string, key: string, traceparent: string) => Promise<JsonAnswer<ErrorAnswer>>;
   /** Where the body keeps its details (a trace id among them, were it leaked). */
-  details: (body: JsonAnswer['body']) => { traceId?: unknown } | undefined;
+  details: (body: ErrorAnswer) => Traced;
 }[] = [
   {
     name: 'v1 (an unknown task)',
@@ -91,9 +103,9 @@ const ERROR_ANSWERS: {
   {
     name: 'GraphQL (a resolver’s error)',
     send: (url, key, tp) => graphql(url, key, `{ task(taskId: "${randomUUID()}") { taskId } }`, tp),
-    details: (b) => b.errors[0].extensions.details,
+    details: (b) => b.errors?.[0].extensions.details,
   },
-  { name: 'GraphQL (validation)', send: (url, key, tp) => graphql(url, key, '{ noSuchField }', tp), details: (b) => b.errors[0].extensions.details },
+  { name: 'GraphQL (validation)', send: (url, key, tp) => graphql(url, key, '{ noSuchField }', tp), details: (b) => b.errors?.[0].extensions.details },
 ];
 
 const show = (spans: ReceivedSpan[]) => JSON.stringify(spans.map((s) => `${s.name} ${s.spanId}<-${s.parentSpanId}`));
@@ -367,7 +379,11 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
     const task = await runTask(platform.url, platform.adminKey, caller().traceparent);
     const client = wsClient(platform.url, `Bearer ${platform.adminKey}`);
     try {
-      const sub = subscribe(client, 'subscription WatchTask($id: ID!) { taskUpdated(taskId: $id) { taskId status } }', { id: task.taskId });
+      const sub = subscribe<Gql<{ taskUpdated?: { status: string } }>>(
+        client,
+        'subscription WatchTask($id: ID!) { taskUpdated(taskId: $id) { taskId status } }',
+        { id: task.taskId },
+      );
       const first = await sub.until((e) => e.data?.taskUpdated?.status === 'completed');
       assert.ok(first, JSON.stringify(sub.events));
     } finally {
@@ -398,24 +414,28 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
 
     const { traceId, traceparent } = caller();
     const task = await runTask(platform.url, platform.adminKey, traceparent);
-    const read = await graphql(platform.url, platform.adminKey, `{ task(taskId: "${task.taskId}") { traceId } }`);
+    const read = await graphql<Gql<{ task: { traceId: string | null } }>>(platform.url, platform.adminKey, `{ task(taskId: "${task.taskId}") { traceId } }`);
     assert.equal(read.body.data.task.traceId, traceId, JSON.stringify(read.body));
 
-    const workflow = await call(platform.url, 'POST', '/v1/engine/workflows', {
+    const workflow = await call<V1<{ workflowId: string }>>(platform.url, 'POST', '/v1/engine/workflows', {
       key: platform.adminKey,
       body: { name: 'Trace kept', ...chain([{ name: 'Start', type: 'engine.manualTrigger', parameters: {}, position: [0, 0] }]) },
     });
     const run = caller();
     for (const mode of ['sync', 'async']) {
-      const executed = await call(platform.url, 'POST', `/v1/engine/workflows/${workflow.body.data.workflowId}/execute`, {
+      const executed = await call<V1<{ executionId: string }>>(platform.url, 'POST', `/v1/engine/workflows/${workflow.body.data.workflowId}/execute`, {
         key: platform.adminKey,
         body: { mode, data: {} },
         traceparent: run.traceparent,
       });
       assert.ok(executed.status < 300, JSON.stringify(executed.body));
-      const id = executed.body.data.executionId as string;
+      const id = executed.body.data.executionId;
       const execution = await until(`the ${mode} execution, stored`, async () => {
-        const r = await graphql(platform.url, platform.adminKey, `{ execution(executionId: "${id}") { status traceId } }`);
+        const r = await graphql<Gql<{ execution: { status: string; traceId: string | null } | null }>>(
+          platform.url,
+          platform.adminKey,
+          `{ execution(executionId: "${id}") { status traceId } }`,
+        );
         return r.body.data?.execution?.status === 'success' ? r.body.data.execution : null;
       });
       assert.equal(execution.traceId, run.traceId, mode);
@@ -424,7 +444,7 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
 
   test('an orchestration: each stage a span under the request that created it; the orchestration keeps that trace', async () => {
     const { traceId, parentId, traceparent } = caller();
-    const created = await call(platform.url, 'POST', '/v1/control-plane/orchestration/create', {
+    const created = await call<V1<{ orchestrationId: string }>>(platform.url, 'POST', '/v1/control-plane/orchestration/create', {
       key: platform.adminKey,
       traceparent,
       body: {
@@ -433,10 +453,14 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
       },
     });
     assert.ok(created.status < 300, JSON.stringify(created.body));
-    const id = created.body.data.orchestrationId as string;
+    const id = created.body.data.orchestrationId;
     const ended = await until('the orchestration to end', async () => {
-      const r = await graphql(platform.url, platform.adminKey, `{ orchestration(orchestrationId: "${id}") { status traceId } }`);
-      return ['completed', 'failed'].includes(r.body.data?.orchestration?.status) ? r.body.data.orchestration : null;
+      const r = await graphql<Gql<{ orchestration: { status: string; traceId: string | null } | null }>>(
+        platform.url,
+        platform.adminKey,
+        `{ orchestration(orchestrationId: "${id}") { status traceId } }`,
+      );
+      return ['completed', 'failed'].includes(r.body.data?.orchestration?.status ?? '') ? r.body.data.orchestration : null;
     });
     assert.equal(ended.traceId, traceId);
     const entry = await until('the server span of the request', () =>
@@ -457,7 +481,10 @@ describe('OTLP/HTTP protobuf from one process, and the trace id in its logs', ()
 
   test('a rollout: the change applied in the request, then each step the watcher sees, all in its trace', async () => {
     const key = platform.adminKey;
-    const projectRes = await call(platform.url, 'POST', '/infra/api/v1/projects', { key, body: { name: 'Traced shop', visibility: 'internal' } });
+    const projectRes = await call<{ id: string }>(platform.url, 'POST', '/infra/api/v1/projects', {
+      key,
+      body: { name: 'Traced shop', visibility: 'internal' },
+    });
     assert.equal(projectRes.status, 201, JSON.stringify(projectRes.body));
     const { traceId, parentId, traceparent } = caller();
     const service = await call(platform.url, 'POST', '/infra/api/v1/services', {
@@ -530,7 +557,7 @@ describe('without an endpoint', () => {
       assert.ok(details === undefined || (typeof details === 'object' && !('traceId' in details)), `${answer.name}: ${JSON.stringify(res.body)}`);
     }
     const task = await runTask(platform.url, platform.adminKey, caller().traceparent);
-    const read = await graphql(platform.url, platform.adminKey, `{ task(taskId: "${task.taskId}") { traceId } }`);
+    const read = await graphql<Gql<{ task: { traceId: string | null } }>>(platform.url, platform.adminKey, `{ task(taskId: "${task.taskId}") { traceId } }`);
     assert.equal(read.body.data.task.traceId, null, JSON.stringify(read.body));
     assert.deepEqual((await call(platform.url, 'GET', '/dashboard/config.json')).body, { tracesUiUrl: null });
   });

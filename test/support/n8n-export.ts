@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1 } from './answers';
-import type { ParsedJson, TestPlatform } from './platform';
+import type { Execution, Item, WorkflowSummary } from './engine-answers';
+import type { TestPlatform } from './platform';
 /** Fixtures for the engine's n8n import (subgraphs/engine/n8n/import.test.ts, test/engine.e2e.test.ts). */
 
 const link = (node: string, index = 0) => ({ node, type: 'main', index });
@@ -110,14 +111,14 @@ export const N8N_EXPORT = {
 
 /** Imports an n8n export through REST (201): the new workflow's id. */
 export async function importN8n(p: Pick<TestPlatform, 'rest'>, workflow: unknown): Promise<string> {
-  const res = await p.rest<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows/import', { body: { workflow } });
+  const res = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { body: { workflow } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.data.workflowId;
 }
 
-/** Runs a workflow synchronously through REST (200): the execution as the answer gives it, read as `T`. */
-export async function runSync<T = ParsedJson>(p: Pick<TestPlatform, 'rest'>, workflowId: string, data: Record<string, unknown>): Promise<T> {
-  const res = await p.rest<V1<T>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
+/** Runs a workflow synchronously through REST (200): the execution as the answer gives it (`I`: its items as the test reads them). */
+export async function runSync<I = Item>(p: Pick<TestPlatform, 'rest'>, workflowId: string, data: Record<string, unknown>): Promise<Execution<I>> {
+  const res = await p.rest<V1<Execution<I>>>('POST', `/v1/engine/workflows/${workflowId}/execute`, { body: { mode: 'sync', data, timeout: 60 } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data;
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTestDatabase } from './database';
 import { answerOf } from './json';
 import { freePort, waitHealthy } from './net';
-import type { JsonAnswer } from './platform';
+import type { JsonAnswer, ParsedJson } from './platform';
 
 /**
  * The split topology as real processes on a fresh database of their own: one subgraph alone (the
@@ -22,8 +22,8 @@ export interface SplitTopology {
   procs: { name: string; child: ChildProcess; exit: Promise<number | null> }[];
   /** Starts another gateway process on the same database (every subgraph in-process unless `extra` names remote ones); its URL. */
   addGateway(extra?: Record<string, string>): Promise<string>;
-  /** A JSON request to the gateway, as `key` (default: the admin key; null: no key). */
-  call(method: string, path: string, body?: unknown, key?: string | null): Promise<JsonAnswer>;
+  /** A JSON request to the gateway, as `key` (default: the admin key; null: no key); its body read as `T`. */
+  call<T = ParsedJson>(method: string, path: string, body?: unknown, key?: string | null): Promise<JsonAnswer<T>>;
   /** SIGKILL what still runs, wait for every exit, drop the database and the data directory. */
   stop(): Promise<void>;
 }
@@ -82,13 +82,13 @@ export async function startSplitTopology(extraEnv: Record<string, string> = {}, 
       await waitHealthy(url);
       return url;
     },
-    async call(method, p, body, key = adminKey) {
+    async call<T>(method: string, p: string, body?: unknown, key: string | null = adminKey) {
       const res = await fetch(gatewayUrl + p, {
         method,
         headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
-      return answerOf(res);
+      return answerOf<T>(res);
     },
     stop,
   };

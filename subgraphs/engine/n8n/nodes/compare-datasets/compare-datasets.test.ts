@@ -52,7 +52,7 @@ describe("n8n's Compare Datasets 2.3", () => {
   test('all matches: an A item is compared with every B item it matches', async () => {
     const [, , different, onlyB] = await runNode(node({ ...byId, options: { multipleMatches: 'all' } }), [A, B]);
     assert.deepEqual(
-      different.map((d) => [d.keys.id, d.different.data?.inputB]),
+      different.map((d) => [(d.keys as { id: unknown }).id, (d.different as { data?: { inputB: unknown } }).data?.inputB]),
       [
         [1, 'D'],
         [1, 'DD'],

@@ -125,11 +125,11 @@ describe('n8n Crypto 1: generate', () => {
 
   test('hex, base64 (word characters only) and ascii of stringLength; 32 by default', async () => {
     const hex = await runNode(crypto({ action: 'generate', encodingType: 'hex', stringLength: 10 }), [{}]);
-    assert.match(hex[0]![0]!.data, /^[0-9a-f]{10}$/);
+    assert.match(hex[0]![0]!.data as string, /^[0-9a-f]{10}$/);
     const b64 = await runNode(crypto({ action: 'generate', encodingType: 'base64', stringLength: 40 }), [{}]);
-    assert.match(b64[0]![0]!.data, /^[A-Za-z0-9]{40}$/);
+    assert.match(b64[0]![0]!.data as string, /^[A-Za-z0-9]{40}$/);
     const ascii = await runNode(crypto({ action: 'generate', encodingType: 'ascii' }), [{}]);
-    assert.equal(ascii[0]![0]!.data.length, 32);
+    assert.equal((ascii[0]![0]!.data as string).length, 32);
     assert.ok([...(ascii[0]![0]!.data as string)].every((c) => c.charCodeAt(0) < 128));
   });
 });
@@ -151,7 +151,7 @@ describe('n8n Crypto 1: failures and refusals', () => {
   test('with onError continueRegularOutput a failed item becomes {error}, the others go on', async () => {
     const out = await runNode(crypto({ value: '={{ $json.v }}' }, { onError: 'continueRegularOutput' }), [{ v: 5 }, { v: 'test' }]);
     assert.equal(out[0]!.length, 2);
-    assert.match(out[0]![0]!.error, /"data" argument must be of type string/);
+    assert.match(out[0]![0]!.error as string, /"data" argument must be of type string/);
     assert.deepEqual(out[0]![1], { v: 'test', data: DIGESTS.MD5![0] });
   });
 

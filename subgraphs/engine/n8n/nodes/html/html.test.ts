@@ -66,7 +66,7 @@ describe('n8n HTML: extractHtmlContent', () => {
       { p: ['Another paragraph', 'Yet \n\n\t\t\t\t\t\tanother paragraph', 'Andone more'] },
     ]);
     const untrimmed = await runOutput('htmlExtract', 1, { ...params, options: { trimValues: false } }, [{ data: PAGE }]);
-    assert.equal(untrimmed[0]!.p[0], 'Another paragraph\n');
+    assert.equal((untrimmed[0]!.p as string[])[0], 'Another paragraph\n');
   });
 
   test('binary source data: the HTML file in the binary field dataPropertyName is read; versions beyond 1.2 are refused', async () => {

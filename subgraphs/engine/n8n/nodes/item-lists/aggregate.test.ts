@@ -210,7 +210,7 @@ describe('n8n Aggregate 1: groupByFields (n8n 1 test workflow)', () => {
   test('all item data: each group keeps its items whole, or with fields excluded', async () => {
     const all = await run('aggregate', 1, { aggregate: 'aggregateAllItemData', options: { groupByFields: 'domain' } }, emails);
     assert.deepEqual(
-      all.map((g) => [g.domain, g.data.length]),
+      all.map((g) => [g.domain, (g.data as unknown[]).length]),
       [
         ['hotmail.com', 1],
         ['yahoo.com', 3],

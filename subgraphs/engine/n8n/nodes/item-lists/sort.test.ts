@@ -62,7 +62,7 @@ describe('n8n Sort 1: random and code', () => {
     const out = await run('sort', 1, { type: 'random' }, items);
     assert.equal(out.length, 30);
     assert.deepEqual(
-      [...out].sort((a, b) => a.n - b.n),
+      [...out].sort((a, b) => (a.n as number) - (b.n as number)),
       items,
     );
   });

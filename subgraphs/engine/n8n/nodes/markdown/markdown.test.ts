@@ -21,7 +21,7 @@ describe('n8n Markdown 1', () => {
       { html: '={{ $json.data }}', options: { textReplace: { values: [{ pattern: 'Example Domain', replacement: 'REPLACED' }] } } },
       [{ data: PAGE }],
     );
-    assert.match(replaced[0]!.data, /^ \n\n# REPLACED\n\n/);
+    assert.match(replaced[0]!.data as string, /^ \n\n# REPLACED\n\n/);
   });
 
   test('markdownToHtml with showdown, and completeHTMLDocument (n8n test workflow)', async () => {
@@ -41,7 +41,7 @@ describe('n8n Markdown 1', () => {
       { mode: 'markdownToHtml', markdown: '## T\n\n~~x~~\n\n| a |\n|---|\n| 1 |', options: { tables: true, strikethrough: true, noHeaderId: true } },
       [{}],
     );
-    assert.match(html[0]!.data, /^<h2>T<\/h2>\n<p><del>x<\/del><\/p>\n<table>/);
+    assert.match(html[0]!.data as string, /^<h2>T<\/h2>\n<p><del>x<\/del><\/p>\n<table>/);
     const md = await runOutput(
       'markdown',
       1,
