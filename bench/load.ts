@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { Pool, type Dispatcher } from 'undici';
-import type { JsonAnswer, ParsedJson } from '../test/support/platform';
+import type { JsonAnswer } from '../test/support/platform';
 
 /** One autocannon run against one target, with every accepted answer's latency. */
 export interface Slice {
@@ -130,7 +130,7 @@ export async function interleaved<K extends string>(
  */
 export function jsonClient(baseUrl: string, connections: number) {
   const pool = new Pool(baseUrl, { connections });
-  return async <T = ParsedJson>(method: string, path: string, key: string, body?: unknown): Promise<JsonAnswer<T>> => {
+  return async <T = unknown>(method: string, path: string, key: string, body?: unknown): Promise<JsonAnswer<T>> => {
     const res = await pool.request({
       method: method as Dispatcher.HttpMethod,
       path,

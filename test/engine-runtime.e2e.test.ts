@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Gql, V1 } from './support/answers';
 import type { Execution, Workflow, WorkflowSummary } from './support/engine-answers';
-import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /** A workflow variable as /v1/engine/variables answers it. */
 interface Variable {
@@ -206,7 +206,7 @@ describe('workflow static data', () => {
   }
   async function call(path: string, body: unknown = {}) {
     const res = await fetch(`${p.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const json: ParsedJson = await res.json();
+    const json: unknown = await res.json();
     assert.equal(res.status, 200, JSON.stringify(json));
     return json;
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Gql, Platform, V1 } from './support/answers';
-import { startTestPlatform, type ParsedJson, type TestPlatform } from './support/platform';
+import { startTestPlatform, type TestPlatform } from './support/platform';
 
 /**
  * The edges of the one HTTP server: a trailing slash names the same resource as the path without
@@ -19,13 +19,13 @@ afterAll(async () => {
 });
 
 /** An answer: its status, content type, and body (JSON read as `T`, else the text). */
-interface Sent<T = ParsedJson> {
+interface Sent<T = unknown> {
   status: number;
   type: string;
   body: T;
 }
 
-async function send<T = ParsedJson>(
+async function send<T = unknown>(
   method: string,
   path: string,
   o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
@@ -38,7 +38,7 @@ async function send<T = ParsedJson>(
     redirect: 'manual',
   });
   const text = await res.text();
-  let body: ParsedJson = text;
+  let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {

@@ -1,6 +1,6 @@
 /** Typed reads of JSON answers for the tests. */
 
-import type { JsonAnswer, ParsedJson } from './platform';
+import type { JsonAnswer } from './platform';
 
 /** A GraphQL answer's errors, as the gateway words them. */
 export interface GraphQLErrors {
@@ -13,6 +13,6 @@ export async function jsonOf<T>(res: Response): Promise<T> {
 }
 
 /** A fetch answer's status and parsed JSON body, as `rest` gives them. */
-export async function answerOf<T = ParsedJson>(res: Response): Promise<JsonAnswer<T>> {
+export async function answerOf<T = unknown>(res: Response): Promise<JsonAnswer<T>> {
   return { status: res.status, body: (await res.json()) as T };
 }

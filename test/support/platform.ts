@@ -8,21 +8,15 @@ import type { Platform } from './answers';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /**
- * A parsed JSON body, as loose as JSON.parse leaves it: the tests read it by the shape they expect
- * and their assertions check that shape.
- */
-export type ParsedJson = ReturnType<typeof JSON.parse>;
-
-/**
  * A JSON answer as the tests read it: the status and the parsed body, typed as the shape the test
  * expects (`T`, e.g. `V1<Task>` from ./answers; its assertions check that shape).
  */
-export interface JsonAnswer<T = ParsedJson> {
+export interface JsonAnswer<T = unknown> {
   status: number;
   body: T;
 }
 
-export interface Answer<T = ParsedJson> extends JsonAnswer<T> {
+export interface Answer<T = unknown> extends JsonAnswer<T> {
   headers: Headers;
 }
 
@@ -33,12 +27,12 @@ export interface TestPlatform {
   adminKey: string;
   platform: RunningPlatform;
   db: TestDatabase;
-  rest<T = ParsedJson>(
+  rest<T = unknown>(
     method: string,
     path: string,
     opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> },
   ): Promise<Answer<T>>;
-  graphql<T = ParsedJson>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer<T>>;
+  graphql<T = unknown>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Answer<T>>;
   /** Creates a key through the public API and returns the key itself. */
   createKey(fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
   /** `keepDatabase`: leave the database for a later platform (`startTestPlatform(env, { database })`). */
@@ -89,7 +83,7 @@ export async function startLocalPlatform(
 }
 
 /** A JSON request with `key`; the parsed answer, or an error naming the status when it is not 2xx. */
-export async function callJson<T = ParsedJson>(url: string, method: string, p: string, key: string, body?: unknown): Promise<T> {
+export async function callJson<T = unknown>(url: string, method: string, p: string, key: string, body?: unknown): Promise<T> {
   const res = await fetch(url + p, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },

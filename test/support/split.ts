@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTestDatabase } from './database';
 import { answerOf } from './json';
 import { freePort, waitHealthy } from './net';
-import type { JsonAnswer, ParsedJson } from './platform';
+import type { JsonAnswer } from './platform';
 
 /**
  * The split topology as real processes on a fresh database of their own: one subgraph alone (the
@@ -23,7 +23,7 @@ export interface SplitTopology {
   /** Starts another gateway process on the same database (every subgraph in-process unless `extra` names remote ones); its URL. */
   addGateway(extra?: Record<string, string>): Promise<string>;
   /** A JSON request to the gateway, as `key` (default: the admin key; null: no key); its body read as `T`. */
-  call<T = ParsedJson>(method: string, path: string, body?: unknown, key?: string | null): Promise<JsonAnswer<T>>;
+  call<T = unknown>(method: string, path: string, body?: unknown, key?: string | null): Promise<JsonAnswer<T>>;
   /** SIGKILL what still runs, wait for every exit, drop the database and the data directory. */
   stop(): Promise<void>;
 }

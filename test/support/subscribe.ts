@@ -1,6 +1,5 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import type { ParsedJson } from './platform';
 
 /**
  * A graphql-ws client on `baseUrl`'s `/graphql` (`http://` is turned into `ws://`). It never
@@ -25,11 +24,11 @@ export function wsClient(baseUrl: string, authorization?: string, opts: { lazy?:
  * of one value the test expects: `data`, or `errors` where the server refused that event (e.g.
  * `Gql<{ taskUpdated: Task }>` from ./answers).
  */
-export interface Subscription<Result = ParsedJson> {
+export interface Subscription<Result = unknown> {
   /** Every value the server sent, in order (a value may carry `errors` instead of `data`). */
   readonly events: Result[];
   /** Errors that ended the subscription (a refusal is one). */
-  readonly errors: ParsedJson[];
+  readonly errors: unknown[];
   /** Settles when the server completes or errors the subscription. */
   readonly done: Promise<void>;
   /** Waits for `count` events, an error or `timeoutMs`, whichever comes first; never throws (the caller asserts what arrived). */
@@ -39,9 +38,9 @@ export interface Subscription<Result = ParsedJson> {
 }
 
 /** Subscribes `query` on `client` and records what arrives. */
-export function subscribe<Result = ParsedJson>(client: Client, query: string, variables: Record<string, unknown> = {}): Subscription<Result> {
+export function subscribe<Result = unknown>(client: Client, query: string, variables: Record<string, unknown> = {}): Subscription<Result> {
   const events: Result[] = [];
-  const errors: ParsedJson[] = [];
+  const errors: unknown[] = [];
   let ended = false;
   // Waiters re-check on every arrival instead of polling, so a test waits no longer than it must.
   const waiters = new Set<() => void>();
