@@ -55,8 +55,9 @@ export interface RouteDef<D = unknown> extends OutputOptions {
   /** The refusals its operation's service gives beyond those every route may (credential, input, rate limit, an unknown id in the path). */
   refusals?: readonly RouteRefusal[];
   /**
-   * Where `pick` chooses the answer's shape by values of the data (a task's `status`): each shape's
-   * values by their dotted path in the data, so the API description is derived from every shape.
+   * Where `pick` chooses the answer's shape by values of the data (a task's `status`) or of the
+   * request body (`body.execution.mode`): each shape's values by their dotted path, so the API
+   * description is derived from every shape.
    */
   shapes?: readonly Readonly<Record<string, string>>[];
 }

@@ -63,3 +63,23 @@ test("a pick's own shape: mapped lists, computed numbers, constants", () => {
     required: ['list', 'complete'],
   });
 });
+
+test('a pick whose shape follows a value of the data or of the body is traced once per declared shape, and the shapes merged', () => {
+  type Data = { item: { itemId: string; state: string; count: number; note: string | null } };
+  const s = responseSchema(
+    schema,
+    route({
+      operation: 'query Q { item { itemId state count note } }',
+      pick: ({ item }: Data, req) => {
+        if ((req.body as { brief?: string }).brief === 'yes') return { id: item.itemId };
+        return item.state === 'open' ? { id: item.itemId, count: item.count } : { id: item.itemId, note: item.note };
+      },
+      shapes: [{ 'body.brief': 'yes' }, { 'item.state': 'open' }, { 'item.state': 'closed' }],
+    }),
+  );
+  assert.deepEqual(s, {
+    type: 'object',
+    properties: { id: { type: 'string' }, count: { type: 'integer' }, note: { type: ['string', 'null'] } },
+    required: ['id'],
+  });
+});

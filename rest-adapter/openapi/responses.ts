@@ -236,15 +236,28 @@ export function responseSchema(schema: GraphQLSchema, route: RouteDef): Schema {
   if (!root) throw new Error(`the schema has no ${op.operation} type`);
   // Path parameters the output repeats are strings; the body and query are absent (the default case).
   const params = new Proxy({} as Record<string, string>, { get: (_t, k) => (typeof k === 'string' ? leaf({ type: 'string' }, false) : undefined) });
-  const req: RestRequest = { params, query: {}, body: {} };
   const output = routeOutput(route);
-  const answerWith = (given?: Context['given']) => schemaOf(output(traced({ ...ctx, given }, root, [op.selectionSet], false) as Record<string, unknown>, req));
+  const answerWith = (given?: Context['given']) =>
+    schemaOf(output(traced({ ...ctx, given }, root, [op.selectionSet], false) as Record<string, unknown>, { params, query: {}, body: bodyOf(given) }));
   // A route whose shape follows a value of the data is traced once per value, and the shapes merged.
   if (route.shapes?.length) return route.shapes.map(answerWith).reduce(mergeShapes);
   const answer = answerWith();
   // A `pick` that chooses its shape by the data (a run still going, a mode) was traced down one
   // branch only: its keys are documented, none is promised.
   return route.pick && branches(route.pick) ? withoutRequired(answer) : answer;
+}
+
+/** The request body a shape names (its `body.`-prefixed paths); none is the default case. */
+function bodyOf(given: Context['given']): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [path, value] of Object.entries(given ?? {})) {
+    if (!path.startsWith('body.')) continue;
+    const keys = path.split('.').slice(1);
+    let at = body;
+    for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
+    at[keys.at(-1)!] = value;
+  }
+  return body;
 }
 
 /** Two shapes of one answer: every key of either, required where both require it, nested objects merged alike. */

@@ -136,6 +136,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
       }
       return executionOut(e);
     },
+    shapes: [
+      { 'body.execution.mode': 'async' },
+      ...['running', 'waiting', 'completed', 'failed', 'cancelled'].map((status) => ({ 'body.execution.mode': 'sync', 'triggerWorkflow.controlPlaneStatus': status })),
+    ],
   }),
   defineRoute({
     method: 'GET',

@@ -5684,12 +5684,46 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            executionId?: string;
-                            workflowId?: string;
-                            status?: string;
+                            executionId: string;
+                            workflowId: string;
+                            status: string;
                             /** Format: date-time */
-                            startedAt?: string;
-                            engineExecutionUrl?: string;
+                            startedAt: string;
+                            engineExecutionUrl: string;
+                            workflowName?: string;
+                            progress?: {
+                                nodesCompleted: number;
+                                nodesTotal: number;
+                                currentNode: string | null;
+                            };
+                            result?: {
+                                success: boolean;
+                                outputs: {
+                                    lastNode?: null;
+                                    items: unknown[];
+                                };
+                                nodesExecuted: number;
+                                duration: number;
+                            };
+                            error?: {
+                                code: string;
+                                message: string;
+                                nodeName?: string | null;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
+                            /** Format: date-time */
+                            waitTill?: string | null;
+                            duration?: number;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
+                            /** Format: date-time */
+                            cancelledAt?: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -5709,12 +5743,46 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: {
-                            executionId?: string;
-                            workflowId?: string;
-                            status?: string;
+                            executionId: string;
+                            workflowId: string;
+                            status: string;
                             /** Format: date-time */
-                            startedAt?: string;
-                            engineExecutionUrl?: string;
+                            startedAt: string;
+                            engineExecutionUrl: string;
+                            workflowName?: string;
+                            progress?: {
+                                nodesCompleted: number;
+                                nodesTotal: number;
+                                currentNode: string | null;
+                            };
+                            result?: {
+                                success: boolean;
+                                outputs: {
+                                    lastNode?: null;
+                                    items: unknown[];
+                                };
+                                nodesExecuted: number;
+                                duration: number;
+                            };
+                            error?: {
+                                code: string;
+                                message: string;
+                                nodeName?: string | null;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** Format: date-time */
+                            estimatedCompletionAt?: string | null;
+                            /** Format: date-time */
+                            waitTill?: string | null;
+                            duration?: number;
+                            /** Format: date-time */
+                            completedAt?: string | null;
+                            /** Format: date-time */
+                            failedAt?: string | null;
+                            /** Format: date-time */
+                            cancelledAt?: string | null;
                         };
                         meta: {
                             requestId: string;

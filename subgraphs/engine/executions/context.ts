@@ -127,11 +127,17 @@ export interface RunnerDeps {
 
 /**
  * Announces an execution's new status (subscriptions, waiters) with its workflow (what list
- * subscribers filter on) and its row's version; a failure to announce is logged, not thrown.
+ * subscribers filter on) and its row's version (`known` where the write returned them, else read);
+ * a failure to announce is logged, not thrown.
  */
-export async function publishUpdate(deps: Pick<RunnerDeps, 'db' | 'events' | 'logger'>, executionId: string, status: ExecutionStatus): Promise<void> {
+export async function publishUpdate(
+  deps: Pick<RunnerDeps, 'db' | 'events' | 'logger'>,
+  executionId: string,
+  status: ExecutionStatus,
+  known?: { workflowId: string; version: number },
+): Promise<void> {
   const announce = async () => {
-    const row = await executionReads.announced(deps.db, executionId);
+    const row = known ?? (await executionReads.announced(deps.db, executionId));
     await deps.events.publish(TOPIC.executionUpdated, { executionId, status, ...row });
   };
   await announce().catch((err) => deps.logger.warn('execution event not published', { err }));

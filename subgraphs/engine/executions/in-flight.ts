@@ -155,8 +155,10 @@ export class ExecutionRuns {
       // The input's files are kept with the first write, as the trigger's.
       if (binaries && !ctx.stored && !ctx.storedInput) ctx.storedInput = await binaries.items(ctx.input, triggerOf(ctx));
       const compiled = compile(ctx.version.definition);
-      const vars = (await this.deps.variables?.()) ?? {};
-      const stored = await staticDataStore.read(this.deps.db, ctx.version.workflowId);
+      const uses = storedInputsOf(ctx.version.definition);
+      const vars = uses.vars ? ((await this.deps.variables?.()) ?? {}) : {};
+      const stored =
+        uses.staticData || ctx.mode === 'manual' ? await staticDataStore.read(this.deps.db, ctx.version.workflowId) : { staticData: {}, pinData: null };
       staticData = new WorkflowStaticData(stored.staticData);
       // As n8n: pinned data replaces its nodes in manual runs only, never in production runs.
       const pinned = ctx.mode === 'manual' && stored.pinData ? new Map(Object.entries(stored.pinData)) : undefined;
@@ -355,7 +357,7 @@ export class ExecutionRuns {
     }
     // Not updated: a cancel (or delete) landed first; the stored row tells.
     const view = row ? this.reads.toView({ ...row, workflow_name: ctx.version.name }) : await this.reads.view(ctx.id);
-    if (view) await publishUpdate(this.deps, ctx.id, view.status);
+    if (view) await publishUpdate(this.deps, ctx.id, view.status, row ? { workflowId: row.workflow_id, version: Number(row.version) } : undefined);
     if (row && view && ctx.notify) await this.deps.notifier?.emit(ctx.notify, eventFor(view.status), view);
     return view ?? this.gone(ctx);
   }
@@ -422,4 +424,21 @@ export class ExecutionRuns {
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
+}
+
+const storedInputs = new WeakMap<object, { vars: boolean; staticData: boolean }>();
+
+/**
+ * What a run of this definition reads beyond it: `$vars` and the workflow's static data only where
+ * its nodes name them (an expression or code can reach them no other way), so other runs spare
+ * those reads; pinned data is read for manual runs only.
+ */
+function storedInputsOf(definition: { nodes: readonly unknown[] }): { vars: boolean; staticData: boolean } {
+  let uses = storedInputs.get(definition);
+  if (!uses) {
+    const text = JSON.stringify(definition.nodes);
+    uses = { vars: text.includes('$vars'), staticData: text.includes('getWorkflowStaticData') };
+    storedInputs.set(definition, uses);
+  }
+  return uses;
 }
