@@ -138,7 +138,10 @@ export const controlPlaneWorkflowRoutes: RouteDef[] = [
     },
     shapes: [
       { 'body.execution.mode': 'async' },
-      ...['running', 'waiting', 'completed', 'failed', 'cancelled'].map((status) => ({ 'body.execution.mode': 'sync', 'triggerWorkflow.controlPlaneStatus': status })),
+      ...['running', 'waiting', 'completed', 'failed', 'cancelled'].map((status) => ({
+        'body.execution.mode': 'sync',
+        'triggerWorkflow.controlPlaneStatus': status,
+      })),
     ],
   }),
   defineRoute({
