@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { checkBinary, type ExecutionBudgets } from '../executor';
+import { checkBinary, type ExecutionBudgets } from '../nodes';
 import type { BinaryData, Item } from '../expressions';
 import type { BinaryRow, BinaryStore } from './binary.store';
 

@@ -8,7 +8,8 @@ import { type Tx } from '../../../kernel/db/transaction';
 import type { BinaryStore } from './binary.store';
 
 import type { ExecutionMode, ExecutionStatus, ExecutionView, KnownJson, RequestLog, StoreTarget } from './writes.store';
-import type { StoredRun, BudgetExceeded, ExecutionBudgets } from '../executor';
+import type { StoredRun } from '../executor';
+import type { BudgetExceeded, ExecutionBudgets } from '../nodes';
 import type { Item } from '../expressions';
 import type { NodeCredentials, WebhookReply } from '../nodes';
 import type { ExecutionNotifier } from './notify';

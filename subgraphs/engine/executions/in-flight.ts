@@ -1,19 +1,8 @@
 import type { Queryable } from '../../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
-import {
-  compile,
-  BudgetExceeded,
-  checkRunData,
-  durationLimit,
-  Yielder,
-  type WorkflowExecutor,
-  type ExecutionErrorInfo,
-  type LogEntry,
-  type Progress,
-  type RunOutcome,
-} from '../executor';
+import { compile, type WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome } from '../executor';
 import type { Item } from '../expressions';
-import { type ResumeWebhookOptions, WorkflowStaticData } from '../nodes';
+import { BudgetExceeded, checkRunData, durationLimit, Yielder, type ResumeWebhookOptions, WorkflowStaticData } from '../nodes';
 import { staticDataStore } from './static-data.store';
 import { eventFor } from './notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './context';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import type { Queue } from '../../../kernel/queue';
-import { BudgetExceeded, compile, durationLimit, type ExecutionBudgets, chooseStart, WorkflowExecutor } from '../executor';
+import { compile, chooseStart, WorkflowExecutor } from '../executor';
+import { BudgetExceeded, durationLimit, type ExecutionBudgets } from '../nodes';
 import { AppError } from '../../../kernel/errors';
 import type { BinaryData, Item } from '../expressions';
 import type { WorkflowVersion } from '../workflows';
