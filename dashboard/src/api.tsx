@@ -56,11 +56,23 @@ export function signOut(): void {
 /** The cache key of an operation with its variables. */
 export const queryKey = <D, V>(document: TypedDocumentString<D, V>, variables: V) => [document.toString(), variables] as const;
 
-/** A query's data from the cache (fetched when missing), with `reload()` and `setData()` on the same cache entry. */
-export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V) {
+/**
+ * A query's data from the cache (fetched when missing), with `reload()` and `setData()` on the same
+ * cache entry. `reading` is called as each read starts and what it returns sees the answer before
+ * it is cached: a live view uses it so that an answer read before an event it has already shown
+ * does not take that event back.
+ */
+export function useQuery<D, V>(document: TypedDocumentString<D, V>, variables: V, reading?: () => (answer: D) => D) {
   const client = useQueryClient();
   const key = queryKey(document, variables);
-  const q = useReactQuery<D, GraphQLFailure>({ queryKey: key, queryFn: () => gql(document, variables) });
+  const q = useReactQuery<D, GraphQLFailure>({
+    queryKey: key,
+    queryFn: async () => {
+      const settle = reading?.();
+      const answer = await gql(document, variables);
+      return settle ? settle(answer) : answer;
+    },
+  });
   return {
     data: q.data,
     error: q.error ?? undefined,
@@ -88,8 +100,9 @@ export function useSubscription<D, V extends Record<string, unknown>>(document: 
 /**
  * A query kept live by a subscription: each event is written into the query's cache entry
  * (`toData` maps the event to the query's shape). The subscription sends the entity as it is
- * first, then every change, so nothing falls between the read and the subscription; an event
- * that came before the first read's answer is written again over that answer (it is not older).
+ * first, then every change. Of two states the higher `version` is the newer, whichever came
+ * last: an event never takes back a newer answer, and an answer (the first read, or a reload)
+ * that was read before an event already shown never takes that event back.
  */
 export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   document: TypedDocumentString<D, V>,
@@ -97,21 +110,13 @@ export function useLiveQuery<D, V, S, SV extends Record<string, unknown>>(
   subscription: TypedDocumentString<S, SV>,
   subscriptionVariables: SV | null,
   toData: (event: S) => D,
+  version: (data: D) => number | undefined,
 ) {
-  const q = useQuery(document, variables);
-  const early = useRef<D | undefined>(undefined);
-  useSubscription(subscription, subscriptionVariables, (event) => {
-    const data = toData(event);
-    if (q.loading) early.current = data;
-    q.setData(data);
-  });
-  useEffect(() => {
-    if (q.data === undefined || early.current === undefined) return;
-    const data = early.current;
-    early.current = undefined;
-    if (q.data !== data) q.setData(data);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [q.data]);
+  const client = useQueryClient();
+  const key = queryKey(document, variables);
+  const newer = (shown: D | undefined, next: D) => (shown !== undefined && (version(shown) ?? -1) > (version(next) ?? -1) ? shown : next);
+  const q = useQuery(document, variables, () => (answer) => newer(client.getQueryData<D>(key), answer));
+  useSubscription(subscription, subscriptionVariables, (event) => client.setQueryData<D>(key, (shown) => newer(shown, toData(event))));
   return q;
 }
 
@@ -146,26 +151,24 @@ export function useLiveList<D, V, S, SV extends Record<string, unknown>, T exten
   },
 ) {
   const client = useQueryClient();
-  const q = useQuery(document, variables);
   const key = queryKey(document, variables);
-  const early = useRef<T[]>([]);
+  // The latest events, oldest first: those that came while a read (the first, or a reload) was
+  // under way are written into its answer.
+  const seen = useRef<T[]>([]);
   const apply = (old: D, items: T[]) => {
     const now = items.reduce((shown, item) => merged(shown, item, list.id, list.limit), list.items(old));
     return now === list.items(old) ? old : list.withItems(old, now);
   };
+  const q = useQuery(document, variables, () => {
+    const last = seen.current.at(-1);
+    return (answer) => apply(answer, seen.current.slice(last ? seen.current.lastIndexOf(last) + 1 : 0));
+  });
   useSubscription(subscription, subscriptionVariables, (event) => {
     const item = list.item(event);
     if (!item) return;
-    if (q.loading) early.current.push(item);
+    seen.current = [...seen.current.slice(-255), item];
     client.setQueryData<D>(key, (old) => (old === undefined ? old : apply(old, [item])));
   });
-  useEffect(() => {
-    if (q.data === undefined || !early.current.length) return;
-    const items = early.current;
-    early.current = [];
-    client.setQueryData<D>(key, (old) => (old === undefined ? old : apply(old, items)));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [q.data]);
   return q;
 }
 

@@ -222,6 +222,7 @@ export type DashboardAgentTasksUpdatedSubscription = { tasksUpdated: DashboardAg
 
 export type DashboardTaskFieldsFragment = {
   taskId: string;
+  version: number;
   traceId: string | null;
   status: string;
   agentId: string;
@@ -330,6 +331,7 @@ export type DashboardExecutionsUpdatedSubscription = { executionsUpdated: Dashbo
 
 export type DashboardExecutionFieldsFragment = {
   executionId: string;
+  version: number;
   traceId: string | null;
   workflowId: string;
   workflowName: string;
@@ -611,6 +613,7 @@ export type DashboardCreateOrchestrationMutation = { createOrchestration: { orch
 
 export type DashboardOrchestrationFieldsFragment = {
   orchestrationId: string;
+  version: number;
   traceId: string | null;
   name: string;
   status: string;
@@ -856,7 +859,7 @@ export const DashboardAgentTaskRowFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardAgentTaskRow' },
 ) as unknown as TypedDocumentString<DashboardAgentTaskRowFragment, unknown>;
 export const DashboardTaskFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'fragment DashboardTaskFields on Task{taskId version traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
   { fragmentName: 'DashboardTaskFields' },
 ) as unknown as TypedDocumentString<DashboardTaskFieldsFragment, unknown>;
 export const DashboardExecutionRowFragmentDoc = new TypedDocumentString(
@@ -864,7 +867,7 @@ export const DashboardExecutionRowFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardExecutionRow' },
 ) as unknown as TypedDocumentString<DashboardExecutionRowFragment, unknown>;
 export const DashboardExecutionFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'fragment DashboardExecutionFields on WorkflowExecution{executionId version traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
   { fragmentName: 'DashboardExecutionFields' },
 ) as unknown as TypedDocumentString<DashboardExecutionFieldsFragment, unknown>;
 export const DashboardFeatureRequestFieldsFragmentDoc = new TypedDocumentString(
@@ -884,7 +887,7 @@ export const DashboardOrchestrationRowFragmentDoc = new TypedDocumentString(
   { fragmentName: 'DashboardOrchestrationRow' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationRowFragment, unknown>;
 export const DashboardOrchestrationFieldsFragmentDoc = new TypedDocumentString(
-  'fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'fragment DashboardOrchestrationFields on Orchestration{orchestrationId version traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
   { fragmentName: 'DashboardOrchestrationFields' },
 ) as unknown as TypedDocumentString<DashboardOrchestrationFieldsFragment, unknown>;
 export const DashboardWorkflowGraphFragmentDoc = new TypedDocumentString(
@@ -934,10 +937,10 @@ export const DashboardAgentTasksUpdatedDocument = new TypedDocumentString(
   'subscription DashboardAgentTasksUpdated($agentId:ID!){tasksUpdated(agentId:$agentId limit:10){...DashboardAgentTaskRow}}fragment DashboardAgentTaskRow on Task{taskId taskType status createdAt duration version}',
 ) as unknown as TypedDocumentString<DashboardAgentTasksUpdatedSubscription, DashboardAgentTasksUpdatedSubscriptionVariables>;
 export const DashboardTaskDocument = new TypedDocumentString(
-  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'query DashboardTask($id:ID!){task(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId version traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskQuery, DashboardTaskQueryVariables>;
 export const DashboardTaskUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
+  'subscription DashboardTaskUpdated($id:ID!){taskUpdated(taskId:$id){...DashboardTaskFields}}fragment DashboardTaskFields on Task{taskId version traceId status agentId taskType priority context createdAt startedAt completedAt estimatedDuration duration orchestrationId stage cancelReason progress{percentage currentStep stepsCompleted stepsTotal}result{output filesCreated filesModified linesWritten model tokensUsed promptId promptVersion}error{code message}artifacts{path kind lines bytes content}logs{at level message}}',
 ) as unknown as TypedDocumentString<DashboardTaskUpdatedSubscription, DashboardTaskUpdatedSubscriptionVariables>;
 export const DashboardStartTaskDocument = new TypedDocumentString(
   'mutation DashboardStartTask($input:ExecuteTaskInput!){executeTask(input:$input){taskId}}',
@@ -958,10 +961,10 @@ export const DashboardExecutionsUpdatedDocument = new TypedDocumentString(
   'subscription DashboardExecutionsUpdated($workflowId:ID$limit:Int!){executionsUpdated(workflowId:$workflowId limit:$limit){...DashboardExecutionRow}}fragment DashboardExecutionRow on WorkflowExecution{executionId workflowId workflowName status mode startedAt duration version deleted}',
 ) as unknown as TypedDocumentString<DashboardExecutionsUpdatedSubscription, DashboardExecutionsUpdatedSubscriptionVariables>;
 export const DashboardExecutionDocument = new TypedDocumentString(
-  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'query DashboardExecution($id:ID!){execution(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId version traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionQuery, DashboardExecutionQueryVariables>;
 export const DashboardExecutionUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
+  'subscription DashboardExecutionUpdated($id:ID!){executionUpdated(executionId:$id){...DashboardExecutionFields}}fragment DashboardExecutionFields on WorkflowExecution{executionId version traceId workflowId workflowName status mode startedAt finishedAt duration progress{nodesCompleted nodesTotal currentNode}error{code message node}nodeData{nodeName runIndex nodeType status duration tries reused output error}originalExecutionId logs{timestamp level node message}}',
 ) as unknown as TypedDocumentString<DashboardExecutionUpdatedSubscription, DashboardExecutionUpdatedSubscriptionVariables>;
 export const DashboardRetryExecutionDocument = new TypedDocumentString(
   'mutation DashboardRetryExecution($id:ID!$from:String){retryExecution(executionId:$id fromNode:$from){executionId}}',
@@ -1033,10 +1036,10 @@ export const DashboardCreateOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardCreateOrchestration($input:CreateOrchestrationInput!){createOrchestration(input:$input){orchestrationId}}',
 ) as unknown as TypedDocumentString<DashboardCreateOrchestrationMutation, DashboardCreateOrchestrationMutationVariables>;
 export const DashboardOrchestrationDocument = new TypedDocumentString(
-  'query DashboardOrchestration($id:ID!){orchestration(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'query DashboardOrchestration($id:ID!){orchestration(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId version traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationQuery, DashboardOrchestrationQueryVariables>;
 export const DashboardOrchestrationUpdatedDocument = new TypedDocumentString(
-  'subscription DashboardOrchestrationUpdated($id:ID!){orchestrationUpdated(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
+  'subscription DashboardOrchestrationUpdated($id:ID!){orchestrationUpdated(orchestrationId:$id includeTaskDetails:true){...DashboardOrchestrationFields}}fragment DashboardOrchestrationFields on Orchestration{orchestrationId version traceId name status currentStage createdAt duration pauseReason cancelReason progress{stagesCompleted stagesTotal tasksCompleted tasksTotal overallPercentage}stages{stage status tasksTotal tasksCompleted duration tasks{key taskId agentId taskType status progress dependencies}gateValidation{enabled required exitGatePassed validation{passed missingCriteria}}}error{code message}}',
 ) as unknown as TypedDocumentString<DashboardOrchestrationUpdatedSubscription, DashboardOrchestrationUpdatedSubscriptionVariables>;
 export const DashboardPauseOrchestrationDocument = new TypedDocumentString(
   'mutation DashboardPauseOrchestration($id:ID!){pauseOrchestration(orchestrationId:$id){orchestrationId status}}',

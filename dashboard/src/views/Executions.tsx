@@ -72,7 +72,7 @@ const outputsOf = (n: NodeRow | undefined): Items[] => ((n?.output as { main?: (
 
 /** The graph with each node's status, live through executionUpdated; per-node input and output; retry from the failed node. */
 function Detail({ id }: { id: string }) {
-  const q = useLiveQuery(DashboardExecutionDocument, { id }, DashboardExecutionUpdatedDocument, { id }, (d) => ({ execution: d.executionUpdated }));
+  const q = useLiveQuery(DashboardExecutionDocument, { id }, DashboardExecutionUpdatedDocument, { id }, (d) => ({ execution: d.executionUpdated }), (d) => d.execution?.version);
   const e = q.data?.execution;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
   if (!e) return <Text c="dimmed">Loading…</Text>;

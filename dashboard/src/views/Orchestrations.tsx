@@ -110,7 +110,7 @@ function List() {
 
 /** Six stage lanes, live: every orchestrationUpdated event replaces the view (no polling). */
 function Detail({ id }: { id: string }) {
-  const q = useLiveQuery(DashboardOrchestrationDocument, { id }, DashboardOrchestrationUpdatedDocument, { id }, (d) => ({ orchestration: d.orchestrationUpdated }));
+  const q = useLiveQuery(DashboardOrchestrationDocument, { id }, DashboardOrchestrationUpdatedDocument, { id }, (d) => ({ orchestration: d.orchestrationUpdated }), (d) => d.orchestration?.version);
   const [error, setError] = useState<string | null>(null);
   const o = q.data?.orchestration;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;

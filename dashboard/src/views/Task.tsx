@@ -12,7 +12,7 @@ const FINISHED = ['completed', 'failed', 'cancelled'];
 /** One task, live through taskUpdated: status, progress, output, the files it wrote; cancel while it runs. */
 export function Task({ route }: { route: string[] }) {
   const id = route[0]!;
-  const q = useLiveQuery(DashboardTaskDocument, { id }, DashboardTaskUpdatedDocument, { id }, (d) => ({ task: d.taskUpdated }));
+  const q = useLiveQuery(DashboardTaskDocument, { id }, DashboardTaskUpdatedDocument, { id }, (d) => ({ task: d.taskUpdated }), (d) => d.task?.version);
   const [error, setError] = useState<string | null>(null);
   const t = q.data?.task;
   if (q.error) return <Alert color="red">{q.error.message}</Alert>;
