@@ -421,5 +421,8 @@ export interface DoorRequest {
 export interface DoorReply {
   status: number;
   headers: Record<string, string>;
+  /** JSON, a text, bytes, or a stream of bytes (a file, sent as it is read). */
   body: unknown;
+  /** A stream's length in bytes, when known: sent as its content-length. */
+  length?: number;
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS } from '../kernel/auth/principal';
 import { envelopes } from '../kernel/envelopes';
@@ -112,6 +113,14 @@ export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfac
           }
           const hasType = Object.keys(answer.headers ?? {}).some((h) => h.toLowerCase() === 'content-type');
           if (answer.body === null || answer.body === undefined || answer.body === '') return reply.send();
+          // A file a workflow answers with, piped as it is read from where it is kept; a caller gone stops the reads.
+          if (answer.body instanceof Readable) {
+            const stream = answer.body;
+            if (!hasType) reply.header('content-type', 'application/octet-stream');
+            if (answer.length !== undefined) reply.header('content-length', String(answer.length));
+            reply.raw.on('close', () => stream.destroy());
+            return reply.send(stream);
+          }
           // A file a workflow answers with (n8n's Respond to Webhook, binary), byte for byte.
           if (Buffer.isBuffer(answer.body)) {
             if (!hasType) reply.header('content-type', 'application/octet-stream');

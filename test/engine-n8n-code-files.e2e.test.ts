@@ -207,8 +207,15 @@ describe("n8n Wait: the resume URL's webhook options and files", () => {
     );
     const waiting = await startWaiting(id);
     const url = `${waiting.resumeUrl!}/approve`;
+    // A browser's user agent: isbot counts Node's own ("node") a bot, as n8n does.
+    const browser = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
     const send = (target: string, init: RequestInit = {}) =>
-      fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', ...(init.headers ?? {}) }, body: '{"ok":true}', ...init });
+      fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': browser, ...(init.headers ?? {}) },
+        body: '{"ok":true}',
+        ...init,
+      });
 
     assert.equal((await send(waiting.resumeUrl!)).status, 404, 'without its suffix the URL is not the resume URL');
     assert.equal((await send(`${waiting.resumeUrl!}/other`)).status, 404);

@@ -230,6 +230,12 @@ export class BinaryStore {
     return body ? { ...meta, body } : null;
   }
 
+  /** A file this process kept and whose row may not be written yet: from the bytes the row carries (database mode) or its backend. */
+  async openRow(row: BinaryRow): Promise<Readable | null> {
+    if (row.data) return Readable.from([row.data]);
+    return this.backend(row.mode).stream(row.id);
+  }
+
   private databaseStream(executionId: string, id: string, total: number): Readable {
     let offset = 0;
     const db = this.db;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { checkBinary, type ExecutionBudgets } from '../nodes';
 import type { BinaryData, Item } from '../expressions';
 import type { BinaryRow, BinaryStore } from './binary.store';
@@ -17,6 +18,8 @@ export class BinaryKeeper {
   private readonly known = new Map<string, string>();
   /** Rows the next write inserts (their bytes, in database mode). */
   readonly pending: BinaryRow[] = [];
+  /** The rows of the files this run kept, by id: what a webhook answer reads them back from. */
+  private readonly rows = new Map<string, BinaryRow>();
 
   constructor(
     private readonly store: BinaryStore,
@@ -63,12 +66,27 @@ export class BinaryKeeper {
     const bytes = Buffer.from(b.data ?? '', 'base64');
     checkBinary(bytes.length, this.total + bytes.length, this.budgets, node, key);
     const id = randomUUID();
-    this.pending.push(await this.store.keep(this.executionId, id, bytes, { mimeType: b.mimeType || 'application/octet-stream', fileName: b.fileName }));
+    const row = await this.store.keep(this.executionId, id, bytes, { mimeType: b.mimeType || 'application/octet-stream', fileName: b.fileName });
+    this.pending.push(row);
+    this.rows.set(id, row);
     this.total += bytes.length;
     this.known.set(id, b.data);
     const stored: BinaryData = { ...b, data: '', id, bytes: bytes.length };
     this.kept.set(b, stored);
     return stored;
+  }
+
+  /**
+   * A file of this run's items read from where it is kept, as a stream (a webhook answer's file):
+   * one this run kept (its row may not be written yet), or one it was loaded with. Null when the
+   * file is kept nowhere yet (made by the node that answers).
+   */
+  async open(b: BinaryData): Promise<Readable | null> {
+    const id = this.kept.get(b)?.id ?? (b.id && (!b.data || this.known.get(b.id) === b.data) ? b.id : undefined);
+    if (!id) return null;
+    const row = this.rows.get(id);
+    if (row) return this.store.openRow(row);
+    return (await this.store.open(this.executionId, id))?.body ?? null;
   }
 
   /** Gives stored items their bytes again, in place (lists read from the database, nobody else's). */

@@ -2,7 +2,7 @@ import type { Queryable } from '../../../kernel/db/rows';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import { compile, type WorkflowExecutor, type ExecutionErrorInfo, type LogEntry, type Progress, type RunOutcome } from '../executor';
 import type { Item } from '../expressions';
-import { BudgetExceeded, checkRunData, durationLimit, Yielder, type ResumeWebhookOptions, WorkflowStaticData } from '../nodes';
+import { BudgetExceeded, checkRunData, durationLimit, Yielder, type ResumeWebhookOptions, WebhookFile, WorkflowStaticData } from '../nodes';
 import { staticDataStore } from './static-data.store';
 import { eventFor } from './notify';
 import { ExecutionStop, publishUpdate, type RunContext, type RunnerDeps } from './context';
@@ -197,7 +197,12 @@ export class ExecutionRuns {
             if (!pending.since) pending.since = Date.now();
             pending.logs.push(entry);
           },
-          reply: (reply) => ctx.onReply?.(reply),
+          reply: (reply) => {
+            // A file answered is read from the binary store where this run keeps it, not from the item in memory.
+            const file = reply.body;
+            if (binaries && file instanceof WebhookFile) file.readFrom(async (before) => (await binaries.open(file.binary)) ?? before());
+            ctx.onReply?.(reply);
+          },
         },
       });
     } catch (err) {

@@ -3,7 +3,7 @@ import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import { UUID } from '../../../kernel/ids';
 import type { JobAttempt, JobContext, Queue } from '../../../kernel/queue';
 import type { ExecutionErrorInfo } from '../executor';
-import { checkBinary } from '../nodes';
+import { checkBinary, type WebhookReply } from '../nodes';
 import { eventFor } from './notify';
 import type { NotifyConfig } from './types';
 import { publishUpdate, type RunnerDeps } from './context';
@@ -12,7 +12,7 @@ import type { ExecutionRuns } from './in-flight';
 import { BinaryKeeper } from './binary';
 import { insertBinaries, type BinaryRow } from './binary.store';
 import type { BinaryData } from '../expressions';
-import type { ExecutionRow } from './writes.store';
+import type { ExecutionRow, ExecutionView } from './writes.store';
 import { claimResume, failLost, setResumeData } from './state.store';
 import { JOB } from '../../../kernel/topics';
 
@@ -42,7 +42,7 @@ export class ExecutionJobs {
     const id = job.data.executionId;
     const row = await this.reads.load(id);
     if (!row || row.status !== 'running') return { skipped: row?.status ?? 'missing' };
-    return this.continueStored(row, job);
+    return { status: (await this.continueStored(row, { signal: job.signal })).status };
   }
 
   private async resume(job: JobContext<{ executionId: string }>): Promise<unknown> {
@@ -52,17 +52,20 @@ export class ExecutionJobs {
     const row = await claimResume(this.deps.db, id, job.id, 'engine.wait');
     if (!row) return { skipped: true };
     await publishUpdate(this.deps, id, 'running');
-    return this.continueStored(row, job);
+    return { status: (await this.continueStored(row, { signal: job.signal })).status };
   }
 
   /** Runs a stored execution on from the node outputs it has recorded (queued, resumed or re-run after a lost worker). */
-  private async continueStored(row: ExecutionRow, job: JobContext<{ executionId: string }>): Promise<unknown> {
+  private async continueStored(
+    row: ExecutionRow,
+    how: { signal?: AbortSignal; inline?: boolean; onReply?: (reply: WebhookReply) => void },
+  ): Promise<ExecutionView> {
     const version = await this.deps.workflows.version(row.workflow_id, row.workflow_version);
     const { done, stored: storedRuns, nextSeq, runDataBytes, storedStates } = await this.reads.loadDone(row.id);
     // Its files back in memory: the input's and those of the outputs it continues from (the stored runs share their lists).
     const binaries = this.deps.binaries ? new BinaryKeeper(this.deps.binaries, row.id, this.deps.budgets, await this.deps.binaries.total(row.id)) : undefined;
     await binaries?.load([row.input, ...[...done.values()].flat()]);
-    const view = await this.runs.run({
+    return this.runs.run({
       id: row.id,
       version,
       mode: row.mode,
@@ -73,10 +76,11 @@ export class ExecutionJobs {
       done,
       storedRuns,
       seq: nextSeq,
-      inline: false,
+      inline: how.inline ?? false,
       stored: true,
       depth: 0,
-      signal: job.signal,
+      signal: how.signal,
+      onReply: how.onReply,
       meta: { originalExecutionId: row.original_execution_id, parentExecutionId: row.parent_execution_id, webhookId: row.webhook_id },
       notify: row.notify ?? null,
       ranMs: row.ran_ms,
@@ -84,20 +88,23 @@ export class ExecutionJobs {
       storedStates,
       binaries,
     });
-    return { status: view.status };
   }
 
   /**
    * A resume-URL call: the request becomes the waiting node's item (its files, checked against the
-   * binary budgets, kept as the nodes' are); the resume job continues. A BudgetExceeded when a file
-   * is over them, and then nothing is kept.
+   * binary budgets, kept as the nodes' are); the resume job continues, in any process. With
+   * `inline` the run continues here instead, at once (its answer goes to the caller: a Wait that
+   * answers from the workflow), and `done` is the execution once it stops running; such a run
+   * heartbeats as an inline start does. A BudgetExceeded when a file is over them, and then
+   * nothing is kept.
    */
   async resumeByWebhook(
     executionId: string,
     data: Record<string, unknown>,
     files?: { node: string; binary: Record<string, BinaryData> },
-  ): Promise<'resumed' | 'not_waiting'> {
-    if (!UUID.test(executionId)) return 'not_waiting';
+    inline?: { onReply?: (reply: WebhookReply) => void },
+  ): Promise<{ outcome: 'resumed'; done?: Promise<ExecutionView> } | { outcome: 'not_waiting' }> {
+    if (!UUID.test(executionId)) return { outcome: 'not_waiting' };
     const store = this.deps.binaries;
     let kept: Record<string, BinaryData> | undefined;
     const rows: BinaryRow[] = [];
@@ -123,15 +130,21 @@ export class ExecutionJobs {
     const resumed = await withTransaction(this.deps.db, async (tx) => {
       const m = tx.manager;
       // A key of its own: an earlier resume job of this execution may still be finishing; the update below lets one call resume.
-      const jobId = await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
+      const jobId = inline
+        ? null
+        : await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
       if (!(await setResumeData(m, executionId, data, jobId, kept))) throw new NotWaiting();
       if (rows.length) await insertBinaries(m, rows);
-      return true;
+      // Inline: claimed in the same transaction, so that no timer's job takes it meanwhile; no job owns it.
+      return inline ? ((await claimResume(m, executionId, null, 'engine.wait')) ?? null) : true;
     }).catch((err) => {
       if (err instanceof NotWaiting) return false;
       throw err;
     });
-    return resumed ? 'resumed' : 'not_waiting';
+    if (!resumed) return { outcome: 'not_waiting' };
+    if (resumed === true) return { outcome: 'resumed' };
+    await publishUpdate(this.deps, executionId, 'running');
+    return { outcome: 'resumed', done: this.continueStored(resumed, { inline: true, onReply: inline?.onReply }) };
   }
 
   /** Marks an execution whose job the queue gave up on (lost worker, job timeout) as failed. */

@@ -1,7 +1,7 @@
 import { page, Where } from '../../../kernel/db/page';
 import { one, rows, type Queryable } from '../../../kernel/db/rows';
 import { Tally } from '../../../kernel/db/tally';
-import type { Item } from '../expressions';
+import type { BinaryData, Item } from '../expressions';
 import { withBinaryUrls } from './binary';
 import { EXECUTION_COLUMNS, type ExecutionRow, type ExecutionView, type ExecutionViewRow } from './writes.store';
 
@@ -201,6 +201,21 @@ export const executionReads = {
       executionId,
     ]);
     return found.map((r) => r.node_name);
+  },
+
+  /**
+   * The binary data of the first item a node's latest run output (its outputs in order), or
+   * `item: false` when that run output no item. Only that item's files are read, not the output.
+   */
+  async firstItemBinary(q: Queryable, executionId: string, node: string): Promise<{ item: boolean; binary: Record<string, BinaryData> | null }> {
+    const row = await one<{ item: unknown; binary: Record<string, BinaryData> | null }>(
+      q,
+      `SELECT first.item, first.item->'binary' AS binary FROM (
+         SELECT output FROM engine.execution_nodes WHERE execution_id = $1 AND node_name = $2 AND output IS NOT NULL ORDER BY run_index DESC LIMIT 1) n,
+       LATERAL (SELECT o->0 AS item FROM jsonb_array_elements(n.output) WITH ORDINALITY AS outs(o, i) WHERE jsonb_typeof(o) = 'array' AND jsonb_array_length(o) > 0 ORDER BY i LIMIT 1) first`,
+      [executionId, node],
+    );
+    return { item: !!row?.item, binary: row?.binary ?? null };
   },
 
   /** The stored node runs with an output, in the order they ran. */

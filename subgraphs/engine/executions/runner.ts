@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Tx } from '../../../kernel/db/transaction';
 import type { Queue } from '../../../kernel/queue';
 import { compile, chooseStart, WorkflowExecutor } from '../executor';
-import { BudgetExceeded, durationLimit, type ExecutionBudgets } from '../nodes';
+import { BudgetExceeded, durationLimit, type ExecutionBudgets, type WebhookReply, WebhookFile, webhookFile } from '../nodes';
 import { AppError } from '../../../kernel/errors';
 import type { BinaryData, Item } from '../expressions';
 import type { WorkflowVersion } from '../workflows';
@@ -227,8 +227,28 @@ export class ExecutionRunner {
     executionId: string,
     data: Record<string, unknown>,
     files?: { node: string; binary: Record<string, BinaryData> },
-  ): Promise<'resumed' | 'not_waiting'> {
-    return this.jobs.resumeByWebhook(executionId, data, files);
+    inline?: { onReply?: (reply: WebhookReply) => void },
+  ): Promise<{ outcome: 'resumed'; done?: Promise<ExecutionView> } | { outcome: 'not_waiting' }> {
+    return this.jobs.resumeByWebhook(executionId, data, files, inline);
+  }
+
+  /**
+   * The file `key` of the first item a node's latest run output, to send as it is read from the
+   * binary store (an answer in lastNode mode); `no_item` or `no_binary` when there is none.
+   */
+  async firstItemFile(executionId: string, node: string, key: string): Promise<WebhookFile | 'no_item' | 'no_binary'> {
+    const first = await executionReads.firstItemBinary(this.deps.db, executionId, node);
+    if (!first.item) return 'no_item';
+    const binary = first.binary?.[key];
+    if (!binary) return 'no_binary';
+    const store = this.deps.binaries;
+    const file = webhookFile({ json: {}, binary: { [key]: binary } }, key);
+    if (binary.id && store)
+      file.readFrom(async (before) => {
+        const kept = await store.open(executionId, binary.id!);
+        return kept ? kept.body : before();
+      });
+    return file;
   }
 
   notifyStored(executionId: string, notify: NotifyConfig | null | undefined): Promise<void> {

@@ -30,7 +30,7 @@ export function cancel(q: Queryable, executionId: string, message: string): Prom
  * output (its type as the state records it, else `nodeType`) and a log line; a re-run of the job (lost worker) finds the row
  * running under its own job id and takes it as it is. Returns the row, or undefined.
  */
-export function claimResume(q: Queryable, executionId: string, jobId: string, nodeType: string): Promise<ExecutionRow | undefined> {
+export function claimResume(q: Queryable, executionId: string, jobId: string | null, nodeType: string): Promise<ExecutionRow | undefined> {
   return one<ExecutionRow>(
     q,
     `WITH old AS (
@@ -68,7 +68,7 @@ export async function setResumeData(
   q: Queryable,
   executionId: string,
   data: Record<string, unknown>,
-  jobId: string,
+  jobId: string | null,
   binary?: Record<string, unknown>,
 ): Promise<boolean> {
   const updated = await rows<{ id: string }>(

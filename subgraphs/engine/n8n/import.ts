@@ -392,8 +392,19 @@ const MAPPERS: Record<string, Mapper> = {
   errorTrigger: () => ({ type: 'engine.manualTrigger', parameters: {} }),
   webhook: (p) => {
     const kept: Params = {};
-    // Its options and v1's binaryData say where uploaded files go (webhooks/files.ts).
-    for (const k of ['path', 'httpMethod', 'responseMode', 'options', 'binaryData', 'binaryPropertyName']) if (p[k] !== undefined) kept[k] = p[k];
+    // Its options and v1's binaryData say where uploaded files go (webhooks/files.ts); its answer settings how the caller is answered.
+    for (const k of [
+      'path',
+      'httpMethod',
+      'responseMode',
+      'responseCode',
+      'responseData',
+      'responseBinaryPropertyName',
+      'options',
+      'binaryData',
+      'binaryPropertyName',
+    ])
+      if (p[k] !== undefined) kept[k] = p[k];
     return { type: 'engine.webhook', parameters: kept };
   },
   cron: (p) => ({ type: 'engine.scheduleTrigger', parameters: { cron: legacyCron(p) } }),

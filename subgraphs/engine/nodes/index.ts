@@ -17,8 +17,9 @@ export {
 } from './definition';
 export { executeWorkflow, respondToWebhook, wait } from './flow';
 export { HTTP_AUTH_TYPES, httpRequest } from './http-request';
-export { binaryBuffer, DEFAULT_BINARY_KEY, prepareBinary } from './binary';
+export { binaryBuffer, DEFAULT_BINARY_KEY, prepareBinary, WebhookFile, webhookFile } from './binary';
 export { WorkflowStaticData } from './static-data';
+export { LAST_NODE_DATA, RESPONSE_MODES, webhookAnswerOptions } from './webhook-answer';
 export { agent, prompt } from './platform';
 export {
   type CredentialRef,
@@ -35,11 +36,14 @@ export {
   type NodeResult,
   type NodeServices,
   type PairedItemData,
+  type LastNodeData,
   type PromptTestRequest,
+  type ResponseMode,
   type ResumeWebhookOptions,
   type SourceData,
   type TaskRequest,
   toItems,
+  type WebhookAnswerOptions,
   type WebhookReply,
 } from './types';
 export {

@@ -151,18 +151,36 @@ export interface ItemLineage {
   context(node: string): Readonly<Record<string, unknown>> | undefined;
 }
 
+/** What of the last node's output a webhook answers in lastNode mode (n8n's `responseData`). */
+export type LastNodeData = 'firstEntryJson' | 'firstEntryBinary' | 'allEntries' | 'noData';
+/** When a webhook answers: at once, once the last node has run, or with a Respond to Webhook's answer. */
+export type ResponseMode = 'onReceived' | 'lastNode' | 'responseNode';
+
+/** A Webhook or Wait node's answer settings (nodes/webhook-answer.ts reads them from its parameters). */
+export interface WebhookAnswerOptions {
+  responseMode?: ResponseMode;
+  responseCode?: number;
+  /** onReceived: the answer's body, as text, instead of the default one. */
+  responseData?: string;
+  noResponseBody?: boolean;
+  responseHeaders?: Record<string, string>;
+  /** lastNode: what of the last node's output is answered (n8n's top-level `responseData`). */
+  lastNodeData?: LastNodeData;
+  /** lastNode, firstEntryJson: the field of the first item answered instead of the whole json (dot notation). */
+  responsePropertyName?: string;
+  /** lastNode, firstEntryJson: the answer's content type instead of JSON. */
+  responseContentType?: string;
+  /** lastNode, firstEntryBinary: the first item's binary field answered. */
+  responseBinaryPropertyName?: string;
+}
+
 /**
  * How a waiting execution's resume URL takes its call (n8n's Wait webhook options, as the Webhook
  * node has them): kept with the waiting execution, applied by webhooks/inbound.ts.
  */
-export interface ResumeWebhookOptions {
+export interface ResumeWebhookOptions extends WebhookAnswerOptions {
   /** The one method the URL takes (any when absent). */
   httpMethod?: string;
-  responseCode?: number;
-  /** The answer's body, as text, instead of the resume's JSON. */
-  responseData?: string;
-  noResponseBody?: boolean;
-  responseHeaders?: Record<string, string>;
   /** A path the URL must end with after the resume URL. */
   webhookSuffix?: string;
   ignoreBots?: boolean;

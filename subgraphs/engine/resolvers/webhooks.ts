@@ -115,7 +115,7 @@ export class WebhookTriggerResolver {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(request.headers ?? {}))
       if (v !== undefined && v !== null) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
-    return this.inbound.receive(
+    return this.inbound.receiveWhole(
       {
         path: request.path,
         method: request.method,

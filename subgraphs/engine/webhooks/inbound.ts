@@ -14,11 +14,22 @@ import { verifySignature } from '../../../kernel/webhooks';
 import { SharedReadCache } from '../../../kernel/cache';
 import type { EventBus } from '../../../kernel/events';
 import { type ExecutionRunner, type ExecutionView, MAX_PAYLOAD_BYTES } from '../executions';
-import type { DoorRequest, HttpDoor } from '../../../kernel/subgraph';
+import type { DoorReply, DoorRequest, HttpDoor } from '../../../kernel/subgraph';
 import type { AuditTrail } from '../../../kernel/audit';
-import { BudgetExceeded, BUDGET_VARIABLES, DEFAULT_BINARY_KEY, prepareBinary, type ResumeWebhookOptions, type WebhookReply } from '../nodes';
+import {
+  BudgetExceeded,
+  BUDGET_VARIABLES,
+  DEFAULT_BINARY_KEY,
+  NodeError,
+  prepareBinary,
+  type ResumeWebhookOptions,
+  type WebhookAnswerOptions,
+  webhookAnswerOptions,
+  WebhookFile,
+  type WebhookReply,
+} from '../nodes';
 import { type BinaryData, fileOptions, isMultipart, parseMultipart, type WebhookFileOptions } from './files';
-import { callRefused, optionsReply } from './options';
+import { callRefused, lastNodeReply, optionsReply } from './options';
 import { webhookTriggerStore as store, type InboundTriggerRow, type WebhookAuthConfig } from './store';
 import { normalisePath, webhookNotFound } from './service';
 import { type WorkflowService, type WorkflowVersion } from '../workflows';
@@ -98,7 +109,16 @@ export class WebhookInbound {
    * One request on /webhook/<path>. Callable without a platform key: the trigger's own
    * authentication is what protects it, and it does nothing but what the trigger allows.
    */
-  async receive(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
+  async receive(req: DoorRequest, sourceIp: string | null): Promise<DoorReply> {
+    return opened(await this.answer(req, sourceIp));
+  }
+
+  /** The same, answered as a GraphQL value (the receiveWebhook operation): a file is read whole. */
+  async receiveWhole(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
+    return buffered(await this.answer(req, sourceIp));
+  }
+
+  private async answer(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
     const refused = textProblem(req.path);
     if (refused) return errorReply(errors.field('path', refused));
     const path = normalisePath(req.path);
@@ -178,7 +198,8 @@ export class WebhookInbound {
     const ran = execution as ExecutionView | null;
     return {
       testExecutionId: ran?.id ?? null,
-      webhookResponse,
+      // A file answered is read whole here: the test's answer is a GraphQL value.
+      webhookResponse: await buffered(webhookResponse),
       workflowResult: ran ? { status: ran.status, duration: ran.durationMs } : null,
     };
   }
@@ -236,6 +257,17 @@ export class WebhookInbound {
     const parameters = webhookNodeOf(version, trigger.path)?.parameters;
     const refused = callRefused(callOptions(parameters), req.headers, sourceIp);
     if (refused) return reject(refused.error, refused.reason);
+    let answer: WebhookAnswerOptions;
+    try {
+      answer = webhookAnswerOptions(parameters ?? {});
+    } catch (err) {
+      if (!(err instanceof NodeError)) throw err;
+      return log(
+        'failed',
+        errorReply(new AppError('WEBHOOK_INVALID', `The Webhook node's answer options are not valid: ${err.message}`, {}, 500)),
+        'invalid_options',
+      );
+    }
     let body: unknown;
     let binary: Record<string, BinaryData> | undefined;
     try {
@@ -256,7 +288,8 @@ export class WebhookInbound {
     const input = [{ json: item, ...(binary ? { binary } : {}) }];
     const lastNode = trigger.response_mode === 'lastNode';
     const base = { webhookId: trigger.id, method: trigger.method, sourceIp, test };
-    const startedReply = (executionId: string) => reply(200, { success: true, executionId, message: 'Workflow was started' });
+    // onReceived: the node's own status, headers and text, else the platform's answer.
+    const startedReply = (executionId: string) => optionsReply(answer, { success: true, executionId, message: 'Workflow was started' });
     if (!lastNode && !test) {
       // Queued; the log entry is written in the same transaction as the execution and its job.
       const begun = await this.runner.begin({
@@ -278,7 +311,15 @@ export class WebhookInbound {
     let wake!: () => void;
     const early = new Promise<'replied'>((resolve) => (wake = () => resolve('replied')));
     const statusFor = (outcome: { status: string }) =>
-      !lastNode ? 200 : replied ? replied.status : outcome.status === 'success' ? 200 : outcome.status === 'waiting' ? 202 : 500;
+      !lastNode
+        ? (answer.responseCode ?? 200)
+        : replied
+          ? replied.status
+          : outcome.status === 'success'
+            ? (answer.responseCode ?? 200)
+            : outcome.status === 'waiting'
+              ? 202
+              : 500;
     const begun = await this.runner.begin({
       version,
       mode: test ? 'test' : 'webhook',
@@ -312,16 +353,23 @@ export class WebhookInbound {
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), test ? TEST_TIMEOUT_MS : LAST_NODE_TIMEOUT_MS)));
     const outcome = await Promise.race([begun.done!, late, ...(lastNode && !test ? [early] : [])]);
     clearTimeout(timer);
-    if (outcome === 'late') answered ??= { statusCode: replied?.status ?? (lastNode ? 202 : 200), at: performance.now() };
+    if (outcome === 'late') answered ??= { statusCode: replied?.status ?? (lastNode ? 202 : (answer.responseCode ?? 200)), at: performance.now() };
     if (test) onExecution?.(typeof outcome === 'object' ? outcome : ((await this.runner.view(id)) ?? begun.view));
 
     if (!lastNode) return startedReply(id);
     if (replied) return replied;
     if (typeof outcome !== 'object') return reply(202, { success: true, executionId: id, status: 'running' });
+    return this.fromRun(answer, outcome);
+  }
+
+  /** The answer of an inline run that stopped without a Respond to Webhook's: its last node's output, as the options say. */
+  private fromRun(o: WebhookAnswerOptions, outcome: ExecutionView): Promise<WebhookReply> | WebhookReply {
+    const id = outcome.id;
     switch (outcome.status) {
       case 'success': {
-        const items = (outcome.result as { items?: unknown[] } | null)?.items ?? [];
-        return reply(200, items[0] ?? {});
+        const result = outcome.result as { items?: unknown[]; lastNode?: string | null } | null;
+        const last = result?.lastNode;
+        return lastNodeReply(o, result?.items ?? [], async (key) => (last ? this.runner.firstItemFile(id, last, key) : 'no_item'));
       }
       case 'waiting':
         return reply(202, { success: true, executionId: id, status: 'waiting' });
@@ -417,17 +465,49 @@ export class WebhookInbound {
     } catch (err) {
       return errorReply(err as AppError);
     }
-    let outcome: 'resumed' | 'not_waiting';
+    // lastNode and responseNode: the run goes on here, and the caller gets the workflow's answer.
+    const fromWorkflow = options.responseMode === 'lastNode' || options.responseMode === 'responseNode';
+    let replied: WebhookReply | undefined;
+    let wake!: () => void;
+    const early = new Promise<'replied'>((resolve) => (wake = () => resolve('replied')));
+    const onReply = (r: WebhookReply) => {
+      if (replied) return;
+      replied = r;
+      wake();
+    };
+    let resumed: Awaited<ReturnType<ExecutionRunner['resumeByWebhook']>>;
     try {
       const data = { headers: req.headers, query: req.query ?? {}, body, method: req.method };
-      outcome = await this.runner.resumeByWebhook(executionId, data, binary ? { node: state.node ?? 'Wait', binary } : undefined);
+      const files = binary ? { node: state.node ?? 'Wait', binary } : undefined;
+      resumed = await this.runner.resumeByWebhook(executionId, data, files, fromWorkflow ? { onReply } : undefined);
     } catch (err) {
       if (!(err instanceof BudgetExceeded)) throw err;
       return errorReply(new AppError('PAYLOAD_TOO_LARGE', err.message, { budget: BUDGET_VARIABLES[err.budget], limit: err.limit, value: err.value }, 413));
     }
-    if (outcome === 'not_waiting') return notWaiting();
-    return optionsReply(options, { success: true, executionId, status: 'resumed' });
+    if (resumed.outcome === 'not_waiting') return notWaiting();
+    if (!resumed.done) return optionsReply(options, { success: true, executionId, status: 'resumed' });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LAST_NODE_TIMEOUT_MS)));
+    const outcome = await Promise.race([resumed.done, late, early]);
+    clearTimeout(timer);
+    if (replied) return replied;
+    if (typeof outcome !== 'object') return reply(202, { success: true, executionId, status: 'running' });
+    return this.fromRun(options, outcome);
   }
+}
+
+/** A reply whose body is a file, with the file opened as a stream from where it is kept (its length the file's). */
+async function opened(r: WebhookReply): Promise<DoorReply> {
+  if (!(r.body instanceof WebhookFile)) return r;
+  return { ...r, body: await r.body.open(), length: r.body.bytes };
+}
+
+/** A reply whose body is a file, with the file read whole (an answer that is a GraphQL value). */
+async function buffered(r: WebhookReply): Promise<WebhookReply> {
+  if (!(r.body instanceof WebhookFile)) return r;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await r.body.open()) chunks.push(chunk as Buffer);
+  return { ...r, body: Buffer.concat(chunks) };
 }
 
 /** Hex HMAC of the raw body, with or without an `<algorithm>=` prefix, compared in constant time. */
@@ -463,7 +543,8 @@ function isBinary(req: DoorRequest): boolean {
 /**
  * The request's body for the workflow and its files, as n8n's Webhook node takes them (and a Wait
  * node's resume URL, with the same options): a multipart form's fields and files, a raw body as
- * a file with `rawBody`/`binaryData`, else the parsed body.
+ * a file with `rawBody`/`binaryData`, else the parsed body (with `rawBody`, its bytes as the file
+ * `data` as well).
  */
 async function readBody(req: DoorRequest, options: WebhookFileOptions): Promise<{ body: unknown; binary?: Record<string, BinaryData> }> {
   if (isMultipart(contentType(req))) {
@@ -476,7 +557,11 @@ async function readBody(req: DoorRequest, options: WebhookFileOptions): Promise<
     assertAcceptableParams(req.query);
     return { body: {}, binary: { [options.binaryPropertyName ?? DEFAULT_BINARY_KEY]: prepareBinary(req.body, { mimeType: contentType(req) }) } };
   }
-  return { body: parseBody(req) };
+  const body = parseBody(req);
+  // rawBody on a JSON, text or form body: parsed as always, and its bytes as they came in the file `data` too (as n8n gives them).
+  if (options.rawBody && req.body.length > 0)
+    return { body, binary: { [DEFAULT_BINARY_KEY]: prepareBinary(req.body, { mimeType: contentType(req) || 'application/json' }) } };
+  return { body };
 }
 
 /** The Webhook node's options that refuse calls (ignoreBots, ipWhitelist), from its parameters. */

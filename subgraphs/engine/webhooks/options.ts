@@ -1,21 +1,24 @@
 import net from 'node:net';
+import { isbot } from 'isbot';
 import { AppError } from '../../../kernel/errors';
-import type { ResumeWebhookOptions, WebhookReply } from '../nodes';
+import { envelopes } from '../../../kernel/envelopes';
+import type { ResumeWebhookOptions, WebhookAnswerOptions, WebhookFile, WebhookReply } from '../nodes';
 
 /**
  * n8n's webhook options that decide whether a call is taken and how it is answered, as its Webhook
  * and Wait nodes have them: `ignoreBots` (link previewers and crawlers are refused, so that a
  * preview of a resume URL does not use it up), `ipWhitelist` (addresses or CIDR ranges, comma
- * separated in n8n), and the answer's `responseCode`, `responseHeaders`, `responseData` (a text
- * body) and `noResponseBody`.
+ * separated in n8n), and the answer (nodes/webhook-answer.ts): at once with `responseCode`,
+ * `responseHeaders`, `responseData` (a text body) or `noResponseBody`, or from the last node's
+ * output once the workflow has run.
  */
 
-/** User agents of bots, link previewers and crawlers (what n8n's isbot check recognises for the usual ones). */
-const BOT =
-  /bot\b|bot[/;-]|crawl|spider|slurp|preview|facebookexternalhit|embedly|whatsapp|skypeuripreview|bitlybot|vkshare|quora link|pinterest|redditbot|headlesschrome|curl\/|wget\/|python-requests|go-http-client|okhttp|axios\//i;
-
+/**
+ * Whether a user agent is a bot, link previewer or crawler: the isbot package, the check n8n
+ * makes, so that a call n8n ignores is ignored here too. A missing user agent is not a bot.
+ */
 export function isBot(userAgent: string | undefined): boolean {
-  return !!userAgent && BOT.test(userAgent);
+  return !!userAgent && isbot(userAgent);
 }
 
 /** Whether `ip` is one of `allowed` (addresses or CIDR ranges); an unparsable entry allows nothing. */
@@ -47,9 +50,9 @@ export function callRefused(
   return null;
 }
 
-/** The answer to a taken call: `body` unless the options give a status, headers or a body of their own. */
+/** The answer to a taken call (onReceived): `body` unless the options give a status, headers or a body of their own. */
 export function optionsReply(
-  o: Pick<ResumeWebhookOptions, 'responseCode' | 'responseHeaders' | 'responseData' | 'noResponseBody'>,
+  o: Pick<WebhookAnswerOptions, 'responseCode' | 'responseHeaders' | 'responseData' | 'noResponseBody'>,
   body: unknown,
 ): WebhookReply {
   return {
@@ -57,4 +60,65 @@ export function optionsReply(
     headers: { ...(o.responseHeaders ?? {}) },
     body: o.noResponseBody ? '' : o.responseData !== undefined ? o.responseData : body,
   };
+}
+
+/** A dotted path's value in `data` (n8n's Property Name: `a.b.c`), undefined where it stops. */
+function valueAt(data: unknown, path: string): unknown {
+  let cur: unknown = data;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, key)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+const failed = (message: string, headers: Record<string, string>): WebhookReply => ({
+  status: 500,
+  headers,
+  body: envelopes.webhook.error(new AppError('EXECUTION_FAILED', message, {}, 500)),
+});
+
+/**
+ * The answer of a workflow that ran to its end (lastNode), from its last node's items (json) as
+ * the options say: the first item's json (or its `responsePropertyName` field, sent as
+ * `responseContentType` when given), its file `responseBinaryPropertyName` (`file` reads it from
+ * the binary store), every item's json, or no body; with `responseCode` and `responseHeaders`.
+ * A file that is not there is n8n's error, 500.
+ */
+export async function lastNodeReply(
+  o: WebhookAnswerOptions,
+  items: readonly unknown[],
+  file: (key: string) => Promise<WebhookFile | 'no_item' | 'no_binary'>,
+): Promise<WebhookReply> {
+  const headers: Record<string, string> = { ...(o.responseHeaders ?? {}) };
+  const status = o.responseCode ?? 200;
+  switch (o.lastNodeData ?? 'firstEntryJson') {
+    case 'allEntries':
+      return { status, headers, body: [...items] };
+    case 'noData':
+      return { status, headers, body: '' };
+    case 'firstEntryBinary': {
+      const key = o.responseBinaryPropertyName ?? 'data';
+      const found = await file(key);
+      if (found === 'no_item') return failed('No item was found to return', headers);
+      if (found === 'no_binary') return failed(`The binary property "${key}" which should be returned does not exist`, headers);
+      headers['content-type'] ??= found.binary.mimeType || 'application/octet-stream';
+      return { status, headers, body: found };
+    }
+    default: {
+      const first = items[0] ?? {};
+      const data = o.responsePropertyName ? valueAt(first, o.responsePropertyName) : first;
+      if (data === undefined) return { status, headers, body: '' };
+      if (o.responseContentType) {
+        headers['content-type'] = o.responseContentType;
+        return { status, headers, body: typeof data === 'string' ? data : JSON.stringify(data) };
+      }
+      // A text is JSON too (n8n sends `"text"`), not a body of its own.
+      if (typeof data === 'string') {
+        headers['content-type'] ??= 'application/json; charset=utf-8';
+        return { status, headers, body: JSON.stringify(data) };
+      }
+      return { status, headers, body: data };
+    }
+  }
 }

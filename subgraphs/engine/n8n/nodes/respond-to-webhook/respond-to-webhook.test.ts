@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { disposeHarness, importRefusal, runWorkflow, type Json } from '../../../../../test/support/n8n-harness';
-import { prepareBinary, type NodeContext } from '../../../nodes';
+import { prepareBinary, type NodeContext, WebhookFile } from '../../../nodes';
 import { respondToWebhook } from './respond-to-webhook';
 
 /** n8n's Respond to Webhook: the answer it gives (status, headers, body), each respondWith. What a client receives is tested end to end (test/engine-n8n-flow.e2e.test.ts). */
@@ -85,16 +85,25 @@ async function binaryReply(parameters: Json, binary?: Record<string, ReturnType<
   return (await respondToWebhook.execute(ctx)).reply!;
 }
 
+/** The bytes of a file answer, as the HTTP answer reads them. */
+async function bytesOf(body: unknown): Promise<Buffer> {
+  assert.ok(body instanceof WebhookFile, 'a file answer is read as it is sent');
+  const chunks: Buffer[] = [];
+  for await (const chunk of await body.open()) chunks.push(chunk as Buffer);
+  assert.equal(Buffer.concat(chunks).length, body.bytes);
+  return Buffer.concat(chunks);
+}
+
 test('binary: the first item’s file, its first field or the one named; none is n8n’s error', async () => {
   const report = prepareBinary(Buffer.from('%PDF-1.4 report'), { fileName: 'report.pdf' });
   const logo = prepareBinary(Buffer.from([0x89, 0x50, 0x4e, 0x47]), { fileName: 'logo.png' });
   const auto = await binaryReply({ respondWith: 'binary' }, { file: report, logo });
   assert.equal(auto.status, 200);
   assert.deepEqual(auto.headers, { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="report.pdf"' });
-  assert.deepEqual(auto.body, Buffer.from('%PDF-1.4 report'));
+  assert.deepEqual(await bytesOf(auto.body), Buffer.from('%PDF-1.4 report'));
   const named = await binaryReply({ respondWith: 'binary', responseDataSource: 'set', inputFieldName: 'logo' }, { file: report, logo });
   assert.equal(named.headers['content-type'], 'image/png');
-  assert.deepEqual(named.body, Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  assert.deepEqual(await bytesOf(named.body), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
   await assert.rejects(binaryReply({ respondWith: 'binary', responseDataSource: 'set', inputFieldName: 'data' }, { file: report }), /no binary field "data"/);
   await assert.rejects(binaryReply({ respondWith: 'binary' }), /No binary data exists on the first item!/);
 });

@@ -1,4 +1,4 @@
-import { binaryBuffer, isPlainObject, NodeError, type Item, type NodeDefinition, type WebhookReply } from '../../../nodes';
+import { isPlainObject, webhookFile, type WebhookFile, NodeError, type Item, type NodeDefinition, type WebhookReply } from '../../../nodes';
 
 /**
  * n8n's Respond to Webhook (1 to 1.4): the answer to the request that started the execution, sent
@@ -47,15 +47,15 @@ function jsonBody(raw: unknown): unknown {
   }
 }
 
-/** The first item's file: named by `inputFieldName`, or its first binary field. */
-function binaryReply(item: Item | undefined, p: Record<string, unknown>): { body: Buffer; headers: Record<string, string> } {
+/** The first item's file: named by `inputFieldName`, or its first binary field; sent as it is read, never copied whole. */
+function binaryReply(item: Item | undefined, p: Record<string, unknown>): { body: WebhookFile; headers: Record<string, string> } {
   if (!item?.binary || !Object.keys(item.binary).length) throw new NodeError('No binary data exists on the first item!');
   const key = p.responseDataSource === 'set' ? String(p.inputFieldName ?? 'data') : Object.keys(item.binary)[0]!;
   const data = item.binary[key];
   if (!data) throw new NodeError(`The first item has no binary field "${key}"`);
   const headers: Record<string, string> = { 'content-type': data.mimeType || 'application/octet-stream' };
   if (data.fileName) headers['content-disposition'] = `attachment; filename="${data.fileName.replace(/["\\\r\n]/g, '_')}"`;
-  return { body: binaryBuffer(item, key), headers };
+  return { body: webhookFile(item, key), headers };
 }
 
 export const respondToWebhook: NodeDefinition = {

@@ -1,4 +1,4 @@
-import { NodeError, type NodeDefinition, type ResumeWebhookOptions } from '../../../nodes';
+import { NodeError, type NodeDefinition, type ResumeWebhookOptions, webhookAnswerOptions } from '../../../nodes';
 
 /**
  * n8n's Wait (1, 1.1). `resume`: timeInterval (`amount` of `unit`; version 1 defaults to 1 hour,
@@ -7,8 +7,9 @@ import { NodeError, type NodeDefinition, type ResumeWebhookOptions } from '../..
  * the items pass on as they came). As n8n, a wait shorter than 65 s is slept in memory; a longer
  * one puts the execution into `waiting` (stored, resumed by a job in any process, also after a
  * restart). A webhook resume takes n8n's options for its URL (method, suffix, bots, allowed
- * addresses, answer, files: resumeOptions, applied by webhooks/inbound.ts); answering from the
- * workflow (lastNode, responseNode) and the form resume are refused at import.
+ * addresses, answer, files: resumeOptions, applied by webhooks/inbound.ts), and answers the call
+ * as its `responseMode` says: at once (onReceived), or once the resumed run has reached its last
+ * node (lastNode) or a Respond to Webhook (responseNode). The form resume is refused at import.
  */
 
 const UNIT_MS: Record<string, number> = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
@@ -16,25 +17,6 @@ const UNIT_MS: Record<string, number> = { seconds: 1000, minutes: 60_000, hours:
 const IN_MEMORY_MS = 65_000;
 const MAX_WAIT_MS = 366 * 86_400_000;
 const RESUMES = ['timeInterval', 'specificTime', 'webhook'];
-
-/**
- * What a webhook resume cannot do here: answer from the workflow (n8n's lastNode and responseNode
- * modes would need the resumed run to answer the caller, while here any process resumes it from
- * the queue), and what goes with those modes.
- */
-function webhookUnsupported(p: Record<string, unknown>): { option: string; message: string } | undefined {
-  if (p.responseMode !== undefined && p.responseMode !== 'onReceived')
-    return {
-      option: 'responseMode',
-      message: `responseMode "${String(p.responseMode)}" is not supported on a resume URL: it answers when it is called (onReceived), while the resumed run goes on in the background`,
-    };
-  if (p.responseData !== undefined && p.responseData !== 'firstEntryJson')
-    return {
-      option: 'responseData',
-      message: `responseData "${String(p.responseData)}" answers from the workflow's last node, which a resume URL does not (it answers onReceived)`,
-    };
-  return undefined;
-}
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 
@@ -47,25 +29,8 @@ export function resumeOptions(p: Record<string, unknown>): ResumeWebhookOptions 
     if (!METHODS.includes(method)) throw new NodeError(`The HTTP method "${String(p.httpMethod)}" is not one of ${METHODS.join(', ')}`);
     out.httpMethod = method;
   }
-  if (p.responseCode !== undefined && p.responseCode !== '') {
-    const code = Number(p.responseCode);
-    if (!Number.isInteger(code) || code < 100 || code > 599)
-      throw new NodeError(`The response code must be an HTTP status from 100 to 599, not ${String(p.responseCode)}`);
-    out.responseCode = code;
-  }
-  if (typeof o.responseData === 'string' && o.responseData !== '') out.responseData = o.responseData;
-  if (o.noResponseBody === true) out.noResponseBody = true;
-  const entries = (o.responseHeaders as { entries?: unknown } | undefined)?.entries;
-  if (Array.isArray(entries)) {
-    const headers: Record<string, string> = {};
-    for (const e of entries as { name?: unknown; value?: unknown }[]) {
-      const name = typeof e?.name === 'string' ? e.name.trim().toLowerCase() : '';
-      if (!name) continue;
-      if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new NodeError(`The response header name "${name}" is not a valid HTTP header name`);
-      headers[name] = String(e.value ?? '');
-    }
-    if (Object.keys(headers).length) out.responseHeaders = headers;
-  }
+  // Its answer: a status, headers and a text now, or the workflow's answer once it has run on (lastNode, responseNode).
+  Object.assign(out, webhookAnswerOptions(p));
   if (typeof o.webhookSuffix === 'string' && o.webhookSuffix.replace(/^\/+|\/+$/g, '') !== '') out.webhookSuffix = o.webhookSuffix.replace(/^\/+|\/+$/g, '');
   if (o.ignoreBots === true) out.ignoreBots = true;
   if (typeof o.ipWhitelist === 'string' && o.ipWhitelist.trim() !== '')
@@ -121,7 +86,7 @@ export const wait: NodeDefinition = {
       if (resume === 'form') return { option: 'resume', message: 'the resume mode "form" (n8n form pages) is not supported: resume on a webhook instead' };
       if (typeof resume === 'string' && !resume.startsWith('=') && !RESUMES.includes(resume))
         return { option: 'resume', message: `the resume mode "${resume}" is not one of ${RESUMES.join(', ')}` };
-      return resume === 'webhook' ? webhookUnsupported(p) : undefined;
+      return undefined;
     },
   },
   async execute(ctx) {
