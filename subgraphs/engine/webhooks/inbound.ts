@@ -299,7 +299,10 @@ export class WebhookInbound {
         inline: false,
         webhookId: trigger.id,
         runAs: trigger.created_by,
-        requestLog: { ...base, entry: () => ({ status: 'success', reason: null, statusCode: 200, responseTimeMs: performance.now() - started }) },
+        requestLog: {
+          ...base,
+          entry: () => ({ status: 'success', reason: null, statusCode: answer.responseCode ?? 200, responseTimeMs: performance.now() - started }),
+        },
       });
       return startedReply(begun.view.id);
     }
