@@ -502,7 +502,13 @@ export class WebhookInbound {
 /** A reply whose body is a file, with the file opened as a stream from where it is kept (its length the file's). */
 async function opened(r: WebhookReply): Promise<DoorReply> {
   if (!(r.body instanceof WebhookFile)) return r;
-  return { ...r, body: await r.body.open(), length: r.body.bytes };
+  try {
+    return { ...r, body: await r.body.open(), length: r.body.bytes };
+  } catch (err) {
+    // A file gone from the store (deleted by hand, or with its execution) is not there to answer.
+    if (!(err instanceof NodeError)) throw err;
+    return errorReply(new AppError('EXECUTION_FAILED', err.message, {}, 500));
+  }
 }
 
 /** A reply whose body is a file, with the file read whole (an answer that is a GraphQL value). */
