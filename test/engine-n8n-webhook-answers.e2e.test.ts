@@ -7,6 +7,7 @@ import type { V1 } from './support/answers';
 import type { Execution } from './support/engine-answers';
 import { importN8n } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
+import { startS3Server, type S3Server } from './support/s3-server';
 import { untilValue } from './support/until';
 
 /**
@@ -63,12 +64,17 @@ const webhookNode = (typeVersion: number, parameters: Record<string, unknown>): 
 });
 
 /** Imports and activates the export, and registers its Webhook's path as a trigger answering `responseMode`. */
-async function hooked(workflow: ReturnType<typeof n8nExport>, hookPath: string, responseMode: 'onReceived' | 'lastNode'): Promise<string> {
-  const id = await importN8n(p, workflow);
-  assert.equal((await p.rest('POST', `/v1/engine/workflows/${id}/activate`)).status, 200);
+async function hooked(
+  workflow: ReturnType<typeof n8nExport>,
+  hookPath: string,
+  responseMode: 'onReceived' | 'lastNode',
+  platform: TestPlatform = p,
+): Promise<string> {
+  const id = await importN8n(platform, workflow);
+  assert.equal((await platform.rest('POST', `/v1/engine/workflows/${id}/activate`)).status, 200);
   // Registrations are limited per key and minute: one key each.
-  const { key } = await p.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write'] });
-  const res = await p.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId: id, method: 'POST', path: hookPath, responseMode } });
+  const { key } = await platform.createKey({ service: 'engine', permissions: ['workflow:read', 'workflow:write'] });
+  const res = await platform.rest('POST', '/v1/engine/webhooks', { key, body: { workflowId: id, method: 'POST', path: hookPath, responseMode } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return id;
 }
@@ -342,5 +348,74 @@ describe('a Wait resumed by its URL answers from the workflow', () => {
       { timeoutMs: 20_000, everyMs: 100 },
     );
     assert.equal(done.status, 'success');
+  });
+});
+
+describe('files answered from an S3 bucket (BINARY_DATA_MODE=s3)', () => {
+  let sp: TestPlatform;
+  let s3: S3Server;
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    sp = await startTestPlatform({
+      BINARY_DATA_MODE: 's3',
+      BINARY_DATA_S3_ENDPOINT: s3.url,
+      BINARY_DATA_S3_BUCKET: s3.bucket,
+      BINARY_DATA_S3_REGION: s3.region,
+      BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+  });
+  afterAll(async () => {
+    await sp?.stop();
+    await s3?.close();
+  });
+
+  test('lastNode firstEntryBinary and Respond to Webhook binary: the caller has the first bytes while the bucket still holds the rest', async () => {
+    await hooked(
+      n8nExport('S3 last node file', [
+        webhookNode(1, { path: 's3-last', binaryData: true, responseMode: 'lastNode', responseData: 'firstEntryBinary' }),
+        { name: 'Pass', type: 'n8n-nodes-base.noOp', typeVersion: 1 },
+      ]),
+      's3-last',
+      'lastNode',
+      sp,
+    );
+    await hooked(
+      n8nExport('S3 respond file', [
+        webhookNode(1, { path: 's3-respond', binaryData: true, responseMode: 'responseNode' }),
+        { name: 'Respond to Webhook', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'binary', options: {} } },
+      ]),
+      's3-respond',
+      'lastNode',
+      sp,
+    );
+    const held = 256 * 1024;
+    for (const hookPath of ['s3-last', 's3-respond']) {
+      const file = randomBytes(1_100_000);
+      const gate = s3.holdGets(held);
+      const res = await fetch(`${sp.url}/webhook/${hookPath}`, { method: 'POST', headers: { 'content-type': 'application/zip' }, body: file });
+      assert.equal(res.status, 200, hookPath);
+      assert.equal(res.headers.get('content-type'), 'application/zip');
+      assert.equal(res.headers.get('content-length'), String(file.length));
+      const reader = res.body!.getReader();
+      const chunks: Buffer[] = [];
+      let got = 0;
+      while (got < held) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        chunks.push(Buffer.from(value));
+        got += value.length;
+      }
+      assert.equal(got, held, `${hookPath}: the bytes the bucket has sent so far, and no more, have reached the caller`);
+      gate.release();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        chunks.push(Buffer.from(value));
+      }
+      assert.ok(Buffer.concat(chunks).equals(file), `${hookPath}: the bytes arrive as they were sent`);
+    }
+    assert.deepEqual(s3.refused, []);
   });
 });
