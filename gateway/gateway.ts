@@ -1,11 +1,11 @@
-import { ApolloGateway } from '@apollo/gateway';
+import type { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner } from '@apollo/query-planner';
-import { loadedPlanner, type LoadedPlanner } from '../kernel/adapters/apollo-gateway';
+import { loadedPlanner, newApolloGateway, type LoadedPlanner } from '../kernel/adapters/apollo-gateway';
 import {
   BREAK,
   getOperationAST,
@@ -68,7 +68,7 @@ export class PlatformGateway {
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.validationRules = [...specifiedRules, ...limitRules(this.limits), ...(opts.introspection === false ? [NoSchemaIntrospectionCustomRule] : [])];
     this.quietLogger = quiet(opts.logger);
-    this.gateway = new ApolloGateway({
+    this.gateway = newApolloGateway({
       supergraphSdl: opts.supergraphSdl,
       logger: quiet(opts.logger),
       buildService: ({ name }) => {
