@@ -208,7 +208,14 @@ async function startGateway(kernel: Kernel, hosted: Hosted[], remote: Record<str
   for (const h of hosted) built[h.module.name] = await buildSubgraph(subgraphSpec(h.module, h.built, kernel.audit));
   for (const b of [...Object.values(built), ...extra]) {
     local[b.name] = createExecutor(b.schema, kernel.logger);
-    sdls.push({ name: b.name, sdl: b.sdl });
+    // The SDL is printed only if the cache has no supergraph composed from these sources.
+    sdls.push({
+      name: b.name,
+      source: b.source,
+      get sdl() {
+        return b.sdl;
+      },
+    });
   }
   const gateway = new PlatformGateway({
     supergraphSdl: composeSupergraphCached(sdls, path.join(kernel.config.dataDir, 'cache')),

@@ -8,6 +8,8 @@ export interface SubgraphSdl {
   name: string;
   sdl: string;
   url?: string;
+  /** What the SDL is printed from, where printing it costs more than hashing this (a built subgraph's source): the cache's key then. */
+  source?: string;
 }
 
 /**
@@ -27,14 +29,15 @@ const PREFIX = 'supergraph-';
 
 /**
  * composeSupergraph, remembered in `dir` under a hash of its whole input (names, SDL, URLs and the
- * composition package's version): composing takes a second or more of every start, and the input
+ * composition package's version; a built subgraph's source stands for its SDL, which is then
+ * printed only to compose): composing takes a second or more of every start, and the input
  * changes only with the code or SUBGRAPH_URLS. Only the latest result is kept. An unreadable or
  * unwritable directory only means composing again.
  */
 export function composeSupergraphCached(subgraphs: SubgraphSdl[], dir: string): string {
   const version = (require('@apollo/composition/package.json') as { version: string }).version;
   const key = createHash('sha256')
-    .update(JSON.stringify([version, subgraphs.map((s) => [s.name, s.sdl, s.url ?? null])]))
+    .update(JSON.stringify([version, subgraphs.map((s) => [s.name, s.source ?? s.sdl, s.url ?? null])]))
     .digest('hex')
     .slice(0, 32);
   const file = path.join(dir, `${PREFIX}${key}.graphql`);

@@ -1,11 +1,11 @@
-import { ApolloGateway } from '@apollo/gateway';
+import type { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import type { GatewayExecutor, GatewayGraphQLRequestContext, GatewayInterface } from '@apollo/server-gateway-interface';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { createHash } from 'node:crypto';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner } from '@apollo/query-planner';
-import { loadedPlanner, type LoadedPlanner } from '../kernel/adapters/apollo-gateway';
+import { loadedPlanner, newApolloGateway, type LoadedPlanner } from '../kernel/adapters/apollo-gateway';
 import {
   BREAK,
   getOperationAST,
@@ -68,7 +68,7 @@ export class PlatformGateway {
     this.limits = opts.limits ?? DEFAULT_LIMITS;
     this.validationRules = [...specifiedRules, ...limitRules(this.limits), ...(opts.introspection === false ? [NoSchemaIntrospectionCustomRule] : [])];
     this.quietLogger = quiet(opts.logger);
-    this.gateway = new ApolloGateway({
+    this.gateway = newApolloGateway({
       supergraphSdl: opts.supergraphSdl,
       logger: quiet(opts.logger),
       buildService: ({ name }) => {
@@ -136,14 +136,20 @@ export class PlatformGateway {
   }
 
   /**
-   * A fixed operation (a REST route's) compiled once; it must be valid. Each request's variables
-   * are still validated and coerced when it runs.
+   * A fixed operation (a REST route's), compiled once at its first run rather than at start (a
+   * process prepares every REST route's operation); it must be valid — the tests compile every
+   * route's. Each request's variables are still validated and coerced when it runs.
    */
   prepare(query: string): (variables: Record<string, unknown>, context: RequestContext) => Promise<OperationResult> {
+    let fixed: CompiledOperation | undefined;
+    return (variables, context) => this.run((fixed ??= this.fixed(query)), variables, context);
+  }
+
+  private fixed(query: string): CompiledOperation {
     const compiled = this.compile(query);
     if (!('document' in compiled)) throw new Error(`Invalid fixed operation: ${compiled.map((p) => p.message).join('; ')}\n${query}`);
     if (compiled.operation.operation === 'subscription') throw new Error(`A fixed operation is one query or mutation:\n${query}`);
-    return (variables, context) => this.run(compiled, variables, context);
+    return compiled;
   }
 
   async stop(): Promise<void> {

@@ -90,8 +90,10 @@ export function entityReference<V>(ref: EntityReference<V>): EntityReference<V> 
 export interface BuiltSubgraph {
   name: string;
   schema: GraphQLSchema;
-  /** The subgraph SDL as composition reads it (committed under schema/subgraphs). */
-  sdl: string;
+  /** The subgraph SDL as composition reads it (committed under schema/subgraphs), printed when first read. */
+  readonly sdl: string;
+  /** The type definitions the schema was built from: what the SDL is printed from, cheaper to hash than to print. */
+  readonly source?: string;
 }
 
 const FEDERATION_LINK = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@interfaceObject"])`;
@@ -141,11 +143,17 @@ export async function buildSubgraph(spec: SubgraphSpec): Promise<BuiltSubgraph> 
       },
     };
   }
-  const schema = buildSubgraphSchema({
-    typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`),
-    resolvers: resolvers as SubgraphResolvers,
-  });
-  return { name: spec.name, schema, sdl: printSubgraphSchema(schema) };
+  const source = `${FEDERATION_LINK}\n${printSchemaWithDirectives(typeSchema)}`;
+  const schema = buildSubgraphSchema({ typeDefs: parse(source), resolvers: resolvers as SubgraphResolvers });
+  let sdl: string | undefined;
+  return {
+    name: spec.name,
+    schema,
+    source,
+    get sdl() {
+      return (sdl ??= printSubgraphSchema(schema));
+    },
+  };
 }
 
 async function* emptyIterable(): AsyncGenerator<never> {}

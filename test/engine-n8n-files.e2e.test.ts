@@ -258,6 +258,28 @@ describe('n8n file nodes, persisted', () => {
     assert.deepEqual(typed.result.items, rows);
   });
 
+  test('Extract From File 1.1 fails on a CSV record of the wrong length where 1 keeps the rows before it; skipRecordsWithErrors drops it', async () => {
+    const csvPipeline = (name: string, version: number, options: Record<string, unknown> = {}) =>
+      pipeline(name, [
+        node('To file', 'convertToFile', 1.1, 400, { operation: 'toText', sourceProperty: 'csv', options: { fileName: 'stock.csv' } }),
+        node('Rows back', 'extractFromFile', version, 600, { options }),
+      ]);
+    const rows = [{ csv: 'sku,qty\nA-1,3\nB-2,40,extra\nC-3,7\n' }];
+    const v1 = await run(await importWorkflow(csvPipeline('CSV 1', 1)), { rows });
+    assert.equal(v1.status, 'success', JSON.stringify(v1.error));
+    assert.deepEqual(v1.result.items, [{ sku: 'A-1', qty: '3' }]);
+    const v11 = await run(await importWorkflow(csvPipeline('CSV 1.1', 1.1)), { rows });
+    assert.equal(v11.status, 'error');
+    assert.equal(v11.error.node, 'Rows back');
+    assert.match(v11.error.message, /Invalid Record Length: columns length is 2, got 3 on line 3/);
+    const skipping = await run(await importWorkflow(csvPipeline('CSV 1.1 skipping', 1.1, { skipRecordsWithErrors: { value: { enabled: true } } })), { rows });
+    assert.equal(skipping.status, 'success', JSON.stringify(skipping.error));
+    assert.deepEqual(skipping.result.items, [
+      { sku: 'A-1', qty: '3' },
+      { sku: 'C-3', qty: '7' },
+    ]);
+  });
+
   test('XLS and RTF are refused at import, naming the node, the format and what to use instead; nothing is stored', async () => {
     const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: { workflow: pipeline('XLS', [node('Read sheet', 'extractFromFile', 1, 400, { operation: 'xls' })]) },

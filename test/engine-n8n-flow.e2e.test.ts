@@ -345,6 +345,44 @@ describe('n8n Schedule Trigger and Interval', () => {
     assert.equal((await executions(id)).length, 1);
   });
 
+  test('Schedule Trigger 1.4, a run missed past its grace: skipped by default, once per rule with coalesce, once with coalesce_owner; 1.3 catches up once', async () => {
+    const rules = { interval: [{ field: 'hours' }, { field: 'minutes', minutesInterval: 5 }] };
+    const trigger = (typeVersion: number, settings: Record<string, unknown>): Node => ({
+      name: 'Schedule Trigger',
+      type: 'n8n-nodes-base.scheduleTrigger',
+      typeVersion,
+      parameters: { rule: rules, ...settings },
+    });
+    const cases: [string, Node, number][] = [
+      ['1.4 skip (default)', trigger(1.4, {}), 0],
+      ['1.4 coalesce', trigger(1.4, { misfirePolicy: 'coalesce' }), 2],
+      ['1.4 coalesce_owner', trigger(1.4, { misfirePolicy: 'coalesce_owner', misfireGraceSeconds: 0 }), 1],
+      ['1.4 within a 4 h grace', trigger(1.4, { misfireGraceSeconds: 4 * 3600 }), 1],
+      ['1.3', trigger(1.3, {}), 1],
+    ];
+    const made: { name: string; id: string; scheduleId: string; expected: number }[] = [];
+    for (const [name, node, expected] of cases) {
+      const id = await importWorkflow(n8nExport(`Missed ${name}`, [node, { name: 'No Operation, do nothing', type: 'n8n-nodes-base.noOp', typeVersion: 1 }]));
+      const [schedule] = await schedules(id);
+      made.push({ name, id, scheduleId: schedule.scheduleId, expected });
+    }
+    // The platform "was down" three hours: every schedule's due time is three hours behind when its job runs.
+    clock.advance(3 * 3600_000);
+    for (const m of made) await untilDueJobsDone(p, clock, JOB.scheduleFire, { scheduleId: m.scheduleId }, 20_000);
+    for (const m of made) {
+      const ran = await executions(m.id);
+      assert.equal(ran.length, m.expected, `${m.name}: ${ran.length} run(s)`);
+      const [after] = await schedules(m.id);
+      assert.ok(Date.parse(after.nextRunAt) > clock.now().getTime(), `${m.name}: the next due time is after the missed window`);
+    }
+    const refused = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
+      body: { workflow: n8nExport('Bad policy', [trigger(1.4, { misfirePolicy: 'all' })]) },
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'SCHEDULE_INVALID');
+    assert.match(refused.body.error.message, /misfirePolicy must be one of skip, coalesce, coalesce_owner/);
+  });
+
   test('an Interval under n8n’s minimum is refused at import', async () => {
     const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: { workflow: n8nExport('Too fast', [{ name: 'Interval', type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 0.5 } }]) },

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { operationFromDocument } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { parse } from 'graphql';
-import { APOLLO_GATEWAY_VERSION, apolloGatewayShapeProblem, loadedPlanner } from './apollo-gateway';
+import { APOLLO_GATEWAY_VERSION, apolloGatewayShapeProblem, loadedPlanner, newApolloGateway } from './apollo-gateway';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -19,6 +21,36 @@ describe('@apollo/gateway adapter', () => {
       assert.equal(plan.node?.kind, 'Fetch');
     } finally {
       await gateway.stop();
+    }
+  });
+
+  it('never phones home: no request leaves the process while a gateway loads, plans and stops', async () => {
+    const hosts: string[] = [];
+    const spied = [http, https].map((m) => {
+      const { request, get } = m;
+      const record = (args: unknown[]) => {
+        const [first] = args;
+        hosts.push(
+          first instanceof URL
+            ? first.host
+            : typeof first === 'string'
+              ? new URL(first).host
+              : String((first as http.RequestOptions).hostname ?? (first as http.RequestOptions).host),
+        );
+      };
+      m.request = ((...args: unknown[]) => (record(args), (request as (...a: unknown[]) => http.ClientRequest)(...args))) as typeof m.request;
+      m.get = ((...args: unknown[]) => (record(args), (get as (...a: unknown[]) => http.ClientRequest)(...args))) as typeof m.get;
+      return () => Object.assign(m, { request, get });
+    });
+    try {
+      const gateway = newApolloGateway({ supergraphSdl: readFileSync(path.join(ROOT, 'schema', 'supergraph.graphql'), 'utf8') });
+      await gateway.load();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await gateway.stop(); // a metrics exporter would flush here
+      assert.deepEqual(hosts, []);
+      assert.equal(process.env.APOLLO_TELEMETRY_DISABLED, undefined, 'the variable is put back as it was');
+    } finally {
+      for (const restore of spied) restore();
     }
   });
 

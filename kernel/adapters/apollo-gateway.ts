@@ -12,8 +12,26 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Schema } from '@apollo/federation-internals';
-import type { ApolloGateway } from '@apollo/gateway';
+import { ApolloGateway, type GatewayConfig } from '@apollo/gateway';
 import { QueryPlanner } from '@apollo/query-planner';
+
+/**
+ * A gateway that never phones home. @apollo/gateway 2.14 builds, in its constructor, a metrics
+ * exporter to Apollo's usage-reporting endpoint, and probes the cloud metadata addresses
+ * (169.254.169.254 and the like) for its resource, unless APOLLO_TELEMETRY_DISABLED is set: a
+ * self-hosted platform sends nothing to a third party. The variable is set for the constructor
+ * only and put back as it was.
+ */
+export function newApolloGateway(config: GatewayConfig): ApolloGateway {
+  const before = process.env.APOLLO_TELEMETRY_DISABLED;
+  process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+  try {
+    return new ApolloGateway(config);
+  } finally {
+    if (before === undefined) delete process.env.APOLLO_TELEMETRY_DISABLED;
+    else process.env.APOLLO_TELEMETRY_DISABLED = before;
+  }
+}
 
 /** The version this adapter was written for. */
 export const APOLLO_GATEWAY_VERSION = '2.14.4';

@@ -35,21 +35,34 @@ export interface AuditFilter {
 const COLUMNS = `id::text AS id, at, actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
   resource_type, resource_id, changed_fields`;
 
+/** The columns an insert writes, and the record type its rows arrive as (a jsonb array). */
+const INSERTED = `actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, resource_id, changed_fields`;
+const RECORD = `actor_kind text, actor_id text, actor_name text, actor_service text, ip text, user_agent text, request_id text, subgraph text,
+  operation text, resource_type text, resource_id text, changed_fields text[]`;
+
 /** PostgreSQL text cannot hold U+0000 (a hostile webhook path can): it is dropped rather than losing the entry. */
 const withoutNul = (_key: string, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '') : value);
 
 export const auditStore = {
   /** Entries of concurrent mutations in one statement (AuditTrail groups them). */
   async insertMany(q: Queryable, rows: readonly NewAuditRow[]): Promise<void> {
-    await exec(
-      q,
-      `INSERT INTO platform.audit_log (actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
-         resource_type, resource_id, changed_fields)
-       SELECT actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, resource_id, changed_fields
-         FROM jsonb_to_recordset($1::jsonb) AS r(actor_kind text, actor_id text, actor_name text, actor_service text, ip text, user_agent text,
-           request_id text, subgraph text, operation text, resource_type text, resource_id text, changed_fields text[])`,
-      [JSON.stringify(rows, withoutNul)],
-    );
+    await exec(q, `INSERT INTO platform.audit_log (${INSERTED}) SELECT ${INSERTED} FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD})`, [
+      JSON.stringify(rows, withoutNul),
+    ]);
+  },
+
+  /**
+   * The same insert as a statement to run beside a lone write (kernel/db/rows.ts): only when
+   * `guard` holds, and an entry naming no resource takes the id the write created, else the
+   * id-like argument it was given.
+   */
+  insertAlongside(rows: readonly (NewAuditRow & { argument_id: string | null })[], sql: { param: number; createdId: string; guard: string }) {
+    return {
+      text: `INSERT INTO platform.audit_log (${INSERTED})
+       SELECT ${INSERTED.replace('resource_id', `coalesce(resource_id, left(${sql.createdId}, 200), argument_id)`)}
+         FROM jsonb_to_recordset($${sql.param}::jsonb) AS r(${RECORD}, argument_id text) WHERE ${sql.guard}`,
+      params: [JSON.stringify(rows, withoutNul)],
+    };
   },
 
   /** Newest first. `actor` matches the actor's id or name. */

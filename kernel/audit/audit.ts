@@ -64,6 +64,7 @@ export class AuditTrail {
     const carried: Carried<AuditDraft> = {
       row: draft,
       write: writeDrafts,
+      alongside: draftsAlongside,
       state: 'pending',
       named: (id) => void (draft.entry.resource_id ??= id.slice(0, 200)),
     };
@@ -167,6 +168,14 @@ function writeDrafts(m: EntityManager, drafts: readonly AuditDraft[]): Promise<v
   return auditStore.insertMany(
     m,
     drafts.map((d) => ({ ...d.entry, resource_id: d.entry.resource_id ?? d.argumentId })),
+  );
+}
+
+/** The entries as an INSERT beside a lone write (kernel/db/rows.ts), named by the id it created when they name none. */
+function draftsAlongside(drafts: readonly AuditDraft[], sql: { param: number; createdId: string; guard: string }) {
+  return auditStore.insertAlongside(
+    drafts.map((d) => ({ ...d.entry, argument_id: d.argumentId })),
+    sql,
   );
 }
 

@@ -60,6 +60,7 @@ export function run(q: Queryable, sql: Sql, params?: unknown[]): Promise<unknown
   const carried = carriedHere();
   if (carried?.state !== 'pending') return q.query(sql as string, params);
   const text = typeof sql === 'string' ? sql : sql.text;
+  if (q instanceof DataSource && carried.alongside && FOLDABLE.test(text)) return foldedWrite(q, sql, params ?? [], carried);
   if (q instanceof DataSource && WRITE.test(text)) return carriedWrite(q, sql, params, carried);
   return q.query(sql as string, params).then((result) => {
     if (INSERT.test(text)) nameCreated(carried, result);
@@ -69,6 +70,44 @@ export function run(q: Queryable, sql: Sql, params?: unknown[]): Promise<unknown
 
 const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b|^\s*WITH\b[\s\S]*\b(INSERT|UPDATE|DELETE)\b/i;
 const INSERT = /^\s*INSERT\b/i;
+/** A lone INSERT, UPDATE or DELETE that returns the rows it wrote: the rows it carries can go in the same statement. */
+const FOLDABLE = /^\s*(INSERT|UPDATE|DELETE)\b[\s\S]*\bRETURNING\b/i;
+
+/**
+ * A lone write that returns its rows, and the rows its change carries, in one statement: the write
+ * as a data-modifying WITH, the carried rows inserted beside it only when it wrote a row. One
+ * round trip instead of four (BEGIN, the write, the carried rows, COMMIT), and the same atomicity:
+ * a statement commits whole or not at all. The answer keeps the shape the write alone gives
+ * (TypeORM's `[rows, count]` for UPDATE and DELETE).
+ */
+async function foldedWrite(db: DataSource, sql: Sql, params: unknown[], carried: Carried): Promise<unknown> {
+  const text = typeof sql === 'string' ? sql : sql.text;
+  const insert = INSERT.test(text);
+  const along = carried.alongside!([carried.row], {
+    param: params.length + 1,
+    createdId: insert ? `(SELECT to_jsonb(written) ->> 'id' FROM written LIMIT 1)` : 'NULL',
+    guard: 'EXISTS (SELECT 1 FROM written)',
+  });
+  const folded = `WITH written AS (${text}), carried AS (${along.text}) SELECT * FROM written`;
+  carried.state = 'taken';
+  let written: Record<string, unknown>[];
+  try {
+    written = (await db.query(typeof sql === 'string' ? folded : (prepared(folded) as unknown as string), [...params, ...along.params])) as Record<
+      string,
+      unknown
+    >[];
+  } catch (err) {
+    carried.state = 'pending';
+    throw err;
+  }
+  // No row written: nothing was carried, and the change may still commit elsewhere (or fail).
+  carried.state = written.length ? 'written' : 'pending';
+  if (insert) {
+    nameCreated(carried, written);
+    return written;
+  }
+  return [written, written.length];
+}
 
 /**
  * A change's write made outside a transaction commits together with the row the change carries

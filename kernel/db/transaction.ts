@@ -31,6 +31,13 @@ export interface Carried<R = unknown> {
   readonly row: R;
   /** Writes rows of this kind in one statement; the rows of several changes go together (a grouped write). */
   write(m: EntityManager, rows: readonly R[]): Promise<void>;
+  /**
+   * The same rows as one INSERT statement to run beside a lone write in a single statement
+   * (kernel/db/rows.ts): the rows travel as parameter `$param`; `createdId` is an SQL expression
+   * for the id the write created (NULL when it creates none), `guard` an SQL condition that holds
+   * when the write changed a row.
+   */
+  alongside?(rows: readonly R[], sql: { param: number; createdId: string; guard: string }): { text: string; params: unknown[] };
   /** Told the id a lone INSERT carrying it created (kernel/db/rows.ts): a create's entry names it. */
   named?(id: string): void;
   /** pending: no transaction took it; taken: an open transaction wrote it; written: that transaction committed, or the change ended without one. */

@@ -15,6 +15,8 @@ export interface S3Server {
   readonly region: string;
   /** Objects by key (without the bucket). */
   readonly objects: Map<string, Buffer>;
+  /** Keys deleted, in order. */
+  readonly deleted: string[];
   /** Requests refused for their signature. */
   readonly refused: { method: string; path: string }[];
   /**
@@ -22,6 +24,11 @@ export interface S3Server {
    * a test sees what its client got while the object is only partly sent.
    */
   holdGets(bytes: number): { release(): void };
+  /**
+   * From now on every PUT is stored and answered only at `release()`; `held` counts the PUTs
+   * waiting: a test lands something else (a second call, a cancel) while files are being kept.
+   */
+  holdPuts(): { readonly held: number; release(): void };
   close(): Promise<void>;
 }
 
@@ -32,7 +39,9 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
   const secretAccessKey = 'local/secret/key/for/tests';
   const objects = new Map<string, Buffer>();
   const refused: { method: string; path: string }[] = [];
+  const deleted: string[] = [];
   let hold: { bytes: number; released: Promise<void> } | undefined;
+  let putHold: { held: number; released: Promise<void> } | undefined;
 
   const error = (res: http.ServerResponse, status: number, code: string) => {
     res.writeHead(status, { 'content-type': 'application/xml' });
@@ -80,10 +89,21 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
       if (!path.startsWith(prefix)) return error(res, 404, 'NoSuchBucket');
       const key = path.slice(prefix.length);
       switch (req.method) {
-        case 'PUT':
-          objects.set(key, body);
-          res.writeHead(200, { etag: `"${sha256Hex(body).slice(0, 32)}"` });
-          return res.end();
+        case 'PUT': {
+          const store = () => {
+            objects.set(key, body);
+            res.writeHead(200, { etag: `"${sha256Hex(body).slice(0, 32)}"` });
+            res.end();
+          };
+          if (!putHold) return store();
+          const waiting = putHold;
+          waiting.held++;
+          void waiting.released.then(() => {
+            waiting.held--;
+            store();
+          });
+          return;
+        }
         case 'GET': {
           const found = objects.get(key);
           if (!found) return error(res, 404, 'NoSuchKey');
@@ -96,6 +116,7 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
         }
         case 'DELETE':
           objects.delete(key);
+          deleted.push(key);
           res.writeHead(204);
           return res.end();
         default:
@@ -112,11 +133,26 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
     secretAccessKey,
     region,
     objects,
+    deleted,
     refused,
     holdGets(bytes) {
       let release!: () => void;
       hold = { bytes, released: new Promise<void>((r) => (release = r)) };
       return { release };
+    },
+    holdPuts() {
+      let release!: () => void;
+      const waiting = { held: 0, released: new Promise<void>((r) => (release = r)) };
+      putHold = waiting;
+      return {
+        get held() {
+          return waiting.held;
+        },
+        release() {
+          if (putHold === waiting) putHold = undefined;
+          release();
+        },
+      };
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

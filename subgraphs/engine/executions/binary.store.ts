@@ -261,6 +261,35 @@ export class BinaryStore {
     });
   }
 
+  /**
+   * Deletes the files of rows that were never written: the write that was to record them lost a
+   * race (a second resume call, a cancel or a delete that landed first), so nothing refers to
+   * them. A file that cannot be deleted now is queued for maintenance (binary_trash), which
+   * deletes it once it finds no row refers to it. Never throws (it runs on a failure's path);
+   * answers how many files are left to maintenance.
+   */
+  async discard(list: readonly BinaryRow[]): Promise<number> {
+    const elsewhere = list.filter((b) => b.mode !== 'database');
+    if (!elsewhere.length) return 0;
+    const left: BinaryRow[] = [];
+    await Promise.all(
+      elsewhere.map(async (b) => {
+        try {
+          await this.backend(b.mode).delete(b.id);
+        } catch {
+          left.push(b);
+        }
+      }),
+    );
+    if (left.length) {
+      await exec(this.db, `INSERT INTO engine.binary_trash (id, mode) SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT DO NOTHING`, [
+        left.map((b) => b.id),
+        left.map((b) => b.mode),
+      ]).catch(() => undefined);
+    }
+    return left.length;
+  }
+
   /** Bytes of binary data an execution has stored so far (what its budget counts). */
   async total(executionId: string): Promise<number> {
     const [row] = await rows<{ total: string }>(

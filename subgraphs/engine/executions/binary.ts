@@ -34,6 +34,12 @@ export class BinaryKeeper {
     return this.pending.splice(0);
   }
 
+  /** Deletes the files of rows a write took but did not record (it lost a race: the execution was no longer running). */
+  async discard(rows: readonly BinaryRow[]): Promise<void> {
+    for (const row of rows) this.known.delete(row.id);
+    await this.store.discard(rows);
+  }
+
   /** A node's outputs as stored (the same lists where no item has binary data). */
   async outputs(output: Item[][], node: { name: string; type: string }): Promise<Item[][]> {
     if (!output.some((items) => items.some(hasBinary))) return output;

@@ -117,14 +117,20 @@ export class ExecutionJobs {
         total += bytes.length;
         checkBinary(bytes.length, total, this.deps.budgets, node, key);
       }
-      for (const [key, b] of Object.entries(files.binary)) {
-        if (!store) {
-          kept[key] = b;
-          continue;
+      try {
+        for (const [key, b] of Object.entries(files.binary)) {
+          if (!store) {
+            kept[key] = b;
+            continue;
+          }
+          const id = randomUUID();
+          rows.push(await store.keep(executionId, id, Buffer.from(b.data, 'base64'), { mimeType: b.mimeType, fileName: b.fileName }));
+          kept[key] = { ...b, data: '', id };
         }
-        const id = randomUUID();
-        rows.push(await store.keep(executionId, id, Buffer.from(b.data, 'base64'), { mimeType: b.mimeType, fileName: b.fileName }));
-        kept[key] = { ...b, data: '', id };
+      } catch (err) {
+        // A file that could not be kept: those kept before it go too.
+        if (store && rows.length) await store.discard(rows);
+        throw err;
       }
     }
     const resumed = await withTransaction(this.deps.db, async (tx) => {
@@ -135,9 +141,14 @@ export class ExecutionJobs {
         : await this.deps.queue.enqueue(JOB.resume, { executionId }, { key: `${JOB.resume}:${executionId}:${randomUUID()}`, maxAttempts: 2 }, tx);
       if (!(await setResumeData(m, executionId, data, jobId, kept))) throw new NotWaiting();
       if (rows.length) await insertBinaries(m, rows);
+      if (!inline) return true;
       // Inline: claimed in the same transaction, so that no timer's job takes it meanwhile; no job owns it.
-      return inline ? ((await claimResume(m, executionId, null, 'engine.wait')) ?? null) : true;
-    }).catch((err) => {
+      const claimed = await claimResume(m, executionId, null, 'engine.wait');
+      if (!claimed) throw new NotWaiting();
+      return claimed;
+    }).catch(async (err) => {
+      // Nothing was recorded (another call resumed it, a cancel landed first, or the write failed): its files go.
+      if (store && rows.length) await store.discard(rows);
       if (err instanceof NotWaiting) return false;
       throw err;
     });

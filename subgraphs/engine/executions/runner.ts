@@ -149,7 +149,12 @@ export class ExecutionRunner {
         tx.afterCommit(() => publishUpdate(this.deps, id, 'running'));
         return at;
       };
-      const startedAt = await withTransaction(opts.tx ?? this.deps.db, store);
+      const startedAt = await withTransaction(opts.tx ?? this.deps.db, store).catch(async (err: unknown) => {
+        // Its own transaction failed (the workflow deleted meanwhile): the input's files are nobody's.
+        // Within a caller's transaction they stay: whether it commits is the caller's to know.
+        if (!opts.tx && stored.binaries?.length) await this.deps.binaries?.discard(stored.binaries);
+        throw err;
+      });
       return { view: view(startedAt) };
     }
 

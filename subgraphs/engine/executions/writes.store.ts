@@ -311,10 +311,16 @@ export async function writeExecution(db: Queryable, ctx: StoreTarget, pending: P
   try {
     // Prepared: a run writes with a handful of texts (which columns it sets), each parsed and planned once per connection.
     const row = await one<WrittenRow>(db, prepared(sql), params);
-    return row ? viewRowOf(ctx, set, row) : null;
+    if (row) return viewRowOf(ctx, set, row);
+    // Not updated (a cancel or a delete landed first): the files kept for this write are nobody's.
+    await ctx.binaries?.discard(binaries);
+    return null;
   } catch (err) {
-    // The workflow was deleted meanwhile: nothing left to record.
-    if ((err as { code?: string }).code === '23503') return null;
+    // The workflow was deleted meanwhile: nothing left to record, its files included.
+    if ((err as { code?: string }).code === '23503') {
+      await ctx.binaries?.discard(binaries);
+      return null;
+    }
     throw err;
   }
 }
@@ -427,7 +433,12 @@ export async function insertFinished(db: Queryable, runs: readonly FinishedRun[]
       (r) => r.id,
     ).map((row, i) => (row ? viewRowOf(runs[i]!.ctx, runs[i]!.set, row) : null));
   } catch (err) {
-    if (runs.length === 1 && (err as { code?: string }).code === '23503') return [null];
+    if (runs.length === 1 && (err as { code?: string }).code === '23503') {
+      // The workflow was deleted meanwhile: the run's files are nobody's.
+      const keeper = runs[0]!.ctx.binaries;
+      await keeper?.discard(keeper.take());
+      return [null];
+    }
     throw err;
   }
 }

@@ -4,7 +4,7 @@ import './codes';
 export { code } from './code';
 export { filter, ifNode, isExpression, manualTrigger, merge, noOp, scheduleTrigger, set, switchNode, webhook } from './core';
 export { countRuns, cronProblem, isoWithOffset, nextRun, validTimezone } from './cron';
-export { n8nIntervalSpec, n8nScheduleSpec, SCHEDULE_TRIGGER_TYPES, ScheduleRuleError, triggerSchedule } from './schedule-rules';
+export { misfireProblem, misfireRuns, n8nIntervalSpec, n8nScheduleSpec, SCHEDULE_TRIGGER_TYPES, ScheduleRuleError, triggerSchedule } from './schedule-rules';
 export {
   type Connection,
   type Connections,

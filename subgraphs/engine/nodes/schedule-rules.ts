@@ -1,4 +1,4 @@
-import { cronProblem } from './cron';
+import { countRuns, cronProblem } from './cron';
 import type { WorkflowNode } from './definition';
 import { isPlainObject } from './types';
 
@@ -126,4 +126,41 @@ export function triggerSchedule(node: WorkflowNode, workflowTimezone: string | u
     default:
       return null;
   }
+}
+
+/** n8n's misfire policies (Schedule Trigger 1.4's "If Execution Is Missed"); `skip` is its default. */
+export const MISFIRE_POLICIES = ['skip', 'coalesce', 'coalesce_owner'] as const;
+/** How late a run may start before it counts as missed when the node says 0 (n8n's N8N_SCHEDULER_MISFIRE_GRACE default). */
+export const DEFAULT_MISFIRE_GRACE_SECONDS = 60;
+
+/** Schedule Trigger 1.4's misfire settings refused when the workflow is saved, undefined when right. */
+export function misfireProblem(params: Params): string | undefined {
+  const policy = params.misfirePolicy;
+  if (policy !== undefined && !(MISFIRE_POLICIES as readonly unknown[]).includes(policy))
+    return `misfirePolicy must be one of ${MISFIRE_POLICIES.join(', ')}, not ${JSON.stringify(policy)}`;
+  const grace = params.misfireGraceSeconds;
+  if (grace !== undefined && !(typeof grace === 'number' && Number.isInteger(grace) && grace >= 0))
+    return `misfireGraceSeconds must be a whole number of seconds, 0 or more (0: ${DEFAULT_MISFIRE_GRACE_SECONDS}), not ${JSON.stringify(grace)}`;
+  return undefined;
+}
+
+/**
+ * How many runs a schedule node's firing at `now`, for the time `due`, starts. On time (within
+ * the grace), one. Late past it (the platform was down), one as well, except for n8n's Schedule
+ * Trigger 1.4, whose `misfirePolicy` decides: `skip` (its default) none, `coalesce_owner` one for
+ * the node, `coalesce` one for each rule that missed a time since `due`. Its grace is
+ * `misfireGraceSeconds`, 0 or unset meaning n8n's instance default.
+ */
+export function misfireRuns(node: WorkflowNode, spec: string, tz: string, due: Date, now: Date): { runs: number; late: boolean; policy?: string } {
+  if (node.type !== N8N_SCHEDULE_TRIGGER || (node.typeVersion ?? 1) < 1.4) return { runs: 1, late: false };
+  const p = node.parameters ?? {};
+  const given = p.misfireGraceSeconds;
+  const grace = typeof given === 'number' && given > 0 ? given : DEFAULT_MISFIRE_GRACE_SECONDS;
+  if (now.getTime() - due.getTime() <= grace * 1000) return { runs: 1, late: false };
+  const policy = typeof p.misfirePolicy === 'string' && (MISFIRE_POLICIES as readonly string[]).includes(p.misfirePolicy) ? p.misfirePolicy : 'skip';
+  if (policy === 'skip') return { runs: 0, late: true, policy };
+  if (policy === 'coalesce_owner') return { runs: 1, late: true, policy };
+  const before = new Date(due.getTime() - 1);
+  const missed = spec.split('\n').filter((line) => line.trim() && countRuns(line, tz, before, now) > 0).length;
+  return { runs: Math.max(1, missed), late: true, policy };
 }

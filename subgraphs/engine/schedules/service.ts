@@ -7,7 +7,7 @@ import type { Clock } from '../../../kernel/clock';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import type { Logger } from '../../../kernel/logger';
 import type { JobContext, Queue } from '../../../kernel/queue';
-import { countRuns, cronProblem, nextRun, validTimezone, isPlainObject, SCHEDULE_TRIGGER_TYPES, triggerSchedule } from '../nodes';
+import { countRuns, cronProblem, misfireRuns, nextRun, validTimezone, isPlainObject, SCHEDULE_TRIGGER_TYPES, triggerSchedule } from '../nodes';
 import { type ExecutionRunner, checkPayload } from '../executions';
 import { type WorkflowService } from '../workflows';
 import { JOB, type Jobs } from '../../../kernel/topics';
@@ -206,9 +206,11 @@ export class WorkflowSchedules {
       else {
         const version = await this.workflows.current(row.workflow_id);
         const node = row.node_name ? version.definition.nodes.find((n) => n.name === row.node_name && SCHEDULE_TRIGGER_TYPES.includes(n.type)) : null;
+        // A late firing (the platform was down): n8n's Schedule Trigger 1.4 says what its misfire policy runs.
+        const misfire = node ? misfireRuns(node, row.cron, row.timezone, due, now) : { runs: 1, late: false };
         if (row.node_name && !node) skipped = 'node gone';
+        else if (misfire.runs === 0) skipped = `missed: ${Math.round((now.getTime() - due.getTime()) / 1000)} s late, misfirePolicy ${misfire.policy}`;
         else {
-          executionId = randomUUID();
           const json = {
             ...(row.node_name ? {} : (row.payload ?? {})),
             timestamp: now.toISOString(),
@@ -218,18 +220,22 @@ export class WorkflowSchedules {
             scheduledFor: due.toISOString(),
             missedRuns,
           };
-          await this.runner.begin({
-            id: executionId,
-            version,
-            mode: 'schedule',
-            inline: false,
-            tx,
-            priority: 'normal',
-            // A scheduleTrigger node's runs act as the key that saved or activated the workflow; another schedule's, as the key that created it.
-            runAs: row.node_name ? version.savedBy : row.created_by,
-            ...(row.node_name ? { startNode: row.node_name } : {}),
-            input: [{ json }],
-          });
+          for (let run = 0; run < misfire.runs; run++) {
+            const id = randomUUID();
+            executionId ??= id;
+            await this.runner.begin({
+              id,
+              version,
+              mode: 'schedule',
+              inline: false,
+              tx,
+              priority: 'normal',
+              // A scheduleTrigger node's runs act as the key that saved or activated the workflow; another schedule's, as the key that created it.
+              runAs: row.node_name ? version.savedBy : row.created_by,
+              ...(row.node_name ? { startNode: row.node_name } : {}),
+              input: [{ json }],
+            });
+          }
         }
       }
       await store.fired(m, scheduleId, { nextRunAt: next ?? row.next_run_at, enabled: next !== null, scheduledFor: due, executionId }, this.clock);

@@ -177,6 +177,37 @@ describe('n8n Extract From File', () => {
     assert.deepEqual(out![1]!.json, { a: '1' });
   });
 
+  test('a CSV record the parser refuses: version 1 keeps the rows before it, 1.1 fails naming it, skipRecordsWithErrors drops it', async () => {
+    const longRow = 'a,b\n1,2\n3,4,5\n6,7\n';
+    const badQuote = 'a,b\n1,2\n"3"x,4\n6,7\n';
+    for (const csv of [longRow, badQuote]) assert.deepEqual(jsonOf(await runItems(extract({}), [file(csv, 'f.csv')])), [{ a: '1', b: '2' }], csv);
+    const v11 = (parameters: Record<string, unknown>) => ({ ...extract(parameters), typeVersion: 1.1 });
+    assert.match((await itemsFailure(v11({}), [file(longRow, 'f.csv')])).message, /Invalid Record Length: columns length is 2, got 3 on line 3$/);
+    assert.match(
+      (await itemsFailure(v11({ options: { headerRow: false } }), [file(longRow, 'f.csv')])).message,
+      /Invalid Record Length: expect 2, got 3 on line 3$/,
+    );
+    assert.match((await itemsFailure(v11({}), [file(badQuote, 'f.csv')])).message, /could not be read/);
+    assert.deepEqual(jsonOf(await runItems(v11({}), [file('a,b\n1,2\n', 'f.csv')])), [{ a: '1', b: '2' }]);
+    // The parser stops at maxRowCount: a record past it is never read.
+    assert.deepEqual(jsonOf(await runItems(v11({ options: { maxRowCount: 1 } }), [file(longRow, 'f.csv')])), [{ a: '1', b: '2' }]);
+    const skip = (max: number) => ({ skipRecordsWithErrors: { value: { enabled: true, maxSkippedRecords: max } } });
+    for (const version of [1, 1.1]) {
+      const node = { ...extract({ options: skip(-1) }), typeVersion: version };
+      assert.deepEqual(jsonOf(await runItems(node, [file(longRow, 'f.csv')])), [
+        { a: '1', b: '2' },
+        { a: '6', b: '7' },
+      ]);
+    }
+    const tooMany = await itemsFailure(v11({ options: skip(1) }), [file('a,b\n1\n2\n3,4\n', 'f.csv')]);
+    assert.match(tooMany.message, /Max number of skipped records exceeded$/);
+  });
+
+  test('versions 1 and 1.1 are imported; a version n8n does not have is refused', () => {
+    assert.equal(importRefusal({ ...extract({}), typeVersion: 1.1 }), undefined);
+    assert.ok(importRefusal({ ...extract({}), typeVersion: 1.2 }));
+  });
+
   test('rtf, xls and the range option are refused at import, naming them and what to use instead', () => {
     for (const operation of ['rtf', 'xls']) {
       const refusal = importRefusal(extract({ operation }));

@@ -5,17 +5,21 @@ import { deepCopy, setPath } from '../item-lists/paths';
 import { collection, fixedOption, operationIn, type Params } from '../item-lists/params';
 import { readIcs } from './ics';
 import { readPdf } from './pdf';
-import { readSheet, type SheetReadFormat } from './spreadsheet';
+import { readSheet, type SheetReadFormat, type SheetReadOptions } from './spreadsheet';
 
 /** xml2js, loaded at the first XML file rather than at every process start. */
 let xml2jsModule: typeof Xml2js | undefined;
 
 /**
- * n8n's Extract From File (1): the file in each item's binary field `binaryPropertyName`
+ * n8n's Extract From File (1 and 1.1): the file in each item's binary field `binaryPropertyName`
  * (default `data`) read back into JSON.
  *
  * - csv, xlsx, ods, html (a table): one item per row (spreadsheet.ts), with the options headerRow,
- *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount (CSV), sheetName, rawData (XLSX, ODS).
+ *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount, skipRecordsWithErrors (CSV),
+ *   sheetName, rawData (XLSX, ODS). A CSV record n8n's parser refuses (a quote out of place,
+ *   another number of fields than the header) ends the rows without a word in version 1 (n8n 1
+ *   ignored the parser's error for a file held in memory) and fails the item in 1.1, as n8n's do;
+ *   skipRecordsWithErrors drops such records in both.
  * - fromJson, text, xml, fromIcs, binaryToPropery (n8n's spelling): the file as parsed JSON,
  *   text, XML parsed as the XML node parses it, an iCalendar file as one object (ics.ts), or a
  *   base64 string, into `destinationKey` (default `data`);
@@ -52,8 +56,12 @@ function unsupported(p: Params): { option: string; message: string } | undefined
 }
 
 /** The spreadsheet options n8n's editor offers, as the reader takes them. */
-export function sheetOptions(options: Params): Parameters<typeof readSheet>[2] {
+export function sheetOptions(options: Params): NonNullable<Parameters<typeof readSheet>[2]> {
+  const skip = collection(collection(options.skipRecordsWithErrors).value);
   return {
+    ...(skip.enabled === true
+      ? { skipRecordsWithErrors: { enabled: true, maxSkippedRecords: typeof skip.maxSkippedRecords === 'number' ? skip.maxSkippedRecords : -1 } }
+      : {}),
     headerRow: options.headerRow !== false,
     includeEmptyCells: options.includeEmptyCells === true,
     delimiter: typeof options.delimiter === 'string' ? options.delimiter : undefined,
@@ -65,13 +73,18 @@ export function sheetOptions(options: Params): Parameters<typeof readSheet>[2] {
   };
 }
 
-/** Each input item's file read as `format`: its rows as items. */
-export async function sheetItems(ctx: NodeContext, format: (p: Params, i: number) => SheetReadFormat, key = 'binaryPropertyName'): Promise<Item[]> {
+/** Each input item's file read as `format`: its rows as items (`csvErrors`: how a record the CSV parser refuses is met). */
+export async function sheetItems(
+  ctx: NodeContext,
+  format: (p: Params, i: number) => SheetReadFormat,
+  key = 'binaryPropertyName',
+  csvErrors?: SheetReadOptions['csvErrors'],
+): Promise<Item[]> {
   const params = await ctx.parameters();
   return perItem(ctx, async (i) => {
     const p = params[i]!;
     const bytes = binaryBuffer(ctx.items[i]!, String(p[key] || DEFAULT_BINARY_KEY), i);
-    const rows = await readSheet(bytes, format(p, i), sheetOptions(collection(p.options)));
+    const rows = await readSheet(bytes, format(p, i), { ...sheetOptions(collection(p.options)), ...(csvErrors ? { csvErrors } : {}) });
     ctx.checkOutput(rows.length);
     return rows.map((json) => ({ json, pairedItem: { item: i } }));
   });
@@ -147,12 +160,15 @@ export const extractFromFile: NodeDefinition = {
   name: 'extractFromFile',
   description:
     "n8n's Extract From File: a CSV, XLSX, ODS or HTML table's rows as items, a PDF's text, or a JSON, text, XML or iCalendar file or its base64 into a field.",
-  n8n: { versions: [1], unsupported },
+  n8n: { versions: [1, 1.1], unsupported },
   inProcess: true,
   invalid: operationIn(OPERATIONS),
   async execute(ctx) {
     const operation = fixedOption(ctx.node.parameters?.operation, 'csv');
-    if (SHEETS.includes(operation)) return { outputs: [await sheetItems(ctx, () => operation as SheetReadFormat)] };
+    // 1 read a CSV file held in memory as n8n 1 did, ignoring its parser's error (the records
+    // before it are the rows); 1.1 fails the item naming the record.
+    const csvErrors = (ctx.node.typeVersion ?? 1) >= 1.1 ? 'fail' : 'stop';
+    if (SHEETS.includes(operation)) return { outputs: [await sheetItems(ctx, () => operation as SheetReadFormat, 'binaryPropertyName', csvErrors)] };
     if (MOVE_TO.includes(operation)) return { outputs: [await moveTo(ctx, operation)] };
     if (operation === 'pdf') return { outputs: [await pdfItems(ctx)] };
     throw new NodeError(`The operation "${operation}" is not supported`);

@@ -34,6 +34,15 @@ export interface SheetReadOptions {
   maxRowCount?: number;
   sheetName?: string;
   rawData?: boolean;
+  /**
+   * How a CSV record n8n's parser (csv-parse) refuses is met: a quote out of place or a record
+   * with another number of fields than the first. `fail`: the item fails naming the record (n8n's
+   * Extract From File 1.1); `stop`: the records before it are the rows, without a word (1, which
+   * ignored the parser's error); unset: only a quote out of place fails (Spreadsheet File).
+   * `skipRecordsWithErrors` drops such records instead, failing past `maxSkippedRecords` (> 0).
+   */
+  csvErrors?: 'fail' | 'stop';
+  skipRecordsWithErrors?: { enabled: boolean; maxSkippedRecords: number };
 }
 
 type Cell = string | number | boolean | null;
@@ -41,9 +50,54 @@ type Cell = string | number | boolean | null;
 function csvTable(bytes: Buffer, options: SheetReadOptions): Cell[][] {
   const text = decodeText(bytes, options.encoding);
   const parsed = Papa.parse<string[]>(text, { delimiter: options.delimiter || '', skipEmptyLines: true });
-  const fatal = parsed.errors.find((e) => e.type === 'Quotes');
-  if (fatal) throw new NodeError(`The CSV file could not be read: ${fatal.message} (row ${fatal.row ?? 0})`);
-  return parsed.data;
+  const quoteErrors = new Map<number, string>();
+  for (const e of parsed.errors) if (e.type === 'Quotes' && !quoteErrors.has(e.row ?? 0)) quoteErrors.set(e.row ?? 0, e.message);
+  if (!options.csvErrors && !options.skipRecordsWithErrors?.enabled) {
+    const [first] = quoteErrors;
+    if (first) throw new NodeError(`The CSV file could not be read: ${first[1]} (row ${first[0]})`);
+    return parsed.data;
+  }
+  return csvRecords(parsed.data, quoteErrors, options);
+}
+
+/**
+ * The records n8n's parser gives: each is checked as it checks them (a quote out of place, or
+ * another number of fields than the first record, the header when there is one), the first
+ * `fromLine` skipped and at most `maxRowCount` read (the parser stops there: later records are
+ * not checked).
+ */
+function csvRecords(data: string[][], quoteErrors: Map<number, string>, options: SheetReadOptions): Cell[][] {
+  const header = options.headerRow !== false;
+  const from = options.fromLine ?? 0;
+  const expected = data[from]?.length ?? 0;
+  const skip = options.skipRecordsWithErrors?.enabled === true;
+  const max = typeof options.maxRowCount === 'number' && options.maxRowCount >= 0 ? options.maxRowCount : Infinity;
+  const out: Cell[][] = data.slice(0, from);
+  let skipped = 0;
+  let read = 0;
+  for (let r = from; r < data.length && read < max + (header ? 1 : 0); r++) {
+    const cells = data[r]!;
+    const problem = quoteErrors.has(r)
+      ? `The CSV file could not be read: ${quoteErrors.get(r)} (row ${r})`
+      : cells.length !== expected
+        ? header
+          ? `Invalid Record Length: columns length is ${expected}, got ${cells.length} on line ${r + 1}`
+          : `Invalid Record Length: expect ${expected}, got ${cells.length} on line ${r + 1}`
+        : undefined;
+    if (problem) {
+      if (skip) {
+        skipped++;
+        continue;
+      }
+      if (options.csvErrors === 'fail') throw new NodeError(problem);
+      break;
+    }
+    out.push(cells);
+    read++;
+  }
+  const limit = options.skipRecordsWithErrors?.maxSkippedRecords ?? -1;
+  if (skip && limit > 0 && skipped > limit) throw new NodeError('Max number of skipped records exceeded');
+  return out;
 }
 
 function xlsxCell(value: ExcelJS.CellValue, raw: boolean): Cell {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { disposeHarness, importRefusal, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { AppError } from '../../../../../kernel/errors';
 import { validateDefinition } from '../../../executor';
-import { n8nScheduleSpec, nextRun } from '../../../nodes';
+import { misfireRuns, n8nScheduleSpec, nextRun } from '../../../nodes';
 import { importWorkflow } from '../../import';
 import { scheduleItem } from './schedule-trigger';
 
@@ -144,4 +144,37 @@ test('1.4 fired by the scheduler emits the same item as before', async () => {
   });
   assert.equal(fired.status, 'success');
   assert.deepEqual(fired.result, [scheduleItem(new Date('2026-11-23T06:00:00.000Z'), 'Europe/Paris')]);
+});
+
+test('1.4’s misfire settings: a run later than its grace is skipped by default, run once per missed rule (coalesce) or once (coalesce_owner); earlier versions catch up once', () => {
+  const rule = { interval: [{ field: 'hours' }, { field: 'days', triggerAtHour: 9 }] };
+  const node = (typeVersion: number, settings: Record<string, unknown> = {}) => ({
+    name: 'Trigger',
+    type: 'n8n-nodes-base.scheduleTrigger',
+    typeVersion,
+    position: [0, 0] as [number, number],
+    parameters: { rule, ...settings },
+  });
+  const spec = n8nScheduleSpec({ rule });
+  const due = new Date('2026-11-23T06:00:00Z');
+  const at = (seconds: number) => new Date(due.getTime() + seconds * 1000);
+  const runs = (n: ReturnType<typeof node>, late: number) => misfireRuns(n, spec, 'UTC', due, at(late)).runs;
+  // On time: within n8n's default grace of 60 s (misfireGraceSeconds 0 or unset), or the node's own.
+  assert.equal(runs(node(1.4), 60), 1);
+  assert.equal(runs(node(1.4, { misfireGraceSeconds: 0 }), 60), 1);
+  assert.equal(runs(node(1.4, { misfireGraceSeconds: 600 }), 599), 1);
+  // Late: the policy decides.
+  assert.equal(runs(node(1.4), 61), 0, 'skip is the default');
+  assert.equal(runs(node(1.4, { misfirePolicy: 'skip', misfireGraceSeconds: 600 }), 601), 0);
+  assert.equal(runs(node(1.4, { misfirePolicy: 'coalesce_owner' }), 4 * 3600), 1);
+  // Six hours late from 06:00: the hourly rule missed times, the 09:00 one too; two hours late only the hourly one.
+  assert.equal(runs(node(1.4, { misfirePolicy: 'coalesce' }), 6 * 3600), 2);
+  assert.equal(runs(node(1.4, { misfirePolicy: 'coalesce' }), 2 * 3600), 1);
+  // Before 1.4 a late run is caught up once, whatever it says.
+  for (const v of [1, 1.1, 1.2, 1.3]) assert.equal(runs(node(v, { misfirePolicy: 'skip' }), 6 * 3600), 1, String(v));
+  assert.equal(importRefusal(node(1.4, { misfirePolicy: 'coalesce', misfireGraceSeconds: 120 })), undefined);
+  assert.throws(
+    () => validateDefinition(importWorkflow({ nodes: [node(1.4, { misfireGraceSeconds: -5 })], connections: {} })),
+    (err: AppError) => err.code === 'SCHEDULE_INVALID' && /misfireGraceSeconds must be a whole number of seconds/.test(err.message),
+  );
 });

@@ -1,4 +1,4 @@
-import { n8nIntervalSpec, n8nScheduleSpec, ScheduleRuleError, validTimezone, type NodeContext, type NodeDefinition } from '../../../nodes';
+import { misfireProblem, n8nIntervalSpec, n8nScheduleSpec, ScheduleRuleError, validTimezone, type NodeContext, type NodeDefinition } from '../../../nodes';
 
 /**
  * n8n's Schedule Trigger (1 to 1.4) and Interval (1). The scheduler (schedules/) fires them on
@@ -8,7 +8,11 @@ import { n8nIntervalSpec, n8nScheduleSpec, ScheduleRuleError, validTimezone, typ
  * emits one empty item, as n8n's. Version 1.3 refuses a rule out of its editor's bounds when the
  * workflow is activated (seconds and minutes 1-59, hours 1-23, days 1-31, months at least 1):
  * the engine refuses those for every version when the workflow is saved (SCHEDULE_INVALID), and
- * runs any number of months. 1.4 has 1.3's parameters and item.
+ * runs any number of months. 1.4 adds two node settings for a run the platform missed (it was
+ * down past the run's time): `misfirePolicy` (`skip`, the default: not run; `coalesce_owner`: run
+ * once; `coalesce`: run once per rule that missed a time) and `misfireGraceSeconds` (how late a
+ * run may start and still be on time; 0 or unset: 60 s, n8n's instance default). The scheduler
+ * applies them (nodes/schedule-rules.ts); earlier versions catch a missed run up once.
  */
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -93,7 +97,11 @@ export const scheduleTrigger: NodeDefinition = {
   inProcess: true,
   trigger: true,
   inputs: () => 0,
-  invalid: (p) => ruleProblem(() => n8nScheduleSpec(p), 'rule'),
+  invalid: (p) => {
+    const misfire = misfireProblem(p);
+    if (misfire) return { parameter: misfire.split(' ')[0]!, message: misfire, code: 'SCHEDULE_INVALID' };
+    return ruleProblem(() => n8nScheduleSpec(p), 'rule');
+  },
   async execute(ctx) {
     const tz = ctx.expressionData.workflow.timezone;
     return { outputs: [[{ json: scheduleItem(firedAt(ctx), tz && validTimezone(tz) ? tz : 'UTC') }]] };
