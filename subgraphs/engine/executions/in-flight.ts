@@ -48,6 +48,13 @@ const SLOW_TYPES = new Set([
 ]);
 const FLUSH_AFTER_MS = 50;
 const MAX_FLUSH_AFTER_MS = 1000;
+/**
+ * A run not yet stored is first written by time only once it has lasted this long (or at a slow
+ * node): a run that ends sooner is written once, grouped with others. Under load a short run's
+ * nodes wait for the CPU (or a sandbox process) longer than FLUSH_AFTER_MS, and writing each such
+ * run twice, its end apart from the others', made the load heavier still.
+ */
+const FIRST_FLUSH_AFTER_MS = 1000;
 const HEARTBEAT_MS = 10_000;
 
 /** What a budget crossed by the input's files names as the node. */
@@ -176,7 +183,8 @@ export class ExecutionRuns {
           beforeNode: async (node, p) => {
             progress = p;
             const slow = SLOW_TYPES.has(node.type);
-            if (slow || (pending.since && Date.now() - pending.since > flushAfterMs)) await flush(node.name);
+            const due = ctx.stored ? flushAfterMs : FIRST_FLUSH_AFTER_MS;
+            if (slow || (pending.since && Date.now() - pending.since > due)) await flush(node.name);
           },
           afterNode: async (run, p) => {
             progress = p;
