@@ -27,6 +27,7 @@ import { surfaces } from './rest-adapter';
 import { buildApp, HttpFront } from './server/http';
 import { services } from './subgraphs';
 import { stopTracing } from './kernel/tracing';
+import { trimWhenIdle } from './kernel/memory';
 
 /**
  * One codebase, several process roles:
@@ -121,6 +122,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   });
   if (role === 'all') await kernel.queue.start();
   kernel.logger.info('platform ready', { port, role, graphql: `http://localhost:${port}/graphql` });
+  trimWhenIdle();
 
   return {
     port,
@@ -159,6 +161,7 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
   await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   kernel.logger.info('subgraph ready', { subgraph: name, port });
+  trimWhenIdle();
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -180,6 +183,7 @@ export async function startWorker(config: Config): Promise<RunningPlatform> {
   await startServices(hosted);
   await kernel.queue.start();
   kernel.logger.info('worker ready', { concurrency: config.workerConcurrency });
+  trimWhenIdle();
   return {
     port: 0,
     url: '',

@@ -36,6 +36,8 @@ const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS } = LOAD_PHASE;
 const KEYS = Number(process.env.BENCH_KEYS ?? 300);
 const SUBSCRIPTION_EVENTS = 100;
 const SUBSCRIPTION_WARMUP = 10;
+/** How long the read phase's server is left with nothing to do before its idle memory is read. */
+const IDLE_SETTLE_MS = 18_000;
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'rest,graphql,subscription,queue,promptlib,engine,tasks,links,start,scaleout').split(',').map((s) => s.trim()));
 const FULL_RUN = ['rest', 'graphql', 'subscription', 'queue'].every((p) => ONLY.has(p));
 /** The whole run is cut off here, whatever happens (about 7 minutes; the scale phase takes longer). */
@@ -622,7 +624,7 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   try {
     const measuredLoads: Partial<Record<'bare' | 'baseline' | 'rest' | 'graphql', LoadFigures>> = {};
-    const memory: { idleMb?: number; loadMb?: number } = {};
+    const memory: { startedMb?: number; idleMb?: number; loadMb?: number } = {};
     let subscription: { event: LatencyFigures; patch: LatencyFigures } | undefined;
     if (ONLY.has('rest') || ONLY.has('graphql') || ONLY.has('subscription')) {
       const server = await phase('server start', () => startServer(dbServer.url));
@@ -631,6 +633,9 @@ async function main(): Promise<void> {
         const which: Partial<Record<'bare' | 'baseline' | 'rest' | 'graphql', Target>> = { bare: targets.bare, baseline: targets.baseline };
         if (ONLY.has('rest')) which.rest = targets.rest;
         if (ONLY.has('graphql')) which.graphql = targets.graphql;
+        // Right after start, then once quiet long enough for the process to give memory back (kernel/memory.ts: 5 s, then 5 s).
+        memory.startedMb = rssMb(running?.child.pid);
+        await phase('idle', () => new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS)));
         memory.idleMb = rssMb(running?.child.pid);
         if (ONLY.has('rest') || ONLY.has('graphql')) {
           // The server's resident memory, sampled through the load: its peak is the figure.
@@ -798,7 +803,26 @@ async function main(): Promise<void> {
     }
     if (memory.idleMb !== undefined) {
       figures.push(
-        figure('memory.idle', 'Resident memory of the platform process, idle after start', 'MB', memory.idleMb, null, 'the `all` role, as `npm start` runs it'),
+        figure(
+          'memory.idle',
+          'Resident memory of the platform process, idle after start',
+          'MB',
+          memory.idleMb,
+          null,
+          `the \`all\` role, as \`npm start\` runs it, ${IDLE_SETTLE_MS / 1000} s after start with nothing to do`,
+        ),
+        ...(memory.startedMb !== undefined
+          ? [
+              figure(
+                'memory.started',
+                'Resident memory of the platform process right after start',
+                'MB',
+                memory.startedMb,
+                null,
+                'before the process has been quiet long enough to give memory back',
+              ),
+            ]
+          : []),
         ...(memory.loadMb !== undefined
           ? [figure('memory.load', 'Resident memory at its peak under the REST and GraphQL load', 'MB', memory.loadMb, memory.idleMb, 'baseline: idle')]
           : []),

@@ -26,7 +26,7 @@ const RATE_WINDOW_MS = 5_000;
 
 let running: NodeJS.Timeout | undefined;
 
-export function trimWhenIdle({ everyMs = 5_000, quietMs = 10_000, busyBelow = 0.05 }: TrimOptions = {}): void {
+export function trimWhenIdle({ everyMs = 5_000, quietMs = 5_000, busyBelow = 0.05 }: TrimOptions = {}): void {
   if (running) return;
   const gc = collector();
   let last: EventLoopUtilization = performance.eventLoopUtilization();
