@@ -211,6 +211,29 @@ describe('the Webhook trigger’s own answer', () => {
     assert.ok(answer.bytes.equals(file), 'the bytes arrive as they were sent');
   });
 
+  test('an uploaded file goes through If and Filter with its item, as in n8n, and is answered back', async () => {
+    const passes = {
+      conditions: {
+        combinator: 'and',
+        conditions: [{ leftValue: '={{ $binary.data.mimeType }}', rightValue: 'pdf', operator: { type: 'string', operation: 'contains' } }],
+      },
+    };
+    await hooked(
+      n8nExport('File through If', [
+        webhookNode(1, { path: 'answers-if-file', binaryData: true, responseMode: 'lastNode', responseData: 'firstEntryBinary' }),
+        { name: 'If', type: 'n8n-nodes-base.if', typeVersion: 2, parameters: passes },
+        { name: 'Filter', type: 'n8n-nodes-base.filter', typeVersion: 2, parameters: passes },
+      ]),
+      'answers-if-file',
+      'lastNode',
+    );
+    const file = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(2_000)]);
+    const answer = await hook('answers-if-file', file, 'application/pdf');
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
+    assert.equal(answer.headers.get('content-type'), 'application/pdf');
+    assert.ok(answer.bytes.equals(file), 'the file the If and the Filter passed on');
+  });
+
   test('lastNode, firstEntryBinary without that file: n8n’s error, 500', async () => {
     await hooked(
       n8nExport('Answer no file', [

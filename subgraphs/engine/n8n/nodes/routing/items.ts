@@ -26,9 +26,9 @@ export async function itemParameters(ctx: NodeContext): Promise<(Params | Error)
   }
 }
 
-/** An input item as it leaves by an output, paired with its input item (n8n's pairedItem). */
+/** An input item as it leaves by an output, with its files, paired with its input item (n8n's pairedItem). */
 export function routed(item: Item, index: number): Item {
-  return { json: item.json, pairedItem: { item: index } };
+  return item.binary ? { json: item.json, binary: item.binary, pairedItem: { item: index } } : { json: item.json, pairedItem: { item: index } };
 }
 
 /** The item n8n emits instead of one that failed, when the node goes on after failures. */
