@@ -1,6 +1,8 @@
 // First: tracing patches node:http, undici, pg and ioredis as they load (a no-op without an OTLP endpoint).
 import './kernel/tracing/register';
 import 'reflect-metadata';
+// Before @apollo/gateway: its telemetry packages, unused, are not loaded.
+import './kernel/adapters/apollo-telemetry';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, SUBGRAPH_NAMES, type Config, type SubgraphName } from './kernel/config';

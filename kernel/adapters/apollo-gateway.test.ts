@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { operationFromDocument } from '@apollo/federation-internals';
 import { ApolloGateway } from '@apollo/gateway';
 import { parse } from 'graphql';
@@ -52,6 +54,24 @@ describe('@apollo/gateway adapter', () => {
     } finally {
       for (const restore of spied) restore();
     }
+  });
+
+  it('loads, plans and stops without its telemetry packages, which are never touched', async () => {
+    // In a process of its own, as main.ts loads them: the replacement first, then the gateway.
+    const child = `
+      const { replacedTelemetry } = require(${JSON.stringify(path.join(__dirname, 'apollo-telemetry.js'))});
+      const { newApolloGateway } = require(${JSON.stringify(path.join(__dirname, 'apollo-gateway.js'))});
+      const gateway = newApolloGateway({ supergraphSdl: require('node:fs').readFileSync(${JSON.stringify(path.join(ROOT, 'schema', 'supergraph.graphql'))}, 'utf8') });
+      gateway.load().then(() => gateway.stop()).then(() => process.stdout.write(JSON.stringify(Object.keys(replacedTelemetry))));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', child]);
+    assert.deepEqual((JSON.parse(stdout) as string[]).sort(), [
+      '@opentelemetry/exporter-metrics-otlp-http',
+      '@opentelemetry/resource-detector-alibaba-cloud',
+      '@opentelemetry/resource-detector-aws',
+      '@opentelemetry/resource-detector-azure',
+      '@opentelemetry/resource-detector-gcp',
+    ]);
   });
 
   it('names what moved when the shape is not there', () => {

@@ -9,6 +9,8 @@
  * the fields, `loadedPlanner` answers undefined and the caller builds its own planner (slower start,
  * same answers).
  */
+// First: @apollo/gateway's unused telemetry packages are not loaded.
+import './apollo-telemetry';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Schema } from '@apollo/federation-internals';
