@@ -1,5 +1,5 @@
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
@@ -7,8 +7,9 @@ import { runInNewContext } from 'node:vm';
  * through the start, which builds every schema) and shrinks it only in a scavenge that finds
  * allocation slow after full collections; a process with nothing to do runs no collection, so what
  * the start or a burst of load grew stays resident for good (about a third of an idle platform's
- * memory). After `quietMs` without work following work, two full collections; 5 s later, when
- * the allocation rate V8 measures is low, two scavenges, which shrink the young generation.
+ * memory). Once the process has been quiet for `quietMs` with a young generation grown past its
+ * start, two full collections; 5 s later, when the allocation rate V8 measures is low, two
+ * scavenges, which shrink the young generation.
  * Each costs some tens of milliseconds, only on a process that has nothing else to do.
  *
  * "Quiet" is the event loop's utilization over each `everyMs` window: below `busyBelow` (timers,
@@ -24,6 +25,11 @@ export interface TrimOptions {
 /** V8 judges the allocation rate over its last 5 s: the scavenges that shrink wait that long after the full collections. */
 const RATE_WINDOW_MS = 5_000;
 
+const MAX_ROUNDS = 3;
+
+/** A young generation above this is one that work grew (V8 starts it at 1 MB a half). */
+const GROWN_BYTES = 8 * 1048576;
+
 let running: NodeJS.Timeout | undefined;
 
 export function trimWhenIdle({ everyMs = 5_000, quietMs = 5_000, busyBelow = 0.05 }: TrimOptions = {}): void {
@@ -31,28 +37,37 @@ export function trimWhenIdle({ everyMs = 5_000, quietMs = 5_000, busyBelow = 0.0
   const gc = collector();
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   let quietFor = 0;
-  let worked = true; // the start is work
+  let trimming = false;
+  // V8 may decline to shrink after one round (its allocation rate still counts the work): a few
+  // rounds per quiet spell, none more until there has been work again.
+  let rounds = 0;
   running = setInterval(() => {
     const window = performance.eventLoopUtilization(last);
     last = performance.eventLoopUtilization();
     if (window.utilization >= busyBelow) {
-      worked = true;
       quietFor = 0;
+      rounds = 0;
       return;
     }
     quietFor += everyMs;
-    if (!worked || quietFor < quietMs) return;
-    worked = false;
+    if (trimming || rounds >= MAX_ROUNDS || quietFor < quietMs || youngBytes() <= GROWN_BYTES) return;
+    trimming = true;
+    rounds++;
     gc({ type: 'major' });
     gc({ type: 'major' });
+    last = performance.eventLoopUtilization(); // the collections are not work
     setTimeout(() => {
       gc({ type: 'minor' });
       gc({ type: 'minor' });
-      last = performance.eventLoopUtilization(); // the collections are not work
+      trimming = false;
     }, RATE_WINDOW_MS).unref();
-    last = performance.eventLoopUtilization();
   }, everyMs);
   running.unref();
+}
+
+/** What the young generation holds in memory now. */
+function youngBytes(): number {
+  return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0;
 }
 
 export function stopTrimming(): void {
