@@ -3,9 +3,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1 } from './support/answers';
-import { importN8n } from './support/n8n-export';
+import { importN8n, n8nChain, type N8nNode } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { startS3Server, type S3Server } from './support/s3-server';
+import { s3BinaryEnv, startS3Server, type S3Server } from './support/s3-server';
 import { until, untilValue } from './support/until';
 
 /**
@@ -14,8 +14,6 @@ import { until, untilValue } from './support/until';
  * is being kept. The side whose write is not recorded deletes the files it kept: afterwards the
  * store holds exactly the files the recorded side refers to.
  */
-
-type Node = Record<string, unknown> & { name: string };
 
 interface StoredFile {
   id: string;
@@ -33,21 +31,9 @@ interface Execution {
   nodeData: { nodeName: string; output: { main: OutputItem[][] } }[];
 }
 
-function n8nExport(name: string, nodes: Node[]) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return {
-    name,
-    active: true,
-    nodes: nodes.map((n, i) => ({ id: `00000000-0000-4000-8000-00000000020${i}`, position: [i * 220, 0], parameters: {}, ...n })),
-    connections,
-    settings: { executionOrder: 'v1' },
-  };
-}
-
 /** Manual start, then a Wait for its resume URL whose raw body is the file `upload`. */
 const waitForUpload = (name: string) =>
-  n8nExport(name, [
+  n8nChain(name, [
     { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
     {
       name: 'Wait',
@@ -61,7 +47,7 @@ const waitForUpload = (name: string) =>
 
 /** A Code node that makes a file, then a node after it. */
 const makesFile = (name: string) =>
-  n8nExport(name, [
+  n8nChain(name, [
     { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
     {
       name: 'Code',
@@ -159,14 +145,7 @@ describe('a losing side deletes its files: S3 bucket (BINARY_DATA_MODE=s3)', () 
 
   beforeAll(async () => {
     s3 = await startS3Server();
-    p = await startTestPlatform({
-      BINARY_DATA_MODE: 's3',
-      BINARY_DATA_S3_ENDPOINT: s3.url,
-      BINARY_DATA_S3_BUCKET: s3.bucket,
-      BINARY_DATA_S3_REGION: s3.region,
-      BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    });
+    p = await startTestPlatform(s3BinaryEnv(s3));
   });
   afterAll(async () => {
     await p?.stop();

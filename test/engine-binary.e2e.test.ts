@@ -8,7 +8,7 @@ import path from 'node:path';
 import busboy from 'busboy';
 import type { V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { startS3Server, type S3Server } from './support/s3-server';
+import { s3BinaryEnv, startS3Server, type S3Server } from './support/s3-server';
 import { importN8n } from './support/n8n-export';
 import { sleep, until, untilValue } from './support/until';
 
@@ -655,15 +655,7 @@ describe('binary data in an S3 bucket (BINARY_DATA_MODE=s3)', () => {
   let s3: S3Server;
   beforeAll(async () => {
     s3 = await startS3Server();
-    p = await startTestPlatform({
-      BINARY_DATA_MODE: 's3',
-      BINARY_DATA_S3_ENDPOINT: s3.url,
-      BINARY_DATA_S3_BUCKET: s3.bucket,
-      BINARY_DATA_S3_REGION: s3.region,
-      BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-    });
+    p = await startTestPlatform({ ...s3BinaryEnv(s3), OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
   });
   afterAll(async () => {
     await p?.stop();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1 } from './support/answers';
-import { importN8n } from './support/n8n-export';
+import { importN8n, n8nChain, type N8nNode } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { untilValue } from './support/until';
 
@@ -17,8 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await p?.stop();
 });
-
-type Node = Record<string, unknown> & { name: string };
 
 interface StoredFile {
   id: string;
@@ -39,19 +37,6 @@ interface Execution {
   progress: { currentNode: string | null };
   error: { code: string; node?: string; message: string; details: Record<string, unknown> } | null;
   nodeData: { nodeName: string; output: { main: OutputItem[][] } }[];
-}
-
-function n8nExport(name: string, nodes: Node[]) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return {
-    name,
-    active: true,
-    nodes: nodes.map((n, i) => ({ id: `00000000-0000-4000-8000-00000000010${i}`, position: [i * 220, 0], parameters: {}, ...n })),
-    connections,
-    settings: { executionOrder: 'v1' },
-    pinData: {},
-  };
 }
 
 async function importActive(workflow: unknown): Promise<string> {
@@ -122,7 +107,7 @@ return [{
   binary: { sheet: $input.first().binary.sheet, edited: await this.helpers.prepareBinaryData(withHeader, 'edited.csv') },
 }];`;
     const id = await importActive(
-      n8nExport('Code files', [
+      n8nChain('Code files', [
         {
           name: 'Webhook',
           type: 'n8n-nodes-base.webhook',
@@ -157,7 +142,7 @@ return [{
   test('a file the code makes over BINARY_DATA_MAX_BYTES fails the execution naming the limit', async () => {
     const id = await importN8n(
       p,
-      n8nExport('Code big file', [
+      n8nChain('Code big file', [
         { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
         {
           name: 'Code',
@@ -178,8 +163,8 @@ return [{
 });
 
 describe("n8n Wait: the resume URL's webhook options and files", () => {
-  const waitFlow = (name: string, wait: Record<string, unknown>, after: Node[] = []) =>
-    n8nExport(name, [
+  const waitFlow = (name: string, wait: Record<string, unknown>, after: N8nNode[] = []) =>
+    n8nChain(name, [
       { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
       {
         name: 'Wait',

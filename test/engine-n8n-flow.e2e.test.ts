@@ -3,7 +3,7 @@ import { JOB } from '../kernel/topics';
 import { testClock, untilDueJobsDone } from './support/clock';
 import type { V1 } from './support/answers';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { importN8n } from './support/n8n-export';
+import { importN8n, n8nChain, type N8nNode } from './support/n8n-export';
 import { until, untilValue } from './support/until';
 
 /**
@@ -21,8 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await p?.stop();
 });
-
-type Node = Record<string, unknown> & { name: string };
 
 /** An execution as its read answers it: the fields these tests look at. */
 interface Execution {
@@ -45,21 +43,6 @@ interface Schedule {
   timezone: string;
   cron: string;
   nextRunAt: string;
-}
-
-/** An n8n export (as n8n's Download writes it) of nodes run one after another. */
-function n8nExport(name: string, nodes: Node[], settings: Record<string, unknown> = {}) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return {
-    name,
-    active: true,
-    nodes: nodes.map((n, i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, position: [i * 220, 0], parameters: {}, ...n })),
-    connections,
-    settings: { executionOrder: 'v1', ...settings },
-    pinData: {},
-    tags: [],
-  };
 }
 
 async function importWorkflow(workflow: unknown): Promise<string> {
@@ -100,7 +83,7 @@ const executions = async (workflowId: string) =>
 const schedules = async (workflowId: string) =>
   (await p.rest<V1<{ schedules: Schedule[] }>>('GET', `/v1/control-plane/workflows/${workflowId}/schedules`)).body.data.schedules;
 
-const webhookNode = (path: string): Node => ({
+const webhookNode = (path: string): N8nNode => ({
   name: 'Webhook',
   type: 'n8n-nodes-base.webhook',
   typeVersion: 2,
@@ -111,7 +94,7 @@ const webhookNode = (path: string): Node => ({
 describe('n8n Wait and Respond to Webhook', () => {
   test('Webhook → Wait 2 s → Respond to Webhook: the caller gets the answer after the wait', async () => {
     const id = await importWorkflow(
-      n8nExport('Slow answer', [
+      n8nChain('Slow answer', [
         webhookNode('slow'),
         { name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1.1, webhookId: 'a', parameters: { amount: 2 } },
         {
@@ -134,7 +117,7 @@ describe('n8n Wait and Respond to Webhook', () => {
 
   test('Wait on a webhook: the execution waits; its resumeUrl called with a body resumes it with the request', async () => {
     const id = await importWorkflow(
-      n8nExport('Approval', [
+      n8nChain('Approval', [
         { name: 'When clicking ‘Test workflow’', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
         { name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1.1, webhookId: 'b', parameters: { resume: 'webhook', httpMethod: 'POST', options: {} } },
         {
@@ -174,7 +157,7 @@ describe('n8n Wait and Respond to Webhook', () => {
 
   test('Wait of 2 minutes: stored as waiting until then, resumed when the clock gets there', async () => {
     const id = await importWorkflow(
-      n8nExport('Later', [
+      n8nChain('Later', [
         { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
         { name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1, webhookId: 'c', parameters: { amount: 2, unit: 'minutes' } },
       ]),
@@ -190,7 +173,7 @@ describe('n8n Wait and Respond to Webhook', () => {
   /** A workflow answering with `respond` after a Code node makes two items. */
   async function answered(path: string, respond: Record<string, unknown>, body: unknown = { name: 'Ada' }) {
     const id = await importWorkflow(
-      n8nExport(`Respond ${path}`, [
+      n8nChain(`Respond ${path}`, [
         webhookNode(path),
         {
           name: 'Code',
@@ -243,7 +226,7 @@ describe('n8n Wait and Respond to Webhook', () => {
   test('a JWT answer is refused at import, naming the node', async () => {
     const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: {
-        workflow: n8nExport('Jwt', [
+        workflow: n8nChain('Jwt', [
           webhookNode('jwt'),
           { name: 'Respond', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'jwt' } },
         ]),
@@ -258,7 +241,7 @@ describe('n8n Wait and Respond to Webhook', () => {
 describe('n8n Schedule Trigger and Interval', () => {
   test('a Schedule Trigger with two rules fires at the first of them, in the workflow’s time zone, with n8n’s item', async () => {
     const id = await importWorkflow(
-      n8nExport(
+      n8nChain(
         'Two rules',
         [
           {
@@ -319,7 +302,7 @@ describe('n8n Schedule Trigger and Interval', () => {
 
   test('Interval: every 45 seconds from the last due time; one empty item', async () => {
     const id = await importWorkflow(
-      n8nExport('Every 45 s', [
+      n8nChain('Every 45 s', [
         { name: 'Interval', type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 45 } },
         { name: 'No Operation, do nothing', type: 'n8n-nodes-base.noOp', typeVersion: 1 },
       ]),
@@ -347,13 +330,13 @@ describe('n8n Schedule Trigger and Interval', () => {
 
   test('Schedule Trigger 1.4, a run missed past its grace: skipped by default, once per rule with coalesce, once with coalesce_owner; 1.3 catches up once', async () => {
     const rules = { interval: [{ field: 'hours' }, { field: 'minutes', minutesInterval: 5 }] };
-    const trigger = (typeVersion: number, settings: Record<string, unknown>): Node => ({
+    const trigger = (typeVersion: number, settings: Record<string, unknown>): N8nNode => ({
       name: 'Schedule Trigger',
       type: 'n8n-nodes-base.scheduleTrigger',
       typeVersion,
       parameters: { rule: rules, ...settings },
     });
-    const cases: [string, Node, number][] = [
+    const cases: [string, N8nNode, number][] = [
       ['1.4 skip (default)', trigger(1.4, {}), 0],
       ['1.4 coalesce', trigger(1.4, { misfirePolicy: 'coalesce' }), 2],
       ['1.4 coalesce_owner', trigger(1.4, { misfirePolicy: 'coalesce_owner', misfireGraceSeconds: 0 }), 1],
@@ -362,7 +345,7 @@ describe('n8n Schedule Trigger and Interval', () => {
     ];
     const made: { name: string; id: string; scheduleId: string; expected: number }[] = [];
     for (const [name, node, expected] of cases) {
-      const id = await importWorkflow(n8nExport(`Missed ${name}`, [node, { name: 'No Operation, do nothing', type: 'n8n-nodes-base.noOp', typeVersion: 1 }]));
+      const id = await importWorkflow(n8nChain(`Missed ${name}`, [node, { name: 'No Operation, do nothing', type: 'n8n-nodes-base.noOp', typeVersion: 1 }]));
       const [schedule] = await schedules(id);
       made.push({ name, id, scheduleId: schedule.scheduleId, expected });
     }
@@ -376,7 +359,7 @@ describe('n8n Schedule Trigger and Interval', () => {
       assert.ok(Date.parse(after.nextRunAt) > clock.now().getTime(), `${m.name}: the next due time is after the missed window`);
     }
     const refused = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
-      body: { workflow: n8nExport('Bad policy', [trigger(1.4, { misfirePolicy: 'all' })]) },
+      body: { workflow: n8nChain('Bad policy', [trigger(1.4, { misfirePolicy: 'all' })]) },
     });
     assert.equal(refused.status, 400, JSON.stringify(refused.body));
     assert.equal(refused.body.error.code, 'SCHEDULE_INVALID');
@@ -385,7 +368,7 @@ describe('n8n Schedule Trigger and Interval', () => {
 
   test('an Interval under n8n’s minimum is refused at import', async () => {
     const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
-      body: { workflow: n8nExport('Too fast', [{ name: 'Interval', type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 0.5 } }]) },
+      body: { workflow: n8nChain('Too fast', [{ name: 'Interval', type: 'n8n-nodes-base.interval', typeVersion: 1, parameters: { interval: 0.5 } }]) },
     });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error.code, 'SCHEDULE_INVALID');

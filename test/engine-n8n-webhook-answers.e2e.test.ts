@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1 } from './support/answers';
 import type { Execution } from './support/engine-answers';
-import { importN8n } from './support/n8n-export';
+import { importN8n, n8nChain, type N8nNode } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
-import { startS3Server, type S3Server } from './support/s3-server';
+import { s3BinaryEnv, startS3Server, type S3Server } from './support/s3-server';
 import { untilValue } from './support/until';
 
 /**
@@ -30,32 +30,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-type Node = Record<string, unknown> & { name: string };
-
-/** An n8n export (as n8n's Download writes it) of nodes run one after another. */
-function n8nExport(name: string, nodes: Node[]) {
-  const connections: Record<string, unknown> = {};
-  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
-  return {
-    name,
-    active: true,
-    nodes: nodes.map((n, i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, position: [i * 220, 0], parameters: {}, ...n })),
-    connections,
-    settings: { executionOrder: 'v1' },
-    pinData: {},
-    tags: [],
-  };
-}
-
 /** A Code node that makes `items` (json only). */
-const codeNode = (items: unknown[]): Node => ({
+const codeNode = (items: unknown[]): N8nNode => ({
   name: 'Code',
   type: 'n8n-nodes-base.code',
   typeVersion: 2,
   parameters: { jsCode: `return ${JSON.stringify(items)}.map((json) => ({ json }));` },
 });
 
-const webhookNode = (typeVersion: number, parameters: Record<string, unknown>): Node => ({
+const webhookNode = (typeVersion: number, parameters: Record<string, unknown>): N8nNode => ({
   name: 'Webhook',
   type: 'n8n-nodes-base.webhook',
   typeVersion,
@@ -65,7 +48,7 @@ const webhookNode = (typeVersion: number, parameters: Record<string, unknown>): 
 
 /** Imports and activates the export, and registers its Webhook's path as a trigger answering `responseMode`. */
 async function hooked(
-  workflow: ReturnType<typeof n8nExport>,
+  workflow: ReturnType<typeof n8nChain>,
   hookPath: string,
   responseMode: 'onReceived' | 'lastNode',
   platform: TestPlatform = p,
@@ -90,7 +73,7 @@ const hook = (hookPath: string, body: Buffer | string = '{"order":{"id":42}}', t
 describe('the Webhook trigger’s own answer', () => {
   test('onReceived, version 1: responseCode, options.responseData and options.responseHeaders.entries', async () => {
     await hooked(
-      n8nExport('Answer v1', [
+      n8nChain('Answer v1', [
         webhookNode(1, {
           path: 'answers-v1',
           responseCode: 202,
@@ -109,7 +92,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('onReceived, version 2: options.responseCode.values with a custom code, and noResponseBody', async () => {
     await hooked(
-      n8nExport('Answer v2', [
+      n8nChain('Answer v2', [
         webhookNode(2, { path: 'answers-v2', options: { responseCode: { values: { responseCode: 'customCode', customCode: 299 } }, noResponseBody: true } }),
         codeNode([{ ok: true }]),
       ]),
@@ -123,7 +106,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('lastNode, version 2.1: the first item’s field (responsePropertyName) with the selected code', async () => {
     await hooked(
-      n8nExport('Answer field', [
+      n8nChain('Answer field', [
         webhookNode(2.1, {
           path: 'answers-field',
           responseMode: 'lastNode',
@@ -143,7 +126,7 @@ describe('the Webhook trigger’s own answer', () => {
   test('lastNode: responseContentType sends the first item’s field as that type, byte for byte', async () => {
     const xml = '<order id="42"><lines>3</lines></order>';
     await hooked(
-      n8nExport('Answer xml', [
+      n8nChain('Answer xml', [
         webhookNode(2, { path: 'answers-xml', responseMode: 'lastNode', options: { responsePropertyName: 'xml', responseContentType: 'application/xml' } }),
         codeNode([{ xml }]),
       ]),
@@ -158,10 +141,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('lastNode: allEntries answers every item’s json; noData answers no body, with the headers', async () => {
     await hooked(
-      n8nExport('Answer all', [
-        webhookNode(1.1, { path: 'answers-all', responseMode: 'lastNode', responseData: 'allEntries' }),
-        codeNode([{ n: 1 }, { n: 2 }]),
-      ]),
+      n8nChain('Answer all', [webhookNode(1.1, { path: 'answers-all', responseMode: 'lastNode', responseData: 'allEntries' }), codeNode([{ n: 1 }, { n: 2 }])]),
       'answers-all',
       'lastNode',
     );
@@ -170,7 +150,7 @@ describe('the Webhook trigger’s own answer', () => {
     assert.deepEqual(JSON.parse(all.text), [{ n: 1 }, { n: 2 }]);
 
     await hooked(
-      n8nExport('Answer none', [
+      n8nChain('Answer none', [
         webhookNode(2, {
           path: 'answers-none',
           responseMode: 'lastNode',
@@ -190,7 +170,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('lastNode, firstEntryBinary: a 1.5 MB upload answered back from the binary store, intact, with its type and length', async () => {
     await hooked(
-      n8nExport('Answer file', [
+      n8nChain('Answer file', [
         webhookNode(1, {
           path: 'answers-file',
           binaryData: true,
@@ -219,7 +199,7 @@ describe('the Webhook trigger’s own answer', () => {
       },
     };
     await hooked(
-      n8nExport('File through If', [
+      n8nChain('File through If', [
         webhookNode(1, { path: 'answers-if-file', binaryData: true, responseMode: 'lastNode', responseData: 'firstEntryBinary' }),
         { name: 'If', type: 'n8n-nodes-base.if', typeVersion: 2, parameters: passes },
         { name: 'Filter', type: 'n8n-nodes-base.filter', typeVersion: 2, parameters: passes },
@@ -236,7 +216,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('lastNode, firstEntryBinary without that file: n8n’s error, 500', async () => {
     await hooked(
-      n8nExport('Answer no file', [
+      n8nChain('Answer no file', [
         webhookNode(2, { path: 'answers-no-file', responseMode: 'lastNode', responseData: 'firstEntryBinary', responseBinaryPropertyName: 'report' }),
         codeNode([{ n: 1 }]),
       ]),
@@ -252,7 +232,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('rawBody: a JSON body is parsed and its bytes are the file data as well', async () => {
     const id = await hooked(
-      n8nExport('Answer raw', [
+      n8nChain('Answer raw', [
         webhookNode(2, { path: 'answers-raw', responseMode: 'lastNode', responseData: 'firstEntryBinary', options: { rawBody: true } }),
         { name: 'Pass', type: 'n8n-nodes-base.noOp', typeVersion: 1 },
       ]),
@@ -271,7 +251,7 @@ describe('the Webhook trigger’s own answer', () => {
 
   test('Respond to Webhook, binary: a 1.2 MB file streamed to the caller with its type and length', async () => {
     await hooked(
-      n8nExport('Respond file', [
+      n8nChain('Respond file', [
         webhookNode(1, { path: 'respond-file', binaryData: true, responseMode: 'responseNode' }),
         { name: 'Respond to Webhook', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'binary', options: {} } },
       ]),
@@ -298,7 +278,7 @@ describe('a Wait resumed by its URL answers from the workflow', () => {
     );
 
   /** Imports the export, starts it, and answers its execution once the Wait waits for its URL. */
-  async function started(workflow: ReturnType<typeof n8nExport>): Promise<Execution> {
+  async function started(workflow: ReturnType<typeof n8nChain>): Promise<Execution> {
     const id = await importN8n(p, workflow);
     assert.equal((await p.rest('POST', `/v1/engine/workflows/${id}/activate`)).status, 200);
     const run = await p.rest<V1<{ executionId: string }>>('POST', `/v1/engine/workflows/${id}/execute`, { body: { data: { order: 7 } } });
@@ -306,7 +286,7 @@ describe('a Wait resumed by its URL answers from the workflow', () => {
     return waiting(run.body.data.executionId);
   }
 
-  const approved: Node = {
+  const approved: N8nNode = {
     name: 'Edit Fields',
     type: 'n8n-nodes-base.set',
     typeVersion: 3.4,
@@ -318,7 +298,7 @@ describe('a Wait resumed by its URL answers from the workflow', () => {
 
   test('responseMode lastNode: the resume call’s answer is the last node’s output once the rest has run', async () => {
     const wait = await started(
-      n8nExport('Resume last node', [
+      n8nChain('Resume last node', [
         { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
         {
           name: 'Wait',
@@ -338,7 +318,7 @@ describe('a Wait resumed by its URL answers from the workflow', () => {
 
   test('responseMode responseNode: the resume call’s answer is the Respond to Webhook’s', async () => {
     const wait = await started(
-      n8nExport('Resume respond', [
+      n8nChain('Resume respond', [
         { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1 },
         {
           name: 'Wait',
@@ -379,15 +359,7 @@ describe('files answered from an S3 bucket (BINARY_DATA_MODE=s3)', () => {
   let s3: S3Server;
   beforeAll(async () => {
     s3 = await startS3Server();
-    sp = await startTestPlatform({
-      BINARY_DATA_MODE: 's3',
-      BINARY_DATA_S3_ENDPOINT: s3.url,
-      BINARY_DATA_S3_BUCKET: s3.bucket,
-      BINARY_DATA_S3_REGION: s3.region,
-      BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-    });
+    sp = await startTestPlatform({ ...s3BinaryEnv(s3), OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
   });
   afterAll(async () => {
     await sp?.stop();
@@ -396,7 +368,7 @@ describe('files answered from an S3 bucket (BINARY_DATA_MODE=s3)', () => {
 
   test('lastNode firstEntryBinary and Respond to Webhook binary: the caller has the first bytes while the bucket still holds the rest', async () => {
     await hooked(
-      n8nExport('S3 last node file', [
+      n8nChain('S3 last node file', [
         webhookNode(1, { path: 's3-last', binaryData: true, responseMode: 'lastNode', responseData: 'firstEntryBinary' }),
         { name: 'Pass', type: 'n8n-nodes-base.noOp', typeVersion: 1 },
       ]),
@@ -405,7 +377,7 @@ describe('files answered from an S3 bucket (BINARY_DATA_MODE=s3)', () => {
       sp,
     );
     await hooked(
-      n8nExport('S3 respond file', [
+      n8nChain('S3 respond file', [
         webhookNode(1, { path: 's3-respond', binaryData: true, responseMode: 'responseNode' }),
         { name: 'Respond to Webhook', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'binary', options: {} } },
       ]),

@@ -35,8 +35,10 @@ export interface AuditFilter {
 const COLUMNS = `id::text AS id, at, actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation,
   resource_type, resource_id, changed_fields`;
 
-/** The columns an insert writes, and the record type its rows arrive as (a jsonb array). */
-const INSERTED = `actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, resource_id, changed_fields`;
+/** The columns an insert writes (`resourceId`: what it selects for resource_id), and the record type its rows arrive as (a jsonb array). */
+const inserted = (resourceId = 'resource_id') =>
+  `actor_kind, actor_id, actor_name, actor_service, ip, user_agent, request_id, subgraph, operation, resource_type, ${resourceId}, changed_fields`;
+const INSERTED = inserted();
 const RECORD = `actor_kind text, actor_id text, actor_name text, actor_service text, ip text, user_agent text, request_id text, subgraph text,
   operation text, resource_type text, resource_id text, changed_fields text[]`;
 
@@ -59,7 +61,7 @@ export const auditStore = {
   insertAlongside(rows: readonly (NewAuditRow & { argument_id: string | null })[], sql: { param: number; createdId: string; guard: string }) {
     return {
       text: `INSERT INTO platform.audit_log (${INSERTED})
-       SELECT ${INSERTED.replace('resource_id', `coalesce(resource_id, left(${sql.createdId}, 200), argument_id)`)}
+       SELECT ${inserted(`coalesce(resource_id, left(${sql.createdId}, 200), argument_id)`)}
          FROM jsonb_to_recordset($${sql.param}::jsonb) AS r(${RECORD}, argument_id text) WHERE ${sql.guard}`,
       params: [JSON.stringify(rows, withoutNul)],
     };

@@ -109,6 +109,24 @@ export const N8N_EXPORT = {
   tags: [{ id: 't1', name: 'orders' }],
 };
 
+/** A node of an export as a test writes it: n8n's fields, with a name. */
+export type N8nNode = Record<string, unknown> & { name: string };
+
+/** An n8n export (as n8n's Download writes it) of `nodes` run one after another, in n8n's v1 order. */
+export function n8nChain(name: string, nodes: N8nNode[], settings: Record<string, unknown> = {}) {
+  const connections: Record<string, unknown> = {};
+  for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i]!.name] = { main: [[{ node: nodes[i + 1]!.name, type: 'main', index: 0 }]] };
+  return {
+    name,
+    active: true,
+    nodes: nodes.map((n, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, position: [i * 220, 0], parameters: {}, ...n })),
+    connections,
+    settings: { executionOrder: 'v1', ...settings },
+    pinData: {},
+    tags: [],
+  };
+}
+
 /** Imports an n8n export through REST (201): the new workflow's id. */
 export async function importN8n(p: Pick<TestPlatform, 'rest'>, workflow: unknown): Promise<string> {
   const res = await p.rest<V1<WorkflowSummary>>('POST', '/v1/engine/workflows/import', { body: { workflow } });

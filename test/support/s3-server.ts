@@ -157,3 +157,15 @@ export async function startS3Server(opts: { bucket?: string; region?: string } =
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The platform's settings that keep binary data in this bucket. */
+export function s3BinaryEnv(s3: S3Server): Record<string, string> {
+  return {
+    BINARY_DATA_MODE: 's3',
+    BINARY_DATA_S3_ENDPOINT: s3.url,
+    BINARY_DATA_S3_BUCKET: s3.bucket,
+    BINARY_DATA_S3_REGION: s3.region,
+    BINARY_DATA_S3_ACCESS_KEY_ID: s3.accessKeyId,
+    BINARY_DATA_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}

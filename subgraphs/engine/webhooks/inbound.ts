@@ -309,15 +309,13 @@ export class WebhookInbound {
 
     // Inline: the answer is the first respondToWebhook's, else the last node's first item. The
     // log entry is written with the execution's final state and records the answer given.
-    let replied: WebhookReply | undefined;
+    const first = new FirstReply();
     let answered: { statusCode: number; at: number } | undefined;
-    let wake!: () => void;
-    const early = new Promise<'replied'>((resolve) => (wake = () => resolve('replied')));
     const statusFor = (outcome: { status: string }) =>
       !lastNode
         ? (answer.responseCode ?? 200)
-        : replied
-          ? replied.status
+        : first.reply
+          ? first.reply.status
           : outcome.status === 'success'
             ? (answer.responseCode ?? 200)
             : outcome.status === 'waiting'
@@ -332,16 +330,13 @@ export class WebhookInbound {
       // The trigger's runs (its test calls too) act as the key that registered it (workflows/authority.ts).
       runAs: trigger.created_by,
       onReply: (r) => {
-        if (replied) return;
-        replied = r;
-        answered ??= { statusCode: r.status, at: performance.now() };
-        wake();
+        if (first.take(r)) answered ??= { statusCode: r.status, at: performance.now() };
       },
       requestLog: {
         ...base,
         entry: (outcome) => {
           const statusCode = answered?.statusCode ?? statusFor(outcome);
-          const failed = !answered && lastNode && !replied && outcome.status !== 'success' && outcome.status !== 'waiting';
+          const failed = !answered && lastNode && !first.reply && outcome.status !== 'success' && outcome.status !== 'waiting';
           return {
             status: failed ? 'failed' : 'success',
             reason: failed ? 'execution_failed' : null,
@@ -352,15 +347,12 @@ export class WebhookInbound {
       },
     });
     const id = begun.view.id;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), test ? TEST_TIMEOUT_MS : LAST_NODE_TIMEOUT_MS)));
-    const outcome = await Promise.race([begun.done!, late, ...(lastNode && !test ? [early] : [])]);
-    clearTimeout(timer);
-    if (outcome === 'late') answered ??= { statusCode: replied?.status ?? (lastNode ? 202 : (answer.responseCode ?? 200)), at: performance.now() };
+    const outcome = await first.wait(begun.done!, test ? TEST_TIMEOUT_MS : LAST_NODE_TIMEOUT_MS, lastNode && !test);
+    if (outcome === 'late') answered ??= { statusCode: first.reply?.status ?? (lastNode ? 202 : (answer.responseCode ?? 200)), at: performance.now() };
     if (test) onExecution?.(typeof outcome === 'object' ? outcome : ((await this.runner.view(id)) ?? begun.view));
 
     if (!lastNode) return startedReply(id);
-    if (replied) return replied;
+    if (first.reply) return first.reply;
     if (typeof outcome !== 'object') return reply(202, { success: true, executionId: id, status: 'running' });
     return this.fromRun(answer, outcome);
   }
@@ -470,32 +462,48 @@ export class WebhookInbound {
     }
     // lastNode and responseNode: the run goes on here, and the caller gets the workflow's answer.
     const fromWorkflow = options.responseMode === 'lastNode' || options.responseMode === 'responseNode';
-    let replied: WebhookReply | undefined;
-    let wake!: () => void;
-    const early = new Promise<'replied'>((resolve) => (wake = () => resolve('replied')));
-    const onReply = (r: WebhookReply) => {
-      if (replied) return;
-      replied = r;
-      wake();
-    };
+    const first = new FirstReply();
     let resumed: Awaited<ReturnType<ExecutionRunner['resumeByWebhook']>>;
     try {
       const data = { headers: req.headers, query: req.query ?? {}, body, method: req.method };
       const files = binary ? { node: state.node ?? 'Wait', binary } : undefined;
-      resumed = await this.runner.resumeByWebhook(executionId, data, files, fromWorkflow ? { onReply } : undefined);
+      resumed = await this.runner.resumeByWebhook(executionId, data, files, fromWorkflow ? { onReply: (r) => void first.take(r) } : undefined);
     } catch (err) {
       if (!(err instanceof BudgetExceeded)) throw err;
       return errorReply(new AppError('PAYLOAD_TOO_LARGE', err.message, { budget: BUDGET_VARIABLES[err.budget], limit: err.limit, value: err.value }, 413));
     }
     if (resumed.outcome === 'not_waiting') return notWaiting();
     if (!resumed.done) return optionsReply(options, { success: true, executionId, status: 'resumed' });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LAST_NODE_TIMEOUT_MS)));
-    const outcome = await Promise.race([resumed.done, late, early]);
-    clearTimeout(timer);
-    if (replied) return replied;
+    const outcome = await first.wait(resumed.done, LAST_NODE_TIMEOUT_MS, true);
+    if (first.reply) return first.reply;
     if (typeof outcome !== 'object') return reply(202, { success: true, executionId, status: 'running' });
     return this.fromRun(options, outcome);
+  }
+}
+
+/** The first Respond to Webhook answer of an inline run, and the wait for it, the run's end or a time limit. */
+class FirstReply {
+  reply: WebhookReply | undefined;
+  private wake!: () => void;
+  private readonly came = new Promise<'replied'>((resolve) => (this.wake = () => resolve('replied')));
+
+  /** Keeps `r` if it is the first; whether it was. */
+  take(r: WebhookReply): boolean {
+    if (this.reply) return false;
+    this.reply = r;
+    this.wake();
+    return true;
+  }
+
+  /** The run's end, `replied` as soon as a reply came (when `early`), or `late` after `ms`. */
+  async wait<T>(done: Promise<T>, ms: number, early: boolean): Promise<T | 'replied' | 'late'> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+    try {
+      return await Promise.race([done, late, ...(early ? [this.came] : [])]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
