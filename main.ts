@@ -19,6 +19,7 @@ import {
   type SubgraphExecutor,
 } from './kernel/subgraph';
 import { buildSubgraphServer } from './kernel/subgraph-server';
+import { remoteDoor } from './kernel/door';
 import { composeSupergraphCached, type SubgraphSdl } from './gateway/compose';
 import { CredentialWatch } from './kernel/credential-watch';
 import { Edge } from './kernel/edge';
@@ -26,7 +27,7 @@ import { presentedCredentials } from './kernel/http';
 import { PlatformGateway } from './gateway/gateway';
 import { attachSubscriptions } from './gateway/subscriptions';
 import { surfaces } from './rest-adapter';
-import { buildApp, HttpFront } from './server/http';
+import { buildApp, HttpFront, serveDoor } from './server/http';
 import { services } from './subgraphs';
 import { stopTracing } from './kernel/tracing';
 import { trimWhenIdle } from './kernel/memory';
@@ -99,7 +100,12 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     tracesUiUrl: config.tracesUiUrl,
     isDraining: () => draining,
     requests: kernel.requests,
-    doors: hosted.flatMap(({ built }) => built.doors ?? []),
+    doors: [
+      ...hosted.flatMap(({ built }) => built.doors ?? []),
+      ...services
+        .filter((module) => remote[module.name])
+        .flatMap((module) => (module.doors ?? []).map((prefix) => remoteDoor(prefix, remote[module.name]!, kernel.secrets.internal))),
+    ],
   });
   for (const { built } of [...hosted, ...fronted]) {
     await built.http?.(app, {
@@ -159,7 +165,9 @@ export async function startSubgraph(config: Config, name: SubgraphName): Promise
   const hosted = buildServices(kernel, {});
   const gateway = await startGateway(kernel, hosted, {});
   const app = buildSubgraphServer(gateway.built[name]!, kernel.secrets.internal, kernel.logger);
-  await hosted.find((h) => h.module === service)!.built.start?.();
+  const own = hosted.find((h) => h.module === service)!.built;
+  for (const door of own.doors ?? []) serveDoor(app, door, kernel.secrets.internal, kernel.logger);
+  await own.start?.();
   await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   kernel.logger.info('subgraph ready', { subgraph: name, port });

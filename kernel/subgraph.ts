@@ -337,6 +337,8 @@ export interface ServiceModule<K = unknown> {
   surface: KeyService | 'feedback';
   /** Its build serves HTTP of its own (BuiltService.http): a gateway fronts those routes even when the subgraph is remote. */
   servesHttp?: boolean;
+  /** The prefixes of its raw HTTP doors (BuiltService.doors): a gateway without the service hands them to the service's server. */
+  doors?: string[];
   migrations: Function[];
   subscriptions: SubscriptionRoute[];
   resolvers: NonEmptyArray<Function>;
@@ -405,12 +407,12 @@ export interface ServiceHttpDeps {
 
 /**
  * A raw HTTP door: the surface serving `prefix` hands every request under it over as it came
- * (the body byte for byte) and sends back the status, headers and body the service answers. In a
- * process without the door the surface does without it (/webhook runs the engine's operation).
+ * (the body byte for byte) and sends back the status, headers and body the service answers. A
+ * process without the service reaches its door on the service's own server (kernel/door.ts).
  */
 export interface HttpDoor {
   prefix: string;
-  receive(request: DoorRequest, sourceIp: string | null): Promise<DoorReply>;
+  receive(request: DoorRequest, sourceIp: string | null, requestId?: string): Promise<DoorReply>;
 }
 
 export interface DoorRequest {

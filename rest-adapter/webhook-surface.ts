@@ -1,140 +1,116 @@
-import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ANONYMOUS } from '../kernel/auth/principal';
+import { DOORS_PATH, handedOver, META_LENGTH_HEADER, sendDoorReply } from '../kernel/door';
+import { SIGNATURE_HEADER } from '../kernel/auth/handoff';
 import { envelopes } from '../kernel/envelopes';
-import { AppError, errors, fromGraphQLError } from '../kernel/errors';
+import { AppError, errors } from '../kernel/errors';
 import type { Logger } from '../kernel/logger';
 import { newRequestId, type Edge } from '../kernel/edge';
 import { requestOrigin } from '../kernel/http';
 import type { DoorReply, HttpDoor } from '../kernel/subgraph';
-import type { OperationGateway } from './surface';
 
 /**
  * Inbound workflow webhooks on `/webhook/<path>`: any allowed method and content type, the raw body
- * kept byte for byte (HMAC signatures are computed over it). Each request goes to the engine's trigger,
- * directly when the engine runs in this process, else as one `receiveWebhook` operation through the
- * gateway as an anonymous caller: the trigger's own authentication applies, not API keys. The engine
- * decides the status, headers and body (answers documented in docs/engine.md).
+ * kept byte for byte (HMAC signatures are computed over it). Each request goes to the engine's door:
+ * its trigger in this process, or (a split deployment's gateway) the engine's own server, which
+ * answers it on `/doors/webhook` (registerWebhookDoorEndpoint) and whose answer is relayed as it
+ * arrives. The trigger's own authentication applies, not API keys. The engine decides the status,
+ * headers and body (answers documented in docs/engine.md).
  */
 
 /** Where the engine's door is mounted. */
 export const WEBHOOK_PREFIX = '/webhook';
 export const WEBHOOK_BODY_LIMIT = 5 * 1024 * 1024;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-/** Headers a workflow may not set on the answer: the server owns the framing. */
-const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
-
-const RECEIVE = /* GraphQL */ `
-  mutation ReceiveWebhook($request: WorkflowWebhookRequestInput!) {
-    receiveWebhook(request: $request) {
-      status
-      headers
-      body
-    }
-  }
-`;
+/** What a handed-over request may add to the body: its signed description. */
+const DESCRIPTION_LIMIT = 1024 * 1024;
 
 export interface WebhookSurfaceDeps {
-  gateway: Pick<OperationGateway, 'prepare'>;
   logger: Logger;
   edge: Pick<Edge, 'baseUrl'>;
-  /** The engine's door when the engine runs in this process (else its `receiveWebhook` operation runs). */
-  door?: HttpDoor;
+  /** The engine's door: in this process, or its server's (kernel/door.ts remoteDoor). */
+  door: HttpDoor;
+}
+
+const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
+  reply
+    .code(err.status)
+    .header('x-request-id', req.requestId ?? newRequestId())
+    .send(envelopes.webhook.error(err));
+
+/** The raw body as bytes, errors in the webhook envelope; `tooLarge` runs when the body is over its limit. */
+function rawScope(scope: FastifyInstance, bodyLimit: number, logger: Logger, tooLarge: (req: FastifyRequest) => Promise<AppError>) {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
+  scope.setErrorHandler(async (err: FastifyError, req, reply) => {
+    if (err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail(req, reply, await tooLarge(req));
+    if (err instanceof AppError) return fail(req, reply, err);
+    if (typeof err?.statusCode === 'number' && err.statusCode < 500) return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
+    logger.error('unhandled error on /webhook', { err, url: req.url });
+    return fail(req, reply, errors.internal(req.requestId));
+  });
 }
 
 export function registerWebhookSurface(app: FastifyInstance, deps: WebhookSurfaceDeps): void {
+  const forward = (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean): Promise<DoorReply> => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const request = {
+      path: (req.params as Record<string, string>)['*'] ?? '',
+      method: req.method,
+      headers,
+      query: { ...(req.query as Record<string, unknown>) },
+      body,
+      bodyTooLarge,
+      baseUrl: deps.edge.baseUrl({ origin: requestOrigin(req) }),
+    };
+    return deps.door.receive(request, req.ip ?? null, req.requestId);
+  };
+
   app.register(
     async (scope) => {
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
-      // One fixed operation: prepared once, executed without Apollo Server's per-request pipeline.
-      const receive = deps.gateway.prepare(RECEIVE);
-
-      const forward = async (req: FastifyRequest, body: Buffer, bodyTooLarge: boolean): Promise<DoorReply> => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        const baseUrl = deps.edge.baseUrl({ origin: requestOrigin(req) });
-        const path = (req.params as Record<string, string>)['*'] ?? '';
-        if (deps.door)
-          return deps.door.receive(
-            { path, method: req.method, headers, query: { ...(req.query as Record<string, unknown>) }, body, bodyTooLarge, baseUrl },
-            req.ip ?? null,
-          );
-        const result = await receive(
-          {
-            request: {
-              path,
-              method: req.method,
-              headers,
-              query: { ...(req.query as Record<string, unknown>) },
-              body: body.toString('base64'),
-              bodyEncoding: 'base64',
-              bodyTooLarge,
-            },
-          },
-          { principal: ANONYMOUS, requestId: req.requestId ?? newRequestId(), ip: req.ip, userAgent: req.headers['user-agent'], baseUrl },
-        );
-        if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
-        return result.data!.receiveWebhook as DoorReply;
-      };
-
-      const fail = (req: FastifyRequest, reply: FastifyReply, err: AppError) =>
-        reply
-          .code(err.status)
-          .header('x-request-id', req.requestId ?? newRequestId())
-          .send(envelopes.webhook.error(err));
-
-      scope.setErrorHandler(async (err: FastifyError, req, reply) => {
-        if (err?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-          // The trigger logs the refusal (rejected, payload_too_large); the answer is 413 whatever the path.
-          await forward(req, Buffer.alloc(0), true).catch(() => undefined);
-          return fail(req, reply, new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: WEBHOOK_BODY_LIMIT }));
-        }
-        if (err instanceof AppError) return fail(req, reply, err);
-        if (typeof err?.statusCode === 'number' && err.statusCode < 500)
-          return fail(req, reply, errors.validation([{ field: 'request', message: err.message }]));
-        deps.logger.error('unhandled error on /webhook', { err, url: req.url });
-        return fail(req, reply, errors.internal(req.requestId));
+      rawScope(scope, WEBHOOK_BODY_LIMIT, deps.logger, async (req) => {
+        // The trigger logs the refusal (rejected, payload_too_large); the answer is 413 whatever the path.
+        req.requestId ??= newRequestId();
+        await forward(req, Buffer.alloc(0), true).catch(() => undefined);
+        return new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: WEBHOOK_BODY_LIMIT });
       });
       scope.setNotFoundHandler((req, reply) => fail(req, reply, errors.notFound('webhook', req.url.split('?')[0]!)));
-
       scope.route({
         method: [...METHODS],
         url: '/*',
         handler: async (req, reply) => {
           req.requestId = newRequestId();
-          const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-          const answer = await forward(req, body, false);
-          reply.code(answer.status).header('x-request-id', req.requestId);
-          for (const [name, value] of Object.entries(answer.headers ?? {})) {
-            if (!HOP_BY_HOP.has(name.toLowerCase())) reply.header(name, value);
-          }
-          const hasType = Object.keys(answer.headers ?? {}).some((h) => h.toLowerCase() === 'content-type');
-          if (answer.body === null || answer.body === undefined || answer.body === '') return reply.send();
-          // A file a workflow answers with, piped as it is read from where it is kept; a caller gone stops the reads.
-          if (answer.body instanceof Readable) {
-            const stream = answer.body;
-            if (!hasType) reply.header('content-type', 'application/octet-stream');
-            if (answer.length !== undefined) reply.header('content-length', String(answer.length));
-            reply.raw.on('close', () => stream.destroy());
-            return reply.send(stream);
-          }
-          // A file a workflow answers with (n8n's Respond to Webhook, binary), byte for byte.
-          if (Buffer.isBuffer(answer.body)) {
-            if (!hasType) reply.header('content-type', 'application/octet-stream');
-            return reply.send(answer.body);
-          }
-          if (typeof answer.body === 'string') {
-            if (!hasType) reply.header('content-type', 'text/plain; charset=utf-8');
-            return reply.send(answer.body);
-          }
-          if (!hasType) reply.header('content-type', 'application/json; charset=utf-8');
-          return reply.send(JSON.stringify(answer.body));
+          const answer = await forward(req, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), false);
+          // A file a workflow answers with is piped as it is read from where it is kept.
+          return sendDoorReply(reply.header('x-request-id', req.requestId), answer);
         },
       });
     },
     { prefix: WEBHOOK_PREFIX },
   );
+}
+
+/**
+ * The engine's server in a split deployment: `POST /doors/webhook` answers the requests a gateway
+ * hands over (kernel/door.ts), signed with the internal secret; anything else is refused.
+ */
+export function registerWebhookDoorEndpoint(app: FastifyInstance, deps: { door: HttpDoor; secret: string; logger: Logger }): void {
+  app.register(async (scope) => {
+    rawScope(
+      scope,
+      WEBHOOK_BODY_LIMIT + DESCRIPTION_LIMIT,
+      deps.logger,
+      async () => new AppError('PAYLOAD_TOO_LARGE', 'The webhook payload exceeds 5 MB', { limit_bytes: WEBHOOK_BODY_LIMIT }),
+    );
+    scope.post(`${DOORS_PATH}${WEBHOOK_PREFIX}`, async (req, reply) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const handed = handedOver(raw, req.headers[META_LENGTH_HEADER], req.headers[SIGNATURE_HEADER], deps.secret);
+      if (!handed) throw new AppError('unauthorized', 'Only a gateway of this platform hands requests over');
+      req.requestId = handed.requestId || newRequestId();
+      const answer = await deps.door.receive(handed.request, handed.sourceIp, req.requestId);
+      return sendDoorReply(reply.header('x-request-id', req.requestId), answer);
+    });
+  });
 }

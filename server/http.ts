@@ -13,7 +13,7 @@ import { registerDashboard } from '../gateway/dashboard';
 import { registerExplorer } from '../gateway/explorer';
 import type { PlatformGateway } from '../gateway/gateway';
 import { registerSurface, type Surface } from '../rest-adapter/surface';
-import { registerWebhookSurface, WEBHOOK_PREFIX } from '../rest-adapter/webhook-surface';
+import { registerWebhookDoorEndpoint, registerWebhookSurface, WEBHOOK_PREFIX } from '../rest-adapter/webhook-surface';
 import { registerDocs, registerLanding } from './docs';
 import type { HttpDoor } from '../kernel/subgraph';
 import type { RequestStats } from '../kernel/request-stats';
@@ -213,8 +213,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerDocs(app, deps.surfaces, deps.gateway.schema);
   const unserved = deps.doors?.find((d) => d.prefix !== WEBHOOK_PREFIX);
   if (unserved) throw new Error(`No surface serves the door ${unserved.prefix}`);
-  registerWebhookSurface(app, { ...deps, door: deps.doors?.find((d) => d.prefix === WEBHOOK_PREFIX) });
+  const webhooks = deps.doors?.find((d) => d.prefix === WEBHOOK_PREFIX);
+  if (webhooks) registerWebhookSurface(app, { ...deps, door: webhooks });
   return app;
+}
+
+/** A service's door on its own server (split mode), for the gateways that hand its requests over. */
+export function serveDoor(app: FastifyInstance, door: HttpDoor, secret: string, logger: Logger): void {
+  if (door.prefix !== WEBHOOK_PREFIX) throw new Error(`No surface serves the door ${door.prefix}`);
+  registerWebhookDoorEndpoint(app, { door, secret, logger });
 }
 
 /** GET /graphql carries the operation in the query string: the same input policy as a JSON body. */

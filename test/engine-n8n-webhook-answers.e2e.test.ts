@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { V1 } from './support/answers';
+import type { Gql, V1 } from './support/answers';
 import type { Execution } from './support/engine-answers';
 import { importN8n, n8nChain, type N8nNode } from './support/n8n-export';
 import { startTestPlatform, type TestPlatform } from './support/platform';
@@ -264,6 +264,18 @@ describe('the Webhook trigger’s own answer', () => {
     assert.equal(answer.headers.get('content-type'), 'image/png');
     assert.equal(answer.headers.get('content-length'), String(file.length));
     assert.ok(answer.bytes.equals(file), 'the bytes arrive as they were sent');
+
+    // The same answer as the receiveWebhook operation's GraphQL value: the bytes in base64.
+    const small = randomBytes(3_000);
+    const res = await p.graphql<Gql<{ receiveWebhook: { status: number; headers: Record<string, string>; body: string; bodyEncoding: string } }>>(
+      `mutation ($request: WorkflowWebhookRequestInput!) { receiveWebhook(request: $request) { status headers body bodyEncoding } }`,
+      { request: { path: 'respond-file', method: 'POST', headers: { 'content-type': 'image/png' }, body: small.toString('base64'), bodyEncoding: 'base64' } },
+      null,
+    );
+    assert.equal(res.body.errors, undefined, JSON.stringify(res.body.errors));
+    const reply = res.body.data!.receiveWebhook;
+    assert.deepEqual([reply.status, reply.headers['content-type'], reply.bodyEncoding], [200, 'image/png', 'base64']);
+    assert.ok(Buffer.from(reply.body, 'base64').equals(small), 'the bytes, base64-encoded');
   });
 });
 

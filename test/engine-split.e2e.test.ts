@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type { V1 } from './support/answers';
+import { randomBytes } from 'node:crypto';
 import { jsonOf } from './support/json';
+import { n8nChain } from './support/n8n-export';
 import { startSplitTopology, type SplitTopology } from './support/split';
 import { readUntil } from './support/until';
 
@@ -59,6 +61,57 @@ describe('inbound webhooks with the engine in another process', () => {
     assert.equal(logs.status, 200, JSON.stringify(logs.body));
     const statuses = logs.body.data.logs.map((l) => l.status).sort();
     assert.deepEqual(statuses, ['rejected', 'success']);
+  });
+
+  test('a file answered by the remote engine reaches the caller byte for byte, with its type and length', async () => {
+    const workflow = n8nChain('Remote file', [
+      {
+        name: 'Webhook',
+        type: 'n8n-nodes-base.webhook',
+        typeVersion: 1,
+        webhookId: '7d6c2f0e-0000-4000-8000-0000000000bb',
+        parameters: { httpMethod: 'POST', path: 'remote-file', binaryData: true, responseMode: 'responseNode' },
+      },
+      { name: 'Respond to Webhook', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, parameters: { respondWith: 'binary', options: {} } },
+    ]);
+    const imported = await call<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows/import', { workflow });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    assert.equal((await call('POST', `/v1/engine/workflows/${imported.body.data.workflowId}/activate`)).status, 200);
+    const hook = await call('POST', '/v1/engine/webhooks', {
+      workflowId: imported.body.data.workflowId,
+      method: 'POST',
+      path: 'remote-file',
+      responseMode: 'lastNode',
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const file = randomBytes(700_000);
+    const res = await fetch(`${split.gatewayUrl}/webhook/remote-file`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: file });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200, bytes.toString('utf8', 0, 300));
+    assert.equal(res.headers.get('content-type'), 'image/png');
+    assert.equal(res.headers.get('content-length'), String(file.length));
+    assert.ok(bytes.equals(file), 'the bytes arrive as they were sent');
+  });
+
+  test('the engine’s server answers handed-over requests only from a gateway: unsigned or forged ones are 401', async () => {
+    const description = Buffer.from(
+      JSON.stringify({ path: 'remote-file', method: 'POST', headers: {}, query: {}, sourceIp: '10.0.0.1', requestId: 'r', iat: Date.now() }),
+    );
+    const handOver = (signature?: string) =>
+      fetch(`${split.subgraphUrl}/doors/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/octet-stream',
+          'x-door-meta-length': String(description.length),
+          ...(signature ? { 'x-platform-signature': signature } : {}),
+        },
+        body: Buffer.concat([description, Buffer.from('{}')]),
+      });
+    for (const res of [await handOver(), await handOver('ab'.repeat(32))]) {
+      assert.equal(res.status, 401);
+      const body = await jsonOf<{ success: boolean; error: { code: string } }>(res);
+      assert.deepEqual([body.success, body.error.code], [false, 'unauthorized']);
+    }
   });
 
   test('a trigger removed through one gateway stops answering at once in another that cached it', async () => {

@@ -8,7 +8,8 @@ import type { RequestContext } from '../subgraph';
  */
 export const CONTEXT_HEADER = 'x-platform-context';
 export const SIGNATURE_HEADER = 'x-platform-signature';
-const MAX_AGE_MS = 60_000;
+/** How long a signed hand-off is believed. */
+export const MAX_AGE_MS = 60_000;
 
 export function signContext(ctx: RequestContext, secret: string): Record<string, string> {
   const body = Buffer.from(JSON.stringify({ ...ctx, iat: Date.now() })).toString('base64url');
@@ -16,10 +17,7 @@ export function signContext(ctx: RequestContext, secret: string): Record<string,
 }
 
 export function verifyContext(body: string | undefined, signature: string | undefined, secret: string): RequestContext | null {
-  if (!body || !signature) return null;
-  const expected = Buffer.from(mac(body, secret), 'hex');
-  const given = Buffer.from(signature, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  if (!body || !signedBy(body, signature, secret)) return null;
   const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as RequestContext & { iat: number };
   if (typeof parsed.iat !== 'number' || Math.abs(Date.now() - parsed.iat) > MAX_AGE_MS) return null;
   const { iat: _iat, ...ctx } = parsed;
@@ -30,6 +28,14 @@ export function verifyContext(body: string | undefined, signature: string | unde
   return ctx;
 }
 
-function mac(body: string, secret: string): string {
+/** Whether `signature` is the HMAC of `body` under `secret` (constant time). */
+export function signedBy(body: string | Buffer, signature: string | undefined, secret: string): boolean {
+  if (!signature) return false;
+  const expected = Buffer.from(mac(body, secret), 'hex');
+  const given = Buffer.from(signature, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function mac(body: string | Buffer, secret: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }

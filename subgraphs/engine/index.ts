@@ -168,6 +168,7 @@ export const engine: ServiceModule<Kernel> = {
   surface: 'engine',
   // The binary data downloads (executions/download.ts): a gateway fronts them when the engine runs elsewhere.
   servesHttp: true,
+  doors: ['/webhook'],
   migrations: [
     Engine1763769600700,
     EngineSchedules1763769600800,

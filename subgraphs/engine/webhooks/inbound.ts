@@ -113,9 +113,9 @@ export class WebhookInbound {
     return opened(await this.answer(req, sourceIp));
   }
 
-  /** The same, answered as a GraphQL value (the receiveWebhook operation): a file is read whole. */
-  async receiveWhole(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
-    return buffered(await this.answer(req, sourceIp));
+  /** The same, answered as a GraphQL value (the receiveWebhook operation): a file is read whole, as base64. */
+  async receiveWhole(req: DoorRequest, sourceIp: string | null): Promise<WholeReply> {
+    return whole(await this.answer(req, sourceIp));
   }
 
   private async answer(req: DoorRequest, sourceIp: string | null): Promise<WebhookReply> {
@@ -199,7 +199,7 @@ export class WebhookInbound {
     return {
       testExecutionId: ran?.id ?? null,
       // A file answered is read whole here: the test's answer is a GraphQL value.
-      webhookResponse: await buffered(webhookResponse),
+      webhookResponse: await whole(webhookResponse),
       workflowResult: ran ? { status: ran.status, duration: ran.durationMs } : null,
     };
   }
@@ -519,12 +519,14 @@ async function opened(r: WebhookReply): Promise<DoorReply> {
   }
 }
 
-/** A reply whose body is a file, with the file read whole (an answer that is a GraphQL value). */
-async function buffered(r: WebhookReply): Promise<WebhookReply> {
-  if (!(r.body instanceof WebhookFile)) return r;
+type WholeReply = WebhookReply & { bodyEncoding: 'base64' | null };
+
+/** A reply as a GraphQL value: a file read whole, its bytes in base64. */
+async function whole(r: WebhookReply): Promise<WholeReply> {
+  if (!(r.body instanceof WebhookFile)) return { ...r, bodyEncoding: null };
   const chunks: Buffer[] = [];
   for await (const chunk of await r.body.open()) chunks.push(chunk as Buffer);
-  return { ...r, body: Buffer.concat(chunks) };
+  return { ...r, body: Buffer.concat(chunks).toString('base64'), bodyEncoding: 'base64' };
 }
 
 /** Hex HMAC of the raw body, with or without an `<algorithm>=` prefix, compared in constant time. */

@@ -83,7 +83,9 @@ export class WorkflowWebhookLogPage {
 export class WorkflowWebhookReply {
   @Field(() => Int) status: number;
   @Field(() => GraphQLJSONObject) headers: Record<string, string>;
-  @Field(() => GraphQLJSON, { nullable: true, description: 'JSON, or a string sent as is.' }) body: unknown;
+  @Field(() => GraphQLJSON, { nullable: true, description: 'JSON, or a string sent as is (a file: its bytes in base64, see bodyEncoding).' }) body: unknown;
+  @Field(() => String, { nullable: true, description: '"base64" when the body is a file, its bytes base64-encoded; else null.' })
+  bodyEncoding?: 'base64' | null;
 }
 
 @ObjectType()
