@@ -71,6 +71,7 @@ describe('@apollo/gateway adapter', () => {
       '@opentelemetry/resource-detector-aws',
       '@opentelemetry/resource-detector-azure',
       '@opentelemetry/resource-detector-gcp',
+      '@opentelemetry/sdk-metrics',
     ]);
   });
 

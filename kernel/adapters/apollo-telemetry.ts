@@ -2,15 +2,16 @@ import path from 'node:path';
 
 /**
  * @apollo/gateway 2.14.4's index loads, whatever its configuration, the packages of its usage
- * telemetry: the AWS, GCP, Azure and Alibaba resource detectors and an OTLP metrics exporter,
- * about 0.3 s of every start. It uses them only inside the function that builds its telemetry,
+ * telemetry: the AWS, GCP, Azure and Alibaba resource detectors, the metrics SDK and an OTLP
+ * metrics exporter, about 0.4 s of every start. It uses them only inside the function that builds its telemetry,
  * which runs only when APOLLO_TELEMETRY_DISABLED is not set, and the platform always sets it
  * (`newApolloGateway`). So, loaded before @apollo/gateway, this module puts in their place in
  * Node's module cache an object that throws on any use, naming this file: a version that used
  * them at load or with telemetry off fails at start, loudly, instead of phoning home.
  *
  * Only the copies @apollo/gateway resolves are replaced, and only packages nothing else in the
- * platform loads (the tracing SDK uses neither detectors nor a metrics exporter). When upgrading
+ * platform loads (the tracing SDK uses no detector, and its exporters bring their own copy of the
+ * metrics SDK). When upgrading
  * @apollo/gateway, run kernel/adapters/apollo-gateway.test.ts.
  */
 const UNUSED = [
@@ -19,6 +20,7 @@ const UNUSED = [
   '@opentelemetry/resource-detector-gcp',
   '@opentelemetry/resource-detector-azure',
   '@opentelemetry/exporter-metrics-otlp-http',
+  '@opentelemetry/sdk-metrics',
 ];
 
 /** The module files replaced, by package. */

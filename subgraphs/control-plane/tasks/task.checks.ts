@@ -1,5 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
-import { parseAllDocuments } from 'yaml';
+import { yaml } from '../../../kernel/yaml';
 import { extOf, isYaml, tryJson, type FileDraft } from './task.files';
 
 /**
@@ -13,7 +13,7 @@ export function validateFiles(files: FileDraft[]): { valid: boolean; problems: s
   const problems: string[] = [];
   for (const f of files) {
     if (isYaml(f.path)) {
-      const docs = parseAllDocuments(f.content);
+      const docs = yaml().parseAllDocuments(f.content);
       const list = Array.isArray(docs) ? docs : [docs];
       const errs = list.flatMap((d) => d.errors ?? []);
       if (errs.length) problems.push(`${f.path}: ${errs[0]!.message.split('\n')[0]}`);

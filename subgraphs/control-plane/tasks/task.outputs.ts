@@ -1,4 +1,4 @@
-import { parseAllDocuments } from 'yaml';
+import { yaml } from '../../../kernel/yaml';
 import { ownEntry } from '../../../kernel/names';
 import { STAGES, validateGate } from '../gates';
 import { languageOf, type AgentSpec, type TaskTypeSpec } from '../agents';
@@ -48,7 +48,7 @@ function listItems(markdown: string, under?: RegExp): string[] {
 
 function yamlTopKeys(text: string): string[] {
   try {
-    const docs = parseAllDocuments(text);
+    const docs = yaml().parseAllDocuments(text);
     const value: unknown = docs[0]?.toJS();
     return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
   } catch {

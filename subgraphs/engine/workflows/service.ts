@@ -1,6 +1,6 @@
 import { withTransaction } from '../../../kernel/db/transaction';
 import type { DataSource, EntityManager } from 'typeorm';
-import YAML from 'yaml';
+import { yaml } from '../../../kernel/yaml';
 import { hasPermission, type Principal } from '../../../kernel/auth/principal';
 import { AppError, errors, type FieldError } from '../../../kernel/errors';
 import { reachedPermissions, runAsOf, unreachable } from './authority';
@@ -219,7 +219,7 @@ export class WorkflowService {
     // Sticky notes travel as n8n carries them: nodes of their own type, which an import sets aside again.
     const nodes = [...w.nodes, ...w.stickyNotes.map(stickyNoteNode)];
     const workflow = { name: w.name, nodes, connections: w.connections, settings: w.settings, ...(w.tags.length ? { tags: w.tags } : {}) };
-    return { format, workflow: format === 'yaml' ? YAML.stringify(workflow) : workflow };
+    return { format, workflow: format === 'yaml' ? yaml().stringify(workflow) : workflow };
   }
 
   /** Our format or an n8n export (a YAML text of either is accepted too). The copy starts inactive. */
@@ -227,7 +227,7 @@ export class WorkflowService {
     let source = raw;
     if (typeof source === 'string') {
       try {
-        source = YAML.parse(source);
+        source = yaml().parse(source);
       } catch (err) {
         throw errors.field('workflow', `is neither a workflow object nor JSON/YAML text: ${(err as Error).message}`);
       }
