@@ -135,6 +135,51 @@ export async function withTransaction<T>(db: DataSource | Tx, fn: (tx: Tx) => Pr
   return result;
 }
 
+/** What the callers of a grouped write carry, to insert in the write's own statement (carriedBeside). */
+export interface CarriedBeside {
+  /** The INSERT of the carried rows, each written only where `guard` (an SQL condition on the row) holds; its rows are parameter `$param`. */
+  sql(param: number, guard: string): { text: string; params: unknown[] };
+  /** Runs the statement that holds the INSERT, then marks the rows of the callers `wrote` names as written (a failure leaves them pending). */
+  writing<T>(statement: () => Promise<T>, wrote: (result: T) => (index: number) => boolean): Promise<T>;
+}
+
+/**
+ * The rows the callers of a grouped write carry (kernel/db/grouped.ts: their audit entries), as
+ * one INSERT inside the write's own statement, a data-modifying WITH: one round trip instead of
+ * BEGIN, the write, the carried rows and COMMIT, and the same atomicity, since a statement commits
+ * whole or not at all. Null when no caller carries a pending row or the rows cannot go beside a
+ * statement: the write then opens a transaction and carries them there.
+ */
+export function carriedBeside(carried: readonly (Carried | undefined)[]): CarriedBeside | null {
+  const pending = carried.map((c) => (c?.state === 'pending' ? c : undefined));
+  const first = pending.find(Boolean);
+  const alongside = first?.alongside;
+  if (!alongside || pending.some((c) => c && c.alongside !== alongside)) return null;
+  const mine = pending.filter((c): c is Carried => c !== undefined);
+  return {
+    sql: (param, guard) =>
+      alongside(
+        mine.map((c) => c.row),
+        { param, createdId: 'NULL', guard },
+      ),
+    async writing(statement, wrote) {
+      for (const c of mine) c.state = 'taken';
+      let result;
+      try {
+        result = await statement();
+      } catch (err) {
+        for (const c of mine) c.state = 'pending';
+        throw err;
+      }
+      const written = wrote(result);
+      pending.forEach((c, i) => {
+        if (c) c.state = written(i) ? 'written' : 'pending';
+      });
+      return result;
+    },
+  };
+}
+
 /** Structural, so a caller's own `Tx` (a test's, an adapter's) joins like the kernel's. */
 function isTx(value: unknown): value is Tx {
   return typeof (value as Partial<Tx> | null)?.afterCommit === 'function' && (value as Partial<Tx>).manager !== undefined;

@@ -11,7 +11,7 @@ import type { LlmProvider } from '../../../kernel/llm';
 import type { Logger } from '../../../kernel/logger';
 import { validateCallbackUrl, type OutboundPolicy } from '../../../kernel/outbound';
 import type { Queue } from '../../../kernel/queue';
-import { withTransaction, type Tx } from '../../../kernel/db/transaction';
+import { carriedBeside, withTransaction, type Tx } from '../../../kernel/db/transaction';
 import { auditResource } from '../../../kernel/audit';
 import { grouped } from '../../../kernel/db/grouped';
 import { TIER_LIMITS } from '../../../kernel/rate-limit';
@@ -209,15 +209,22 @@ export class TaskService {
 
   /** Creations outside a caller's transaction, grouped into one statement (kernel/db/grouped.ts); the workers are woken once per statement. */
   private readonly insert = grouped(async (tasks: readonly NewTask[], carried) => {
-    // The callers' audit entries commit with their tasks: one transaction for the group, and none
-    // when no caller carries one (the platform's own creations).
-    const created = carried.some(Boolean)
-      ? await withTransaction(this.deps.db, async (tx) => {
-          const rows = await taskStore.insertQueued(tx.manager, tasks);
-          await tx.carry(carried.filter((_, i) => rows[i]?.task));
-          return rows;
-        })
-      : await taskStore.insertQueued(this.deps.db, tasks);
+    // The callers' audit entries commit with their tasks: in the same statement where they can,
+    // else in one transaction for the group, and nowhere when no caller carries one (the
+    // platform's own creations).
+    const beside = carriedBeside(carried);
+    const created = beside
+      ? await beside.writing(
+          () => taskStore.insertQueued(this.deps.db, tasks, beside),
+          (rows) => (i) => rows[i]?.task != null,
+        )
+      : carried.some(Boolean)
+        ? await withTransaction(this.deps.db, async (tx) => {
+            const rows = await taskStore.insertQueued(tx.manager, tasks);
+            await tx.carry(carried.filter((_, i) => rows[i]?.task));
+            return rows;
+          })
+        : await taskStore.insertQueued(this.deps.db, tasks);
     if (created.some((c) => c.task)) await this.deps.queue.added(JOB.task);
     return created;
   });

@@ -1,6 +1,7 @@
 import { page, Where } from '../../../kernel/db/page';
 import { one, prepared, rows, type Queryable } from '../../../kernel/db/rows';
 import { Tally } from '../../../kernel/db/tally';
+import type { CarriedBeside } from '../../../kernel/db/transaction';
 import { addJobFrom, jobsCompletedSql, type JobCompletion, type JobSpec } from '../../../kernel/queue';
 import type { TaskStep } from '../../../kernel/topics';
 
@@ -360,7 +361,9 @@ export const taskStore = {
    * such statements never deadlock), and its tasks are written in order while under the limit —
    * the others get no row (`task` null) and the active count they met (`activeBefore`).
    */
-  async insertQueued(q: Queryable, tasks: readonly NewTask[]): Promise<{ task: TaskRow | null; activeBefore: number | null }[]> {
+  async insertQueued(q: Queryable, tasks: readonly NewTask[], beside?: CarriedBeside | null): Promise<{ task: TaskRow | null; activeBefore: number | null }[]> {
+    // The creations' audit entries in the same statement, each only when its task was written.
+    const carried = beside?.sql(2, `resource_id IN (SELECT id::text FROM task)`);
     const created = await rows<CreatedTaskRow>(
       q,
       prepared(`
@@ -386,9 +389,9 @@ export const taskStore = {
                  r.webhook_url, r.webhook_events, decode(r.webhook_secret_enc, 'base64'), job.id, r.created_by_key, r.orchestration_id, r.stage, r.estimated_duration, r.trace_id
             FROM ranked r JOIN job ON job.ord = r.ord
            WHERE job.id IS NOT NULL
-          RETURNING id, job_id, created_at, updated_at)
+          RETURNING id, job_id, created_at, updated_at)${carried ? `, carried AS (${carried.text})` : ''}
         SELECT r.active_before, task.* FROM ranked r LEFT JOIN task ON task.id = r.id ORDER BY r.ord`),
-      [JSON.stringify(tasks.map((t) => ({ ...t, webhook_secret_enc: t.webhook_secret_enc?.toString('base64') ?? null })))],
+      [JSON.stringify(tasks.map((t) => ({ ...t, webhook_secret_enc: t.webhook_secret_enc?.toString('base64') ?? null }))), ...(carried?.params ?? [])],
     );
     return created.map((row, i) => ({ task: row.id ? queuedRow(tasks[i]!, row) : null, activeBefore: row.active_before }));
   },
