@@ -67,10 +67,10 @@ interface Task {
   inText: boolean;
 }
 
-/** Names whose use needs the prelude in the evaluation's context: luxon's classes, n8n's helpers. */
+/** Names whose use needs the prelude in the evaluation's context (luxon's classes built ahead, n8n's helpers). */
 const DATE_NAMES = ['DateTime', 'Duration', 'Interval'];
 const HELPER_NAMES = ['$ifEmpty', '$min', '$max', '$average', '$not', 'min', 'max', 'not', 'average', 'numberList', 'zip'];
-/** Extensions that need luxon (the others work on Dates too without it). */
+/** Extensions that use luxon (the others work on Dates without building it). */
 const LUXON_EXTENSIONS = new Set([
   'beginningOf',
   'endOfMonth',
@@ -159,11 +159,13 @@ export class ExpressionEngine {
       runIndex: data.lineage?.runIndex ?? 0,
       now: Date.now(),
       timezone: data.workflow.timezone,
+      dates: false,
       n8n,
     };
     let out: string;
     try {
       const prelude = preludeFor(rewritten, n8n);
+      payload.dates = prelude === 'n8n';
       out = await this.sandbox.run({
         body: EXPRESSION_RUNNER,
         input: JSON.stringify(payload),
@@ -218,7 +220,11 @@ function plainPath(expr: string, scope: PathScope, index: number, n8n: boolean):
   }
 }
 
-/** The least the expressions need in their context: luxon costs most, so it is asked for only when used. */
+/**
+ * The least the expressions need in their context. luxon costs most: it is built ahead (`n8n`, with the
+ * workflow's zone set at once) only for expressions that name it; at `extensions` it is built if an
+ * expression reaches it some other way, and the zone is set then.
+ */
 function preludeFor(rewritten: Rewritten[], n8n: boolean): Prelude {
   const dates = (r: Rewritten) =>
     DATE_NAMES.some((n) => r.names.has(n)) ||

@@ -28,6 +28,8 @@ export interface RunnerPayload {
   runIndex: number;
   now: number;
   timezone?: string;
+  /** The expressions name dates (engine.ts asked for luxon built ahead): the zone is set at once; else as luxon is built, if ever. */
+  dates: boolean;
   /** n8n's semantics: $now a DateTime, texts as n8n joins them, JavaScript errors give undefined. */
   n8n: boolean;
 }
@@ -59,14 +61,13 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
 
   let now: unknown = new Date(P.now);
   let today: unknown = new Date(P.now - (P.now % 86_400_000));
-  if (X?.luxon) {
-    const zone = X.setZone(P.timezone);
-    // Only when used: a DateTime costs more than a Date.
-    if (P.n8n && P.exprs.some((e) => e.includes('$now') || e.includes('$today'))) {
-      const zoned = X.luxon.DateTime.fromMillis(P.now, { zone });
-      now = zoned;
-      today = zoned.startOf('day');
-    }
+  // luxon is built on first use (sandbox/prelude): an evaluation that names no date leaves it unbuilt.
+  const zone = X?.setZone(P.timezone, P.dates || X.loaded() ? undefined : 1);
+  // Only when used: a DateTime costs more than a Date.
+  if (X && zone && P.n8n && P.exprs.some((e) => e.includes('$now') || e.includes('$today'))) {
+    const zoned = X.luxon.DateTime.fromMillis(P.now, { zone });
+    now = zoned;
+    today = zoned.startOf('day');
   }
   const vars = Object.freeze({ ...P.vars });
   const prevNode = P.prevNode ? Object.freeze({ ...P.prevNode }) : undefined;
@@ -144,7 +145,7 @@ function expressionRunner(input: string, keys: { prelude: string; error: string 
       const v = fn(...args);
       if (inText) r = encode(text(v));
       else if (P.n8n && typeof v === 'function')
-        r = fail(v === X?.luxon?.DateTime ? 'this is a DateTime, please access its methods' : 'this is a function, please add ()');
+        r = fail(v === X?.loaded()?.DateTime ? 'this is a DateTime, please access its methods' : 'this is a function, please add ()');
       else r = encode(v);
     } catch (err) {
       const message = String((err && (err as Error).message) || err);

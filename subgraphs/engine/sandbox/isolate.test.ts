@@ -90,6 +90,56 @@ describe('sandbox (isolated-vm)', () => {
     assert.equal(await run(`return String((() => { ${extensions} })())`, '{}', { prelude: 'extensions' }), '3');
   });
 
+  test('luxon is built on first use at every level but bare, ahead at n8n; a context that never reads it never builds it', async () => {
+    // A pool of its own: its contexts are never made at `n8n`, which builds luxon ahead.
+    const lazy = new Sandbox({ memoryMb: 32, timeoutMs: 2_000, poolSize: 1 });
+    const api = `globalThis[Symbol.for(${JSON.stringify(PRELUDE_KEY)})]`;
+    try {
+      const dates = `const own = (n) => Object.getOwnPropertyDescriptor(globalThis, n); const before = [typeof own('DateTime').get, typeof own('Interval').get];
+        const iso = DateTime.fromMillis(0, { zone: 'UTC' }).toISO();
+        return JSON.stringify([before, iso, ['DateTime', 'Duration', 'Interval'].map((n) => [typeof own(n).value, own(n).writable, own(n).enumerable]), Object.keys(globalThis)])`;
+      for (let i = 0; i < 2; i++) {
+        assert.deepEqual(JSON.parse(await lazy.run({ body: dates, input: '{}', prelude: 'dates' })), [
+          ['function', 'function'],
+          '1970-01-01T00:00:00.000Z',
+          [
+            ['function', true, false],
+            ['function', true, false],
+            ['function', true, false],
+          ],
+          [],
+        ]);
+      }
+      // The extensions that need no dates leave luxon unbuilt; a zone set meanwhile applies as it is built.
+      const extensions = `const X = ${api}; const sum = X.extend([1, 2], 'sum')(); const unbuilt = X.loaded() === undefined && typeof Object.getOwnPropertyDescriptor(globalThis, 'DateTime').get;
+        const zone = X.setZone('Asia/Tokyo', 1); const stillUnbuilt = X.loaded() === undefined;
+        return JSON.stringify([sum, unbuilt, zone, stillUnbuilt, X.extend('2024-01-15T10:00:00', 'toDateTime')().zoneName, DateTime.now().zoneName, typeof X.loaded()])`;
+      for (let i = 0; i < 2; i++) {
+        assert.deepEqual(JSON.parse(await lazy.run({ body: extensions, input: '{}', prelude: 'extensions' })), [
+          3,
+          'function',
+          null,
+          true,
+          'Asia/Tokyo',
+          'Asia/Tokyo',
+          'object',
+        ]);
+      }
+      // An unknown zone fails where luxon is built, and at every use after.
+      const unknown = `${api}.setZone('Mars/Olympus', 1); const tries = [];
+        for (let i = 0; i < 2; i++) try { DateTime.now(); tries.push('built'); } catch (err) { tries.push(err.message); }
+        return JSON.stringify(tries)`;
+      assert.deepEqual(JSON.parse(await lazy.run({ body: unknown, input: '{}', prelude: 'extensions' })), [
+        'The workflow\'s time zone "Mars/Olympus" is not a time zone (use an IANA name such as "Europe/Berlin")',
+        'The workflow\'s time zone "Mars/Olympus" is not a time zone (use an IANA name such as "Europe/Berlin")',
+      ]);
+    } finally {
+      lazy.dispose();
+    }
+    const ahead = `return JSON.stringify([typeof Object.getOwnPropertyDescriptor(globalThis, 'DateTime').value, typeof ${api}.loaded()])`;
+    assert.deepEqual(JSON.parse(await run(ahead, '{}', { prelude: 'n8n' })), ['function', 'object']);
+  });
+
   test('the contexts made ahead are fresh too: what one run changes (globals, prototypes, luxon itself) is gone in the next', async () => {
     const tamper = `globalThis.secret = 42; Array.prototype.push = null; String.prototype.trim = () => 'x';
       DateTime.prototype.toISO = () => 'hacked'; DateTime.fromMillis(0).constructor.now = () => 0; return 'set'`;

@@ -6,7 +6,7 @@ import { preludeSource, preludeWarmup, type PreludeLevel } from './prelude/prelu
  * isolated-vm isolate of a small pool (own heap with a hard limit, own thread). Data crosses as JSON
  * text only, so no host object (`process`, `require`, timers) is reachable. A script past its time is
  * stopped; one past its memory takes its isolate down and the pool replaces it. After each run the
- * isolate prepares the next context off the request path (the prelude is costly); each evaluation
+ * isolate prepares the next context off the request path (making one is costly); each evaluation
  * still gets an unused context. Heap snapshots are not used: under Node 20 they corrupt short strings.
  */
 
@@ -24,9 +24,11 @@ export class SandboxError extends Error {
 }
 
 /**
- * What the body needs in its context: the whole prelude (`n8n`, the default: luxon and n8n's
- * extensions), the extensions alone (`extensions`: no luxon, which is most of the cost), or
- * nothing (`bare`). A context with more than the run needs may be given.
+ * What the body needs in its context: the whole prelude with luxon built ahead (`n8n`, the default:
+ * for runs known to use dates), n8n's extensions (`extensions`), luxon's globals alone (`dates`), or
+ * nothing (`bare`). Every level but `bare` has luxon's globals, built on first use where not ahead
+ * (prelude/prelude.ts): the levels only decide what is made before the run. A context with more than
+ * the run needs may be given.
  */
 export type Prelude = 'bare' | PreludeLevel;
 
@@ -36,7 +38,7 @@ export interface SandboxRun {
   input: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** Default `n8n`: the body may use `DateTime`, `Duration`, `Interval` (and PreludeApi, sandbox/prelude/prelude.ts). */
+  /** Default `n8n`. At any level but `bare` the body may use `DateTime`, `Duration`, `Interval` and PreludeApi (sandbox/prelude/prelude.ts). */
   prelude?: Prelude;
   /**
    * Code to run, after the prelude, in the context made for the next run (the one this run's
@@ -67,6 +69,8 @@ interface Slot {
   spare?: { prelude: Prelude; warmup?: string; body: string; context: Promise<Prepared | undefined>; ready: boolean };
   /** The bodies this isolate has compiled (its own: a script belongs to one isolate). */
   bodies: Map<string, Promise<ivm.Script>>;
+  /** The prelude of each level, compiled in this isolate and run in each new context. */
+  preludes: Map<PreludeLevel, Promise<ivm.Script>>;
 }
 
 /** A context no run has used, with the run's body already made a function in it (when known). */
@@ -102,7 +106,7 @@ async function bindBody(slot: Slot, context: ivm.Context, body: string): Promise
   return (await script.run(context, { reference: true })) as ivm.Reference<(input: string) => unknown>;
 }
 
-const RANK: Record<Prelude, number> = { bare: 0, extensions: 1, n8n: 2 };
+const RANK: Record<Prelude, number> = { bare: 0, dates: 1, extensions: 2, n8n: 3 };
 /** A context made with `made` serves a run that needs `needed`. */
 const covers = (made: Prelude, needed: Prelude) => RANK[made] >= RANK[needed];
 
@@ -112,31 +116,39 @@ const covers = (made: Prelude, needed: Prelude) => RANK[made] >= RANK[needed];
  */
 const NO_WASM = 'delete globalThis.WebAssembly; delete globalThis.Atomics.waitAsync;';
 
-/** The prelude compiled once per process and level: contexts load it from V8's code cache instead of parsing it. */
-const compiled = new Map<PreludeLevel, { source: string; cachedData?: ivm.ExternalCopy<ArrayBuffer> }>();
+/** The prelude's V8 code cache, once per process and level: each isolate compiles it from there rather than parsing it. */
+const cached = new Map<PreludeLevel, ivm.ExternalCopy<ArrayBuffer> | undefined>();
 
-async function compiledPrelude(isolate: ivm.Isolate, level: PreludeLevel) {
-  let done = compiled.get(level);
-  if (!done) {
+/**
+ * The prelude of `level` compiled in the slot's isolate, once: each new context runs the compiled
+ * code (its own function objects and globals, no state shared) rather than evaluating the source,
+ * and luxon's code, a function of it run on first use, is compiled once per isolate too.
+ */
+function compiledPrelude(slot: Slot, level: PreludeLevel): Promise<ivm.Script> {
+  let script = slot.preludes.get(level);
+  if (!script) {
     const source = preludeSource(level);
-    const script = await isolate.compileScript(source, { produceCachedData: true, filename: 'prelude.js' });
+    const cachedData = cached.get(level);
+    script = slot.isolate.compileScript(source, cachedData ? { cachedData, filename: 'prelude.js' } : { produceCachedData: true, filename: 'prelude.js' });
     // isolated-vm sets cachedData on the script (its typings omit it).
-    done = { source, cachedData: (script as ivm.Script & ivm.CachedDataResult).cachedData };
-    script.release();
-    compiled.set(level, done);
+    void script.then(
+      (s) => cached.has(level) || cached.set(level, (s as ivm.Script & ivm.CachedDataResult).cachedData),
+      () => undefined,
+    );
+    slot.preludes.set(level, script);
   }
-  return done;
+  return script;
 }
 
-/** A new context, with the prelude loaded and warmed up unless bare, and `body` bound in it when given. */
+/** A new context, with the prelude run and warmed up unless bare, and `body` bound in it when given. */
 async function newContext(slot: Slot, prelude: Prelude, warmup = '', body?: string): Promise<Prepared> {
   const isolate = slot.isolate;
   const context = await isolate.createContext();
   try {
     if (prelude !== 'bare') {
-      const { source, cachedData } = await compiledPrelude(isolate, prelude);
-      await context.eval(source, { cachedData, filename: 'prelude.js' });
-      await context.eval(preludeWarmup(prelude) + warmup);
+      await (await compiledPrelude(slot, prelude)).run(context);
+      const code = preludeWarmup(prelude) + warmup;
+      if (code) await context.eval(code);
     }
     return body === undefined ? { context } : { context, body, fn: await bindBody(slot, context, body) };
   } catch (err) {
@@ -285,7 +297,7 @@ export class Sandbox implements CodeRunner {
       return Promise.resolve(slot);
     }
     if (canGrow) {
-      const slot: Slot = { isolate: this.newIsolate(), busy: true, bodies: new Map() };
+      const slot: Slot = { isolate: this.newIsolate(), busy: true, bodies: new Map(), preludes: new Map() };
       this.slots.push(slot);
       return Promise.resolve(slot);
     }
@@ -299,9 +311,9 @@ export class Sandbox implements CodeRunner {
     else slot.busy = false;
   }
 
-  /** A new isolate for a slot whose isolate went down: nothing of the old one (context, compiled bodies) is kept. */
+  /** A new isolate for a slot whose isolate went down: nothing of the old one (context, compiled bodies and preludes) is kept. */
   private renew(slot: Slot): void {
-    [slot.isolate, slot.spare, slot.bodies] = [this.newIsolate(), undefined, new Map()];
+    [slot.isolate, slot.spare, slot.bodies, slot.preludes] = [this.newIsolate(), undefined, new Map(), new Map()];
   }
 
   private newIsolate(): ivm.Isolate {

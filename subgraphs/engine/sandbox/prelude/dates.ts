@@ -12,7 +12,7 @@ import type { ExtensionTable, Lib } from './types';
 
 /** `lib.stringToDateTime` and `lib.numberToDateTime` (strings' and numbers' `toDateTime()`). */
 export function dateConversions(lib: Lib): Pick<Lib, 'stringToDateTime' | 'numberToDateTime' | 'parseDateTime'> {
-  // luxon is only there when the evaluation asked for it (sandbox/isolate.ts Prelude): read it on use.
+  // luxon is built in the context on first use (prelude.ts lazyLuxon): read it on use.
   const luxon = () => lib.luxon.DateTime;
 
   function numberToDateTime(n: number, format = 'ms'): LuxonDateTime {
@@ -62,7 +62,7 @@ export function dateConversions(lib: Lib): Pick<Lib, 'stringToDateTime' | 'numbe
 }
 
 export function dateExtensions(lib: Lib): ExtensionTable {
-  // Read on use: toInt(), isEmpty() and the like work on Dates without luxon.
+  // Read on use: toInt(), isEmpty() and the like work on Dates without building luxon.
   const luxon = () => lib.luxon.DateTime;
   type Moment = LuxonDateTime | Date;
   const DURATION_UNITS = ['milliseconds', 'seconds', 'minutes', 'hours', 'days', 'weeks', 'months', 'quarters', 'years'];

@@ -14,6 +14,10 @@ import { arrayExtensions, booleanExtensions, numberExtensions, objectExtensions 
  * dispatcher here resolves it by the value's type, in n8n's order. Every function is assembled by its
  * source text (Function#toString), so each must use only what it receives. The script leaves one
  * hidden global, `globalThis[Symbol.for(PRELUDE_KEY)]` (PreludeApi), for the runners.
+ *
+ * luxon is there in every context with a prelude, but built on first use (lazyLuxon): `DateTime`,
+ * `Duration` and `Interval` are getters until then, and building luxon is most of a context's cost.
+ * Code that never touches a date never pays for it; code that does gets the same globals.
  */
 
 export const PRELUDE_KEY = 'n8n.expressions';
@@ -22,8 +26,10 @@ export const EXPRESSION_ERROR_KEY = 'n8n.expressionError';
 
 /** What the prelude leaves at `globalThis[Symbol.for(PRELUDE_KEY)]`. */
 export interface PreludeApi {
-  /** Absent in a context made with the extensions only (sandbox/isolate.ts Prelude `extensions`). */
-  luxon?: typeof Luxon;
+  /** luxon, built into the context on first read (lazyLuxon). */
+  readonly luxon: typeof Luxon;
+  /** luxon when something has built it already, else undefined: it never builds it. */
+  loaded(): typeof Luxon | undefined;
   /** The function `value.name(…)` calls; undefined when `optional` and there is none. */
   extend(value: unknown, name: string, optional?: 1): ((...args: unknown[]) => unknown) | undefined;
   /** `value?.rest` for a chain whose rest calls an extension: undefined when value is null or undefined. */
@@ -31,8 +37,11 @@ export interface PreludeApi {
   /** n8n's expression functions: $if, $ifEmpty, $min, $max, $average, $not, min, max, not, average, numberList, zip. */
   helpers: Record<string, Helper>;
   fail(message: string): never;
-  /** Makes `zone` (IANA name, "UTC"; empty or "DEFAULT": UTC) luxon's default zone; fails on an unknown zone. */
-  setZone(zone: string | undefined): Luxon.Zone;
+  /**
+   * Makes `zone` (IANA name, "UTC"; empty or "DEFAULT": UTC) luxon's default zone; fails on an unknown
+   * zone. With `whenLoaded` and luxon not built yet, it is done when luxon is (and fails then): undefined.
+   */
+  setZone(zone: string | undefined, whenLoaded?: 1): Luxon.Zone | undefined;
   /** The extension names of each type (tests compare them with EXTENSION_NAMES). */
   names(): Record<string, string[]>;
 }
@@ -60,8 +69,48 @@ interface Factories {
   tables: Record<string, (lib: Lib) => ExtensionTable>;
 }
 
-/** Runs in the sandbox: builds the hidden PreludeApi (luxon only when loaded). Tables are built on first use. */
-function install(G: object, luxon: typeof Luxon | undefined, f: Factories, key: string, errorKey: string): void {
+/** What lazyLuxon gives install(): luxon on demand, and a hook run when it is built. */
+interface LuxonLoader {
+  load(): typeof Luxon;
+  loaded(): typeof Luxon | undefined;
+  /** Run on the new luxon before anything gets it; when it throws, luxon is not kept (the next use tries again). */
+  onLoad?: (luxon: typeof Luxon) => void;
+}
+
+/**
+ * Runs in the sandbox: luxon's classes as globals that build luxon (`make`, its compiled code) on
+ * first read. Once built, each global still the getter becomes the plain property it is otherwise
+ * (writable, configurable, not enumerable); assigning one before only replaces that one.
+ */
+function lazyLuxon(G: object, make: () => typeof Luxon): LuxonLoader {
+  const NAMES = ['DateTime', 'Duration', 'Interval'] as const;
+  const plain = (name: string, value: unknown) => Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  const getters: Record<string, () => unknown> = {};
+  let luxon: typeof Luxon | undefined;
+  const loader: LuxonLoader = {
+    loaded: () => luxon,
+    load() {
+      if (luxon) return luxon;
+      const made = make();
+      loader.onLoad?.(made);
+      luxon = made;
+      for (const name of NAMES) {
+        const own = Object.getOwnPropertyDescriptor(G, name);
+        if (own && own.get === getters[name]) plain(name, made[name]);
+      }
+      return made;
+    },
+  };
+  for (const name of NAMES) {
+    const get = () => loader.load()[name];
+    getters[name] = get;
+    Object.defineProperty(G, name, { get, set: (value: unknown) => plain(name, value), configurable: true, enumerable: false });
+  }
+  return loader;
+}
+
+/** Runs in the sandbox: builds the hidden PreludeApi. Tables are built on first use, luxon too (lazyLuxon). */
+function install(G: object, loader: LuxonLoader, f: Factories, key: string, errorKey: string): void {
   const MARK = Symbol.for(errorKey);
   const fail = (message: string): never => {
     const err = new Error(message);
@@ -97,7 +146,7 @@ function install(G: object, luxon: typeof Luxon | undefined, f: Factories, key: 
   const build = () => {
     if (tables) return tables;
     lib = { codec: f.codec(), fail, isEqual, compactObject } as Lib;
-    Object.defineProperty(lib, 'luxon', { get: () => luxon ?? fail('This evaluation has no dates: luxon was not loaded into its context') });
+    Object.defineProperty(lib, 'luxon', { get: () => loader.load() });
     Object.assign(lib, f.dateConversions(lib));
     const built: Record<string, ExtensionTable> = {};
     for (const [type, make] of Object.entries(f.tables)) built[type] = make(lib);
@@ -185,17 +234,32 @@ function install(G: object, luxon: typeof Luxon | undefined, f: Factories, key: 
     },
   };
 
-  function setZone(zone: string | undefined) {
-    if (!luxon) return fail('This evaluation has no dates: luxon was not loaded into its context');
+  const applyZone = (luxon: typeof Luxon, zone: string | undefined) => {
     const name = !zone || zone === 'DEFAULT' ? 'UTC' : zone;
     const normalized = luxon.Info.normalizeZone(name);
     if (!normalized.isValid) fail(`The workflow's time zone "${name}" is not a time zone (use an IANA name such as "Europe/Berlin")`);
     luxon.Settings.defaultZone = normalized;
     return normalized;
+  };
+  // A zone set before luxon is built applies as it is built.
+  let pending: { zone: string | undefined } | undefined;
+  loader.onLoad = (luxon) => {
+    if (pending) applyZone(luxon, pending.zone);
+  };
+  function setZone(zone: string | undefined, whenLoaded?: 1) {
+    if (whenLoaded && !loader.loaded()) {
+      pending = { zone };
+      return undefined;
+    }
+    pending = undefined;
+    return applyZone(loader.load(), zone);
   }
 
   const api: PreludeApi = {
-    luxon,
+    get luxon() {
+      return loader.load();
+    },
+    loaded: loader.loaded,
     extend,
     opt: (value, rest) => (value === null || value === undefined ? undefined : rest(value)),
     helpers,
@@ -204,20 +268,23 @@ function install(G: object, luxon: typeof Luxon | undefined, f: Factories, key: 
     names: () => Object.fromEntries(Object.entries(build()).map(([type, table]) => [type, Object.keys(table)])),
   };
   Object.defineProperty(G, Symbol.for(key), { value: api });
-  for (const name of ['DateTime', 'Duration', 'Interval'] as const) {
-    if (luxon) Object.defineProperty(G, name, { value: luxon[name], writable: true, configurable: true, enumerable: false });
-  }
 }
 
-/** The levels of the prelude (sandbox/isolate.ts Prelude): the extensions alone, or luxon and the extensions. */
-export type PreludeLevel = 'extensions' | 'n8n';
+/**
+ * The levels of the prelude (sandbox/isolate.ts Prelude), each with luxon's globals built on first
+ * use: those alone (`dates`), with n8n's extensions (`extensions`), or both with luxon built ahead
+ * (`n8n`, for runs known to use dates: the context is made before the run takes it).
+ */
+export type PreludeLevel = 'dates' | 'extensions' | 'n8n';
 
 /**
  * Run in a context right after the prelude, before an evaluation takes it (sandbox/isolate.ts): compiles
- * what most evaluations use (the extension tables; luxon's construction, zones, ISO output) so
- * that they do not. It changes nothing they can observe.
+ * what most evaluations use (the extension tables; at `n8n`, luxon's construction, zones, ISO output)
+ * so that they do not. It changes nothing they can observe (at `n8n`, luxon's globals are then plain
+ * properties rather than getters).
  */
 export function preludeWarmup(level: PreludeLevel): string {
+  if (level === 'dates') return '';
   const api = `globalThis[Symbol.for(${JSON.stringify(PRELUDE_KEY)})]`;
   const dates = `const d = DateTime.fromMillis(0, { zone: 'UTC' });
   JSON.stringify([d, d.startOf('day'), d.plus({ days: 1 }).minus({ hours: 1 }), DateTime.fromISO('2024-01-01T00:00:00.000+01:00', { setZone: true }).toFormat('yyyy-MM-dd HH:mm')]);`;
@@ -226,7 +293,11 @@ export function preludeWarmup(level: PreludeLevel): string {
 
 const sources = new Map<PreludeLevel, string>();
 
-/** The prelude script of a level (luxon when asked for, the extensions, install()); assembled once per process. */
+/**
+ * The prelude script of a level (luxon's lazy globals; the extensions and install() unless `dates`);
+ * assembled once per process. luxon's code is a function in it, run on first use: an isolate that
+ * runs the compiled script in each new context compiles it once (sandbox/isolate.ts).
+ */
 export function preludeSource(level: PreludeLevel): string {
   const cached = sources.get(level);
   if (cached) return cached;
@@ -242,15 +313,16 @@ export function preludeSource(level: PreludeLevel): string {
     ['Object', objectExtensions],
   ];
   const tables = parts.slice(2).map(([type, fn]) => `${JSON.stringify(type)}: ${fn.name}`);
-  const luxon = level === 'n8n' ? `(function () {\n${readFileSync(luxonFile, 'utf8')}\n;return luxon;\n})()` : 'undefined';
-  const source = [
-    '(function () {',
-    `const luxon = ${luxon};`,
+  // In parentheses, so that V8 compiles it with the script (and keeps it in the code cache, isolate.ts) though it runs later.
+  const luxon = `(function () {\n${readFileSync(luxonFile, 'utf8')}\n;return luxon;\n})`;
+  const extensions = [
     ...parts.map(([, fn]) => fn.toString()),
     install.toString(),
-    `install(globalThis, luxon, { codec, dateConversions, tables: { ${tables.join(', ')} } }, ${JSON.stringify(PRELUDE_KEY)}, ${JSON.stringify(EXPRESSION_ERROR_KEY)});`,
-    '})();',
-  ].join('\n');
+    `install(globalThis, loader, { codec, dateConversions, tables: { ${tables.join(', ')} } }, ${JSON.stringify(PRELUDE_KEY)}, ${JSON.stringify(EXPRESSION_ERROR_KEY)});`,
+  ];
+  const source = ['(function () {', `const loader = (${lazyLuxon.toString()})(globalThis, ${luxon});`, ...(level === 'dates' ? [] : extensions), '})();'].join(
+    '\n',
+  );
   sources.set(level, source);
   return source;
 }

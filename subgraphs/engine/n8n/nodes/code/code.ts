@@ -199,15 +199,17 @@ const USES_BUFFERS = /\bgetBinaryDataBuffer\b/;
 const USES_STATIC_DATA = /\$getWorkflowStaticData\b/;
 
 /**
- * Code that names none of luxon's globals (nor $now/$today, which are DateTimes) runs in a context
- * without luxon: building luxon in a fresh context is most of a small Code node's cost.
+ * Every Code node's context has luxon's globals (and $now/$today, DateTimes), but builds luxon on
+ * their first read (sandbox/prelude): it is most of a small Code node's cost. Code that names them
+ * gets a context with luxon built ahead, off the request path; other code builds it only if it
+ * reaches a date another way. A hint for speed only: both give the same globals.
  */
 const USES_LUXON = /\$now|\$today|\bDateTime\b|\bDuration\b|\bInterval\b|\bluxon\b/;
 
 /** The sandbox's answer; a failure of the code or of the sandbox is a NodeError with n8n's message. */
 async function runInSandbox(ctx: NodeContext, input: CodePayload): Promise<CodeAnswer> {
   const timeoutMs = typeof ctx.node.timeout === 'number' ? ctx.node.timeout * 1000 : undefined;
-  const prelude = USES_LUXON.test(input.code) ? 'n8n' : 'bare';
+  const prelude = USES_LUXON.test(input.code) ? 'n8n' : 'dates';
   let raw: string;
   try {
     raw = await ctx.services.codeSandbox.run({ body: CODE_RUNNER, input: JSON.stringify(input), timeoutMs, signal: ctx.signal, prelude });

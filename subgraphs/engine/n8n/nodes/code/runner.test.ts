@@ -88,6 +88,31 @@ return [{ first: n.first().json.a, last: n.last().json.a, all: n.all().length, i
     assert.ok((out!.today as number) <= (out!.now as number));
   });
 
+  test("luxon's DateTime, Duration and Interval, and $now/$today as DateTimes, for code that names them", async () => {
+    const [out] = await run(
+      "return { iso: DateTime.fromMillis(0, { zone: 'UTC' }).toISO(), minutes: Duration.fromObject({ hours: 1 }).as('minutes'), " +
+        "days: Interval.after(DateTime.fromMillis(0), { days: 2 }).length('days'), now: DateTime.isDateTime($now), today: $today.equals($now.startOf('day')) }",
+    );
+    assert.deepEqual(out, { iso: '1970-01-01T00:00:00.000Z', minutes: 60, days: 2, now: true, today: true });
+  });
+
+  test('luxon is built in the context on first use: the same globals for code that reaches them without naming them', async () => {
+    // Names made at run time: the node cannot see from the text that the code uses dates.
+    const lazy =
+      "const g = globalThis, DT = 'Date' + 'Time', own = () => Object.getOwnPropertyDescriptor(g, DT);" +
+      "const before = typeof own().get; const iso = g[DT].fromMillis(0, { zone: 'UTC' }).toISO(); const after = own();" +
+      "return { before, iso, after: [typeof after.value, after.writable, after.enumerable, after.value === g[DT]], now: g['$' + 'now'].isLuxonDateTime === true }";
+    // The second run takes the context made after the first, for code like it (the first may take one made ahead for other code).
+    await direct(lazy, [{}]);
+    const { items } = await direct(lazy, [{}]);
+    assert.deepEqual(items, [{ before: 'function', iso: '1970-01-01T00:00:00.000Z', after: ['function', true, false, true], now: true }]);
+    // Assigned before it is built, a global is just replaced; the others stay as they were.
+    const assigned =
+      "globalThis['Date' + 'Time'] = 1; return { dt: globalThis['Date' + 'Time'], duration: typeof Object.getOwnPropertyDescriptor(globalThis, 'Dur' + 'ation').get }";
+    await direct(assigned, [{}]);
+    assert.deepEqual((await direct(assigned, [{}])).items, [{ dt: 1, duration: 'function' }]);
+  });
+
   test('console.log lines go to the execution log', async () => {
     const out = await direct('console.log("hello", { a: 1 }, 2);\nconsole.log(this);\nreturn []', [{}]);
     assert.deepEqual(out.logs, [

@@ -81,7 +81,7 @@ declare const VIRTUAL_TIMERS: typeof virtualTimers;
 /** The stack's name for the code: stack lines `(CODE_SOURCE:line:column)` are the code's own. */
 export const CODE_SOURCE = SOURCE;
 
-/** The isolate's global object as the runner uses it: luxon's DateTime when the sandbox prelude installed it. */
+/** The isolate's global object as the runner uses it: luxon's DateTime when the sandbox prelude put it there (a getter until luxon is built). */
 interface SandboxGlobal {
   Atomics: { waitAsync?: unknown };
   DateTime?: { fromMillis?: (ms: number, opts: { zone: string }) => { startOf(unit: string): unknown } };
@@ -347,14 +347,35 @@ function codeRunner(payload: string): Promise<string> {
     },
   };
 
-  let now: unknown = new Date(P.now);
-  // Without luxon in the sandbox, $today falls back to midnight UTC.
-  let today: unknown = new Date(Math.floor(P.now / 86_400_000) * 86_400_000);
-  if (G.DateTime && typeof G.DateTime.fromMillis === 'function') {
-    const zoned = G.DateTime.fromMillis(P.now, { zone: P.timezone });
-    now = zoned;
-    today = zoned.startOf('day');
-  }
+  // $now and $today are DateTimes, made on first read: luxon is built in the context only when
+  // the code touches a date (sandbox/prelude). luxon's DateTime is taken now, whatever the code
+  // does to the global; without luxon in the sandbox, they are Dates ($today midnight UTC).
+  const own = Object.getOwnPropertyDescriptor(G, 'DateTime');
+  const luxonDateTime = own?.get ?? (() => own?.value as SandboxGlobal['DateTime']);
+  let dates: [unknown, unknown] | undefined;
+  const nowAndToday = () => {
+    if (dates) return dates;
+    const DateTime = luxonDateTime() as SandboxGlobal['DateTime'];
+    if (DateTime && typeof DateTime.fromMillis === 'function') {
+      const zoned = DateTime.fromMillis(P.now, { zone: P.timezone });
+      dates = [zoned, zoned.startOf('day')];
+    } else dates = [new Date(P.now), new Date(Math.floor(P.now / 86_400_000) * 86_400_000)];
+    return dates;
+  };
+  // As assign() would leave them once read or set: plain, writable, enumerable.
+  const lazyGlobal = (name: string, value: () => unknown) => {
+    const plain = (v: unknown) => Object.defineProperty(G, name, { value: v, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(G, name, {
+      get: () => {
+        const v = value();
+        plain(v);
+        return v;
+      },
+      set: plain,
+      enumerable: true,
+      configurable: true,
+    });
+  };
 
   const vars = (index: number): Record<string, unknown> => ({
     $input: input(index),
@@ -427,8 +448,6 @@ function codeRunner(payload: string): Promise<string> {
     $webhookId: undefined,
     $parameter: P.node.parameters,
     $rawParameter: P.node.parameters,
-    $now: now,
-    $today: today,
     $prevNode:
       P.source ??
       Object.defineProperties({}, Object.fromEntries(['name', 'outputIndex', 'runIndex'].map((k) => [k, { get: unknownSource, enumerable: true }]))),
@@ -439,6 +458,9 @@ function codeRunner(payload: string): Promise<string> {
       return executed(name);
     },
   });
+
+  lazyGlobal('$now', () => nowAndToday()[0]);
+  lazyGlobal('$today', () => nowAndToday()[1]);
 
   // ----- run
   const answer = (body: Record<string, unknown>) => {
