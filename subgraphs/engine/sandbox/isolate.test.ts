@@ -3,7 +3,8 @@ import ivm from 'isolated-vm';
 import { PRELUDE_KEY } from './prelude/prelude';
 import { Sandbox, SandboxError, type Prelude } from './isolate';
 
-const sandbox = new Sandbox({ memoryMb: 32, timeoutMs: 500, poolSize: 2 });
+// A run's limit covers making its context (the first in an isolate compiles the prelude): generous, so a busy machine does not fail a test about something else.
+const sandbox = new Sandbox({ memoryMb: 32, timeoutMs: 5_000, poolSize: 2 });
 afterAll(() => sandbox.dispose());
 
 const run = (body: string, input = '{}', opts: { timeoutMs?: number; signal?: AbortSignal; prelude?: Prelude; warmup?: string } = {}) =>
@@ -162,7 +163,7 @@ describe('sandbox (isolated-vm)', () => {
 
   test("a run's warmup code runs in the context made for the next run, after the prelude", async () => {
     await run('return "x"', '{}', { warmup: 'globalThis.__warmed = typeof DateTime;' });
-    const pool = new Sandbox({ memoryMb: 32, timeoutMs: 500, poolSize: 1 });
+    const pool = new Sandbox({ memoryMb: 32, timeoutMs: 5_000, poolSize: 1 });
     try {
       await pool.run({ body: 'return "x"', input: '{}', warmup: 'globalThis.__warmed = typeof DateTime;' });
       assert.equal(await pool.run({ body: 'return String(globalThis.__warmed)', input: '{}' }), 'function');
