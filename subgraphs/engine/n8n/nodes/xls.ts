@@ -243,8 +243,10 @@ function workbookStream(bytes: Buffer): Buffer {
   if (entry.name.toLowerCase() === 'book') {
     throw new NodeError('The file is an Excel 5/95 workbook (BIFF5), older than the Excel 97-2003 format read here; save it as XLS (97-2003) or XLSX');
   }
-  const content = entry.content as Uint8Array;
-  return Buffer.from(content.buffer, content.byteOffset, Math.min(content.length, entry.size ?? content.length));
+  // cfb gives a stream's bytes as a Uint8Array, or as a plain array for some containers.
+  const content = entry.content as Uint8Array | number[];
+  const bytesOf = content instanceof Uint8Array ? Buffer.from(content.buffer, content.byteOffset, content.length) : Buffer.from(content);
+  return bytesOf.subarray(0, Math.min(bytesOf.length, entry.size ?? bytesOf.length));
 }
 
 function readWorkbook(bytes: Buffer): Workbook {
@@ -304,6 +306,16 @@ function tooManyCells(): NodeError {
 
 /** The sheet named `sheetName` (else the first) of an .xls file as rows of cells, trailing empty rows left out. */
 export function readXls(bytes: Buffer, options: { sheetName?: string; raw?: boolean } = {}): XlsCell[][] {
+  try {
+    return readSheet(bytes, options);
+  } catch (err) {
+    // Whatever a damaged file trips over is said as what it is: a file that cannot be read.
+    if (err instanceof NodeError) throw err;
+    throw corrupt(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }): XlsCell[][] {
   const book = readWorkbook(bytes);
   const sheet = options.sheetName ? book.sheets.find((s) => s.name === options.sheetName) : book.sheets[0];
   if (!sheet) throw new NodeError(options.sheetName ? `The workbook has no sheet named "${options.sheetName}"` : 'The workbook has no sheet');
