@@ -130,12 +130,35 @@ class Reader {
     return b;
   }
 
+  /** The current part when it holds `n` more bytes (the common case: no field is split). */
+  private whole(n: number): Buffer | undefined {
+    const part = this.parts[this.part];
+    return part && this.at + n <= part.length ? part : undefined;
+  }
+
   u16(): number {
-    return this.u8() | (this.u8() << 8);
+    const part = this.whole(2);
+    if (!part) return this.u8() | (this.u8() << 8);
+    this.at += 2;
+    return part.readUInt16LE(this.at - 2);
   }
 
   u32(): number {
-    return (this.u16() + this.u16() * 0x10000) >>> 0;
+    const part = this.whole(4);
+    if (!part) return (this.u16() + this.u16() * 0x10000) >>> 0;
+    this.at += 4;
+    return part.readUInt32LE(this.at - 4);
+  }
+
+  f64(): number {
+    const part = this.whole(8);
+    if (part) {
+      this.at += 8;
+      return part.readDoubleLE(this.at - 8);
+    }
+    const b = Buffer.alloc(8);
+    for (let k = 0; k < 8; k++) b[k] = this.u8();
+    return b.readDoubleLE(0);
   }
 
   skip(n: number): void {
@@ -188,13 +211,15 @@ class Reader {
   }
 }
 
+const rkDouble = Buffer.alloc(8);
+
+/** An RK number: a 30-bit integer or a double's top 30 bits, divided by 100 when its low bit says so. */
 function rk(value: number): number {
   let n: number;
   if (value & 0x02) n = value >> 2;
   else {
-    const b = Buffer.alloc(8);
-    b.writeUInt32LE((value & 0xfffffffc) >>> 0, 4);
-    n = b.readDoubleLE(0);
+    rkDouble.writeUInt32LE((value & 0xfffffffc) >>> 0, 4);
+    n = rkDouble.readDoubleLE(0);
   }
   return value & 0x01 ? n / 100 : n;
 }
@@ -374,9 +399,7 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
       }
       case R.NUMBER: {
         const [row, col, xf] = [r.u16(), r.u16(), r.u16()];
-        const b = Buffer.alloc(8);
-        for (let k = 0; k < 8; k++) b[k] = r.u8();
-        number(row, col, xf, b.readDoubleLE(0));
+        number(row, col, xf, r.f64());
         break;
       }
       case R.RK: {
@@ -432,10 +455,11 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
 // Writing
 
 function record(type: number, data: Buffer): Buffer {
-  const head = Buffer.alloc(4);
-  head.writeUInt16LE(type, 0);
-  head.writeUInt16LE(data.length, 2);
-  return Buffer.concat([head, data]);
+  const out = Buffer.allocUnsafe(4 + data.length);
+  out.writeUInt16LE(type, 0);
+  out.writeUInt16LE(data.length, 2);
+  data.copy(out, 4);
+  return out;
 }
 
 function u16s(...values: number[]): Buffer {
