@@ -52,9 +52,12 @@ interface Group {
   uc: number;
 }
 
+/** Code pages \ansicpgN names that are not windows-N to the decoder. */
+const CODE_PAGES: Record<number, string> = { 932: 'shift_jis', 936: 'gbk', 949: 'euc-kr', 950: 'big5', 10000: 'macintosh', 65001: 'utf-8' };
+
 function decoderFor(codePage: number): TextDecoder {
   try {
-    return new TextDecoder(`windows-${codePage}`);
+    return new TextDecoder(CODE_PAGES[codePage] ?? `windows-${codePage}`);
   } catch {
     return new TextDecoder('windows-1252');
   }

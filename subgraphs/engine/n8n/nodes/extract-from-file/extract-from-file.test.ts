@@ -612,6 +612,13 @@ describe('n8n Extract From File: RTF', () => {
     });
   });
 
+  test("\\'hh bytes in the document's code page (\\ansicpg): Cyrillic, and Shift-JIS whose characters are two bytes", async () => {
+    const cyrillic = "{\\rtf1\\ansi\\ansicpg1251\\trowd\\cellx100\\pard\\intbl \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2\\cell\\row}";
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(cyrillic, 'c.rtf')])), [{ row: ['Привет'] }]);
+    const japanese = "{\\rtf1\\ansi\\ansicpg932\\trowd\\cellx100\\pard\\intbl \\'93\\'fa\\'96\\'7b\\cell\\row}";
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(japanese, 'j.rtf')])), [{ row: ['日本'] }]);
+  });
+
   test('Convert To File rtf, then Extract From File rtf: the rows come back as text; a file that is no RTF fails the item', async () => {
     const rows = [
       { name: 'Ann {x}', age: 31, member: true, note: 'back\\slash' },
