@@ -234,12 +234,14 @@ function isDateFormat(code: string): boolean {
   return /[ymdhs]/i.test(bare);
 }
 
-/** A date serial number as the instant it names (the XLSX reader's conversion; 1904 workbooks count from 1904). */
-function serialDate(serial: number, date1904: boolean): string | number {
+/**
+ * A date serial number as the instant it names (the XLSX reader's conversion; 1904 workbooks
+ * count from 1904); undefined for a number no date can be (it stays a number).
+ */
+function serialDate(serial: number, date1904: boolean): string | undefined {
   const days = serial + (date1904 ? 1462 : 0);
-  const time = Math.round((days - 25569) * 86_400_000);
-  const date = new Date(time);
-  return Number.isNaN(date.getTime()) ? serial : date.toISOString();
+  const date = new Date(Math.round((days - 25569) * 86_400_000));
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
 interface Workbook {
@@ -361,7 +363,8 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
     } else cellsOfRow[col] = value;
   };
   const number = (row: number, col: number, xf: number, n: number) => {
-    if (book.dateXf[xf]) put(row, col, serialDate(n, book.date1904));
+    const date = book.dateXf[xf] ? serialDate(n, book.date1904) : undefined;
+    if (date !== undefined) put(row, col, date);
     else put(row, col, raw ? n : String(n));
   };
   const bool = (v: boolean): XlsCell => (raw ? v : v ? 'TRUE' : 'FALSE');
