@@ -81,23 +81,44 @@ interface BiffRecord {
   parts: Buffer[];
 }
 
-/** The stream's records, each CONTINUE joined to the record before it. */
-function records(stream: Buffer): BiffRecord[] {
+/** Where a record starts and ends in the stream. */
+interface Span {
+  type: number;
+  data: number;
+  end: number;
+}
+
+function span(stream: Buffer, at: number): Span | undefined {
+  if (at + 4 > stream.length) return undefined;
+  const type = stream.readUInt16LE(at);
+  const end = at + 4 + stream.readUInt16LE(at + 2);
+  if (end > stream.length) {
+    // Writers pad the stream after its last EOF with zeros: no record, nothing cut.
+    if (type === 0) return undefined;
+    throw corrupt('a record runs past the end of the workbook stream');
+  }
+  return { type, data: at + 4, end };
+}
+
+/** The data of the record `rec` and of the CONTINUE records after it, and where the next record starts. */
+function withContinues(stream: Buffer, rec: Span): { parts: Buffer[]; next: number } {
+  const parts = [stream.subarray(rec.data, rec.end)];
+  let next = rec.end;
+  for (let more = span(stream, next); more?.type === R.CONTINUE; more = span(stream, next)) {
+    parts.push(stream.subarray(more.data, more.end));
+    next = more.end;
+  }
+  return { parts, next };
+}
+
+/** The workbook globals' records (up to their EOF), each CONTINUE joined to the record before it. */
+function globalRecords(stream: Buffer): BiffRecord[] {
   const out: BiffRecord[] = [];
-  let at = 0;
-  while (at + 4 <= stream.length) {
-    const type = stream.readUInt16LE(at);
-    const size = stream.readUInt16LE(at + 2);
-    if (at + 4 + size > stream.length) {
-      // Writers pad the stream after its last EOF with zeros: no record, nothing cut.
-      if (type === 0) break;
-      throw corrupt('a record runs past the end of the workbook stream');
-    }
-    const data = stream.subarray(at + 4, at + 4 + size);
-    const last = out[out.length - 1];
-    if (type === R.CONTINUE && last) last.parts.push(data);
-    else out.push({ type, offset: at, parts: [data] });
-    at += 4 + size;
+  for (let at = 0, rec = span(stream, 0); rec; rec = span(stream, at)) {
+    const { parts, next } = withContinues(stream, rec);
+    out.push({ type: rec.type, offset: at, parts });
+    at = next;
+    if (rec.type === R.EOF) break;
   }
   return out;
 }
@@ -148,17 +169,6 @@ class Reader {
     if (!part) return (this.u16() + this.u16() * 0x10000) >>> 0;
     this.at += 4;
     return part.readUInt32LE(this.at - 4);
-  }
-
-  f64(): number {
-    const part = this.whole(8);
-    if (part) {
-      this.at += 8;
-      return part.readDoubleLE(this.at - 8);
-    }
-    const b = Buffer.alloc(8);
-    for (let k = 0; k < 8; k++) b[k] = this.u8();
-    return b.readDoubleLE(0);
   }
 
   skip(n: number): void {
@@ -250,7 +260,7 @@ interface Workbook {
   /** Per XF index: whether its number format shows a date. */
   dateXf: boolean[];
   date1904: boolean;
-  records: BiffRecord[];
+  stream: Buffer;
 }
 
 function workbookStream(bytes: Buffer): Buffer {
@@ -277,7 +287,8 @@ function workbookStream(bytes: Buffer): Buffer {
 }
 
 function readWorkbook(bytes: Buffer): Workbook {
-  const list = records(workbookStream(bytes));
+  const stream = workbookStream(bytes);
+  const list = globalRecords(stream);
   const first = list[0];
   if (!first || first.type !== R.BOF) throw corrupt('its workbook stream does not start with a BOF record');
   const bof = new Reader(first.parts);
@@ -285,7 +296,7 @@ function readWorkbook(bytes: Buffer): Workbook {
   if (version !== 0x0600) {
     throw new NodeError('The file is an Excel 5/95 workbook (BIFF5), older than the Excel 97-2003 format read here; save it as XLS (97-2003) or XLSX');
   }
-  const book: Workbook = { sheets: [], strings: [], dateXf: [], date1904: false, records: list };
+  const book: Workbook = { sheets: [], strings: [], dateXf: [], date1904: false, stream };
   const formats = new Map<number, string>();
   const xfFormats: number[] = [];
   for (let i = 1; i < list.length; i++) {
@@ -346,8 +357,9 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
   const book = readWorkbook(bytes);
   const sheet = options.sheetName ? book.sheets.find((s) => s.name === options.sheetName) : book.sheets[0];
   if (!sheet) throw new NodeError(options.sheetName ? `The workbook has no sheet named "${options.sheetName}"` : 'The workbook has no sheet');
-  let start = book.records.findIndex((rec) => rec.offset === sheet.offset);
-  if (start < 0 || book.records[start]!.type !== R.BOF) throw corrupt(`the sheet "${sheet.name}" is not where the workbook says`);
+  const stream = book.stream;
+  if (sheet.offset + 4 > stream.length || stream.readUInt16LE(sheet.offset) !== R.BOF)
+    throw corrupt(`the sheet "${sheet.name}" is not where the workbook says`);
 
   const raw = options.raw === true;
   const rows: XlsCell[][] = [];
@@ -368,11 +380,19 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
     else put(row, col, raw ? n : String(n));
   };
   const bool = (v: boolean): XlsCell => (raw ? v : v ? 'TRUE' : 'FALSE');
+  /** A cell record's fixed part: too short a record is a damaged file, not a read past its end. */
+  const fixed = (rec: Span, size: number) => {
+    if (rec.end - rec.data < size) throw corrupt('a cell record is shorter than its kind');
+    return rec.data;
+  };
 
+  // Cell records are read straight from the stream; only text that may go on in CONTINUE
+  // records (LABEL, RSTRING, STRING) goes through a Reader.
   let depth = 0;
   let pendingString: [number, number] | undefined;
-  for (; start < book.records.length; start++) {
-    const rec = book.records[start]!;
+  let at = sheet.offset;
+  for (let rec = span(stream, at); rec; rec = span(stream, at)) {
+    at = rec.end;
     if (rec.type === R.BOF) {
       depth++;
       continue;
@@ -383,67 +403,65 @@ function readSheet(bytes: Buffer, options: { sheetName?: string; raw?: boolean }
     }
     // Records of an embedded chart are not the sheet's.
     if (depth !== 1) continue;
-    const r = new Reader(rec.parts);
     switch (rec.type) {
       case R.LABELSST: {
-        const [row, col] = [r.u16(), r.u16()];
-        r.skip(2);
-        const index = r.u32();
+        const d = fixed(rec, 10);
+        const index = stream.readUInt32LE(d + 6);
         if (index >= book.strings.length) throw corrupt('a cell names a shared string the workbook does not have');
-        put(row, col, book.strings[index]!);
+        put(stream.readUInt16LE(d), stream.readUInt16LE(d + 2), book.strings[index]!);
+        break;
+      }
+      case R.NUMBER: {
+        const d = fixed(rec, 14);
+        number(stream.readUInt16LE(d), stream.readUInt16LE(d + 2), stream.readUInt16LE(d + 4), stream.readDoubleLE(d + 6));
+        break;
+      }
+      case R.RK: {
+        const d = fixed(rec, 10);
+        number(stream.readUInt16LE(d), stream.readUInt16LE(d + 2), stream.readUInt16LE(d + 4), rk(stream.readUInt32LE(d + 6)));
+        break;
+      }
+      case R.MULRK: {
+        const d = fixed(rec, 6);
+        const [row, first] = [stream.readUInt16LE(d), stream.readUInt16LE(d + 2)];
+        const count = Math.floor((rec.end - d - 6) / 6);
+        for (let k = 0; k < count; k++) number(row, first + k, stream.readUInt16LE(d + 4 + k * 6), rk(stream.readUInt32LE(d + 6 + k * 6)));
+        break;
+      }
+      case R.BOOLERR: {
+        const d = fixed(rec, 8);
+        const value = stream[d + 6]!;
+        put(stream.readUInt16LE(d), stream.readUInt16LE(d + 2), stream[d + 7] === 1 ? (ERRORS[value] ?? '#ERROR!') : bool(value === 1));
+        break;
+      }
+      case R.FORMULA: {
+        const d = fixed(rec, 14);
+        const [row, col] = [stream.readUInt16LE(d), stream.readUInt16LE(d + 2)];
+        const v = d + 6;
+        pendingString = undefined;
+        if (stream[v + 6] !== 0xff || stream[v + 7] !== 0xff) number(row, col, stream.readUInt16LE(d + 4), stream.readDoubleLE(v));
+        else if (stream[v] === 0x00) pendingString = [row, col];
+        else if (stream[v] === 0x01) put(row, col, bool(stream[v + 2] === 1));
+        else if (stream[v] === 0x02) put(row, col, ERRORS[stream[v + 2]!] ?? '#ERROR!');
+        else if (stream[v] === 0x03) put(row, col, '');
         break;
       }
       case R.LABEL:
-      case R.RSTRING: {
+      case R.RSTRING:
+      case R.STRING: {
+        const { parts, next } = withContinues(stream, rec);
+        at = next;
+        const r = new Reader(parts);
+        if (rec.type === R.STRING) {
+          if (pendingString) put(pendingString[0], pendingString[1], r.string());
+          pendingString = undefined;
+          break;
+        }
         const [row, col] = [r.u16(), r.u16()];
         r.skip(2);
         put(row, col, r.string());
         break;
       }
-      case R.NUMBER: {
-        const [row, col, xf] = [r.u16(), r.u16(), r.u16()];
-        number(row, col, xf, r.f64());
-        break;
-      }
-      case R.RK: {
-        const [row, col, xf] = [r.u16(), r.u16(), r.u16()];
-        number(row, col, xf, rk(r.u32()));
-        break;
-      }
-      case R.MULRK: {
-        const size = rec.parts[0]!.length;
-        const [row, first] = [r.u16(), r.u16()];
-        const count = Math.floor((size - 6) / 6);
-        for (let k = 0; k < count; k++) {
-          const xf = r.u16();
-          number(row, first + k, xf, rk(r.u32()));
-        }
-        break;
-      }
-      case R.BOOLERR: {
-        const [row, col] = [r.u16(), r.u16()];
-        r.skip(2);
-        const value = r.u8();
-        const isError = r.u8() === 1;
-        put(row, col, isError ? (ERRORS[value] ?? '#ERROR!') : bool(value === 1));
-        break;
-      }
-      case R.FORMULA: {
-        const [row, col, xf] = [r.u16(), r.u16(), r.u16()];
-        const b = Buffer.alloc(8);
-        for (let k = 0; k < 8; k++) b[k] = r.u8();
-        pendingString = undefined;
-        if (b[6] !== 0xff || b[7] !== 0xff) number(row, col, xf, b.readDoubleLE(0));
-        else if (b[0] === 0x00) pendingString = [row, col];
-        else if (b[0] === 0x01) put(row, col, bool(b[2] === 1));
-        else if (b[0] === 0x02) put(row, col, ERRORS[b[2]!] ?? '#ERROR!');
-        else if (b[0] === 0x03) put(row, col, '');
-        break;
-      }
-      case R.STRING:
-        if (pendingString) put(pendingString[0], pendingString[1], r.string());
-        pendingString = undefined;
-        break;
       default:
         break;
     }
