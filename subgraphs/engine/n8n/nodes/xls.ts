@@ -589,33 +589,60 @@ function sstRecords(strings: string[], total: number, streamOffset: number): Buf
   return Buffer.concat(out);
 }
 
-function cellRecord(row: number, col: number, value: unknown, strings: Map<string, number>, list: string[]): Buffer | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  if (typeof value === 'number' && Number.isFinite(value)) {
-    const data = Buffer.alloc(14);
-    data.writeUInt16LE(row, 0);
-    data.writeUInt16LE(col, 2);
-    data.writeUInt16LE(15, 4);
-    data.writeDoubleLE(value, 6);
-    return record(R.NUMBER, data);
+/** The largest cell record (NUMBER: its 4-byte header, row, column, XF, the double). */
+const MAX_CELL_RECORD = 18;
+
+/**
+ * The cell records of the table, written one after another into one buffer: NUMBER, BOOLERR, or
+ * LABELSST for text (each distinct text once in `list`, its shared string table); empty cells
+ * have none.
+ */
+function cellRecords(table: unknown[][], list: string[]): { bytes: Buffer; labels: number } {
+  const strings = new Map<string, number>();
+  const out = Buffer.allocUnsafe(table.reduce((n, cells) => n + cells.length, 0) * MAX_CELL_RECORD);
+  let at = 0;
+  let labels = 0;
+  const head = (type: number, size: number, row: number, col: number) => {
+    out.writeUInt16LE(type, at);
+    out.writeUInt16LE(size, at + 2);
+    out.writeUInt16LE(row, at + 4);
+    out.writeUInt16LE(col, at + 6);
+    // Every cell on the one cell XF (index 15: the 15 style XFs come first).
+    out.writeUInt16LE(15, at + 8);
+    at += 10;
+  };
+  for (let row = 0; row < table.length; row++) {
+    const cells = table[row]!;
+    for (let col = 0; col < cells.length; col++) {
+      const value = cells[col];
+      if (value === null || value === undefined || value === '') continue;
+      if (typeof value === 'number' && Number.isFinite(value)) {
+        head(R.NUMBER, 14, row, col);
+        at = out.writeDoubleLE(value, at);
+        continue;
+      }
+      if (typeof value === 'boolean') {
+        head(R.BOOLERR, 8, row, col);
+        out[at++] = value ? 1 : 0;
+        out[at++] = 0;
+        continue;
+      }
+      const text = typeof value === 'object' ? JSON.stringify(value) : String(value as string);
+      if (text.length > MAX_CELL_CHARS) {
+        throw new NodeError(`A cell holds ${text.length} characters, more than the ${MAX_CELL_CHARS} an XLS cell may hold (row ${row + 1}, column ${col + 1})`);
+      }
+      let index = strings.get(text);
+      if (index === undefined) {
+        index = list.length;
+        strings.set(text, index);
+        list.push(text);
+      }
+      head(R.LABELSST, 10, row, col);
+      at = out.writeUInt32LE(index, at);
+      labels++;
+    }
   }
-  if (typeof value === 'boolean') return record(R.BOOLERR, Buffer.concat([u16s(row, col, 15), Buffer.from([value ? 1 : 0, 0])]));
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value as string);
-  if (text.length > MAX_CELL_CHARS) {
-    throw new NodeError(`A cell holds ${text.length} characters, more than the ${MAX_CELL_CHARS} an XLS cell may hold (row ${row + 1}, column ${col + 1})`);
-  }
-  let index = strings.get(text);
-  if (index === undefined) {
-    index = list.length;
-    strings.set(text, index);
-    list.push(text);
-  }
-  const data = Buffer.alloc(10);
-  data.writeUInt16LE(row, 0);
-  data.writeUInt16LE(col, 2);
-  data.writeUInt16LE(15, 4);
-  data.writeUInt32LE(index, 6);
-  return record(R.LABELSST, data);
+  return { bytes: out.subarray(0, at), labels };
 }
 
 /** Excel's rules for a sheet's name. */
@@ -632,18 +659,8 @@ export function writeXls(table: unknown[][], sheetName = 'Sheet'): Buffer {
   const width = table.reduce((max, cells) => Math.max(max, cells.length), 0);
   if (width > MAX_COLUMNS) throw new NodeError(`The sheet has ${width} columns, more than the ${MAX_COLUMNS} an XLS sheet may hold`);
 
-  const strings = new Map<string, number>();
   const list: string[] = [];
-  let total = 0;
-  const cellRecords: Buffer[] = [];
-  table.forEach((cells, row) =>
-    cells.forEach((value, col) => {
-      const rec = cellRecord(row, col, value, strings, list);
-      if (!rec) return;
-      if (rec.readUInt16LE(0) === R.LABELSST) total++;
-      cellRecords.push(rec);
-    }),
-  );
+  const cells = cellRecords(table, list);
 
   const window1 = record(R.WINDOW1, Buffer.concat([u16s(0, 0, 0x4000, 0x2000, 0x0038, 0, 0, 1, 600)]));
   const head = Buffer.concat([
@@ -664,7 +681,7 @@ export function writeXls(table: unknown[][], sheetName = 'Sheet'): Buffer {
     return record(R.BOUNDSHEET, data);
   };
   const boundsheetSize = sheetEntry(0).length;
-  const sst = sstRecords(list, total, head.length + boundsheetSize);
+  const sst = sstRecords(list, cells.labels, head.length + boundsheetSize);
   const eof = record(R.EOF, Buffer.alloc(0));
   const globals = Buffer.concat([head, sheetEntry(head.length + boundsheetSize + sst.length + eof.length), sst, eof]);
 
@@ -676,7 +693,7 @@ export function writeXls(table: unknown[][], sheetName = 'Sheet'): Buffer {
   const sheet = Buffer.concat([
     bof(0x0010),
     record(R.DIMENSIONS, dimensions),
-    ...cellRecords,
+    cells.bytes,
     // Gridlines and headings shown, the sheet selected and active.
     record(R.WINDOW2, u16s(0x06b6, 0, 0, 64, 0, 0, 0, 0, 0)),
     eof,
