@@ -578,6 +578,9 @@ describe('n8n Extract From File: XLS', () => {
         else assert.ok(Array.isArray(item.json.row), `cut at ${cut}`);
       }
     }
+    // One cell at the last column of 7,900 rows unfolds to more than 2 million cells.
+    const wide = Array.from({ length: 7900 }, (_, row) => biffRecord(0x027e, u16(row, 255, 0), u32((1 << 2) | 2)));
+    assert.match(await failure(biffWorkbook([], [{ name: 'S', records: wide }])), /unfolds to more than 2000000 cells/);
     const encrypted = biffWorkbook([biffRecord(0x002f, u16(1), Buffer.alloc(52))], [{ name: 'S', records: [] }]);
     assert.match(await failure(encrypted), /encrypted \(protected with a password\)/);
     assert.match(await failure(biffWorkbook([], [{ name: 'S', records: [] }], 'Book')), /Excel 5\/95 workbook/);
