@@ -110,6 +110,8 @@ export function readRtf(bytes: Buffer): RtfCell[][] {
     }
     if (ch !== '\\') {
       if (skipChars > 0) skipChars--;
+      // A byte past ASCII written as it is belongs to the code page, as a \'hh does.
+      else if (ch.charCodeAt(0) >= 0x80) pendingBytes.push(ch.charCodeAt(0));
       else text(ch);
       i++;
       continue;

@@ -264,7 +264,8 @@ interface Workbook {
 }
 
 function workbookStream(bytes: Buffer): Buffer {
-  if (bytes.length >= 2 && bytes[0] === 0x09 && (bytes[1] === 0x08 || bytes[1] === 0x04 || bytes[1] === 0x02)) {
+  // The BOF of Excel 2, 3 and 4, whose files are a bare record stream.
+  if (bytes.length >= 2 && bytes[0] === 0x09 && (bytes[1] === 0x00 || bytes[1] === 0x02 || bytes[1] === 0x04)) {
     throw new NodeError('The file is an Excel 2-4 worksheet without a workbook container; save it as XLS (97-2003) or XLSX');
   }
   const magic = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
@@ -293,9 +294,10 @@ function readWorkbook(bytes: Buffer): Workbook {
   if (!first || first.type !== R.BOF) throw corrupt('its workbook stream does not start with a BOF record');
   const bof = new Reader(first.parts);
   const version = bof.u16();
-  if (version !== 0x0600) {
+  if (version === 0x0500) {
     throw new NodeError('The file is an Excel 5/95 workbook (BIFF5), older than the Excel 97-2003 format read here; save it as XLS (97-2003) or XLSX');
   }
+  if (version !== 0x0600) throw corrupt(`its first record names BIFF version 0x${version.toString(16)}, not Excel 97-2003's (0x600)`);
   const book: Workbook = { sheets: [], strings: [], dateXf: [], date1904: false, stream };
   const formats = new Map<number, string>();
   const xfFormats: number[] = [];

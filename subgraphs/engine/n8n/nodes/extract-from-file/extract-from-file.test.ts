@@ -620,6 +620,13 @@ describe('n8n Extract From File: RTF', () => {
     assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(cyrillic, 'c.rtf')])), [{ row: ['Привет'] }]);
     const japanese = "{\\rtf1\\ansi\\ansicpg932\\trowd\\cellx100\\pard\\intbl \\'93\\'fa\\'96\\'7b\\cell\\row}";
     assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(japanese, 'j.rtf')])), [{ row: ['日本'] }]);
+    // Bytes past ASCII written as they are, not as \'hh, are in the code page too.
+    const raw = Buffer.concat([
+      Buffer.from('{\\rtf1\\ansi\\ansicpg1251\\trowd\\cellx100\\pard\\intbl '),
+      Buffer.from('cff0e8e2e5f2', 'hex'),
+      Buffer.from('\\cell\\row}'),
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(raw, 'r.rtf')])), [{ row: ['Привет'] }]);
   });
 
   test('Convert To File rtf, then Extract From File rtf: the rows come back as text; a file that is no RTF fails the item', async () => {
