@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { V1 } from './support/answers';
 import { pdfFile } from './support/file-fixtures';
 import { startTestPlatform, type TestPlatform } from './support/platform';
 import { importN8n, runSync } from './support/n8n-export';
@@ -10,7 +9,7 @@ import { importN8n, runSync } from './support/n8n-export';
 /**
  * n8n's file nodes end to end, on PostgreSQL: n8n exports that turn items into files and back
  * (Convert To File, Compression, Extract From File, Move Binary Data, Spreadsheet File, Read
- * PDF): CSV, XLSX, ODS, zip, tar.gz, PDF and iCal; and Read/Write Files from Disk inside
+ * PDF): CSV, XLSX, XLS, ODS, RTF, zip, tar.gz, PDF and iCal; and Read/Write Files from Disk inside
  * FILES_DIR, refusing paths that leave it.
  */
 
@@ -280,25 +279,40 @@ describe('n8n file nodes, persisted', () => {
     ]);
   });
 
-  test('XLS and RTF are refused at import, naming the node, the format and what to use instead; nothing is stored', async () => {
-    const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
-      body: { workflow: pipeline('XLS', [node('Read sheet', 'extractFromFile', 1, 400, { operation: 'xls' })]) },
-    });
-    assert.equal(res.status, 400, JSON.stringify(res.body));
-    assert.equal(res.body.error.code, 'WORKFLOW_INVALID');
-    assert.match(res.body.error.message, /Read sheet/);
-    assert.match(res.body.error.message, /reading XLS files is not supported; save the sheet as XLSX or CSV/);
-    const rtf = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
-      body: { workflow: pipeline('RTF', [node('Write RTF', 'convertToFile', 1.1, 400, { operation: 'rtf' })]) },
-    });
-    assert.equal(rtf.status, 400, JSON.stringify(rtf.body));
-    assert.equal(rtf.body.error.code, 'WORKFLOW_INVALID');
-    assert.match(rtf.body.error.message, /Write RTF/);
-    assert.match(rtf.body.error.message, /conversion to RTF is not supported; use xlsx or csv/);
-    const stored = await p.rest<V1<{ workflows: { name: string }[] }>>('GET', '/v1/engine/workflows');
-    assert.equal(stored.status, 200, JSON.stringify(stored.body));
-    const names = stored.body.data.workflows.map((w) => w.name);
-    assert.ok(names.includes('CSV round trip'), JSON.stringify(names));
-    assert.equal(names.includes('XLS') || names.includes('RTF'), false, JSON.stringify(names));
+  test("items -> XLS (Spreadsheet File's default) -> rows typed with rawData, items -> RTF -> rows as text; a file that is no XLS fails the node", async () => {
+    const rows = [
+      { sku: 'A-1', name: 'Zoë 😀', qty: 3, ok: true },
+      { sku: 'B-2', name: 'x'.repeat(9000), qty: 40.5, ok: false },
+    ];
+    const xls = await importWorkflow(
+      pipeline('XLS round trip', [
+        node('To XLS', 'spreadsheetFile', 2, 400, { operation: 'toFile', options: { sheetName: 'Stock' } }),
+        node('From XLS', 'extractFromFile', 1.1, 600, { operation: 'xls', options: { sheetName: 'Stock', rawData: true } }),
+      ]),
+    );
+    const typed = await run(xls, { rows });
+    assert.equal(typed.status, 'success', JSON.stringify(typed.error));
+    assert.deepEqual(typed.result.items, rows);
+
+    const rtf = await importWorkflow(
+      pipeline('RTF round trip', [
+        node('To RTF', 'convertToFile', 1.1, 400, { operation: 'rtf', options: { fileName: 'stock.rtf' } }),
+        node('From RTF', 'spreadsheetFile', 2, 600, {}),
+      ]),
+    );
+    const text = await run(rtf, { rows: ROWS });
+    assert.equal(text.status, 'success', JSON.stringify(text.error));
+    assert.deepEqual(text.result.items, ROWS);
+
+    const junk = await importWorkflow(
+      pipeline('Not an XLS', [
+        node('To file', 'convertToFile', 1.1, 400, { operation: 'toText', sourceProperty: 'sku', options: { fileName: 'stock.xls' } }),
+        node('Read sheet', 'extractFromFile', 1.1, 600, { operation: 'xls' }),
+      ]),
+    );
+    const failed = await run(junk, { rows: ROWS });
+    assert.equal(failed.status, 'error');
+    assert.equal(failed.error.node, 'Read sheet');
+    assert.match(failed.error.message, /not a readable XLS workbook: it is not a Compound File/);
   });
 });

@@ -134,8 +134,11 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     const res = await p.rest<V1<never>>('POST', '/v1/engine/workflows/import', {
       body: {
         workflow: {
-          name: 'RTF text',
-          nodes: [node('1', 'Start', 'manualTrigger', 1, 0, {}), node('2', 'Extract', 'extractFromFile', 1, 200, { operation: 'rtf' })],
+          name: 'A range of cells',
+          nodes: [
+            node('1', 'Start', 'manualTrigger', 1, 0, {}),
+            node('2', 'Extract', 'extractFromFile', 1, 200, { operation: 'xls', options: { range: 'A1:B2' } }),
+          ],
           connections: { Start: { main: [[to('Extract')]] } },
         },
       },
@@ -143,6 +146,6 @@ describe('n8n XML, HTML, Markdown and Stop and Error nodes, persisted', () => {
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error.code, 'WORKFLOW_INVALID');
     assert.match(res.body.error.message, /Extract/);
-    assert.match(res.body.error.message, /reading RTF files is not supported/);
+    assert.match(res.body.error.message, /reading a range of cells is not supported/);
   });
 });

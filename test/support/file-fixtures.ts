@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
+import CFB from 'cfb';
 
 /**
  * Small real files for the file-node tests, written byte by byte: a PDF (text pages, an Info
- * dictionary, optionally encrypted with a user password) that any PDF reader opens.
+ * dictionary, optionally encrypted with a user password) that any PDF reader opens; XLS workbooks
+ * of BIFF8 records as Excel writes them, and one written by another program (xlwt).
  */
 
 function rc4(key: Buffer, data: Buffer): Buffer {
@@ -106,4 +109,81 @@ export function pdfFile({ pages, info = {}, password }: PdfFixture): Buffer {
   const trailer = enc ? `/Encrypt ${encryptNum} 0 R /ID [<${enc.id.toString('hex')}> <${enc.id.toString('hex')}>]` : '';
   chunks.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length} /Root 1 0 R /Info 4 0 R ${trailer}>>\nstartxref\n${length}\n%%EOF\n`, 'latin1'));
   return Buffer.concat(chunks);
+}
+
+/**
+ * An .xls written by Python's xlwt 1.3.0 (not by this project), deflated. Sheets "Notes" (A1 "skip
+ * me") and "Stock": sku, qty, price, ok, since, seen, note; A-1, 3 (RK), 12.5 (format `#,##0.00
+ * "kr"`), TRUE, 2024-02-29 (`YYYY-MM-DD`), 2024-03-01 13:45 (`DD/MM/YYYY hh:mm`), "Zoë – 日本";
+ * B-2, -40, -, FALSE, -, -, "ab" x 6000 (12,000 characters: the shared string table goes on in
+ * CONTINUE records); a blank row 4; C-3, 1234567.891. Made with:
+ *   wb = xlwt.Workbook(encoding='utf-8'); s = wb.add_sheet('Stock'); s.write(row, col, value, xlwt.easyxf(num_format_str=...)); wb.save(...)
+ */
+export function xlwtWorkbook(): Buffer {
+  return inflateRawSync(Buffer.from(XLWT_WORKBOOK.join(''), 'base64'));
+}
+
+const XLWT_WORKBOOK = [
+  '7ZxNaFxVFIC/d+fNX5yZzEyS2h8dnwmtGpM2bRBErJPUaFcTqhI0RdAkHWwYMxMn00VdaLUGFyIIXSkiFPqDm6obf1BBwYULoaKgUBAS/zZdCQou2jx7z3sT',
+  'EjtCAppSOecj99177s+578x9j7PIeV+fzy2cfG/rIn+T+4iw5CeJrdA5wK3NRhaWfN+31ebVA3yV60qSiSzEonyc/ipuf0P7ey9ieNf9HAP8CDzOLKO1atnb',
+  'QNkne5hw7B72Oi4OhjcxZNgi+8pLOSVlh5TvyNhPpBwSzatS7iXPgnOQ88XR3rvDc/yY6Za+DAaHD2TOBdHsposv7Tl+/jUnGBtluD498fT/vqPgpjhFHPaX',
+  'q+W6bec5TRp6+np6BnYODHjdlXp3wW3nDG0wPj4+3l8q9Y+MFNwuztr3wcjIrlJpl+3wDh++Z2ZmgU5inOIP34Pfmy+OzzzVb6zesW/mP1fr4/+gT3C6pT7J',
+  'mZb6Ns5epT9hXDiG/6Rjn6550lwYtD1RRmuN8pxVDNwVKB5p1KYql/C89JXn1f7FYa4yPevNlCO2diQCzzSORmG2Pj1VNlCrRGFuujpVdmGuXK66UK017PDh',
+  '/t0JnIPUuIhHh+fxS7nvqQjs69+zsJOJSUVRFEVRFEVRFEVRFEVRFEVRFEVRFEVRrin30tuOukFRFEVRFEVRFEVRhAjc3z/YBgSZPdlVmT1pyXdJYThEu9Rz',
+  'kvWSJcGlt3/7pjR5oPiEaI6RWM752m7/nx+fF+yMFCaz3BOUvTLjTilflFW3SX2rlJ1E7XXHga6w8uBxGfOS9O4gwaDIt8XbVtRvJ8H8xYc+LMz/VLyDBOf2',
+  'Lz7bee774km6SXIIRzhOn9PnvPG6lY+KzasTZgf9IOWWqzKFEiYb7t0PE9vauWxzWoBckP1m8rxvhzK0Iv9tI7walTJ+HXs13tKr9o6DVtM7QcuQI7LcipDD',
+  'XW655MQfQStKTrwdtGLkxEvWqtPCqiNWrbc/JS93lSMjeWOvdFirUZO4cqcR2dlzxo536eCtLwwRk5GkqE7GxsbG8tt/HQrWsxaToUXTwqIRi3Zvdr3gFEz6',
+  'vm8tGbFEOM6udEO4kis+WL2SKyulrD9MBldWOnJi888vf7dnWE4mrU6mioqKioqKisraxJH4A4nB3DD+jIURqI2ekmF0YeOVVJija+Oo9uATEBLV5CUGtDEp',
+  'dAGbgBuBzRIn2ogVtgE3ATcDBeCW8LsRl33fX9LPMFwzeZgaNRp4PECVBnWOruv8bCLqNNdy1jin+b0QK49So06FSdlHZd3nN49xVt7PmicO/XuP0HrtL61n',
+  'n/+x/b8A',
+];
+
+/** One BIFF record: its type, its length, its data. */
+export function biffRecord(type: number, ...data: (Buffer | number[])[]): Buffer {
+  const body = Buffer.concat(data.map((d) => (Buffer.isBuffer(d) ? d : Buffer.from(d))));
+  const head = Buffer.alloc(4);
+  head.writeUInt16LE(type, 0);
+  head.writeUInt16LE(body.length, 2);
+  return Buffer.concat([head, body]);
+}
+
+export const u16 = (...values: number[]): Buffer => {
+  const b = Buffer.alloc(values.length * 2);
+  values.forEach((v, i) => b.writeUInt16LE(v, i * 2));
+  return b;
+};
+
+export const u32 = (value: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(value >>> 0, 0);
+  return b;
+};
+
+export const f64 = (value: number): Buffer => {
+  const b = Buffer.alloc(8);
+  b.writeDoubleLE(value, 0);
+  return b;
+};
+
+const bofRecord = (type: number) => biffRecord(0x0809, u16(0x0600, type, 0x0dbb, 0x07cc), u32(0x41), u32(0x406));
+const eofRecord = () => biffRecord(0x000a);
+
+/**
+ * A BIFF8 workbook in a Compound File: the `globals` records (fonts, XFs, SST, …) and each sheet's
+ * cell records, with the BOF, BOUNDSHEET and EOF records around them placed as Excel places them.
+ */
+export function biffWorkbook(globals: Buffer[], sheets: { name: string; records: Buffer[] }[], stream = 'Workbook'): Buffer {
+  const sheetName = (name: string) => Buffer.concat([Buffer.from([name.length, 0]), Buffer.from(name, 'latin1')]);
+  const boundsheetSize = (name: string) => 4 + 6 + 2 + name.length;
+  const head = Buffer.concat([bofRecord(0x0005), ...globals]);
+  let offset = head.length + sheets.reduce((n, s) => n + boundsheetSize(s.name), 0) + 4;
+  const bodies = sheets.map((s) => Buffer.concat([bofRecord(0x0010), ...s.records, eofRecord()]));
+  const entries = sheets.map((s, i) => {
+    const entry = biffRecord(0x0085, u32(offset), [0, 0], sheetName(s.name));
+    offset += bodies[i]!.length;
+    return entry;
+  });
+  const container = CFB.utils.cfb_new();
+  CFB.utils.cfb_add(container, stream, Buffer.concat([head, ...entries, eofRecord(), ...bodies, Buffer.alloc(4096)]));
+  return Buffer.from(CFB.write(container, { type: 'buffer' }) as Uint8Array);
 }

@@ -138,15 +138,44 @@ describe('n8n Convert To File', () => {
     );
   });
 
-  test('rtf, xls, iCal attendees and unknown encodings are refused at import, naming them', () => {
-    for (const operation of ['rtf', 'xls']) {
-      assert.equal(importRefusal(convert({ operation }))?.option, `operation: ${operation}`);
-      assert.match(
-        importRefusal(convert({ operation }))?.message ?? '',
-        new RegExp(`conversion to ${operation.toUpperCase()} is not supported; use xlsx or csv`),
-      );
-    }
-    assert.equal(importRefusal(convert({ operation: 'ods' })), undefined);
+  test('xls: an Excel 97-2003 workbook (a Compound File) under sheetName, with File.xls and its MIME type', async () => {
+    const [[file]] = (await runItems(convert({ operation: 'xls', options: { sheetName: 'People' } }), items({ name: 'Ann', age: 31, member: true }))) as [
+      [Item],
+    ];
+    const bytes = Buffer.from(file.binary!.data!.data, 'base64');
+    assert.equal(bytes.subarray(0, 8).toString('hex'), 'd0cf11e0a1b11ae1');
+    assert.equal(file.binary!.data!.fileName, 'File.xls');
+    assert.equal(file.binary!.data!.mimeType, 'application/vnd.ms-excel');
+    const back = await runItems(
+      { type: 'n8n-nodes-base.extractFromFile', typeVersion: 1.1, parameters: { operation: 'xls', options: { sheetName: 'People', rawData: true } } },
+      [file],
+    );
+    assert.deepEqual(
+      back[0]!.map((i) => i.json),
+      [{ name: 'Ann', age: 31, member: true }],
+    );
+  });
+
+  test('xls: a sheet name Excel refuses, a cell longer than Excel holds, more columns than a sheet has fail the node saying so', async () => {
+    assert.match((await itemsFailure(convert({ operation: 'xls', options: { sheetName: 'a/b' } }), items({ a: 1 }))).message, /may not/);
+    assert.match((await itemsFailure(convert({ operation: 'xls' }), items({ a: 'x'.repeat(40_000) }))).message, /more than the 32767 an XLS cell may hold/);
+    const wide = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`c${i}`, i]));
+    assert.match((await itemsFailure(convert({ operation: 'xls' }), items(wide))).message, /300 columns, more than the 256/);
+  });
+
+  test('rtf: one table of text, \\ { } escaped, past ASCII as \\uN, every cell written', async () => {
+    const [[file]] = (await runItems(convert({ operation: 'rtf' }), items({ a: 'x{y}', b: 'é' }, { a: 'z\\' }))) as [[Item]];
+    assert.equal(file.binary!.data!.fileName, 'File.rtf');
+    assert.equal(file.binary!.data!.mimeType, 'application/rtf');
+    const body = text(file);
+    assert.match(body, /^\{\\rtf1\\ansi/);
+    assert.equal(body.match(/\\row/g)?.length, 3);
+    assert.match(body, /\\pard\\intbl x\\\{y\\\}\\cell \\u233\?\\cell\\pard\\intbl\\row/);
+    assert.match(body, /\\pard\\intbl z\\\\\\cell \\cell\\pard\\intbl\\row/);
+  });
+
+  test('iCal attendees and unknown encodings are refused at import, naming them', () => {
+    for (const operation of ['rtf', 'xls', 'ods']) assert.equal(importRefusal(convert({ operation })), undefined, operation);
     assert.equal(importRefusal(convert({ operation: 'iCal', additionalFields: { attendeesUi: { values: [] } } }))?.option, 'additionalFields.attendeesUi');
     assert.equal(importRefusal(convert({ operation: 'toText', sourceProperty: 'a', options: { encoding: 'win1252' } }))?.option, 'options.encoding: win1252');
     assert.equal(importRefusal(convert({ operation: 'xlsx' }, 1)), undefined);

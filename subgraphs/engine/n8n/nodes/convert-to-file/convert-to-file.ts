@@ -14,7 +14,7 @@ const ics = () => (icsModule ??= require('ics') as typeof Ics);
  * n8n's Convert To File (1, 1.1): items to a file in the item's binary field `binaryPropertyName`
  * (default `data`), the output item's json empty.
  *
- * - csv, html, xlsx, ods: all items as one spreadsheet (spreadsheet.ts); options fileName
+ * - csv, html, xlsx, xls, ods, rtf: all items as one spreadsheet (spreadsheet.ts); options fileName
  *   (default File.<ext>), headerRow, sheetName, delimiter (CSV).
  * - toJson: all items as one JSON array (mode `once`, the default) or each item's json as its own
  *   file (`each`); options format (indented), encoding, addBOM, fileName (default file.json).
@@ -26,21 +26,15 @@ const ics = () => (icsModule ??= require('ics') as typeof Ics);
  *   description, location, url, uid, sequence, status, busyStatus, calName, recurrenceRule,
  *   fileName (default event.ics).
  *
- * rtf and xls are refused at import (no library here writes them), as are the iCal fields
- * attendees, organizer, geolocation and useWorkflowTimezone.
+ * The iCal fields attendees, organizer, geolocation and useWorkflowTimezone are refused at import.
  */
 
-const SHEETS: readonly string[] = ['csv', 'html', 'xlsx', 'ods'];
-const OPERATIONS = [...SHEETS, 'toJson', 'toText', 'toBinary', 'iCal', 'rtf', 'xls'];
-// No library here writes them: SheetJS, the one that does, is outdated on npm with open advisories.
-const NOT_BUILT = ['rtf', 'xls'];
+const SHEETS: readonly string[] = ['csv', 'html', 'xlsx', 'ods', 'xls', 'rtf'];
+const OPERATIONS = [...SHEETS, 'toJson', 'toText', 'toBinary', 'iCal'];
 const ICAL_REFUSED = ['attendeesUi', 'organizerUi', 'geolocationUi', 'useWorkflowTimezone'];
 
 function unsupported(p: Params): { option: string; message: string } | undefined {
   const operation = fixedOption(p.operation, 'csv');
-  if (NOT_BUILT.includes(operation)) {
-    return { option: `operation: ${operation}`, message: `conversion to ${operation.toUpperCase()} is not supported; use xlsx or csv` };
-  }
   const options = collection(p.options);
   const encoding = unsupportedEncoding(options.encoding, 'options.encoding');
   if (encoding) return encoding;
@@ -210,7 +204,8 @@ async function toIcs(ctx: NodeContext): Promise<Item[]> {
 
 export const convertToFile: NodeDefinition = {
   name: 'convertToFile',
-  description: "n8n's Convert To File: items to a CSV, XLSX, ODS, HTML, JSON, text or iCal file, or a base64 field to a file, in the item's binary data.",
+  description:
+    "n8n's Convert To File: items to a CSV, XLSX, XLS, ODS, HTML, RTF, JSON, text or iCal file, or a base64 field to a file, in the item's binary data.",
   n8n: { versions: [1, 1.1], unsupported },
   inProcess: true,
   invalid: operationIn(OPERATIONS),

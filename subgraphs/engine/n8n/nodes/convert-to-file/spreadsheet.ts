@@ -1,6 +1,8 @@
 import type ExcelJS from 'exceljs';
 import { isPlainObject } from '../../../nodes';
 import { ODS_MIME_TYPE, writeOds } from '../ods';
+import { RTF_MIME_TYPE, writeRtf } from '../rtf';
+import { XLS_MIME_TYPE, writeXls } from '../xls';
 
 /** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
 let excelModule: typeof ExcelJS | undefined;
@@ -11,16 +13,19 @@ const excel = () => (excelModule ??= require('exceljs') as typeof ExcelJS);
  * nested fields flattened to dotted column names ("address.city"), the columns every key in the
  * order first met, a header row unless `headerRow` is false. CSV cells as n8n's writer gives
  * them (booleans TRUE/FALSE, a cell quoted when it holds the delimiter, a quote or a line break);
- * XLSX with typed cells on exceljs; ODS the same way (ods.ts); HTML as one table.
+ * XLSX with typed cells on exceljs; ODS and XLS the same way (ods.ts, xls.ts); HTML as one
+ * table; RTF as one table of text (rtf.ts).
  */
 
-export type SheetFormat = 'csv' | 'html' | 'xlsx' | 'ods';
+export type SheetFormat = 'csv' | 'html' | 'xlsx' | 'ods' | 'xls' | 'rtf';
 
 export const SHEET_MIME_TYPES: Record<SheetFormat, string> = {
   csv: 'text/csv',
   html: 'text/html',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   ods: ODS_MIME_TYPE,
+  xls: XLS_MIME_TYPE,
+  rtf: RTF_MIME_TYPE,
 };
 
 export interface SheetWriteOptions {
@@ -83,6 +88,8 @@ export async function writeSheet(items: Row[], format: SheetFormat, options: She
     return Buffer.from(`<html><head><meta charset="utf-8"/></head><body><table>${body}</table></body></html>`, 'utf8');
   }
   if (format === 'ods') return writeOds(table, options.sheetName || 'Sheet');
+  if (format === 'xls') return writeXls(table, options.sheetName || 'Sheet');
+  if (format === 'rtf') return writeRtf(table);
   const workbook = new (excel().Workbook)();
   const sheet = workbook.addWorksheet(options.sheetName || 'Sheet');
   for (const cells of table) sheet.addRow(cells.map(xlsxValue));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import ExcelJS from 'exceljs';
 import { strToU8, zipSync } from 'fflate';
-import { pdfFile } from '../../../../../test/support/file-fixtures';
+import { biffRecord, biffWorkbook, f64, pdfFile, u16, u32, xlwtWorkbook } from '../../../../../test/support/file-fixtures';
 import { disposeHarness, importRefusal, itemsFailure, runItems, runWorkflow } from '../../../../../test/support/n8n-harness';
 import { prepareBinary, type Item } from '../../../nodes';
 
@@ -208,15 +208,10 @@ describe('n8n Extract From File', () => {
     assert.ok(importRefusal({ ...extract({}), typeVersion: 1.2 }));
   });
 
-  test('rtf, xls and the range option are refused at import, naming them and what to use instead', () => {
-    for (const operation of ['rtf', 'xls']) {
-      const refusal = importRefusal(extract({ operation }));
-      assert.equal(refusal?.option, `operation: ${operation}`);
-      assert.equal(refusal?.reason, 'unsupported_option');
-      assert.match(refusal?.message ?? '', new RegExp(`${operation.toUpperCase()} files is not supported; save the sheet as XLSX or CSV`));
-    }
+  test('the range option is refused at import, naming it; every spreadsheet operation is imported', () => {
     assert.equal(importRefusal(extract({ operation: 'xlsx', options: { range: 'A1:B2' } }))?.option, 'options.range');
-    for (const operation of ['xlsx', 'pdf', 'fromIcs', 'ods']) assert.equal(importRefusal(extract({ operation })), undefined, operation);
+    assert.equal(importRefusal(extract({ operation: 'xls', options: { range: 'A1:B2' } }))?.option, 'options.range');
+    for (const operation of ['xlsx', 'xls', 'rtf', 'pdf', 'fromIcs', 'ods']) assert.equal(importRefusal(extract({ operation })), undefined, operation);
   });
 });
 
@@ -443,6 +438,211 @@ describe('n8n Extract From File: ODS', () => {
     assert.match((await itemsFailure(extract({ operation: 'ods' }), [file(bomb, 'b.ods')])).message, /unfolds to more than 2000000 cells/);
     assert.match((await itemsFailure(extract({ operation: 'ods', options: { sheetName: 'Nope' } }), [file(ods(), 's.ods')])).message, /no sheet named "Nope"/);
     assert.match((await itemsFailure(extract({ operation: 'ods' }), [file('plain text', 's.ods')])).message, /not an ODS spreadsheet/);
+  });
+});
+
+describe('n8n Extract From File: XLS', () => {
+  test('a workbook another program wrote (xlwt): sheetName, shown text or rawData, dates as instants, a 12,000-character string', async () => {
+    const book = file(xlwtWorkbook(), 'stock.xls');
+    const rows = jsonOf(await runItems(extract({ operation: 'xls', options: { sheetName: 'Stock' } }), [book]));
+    assert.equal(rows.length, 3);
+    assert.deepEqual(rows[0], {
+      sku: 'A-1',
+      qty: '3',
+      price: '12.5',
+      ok: 'TRUE',
+      since: '2024-02-29T00:00:00.000Z',
+      seen: '2024-03-01T13:45:00.000Z',
+      note: 'Zoë – 日本',
+    });
+    assert.deepEqual(rows[1], { sku: 'B-2', qty: '-40', ok: 'FALSE', note: 'ab'.repeat(6000) });
+    assert.deepEqual(rows[2], { sku: 'C-3', qty: '1234567.891' });
+    const typed = jsonOf(await runItems(extract({ operation: 'xls', options: { sheetName: 'Stock', rawData: true, includeEmptyCells: true } }), [book]));
+    assert.deepEqual(typed[0], {
+      sku: 'A-1',
+      qty: 3,
+      price: 12.5,
+      ok: true,
+      since: '2024-02-29T00:00:00.000Z',
+      seen: '2024-03-01T13:45:00.000Z',
+      note: 'Zoë – 日本',
+    });
+    assert.deepEqual(typed[2], { sku: 'C-3', qty: 1234567.891, price: '', ok: '', since: '', seen: '', note: '' });
+    // The first sheet unless sheetName; without a header row each row is {row}.
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls', options: { headerRow: false } }), [book])), [{ row: ['skip me'] }]);
+    const missing = await itemsFailure(extract({ operation: 'xls', options: { sheetName: 'Nope' } }), [book]);
+    assert.match(missing.message, /no sheet named "Nope"/);
+  });
+
+  test("Excel's records: shared strings split over CONTINUE (the flag re-read), LABEL, RK, MULRK, BOOLERR, cached formula values, 1904 dates", async () => {
+    // "compressed…" starts as one byte a character and goes on in UTF-16 in the CONTINUE record.
+    const split = 'compressed then 日本語';
+    const head = split.slice(0, 16);
+    const rest = split.slice(16);
+    const sst = biffRecord(0x00fc, u32(3), u32(3), u16(1), [0], Buffer.from('h'), u16(split.length), [0], Buffer.from(head, 'latin1'));
+    const more = biffRecord(0x003c, [1], Buffer.from(rest, 'utf16le'), u16(4), [1], Buffer.from('Zoë!', 'utf16le'));
+    const globals = [
+      biffRecord(0x0022, u16(1)), // DATEMODE: 1904
+      biffRecord(0x041e, u16(164), u16(12), [0], Buffer.from('dd"."mm"."yy')),
+      // XF 0: General; XF 1: built-in date 14; XF 2: the custom date format 164.
+      ...[0, 14, 164].map((fmt) => biffRecord(0x00e0, u16(0, fmt), Buffer.alloc(16))),
+      sst,
+      more,
+    ];
+    const cell = (row: number, col: number, xf = 0) => u16(row, col, xf);
+    const formula = (row: number, col: number, value: Buffer) => biffRecord(0x0006, cell(row, col), value, u16(0), u32(0), u16(0));
+    const cached = (type: number, v = 0) => Buffer.from([type, 0, v, 0, 0, 0, 0xff, 0xff]);
+    const sheet = [
+      biffRecord(0x00fd, cell(0, 0), u32(0)), // "h"
+      biffRecord(0x0204, cell(0, 1), u16(1), [0], Buffer.from('i')),
+      biffRecord(0x0204, cell(0, 2), u16(1), [0], Buffer.from('j')),
+      biffRecord(0x0204, cell(0, 3), u16(1), [0], Buffer.from('k')),
+      biffRecord(0x00fd, cell(1, 0), u32(1)),
+      // RK: 12345 as an integer, 1.23 as 123 / 100.
+      biffRecord(0x027e, cell(1, 1), u32((12345 << 2) | 2)),
+      biffRecord(0x027e, cell(1, 2), u32((123 << 2) | 3)),
+      biffRecord(0x0205, cell(1, 3), [0x07, 1]), // #DIV/0!
+      // MULRK: -7, 0.5 (an IEEE double's high bits) on XF 1, 0 on XF 2 (dates), then the last column.
+      biffRecord(0x00bd, u16(2, 0), u16(0), u32((-7 << 2) | 2), u16(1), u32(f64(0.5).readUInt32LE(4)), u16(2), u32(2), u16(2)),
+      biffRecord(0x0205, cell(2, 3), [1, 0]), // TRUE
+      formula(3, 0, f64(42)),
+      formula(3, 1, cached(0)),
+      biffRecord(0x0207, u16(5), [0], Buffer.from('a sum')),
+      formula(3, 2, cached(1, 1)),
+      formula(3, 3, cached(2, 0x2a)),
+      biffRecord(0x0203, cell(4, 3), f64(0.25)),
+      // An embedded chart's substream: its records are not the sheet's.
+      biffRecord(0x0809, u16(0x0600, 0x0020), Buffer.alloc(12)),
+      biffRecord(0x0203, cell(9, 0), f64(99)),
+      biffRecord(0x000a),
+    ];
+    const bytes = biffWorkbook(globals, [{ name: 'Data', records: sheet }]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls', options: { headerRow: false, rawData: true } }), [file(bytes, 'r.xls')])), [
+      { row: ['h', 'i', 'j', 'k'] },
+      { row: [split, 12345, 1.23, '#DIV/0!'] },
+      // 1904 workbooks count days from 1904-01-01: 0.5 is its noon, 0 the day itself.
+      { row: [-7, '1904-01-01T12:00:00.000Z', '1904-01-01T00:00:00.000Z', true] },
+      { row: [42, 'a sum', true, '#N/A'] },
+      { row: [0.25] },
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls' }), [file(bytes, 'r.xls')]))[1], {
+      h: '-7',
+      i: '1904-01-01T12:00:00.000Z',
+      j: '1904-01-01T00:00:00.000Z',
+      k: 'TRUE',
+    });
+  });
+
+  test('Convert To File xls, then Extract From File xls: the rows come back, numbers, booleans, empty cells, unicode and a 20,000-character string', async () => {
+    const long = 'é'.repeat(5000) + '日'.repeat(6000) + 'x'.repeat(9000);
+    const rows = [
+      { name: 'Ann', age: 31, member: true, note: 'Zoë 😀' },
+      { name: 'Bo', age: -2.5, member: false, note: long },
+      { name: 'Cy', note: 'a\nb' },
+    ];
+    const [[book]] = (await runItems(
+      { type: 'n8n-nodes-base.convertToFile', typeVersion: 1.1, parameters: { operation: 'xls' } },
+      rows.map((json) => ({ json })),
+    )) as [[Item]];
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls', options: { rawData: true } }), [book])), rows);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls', options: { includeEmptyCells: true } }), [book]))[2], {
+      name: 'Cy',
+      age: '',
+      member: '',
+      note: 'a\nb',
+    });
+  });
+
+  test('an XLSX file given as XLS is read as the XLSX it is', async () => {
+    const workbook = new ExcelJS.Workbook();
+    workbook.addWorksheet('S').addRows([['k'], [7]]);
+    const bytes = Buffer.from(await workbook.xlsx.writeBuffer());
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'xls', options: { rawData: true } }), [file(bytes, 'old.xls')])), [{ k: 7 }]);
+  });
+
+  test('a truncated, garbage, encrypted or Excel 95 file fails the item saying so; with continueRegularOutput it becomes {error}', async () => {
+    const good = xlwtWorkbook();
+    const failure = async (bytes: Buffer) => (await itemsFailure(extract({ operation: 'xls' }), [file(bytes, 'bad.xls')])).message;
+    assert.match(await failure(Buffer.from('not a workbook at all')), /not a readable XLS workbook: it is not a Compound File/);
+    assert.match(await failure(good.subarray(0, 2048)), /not a readable XLS workbook/);
+    const scrambled = Buffer.from(good);
+    for (let i = 512; i < scrambled.length; i += 7) scrambled[i] = (scrambled[i]! * 31 + i) & 0xff;
+    assert.match(await failure(scrambled), /not a readable XLS workbook|no sheet/);
+    // Every prefix of a real workbook fails the item saying so, or reads: never a crash.
+    for (let cut = 512; cut < good.length; cut += 1021) {
+      const [out] = await runItems({ ...extract({ operation: 'xls', options: { headerRow: false } }), onError: 'continueRegularOutput' }, [
+        file(good.subarray(0, cut), 'cut.xls'),
+      ]);
+      for (const item of out!) {
+        if ('error' in item.json) assert.match(String(item.json.error), /XLS workbook/, `cut at ${cut}`);
+        else assert.ok(Array.isArray(item.json.row), `cut at ${cut}`);
+      }
+    }
+    // One cell at the last column of 7,900 rows unfolds to more than 2 million cells.
+    const wide = Array.from({ length: 7900 }, (_, row) => biffRecord(0x027e, u16(row, 255, 0), u32((1 << 2) | 2)));
+    assert.match(await failure(biffWorkbook([], [{ name: 'S', records: wide }])), /unfolds to more than 2000000 cells/);
+    const encrypted = biffWorkbook([biffRecord(0x002f, u16(1), Buffer.alloc(52))], [{ name: 'S', records: [] }]);
+    assert.match(await failure(encrypted), /encrypted \(protected with a password\)/);
+    assert.match(await failure(biffWorkbook([], [{ name: 'S', records: [] }], 'Book')), /Excel 5\/95 workbook/);
+    const cellOutside = biffWorkbook([], [{ name: 'S', records: [biffRecord(0x00fd, u16(0, 0, 0), u32(5))] }]);
+    assert.match(await failure(cellOutside), /names a shared string the workbook does not have/);
+    const [out] = await runItems({ ...extract({ operation: 'xls', options: { headerRow: false } }), onError: 'continueRegularOutput' }, [
+      file('junk', 'a.xls'),
+      file(good, 'b.xls'),
+    ]);
+    assert.equal(out!.length, 2);
+    assert.match(String(out![0]!.json.error), /not a readable XLS workbook/);
+    assert.deepEqual(out![1]!.json, { row: ['skip me'] });
+  });
+});
+
+describe('n8n Extract From File: RTF', () => {
+  test("a document's tables as rows: code page bytes, \\u characters, escapes; text outside the tables, font tables and pictures left out", async () => {
+    const rtf = [
+      '{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Arial;}}{\\colortbl;\\red0\\green0\\blue0;}',
+      '{\\*\\generator Word;}Intro text\\par',
+      '\\trowd\\trgaph108\\cellx1440\\cellx2880\\cellx4320\\pard\\intbl name\\cell qty\\cell note\\cell\\row',
+      "\\trowd\\cellx1440\\cellx2880\\cellx4320\\pard\\intbl{\\b Caf\\'e9}\\cell 3\\cell a \\{b\\} c:\\\\d\\cell\\row",
+      '\\trowd\\cellx1440\\cellx2880\\cellx4320\\pard\\intbl \\u26085?\\u26412?\\uc2\\u-10179??\\u-8704??\\cell\\cell two\\par lines\\cell\\row',
+      '\\pard After the table.{\\pict\\pngblip 89504e47}\\par}',
+    ].join('\r\n');
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf' }), [file(rtf, 't.rtf')])), [
+      { name: 'Café', qty: '3', note: 'a {b} c:\\d' },
+      { name: '日本😀', note: 'two\nlines' },
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false, includeEmptyCells: true } }), [file(rtf, 't.rtf')]))[2], {
+      row: ['日本😀', '', 'two\nlines'],
+    });
+  });
+
+  test("\\'hh bytes in the document's code page (\\ansicpg): Cyrillic, and Shift-JIS whose characters are two bytes", async () => {
+    const cyrillic = "{\\rtf1\\ansi\\ansicpg1251\\trowd\\cellx100\\pard\\intbl \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2\\cell\\row}";
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(cyrillic, 'c.rtf')])), [{ row: ['Привет'] }]);
+    const japanese = "{\\rtf1\\ansi\\ansicpg932\\trowd\\cellx100\\pard\\intbl \\'93\\'fa\\'96\\'7b\\cell\\row}";
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(japanese, 'j.rtf')])), [{ row: ['日本'] }]);
+    // Bytes past ASCII written as they are, not as \'hh, are in the code page too.
+    const raw = Buffer.concat([
+      Buffer.from('{\\rtf1\\ansi\\ansicpg1251\\trowd\\cellx100\\pard\\intbl '),
+      Buffer.from('cff0e8e2e5f2', 'hex'),
+      Buffer.from('\\cell\\row}'),
+    ]);
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf', options: { headerRow: false } }), [file(raw, 'r.rtf')])), [{ row: ['Привет'] }]);
+  });
+
+  test('Convert To File rtf, then Extract From File rtf: the rows come back as text; a file that is no RTF fails the item', async () => {
+    const rows = [
+      { name: 'Ann {x}', age: 31, member: true, note: 'back\\slash' },
+      { name: 'Zoë 😀', age: -2.5, member: false, note: 'a\nb' },
+    ];
+    const [[doc]] = (await runItems(
+      { type: 'n8n-nodes-base.convertToFile', typeVersion: 1.1, parameters: { operation: 'rtf' } },
+      rows.map((json) => ({ json })),
+    )) as [[Item]];
+    assert.deepEqual(jsonOf(await runItems(extract({ operation: 'rtf' }), [doc])), [
+      { name: 'Ann {x}', age: '31', member: 'TRUE', note: 'back\\slash' },
+      { name: 'Zoë 😀', age: '-2.5', member: 'FALSE', note: 'a\nb' },
+    ]);
+    assert.match((await itemsFailure(extract({ operation: 'rtf' }), [file('plain text', 'a.rtf')])).message, /not an RTF document/);
   });
 });
 

@@ -14,9 +14,9 @@ let xml2jsModule: typeof Xml2js | undefined;
  * n8n's Extract From File (1 and 1.1): the file in each item's binary field `binaryPropertyName`
  * (default `data`) read back into JSON.
  *
- * - csv, xlsx, ods, html (a table): one item per row (spreadsheet.ts), with the options headerRow,
- *   includeEmptyCells, delimiter, encoding, fromLine, maxRowCount, skipRecordsWithErrors (CSV),
- *   sheetName, rawData (XLSX, ODS). A CSV record n8n's parser refuses (a quote out of place,
+ * - csv, xlsx, xls, ods, html, rtf (a table): one item per row (spreadsheet.ts), with the options
+ *   headerRow, includeEmptyCells, delimiter, encoding, fromLine, maxRowCount,
+ *   skipRecordsWithErrors (CSV), sheetName, rawData (XLSX, XLS, ODS). A CSV record n8n's parser refuses (a quote out of place,
  *   another number of fields than the header) ends the rows without a word in version 1 (n8n 1
  *   ignored the parser's error for a file held in memory) and fails the item in 1.1, as n8n's do;
  *   skipRecordsWithErrors drops such records in both.
@@ -30,17 +30,12 @@ let xml2jsModule: typeof Xml2js | undefined;
  *   joinPages (default on), maxPages, keepSource (`json`: the input item's fields under the PDF's,
  *   `binary`: the file kept, `both`).
  *
- * Refused at import: rtf and xls (no reader here: the one library that reads them, SheetJS, is
- * outdated on npm with open advisories), and the `range` option.
+ * Refused at import: the `range` option.
  */
 
-const SHEETS: readonly string[] = ['csv', 'html', 'xlsx', 'ods'];
+const SHEETS: readonly string[] = ['csv', 'html', 'xlsx', 'ods', 'xls', 'rtf'];
 const MOVE_TO = ['fromJson', 'text', 'xml', 'fromIcs', 'binaryToPropery'];
-const NOT_BUILT: Record<string, string> = {
-  rtf: 'reading RTF files is not supported; save the sheet as XLSX or CSV',
-  xls: 'reading XLS files is not supported; save the sheet as XLSX or CSV',
-};
-const OPERATIONS = [...SHEETS, ...MOVE_TO, 'pdf', ...Object.keys(NOT_BUILT)];
+const OPERATIONS = [...SHEETS, ...MOVE_TO, 'pdf'];
 
 export function unsupportedSheetOptions(options: Params): { option: string; message: string } | undefined {
   if (options.range !== undefined && options.range !== '')
@@ -49,9 +44,6 @@ export function unsupportedSheetOptions(options: Params): { option: string; mess
 }
 
 function unsupported(p: Params): { option: string; message: string } | undefined {
-  const operation = fixedOption(p.operation, 'csv');
-  const refused = Object.hasOwn(NOT_BUILT, operation) ? NOT_BUILT[operation] : undefined;
-  if (refused) return { option: `operation: ${operation}`, message: refused };
   return unsupportedSheetOptions(collection(p.options));
 }
 
@@ -159,7 +151,7 @@ async function pdfItems(ctx: NodeContext): Promise<Item[]> {
 export const extractFromFile: NodeDefinition = {
   name: 'extractFromFile',
   description:
-    "n8n's Extract From File: a CSV, XLSX, ODS or HTML table's rows as items, a PDF's text, or a JSON, text, XML or iCalendar file or its base64 into a field.",
+    "n8n's Extract From File: a CSV, XLSX, XLS, ODS, HTML or RTF table's rows as items, a PDF's text, or a JSON, text, XML or iCalendar file or its base64 into a field.",
   n8n: { versions: [1, 1.1], unsupported },
   inProcess: true,
   invalid: operationIn(OPERATIONS),

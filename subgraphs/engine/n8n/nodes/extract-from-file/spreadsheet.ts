@@ -4,6 +4,8 @@ import Papa from 'papaparse';
 import { NodeError } from '../../../nodes';
 import { decodeText } from '../files.items';
 import { readOds } from '../ods';
+import { readRtf } from '../rtf';
+import { readXls } from '../xls';
 
 /** exceljs takes most of a second to load: loaded at the first spreadsheet, not at every start. */
 let excelModule: typeof ExcelJS | undefined;
@@ -18,10 +20,11 @@ const cheerio = () => (cheerioModule ??= require('cheerio') as typeof Cheerio);
  * `{ row: [cells] }`; empty cells left out unless `includeEmptyCells` (then ""); blank rows
  * skipped. CSV on papaparse (every cell text); XLSX on exceljs, the first sheet unless
  * `sheetName`, cells as text unless `rawData` (then numbers and booleans as they are); HTML: the
- * first table's cells as text; ODS (ods.ts) as XLSX.
+ * first table's cells as text; ODS (ods.ts) and XLS (xls.ts, an XLSX file given as XLS read as
+ * XLSX, as n8n's reader does) as XLSX; RTF (rtf.ts): the rows of its tables, every cell text.
  */
 
-export type SheetReadFormat = 'csv' | 'html' | 'xlsx' | 'ods';
+export type SheetReadFormat = 'csv' | 'html' | 'xlsx' | 'ods' | 'xls' | 'rtf';
 
 export interface SheetReadOptions {
   headerRow?: boolean;
@@ -130,6 +133,12 @@ async function xlsxTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell
   return table;
 }
 
+/** An .xls file; a zip (an .xlsx saved under the old name) is read as the XLSX it is. */
+async function xlsTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell[][]> {
+  if (bytes.length >= 4 && bytes.readUInt32LE(0) === 0x04034b50) return xlsxTable(bytes, options);
+  return readXls(bytes, { sheetName: options.sheetName, raw: options.rawData === true });
+}
+
 function htmlTable(bytes: Buffer, options: SheetReadOptions): Cell[][] {
   const $ = cheerio().load(decodeText(bytes, options.encoding));
   const table = $('table').first();
@@ -158,7 +167,11 @@ export async function readSheet(bytes: Buffer, format: SheetReadFormat, options:
         ? await xlsxTable(bytes, options)
         : format === 'ods'
           ? readOds(bytes, { sheetName: options.sheetName, raw: options.rawData === true })
-          : htmlTable(bytes, options);
+          : format === 'xls'
+            ? await xlsTable(bytes, options)
+            : format === 'rtf'
+              ? readRtf(bytes)
+              : htmlTable(bytes, options);
   table = table.filter((cells) => cells.some((v) => !isEmpty(v)));
   if (format === 'csv' && options.fromLine) table = table.slice(options.fromLine);
   const keepEmpty = options.includeEmptyCells === true;

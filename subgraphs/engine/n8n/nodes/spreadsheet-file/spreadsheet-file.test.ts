@@ -42,13 +42,38 @@ describe('n8n Spreadsheet File', () => {
     assert.deepEqual(text![0]!.json, { name: 'Ann', age: '31', member: 'TRUE' });
   });
 
-  test('a file of another format fails naming it; xls (the default for toFile) and rtf are refused at import', async () => {
+  for (const version of [1, 2]) {
+    test(`${version}: toFile with n8n's default format (xls) then fromFile (autodetected) gives the rows back, typed with rawData`, async () => {
+      const rows = [{ json: { name: 'Ann', age: 31, member: true } }, { json: { name: 'Bo', age: 7.5, member: false } }];
+      const [[file]] = (await runItems(sheet({ operation: 'toFile', options: { sheetName: 'People' } }, version), rows)) as [[Item]];
+      assert.equal(file.binary!.data!.fileName, 'spreadsheet.xls');
+      assert.equal(file.binary!.data!.mimeType, 'application/vnd.ms-excel');
+      const [typed] = await runItems(sheet({ options: { rawData: true } }, version), [file]);
+      assert.deepEqual(
+        typed!.map((i) => i.json),
+        rows.map((i) => i.json),
+      );
+    });
+  }
+
+  test('rtf both ways: toFile rtf then fromFile (autodetected, then chosen) gives the rows back as text', async () => {
+    const [[file]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'rtf' }), ROWS)) as [[Item]];
+    assert.equal(file.binary!.data!.fileName, 'spreadsheet.rtf');
+    for (const params of [{}, { fileFormat: 'rtf' }]) {
+      const [rows] = await runItems(sheet(params), [file]);
+      assert.deepEqual(
+        rows!.map((i) => i.json),
+        ROWS.map((i) => i.json),
+      );
+    }
+  });
+
+  test('a file of another format fails naming it; every format n8n offers is imported', async () => {
     const pdf: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('%PDF'), { fileName: 'a.pdf' }) } };
-    assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX, ODS and HTML/);
-    assert.equal(importRefusal(sheet({ operation: 'toFile' }))?.option, 'fileFormat: xls');
-    assert.match(importRefusal(sheet({ operation: 'toFile' }))?.message ?? '', /writing XLS files is not supported; choose xlsx or csv/);
-    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'rtf' }, 1))?.option, 'fileFormat: rtf');
-    assert.equal(importRefusal(sheet({ fileFormat: 'rtf' }))?.option, 'fileFormat: rtf');
+    assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX, XLS, ODS, HTML and RTF/);
+    assert.equal(importRefusal(sheet({ operation: 'toFile' })), undefined);
+    assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'rtf' }, 1)), undefined);
+    assert.equal(importRefusal(sheet({ fileFormat: 'xls' })), undefined);
     assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'ods' }, 1)), undefined);
     assert.equal(importRefusal(sheet({ operation: 'toFile', fileFormat: 'xlsx' })), undefined);
     assert.equal(importRefusal(sheet({}, 3))?.reason, 'unsupported_version');

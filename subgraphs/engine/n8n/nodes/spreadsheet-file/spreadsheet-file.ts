@@ -13,24 +13,13 @@ import { collection, fixedOption, type Params } from '../item-lists/params';
  * - fromFile (the default): each item's file in `binaryPropertyName` (default `data`) read as
  *   Extract From File reads it, one item per row; the format from the file's extension or MIME
  *   type (2: `fileFormat`, default autodetect).
- * - toFile: all items as one file as Convert To File writes it, `fileFormat` csv, xlsx, ods or html.
- *
- * xls (n8n's default for toFile) and rtf are refused at import, and when a file to read turns
- * out to be one of them.
+ * - toFile: all items as one file as Convert To File writes it, `fileFormat` xls (n8n's
+ *   default), xlsx, csv, ods, html or rtf.
  */
 
-const WRITABLE = ['csv', 'html', 'xlsx', 'ods'];
-const FORMATS = [...WRITABLE, 'rtf', 'xls'];
+const FORMATS = ['csv', 'html', 'xlsx', 'ods', 'rtf', 'xls'];
 
-function unsupported(p: Params, version: number): { option: string; message: string } | undefined {
-  const operation = fixedOption(p.operation, 'fromFile');
-  const format = p.fileFormat;
-  if (operation === 'toFile') {
-    const to = fixedOption(format, 'xls');
-    if (!WRITABLE.includes(to)) return { option: `fileFormat: ${to}`, message: `writing ${to.toUpperCase()} files is not supported; choose xlsx or csv` };
-  } else if (version >= 2 && typeof format === 'string' && !format.startsWith('=') && !['autodetect', ...WRITABLE].includes(format)) {
-    return { option: `fileFormat: ${format}`, message: `reading ${format.toUpperCase()} files is not supported; save the sheet as XLSX or CSV` };
-  }
+function unsupported(p: Params): { option: string; message: string } | undefined {
   return unsupportedSheetOptions(collection(p.options));
 }
 
@@ -40,14 +29,16 @@ function detected(binary: BinaryData | undefined): SheetReadFormat {
   const mime = binary?.mimeType ?? '';
   if (ext === 'csv' || mime === 'text/csv') return 'csv';
   if (ext === 'xlsx' || mime.includes('spreadsheetml')) return 'xlsx';
+  if (ext === 'xls' || mime === 'application/vnd.ms-excel') return 'xls';
+  if (ext === 'rtf' || mime === 'application/rtf' || mime === 'text/rtf') return 'rtf';
   if (ext === 'ods' || mime === 'application/vnd.oasis.opendocument.spreadsheet') return 'ods';
   if (ext === 'html' || ext === 'htm' || mime === 'text/html') return 'html';
-  throw new NodeError(`The file's format (${ext ?? mime}) cannot be read: only CSV, XLSX, ODS and HTML files are supported`);
+  throw new NodeError(`The file's format (${ext ?? mime}) cannot be read: only CSV, XLSX, XLS, ODS, HTML and RTF files are supported`);
 }
 
 export const spreadsheetFile: NodeDefinition = {
   name: 'spreadsheetFile',
-  description: "n8n's Spreadsheet File: reads a CSV, XLSX, ODS or HTML table file into items, or writes the items as one.",
+  description: "n8n's Spreadsheet File: reads a CSV, XLSX, XLS, ODS, HTML or RTF table file into items, or writes the items as one.",
   n8n: { versions: [1, 2], unsupported },
   inProcess: true,
   invalid(p) {
@@ -72,7 +63,7 @@ export const spreadsheetFile: NodeDefinition = {
     const rows = await sheetItems(ctx, (p, i) => {
       const chosen = fixedOption(p.fileFormat, 'autodetect');
       if (chosen !== 'autodetect') {
-        if (!WRITABLE.includes(chosen)) throw new NodeError(`Reading ${chosen.toUpperCase()} files is not supported`);
+        if (!FORMATS.includes(chosen)) throw new NodeError(`Reading ${chosen.toUpperCase()} files is not supported`);
         return chosen as SheetReadFormat;
       }
       return detected(ctx.items[i]!.binary?.[String(p.binaryPropertyName || 'data')]);
