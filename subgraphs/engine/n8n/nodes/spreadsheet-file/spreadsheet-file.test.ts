@@ -68,6 +68,22 @@ describe('n8n Spreadsheet File', () => {
     }
   });
 
+  test('autodetect reads the first bytes: an XLS by another name, and a CSV sent as application/vnd.ms-excel', async () => {
+    const [[xls]] = (await runItems(sheet({ operation: 'toFile', fileFormat: 'xls' }), ROWS)) as [[Item]];
+    const renamed: Item = { json: {}, binary: { data: prepareBinary(Buffer.from(xls.binary!.data!.data, 'base64'), { fileName: 'export.bin' }) } };
+    const csv: Item = {
+      json: {},
+      binary: { data: prepareBinary(Buffer.from('name,city\nAnn,Oslo\nBo,Rome'), { fileName: 'upload', mimeType: 'application/vnd.ms-excel' }) },
+    };
+    for (const file of [renamed, csv]) {
+      const [rows] = await runItems(sheet({}), [file]);
+      assert.deepEqual(
+        rows!.map((i) => i.json),
+        ROWS.map((i) => i.json),
+      );
+    }
+  });
+
   test('a file of another format fails naming it; every format n8n offers is imported', async () => {
     const pdf: Item = { json: {}, binary: { data: prepareBinary(Buffer.from('%PDF'), { fileName: 'a.pdf' }) } };
     assert.match((await itemsFailure(sheet({}), [pdf])).message, /only CSV, XLSX, XLS, ODS, HTML and RTF/);
