@@ -100,6 +100,46 @@ describe('POST /links/api/links', () => {
     assert.equal(res.headers.get('location'), dest);
   });
 
+  test('a link served from memory (its second visit on) answers as the route did, and counts every visit with its own headers', async () => {
+    const made = (await create({ url: dest, custom_slug: 'warm-home' })).body.data;
+    // The first visit reads the link from the database and fills the cache; the next ones are answered from it.
+    const from = (n: number) => ({ referer: `https://ref${n}.example/`, 'user-agent': `tests/${n}`, 'x-country-code': `C${n}` });
+    const answers = [];
+    for (const [n, path] of ['warm-home', 'warm-home', 'warm-home?utm_source=mail', 'warm-home'].entries()) answers.push(await visit(path, from(n)));
+    const seen = answers.map((r) => ({
+      status: r.status,
+      location: r.headers.get('location'),
+      cacheControl: r.headers.get('cache-control'),
+      length: r.headers.get('content-length'),
+    }));
+    assert.deepEqual(seen, Array(4).fill({ status: 302, location: dest, cacheControl: 'no-store', length: '0' }));
+    assert.deepEqual(await Promise.all(answers.map((r) => r.text())), ['', '', '', '']);
+    const visits = await call<Links<{ visits: { referrer: string | null; user_agent: string | null; country: string | null }[] }>>(
+      'GET',
+      `/links/api/links/${made.id}/visits`,
+    );
+    assert.deepEqual(
+      visits.body.data.visits.map((v) => [v.referrer, v.user_agent, v.country]).sort(),
+      [0, 1, 2, 3].map((n) => [`https://ref${n}.example/`, `tests/${n}`, `C${n}`]),
+    );
+    assert.equal((await call('GET', `/links/api/links/${made.id}`)).body.data.visits, 4);
+    // HEAD, a trailing slash and a percent-encoded slug are the route's: the same link, the same answer.
+    assert.equal((await fetch(`${p.url}/links/warm-home`, { method: 'HEAD', redirect: 'manual' })).status, 302);
+    assert.equal((await visit('warm-home/')).status, 302);
+    assert.equal((await visit('warm%2Dhome')).headers.get('location'), dest);
+  });
+
+  test('a link cached while public is refused from the moment it expires: 410, not a redirect', async () => {
+    await create({ url: dest, custom_slug: 'short-lived', expires_at: new Date(Date.now() + 1500).toISOString() });
+    assert.equal((await visit('short-lived')).status, 302);
+    assert.equal((await visit('short-lived')).status, 302, 'answered from memory');
+    await new Promise((r) => setTimeout(r, 1700));
+    const late = await visit('short-lived');
+    assert.equal(late.status, 410);
+    assert.equal(late.headers.get('location'), null);
+    assert.match(await late.text(), /expired/);
+  });
+
   test('a random slug when none is given; 409 for a taken slug; bad input named field by field', async () => {
     const random = await create({ url: dest });
     assert.equal(random.status, 201);
