@@ -266,6 +266,26 @@ describe('owners, lifetimes and GraphQL', () => {
     assert.equal((await visit('mine-only')).status, 404);
   });
 
+  test('a deleted link takes its visits with it, those stored and those still waiting to be written', async () => {
+    const stored = (n: string) => p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM links.visits WHERE link_id = $1`, [n]);
+    const kept = (await create({ url: dest, custom_slug: 'gone-stored' })).body.data;
+    for (let i = 0; i < 3; i++) assert.equal((await visit('gone-stored')).status, 302);
+    // Reading the visits writes those buffered first.
+    assert.equal((await call<Links<{ visits: unknown[] }>>('GET', `/links/api/links/${kept.id}/visits`)).body.data.visits.length, 3);
+    assert.deepEqual(await stored(kept.id), [{ n: 3 }]);
+    assert.equal((await call('DELETE', `/links/api/links/${kept.id}`)).status, 200);
+    assert.deepEqual(await stored(kept.id), [{ n: 0 }]);
+    // Visited, then deleted before the visits' batch is written (every 100 ms): the batch skips them.
+    const late = (await create({ url: dest, custom_slug: 'gone-waiting' })).body.data;
+    const other = (await create({ url: dest, custom_slug: 'still-here' })).body.data;
+    for (const slug of ['gone-waiting', 'still-here', 'gone-waiting']) assert.equal((await visit(slug)).status, 302);
+    assert.equal((await call('DELETE', `/links/api/links/${late.id}`)).status, 200);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await stored(late.id), [{ n: 0 }]);
+    assert.deepEqual(await stored(other.id), [{ n: 1 }], 'the batch still writes the visits of the links that remain');
+    assert.equal((await call('GET', `/links/api/links/${other.id}`)).body.data.visits, 1);
+  });
+
   test('expired or inactive: 410; unknown: 404', async () => {
     const expired = (await create({ url: dest, custom_slug: 'too-late', expires_at: new Date(Date.now() - 1000).toISOString() })).body.data;
     assert.equal((await visit('too-late')).status, 410);

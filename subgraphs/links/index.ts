@@ -23,12 +23,13 @@ import { LinkResolver } from './link.resolver';
 import { LinkService, unavailable } from './link.service';
 import type { LinkView } from './link.store';
 import { Links1763769601300 } from './migrations/1763769601300-links';
+import { VisitsCheckedPerBatch1765100000000 } from './migrations/1765100000000-visits-checked-per-batch';
 
 export const links: ServiceModule<Kernel> = {
   name: 'links',
   surface: 'links',
   servesHttp: true,
-  migrations: [Links1763769601300],
+  migrations: [Links1763769601300, VisitsCheckedPerBatch1765100000000],
   subscriptions: [],
   resolvers: [LinkResolver],
   build: (kernel) => {

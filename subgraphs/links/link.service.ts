@@ -141,7 +141,7 @@ export class LinkService {
 
   async delete(principal: Principal, id: string): Promise<{ id: string; deletedAt: Date }> {
     const link = await this.get(principal, id);
-    const deletedAt = await store.deleteById(this.db, id);
+    const deletedAt = await withTransaction(this.db, ({ manager: m }) => store.deleteById(m, id));
     await this.changed(link.slug);
     return { id, deletedAt };
   }
