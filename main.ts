@@ -111,6 +111,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     await built.http?.(app, {
       admit: (req, opts) => edge.admit(presentedCredentials(req, opts?.engineKeyHeader)),
       watch: (req, context, handlers) => watch.watch(presentedCredentials(req), context, handlers),
+      fastGet: (prefix, answer) => front.fastGet(prefix, answer),
     });
   }
   opts.extraRoutes?.(app, kernel, edge);

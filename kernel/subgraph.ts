@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { tracingChannel } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, execute, parse, validate, type GraphQLResolveInfo, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { buildSubgraphSchema, printSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
@@ -403,7 +404,17 @@ export interface ServiceHttpDeps {
     context: RequestContext,
     handlers: { changed(context: RequestContext): Promise<void>; ended(error: AppError): void },
   ): { stop(): void };
+  /**
+   * GETs under `prefix` (a path prefix, e.g. `/links/`) that `answer` may answer before any routing,
+   * when it can at once from memory (a cached public short link's redirect): the routes' parsing,
+   * hooks and promises are skipped. `answer` returns true once it has answered; false hands the
+   * request on, untouched, to the routes, which must answer it the same way.
+   */
+  fastGet(prefix: string, answer: FastGet): void;
 }
+
+/** `rest`: the request's URL after the prefix, query string included, as the client sent it (not decoded). */
+export type FastGet = (req: IncomingMessage, res: ServerResponse, rest: string) => boolean;
 
 /**
  * A raw HTTP door: the surface serving `prefix` hands every request under it over as it came

@@ -15,7 +15,7 @@ import type { PlatformGateway } from '../gateway/gateway';
 import { registerSurface, type Surface } from '../rest-adapter/surface';
 import { registerWebhookDoorEndpoint, registerWebhookSurface, WEBHOOK_PREFIX } from '../rest-adapter/webhook-surface';
 import { registerDocs, registerLanding } from './docs';
-import type { HttpDoor } from '../kernel/subgraph';
+import type { FastGet, HttpDoor } from '../kernel/subgraph';
 import type { RequestStats } from '../kernel/request-stats';
 
 /*
@@ -36,6 +36,7 @@ export class HttpFront {
   readonly server: Server;
   private handler?: (req: IncomingMessage, res: ServerResponse) => void;
   private stats?: RequestStats;
+  private readonly fastGets: { prefix: string; answer: FastGet }[] = [];
 
   constructor() {
     // Every response is counted as its head is written, with the time since its request arrived,
@@ -77,9 +78,33 @@ export class HttpFront {
     this.stats = stats;
   }
 
+  /** GETs under `prefix` that `answer` may answer before any routing (ServiceHttpDeps.fastGet); before `attach`. */
+  fastGet(prefix: string, answer: FastGet): void {
+    this.fastGets.push({ prefix, answer });
+  }
+
   async attach(app: FastifyInstance): Promise<void> {
     await app.ready();
-    this.handler = (req, res) => app.routing(req, res);
+    const fastGets = this.fastGets;
+    if (!fastGets.length) {
+      this.handler = (req, res) => app.routing(req, res);
+      return;
+    }
+    this.handler = (req, res) => {
+      if (req.method === 'GET') {
+        const url = req.url!;
+        for (const { prefix, answer } of fastGets) {
+          if (!url.startsWith(prefix)) continue;
+          try {
+            if (answer(req, res, url.slice(prefix.length))) return;
+          } catch {
+            // Nothing answered (an answer's first step is to decide): the routes answer, and report what fails there.
+          }
+          if (res.headersSent) return;
+        }
+      }
+      app.routing(req, res);
+    };
   }
 
   /** Stop accepting connections; in-flight requests finish. */

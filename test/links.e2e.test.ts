@@ -100,6 +100,46 @@ describe('POST /links/api/links', () => {
     assert.equal(res.headers.get('location'), dest);
   });
 
+  test('a link served from memory (its second visit on) answers as the route did, and counts every visit with its own headers', async () => {
+    const made = (await create({ url: dest, custom_slug: 'warm-home' })).body.data;
+    // The first visit reads the link from the database and fills the cache; the next ones are answered from it.
+    const from = (n: number) => ({ referer: `https://ref${n}.example/`, 'user-agent': `tests/${n}`, 'x-country-code': `C${n}` });
+    const answers = [];
+    for (const [n, path] of ['warm-home', 'warm-home', 'warm-home?utm_source=mail', 'warm-home'].entries()) answers.push(await visit(path, from(n)));
+    const seen = answers.map((r) => ({
+      status: r.status,
+      location: r.headers.get('location'),
+      cacheControl: r.headers.get('cache-control'),
+      length: r.headers.get('content-length'),
+    }));
+    assert.deepEqual(seen, Array(4).fill({ status: 302, location: dest, cacheControl: 'no-store', length: '0' }));
+    assert.deepEqual(await Promise.all(answers.map((r) => r.text())), ['', '', '', '']);
+    const visits = await call<Links<{ visits: { referrer: string | null; user_agent: string | null; country: string | null }[] }>>(
+      'GET',
+      `/links/api/links/${made.id}/visits`,
+    );
+    assert.deepEqual(
+      visits.body.data.visits.map((v) => [v.referrer, v.user_agent, v.country]).sort(),
+      [0, 1, 2, 3].map((n) => [`https://ref${n}.example/`, `tests/${n}`, `C${n}`]),
+    );
+    assert.equal((await call('GET', `/links/api/links/${made.id}`)).body.data.visits, 4);
+    // HEAD, a trailing slash and a percent-encoded slug are the route's: the same link, the same answer.
+    assert.equal((await fetch(`${p.url}/links/warm-home`, { method: 'HEAD', redirect: 'manual' })).status, 302);
+    assert.equal((await visit('warm-home/')).status, 302);
+    assert.equal((await visit('warm%2Dhome')).headers.get('location'), dest);
+  });
+
+  test('a link cached while public is refused from the moment it expires: 410, not a redirect', async () => {
+    await create({ url: dest, custom_slug: 'short-lived', expires_at: new Date(Date.now() + 1500).toISOString() });
+    assert.equal((await visit('short-lived')).status, 302);
+    assert.equal((await visit('short-lived')).status, 302, 'answered from memory');
+    await new Promise((r) => setTimeout(r, 1700));
+    const late = await visit('short-lived');
+    assert.equal(late.status, 410);
+    assert.equal(late.headers.get('location'), null);
+    assert.match(await late.text(), /expired/);
+  });
+
   test('a random slug when none is given; 409 for a taken slug; bad input named field by field', async () => {
     const random = await create({ url: dest });
     assert.equal(random.status, 201);
@@ -224,6 +264,26 @@ describe('owners, lifetimes and GraphQL', () => {
     assert.ok(listed.pagination.total >= 4);
     assert.equal((await call('DELETE', `/links/api/links/${mine.id}`)).status, 200);
     assert.equal((await visit('mine-only')).status, 404);
+  });
+
+  test('a deleted link takes its visits with it, those stored and those still waiting to be written', async () => {
+    const stored = (n: string) => p.platform.kernel.db.query(`SELECT count(*)::int AS n FROM links.visits WHERE link_id = $1`, [n]);
+    const kept = (await create({ url: dest, custom_slug: 'gone-stored' })).body.data;
+    for (let i = 0; i < 3; i++) assert.equal((await visit('gone-stored')).status, 302);
+    // Reading the visits writes those buffered first.
+    assert.equal((await call<Links<{ visits: unknown[] }>>('GET', `/links/api/links/${kept.id}/visits`)).body.data.visits.length, 3);
+    assert.deepEqual(await stored(kept.id), [{ n: 3 }]);
+    assert.equal((await call('DELETE', `/links/api/links/${kept.id}`)).status, 200);
+    assert.deepEqual(await stored(kept.id), [{ n: 0 }]);
+    // Visited, then deleted before the visits' batch is written (every 100 ms): the batch skips them.
+    const late = (await create({ url: dest, custom_slug: 'gone-waiting' })).body.data;
+    const other = (await create({ url: dest, custom_slug: 'still-here' })).body.data;
+    for (const slug of ['gone-waiting', 'still-here', 'gone-waiting']) assert.equal((await visit(slug)).status, 302);
+    assert.equal((await call('DELETE', `/links/api/links/${late.id}`)).status, 200);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await stored(late.id), [{ n: 0 }]);
+    assert.deepEqual(await stored(other.id), [{ n: 1 }], 'the batch still writes the visits of the links that remain');
+    assert.equal((await call('GET', `/links/api/links/${other.id}`)).body.data.visits, 1);
   });
 
   test('expired or inactive: 410; unknown: 404', async () => {

@@ -8,6 +8,7 @@
  */
 import './codes';
 import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageCsp } from '../../kernel/csp';
 import { AppError, errors } from '../../kernel/errors';
@@ -15,19 +16,20 @@ import { textProblem } from '../../kernel/input-policy';
 import type { Kernel } from '../../kernel/platform';
 import type { Logger } from '../../kernel/logger';
 import { anonymousAuditContext, type AuditTrail } from '../../kernel/audit';
-import type { ServiceModule } from '../../kernel/subgraph';
+import type { FastGet, ServiceModule } from '../../kernel/subgraph';
 import { LINKS_ENVELOPE } from './envelope';
 import { gatePage, simplePage, unlockCookie, unlocked } from './link.gate';
 import { LinkResolver } from './link.resolver';
 import { LinkService, unavailable } from './link.service';
 import type { LinkView } from './link.store';
 import { Links1763769601300 } from './migrations/1763769601300-links';
+import { VisitsCheckedPerBatch1765100000000 } from './migrations/1765100000000-visits-checked-per-batch';
 
 export const links: ServiceModule<Kernel> = {
   name: 'links',
   surface: 'links',
   servesHttp: true,
-  migrations: [Links1763769601300],
+  migrations: [Links1763769601300, VisitsCheckedPerBatch1765100000000],
   subscriptions: [],
   resolvers: [LinkResolver],
   build: (kernel) => {
@@ -35,8 +37,9 @@ export const links: ServiceModule<Kernel> = {
     const cookieKey = createHash('sha256').update(`link-unlock:${kernel.secrets.internal}`).digest();
     return {
       instances: [new LinkResolver(service)],
-      http: (app) => {
+      http: (app, deps) => {
         app.register(async (scope) => registerPublicLinks(scope, service, cookieKey, kernel.audit, kernel.logger));
+        deps.fastGet('/links/', redirectFromMemory(service));
       },
       /** Draining: the visits still buffered are written before the database closes. */
       stop: () => service.flush(),
@@ -72,12 +75,8 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
   };
 
   const visit = (req: FastifyRequest, reply: FastifyReply, link: LinkView) => {
-    service.recordVisit(link, {
-      referrer: header(req, 'referer'),
-      userAgent: header(req, 'user-agent'),
-      country: header(req, 'cf-ipcountry') ?? header(req, 'x-country-code'),
-    });
-    return reply.code(302).header('location', link.url).header('cache-control', 'no-store').send();
+    service.recordVisit(link, visitOf(req.headers));
+    return reply.code(302).headers(redirectHeaders(link)).send();
   };
 
   const find = async (req: FastifyRequest, reply: FastifyReply): Promise<LinkView | undefined> => {
@@ -145,8 +144,38 @@ function registerPublicLinks(scope: FastifyInstance, service: LinkService, cooki
   });
 }
 
-function header(req: FastifyRequest, name: string): string | null {
-  const v = req.headers[name];
+/**
+ * `GET /links/{slug}` of a public link the cache holds, answered before routing (ServiceHttpDeps.fastGet):
+ * the same checks, visit and answer as the route's, without its framework work. Anything else (a
+ * miss, a protected, expired or inactive link, a path the route would decode) goes on to the route.
+ */
+function redirectFromMemory(service: LinkService): FastGet {
+  return (req, res, rest) => {
+    const query = rest.indexOf('?');
+    // A slug the cache holds a link for is plain [A-Za-z0-9_-]: the raw path segment is the slug itself.
+    const link = service.cached(query < 0 ? rest : rest.slice(0, query));
+    if (!link || link.protectionType !== 'none' || unavailable(link)) return false;
+    service.recordVisit(link, visitOf(req.headers));
+    res.writeHead(302, { ...redirectHeaders(link), 'content-length': '0' }).end();
+    return true;
+  };
+}
+
+/** The headers of a redirect to a link's destination, on either path. */
+function redirectHeaders(link: LinkView): Record<string, string> {
+  return { location: link.url, 'cache-control': 'no-store' };
+}
+
+function visitOf(headers: IncomingHttpHeaders) {
+  return {
+    referrer: header(headers, 'referer'),
+    userAgent: header(headers, 'user-agent'),
+    country: header(headers, 'cf-ipcountry') ?? header(headers, 'x-country-code'),
+  };
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | null {
+  const v = headers[name];
   const s = Array.isArray(v) ? v[0] : v;
   return s && !textProblem(s) ? s : null;
 }

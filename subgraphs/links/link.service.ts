@@ -141,7 +141,7 @@ export class LinkService {
 
   async delete(principal: Principal, id: string): Promise<{ id: string; deletedAt: Date }> {
     const link = await this.get(principal, id);
-    const deletedAt = await store.deleteById(this.db, id);
+    const deletedAt = await withTransaction(this.db, ({ manager: m }) => store.deleteById(m, id));
     await this.changed(link.slug);
     return { id, deletedAt };
   }
@@ -155,12 +155,18 @@ export class LinkService {
 
   /** The public view of a slug (cached, invalidated on every change); null when unknown. */
   async bySlugCached(slug: string): Promise<LinkView | null> {
-    const hit = this.bySlug.get(slug);
-    if (hit && Date.now() - hit.at < 60_000) return hit.link;
+    const hit = this.cached(slug);
+    if (hit !== undefined) return hit;
     const link = SLUG.test(slug) ? await this.findBySlug(slug) : null;
     if (this.bySlug.size > 50_000) this.bySlug.clear();
     this.bySlug.set(slug, { link, at: Date.now() });
     return link;
+  }
+
+  /** What the cache holds for `slug` (null: no such link), or undefined when it holds nothing fresh: no database read. */
+  cached(slug: string): LinkView | null | undefined {
+    const hit = this.bySlug.get(slug);
+    return hit && Date.now() - hit.at < 60_000 ? hit.link : undefined;
   }
 
   async findBySlug(slug: string): Promise<LinkView | null> {
@@ -181,7 +187,9 @@ export class LinkService {
       userAgent: clip(visit.userAgent, 512),
       country: clip(visit.country, 8),
     });
-    if (this.pending.length >= 500) void this.flush();
+    // One flush at a time: while one is writing, the timer takes what comes meanwhile (a flush per
+    // visit would each wait on the write in flight).
+    if (this.pending.length >= 500 && !this.flushing) void this.flush();
     else if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => void this.flush(), 100);
       this.flushTimer.unref();

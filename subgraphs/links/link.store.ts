@@ -1,5 +1,5 @@
 import { page, Where, type PageWindow } from '../../kernel/db/page';
-import { exec, one, rowById, rows, type Queryable } from '../../kernel/db/rows';
+import { exec, one, prepared, rowById, rows, type Queryable } from '../../kernel/db/rows';
 
 /**
  * Where the link service's tables are read and written: links.links (the links and their visit
@@ -149,9 +149,14 @@ export async function update(q: Queryable, id: string, v: LinkValues, given: { s
   return toView(row!);
 }
 
-/** Deletes the link (its visits and attempts go with it); when, by the database's clock. */
-export async function deleteById(q: Queryable, id: string): Promise<Date> {
-  const row = await one<{ deleted_at: Date }>(q, `DELETE FROM links.links WHERE id = $1 RETURNING now() AS deleted_at`, [id]);
+/**
+ * Deletes the link (its visits and attempts go with it); when, by the database's clock. Run it in a
+ * transaction: the visits go in a statement of their own after the link's row is gone, so that it
+ * sees the visits of a batch that held the row until then (a batch that comes later finds no link).
+ */
+export async function deleteById(m: Queryable, id: string): Promise<Date> {
+  const row = await one<{ deleted_at: Date }>(m, `DELETE FROM links.links WHERE id = $1 RETURNING now() AS deleted_at`, [id]);
+  await exec(m, `DELETE FROM links.visits WHERE link_id = $1`, [id]);
   return row!.deleted_at;
 }
 
@@ -165,19 +170,26 @@ export async function visits(q: Queryable, linkId: string, limit: number, offset
   return found.map((r) => ({ at: r.at, referrer: r.referrer, userAgent: r.user_agent, country: r.country }));
 }
 
-/** Inserts a batch of visits and adds them to their links' counters, in one statement (links deleted meanwhile are skipped). */
+/**
+ * Inserts a batch of visits and adds them to their links' counters, in one statement. The counters
+ * are updated first, which locks each link's row (a link deleted meanwhile is skipped: no row, no
+ * visit), and only the visits of the links updated are inserted: the check the visits' table does
+ * without (no foreign key, one check per row), once per link and batch.
+ */
 export async function insertVisits(q: Queryable, batch: PendingVisit[]): Promise<void> {
   const column = <K extends keyof PendingVisit>(k: K) => batch.map((v) => v[k]);
   await exec(
     q,
-    `WITH v AS (
-       INSERT INTO links.visits (link_id, at, referrer, user_agent, country)
-       SELECT u.link_id, u.at, u.referrer, u.user_agent, u.country
-         FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]) AS u(link_id, at, referrer, user_agent, country)
-         JOIN links.links l ON l.id = u.link_id
-       RETURNING link_id
-     ), c AS (SELECT link_id, count(*)::int AS n FROM v GROUP BY link_id)
-     UPDATE links.links l SET visits = l.visits + c.n FROM c WHERE l.id = c.link_id`,
+    prepared(`WITH u AS (
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]) AS u(link_id, at, referrer, user_agent, country)
+     ), counted AS (
+       UPDATE links.links l SET visits = l.visits + c.n
+         FROM (SELECT link_id, count(*)::int AS n FROM u GROUP BY link_id) c
+        WHERE l.id = c.link_id
+       RETURNING l.id
+     )
+     INSERT INTO links.visits (link_id, at, referrer, user_agent, country)
+     SELECT u.link_id, u.at, u.referrer, u.user_agent, u.country FROM u JOIN counted ON counted.id = u.link_id`),
     [column('linkId'), column('at'), column('referrer'), column('userAgent'), column('country')],
   );
 }
