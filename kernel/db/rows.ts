@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { errors } from '../errors';
 import { UUID } from '../ids';
 import { carriedHere, carryingNothing, withTransaction, type Carried } from './transaction';
@@ -88,14 +88,10 @@ async function foldedWrite(db: DataSource, sql: Sql, params: unknown[], carried:
     createdId: insert ? `(SELECT to_jsonb(written) ->> 'id' FROM written LIMIT 1)` : 'NULL',
     guard: 'EXISTS (SELECT 1 FROM written)',
   });
-  const folded = `WITH written AS (${text}), carried AS (${along.text}) SELECT * FROM written`;
   carried.state = 'taken';
   let written: Record<string, unknown>[];
   try {
-    written = (await db.query(typeof sql === 'string' ? folded : (prepared(folded) as unknown as string), [...params, ...along.params])) as Record<
-      string,
-      unknown
-    >[];
+    written = await onPool(db, foldedStatement(sql, along.text), [...params, ...along.params]);
   } catch (err) {
     carried.state = 'pending';
     throw err;
@@ -107,6 +103,46 @@ async function foldedWrite(db: DataSource, sql: Sql, params: unknown[], carried:
     return written;
   }
   return [written, written.length];
+}
+
+const foldedByWrite = new WeakMap<Prepared, Map<string, Prepared>>();
+
+/** The write and the carried rows' insert as one statement; prepared when the write is, made once per pair. */
+function foldedStatement(sql: Sql, along: string): Sql {
+  if (typeof sql === 'string') return `WITH written AS (${sql}), carried AS (${along}) SELECT * FROM written`;
+  let texts = foldedByWrite.get(sql);
+  if (!texts) foldedByWrite.set(sql, (texts = new Map()));
+  let statement = texts.get(along);
+  if (!statement) {
+    statement = prepared(`WITH written AS (${sql.text}), carried AS (${along}) SELECT * FROM written`);
+    if (texts.size < 100) texts.set(along, statement);
+  }
+  return statement;
+}
+
+/** What of pg's Pool (TypeORM's PostgreSQL driver keeps it as `master`) a statement alone needs. */
+interface PgPool {
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * One statement, alone and outside any transaction, straight on the DataSource's pg pool: what
+ * DataSource.query does, without the query runner it makes, connects, broadcasts to and releases
+ * for each statement (bench/README.md, prompt tests). The pool is the one TypeORM uses, and so
+ * are its connections and their prepared statements; a failure is TypeORM's QueryFailedError, as
+ * DataSource.query throws it. The answer is the statement's rows, which is what DataSource.query
+ * answers for any statement that is not a bare UPDATE or DELETE (the folded write is a SELECT).
+ */
+function onPool(db: DataSource, sql: Sql, params: unknown[]): Promise<Record<string, unknown>[]> {
+  const pool = (db.driver as unknown as { master?: Partial<PgPool> }).master;
+  if (typeof pool?.query !== 'function') return db.query(sql as string, params) as Promise<Record<string, unknown>[]>;
+  const text = typeof sql === 'string' ? sql : sql.text;
+  return (pool as PgPool).query(typeof sql === 'string' ? { text, values: params } : { name: sql.name, text, values: params }).then(
+    (result) => result.rows,
+    (err: unknown) => {
+      throw new QueryFailedError(text, params, err as Error);
+    },
+  );
 }
 
 /**
