@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
-import { IsIn, Length } from 'class-validator';
+import { IsIn, Length, validate } from 'class-validator';
 import type { GraphQLObjectType } from 'graphql';
 import {
   Arg,
@@ -335,6 +335,38 @@ test("a root operation called directly answers, validates and refuses as one run
           assert.deepEqual(JSON.parse(direct), { data: { makeGadget: { id: 'g3', name: 'cup', tags: ['small', 'GadgetInput'] } } });
         } else {
           assert.equal(JSON.parse(direct).errors[0].extensions.code, expected);
+        }
+      }
+    }
+  }
+});
+
+test("an argument is refused exactly when class-validator refuses it, with class-validator's own report; one that keeps every constraint is answered", async () => {
+  const execute = await gadgets();
+  const inputs = [
+    { name: 'cup', size: 'small' },
+    { name: '', size: 'large' },
+    { name: 'cup', size: 'huge' },
+    { name: 'far too long a name', size: 'huge' },
+    { name: 'x'.repeat(10), size: 'large' },
+  ];
+  for (let run = 0; run < 3; run++) {
+    for (const input of inputs) {
+      // What class-validator itself reports for the same object, under the options the subgraphs validate with.
+      const report = await validate(Object.assign(new GadgetInput(), input), { forbidUnknownValues: false, skipMissingProperties: true });
+      const expected = report.flatMap((e) => Object.values(e.constraints ?? {}).map((message) => ({ field: e.property, message })));
+      for (const field of ['makeGadget', 'makeGadgetThroughChain']) {
+        const answer = plain(
+          await execute(`mutation ($i: GadgetInput!) { ${field}(input: $i) { name } }`, { i: input }, { principal: ADMIN, requestId: 'r' }),
+        ) as {
+          data?: Record<string, { name: string }> | null;
+          errors?: { extensions: { code: string; details: { errors: unknown } } }[];
+        };
+        if (!expected.length) {
+          assert.deepEqual(answer.data, { [field]: { name: input.name } }, `${field} ${JSON.stringify(input)}`);
+        } else {
+          assert.equal(answer.errors?.[0]?.extensions.code, 'validation_error', `${field} ${JSON.stringify(input)}`);
+          assert.deepEqual(answer.errors![0]!.extensions.details.errors, expected, `${field} ${JSON.stringify(input)}`);
         }
       }
     }

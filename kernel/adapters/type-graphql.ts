@@ -84,16 +84,90 @@ export function validateArgumentsDirectly(): void {
       param.validateSettings = false;
       continue;
     }
-    param.validateFn = async (value: unknown) => {
-      const objects = (Array.isArray(value) ? value : [value]).filter((v): v is object => v !== null && typeof v === 'object');
-      if (!objects.length) return;
+    const passes = isPlainOptions(options) ? (value: unknown) => objectsIn(value).every(passesPlainConstraints) : undefined;
+    const validateFn = async (value: unknown) => {
+      const objects = objectsIn(value);
+      if (!objects.length || passes?.(value)) return;
       try {
         await Promise.all(objects.map((o) => validateOrReject(o, options)));
       } catch (err) {
         throw new ArgumentValidationError(err as ValidationError[]);
       }
     };
+    if (passes) plainPasses.set(validateFn, passes);
+    param.validateFn = validateFn;
   }
+}
+
+/** The objects an argument's value holds (itself, or a list's items), which class-validator validates. */
+function objectsIn(value: unknown): object[] {
+  return (Array.isArray(value) ? value : [value]).filter((v): v is object => v !== null && typeof v === 'object');
+}
+
+/** Per `validateFn` made here under plain options: whether a value passes every constraint (see passesPlainConstraints), synchronously. */
+const plainPasses = new WeakMap<Function, (value: unknown) => boolean>();
+
+/** Options under which class-validator checks constraints and nothing else: no whitelist, groups, unknown values or per-kind skipping. */
+function isPlainOptions(options: ValidatorOptions): boolean {
+  return Object.entries(options).every(
+    ([key, value]) => (key === 'forbidUnknownValues' && value === false) || (key === 'skipMissingProperties' && value === true),
+  );
+}
+
+type PlainCheck = (object: object) => boolean;
+const plainChecks = new Map<Function, PlainCheck | null>();
+
+/**
+ * Whether every constraint of the object's class holds, checked as class-validator's executor
+ * checks them under plain options (a property whose condition — @IsOptional's — is false, or whose
+ * value is missing, is skipped; each synchronous constraint's own `validate` is called with the
+ * arguments the executor gives it), without the metadata lookups, error objects and promises it
+ * makes for every call. False when one fails, and for a class with any other kind of constraint
+ * (nested, per item, in groups, @IsDefined, asynchronous): class-validator then validates the
+ * object and reports its errors as it always does. So a valid argument skips class-validator, and
+ * an invalid one is refused exactly as before.
+ */
+function passesPlainConstraints(object: object): boolean {
+  let check = plainChecks.get(object.constructor);
+  if (check === undefined) {
+    check = plainCheckOf(object.constructor) ?? null;
+    plainChecks.set(object.constructor, check);
+  }
+  return check !== null && check(object);
+}
+
+function plainCheckOf(type: Function): PlainCheck | undefined {
+  const storage = validationMetadata();
+  const byProperty = new Map<string, { conditions: ((o: object, v: unknown) => boolean)[]; checks: ((o: object, v: unknown) => boolean)[] }>();
+  for (const m of storage.getTargetValidationMetadatas(type, '', false, false)) {
+    if (m.groups?.length || m.always || m.each) return undefined;
+    let property = byProperty.get(m.propertyName);
+    if (!property) byProperty.set(m.propertyName, (property = { conditions: [], checks: [] }));
+    if (m.type === 'conditionalValidation') {
+      const condition = (m.constraints as [(o: object, v: unknown) => boolean])[0];
+      property.conditions.push(condition);
+    } else if (m.type === 'customValidation' && m.constraintCls) {
+      for (const constraint of storage.getTargetValidatorConstraints(m.constraintCls)) {
+        if (constraint.async) return undefined;
+        const { instance } = constraint;
+        property.checks.push((o, value) => {
+          const valid: unknown = instance.validate(value, { targetName: type.name, property: m.propertyName, object: o, value, constraints: m.constraints });
+          return valid === true || (!!valid && typeof (valid as Promise<unknown>).then !== 'function');
+        });
+      }
+    } else {
+      return undefined;
+    }
+  }
+  const properties = [...byProperty].map(([name, p]) => ({ name, ...p }));
+  return (object) => {
+    for (const p of properties) {
+      const value = (object as Record<string, unknown>)[p.name];
+      if (!p.conditions.every((c) => c(object, value)) || value === null || value === undefined) continue;
+      if (!p.checks.every((c) => c(object, value))) return false;
+    }
+    return true;
+  };
 }
 
 /** Whether class-validator holds a constraint for an argument's declared type (its items', for a list): a class's own or inherited; never a scalar's. */
@@ -107,8 +181,8 @@ function holdsConstraints(type: unknown): boolean {
  * promises before the method starts. A query or mutation that takes its arguments, the context
  * and the resolve info is called directly instead, doing what that chain does in the same order:
  * the check of its @Authorized roles, each argument turned into its class by type-graphql's own
- * conversion, the arguments that have constraints validated (validateArgumentsDirectly), then the
- * method. Anything else (a middleware, @Root, a custom parameter) keeps type-graphql's resolver.
+ * conversion, the arguments that have constraints validated (validateArgumentsDirectly; at once
+ * when each passes them all, see passesPlainConstraints), then the method. Anything else (a middleware, @Root, a custom parameter) keeps type-graphql's resolver.
  */
 export function runRootOperationsDirectly<C extends object>(
   resolvers: Record<string, Record<string, unknown>>,
@@ -130,13 +204,16 @@ export function runRootOperationsDirectly<C extends object>(
       const readers = params.map((p) => readerOf<C>(p));
       if (!readers.every((r) => r !== undefined)) continue;
       const validated = params.flatMap((p, i) =>
-        (p.kind === 'arg' || p.kind === 'args') && p.validateFn ? [{ i, type: p.getType(), validate: p.validateFn }] : [],
+        (p.kind === 'arg' || p.kind === 'args') && p.validateFn
+          ? [{ i, type: p.getType(), validate: p.validateFn, passes: plainPasses.get(p.validateFn) }]
+          : [],
       );
       const method = instance[meta.methodName]!;
       resolvers[typeName][meta.schemaName] = (root: unknown, args: Record<string, unknown>, context: C, info: GraphQLResolveInfo) => {
         check(context, roles);
         const values = readers.map((read) => read(args, context, info));
-        if (!validated.length) return method.apply(instance, values);
+        // Arguments that pass every constraint need no promise before the method runs.
+        if (validated.every(({ i, passes }) => passes?.(values[i]))) return method.apply(instance, values);
         const resolverData = { root, args, context, info };
         return Promise.all(validated.map(({ i, type, validate }) => validate(values[i], type, resolverData))).then(() => method.apply(instance, values));
       };
