@@ -45,12 +45,23 @@ const RECORD = `actor_kind text, actor_id text, actor_name text, actor_service t
 /** PostgreSQL text cannot hold U+0000 (a hostile webhook path can): it is dropped rather than losing the entry. */
 const withoutNul = (_key: string, value: unknown) => (typeof value === 'string' ? value.replaceAll('\0', '') : value);
 
+/**
+ * The rows as the inserts' JSON parameter. Stringified without the replacer first (a replacer
+ * function makes JSON.stringify call back for every key and value): only a text that holds an
+ * escaped U+0000 is stringified again with it.
+ */
+function rowsJson(rows: readonly object[]): string {
+  const json = JSON.stringify(rows);
+  return json.includes('\\u0000') ? JSON.stringify(rows, withoutNul) : json;
+}
+
+/** The texts of the insert beside a lone write, one per placement (what kernel/db/rows.ts passes): the same string each time. */
+const alongsideTexts = new Map<string, string>();
+
 export const auditStore = {
   /** Entries of concurrent mutations in one statement (AuditTrail groups them). */
   async insertMany(q: Queryable, rows: readonly NewAuditRow[]): Promise<void> {
-    await exec(q, `INSERT INTO platform.audit_log (${INSERTED}) SELECT ${INSERTED} FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD})`, [
-      JSON.stringify(rows, withoutNul),
-    ]);
+    await exec(q, `INSERT INTO platform.audit_log (${INSERTED}) SELECT ${INSERTED} FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD})`, [rowsJson(rows)]);
   },
 
   /**
@@ -59,12 +70,15 @@ export const auditStore = {
    * id-like argument it was given.
    */
   insertAlongside(rows: readonly (NewAuditRow & { argument_id: string | null })[], sql: { param: number; createdId: string; guard: string }) {
-    return {
-      text: `INSERT INTO platform.audit_log (${INSERTED})
+    const key = `${sql.param}\n${sql.createdId}\n${sql.guard}`;
+    let text = alongsideTexts.get(key);
+    if (text === undefined) {
+      text = `INSERT INTO platform.audit_log (${INSERTED})
        SELECT ${inserted(`coalesce(resource_id, left(${sql.createdId}, 200), argument_id)`)}
-         FROM jsonb_to_recordset($${sql.param}::jsonb) AS r(${RECORD}, argument_id text) WHERE ${sql.guard}`,
-      params: [JSON.stringify(rows, withoutNul)],
-    };
+         FROM jsonb_to_recordset($${sql.param}::jsonb) AS r(${RECORD}, argument_id text) WHERE ${sql.guard}`;
+      alongsideTexts.set(key, text);
+    }
+    return { text, params: [rowsJson(rows)] };
   },
 
   /** Newest first. `actor` matches the actor's id or name. */

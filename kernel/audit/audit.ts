@@ -147,6 +147,7 @@ function draftOf(context: AuditContext, subgraph: string, operation: string, arg
   const principal = context?.principal;
   if (!principal || principal.kind === 'service') return null;
   const resourceType = resourceTypeOf(operation);
+  const named = idIn(args, resourceType, 1);
   return {
     entry: {
       ...actorOf(principal),
@@ -156,10 +157,14 @@ function draftOf(context: AuditContext, subgraph: string, operation: string, arg
       subgraph,
       operation,
       resource_type: resourceType,
-      resource_id: idIn(args, resourceType, 1),
+      resource_id: named,
       changed_fields: changedFields(args),
     },
-    argumentId: resourceIdOf(args, undefined, resourceType),
+    // resourceIdOf(args, undefined, resourceType), from the id already found
+    argumentId:
+      named ??
+      idIn(args, resourceType, 2) ??
+      Object.values(args).reduce<string | null>((found, v) => found ?? (isPlain(v) ? idIn(v, resourceType, 2) : null), null),
   };
 }
 
@@ -265,8 +270,20 @@ const VERBS = new Set([
   'sign',
 ]);
 
+/** Operations' resource types, worked out once per operation name (a process has a few hundred). */
+const resourceTypes = new Map<string, string>();
+
 /** The kind of thing an operation changes, from its name: `updateApiKey` -> `ApiKey`, `controlPlaneCancelExecution` -> `Execution`. */
 export function resourceTypeOf(operation: string): string {
+  let type = resourceTypes.get(operation);
+  if (type === undefined) {
+    type = resourceTypeFromName(operation);
+    if (resourceTypes.size < 10_000) resourceTypes.set(operation, type);
+  }
+  return type;
+}
+
+function resourceTypeFromName(operation: string): string {
   const words = operation.replace(/^controlPlane(?=[A-Z])/, '').split(/(?=[A-Z])/);
   const first = words[0]!.toLowerCase();
   if (operation === 'infraLogin' || operation === 'infraRefreshToken') return 'InfraSession';
@@ -299,16 +316,21 @@ export function resourceIdOf(args: Record<string, unknown>, result: unknown, res
 
 /** An id-like field's value up to `maxRank`: `id` (0), the one naming the resource type (1: `projectId` for a FeedbackProject, not `workflowId` for a WorkflowSchedule), any other (2). */
 function idIn(o: Record<string, unknown>, resourceType: string, maxRank: number): string | null {
-  const type = resourceType.toLowerCase();
-  const rank = (n: string) => (n === 'id' ? 0 : n.endsWith('Id') && type.endsWith(n.slice(0, -2).toLowerCase()) ? 1 : 2);
-  const names = Object.keys(o)
-    .filter((n) => ID_NAME.test(n) && !SECRET_NAME.test(n) && rank(n) <= maxRank)
-    .sort((a, b) => rank(a) - rank(b));
-  for (const n of names) {
+  // One pass, no list: the first name (in key order) of the lowest rank whose value is an id.
+  let found: string | null = null;
+  let foundRank = maxRank + 1;
+  for (const n of Object.keys(o)) {
+    if (!ID_NAME.test(n)) continue;
+    const rank = n === 'id' ? 0 : n.endsWith('Id') && resourceType.toLowerCase().endsWith(n.slice(0, -2).toLowerCase()) ? 1 : 2;
+    if (rank >= foundRank || SECRET_NAME.test(n)) continue;
     const v = o[n];
-    if ((typeof v === 'string' && v) || typeof v === 'number') return String(v).slice(0, 200);
+    if ((typeof v === 'string' && v) || typeof v === 'number') {
+      found = String(v).slice(0, 200);
+      foundRank = rank;
+      if (rank === 0) break;
+    }
   }
-  return null;
+  return found;
 }
 
 /** The names of the fields the caller gave: an input object's keys, else the argument's name; the id that names the resource is not a change. */
