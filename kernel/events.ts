@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { newRedis } from './redis';
 import type { Logger } from './logger';
 import type { Registry, Topics } from './topics';
 
@@ -104,8 +105,8 @@ class RedisBus<T extends Registry> extends LocalBus<T> {
   private readonly sub: Redis;
   constructor(url: string) {
     super();
-    this.pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
-    this.sub = new Redis(url, { lazyConnect: false });
+    this.pub = newRedis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.sub = newRedis(url, { lazyConnect: false });
     this.sub.on('message', (_channel, raw: string) => this.receive(raw));
   }
   async start(): Promise<void> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { newRedis } from './redis';
 import type { DataSource } from 'typeorm';
 import { realClock, type Clock } from './clock';
 import type { Config } from './config';
@@ -70,7 +71,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   await db.initialize();
   if (opts.migrate) await migrate(db, logger);
 
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+  const redis = config.redisUrl ? newRedis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
   const transport: EventTransport = config.redisUrl
     ? { kind: 'redis', url: config.redisUrl }
     : opts.distributedEvents
