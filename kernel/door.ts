@@ -18,7 +18,7 @@ export const DOORS_PATH = '/doors';
 /** The length in bytes of the signed description in front of the body. */
 export const META_LENGTH_HEADER = 'x-door-meta-length';
 /** Headers of the hop itself, never relayed. */
-export const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
 
 interface DoorMeta extends Omit<DoorRequest, 'body'> {
   sourceIp: string | null;

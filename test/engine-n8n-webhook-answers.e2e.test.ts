@@ -70,6 +70,14 @@ async function call(url: string, body: Buffer | string, type = 'application/json
 
 const hook = (hookPath: string, body: Buffer | string = '{"order":{"id":42}}', type?: string) => call(`${p.url}/webhook/${hookPath}`, body, type);
 
+/** The answer is `file`, byte for byte, as `type`, with its length. */
+function assertFileAnswer(answer: Awaited<ReturnType<typeof call>>, file: Buffer, type: string) {
+  assert.equal(answer.status, 200, answer.text.slice(0, 300));
+  assert.equal(answer.headers.get('content-type'), type);
+  assert.equal(answer.headers.get('content-length'), String(file.length));
+  assert.ok(answer.bytes.equals(file), 'the bytes arrive as they were sent');
+}
+
 describe('the Webhook trigger’s own answer', () => {
   test('onReceived, version 1: responseCode, options.responseData and options.responseHeaders.entries', async () => {
     await hooked(
@@ -184,11 +192,7 @@ describe('the Webhook trigger’s own answer', () => {
       'lastNode',
     );
     const file = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(1_500_000)]);
-    const answer = await hook('answers-file', file, 'application/pdf');
-    assert.equal(answer.status, 200, answer.text.slice(0, 300));
-    assert.equal(answer.headers.get('content-type'), 'application/pdf');
-    assert.equal(answer.headers.get('content-length'), String(file.length));
-    assert.ok(answer.bytes.equals(file), 'the bytes arrive as they were sent');
+    assertFileAnswer(await hook('answers-file', file, 'application/pdf'), file, 'application/pdf');
   });
 
   test('an uploaded file goes through If and Filter with its item, as in n8n, and is answered back', async () => {
@@ -208,10 +212,8 @@ describe('the Webhook trigger’s own answer', () => {
       'lastNode',
     );
     const file = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(2_000)]);
-    const answer = await hook('answers-if-file', file, 'application/pdf');
-    assert.equal(answer.status, 200, answer.text.slice(0, 300));
-    assert.equal(answer.headers.get('content-type'), 'application/pdf');
-    assert.ok(answer.bytes.equals(file), 'the file the If and the Filter passed on');
+    // The file the If and the Filter passed on.
+    assertFileAnswer(await hook('answers-if-file', file, 'application/pdf'), file, 'application/pdf');
   });
 
   test('lastNode, firstEntryBinary without that file: n8n’s error, 500', async () => {
@@ -259,11 +261,7 @@ describe('the Webhook trigger’s own answer', () => {
       'lastNode',
     );
     const file = randomBytes(1_200_000);
-    const answer = await hook('respond-file', file, 'image/png');
-    assert.equal(answer.status, 200, answer.text.slice(0, 300));
-    assert.equal(answer.headers.get('content-type'), 'image/png');
-    assert.equal(answer.headers.get('content-length'), String(file.length));
-    assert.ok(answer.bytes.equals(file), 'the bytes arrive as they were sent');
+    assertFileAnswer(await hook('respond-file', file, 'image/png'), file, 'image/png');
 
     // The same answer as the receiveWebhook operation's GraphQL value: the bytes in base64.
     const small = randomBytes(3_000);

@@ -93,6 +93,36 @@ describe('inbound webhooks with the engine in another process', () => {
     assert.ok(bytes.equals(file), 'the bytes arrive as they were sent');
   });
 
+  test('a body over 5 MB is 413 PAYLOAD_TOO_LARGE from the gateway, and the remote engine logs the request as rejected', async () => {
+    const wf = await call<V1<{ workflowId: string }>>('POST', '/v1/engine/workflows', {
+      name: 'Remote limit',
+      active: true,
+      nodes: [{ name: 'Hook', type: 'engine.webhook' }],
+      connections: {},
+    });
+    const hook = await call<V1<{ webhookId: string; id?: string }>>('POST', '/v1/engine/webhooks', {
+      workflowId: wf.body.data.workflowId,
+      method: 'POST',
+      path: '/remote/limit',
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const res = await fetch(`${split.gatewayUrl}/webhook/remote/limit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(5 * 1024 * 1024 + 1),
+    });
+    assert.equal(res.status, 413);
+    assert.equal((await jsonOf<{ error: { code: string } }>(res)).error.code, 'PAYLOAD_TOO_LARGE');
+    const logs = await call<V1<{ logs: { status: string; reason?: string | null }[] }>>(
+      'GET',
+      `/v1/engine/webhooks/${hook.body.data.webhookId ?? hook.body.data.id}/logs`,
+    );
+    assert.deepEqual(
+      logs.body.data.logs.map((l) => l.status),
+      ['rejected'],
+    );
+  });
+
   test('the engine’s server answers handed-over requests only from a gateway: unsigned or forged ones are 401', async () => {
     const description = Buffer.from(
       JSON.stringify({ path: 'remote-file', method: 'POST', headers: {}, query: {}, sourceIp: '10.0.0.1', requestId: 'r', iat: Date.now() }),

@@ -160,11 +160,7 @@ function draftOf(context: AuditContext, subgraph: string, operation: string, arg
       resource_id: named,
       changed_fields: changedFields(args),
     },
-    // resourceIdOf(args, undefined, resourceType), from the id already found
-    argumentId:
-      named ??
-      idIn(args, resourceType, 2) ??
-      Object.values(args).reduce<string | null>((found, v) => found ?? (isPlain(v) ? idIn(v, resourceType, 2) : null), null),
+    argumentId: named ?? otherIdIn(args, resourceType),
   };
 }
 
@@ -301,16 +297,24 @@ const ID_NAME = /^(id|[a-z]+Id|slug|path)$/;
  */
 export function resourceIdOf(args: Record<string, unknown>, result: unknown, resourceType = ''): string | null {
   const answer = isPlain(result) ? result : {};
-  const inputs = Object.values(args).filter(isPlain);
   const records = Object.values(answer).filter(isPlain);
   return (
     idIn(args, resourceType, 1) ??
     idIn(answer, resourceType, 1) ??
     records.reduce<string | null>((found, r) => found ?? idIn(r, resourceType, 1), null) ??
-    idIn(args, resourceType, 2) ??
-    inputs.reduce<string | null>((found, i) => found ?? idIn(i, resourceType, 2), null) ??
+    otherIdIn(args, resourceType) ??
     idIn(answer, resourceType, 2) ??
     null
+  );
+}
+
+/** Any id-like argument or input field (`slug`, `path`), when none names the resource. */
+function otherIdIn(args: Record<string, unknown>, resourceType: string): string | null {
+  return (
+    idIn(args, resourceType, 2) ??
+    Object.values(args)
+      .filter(isPlain)
+      .reduce<string | null>((found, i) => found ?? idIn(i, resourceType, 2), null)
   );
 }
 

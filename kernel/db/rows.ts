@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { errors } from '../errors';
 import { UUID } from '../ids';
-import { carriedHere, carryingNothing, withTransaction, type Carried } from './transaction';
+import { carriedBeside, carriedHere, carryingNothing, withTransaction, type Carried, type CarriedBeside } from './transaction';
 
 /**
  * Typed reads and writes for the stores (`<thing>.store.ts`): every SQL statement of a service
@@ -60,7 +60,8 @@ export function run(q: Queryable, sql: Sql, params?: unknown[]): Promise<unknown
   const carried = carriedHere();
   if (carried?.state !== 'pending') return q.query(sql as string, params);
   const text = typeof sql === 'string' ? sql : sql.text;
-  if (q instanceof DataSource && carried.alongside && FOLDABLE.test(text)) return foldedWrite(q, sql, params ?? [], carried);
+  const beside = FOLDABLE.test(text) && carriedBeside([carried]);
+  if (q instanceof DataSource && beside) return foldedWrite(q, sql, params ?? [], beside, carried);
   if (q instanceof DataSource && WRITE.test(text)) return carriedWrite(q, sql, params, carried);
   return q.query(sql as string, params).then((result) => {
     if (INSERT.test(text)) nameCreated(carried, result);
@@ -80,24 +81,15 @@ const FOLDABLE = /^\s*(INSERT|UPDATE|DELETE)\b[\s\S]*\bRETURNING\b/i;
  * a statement commits whole or not at all. The answer keeps the shape the write alone gives
  * (TypeORM's `[rows, count]` for UPDATE and DELETE).
  */
-async function foldedWrite(db: DataSource, sql: Sql, params: unknown[], carried: Carried): Promise<unknown> {
+async function foldedWrite(db: DataSource, sql: Sql, params: unknown[], beside: CarriedBeside, carried: Carried): Promise<unknown> {
   const text = typeof sql === 'string' ? sql : sql.text;
   const insert = INSERT.test(text);
-  const along = carried.alongside!([carried.row], {
-    param: params.length + 1,
-    createdId: insert ? `(SELECT to_jsonb(written) ->> 'id' FROM written LIMIT 1)` : 'NULL',
-    guard: 'EXISTS (SELECT 1 FROM written)',
-  });
-  carried.state = 'taken';
-  let written: Record<string, unknown>[];
-  try {
-    written = await onPool(db, foldedStatement(sql, along.text), [...params, ...along.params]);
-  } catch (err) {
-    carried.state = 'pending';
-    throw err;
-  }
+  const along = beside.sql(params.length + 1, 'EXISTS (SELECT 1 FROM written)', insert ? `(SELECT to_jsonb(written) ->> 'id' FROM written LIMIT 1)` : 'NULL');
   // No row written: nothing was carried, and the change may still commit elsewhere (or fail).
-  carried.state = written.length ? 'written' : 'pending';
+  const written = await beside.writing(
+    () => onPool(db, foldedStatement(sql, along.text), [...params, ...along.params]),
+    (rows) => () => rows.length > 0,
+  );
   if (insert) {
     nameCreated(carried, written);
     return written;

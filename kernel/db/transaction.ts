@@ -137,14 +137,19 @@ export async function withTransaction<T>(db: DataSource | Tx, fn: (tx: Tx) => Pr
 
 /** What the callers of a grouped write carry, to insert in the write's own statement (carriedBeside). */
 export interface CarriedBeside {
-  /** The INSERT of the carried rows, each written only where `guard` (an SQL condition on the row) holds; its rows are parameter `$param`. */
-  sql(param: number, guard: string): { text: string; params: unknown[] };
+  /**
+   * The INSERT of the carried rows, each written only where `guard` (an SQL condition on the row)
+   * holds; its rows are parameter `$param`; `createdId`, an SQL expression for the id the statement
+   * created, names the resource of a row that names none (Carried.alongside).
+   */
+  sql(param: number, guard: string, createdId?: string): { text: string; params: unknown[] };
   /** Runs the statement that holds the INSERT, then marks the rows of the callers `wrote` names as written (a failure leaves them pending). */
   writing<T>(statement: () => Promise<T>, wrote: (result: T) => (index: number) => boolean): Promise<T>;
 }
 
 /**
- * The rows the callers of a grouped write carry (kernel/db/grouped.ts: their audit entries), as
+ * The rows the callers of a grouped write carry (kernel/db/grouped.ts: their audit entries), or a
+ * lone write's caller (kernel/db/rows.ts), as
  * one INSERT inside the write's own statement, a data-modifying WITH: one round trip instead of
  * BEGIN, the write, the carried rows and COMMIT, and the same atomicity, since a statement commits
  * whole or not at all. Null when no caller carries a pending row or the rows cannot go beside a
@@ -157,10 +162,10 @@ export function carriedBeside(carried: readonly (Carried | undefined)[]): Carrie
   if (!alongside || pending.some((c) => c && c.alongside !== alongside)) return null;
   const mine = pending.filter((c): c is Carried => c !== undefined);
   return {
-    sql: (param, guard) =>
+    sql: (param, guard, createdId = 'NULL') =>
       alongside(
         mine.map((c) => c.row),
-        { param, createdId: 'NULL', guard },
+        { param, createdId, guard },
       ),
     async writing(statement, wrote) {
       for (const c of mine) c.state = 'taken';

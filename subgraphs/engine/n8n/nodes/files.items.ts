@@ -27,6 +27,19 @@ const ENCODINGS: Record<string, BufferEncoding> = {
 
 export const SUPPORTED_ENCODINGS = Object.keys(ENCODINGS);
 
+const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const COMPOUND_FILE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+
+/** Whether the bytes start as a ZIP archive does (a .zip, and XLSX and ODS files). */
+export function isZip(bytes: Uint8Array): boolean {
+  return bytes.length >= 4 && ZIP_MAGIC.equals(bytes.subarray(0, 4));
+}
+
+/** Whether the bytes start as a Compound File does (an XLS, and the other Office 97-2003 files). */
+export function isCompoundFile(bytes: Uint8Array): boolean {
+  return bytes.length >= 8 && COMPOUND_FILE_MAGIC.equals(bytes.subarray(0, 8));
+}
+
 /** Refusal text for an encoding option Buffer cannot handle, undefined when it can (or is an expression). */
 export function unsupportedEncoding(value: unknown, option = 'encoding'): { option: string; message: string } | undefined {
   if (value === undefined || value === '' || (typeof value === 'string' && value.startsWith('='))) return undefined;

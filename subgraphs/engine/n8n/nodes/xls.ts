@@ -1,5 +1,6 @@
 import type * as Cfb from 'cfb';
 import { NodeError } from '../../nodes';
+import { isCompoundFile } from './files.items';
 
 /** cfb, loaded at the first XLS file rather than at every process start. */
 let cfbModule: typeof Cfb | undefined;
@@ -268,8 +269,7 @@ function workbookStream(bytes: Buffer): Buffer {
   if (bytes.length >= 2 && bytes[0] === 0x09 && (bytes[1] === 0x00 || bytes[1] === 0x02 || bytes[1] === 0x04)) {
     throw new NodeError('The file is an Excel 2-4 worksheet without a workbook container; save it as XLS (97-2003) or XLSX');
   }
-  const magic = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
-  if (bytes.length < 512 || !bytes.subarray(0, 8).equals(magic)) throw corrupt('it is not a Compound File (no OLE2 header)');
+  if (bytes.length < 512 || !isCompoundFile(bytes)) throw corrupt('it is not a Compound File (no OLE2 header)');
   let container: Cfb.CFB$Container;
   try {
     container = cfb().read(bytes, { type: 'buffer' });

@@ -3,7 +3,7 @@ import { basename, posix } from 'node:path';
 import type * as TarStream from 'tar-stream';
 import type { BinaryData } from '../../../expressions';
 import { binaryBuffer, DEFAULT_BINARY_KEY, NodeError, prepareBinary, versionOf, type Item, type NodeContext, type NodeDefinition } from '../../../nodes';
-import { perItem } from '../files.items';
+import { isZip, perItem } from '../files.items';
 import { fieldList, fixedOption, type Params } from '../item-lists/params';
 
 /**
@@ -100,8 +100,6 @@ async function packTar(files: [string, Buffer][]): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
-
 /** A tar header's "ustar" magic (POSIX and GNU tars write it). */
 function isTar(bytes: Uint8Array): boolean {
   return bytes.length >= 512 && Buffer.from(bytes.subarray(257, 262)).toString('latin1') === 'ustar';
@@ -111,7 +109,7 @@ function isTar(bytes: Uint8Array): boolean {
 function kindOf(binary: BinaryData, bytes: Buffer): 'zip' | 'gzip' | 'tar' | 'targz' | undefined {
   const name = (binary.fileName ?? '').toLowerCase();
   const ext = binary.fileExtension?.toLowerCase();
-  if (bytes.subarray(0, 4).equals(ZIP_MAGIC)) return 'zip';
+  if (isZip(bytes)) return 'zip';
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) return name.endsWith('.tar.gz') || name.endsWith('.tgz') || ext === 'tgz' ? 'targz' : 'gzip';
   if (isTar(bytes)) return 'tar';
   if (ext === 'tar' || /\bx-tar\b/.test(binary.mimeType)) return 'tar';

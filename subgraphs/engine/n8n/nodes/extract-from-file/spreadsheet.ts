@@ -2,7 +2,7 @@ import type * as Cheerio from 'cheerio';
 import type ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { NodeError } from '../../../nodes';
-import { decodeText } from '../files.items';
+import { decodeText, isZip } from '../files.items';
 import { readOds } from '../ods';
 import { readRtf } from '../rtf';
 import { readXls } from '../xls';
@@ -135,7 +135,7 @@ async function xlsxTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell
 
 /** An .xls file; a zip (an .xlsx saved under the old name) is read as the XLSX it is. */
 async function xlsTable(bytes: Buffer, options: SheetReadOptions): Promise<Cell[][]> {
-  if (bytes.length >= 4 && bytes.readUInt32LE(0) === 0x04034b50) return xlsxTable(bytes, options);
+  if (isZip(bytes)) return xlsxTable(bytes, options);
   return readXls(bytes, { sheetName: options.sheetName, raw: options.rawData === true });
 }
 

@@ -4,6 +4,7 @@ import { spreadsheetItem } from '../convert-to-file/convert-to-file';
 import type { SheetFormat } from '../convert-to-file/spreadsheet';
 import { sheetItems, unsupportedSheetOptions } from '../extract-from-file/extract-from-file';
 import type { SheetReadFormat } from '../extract-from-file/spreadsheet';
+import { isCompoundFile, isZip } from '../files.items';
 import { collection, fixedOption, type Params } from '../item-lists/params';
 
 /**
@@ -23,10 +24,6 @@ function unsupported(p: Params): { option: string; message: string } | undefined
   return unsupportedSheetOptions(collection(p.options));
 }
 
-/** The first bytes of a Compound File (XLS) and of a ZIP archive (XLSX, ODS). */
-const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
-const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1');
-
 /**
  * The format of a file to read: from its first bytes where they decide (a Compound File is XLS, a
  * ZIP archive XLSX or ODS), else its extension, else its MIME type. A file named or typed as XLS
@@ -39,8 +36,8 @@ function detected(binary: BinaryData | undefined): SheetReadFormat {
   const mime = binary?.mimeType ?? '';
   // 12 base64 characters: the first 9 bytes (a file kept in the store, not loaded, has none here).
   const head = Buffer.from((binary?.data ?? '').slice(0, 12), 'base64');
-  if (head.subarray(0, 8).equals(CFB_MAGIC)) return 'xls';
-  if (head.subarray(0, 4).equals(ZIP_MAGIC)) return ext === 'ods' || mime.includes('opendocument') ? 'ods' : 'xlsx';
+  if (isCompoundFile(head)) return 'xls';
+  if (isZip(head)) return ext === 'ods' || mime.includes('opendocument') ? 'ods' : 'xlsx';
   if (head.length && (ext === 'xls' || mime === 'application/vnd.ms-excel')) return head.toString('latin1').trimStart().startsWith('<') ? 'html' : 'csv';
   if (ext === 'csv' || mime === 'text/csv') return 'csv';
   if (ext === 'xlsx' || mime.includes('spreadsheetml')) return 'xlsx';
